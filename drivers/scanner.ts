@@ -1,0 +1,100 @@
+/**
+ * One interface for every scanner family. The agent never branches on the family: it asks for
+ * `capabilities` and calls what is there.
+ *
+ * A scanner knows nothing about employees: module slots are numbers, templates are bytes.
+ */
+import type { TypedEmitter } from '../src/core/events.js';
+
+export type ScannerFamily = 'r30x' | 'gt521' | 'iris-hid';
+export type ScannerModality = 'finger' | 'iris';
+
+export interface ScannerInfo {
+  family: ScannerFamily;
+  modality: ScannerModality;
+  model: string;
+  firmware: string | null;
+  serial: string | null;
+  transport: 'serial' | 'hid' | 'memory';
+  path: string;
+  baud: number | null;
+  /** Template slots on the module (null where the module stores none). */
+  capacity: number | null;
+  /** Templates stored on the module now (null where unknown). */
+  templates: number | null;
+  image: { width: number; height: number; bitsPerPixel: number } | null;
+}
+
+/** An image as the scanner gave it, widened to 8 bits per pixel, row-major, top row first. */
+export interface CapturedImage {
+  width: number;
+  height: number;
+  /** One byte a pixel, 0 = black. */
+  pixels: Uint8Array;
+  /** Bits per pixel on the wire (4 for R30x UpImage, 8 otherwise). */
+  sourceBitsPerPixel: number;
+  dpi: number;
+  /** Device-reported quality 0..100 where the device gives one. */
+  quality: number | null;
+}
+
+/** A template in the module's own format (`r30x-char`, `gt521`), opaque to the agent. */
+export interface ModuleTemplate {
+  format: string;
+  data: Uint8Array;
+}
+
+export interface ModuleSearchResult {
+  slot: number;
+  /** The module's own score (not calibrated like host scores). */
+  score: number;
+}
+
+export type Feedback = 'accepted' | 'unknown' | 'try-again' | 'idle' | 'busy' | 'enrol-step' | 'error';
+
+export interface ScannerCapabilities {
+  /** Can return an image (`captureImage`). */
+  image: boolean;
+  /** Keeps templates in slots and searches them (`searchOnModule`, `storeOnModule`). */
+  moduleSearch: boolean;
+  /** Enrols on the module from several presses and returns its template (`enrollOnModule`). */
+  moduleEnroll: boolean;
+  /** LED or beep feedback beyond a no-op. */
+  feedback: boolean;
+}
+
+export interface ScannerEvents extends Record<string, unknown> {
+  /** The device went away (unplugged, stopped answering). */
+  disconnect: Error;
+  /** The device is back after a disconnect. */
+  reconnect: ScannerInfo;
+}
+
+export interface Scanner extends TypedEmitter<ScannerEvents> {
+  readonly family: ScannerFamily;
+  readonly modality: ScannerModality;
+  readonly capabilities: ScannerCapabilities;
+  open(): Promise<ScannerInfo>;
+  close(): Promise<void>;
+  info(): Promise<ScannerInfo>;
+  /**
+   * Waits until a finger is on the sensor or an eye is in view. Resolves true when one is there,
+   * false on timeout or abort.
+   */
+  waitForPresence(options: { timeoutMs: number; signal?: AbortSignal }): Promise<boolean>;
+  /** Captures one image (finger on the sensor or eye in view required). */
+  captureImage(): Promise<CapturedImage>;
+  /** Captures and searches the module's own slots; null when nothing matched. */
+  searchOnModule(): Promise<ModuleSearchResult | null>;
+  /** Enrols on the module from repeated presses; returns the module template (not stored in a slot). */
+  enrollOnModule(options?: { presses?: number; onStep?: (step: number) => void }): Promise<ModuleTemplate>;
+  /** Writes a module template into a slot. */
+  storeOnModule(slot: number, template: ModuleTemplate): Promise<void>;
+  /** Reads the module template stored in a slot. */
+  readFromModule(slot: number): Promise<ModuleTemplate>;
+  deleteOnModule(slot: number): Promise<void>;
+  clearModule(): Promise<void>;
+  /** Slots in use on the module. */
+  usedSlots(): Promise<number[]>;
+  feedback(kind: Feedback): Promise<void>;
+}

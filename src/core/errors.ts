@@ -1,0 +1,61 @@
+/**
+ * One error type for the whole agent. A code is `LAYER_WHAT` (for example `API_TIMEOUT`,
+ * `DRIVER_CHECKSUM`, `STORE_DISK_FULL`); device status codes keep the device's own number and
+ * name in `context` (`{deviceCode: 0x09, deviceName: 'NOT_FOUND'}`).
+ *
+ * Every error says what happened (`message`) and what to do about it (`hint`), and whether doing
+ * the same thing again later can succeed (`retryable`).
+ */
+export interface AgentErrorOptions {
+  /** What the user or operator should do about it. */
+  hint?: string;
+  /** True when the same operation may succeed if tried again later. */
+  retryable?: boolean;
+  cause?: unknown;
+}
+
+export class AgentError extends Error {
+  override readonly name = 'AgentError';
+  readonly code: string;
+  readonly context: Record<string, unknown>;
+  readonly hint: string | undefined;
+  readonly retryable: boolean;
+
+  constructor(code: string, message: string, context: Record<string, unknown> = {}, options: AgentErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.context = context;
+    this.hint = options.hint;
+    this.retryable = options.retryable ?? false;
+  }
+
+  /** A plain object for logs and JSON output (no stack, no cause chain). */
+  toJSON(): Record<string, unknown> {
+    return {
+      code: this.code,
+      message: this.message,
+      ...(this.hint ? { hint: this.hint } : {}),
+      retryable: this.retryable,
+      context: this.context,
+    };
+  }
+}
+
+export function isAgentError(err: unknown, code?: string): err is AgentError {
+  return err instanceof AgentError && (code === undefined || err.code === code);
+}
+
+/** Wraps anything thrown into an AgentError, keeping an AgentError as it is. */
+export function toAgentError(err: unknown, code = 'INTERNAL', context: Record<string, unknown> = {}): AgentError {
+  if (err instanceof AgentError) return err;
+  const message = err instanceof Error ? err.message : String(err);
+  return new AgentError(code, message, context, { cause: err });
+}
+
+/** One line for a person: `CODE: message (hint)`. */
+export function describeError(err: unknown): string {
+  if (err instanceof AgentError) {
+    return `${err.code}: ${err.message}${err.hint ? `\n  hint: ${err.hint}` : ''}`;
+  }
+  return err instanceof Error ? err.message : String(err);
+}

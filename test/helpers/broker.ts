@@ -1,0 +1,106 @@
+/**
+ * A real MQTT broker for tests: Mosquitto on a free loopback port where the binary exists
+ * (CI guarantees it), the in-process aedes broker otherwise.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export interface TestBroker {
+  url: string;
+  port: number;
+  kind: 'mosquitto' | 'aedes';
+  /** Stops the broker (a test can start it again with `restart`). */
+  stop(): Promise<void>;
+  /** Starts it again on the same port. */
+  restart(): Promise<void>;
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as { port: number }).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export function mosquittoPath(): string | null {
+  for (const p of ['/usr/sbin/mosquitto', '/usr/bin/mosquitto', '/usr/local/sbin/mosquitto']) {
+    const r = spawnSync(p, ['-h'], { stdio: 'ignore' });
+    if (!r.error) return p;
+  }
+  return null;
+}
+
+async function waitForPort(port: number, timeoutMs = 5000): Promise<void> {
+  const { connect } = await import('node:net');
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const ok = await new Promise<boolean>((resolve) => {
+      const s = connect(port, '127.0.0.1');
+      s.once('connect', () => {
+        s.destroy();
+        resolve(true);
+      });
+      s.once('error', () => resolve(false));
+    });
+    if (ok) return;
+    if (Date.now() > deadline) throw new Error(`broker did not listen on ${port} within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+export async function startBroker(options: { prefer?: 'mosquitto' | 'aedes' } = {}): Promise<TestBroker> {
+  const port = await freePort();
+  const bin = options.prefer === 'aedes' ? null : mosquittoPath();
+  if (bin) {
+    const dir = mkdtempSync(join(tmpdir(), 'mosquitto-'));
+    const conf = join(dir, 'mosquitto.conf');
+    writeFileSync(conf, `listener ${port} 127.0.0.1\nallow_anonymous true\npersistence false\n`);
+    let proc: ChildProcess | null = null;
+    const start = async () => {
+      proc = spawn(bin, ['-c', conf], { stdio: 'ignore' });
+      await waitForPort(port);
+    };
+    await start();
+    return {
+      url: `mqtt://127.0.0.1:${port}`,
+      port,
+      kind: 'mosquitto',
+      stop: () =>
+        new Promise<void>((resolve) => {
+          const p = proc;
+          if (!p || p.exitCode !== null) return resolve();
+          p.once('exit', () => resolve());
+          p.kill('SIGKILL');
+        }),
+      restart: start,
+    };
+  }
+  const { Aedes } = (await import('aedes')) as unknown as { Aedes: { createBroker(): Promise<{ handle: (s: unknown) => void; close(cb: () => void): void }> } };
+  let server: Server | null = null;
+  let broker: { handle: (s: unknown) => void; close(cb: () => void): void } | null = null;
+  const start = async () => {
+    broker = await Aedes.createBroker();
+    const b = broker;
+    server = createServer((s) => b.handle(s));
+    await new Promise<void>((r) => server!.listen(port, '127.0.0.1', () => r()));
+  };
+  await start();
+  return {
+    url: `mqtt://127.0.0.1:${port}`,
+    port,
+    kind: 'aedes',
+    stop: async () => {
+      await new Promise<void>((r) => (broker ? broker.close(() => r()) : r()));
+      await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
+    },
+    restart: start,
+  };
+}

@@ -1,0 +1,80 @@
+/** Runs the real `edge-agent` CLI in a child process (through tsx, from the sources). */
+import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+export const CLI_ENTRY = `${ROOT}src/cli/main.ts`;
+export const TSX_IMPORT = ['--import', 'tsx'];
+
+export interface CliResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Starts `edge-agent ...args` and returns the child (for daemons and kill tests). */
+export function spawnCli(args: string[], options: SpawnOptions = {}): ChildProcess {
+  return spawn(process.execPath, [...TSX_IMPORT, CLI_ENTRY, ...args], {
+    cwd: ROOT,
+    stdio: ['pipe', 'pipe', 'pipe'],
+    ...options,
+    env: { ...process.env, EDGE_AGENT_LOG_LEVEL: process.env.EDGE_AGENT_LOG_LEVEL ?? 'warn', ...options.env },
+  });
+}
+
+/** Runs `edge-agent ...args` to completion. */
+export function runCli(args: string[], options: SpawnOptions & { input?: string; timeoutMs?: number } = {}): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawnCli(args, options);
+    let stdout = '';
+    let stderr = '';
+    child.stdout?.on('data', (d: Buffer) => (stdout += d));
+    child.stderr?.on('data', (d: Buffer) => (stderr += d));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`edge-agent ${args.join(' ')} did not finish in ${options.timeoutMs ?? 60_000} ms\nstdout: ${stdout}\nstderr: ${stderr}`));
+    }, options.timeoutMs ?? 60_000);
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr });
+    });
+    if (options.input !== undefined) child.stdin?.end(options.input);
+    else child.stdin?.end();
+  });
+}
+
+/** Resolves with the first line of the child's stdout (or stderr) matching `re`. */
+export function waitForLine(child: ChildProcess, re: RegExp, timeoutMs = 20_000, stream: 'stdout' | 'stderr' | 'both' = 'both'): Promise<RegExpMatchArray> {
+  return new Promise((resolve, reject) => {
+    let buf = '';
+    const streams = stream === 'both' ? [child.stdout, child.stderr] : [child[stream]];
+    const timer = setTimeout(() => {
+      cleanup();
+      reject(new Error(`no line matching ${re} within ${timeoutMs} ms; output so far:\n${buf}`));
+    }, timeoutMs);
+    const onData = (d: Buffer) => {
+      buf += d.toString();
+      for (const line of buf.split('\n')) {
+        const m = line.match(re);
+        if (m) {
+          cleanup();
+          resolve(m);
+          return;
+        }
+      }
+    };
+    const onExit = () => {
+      cleanup();
+      reject(new Error(`process exited before a line matching ${re}; output:\n${buf}`));
+    };
+    function cleanup() {
+      clearTimeout(timer);
+      for (const s of streams) s?.off('data', onData);
+      child.off('exit', onExit);
+    }
+    for (const s of streams) s?.on('data', onData);
+    child.on('exit', onExit);
+  });
+}

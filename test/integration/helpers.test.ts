@@ -1,0 +1,52 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import mqtt from 'mqtt';
+import { SerialPort } from 'serialport';
+import { startBroker, type TestBroker } from '../helpers/broker.js';
+import { createPtyPair } from '../helpers/pty.js';
+import { runCli } from '../helpers/cli.js';
+
+// The test harness itself: a real broker, a real PTY pair and the real CLI.
+describe('test harness', () => {
+  const brokers: TestBroker[] = [];
+  afterAll(async () => {
+    for (const b of brokers) await b.stop();
+  });
+
+  for (const prefer of ['mosquitto', 'aedes'] as const) {
+    it(`relays a retained message through ${prefer}`, async () => {
+      const broker = await startBroker({ prefer });
+      brokers.push(broker);
+      if (prefer === 'mosquitto' && process.env.CI) expect(broker.kind).toBe('mosquitto');
+      const pub = await mqtt.connectAsync(broker.url);
+      await pub.publishAsync('t/x', 'hello', { retain: true, qos: 1 });
+      const sub = await mqtt.connectAsync(broker.url);
+      const got = new Promise<string>((resolve) => sub.on('message', (_t, m) => resolve(m.toString())));
+      await sub.subscribeAsync('t/x');
+      expect(await got).toBe('hello');
+      await pub.endAsync();
+      await sub.endAsync();
+    });
+  }
+
+  it('moves bytes across a socat PTY pair', async () => {
+    const pair = await createPtyPair();
+    const a = new SerialPort({ path: pair.a, baudRate: 57600 });
+    const b = new SerialPort({ path: pair.b, baudRate: 57600 });
+    await Promise.all([new Promise((r) => a.once('open', r)), new Promise((r) => b.once('open', r))]);
+    const got = new Promise<Buffer>((resolve) => b.once('data', resolve));
+    a.write(Buffer.from([0xef, 0x01]));
+    expect([...(await got)]).toEqual([0xef, 0x01]);
+    await new Promise((r) => a.close(r));
+    await new Promise((r) => b.close(r));
+    await pair.close();
+  });
+
+  it('runs the CLI', async () => {
+    const r = await runCli(['help']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('version');
+    const bad = await runCli(['no-such-command']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('unknown command');
+  });
+});
