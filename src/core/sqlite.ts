@@ -1,0 +1,191 @@
+/**
+ * A small promise wrapper over the `sqlite3` package, shared by the agent's store and the
+ * attendance service. It owns the pragmas every database here wants (WAL, synchronous=FULL,
+ * busy timeout, foreign keys), serializes transactions so that statements of other callers never
+ * land inside one, caches prepared statements, and runs versioned migrations per component.
+ *
+ * A full disk, a locked or corrupt file become AgentErrors with codes a caller can act on:
+ * `SQLITE_DISK_FULL`, `SQLITE_BUSY`, `SQLITE_CORRUPT`, `SQLITE_READONLY`, `SQLITE_CANTOPEN`,
+ * `SQLITE_CONSTRAINT`, otherwise `SQLITE_ERROR`.
+ */
+import sqlite3 from 'sqlite3';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { AgentError } from './errors.js';
+
+export type Param = string | number | bigint | Buffer | Uint8Array | null | boolean;
+export type Params = Param[] | Record<string, Param>;
+
+export interface RunResult {
+  changes: number;
+  lastID: number;
+}
+
+export interface OpenOptions {
+  busyTimeoutMs?: number;
+  /** `FULL` (default) fsyncs the WAL on every commit: a committed row survives power loss. */
+  synchronous?: 'FULL' | 'NORMAL' | 'OFF';
+  readonly?: boolean;
+}
+
+export interface Migration {
+  version: number;
+  description: string;
+  up: string | ((db: SqliteDatabase) => Promise<void>);
+}
+
+const HINTS: Record<string, string> = {
+  SQLITE_DISK_FULL: 'the disk is full: free space on the data partition (old logs, images); nothing recorded so far is lost',
+  SQLITE_FULL: 'the disk is full: free space on the data partition (old logs, images); nothing recorded so far is lost',
+  SQLITE_BUSY: 'another process holds the database: stop the other edge-agent instance using the same data folder',
+  SQLITE_LOCKED: 'another process holds the database: stop the other edge-agent instance using the same data folder',
+  SQLITE_CORRUPT: 'the database file is damaged: run "edge-agent doctor" and restore it from backup',
+  SQLITE_NOTADB: 'the file is not an SQLite database: check the data folder path',
+  SQLITE_READONLY: 'the database is read-only: check the permissions of the data folder',
+  SQLITE_CANTOPEN: 'the database cannot be opened: check that the data folder exists and is writable',
+};
+
+export function sqliteError(err: unknown, context: Record<string, unknown> = {}): AgentError {
+  if (err instanceof AgentError) return err;
+  const e = err as { code?: string; message?: string };
+  let code = e.code && e.code.startsWith('SQLITE_') ? e.code : 'SQLITE_ERROR';
+  if (code === 'SQLITE_FULL') code = 'SQLITE_DISK_FULL';
+  if (code === 'SQLITE_LOCKED') code = 'SQLITE_BUSY';
+  if (code === 'SQLITE_NOTADB') code = 'SQLITE_CORRUPT';
+  const retryable = code === 'SQLITE_BUSY' || code === 'SQLITE_DISK_FULL';
+  return new AgentError(code, e.message ?? String(err), context, { hint: HINTS[code] ?? HINTS[e.code ?? ''], retryable, cause: err });
+}
+
+export class SqliteDatabase {
+  readonly path: string;
+  readonly #db: sqlite3.Database;
+  readonly #statements = new Map<string, sqlite3.Statement>();
+  /** Tail of the transaction queue: each transaction starts after the previous one settled. */
+  #queue: Promise<unknown> = Promise.resolve();
+  #inTransaction = false;
+  #closed = false;
+
+  private constructor(path: string, db: sqlite3.Database) {
+    this.path = path;
+    this.#db = db;
+  }
+
+  static async open(path: string, options: OpenOptions = {}): Promise<SqliteDatabase> {
+    if (path !== ':memory:' && !options.readonly) mkdirSync(dirname(path), { recursive: true });
+    const mode = options.readonly ? sqlite3.OPEN_READONLY : sqlite3.OPEN_READWRITE | sqlite3.OPEN_CREATE;
+    const raw = await new Promise<sqlite3.Database>((resolve, reject) => {
+      const db = new sqlite3.Database(path, mode, (err) => (err ? reject(sqliteError(err, { path })) : resolve(db)));
+    });
+    const db = new SqliteDatabase(path, raw);
+    raw.configure('busyTimeout', options.busyTimeoutMs ?? 5000);
+    try {
+      if (!options.readonly) await db.exec('PRAGMA journal_mode=WAL');
+      await db.exec(`PRAGMA synchronous=${options.synchronous ?? 'FULL'}`);
+      await db.exec('PRAGMA foreign_keys=ON');
+    } catch (err) {
+      await db.close().catch(() => undefined);
+      throw sqliteError(err, { path });
+    }
+    return db;
+  }
+
+  #statement(sql: string): sqlite3.Statement {
+    let st = this.#statements.get(sql);
+    if (!st) {
+      st = this.#db.prepare(sql);
+      this.#statements.set(sql, st);
+    }
+    return st;
+  }
+
+  exec(sql: string): Promise<void> {
+    return new Promise((resolve, reject) => this.#db.exec(sql, (err) => (err ? reject(sqliteError(err, { sql })) : resolve())));
+  }
+
+  run(sql: string, params: Params = []): Promise<RunResult> {
+    return new Promise((resolve, reject) => {
+      this.#statement(sql).run(params, function (this: sqlite3.RunResult, err: Error | null) {
+        if (err) reject(sqliteError(err, { sql }));
+        else resolve({ changes: this.changes, lastID: this.lastID });
+      });
+    });
+  }
+
+  get<T = Record<string, unknown>>(sql: string, params: Params = []): Promise<T | undefined> {
+    return new Promise((resolve, reject) => {
+      this.#statement(sql).get(params, (err: Error | null, row: T) => (err ? reject(sqliteError(err, { sql })) : resolve(row)));
+    });
+  }
+
+  all<T = Record<string, unknown>>(sql: string, params: Params = []): Promise<T[]> {
+    return new Promise((resolve, reject) => {
+      this.#statement(sql).all(params, (err: Error | null, rows: T[]) => (err ? reject(sqliteError(err, { sql })) : resolve(rows)));
+    });
+  }
+
+  /**
+   * Runs `fn` inside `BEGIN IMMEDIATE … COMMIT`; rolls back if it throws. Transactions are queued,
+   * so two callers never interleave; resolves only after the commit is durable (with
+   * synchronous=FULL). There is one connection: a statement issued outside `transaction()` while
+   * one runs executes inside it, so every write goes through `transaction()`; plain reads may not.
+   */
+  transaction<T>(fn: (db: SqliteDatabase) => Promise<T>): Promise<T> {
+    const next = this.#queue.then(async () => {
+      await this.exec('BEGIN IMMEDIATE');
+      this.#inTransaction = true;
+      try {
+        const result = await fn(this);
+        await this.exec('COMMIT');
+        return result;
+      } catch (err) {
+        await this.exec('ROLLBACK').catch(() => undefined);
+        throw err;
+      } finally {
+        this.#inTransaction = false;
+      }
+    });
+    this.#queue = next.catch(() => undefined);
+    return next;
+  }
+
+  get inTransaction(): boolean {
+    return this.#inTransaction;
+  }
+
+  /**
+   * Applies the migrations of one component (`outbox`, `templates`, `server`) whose version is
+   * above the recorded one, each in its own transaction. Components version independently.
+   */
+  async migrate(component: string, migrations: Migration[]): Promise<number> {
+    await this.exec('CREATE TABLE IF NOT EXISTS schema_migrations (component TEXT NOT NULL, version INTEGER NOT NULL, description TEXT NOT NULL, applied_at TEXT NOT NULL, PRIMARY KEY (component, version))');
+    const row = await this.get<{ v: number | null }>('SELECT MAX(version) AS v FROM schema_migrations WHERE component = ?', [component]);
+    const current = row?.v ?? 0;
+    const sorted = [...migrations].sort((a, b) => a.version - b.version);
+    let applied = current;
+    for (const m of sorted) {
+      if (m.version <= current) continue;
+      await this.transaction(async (db) => {
+        if (typeof m.up === 'string') await db.exec(m.up);
+        else await m.up(db);
+        await db.run('INSERT INTO schema_migrations (component, version, description, applied_at) VALUES (?, ?, ?, ?)', [component, m.version, m.description, new Date().toISOString()]);
+      });
+      applied = m.version;
+    }
+    return applied;
+  }
+
+  /** `PRAGMA integrity_check`: 'ok' or the problems SQLite found. */
+  async integrityCheck(): Promise<string[]> {
+    const rows = await this.all<{ integrity_check: string }>('PRAGMA integrity_check');
+    return rows.map((r) => r.integrity_check);
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#queue;
+    for (const st of this.#statements.values()) await new Promise<void>((r) => st.finalize(() => r()));
+    this.#statements.clear();
+    await new Promise<void>((resolve, reject) => this.#db.close((err) => (err ? reject(sqliteError(err)) : resolve())));
+  }
+}
