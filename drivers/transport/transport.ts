@@ -30,6 +30,8 @@ export interface ByteTransport extends TypedEmitter<TransportEvents> {
   /** Writes bytes (serial) or one output report whose first byte is the report id (HID). */
   write(data: Uint8Array): Promise<void>;
   close(): Promise<void>;
+  /** Serial only: changes the line speed of the open port (after the device was told to switch). */
+  setBaudRate?(baud: number): Promise<void>;
 }
 
 /** HID extras: feature reports. The first byte of a report is its report id. */

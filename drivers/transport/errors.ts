@@ -1,0 +1,15 @@
+/** The transport layer's errors, shared by every transport so drivers see one set of codes. */
+import { AgentError } from '../../src/core/errors.js';
+
+export function disconnectedError(path: string, detail?: string, cause?: unknown): AgentError {
+  return new AgentError(
+    'TRANSPORT_DISCONNECTED',
+    `device ${path} went away${detail ? ` (${detail})` : ''}`,
+    { path },
+    { hint: 'check the cable and the module power; the agent reconnects by itself when the device is back', retryable: true, cause },
+  );
+}
+
+export function closedError(path: string): AgentError {
+  return new AgentError('TRANSPORT_CLOSED', `transport ${path} is closed`, { path }, { hint: 'open the transport before using it' });
+}
