@@ -13,11 +13,12 @@ import { resolve } from 'node:path';
 import YAML from 'yaml';
 import { z } from 'zod';
 import { AgentError } from '../core/errors.js';
+import { configureLogging, setLogLevel } from '../core/logger.js';
 
 const level = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
 const hhmm = z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'a time of day as HH:MM');
 
-export const ScannerConfigSchema = z.object({
+export const ScannerConfigSchema = z.strictObject({
   family: z.enum(['r30x', 'gt521', 'iris-hid']),
   /** Serial device path, HID path, or `sim` for a simulator. */
   path: z.string().min(1),
@@ -26,45 +27,47 @@ export const ScannerConfigSchema = z.object({
   address: z.number().int().min(0).max(0xffffffff).optional(),
 });
 
-export const ConfigSchema = z.object({
+export const ConfigSchema = z.strictObject({
   /** Incremented by `edge-agent provision` on each edit; reported in /info. */
   configVersion: z.number().int().min(0).default(0),
   terminal: z
-    .object({
+    .strictObject({
       id: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'letters, digits, dot, dash or underscore, at most 64').default('terminal-1'),
       site: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'letters, digits, dot, dash or underscore, at most 64').default('site-1'),
       /** IANA time zone used for local punch times and tzOffset. */
       timeZone: z.string().min(1).default('UTC'),
       mode: z.enum(['in', 'out', 'toggle']).default('toggle'),
     })
-    .default({} as never),
+    .prefault({}),
   /** Where the database and state live. */
   dataDir: z.string().min(1).default('./data'),
+  /** The 0600 secrets file (never the secrets themselves); null means `<dataDir>/secrets.yaml`. */
+  secretsFile: z.string().min(1).nullable().default(null),
   api: z
-    .object({
+    .strictObject({
       /** Base URL of the attendance service; null means no API upstream. */
-      url: z.string().url().nullable().default(null),
+      url: z.url({ protocol: /^https?$/ }).nullable().default(null),
       pathForm: z.enum(['api', 'attendance']).default('api'),
       clientId: z.string().min(1).default('edge-agent'),
       tzOffsetUnit: z.enum(['minutes', 'hours']).default('minutes'),
       timeoutMs: z.number().int().positive().default(10_000),
     })
-    .default({} as never),
+    .prefault({}),
   mqtt: z
-    .object({
+    .strictObject({
       url: z.string().regex(/^(mqtts?|wss?|tcp|ssl):\/\/.+/, 'an mqtt://, mqtts://, ws:// or wss:// URL').nullable().default(null),
       prefix: z.string().regex(/^[^#+/][^#+]*$/, 'a topic prefix without + or # and not starting with /').default('attendance'),
       username: z.string().nullable().default(null),
       tls: z
-        .object({ ca: z.string().nullable().default(null), cert: z.string().nullable().default(null), key: z.string().nullable().default(null) })
-        .default({} as never),
+        .strictObject({ ca: z.string().nullable().default(null), cert: z.string().nullable().default(null), key: z.string().nullable().default(null) })
+        .prefault({}),
       keepaliveSec: z.number().int().positive().default(30),
     })
-    .default({} as never),
+    .prefault({}),
   /** Where punches go; with both, an event is done when every sink has it. */
   upstream: z.array(z.enum(['api', 'mqtt'])).default(['api']),
   outbox: z
-    .object({
+    .strictObject({
       batchSize: z.number().int().min(1).max(1000).default(200),
       retentionDays: z.number().min(0).default(30),
       /** Pending punches above which new punches are refused (nothing recorded is ever dropped). */
@@ -74,9 +77,9 @@ export const ConfigSchema = z.object({
       /** Punches taken before the clock synchronized are held this long for correction, then sent as they are. */
       unsyncedHoldHours: z.number().min(0).default(24),
     })
-    .default({} as never),
+    .prefault({}),
   policy: z
-    .object({
+    .strictObject({
       dedupeWindowSec: z.number().min(0).default(60),
       /** Local time at which a new working day starts for toggle mode. */
       dayBoundary: hhmm.default('04:00'),
@@ -84,17 +87,17 @@ export const ConfigSchema = z.object({
       maxShiftHours: z.number().positive().default(16),
       shift: z.string().nullable().default(null),
     })
-    .default({} as never),
+    .prefault({}),
   scanners: z.array(ScannerConfigSchema).default([]),
   /** Use simulated scanners (the embedded default). */
   simulate: z.boolean().default(false),
   biometrics: z
-    .object({
+    .strictObject({
       fingerThreshold: z.number().min(0).default(40),
       irisThreshold: z.number().min(0).max(1).default(0.32),
       irisShiftRange: z.number().int().min(0).max(32).default(8),
       embedding: z
-        .object({
+        .strictObject({
           model: z.string(),
           inputName: z.string().optional(),
           outputName: z.string().optional(),
@@ -107,21 +110,21 @@ export const ConfigSchema = z.object({
         .nullable()
         .default(null),
     })
-    .default({} as never),
+    .prefault({}),
   ops: z
-    .object({
+    .strictObject({
       enabled: z.boolean().default(true),
       metricsIntervalSec: z.number().positive().default(30),
     })
-    .default({} as never),
+    .prefault({}),
   logging: z
-    .object({
+    .strictObject({
       level: level.default('info'),
       format: z.enum(['json', 'pretty']).default('json'),
       /** Per-module levels, e.g. {"drivers:*": "debug"}. */
       modules: z.record(z.string(), level).default({}),
     })
-    .default({} as never),
+    .prefault({}),
 });
 
 export type AgentConfig = z.infer<typeof ConfigSchema>;
@@ -147,19 +150,28 @@ function camel(s: string): string {
   return s.toLowerCase().replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
 }
 
+/** Short names kept for convenience (and read by the logger before any config is loaded). */
+const ALIASES: Record<string, string[]> = {
+  EDGE_AGENT_LOG_LEVEL: ['logging', 'level'],
+  EDGE_AGENT_LOG_FORMAT: ['logging', 'format'],
+  EDGE_AGENT_SECRETS: ['secretsFile'],
+};
+
 /** `EDGE_AGENT_API__URL=x` → `{api: {url: 'x'}}`. Unknown keys are reported by validation. */
 export function configFromEnv(env: NodeJS.ProcessEnv): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  const skip = new Set(['EDGE_AGENT_LOG_LEVEL', 'EDGE_AGENT_LOG_FORMAT', 'EDGE_AGENT_CONFIG', 'EDGE_AGENT_SECRETS']);
   for (const [name, raw] of Object.entries(env)) {
-    if (!name.startsWith('EDGE_AGENT_') || skip.has(name) || raw === undefined) continue;
-    const path = name.slice('EDGE_AGENT_'.length).split('__').map(camel);
+    if (!name.startsWith('EDGE_AGENT_') || name === 'EDGE_AGENT_CONFIG' || raw === undefined || raw === '') continue;
+    const path = ALIASES[name] ?? name.slice('EDGE_AGENT_'.length).split('__').map(camel);
     let value: unknown = raw;
     try {
       value = JSON.parse(raw);
     } catch {
-      value = path[path.length - 1] === 'upstream' ? raw.split(',').map((s) => s.trim()).filter(Boolean) : raw;
+      value = raw;
     }
+    // A string key keeps its text even when it parses as JSON (EDGE_AGENT_TERMINAL__ID=123).
+    const target = schemaAt(path);
+    if (target?._zod.def.type === 'string' && typeof value !== 'string' && value !== null) value = raw;
     if (path[path.length - 1] === 'upstream' && typeof value === 'string') value = value.split(',').map((s) => s.trim()).filter(Boolean);
     let node = out;
     for (const key of path.slice(0, -1)) node = (node[key] = isPlainObject(node[key]) ? node[key] : {}) as Record<string, unknown>;
@@ -169,28 +181,170 @@ export function configFromEnv(env: NodeJS.ProcessEnv): Record<string, unknown> {
 }
 
 const FIXES: Record<string, string> = {
+  'terminal.id': 'letters, digits, dot, dash or underscore, at most 64, e.g. gate-1',
+  'terminal.site': 'letters, digits, dot, dash or underscore, at most 64, e.g. plant-north',
+  'terminal.timeZone': 'an IANA time zone such as Europe/Berlin or UTC',
   'terminal.mode': 'use in, out or toggle',
   'api.pathForm': 'use api (/api/attendance/...) or attendance (/attendance/api/...)',
-  'api.url': 'a full URL such as https://attendance.example.com',
+  'api.url': 'a full http:// or https:// URL such as https://attendance.example.com, or null for no API',
+  'mqtt.url': 'a full mqtt://, mqtts://, ws:// or wss:// URL such as mqtts://broker.example.com:8883, or null for no MQTT',
   upstream: 'a list of api and/or mqtt, e.g. ["api", "mqtt"]',
   'scanners.family': 'use r30x, gt521 or iris-hid',
+  'scanners.path': 'a device path such as /dev/fingerprint0, /dev/ttyUSB0 or sim',
+  'logging.level': 'use fatal, error, warn, info, debug, trace or silent',
+  'logging.format': 'use json (journald) or pretty (a technician at a terminal)',
+  'logging.modules': 'a map of module pattern to level, e.g. {"drivers:*": "debug"}',
 };
 
-/** Validates a raw object and returns the config with every default filled in. */
-export function parseConfig(raw: unknown, source = 'config'): AgentConfig {
-  const result = ConfigSchema.strict().safeParse(raw);
-  if (result.success) return result.data;
-  const issues = result.error.issues.map((issue) => {
-    const key = issue.path.join('.');
-    let value: unknown = raw;
-    for (const p of issue.path) value = (value as Record<string | number, unknown> | undefined)?.[p as string];
-    const genericKey = issue.path.filter((p) => typeof p === 'string').join('.');
-    const fix = FIXES[key] ?? FIXES[genericKey] ?? issue.message;
-    return { key: key || '(root)', value, message: issue.message, fix };
-  });
+/** Keys whose bad values are reported as `CONFIG_BAD_URL`. */
+const URL_KEYS = new Set(['api.url', 'mqtt.url']);
+
+/** The kinds of mistakes a config can hold, each with its own error code. */
+export const CONFIG_ERROR_CODES = {
+  unknownKey: 'CONFIG_UNKNOWN_KEY',
+  wrongType: 'CONFIG_WRONG_TYPE',
+  badEnum: 'CONFIG_BAD_ENUM',
+  badUrl: 'CONFIG_BAD_URL',
+  badValue: 'CONFIG_INVALID',
+  syntax: 'CONFIG_SYNTAX',
+  notFound: 'CONFIG_NOT_FOUND',
+} as const;
+
+export interface ConfigIssue {
+  code: string;
+  /** Dotted path, e.g. `api.url` or `scanners.0.family`. */
+  key: string;
+  value: unknown;
+  message: string;
+  fix: string;
+  /** Where the bad value came from: the file, an environment variable, or a flag. */
+  origin?: string;
+}
+
+type AnySchema = { _zod: { def: Record<string, unknown> & { type: string } } };
+
+function unwrap(schema: AnySchema): AnySchema {
+  let s = schema;
+  while (['default', 'nullable', 'optional', 'prefault', 'readonly'].includes(s._zod.def.type)) s = s._zod.def.innerType as AnySchema;
+  return s;
+}
+
+/** The schema of the value at a dotted path (array indexes allowed), or null when there is none. */
+export function schemaAt(path: ReadonlyArray<string | number>, root: AnySchema = ConfigSchema as unknown as AnySchema): AnySchema | null {
+  let s: AnySchema | null = unwrap(root);
+  for (const p of path) {
+    if (!s) return null;
+    const def: Record<string, unknown> & { type: string } = s._zod.def;
+    if (def.type === 'object') s = (def.shape as Record<string, AnySchema>)[String(p)] ?? null;
+    else if (def.type === 'array') s = def.element as AnySchema;
+    else if (def.type === 'record') s = def.valueType as AnySchema;
+    else return null;
+    if (s) s = unwrap(s);
+  }
+  return s;
+}
+
+/** The keys an object at `path` may hold. */
+export function knownKeys(path: ReadonlyArray<string | number>): string[] {
+  const s = schemaAt(path);
+  return s && s._zod.def.type === 'object' ? Object.keys(s._zod.def.shape as object) : [];
+}
+
+function editDistance(a: string, b: string): number {
+  const x = a.toLowerCase();
+  const y = b.toLowerCase();
+  let prev = Array.from({ length: y.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= x.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= y.length; j++) cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (x[i - 1] === y[j - 1] ? 0 : 1));
+    prev = cur;
+  }
+  return prev[y.length]!;
+}
+
+/** The closest known key, when it is close enough to be a typo. */
+export function didYouMean(key: string, candidates: string[]): string | null {
+  let best: string | null = null;
+  let bestD = Infinity;
+  for (const c of candidates) {
+    const d = c.toLowerCase() === key.toLowerCase() || c.toLowerCase().replace(/[-_]/g, '') === key.toLowerCase().replace(/[-_]/g, '') ? 0 : editDistance(key, c);
+    if (d < bestD) [best, bestD] = [c, d];
+  }
+  return best !== null && bestD <= Math.max(2, Math.floor(key.length / 3)) ? best : null;
+}
+
+function valueAt(raw: unknown, path: ReadonlyArray<PropertyKey>): unknown {
+  let v = raw;
+  for (const p of path) v = (v as Record<PropertyKey, unknown> | undefined)?.[p];
+  return v;
+}
+
+function describeValue(v: unknown): string {
+  if (v === undefined) return 'missing';
+  const s = JSON.stringify(v);
+  return s.length > 80 ? `${s.slice(0, 77)}...` : s;
+}
+
+function typeName(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'a list';
+  if (typeof v === 'object') return 'a mapping';
+  return `a ${typeof v}`;
+}
+
+/** Turns zod issues into issues that name the key, the value, the kind of mistake and the fix. */
+function explain(raw: unknown, zodIssues: ReadonlyArray<z.core.$ZodIssue>): ConfigIssue[] {
+  const out: ConfigIssue[] = [];
+  for (const issue of zodIssues) {
+    const path = issue.path as Array<string | number>;
+    const dotted = path.join('.');
+    const generic = path.filter((p) => typeof p === 'string').join('.');
+    if (issue.code === 'unrecognized_keys') {
+      const known = knownKeys(path);
+      for (const k of issue.keys) {
+        const key = dotted ? `${dotted}.${k}` : k;
+        const guess = didYouMean(k, known);
+        out.push({
+          code: CONFIG_ERROR_CODES.unknownKey,
+          key,
+          value: valueAt(raw, [...path, k]),
+          message: `unknown key "${key}"`,
+          fix: guess ? `did you mean "${dotted ? `${dotted}.` : ''}${guess}"?` : `remove it; known keys here: ${known.join(', ')}`,
+        });
+      }
+      continue;
+    }
+    const value = valueAt(raw, path);
+    const fix = FIXES[dotted] ?? FIXES[generic];
+    if (issue.code === 'invalid_type') {
+      const expected = String(issue.expected);
+      out.push({ code: CONFIG_ERROR_CODES.wrongType, key: dotted || '(root)', value, message: value === undefined ? `${dotted} is required` : `${dotted} must be ${expected === 'object' ? 'a mapping' : expected === 'array' ? 'a list' : `a ${expected}`}, not ${typeName(value)}`, fix: fix ?? `write ${dotted} as a ${expected}` });
+    } else if (issue.code === 'invalid_value') {
+      const allowed = issue.values.map((v) => JSON.stringify(v)).join(', ');
+      out.push({ code: CONFIG_ERROR_CODES.badEnum, key: dotted, value, message: `${dotted} must be one of ${allowed}`, fix: fix ?? `use one of ${allowed}` });
+    } else if (URL_KEYS.has(generic) || (issue.code === 'invalid_format' && issue.format === 'url')) {
+      out.push({ code: CONFIG_ERROR_CODES.badUrl, key: dotted, value, message: `${dotted} is not a valid URL`, fix: fix ?? 'write a full URL such as https://host:port' });
+    } else {
+      out.push({ code: CONFIG_ERROR_CODES.badValue, key: dotted || '(root)', value, message: `${dotted} ${issue.message.replace(/^Invalid input: /, '')}`, fix: fix ?? issue.message });
+    }
+  }
+  return out;
+}
+
+/** The error for a list of issues: the first one's code, key and fix; every issue listed in the message. */
+export function configError(issues: ConfigIssue[], source: string): AgentError {
   const first = issues[0]!;
-  const lines = issues.map((i) => `${i.key}: ${JSON.stringify(i.value)} is not valid (${i.message}); ${i.fix}`);
-  throw new AgentError('CONFIG_INVALID', `${source}: ${lines.join('; ')}`, { key: first.key, value: first.value, issues }, { hint: `fix ${first.key} in ${source}: ${first.fix}` });
+  const lines = issues.map((i) => `${i.key}: ${describeValue(i.value)} is not valid (${i.message}${i.origin ? `, from ${i.origin}` : ''}); fix: ${i.fix}`);
+  return new AgentError(first.code, `${source}: ${lines.join('; ')}`, { key: first.key, value: first.value, origin: first.origin, issues }, { hint: `fix ${first.key}${first.origin ? ` (${first.origin})` : ` in ${source}`}: ${first.fix}` });
+}
+
+/** Validates a raw object and returns the config with every default filled in. */
+export function parseConfig(raw: unknown, source = 'config', origins?: (path: string) => string | undefined): AgentConfig {
+  const result = ConfigSchema.safeParse(raw);
+  if (result.success) return result.data;
+  const issues = explain(raw, result.error.issues);
+  if (origins) for (const i of issues) i.origin = origins(i.key);
+  throw configError(issues, source);
 }
 
 /** Reads a YAML or JSON file (YAML is a superset of JSON). */
@@ -200,18 +354,20 @@ export function readConfigFile(file: string): Record<string, unknown> {
     text = readFileSync(file, 'utf8');
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
-    throw new AgentError('CONFIG_NOT_FOUND', `cannot read config file ${file}: ${e.code ?? e.message}`, { file }, { hint: 'pass the path of an existing file with --config, or run "edge-agent provision"', cause: err });
+    const why = e.code === 'ENOENT' ? 'it does not exist' : e.code === 'EACCES' ? 'permission denied' : e.code === 'EISDIR' ? 'it is a folder' : (e.code ?? e.message);
+    throw new AgentError(CONFIG_ERROR_CODES.notFound, `cannot read config file ${file}: ${why}`, { file, key: '(file)' }, { hint: 'pass the path of an existing file with --config, or create one with "edge-agent provision"', cause: err });
   }
   let doc: unknown;
   try {
-    doc = YAML.parse(text, { prettyErrors: true });
+    doc = YAML.parse(text, { prettyErrors: true, uniqueKeys: true });
   } catch (err) {
     const e = err as { message: string; linePos?: Array<{ line: number; col: number }> };
-    const where = e.linePos?.[0] ? ` at line ${e.linePos[0].line}, column ${e.linePos[0].col}` : '';
-    throw new AgentError('CONFIG_SYNTAX', `config file ${file} is not valid YAML or JSON${where}: ${e.message.split('\n')[0]}`, { file }, { hint: 'fix the syntax at the place named', cause: err });
+    const pos = e.linePos?.[0];
+    const where = pos ? ` at line ${pos.line}, column ${pos.col}` : '';
+    throw new AgentError(CONFIG_ERROR_CODES.syntax, `config file ${file} is not valid YAML or JSON${where}: ${e.message.split('\n')[0]}`, { file, key: '(syntax)', line: pos?.line ?? null, column: pos?.col ?? null }, { hint: `fix the syntax${where} of ${file}`, cause: err });
   }
   if (doc === null || doc === undefined) return {};
-  if (!isPlainObject(doc)) throw new AgentError('CONFIG_INVALID', `config file ${file} must hold a mapping of keys to values`, { file, key: '(root)' }, { hint: 'start the file with keys such as "terminal:" and "api:"' });
+  if (!isPlainObject(doc)) throw new AgentError(CONFIG_ERROR_CODES.wrongType, `config file ${file} must hold a mapping of keys to values, not ${typeName(doc)}`, { file, key: '(root)', value: doc }, { hint: 'start the file with keys such as "terminal:" and "api:"' });
   return doc;
 }
 
@@ -222,19 +378,48 @@ export interface LoadConfigOptions {
   overrides?: Record<string, unknown>;
 }
 
-/** Defaults < file < environment < overrides, validated. Relative dataDir resolves against the file's folder or cwd. */
+function hasPath(obj: Record<string, unknown>, dotted: string): boolean {
+  let node: unknown = obj;
+  for (const p of dotted.split('.')) {
+    if (!isPlainObject(node) && !Array.isArray(node)) return false;
+    if (!(p in (node as object))) return false;
+    node = (node as Record<string, unknown>)[p];
+  }
+  return true;
+}
+
+/** The environment variable that sets a dotted key: `api.pathForm` → `EDGE_AGENT_API__PATH_FORM`. */
+export function envName(dotted: string): string {
+  return `EDGE_AGENT_${dotted.split('.').map((p) => p.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase()).join('__')}`;
+}
+
+/** Defaults < file < environment < overrides, validated. Relative paths resolve against the working folder. */
 export function loadConfig(options: LoadConfigOptions = {}): AgentConfig & { source: string | null } {
   const env = options.env ?? process.env;
   const file = options.file ?? env.EDGE_AGENT_CONFIG ?? null;
-  let raw: Record<string, unknown> = file ? readConfigFile(file) : {};
-  raw = mergeConfig(raw, configFromEnv(env));
+  const fromFile: Record<string, unknown> = file ? readConfigFile(file) : {};
+  const fromEnv = configFromEnv(env);
+  let raw = mergeConfig(fromFile, fromEnv);
   if (options.overrides) raw = mergeConfig(raw, options.overrides);
-  const config = parseConfig(raw, file ?? 'configuration');
+  const origins = (key: string): string | undefined => {
+    const top = key.split('.').slice(0, 2).join('.');
+    if (options.overrides && hasPath(options.overrides, key)) return 'a command-line flag';
+    if (hasPath(fromEnv, key)) return `environment ${envName(key.split('.').filter((p) => !/^\d+$/.test(p)).join('.'))}`;
+    if (hasPath(fromEnv, top) && !hasPath(fromFile, key)) return `environment ${envName(top)}`;
+    return file ? `file ${file}` : undefined;
+  };
+  const config = parseConfig(raw, file ?? 'configuration', origins);
   config.dataDir = resolve(config.dataDir);
+  if (config.secretsFile) config.secretsFile = resolve(config.secretsFile);
   return { ...config, source: file ? resolve(file) : null };
 }
 
-/** The flags shared by `run`, `punch` and `queue` (and named alike by `provision`). */
+/** Where the secrets file is: `secretsFile` from the config, else `<dataDir>/secrets.yaml`. */
+export function secretsFilePath(config: Pick<AgentConfig, 'dataDir' | 'secretsFile'>): string {
+  return resolve(config.secretsFile ?? `${config.dataDir}/secrets.yaml`);
+}
+
+/** The flags shared by `run`, `punch` and `queue` (and named alike by `provision`). `--secrets` names the secrets file. */
 export const COMMON_FLAGS = {
   config: { type: 'string' },
   data: { type: 'string' },
@@ -248,6 +433,9 @@ export const COMMON_FLAGS = {
   'path-form': { type: 'string' },
   mqtt: { type: 'string' },
   upstream: { type: 'string' },
+  secrets: { type: 'string' },
+  'log-level': { type: 'string' },
+  'log-format': { type: 'string' },
 } as const;
 
 export type CommonFlagValues = Partial<Record<keyof typeof COMMON_FLAGS, string>>;
@@ -268,8 +456,21 @@ export function configFromFlags(values: CommonFlagValues): Record<string, unknow
   if (values['client-id']) set(['api', 'clientId'], values['client-id']);
   if (values['path-form']) set(['api', 'pathForm'], values['path-form']);
   if (values.mqtt) set(['mqtt', 'url'], values.mqtt);
+  if (values.secrets) set(['secretsFile'], values.secrets);
+  if (values['log-level']) set(['logging', 'level'], values['log-level']);
+  if (values['log-format']) set(['logging', 'format'], values['log-format']);
   if (values.upstream) set(['upstream'], values.upstream.split(',').map((s) => s.trim()).filter(Boolean));
   else if (values.api && values.mqtt) set(['upstream'], ['api', 'mqtt']);
   else if (values.mqtt && !values.api) set(['upstream'], ['mqtt']);
   return o;
+}
+
+/**
+ * Applies `logging` from the config: format (json for journald, pretty for a technician), the
+ * default level and the per-module levels. The daemon passes `destination: 'stdout'` (journald);
+ * one-shot commands keep stderr so their stdout stays clean.
+ */
+export function applyLogging(logging: AgentConfig['logging'], destination: 'stdout' | 'stderr' = 'stderr'): void {
+  configureLogging({ level: logging.level, format: logging.format, destination });
+  for (const [pattern, level] of Object.entries(logging.modules)) setLogLevel(pattern, level);
 }
