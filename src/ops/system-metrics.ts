@@ -1,0 +1,43 @@
+/** What the operating system says about this terminal: memory, disk, CPU temperature. */
+import { readFile, statfs } from 'node:fs/promises';
+
+export interface SystemMetrics {
+  rssMb: number;
+  heapUsedMb: number;
+  freeDiskMb: number | null;
+  cpuTempC: number | null;
+  uptimeSec: number;
+  loadAvg1: number;
+}
+
+export async function freeDiskMb(path: string): Promise<number | null> {
+  try {
+    const s = await statfs(path);
+    return Math.round((Number(s.bavail) * Number(s.bsize)) / 1048576);
+  } catch {
+    return null;
+  }
+}
+
+/** CPU temperature where readable (`/sys/class/thermal/thermal_zone0/temp`, millidegrees). */
+export async function cpuTemperatureC(file = '/sys/class/thermal/thermal_zone0/temp'): Promise<number | null> {
+  try {
+    const v = Number((await readFile(file, 'utf8')).trim());
+    return Number.isFinite(v) ? Math.round(v / 100) / 10 : null;
+  } catch {
+    return null;
+  }
+}
+
+export async function systemMetrics(dataDir: string): Promise<SystemMetrics> {
+  const mem = process.memoryUsage();
+  const { loadavg } = await import('node:os');
+  return {
+    rssMb: Math.round((mem.rss / 1048576) * 10) / 10,
+    heapUsedMb: Math.round((mem.heapUsed / 1048576) * 10) / 10,
+    freeDiskMb: await freeDiskMb(dataDir),
+    cpuTempC: await cpuTemperatureC(),
+    uptimeSec: Math.round(process.uptime()),
+    loadAvg1: Math.round(loadavg()[0]! * 100) / 100,
+  };
+}

@@ -1,0 +1,170 @@
+/**
+ * One terminal's presence on the broker: the retained state with its last will, the retained
+ * info, the metrics every N seconds, and the request/response commands.
+ *
+ * The connection never blocks the agent: while the broker is away the agent punches and queues
+ * as usual; on every (re)connection the state, info and metrics are published again.
+ */
+import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
+import { TypedEmitter } from '../core/events.js';
+import { logger } from '../core/logger.js';
+import type { CommandResponse, CommandRouter } from './commands.js';
+import { requestTopic, responseTopic, terminalTopic, type TopicBase } from './topics.js';
+
+export type TerminalState = 'online' | 'offline' | 'lost';
+
+export interface TerminalOpsOptions {
+  url: string;
+  /** Connection options (credentials, TLS); the will and clientId are set here. */
+  mqttOptions?: IClientOptions;
+  base: TopicBase;
+  info: () => Promise<Record<string, unknown>> | Record<string, unknown>;
+  metrics: () => Promise<Record<string, unknown>> | Record<string, unknown>;
+  metricsIntervalMs: number;
+  router: CommandRouter;
+}
+
+export interface TerminalOpsEvents extends Record<string, unknown> {
+  connected: void;
+  disconnected: void;
+  request: { command: string; response: CommandResponse };
+}
+
+const log = logger('ops:terminal');
+
+export class TerminalOps extends TypedEmitter<TerminalOpsEvents> {
+  readonly #o: TerminalOpsOptions;
+  #client: MqttClient | null = null;
+  #timer: NodeJS.Timeout | null = null;
+  #connected = false;
+  #lastPublishAt: string | null = null;
+
+  constructor(options: TerminalOpsOptions) {
+    super();
+    this.#o = options;
+  }
+
+  get connected(): boolean {
+    return this.#connected;
+  }
+
+  get lastPublishAt(): string | null {
+    return this.#lastPublishAt;
+  }
+
+  /** Connects in the background; resolves at once (or when first connected if `waitMs` is given). */
+  async start(waitMs = 0): Promise<void> {
+    const b = this.#o.base;
+    const client = mqtt.connect(this.#o.url, {
+      ...this.#o.mqttOptions,
+      clientId: this.#o.mqttOptions?.clientId ?? `${b.terminal}-ops`,
+      clean: true,
+      will: { topic: terminalTopic(b, 'state'), payload: Buffer.from('lost'), qos: 1, retain: true },
+    });
+    this.#client = client;
+    client.on('connect', () => {
+      this.#connected = true;
+      log.info({ url: this.#o.url }, 'connected to the broker');
+      void this.#onConnect();
+    });
+    client.on('close', () => {
+      if (this.#connected) {
+        this.#connected = false;
+        log.warn({ url: this.#o.url }, 'lost the broker; reconnecting');
+        this.emit('disconnected', undefined);
+      }
+    });
+    client.on('error', (err) => log.warn({ err: err.message }, 'MQTT error'));
+    client.on('message', (topic, payload) => void this.#onMessage(topic, payload));
+    this.#timer = setInterval(() => void this.publishMetrics(), this.#o.metricsIntervalMs);
+    this.#timer.unref();
+    if (waitMs > 0 && !this.#connected) {
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, waitMs);
+        this.once('connected', () => {
+          clearTimeout(t);
+          resolve();
+        });
+      });
+    }
+  }
+
+  async #onConnect(): Promise<void> {
+    const client = this.#client;
+    if (!client) return;
+    const b = this.#o.base;
+    try {
+      await client.subscribeAsync(requestTopic(b, '+'), { qos: 1 });
+      await client.publishAsync(terminalTopic(b, 'state'), 'online', { qos: 1, retain: true });
+      await this.publishInfo();
+      await this.publishMetrics();
+      this.emit('connected', undefined);
+    } catch (err) {
+      log.warn({ err: (err as Error).message }, 'could not publish the state after connecting');
+    }
+  }
+
+  async #onMessage(topic: string, payload: Buffer): Promise<void> {
+    const prefix = terminalTopic(this.#o.base, 'req/');
+    if (!topic.startsWith(prefix)) return;
+    const command = topic.slice(prefix.length);
+    const response = await this.#o.router.handle(command, payload);
+    if (response.status === 'error') log.warn({ command, error: response.error }, 'command answered with an error');
+    else log.info({ command, transaction: response.transaction }, 'command answered');
+    try {
+      await this.#client?.publishAsync(responseTopic(this.#o.base, command), JSON.stringify(response), { qos: 1 });
+    } catch (err) {
+      log.warn({ err: (err as Error).message, command }, 'could not publish a response');
+    }
+    this.emit('request', { command, response });
+  }
+
+  async #publish(leaf: string, value: unknown, retain: boolean): Promise<void> {
+    const client = this.#client;
+    if (!client || !this.#connected) return;
+    try {
+      await client.publishAsync(terminalTopic(this.#o.base, leaf), JSON.stringify(value), { qos: 1, retain });
+      this.#lastPublishAt = new Date().toISOString();
+    } catch (err) {
+      log.warn({ err: (err as Error).message, leaf }, 'publish failed');
+    }
+  }
+
+  async publishInfo(): Promise<void> {
+    try {
+      await this.#publish('info', { ...(await this.#o.info()), at: new Date().toISOString() }, true);
+    } catch (err) {
+      log.warn({ err: (err as Error).message }, 'could not gather info');
+    }
+  }
+
+  async publishMetrics(): Promise<void> {
+    if (!this.#connected) return;
+    try {
+      await this.#publish('metrics', { ...(await this.#o.metrics()), at: new Date().toISOString() }, true);
+    } catch (err) {
+      log.warn({ err: (err as Error).message }, 'could not gather metrics');
+    }
+  }
+
+  /** Publishes `offline` (a clean stop) and disconnects; the last will is not sent. */
+  async stop(): Promise<void> {
+    if (this.#timer) clearInterval(this.#timer);
+    this.#timer = null;
+    const client = this.#client;
+    this.#client = null;
+    if (!client) return;
+    if (this.#connected) {
+      try {
+        await Promise.race([
+          client.publishAsync(terminalTopic(this.#o.base, 'state'), 'offline', { qos: 1, retain: true }),
+          new Promise((r) => setTimeout(r, 2000)),
+        ]);
+      } catch {
+        // the broker is gone; it will publish nothing (clean disconnect never happened)
+      }
+    }
+    await client.endAsync(false).catch(() => undefined);
+    this.#connected = false;
+  }
+}
