@@ -6,10 +6,12 @@
  *
  * Keys (`templateKey`, `siteKey`) are 32 bytes, written as 64 hex characters or base64.
  */
+import { randomBytes } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import YAML from 'yaml';
 import { AgentError } from '../core/errors.js';
+import { writeFileAtomic } from './atomic-file.js';
 
 export interface Secrets {
   apiKey: string | null;
@@ -130,6 +132,46 @@ export function loadSecrets(options: LoadSecretsOptions = {}): Secrets {
   if (options.apiKey) {
     out.apiKey = options.apiKey;
     out.sources.apiKey = 'flag:--api-key';
+  }
+  return out;
+}
+
+/** A fresh random 32-byte key (template key, site key). */
+export function generateKey(): Buffer {
+  return randomBytes(32);
+}
+
+/** The secrets as the file holds them: strings, keys in hex, absent secrets left out. */
+export function serializeSecrets(secrets: Omit<Secrets, 'sources'>): string {
+  const doc: Record<string, string> = {};
+  for (const name of Object.keys(CREDENTIAL_NAMES) as SecretName[]) {
+    const v = secrets[name];
+    if (v === null || v === undefined) continue;
+    doc[name] = Buffer.isBuffer(v) ? v.toString('hex') : v;
+  }
+  return `# edge-agent secrets: keep this file mode 0600, owned by the agent user. Written by "edge-agent provision".\n${YAML.stringify(doc)}`;
+}
+
+/** Writes the secrets file atomically with mode 0600. */
+export function writeSecrets(file: string, secrets: Omit<Secrets, 'sources'>): void {
+  writeFileAtomic(file, serializeSecrets(secrets), 0o600);
+}
+
+/** How a secret is shown to a person: whether it is set and its length, never its content. */
+export function maskSecret(value: string | Buffer | null | undefined): string {
+  if (value === null || value === undefined || value.length === 0) return '(not set)';
+  if (Buffer.isBuffer(value)) return `set (${value.length * 8}-bit key)`;
+  return `set (${value.length} characters)`;
+}
+
+/** Every secret value as text (keys in hex and base64 too), for checking that output never contains one. */
+export function secretValues(secrets: Omit<Secrets, 'sources'>): string[] {
+  const out: string[] = [];
+  for (const name of Object.keys(CREDENTIAL_NAMES) as SecretName[]) {
+    const v = secrets[name];
+    if (v === null || v === undefined || v.length === 0) continue;
+    if (Buffer.isBuffer(v)) out.push(v.toString('hex'), v.toString('base64'));
+    else out.push(v);
   }
   return out;
 }
