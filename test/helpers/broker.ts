@@ -4,7 +4,8 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:net';
+import { createServer } from 'node:net';
+import { startEmbeddedBroker, type EmbeddedBroker } from '../../src/agent/embedded-broker.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -83,24 +84,17 @@ export async function startBroker(options: { prefer?: 'mosquitto' | 'aedes' } = 
       restart: start,
     };
   }
-  const { Aedes } = (await import('aedes')) as unknown as { Aedes: { createBroker(): Promise<{ handle: (s: unknown) => void; close(cb: () => void): void }> } };
-  let server: Server | null = null;
-  let broker: { handle: (s: unknown) => void; close(cb: () => void): void } | null = null;
-  const start = async () => {
-    broker = await Aedes.createBroker();
-    const b = broker;
-    server = createServer((s) => b.handle(s));
-    await new Promise<void>((r) => server!.listen(port, '127.0.0.1', () => r()));
-  };
-  await start();
+  let embedded: EmbeddedBroker | null = await startEmbeddedBroker(port);
   return {
-    url: `mqtt://127.0.0.1:${port}`,
+    url: embedded.url,
     port,
     kind: 'aedes',
     stop: async () => {
-      await new Promise<void>((r) => (broker ? broker.close(() => r()) : r()));
-      await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
+      await embedded?.close();
+      embedded = null;
     },
-    restart: start,
+    restart: async () => {
+      embedded = await startEmbeddedBroker(port);
+    },
   };
 }
