@@ -1,0 +1,18 @@
+/**
+ * The terminal's one database file, `<dataDir>/agent.db`, shared by the outbox and the template
+ * cache. Each store migrates its own component (`Outbox.open` → 'outbox', `TemplateCache.open` →
+ * 'templates'), so opening here only applies the common pragmas (WAL, synchronous=FULL, busy
+ * timeout, foreign keys; see src/core/sqlite.ts).
+ */
+import { join } from 'node:path';
+import { SqliteDatabase } from '../core/sqlite.js';
+
+export const AGENT_DB_FILE = 'agent.db';
+
+export function agentDatabasePath(dataDir: string): string {
+  return join(dataDir, AGENT_DB_FILE);
+}
+
+export function openAgentDatabase(dataDir: string, options: { busyTimeoutMs?: number } = {}): Promise<SqliteDatabase> {
+  return SqliteDatabase.open(agentDatabasePath(dataDir), { busyTimeoutMs: options.busyTimeoutMs ?? 10_000, synchronous: 'FULL' });
+}

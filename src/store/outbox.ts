@@ -1,0 +1,582 @@
+/**
+ * The outbox: every punch the terminal takes, durable before the person gets feedback, until
+ * every configured sink (the attendance API, MQTT) has it.
+ *
+ * Two tables (component 'outbox' of the agent database):
+ * - `outbox_events`: one row per punch. `seq` (the rowid) is the order of recording and the
+ *   order of delivery per employee; `id` is a ULID, the identity downstream (dedupe key on MQTT).
+ *   `state` is the summary: `pending` (some sink still to deliver), `dead` (some sink refused it
+ *   for good), `delivered` (every sink has it).
+ * - `outbox_deliveries`: one row per punch and sink with its own state, attempts, next attempt
+ *   time and last error.
+ * `outbox_counts` keeps the number of events per state, maintained by triggers, so the size cap
+ * and `status()` cost the same with ten rows or half a million.
+ *
+ * Size cap: when pending + dead events reach `maxPending`, `record` refuses with
+ * `STORE_OUTBOX_FULL`. Nothing already recorded is ever dropped to make room.
+ *
+ * Clock hold: a punch taken before the clock synchronized (`clockSynced=false`) is held from
+ * delivery until `correctUnsynced` rewrites its time (same boot only) or `unsyncedHoldHours`
+ * passed; then it goes as it is, still marked unsynced.
+ *
+ * Every write is one transaction (`SqliteDatabase.transaction`); `record` returns after COMMIT,
+ * which with `synchronous=FULL` means the punch survives a power cut.
+ */
+import { AgentError } from '../core/errors.js';
+import { TypedEmitter } from '../core/events.js';
+import { monotonicMs } from '../core/time.js';
+import type { Migration, SqliteDatabase } from '../core/sqlite.js';
+import { currentBootId } from './boot-id.js';
+import { formatLocal, parseLocal } from './local-time.js';
+import { ulid } from './ulid.js';
+
+export type Direction = 'in' | 'out';
+export type PunchSource = 'finger' | 'iris' | 'manual';
+export type EventState = 'pending' | 'dead' | 'delivered';
+
+/** What a caller records. Clock fields default to "synchronized, this boot, now". */
+export interface PunchInput {
+  employeeCode: string;
+  direction: Direction;
+  /** Local time `yyyy-MM-dd HH:mm:ss`. */
+  localTime: string;
+  /** Minutes east of UTC. */
+  tzOffset: number;
+  /** For a check-out: the local time of the check-in it closes, when known. */
+  inTime?: string | null;
+  /** For a check-out: the id of the check-in it closes, when known. */
+  inId?: string | null;
+  shift?: string | null;
+  source: PunchSource;
+  score?: number | null;
+  terminalId: string;
+  /** UTC ms; default now. */
+  createdAt?: number;
+  clockSynced?: boolean;
+  bootId?: string;
+  monotonicMs?: number;
+}
+
+/** One recorded punch as read back. */
+export interface OutboxEvent {
+  seq: number;
+  id: string;
+  employeeCode: string;
+  direction: Direction;
+  localTime: string;
+  tzOffset: number;
+  inTime: string | null;
+  inId: string | null;
+  shift: string | null;
+  source: PunchSource;
+  score: number | null;
+  terminalId: string;
+  createdAt: number;
+  clockSynced: boolean;
+  clockCorrected: boolean;
+  state: EventState;
+}
+
+/** A punch handed to a sink, with that sink's attempt count. */
+export interface OutboxItem extends OutboxEvent {
+  attempts: number;
+}
+
+export interface DeliveryInfo {
+  sink: string;
+  state: EventState;
+  attempts: number;
+  nextAttemptAt: number;
+  lastStatus: string | null;
+  lastError: string | null;
+  deliveredAt: number | null;
+}
+
+export interface ListedEvent extends OutboxEvent {
+  deliveries: DeliveryInfo[];
+}
+
+export interface OutboxStatus {
+  pending: number;
+  dead: number;
+  delivered: number;
+  /** Age of the oldest pending punch in seconds (by its recording time), null when none. */
+  oldestPendingAgeSec: number | null;
+  /** ISO time of the last delivery, null when nothing was delivered yet. */
+  lastDeliveryAt: string | null;
+  /** Pending punches taken before the clock synchronized and not corrected yet. */
+  unsynced: number;
+  maxPending: number;
+  perSink: Record<string, { pending: number; dead: number }>;
+}
+
+export interface OutboxOptions {
+  /** Sinks each new punch must reach (config `upstream`). Default `['api']`. */
+  sinks?: string[];
+  /** Pending + dead punches at which new punches are refused. Default 500,000. */
+  maxPending?: number;
+  /** Hours an unsynced punch is held for correction before it goes as it is. Default 24. */
+  unsyncedHoldHours?: number;
+  now?: () => number;
+}
+
+/** Outcome of one item at one sink, as the uploader applies it. */
+export type ItemResult =
+  | { seq: number; outcome: 'delivered' }
+  | { seq: number; outcome: 'dead'; status: string; error: string }
+  | { seq: number; outcome: 'retry'; status?: string | null; error: string; nextAttemptAt: number };
+
+export const OUTBOX_MIGRATIONS: Migration[] = [
+  {
+    version: 1,
+    description: 'outbox events, per-sink deliveries, state counters',
+    up: `
+      CREATE TABLE outbox_events (
+        seq INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        employee_code TEXT NOT NULL,
+        direction TEXT NOT NULL CHECK (direction IN ('in', 'out')),
+        local_time TEXT NOT NULL,
+        tz_offset INTEGER NOT NULL,
+        in_time TEXT,
+        in_id TEXT,
+        shift TEXT,
+        source TEXT NOT NULL,
+        score REAL,
+        terminal_id TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        clock_synced INTEGER NOT NULL,
+        clock_corrected INTEGER NOT NULL DEFAULT 0,
+        boot_id TEXT NOT NULL,
+        monotonic_ms INTEGER NOT NULL,
+        state TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'dead', 'delivered')),
+        done_at INTEGER
+      );
+      CREATE INDEX outbox_events_state ON outbox_events (state, seq);
+      CREATE INDEX outbox_events_employee ON outbox_events (employee_code, seq);
+      CREATE INDEX outbox_events_done ON outbox_events (done_at) WHERE done_at IS NOT NULL;
+      CREATE INDEX outbox_events_unsynced ON outbox_events (boot_id) WHERE clock_synced = 0 AND clock_corrected = 0;
+      CREATE TABLE outbox_deliveries (
+        sink TEXT NOT NULL,
+        seq INTEGER NOT NULL REFERENCES outbox_events (seq) ON DELETE CASCADE,
+        state TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'dead', 'delivered')),
+        attempts INTEGER NOT NULL DEFAULT 0,
+        next_attempt_at INTEGER NOT NULL DEFAULT 0,
+        last_status TEXT,
+        last_error TEXT,
+        delivered_at INTEGER,
+        PRIMARY KEY (sink, seq)
+      ) WITHOUT ROWID;
+      CREATE INDEX outbox_deliveries_open ON outbox_deliveries (sink, state, seq);
+      CREATE INDEX outbox_deliveries_seq ON outbox_deliveries (seq);
+      CREATE TABLE outbox_counts (state TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
+      INSERT INTO outbox_counts (state, n) VALUES ('pending', 0), ('dead', 0), ('delivered', 0);
+      CREATE TRIGGER outbox_events_count_insert AFTER INSERT ON outbox_events BEGIN
+        UPDATE outbox_counts SET n = n + 1 WHERE state = NEW.state;
+      END;
+      CREATE TRIGGER outbox_events_count_update AFTER UPDATE OF state ON outbox_events WHEN OLD.state <> NEW.state BEGIN
+        UPDATE outbox_counts SET n = n - 1 WHERE state = OLD.state;
+        UPDATE outbox_counts SET n = n + 1 WHERE state = NEW.state;
+      END;
+      CREATE TRIGGER outbox_events_count_delete AFTER DELETE ON outbox_events BEGIN
+        UPDATE outbox_counts SET n = n - 1 WHERE state = OLD.state;
+      END;
+    `,
+  },
+];
+
+/**
+ * The first row of a query. `SqliteDatabase.get` on a cached statement without parameters does
+ * not reset the statement, so a second call returns nothing; `all` always does.
+ */
+async function first<T>(db: SqliteDatabase, sql: string, params: (string | number | null)[] = []): Promise<T | undefined> {
+  return (await db.all<T>(sql, params))[0];
+}
+
+const EVENT_COLUMNS = `e.seq, e.id, e.employee_code, e.direction, e.local_time, e.tz_offset, e.in_time, e.in_id, e.shift, e.source, e.score,
+  e.terminal_id, e.created_at, e.clock_synced, e.clock_corrected, e.state`;
+
+interface EventRow {
+  seq: number;
+  id: string;
+  employee_code: string;
+  direction: Direction;
+  local_time: string;
+  tz_offset: number;
+  in_time: string | null;
+  in_id: string | null;
+  shift: string | null;
+  source: PunchSource;
+  score: number | null;
+  terminal_id: string;
+  created_at: number;
+  clock_synced: number;
+  clock_corrected: number;
+  state: EventState;
+}
+
+function toEvent(r: EventRow): OutboxEvent {
+  return {
+    seq: r.seq,
+    id: r.id,
+    employeeCode: r.employee_code,
+    direction: r.direction,
+    localTime: r.local_time,
+    tzOffset: r.tz_offset,
+    inTime: r.in_time,
+    inId: r.in_id,
+    shift: r.shift,
+    source: r.source,
+    score: r.score,
+    terminalId: r.terminal_id,
+    createdAt: r.created_at,
+    clockSynced: r.clock_synced === 1,
+    clockCorrected: r.clock_corrected === 1,
+    state: r.state,
+  };
+}
+
+const INSERT_EVENT = `INSERT INTO outbox_events (id, employee_code, direction, local_time, tz_offset, in_time, in_id, shift, source, score, terminal_id,
+  created_at, clock_synced, boot_id, monotonic_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+
+/** How many rows `nextBatch` looks at per call at most, so a long blocked head cannot stall a call. */
+const MAX_SCAN_ROWS = 20_000;
+
+export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number } }> {
+  readonly db: SqliteDatabase;
+  readonly sinks: readonly string[];
+  readonly maxPending: number;
+  readonly unsyncedHoldMs: number;
+  readonly #now: () => number;
+
+  private constructor(db: SqliteDatabase, options: OutboxOptions) {
+    super();
+    this.db = db;
+    this.sinks = [...new Set(options.sinks ?? ['api'])];
+    if (this.sinks.length === 0) throw new AgentError('STORE_NO_SINKS', 'the outbox needs at least one sink', {}, { hint: 'set upstream to api, mqtt or both' });
+    this.maxPending = options.maxPending ?? 500_000;
+    this.unsyncedHoldMs = (options.unsyncedHoldHours ?? 24) * 3_600_000;
+    this.#now = options.now ?? Date.now;
+  }
+
+  /** Migrates component 'outbox' of `db` and returns the outbox on it. */
+  static async open(db: SqliteDatabase, options: OutboxOptions = {}): Promise<Outbox> {
+    await db.migrate('outbox', OUTBOX_MIGRATIONS);
+    return new Outbox(db, options);
+  }
+
+  #validate(p: PunchInput): void {
+    const bad = (what: string, value: unknown, hint: string) => new AgentError('STORE_BAD_PUNCH', `punch has ${what}: ${JSON.stringify(value)}`, { field: what, value }, { hint });
+    if (typeof p.employeeCode !== 'string' || p.employeeCode.trim() === '' || p.employeeCode.length > 64) throw bad('no valid employee code', p.employeeCode, 'give the employee code (1 to 64 characters)');
+    if (p.direction !== 'in' && p.direction !== 'out') throw bad('an invalid direction', p.direction, 'use in or out');
+    if (!Number.isInteger(p.tzOffset) || Math.abs(p.tzOffset) > 18 * 60) throw bad('an invalid tzOffset', p.tzOffset, 'minutes east of UTC, between -1080 and 1080');
+    parseLocal(p.localTime, p.tzOffset);
+    if (p.inTime != null) parseLocal(p.inTime, p.tzOffset);
+    if (!['finger', 'iris', 'manual'].includes(p.source)) throw bad('an invalid source', p.source, 'use finger, iris or manual');
+  }
+
+  #params(p: PunchInput, id: string, now: number): (string | number | null)[] {
+    return [
+      id, p.employeeCode, p.direction, p.localTime, p.tzOffset, p.inTime ?? null, p.inId ?? null, p.shift ?? null, p.source,
+      p.score ?? null, p.terminalId, p.createdAt ?? now, p.clockSynced === false ? 0 : 1, p.bootId ?? currentBootId(), p.monotonicMs ?? monotonicMs(),
+    ];
+  }
+
+  async #undelivered(db: SqliteDatabase): Promise<number> {
+    const row = await first<{ n: number }>(db, "SELECT COALESCE(SUM(n), 0) AS n FROM outbox_counts WHERE state IN ('pending', 'dead')");
+    return row?.n ?? 0;
+  }
+
+  #full(undelivered: number, adding: number): AgentError {
+    return new AgentError(
+      'STORE_OUTBOX_FULL',
+      `the outbox holds ${undelivered} undelivered punches, the cap is ${this.maxPending}: new punches are refused (nothing recorded is dropped)`,
+      { undelivered, maxPending: this.maxPending, adding },
+      { hint: 'restore the connection to the upstream ("edge-agent queue status" shows what waits), retry or purge dead letters ("edge-agent queue list --dead"), or raise outbox.maxPending if the disk has room', retryable: true },
+    );
+  }
+
+  async #insert(db: SqliteDatabase, p: PunchInput, now: number): Promise<{ id: string; seq: number }> {
+    const id = ulid(now);
+    const { lastID } = await db.run(INSERT_EVENT, this.#params(p, id, now));
+    for (const sink of this.sinks) await db.run('INSERT INTO outbox_deliveries (sink, seq) VALUES (?, ?)', [sink, lastID]);
+    return { id, seq: lastID };
+  }
+
+  /** Records one punch in one transaction; resolves after the commit. */
+  async record(punch: PunchInput): Promise<{ id: string; seq: number }> {
+    this.#validate(punch);
+    const now = this.#now();
+    const result = await this.db.transaction(async (db) => {
+      const undelivered = await this.#undelivered(db);
+      if (undelivered >= this.maxPending) throw this.#full(undelivered, 1);
+      return this.#insert(db, punch, now);
+    });
+    this.emit('recorded', result);
+    return result;
+  }
+
+  /**
+   * Records many punches, one transaction per thousand (an import of a paper log). Every punch is
+   * validated before anything is written. When the cap is reached, the chunk that would pass it
+   * is refused with `STORE_OUTBOX_FULL` whose context says how many were recorded before.
+   */
+  async recordMany(punches: PunchInput[], chunkSize = 1000): Promise<{ ids: string[] }> {
+    punches.forEach((p, i) => {
+      try {
+        this.#validate(p);
+      } catch (err) {
+        if (err instanceof AgentError) throw new AgentError(err.code, `punch ${i + 1}: ${err.message}`, { ...err.context, index: i }, { hint: err.hint, cause: err });
+        throw err;
+      }
+    });
+    const ids: string[] = [];
+    for (let start = 0; start < punches.length; start += chunkSize) {
+      const chunk = punches.slice(start, start + chunkSize);
+      const now = this.#now();
+      try {
+        const chunkIds = await this.db.transaction(async (db) => {
+          const undelivered = await this.#undelivered(db);
+          if (undelivered + chunk.length > this.maxPending) throw this.#full(undelivered, chunk.length);
+          const out: string[] = [];
+          for (const p of chunk) out.push((await this.#insert(db, p, now)).id);
+          return out;
+        });
+        ids.push(...chunkIds);
+      } catch (err) {
+        if (err instanceof AgentError) err.context.recorded = ids.length;
+        throw err;
+      }
+    }
+    if (ids.length) this.emit('recorded', { id: ids[ids.length - 1]!, seq: -1 });
+    return { ids };
+  }
+
+  /** The latest punch of an employee (any state), for the punch policy. */
+  async lastForEmployee(employeeCode: string): Promise<OutboxEvent | null> {
+    const row = await first<EventRow>(this.db, `SELECT ${EVENT_COLUMNS} FROM outbox_events e WHERE e.employee_code = ? ORDER BY e.seq DESC LIMIT 1`, [employeeCode]);
+    return row ? toEvent(row) : null;
+  }
+
+  async get(id: string): Promise<ListedEvent | null> {
+    const row = await first<EventRow>(this.db, `SELECT ${EVENT_COLUMNS} FROM outbox_events e WHERE e.id = ?`, [id]);
+    if (!row) return null;
+    return { ...toEvent(row), deliveries: await this.#deliveries([row.seq]).then((m) => m.get(row.seq) ?? []) };
+  }
+
+  async #deliveries(seqs: number[]): Promise<Map<number, DeliveryInfo[]>> {
+    const rows = await this.db.all<{ seq: number; sink: string; state: EventState; attempts: number; next_attempt_at: number; last_status: string | null; last_error: string | null; delivered_at: number | null }>(
+      'SELECT seq, sink, state, attempts, next_attempt_at, last_status, last_error, delivered_at FROM outbox_deliveries WHERE seq IN (SELECT value FROM json_each(?)) ORDER BY seq, sink',
+      [JSON.stringify(seqs)],
+    );
+    const out = new Map<number, DeliveryInfo[]>();
+    for (const r of rows) {
+      const list = out.get(r.seq) ?? [];
+      list.push({ sink: r.sink, state: r.state, attempts: r.attempts, nextAttemptAt: r.next_attempt_at, lastStatus: r.last_status, lastError: r.last_error, deliveredAt: r.delivered_at });
+      out.set(r.seq, list);
+    }
+    return out;
+  }
+
+  async status(): Promise<OutboxStatus> {
+    const now = this.#now();
+    const counts = await this.db.all<{ state: EventState; n: number }>('SELECT state, n FROM outbox_counts');
+    const n = (s: EventState) => counts.find((c) => c.state === s)?.n ?? 0;
+    const oldest = await first<{ created_at: number }>(this.db, "SELECT created_at FROM outbox_events WHERE state = 'pending' ORDER BY seq LIMIT 1");
+    const last = await first<{ t: number | null }>(this.db, 'SELECT MAX(done_at) AS t FROM outbox_events WHERE done_at IS NOT NULL');
+    const unsynced = await first<{ n: number }>(this.db, "SELECT COUNT(*) AS n FROM outbox_events WHERE clock_synced = 0 AND clock_corrected = 0 AND state = 'pending'");
+    const sinkRows = await this.db.all<{ sink: string; state: 'pending' | 'dead'; n: number }>(
+      "SELECT sink, state, COUNT(*) AS n FROM outbox_deliveries WHERE state IN ('pending', 'dead') GROUP BY sink, state",
+    );
+    const perSink: OutboxStatus['perSink'] = {};
+    for (const s of this.sinks) perSink[s] = { pending: 0, dead: 0 };
+    for (const r of sinkRows) (perSink[r.sink] ??= { pending: 0, dead: 0 })[r.state] = r.n;
+    return {
+      pending: n('pending'),
+      dead: n('dead'),
+      delivered: n('delivered'),
+      oldestPendingAgeSec: oldest ? Math.max(0, Math.round((now - oldest.created_at) / 1000)) : null,
+      lastDeliveryAt: last?.t != null ? new Date(last.t).toISOString() : null,
+      unsynced: unsynced?.n ?? 0,
+      maxPending: this.maxPending,
+      perSink,
+    };
+  }
+
+  /** Punches in recording order: pending ones by default, dead letters with `dead`, newest last. */
+  async list(options: { dead?: boolean; delivered?: boolean; limit?: number } = {}): Promise<ListedEvent[]> {
+    const state: EventState = options.dead ? 'dead' : options.delivered ? 'delivered' : 'pending';
+    const rows = await this.db.all<EventRow>(`SELECT ${EVENT_COLUMNS} FROM outbox_events e WHERE e.state = ? ORDER BY e.seq LIMIT ?`, [state, options.limit ?? 100]);
+    const deliveries = await this.#deliveries(rows.map((r) => r.seq));
+    return rows.map((r) => ({ ...toEvent(r), deliveries: deliveries.get(r.seq) ?? [] }));
+  }
+
+  async #refreshStates(db: SqliteDatabase, seqsJson: string, now: number): Promise<void> {
+    await db.run(
+      `UPDATE outbox_events SET state = CASE
+         WHEN EXISTS (SELECT 1 FROM outbox_deliveries d WHERE d.seq = outbox_events.seq AND d.state = 'dead') THEN 'dead'
+         WHEN EXISTS (SELECT 1 FROM outbox_deliveries d WHERE d.seq = outbox_events.seq AND d.state = 'pending') THEN 'pending'
+         ELSE 'delivered' END
+       WHERE seq IN (SELECT value FROM json_each(?))`,
+      [seqsJson],
+    );
+    await db.run(
+      "UPDATE outbox_events SET done_at = CASE WHEN state = 'delivered' THEN COALESCE(done_at, ?) ELSE NULL END WHERE seq IN (SELECT value FROM json_each(?))",
+      [now, seqsJson],
+    );
+  }
+
+  /** Sends dead letters again (all, or the given ids): their dead deliveries become pending now. */
+  async retryDead(ids?: string[]): Promise<number> {
+    const now = this.#now();
+    return this.db.transaction(async (db) => {
+      const rows = ids
+        ? await db.all<{ seq: number }>("SELECT seq FROM outbox_events WHERE state = 'dead' AND id IN (SELECT value FROM json_each(?))", [JSON.stringify(ids)])
+        : await db.all<{ seq: number }>("SELECT seq FROM outbox_events WHERE state = 'dead'");
+      if (rows.length === 0) return 0;
+      const seqs = JSON.stringify(rows.map((r) => r.seq));
+      await db.run("UPDATE outbox_deliveries SET state = 'pending', attempts = 0, next_attempt_at = 0 WHERE state = 'dead' AND seq IN (SELECT value FROM json_each(?))", [seqs]);
+      await this.#refreshStates(db, seqs, now);
+      return rows.length;
+    });
+  }
+
+  /**
+   * Deletes dead letters (`dead`) and/or delivered punches (`delivered`; the default when neither
+   * is given). Pending punches are never purged.
+   */
+  async purge(options: { dead?: boolean; delivered?: boolean } = {}): Promise<{ dead: number; delivered: number }> {
+    const delivered = options.delivered ?? !options.dead;
+    return this.db.transaction(async (db) => {
+      const out = { dead: 0, delivered: 0 };
+      if (options.dead) out.dead = (await db.run("DELETE FROM outbox_events WHERE state = 'dead'")).changes;
+      if (delivered) out.delivered = (await db.run("DELETE FROM outbox_events WHERE state = 'delivered'")).changes;
+      return out;
+    });
+  }
+
+  /** Deletes delivered punches older than `retentionDays` (by delivery time). Returns the count. */
+  async prune(retentionDays: number): Promise<number> {
+    const cutoff = this.#now() - retentionDays * 86_400_000;
+    return this.db.transaction(async (db) => (await db.run("DELETE FROM outbox_events WHERE state = 'delivered' AND done_at IS NOT NULL AND done_at < ?", [cutoff])).changes);
+  }
+
+  /**
+   * The clock synchronized: rewrites the local time of this boot's undelivered unsynced punches
+   * as `wallNow − (monoNow − monoAtPunch)` and marks them corrected. Check-outs that carry the
+   * inTime of a corrected check-in get the corrected inTime. Returns how many were corrected.
+   */
+  async correctUnsynced(at: { bootId: string; wallNowMs: number; monoNowMs: number }): Promise<number> {
+    return this.db.transaction(async (db) => {
+      const rows = await db.all<{ seq: number; id: string; tz_offset: number; monotonic_ms: number }>(
+        "SELECT seq, id, tz_offset, monotonic_ms FROM outbox_events WHERE boot_id = ? AND clock_synced = 0 AND clock_corrected = 0 AND state <> 'delivered'",
+        [at.bootId],
+      );
+      for (const r of rows) {
+        const local = formatLocal(at.wallNowMs - (at.monoNowMs - r.monotonic_ms), r.tz_offset);
+        await db.run('UPDATE outbox_events SET local_time = ?, clock_corrected = 1 WHERE seq = ?', [local, r.seq]);
+        await db.run("UPDATE outbox_events SET in_time = ? WHERE in_id = ? AND state <> 'delivered'", [local, r.id]);
+      }
+      return rows.length;
+    });
+  }
+
+  /**
+   * Makes the deliveries match the configured sinks: undelivered punches get a row for each sink
+   * added since they were recorded, and lose their pending rows for sinks no longer configured.
+   */
+  async reconcileSinks(sinks: readonly string[]): Promise<void> {
+    const now = this.#now();
+    await this.db.transaction(async (db) => {
+      const json = JSON.stringify(sinks);
+      const stale = await db.all<{ seq: number }>("SELECT DISTINCT seq FROM outbox_deliveries WHERE state = 'pending' AND sink NOT IN (SELECT value FROM json_each(?))", [json]);
+      for (const sink of sinks) {
+        await db.run("INSERT OR IGNORE INTO outbox_deliveries (sink, seq) SELECT ?, seq FROM outbox_events WHERE state <> 'delivered'", [sink]);
+      }
+      if (stale.length) {
+        await db.run("DELETE FROM outbox_deliveries WHERE state = 'pending' AND sink NOT IN (SELECT value FROM json_each(?))", [json]);
+        await this.#refreshStates(db, JSON.stringify(stale.map((r) => r.seq)), now);
+      }
+    });
+  }
+
+  /**
+   * The next items for `sink`, in recording order, keeping per-employee order: once an employee
+   * has a pending item that is not due yet (backing off) or held (clock not synchronized), none of
+   * that employee's later items are taken. Dead letters do not block.
+   */
+  async nextBatch(sink: string, limit: number, now: number = this.#now()): Promise<OutboxItem[]> {
+    const out: OutboxItem[] = [];
+    const blocked = new Set<string>();
+    const page = Math.max(limit * 2, 200);
+    let after = 0;
+    let scanned = 0;
+    while (out.length < limit && scanned < MAX_SCAN_ROWS) {
+      const rows = await this.db.all<EventRow & { attempts: number; next_attempt_at: number }>(
+        `SELECT ${EVENT_COLUMNS}, d.attempts, d.next_attempt_at FROM outbox_deliveries d JOIN outbox_events e ON e.seq = d.seq
+         WHERE d.sink = ? AND d.state = 'pending' AND d.seq > ? ORDER BY d.seq LIMIT ?`,
+        [sink, after, page],
+      );
+      for (const r of rows) {
+        if (blocked.has(r.employee_code)) continue;
+        const held = r.clock_synced === 0 && r.clock_corrected === 0 && now - r.created_at < this.unsyncedHoldMs;
+        if (held || r.next_attempt_at > now) {
+          blocked.add(r.employee_code);
+          continue;
+        }
+        out.push({ ...toEvent(r), attempts: r.attempts });
+        if (out.length >= limit) break;
+      }
+      scanned += rows.length;
+      if (rows.length < page) break;
+      after = rows[rows.length - 1]!.seq;
+    }
+    return out;
+  }
+
+  /** Applies one sink's outcomes for a batch in one transaction. */
+  async applyResults(sink: string, results: ItemResult[], now: number = this.#now()): Promise<void> {
+    if (results.length === 0) return;
+    const delivered: number[] = [];
+    const dead: Array<{ seq: number; status: string; error: string }> = [];
+    const retry: Array<{ seq: number; status: string | null; error: string; next: number }> = [];
+    for (const r of results) {
+      if (r.outcome === 'delivered') delivered.push(r.seq);
+      else if (r.outcome === 'dead') dead.push({ seq: r.seq, status: r.status, error: r.error });
+      else retry.push({ seq: r.seq, status: r.status ?? null, error: r.error, next: r.nextAttemptAt });
+    }
+    await this.db.transaction(async (db) => {
+      if (delivered.length) {
+        await db.run(
+          "UPDATE outbox_deliveries SET state = 'delivered', attempts = attempts + 1, delivered_at = ?, last_status = 'SUCCESS', last_error = NULL WHERE sink = ? AND state = 'pending' AND seq IN (SELECT value FROM json_each(?))",
+          [now, sink, JSON.stringify(delivered)],
+        );
+      }
+      if (dead.length) {
+        await db.run(
+          `UPDATE outbox_deliveries AS d SET state = 'dead', attempts = d.attempts + 1, last_status = j.status, last_error = j.error
+           FROM (SELECT value ->> 'seq' AS seq, value ->> 'status' AS status, value ->> 'error' AS error FROM json_each(?)) AS j
+           WHERE d.sink = ? AND d.state = 'pending' AND d.seq = j.seq`,
+          [JSON.stringify(dead), sink],
+        );
+      }
+      if (retry.length) {
+        await db.run(
+          `UPDATE outbox_deliveries AS d SET attempts = d.attempts + 1, next_attempt_at = j.next, last_status = j.status, last_error = j.error
+           FROM (SELECT value ->> 'seq' AS seq, value ->> 'status' AS status, value ->> 'error' AS error, value ->> 'next' AS next FROM json_each(?)) AS j
+           WHERE d.sink = ? AND d.state = 'pending' AND d.seq = j.seq`,
+          [JSON.stringify(retry), sink],
+        );
+      }
+      if (delivered.length || dead.length) await this.#refreshStates(db, JSON.stringify([...delivered, ...dead.map((d) => d.seq)]), now);
+    });
+  }
+
+  /** Records a whole-request failure against a batch without counting it as an item outcome. */
+  async noteFailure(sink: string, seqs: number[], error: string): Promise<void> {
+    if (seqs.length === 0) return;
+    await this.db.transaction((db) =>
+      db.run('UPDATE outbox_deliveries SET attempts = attempts + 1, last_error = ? WHERE sink = ? AND state = \'pending\' AND seq IN (SELECT value FROM json_each(?))', [error, sink, JSON.stringify(seqs)]),
+    );
+  }
+}

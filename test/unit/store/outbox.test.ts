@@ -1,0 +1,188 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { isAgentError } from '../../../src/core/errors.js';
+import type { SqliteDatabase } from '../../../src/core/sqlite.js';
+import { openAgentDatabase } from '../../../src/store/agent-db.js';
+import { Outbox, type PunchInput } from '../../../src/store/outbox.js';
+import { ulid, ulidTime } from '../../../src/store/ulid.js';
+
+let dir: string;
+let db: SqliteDatabase;
+
+function punch(code: string, direction: 'in' | 'out' = 'in', extra: Partial<PunchInput> = {}): PunchInput {
+  return { employeeCode: code, direction, localTime: '2026-03-01 08:00:00', tzOffset: 60, source: 'manual', terminalId: 't1', ...extra };
+}
+
+beforeEach(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'outbox-'));
+  db = await openAgentDatabase(dir);
+});
+afterEach(async () => {
+  await db.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('ulid', () => {
+  it('sorts by time and stays monotonic inside one millisecond', () => {
+    const ids = Array.from({ length: 500 }, () => ulid(1_700_000_000_000));
+    expect([...ids].sort()).toEqual(ids);
+    expect(new Set(ids).size).toBe(500);
+    expect(ulidTime(ids[0]!)).toBe(1_700_000_000_000);
+    expect(ulid(1_700_000_000_001) > ids[499]!).toBe(true);
+  });
+});
+
+describe('Outbox', () => {
+  it('records a punch durably: a second connection sees it after record() resolves', async () => {
+    const outbox = await Outbox.open(db);
+    const { id } = await outbox.record(punch('E1'));
+    const other = await openAgentDatabase(dir);
+    const row = await other.get<{ id: string; state: string }>('SELECT id, state FROM outbox_events WHERE id = ?', [id]);
+    await other.close();
+    expect(row).toEqual({ id, state: 'pending' });
+    const st = await outbox.status();
+    expect(st).toMatchObject({ pending: 1, dead: 0, delivered: 0, perSink: { api: { pending: 1, dead: 0 } } });
+    expect(st.oldestPendingAgeSec).toBeGreaterThanOrEqual(0);
+  });
+
+  it('refuses bad punches with a clear error and records nothing', async () => {
+    const outbox = await Outbox.open(db);
+    await expect(outbox.record(punch('E1', 'in', { localTime: '2026-13-01 08:00:00' }))).rejects.toMatchObject({ code: 'STORE_BAD_TIME' });
+    await expect(outbox.record(punch(''))).rejects.toMatchObject({ code: 'STORE_BAD_PUNCH' });
+    expect((await outbox.status()).pending).toBe(0);
+  });
+
+  it('refuses new punches at the cap with STORE_OUTBOX_FULL and drops nothing recorded', async () => {
+    const outbox = await Outbox.open(db, { maxPending: 3 });
+    for (const c of ['A', 'B', 'C']) await outbox.record(punch(c));
+    const err = await outbox.record(punch('D')).catch((e: unknown) => e);
+    expect(isAgentError(err, 'STORE_OUTBOX_FULL')).toBe(true);
+    expect((err as { hint: string }).hint).toMatch(/queue/);
+    expect((await outbox.list()).map((e) => e.employeeCode)).toEqual(['A', 'B', 'C']);
+    // Delivering one makes room again.
+    const [first] = await outbox.nextBatch('api', 1);
+    await outbox.applyResults('api', [{ seq: first!.seq, outcome: 'delivered' }]);
+    await outbox.record(punch('D'));
+    expect((await outbox.status()).pending).toBe(3);
+  });
+
+  it('recordMany writes in chunks and stops at the cap saying how many were recorded', async () => {
+    const outbox = await Outbox.open(db, { maxPending: 25 });
+    const many = Array.from({ length: 30 }, (_, i) => punch(`E${i}`));
+    const err = await outbox.recordMany(many, 10).catch((e: unknown) => e);
+    expect(isAgentError(err, 'STORE_OUTBOX_FULL')).toBe(true);
+    expect((err as { context: { recorded: number } }).context.recorded).toBe(20);
+    expect((await outbox.status()).pending).toBe(20);
+  });
+
+  it('takes batches in recording order and never passes an employee whose earlier item is backing off', async () => {
+    const outbox = await Outbox.open(db);
+    await outbox.record(punch('A', 'in'));
+    await outbox.record(punch('B', 'in'));
+    await outbox.record(punch('A', 'out'));
+    await outbox.record(punch('C', 'in'));
+    const batch = await outbox.nextBatch('api', 10, 1000);
+    expect(batch.map((b) => `${b.employeeCode}-${b.direction}`)).toEqual(['A-in', 'B-in', 'A-out', 'C-in']);
+    // A's check-in fails for this item only: A's check-out must wait, others go.
+    await outbox.applyResults('api', [
+      { seq: batch[0]!.seq, outcome: 'retry', status: 'ERROR', error: 'system error', nextAttemptAt: 5000 },
+      { seq: batch[1]!.seq, outcome: 'delivered' },
+    ], 1000);
+    const next = await outbox.nextBatch('api', 10, 2000);
+    expect(next.map((b) => `${b.employeeCode}-${b.direction}`)).toEqual(['C-in']);
+    const later = await outbox.nextBatch('api', 10, 6000);
+    expect(later.map((b) => `${b.employeeCode}-${b.direction}`)).toEqual(['A-in', 'A-out', 'C-in']);
+    expect(later[0]!.attempts).toBe(1);
+  });
+
+  it('keeps dead letters with status and reason, retries them, purges only on request', async () => {
+    const outbox = await Outbox.open(db);
+    await outbox.record(punch('GHOST'));
+    await outbox.record(punch('OK'));
+    const batch = await outbox.nextBatch('api', 10);
+    await outbox.applyResults('api', [
+      { seq: batch[0]!.seq, outcome: 'dead', status: 'USER_NOT_AVAILABLE', error: 'user not found' },
+      { seq: batch[1]!.seq, outcome: 'delivered' },
+    ]);
+    expect(await outbox.status()).toMatchObject({ pending: 0, dead: 1, delivered: 1 });
+    const dead = await outbox.list({ dead: true });
+    expect(dead).toHaveLength(1);
+    expect(dead[0]!.deliveries[0]).toMatchObject({ sink: 'api', state: 'dead', lastStatus: 'USER_NOT_AVAILABLE', lastError: 'user not found', attempts: 1 });
+    // Dead letters never go out on their own.
+    expect(await outbox.nextBatch('api', 10)).toHaveLength(0);
+    expect(await outbox.retryDead()).toBe(1);
+    expect(await outbox.status()).toMatchObject({ pending: 1, dead: 0 });
+    const again = await outbox.nextBatch('api', 10);
+    expect(again.map((e) => e.employeeCode)).toEqual(['GHOST']);
+    await outbox.applyResults('api', [{ seq: again[0]!.seq, outcome: 'dead', status: 'USER_NOT_AVAILABLE', error: 'still' }]);
+    expect(await outbox.purge({ dead: true })).toEqual({ dead: 1, delivered: 0 });
+    expect(await outbox.status()).toMatchObject({ pending: 0, dead: 0, delivered: 1 });
+  });
+
+  it('with two sinks a punch is delivered only when both have it', async () => {
+    const outbox = await Outbox.open(db, { sinks: ['api', 'mqtt'] });
+    const { seq } = await outbox.record(punch('A'));
+    await outbox.applyResults('api', [{ seq, outcome: 'delivered' }]);
+    expect(await outbox.status()).toMatchObject({ pending: 1, delivered: 0, perSink: { api: { pending: 0 }, mqtt: { pending: 1 } } });
+    expect(await outbox.nextBatch('api', 10)).toHaveLength(0);
+    await outbox.applyResults('mqtt', [{ seq, outcome: 'delivered' }]);
+    const st = await outbox.status();
+    expect(st).toMatchObject({ pending: 0, delivered: 1 });
+    expect(st.lastDeliveryAt).not.toBeNull();
+  });
+
+  it('prunes delivered punches after the retention period only', async () => {
+    let now = Date.UTC(2026, 0, 1);
+    const outbox = await Outbox.open(db, { now: () => now });
+    const { seq } = await outbox.record(punch('A'));
+    await outbox.record(punch('B'));
+    await outbox.applyResults('api', [{ seq, outcome: 'delivered' }]);
+    now += 29 * 86_400_000;
+    expect(await outbox.prune(30)).toBe(0);
+    now += 2 * 86_400_000;
+    expect(await outbox.prune(30)).toBe(1);
+    expect(await outbox.status()).toMatchObject({ pending: 1, delivered: 0 });
+  });
+
+  it('holds unsynced punches until corrected, rewriting their time from the monotonic clock', async () => {
+    const wall = Date.UTC(2026, 2, 1, 7, 0, 0);
+    const outbox = await Outbox.open(db, { now: () => wall, unsyncedHoldHours: 24 });
+    const inP = await outbox.record(punch('A', 'in', { localTime: '1970-01-01 00:10:00', clockSynced: false, bootId: 'boot-1', monotonicMs: 100_000 }));
+    await outbox.record(punch('A', 'out', { localTime: '1970-01-01 00:20:00', inTime: '1970-01-01 00:10:00', inId: inP.id, clockSynced: false, bootId: 'boot-1', monotonicMs: 700_000 }));
+    await outbox.record(punch('B', 'in', { clockSynced: false, bootId: 'boot-2', monotonicMs: 5 }));
+    await outbox.record(punch('C', 'in'));
+    expect((await outbox.nextBatch('api', 10)).map((e) => e.employeeCode)).toEqual(['C']);
+    expect((await outbox.status()).unsynced).toBe(3);
+    // Synchronized at wall 08:00:00 UTC when the monotonic clock read 1,000,000 ms.
+    const n = await outbox.correctUnsynced({ bootId: 'boot-1', wallNowMs: Date.UTC(2026, 2, 1, 8, 0, 0), monoNowMs: 1_000_000 });
+    expect(n).toBe(2);
+    const batch = await outbox.nextBatch('api', 10);
+    expect(batch.map((e) => [e.employeeCode, e.localTime, e.inTime, e.clockSynced, e.clockCorrected])).toEqual([
+      ['A', '2026-03-01 08:45:00', null, false, true],
+      ['A', '2026-03-01 08:55:00', '2026-03-01 08:45:00', false, true],
+      ['C', '2026-03-01 08:00:00', null, true, false],
+    ]);
+    // boot-2 cannot be corrected; it goes as it is once the hold passed.
+    const later = await outbox.nextBatch('api', 10, wall + 25 * 3_600_000);
+    expect(later.map((e) => e.employeeCode)).toContain('B');
+  });
+
+  it('reconciles deliveries when the configured sinks change', async () => {
+    const first = await Outbox.open(db, { sinks: ['api'] });
+    await first.record(punch('A'));
+    const both = await Outbox.open(db, { sinks: ['api', 'mqtt'] });
+    await both.reconcileSinks(['mqtt']);
+    expect((await both.status()).perSink).toEqual({ api: { pending: 0, dead: 0 }, mqtt: { pending: 1, dead: 0 } });
+  });
+
+  it('survives reopening: migrations are idempotent and counts persist', async () => {
+    const outbox = await Outbox.open(db);
+    await outbox.recordMany(Array.from({ length: 5 }, (_, i) => punch(`E${i}`)));
+    await db.close();
+    db = await openAgentDatabase(dir);
+    const again = await Outbox.open(db);
+    expect((await again.status()).pending).toBe(5);
+  });
+});
