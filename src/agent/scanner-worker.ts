@@ -1,0 +1,274 @@
+/**
+ * One scanner's life in the daemon: open it (again and again with backoff while it is unplugged),
+ * wait for a finger or an eye, identify it (the module's own search first where the module keeps
+ * templates, then host matching from the image), punch, and give feedback on the module.
+ *
+ * The worker never branches on the scanner family: it asks for capabilities.
+ */
+import type { CapturedImage, Feedback, Scanner, ScannerInfo, ScannerModality } from '../../drivers/scanner.js';
+import { backoffDelay } from '../core/backoff.js';
+import { AgentError, toAgentError } from '../core/errors.js';
+import { TypedEmitter } from '../core/events.js';
+import { logger, type Logger } from '../core/logger.js';
+import { monotonicMs, sleep } from '../core/time.js';
+
+export interface Identification {
+  employeeCode: string | null;
+  modality: ScannerModality;
+  score: number;
+  decision: 'accept' | 'reject';
+  path: 'module' | 'host';
+}
+
+/** Host matching from an image (extraction + 1:N). */
+export type IdentifyImage = (modality: ScannerModality, image: CapturedImage) => Promise<Identification>;
+
+/** Which employee a module slot holds, for the module-search path. */
+export type SlotOwner = (scannerKey: string, slot: number) => Promise<string | null>;
+
+export interface PunchResult {
+  recorded: boolean;
+  direction?: 'in' | 'out';
+  reason?: string;
+}
+export type PunchFn = (p: { employeeCode: string; source: 'finger' | 'iris'; score: number }) => Promise<PunchResult>;
+
+export type ScannerStatus = 'connecting' | 'ready' | 'disconnected' | 'stopped';
+
+export interface CaptureOutcome {
+  scanner: string;
+  path: 'module' | 'host' | null;
+  employeeCode: string | null;
+  score: number | null;
+  result: 'punched' | 'duplicate' | 'unknown' | 'try-again' | 'refused';
+  direction?: 'in' | 'out';
+  /** Milliseconds from the finger or eye noticed to the punch durable (or the decision). */
+  latencyMs: number;
+  detail?: string;
+}
+
+export interface ScannerWorkerEvents extends Record<string, unknown> {
+  status: { scanner: string; status: ScannerStatus; info: ScannerInfo | null; error?: string };
+  capture: CaptureOutcome;
+}
+
+export interface ScannerWorkerOptions {
+  /** Stable key of this scanner (config path or simulator name). */
+  key: string;
+  open: () => Promise<Scanner>;
+  identifyImage: IdentifyImage;
+  slotOwner: SlotOwner;
+  punch: PunchFn;
+  /** Called once the scanner is open (and after each reconnection), e.g. to place module templates. */
+  onReady?: (scanner: Scanner, info: ScannerInfo) => Promise<void>;
+  reopenBaseMs?: number;
+  reopenCapMs?: number;
+  /** Pause after a capture so one press is not read twice. */
+  cooldownMs?: number;
+  /** Minimum module score counted as a match on the module path. */
+  moduleMinScore?: number;
+}
+
+export class ScannerWorker extends TypedEmitter<ScannerWorkerEvents> {
+  readonly #o: ScannerWorkerOptions;
+  readonly #log: Logger;
+  readonly #abort = new AbortController();
+  #scanner: Scanner | null = null;
+  #info: ScannerInfo | null = null;
+  #status: ScannerStatus = 'connecting';
+  #loop: Promise<void> | null = null;
+  /** Exclusive use of the scanner (enrolment borrows it from the capture loop). */
+  #lock: Promise<void> = Promise.resolve();
+  #paused = 0;
+
+  constructor(options: ScannerWorkerOptions) {
+    super();
+    this.#o = options;
+    this.#log = logger('agent:scanner').child({ scanner: options.key });
+  }
+
+  get key(): string {
+    return this.#o.key;
+  }
+
+  get status(): ScannerStatus {
+    return this.#status;
+  }
+
+  get info(): ScannerInfo | null {
+    return this.#info;
+  }
+
+  #setStatus(status: ScannerStatus, error?: string): void {
+    if (status === this.#status && !error) return;
+    this.#status = status;
+    this.emit('status', { scanner: this.#o.key, status, info: this.#info, ...(error ? { error } : {}) });
+  }
+
+  start(): void {
+    this.#loop ??= this.#run();
+  }
+
+  async stop(): Promise<void> {
+    this.#abort.abort();
+    await this.#loop?.catch(() => undefined);
+    await this.#scanner?.close().catch(() => undefined);
+    this.#scanner = null;
+    this.#setStatus('stopped');
+  }
+
+  /**
+   * Runs `fn` with the scanner while the capture loop waits (enrolment, identify on demand).
+   * Rejects with AGENT_SCANNER_UNAVAILABLE when the scanner is not connected.
+   */
+  async withScanner<T>(fn: (scanner: Scanner) => Promise<T>): Promise<T> {
+    this.#paused++;
+    const prev = this.#lock;
+    let release!: () => void;
+    this.#lock = new Promise<void>((r) => (release = r));
+    try {
+      await prev;
+      const scanner = this.#scanner;
+      if (!scanner || this.#status !== 'ready') {
+        throw new AgentError('AGENT_SCANNER_UNAVAILABLE', `scanner ${this.#o.key} is ${this.#status}`, { scanner: this.#o.key }, { hint: 'check the cable and "edge-agent devices"; the agent reconnects by itself', retryable: true });
+      }
+      return await fn(scanner);
+    } finally {
+      this.#paused--;
+      release();
+    }
+  }
+
+  async #openWithBackoff(): Promise<void> {
+    let attempt = 0;
+    while (!this.#abort.signal.aborted) {
+      try {
+        const scanner = await this.#o.open();
+        const info = await scanner.open();
+        this.#scanner = scanner;
+        this.#info = info;
+        scanner.on('disconnect', (err) => {
+          if (this.#scanner !== scanner) return;
+          this.#log.warn({ err: err.message }, 'scanner disconnected; reconnecting');
+          this.#setStatus('disconnected', err.message);
+        });
+        await this.#o.onReady?.(scanner, info);
+        this.#setStatus('ready');
+        this.#log.info({ family: info.family, model: info.model, path: info.path }, 'scanner ready');
+        return;
+      } catch (err) {
+        const e = toAgentError(err, 'AGENT_SCANNER_OPEN');
+        const delay = backoffDelay(attempt++, { baseMs: this.#o.reopenBaseMs ?? 500, capMs: this.#o.reopenCapMs ?? 30_000 }) + 100;
+        if (attempt === 1 || attempt % 10 === 0) this.#log.warn({ code: e.code, err: e.message, retryInMs: delay }, 'scanner not available');
+        this.#setStatus('disconnected', e.message);
+        await this.#scanner?.close().catch(() => undefined);
+        this.#scanner = null;
+        await sleep(delay, this.#abort.signal).catch(() => undefined);
+      }
+    }
+  }
+
+  async #run(): Promise<void> {
+    const signal = this.#abort.signal;
+    while (!signal.aborted) {
+      if (!this.#scanner || this.#status !== 'ready') {
+        await this.#scanner?.close().catch(() => undefined);
+        this.#scanner = null;
+        this.#setStatus('connecting');
+        await this.#openWithBackoff();
+        continue;
+      }
+      if (this.#paused > 0) {
+        await this.#lock;
+        continue;
+      }
+      const scanner = this.#scanner;
+      let release!: () => void;
+      const prev = this.#lock;
+      this.#lock = new Promise<void>((r) => (release = r));
+      try {
+        await prev;
+        const present = await scanner.waitForPresence({ timeoutMs: 500, signal });
+        if (present && !signal.aborted) {
+          const outcome = await this.#handlePresence(scanner);
+          this.emit('capture', outcome);
+        }
+      } catch (err) {
+        const e = toAgentError(err, 'AGENT_CAPTURE');
+        if (signal.aborted) break;
+        if (/DISCONNECT|UNPLUG|TRANSPORT/.test(e.code)) {
+          this.#setStatus('disconnected', e.message);
+        } else {
+          this.#log.warn({ code: e.code, err: e.message }, 'capture failed');
+          await sleep(200, signal).catch(() => undefined);
+        }
+      } finally {
+        release();
+      }
+    }
+  }
+
+  async #feedback(scanner: Scanner, kind: Feedback): Promise<void> {
+    try {
+      await scanner.feedback(kind);
+    } catch (err) {
+      this.#log.debug({ err: (err as Error).message, kind }, 'feedback failed');
+    }
+  }
+
+  async #handlePresence(scanner: Scanner): Promise<CaptureOutcome> {
+    const t0 = monotonicMs();
+    const key = this.#o.key;
+    const base = { scanner: key };
+    let ident: Identification | null = null;
+    try {
+      if (scanner.capabilities.moduleSearch) {
+        const hit = await scanner.searchOnModule();
+        if (hit && hit.score >= (this.#o.moduleMinScore ?? 0)) {
+          const code = await this.#o.slotOwner(key, hit.slot);
+          if (code) ident = { employeeCode: code, modality: scanner.modality, score: hit.score, decision: 'accept', path: 'module' };
+        }
+      }
+      if (!ident && scanner.capabilities.image) {
+        const image = await scanner.captureImage();
+        ident = await this.#o.identifyImage(scanner.modality, image);
+      }
+    } catch (err) {
+      const e = toAgentError(err, 'AGENT_CAPTURE');
+      if (/DISCONNECT|UNPLUG|TRANSPORT/.test(e.code)) throw e;
+      await this.#feedback(scanner, 'try-again');
+      this.#log.info({ code: e.code, err: e.message }, 'capture not usable; asked to try again');
+      await sleep(this.#o.cooldownMs ?? 800, this.#abort.signal).catch(() => undefined);
+      return { ...base, path: null, employeeCode: null, score: null, result: 'try-again', latencyMs: monotonicMs() - t0, detail: `${e.code}: ${e.message}` };
+    }
+    if (!ident || ident.decision !== 'accept' || !ident.employeeCode) {
+      await this.#feedback(scanner, 'unknown');
+      await sleep(this.#o.cooldownMs ?? 800, this.#abort.signal).catch(() => undefined);
+      return { ...base, path: ident?.path ?? null, employeeCode: null, score: ident?.score ?? null, result: 'unknown', latencyMs: monotonicMs() - t0 };
+    }
+    let punched: PunchResult;
+    try {
+      punched = await this.#o.punch({ employeeCode: ident.employeeCode, source: scanner.modality, score: ident.score });
+    } catch (err) {
+      const e = toAgentError(err, 'AGENT_PUNCH');
+      await this.#feedback(scanner, 'error');
+      this.#log.error({ code: e.code, err: e.message, employeeCode: ident.employeeCode }, 'the punch could not be recorded');
+      await sleep(this.#o.cooldownMs ?? 800, this.#abort.signal).catch(() => undefined);
+      return { ...base, path: ident.path, employeeCode: ident.employeeCode, score: ident.score, result: 'refused', latencyMs: monotonicMs() - t0, detail: `${e.code}: ${e.message}` };
+    }
+    const latencyMs = monotonicMs() - t0;
+    // Feedback only after the punch is durable in the outbox.
+    await this.#feedback(scanner, 'accepted');
+    await sleep(this.#o.cooldownMs ?? 800, this.#abort.signal).catch(() => undefined);
+    return {
+      ...base,
+      path: ident.path,
+      employeeCode: ident.employeeCode,
+      score: ident.score,
+      result: punched.recorded ? 'punched' : 'duplicate',
+      ...(punched.direction ? { direction: punched.direction } : {}),
+      latencyMs,
+      ...(punched.reason ? { detail: punched.reason } : {}),
+    };
+  }
+}
