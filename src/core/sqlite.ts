@@ -113,7 +113,10 @@ export class SqliteDatabase {
 
   get<T = Record<string, unknown>>(sql: string, params: Params = []): Promise<T | undefined> {
     return new Promise((resolve, reject) => {
-      this.#statement(sql).get(params, (err: Error | null, row: T) => (err ? reject(sqliteError(err, { sql })) : resolve(row)));
+      const st = this.#statement(sql);
+      st.get(params, (err: Error | null, row: T) => (err ? reject(sqliteError(err, { sql })) : resolve(row)));
+      // A cached statement keeps its cursor after get(); reset it so the next get() starts over.
+      st.reset();
     });
   }
 
