@@ -23,6 +23,8 @@ export interface ScannerInfo {
   /** Templates stored on the module now (null where unknown). */
   templates: number | null;
   image: { width: number; height: number; bitsPerPixel: number } | null;
+  /** Format name of the module's own templates (`r30x-char`, `gt521`), where it keeps any. */
+  moduleTemplateFormat?: string | null;
 }
 
 /** An image as the scanner gave it, widened to 8 bits per pixel, row-major, top row first. */
