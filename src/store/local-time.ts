@@ -1,30 +1,22 @@
 /**
- * Local wall-clock strings as the attendance API wants them (`yyyy-MM-dd HH:mm:ss`) and the
- * offsets that go with them (minutes east of UTC). A punch keeps the local time it was taken at
- * and its offset, so the UTC instant is always `local − offset`.
+ * Local wall-clock times of punches. The text form and its arithmetic are the API contract's
+ * (`src/api/date-time.ts`: `yyyy-MM-dd HH:mm:ss`, offsets in minutes east of UTC); this file adds
+ * what a terminal needs beside them: the offset of an IANA zone at an instant.
  */
 import { AgentError } from '../core/errors.js';
+import { formatLocal, toUtcMs } from '../api/date-time.js';
+
+export { formatLocal };
 
 export const LOCAL_TIME_RE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})$/;
 
-const pad = (n: number, w = 2) => String(n).padStart(w, '0');
-
-/** The local time string of the UTC instant `utcMs` at `tzOffsetMin` minutes east of UTC. */
-export function formatLocal(utcMs: number, tzOffsetMin: number): string {
-  const d = new Date(utcMs + tzOffsetMin * 60_000);
-  return `${pad(d.getUTCFullYear(), 4)}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())} ${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}`;
-}
-
 /** Parses `yyyy-MM-dd HH:mm:ss` as a local time at `tzOffsetMin`; returns the UTC instant in ms. */
 export function parseLocal(local: string, tzOffsetMin: number): number {
-  const m = LOCAL_TIME_RE.exec(local);
-  const bad = () => new AgentError('STORE_BAD_TIME', `"${local}" is not a local time of the form yyyy-MM-dd HH:mm:ss`, { value: local }, { hint: 'write the time as 2026-03-01 07:58:00' });
-  if (!m) throw bad();
-  const [y, mo, d, h, mi, s] = m.slice(1).map(Number) as [number, number, number, number, number, number];
-  const ms = Date.UTC(y, mo - 1, d, h, mi, s);
-  const back = new Date(ms);
-  if (back.getUTCFullYear() !== y || back.getUTCMonth() !== mo - 1 || back.getUTCDate() !== d || h > 23 || mi > 59 || s > 59) throw bad();
-  return ms - tzOffsetMin * 60_000;
+  try {
+    return toUtcMs(local, tzOffsetMin);
+  } catch (err) {
+    throw new AgentError('STORE_BAD_TIME', `"${local}" is not a local time of the form yyyy-MM-dd HH:mm:ss`, { value: local }, { hint: 'write the time as 2026-03-01 07:58:00', cause: err });
+  }
 }
 
 /** Minutes east of UTC of the IANA zone `timeZone` at the instant `utcMs`. */
