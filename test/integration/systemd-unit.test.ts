@@ -1,0 +1,123 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runCli, ROOT } from '../helpers/cli.js';
+import { parseUnit, renderUnit } from '../../src/agent/service-files.js';
+
+const UNIT = join(ROOT, 'systemd/edge-agent.service');
+const RULES = join(ROOT, 'systemd/99-edge-agent.rules');
+const template = readFileSync(UNIT, 'utf8');
+
+/**
+ * `systemd-analyze verify` checks that ExecStart's binary exists. The shipped unit names
+ * /usr/bin/node (Debian's node); where node lives elsewhere (CI images, nvm) we verify a copy
+ * whose ExecStart names this node binary, changing nothing else.
+ */
+function unitCopy(execStart: string): string {
+  const dir = mkdtempSync(join(tmpdir(), 'unit-'));
+  const file = join(dir, 'edge-agent.service');
+  writeFileSync(file, renderUnit(template, execStart));
+  return file;
+}
+
+function values(key: string): string[] {
+  return (parseUnit(template).get('Service') ?? []).filter(([k]) => k === key).map(([, v]) => v);
+}
+
+describe('systemd unit', () => {
+  it('passes systemd-analyze verify', () => {
+    const file = unitCopy(`${process.execPath} ${ROOT}dist/src/cli/main.js run`);
+    const r = spawnSync('systemd-analyze', ['verify', file], { encoding: 'utf8' });
+    expect(`${r.stdout}${r.stderr}`.trim()).toBe('');
+    expect(r.status).toBe(0);
+  });
+
+  it('verify really checks: a unit whose binary does not exist fails', () => {
+    const file = unitCopy('/nonexistent/node run');
+    const r = spawnSync('systemd-analyze', ['verify', file], { encoding: 'utf8' });
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toContain('/nonexistent/node');
+  });
+
+  it('has an exposure of at most 3.5 in systemd-analyze security --offline', () => {
+    const r = spawnSync('systemd-analyze', ['security', '--offline=true', UNIT], { encoding: 'utf8' });
+    const m = r.stdout.match(/Overall exposure level for edge-agent\.service: (\d+(?:\.\d+)?)/);
+    expect(m, r.stdout + r.stderr).not.toBeNull();
+    const exposure = Number(m![1]);
+    expect(exposure).toBeLessThanOrEqual(3.5);
+    expect(exposure).toBeGreaterThan(0);
+  });
+
+  it('is Type=notify with a watchdog, restarts always, runs as its own user with serial and HID access', () => {
+    expect(values('Type')).toEqual(['notify']);
+    expect(values('NotifyAccess')).toEqual(['all']);
+    expect(Number(values('WatchdogSec')[0])).toBeGreaterThan(0);
+    expect(values('Restart')).toEqual(['always']);
+    expect(values('User')).toEqual(['edge-agent']);
+    expect(values('SupplementaryGroups')).toEqual(['dialout']);
+    expect(values('StateDirectory')).toEqual(['edge-agent']);
+    expect(values('UMask')).toEqual(['0077']);
+    expect(values('DevicePolicy')).toEqual(['closed']);
+    expect(values('DeviceAllow')).toEqual(expect.arrayContaining(['char-ttyUSB rw', 'char-ttyACM rw', 'char-hidraw rw']));
+    expect(values('RestrictAddressFamilies')).toEqual(['AF_UNIX AF_INET AF_INET6 AF_NETLINK']);
+    expect(values('MemoryDenyWriteExecute')).toEqual([]); // V8's JIT needs W+X pages
+    expect(values('LoadCredential')[0]).toMatch(/^secrets\.yaml:/);
+    for (const k of ['ProtectSystem', 'ProtectHome', 'NoNewPrivileges', 'PrivateTmp']) expect(values(k)).toHaveLength(1);
+  });
+});
+
+describe('udev rules', () => {
+  const lines = readFileSync(RULES, 'utf8').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+  it('give stable names and group access in well-formed rules', () => {
+    for (const line of lines) {
+      for (const part of line.split(/,\s*/)) expect(part, line).toMatch(/^([A-Z_]+(\{[A-Za-z_]+\})?(==|!=|\+=|=)"[^"]*"|LABEL="[a-z_]+")$/);
+    }
+    const text = lines.join('\n');
+    expect(text).toContain('SYMLINK+="fingerprint%n"');
+    expect(text).toContain('SYMLINK+="iris%n"');
+    expect(text).toMatch(/SUBSYSTEM=="hidraw".*GROUP="edge-agent", MODE="0660"/);
+    expect(text).toMatch(/SUBSYSTEM=="tty".*GROUP="dialout", MODE="0660"/);
+  });
+});
+
+describe('edge-agent install-service', () => {
+  it('installs unit and rules under a prefix and prints what it did', async () => {
+    const prefix = mkdtempSync(join(tmpdir(), 'prefix-'));
+    const r = await runCli(['install-service', '--prefix', prefix, '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout) as { ok: boolean; steps: Array<{ action: string; path?: string; status: string; detail?: string }> };
+    expect(out.ok).toBe(true);
+    const unitPath = join(prefix, 'etc/systemd/system/edge-agent.service');
+    const rulesPath = join(prefix, 'etc/udev/rules.d/99-edge-agent.rules');
+    expect(out.steps.map((s) => [s.action, s.status])).toEqual([
+      ['write systemd unit', 'done'],
+      ['write udev rules', 'done'],
+      ['create config folder', 'done'],
+      ['create user', 'skipped'],
+    ]);
+    const unit = readFileSync(unitPath, 'utf8');
+    // ExecStart names this node and this checkout's entry point; the rest is the shipped unit.
+    expect(unit).toContain(`ExecStart=${process.execPath} --import `);
+    expect(unit).toContain('src/cli/main.ts run');
+    expect(unit.replace(/^ExecStart=.*$/m, '')).toBe(template.replace(/^ExecStart=.*$/m, ''));
+    expect(readFileSync(rulesPath, 'utf8')).toBe(readFileSync(RULES, 'utf8'));
+    expect(statSync(join(prefix, 'etc/edge-agent')).isDirectory()).toBe(true);
+    // The installed unit passes verify as it is (its ExecStart binary exists here).
+    const v = spawnSync('systemd-analyze', ['verify', unitPath], { encoding: 'utf8' });
+    expect(v.status, v.stderr).toBe(0);
+
+    const text = await runCli(['install-service', '--prefix', prefix]);
+    expect(text.stdout).toContain(`done      write systemd unit ${unitPath}`);
+    expect(text.stdout).toContain('useradd --system');
+  });
+
+  it('changes nothing with --dry-run', async () => {
+    const prefix = mkdtempSync(join(tmpdir(), 'prefix-'));
+    const r = await runCli(['install-service', '--prefix', prefix, '--dry-run']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('would do  write systemd unit');
+    expect(existsSync(join(prefix, 'etc'))).toBe(false);
+  });
+});
