@@ -69,3 +69,48 @@ describe('site sync rules', () => {
     expect(() => openSiteRecord(key, 's1', 'E1', Buffer.from('nope'))).toThrow(expect.objectContaining({ code: 'OPS_SYNC_MALFORMED' }));
   });
 });
+
+describe('ops router', async () => {
+  const { createOpsRouter } = await import('../../../src/ops/ops-router.js');
+  const calls: string[] = [];
+  const router = createOpsRouter({
+    terminal: 't1',
+    info: async () => ({ version: 'x' }),
+    queueStatus: async () => ({ pending: 4 }),
+    retryDead: async (ids) => (calls.push(`retry:${ids?.join(',') ?? 'all'}`), ids?.length ?? 7),
+    syncTemplates: async () => ({ resubscribed: true }),
+    reloadConfig: async () => ({ configVersion: 3 }),
+    deleteUser: async (code) => (calls.push(`delete:${code}`), { templatesRemoved: 2 }),
+    restart: () => calls.push('restart'),
+  });
+  const ask = async (cmd: string, body: Record<string, unknown> = {}) => router.handle(cmd, Buffer.from(JSON.stringify({ transaction: 'x', ...body })));
+
+  it('answers every command of the list', async () => {
+    expect(router.commands).toEqual(['delete-user', 'info', 'ping', 'queue-status', 'reload-config', 'restart', 'retry-dead', 'set-log-level', 'sync-templates']);
+    expect((await ask('ping')).result).toMatchObject({ pong: true, terminal: 't1' });
+    expect((await ask('queue-status')).result).toEqual({ pending: 4 });
+    expect((await ask('retry-dead')).result).toEqual({ retried: 7 });
+    expect((await ask('retry-dead', { ids: ['a', 'b'] })).result).toEqual({ retried: 2 });
+    expect((await ask('delete-user', { employeeCode: 'E9' })).result).toEqual({ templatesRemoved: 2 });
+    expect(calls).toContain('delete:E9');
+  });
+  it('validates arguments', async () => {
+    expect((await ask('delete-user')).error?.code).toBe('OPS_BAD_ARGUMENT');
+    expect((await ask('retry-dead', { ids: 'a' })).error?.code).toBe('OPS_BAD_ARGUMENT');
+    expect((await ask('set-log-level', { level: 'loud' })).error?.code).toBe('OPS_BAD_ARGUMENT');
+  });
+  it('changes a module log level at run time', async () => {
+    const { logger } = await import('../../../src/core/logger.js');
+    const l = logger('upload:api-test');
+    const r = await ask('set-log-level', { module: 'upload:*', level: 'trace' });
+    expect(r.status).toBe('ok');
+    expect(l.level).toBe('trace');
+  });
+  it('restarts only after answering', async () => {
+    const r = await ask('restart');
+    expect(r.result).toMatchObject({ restarting: true });
+    expect(calls).not.toContain('restart');
+    await new Promise((res) => setTimeout(res, 400));
+    expect(calls).toContain('restart');
+  });
+});
