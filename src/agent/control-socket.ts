@@ -1,0 +1,157 @@
+/**
+ * The daemon's local control socket: HTTP over a Unix socket at `<dataDir>/control.sock`
+ * (mode 0600, so only the agent's user and root reach it). `edge-agent enroll` and
+ * `edge-agent identify` use it while the daemon runs, because the daemon holds the scanners.
+ *
+ * A request is `POST /<action>` with a JSON body; the answer streams NDJSON lines:
+ * `{"type": "progress", ...}` any number of times, then one `{"type": "result", ...}` or
+ * `{"type": "error", "error": {code, message, hint}}`.
+ */
+import { chmodSync, existsSync, unlinkSync } from 'node:fs';
+import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { join } from 'node:path';
+import { AgentError, toAgentError } from '../core/errors.js';
+import { logger } from '../core/logger.js';
+
+export type ControlHandler = (body: Record<string, unknown>, progress: (event: Record<string, unknown>) => void) => Promise<unknown>;
+
+const log = logger('agent:control');
+const MAX_BODY = 64 * 1024;
+
+export function controlSocketPath(dataDir: string): string {
+  return join(dataDir, 'control.sock');
+}
+
+async function readBody(req: IncomingMessage): Promise<Record<string, unknown>> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const c of req) {
+    size += (c as Buffer).length;
+    if (size > MAX_BODY) throw new AgentError('AGENT_CONTROL_BAD_REQUEST', 'request body too large');
+    chunks.push(c as Buffer);
+  }
+  const text = Buffer.concat(chunks).toString('utf8');
+  if (!text) return {};
+  try {
+    const v = JSON.parse(text) as unknown;
+    if (typeof v === 'object' && v !== null && !Array.isArray(v)) return v as Record<string, unknown>;
+  } catch {
+    // fall through
+  }
+  throw new AgentError('AGENT_CONTROL_BAD_REQUEST', 'the request body must be a JSON object');
+}
+
+export class ControlServer {
+  readonly #handlers = new Map<string, ControlHandler>();
+  #server: Server | null = null;
+  readonly path: string;
+
+  constructor(path: string) {
+    this.path = path;
+  }
+
+  handle(action: string, handler: ControlHandler): this {
+    this.#handlers.set(action, handler);
+    return this;
+  }
+
+  async start(): Promise<void> {
+    if (existsSync(this.path)) {
+      // A socket left by a killed daemon; a live daemon would answer.
+      if (await isDaemonListening(this.path)) {
+        throw new AgentError('AGENT_ALREADY_RUNNING', `another edge-agent is running on this data folder (${this.path} answers)`, { path: this.path }, { hint: 'stop it first (systemctl stop edge-agent) or use another --data folder' });
+      }
+      unlinkSync(this.path);
+    }
+    const server = createServer((req, res) => void this.#serve(req, res));
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.path, () => resolve());
+    });
+    chmodSync(this.path, 0o600);
+    this.#server = server;
+  }
+
+  async #serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    res.setHeader('content-type', 'application/x-ndjson');
+    const write = (obj: Record<string, unknown>) => res.write(`${JSON.stringify(obj)}\n`);
+    try {
+      const action = (req.url ?? '/').replace(/^\//, '').split('?')[0]!;
+      const handler = this.#handlers.get(action);
+      if (req.method !== 'POST' || !handler) {
+        throw new AgentError('AGENT_CONTROL_UNKNOWN', `unknown control action ${req.method} /${action}`, { action }, { hint: `known: ${[...this.#handlers.keys()].join(', ')}` });
+      }
+      const body = await readBody(req);
+      const result = await handler(body, (event) => write({ type: 'progress', ...event }));
+      write({ type: 'result', result: result ?? null });
+    } catch (err) {
+      const e = toAgentError(err, 'AGENT_CONTROL_FAILED');
+      log.warn({ code: e.code, err: e.message }, 'control request failed');
+      write({ type: 'error', error: { code: e.code, message: e.message, ...(e.hint ? { hint: e.hint } : {}), context: e.context } });
+    }
+    res.end();
+  }
+
+  async stop(): Promise<void> {
+    const server = this.#server;
+    this.#server = null;
+    if (!server) return;
+    server.closeAllConnections();
+    await new Promise<void>((r) => server.close(() => r()));
+    try {
+      unlinkSync(this.path);
+    } catch {
+      // already gone
+    }
+  }
+}
+
+/** True when a daemon answers on the socket. */
+export function isDaemonListening(path: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    if (!existsSync(path)) return resolve(false);
+    const req = request({ socketPath: path, method: 'POST', path: '/ping', timeout: 1000 }, (res) => {
+      res.resume();
+      resolve(true);
+    });
+    req.on('error', () => resolve(false));
+    req.on('timeout', () => {
+      req.destroy();
+      resolve(false);
+    });
+    req.end('{}');
+  });
+}
+
+/** Calls an action on the daemon; `onProgress` sees each progress line; resolves to the result. */
+export function callDaemon(path: string, action: string, body: Record<string, unknown>, onProgress: (event: Record<string, unknown>) => void = () => undefined): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const req = request({ socketPath: path, method: 'POST', path: `/${action}` }, (res) => {
+      let buf = '';
+      let done = false;
+      res.on('data', (d: Buffer) => {
+        buf += d.toString('utf8');
+        let nl: number;
+        while ((nl = buf.indexOf('\n')) >= 0) {
+          const line = buf.slice(0, nl);
+          buf = buf.slice(nl + 1);
+          if (!line.trim()) continue;
+          const msg = JSON.parse(line) as { type: string; result?: unknown; error?: { code: string; message: string; hint?: string; context?: Record<string, unknown> } } & Record<string, unknown>;
+          if (msg.type === 'progress') onProgress(msg);
+          else if (msg.type === 'result') {
+            done = true;
+            resolve(msg.result);
+          } else if (msg.type === 'error' && msg.error) {
+            done = true;
+            reject(new AgentError(msg.error.code, msg.error.message, msg.error.context ?? {}, msg.error.hint ? { hint: msg.error.hint } : {}));
+          }
+        }
+      });
+      res.on('end', () => {
+        if (!done) reject(new AgentError('AGENT_CONTROL_FAILED', 'the daemon closed the control connection without an answer', { action }));
+      });
+    });
+    req.on('error', (err) => reject(new AgentError('AGENT_CONTROL_UNREACHABLE', `cannot reach the daemon at ${path}: ${err.message}`, { path }, { hint: 'is edge-agent run running on this data folder?', cause: err })));
+    req.end(JSON.stringify(body));
+  });
+}
