@@ -501,9 +501,10 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
   }
 
   /**
-   * The next items for `sink`, in recording order, keeping per-employee order: once an employee
-   * has a pending item that is not due yet (backing off) or held (clock not synchronized), none of
-   * that employee's later items are taken. Dead letters do not block.
+   * The next items for `sink`, in recording order, keeping per-employee order: at most one item
+   * per employee per batch (a check-out never travels before its check-in was acknowledged), and
+   * once an employee has a pending item that is not due yet (backing off) or held (clock not
+   * synchronized), none of that employee's later items are taken. Dead letters do not block.
    */
   async nextBatch(sink: string, limit: number, now: number = this.#now()): Promise<OutboxItem[]> {
     const out: OutboxItem[] = [];
@@ -525,6 +526,8 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
           continue;
         }
         out.push({ ...toEvent(r), attempts: r.attempts });
+        // One item per employee per batch: the next one waits until this one is delivered.
+        blocked.add(r.employee_code);
         if (out.length >= limit) break;
       }
       scanned += rows.length;

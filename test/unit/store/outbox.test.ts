@@ -84,7 +84,8 @@ describe('Outbox', () => {
     await outbox.record(punch('A', 'out'));
     await outbox.record(punch('C', 'in'));
     const batch = await outbox.nextBatch('api', 10, 1000);
-    expect(batch.map((b) => `${b.employeeCode}-${b.direction}`)).toEqual(['A-in', 'B-in', 'A-out', 'C-in']);
+    // One item per employee per batch: A's check-out waits for its check-in.
+    expect(batch.map((b) => `${b.employeeCode}-${b.direction}`)).toEqual(['A-in', 'B-in', 'C-in']);
     // A's check-in fails for this item only: A's check-out must wait, others go.
     await outbox.applyResults('api', [
       { seq: batch[0]!.seq, outcome: 'retry', status: 'ERROR', error: 'system error', nextAttemptAt: 5000 },
@@ -93,8 +94,10 @@ describe('Outbox', () => {
     const next = await outbox.nextBatch('api', 10, 2000);
     expect(next.map((b) => `${b.employeeCode}-${b.direction}`)).toEqual(['C-in']);
     const later = await outbox.nextBatch('api', 10, 6000);
-    expect(later.map((b) => `${b.employeeCode}-${b.direction}`)).toEqual(['A-in', 'A-out', 'C-in']);
+    expect(later.map((b) => `${b.employeeCode}-${b.direction}`)).toEqual(['A-in', 'C-in']);
     expect(later[0]!.attempts).toBe(1);
+    await outbox.applyResults('api', later.map((b) => ({ seq: b.seq, outcome: 'delivered' as const })), 6000);
+    expect((await outbox.nextBatch('api', 10, 6000)).map((b) => `${b.employeeCode}-${b.direction}`)).toEqual(['A-out']);
   });
 
   it('keeps dead letters with status and reason, retries them, purges only on request', async () => {
@@ -161,9 +164,10 @@ describe('Outbox', () => {
     const batch = await outbox.nextBatch('api', 10);
     expect(batch.map((e) => [e.employeeCode, e.localTime, e.inTime, e.clockSynced, e.clockCorrected])).toEqual([
       ['A', '2026-03-01 08:45:00', null, false, true],
-      ['A', '2026-03-01 08:55:00', '2026-03-01 08:45:00', false, true],
       ['C', '2026-03-01 08:00:00', null, true, false],
     ]);
+    const out = await outbox.get((await outbox.list()).find((e) => e.direction === 'out')!.id);
+    expect(out).toMatchObject({ localTime: '2026-03-01 08:55:00', inTime: '2026-03-01 08:45:00', clockCorrected: true });
     // boot-2 cannot be corrected; it goes as it is once the hold passed.
     const later = await outbox.nextBatch('api', 10, wall + 25 * 3_600_000);
     expect(later.map((e) => e.employeeCode)).toContain('B');

@@ -1,0 +1,210 @@
+/**
+ * The uploader drains the outbox to every configured sink, each sink in its own loop so a broker
+ * that is down never slows the API (and the other way round).
+ *
+ * One round of a sink: take up to `batchSize` due items in recording order, keeping per-employee
+ * order (see `Outbox.nextBatch`), hand them to the sink, and apply the per-item outcomes in one
+ * transaction. Outcomes:
+ * - delivered → done for this sink (the punch is done when every sink has it);
+ * - dead → dead letter with status and description, until `queue retry`;
+ * - retry → this item (and the later items of the same employee) waits its own backoff, the
+ *   others go on.
+ * A batch carries at most one item per employee, so a check-out never travels with (or before)
+ * an unacknowledged check-in of the same person.
+ * A whole-request failure (the sink throws) leaves the batch pending and backs the sink off
+ * (exponential, full jitter, `retryAfterMs` of a 429 honoured), without counting against any item.
+ *
+ * `stop()` lets the in-flight batches finish for `stopGraceMs`, then aborts them: whatever was
+ * not acknowledged stays pending (released), so SIGTERM never loses or doubles anything, and
+ * SIGKILL at any moment only means a batch is sent again (the upstreams deduplicate).
+ */
+import { AgentError, toAgentError } from '../core/errors.js';
+import { backoffDelay } from '../core/backoff.js';
+import { TypedEmitter } from '../core/events.js';
+import { logger } from '../core/logger.js';
+import { sleep } from '../core/time.js';
+import type { ItemResult, Outbox, OutboxItem } from '../store/outbox.js';
+import type { ItemOutcome, Sink } from './sink.js';
+
+const log = logger('upload:uploader');
+
+export interface UploaderOptions {
+  outbox: Outbox;
+  sinks: Sink[];
+  batchSize?: number;
+  backoffBaseMs?: number;
+  backoffCapMs?: number;
+  /** How often an idle sink looks for punches recorded by other processes. Default 1000 ms. */
+  idlePollMs?: number;
+  /** How long `stop()` lets in-flight batches finish before releasing them. Default 5000 ms. */
+  stopGraceMs?: number;
+  random?: () => number;
+  now?: () => number;
+}
+
+export interface UploaderEvents extends Record<string, unknown> {
+  delivered: { sink: string; count: number; ids: string[] };
+  dead: { sink: string; id: string; employeeCode: string; status: string; description: string };
+  error: { sink: string; error: AgentError; retryInMs: number; batchSize: number };
+}
+
+interface SinkLoop {
+  sink: Sink;
+  running: Promise<void>;
+  inflight: AbortController | null;
+  wake: (() => void) | null;
+  failures: number;
+}
+
+export class Uploader extends TypedEmitter<UploaderEvents> {
+  readonly outbox: Outbox;
+  readonly sinks: readonly Sink[];
+  readonly #batchSize: number;
+  readonly #backoff: { baseMs: number; capMs: number; random?: () => number };
+  readonly #idlePollMs: number;
+  readonly #stopGraceMs: number;
+  readonly #now: () => number;
+  readonly #loops = new Map<string, SinkLoop>();
+  readonly #stop = new AbortController();
+  #started = false;
+  readonly #onRecorded = () => this.wake();
+
+  constructor(options: UploaderOptions) {
+    super();
+    this.outbox = options.outbox;
+    this.sinks = options.sinks;
+    this.#batchSize = options.batchSize ?? 200;
+    this.#backoff = { baseMs: options.backoffBaseMs ?? 1000, capMs: options.backoffCapMs ?? 300_000, ...(options.random ? { random: options.random } : {}) };
+    this.#idlePollMs = options.idlePollMs ?? 1000;
+    this.#stopGraceMs = options.stopGraceMs ?? 5000;
+    this.#now = options.now ?? Date.now;
+  }
+
+  /** Starts one loop per sink (connecting sinks that keep a connection). */
+  async start(): Promise<void> {
+    if (this.#started) return;
+    this.#started = true;
+    await this.outbox.reconcileSinks(this.sinks.map((s) => s.name));
+    for (const sink of this.sinks) await sink.start?.();
+    this.outbox.on('recorded', this.#onRecorded);
+    for (const sink of this.sinks) {
+      const loop: SinkLoop = { sink, running: Promise.resolve(), inflight: null, wake: null, failures: 0 };
+      loop.running = this.#run(loop).catch((err) => log.error({ err: toAgentError(err).toJSON(), sink: sink.name }, 'uploader loop ended by an error'));
+      this.#loops.set(sink.name, loop);
+    }
+  }
+
+  /** Ends idle waits so new punches go at once (backoff waits are kept). */
+  wake(): void {
+    for (const loop of this.#loops.values()) loop.wake?.();
+  }
+
+  /** One round for one sink: returns how many items were handed over (0 when nothing was due). */
+  async runOnce(sink: Sink, signal: AbortSignal = new AbortController().signal): Promise<number> {
+    const loop = this.#loops.get(sink.name) ?? { sink, running: Promise.resolve(), inflight: null, wake: null, failures: 0 };
+    return this.#round(loop, signal);
+  }
+
+  async #round(loop: SinkLoop, signal: AbortSignal): Promise<number> {
+    const { sink } = loop;
+    const batch = await this.outbox.nextBatch(sink.name, this.#batchSize, this.#now());
+    if (batch.length === 0) return 0;
+    let outcomes: ItemOutcome[];
+    try {
+      outcomes = await sink.deliver(batch, { signal });
+      if (outcomes.length !== batch.length) {
+        throw new AgentError('UPLOAD_SINK_BROKEN', `sink ${sink.name} answered ${outcomes.length} outcomes for ${batch.length} items`, { sink: sink.name }, { retryable: true });
+      }
+    } catch (err) {
+      const e = toAgentError(err, 'UPLOAD_FAILED', { sink: sink.name });
+      if (signal.aborted) return 0; // released: the batch stays pending as it is
+      const retryAfter = typeof e.context.retryAfterMs === 'number' ? Math.min(e.context.retryAfterMs, this.#backoff.capMs) : 0;
+      const delay = Math.max(retryAfter, backoffDelay(loop.failures++, this.#backoff));
+      (e.retryable ? log.warn : log.error).call(log, { err: e.toJSON(), sink: sink.name, batch: batch.length, retryInMs: delay }, `delivery to ${sink.name} failed`);
+      // An 'error' event without a listener would throw (EventEmitter rule): emit only when heard.
+      if (this.listenerCount('error') > 0) this.emit('error', { sink: sink.name, error: e, retryInMs: delay, batchSize: batch.length });
+      await this.outbox.noteFailure(sink.name, batch.map((b) => b.seq), `${e.code}: ${e.message}`).catch(() => undefined);
+      throw Object.assign(e, { retryInMs: delay });
+    }
+    loop.failures = 0;
+    const results = this.#results(sink.name, batch, outcomes);
+    await this.outbox.applyResults(sink.name, results, this.#now());
+    const delivered = batch.filter((_, i) => results[i]!.outcome === 'delivered');
+    if (delivered.length) this.emit('delivered', { sink: sink.name, count: delivered.length, ids: delivered.map((d) => d.id) });
+    results.forEach((r, i) => {
+      if (r.outcome === 'dead') {
+        const item = batch[i]!;
+        log.warn({ sink: sink.name, id: item.id, employeeCode: item.employeeCode, status: r.status, reason: r.error }, 'punch refused for good: kept as a dead letter');
+        this.emit('dead', { sink: sink.name, id: item.id, employeeCode: item.employeeCode, status: r.status, description: r.error });
+      }
+    });
+    return batch.length;
+  }
+
+  #results(sinkName: string, batch: OutboxItem[], outcomes: ItemOutcome[]): ItemResult[] {
+    const now = this.#now();
+    return batch.map((item, i) => {
+      const o = outcomes[i]!;
+      if (o.outcome === 'delivered') return { seq: item.seq, outcome: 'delivered' };
+      if (o.outcome === 'dead') return { seq: item.seq, outcome: 'dead', status: o.status, error: o.description };
+      const next = now + backoffDelay(item.attempts, this.#backoff);
+      log.debug({ sink: sinkName, id: item.id, status: o.status ?? null, retryAt: next }, 'item to be retried');
+      return { seq: item.seq, outcome: 'retry', status: o.status ?? null, error: o.description, nextAttemptAt: next };
+    });
+  }
+
+  async #run(loop: SinkLoop): Promise<void> {
+    const stop = this.#stop.signal;
+    while (!stop.aborted) {
+      const ac = new AbortController();
+      loop.inflight = ac;
+      let handed = 0;
+      let retryIn = 0;
+      try {
+        handed = await this.#round(loop, ac.signal);
+      } catch (err) {
+        retryIn = (err as { retryInMs?: number }).retryInMs ?? this.#backoff.baseMs;
+        if (!(err as { retryInMs?: number }).retryInMs) log.error({ err: toAgentError(err).toJSON(), sink: loop.sink.name }, 'uploader round failed');
+      } finally {
+        loop.inflight = null;
+      }
+      if (stop.aborted) break;
+      if (retryIn > 0) await sleep(retryIn, stop).catch(() => undefined);
+      else if (handed === 0) await this.#idle(loop);
+    }
+  }
+
+  #idle(loop: SinkLoop): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.#stop.signal.removeEventListener('abort', done);
+        loop.wake = null;
+        resolve();
+      };
+      const timer = setTimeout(done, this.#idlePollMs);
+      loop.wake = done;
+      this.#stop.signal.addEventListener('abort', done, { once: true });
+    });
+  }
+
+  /**
+   * Stops the loops: in-flight batches get `stopGraceMs` to finish, then are aborted and stay
+   * pending. Closes the sinks.
+   */
+  async stop(): Promise<void> {
+    if (!this.#started) return;
+    this.#started = false;
+    this.outbox.off('recorded', this.#onRecorded);
+    this.#stop.abort();
+    const all = Promise.all([...this.#loops.values()].map((l) => l.running));
+    const graceful = await Promise.race([all.then(() => true), sleep(this.#stopGraceMs).then(() => false)]);
+    if (!graceful) {
+      log.warn({ graceMs: this.#stopGraceMs }, 'releasing in-flight batches: they stay pending');
+      for (const l of this.#loops.values()) l.inflight?.abort();
+      await Promise.race([all, sleep(2000)]);
+    }
+    for (const sink of this.sinks) await sink.close().catch(() => undefined);
+    this.#loops.clear();
+  }
+}
