@@ -153,11 +153,13 @@ export class AttendanceClient {
 
   // ---- transport ---------------------------------------------------------------------------
 
-  async #fetch(operation: string, path: string, init: RequestInit, signal?: AbortSignal): Promise<Response> {
+  /** `target`: the path with its query string; errors name the path only. */
+  async #fetch(operation: string, target: string, init: RequestInit, signal?: AbortSignal): Promise<Response> {
+    const path = target.split('?')[0]!;
     const timeout = AbortSignal.timeout(this.options.timeoutMs);
     const combined = signal ? AbortSignal.any([timeout, signal]) : timeout;
     try {
-      return await fetch(`${this.options.baseUrl}${path}`, { ...init, signal: combined });
+      return await fetch(`${this.options.baseUrl}${target}`, { ...init, signal: combined });
     } catch (err) {
       throw this.#transportError(operation, path, err, timeout, signal);
     }
@@ -245,7 +247,7 @@ export class AttendanceClient {
       const token = await this.getToken();
       const headers: Record<string, string> = { authorization: `Bearer ${token}`, accept: 'application/json' };
       if (body !== undefined) headers['content-type'] = 'application/json';
-      const res = await this.#fetch(operation, path, { method, headers, ...(body === undefined ? {} : { body }) }, options.signal);
+      const res = await this.#fetch(operation, url, { method, headers, ...(body === undefined ? {} : { body }) }, options.signal);
       const text = await this.#readBody(operation, path, res, options.signal);
       if (res.status === 401 && attempt === 0) {
         log.debug({ operation }, 'access token refused; obtaining a new one');

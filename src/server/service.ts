@@ -1,0 +1,171 @@
+/**
+ * The attendance service as a library: `createAttendanceService(options)` opens (lazily) its
+ * SQLite file, applies the `server` migrations, and serves over node:http when `listen` is called.
+ * Used by `edge-agent serve`, by the agent's embedded default and by the tests.
+ *
+ * ```ts
+ * const service = createAttendanceService({ dbPath: 'data/service.db' });
+ * const { apiKey, apiSecret } = await service.createApiKey('admin');
+ * const url = await service.listen(0, '127.0.0.1');   // "http://127.0.0.1:<port>"
+ * ...
+ * await service.close();
+ * ```
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { TzOffsetUnit } from '../api/date-time.js';
+import { AgentError } from '../core/errors.js';
+import { logger as makeLogger, type Logger } from '../core/logger.js';
+import { SqliteDatabase } from '../core/sqlite.js';
+import { createApiKey, TokenStore, type ApiKeyPair, type Role } from './auth.js';
+import { BiometricSeal } from './biometric-seal.js';
+import { DEFAULT_LIMITS, type ServiceContext, type ServiceLimits } from './context.js';
+import { createRequestHandler } from './http.js';
+import { SERVER_MIGRATIONS } from './schema.js';
+import { DEFAULT_SHIFTS, loadShiftsFile, parseShifts, type Shifts, type ShiftsConfig } from './shifts.js';
+
+export const DEFAULT_CLIENT_ID = 'edge-agent';
+export const DEFAULT_TOKEN_TTL_SEC = 3600;
+
+export interface AttendanceServiceOptions {
+  /** The SQLite file (created if missing), or ':memory:'. */
+  dbPath: string;
+  /** The OAuth2 client id the token endpoint expects in its Basic header. Default `edge-agent`. */
+  clientId?: string;
+  /** Lifetime of an access token, seconds. Default 3600. */
+  tokenTtlSec?: number;
+  /** Shifts for events and the report: a configuration object or the path of a JSON/YAML file. */
+  shifts?: ShiftsConfig | string;
+  /** Largest accepted request body, bytes. Default 8 MiB. */
+  maxBodyBytes?: number;
+  limits?: Partial<ServiceLimits>;
+  /** Unit of `tzOffset` on the wire. Default minutes east of UTC. */
+  tzOffsetUnit?: TzOffsetUnit;
+  /** 32-byte key sealing biometric records; default a 0600 key file next to the database. */
+  biometricKey?: Buffer;
+  logger?: Logger;
+}
+
+export interface AttendanceService {
+  /** Starts serving; resolves with the base URL (`http://host:port`). Port 0 picks a free port. */
+  listen(port?: number, host?: string): Promise<string>;
+  /** The base URL once listening. */
+  readonly url: string | undefined;
+  /** Stops accepting, closes connections and the database. */
+  close(): Promise<void>;
+  /** Creates an API key; the secret is returned once and stored hashed. */
+  createApiKey(role: Role): Promise<ApiKeyPair>;
+  /** Invalidates every access token issued so far. */
+  revokeTokens(): Promise<void>;
+  stats(): { requests: number; tokensIssued: number };
+  /** Resolves when the database is open and migrated (rejects with why it cannot be). */
+  ready(): Promise<void>;
+}
+
+function resolveShifts(shifts: ShiftsConfig | string | undefined): Shifts {
+  if (typeof shifts === 'string') return loadShiftsFile(shifts);
+  return parseShifts(shifts ?? DEFAULT_SHIFTS, 'shifts');
+}
+
+/** Opens the service database and applies the `server` migrations. */
+export async function openServiceDatabase(dbPath: string): Promise<SqliteDatabase> {
+  const db = await SqliteDatabase.open(dbPath);
+  try {
+    await db.migrate('server', SERVER_MIGRATIONS);
+  } catch (err) {
+    await db.close().catch(() => undefined);
+    throw err;
+  }
+  return db;
+}
+
+export function createAttendanceService(options: AttendanceServiceOptions): AttendanceService {
+  const log = options.logger ?? makeLogger('server:http');
+  const shifts = resolveShifts(options.shifts);
+  const limits: ServiceLimits = { ...DEFAULT_LIMITS, ...options.limits, ...(options.maxBodyBytes ? { maxBodyBytes: options.maxBodyBytes } : {}) };
+  const ttl = options.tokenTtlSec ?? DEFAULT_TOKEN_TTL_SEC;
+  if (!(ttl > 0)) throw new AgentError('SERVER_BAD_OPTION', `tokenTtlSec must be positive, got ${ttl}`, { tokenTtlSec: ttl });
+  const stats = { requests: 0, tokensIssued: 0 };
+
+  const opened = (async () => {
+    const db = await openServiceDatabase(options.dbPath);
+    const seal = options.biometricKey ? new BiometricSeal(options.biometricKey) : BiometricSeal.forDatabase(options.dbPath);
+    const ctx: ServiceContext = { db, shifts, tzOffsetUnit: options.tzOffsetUnit ?? 'minutes', seal, limits };
+    const tokens = new TokenStore(db, ttl);
+    return { db, ctx, tokens, handler: createRequestHandler(ctx, { clientId: options.clientId ?? DEFAULT_CLIENT_ID, tokens, log, stats }) };
+  })();
+  opened.catch(() => undefined); // reported by whichever method awaits it
+
+  let server: Server | undefined;
+  let url: string | undefined;
+  let closed = false;
+
+  return {
+    get url() {
+      return url;
+    },
+    async ready() {
+      await opened;
+    },
+    async listen(port = 0, host = '127.0.0.1') {
+      const { handler } = await opened;
+      if (server) throw new AgentError('SERVER_ALREADY_LISTENING', `the service already listens at ${url}`, { url });
+      const srv = createServer((req, res) => {
+        handler(req, res).catch((err) => {
+          log.error({ err }, 'request handler failed');
+          if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ statusCode: 'ERROR', statusDescription: 'system error', returnValue: null }));
+        });
+      });
+      srv.keepAliveTimeout = 10_000;
+      srv.on('clientError', (err, socket) => {
+        log.warn({ err: { message: err.message, code: (err as { code?: string }).code } }, 'malformed HTTP request');
+        if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Type: application/json\r\n\r\n{"statusCode":"INVALID_PARAMETERS","statusDescription":"malformed HTTP request","returnValue":null}');
+        else socket.destroy();
+      });
+      await new Promise<void>((resolve, reject) => {
+        const onError = (err: NodeJS.ErrnoException) => {
+          reject(
+            new AgentError('SERVER_LISTEN', `cannot listen on ${host}:${port}: ${err.message}`, { host, port, errno: err.code }, {
+              hint: err.code === 'EADDRINUSE' ? 'another program uses this port: pick another with --port (0 picks a free one)' : 'check the host and port',
+              cause: err,
+            }),
+          );
+        };
+        srv.once('error', onError);
+        srv.listen(port, host, () => {
+          srv.off('error', onError);
+          resolve();
+        });
+      });
+      server = srv;
+      const addr = srv.address() as AddressInfo;
+      url = `http://${addr.family === 'IPv6' ? `[${addr.address}]` : addr.address}:${addr.port}`;
+      log.info({ url, db: options.dbPath }, 'attendance service listening');
+      return url;
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      if (server) {
+        const srv = server;
+        await new Promise<void>((resolve) => {
+          srv.close(() => resolve());
+          srv.closeIdleConnections();
+          setTimeout(() => srv.closeAllConnections(), 2000).unref();
+        });
+      }
+      const o = await opened.catch(() => undefined);
+      await o?.db.close();
+    },
+    async createApiKey(role) {
+      const { db } = await opened;
+      return createApiKey(db, role);
+    },
+    async revokeTokens() {
+      const { tokens } = await opened;
+      await tokens.revokeAll();
+    },
+    stats: () => ({ ...stats }),
+  };
+}

@@ -1,0 +1,112 @@
+/**
+ * Operations 1–3: add/update, delete and get a user.
+ *
+ * Add or update: a user whose employeeCode exists is updated, otherwise added. On update
+ * loginName and password are never changed (ignored when sent); a field left out keeps its value,
+ * a field sent as null (email, groupCode) is cleared. Passwords are stored scrypt-hashed and
+ * returned only in the answer to the request that carried them. A loginName already used by
+ * another employee gives INVALID_EMPCODE. Delete removes the user and their biometric records;
+ * their attendance events are kept.
+ */
+import { normalizeStatus } from '../api/normalize.js';
+import type { User } from '../api/types.js';
+import { answer, BadRequest, fail, isObject, ok, type HandlerResult } from './envelope.js';
+import { FIELD_LIMITS, isValidEmployeeCode, type ServiceContext } from './context.js';
+import { hashSecret } from './secret-hash.js';
+
+interface UserRow {
+  employee_code: string;
+  first_name: string;
+  last_name: string;
+  email: string | null;
+  login_name: string | null;
+  status: string;
+  group_code: string | null;
+}
+
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+const SELECT_USER = 'SELECT employee_code, first_name, last_name, email, login_name, status, group_code FROM server_users WHERE employee_code = ?';
+
+export function userFromRow(r: UserRow): User {
+  const u: User = { employeeCode: r.employee_code, firstName: r.first_name, lastName: r.last_name };
+  if (r.email !== null) u.email = r.email;
+  if (r.login_name !== null) u.loginName = r.login_name;
+  u.status = r.status;
+  if (r.group_code !== null) u.groupCode = r.group_code;
+  return u;
+}
+
+/** A string field or undefined (absent) or null (cleared); anything else is a bad request. */
+function optString(body: Record<string, unknown>, field: keyof typeof FIELD_LIMITS): string | null | undefined {
+  const v = body[field];
+  if (v === undefined || v === null) return v;
+  if (typeof v !== 'string') throw new BadRequest(`${field} must be a string, got ${Array.isArray(v) ? 'an array' : typeof v}`);
+  if (v.length > FIELD_LIMITS[field]) throw new BadRequest(`${field} is longer than ${FIELD_LIMITS[field]} characters`);
+  return v;
+}
+
+export async function addOrUpdateUser(ctx: ServiceContext, body: unknown): Promise<HandlerResult> {
+  if (!isObject(body)) throw new BadRequest('the body must be a JSON object (a user)');
+  const code = body.employeeCode;
+  if (code !== undefined && code !== null && typeof code !== 'string') throw new BadRequest('employeeCode must be a string');
+  const firstName = optString(body, 'firstName');
+  const lastName = optString(body, 'lastName');
+  const email = optString(body, 'email');
+  const loginName = optString(body, 'loginName');
+  const password = optString(body, 'password');
+  const groupCode = optString(body, 'groupCode');
+  let status: string | undefined;
+  if (body.status !== undefined && body.status !== null && body.status !== '') {
+    status = typeof body.status === 'string' || typeof body.status === 'number' ? normalizeStatus(body.status) : undefined;
+    if (status !== '0' && status !== '1') throw new BadRequest('status must be 0 (Active) or 1 (Disabled), as a string or a number');
+  }
+
+  if (!isValidEmployeeCode(code)) {
+    return answer(fail('INVALID_EMPCODE', `employeeCode must be 1 to ${FIELD_LIMITS.employeeCode} characters without spaces, "/", "\\", "?", "#" or "%"`));
+  }
+  if (!firstName || firstName.trim() === '') return answer(fail('FIRST_NAME_EMPTY', 'firstName is empty'));
+  if (!lastName || lastName.trim() === '') return answer(fail('Last_NAME_EMPTY', 'lastName is empty'));
+  if (email && !EMAIL.test(email)) return answer(fail('INVALID_EMAIL', `email "${email}" is not a valid e-mail address`));
+
+  const passwordHash = password ? await hashSecret(password) : null;
+  const now = new Date().toISOString();
+  return ctx.db.transaction(async (tx) => {
+    const existing = await tx.get<UserRow>(SELECT_USER, [code]);
+    if (!existing && loginName) {
+      const other = await tx.get<{ employee_code: string }>('SELECT employee_code FROM server_users WHERE login_name = ?', [loginName]);
+      if (other) return answer(fail('INVALID_EMPCODE', `loginName "${loginName}" is already used by employee ${other.employee_code}`));
+    }
+    if (existing) {
+      await tx.run(
+        'UPDATE server_users SET first_name = ?, last_name = ?, email = ?, status = ?, group_code = ?, updated_at = ? WHERE employee_code = ?',
+        [firstName, lastName, email === undefined ? existing.email : email || null, status ?? existing.status, groupCode === undefined ? existing.group_code : groupCode || null, now, code],
+      );
+    } else {
+      await tx.run(
+        'INSERT INTO server_users (employee_code, first_name, last_name, email, login_name, password_hash, status, group_code, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+        [code, firstName, lastName, email || null, loginName || null, passwordHash, status ?? '0', groupCode || null, now, now],
+      );
+    }
+    const row = (await tx.get<UserRow>(SELECT_USER, [code]))!;
+    const user = userFromRow(row);
+    if (!existing && password) user.password = password;
+    return answer(ok(user, existing ? 'user updated (loginName and password are never changed on update)' : 'user added'));
+  });
+}
+
+export async function deleteUser(ctx: ServiceContext, code: string): Promise<HandlerResult> {
+  return ctx.db.transaction(async (tx) => {
+    const row = await tx.get<UserRow>(SELECT_USER, [code]);
+    if (!row) return answer(fail('USER_NOT_AVAILABLE', `no user with employeeCode "${code}"`));
+    await tx.run('DELETE FROM server_biometrics WHERE employee_code = ?', [code]);
+    await tx.run('DELETE FROM server_users WHERE employee_code = ?', [code]);
+    return answer(ok(userFromRow(row), 'user and biometric records deleted; attendance events are kept'));
+  });
+}
+
+export async function getUser(ctx: ServiceContext, code: string | null): Promise<HandlerResult> {
+  if (code === null || code === '') throw new BadRequest('the query parameter code (employeeCode) is required');
+  const row = await ctx.db.get<UserRow>(SELECT_USER, [code]);
+  if (!row) return answer(fail('USER_NOT_AVAILABLE', `no user with employeeCode "${code}"`));
+  return answer(ok(userFromRow(row)));
+}
