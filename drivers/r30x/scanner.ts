@@ -1,0 +1,251 @@
+/**
+ * `Scanner` for R30x modules: the agent's one interface on top of `R30xDriver`.
+ *
+ * - Capacity comes from ReadSysPara, so searches cover the whole library (not the first 163 slots).
+ * - Device statuses the agent acts on are mapped to family-neutral codes: no finger →
+ *   `DRIVER_NO_FINGER`, a poor image → `DRIVER_LOW_QUALITY` (the device's number and name stay in
+ *   the context); the rest keep their `DRIVER_R30X_<NAME>` code.
+ * - A transport disconnect emits `disconnect` and reopens with backoff; `reconnect` follows with
+ *   fresh info once the module answers again.
+ */
+import { AgentError, isAgentError } from '../../src/core/errors.js';
+import { TypedEmitter } from '../../src/core/events.js';
+import { logger } from '../../src/core/logger.js';
+import { sleep } from '../../src/core/time.js';
+import type { CapturedImage, Feedback, ModuleSearchResult, ModuleTemplate, Scanner, ScannerCapabilities, ScannerEvents, ScannerInfo } from '../scanner.js';
+import type { ByteTransport } from '../transport/transport.js';
+import { reopenWithBackoff } from '../transport/reopen.js';
+import { R30xDriver, type ProductInfo, type R30xDriverOptions, type SystemParameters } from './driver.js';
+import { IMAGE_HEIGHT, IMAGE_WIDTH, LedColor, LedControl } from './protocol.js';
+
+const log = logger('drivers:r30x');
+
+export const R30X_TEMPLATE_FORMAT = 'r30x-char';
+
+export interface R30xScannerOptions extends R30xDriverOptions {
+  /** Poll interval of waitForPresence (ms). */
+  pollMs?: number;
+  /** Reopen after a disconnect (default true). */
+  reconnect?: boolean;
+  /** How long enrolment waits for each press (ms). */
+  pressTimeoutMs?: number;
+}
+
+const LED_FOR: Record<Feedback, [number, number, number, number]> = {
+  accepted: [LedControl.flashing, 40, LedColor.green, 2],
+  unknown: [LedControl.flashing, 40, LedColor.red, 3],
+  'try-again': [LedControl.flashing, 60, LedColor.yellow, 2],
+  idle: [LedControl.breathing, 200, LedColor.blue, 0],
+  busy: [LedControl.on, 0, LedColor.purple, 0],
+  'enrol-step': [LedControl.flashing, 30, LedColor.blue, 1],
+  error: [LedControl.on, 0, LedColor.red, 0],
+};
+
+export class R30xScanner extends TypedEmitter<ScannerEvents> implements Scanner {
+  readonly family = 'r30x' as const;
+  readonly modality = 'finger' as const;
+  readonly driver: R30xDriver;
+  #transport: ByteTransport;
+  #options: R30xScannerOptions;
+  #params: SystemParameters | null = null;
+  #product: ProductInfo | null = null;
+  #led = false;
+  #closing = false;
+  #reconnecting: AbortController | null = null;
+
+  constructor(transport: ByteTransport, options: R30xScannerOptions = {}) {
+    super();
+    this.#transport = transport;
+    this.#options = options;
+    this.driver = new R30xDriver(transport, options);
+    transport.on('disconnect', (err) => this.#onDisconnect(err));
+  }
+
+  get capabilities(): ScannerCapabilities {
+    return { image: true, moduleSearch: true, moduleEnroll: true, feedback: this.#led };
+  }
+
+  async open(): Promise<ScannerInfo> {
+    this.#closing = false;
+    if (!this.#transport.isOpen) await this.#transport.open();
+    this.driver.resetLink();
+    await this.#identify();
+    return this.info();
+  }
+
+  async #identify(): Promise<void> {
+    await this.driver.verifyPassword();
+    this.#params = await this.driver.readSystemParameters();
+    try {
+      this.#product = await this.driver.readProductInfo({ timeoutMs: 300, retries: 0 });
+    } catch (err) {
+      if (isAgentError(err, 'TRANSPORT_DISCONNECTED')) throw err;
+      this.#product = null; // older modules lack ReadProdInfo
+    }
+    this.#led = this.#product !== null;
+  }
+
+  async close(): Promise<void> {
+    this.#closing = true;
+    this.#reconnecting?.abort();
+    await this.#transport.close();
+  }
+
+  async info(): Promise<ScannerInfo> {
+    const params = this.#params ?? (await this.driver.readSystemParameters());
+    const templates = await this.driver.templateCount();
+    return {
+      family: 'r30x',
+      modality: 'finger',
+      model: this.#product?.model || 'R30x',
+      firmware: this.#product ? this.#product.hardwareVersion : null,
+      serial: this.#product?.serial || null,
+      transport: this.#transport.kind,
+      path: this.#transport.path,
+      baud: this.#transport.kind === 'serial' ? this.driver.baud : null,
+      capacity: params.capacity,
+      templates,
+      image: { width: IMAGE_WIDTH, height: IMAGE_HEIGHT, bitsPerPixel: 4 },
+      moduleTemplateFormat: R30X_TEMPLATE_FORMAT,
+    };
+  }
+
+  get parameters(): SystemParameters | null {
+    return this.#params;
+  }
+
+  async waitForPresence(options: { timeoutMs: number; signal?: AbortSignal }): Promise<boolean> {
+    const deadline = performance.now() + options.timeoutMs;
+    const pollMs = this.#options.pollMs ?? 100;
+    while (!options.signal?.aborted) {
+      if (await this.driver.fingerPresent()) return true;
+      const left = deadline - performance.now();
+      if (left <= 0) return false;
+      try {
+        await sleep(Math.min(pollMs, left), options.signal);
+      } catch {
+        return false;
+      }
+    }
+    return false;
+  }
+
+  async captureImage(): Promise<CapturedImage> {
+    await this.#neutral(() => this.driver.genImg());
+    const img = await this.driver.upImage();
+    return { width: img.width, height: img.height, pixels: img.pixels, sourceBitsPerPixel: 4, dpi: 500, quality: null };
+  }
+
+  async searchOnModule(): Promise<ModuleSearchResult | null> {
+    const capacity = (this.#params ?? (await this.driver.readSystemParameters())).capacity;
+    await this.#neutral(() => this.driver.genImg());
+    await this.#neutral(() => this.driver.img2Tz(1));
+    return this.driver.search(1, 0, capacity, { hiSpeed: true });
+  }
+
+  async enrollOnModule(options: { presses?: number; onStep?: (step: number) => void } = {}): Promise<ModuleTemplate> {
+    // The module has two character buffers: two presses make one template.
+    const presses = 2;
+    if (options.presses !== undefined && options.presses !== presses) log.debug({ asked: options.presses }, 'R30x enrols from two presses');
+    const timeoutMs = this.#options.pressTimeoutMs ?? 15_000;
+    for (let step = 1; step <= presses; step++) {
+      if (step > 1) await this.#waitForLift(timeoutMs);
+      if (!(await this.waitForPresence({ timeoutMs }))) {
+        throw new AgentError('DRIVER_NO_FINGER', `no finger on the sensor within ${timeoutMs} ms for press ${step} of ${presses}`, { step }, { hint: 'place the finger on the sensor when the LED asks for it', retryable: true });
+      }
+      await this.#neutral(() => this.driver.img2Tz(step as 1 | 2));
+      options.onStep?.(step);
+    }
+    await this.driver.regModel();
+    return { format: R30X_TEMPLATE_FORMAT, data: await this.driver.upChar(1) };
+  }
+
+  async storeOnModule(slot: number, template: ModuleTemplate): Promise<void> {
+    this.#checkFormat(template);
+    await this.driver.downChar(1, template.data);
+    await this.driver.store(1, slot);
+  }
+
+  async readFromModule(slot: number): Promise<ModuleTemplate> {
+    await this.driver.loadChar(1, slot);
+    return { format: R30X_TEMPLATE_FORMAT, data: await this.driver.upChar(1) };
+  }
+
+  async deleteOnModule(slot: number): Promise<void> {
+    await this.driver.deleteChar(slot, 1);
+  }
+
+  async clearModule(): Promise<void> {
+    await this.driver.empty();
+  }
+
+  async usedSlots(): Promise<number[]> {
+    const capacity = (this.#params ?? (await this.driver.readSystemParameters())).capacity;
+    const slots: number[] = [];
+    for (let page = 0; page * 256 < capacity && page < 4; page++) slots.push(...(await this.driver.readIndexTable(page)));
+    return slots.filter((s) => s < capacity);
+  }
+
+  async feedback(kind: Feedback): Promise<void> {
+    if (!this.#led) return;
+    const [control, speed, color, count] = LED_FOR[kind];
+    await this.driver.auraLed(control, speed, color, count);
+  }
+
+  // ----------------------------------------------------------------
+
+  #checkFormat(t: ModuleTemplate): void {
+    if (t.format !== R30X_TEMPLATE_FORMAT) {
+      throw new AgentError('DRIVER_TEMPLATE_FORMAT', `an R30x module stores "${R30X_TEMPLATE_FORMAT}" templates, not "${t.format}"`, { format: t.format }, { hint: 'enrol the person on this kind of module, or use host matching' });
+    }
+  }
+
+  async #waitForLift(timeoutMs: number): Promise<void> {
+    const deadline = performance.now() + timeoutMs;
+    while (await this.driver.fingerPresent()) {
+      if (performance.now() > deadline) throw new AgentError('DRIVER_FINGER_NOT_LIFTED', 'the finger stayed on the sensor between presses', {}, { hint: 'lift the finger and place it again', retryable: true });
+      await sleep(this.#options.pollMs ?? 100);
+    }
+  }
+
+  /** Maps the device statuses the agent acts on to family-neutral codes. */
+  async #neutral<T>(fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      if (err instanceof AgentError) {
+        const name = err.context.deviceName;
+        if (name === 'NO_FINGER') throw new AgentError('DRIVER_NO_FINGER', err.message, err.context, { hint: err.hint, retryable: true, cause: err });
+        if (name === 'IMAGE_DISORDERLY' || name === 'TOO_FEW_FEATURES' || name === 'IMAGE_FAILED') {
+          throw new AgentError('DRIVER_LOW_QUALITY', err.message, err.context, { hint: err.hint, retryable: true, cause: err });
+        }
+      }
+      throw err;
+    }
+  }
+
+  #onDisconnect(err: Error): void {
+    if (this.#closing) return;
+    log.warn({ path: this.#transport.path, err: err.message }, 'R30x module disconnected');
+    this.emit('disconnect', err);
+    if (this.#options.reconnect === false || this.#transport.kind === 'memory') return;
+    const ac = new AbortController();
+    this.#reconnecting = ac;
+    void (async () => {
+      for (;;) {
+        try {
+          await reopenWithBackoff(this.#transport, { signal: ac.signal });
+          this.driver.resetLink();
+          await this.#identify();
+          this.emit('reconnect', await this.info());
+          return;
+        } catch (e) {
+          if (ac.signal.aborted || this.#closing) return;
+          log.debug({ err: String(e) }, 'R30x reconnect attempt failed');
+          await this.#transport.close().catch(() => undefined);
+          await sleep(500, ac.signal).catch(() => undefined);
+        }
+      }
+    })();
+  }
+}

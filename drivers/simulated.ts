@@ -1,0 +1,125 @@
+/**
+ * Simulated scanners, in-process: a memory transport pair with the family's byte-exact simulator
+ * on the device end and the real driver on the host end. Everything above the transport is the
+ * code that runs against hardware.
+ *
+ *   const { scanner, simulator } = await createSimulatedScanner('r30x', { fingers: ... });
+ *   await scanner.open();
+ *   simulator.present(42);        // virtual finger 42 (the synthetic seed) on the sensor
+ *
+ * `attachSimulator(family, transport, options)` puts a simulator on any device-side transport (the
+ * `simulate` command uses it on a pty). Families add themselves to both switches below.
+ */
+import { AgentError } from '../src/core/errors.js';
+import type { Scanner, ScannerFamily } from './scanner.js';
+import type { ByteTransport } from './transport/transport.js';
+import { createMemoryPair } from './transport/memory-transport.js';
+import { seededRandom, type SimImage, type SimImageSource } from './simulator-image.js';
+import { R30xScanner, type R30xScannerOptions } from './r30x/scanner.js';
+import { R30xSimulator, type R30xModel } from './r30x/simulator.js';
+
+/** What every simulator offers its controller (tests, the `simulate` command). */
+export interface SimulatorControl {
+  readonly family: ScannerFamily;
+  /** Puts virtual finger (or eye) `id` on the sensor. */
+  present(id: number): void;
+  lift(): void;
+  /** Fault switches: bad-checksum, dropped-bytes, stall, unplug, no-finger, low-quality. */
+  setFault(name: string, value: boolean | number): void;
+  /** Stores virtual finger `id` in a module slot directly (set-up for demos and tests). */
+  enroll?(slot: number, id: number): void;
+  close(): Promise<void>;
+}
+
+export interface SimulatorOptions {
+  baud?: number;
+  /** Pace bytes at the baud rate (default: true on a pty, false in-process). */
+  pacing?: boolean;
+  /** Module model (`R503`, `R307`, ... for r30x). */
+  model?: string;
+  capacity?: number;
+  password?: number;
+  imageSource?: SimImageSource;
+  hostBaud?: () => number | null;
+}
+
+export const SIMULATED_FAMILIES: readonly ScannerFamily[] = ['r30x'];
+
+/**
+ * A stand-in finger picture (seeded ridge rings) used only when no image source is given and the
+ * synthetic renderer of src/biometrics is not there.
+ */
+export function fallbackFingerImage(id: number, impression: number): SimImage {
+  const width = 256;
+  const height = 288;
+  const rnd = seededRandom(id >>> 0);
+  const cx = width * (0.4 + 0.2 * rnd());
+  const cy = height * (0.4 + 0.2 * rnd());
+  const period = 7 + 3 * rnd();
+  const jitter = seededRandom((id * 7919 + impression) >>> 0);
+  const dx = (jitter() - 0.5) * 12;
+  const dy = (jitter() - 0.5) * 12;
+  const pixels = new Uint8Array(width * height);
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      const r = Math.hypot(x - cx - dx, (y - cy - dy) * 0.8);
+      const inside = Math.hypot((x - width / 2) / (width * 0.42), (y - height / 2) / (height * 0.45)) < 1;
+      pixels[y * width + x] = inside ? Math.round(128 + 110 * Math.sin((2 * Math.PI * r) / period)) : 235;
+    }
+  }
+  return { width, height, pixels };
+}
+
+/** The synthetic finger renderer of src/biometrics when present, else the stand-in. */
+export async function defaultFingerImageSource(): Promise<SimImageSource> {
+  try {
+    // A variable specifier: the renderer is optional at build time.
+    const spec = '../src/biometrics/synthetic/finger-image.js';
+    const mod = (await import(spec)) as Record<string, unknown>;
+    const fn = (mod.renderFingerImage ?? mod.fingerImage ?? mod.default) as ((id: number, impression: number) => SimImage) | undefined;
+    if (typeof fn === 'function') return (id, impression) => fn(id, impression);
+  } catch {
+    // not there: use the stand-in
+  }
+  return fallbackFingerImage;
+}
+
+/** Puts the family's simulator on a device-side transport (already open or opened by the caller). */
+export async function attachSimulator(family: ScannerFamily, transport: ByteTransport, options: SimulatorOptions = {}): Promise<SimulatorControl> {
+  switch (family) {
+    case 'r30x': {
+      const sim = new R30xSimulator(transport, {
+        imageSource: options.imageSource ?? (await defaultFingerImageSource()),
+        ...(options.baud !== undefined ? { baud: options.baud } : {}),
+        ...(options.pacing !== undefined ? { pacing: options.pacing } : {}),
+        ...(options.model !== undefined ? { model: options.model as R30xModel } : {}),
+        ...(options.capacity !== undefined ? { capacity: options.capacity } : {}),
+        ...(options.password !== undefined ? { password: options.password } : {}),
+        ...(options.hostBaud ? { hostBaud: options.hostBaud } : {}),
+      });
+      return sim as SimulatorControl & R30xSimulator;
+    }
+    default:
+      throw new AgentError('DRIVER_UNKNOWN_FAMILY', `no simulator for scanner family "${family}"`, { family }, { hint: `simulated families: ${SIMULATED_FAMILIES.join(', ')}` });
+  }
+}
+
+export interface SimulatedScanner<S extends SimulatorControl = SimulatorControl> {
+  scanner: Scanner;
+  simulator: S;
+}
+
+/** A scanner of `family` wired in-process to its simulator. The scanner is not opened yet. */
+export async function createSimulatedScanner(family: 'r30x', options?: SimulatorOptions & { scanner?: R30xScannerOptions }): Promise<SimulatedScanner<R30xSimulator>>;
+export async function createSimulatedScanner(family: ScannerFamily, options?: SimulatorOptions): Promise<SimulatedScanner>;
+export async function createSimulatedScanner(family: ScannerFamily, options: SimulatorOptions & { scanner?: R30xScannerOptions } = {}): Promise<SimulatedScanner> {
+  const { host, device } = createMemoryPair(`sim-${family}`);
+  await device.open();
+  const simulator = await attachSimulator(family, device, { pacing: false, ...options });
+  switch (family) {
+    case 'r30x':
+      return { scanner: new R30xScanner(host, { baud: options.baud ?? 57600, ...options.scanner }), simulator };
+    default:
+      throw new AgentError('DRIVER_UNKNOWN_FAMILY', `no simulated scanner for family "${family}"`, { family });
+  }
+}
