@@ -16,8 +16,10 @@
  * retries); host data with a bad checksum gets NACK_COMM_ERR.
  */
 import { logger } from '../../src/core/logger.js';
+import { sleep } from '../../src/core/time.js';
 import type { ByteTransport } from '../transport/transport.js';
-import { BaudPacer } from '../baud-pacer.js';
+import { LinePacer } from '../transport/line-pacer.js';
+import type { SimulatorControl } from '../simulated.js';
 import { degradeImage, fitImage, type SimImageSource } from '../simulator-image.js';
 import { encodeData, encodePacket, type Gt521DataPacket, type Gt521Packet } from './codec.js';
 import { encodeDeviceInfo } from './driver.js';
@@ -45,10 +47,12 @@ const log = logger('drivers:gt521-sim');
 
 export type Gt521Model = (typeof MODELS)[number]['model'];
 
+export const GT521_FAULT_NAMES = ['bad-checksum', 'dropped-bytes', 'stall', 'unplug', 'no-finger', 'low-quality'] as const;
+
 export interface Gt521Faults {
-  /** Corrupt the checksum of the next N frames sent. */
+  /** Corrupt the checksum of the next N frames sent (Infinity: all). */
   badChecksum: number;
-  /** Drop N bytes from the middle of the next frame sent. */
+  /** Drop 3 bytes from the middle of each of the next N frames sent (Infinity: all). */
   dropBytes: number;
   /** Read commands but answer nothing. */
   stall: boolean;
@@ -74,6 +78,8 @@ export interface Gt521SimulatorOptions {
   images: SimImageSource;
   /** How to pull the cable (default: close the device transport). */
   unplug?: () => void | Promise<void>;
+  /** The host's line speed; when it differs from the module's, the module hears only noise. */
+  hostBaud?: () => number | null;
 }
 
 interface Capture extends SimTemplateInfo {
@@ -89,7 +95,8 @@ interface Enrolment {
   quality: number;
 }
 
-export class Gt521Simulator {
+export class Gt521Simulator implements SimulatorControl {
+  readonly family = 'gt521' as const;
   readonly model: Gt521Model;
   readonly capacity: number;
   readonly faults: Gt521Faults = { badChecksum: 0, dropBytes: 0, stall: false, unplugAfterBytes: null, noFinger: false, lowQuality: false };
@@ -107,7 +114,10 @@ export class Gt521Simulator {
   readonly #pace: boolean;
   #baud: number;
   #transport: ByteTransport | null = null;
-  #pacer: BaudPacer | null = null;
+  #pacer: LinePacer | null = null;
+  readonly #hostBaud: (() => number | null) | undefined;
+  /** When the last byte received so far would have arrived on a real line. */
+  #rxReadyAt = 0;
   #parser: Gt521Parser;
   #finger: number | null = null;
   #impressions = new Map<number, number>();
@@ -130,9 +140,10 @@ export class Gt521Simulator {
     this.#deviceId = options.deviceId ?? DEFAULT_DEVICE_ID;
     this.#images = options.images;
     this.#unplug = options.unplug;
+    this.#hostBaud = options.hostBaud;
     this.#parser = new Gt521Parser({
-      packet: (p) => this.#enqueue(() => this.#onPacket(p)),
-      data: (d) => this.#enqueue(() => this.#onData(d)),
+      packet: (p) => this.#enqueueAt(this.#rxReadyAt, () => this.#onPacket(p)),
+      data: (d) => this.#enqueueAt(this.#rxReadyAt, () => this.#onData(d)),
       error: () => {
         if (this.#awaiting) {
           this.#awaiting = null;
@@ -155,9 +166,15 @@ export class Gt521Simulator {
   async attach(transport: ByteTransport): Promise<void> {
     this.#transport = transport;
     this.#unplugged = false;
-    this.#pacer = new BaudPacer(transport, { baud: this.#pace ? this.#baud : null });
+    const pacer = new LinePacer(transport, { baud: this.#baud, enabled: this.#pace });
+    pacer.onError = (err) => log.debug({ err: String(err) }, 'simulator write failed');
+    this.#pacer = pacer;
     transport.on('data', (chunk) => {
-      if (this.#transport === transport) this.#parser.push(chunk);
+      if (this.#transport !== transport || this.#unplugged) return;
+      this.#rxReadyAt = pacer.arrival(chunk.length);
+      const host = this.#hostBaud?.() ?? null;
+      if (host !== null && host !== this.#baud) return; // wrong speed: the module hears noise
+      this.#parser.push(chunk);
     });
     if (!transport.isOpen) await transport.open();
   }
@@ -166,8 +183,12 @@ export class Gt521Simulator {
   async detach(): Promise<void> {
     const t = this.#transport;
     this.#transport = null;
-    this.#pacer?.stop();
+    this.#pacer?.clear();
     if (t) await t.close();
+  }
+
+  close(): Promise<void> {
+    return this.detach();
   }
 
   placeFinger(fingerId: number): void {
@@ -176,6 +197,50 @@ export class Gt521Simulator {
 
   liftFinger(): void {
     this.#finger = null;
+  }
+
+  present(id: number): void {
+    this.placeFinger(id);
+  }
+
+  lift(): void {
+    this.liftFinger();
+  }
+
+  /**
+   * Fault switches by name: `bad-checksum` / `dropped-bytes` (true: every frame, a number: that
+   * many frames), `stall`, `no-finger`, `low-quality` (on/off), `unplug` (true: now, a number:
+   * after that many more bytes sent).
+   */
+  setFault(name: string, value: boolean | number): void {
+    const count = value === true ? Number.POSITIVE_INFINITY : value === false ? 0 : value;
+    switch (name) {
+      case 'bad-checksum':
+        this.faults.badChecksum = count;
+        return;
+      case 'dropped-bytes':
+        this.faults.dropBytes = count;
+        return;
+      case 'stall':
+        this.faults.stall = Boolean(value);
+        return;
+      case 'no-finger':
+        this.faults.noFinger = Boolean(value);
+        return;
+      case 'low-quality':
+        this.faults.lowQuality = Boolean(value);
+        return;
+      case 'unplug':
+        if (value === true) void this.#pullCable();
+        else this.faults.unplugAfterBytes = value === false ? null : value;
+        return;
+      default:
+        throw new Error(`unknown GT-521 simulator fault "${name}" (known: ${GT521_FAULT_NAMES.join(', ')})`);
+    }
+  }
+
+  enroll(slot: number, fingerId: number): void {
+    this.enrollDirect(slot, fingerId);
   }
 
   /** Puts finger `fingerId` into slot `slot` directly (a pre-enrolled module). */
@@ -190,8 +255,19 @@ export class Gt521Simulator {
     return encodeSimTemplate({ fingerId, impression, quality: 90 });
   }
 
+  /** Runs `fn` in order, no earlier than `readyAt` (when the command's last byte arrived). */
+  #enqueueAt(readyAt: number, fn: () => Promise<void> | void): void {
+    this.#queue = this.#queue
+      .then(async () => {
+        const wait = readyAt - performance.now();
+        if (wait > 0.5) await sleep(wait);
+        await fn();
+      })
+      .catch((err) => log.warn({ err: (err as Error).message }, 'simulator could not answer'));
+  }
+
   #enqueue(fn: () => Promise<void> | void): void {
-    this.#queue = this.#queue.then(fn).catch((err) => log.warn({ err: (err as Error).message }, 'simulator could not answer'));
+    this.#enqueueAt(0, fn);
   }
 
   async #send(frame: Buffer): Promise<void> {
@@ -204,25 +280,27 @@ export class Gt521Simulator {
       out[out.length - 1]! ^= 0x5a;
     }
     if (this.faults.dropBytes > 0) {
-      const n = Math.min(this.faults.dropBytes, out.length - 4);
-      this.faults.dropBytes = 0;
+      this.faults.dropBytes--;
       const mid = Math.floor(out.length / 2);
-      out = Buffer.concat([out.subarray(0, mid), out.subarray(mid + n)]);
+      out = Buffer.concat([out.subarray(0, mid), out.subarray(mid + 3)]);
     }
-    if (this.faults.unplugAfterBytes !== null) {
-      const after = this.faults.unplugAfterBytes;
+    const cutAfter = this.faults.unplugAfterBytes;
+    if (cutAfter !== null && cutAfter <= out.length) {
       this.faults.unplugAfterBytes = null;
-      pacer.cutAfter(after, () => void this.#pullCable());
+      pacer.send(out.subarray(0, cutAfter));
+      await pacer.idle();
+      await this.#pullCable();
+      return;
     }
-    try {
-      await pacer.send(out);
-    } catch (err) {
-      log.debug({ err: (err as Error).message }, 'simulator write failed');
-    }
+    if (cutAfter !== null) this.faults.unplugAfterBytes = cutAfter - out.length;
+    pacer.send(out);
+    await pacer.idle();
   }
 
   async #pullCable(): Promise<void> {
+    if (this.#unplugged) return;
     this.#unplugged = true;
+    this.#pacer?.clear();
     log.info('simulated unplug');
     if (this.#unplug) await this.#unplug();
     else await this.#transport?.close();
@@ -288,7 +366,7 @@ export class Gt521Simulator {
         if (!(BAUD_RATES as readonly number[]).includes(param)) return this.#nack(NackCode.InvalidParam);
         await this.#ack();
         this.#baud = param;
-        if (this.#pacer && this.#pace) this.#pacer.baud = param;
+        if (this.#pacer) this.#pacer.baud = param;
         return;
       }
       case C.CmosLed:

@@ -99,7 +99,7 @@ describe('GT-521 over a real PTY', () => {
     simulator.enrollDirect(2, 5);
     simulator.faults.badChecksum = 1;
     expect(await d.getEnrollCount()).toBe(1);
-    simulator.faults.dropBytes = 3;
+    simulator.setFault("dropped-bytes", 1);
     expect(decodeSimTemplate(await d.getTemplate(2))?.fingerId).toBe(5);
     expect(pty.a).toBeTruthy();
   });
