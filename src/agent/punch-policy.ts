@@ -56,9 +56,11 @@ export interface PunchPolicyOptions {
 export class PunchPolicy {
   readonly #o: PunchPolicyOptions;
   readonly #boundaryMin: number;
+  #clockSynced: (() => boolean) | undefined;
 
   constructor(options: PunchPolicyOptions) {
     this.#o = options;
+    this.#clockSynced = options.clockSynced;
     const m = /^(\d{2}):(\d{2})$/.exec(options.dayBoundary);
     if (!m) throw new AgentError('CONFIG_INVALID', `policy.dayBoundary "${options.dayBoundary}" is not HH:MM`, { key: 'policy.dayBoundary' }, { hint: 'write it as 04:00' });
     this.#boundaryMin = Number(m[1]) * 60 + Number(m[2]);
@@ -77,6 +79,11 @@ export class PunchPolicy {
       shift: config.policy.shift,
       ...extra,
     });
+  }
+
+  /** Where the clock state comes from from now on (the clock monitor plugs in here). */
+  setClockSource(clockSynced: () => boolean): void {
+    this.#clockSynced = clockSynced;
   }
 
   /** The working day of a local time: its date after moving the day start to `dayBoundary`. */
@@ -136,7 +143,7 @@ export class PunchPolicy {
       open = direction === 'out' ? this.#openCheckIn(last, instant, localTime, false) : null;
     }
 
-    const clockSynced = explicitTime ? true : (this.#o.clockSynced?.() ?? true);
+    const clockSynced = explicitTime ? true : (this.#clockSynced?.() ?? true);
     const { id } = await this.#o.outbox.record({
       employeeCode: code,
       direction,

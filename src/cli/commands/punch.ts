@@ -1,0 +1,120 @@
+import { readFileSync } from 'node:fs';
+import type { Command } from '../command.js';
+import { parseCommandArgs, printJson } from '../args.js';
+import { AgentError } from '../../core/errors.js';
+import { COMMON_FLAGS, type AgentConfig } from '../../agent/config.js';
+import { PunchPolicy } from '../../agent/punch-policy.js';
+import { configForFlags, openOutbox } from '../../agent/runtime.js';
+import { LOCAL_TIME_RE, parseLocal, zoneOffsetMinutes } from '../../store/local-time.js';
+import type { Outbox, PunchInput } from '../../store/outbox.js';
+
+const usage = `usage: edge-agent punch --code C [--in|--out] [--at "yyyy-MM-dd HH:mm:ss"] [--tz N] [options]
+       edge-agent punch --import FILE [options]
+  Records a manual punch through the same policy (mode, dedupe, check-out closing its check-in)
+  and the same durable outbox as a scanner; it is delivered by the running agent.
+
+  --code C        employee code
+  --in | --out    direction (default: the terminal mode; toggle closes an open check-in)
+  --at TIME       local time of the punch (default now)
+  --tz N          offset east of UTC of that time, in the configured api.tzOffsetUnit (minutes
+                  by default), or as +HH:MM (default: the terminal time zone's offset)
+  --import FILE   JSON lines {"code", "direction": "in"|"out", "at": "yyyy-MM-dd HH:mm:ss", "tz"}
+                  recorded as they are (no dedupe), one transaction per thousand
+  --json          print the result as JSON
+  --config FILE, --data DIR, --terminal ID, --mode in|out|toggle, ... as for "edge-agent run"`;
+
+/** `--tz` / import `tz`: a number in the configured unit, or `±HH:MM`. Returns minutes. */
+export function parseTz(value: unknown, config: AgentConfig, where: string): number {
+  if (typeof value === 'string' && /^[+-]\d{1,2}:\d{2}$/.test(value.trim())) {
+    const [h, m] = value.trim().slice(1).split(':').map(Number) as [number, number];
+    return (value.trim()[0] === '-' ? -1 : 1) * (h * 60 + m);
+  }
+  const n = typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : NaN;
+  const minutes = config.api.tzOffsetUnit === 'hours' ? Math.round(n * 60) : n;
+  if (!Number.isInteger(minutes) || Math.abs(minutes) > 14 * 60) {
+    throw new AgentError('CLI_USAGE', `${where}: tz "${String(value)}" is not an offset (${config.api.tzOffsetUnit} east of UTC, or +HH:MM)`, { value }, { hint: 'write e.g. 60 (minutes) or +01:00' });
+  }
+  return minutes;
+}
+
+async function importFile(file: string, config: AgentConfig, outbox: Outbox): Promise<{ recorded: number }> {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new AgentError('CLI_IMPORT_UNREADABLE', `cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { file }, { hint: 'check the path', cause: err });
+  }
+  const punches: PunchInput[] = [];
+  const openIn = new Map<string, { localTime: string; instant: number }>();
+  text.split(/\r?\n/).forEach((line, i) => {
+    if (line.trim() === '') return;
+    const where = `${file} line ${i + 1}`;
+    let row: { code?: unknown; direction?: unknown; at?: unknown; tz?: unknown };
+    try {
+      row = JSON.parse(line) as typeof row;
+    } catch {
+      throw new AgentError('CLI_IMPORT_BAD_LINE', `${where} is not JSON`, { file, line: i + 1 }, { hint: 'each line is one object: {"code":"1042","direction":"in","at":"2026-03-01 07:58:00","tz":60}' });
+    }
+    const bad = (what: string) => new AgentError('CLI_IMPORT_BAD_LINE', `${where}: ${what}`, { file, line: i + 1 }, { hint: 'each line is one object: {"code":"1042","direction":"in","at":"2026-03-01 07:58:00","tz":60}; nothing was recorded' });
+    if (typeof row.code !== 'string' || row.code.trim() === '') throw bad('"code" is missing');
+    if (row.direction !== 'in' && row.direction !== 'out') throw bad('"direction" must be "in" or "out"');
+    if (typeof row.at !== 'string' || !LOCAL_TIME_RE.test(row.at)) throw bad('"at" must be "yyyy-MM-dd HH:mm:ss"');
+    const tz = row.tz === undefined || row.tz === null ? zoneOffsetMinutes(config.terminal.timeZone, parseLocal(row.at, 0)) : parseTz(row.tz, config, where);
+    const instant = parseLocal(row.at, tz);
+    const code = row.code.trim();
+    const p: PunchInput = { employeeCode: code, direction: row.direction, localTime: row.at, tzOffset: tz, source: 'manual', terminalId: config.terminal.id, shift: config.policy.shift };
+    if (row.direction === 'in') openIn.set(code, { localTime: row.at, instant });
+    else {
+      const open = openIn.get(code);
+      if (open && instant >= open.instant && instant - open.instant <= config.policy.maxShiftHours * 3_600_000) p.inTime = open.localTime;
+      openIn.delete(code);
+    }
+    punches.push(p);
+  });
+  const { ids } = await outbox.recordMany(punches);
+  return { recorded: ids.length };
+}
+
+const command: Command = {
+  summary: 'record a manual punch (or import many) into the outbox',
+  usage,
+  async run(argv) {
+    const { values } = parseCommandArgs(
+      argv,
+      { ...COMMON_FLAGS, code: { type: 'string' }, in: { type: 'boolean' }, out: { type: 'boolean' }, at: { type: 'string' }, tz: { type: 'string' }, import: { type: 'string' }, json: { type: 'boolean' } },
+      usage,
+      false,
+    );
+    if (values.in && values.out) throw new AgentError('CLI_USAGE', 'give --in or --out, not both', {}, { hint: usage });
+    if (!values.import && !values.code) throw new AgentError('CLI_USAGE', 'punch needs --code C (or --import FILE)', {}, { hint: usage });
+    if (values.import && (values.code || values.at || values.in || values.out)) throw new AgentError('CLI_USAGE', '--import takes its punches from the file; leave out --code, --at, --in and --out', {}, { hint: usage });
+    const config = configForFlags(values);
+    const { db, outbox } = await openOutbox(config);
+    try {
+      if (values.import) {
+        const r = await importFile(values.import, config, outbox);
+        if (values.json) printJson(r);
+        else process.stdout.write(`imported ${r.recorded} punch(es) from ${values.import} into the outbox\n`);
+        return 0;
+      }
+      const policy = PunchPolicy.fromConfig(config, outbox);
+      const result = await policy.punch({
+        employeeCode: values.code!,
+        source: 'manual',
+        ...(values.at ? { at: values.at } : {}),
+        ...(values.tz !== undefined ? { tzOffset: parseTz(values.tz, config, '--tz') } : {}),
+        ...(values.in ? { direction: 'in' as const } : values.out ? { direction: 'out' as const } : {}),
+      });
+      if (values.json) printJson(result);
+      else if (result.recorded) {
+        process.stdout.write(`recorded ${result.direction === 'in' ? 'check-in' : 'check-out'} of ${values.code} at ${result.localTime} (tzOffset ${result.tzOffset} min)${result.inTime ? `, closing the check-in of ${result.inTime}` : ''}; id ${result.id}\n`);
+      } else {
+        process.stdout.write(`not recorded: ${values.code} punched ${Math.abs(result.secondsAgo)} s ${result.secondsAgo >= 0 ? 'ago' : 'later'} (id ${result.previousId}), inside the ${config.policy.dedupeWindowSec} s dedupe window\n`);
+      }
+      return 0;
+    } finally {
+      await db.close();
+    }
+  },
+};
+export default command;
