@@ -17,6 +17,8 @@ import { createMemoryPair } from './transport/memory-transport.js';
 import { seededRandom, type SimImage, type SimImageSource } from './simulator-image.js';
 import { R30xScanner, type R30xScannerOptions } from './r30x/scanner.js';
 import { R30xSimulator, type R30xModel } from './r30x/simulator.js';
+import { Gt521Scanner, type Gt521ScannerOptions } from './gt521/scanner.js';
+import { Gt521Simulator, type Gt521Model } from './gt521/simulator.js';
 
 /** What every simulator offers its controller (tests, the `simulate` command). */
 export interface SimulatorControl {
@@ -43,7 +45,7 @@ export interface SimulatorOptions {
   hostBaud?: () => number | null;
 }
 
-export const SIMULATED_FAMILIES: readonly ScannerFamily[] = ['r30x'];
+export const SIMULATED_FAMILIES: readonly ScannerFamily[] = ['r30x', 'gt521'];
 
 /**
  * A stand-in finger picture (seeded ridge rings) used only when no image source is given and the
@@ -99,6 +101,17 @@ export async function attachSimulator(family: ScannerFamily, transport: ByteTran
       });
       return sim as SimulatorControl & R30xSimulator;
     }
+    case 'gt521': {
+      const sim = new Gt521Simulator({
+        images: options.imageSource ?? (await defaultFingerImageSource()),
+        ...(options.baud !== undefined ? { baud: options.baud } : {}),
+        ...(options.pacing !== undefined ? { pace: options.pacing } : {}),
+        ...(options.model !== undefined ? { model: options.model as Gt521Model } : {}),
+        ...(options.hostBaud ? { hostBaud: options.hostBaud } : {}),
+      });
+      await sim.attach(transport);
+      return sim;
+    }
     default:
       throw new AgentError('DRIVER_UNKNOWN_FAMILY', `no simulator for scanner family "${family}"`, { family }, { hint: `simulated families: ${SIMULATED_FAMILIES.join(', ')}` });
   }
@@ -111,14 +124,17 @@ export interface SimulatedScanner<S extends SimulatorControl = SimulatorControl>
 
 /** A scanner of `family` wired in-process to its simulator. The scanner is not opened yet. */
 export async function createSimulatedScanner(family: 'r30x', options?: SimulatorOptions & { scanner?: R30xScannerOptions }): Promise<SimulatedScanner<R30xSimulator>>;
+export async function createSimulatedScanner(family: 'gt521', options?: SimulatorOptions & { scanner?: Omit<Gt521ScannerOptions, 'transport'> }): Promise<SimulatedScanner<Gt521Simulator>>;
 export async function createSimulatedScanner(family: ScannerFamily, options?: SimulatorOptions): Promise<SimulatedScanner>;
-export async function createSimulatedScanner(family: ScannerFamily, options: SimulatorOptions & { scanner?: R30xScannerOptions } = {}): Promise<SimulatedScanner> {
+export async function createSimulatedScanner(family: ScannerFamily, options: SimulatorOptions & { scanner?: R30xScannerOptions | Omit<Gt521ScannerOptions, 'transport'> } = {}): Promise<SimulatedScanner> {
   const { host, device } = createMemoryPair(`sim-${family}`);
   await device.open();
   const simulator = await attachSimulator(family, device, { pacing: false, ...options });
   switch (family) {
     case 'r30x':
-      return { scanner: new R30xScanner(host, { baud: options.baud ?? 57600, ...options.scanner }), simulator };
+      return { scanner: new R30xScanner(host, { baud: options.baud ?? 57600, ...(options.scanner as R30xScannerOptions) }), simulator };
+    case 'gt521':
+      return { scanner: new Gt521Scanner({ baud: options.baud ?? 9600, ...(options.scanner as Omit<Gt521ScannerOptions, 'transport'>), transport: host }), simulator };
     default:
       throw new AgentError('DRIVER_UNKNOWN_FAMILY', `no simulated scanner for family "${family}"`, { family });
   }
