@@ -1,0 +1,250 @@
+/**
+ * The iris comparison kernel over 32-bit words, shared by the 1:1 matcher, the in-process 1:N
+ * scan and the scan workers (the worker path runs exactly this code on shared memory).
+ *
+ * Layout. A gallery code is 128 words: words 0–63 are the code plane, 64–127 the mask plane, in
+ * canonical bit order read as little-endian words (word w = columns 2w and 2w + 1). The gallery is
+ * stored once, unshifted. Rotation is paid once per search on the probe side: the probe is laid
+ * out in 2R + 1 rotated copies (one per shift), so for every shift the comparison is a contiguous,
+ * word-aligned window over the same gallery words: a shift costs no bit shifting, no unaligned
+ * access and no extra gallery bytes.
+ *
+ * Search cascade (1:N). Each gallery code also has an 8-word sketch (see `sketchWords`: the
+ * inner four rings, the ones eyelids rarely reach, of 32 columns spread around the iris, 256
+ * bits). Stage 1 takes the smallest plain Hamming distance over all shifts between the sketches
+ * (unrolled, with a carry-saving SWAR popcount) and keeps the best K (`prefilter`); stage 2 scores
+ * those K exactly over all 2048 bits, with masks, at every shift. A candidate's score never
+ * depends on the prefilter: the prefilter only decides who gets scored.
+ */
+import { IRIS_CODE_BYTES, IRIS_COLUMN_BITS, type IrisCode } from './iris-code.js';
+
+export const PLANE_WORDS = IRIS_CODE_BYTES / 4; // 64
+export const CODE_WORDS = 2 * PLANE_WORDS; // 128: code then mask
+export const SKETCH_WORDS = 8;
+/**
+ * Daugman's normalization reference: the number of bits compared in a typical pair of his codes
+ * ("How iris recognition works", 2004). HDnorm = 0.5 − (0.5 − HDraw)·sqrt(n / 911), so a distance
+ * measured over few bits is pulled towards 0.5 (weaker evidence) and one over many bits away from it.
+ */
+export const HD_NORMALIZATION_BITS = 911;
+/** Fewer jointly valid bits than this and two codes are not compared (distance 1). */
+export const MIN_BITS_COMPARED = 256;
+
+/** Daugman's normalization, unclamped (it goes below 0 when many bits agree). */
+export function normalizeHdRaw(hdRaw: number, bits: number): number {
+  return 0.5 - (0.5 - hdRaw) * Math.sqrt(bits / HD_NORMALIZATION_BITS);
+}
+
+/** Daugman's normalization clamped to [0, 1]: the distance reported and compared with thresholds. */
+export function normalizeHd(hdRaw: number, bits: number): number {
+  const hd = normalizeHdRaw(hdRaw, bits);
+  return hd < 0 ? 0 : hd > 1 ? 1 : hd;
+}
+
+/** Writes one code's 128 words (code plane then mask plane) at `out[offset]`. */
+export function codeWords(c: IrisCode, out: Int32Array, offset = 0): void {
+  planeToWords(c.code, out, offset);
+  planeToWords(c.mask, out, offset + PLANE_WORDS);
+}
+
+function planeToWords(plane: Uint8Array, out: Int32Array, offset: number, rotateColumns = 0): void {
+  const bytes = plane.length;
+  const rot = (((rotateColumns * IRIS_COLUMN_BITS) / 8) % bytes + bytes) % bytes;
+  for (let w = 0; w < PLANE_WORDS; w++) {
+    const b = 4 * w + rot;
+    out[offset + w] = plane[b % bytes]! | (plane[(b + 1) % bytes]! << 8) | (plane[(b + 2) % bytes]! << 16) | (plane[(b + 3) % bytes]! << 24);
+  }
+}
+
+/**
+ * The sketch of the code at `src[srcOffset]`, written at `out[outOffset]`: the inner four rings
+ * (the low byte of a column) of every fourth column, 32 columns spread around the iris, 256 bits.
+ * Word j byte b = low byte of code word 8j + 2b = column 16j + 4b.
+ */
+export function sketchWords(src: Int32Array, srcOffset: number, out: Int32Array, outOffset: number): void {
+  for (let j = 0; j < SKETCH_WORDS; j++) {
+    const w = srcOffset + 8 * j;
+    out[outOffset + j] = (src[w]! & 0xff) | ((src[w + 2]! & 0xff) << 8) | ((src[w + 4]! & 0xff) << 16) | ((src[w + 6]! & 0xff) << 24);
+  }
+}
+
+/**
+ * The probe in 2R + 1 rotated copies. Copy j (shift s = j − R) holds at column a the probe's
+ * column (a + s) mod 128: a gallery code that is the probe rotated by s columns matches copy j.
+ * `exact` holds 128 words per copy, `sketch` 8 words per copy.
+ */
+export interface PreparedProbe {
+  shiftCount: number;
+  exact: Int32Array;
+  sketch: Int32Array;
+}
+
+export function prepareProbe(c: IrisCode, shiftRange: number): PreparedProbe {
+  const count = 2 * shiftRange + 1;
+  const exact = new Int32Array(count * CODE_WORDS);
+  const sketch = new Int32Array(count * SKETCH_WORDS);
+  for (let j = 0; j < count; j++) {
+    planeToWords(c.code, exact, j * CODE_WORDS, j - shiftRange);
+    planeToWords(c.mask, exact, j * CODE_WORDS + PLANE_WORDS, j - shiftRange);
+    sketchWords(exact, j * CODE_WORDS, sketch, j * SKETCH_WORDS);
+  }
+  return { shiftCount: count, exact, sketch };
+}
+
+function popcount(x: number): number {
+  x = x - ((x >>> 1) & 0x55555555);
+  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
+  x = (x + (x >>> 4)) & 0x0f0f0f0f;
+  return Math.imul(x, 0x01010101) >>> 24;
+}
+
+export interface ExactScore {
+  /** Normalized Hamming distance at the best shift (1 when too few bits are comparable). */
+  hd: number;
+  hdRaw: number;
+  bits: number;
+  /** Shift in columns (probe column a + shift ↔ gallery column a). */
+  shift: number;
+}
+
+/** Exact score of the gallery code at `g[base]` against a prepared probe. */
+export function exactScore(g: Int32Array, base: number, p: PreparedProbe): ExactScore {
+  const probe = p.exact;
+  const shiftCount = p.shiftCount;
+  let best = 2;
+  let bestRaw = 1;
+  let bestBits = 0;
+  let bestShift = 0;
+  const range = (shiftCount - 1) >> 1;
+  for (let j = 0; j < shiftCount; j++) {
+    const pb = j * CODE_WORDS;
+    let d = 0;
+    let n = 0;
+    for (let w = 0; w < PLANE_WORDS; w++) {
+      const m = g[base + PLANE_WORDS + w]! & probe[pb + PLANE_WORDS + w]!;
+      d += popcount((g[base + w]! ^ probe[pb + w]!) & m);
+      n += popcount(m);
+    }
+    if (n < MIN_BITS_COMPARED) continue;
+    const raw = d / n;
+    // The shift is chosen on the unclamped value, so two strong matches still rank apart.
+    const hd = normalizeHdRaw(raw, n);
+    // Ties go to the smallest |shift|, so an unrotated pair reports shift 0.
+    if (hd < best || (hd === best && Math.abs(j - range) < Math.abs(bestShift))) {
+      best = hd;
+      bestRaw = raw;
+      bestBits = n;
+      bestShift = j - range;
+    }
+  }
+  if (best > 1) return { hd: 1, hdRaw: 1, bits: bestBits, shift: 0 };
+  return { hd: normalizeHd(bestRaw, bestBits), hdRaw: bestRaw, bits: bestBits, shift: bestShift };
+}
+
+/** Orders two exact scores, best first: by reported distance, then by the unclamped one. */
+export function compareScores(a: ExactScore, b: ExactScore): number {
+  return a.hd - b.hd || normalizeHdRaw(a.hdRaw, a.bits) - normalizeHdRaw(b.hdRaw, b.bits);
+}
+
+export interface ScanResult {
+  /** Gallery slots of the candidates, best first. */
+  slots: Int32Array;
+  hd: Float64Array;
+  hdRaw: Float64Array;
+  shift: Int32Array;
+  bits: Int32Array;
+}
+
+/**
+ * Stage 1 over slots [start, end) on the sketches, stage 2 on the best `prefilter`, returning
+ * those of the exact candidates with hd ≤ threshold, best first, at most `limit`.
+ */
+export function scanRange(
+  g: Int32Array,
+  sk: Int32Array,
+  start: number,
+  end: number,
+  probe: PreparedProbe,
+  prefilter: number,
+  threshold: number,
+  limit: number,
+): ScanResult {
+  const k = Math.max(1, Math.min(prefilter, end - start));
+  const topSlot = new Int32Array(k).fill(-1);
+  const topScore = new Int32Array(k).fill(0x7fffffff);
+  const ps = probe.sketch;
+  const shifts = probe.shiftCount;
+  let filled = 0;
+  let worstIdx = 0;
+  let worst = 0x7fffffff;
+  for (let t = start; t < end; t++) {
+    const b = t * 8;
+    const g0 = sk[b]!, g1 = sk[b + 1]!, g2 = sk[b + 2]!, g3 = sk[b + 3]!;
+    const g4 = sk[b + 4]!, g5 = sk[b + 5]!, g6 = sk[b + 6]!, g7 = sk[b + 7]!;
+    let best = 0x7fffffff;
+    for (let j = 0, pb = 0; j < shifts; j++, pb += 8) {
+      // Two words at a time to 4-bit counts, pairs summed to byte counts, bytes summed last.
+      let a = g0 ^ ps[pb]!, c = g1 ^ ps[pb + 1]!;
+      a = a - ((a >>> 1) & 0x55555555); a = (a & 0x33333333) + ((a >>> 2) & 0x33333333);
+      c = c - ((c >>> 1) & 0x55555555); c = (c & 0x33333333) + ((c >>> 2) & 0x33333333);
+      a += c;
+      let acc = (a & 0x0f0f0f0f) + ((a >>> 4) & 0x0f0f0f0f);
+      a = g2 ^ ps[pb + 2]!; c = g3 ^ ps[pb + 3]!;
+      a = a - ((a >>> 1) & 0x55555555); a = (a & 0x33333333) + ((a >>> 2) & 0x33333333);
+      c = c - ((c >>> 1) & 0x55555555); c = (c & 0x33333333) + ((c >>> 2) & 0x33333333);
+      a += c;
+      acc += (a & 0x0f0f0f0f) + ((a >>> 4) & 0x0f0f0f0f);
+      a = g4 ^ ps[pb + 4]!; c = g5 ^ ps[pb + 5]!;
+      a = a - ((a >>> 1) & 0x55555555); a = (a & 0x33333333) + ((a >>> 2) & 0x33333333);
+      c = c - ((c >>> 1) & 0x55555555); c = (c & 0x33333333) + ((c >>> 2) & 0x33333333);
+      a += c;
+      acc += (a & 0x0f0f0f0f) + ((a >>> 4) & 0x0f0f0f0f);
+      a = g6 ^ ps[pb + 6]!; c = g7 ^ ps[pb + 7]!;
+      a = a - ((a >>> 1) & 0x55555555); a = (a & 0x33333333) + ((a >>> 2) & 0x33333333);
+      c = c - ((c >>> 1) & 0x55555555); c = (c & 0x33333333) + ((c >>> 2) & 0x33333333);
+      a += c;
+      acc += (a & 0x0f0f0f0f) + ((a >>> 4) & 0x0f0f0f0f);
+      acc = (acc & 0x00ff00ff) + ((acc >>> 8) & 0x00ff00ff);
+      const d = (acc & 0xffff) + (acc >>> 16);
+      if (d < best) best = d;
+    }
+    if (filled < k) {
+      topSlot[filled] = t;
+      topScore[filled] = best;
+      filled++;
+      if (filled === k) {
+        worst = -1;
+        for (let i = 0; i < k; i++) if (topScore[i]! > worst) { worst = topScore[i]!; worstIdx = i; }
+      }
+    } else if (best < worst) {
+      topSlot[worstIdx] = t;
+      topScore[worstIdx] = best;
+      worst = -1;
+      for (let i = 0; i < k; i++) if (topScore[i]! > worst) { worst = topScore[i]!; worstIdx = i; }
+    }
+  }
+  const found: Array<{ slot: number; s: ExactScore }> = [];
+  for (let i = 0; i < filled; i++) {
+    const slot = topSlot[i]!;
+    const s = exactScore(g, slot * CODE_WORDS, probe);
+    if (s.hd <= threshold) found.push({ slot, s });
+  }
+  found.sort((a, b) => compareScores(a.s, b.s) || a.slot - b.slot);
+  const n = Math.min(limit, found.length);
+  const out: ScanResult = { slots: new Int32Array(n), hd: new Float64Array(n), hdRaw: new Float64Array(n), shift: new Int32Array(n), bits: new Int32Array(n) };
+  for (let i = 0; i < n; i++) {
+    out.slots[i] = found[i]!.slot;
+    out.hd[i] = found[i]!.s.hd;
+    out.hdRaw[i] = found[i]!.s.hdRaw;
+    out.shift[i] = found[i]!.s.shift;
+    out.bits[i] = found[i]!.s.bits;
+  }
+  return out;
+}
+
+/** Reads every word of `words[0, length)` once: the streaming floor the scan is compared with. */
+export function streamWords(words: Int32Array, length = words.length): number {
+  let acc = 0;
+  for (let i = 0; i < length; i++) acc ^= words[i]!;
+  return acc;
+}

@@ -1,0 +1,89 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { IrisIndex } from '../../../../src/biometrics/iris/iris-index.js';
+import { compareIrisCodes } from '../../../../src/biometrics/iris/iris-match.js';
+import { syntheticIrisEye, syntheticIrisSample } from '../../../../src/biometrics/synthetic/iris-code.js';
+
+const N = 3000;
+const enrol = (i: number) => syntheticIrisSample(syntheticIrisEye(i), 1).code;
+const probe = (i: number, sample = 2) => syntheticIrisSample(syntheticIrisEye(i), sample).code;
+
+const indexes: IrisIndex[] = [];
+function build(options: ConstructorParameters<typeof IrisIndex>[0] = {}): IrisIndex {
+  const idx = new IrisIndex(options);
+  indexes.push(idx);
+  for (let i = 0; i < N; i++) idx.add(`emp-${i}`, enrol(i));
+  return idx;
+}
+afterAll(async () => {
+  for (const idx of indexes) await idx.close();
+});
+
+describe('IrisIndex', () => {
+  const idx = build({ workers: 2, workerThreshold: 1000 });
+
+  it('finds the right eye among thousands, with the exact 1:1 score', async () => {
+    for (const i of [0, 17, 1234, 2999]) {
+      const p = probe(i);
+      const [best] = await idx.identify(p);
+      expect(best?.id).toBe(`emp-${i}`);
+      const oneToOne = compareIrisCodes(p, enrol(i));
+      expect(best?.hd).toBe(oneToOne.hd);
+      expect(best?.shift).toBe(oneToOne.shift);
+    }
+  });
+
+  it('returns nobody for an unenrolled eye at the default threshold', async () => {
+    expect(await idx.identify(probe(N + 50))).toEqual([]);
+    const loose = await idx.identify(probe(N + 50), { threshold: 1, candidates: 3 });
+    expect(loose).toHaveLength(3);
+    expect(loose[0]!.hd).toBeGreaterThan(0.32);
+    expect(loose[0]!.hd).toBeLessThanOrEqual(loose[1]!.hd);
+  });
+
+  it('the worker path agrees with the in-process path', async () => {
+    for (const i of [5, 999, 2500]) {
+      const p = probe(i, 9);
+      const viaWorkers = await idx.identify(p, { path: 'workers', candidates: 3, threshold: 1 });
+      expect(viaWorkers[0]!.id).toBe(`emp-${i}`);
+      expect(viaWorkers[0]).toEqual(idx.identifySync(p, { candidates: 3, threshold: 1 })[0]);
+    }
+    // With a prefilter covering the whole gallery both paths score everyone exactly: equal lists.
+    const exact = build({ workers: 2, workerThreshold: 1, prefilter: N });
+    const p = probe(N + 7);
+    const a = await exact.identify(p, { path: 'workers', candidates: 25, threshold: 1 });
+    const b = exact.identifySync(p, { candidates: 25, threshold: 1 });
+    expect(a).toHaveLength(25);
+    expect(a).toEqual(b);
+  });
+
+  it('adds, replaces and removes incrementally', async () => {
+    const small = new IrisIndex({ workers: 0 });
+    indexes.push(small);
+    small.add('a', enrol(1));
+    small.add('b', enrol(2));
+    small.add('c', enrol(3));
+    expect(small.size).toBe(3);
+    expect(small.remove('a')).toBe(true);
+    expect(small.remove('a')).toBe(false);
+    expect(small.size).toBe(2);
+    expect(await small.identify(probe(1))).toEqual([]);
+    expect((await small.identify(probe(3)))[0]?.id).toBe('c');
+    small.add('b', enrol(4));
+    expect(small.size).toBe(2);
+    expect((await small.identify(probe(4)))[0]?.id).toBe('b');
+    expect(await small.identify(probe(2))).toEqual([]);
+    expect(small.bytesPerTemplate()).toBe(544);
+  });
+
+  it('applies changes made during a worker search after it, never during it', async () => {
+    const p = probe(42);
+    const pending = idx.identify(p, { path: 'workers' });
+    expect(idx.remove('emp-42')).toBe(true);
+    idx.add('late', enrol(N + 1));
+    expect((await pending)[0]?.id).toBe('emp-42');
+    expect(idx.has('emp-42')).toBe(false);
+    expect(idx.has('late')).toBe(true);
+    expect(await idx.identify(p, { path: 'workers' })).toEqual([]);
+    expect((await idx.identify(probe(N + 1), { path: 'workers' }))[0]?.id).toBe('late');
+  });
+});

@@ -1,0 +1,81 @@
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { createIrisCode, IRIS_ANGLES, IRIS_RINGS } from '../../../../src/biometrics/iris/iris-code.js';
+import { compareIrisCodes } from '../../../../src/biometrics/iris/iris-match.js';
+import { normalizeHd, HD_NORMALIZATION_BITS } from '../../../../src/biometrics/iris/iris-scan.js';
+import { idealIrisCode, syntheticIrisEye, syntheticIrisSample } from '../../../../src/biometrics/synthetic/iris-code.js';
+
+/** The ideal code of an eye turned by `rotation` columns (column a + rotation shows eye column a). */
+function rotatedIdeal(seed: number, rotation: number) {
+  const eye = syntheticIrisEye(seed);
+  return createIrisCode((ring, angle, k) => eye.field[(k * IRIS_RINGS + ring) * IRIS_ANGLES + ((((angle - rotation) % 128) + 128) % 128)]! > 0);
+}
+
+describe('iris Hamming distance', () => {
+  it('is 0 for identical codes at shift 0', () => {
+    const c = idealIrisCode(syntheticIrisEye(1));
+    expect(compareIrisCodes(c, c)).toEqual({ hd: 0, hdRaw: 0, bits: 2048, shift: 0 });
+  });
+
+  it('finds a rotated copy at the right shift, within the range only', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 1000 }), fc.integer({ min: -8, max: 8 }), (seed, rotation) => {
+        const r = compareIrisCodes(rotatedIdeal(seed, rotation), rotatedIdeal(seed, 0));
+        expect(r.shift).toBe(rotation);
+        expect(r.hd).toBe(0);
+      }),
+      { numRuns: 40 },
+    );
+    const far = compareIrisCodes(rotatedIdeal(5, 12), rotatedIdeal(5, 0));
+    expect(far.hd).toBeGreaterThan(0.3);
+    expect(compareIrisCodes(rotatedIdeal(5, 12), rotatedIdeal(5, 0), { shiftRange: 12 })).toMatchObject({ hd: 0, shift: 12 });
+  });
+
+  it('is symmetric', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 500 }), fc.integer({ min: 0, max: 500 }), (a, b) => {
+        const x = syntheticIrisSample(syntheticIrisEye(a), 1).code;
+        const y = syntheticIrisSample(syntheticIrisEye(b), 2).code;
+        expect(compareIrisCodes(x, y).hd).toBeCloseTo(compareIrisCodes(y, x).hd, 12);
+      }),
+      { numRuns: 20 },
+    );
+  });
+
+  it('puts genuine pairs well below and impostor pairs near 0.5', () => {
+    const genuine: number[] = [];
+    const impostor: number[] = [];
+    for (let i = 0; i < 60; i++) {
+      const eye = syntheticIrisEye(i);
+      const a = syntheticIrisSample(eye, 1);
+      const b = syntheticIrisSample(eye, 2);
+      const r = compareIrisCodes(b.code, a.code);
+      genuine.push(r.hd);
+      expect(r.shift).toBe(b.rotation - a.rotation);
+      impostor.push(compareIrisCodes(b.code, syntheticIrisSample(syntheticIrisEye(i + 1000), 1).code).hd);
+    }
+    const mean = (v: number[]) => v.reduce((s, x) => s + x, 0) / v.length;
+    expect(Math.max(...genuine)).toBeLessThan(0.32);
+    expect(Math.min(...impostor)).toBeGreaterThan(0.32);
+    expect(mean(impostor)).toBeGreaterThan(0.42);
+    expect(mean(impostor)).toBeLessThan(0.5);
+    expect(mean(genuine)).toBeLessThan(0.2);
+  });
+
+  it('compares only jointly valid bits and refuses too few of them', () => {
+    const a = createIrisCode((r, angle) => angle % 2 === 0 && r < 4);
+    const b = createIrisCode((r, angle, k) => (angle % 2 === 0 && r < 4) !== (angle < 64 && k === 0), (_r, angle) => angle >= 64);
+    // Where b is valid (angles 64..127) the codes agree.
+    expect(compareIrisCodes(a, b, { shiftRange: 0 })).toMatchObject({ hd: normalizeHd(0, 1024), bits: 1024 });
+    const none = createIrisCode(() => 1, (_r, angle) => angle < 4);
+    expect(compareIrisCodes(a, none)).toMatchObject({ hd: 1 });
+  });
+
+  it("normalizes with Daugman's reference of 911 bits", () => {
+    expect(HD_NORMALIZATION_BITS).toBe(911);
+    expect(normalizeHd(0.3, 911)).toBeCloseTo(0.3, 12);
+    expect(normalizeHd(0.3, 911 * 4)).toBeCloseTo(0.1, 12);
+    expect(normalizeHd(0.3, 911 / 4)).toBeCloseTo(0.4, 12);
+    expect(normalizeHd(0.5, 2048)).toBe(0.5);
+  });
+});
