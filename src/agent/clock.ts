@@ -231,7 +231,9 @@ export class ClockMonitor extends TypedEmitter<{ change: ClockState; corrected: 
     this.#timer.unref();
   }
 
-  async start(): Promise<void> {
+  /** As a daemon component: the outbox comes from the daemon's context unless one was given. */
+  async start(ctx?: { outbox?: UnsyncedCorrector }): Promise<void> {
+    if (!this.#o.outbox && ctx?.outbox) this.#o.outbox = ctx.outbox;
     this.#stopped = false;
     await this.check();
     this.#schedule();

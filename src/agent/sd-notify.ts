@@ -131,6 +131,14 @@ export interface SystemdNotifierOptions {
   readyStatus?: () => string;
   /** A watchdog ping is sent only while this says the agent is healthy (default: always). */
   healthy?: () => boolean | Promise<boolean>;
+  /** STATUS= sent with every watchdog ping (default: the outbox backlog, when started by the daemon). */
+  status?: () => string | Promise<string>;
+}
+
+/** The part of the daemon's context the notifier reads. */
+interface NotifierContext {
+  config?: { terminal: { id: string }; upstream: readonly string[] };
+  outbox?: { status(): Promise<{ pending: number; dead: number; unsynced: number }> };
 }
 
 /**
@@ -144,31 +152,48 @@ export class SystemdNotifier {
   readonly #env: NodeJS.ProcessEnv;
   readonly #options: SystemdNotifierOptions;
   #timer: NodeJS.Timeout | null = null;
+  #status: (() => string | Promise<string>) | undefined;
 
   constructor(options: SystemdNotifierOptions = {}) {
     this.#options = options;
+    this.#status = options.status;
     this.#env = options.env ?? process.env;
     this.notify = options.notify ?? new SdNotify({ socket: this.#env.NOTIFY_SOCKET ?? null });
   }
 
-  async start(): Promise<void> {
+  async start(ctx?: NotifierContext): Promise<void> {
     if (!this.notify.enabled) return;
+    const outbox = ctx?.outbox;
+    if (!this.#options.status && outbox) {
+      this.#status = async () => {
+        const s = await outbox.status();
+        return `${s.pending} pending, ${s.dead} dead${s.unsynced ? `, ${s.unsynced} before clock sync` : ''}`;
+      };
+    }
     const interval = watchdogIntervalMs(this.#env);
     if (interval) {
       this.#timer = setInterval(() => void this.ping(), interval);
       this.#timer.unref();
     }
-    await this.notify.ready(this.#options.readyStatus?.() ?? 'running');
+    const ready = this.#options.readyStatus?.() ?? (ctx?.config ? `running: terminal ${ctx.config.terminal.id}, upstream ${ctx.config.upstream.join('+')}` : 'running');
+    await this.notify.ready(ready);
     log.info({ watchdogMs: interval }, 'told systemd the agent is ready');
   }
 
-  /** One watchdog ping, skipped while the agent reports itself unhealthy. */
+
+  /** One watchdog ping (with STATUS= when there is a status), withheld while the agent reports itself unhealthy. */
   async ping(): Promise<boolean> {
     if (this.#options.healthy && !(await this.#options.healthy())) {
       log.warn('agent unhealthy: watchdog ping withheld, systemd will restart the agent if this lasts');
       return false;
     }
-    return this.notify.watchdog();
+    let status: string | null = null;
+    try {
+      status = this.#status ? await this.#status() : null;
+    } catch {
+      status = null;
+    }
+    return status ? this.notify.send({ WATCHDOG: 1, STATUS: status }) : this.notify.watchdog();
   }
 
   status(text: string): Promise<boolean> {

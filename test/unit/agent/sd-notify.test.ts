@@ -107,4 +107,15 @@ describe('sd_notify', () => {
     expect(msgs.slice(1, -1).every((m) => m === 'WATCHDOG=1')).toBe(true);
     expect(msgs[msgs.length - 1]).toBe('STOPPING=1\nSTATUS=stopping');
   });
+
+  it('started by the daemon, it reports the terminal when ready and the backlog with each ping', async () => {
+    const rx = await startReceiver();
+    receivers.push(rx);
+    const c = new SystemdNotifier({ notify: new SdNotify({ socket: rx.path, barrier: false }), env: { NOTIFY_SOCKET: rx.path } });
+    await c.start({ config: { terminal: { id: 'gate-1' }, upstream: ['api', 'mqtt'] }, outbox: { status: async () => ({ pending: 3, dead: 1, unsynced: 2 }) } });
+    await c.ping();
+    const msgs = await rx.waitFor(2);
+    expect(msgs).toEqual(['READY=1\nSTATUS=running: terminal gate-1, upstream api+mqtt', 'WATCHDOG=1\nSTATUS=3 pending, 1 dead, 2 before clock sync']);
+    await c.stop();
+  });
 });
