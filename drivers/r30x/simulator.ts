@@ -109,6 +109,8 @@ export class R30xSimulator extends TypedEmitter<SimulatorEvents> {
   #faults = new Map<FaultName, number | boolean>();
   #closed = false;
   #imageCache = new Map<string, Uint8Array>();
+  #lastRxAt = -Infinity;
+  #hostBaud: number | null = null;
 
   constructor(transport: ByteTransport, options: R30xSimulatorOptions) {
     super();
@@ -181,8 +183,12 @@ export class R30xSimulator extends TypedEmitter<SimulatorEvents> {
     if (this.#closed) return;
     const readyAt = this.#pacer.arrival(chunk.length);
     if (this.#faults.get('stall')) return;
-    const host = this.#options.hostBaud?.() ?? null;
-    if (host !== null && host !== this.baud) return; // wrong speed: the module sees noise
+    // The host's line speed is read when it starts talking after a pause (a new session: a probe
+    // at another baud rate, a reopen); reading it costs a few ms, too much for every packet.
+    const now = performance.now();
+    if (this.#options.hostBaud && now - this.#lastRxAt > 100) this.#hostBaud = this.#options.hostBaud();
+    this.#lastRxAt = now;
+    if (this.#hostBaud !== null && this.#hostBaud !== this.baud) return; // wrong speed: the module sees noise
     for (const r of this.#parser.push(chunk)) {
       if (!r.ok) continue; // a real module ignores a packet with a bad checksum
       const packet = r.packet;
@@ -256,6 +262,7 @@ export class R30xSimulator extends TypedEmitter<SimulatorEvents> {
           void this.#pacer.idle().then(() => {
             this.baud = value * 9600;
             this.#pacer.baud = this.baud;
+            this.#lastRxAt = -Infinity; // read the host's new speed on its next packet
           });
           return;
         }

@@ -27,7 +27,8 @@ function parseAll(chunks: Buffer[]) {
   return chunks.flatMap((c) => parser.push(c));
 }
 
-const same = (a: R30xPacket, b: { address: number; pid: number; payload: Uint8Array }) =>
+type Frame = { address: number; pid: number; payload: Uint8Array };
+const same = (a: R30xPacket | Frame, b: Frame) =>
   a.address === b.address && a.pid === b.pid && Buffer.from(a.payload).equals(Buffer.from(b.payload));
 
 describe('R30x codec', () => {
