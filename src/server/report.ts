@@ -1,8 +1,9 @@
 /**
  * Operation 9: the work-hour report. One row per employee and period (DAILY: a day; WEEKLY: an
  * ISO week, Monday to Sunday; MONTHLY: a calendar month) that has at least one check-in between
- * `from` and `to` (inclusive, on the check-in's local time). Each day's sessions are computed
- * against the shift of that day's first check-in (work-hours.ts); a period's row sums its days.
+ * `from` and `to` (inclusive, on the check-in's local time). The sessions of one day and one shift
+ * are computed against that shift (work-hours.ts; an event whose shift is no longer configured
+ * counts under the default shift); a period's row sums its day-shifts.
  * `groupcodes` keeps employees whose groupCode (our extension of the user) is listed; `shiftname`
  * keeps only events of that shift. Rows are ordered by period, then employeeCode, and paged:
  * `pagenumber` from 1 (default 1), `pagesize` 1..maxPageSize (default defaultPageSize). Paging
@@ -84,8 +85,8 @@ export async function workHourReport(ctx: ServiceContext, query: URLSearchParams
     [from, to],
   );
   const groups = new Set(groupCodes);
-  // employee → day → the day's events
-  const days = new Map<string, { user: Row; byDay: Map<number, Row[]> }>();
+  // employee → (day, shift) → the events of that shift on that day
+  const days = new Map<string, { user: Row; byDay: Map<string, { dayMs: number; shift: string; evs: Row[] }> }>();
   for (const r of rows) {
     if (groups.size && !(r.group_code !== null && groups.has(r.group_code))) continue;
     if (shiftName !== null && r.shift !== shiftName) continue;
@@ -93,17 +94,20 @@ export async function workHourReport(ctx: ServiceContext, query: URLSearchParams
     const dayMs = inMs - (inMs % DAY);
     let emp = days.get(r.employee_code);
     if (!emp) days.set(r.employee_code, (emp = { user: r, byDay: new Map() }));
-    const list = emp.byDay.get(dayMs);
-    if (list) list.push(r);
-    else emp.byDay.set(dayMs, [r]);
+    const shift = ctx.shifts.byName.has(r.shift) ? r.shift : ctx.shifts.defaultShift;
+    const key = `${dayMs}|${shift}`;
+    const slot = emp.byDay.get(key);
+    if (slot) slot.evs.push(r);
+    else emp.byDay.set(key, { dayMs, shift, evs: [r] });
   }
 
   const type = groupType as GroupType;
   const out: Array<WorkHourRow & { _period: number }> = [];
   for (const [code, emp] of days) {
-    const periods = new Map<number, WorkHourRow & { _period: number; _first: number; _last: number | null; _shifts: Set<string>; _days: number }>();
-    for (const [dayMs, evs] of [...emp.byDay].sort((a, b) => a[0] - b[0])) {
-      const shift = ctx.shifts.byName.get(evs[0]!.shift) ?? ctx.shifts.byName.get(ctx.shifts.defaultShift)!;
+    const periods = new Map<number, WorkHourRow & { _period: number; _first: number; _last: number | null; _shifts: Set<string>; _days: Set<number> }>();
+    const slots = [...emp.byDay.values()].sort((a, b) => a.dayMs - b.dayMs || parseDateTime(a.evs[0]!.in_time)! - parseDateTime(b.evs[0]!.in_time)!);
+    for (const { dayMs, shift: slotShift, evs } of slots) {
+      const shift = ctx.shifts.byName.get(slotShift)!;
       const sessions: Session[] = evs.map((e) => ({ inMs: parseDateTime(e.in_time)!, outMs: e.out_time === null ? null : (parseDateTime(e.out_time) ?? null) }));
       const d = computeDay(shift, dayMs, sessions);
       const p = periodStart(dayMs, type);
@@ -120,8 +124,8 @@ export async function workHourReport(ctx: ServiceContext, query: URLSearchParams
           _first: d.firstCheckinMs,
           _last: null,
           _shifts: new Set<string>(),
-          _days: 0,
-        } as unknown as WorkHourRow & { _period: number; _first: number; _last: number | null; _shifts: Set<string>; _days: number };
+          _days: new Set<number>(),
+        } as unknown as WorkHourRow & { _period: number; _first: number; _last: number | null; _shifts: Set<string>; _days: Set<number> };
         for (const k of WORK_HOUR_DURATIONS) base[k] = 0;
         periods.set(p, (row = base));
       }
@@ -129,7 +133,7 @@ export async function workHourReport(ctx: ServiceContext, query: URLSearchParams
       row._first = Math.min(row._first, d.firstCheckinMs);
       if (d.lastCheckoutMs !== null) row._last = row._last === null ? d.lastCheckoutMs : Math.max(row._last, d.lastCheckoutMs);
       row._shifts.add(shift.name);
-      row._days++;
+      row._days.add(dayMs);
     }
     for (const row of periods.values()) {
       const ordered = {
@@ -142,7 +146,7 @@ export async function workHourReport(ctx: ServiceContext, query: URLSearchParams
           periodStart: dateOnly(row._period),
           periodEnd: dateOnly(periodEnd(row._period, type)),
           shifts: [...row._shifts],
-          days: row._days,
+          days: row._days.size,
         },
       } as unknown as WorkHourRow & { _period: number };
       for (const k of WORK_HOUR_DURATIONS) ordered[k] = row[k];
