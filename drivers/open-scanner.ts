@@ -9,6 +9,7 @@ import { AgentError } from '../src/core/errors.js';
 import type { Scanner, ScannerFamily } from './scanner.js';
 import { SerialTransport } from './transport/serial-transport.js';
 import { R30xScanner } from './r30x/scanner.js';
+import { Gt521Scanner } from './gt521/scanner.js';
 
 export interface ScannerTarget {
   family: ScannerFamily;
@@ -31,6 +32,10 @@ export async function createScanner(target: ScannerTarget): Promise<Scanner> {
         ...(target.password !== undefined ? { password: target.password } : {}),
         ...(target.timeoutMs !== undefined ? { timeoutMs: target.timeoutMs } : {}),
       });
+    }
+    case 'gt521': {
+      const baud = target.baud ?? DEFAULT_BAUDS.gt521!;
+      return new Gt521Scanner({ transport: new SerialTransport({ path: target.path, baud }), baud, ...(target.timeoutMs !== undefined ? { timeoutMs: target.timeoutMs } : {}) });
     }
     default:
       throw new AgentError('DRIVER_UNKNOWN_FAMILY', `no driver for scanner family "${target.family}"`, { family: target.family }, { hint: 'use r30x, gt521 or iris-hid; "edge-agent devices" tells which one is attached' });

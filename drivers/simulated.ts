@@ -42,7 +42,7 @@ export interface SimulatorOptions {
   capacity?: number;
   password?: number;
   imageSource?: SimImageSource;
-  hostBaud?: () => number | null;
+  hostBaud?: (fresh?: boolean) => number | null;
 }
 
 export const SIMULATED_FAMILIES: readonly ScannerFamily[] = ['r30x', 'gt521'];

@@ -57,8 +57,8 @@ export interface R30xSimulatorOptions {
   packetSize?: 32 | 64 | 128 | 256;
   /** Finger images: `(fingerId, impression) => 8-bit image`. */
   imageSource: SimImageSource;
-  /** The host side's line speed where it can be read (a pty): a mismatch makes the module deaf. */
-  hostBaud?: () => number | null;
+  /** The host side's line speed where it can be read (a pty): a mismatch makes the module deaf. `fresh` asks to re-read it. */
+  hostBaud?: (fresh?: boolean) => number | null;
   /** Module serial number reported by ReadProdInfo. */
   serial?: string;
 }
@@ -186,7 +186,7 @@ export class R30xSimulator extends TypedEmitter<SimulatorEvents> {
     // The host's line speed is read when it starts talking after a pause (a new session: a probe
     // at another baud rate, a reopen); reading it costs a few ms, too much for every packet.
     const now = performance.now();
-    if (this.#options.hostBaud && now - this.#lastRxAt > 100) this.#hostBaud = this.#options.hostBaud();
+    if (this.#options.hostBaud && now - this.#lastRxAt > 100) this.#hostBaud = this.#options.hostBaud(this.#lastRxAt === -Infinity);
     this.#lastRxAt = now;
     if (this.#hostBaud !== null && this.#hostBaud !== this.baud) return; // wrong speed: the module sees noise
     for (const r of this.#parser.push(chunk)) {

@@ -41,15 +41,26 @@ Stop it with Ctrl-C (SIGINT) or SIGTERM as well.`;
 const SERIAL_FAMILIES: Record<string, ScannerFamily> = { r30x: 'r30x', gt521: 'gt521' };
 const DEFAULT_BAUD: Record<string, number> = { r30x: 57600, gt521: 9600 };
 
-function hostBaudReader(path: string): () => number | null {
-  return () => {
-    try {
-      const out = execFileSync('stty', ['-F', path, 'speed'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 1000 });
-      const n = Number(out.trim());
-      return Number.isFinite(n) ? n : null;
-    } catch {
-      return null;
+/**
+ * Reads the host side's line speed with stty (a few ms). Cached while the host keeps talking:
+ * read again only after 100 ms without a call (a new session: a probe, a reopen) or when asked.
+ */
+function hostBaudReader(path: string): (fresh?: boolean) => number | null {
+  let lastCall = -Infinity;
+  let cached: number | null = null;
+  return (fresh = false) => {
+    const now = performance.now();
+    if (fresh || now - lastCall > 100) {
+      try {
+        const out = execFileSync('stty', ['-F', path, 'speed'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 1000 });
+        const n = Number(out.trim());
+        cached = Number.isFinite(n) ? n : null;
+      } catch {
+        cached = null;
+      }
     }
+    lastCall = now;
+    return cached;
   };
 }
 
