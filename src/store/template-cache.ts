@@ -1,0 +1,401 @@
+/**
+ * The encrypted template cache: users and their templates in the agent database (component
+ * 'templates'). Metadata is in clear so the cache can be counted, listed and synced; the template
+ * bytes are AES-256-GCM sealed per row (template-crypto.ts).
+ *
+ * A missing key is `STORE_TEMPLATE_KEY_MISSING`; a key other than the one the cache was created
+ * with is `STORE_TEMPLATE_KEY_WRONG` at open (a key-check row is sealed with the first key), so a
+ * wrong key never looks like an empty cache. Deleting a user deletes their templates (foreign key,
+ * cascade). `added`/`removed` events let the in-memory indexes follow changes incrementally.
+ */
+import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { AgentError } from '../core/errors.js';
+import { TypedEmitter } from '../core/events.js';
+import { SqliteDatabase } from '../core/sqlite.js';
+import { agentDatabasePath } from './agent-db.js';
+import { checkTemplateKey, openTemplate, sealTemplate } from './template-crypto.js';
+import { FORMAT_MODALITY, MODALITIES, TEMPLATE_MIGRATIONS, type Modality, type TemplateFormat, type TemplateRow, type UserRow } from './template-schema.js';
+
+export type { Modality, TemplateFormat } from './template-schema.js';
+
+const KEY_CHECK_PLAINTEXT = Buffer.from('edge-agent template key check v1', 'utf8');
+const KEY_CHECK_ID = '#key-check';
+const PAGE = 500;
+
+export interface TemplateMeta {
+  id: string;
+  employeeCode: string;
+  modality: Modality;
+  /** Finger position (e.g. "right-index" or an ISO position number) or eye ("left", "right"). */
+  position: string;
+  format: TemplateFormat;
+  sensorModel: string | null;
+  quality: number | null;
+  createdAt: string;
+  sourceTerminal: string | null;
+  /** Sync version from the site (0 = created locally). */
+  version: number;
+}
+
+export interface StoredTemplate extends TemplateMeta {
+  data: Uint8Array;
+}
+
+export interface NewTemplate {
+  id?: string;
+  employeeCode: string;
+  modality: Modality;
+  position: string;
+  format: TemplateFormat;
+  data: Uint8Array;
+  sensorModel?: string | null;
+  quality?: number | null;
+  createdAt?: string;
+  sourceTerminal?: string | null;
+  version?: number;
+}
+
+export interface TemplateUser {
+  employeeCode: string;
+  firstName: string | null;
+  lastName: string | null;
+  displayName: string | null;
+  updatedAt: string;
+}
+
+export interface TemplateCacheEvents extends Record<string, unknown> {
+  /** A template was stored (new or replaced); carries the bytes for the index, never log them. */
+  added: StoredTemplate;
+  removed: { id: string; employeeCode: string; modality: Modality };
+}
+
+export interface IntegrityReport {
+  ok: boolean;
+  /** `PRAGMA integrity_check` lines ('ok' when sound). */
+  sqlite: string[];
+  users: number;
+  templates: number;
+  byModality: Record<Modality, number>;
+  /** Templates whose blob does not decrypt (tampered, truncated, or moved to another row). */
+  undecryptable: Array<{ id: string; employeeCode: string }>;
+}
+
+export interface TemplateCacheOptions {
+  key: Buffer | null | undefined;
+  now?: () => Date;
+}
+
+function toMeta(r: TemplateRow): TemplateMeta {
+  return {
+    id: r.id,
+    employeeCode: r.employee_code,
+    modality: r.modality,
+    position: r.position,
+    format: r.format,
+    sensorModel: r.sensor_model,
+    quality: r.quality,
+    createdAt: r.created_at,
+    sourceTerminal: r.source_terminal,
+    version: r.version,
+  };
+}
+
+function invalid(message: string, context: Record<string, unknown>, hint?: string): AgentError {
+  return new AgentError('STORE_TEMPLATE_INVALID', message, context, hint ? { hint } : {});
+}
+
+function emptyCounts(): Record<Modality, number> {
+  return { finger: 0, iris: 0, embedding: 0 };
+}
+
+export class TemplateCache extends TypedEmitter<TemplateCacheEvents> {
+  readonly #db: SqliteDatabase;
+  readonly #key: Buffer;
+  readonly #now: () => Date;
+
+  private constructor(db: SqliteDatabase, key: Buffer, now: () => Date) {
+    super();
+    this.#db = db;
+    this.#key = key;
+    this.#now = now;
+  }
+
+  /** Migrates the 'templates' component and checks the key (see the class comment). */
+  static async open(db: SqliteDatabase, options: TemplateCacheOptions): Promise<TemplateCache> {
+    const key = checkTemplateKey(options.key);
+    await db.migrate('templates', TEMPLATE_MIGRATIONS);
+    const cache = new TemplateCache(db, key, options.now ?? (() => new Date()));
+    await cache.#checkOrSealKey();
+    return cache;
+  }
+
+  async #checkOrSealKey(): Promise<void> {
+    const row = await this.#db.get<{ nonce: Buffer; blob: Buffer }>('SELECT nonce, blob FROM template_key_check WHERE id = 1');
+    if (row) {
+      const plain = openTemplate(this.#key, KEY_CHECK_ID, '', row.nonce, row.blob);
+      if (!plain || !KEY_CHECK_PLAINTEXT.equals(Buffer.from(plain))) throw wrongKey(this.#db.path);
+      return;
+    }
+    await this.#db.transaction(async (db) => {
+      const n = await db.get<{ n: number }>('SELECT COUNT(*) AS n FROM templates');
+      // Templates without a key check would come from a damaged or foreign file: try one.
+      if (n && n.n > 0) {
+        const r = await db.get<TemplateRow>('SELECT * FROM templates LIMIT 1');
+        if (r && !openTemplate(this.#key, r.id, r.employee_code, r.nonce, r.blob)) throw wrongKey(this.#db.path);
+      }
+      const sealed = sealTemplate(this.#key, KEY_CHECK_ID, '', KEY_CHECK_PLAINTEXT);
+      await db.run('INSERT INTO template_key_check (id, nonce, blob, created_at) VALUES (1, ?, ?, ?)', [sealed.nonce, sealed.blob, this.#now().toISOString()]);
+    });
+  }
+
+  /** Creates or updates a user (name fields optional; null clears, undefined keeps). */
+  async upsertUser(user: { employeeCode: string; firstName?: string | null; lastName?: string | null; displayName?: string | null }): Promise<void> {
+    checkEmployeeCode(user.employeeCode);
+    await this.#db.transaction(async (db) => {
+      await db.run(
+        `INSERT INTO template_users (employee_code, first_name, last_name, display_name, updated_at) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT (employee_code) DO UPDATE SET
+           first_name = CASE WHEN ? THEN excluded.first_name ELSE first_name END,
+           last_name = CASE WHEN ? THEN excluded.last_name ELSE last_name END,
+           display_name = CASE WHEN ? THEN excluded.display_name ELSE display_name END,
+           updated_at = excluded.updated_at`,
+        [
+          user.employeeCode,
+          user.firstName ?? null,
+          user.lastName ?? null,
+          user.displayName ?? null,
+          this.#now().toISOString(),
+          user.firstName !== undefined ? 1 : 0,
+          user.lastName !== undefined ? 1 : 0,
+          user.displayName !== undefined ? 1 : 0,
+        ],
+      );
+    });
+  }
+
+  async getUser(employeeCode: string): Promise<TemplateUser | null> {
+    const r = await this.#db.get<UserRow>('SELECT * FROM template_users WHERE employee_code = ?', [employeeCode]);
+    return r ? { employeeCode: r.employee_code, firstName: r.first_name, lastName: r.last_name, displayName: r.display_name, updatedAt: r.updated_at } : null;
+  }
+
+  async listUsers(): Promise<TemplateUser[]> {
+    const rows = await this.#db.all<UserRow>('SELECT * FROM template_users ORDER BY employee_code');
+    return rows.map((r) => ({ employeeCode: r.employee_code, firstName: r.first_name, lastName: r.last_name, displayName: r.display_name, updatedAt: r.updated_at }));
+  }
+
+  /** Stores a template (replacing one with the same id), creating its user if needed. */
+  async addTemplate(t: NewTemplate): Promise<TemplateMeta> {
+    return (await this.addTemplates([t]))[0]!;
+  }
+
+  /** Stores several templates in one transaction (a sync batch): all or none. */
+  async addTemplates(list: NewTemplate[]): Promise<TemplateMeta[]> {
+    const metas = list.map((t) => this.#validate(t));
+    const sealed = metas.map((m, i) => sealTemplate(this.#key, m.id, m.employeeCode, list[i]!.data));
+    const replaced = await this.#db.transaction(async (db) => {
+      const old: Array<{ employee_code: string; modality: Modality } | undefined> = [];
+      const now = this.#now().toISOString();
+      for (let i = 0; i < metas.length; i++) {
+        const meta = metas[i]!;
+        old.push(await db.get<{ employee_code: string; modality: Modality }>('SELECT employee_code, modality FROM templates WHERE id = ?', [meta.id]));
+        await db.run('INSERT INTO template_users (employee_code, updated_at) VALUES (?, ?) ON CONFLICT (employee_code) DO NOTHING', [meta.employeeCode, now]);
+        await db.run(
+          `INSERT INTO templates (id, employee_code, modality, position, format, sensor_model, quality, created_at, source_terminal, version, nonce, blob)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+           ON CONFLICT (id) DO UPDATE SET employee_code = excluded.employee_code, modality = excluded.modality, position = excluded.position,
+             format = excluded.format, sensor_model = excluded.sensor_model, quality = excluded.quality, created_at = excluded.created_at,
+             source_terminal = excluded.source_terminal, version = excluded.version, nonce = excluded.nonce, blob = excluded.blob`,
+          [meta.id, meta.employeeCode, meta.modality, meta.position, meta.format, meta.sensorModel, meta.quality, meta.createdAt, meta.sourceTerminal, meta.version, sealed[i]!.nonce, sealed[i]!.blob],
+        );
+      }
+      return old;
+    });
+    for (let i = 0; i < metas.length; i++) {
+      const meta = metas[i]!;
+      const was = replaced[i];
+      if (was && (was.employee_code !== meta.employeeCode || was.modality !== meta.modality)) {
+        this.emit('removed', { id: meta.id, employeeCode: was.employee_code, modality: was.modality });
+      }
+      this.emit('added', { ...meta, data: list[i]!.data });
+    }
+    return metas;
+  }
+
+  #validate(t: NewTemplate): TemplateMeta {
+    checkEmployeeCode(t.employeeCode);
+    if (!(MODALITIES as readonly string[]).includes(t.modality)) throw invalid(`unknown modality "${t.modality}"`, { modality: t.modality }, `use one of ${MODALITIES.join(', ')}`);
+    const formatModality = (FORMAT_MODALITY as Record<string, Modality>)[t.format];
+    if (!formatModality) throw invalid(`unknown template format "${t.format}"`, { format: t.format }, `use one of ${Object.keys(FORMAT_MODALITY).join(', ')}`);
+    if (formatModality !== t.modality) throw invalid(`format ${t.format} is a ${formatModality} format, not ${t.modality}`, { format: t.format, modality: t.modality });
+    if (!t.position || t.position.length > 32) throw invalid('a template needs a position (finger position or eye), at most 32 characters', { position: t.position });
+    if (t.data.length === 0) throw invalid('empty template data', { id: t.id });
+    if (t.quality !== undefined && t.quality !== null && (!Number.isInteger(t.quality) || t.quality < 0 || t.quality > 255)) throw invalid(`quality ${t.quality} is not 0-255`, { quality: t.quality });
+    return {
+      id: t.id ?? randomUUID(),
+      employeeCode: t.employeeCode,
+      modality: t.modality,
+      position: t.position,
+      format: t.format,
+      sensorModel: t.sensorModel ?? null,
+      quality: t.quality ?? null,
+      createdAt: t.createdAt ?? this.#now().toISOString(),
+      sourceTerminal: t.sourceTerminal ?? null,
+      version: t.version ?? 0,
+    };
+  }
+
+  async removeTemplate(id: string): Promise<boolean> {
+    const row = await this.#db.transaction(async (db) => {
+      const r = await db.get<{ employee_code: string; modality: Modality }>('SELECT employee_code, modality FROM templates WHERE id = ?', [id]);
+      if (r) await db.run('DELETE FROM templates WHERE id = ?', [id]);
+      return r;
+    });
+    if (!row) return false;
+    this.emit('removed', { id, employeeCode: row.employee_code, modality: row.modality });
+    return true;
+  }
+
+  /** Deletes a user and every template of theirs; resolves to the number of templates deleted. */
+  async deleteUser(employeeCode: string): Promise<number> {
+    const gone = await this.#db.transaction(async (db) => {
+      const rows = await db.all<{ id: string; modality: Modality }>('SELECT id, modality FROM templates WHERE employee_code = ?', [employeeCode]);
+      await db.run('DELETE FROM templates WHERE employee_code = ?', [employeeCode]);
+      await db.run('DELETE FROM template_users WHERE employee_code = ?', [employeeCode]);
+      return rows;
+    });
+    for (const r of gone) this.emit('removed', { id: r.id, employeeCode, modality: r.modality });
+    return gone.length;
+  }
+
+  #decrypt(r: TemplateRow): StoredTemplate {
+    const data = openTemplate(this.#key, r.id, r.employee_code, r.nonce, r.blob);
+    if (!data) {
+      throw new AgentError('STORE_TEMPLATE_CORRUPT', `template ${r.id} of ${r.employee_code} does not decrypt: it was altered or moved to another row`, { id: r.id, employeeCode: r.employee_code }, {
+        hint: 'run "edge-agent doctor"; delete the template and enrol or sync it again',
+      });
+    }
+    return { ...toMeta(r), data };
+  }
+
+  async getTemplate(id: string): Promise<StoredTemplate | null> {
+    const r = await this.#db.get<TemplateRow>('SELECT * FROM templates WHERE id = ?', [id]);
+    return r ? this.#decrypt(r) : null;
+  }
+
+  /** Template metadata only (nothing decrypted). */
+  async listTemplateMeta(filter: { modality?: Modality; employeeCode?: string } = {}): Promise<TemplateMeta[]> {
+    const rows = await this.#db.all<TemplateRow>(
+      'SELECT id, employee_code, modality, position, format, sensor_model, quality, created_at, source_terminal, version FROM templates WHERE (? IS NULL OR modality = ?) AND (? IS NULL OR employee_code = ?) ORDER BY employee_code, id',
+      [filter.modality ?? null, filter.modality ?? null, filter.employeeCode ?? null, filter.employeeCode ?? null],
+    );
+    return rows.map(toMeta);
+  }
+
+  /**
+   * Every template (of one modality or employee), decrypted, a page of rows at a time: building an
+   * index never holds the whole table in memory twice. A template that does not decrypt throws
+   * `STORE_TEMPLATE_CORRUPT` unless `onCorrupt` takes it (then it is skipped).
+   */
+  async *listTemplates(filter: { modality?: Modality; employeeCode?: string; onCorrupt?: (err: AgentError) => void } = {}): AsyncGenerator<StoredTemplate> {
+    let after = -1;
+    for (;;) {
+      const rows = await this.#db.all<TemplateRow & { rid: number }>(
+        'SELECT rowid AS rid, * FROM templates WHERE rowid > ? AND (? IS NULL OR modality = ?) AND (? IS NULL OR employee_code = ?) ORDER BY rowid LIMIT ?',
+        [after, filter.modality ?? null, filter.modality ?? null, filter.employeeCode ?? null, filter.employeeCode ?? null, PAGE],
+      );
+      for (const r of rows) {
+        try {
+          yield this.#decrypt(r);
+        } catch (err) {
+          if (!(err instanceof AgentError) || !filter.onCorrupt) throw err;
+          filter.onCorrupt(err);
+        }
+      }
+      if (rows.length < PAGE) return;
+      after = rows[rows.length - 1]!.rid;
+    }
+  }
+
+  async countsByModality(): Promise<Record<Modality, number>> {
+    const out = emptyCounts();
+    for (const r of await this.#db.all<{ modality: Modality; n: number }>('SELECT modality, COUNT(*) AS n FROM templates GROUP BY modality')) out[r.modality] = r.n;
+    return out;
+  }
+
+  /** Highest sync version stored (for incremental site sync). */
+  async maxVersion(): Promise<number> {
+    const r = await this.#db.get<{ v: number | null }>('SELECT MAX(version) AS v FROM templates');
+    return r?.v ?? 0;
+  }
+
+  /** SQLite's own check, then every blob decrypted with this key, and the counts. */
+  async integrityCheck(): Promise<IntegrityReport> {
+    const sqlite = await this.#db.integrityCheck();
+    const undecryptable: IntegrityReport['undecryptable'] = [];
+    let templates = 0;
+    let after = -1;
+    for (;;) {
+      const rows = await this.#db.all<TemplateRow & { rid: number }>('SELECT rowid AS rid, id, employee_code, nonce, blob FROM templates WHERE rowid > ? ORDER BY rowid LIMIT ?', [after, PAGE]);
+      for (const r of rows) {
+        templates++;
+        if (!openTemplate(this.#key, r.id, r.employee_code, r.nonce, r.blob)) undecryptable.push({ id: r.id, employeeCode: r.employee_code });
+      }
+      if (rows.length < PAGE) break;
+      after = rows[rows.length - 1]!.rid;
+    }
+    const users = (await this.#db.get<{ n: number }>('SELECT COUNT(*) AS n FROM template_users'))?.n ?? 0;
+    const byModality = await this.countsByModality();
+    return { ok: sqlite.length === 1 && sqlite[0] === 'ok' && undecryptable.length === 0, sqlite, users, templates, byModality, undecryptable };
+  }
+
+  /** For doctor: the key-check row and up to `sample` templates decrypt with this key. */
+  verifyKey(sample = 20): Promise<KeyVerdict> {
+    return tryKey(this.#db, this.#key, sample);
+  }
+}
+
+export interface KeyVerdict {
+  ok: boolean;
+  checked: number;
+  detail?: string;
+}
+
+async function tryKey(db: SqliteDatabase, key: Buffer, sample: number): Promise<KeyVerdict> {
+  const row = await db.get<{ nonce: Buffer; blob: Buffer }>('SELECT nonce, blob FROM template_key_check WHERE id = 1');
+  if (row && !openTemplate(key, KEY_CHECK_ID, '', row.nonce, row.blob)) return { ok: false, checked: 0, detail: 'the key does not open the key-check row of the template cache' };
+  const rows = await db.all<TemplateRow>('SELECT id, employee_code, nonce, blob FROM templates ORDER BY rowid LIMIT ?', [sample]);
+  const bad = rows.filter((r) => !openTemplate(key, r.id, r.employee_code, r.nonce, r.blob)).length;
+  if (bad > 0) return { ok: false, checked: rows.length, detail: `${bad} of ${rows.length} templates tried do not decrypt (run the template integrity check)` };
+  return { ok: true, checked: rows.length };
+}
+
+function wrongKey(path: string): AgentError {
+  return new AgentError('STORE_TEMPLATE_KEY_WRONG', `the template key does not match the one the template cache in ${path} was created with`, { path }, {
+    hint: 'restore the templateKey the templates were stored with (secrets file or systemd credential "template-key"); or, to start over, delete the templates and sync them again from the site',
+  });
+}
+
+function checkEmployeeCode(code: string): void {
+  if (typeof code !== 'string' || code.length === 0 || code.length > 64) {
+    throw invalid(`employee code must be 1-64 characters, got ${JSON.stringify(code)}`, { employeeCode: code });
+  }
+}
+
+/**
+ * Doctor's key check (`TemplateKeyVerifier`): opens `<dataDir>/agent.db` without migrating it and
+ * tries the key on the key-check row and a sample of templates.
+ */
+export async function verifyTemplateKey(dataDir: string, key: Buffer): Promise<KeyVerdict> {
+  checkTemplateKey(key);
+  const path = agentDatabasePath(dataDir);
+  if (!existsSync(path)) return { ok: true, checked: 0 };
+  const db = await SqliteDatabase.open(path, { readonly: true });
+  try {
+    const has = await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'template_key_check'");
+    if (!has?.n) return { ok: true, checked: 0 };
+    return await tryKey(db, key, 20);
+  } finally {
+    await db.close();
+  }
+}

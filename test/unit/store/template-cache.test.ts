@@ -1,0 +1,148 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SqliteDatabase } from '../../../src/core/sqlite.js';
+import { openAgentDatabase, agentDatabasePath } from '../../../src/store/agent-db.js';
+import { TemplateCache, verifyTemplateKey, type NewTemplate, type StoredTemplate } from '../../../src/store/template-cache.js';
+
+let dir: string;
+let db: SqliteDatabase;
+const key = randomBytes(32);
+
+beforeEach(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'template-cache-'));
+  db = await openAgentDatabase(dir);
+});
+afterEach(async () => {
+  await db.close().catch(() => undefined);
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function finger(employeeCode: string, data: Uint8Array, extra: Partial<NewTemplate> = {}): NewTemplate {
+  return { employeeCode, modality: 'finger', position: 'right-index', format: 'iso19794-2', data, sensorModel: 'R503', quality: 80, sourceTerminal: 'gate-1', ...extra };
+}
+
+async function reopen(k: Buffer | null = key): Promise<TemplateCache> {
+  await db.close();
+  db = await openAgentDatabase(dir);
+  return TemplateCache.open(db, { key: k });
+}
+
+async function errorOf(p: Promise<unknown>): Promise<{ code: string; message: string; hint?: string }> {
+  try {
+    await p;
+  } catch (err) {
+    return err as { code: string; message: string };
+  }
+  throw new Error('expected a rejection');
+}
+
+describe('TemplateCache', () => {
+  it('stores, reads back and counts templates with their metadata', async () => {
+    const cache = await TemplateCache.open(db, { key });
+    const data = randomBytes(300);
+    const meta = await cache.addTemplate(finger('E001', data, { id: 't1', version: 7 }));
+    await cache.addTemplate({ employeeCode: 'E001', modality: 'iris', position: 'left', format: 'iris-code-v1', data: randomBytes(528), quality: 90 });
+    expect(meta).toMatchObject({ id: 't1', employeeCode: 'E001', modality: 'finger', position: 'right-index', format: 'iso19794-2', sensorModel: 'R503', quality: 80, sourceTerminal: 'gate-1', version: 7 });
+    const got = (await cache.getTemplate('t1')) as StoredTemplate;
+    expect(Buffer.from(got.data).equals(data)).toBe(true);
+    expect(await cache.countsByModality()).toEqual({ finger: 1, iris: 1, embedding: 0 });
+    expect(await cache.maxVersion()).toBe(7);
+    expect((await cache.listUsers()).map((u) => u.employeeCode)).toEqual(['E001']);
+    await cache.upsertUser({ employeeCode: 'E001', firstName: 'Ada' });
+    await cache.upsertUser({ employeeCode: 'E001', lastName: 'Lovelace' });
+    expect(await cache.getUser('E001')).toMatchObject({ firstName: 'Ada', lastName: 'Lovelace' });
+  });
+
+  it('never writes the template bytes in clear to the database files', async () => {
+    const cache = await TemplateCache.open(db, { key });
+    const secret = Buffer.concat([Buffer.from('FMR\0 20\0'), randomBytes(200)]);
+    await cache.addTemplate(finger('PLAIN-EMP-77', secret));
+    await db.close();
+    const files = [agentDatabasePath(dir), `${agentDatabasePath(dir)}-wal`].filter((f) => existsSync(f));
+    const raw = Buffer.concat(files.map((f) => readFileSync(f)));
+    // The metadata is in clear (so this really is the file holding the row) ...
+    expect(raw.includes(Buffer.from('PLAIN-EMP-77'))).toBe(true);
+    // ... the template is not, not even a 16-byte piece of it.
+    for (let off = 0; off + 16 <= secret.length; off += 16) expect(raw.includes(secret.subarray(off, off + 16))).toBe(false);
+  });
+
+  it('refuses to open without a key, with a clear error', async () => {
+    const err = await errorOf(TemplateCache.open(db, { key: null }));
+    expect(err.code).toBe('STORE_TEMPLATE_KEY_MISSING');
+    expect(err.hint).toMatch(/provision|secrets/);
+    expect((await errorOf(TemplateCache.open(db, { key: randomBytes(16) }))).code).toBe('STORE_TEMPLATE_KEY_INVALID');
+  });
+
+  it('refuses a wrong key at open, even when the cache is empty', async () => {
+    await TemplateCache.open(db, { key });
+    expect((await errorOf(reopen(randomBytes(32)))).code).toBe('STORE_TEMPLATE_KEY_WRONG');
+    const cache = await reopen(key);
+    await cache.addTemplate(finger('E1', randomBytes(50)));
+    const err = await errorOf(reopen(randomBytes(32)));
+    expect(err.code).toBe('STORE_TEMPLATE_KEY_WRONG');
+    expect(err.hint).toMatch(/templateKey/);
+    expect(await verifyTemplateKey(dir, randomBytes(32))).toMatchObject({ ok: false });
+    await db.close();
+    expect(await verifyTemplateKey(dir, key)).toEqual({ ok: true, checked: 1 });
+    db = await openAgentDatabase(dir);
+  });
+
+  it('deleting a user deletes their templates and says so', async () => {
+    const cache = await TemplateCache.open(db, { key });
+    await cache.addTemplates([finger('E1', randomBytes(40), { id: 'a' }), finger('E1', randomBytes(40), { id: 'b', position: 'left-thumb' }), finger('E2', randomBytes(40), { id: 'c' })]);
+    const removed: string[] = [];
+    cache.on('removed', (r) => removed.push(r.id));
+    expect(await cache.deleteUser('E1')).toBe(2);
+    expect(removed.sort()).toEqual(['a', 'b']);
+    expect(await cache.getTemplate('a')).toBeNull();
+    expect(await cache.getUser('E1')).toBeNull();
+    expect(await cache.countsByModality()).toEqual({ finger: 1, iris: 0, embedding: 0 });
+    const rows = await db.all('SELECT id FROM templates WHERE employee_code = ?', ['E1']);
+    expect(rows).toEqual([]);
+  });
+
+  it('detects a tampered blob and a blob moved to another row', async () => {
+    const cache = await TemplateCache.open(db, { key });
+    await cache.addTemplates([finger('E1', randomBytes(60), { id: 'x' }), finger('E2', randomBytes(60), { id: 'y' }), finger('E3', randomBytes(60), { id: 'z' })]);
+    expect((await cache.integrityCheck()).ok).toBe(true);
+    await db.transaction((d) => d.run("UPDATE templates SET blob = CAST(substr(blob, 1, 5) || X'00' || substr(blob, 7) AS BLOB) WHERE id = 'x'").then(() => undefined));
+    // y gets z's blob and nonce: right key, wrong row.
+    await db.transaction((d) => d.run("UPDATE templates SET (nonce, blob) = (SELECT nonce, blob FROM templates WHERE id = 'z') WHERE id = 'y'").then(() => undefined));
+    const report = await cache.integrityCheck();
+    expect(report.ok).toBe(false);
+    expect(report.sqlite).toEqual(['ok']);
+    expect(report.templates).toBe(3);
+    expect(report.users).toBe(3);
+    expect(report.undecryptable.map((u) => u.id).sort()).toEqual(['x', 'y']);
+    expect((await errorOf(cache.getTemplate('y'))).code).toBe('STORE_TEMPLATE_CORRUPT');
+    expect((await cache.verifyKey()).ok).toBe(false);
+  });
+
+  it('streams every template of a modality page by page and emits changes', async () => {
+    const cache = await TemplateCache.open(db, { key });
+    const added: string[] = [];
+    cache.on('added', (t) => added.push(t.id));
+    const batch = Array.from({ length: 1100 }, (_, i) => finger(`E${i % 300}`, Uint8Array.of(i & 0xff, i >> 8), { id: `f${i}` }));
+    await cache.addTemplates(batch);
+    await cache.addTemplate({ employeeCode: 'E1', modality: 'iris', position: 'right', format: 'iris-code-v1', data: Uint8Array.of(1), id: 'i1' });
+    expect(added).toHaveLength(1101);
+    const seen: number[] = [];
+    for await (const t of cache.listTemplates({ modality: 'finger' })) seen.push(t.data[0]! | (t.data[1]! << 8));
+    expect(seen).toEqual(Array.from({ length: 1100 }, (_, i) => i));
+    const iris = [];
+    for await (const t of cache.listTemplates({ modality: 'iris' })) iris.push(t.id);
+    expect(iris).toEqual(['i1']);
+    expect(await cache.removeTemplate('i1')).toBe(true);
+    expect(await cache.removeTemplate('i1')).toBe(false);
+  });
+
+  it('refuses a template whose format does not fit its modality, and loses nothing', async () => {
+    const cache = await TemplateCache.open(db, { key });
+    const err = await errorOf(cache.addTemplates([finger('E1', Uint8Array.of(1), { id: 'ok' }), { employeeCode: 'E1', modality: 'iris', position: 'left', format: 'iso19794-2', data: Uint8Array.of(1) }]));
+    expect(err.code).toBe('STORE_TEMPLATE_INVALID');
+    expect(await cache.countsByModality()).toEqual({ finger: 0, iris: 0, embedding: 0 });
+  });
+});
