@@ -146,13 +146,23 @@ export class MqttSink implements Sink {
       const timer = setTimeout(finish, this.#o.publishTimeoutMs ?? 10_000);
       const onAbort = () => finish();
       options.signal.addEventListener('abort', onAbort, { once: true });
+      client.once('close', finish);
       void Promise.all(publishes).then(finish);
       function finish() {
         clearTimeout(timer);
         options.signal.removeEventListener('abort', onAbort);
+        client.off('close', finish);
         resolve();
       }
     });
+    if (!client.connected && outcomes.some((o) => o.outcome !== 'delivered')) {
+      // The broker went away mid-batch: the whole batch waits for the reconnect (what was already
+      // acknowledged goes again; consumers drop it by id).
+      throw new AgentError('MQTT_UNAVAILABLE', `the connection to the MQTT broker at ${this.#o.url} was lost during a batch`, { url: this.#o.url }, {
+        hint: 'check that the broker runs; punches wait in the outbox and go when it is back',
+        retryable: true,
+      });
+    }
     // On abort (release), what was acknowledged counts as delivered; the rest stays pending.
     return outcomes;
   }
@@ -163,6 +173,10 @@ export class MqttSink implements Sink {
     this.#reconnectTimer = null;
     const client = this.#client;
     this.#client = null;
-    if (client) await client.endAsync(true).catch(() => undefined);
+    if (client) {
+      // end() can wait on a connection attempt to a broker that is gone: do not hang on it.
+      await Promise.race([client.endAsync(true).catch(() => undefined), new Promise((r) => setTimeout(r, 1000).unref())]);
+      client.removeAllListeners();
+    }
   }
 }
