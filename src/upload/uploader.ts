@@ -118,7 +118,8 @@ export class Uploader extends TypedEmitter<UploaderEvents> {
     } catch (err) {
       const e = toAgentError(err, 'UPLOAD_FAILED', { sink: sink.name });
       if (signal.aborted) return 0; // released: the batch stays pending as it is
-      const retryAfter = typeof e.context.retryAfterMs === 'number' ? Math.min(e.context.retryAfterMs, this.#backoff.capMs) : 0;
+      // The service's own Retry-After wins over our backoff cap (bounded to an hour against nonsense).
+      const retryAfter = typeof e.context.retryAfterMs === 'number' ? Math.min(e.context.retryAfterMs, 3_600_000) : 0;
       const delay = Math.max(retryAfter, backoffDelay(loop.failures++, this.#backoff));
       (e.retryable ? log.warn : log.error).call(log, { err: e.toJSON(), sink: sink.name, batch: batch.length, retryInMs: delay }, `delivery to ${sink.name} failed`);
       // An 'error' event without a listener would throw (EventEmitter rule): emit only when heard.
