@@ -1,0 +1,105 @@
+/**
+ * The outbox through the real CLI: `punch` records, a child `edge-agent run` delivers to the real
+ * service, a dead letter shows its reason in `queue list --dead`, the cause is fixed through the
+ * API, `queue retry` sends it again and it is delivered; SIGTERM exits 0.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AttendanceClient } from '../../src/api/client.js';
+import { runCli, spawnCli, waitForLine } from '../helpers/cli.js';
+import { startService, type InProcessService } from '../helpers/service.js';
+
+let service: InProcessService;
+let admin: AttendanceClient;
+let dir: string;
+let common: string[];
+
+async function queueStatus(): Promise<{ pending: number; dead: number; delivered: number; oldestPendingAgeSec: number | null }> {
+  const r = await runCli(['queue', 'status', '--json', ...common]);
+  expect(r.code).toBe(0);
+  return JSON.parse(r.stdout) as never;
+}
+
+async function until(cond: () => Promise<boolean>, ms = 30_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await cond())) {
+    if (Date.now() > end) throw new Error('condition not reached in time');
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+beforeAll(async () => {
+  service = await startService();
+  admin = new AttendanceClient({ baseUrl: service.url, clientId: service.clientId, apiKey: service.apiKey, apiSecret: service.apiSecret });
+  await admin.addOrUpdateUser({ employeeCode: '1042', firstName: 'Ada', lastName: 'Lovelace' });
+  dir = mkdtempSync(join(tmpdir(), 'outbox-cli-'));
+  const secretFile = join(dir, 'api-secret');
+  writeFileSync(secretFile, `${service.apiSecret}\n`, { mode: 0o600 });
+  common = ['--data', join(dir, 'data'), '--terminal', 'gate-1', '--api', service.url, '--client-id', service.clientId, '--api-key', service.apiKey, '--api-secret-file', secretFile];
+});
+afterAll(async () => {
+  await service?.stop();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('edge-agent punch / run / queue', () => {
+  it('a dead letter shows its reason, is retried once the cause is fixed, and is delivered', async () => {
+    const p1 = await runCli(['punch', '--code', '1042', '--in', '--at', '2026-03-02 07:58:00', '--tz', '60', ...common]);
+    expect(p1.code, p1.stderr).toBe(0);
+    expect(p1.stdout).toMatch(/recorded check-in of 1042 at 2026-03-02 07:58:00/);
+    const p2 = await runCli(['punch', '--code', 'NEWBIE', '--in', '--at', '2026-03-02 08:03:00', '--tz', '60', '--json', ...common]);
+    expect(JSON.parse(p2.stdout)).toMatchObject({ recorded: true, direction: 'in' });
+    const dup = await runCli(['punch', '--code', 'NEWBIE', '--in', '--at', '2026-03-02 08:03:30', '--tz', '60', ...common]);
+    expect(dup.stdout).toMatch(/not recorded: NEWBIE punched 30 s ago/);
+    expect(await queueStatus()).toMatchObject({ pending: 2, dead: 0, delivered: 0 });
+
+    const agent = spawnCli(['run', ...common]);
+    try {
+      await waitForLine(agent, /edge-agent running/);
+      await until(async () => (await queueStatus()).dead === 1);
+      expect(await queueStatus()).toMatchObject({ pending: 0, dead: 1, delivered: 1 });
+      const list = await runCli(['queue', 'list', '--dead', ...common]);
+      expect(list.stdout).toMatch(/NEWBIE\s+in\s+2026-03-02 08:03:00/);
+      expect(list.stdout).toMatch(/api: DEAD USER_NOT_AVAILABLE: no user with employeeCode "NEWBIE"/);
+
+      // The cause is fixed on the service; the technician retries.
+      await admin.addOrUpdateUser({ employeeCode: 'NEWBIE', firstName: 'New', lastName: 'Hire' });
+      const retry = await runCli(['queue', 'retry', ...common]);
+      expect(retry.stdout).toMatch(/1 dead letter\(s\) queued again/);
+      await until(async () => (await queueStatus()).delivered === 2);
+      expect(await queueStatus()).toMatchObject({ pending: 0, dead: 0, delivered: 2 });
+      const events = await admin.getEvents({ code: 'NEWBIE', from: '2026-03-02 00:00:00', to: '2026-03-03 00:00:00' });
+      expect(events.returnValue?.map((e) => e.returnValue?.inTime)).toEqual(['2026-03-02 08:03:00']);
+
+      // A punch recorded while the agent runs goes at once; toggle closes the check-in.
+      const out = await runCli(['punch', '--code', '1042', '--at', '2026-03-02 16:30:00', '--tz', '60', ...common]);
+      expect(out.stdout).toMatch(/recorded check-out of 1042 .*closing the check-in of 2026-03-02 07:58:00/);
+      await until(async () => (await queueStatus()).delivered === 3);
+      const closed = await admin.getEvents({ code: '1042', from: '2026-03-02 00:00:00', to: '2026-03-03 00:00:00' });
+      expect(closed.returnValue?.map((e) => [e.returnValue?.inTime, e.returnValue?.outTime])).toEqual([['2026-03-02 07:58:00', '2026-03-02 16:30:00']]);
+    } finally {
+      const exit = new Promise<number | null>((r) => agent.once('exit', (code) => r(code)));
+      agent.kill('SIGTERM');
+      expect(await exit).toBe(0);
+    }
+    const purge = await runCli(['queue', 'purge', ...common]);
+    expect(purge.stdout).toMatch(/deleted 3 delivered punch/);
+  });
+
+  it('imports JSON lines in one go and says which line is wrong', async () => {
+    const file = join(dir, 'paper-log.jsonl');
+    writeFileSync(file, ['{"code":"1042","direction":"in","at":"2026-03-05 07:00:00","tz":60}', '{"code":"1042","direction":"out","at":"2026-03-05 15:00:00","tz":60}', ''].join('\n'));
+    const ok = await runCli(['punch', '--import', file, ...common]);
+    expect(ok.stdout).toMatch(/imported 2 punch/);
+    const list = await runCli(['queue', 'list', '--json', ...common]);
+    const rows = JSON.parse(list.stdout) as Array<{ direction: string; inTime: string | null }>;
+    expect(rows.map((r) => [r.direction, r.inTime])).toEqual([['in', null], ['out', '2026-03-05 07:00:00']]);
+    writeFileSync(file, '{"code":"1042","direction":"in","at":"2026-03-06 07:00:00"}\n{"code":"1042","direction":"sideways","at":"2026-03-06 15:00:00"}\n');
+    const bad = await runCli(['punch', '--import', file, ...common]);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/CLI_IMPORT_BAD_LINE: .*line 2: "direction" must be "in" or "out"/);
+    expect((await queueStatus()).pending).toBe(2);
+  });
+});
