@@ -1,0 +1,287 @@
+/**
+ * The iris camera driver (protocol version 1, PROTOCOL.md) over a ReportTransport.
+ *
+ * One capture is a small state machine:
+ *   send START_CAPTURE ─► await reply (OK, or a named error)
+ *   ─► await the result: its chunks, or a late reply with an error (NO_EYE, LOW_QUALITY, CANCELLED)
+ *   ─► reassemble: chunk `seq` must follow the previous one; a gap or a bad CRC-32 asks the camera
+ *      for RESEND_RESULT (at most `retries` times), chunks of the abandoned transfer are skipped
+ *      until a first chunk starts again
+ *   ─► decode and return the image.
+ * Timeouts: the reply within `timeoutMs`; the first chunk within the eye-wait time plus
+ * `timeoutMs`; after that, each chunk within `timeoutMs` of the previous (a stall fails fast).
+ * A disconnect fails everything pending at once with `TRANSPORT_DISCONNECTED`.
+ */
+import { AgentError } from '../../src/core/errors.js';
+import { logger } from '../../src/core/logger.js';
+import type { ReportTransport } from '../transport/transport.js';
+import {
+  ALLOWED_KINDS,
+  CHUNK_FLAG_FIRST,
+  CHUNK_PAYLOAD,
+  decodeChunk,
+  decodeDeviceInfo,
+  decodeLights,
+  decodeReply,
+  decodeResult,
+  decodeStatus,
+  encodeCaptureParams,
+  encodeCommand,
+  encodeLights,
+  InputType,
+  IRIS_STATUS,
+  IrisCommand,
+  IrisImageKind,
+  IrisStatus,
+  peekResultLength,
+  REPORT_SIZE,
+  ReportId,
+  type CaptureRequest,
+  type IrisDeviceInfo,
+  type IrisLights,
+  type IrisReply,
+  type IrisResult,
+  type IrisStatusReport,
+} from './protocol.js';
+
+const log = logger('drivers:iris-hid');
+
+export class IrisStatusError extends AgentError {
+  readonly status: number;
+
+  constructor(status: number, command: string) {
+    const info = IRIS_STATUS[status];
+    super(
+      info ? `DRIVER_IRIS_${info.name}` : 'DRIVER_IRIS_UNKNOWN_STATUS',
+      `iris camera ${command}: ${info ? info.message : `unknown status 0x${status.toString(16)}`}`,
+      { family: 'iris-hid', command, deviceCode: status, deviceName: info?.name ?? 'UNKNOWN' },
+      { hint: info?.hint ?? 'Check the camera firmware version.', retryable: info?.retryable ?? false },
+    );
+    this.status = status;
+  }
+}
+
+function commandName(code: number): string {
+  return Object.entries(IrisCommand).find(([, c]) => c === code)?.[0] ?? `0x${code.toString(16)}`;
+}
+
+export interface IrisHidDriverOptions {
+  /** Reply timeout, and the longest gap between two chunks (ms, default 1000). */
+  timeoutMs?: number;
+  /** RESEND_RESULT requests after a gap or a bad CRC (default 2). */
+  retries?: number;
+}
+
+interface ReplyWaiter {
+  command: number;
+  tag: number;
+  resolve(r: IrisReply): void;
+  reject(e: Error): void;
+}
+
+interface Transfer {
+  tag: number;
+  onReply(r: IrisReply): void;
+  onChunk(seq: number, flags: number, payload: Buffer): void;
+  fail(e: Error): void;
+}
+
+export class IrisHidDriver {
+  readonly transport: ReportTransport;
+  readonly timeoutMs: number;
+  readonly retries: number;
+  /** Resend requests made (gaps and CRC errors), for diagnostics. */
+  resends = 0;
+  #tag = 0;
+  #waiters: ReplyWaiter[] = [];
+  #transfer: Transfer | null = null;
+  #lost: Error | null = null;
+  readonly #onData = (body: Buffer) => this.#input(body);
+  readonly #onDisconnect = (err: Error) => {
+    this.#lost = err;
+    for (const w of this.#waiters.splice(0)) w.reject(err);
+    this.#transfer?.fail(err);
+  };
+
+  constructor(transport: ReportTransport, options: IrisHidDriverOptions = {}) {
+    this.transport = transport;
+    this.timeoutMs = options.timeoutMs ?? 1000;
+    this.retries = options.retries ?? 2;
+    transport.on('data', this.#onData);
+    transport.on('disconnect', this.#onDisconnect);
+  }
+
+  detach(): void {
+    this.transport.off('data', this.#onData);
+    this.transport.off('disconnect', this.#onDisconnect);
+  }
+
+  /** Forgets an earlier disconnect after the transport was reopened. */
+  resetConnection(): void {
+    this.#lost = null;
+  }
+
+  async deviceInfo(): Promise<IrisDeviceInfo> {
+    return decodeDeviceInfo(await this.transport.getFeatureReport(ReportId.DeviceInfo, REPORT_SIZE));
+  }
+
+  async status(): Promise<IrisStatusReport> {
+    return decodeStatus(await this.transport.getFeatureReport(ReportId.Status, REPORT_SIZE));
+  }
+
+  async lights(): Promise<IrisLights> {
+    return decodeLights(await this.transport.getFeatureReport(ReportId.Lights, REPORT_SIZE));
+  }
+
+  async setLights(lights: IrisLights): Promise<void> {
+    await this.transport.sendFeatureReport(encodeLights(lights));
+  }
+
+  async stopCapture(): Promise<void> {
+    const tag = this.#nextTag();
+    const reply = await this.#command(IrisCommand.StopCapture, tag);
+    if (reply.status !== IrisStatus.Ok) throw new IrisStatusError(reply.status, 'StopCapture');
+  }
+
+  /** Captures one eye image. Defaults: the whole 640×480 frame, 5 s to wait for an eye, any quality. */
+  async capture(request: Partial<CaptureRequest> = {}): Promise<IrisResult> {
+    const req: CaptureRequest = { kind: IrisImageKind.Vga, width: 640, height: 480, timeoutMs: 5000, minQuality: 0, ...request };
+    if (!ALLOWED_KINDS.some((k) => k.kind === req.kind && k.width === req.width && k.height === req.height)) {
+      throw new AgentError('DRIVER_BAD_PARAM', `no iris image kind ${req.kind} at ${req.width}×${req.height}`, { family: 'iris-hid', ...req }, { hint: 'Use kind 2 (640×480), 3 or 7 (640×480 or 320×240).' });
+    }
+    if (this.#transfer) throw new AgentError('DRIVER_BUSY', 'an iris capture is already running', { family: 'iris-hid' }, { hint: 'Wait for it or stop it first.', retryable: true });
+    const tag = this.#nextTag();
+    const result = this.#receive(tag, req.timeoutMs);
+    try {
+      const reply = await this.#command(IrisCommand.StartCapture, tag, encodeCaptureParams(req));
+      if (reply.status !== IrisStatus.Ok) throw new IrisStatusError(reply.status, 'StartCapture');
+    } catch (err) {
+      (this.#transfer as Transfer | null)?.fail(err as Error);
+      await result.catch(() => undefined);
+      throw err;
+    }
+    return result;
+  }
+
+  #nextTag(): number {
+    this.#tag = (this.#tag + 1) & 0xff;
+    return this.#tag;
+  }
+
+  #command(command: number, tag: number, params?: Uint8Array): Promise<IrisReply> {
+    if (this.#lost) return Promise.reject(this.#lost);
+    return new Promise<IrisReply>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.#waiters = this.#waiters.filter((w) => w !== waiter);
+        reject(new AgentError('DRIVER_TIMEOUT', `iris camera did not answer ${commandName(command)} within ${this.timeoutMs} ms`, { family: 'iris-hid', command: commandName(command), ms: this.timeoutMs, path: this.transport.path }, { hint: 'Check the USB cable; unplug and replug the camera.', retryable: true }));
+      }, this.timeoutMs);
+      const waiter: ReplyWaiter = {
+        command,
+        tag,
+        resolve: (r) => {
+          clearTimeout(timer);
+          resolve(r);
+        },
+        reject: (e) => {
+          clearTimeout(timer);
+          reject(e);
+        },
+      };
+      this.#waiters.push(waiter);
+      this.transport.write(encodeCommand(command, tag, params)).catch((err: Error) => {
+        this.#waiters = this.#waiters.filter((w) => w !== waiter);
+        waiter.reject(err);
+      });
+    });
+  }
+
+  /** Waits for the result of capture `tag`, reassembling and checking it. */
+  #receive(tag: number, eyeWaitMs: number): Promise<IrisResult> {
+    return new Promise<IrisResult>((resolve, reject) => {
+      let buf: Buffer | null = null;
+      let filled = 0;
+      let total = 0;
+      let nextSeq = 0;
+      let resends = 0;
+      let timer: NodeJS.Timeout | undefined;
+      const arm = (ms: number, stage: string) => {
+        clearTimeout(timer);
+        timer = setTimeout(() => finish(new AgentError('DRIVER_TIMEOUT', `iris camera: no ${stage} within ${ms} ms`, { family: 'iris-hid', stage, ms, path: this.transport.path }, { hint: 'The camera stopped sending; check the USB cable and power, then unplug and replug it.', retryable: true })), ms);
+      };
+      const finish = (err: Error | null, result?: IrisResult) => {
+        clearTimeout(timer);
+        if (this.#transfer === transfer) this.#transfer = null;
+        if (err) reject(err);
+        else resolve(result!);
+      };
+      const restart = (why: AgentError) => {
+        buf = null;
+        filled = 0;
+        nextSeq = 0;
+        if (resends >= this.retries) return finish(why);
+        resends++;
+        this.resends++;
+        log.debug({ tag, why: why.code, resends }, 'asking the iris camera to resend its result');
+        arm(this.timeoutMs, 'resent result');
+        this.#command(IrisCommand.ResendResult, tag).then(
+          (r) => {
+            if (r.status !== IrisStatus.Ok) finish(new IrisStatusError(r.status, 'ResendResult'));
+          },
+          (e: Error) => finish(e),
+        );
+      };
+      const transfer: Transfer = {
+        tag,
+        onReply: (r) => {
+          if (r.command === IrisCommand.StartCapture && r.tag === tag && r.status !== IrisStatus.Ok) finish(new IrisStatusError(r.status, 'StartCapture'));
+        },
+        onChunk: (seq, flags, payload) => {
+          if (buf === null) {
+            // Skip what is left of an abandoned transfer until a first chunk starts again.
+            if (seq !== 0 || !(flags & CHUNK_FLAG_FIRST)) return;
+            const announced = peekResultLength(payload);
+            if (announced === null || payload[5] !== tag) return;
+            total = announced;
+            buf = Buffer.alloc(Math.ceil(total / CHUNK_PAYLOAD) * CHUNK_PAYLOAD);
+          } else if (seq !== nextSeq) {
+            return restart(new AgentError('DRIVER_SEQUENCE', `iris result chunk ${seq} came where ${nextSeq} was due`, { family: 'iris-hid', expected: nextSeq, got: seq }, { hint: 'Reports were lost on the USB link; check the cable and the hub.', retryable: true }));
+          }
+          payload.copy(buf, seq * CHUNK_PAYLOAD);
+          filled = Math.min(total, (seq + 1) * CHUNK_PAYLOAD);
+          nextSeq = seq + 1;
+          arm(this.timeoutMs, `result chunk ${nextSeq}`);
+          if (filled < total) return;
+          try {
+            finish(null, decodeResult(buf.subarray(0, total)));
+          } catch (err) {
+            const e = err as AgentError;
+            if (e.code !== 'DRIVER_CHECKSUM') return finish(e);
+            restart(e);
+          }
+        },
+        fail: (e) => finish(e),
+      };
+      this.#transfer = transfer;
+      arm(eyeWaitMs + this.timeoutMs, 'eye image');
+    });
+  }
+
+  #input(body: Buffer): void {
+    if (body.length < 5) return;
+    if (body[0] === InputType.Reply) {
+      const reply = decodeReply(body);
+      const i = this.#waiters.findIndex((w) => w.command === reply.command && w.tag === reply.tag);
+      if (i >= 0) {
+        const [w] = this.#waiters.splice(i, 1);
+        w!.resolve(reply);
+        return;
+      }
+      this.#transfer?.onReply(reply);
+      return;
+    }
+    if (body[0] === InputType.ResultChunk && this.#transfer) {
+      const c = decodeChunk(body);
+      this.#transfer.onChunk(c.seq, c.flags, c.payload);
+    }
+  }
+}

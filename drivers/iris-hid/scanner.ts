@@ -1,0 +1,213 @@
+/**
+ * `IrisHidScanner`: a protocol-1 HID iris camera behind the one Scanner interface. It captures eye
+ * images (640×480 by default, or a cropped kind), reports eye presence from the STATUS feature
+ * report, drives the IR illuminator only while capturing, and uses the indicator LED for feedback.
+ * It keeps no templates: the module-side operations refuse with `DRIVER_UNSUPPORTED` (the
+ * capabilities say so), `usedSlots()` is empty and `clearModule()` has nothing to clear.
+ */
+import { AgentError, isAgentError } from '../../src/core/errors.js';
+import { TypedEmitter } from '../../src/core/events.js';
+import { logger } from '../../src/core/logger.js';
+import { sleep } from '../../src/core/time.js';
+import type { CapturedImage, Feedback, ModuleSearchResult, ModuleTemplate, Scanner, ScannerCapabilities, ScannerEvents, ScannerInfo } from '../scanner.js';
+import { reopenWithBackoff, type ReopenOptions } from '../transport/reopen.js';
+import type { ReportTransport } from '../transport/transport.js';
+import { IrisHidDriver } from './driver.js';
+import { IrisImageKind, type IrisDeviceInfo, type IrisLights } from './protocol.js';
+
+const log = logger('drivers:iris-hid');
+
+/** IR illuminator drive while capturing. */
+export const IR_CAPTURE_LEVEL = 200;
+
+export interface IrisHidScannerOptions {
+  transport: ReportTransport;
+  /** Reply timeout and longest gap between result chunks (ms, default 1000). */
+  timeoutMs?: number;
+  retries?: number;
+  /** How long a capture waits for an eye (ms, default 5000). */
+  captureTimeoutMs?: number;
+  /** Image kind and size to capture (default: kind 2, 640×480). */
+  image?: { kind: number; width: number; height: number };
+  /** Refuse captures under this quality (0..100, default 0). */
+  minQuality?: number;
+  /** STATUS polling interval while waiting for an eye (ms, default 50). */
+  pollMs?: number;
+  reconnect?: boolean | ReopenOptions;
+}
+
+const LED: Record<Feedback, Omit<IrisLights, 'ir'>> = {
+  idle: { color: 0, blink: 0 },
+  busy: { color: 3, blink: 0 },
+  accepted: { color: 1, blink: 0 },
+  'enrol-step': { color: 1, blink: 1 },
+  unknown: { color: 2, blink: 1 },
+  'try-again': { color: 3, blink: 1 },
+  error: { color: 2, blink: 0 },
+};
+
+export class IrisHidScanner extends TypedEmitter<ScannerEvents> implements Scanner {
+  readonly family = 'iris-hid' as const;
+  readonly modality = 'iris' as const;
+  readonly capabilities: ScannerCapabilities = { image: true, moduleSearch: false, moduleEnroll: false, feedback: true };
+  readonly driver: IrisHidDriver;
+  readonly #transport: ReportTransport;
+  readonly #opts: { captureTimeoutMs: number; image: { kind: number; width: number; height: number }; minQuality: number; pollMs: number; reconnect: boolean | ReopenOptions };
+  #device: IrisDeviceInfo | null = null;
+  #lights: IrisLights = { ir: 0, color: 0, blink: 0 };
+  #closed = true;
+  #reconnectAbort: AbortController | null = null;
+
+  constructor(options: IrisHidScannerOptions) {
+    super();
+    this.#transport = options.transport;
+    this.driver = new IrisHidDriver(options.transport, { timeoutMs: options.timeoutMs ?? 1000, retries: options.retries ?? 2 });
+    this.#opts = {
+      captureTimeoutMs: options.captureTimeoutMs ?? 5000,
+      image: options.image ?? { kind: IrisImageKind.Vga, width: 640, height: 480 },
+      minQuality: options.minQuality ?? 0,
+      pollMs: options.pollMs ?? 50,
+      reconnect: options.reconnect ?? true,
+    };
+    this.#transport.on('disconnect', (err) => this.#onDisconnect(err));
+  }
+
+  async open(): Promise<ScannerInfo> {
+    this.#closed = false;
+    if (!this.#transport.isOpen) await this.#transport.open();
+    this.driver.resetConnection();
+    return this.#handshake();
+  }
+
+  async #handshake(): Promise<ScannerInfo> {
+    this.#device = await this.driver.deviceInfo();
+    if (this.#device.protocolVersion !== 1) {
+      throw new AgentError('DRIVER_UNSUPPORTED', `the iris camera speaks protocol version ${this.#device.protocolVersion}, this driver version 1`, { family: 'iris-hid', version: this.#device.protocolVersion }, { hint: 'Update the agent or use a camera with protocol version 1 firmware.' });
+    }
+    this.#lights = { ir: 0, color: 0, blink: 0 };
+    await this.driver.setLights(this.#lights);
+    log.info({ model: this.#device.model, firmware: this.#device.firmware, path: this.#transport.path }, 'iris camera open');
+    return this.#infoNow();
+  }
+
+  #infoNow(): ScannerInfo {
+    const d = this.#device!;
+    return {
+      family: 'iris-hid',
+      modality: 'iris',
+      model: d.model,
+      firmware: d.firmware,
+      serial: d.serial,
+      transport: this.#transport.kind,
+      path: this.#transport.path,
+      baud: null,
+      capacity: null,
+      templates: null,
+      image: { width: this.#opts.image.width, height: this.#opts.image.height, bitsPerPixel: 8 },
+    };
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    this.#reconnectAbort?.abort();
+    if (this.#transport.isOpen) await this.driver.setLights({ ir: 0, color: 0, blink: 0 }).catch(() => undefined);
+    await this.#transport.close();
+  }
+
+  async info(): Promise<ScannerInfo> {
+    if (!this.#device) throw new AgentError('DRIVER_NOT_OPEN', 'the iris camera is not open', { family: 'iris-hid' }, { hint: 'Call open() first.' });
+    return this.#infoNow();
+  }
+
+  async waitForPresence(options: { timeoutMs: number; signal?: AbortSignal }): Promise<boolean> {
+    const deadline = Date.now() + options.timeoutMs;
+    for (;;) {
+      if (options.signal?.aborted) return false;
+      if ((await this.driver.status()).eyeInView) return true;
+      const left = deadline - Date.now();
+      if (left <= 0) return false;
+      try {
+        await sleep(Math.min(this.#opts.pollMs, left), options.signal);
+      } catch {
+        return false;
+      }
+    }
+  }
+
+  /** One eye image, with the IR illuminator on only for the capture. */
+  async captureImage(): Promise<CapturedImage> {
+    await this.#setLights({ ir: IR_CAPTURE_LEVEL });
+    try {
+      const r = await this.driver.capture({ ...this.#opts.image, timeoutMs: this.#opts.captureTimeoutMs, minQuality: this.#opts.minQuality });
+      return { width: r.width, height: r.height, pixels: r.pixels, sourceBitsPerPixel: 8, dpi: this.#device?.ppi ?? 0, quality: r.quality };
+    } finally {
+      if (this.#transport.isOpen) await this.#setLights({ ir: 0 }).catch(() => undefined);
+    }
+  }
+
+  async searchOnModule(): Promise<ModuleSearchResult | null> {
+    throw unsupported('searching on the camera');
+  }
+
+  async enrollOnModule(): Promise<ModuleTemplate> {
+    throw unsupported('enrolling on the camera');
+  }
+
+  async storeOnModule(): Promise<void> {
+    throw unsupported('storing templates on the camera');
+  }
+
+  async readFromModule(): Promise<ModuleTemplate> {
+    throw unsupported('reading templates from the camera');
+  }
+
+  async deleteOnModule(): Promise<void> {
+    throw unsupported('deleting templates on the camera');
+  }
+
+  /** The camera keeps no templates: nothing to clear. */
+  async clearModule(): Promise<void> {}
+
+  /** The camera keeps no templates. */
+  async usedSlots(): Promise<number[]> {
+    return [];
+  }
+
+  async feedback(kind: Feedback): Promise<void> {
+    await this.#setLights(LED[kind]);
+  }
+
+  async #setLights(change: Partial<IrisLights>): Promise<void> {
+    this.#lights = { ...this.#lights, ...change };
+    await this.driver.setLights(this.#lights);
+  }
+
+  #onDisconnect(err: Error): void {
+    if (this.#closed) return;
+    log.warn({ path: this.#transport.path, err: err.message }, 'iris camera disconnected');
+    this.emit('disconnect', err);
+    if (this.#opts.reconnect === false) return;
+    const abort = new AbortController();
+    this.#reconnectAbort = abort;
+    const opts = typeof this.#opts.reconnect === 'object' ? this.#opts.reconnect : {};
+    void (async () => {
+      for (;;) {
+        try {
+          await reopenWithBackoff(this.#transport, { ...opts, signal: abort.signal });
+          this.driver.resetConnection();
+          const info = await this.#handshake();
+          if (!this.#closed) this.emit('reconnect', info);
+          return;
+        } catch (e) {
+          if (abort.signal.aborted || this.#closed || isAgentError(e, 'CORE_ABORTED')) return;
+          log.warn({ err: (e as Error).message }, 'iris camera reconnect failed; trying again');
+          await this.#transport.close().catch(() => undefined);
+        }
+      }
+    })();
+  }
+}
+
+function unsupported(what: string): AgentError {
+  return new AgentError('DRIVER_UNSUPPORTED', `${what} is not something an iris camera does`, { family: 'iris-hid', what }, { hint: 'Check scanner.capabilities before calling module operations; iris templates live on the host.' });
+}

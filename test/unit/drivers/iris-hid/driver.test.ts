@@ -1,0 +1,159 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { IrisHidDriver, IrisStatusError } from '../../../../drivers/iris-hid/driver.js';
+import { IrisHidSimulator, type SimEyeImage } from '../../../../drivers/iris-hid/simulator.js';
+import { MASK_VALUE } from '../../../../drivers/iris-hid/protocol.js';
+import { HidTransport } from '../../../../drivers/transport/hid-transport.js';
+
+/** An injected eye source: a disc (iris) with a darker pupil on a bright background, texture keyed by the eye. */
+export function testEye(eyeId: number, impression: number): SimEyeImage {
+  const width = 640;
+  const height = 480;
+  const iris = { x: 320 + (impression % 5), y: 240, r: 100 };
+  const pupil = { x: iris.x, y: iris.y, r: 35 };
+  const pixels = new Uint8Array(width * height);
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      const d = Math.hypot(x - iris.x, y - iris.y);
+      pixels[y * width + x] = d < pupil.r ? 10 : d < iris.r ? 60 + ((x * eyeId + y) % 90) : 200;
+    }
+  }
+  return { width, height, pixels, truth: { pupil, iris } };
+}
+
+const cleanup: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const c of cleanup.splice(0)) await c();
+});
+
+async function setup(sim: { pace?: boolean } = {}, driver: { timeoutMs?: number; retries?: number } = {}) {
+  const simulator = new IrisHidSimulator({ images: testEye, pace: sim.pace ?? false });
+  const transport = new HidTransport({ path: 'sim:iris', open: simulator.opener });
+  await transport.open();
+  const d = new IrisHidDriver(transport, { timeoutMs: driver.timeoutMs ?? 300, retries: driver.retries ?? 2 });
+  cleanup.push(async () => {
+    d.detach();
+    await transport.close();
+    await simulator.close();
+  });
+  return { simulator, transport, driver: d };
+}
+
+describe('iris HID driver against the simulator', () => {
+  it('reads device info, status and lights through feature reports', async () => {
+    const { driver, simulator } = await setup();
+    expect(await driver.deviceInfo()).toEqual({ protocolVersion: 1, model: 'SIM-IRIS-1', firmware: '1.0.0', serial: 'IRS0000001', sensorWidth: 640, sensorHeight: 480, ppi: 460, capabilities: 3 });
+    expect(await driver.status()).toEqual({ state: 0, eyeInView: false, lastError: 0 });
+    simulator.present(5);
+    expect((await driver.status()).eyeInView).toBe(true);
+    await driver.setLights({ ir: 200, color: 1, blink: 1 });
+    expect(simulator.lights).toEqual({ ir: 200, color: 1, blink: 1 });
+    expect(await driver.lights()).toEqual({ ir: 200, color: 1, blink: 1 });
+  });
+
+  it('captures the 640×480 frame with quality and geometry', async () => {
+    const { driver, simulator } = await setup();
+    simulator.present(7);
+    const r = await driver.capture();
+    expect(r).toMatchObject({ kind: 2, width: 640, height: 480, irisRadius: 100 });
+    expect(r.quality).toBeGreaterThanOrEqual(80);
+    expect(r.pixels.length).toBe(640 * 480);
+    expect(r.pixels[r.pupilY * 640 + r.pupilX]).toBe(10);
+    expect(simulator.received).toEqual(['StartCapture']);
+  });
+
+  it('captures the cropped and the cropped-and-masked kinds at 640×480 and 320×240', async () => {
+    const { driver, simulator } = await setup();
+    simulator.present(3);
+    for (const [kind, width, height] of [[3, 640, 480], [3, 320, 240], [7, 640, 480], [7, 320, 240]] as const) {
+      const r = await driver.capture({ kind, width, height });
+      expect(r).toMatchObject({ kind, width, height, pupilX: width / 2, pupilY: height / 2 });
+      // The iris fills 2R of 3.2R across: radius = width / 3.2.
+      expect(r.irisRadius).toBe(Math.round(width / 3.2));
+      const corner = r.pixels[0];
+      if (kind === 7) expect(corner).toBe(MASK_VALUE);
+      else expect(corner).toBe(200);
+      expect(r.pixels[(height / 2) * width + width / 2]).toBe(10);
+    }
+  });
+
+  it('refuses a kind the protocol does not have, on the host and on the camera', async () => {
+    const { driver, transport, simulator } = await setup();
+    await expect(driver.capture({ kind: 2, width: 320, height: 240 })).rejects.toMatchObject({ code: 'DRIVER_BAD_PARAM' });
+    // Straight to the camera: it answers BAD_PARAM.
+    const { encodeCommand, encodeCaptureParams } = await import('../../../../drivers/iris-hid/protocol.js');
+    const reply = new Promise<Buffer>((r) => transport.once('data', r));
+    await transport.write(encodeCommand(0x10, 99, encodeCaptureParams({ kind: 9, width: 1, height: 1, timeoutMs: 10, minQuality: 0 })));
+    const body = await reply;
+    expect([body[0], body[1], body[2], body[3]]).toEqual([0x01, 0x10, 99, 0x04]);
+    expect(simulator.received).toEqual(['StartCapture']);
+  });
+
+  it('names the camera errors: no eye, low quality, cancelled, unknown command', async () => {
+    const { driver, simulator } = await setup();
+    const noEye = await driver.capture({ timeoutMs: 30 }).catch((e: unknown) => e as IrisStatusError);
+    expect(noEye).toBeInstanceOf(IrisStatusError);
+    expect(noEye).toMatchObject({ code: 'DRIVER_IRIS_NO_EYE', retryable: true, context: { deviceCode: 2, deviceName: 'NO_EYE' } });
+    simulator.present(1);
+    simulator.setFault('low-quality', true);
+    await expect(driver.capture({ minQuality: 60 })).rejects.toMatchObject({ code: 'DRIVER_IRIS_LOW_QUALITY' });
+    const poor = await driver.capture();
+    expect(poor.quality).toBe(25);
+    simulator.setFault('low-quality', false);
+    simulator.lift();
+    const pending = driver.capture({ timeoutMs: 5000 });
+    await new Promise((r) => setTimeout(r, 20));
+    await driver.stopCapture();
+    await expect(pending).rejects.toMatchObject({ code: 'DRIVER_IRIS_CANCELLED' });
+  });
+
+  it('asks for a resend after a bad CRC-32 and after a lost report, and gets the image', async () => {
+    const { driver, simulator } = await setup();
+    simulator.present(2);
+    simulator.setFault('bad-checksum', 1);
+    const a = await driver.capture();
+    expect(a.pixels.length).toBe(640 * 480);
+    simulator.setFault('dropped-bytes', 1);
+    const b = await driver.capture();
+    expect(b.pixels.length).toBe(640 * 480);
+    expect(driver.resends).toBe(2);
+    expect(simulator.received.filter((c) => c === 'ResendResult')).toHaveLength(2);
+  });
+
+  it('gives up with DRIVER_CHECKSUM when every copy is damaged', async () => {
+    const { driver, simulator } = await setup({}, { retries: 1 });
+    simulator.present(2);
+    simulator.setFault('bad-checksum', true);
+    await expect(driver.capture()).rejects.toMatchObject({ code: 'DRIVER_CHECKSUM' });
+  });
+
+  it('times out fast when the camera stalls in the middle of a result', async () => {
+    const { driver, simulator } = await setup({ pace: true }, { timeoutMs: 150 });
+    simulator.present(2);
+    setTimeout(() => simulator.setFault('stall', true), 60);
+    const t0 = Date.now();
+    await expect(driver.capture()).rejects.toMatchObject({ code: 'DRIVER_TIMEOUT', retryable: true });
+    expect(Date.now() - t0).toBeLessThan(1000);
+  });
+
+  it('fails with TRANSPORT_DISCONNECTED at once when unplugged in the middle of a result', async () => {
+    const { driver, simulator, transport } = await setup({ pace: true }, { timeoutMs: 2000 });
+    simulator.present(2);
+    setTimeout(() => simulator.unplug(), 60);
+    const t0 = Date.now();
+    await expect(driver.capture()).rejects.toMatchObject({ code: 'TRANSPORT_DISCONNECTED' });
+    expect(Date.now() - t0).toBeLessThan(1000);
+    expect(transport.isOpen).toBe(false);
+    await expect(driver.status()).rejects.toMatchObject({ code: 'TRANSPORT_DISCONNECTED' });
+  });
+
+  it('paces the result at one report a millisecond', async () => {
+    const { driver, simulator } = await setup({ pace: true });
+    simulator.present(4);
+    const t0 = performance.now();
+    const r = await driver.capture({ kind: 3, width: 320, height: 240 });
+    const ms = performance.now() - t0;
+    const reports = Math.ceil((32 + 320 * 240 + 4) / 59);
+    expect(r.pixels.length).toBe(320 * 240);
+    expect(ms).toBeGreaterThanOrEqual(reports * 0.95);
+  });
+});

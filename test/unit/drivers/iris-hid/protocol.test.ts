@@ -1,0 +1,84 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  chunkResult,
+  CHUNK_FLAG_FIRST,
+  CHUNK_FLAG_LAST,
+  CHUNK_PAYLOAD,
+  decodeChunk,
+  decodeCommand,
+  decodeDeviceInfo,
+  decodeResult,
+  encodeCaptureParams,
+  decodeCaptureParams,
+  encodeCommand,
+  encodeDeviceInfo,
+  encodeResult,
+  REPORT_SIZE,
+  type IrisResult,
+} from '../../../../drivers/iris-hid/protocol.js';
+
+const resultArb = fc
+  .record({ width: fc.integer({ min: 1, max: 40 }), height: fc.integer({ min: 1, max: 30 }), tag: fc.integer({ min: 0, max: 255 }), kind: fc.constantFrom(2, 3, 7), quality: fc.integer({ min: 0, max: 100 }), seed: fc.nat() })
+  .map(
+    (r): IrisResult => ({
+      tag: r.tag,
+      kind: r.kind,
+      quality: r.quality,
+      width: r.width,
+      height: r.height,
+      pupilX: 10,
+      pupilY: 11,
+      irisRadius: 12,
+      flags: 1,
+      captureMs: 1234,
+      pixels: Uint8Array.from({ length: r.width * r.height }, (_, i) => (i * 31 + r.seed) & 0xff),
+    }),
+  );
+
+describe('iris HID protocol', () => {
+  it('lays out reports of 64 bytes with the documented offsets', () => {
+    const cmd = encodeCommand(0x10, 7, encodeCaptureParams({ kind: 3, width: 320, height: 240, timeoutMs: 3000, minQuality: 50 }));
+    expect(cmd.length).toBe(REPORT_SIZE);
+    expect(Buffer.from(cmd.subarray(0, 12)).toString('hex')).toBe('01100708034001f000b80b32');
+    const back = decodeCommand(cmd);
+    expect(back).toMatchObject({ command: 0x10, tag: 7 });
+    expect(decodeCaptureParams(back.params)).toEqual({ kind: 3, width: 320, height: 240, timeoutMs: 3000, minQuality: 50 });
+    const info = { protocolVersion: 1, model: 'SIM-IRIS-1', firmware: '1.0.0', serial: 'IRS0000001', sensorWidth: 640, sensorHeight: 480, ppi: 460, capabilities: 3 };
+    const rep = encodeDeviceInfo(info);
+    expect(rep.length).toBe(REPORT_SIZE);
+    expect(rep[0]).toBe(0x02);
+    expect(rep.readUInt16LE(42)).toBe(640);
+    expect(decodeDeviceInfo(rep)).toEqual(info);
+  });
+
+  it('chunks any result into numbered reports and reassembles it, CRC checked', () => {
+    fc.assert(
+      fc.property(resultArb, (r) => {
+        const msg = encodeResult(r);
+        const reports = chunkResult(msg);
+        expect(reports.every((x) => x.length === REPORT_SIZE && x[0] === 0x10 && x[1] === 0x02)).toBe(true);
+        const chunks = reports.map((x) => decodeChunk(x.subarray(1)));
+        expect(chunks.map((c) => c.seq)).toEqual(chunks.map((_, i) => i));
+        expect(chunks[0]!.flags & CHUNK_FLAG_FIRST).toBeTruthy();
+        expect(chunks.at(-1)!.flags & CHUNK_FLAG_LAST).toBeTruthy();
+        const joined = Buffer.concat(chunks.map((c) => c.payload)).subarray(0, msg.length);
+        expect(decodeResult(joined)).toEqual(r);
+        expect(reports.length).toBe(Math.ceil(msg.length / CHUNK_PAYLOAD));
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  it('rejects a result with any flipped bit with DRIVER_CHECKSUM (or a frame error in the header)', () => {
+    fc.assert(
+      fc.property(resultArb, fc.nat(), (r, pick) => {
+        const msg = Buffer.from(encodeResult(r));
+        const bit = 32 + (pick % ((msg.length - 4) * 8));
+        msg[bit >> 3]! ^= 1 << (bit & 7);
+        expect(() => decodeResult(msg)).toThrow(expect.objectContaining({ code: expect.stringMatching(/^DRIVER_(CHECKSUM|FRAME)$/) }));
+      }),
+      { numRuns: 150 },
+    );
+  });
+});
