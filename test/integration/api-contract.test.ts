@@ -389,3 +389,33 @@ describe('tzOffset in hours (service and client configured alike)', () => {
     }
   });
 });
+
+describe('system errors: ERROR, and no item half written', () => {
+  it('a database refusal of one event is that item\'s ERROR; the others are stored; a failing user write is HTTP 500 ERROR', async () => {
+    const s = await startService();
+    try {
+      const c = makeClient(s);
+      await c.addOrUpdateUser({ employeeCode: 'OK1', firstName: 'O', lastName: 'K' });
+      await c.addOrUpdateUser({ employeeCode: 'BOOM', firstName: 'B', lastName: 'Oom' });
+      // A second connection on the same file installs triggers that make the database refuse.
+      const db = await SqliteDatabase.open(s.dbPath);
+      await db.exec("CREATE TRIGGER boom_event BEFORE INSERT ON server_events WHEN NEW.employee_code = 'BOOM' BEGIN SELECT RAISE(ABORT, 'refused by test trigger'); END");
+      await db.exec("CREATE TRIGGER boom_user BEFORE UPDATE ON server_users WHEN NEW.employee_code = 'BOOM' BEGIN SELECT RAISE(ABORT, 'refused by test trigger'); END");
+      await db.close();
+      const env = await c.addEvents([
+        { employeeCode: 'OK1', inTime: '2024-08-01 09:00:00' },
+        { employeeCode: 'BOOM', inTime: '2024-08-01 09:00:00' },
+        { employeeCode: 'OK1', outTime: '2024-08-01 17:00:00' },
+      ]);
+      expect(codes(env)).toEqual(['SUCCESS', 'ERROR', 'SUCCESS']);
+      const stored = await c.getEvents({ from: '2024-08-01 00:00:00', to: '2024-08-01 23:59:59' });
+      expect(stored.returnValue!.map((e) => [e.returnValue!.employeeCode, e.returnValue!.outTime])).toEqual([['OK1', '2024-08-01 17:00:00']]);
+      const err = await failure(c.addOrUpdateUser({ employeeCode: 'BOOM', firstName: 'B', lastName: 'Changed' }));
+      expect(err.code).toBe('API_HTTP_5XX');
+      expect(err.context).toMatchObject({ status: 500, statusCode: 'ERROR' });
+      expect((await c.getUser('BOOM')).returnValue!.lastName).toBe('Oom');
+    } finally {
+      await s.stop();
+    }
+  });
+});
