@@ -1,0 +1,75 @@
+/**
+ * Template files of any format the agent reads, recognized by their first bytes: the iris code
+ * (`EAIR`, iris-code.ts) and fingerprint minutiae records (`FMR\0`: ISO/IEC 19794-2 or ANSI INCITS
+ * 378, finger/). `describeTemplate` says what a file holds without any biometric data;
+ * `compareTemplates` scores two templates of the same modality.
+ */
+import { AgentError } from '../core/errors.js';
+import { IRIS_CODE_BITS, IRIS_FORMAT, IRIS_QUALITY_UNKNOWN, decodeIrisTemplate, isIrisTemplate, validBitCount, type IrisCode } from './iris/iris-code.js';
+import { compareIrisCodes } from './iris/iris-match.js';
+
+export type LoadedTemplate = { modality: 'iris'; format: typeof IRIS_FORMAT; bytes: number; iris: IrisCode };
+
+export interface TemplateThresholds {
+  irisThreshold: number;
+  irisShiftRange: number;
+  fingerThreshold: number;
+}
+
+/** Decodes template bytes of any known format; `source` names the file in errors. */
+export function readTemplate(bytes: Uint8Array, source: string): LoadedTemplate {
+  try {
+    if (isIrisTemplate(bytes)) return { modality: 'iris', format: IRIS_FORMAT, bytes: bytes.length, iris: decodeIrisTemplate(bytes) };
+  } catch (err) {
+    if (err instanceof AgentError) throw new AgentError(err.code, `${source}: ${err.message}`, { ...err.context, file: source }, { hint: err.hint, cause: err });
+    throw err;
+  }
+  const head = Array.from(bytes.subarray(0, 4), (b) => b.toString(16).padStart(2, '0')).join(' ');
+  throw new AgentError('BIOMETRICS_TEMPLATE_UNKNOWN_FORMAT', `${source}: not a template format this agent reads (first bytes ${head || 'none: empty file'})`, { file: source, offset: 0 }, {
+    hint: `give an iris code (${IRIS_FORMAT}, starts with "EAIR")`,
+  });
+}
+
+/** What a template holds: format, version, counts, quality; never the biometric data itself. */
+export function describeTemplate(t: LoadedTemplate): Record<string, unknown> {
+  const valid = validBitCount(t.iris);
+  return {
+    modality: 'iris',
+    format: t.format,
+    version: t.iris.version,
+    bytes: t.bytes,
+    rings: t.iris.rings,
+    angles: t.iris.angles,
+    codeBits: IRIS_CODE_BITS,
+    validBits: valid,
+    validFraction: Math.round((valid / IRIS_CODE_BITS) * 1000) / 1000,
+    quality: t.iris.quality === IRIS_QUALITY_UNKNOWN ? null : t.iris.quality,
+  };
+}
+
+export interface TemplateComparison {
+  modality: LoadedTemplate['modality'];
+  score: number;
+  decision: 'accept' | 'reject';
+  threshold: number;
+  /** How to read the score. */
+  scoreKind: string;
+  details: Record<string, unknown>;
+}
+
+export function compareTemplates(a: LoadedTemplate, b: LoadedTemplate, thresholds: TemplateThresholds, names: [string, string] = ['A', 'B']): TemplateComparison {
+  if (a.modality !== b.modality) {
+    throw new AgentError('BIOMETRICS_MODALITY_MISMATCH', `${names[0]} is a ${a.modality} template (${a.format}) and ${names[1]} a ${b.modality} template (${b.format}): they cannot be compared`, { a: a.format, b: b.format }, {
+      hint: 'compare two finger templates or two iris templates',
+    });
+  }
+  const r = compareIrisCodes(a.iris, b.iris, { shiftRange: thresholds.irisShiftRange });
+  return {
+    modality: 'iris',
+    score: r.hd,
+    decision: r.hd <= thresholds.irisThreshold ? 'accept' : 'reject',
+    threshold: thresholds.irisThreshold,
+    scoreKind: 'normalized Hamming distance, lower is better, accepted at or below the threshold',
+    details: { hdRaw: r.hdRaw, bitsCompared: r.bits, shift: r.shift },
+  };
+}
