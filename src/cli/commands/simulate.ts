@@ -115,16 +115,18 @@ const command: Command = {
     }
 
     return await new Promise<number>((resolve) => {
+      const rl = createInterface({ input: process.stdin });
       const stop = async (code: number) => {
         if (stopping) return;
         stopping = true;
+        rl.close();
+        process.stdin.destroy();
         await simulator.close().catch(() => undefined);
         await pair?.close();
         resolve(code);
       };
       process.once('SIGINT', () => void stop(0));
       process.once('SIGTERM', () => void stop(0));
-      const rl = createInterface({ input: process.stdin });
       rl.on('line', (line) => {
         const words = line.trim().split(/\s+/).filter(Boolean);
         if (words.length === 0) return;
