@@ -113,6 +113,8 @@ export class IrisHidSimulator implements SimulatorControl {
   readonly pace: boolean;
   /** Input reports sent since creation. */
   reportsSent = 0;
+  /** IR illuminator level when the last image was taken. */
+  lastCaptureIr = 0;
 
   readonly #images: (eyeId: number, impression: number) => SimEyeImage;
   #handle: SimHidHandle | null = null;
@@ -342,6 +344,7 @@ export class IrisHidSimulator implements SimulatorControl {
       this.#lastError = IrisStatus.LowQuality;
       return this.#reply(IrisCommand.StartCapture, job.tag, IrisStatus.LowQuality);
     }
+    this.lastCaptureIr = this.lights.ir;
     const shot = renderKind(this.#images(eye, impression), req);
     const pixels = low ? degradeImage(shot.pixels, eye ^ impression) : shot.pixels;
     const message = encodeResult({
