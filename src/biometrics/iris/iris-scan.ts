@@ -91,13 +91,6 @@ export function prepareProbe(c: IrisCode, shiftRange: number): PreparedProbe {
   return { shiftCount: count, exact, sketch };
 }
 
-function popcount(x: number): number {
-  x = x - ((x >>> 1) & 0x55555555);
-  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
-  x = (x + (x >>> 4)) & 0x0f0f0f0f;
-  return Math.imul(x, 0x01010101) >>> 24;
-}
-
 export interface ExactScore {
   /** Normalized Hamming distance at the best shift (1 when too few bits are comparable). */
   hd: number;
@@ -120,10 +113,33 @@ export function exactScore(g: Int32Array, base: number, p: PreparedProbe): Exact
     const pb = j * CODE_WORDS;
     let d = 0;
     let n = 0;
-    for (let w = 0; w < PLANE_WORDS; w++) {
-      const m = g[base + PLANE_WORDS + w]! & probe[pb + PLANE_WORDS + w]!;
-      d += popcount((g[base + w]! ^ probe[pb + w]!) & m);
-      n += popcount(m);
+    // Carry-saving popcount: two words to 4-bit counts, summed into byte counts over 16 words
+    // (at most 8 × 16 = 128 per byte), then folded. Same result as a popcount per word.
+    for (let w0 = 0; w0 < PLANE_WORDS; w0 += 16) {
+      let accD = 0;
+      let accN = 0;
+      for (let w = w0; w < w0 + 16; w += 2) {
+        const m1 = g[base + PLANE_WORDS + w]! & probe[pb + PLANE_WORDS + w]!;
+        const m2 = g[base + PLANE_WORDS + w + 1]! & probe[pb + PLANE_WORDS + w + 1]!;
+        let x1 = (g[base + w]! ^ probe[pb + w]!) & m1;
+        let x2 = (g[base + w + 1]! ^ probe[pb + w + 1]!) & m2;
+        x1 = x1 - ((x1 >>> 1) & 0x55555555);
+        x1 = (x1 & 0x33333333) + ((x1 >>> 2) & 0x33333333);
+        x2 = x2 - ((x2 >>> 1) & 0x55555555);
+        x2 = (x2 & 0x33333333) + ((x2 >>> 2) & 0x33333333);
+        x1 += x2;
+        accD += (x1 & 0x0f0f0f0f) + ((x1 >>> 4) & 0x0f0f0f0f);
+        let y1 = m1 - ((m1 >>> 1) & 0x55555555);
+        y1 = (y1 & 0x33333333) + ((y1 >>> 2) & 0x33333333);
+        let y2 = m2 - ((m2 >>> 1) & 0x55555555);
+        y2 = (y2 & 0x33333333) + ((y2 >>> 2) & 0x33333333);
+        y1 += y2;
+        accN += (y1 & 0x0f0f0f0f) + ((y1 >>> 4) & 0x0f0f0f0f);
+      }
+      accD = (accD & 0x00ff00ff) + ((accD >>> 8) & 0x00ff00ff);
+      d += (accD & 0xffff) + (accD >>> 16);
+      accN = (accN & 0x00ff00ff) + ((accN >>> 8) & 0x00ff00ff);
+      n += (accN & 0xffff) + (accN >>> 16);
     }
     if (n < MIN_BITS_COMPARED) continue;
     const raw = d / n;
