@@ -12,9 +12,10 @@
  * the transport runs the same on a real device and on an in-process device (the iris simulator,
  * the tests; this machine has no /dev/uhid to fake a kernel HID device).
  *
- * Disconnect: node-hid reports a removed device as an `error` from its read loop, and a failing
- * `write`; either makes the transport emit `disconnect` once and reject every later call with
- * `TRANSPORT_DISCONNECTED`.
+ * Disconnect: node-hid reports a removed device as an `error` from its read loop; that (or a
+ * failed call whose /dev node has vanished) makes the transport emit `disconnect` once and reject
+ * every pending and later call with `TRANSPORT_DISCONNECTED`. A call the device refuses while it
+ * is still there (an unsupported feature report) is `TRANSPORT_IO`, not a disconnect.
  */
 import { existsSync } from 'node:fs';
 import { AgentError } from '../../src/core/errors.js';
@@ -107,8 +108,7 @@ export class HidTransport extends TypedEmitter<TransportEvents> implements Repor
     try {
       await device.write(Buffer.from(data));
     } catch (err) {
-      this.#lost((err as Error).message, err);
-      throw disconnectedError(this.path, (err as Error).message, err);
+      throw await this.#failed('output report', err as Error);
     }
   }
 
@@ -117,8 +117,7 @@ export class HidTransport extends TypedEmitter<TransportEvents> implements Repor
     try {
       await device.sendFeatureReport(Buffer.from(data));
     } catch (err) {
-      this.#lost((err as Error).message, err);
-      throw disconnectedError(this.path, (err as Error).message, err);
+      throw await this.#failed(`feature report ${data[0]}`, err as Error);
     }
   }
 
@@ -127,8 +126,7 @@ export class HidTransport extends TypedEmitter<TransportEvents> implements Repor
     try {
       return Buffer.from(await device.getFeatureReport(reportId, length));
     } catch (err) {
-      this.#lost((err as Error).message, err);
-      throw disconnectedError(this.path, (err as Error).message, err);
+      throw await this.#failed(`feature report ${reportId}`, err as Error);
     }
   }
 
@@ -139,6 +137,20 @@ export class HidTransport extends TypedEmitter<TransportEvents> implements Repor
     device.removeAllListeners('data');
     device.removeAllListeners('error');
     if (!this.#gone) await device.close().catch((err: unknown) => log.debug({ err: String(err) }, 'HID close failed'));
+  }
+
+  /**
+   * A call failed: the device is gone (its read loop failed, or its /dev node vanished) — a
+   * disconnect — or it refused this report while still there — `TRANSPORT_IO`.
+   */
+  async #failed(what: string, err: Error): Promise<AgentError> {
+    await new Promise((r) => setImmediate(r));
+    if (this.#gone) return disconnectedError(this.path, err.message, err);
+    if (this.path.startsWith('/dev/') && !existsSync(this.path)) {
+      this.#lost(err.message, err);
+      return disconnectedError(this.path, err.message, err);
+    }
+    return new AgentError('TRANSPORT_IO', `HID device ${this.path} refused the ${what}: ${err.message}`, { path: this.path, what }, { hint: 'the device is there but did not take the report: check it is the expected device and firmware', retryable: true, cause: err });
   }
 
   #usable(): HidDeviceHandle {

@@ -123,15 +123,30 @@ describe('HID transport', () => {
     await t.close();
   });
 
-  it('turns a failed feature report on a removed device into a disconnect', async () => {
+  it('fails a call on a removed device with TRANSPORT_DISCONNECTED and one disconnect', async () => {
     const device = new FakeHidDevice();
     const t = new HidTransport({ path: 'sim:4', open: async () => device });
     await t.open();
     const gone = new Promise<Error>((r) => t.once('disconnect', r));
-    device.removed = true;
+    device.remove();
     await expect(t.sendFeatureReport(Uint8Array.of(1))).rejects.toMatchObject({ code: 'TRANSPORT_DISCONNECTED' });
     expect(isAgentError(await gone, 'TRANSPORT_DISCONNECTED')).toBe(true);
     expect(t.isOpen).toBe(false);
+  });
+
+  it('reports a refused feature report on a present device as TRANSPORT_IO, not a disconnect', async () => {
+    const device = new FakeHidDevice();
+    const t = new HidTransport({ path: 'sim:5', open: async () => device });
+    await t.open();
+    let disconnects = 0;
+    t.on('disconnect', () => disconnects++);
+    device.getFeatureReport = async () => {
+      throw new Error('could not get feature report from device');
+    };
+    await expect(t.getFeatureReport(0x09, 64)).rejects.toMatchObject({ code: 'TRANSPORT_IO', retryable: true });
+    expect(t.isOpen).toBe(true);
+    expect(disconnects).toBe(0);
+    await t.close();
   });
 
   it('maps open failures to typed errors with a hint', () => {
