@@ -15,6 +15,16 @@ import { z } from 'zod';
 import { AgentError } from '../core/errors.js';
 import { configureLogging, setLogLevel } from '../core/logger.js';
 
+/** True for a time zone this Node (ICU) knows: `Europe/Berlin`, `UTC`, ... */
+export function isTimeZone(tz: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 const level = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
 const hhmm = z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'a time of day as HH:MM');
 
@@ -35,7 +45,7 @@ export const ConfigSchema = z.strictObject({
       id: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'letters, digits, dot, dash or underscore, at most 64').default('terminal-1'),
       site: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'letters, digits, dot, dash or underscore, at most 64').default('site-1'),
       /** IANA time zone used for local punch times and tzOffset. */
-      timeZone: z.string().min(1).default('UTC'),
+      timeZone: z.string().min(1).refine(isTimeZone, 'not a known IANA time zone').default('UTC'),
       mode: z.enum(['in', 'out', 'toggle']).default('toggle'),
     })
     .prefault({}),

@@ -1,0 +1,32 @@
+import type { Command } from '../command.js';
+import { parseCommandArgs, printJson } from '../args.js';
+import { COMMON_FLAGS, configFromFlags } from '../../agent/config.js';
+import { controlSocketPath, isDaemonListening } from '../../agent/control-socket.js';
+import { formatReport, runDoctor } from '../../agent/doctor.js';
+import { scannerProbe } from '../../agent/scanner-probe.js';
+import { verifyTemplateKey } from '../../store/template-cache.js';
+
+const usage = `usage: edge-agent doctor [--config FILE] [--secrets FILE] [--json] [run's flags]
+  Checks the terminal: config valid; secrets readable and 0600; API token; MQTT connection; each
+  scanner answers; template key decrypts; database integrity; free disk; clock synchronized;
+  outbox backlog and dead letters. Each check is pass, warn or fail with a hint.
+  --json   print {"ok": bool, "checks": [{"name", "status", "detail", "hint"}]}
+  Exit code 0 when nothing failed (warnings allowed), 1 when a check failed.`;
+
+const command: Command = {
+  summary: 'check config, secrets, API, MQTT, scanners, keys, database, disk, clock and outbox',
+  usage,
+  async run(argv) {
+    const { values } = parseCommandArgs(argv, { ...COMMON_FLAGS, json: { type: 'boolean' } }, usage, false);
+    const report = await runDoctor({
+      config: { file: values.config ?? null, overrides: configFromFlags(values) },
+      daemonRunning: (dataDir) => isDaemonListening(controlSocketPath(dataDir)),
+      probeScanner: scannerProbe,
+      verifyTemplateKey,
+    });
+    if (values.json) printJson(report);
+    else process.stdout.write(formatReport(report));
+    return report.ok ? 0 : 1;
+  },
+};
+export default command;

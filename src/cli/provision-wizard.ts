@@ -1,0 +1,141 @@
+/**
+ * The interactive `edge-agent provision`: one small function per question, defaults from the
+ * existing setup (so a second run is an edit), each connection checked right after it is typed,
+ * with the choice to type again or go on. Nothing is written before the technician confirms the
+ * summary. Secrets are typed hidden and never shown back.
+ */
+import { dirname, join } from 'node:path';
+import { checkbox, confirm, input, password, select } from '@inquirer/prompts';
+import { isTimeZone, parseConfig, type AgentConfig, type ScannerConfig } from '../agent/config.js';
+import { checkApiToken, checkMqttConnection, checkScanners, type CheckResult } from '../agent/doctor.js';
+import { formatSummary, mergeSetup, parseScannerSpec, readExisting, summarize, writeSetup, type ExistingSetup, type ProvisionAnswers } from '../agent/provision.js';
+import { discoverScanners, scannerProbe } from '../agent/scanner-probe.js';
+import { describeError } from '../core/errors.js';
+
+const say = (text: string) => process.stdout.write(`${text}\n`);
+
+function current(existing: ExistingSetup): AgentConfig | null {
+  try {
+    return parseConfig(existing.raw, 'the existing config');
+  } catch (err) {
+    say(`The existing config is not valid (${describeError(err).split('\n')[0]}); its values are offered where they can be.`);
+    return null;
+  }
+}
+
+function showCheck(c: CheckResult): void {
+  say(`  ${c.status === 'pass' ? 'ok' : c.status}: ${c.detail}${c.hint && c.status !== 'pass' ? `\n  hint: ${c.hint}` : ''}`);
+}
+
+/** Asks again until the check passes or the technician chooses to go on. */
+async function untilChecked(what: string, check: () => Promise<CheckResult>, retry: () => Promise<void>): Promise<void> {
+  for (;;) {
+    say(`Checking ${what}...`);
+    const c = await check();
+    showCheck(c);
+    if (c.status !== 'fail') return;
+    const next = await select({ message: `${what} failed. What now?`, choices: [{ name: 'Type it again', value: 'retry' }, { name: 'Go on anyway (fix it later)', value: 'go' }] });
+    if (next === 'go') return;
+    await retry();
+  }
+}
+
+async function askTerminal(a: ProvisionAnswers, c: AgentConfig | null): Promise<void> {
+  a.terminalId = await input({ message: 'Terminal id', default: c?.terminal.id ?? 'gate-1', validate: (v) => /^[A-Za-z0-9._-]{1,64}$/.test(v) || 'letters, digits, dot, dash or underscore' });
+  a.site = await input({ message: 'Site', default: c?.terminal.site ?? 'site-1', validate: (v) => /^[A-Za-z0-9._-]{1,64}$/.test(v) || 'letters, digits, dot, dash or underscore' });
+  a.timeZone = await input({ message: 'Time zone (IANA)', default: c?.terminal.timeZone ?? Intl.DateTimeFormat().resolvedOptions().timeZone, validate: (v) => isTimeZone(v) || 'an IANA zone such as Europe/Berlin' });
+  a.mode = await select({ message: 'Terminal mode', default: c?.terminal.mode ?? 'toggle', choices: [{ value: 'toggle', name: 'toggle (in, then out)' }, { value: 'in', name: 'in only' }, { value: 'out', name: 'out only' }] });
+  a.dataDir = await input({ message: 'Data folder', default: c?.dataDir ?? '/var/lib/edge-agent' });
+}
+
+async function askApi(a: ProvisionAnswers, c: AgentConfig | null, e: ExistingSetup): Promise<void> {
+  const url = await input({ message: 'Attendance API URL (empty for none)', default: c?.api.url ?? '', validate: (v) => !v || /^https?:\/\/.+/.test(v) || 'an http:// or https:// URL' });
+  a.apiUrl = url || null;
+  if (!url) return;
+  a.pathForm = await select({ message: 'API path form', default: c?.api.pathForm ?? 'api', choices: [{ value: 'api', name: '/api/attendance/...' }, { value: 'attendance', name: '/attendance/api/...' }] });
+  a.clientId = await input({ message: 'OAuth2 client id', default: c?.api.clientId ?? 'edge-agent' });
+  const askKeys = async () => {
+    a.apiKey = await input({ message: 'API key', default: a.apiKey ?? e.secrets.apiKey ?? '', validate: (v) => !!v || 'required' });
+    const secret = await password({ message: `API secret${e.secrets.apiSecret ? ' (empty keeps the current one)' : ''}`, mask: '*' });
+    if (secret) a.apiSecret = secret;
+  };
+  await askKeys();
+  await untilChecked(
+    'the API key (fetching a token)',
+    () => checkApiToken({ url, pathForm: a.pathForm as AgentConfig['api']['pathForm'], clientId: a.clientId!, timeoutMs: 10_000, apiKey: a.apiKey ?? null, apiSecret: a.apiSecret ?? e.secrets.apiSecret }),
+    askKeys,
+  );
+}
+
+async function askMqtt(a: ProvisionAnswers, c: AgentConfig | null, e: ExistingSetup): Promise<void> {
+  const askAll = async () => {
+    const url = await input({ message: 'MQTT broker URL (empty for none)', default: c?.mqtt.url ?? '', validate: (v) => !v || /^(mqtts?|wss?|tcp|ssl):\/\/.+/.test(v) || 'an mqtt://, mqtts://, ws:// or wss:// URL' });
+    a.mqttUrl = url || null;
+    if (!url) return;
+    a.mqttUsername = (await input({ message: 'MQTT username (empty for none)', default: c?.mqtt.username ?? '' })) || null;
+    const pw = await password({ message: `MQTT password${e.secrets.mqttPassword ? ' (empty keeps the current one)' : ' (empty for none)'}`, mask: '*' });
+    if (pw) a.mqttPassword = pw;
+    if (url.startsWith('mqtts') || url.startsWith('wss') || url.startsWith('ssl')) {
+      a.tlsCa = (await input({ message: 'CA certificate file (empty: system CAs)', default: c?.mqtt.tls.ca ?? '' })) || null;
+      a.tlsCert = (await input({ message: 'Client certificate file (empty for none)', default: c?.mqtt.tls.cert ?? '' })) || null;
+      a.tlsKey = a.tlsCert ? (await input({ message: 'Client key file', default: c?.mqtt.tls.key ?? '' })) || null : null;
+    }
+  };
+  await askAll();
+  if (!a.mqttUrl) return;
+  await untilChecked(
+    'the MQTT broker (connecting)',
+    async () => {
+      const probe = parseConfig({ terminal: { id: a.terminalId }, mqtt: { url: a.mqttUrl, username: a.mqttUsername ?? null, tls: { ca: a.tlsCa ?? null, cert: a.tlsCert ?? null, key: a.tlsKey ?? null } } });
+      return checkMqttConnection({ config: probe, secrets: { mqttUsername: null, mqttPassword: a.mqttPassword ?? e.secrets.mqttPassword }, timeoutMs: 10_000 });
+    },
+    askAll,
+  );
+}
+
+async function askScanners(a: ProvisionAnswers, c: AgentConfig | null): Promise<void> {
+  const existing = c?.scanners ?? [];
+  let found: ScannerConfig[] = [];
+  if (await confirm({ message: 'Search for attached scanners now? (a few seconds)', default: true })) {
+    say('Searching serial ports and HID devices...');
+    found = await discoverScanners();
+    say(found.length ? `Found ${found.length}.` : 'Nothing answered. Check cables and power, or add a scanner by hand.');
+  }
+  const all = [...existing, ...found.filter((f) => !existing.some((x) => x.path === f.path))];
+  const label = (s: ScannerConfig) => `${s.family} at ${s.path}${s.baud ? ` (${s.baud} baud)` : ''}`;
+  let chosen: ScannerConfig[] = all.length ? await checkbox({ message: 'Scanners this terminal uses', choices: all.map((s) => ({ name: label(s), value: s, checked: true })) }) : [];
+  for (;;) {
+    const spec = await input({ message: 'Add a scanner by hand as family:path[:baud] (empty when done)', default: '', validate: (v) => { if (!v) return true; try { parseScannerSpec(v); return true; } catch (err) { return describeError(err).split('\n')[0]!; } } });
+    if (!spec) break;
+    chosen = [...chosen, parseScannerSpec(spec)];
+  }
+  a.scanners = chosen;
+  if (chosen.length) {
+    say('Checking the scanners...');
+    for (const r of await checkScanners(chosen, scannerProbe)) showCheck(r);
+  }
+}
+
+export async function runWizard(values: { config?: string; secrets?: string }): Promise<number> {
+  say('edge-agent provisioning. Enter accepts the value in brackets; Ctrl-C stops without writing anything.');
+  const configFile = await input({ message: 'Config file', default: values.config ?? '/etc/edge-agent/config.yaml' });
+  const secretsFile = await input({ message: 'Secrets file (mode 0600)', default: values.secrets ?? join(dirname(configFile), 'secrets.yaml') });
+  const existing = readExisting(configFile, secretsFile);
+  if (existing.exists) say(`Editing the existing setup in ${configFile}: what you do not change is kept.`);
+  const c = current(existing);
+  const a: ProvisionAnswers = {};
+  await askTerminal(a, c);
+  await askApi(a, c, existing);
+  await askMqtt(a, c, existing);
+  await askScanners(a, c);
+  const merged = mergeSetup(existing, a, { secretsFile });
+  say(`\n${formatSummary(summarize(merged.config, merged.secrets, { config: configFile, secrets: secretsFile }))}`);
+  if (merged.generatedTemplateKey) say('  (a new template key was generated)');
+  if (!(await confirm({ message: 'Write these files?', default: true }))) {
+    say('Nothing written.');
+    return 1;
+  }
+  writeSetup(configFile, secretsFile, merged);
+  say(`Written (configVersion ${merged.config.configVersion}). Next: edge-agent doctor, then systemctl enable --now edge-agent`);
+  return 0;
+}
