@@ -67,8 +67,20 @@ export interface InstallOptions {
   dryRun: boolean;
   user: string;
   execStart: string;
+  /** USB ids (`VVVV:PPPP`) of iris camera models to give /dev/irisN and group access. */
+  irisUsb?: string[];
   /** Where the shipped files are (default: `systemdDir()`). */
   sourceDir?: string;
+}
+
+/** The udev rules with one line per iris camera model at the `@iris-rules@` marker. */
+export function renderRules(template: string, group: string, irisUsb: readonly string[] = []): string {
+  const lines = irisUsb.map((id) => {
+    const m = /^([0-9a-fA-F]{4}):([0-9a-fA-F]{4})$/.exec(id.trim());
+    if (!m) throw new AgentError('CLI_USAGE', `--iris-usb ${id} is not a USB id pair VVVV:PPPP`, { value: id }, { hint: 'take the ids from "edge-agent devices" or lsusb, e.g. --iris-usb 1d6b:0104' });
+    return `SUBSYSTEM=="hidraw", ATTRS{idVendor}=="${m[1]!.toLowerCase()}", ATTRS{idProduct}=="${m[2]!.toLowerCase()}", SYMLINK+="iris%n", GROUP="${group}", MODE="0660"`;
+  });
+  return template.replace(/GROUP="edge-agent"/g, `GROUP="${group}"`).replace(/^# @iris-rules@$/m, lines.length ? lines.join('\n') : '# @iris-rules@');
 }
 
 export interface InstallStep {
@@ -102,9 +114,10 @@ export function installService(options: InstallOptions): InstallStep[] {
   if (!options.dryRun) writeFileAtomic(unitPath, unit, 0o644);
   steps.push({ action: 'write systemd unit', path: unitPath, status: act, detail: `ExecStart=${options.execStart}` });
 
-  const rules = readFileSync(join(src, RULES_NAME), 'utf8').replace(/GROUP="edge-agent"/g, `GROUP="${options.user}"`);
+  const rules = renderRules(readFileSync(join(src, RULES_NAME), 'utf8'), options.user, options.irisUsb);
   if (!options.dryRun) writeFileAtomic(rulesPath, rules, 0o644);
-  steps.push({ action: 'write udev rules', path: rulesPath, status: act, detail: '/dev/fingerprintN, /dev/irisN, group access' });
+  const iris = options.irisUsb?.length ? `/dev/irisN for ${options.irisUsb.join(', ')}` : 'no iris camera model given (--iris-usb VVVV:PPPP)';
+  steps.push({ action: 'write udev rules', path: rulesPath, status: act, detail: `/dev/fingerprintN (serial bridges, group dialout); ${iris}` });
 
   if (!options.dryRun) mkdirSync(confDir, { recursive: true, mode: 0o750 });
   steps.push({ action: 'create config folder', path: confDir, status: act, detail: 'edge-agent provision writes config.yaml and secrets.yaml (0600) here' });

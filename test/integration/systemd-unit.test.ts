@@ -68,17 +68,38 @@ describe('systemd unit', () => {
   });
 });
 
+function ruleLines(text: string): string[] {
+  return text.split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+}
+
+function expectWellFormed(lines: string[]): void {
+  for (const line of lines) {
+    for (const part of line.split(/,\s*/)) expect(part, line).toMatch(/^([A-Z_]+(\{[A-Za-z_]+\})?(==|!=|\+=|=)"[^"]*"|LABEL="[a-z_]+")$/);
+  }
+}
+
 describe('udev rules', () => {
-  const lines = readFileSync(RULES, 'utf8').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
-  it('give stable names and group access in well-formed rules', () => {
-    for (const line of lines) {
-      for (const part of line.split(/,\s*/)) expect(part, line).toMatch(/^([A-Z_]+(\{[A-Za-z_]+\})?(==|!=|\+=|=)"[^"]*"|LABEL="[a-z_]+")$/);
-    }
+  it('give serial fingerprint modules a stable name and group access in well-formed rules', () => {
+    const lines = ruleLines(readFileSync(RULES, 'utf8'));
+    expectWellFormed(lines);
     const text = lines.join('\n');
     expect(text).toContain('SYMLINK+="fingerprint%n"');
-    expect(text).toContain('SYMLINK+="iris%n"');
-    expect(text).toMatch(/SUBSYSTEM=="hidraw".*GROUP="edge-agent", MODE="0660"/);
     expect(text).toMatch(/SUBSYSTEM=="tty".*GROUP="dialout", MODE="0660"/);
+    expect(text).not.toContain('hidraw'); // no HID device gets access until its model is named
+  });
+
+  it('give a named iris camera model /dev/irisN and the agent group, through install-service --iris-usb', async () => {
+    const prefix = mkdtempSync(join(tmpdir(), 'prefix-'));
+    const r = await runCli(['install-service', '--prefix', prefix, '--iris-usb', '2B7C:0101', '--user', 'attend']);
+    expect(r.code, r.stderr).toBe(0);
+    const lines = ruleLines(readFileSync(join(prefix, 'etc/udev/rules.d/99-edge-agent.rules'), 'utf8'));
+    expectWellFormed(lines);
+    expect(lines).toContain('SUBSYSTEM=="hidraw", ATTRS{idVendor}=="2b7c", ATTRS{idProduct}=="0101", SYMLINK+="iris%n", GROUP="attend", MODE="0660"');
+    const unit = readFileSync(join(prefix, 'etc/systemd/system/edge-agent.service'), 'utf8');
+    expect(unit).toMatch(/^User=attend$/m);
+    const bad = await runCli(['install-service', '--prefix', prefix, '--iris-usb', 'camera']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('VVVV:PPPP');
   });
 });
 

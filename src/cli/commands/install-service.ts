@@ -2,13 +2,15 @@ import type { Command } from '../command.js';
 import { parseCommandArgs, printJson } from '../args.js';
 import { defaultExecStart, installService } from '../../agent/service-files.js';
 
-const usage = `usage: edge-agent install-service [--prefix DIR] [--dry-run] [--user NAME] [--exec-start CMD] [--json]
+const usage = `usage: edge-agent install-service [--prefix DIR] [--dry-run] [--user NAME] [--iris-usb VVVV:PPPP]... [--exec-start CMD] [--json]
   Installs the systemd unit (edge-agent.service, Type=notify with watchdog and hardening) and the
   udev rules (/dev/fingerprintN, /dev/irisN, group access), creates /etc/edge-agent and the
   dedicated system user, reloads systemd and udev, and prints every step.
   --prefix DIR       install under DIR instead of / (packaging, tests); the user is not created
   --dry-run          print what would be done, change nothing
   --user NAME        the service user (default edge-agent)
+  --iris-usb ID      USB ids VVVV:PPPP of an iris camera model (edge-agent devices, lsusb): gives
+                     it /dev/irisN and group access; repeatable
   --exec-start CMD   the ExecStart command line (default: this node and this edge-agent, "run")
   Then: edge-agent provision, and systemctl enable --now edge-agent`;
 
@@ -18,7 +20,7 @@ const command: Command = {
   async run(argv) {
     const { values } = parseCommandArgs(
       argv,
-      { prefix: { type: 'string' }, 'dry-run': { type: 'boolean' }, user: { type: 'string' }, 'exec-start': { type: 'string' }, json: { type: 'boolean' } },
+      { prefix: { type: 'string' }, 'dry-run': { type: 'boolean' }, user: { type: 'string' }, 'iris-usb': { type: 'string', multiple: true }, 'exec-start': { type: 'string' }, json: { type: 'boolean' } },
       usage,
       false,
     );
@@ -27,6 +29,7 @@ const command: Command = {
       dryRun: values['dry-run'] ?? false,
       user: values.user ?? 'edge-agent',
       execStart: values['exec-start'] ?? defaultExecStart(),
+      irisUsb: values['iris-usb'] ?? [],
     });
     if (values.json) printJson({ ok: steps.every((s) => s.status !== 'failed'), steps });
     else {
