@@ -70,10 +70,8 @@ export class LinePacer {
   set stalled(on: boolean) {
     if (on === this.#stalled) return;
     this.#stalled = on;
-    if (on) {
-      if (this.#timer) clearTimeout(this.#timer);
-      this.#timer = undefined;
-    } else if (this.#queued > 0) {
+    if (on) this.#cancelTimer();
+    else if (this.#queued > 0) {
       this.#startRun();
       this.#schedule(0);
     }
@@ -93,9 +91,16 @@ export class LinePacer {
   clear(): void {
     this.#queue = [];
     this.#queued = 0;
-    if (this.#timer) clearTimeout(this.#timer);
-    this.#timer = undefined;
+    this.#cancelTimer();
     this.#notifyIdle();
+  }
+
+  #cancelTimer(): void {
+    if (this.#timer) {
+      clearTimeout(this.#timer);
+      clearImmediate(this.#timer as unknown as NodeJS.Immediate);
+    }
+    this.#timer = undefined;
   }
 
   #startRun(): void {
@@ -105,10 +110,12 @@ export class LinePacer {
 
   #schedule(delay: number): void {
     if (this.#timer || this.#stalled) return;
-    this.#timer = setTimeout(() => {
-      this.#timer = undefined;
-      this.#pump();
-    }, delay);
+    this.#timer = delay <= 0 ? (setImmediate(() => this.#fire()) as unknown as NodeJS.Timeout) : setTimeout(() => this.#fire(), delay);
+  }
+
+  #fire(): void {
+    this.#timer = undefined;
+    this.#pump();
   }
 
   #pump(): void {
@@ -126,8 +133,10 @@ export class LinePacer {
       this.#notifyIdle();
       return;
     }
-    const nextDueAt = this.#origin + (this.#sentInRun + 1) * byteMs;
-    this.#schedule(Math.min(this.#tickMs, Math.max(0, nextDueAt - performance.now())));
+    // Wake when a tick's worth of bytes is due, or exactly when the last queued byte is.
+    const chunk = Math.max(1, Math.floor(this.#tickMs / byteMs));
+    const nextDueAt = this.#origin + (this.#sentInRun + Math.min(this.#queued, chunk)) * byteMs;
+    this.#schedule(Math.max(0, nextDueAt - performance.now()));
   }
 
   #take(n: number): Buffer {

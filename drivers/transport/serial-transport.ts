@@ -35,6 +35,7 @@ export class SerialTransport extends TypedEmitter<TransportEvents> implements By
   #watchdog: NodeJS.Timeout | undefined;
   #watchdogMs: number;
   #gone = false;
+  #pending = new Set<(err?: Error) => void>();
 
   constructor(options: SerialTransportOptions) {
     super();
@@ -80,21 +81,24 @@ export class SerialTransport extends TypedEmitter<TransportEvents> implements By
     if (this.#gone) throw disconnectedError(this.path);
     if (!port) throw closedError(this.path);
     await new Promise<void>((resolve, reject) => {
-      const onGone = (err: Error) => reject(err);
-      this.once('disconnect', onGone);
+      // Settled by the write callbacks, or by #lost when the device goes away first.
+      const settle = (err?: Error) => {
+        if (!this.#pending.delete(settle)) return;
+        if (err) reject(err);
+        else resolve();
+      };
+      this.#pending.add(settle);
       port.write(Buffer.from(data), (err) => {
         if (err) {
-          this.off('disconnect', onGone);
           this.#lost(err.message, err);
-          reject(disconnectedError(this.path, err.message, err));
+          settle(disconnectedError(this.path, err.message, err));
           return;
         }
         port.drain((err2) => {
-          this.off('disconnect', onGone);
           if (err2) {
             this.#lost(err2.message, err2);
-            reject(disconnectedError(this.path, err2.message, err2));
-          } else resolve();
+            settle(disconnectedError(this.path, err2.message, err2));
+          } else settle();
         });
       });
     });
@@ -112,6 +116,7 @@ export class SerialTransport extends TypedEmitter<TransportEvents> implements By
     const port = this.#port;
     this.#port = undefined;
     this.#stopWatchdog();
+    for (const settle of [...this.#pending]) settle(closedError(this.path));
     if (!port) return;
     if (port.isOpen) await new Promise<void>((resolve) => port.close(() => resolve()));
     port.removeAllListeners();
@@ -130,7 +135,9 @@ export class SerialTransport extends TypedEmitter<TransportEvents> implements By
     this.#port = undefined;
     log.warn({ path: this.path, detail }, 'serial device went away');
     if (port.isOpen) port.close(() => undefined);
-    this.emit('disconnect', disconnectedError(this.path, detail, cause));
+    const err = disconnectedError(this.path, detail, cause);
+    for (const settle of [...this.#pending]) settle(err);
+    this.emit('disconnect', err);
   }
 }
 
