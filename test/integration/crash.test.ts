@@ -1,0 +1,141 @@
+/**
+ * Never lose a punch, never double one: a child `edge-agent run` drains a large backlog to the
+ * real attendance service and is killed with SIGKILL at random moments, 20 times, restarted each
+ * time (with manual punches recorded meanwhile); then the service holds every punched event
+ * exactly once, each check-out on its own check-in.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ChildProcess } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AttendanceClient } from '../../src/api/client.js';
+import { SqliteDatabase } from '../../src/core/sqlite.js';
+import { runCli, spawnCli, waitForLine } from '../helpers/cli.js';
+import { startService, type InProcessService } from '../helpers/service.js';
+
+const EMPLOYEES = 200;
+const DAYS = 50; // one check-in and one check-out per employee and day: 20,000 punches
+const KILLS = 20;
+
+let service: InProcessService;
+let admin: AttendanceClient;
+let dir: string;
+let common: string[];
+
+function day(d: number): string {
+  const t = new Date(Date.UTC(2026, 0, 1) + d * 86_400_000);
+  return t.toISOString().slice(0, 10);
+}
+
+/** Through the CLI (as a technician would). */
+async function status(): Promise<{ pending: number; dead: number; delivered: number }> {
+  const r = await runCli(['queue', 'status', '--json', ...common]);
+  return JSON.parse(r.stdout) as never;
+}
+
+/** Straight from the agent's database file (a second reader; WAL lets it read while the agent writes). */
+async function deliveredNow(): Promise<number> {
+  const db = await SqliteDatabase.open(join(dir, 'data', 'agent.db'), { readonly: true });
+  try {
+    const rows = await db.all<{ n: number }>("SELECT n FROM outbox_counts WHERE state = 'delivered'");
+    return rows[0]?.n ?? 0;
+  } finally {
+    await db.close();
+  }
+}
+
+function exited(child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve({ code: child.exitCode, signal: child.signalCode });
+  return new Promise((r) => child.once('exit', (code, signal) => r({ code, signal })));
+}
+
+beforeAll(async () => {
+  service = await startService({ limits: { maxEventsReturned: 100_000 } });
+  admin = new AttendanceClient({ baseUrl: service.url, clientId: service.clientId, apiKey: service.apiKey, apiSecret: service.apiSecret });
+  for (let i = 0; i < EMPLOYEES; i++) await admin.addOrUpdateUser({ employeeCode: `K${i}`, firstName: 'Crash', lastName: `K${i}` });
+  await admin.addOrUpdateUser({ employeeCode: 'MANUAL', firstName: 'Manual', lastName: 'Punch' });
+  dir = mkdtempSync(join(tmpdir(), 'crash-'));
+  const secretFile = join(dir, 'api-secret');
+  writeFileSync(secretFile, service.apiSecret, { mode: 0o600 });
+  common = ['--data', join(dir, 'data'), '--terminal', 'gate-crash', '--api', service.url, '--client-id', service.clientId, '--api-key', service.apiKey, '--api-secret-file', secretFile];
+}, 60_000);
+afterAll(async () => {
+  await service?.stop();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('crash safety', () => {
+  it(`SIGKILL ${KILLS} times while draining: every event on the service exactly once`, async () => {
+    const lines: string[] = [];
+    const expected = new Map<string, string>(); // code|inTime → outTime
+    for (let d = 0; d < DAYS; d++) {
+      for (let i = 0; i < EMPLOYEES; i++) {
+        const inTime = `${day(d)} 0${6 + (i % 3)}:${String(i % 60).padStart(2, '0')}:00`;
+        const outTime = `${day(d)} 1${5 + (i % 3)}:${String(i % 60).padStart(2, '0')}:00`;
+        lines.push(JSON.stringify({ code: `K${i}`, direction: 'in', at: inTime, tz: 60 }), JSON.stringify({ code: `K${i}`, direction: 'out', at: outTime, tz: 60 }));
+        expected.set(`K${i}|${inTime}`, outTime);
+      }
+    }
+    const file = join(dir, 'backlog.jsonl');
+    writeFileSync(file, `${lines.join('\n')}\n`);
+    const imp = await runCli(['punch', '--import', file, ...common]);
+    expect(imp.code, imp.stderr).toBe(0);
+    expect((await status()).pending).toBe(DAYS * EMPLOYEES * 2);
+
+    const deliveredAtKill: number[] = [];
+    for (let k = 0; k < KILLS; k++) {
+      const agent = spawnCli(['run', ...common]);
+      try {
+        await waitForLine(agent, /edge-agent running/, 30_000);
+        // Every fourth life, a manual punch is recorded while the agent drains.
+        if (k % 4 === 1) {
+          const at = `2026-06-${String(1 + k).padStart(2, '0')} 09:00:00`;
+          const r = await runCli(['punch', '--code', 'MANUAL', '--in', '--at', at, '--tz', '60', ...common]);
+          expect(r.code, r.stderr).toBe(0);
+          expected.set(`MANUAL|${at}`, '');
+        } else {
+          await new Promise((r) => setTimeout(r, Math.floor(Math.random() * 250)));
+        }
+      } finally {
+        agent.kill('SIGKILL');
+      }
+      expect((await exited(agent)).signal).toBe('SIGKILL');
+      deliveredAtKill.push(await deliveredNow());
+    }
+    if (process.env.CRASH_DEBUG) console.log(deliveredAtKill.join(","));
+    // Kills landed while there was work: deliveries progressed between kills and most kills
+    // found the backlog not yet drained.
+    const total = DAYS * EMPLOYEES * 2;
+    expect(deliveredAtKill[KILLS - 1]).toBeGreaterThan(0);
+    expect(deliveredAtKill.filter((n) => n < total).length).toBeGreaterThanOrEqual(KILLS / 2);
+
+    // A last life drains the rest and stops cleanly on SIGTERM.
+    const agent = spawnCli(['run', ...common]);
+    await waitForLine(agent, /edge-agent running/, 30_000);
+    const end = Date.now() + 60_000;
+    for (;;) {
+      const s = await status();
+      if (s.pending === 0) break;
+      if (Date.now() > end) throw new Error(`still ${s.pending} pending`);
+      await new Promise((r) => setTimeout(r, 300));
+    }
+    agent.kill('SIGTERM');
+    expect((await exited(agent)).code).toBe(0);
+    expect(await status()).toMatchObject({ pending: 0, dead: 0, delivered: expected.size * 2 - [...expected.keys()].filter((k) => k.startsWith('MANUAL')).length });
+
+    const env = await admin.getEvents({ from: '2000-01-01 00:00:00', to: '2100-01-01 00:00:00' });
+    const seen = new Map<string, number>();
+    for (const e of env.returnValue ?? []) {
+      const v = e.returnValue!;
+      const key = `${v.employeeCode}|${v.inTime}`;
+      seen.set(key, (seen.get(key) ?? 0) + 1);
+      expect(v.outTime ?? '', key).toBe(expected.get(key));
+    }
+    const lost = [...expected.keys()].filter((k) => !seen.has(k));
+    const doubled = [...seen].filter(([, n]) => n > 1);
+    expect(lost).toEqual([]);
+    expect(doubled).toEqual([]);
+    expect(seen.size).toBe(expected.size);
+  }, 120_000);
+});
