@@ -10,6 +10,8 @@ import type { Scanner, ScannerFamily } from './scanner.js';
 import { SerialTransport } from './transport/serial-transport.js';
 import { R30xScanner } from './r30x/scanner.js';
 import { Gt521Scanner } from './gt521/scanner.js';
+import { IrisHidScanner } from './iris-hid/scanner.js';
+import { HidTransport } from './transport/hid-transport.js';
 
 export interface ScannerTarget {
   family: ScannerFamily;
@@ -37,6 +39,9 @@ export async function createScanner(target: ScannerTarget): Promise<Scanner> {
       const baud = target.baud ?? DEFAULT_BAUDS.gt521!;
       return new Gt521Scanner({ transport: new SerialTransport({ path: target.path, baud }), baud, ...(target.timeoutMs !== undefined ? { timeoutMs: target.timeoutMs } : {}) });
     }
+    case 'iris-hid':
+      // A HID path (/dev/hidrawN); no baud rate.
+      return new IrisHidScanner({ transport: new HidTransport({ path: target.path }), ...(target.timeoutMs !== undefined ? { timeoutMs: target.timeoutMs } : {}) });
     default:
       throw new AgentError('DRIVER_UNKNOWN_FAMILY', `no driver for scanner family "${target.family}"`, { family: target.family }, { hint: 'use r30x, gt521 or iris-hid; "edge-agent devices" tells which one is attached' });
   }

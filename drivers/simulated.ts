@@ -19,6 +19,9 @@ import { R30xScanner, type R30xScannerOptions } from './r30x/scanner.js';
 import { R30xSimulator, type R30xModel } from './r30x/simulator.js';
 import { Gt521Scanner, type Gt521ScannerOptions } from './gt521/scanner.js';
 import { Gt521Simulator, type Gt521Model } from './gt521/simulator.js';
+import { IrisHidScanner, type IrisHidScannerOptions } from './iris-hid/scanner.js';
+import { IrisHidSimulator, type SimEyeImage } from './iris-hid/simulator.js';
+import { HidTransport } from './transport/hid-transport.js';
 
 /** What every simulator offers its controller (tests, the `simulate` command). */
 export interface SimulatorControl {
@@ -45,7 +48,7 @@ export interface SimulatorOptions {
   hostBaud?: (fresh?: boolean) => number | null;
 }
 
-export const SIMULATED_FAMILIES: readonly ScannerFamily[] = ['r30x', 'gt521'];
+export const SIMULATED_FAMILIES: readonly ScannerFamily[] = ['r30x', 'gt521', 'iris-hid'];
 
 /**
  * A stand-in finger picture (seeded ridge rings) used only when no image source is given and the
@@ -86,6 +89,40 @@ export async function defaultFingerImageSource(): Promise<SimImageSource> {
   return fallbackFingerImage;
 }
 
+/**
+ * A stand-in eye (a textured iris disc with a dark pupil on a bright sclera, its circles in
+ * `truth`) used only when no image source is given and the synthetic eye renderer of
+ * src/biometrics is not there.
+ */
+export function fallbackEyeImage(eyeId: number, impression: number): SimEyeImage {
+  const width = 640;
+  const height = 480;
+  const iris = { x: 320 + (impression % 5), y: 240, r: 100 };
+  const pupil = { x: iris.x, y: iris.y, r: 35 };
+  const pixels = new Uint8Array(width * height);
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      const d = Math.hypot(x - iris.x, y - iris.y);
+      pixels[y * width + x] = d < pupil.r ? 10 : d < iris.r ? 60 + ((x * eyeId + y) % 90) : 200;
+    }
+  }
+  return { width, height, pixels, truth: { pupil, iris } };
+}
+
+/** The synthetic eye renderer of src/biometrics (640×480, with its circles) when present, else the stand-in. */
+export async function defaultEyeImageSource(): Promise<(eyeId: number, impression: number) => SimEyeImage> {
+  try {
+    // A variable specifier: the renderer is optional at build time.
+    const spec = '../src/biometrics/synthetic/eye-image.js';
+    const mod = (await import(spec)) as Record<string, unknown>;
+    const render = mod.renderEye as ((eye: number, sample: number, opts: { width: number; height: number }) => SimEyeImage) | undefined;
+    if (typeof render === 'function') return (id, impression) => render(id, impression, { width: 640, height: 480 });
+  } catch {
+    // not there: use the stand-in
+  }
+  return fallbackEyeImage;
+}
+
 /** Puts the family's simulator on a device-side transport (already open or opened by the caller). */
 export async function attachSimulator(family: ScannerFamily, transport: ByteTransport, options: SimulatorOptions = {}): Promise<SimulatorControl> {
   switch (family) {
@@ -112,6 +149,8 @@ export async function attachSimulator(family: ScannerFamily, transport: ByteTran
       await sim.attach(transport);
       return sim;
     }
+    case 'iris-hid':
+      throw new AgentError('DRIVER_UNKNOWN_FAMILY', 'the iris simulator is a HID device, not a byte stream: it runs in-process only', { family }, { hint: "use createSimulatedScanner('iris-hid') (edge-agent simulate iris)" });
     default:
       throw new AgentError('DRIVER_UNKNOWN_FAMILY', `no simulator for scanner family "${family}"`, { family }, { hint: `simulated families: ${SIMULATED_FAMILIES.join(', ')}` });
   }
@@ -125,8 +164,18 @@ export interface SimulatedScanner<S extends SimulatorControl = SimulatorControl>
 /** A scanner of `family` wired in-process to its simulator. The scanner is not opened yet. */
 export async function createSimulatedScanner(family: 'r30x', options?: SimulatorOptions & { scanner?: R30xScannerOptions }): Promise<SimulatedScanner<R30xSimulator>>;
 export async function createSimulatedScanner(family: 'gt521', options?: SimulatorOptions & { scanner?: Omit<Gt521ScannerOptions, 'transport'> }): Promise<SimulatedScanner<Gt521Simulator>>;
+export async function createSimulatedScanner(family: 'iris-hid', options?: SimulatorOptions & { eyeSource?: (eyeId: number, impression: number) => SimEyeImage; scanner?: Omit<IrisHidScannerOptions, 'transport'> }): Promise<SimulatedScanner<IrisHidSimulator>>;
 export async function createSimulatedScanner(family: ScannerFamily, options?: SimulatorOptions): Promise<SimulatedScanner>;
-export async function createSimulatedScanner(family: ScannerFamily, options: SimulatorOptions & { scanner?: R30xScannerOptions | Omit<Gt521ScannerOptions, 'transport'> } = {}): Promise<SimulatedScanner> {
+export async function createSimulatedScanner(
+  family: ScannerFamily,
+  options: SimulatorOptions & { eyeSource?: (eyeId: number, impression: number) => SimEyeImage; scanner?: R30xScannerOptions | Omit<Gt521ScannerOptions, 'transport'> | Omit<IrisHidScannerOptions, 'transport'> } = {},
+): Promise<SimulatedScanner> {
+  if (family === 'iris-hid') {
+    // In-process on the HID seam: the simulator is the device node-hid would open.
+    const simulator = new IrisHidSimulator({ images: options.eyeSource ?? (await defaultEyeImageSource()), pace: options.pacing ?? false, ...(options.model !== undefined ? { model: options.model } : {}) });
+    const transport = new HidTransport({ path: 'sim:iris-hid', open: simulator.opener });
+    return { scanner: new IrisHidScanner({ ...(options.scanner as Omit<IrisHidScannerOptions, 'transport'>), transport }), simulator };
+  }
   const { host, device } = createMemoryPair(`sim-${family}`);
   await device.open();
   const simulator = await attachSimulator(family, device, { pacing: false, ...options });

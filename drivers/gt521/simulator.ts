@@ -78,8 +78,11 @@ export interface Gt521SimulatorOptions {
   images: SimImageSource;
   /** How to pull the cable (default: close the device transport). */
   unplug?: () => void | Promise<void>;
-  /** The host's line speed; when it differs from the module's, the module hears only noise. */
-  hostBaud?: () => number | null;
+  /**
+   * The host's line speed (`fresh`: read it again now, not from a cache); when it differs from the
+   * module's, the module hears only noise.
+   */
+  hostBaud?: (fresh?: boolean) => number | null;
 }
 
 interface Capture extends SimTemplateInfo {
@@ -115,7 +118,9 @@ export class Gt521Simulator implements SimulatorControl {
   #baud: number;
   #transport: ByteTransport | null = null;
   #pacer: LinePacer | null = null;
-  readonly #hostBaud: (() => number | null) | undefined;
+  readonly #hostBaud: ((fresh?: boolean) => number | null) | undefined;
+  /** Read the host's speed afresh on the next input (after a baud change). */
+  #refreshHostBaud = true;
   /** When the last byte received so far would have arrived on a real line. */
   #rxReadyAt = 0;
   #parser: Gt521Parser;
@@ -172,7 +177,8 @@ export class Gt521Simulator implements SimulatorControl {
     transport.on('data', (chunk) => {
       if (this.#transport !== transport || this.#unplugged) return;
       this.#rxReadyAt = pacer.arrival(chunk.length);
-      const host = this.#hostBaud?.() ?? null;
+      const host = this.#hostBaud?.(this.#refreshHostBaud) ?? null;
+      this.#refreshHostBaud = false;
       if (host !== null && host !== this.#baud) return; // wrong speed: the module hears noise
       this.#parser.push(chunk);
     });
@@ -366,6 +372,7 @@ export class Gt521Simulator implements SimulatorControl {
         if (!(BAUD_RATES as readonly number[]).includes(param)) return this.#nack(NackCode.InvalidParam);
         await this.#ack();
         this.#baud = param;
+        this.#refreshHostBaud = true;
         if (this.#pacer) this.#pacer.baud = param;
         return;
       }
