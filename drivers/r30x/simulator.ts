@@ -19,6 +19,7 @@
  * Fault switches (`setFault`): bad-checksum, dropped-bytes (on, or a count of packets), stall,
  * unplug, no-finger, low-quality.
  */
+import { AgentError } from '../../src/core/errors.js';
 import { TypedEmitter } from '../../src/core/events.js';
 import { logger } from '../../src/core/logger.js';
 import { LinePacer } from '../transport/line-pacer.js';
@@ -146,7 +147,9 @@ export class R30xSimulator extends TypedEmitter<SimulatorEvents> {
 
   /** `true`/`false` switches a fault; a number arms bad-checksum or dropped-bytes for that many packets. */
   setFault(name: FaultName, value: boolean | number): void {
-    if (!FAULT_NAMES.includes(name)) throw new Error(`unknown fault ${name}`);
+    if (!FAULT_NAMES.includes(name)) {
+      throw new AgentError('DRIVER_SIM_UNKNOWN_FAULT', `unknown fault "${name}"`, { fault: name }, { hint: `faults: ${FAULT_NAMES.join(', ')}` });
+    }
     if (value === false || value === 0) this.#faults.delete(name);
     else this.#faults.set(name, value);
     if (name === 'stall') this.#pacer.stalled = value !== false && value !== 0;

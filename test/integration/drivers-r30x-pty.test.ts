@@ -7,6 +7,10 @@ import { R30xSimulator } from '../../drivers/r30x/simulator.js';
 import { R30xScanner } from '../../drivers/r30x/scanner.js';
 import { IMAGE_BYTES } from '../../drivers/r30x/protocol.js';
 import { isAgentError } from '../../src/core/errors.js';
+import { mkdtempSync, symlinkSync, unlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ScannerInfo } from '../../drivers/scanner.js';
 import { r30xCommandSuite, testImage } from '../unit/drivers/r30x/r30x-command-suite.js';
 
 interface PtyRig {
@@ -106,5 +110,42 @@ describe('R30x over a pty, paced at the baud rate', () => {
     expect(rig.scanner.capabilities.feedback).toBe(false);
     await rig.scanner.feedback('accepted');
     expect(rig.simulator.led).toBeNull();
+  });
+
+  it('reconnects by itself with backoff when the module is plugged back in', async () => {
+    // The host opens a stable path (like /dev/serial/by-id/...) that we point at a new pty pair.
+    const link = join(mkdtempSync(join(tmpdir(), 'replug-')), 'tty');
+    let pair = await createPtyPair();
+    symlinkSync(pair.a, link);
+    const plugIn = async (p: PtyPair) => {
+      const device = new SerialTransport({ path: p.b, baud: 115200 });
+      await device.open();
+      const sim = new R30xSimulator(device, { baud: 115200, pacing: false, imageSource: testImage, model: 'R503' });
+      sim.enroll(9, 99);
+      return sim;
+    };
+    let sim = await plugIn(pair);
+    const scanner = new R30xScanner(new SerialTransport({ path: link, baud: 115200, watchdogMs: 50 }), { baud: 115200, timeoutMs: 300 });
+    try {
+      await scanner.open();
+      const gone = new Promise<Error>((r) => scanner.once('disconnect', r));
+      const back = new Promise<ScannerInfo>((r) => scanner.once('reconnect', r));
+      await sim.close();
+      await pair.close();
+      expect(isAgentError(await gone, 'TRANSPORT_DISCONNECTED')).toBe(true);
+      unlinkSync(link);
+      await new Promise((r) => setTimeout(r, 300)); // a few failed reopen attempts
+      pair = await createPtyPair();
+      sim = await plugIn(pair);
+      symlinkSync(pair.a, link);
+      const info = await back;
+      expect(info).toMatchObject({ family: 'r30x', templates: 1, capacity: 200 });
+      sim.present(99);
+      expect(await scanner.searchOnModule()).toMatchObject({ slot: 9 });
+    } finally {
+      await scanner.close();
+      await sim.close();
+      await pair.close();
+    }
   });
 });
