@@ -162,9 +162,11 @@ export function mergeSetup(existing: ExistingSetup, a: ProvisionAnswers, paths: 
 
 function changedKeys(a: unknown, b: unknown, prefix = ''): string[] {
   const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-  if (isObj(a) && isObj(b)) {
+  if ((isObj(a) || a === undefined) && (isObj(b) || b === undefined) && (isObj(a) || isObj(b))) {
+    const x = (a ?? {}) as Record<string, unknown>;
+    const y = (b ?? {}) as Record<string, unknown>;
     const out: string[] = [];
-    for (const k of new Set([...Object.keys(a), ...Object.keys(b)])) out.push(...changedKeys(a[k], b[k], prefix ? `${prefix}.${k}` : k));
+    for (const k of new Set([...Object.keys(x), ...Object.keys(y)])) out.push(...changedKeys(x[k], y[k], prefix ? `${prefix}.${k}` : k));
     return out;
   }
   return JSON.stringify(a) === JSON.stringify(b) ? [] : [prefix];

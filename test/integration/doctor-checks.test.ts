@@ -1,0 +1,115 @@
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { statfs } from 'node:fs/promises';
+import { describe, expect, it } from 'vitest';
+import { AgentError } from '../../src/core/errors.js';
+import { parseConfig } from '../../src/agent/config.js';
+import { checkApiToken, checkClock, checkDatabase, checkDisk, checkMqttConnection, checkScanners, checkTemplateKey, formatReport, judgeOutbox, runDoctor } from '../../src/agent/doctor.js';
+import { generateKey } from '../../src/agent/secrets.js';
+import { openAgentDatabase } from '../../src/store/agent-db.js';
+import { TemplateCache, verifyTemplateKey } from '../../src/store/template-cache.js';
+import { Outbox, type OutboxStatus } from '../../src/store/outbox.js';
+import { freePort } from '../helpers/broker.js';
+
+const root = mkdtempSync(join(tmpdir(), 'doctor-'));
+let n = 0;
+const folder = () => {
+  const d = join(root, `d${n++}`);
+  mkdirSync(d, { recursive: true });
+  return d;
+};
+
+describe('doctor checks on broken parts (real files, real sockets)', () => {
+  it('database: integrity ok passes; a file that is not a database fails with a hint', async () => {
+    const good = folder();
+    const db = await openAgentDatabase(good);
+    await Outbox.open(db);
+    await db.close();
+    expect(await checkDatabase(good)).toMatchObject({ name: 'database', status: 'pass' });
+
+    const bad = folder();
+    writeFileSync(join(bad, 'agent.db'), Buffer.alloc(8192, 0x5a));
+    const r = await checkDatabase(bad);
+    expect(r.status).toBe('fail');
+    expect(r.detail).toContain('SQLITE_CORRUPT');
+    expect(r.hint).toBeTruthy();
+    expect((await checkDatabase(folder())).status).toBe('warn'); // no database yet
+  });
+
+  it('template key: the right key passes, another key fails, none fails', async () => {
+    const dir = folder();
+    const key = generateKey();
+    const db = await openAgentDatabase(dir);
+    await TemplateCache.open(db, { key });
+    await db.close();
+    expect(await checkTemplateKey(dir, key, verifyTemplateKey)).toMatchObject({ status: 'pass' });
+    const wrong = await checkTemplateKey(dir, generateKey(), verifyTemplateKey);
+    expect(wrong.status).toBe('fail');
+    expect(wrong.detail).toContain('key-check');
+    expect((await checkTemplateKey(dir, null, verifyTemplateKey)).status).toBe('fail');
+    expect((await checkTemplateKey(dir, key, null)).status).toBe('warn');
+  });
+
+  it('disk: fails below 64 MB, warns below 512 MB', async () => {
+    const fake = (freeMb: number) => (async () => ({ bavail: (freeMb * 1024 * 1024) / 4096, bsize: 4096, blocks: 1_000_000 })) as unknown as typeof statfs;
+    expect((await checkDisk(root, fake(10))).status).toBe('fail');
+    expect((await checkDisk(root, fake(300))).status).toBe('warn');
+    expect((await checkDisk(root, fake(5000))).status).toBe('pass');
+    expect((await checkDisk(join(root, 'not', 'yet'))).detail).toContain(root); // the nearest existing folder
+  });
+
+  it('outbox: dead letters and an old backlog warn, a nearly full outbox fails', () => {
+    const base: OutboxStatus = { pending: 0, dead: 0, delivered: 10, oldestPendingAgeSec: null, lastDeliveryAt: null, unsynced: 0, maxPending: 1000, perSink: {} };
+    expect(judgeOutbox(base).status).toBe('pass');
+    expect(judgeOutbox({ ...base, dead: 2 })).toMatchObject({ status: 'warn', hint: expect.stringContaining('queue list --dead') });
+    expect(judgeOutbox({ ...base, pending: 5, oldestPendingAgeSec: 7200 }).status).toBe('warn');
+    expect(judgeOutbox({ ...base, pending: 950 }).status).toBe('fail');
+  });
+
+  it('API and MQTT: unreachable fails with the error code, not configured warns', async () => {
+    const port = await freePort();
+    const api = await checkApiToken({ url: `http://127.0.0.1:${port}`, pathForm: 'api', clientId: 'edge-agent', timeoutMs: 2000, apiKey: 'k', apiSecret: 's' });
+    expect(api.status).toBe('fail');
+    expect(api.detail).toMatch(/^API_(NETWORK|TIMEOUT)/);
+    expect((await checkApiToken({ url: null, pathForm: 'api', clientId: 'x', timeoutMs: 1000, apiKey: null, apiSecret: null })).status).toBe('warn');
+    expect((await checkApiToken({ url: `http://127.0.0.1:${port}`, pathForm: 'api', clientId: 'x', timeoutMs: 1000, apiKey: 'k', apiSecret: null })).status).toBe('fail');
+
+    const config = parseConfig({ mqtt: { url: `mqtt://127.0.0.1:${port}` } });
+    const mq = await checkMqttConnection({ config, secrets: { mqttUsername: null, mqttPassword: null }, timeoutMs: 2000 });
+    expect(mq.status).toBe('fail');
+    expect(mq.detail).toContain(`127.0.0.1:${port}`);
+    expect((await checkMqttConnection({ config: parseConfig({}), secrets: { mqttUsername: null, mqttPassword: null } })).status).toBe('warn');
+  });
+
+  it('scanners: none configured warns, a scanner that does not answer fails, one held by the agent warns', async () => {
+    expect((await checkScanners([], null))[0]!.status).toBe('warn');
+    const s = [{ family: 'r30x' as const, path: '/dev/ttyUSB9' }];
+    const failing = await checkScanners(s, async () => {
+      throw new AgentError('TRANSPORT_NOT_FOUND', 'no such port /dev/ttyUSB9', {}, { hint: 'plug it in' });
+    });
+    expect(failing).toEqual([{ name: 'scanner r30x:/dev/ttyUSB9', status: 'fail', detail: 'TRANSPORT_NOT_FOUND: no such port /dev/ttyUSB9', hint: 'plug it in' }]);
+    expect((await checkScanners(s, async () => ({ model: 'R503', firmware: null, serial: null }), { daemonRunning: true }))[0]!.status).toBe('warn');
+    expect((await checkScanners(s, async () => ({ model: 'R503', firmware: null, serial: null })))[0]).toMatchObject({ status: 'pass', detail: 'answers: R503' });
+  });
+
+  it('clock: only a clock a time service calls synchronized passes', async () => {
+    expect((await checkClock(async () => ({ synchronized: true, source: 'timedatectl', detail: 'yes' }))).status).toBe('pass');
+    expect((await checkClock(async () => ({ synchronized: true, source: 'assumed', detail: '?' }))).status).toBe('warn');
+    expect((await checkClock(async () => ({ synchronized: false, source: 'year', detail: '1970' }))).status).toBe('warn');
+  });
+
+  it('a broken config fails doctor with the key named, and nothing after it passes', async () => {
+    const file = join(folder(), 'c.yaml');
+    writeFileSync(file, 'api:\n  ur1: http://x\n');
+    const report = await runDoctor({ config: { file, env: {} }, detectClock: async () => ({ synchronized: false, source: 'year', detail: '1970' }) });
+    expect(report.ok).toBe(false);
+    expect(report.checks[0]).toMatchObject({ name: 'config', status: 'fail' });
+    expect(report.checks[0]!.detail).toContain('CONFIG_UNKNOWN_KEY');
+    expect(report.checks[0]!.detail).toContain('[key: api.ur1]');
+    expect(report.checks[0]!.hint).toContain('did you mean "api.url"?');
+    expect(report.checks.slice(1).every((c) => c.status !== 'pass')).toBe(true);
+    expect(formatReport(report)).toMatch(/^FAIL\s+config/m);
+  });
+});
+

@@ -1,0 +1,72 @@
+import { mkdtempSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli.js';
+import { mergeSetup, parseScannerSpec, readExisting } from '../../src/agent/provision.js';
+import { emptySecrets } from '../../src/agent/secrets.js';
+import { AgentError } from '../../src/core/errors.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'provision-cli-'));
+
+describe('edge-agent provision: front-end rules', () => {
+  it('says so when stdin is not a terminal and --non-interactive is missing', async () => {
+    const r = await runCli(['provision'], { input: '' });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('CLI_USAGE: provision asks questions but stdin is not a terminal');
+    expect(r.stderr).toContain('--non-interactive --config FILE --secrets FILE');
+  });
+
+  it('needs --config and --secrets with --non-interactive', async () => {
+    const r = await runCli(['provision', '--non-interactive', '--config', join(dir, 'c.yaml')]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--non-interactive needs --secrets FILE');
+  });
+
+  it('names a bad value with its key and writes nothing', async () => {
+    const config = join(dir, 'bad.yaml');
+    const r = await runCli(['provision', '--non-interactive', '--config', config, '--secrets', join(dir, 'bad-secrets.yaml'), '--mode', 'sideways', '--no-check']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('CONFIG_BAD_ENUM');
+    expect(r.stderr).toContain('terminal.mode');
+    expect(existsSync(config)).toBe(false);
+    const tz = await runCli(['provision', '--non-interactive', '--config', config, '--secrets', join(dir, 'bad-secrets.yaml'), '--timezone', 'Mars/Olympus', '--no-check']);
+    expect(tz.stderr).toContain('terminal.timeZone');
+  });
+
+  it('writes an offline setup with --no-check and says the checks did not run', async () => {
+    const config = join(dir, 'offline.yaml');
+    const r = await runCli(['provision', '--non-interactive', '--config', config, '--secrets', join(dir, 'offline-secrets.yaml'), '--terminal', 'bench-1', '--api', 'http://127.0.0.1:9', '--api-key', 'k1', '--no-check']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('checks: not run (--no-check)');
+    expect(r.stdout).toMatch(/API key\s+set \(2 characters\)/);
+    expect(readFileSync(config, 'utf8')).toContain('id: bench-1');
+  });
+});
+
+describe('provision logic', () => {
+  it('parses --scanner family:path[:baud] and names what is wrong', () => {
+    expect(parseScannerSpec('r30x:/dev/fingerprint0:57600')).toEqual({ family: 'r30x', path: '/dev/fingerprint0', baud: 57600 });
+    expect(parseScannerSpec('gt521:/dev/ttyUSB0')).toEqual({ family: 'gt521', path: '/dev/ttyUSB0' });
+    expect(parseScannerSpec('iris-hid:/dev/hidraw0')).toEqual({ family: 'iris-hid', path: '/dev/hidraw0' });
+    expect(() => parseScannerSpec('r31x:/dev/ttyUSB0')).toThrow(AgentError);
+    expect(() => parseScannerSpec('/dev/ttyUSB0')).toThrow(/family:path/);
+  });
+
+  it('keeps what is not given, bumps configVersion, generates a template key once', () => {
+    const config = join(dir, 'merge.yaml');
+    writeFileSync(config, 'configVersion: 4\nterminal:\n  id: gate-1\n  site: s1\nupstream: [api]\napi:\n  url: http://a.example\n');
+    const existing = readExisting(config, join(dir, 'none.yaml'));
+    const m = mergeSetup(existing, { mqttUrl: 'mqtt://b.example', apiSecret: 'sec' }, { secretsFile: join(dir, 's.yaml') });
+    expect(m.config.configVersion).toBe(5);
+    expect(m.config.terminal.id).toBe('gate-1');
+    expect(m.config.upstream).toEqual(['api', 'mqtt']);
+    expect(m.generatedTemplateKey).toBe(true);
+    expect(m.changed).toEqual(expect.arrayContaining(['mqtt.url', 'upstream', 'apiSecret', 'templateKey']));
+    const again = mergeSetup({ raw: m.raw, secrets: m.secrets, exists: true }, {}, { secretsFile: join(dir, 's.yaml') });
+    expect(again.generatedTemplateKey).toBe(false);
+    expect(again.secrets.templateKey!.equals(m.secrets.templateKey!)).toBe(true);
+    expect(again.changed).toEqual([]);
+    expect(mergeSetup({ raw: {}, secrets: emptySecrets(), exists: false }, { upstream: ['mqtt'], mqttUrl: 'mqtt://x' }, { secretsFile: 's' }).config.upstream).toEqual(['mqtt']);
+  });
+});
