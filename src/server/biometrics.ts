@@ -9,7 +9,7 @@
  * Stored records are never returned.
  */
 import { MODALITIES } from '../api/types.js';
-import { answer, BadRequest, fail, isObject, ok, type HandlerResult } from './envelope.js';
+import { answer, BadRequest, fail, isObject, ok, plural, type HandlerResult } from './envelope.js';
 import { userExists, type ServiceContext } from './context.js';
 
 const BASE64 = /^(?:[A-Za-z0-9+/_-]{4})*(?:[A-Za-z0-9+/_-]{2}(?:==)?|[A-Za-z0-9+/_-]{3}=?)?$/;
@@ -103,6 +103,6 @@ export async function deleteBiometrics(ctx: ServiceContext, code: string): Promi
   return ctx.db.transaction(async (tx) => {
     if (!(await userExists(ctx, code))) return answer(fail('USER_NOT_AVAILABLE', `no user with employeeCode "${code}"`));
     const r = await tx.run('DELETE FROM server_biometrics WHERE employee_code = ?', [code]);
-    return answer(ok(null, `${r.changes} biometric records deleted`));
+    return answer(ok(null, `${r.changes} biometric ${plural(r.changes, 'record')} deleted`));
   });
 }

@@ -38,3 +38,8 @@ export class BadRequest extends Error {
 export function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
+
+/** `1 row`, `2 rows`. */
+export function plural(n: number, word: string): string {
+  return n === 1 ? word : `${word}s`;
+}

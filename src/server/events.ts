@@ -8,8 +8,11 @@
  * succeeds without changing anything. With neither, it is INVALID_PARAMETERS (matching event
  * cannot be found).
  *
- * A batch is one SQLite transaction with prepared statements; each item is one statement, so an
- * item is written whole or not at all, and each item gets its own envelope.
+ * A batch is one SQLite transaction with prepared statements: one lookup of the batch's employees,
+ * one statement per run of consecutive check-ins (json_each), one per out-only event. Each item
+ * is one row written by one statement, so it is written whole or not at all; a run the database
+ * refuses is redone item by item so that only the refused item fails (ERROR). Each item gets its
+ * own envelope.
  */
 import { DATE_TIME_PATTERN, MAX_TZ_OFFSET_MINUTES, parseDateTime, tzOffsetFromWire, tzOffsetToWire } from '../api/date-time.js';
 import { eventShift, toNumber } from '../api/normalize.js';
@@ -17,7 +20,7 @@ import type { Envelope } from '../api/types.js';
 import { isAgentError } from '../core/errors.js';
 import { logger } from '../core/logger.js';
 import type { SqliteDatabase } from '../core/sqlite.js';
-import { answer, BadRequest, fail, isObject, ok, type HandlerResult } from './envelope.js';
+import { answer, BadRequest, fail, isObject, ok, plural, type HandlerResult } from './envelope.js';
 import { FIELD_LIMITS, userExists, type ServiceContext } from './context.js';
 
 interface EventRow {
@@ -33,15 +36,23 @@ const log = logger('server:events');
 
 const COLUMNS = 'id, employee_code, in_time, out_time, shift, tz_offset';
 
-const UPSERT = `INSERT INTO server_events (employee_code, in_time, out_time, in_utc, shift, tz_offset, created_at, updated_at)
-  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7)
-  ON CONFLICT (employee_code, in_time) DO UPDATE SET
+const ON_CONFLICT = `ON CONFLICT (employee_code, in_time) DO UPDATE SET
     out_time = COALESCE(excluded.out_time, server_events.out_time),
-    shift = CASE WHEN ?8 THEN excluded.shift ELSE server_events.shift END,
+    shift = CASE WHEN excluded.shift_given THEN excluded.shift ELSE server_events.shift END,
+    shift_given = MAX(server_events.shift_given, excluded.shift_given),
     tz_offset = excluded.tz_offset,
     in_utc = excluded.in_utc,
     updated_at = excluded.updated_at
   RETURNING ${COLUMNS}`;
+const UPSERT = `INSERT INTO server_events (employee_code, in_time, out_time, in_utc, shift, shift_given, tz_offset, created_at, updated_at)
+  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8)
+  ${ON_CONFLICT}`;
+/** The same upsert for a run of events at once: ?1 is a JSON array of [code, in, out, inUtc, shift, given, tz]. */
+const UPSERT_MANY = `INSERT INTO server_events (employee_code, in_time, out_time, in_utc, shift, shift_given, tz_offset, created_at, updated_at)
+  SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]'), json_extract(value, '$[3]'),
+         json_extract(value, '$[4]'), json_extract(value, '$[5]'), json_extract(value, '$[6]'), ?2, ?2
+    FROM json_each(?1) WHERE 1
+  ${ON_CONFLICT}`;
 const REPLAYED_OUT = `SELECT ${COLUMNS} FROM server_events WHERE employee_code = ? AND out_time = ? ORDER BY in_utc DESC LIMIT 1`;
 const LATEST_OPEN = `SELECT id FROM server_events WHERE employee_code = ? AND out_time IS NULL AND in_utc <= ? ORDER BY in_utc DESC LIMIT 1`;
 const CLOSE = `UPDATE server_events SET out_time = ?, updated_at = ? WHERE id = ? RETURNING ${COLUMNS}`;
@@ -113,7 +124,7 @@ function requireArray(ctx: ServiceContext, body: unknown): unknown[] {
 
 async function storeOne(ctx: ServiceContext, tx: SqliteDatabase, e: CheckedEvent, now: string): Promise<Envelope<unknown>> {
   if (e.inTime !== null) {
-    const row = await tx.get<EventRow>(UPSERT, [e.employeeCode, e.inTime, e.outTime, e.inMs! - e.tzMinutes * 60_000, e.shift, e.tzMinutes, now, e.shiftGiven ? 1 : 0]);
+    const row = await tx.get<EventRow>(UPSERT, [e.employeeCode, e.inTime, e.outTime, e.inMs! - e.tzMinutes * 60_000, e.shift, e.shiftGiven ? 1 : 0, e.tzMinutes, now]);
     return ok(eventFromRow(ctx, row!), 'stored');
   }
   const replay = await tx.get<EventRow>(REPLAYED_OUT, [e.employeeCode, e.outTime]);
@@ -131,35 +142,68 @@ export async function addEvents(ctx: ServiceContext, body: unknown): Promise<Han
   const checked = list.map((item) => checkEvent(ctx, item));
   const now = new Date().toISOString();
   return ctx.db.transaction(async (tx) => {
-    const known = new Map<string, boolean>();
-    const results: Envelope<unknown>[] = [];
-    for (const c of checked) {
-      if ('error' in c) {
-        results.push(fail('INVALID_PARAMETERS', c.error));
-        continue;
-      }
-      let exists = known.get(c.employeeCode);
-      if (exists === undefined) {
-        exists = await userExists(ctx, c.employeeCode);
-        known.set(c.employeeCode, exists);
-      }
-      if (!exists) {
-        results.push(fail('USER_NOT_AVAILABLE', `no user with employeeCode "${c.employeeCode}"`));
-        continue;
-      }
-      try {
-        results.push(await storeOne(ctx, tx, c, now));
-      } catch (err) {
-        // A constraint failure concerns this item only (SQLite undid just that statement);
-        // anything else (disk full, corruption) aborts the whole batch.
-        if (!isAgentError(err, 'SQLITE_CONSTRAINT')) throw err;
-        log.error({ err, employeeCode: c.employeeCode }, 'event refused by the database');
-        results.push(fail('ERROR', 'system error storing this event; see the service log'));
+    // One lookup for every employee of the batch (a fixed statement: the codes travel as JSON).
+    const codes = [...new Set(checked.flatMap((c) => ('error' in c ? [] : [c.employeeCode])))];
+    const rows = await tx.all<{ employee_code: string }>('SELECT employee_code FROM server_users WHERE employee_code IN (SELECT value FROM json_each(?))', [JSON.stringify(codes)]);
+    const known = new Set(rows.map((r) => r.employee_code));
+    const results: Envelope<unknown>[] = new Array<Envelope<unknown>>(items);
+    // Consecutive check-ins are stored by one statement; an out-only event depends on what came
+    // before it, so the run before it is stored first.
+    let run: Array<{ index: number; event: CheckedEvent }> = [];
+    const flush = async () => {
+      if (run.length) await storeRun(ctx, tx, run, now, results);
+      run = [];
+    };
+    for (const [index, c] of checked.entries()) {
+      if ('error' in c) results[index] = fail('INVALID_PARAMETERS', c.error);
+      else if (!known.has(c.employeeCode)) results[index] = fail('USER_NOT_AVAILABLE', `no user with employeeCode "${c.employeeCode}"`);
+      else if (c.inTime !== null) run.push({ index, event: c });
+      else {
+        await flush();
+        results[index] = await storeOneGuarded(ctx, tx, c, now);
       }
     }
+    await flush();
     const good = results.filter((r) => r.statusCode === 'SUCCESS').length;
-    return answer(ok(results, `${good} of ${items} events stored`), { items });
+    return answer(ok(results, `${good} of ${items} ${plural(items, 'event')} stored`), { items });
   });
+}
+
+/** `storeOne`, with a database refusal of this one item (a constraint) as its ERROR. */
+async function storeOneGuarded(ctx: ServiceContext, tx: SqliteDatabase, e: CheckedEvent, now: string): Promise<Envelope<unknown>> {
+  try {
+    return await storeOne(ctx, tx, e, now);
+  } catch (err) {
+    // SQLite undid just that statement; anything else (disk full, corruption) aborts the batch.
+    if (!isAgentError(err, 'SQLITE_CONSTRAINT')) throw err;
+    log.error({ err, employeeCode: e.employeeCode }, 'event refused by the database');
+    return fail('ERROR', 'system error storing this event; see the service log');
+  }
+}
+
+/**
+ * Stores a run of check-in events with one statement. A run holding the same identity twice, or
+ * one the database refuses (the statement is undone whole), is stored item by item instead.
+ */
+async function storeRun(ctx: ServiceContext, tx: SqliteDatabase, run: Array<{ index: number; event: CheckedEvent }>, now: string, results: Envelope<unknown>[]): Promise<void> {
+  const key = (code: string, inTime: string) => `${code}\u0000${inTime}`;
+  const keys = new Set(run.map((r) => key(r.event.employeeCode, r.event.inTime!)));
+  if (run.length > 1 && keys.size === run.length) {
+    const payload = JSON.stringify(run.map(({ event: e }) => [e.employeeCode, e.inTime, e.outTime, e.inMs! - e.tzMinutes * 60_000, e.shift, e.shiftGiven ? 1 : 0, e.tzMinutes]));
+    try {
+      const rows = await tx.all<EventRow>(UPSERT_MANY, [payload, now]);
+      const byKey = new Map(rows.map((r) => [key(r.employee_code, r.in_time), r]));
+      if (byKey.size === run.length) {
+        for (const { index, event } of run) results[index] = ok(eventFromRow(ctx, byKey.get(key(event.employeeCode, event.inTime!))!), 'stored');
+        return;
+      }
+      throw new Error(`the batch upsert returned ${byKey.size} rows for ${run.length} events`);
+    } catch (err) {
+      if (!isAgentError(err, 'SQLITE_CONSTRAINT')) throw err;
+      log.warn({ events: run.length }, 'the database refused a run of events; storing them one by one');
+    }
+  }
+  for (const { index, event } of run) results[index] = await storeOneGuarded(ctx, tx, event, now);
 }
 
 async function codeKnown(ctx: ServiceContext, code: string): Promise<boolean> {
@@ -200,7 +244,7 @@ export async function deleteEvents(ctx: ServiceContext, code: string, body: unkn
       results.push(ok(eventFromRow(ctx, row), 'deleted'));
     }
     const good = results.filter((r) => r.statusCode === 'SUCCESS').length;
-    return answer(ok(results, `${good} of ${items} events deleted`), { items });
+    return answer(ok(results, `${good} of ${items} ${plural(items, 'event')} deleted`), { items });
   });
 }
 
@@ -220,6 +264,6 @@ export async function getEvents(ctx: ServiceContext, query: URLSearchParams): Pr
   }
   const truncated = rows.length > limit;
   if (truncated) rows = rows.slice(0, limit);
-  const description = truncated ? `the first ${limit} events only: narrow the range to see the rest` : `${rows.length} events`;
+  const description = truncated ? `the first ${limit} events only: narrow the range to see the rest` : `${rows.length} ${plural(rows.length, 'event')}`;
   return answer(ok(rows.map((r) => ok(eventFromRow(ctx, r))), description), { items: rows.length });
 }

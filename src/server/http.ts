@@ -170,12 +170,15 @@ export function createRequestHandler(ctx: ServiceContext, options: HttpOptions) 
     try {
       outcome = url.pathname === '/oauth/token' ? await token(req) : await api(req, url);
     } catch (err) {
-      const busy = isAgentError(err) && (err.code === 'SQLITE_BUSY' || err.code === 'SQLITE_DISK_FULL');
-      log.error({ err, reqId, method: req.method, path: url.pathname }, 'request failed');
-      outcome = busy
-        ? envelope(503, 'ERROR', `the service cannot store right now (${(err as { code: string }).code}); retry later (request ${reqId})`, { 'retry-after': '5' })
-        : envelope(500, 'ERROR', `system error; the service log has the details (request ${reqId})`);
-      if (err instanceof BadRequest) outcome = envelope(err.status, 'INVALID_PARAMETERS', err.message);
+      if (err instanceof BadRequest) {
+        outcome = envelope(err.status, 'INVALID_PARAMETERS', err.message);
+      } else {
+        const busy = isAgentError(err) && (err.code === 'SQLITE_BUSY' || err.code === 'SQLITE_DISK_FULL');
+        log.error({ err, reqId, method: req.method, path: url.pathname }, 'request failed');
+        outcome = busy
+          ? envelope(503, 'ERROR', `the service cannot store right now (${(err as { code: string }).code}); retry later (request ${reqId})`, { 'retry-after': '5' })
+          : envelope(500, 'ERROR', `system error; the service log has the details (request ${reqId})`);
+      }
     }
     const text = JSON.stringify(outcome.body);
     if (!res.headersSent) {

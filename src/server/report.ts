@@ -12,7 +12,7 @@
  */
 import { DATE_TIME_PATTERN, formatDateTime, parseDateTime, tzOffsetToWire } from '../api/date-time.js';
 import { GROUP_TYPES, WORK_HOUR_DURATIONS, type GroupType, type WorkHourRow } from '../api/types.js';
-import { answer, fail, ok, type HandlerResult } from './envelope.js';
+import { answer, fail, ok, plural, type HandlerResult } from './envelope.js';
 import type { ServiceContext } from './context.js';
 import { computeDay, type Durations, type Session } from './work-hours.js';
 
@@ -161,7 +161,7 @@ export async function workHourReport(ctx: ServiceContext, query: URLSearchParams
   const total = out.length;
   const pageCount = Math.max(1, Math.ceil(total / size));
   const pageRows = out.slice((page - 1) * size, page * size).map(({ _period, ...r }) => r);
-  return answer(ok(pageRows, `page ${page} of ${pageCount}, ${total} rows in all`), {
+  return answer(ok(pageRows, `page ${page} of ${pageCount}, ${total} ${plural(total, 'row')} in all`), {
     headers: { 'x-total-count': String(total), 'x-page-number': String(page), 'x-page-size': String(size), 'x-page-count': String(pageCount) },
     items: pageRows.length,
   });

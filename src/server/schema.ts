@@ -58,4 +58,9 @@ export const SERVER_MIGRATIONS: Migration[] = [
       CREATE INDEX server_events_open ON server_events(employee_code, out_time, in_utc);
     `,
   },
+  {
+    version: 2,
+    description: 'events remember whether their shift was given (a replay without a shift keeps it)',
+    up: 'ALTER TABLE server_events ADD COLUMN shift_given INTEGER NOT NULL DEFAULT 1',
+  },
 ];

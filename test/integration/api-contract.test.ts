@@ -195,6 +195,26 @@ describe('events (operations 6-8)', () => {
     ]);
   });
 
+  it('a run of check-ins is stored at once; duplicates within a batch and replays keep one event each; a replay without a shift keeps it', async () => {
+    const run: AttendanceEvent[] = Array.from({ length: 50 }, (_, i) => ({ employeeCode: i % 2 ? 'E1' : 'E2', inTime: `2024-03-20 ${String(6 + Math.floor(i / 4)).padStart(2, '0')}:${String((i % 4) * 15).padStart(2, '0')}:00`, shift: 'NIGHT' }));
+    expect(codes(await admin.addEvents(run)).every((c) => c === 'SUCCESS')).toBe(true);
+    // replay without shift, with a duplicate inside the batch that also closes the first event
+    const replay = await admin.addEvents([...run.map((e) => ({ ...e, shift: null })), { employeeCode: 'E2', inTime: run[0]!.inTime!, outTime: '2024-03-20 23:00:00' }]);
+    expect(codes(replay).every((c) => c === 'SUCCESS')).toBe(true);
+    expect(replay.returnValue![0]!.returnValue!.shift).toBe('NIGHT');
+    const got = await admin.getEvents({ from: '2024-03-20 00:00:00', to: '2024-03-20 23:59:59' });
+    expect(got.returnValue).toHaveLength(50);
+    expect(got.returnValue!.every((e) => e.returnValue!.shift === 'NIGHT')).toBe(true);
+    expect(got.returnValue!.filter((e) => e.returnValue!.outTime !== null).map((e) => [e.returnValue!.employeeCode, e.returnValue!.inTime])).toEqual([['E2', run[0]!.inTime]]);
+    // an explicit shift does change it
+    const changed = await admin.addEvents([{ employeeCode: 'E1', inTime: run[1]!.inTime!, shift: 'GENERAL' }, { employeeCode: 'E1', inTime: run[3]!.inTime!, shift: 'GENERAL' }]);
+    expect(changed.returnValue!.map((i) => i.returnValue!.shift)).toEqual(['GENERAL', 'GENERAL']);
+    const cleanup = await admin.deleteEvents('E1', got.returnValue!.filter((e) => e.returnValue!.employeeCode === 'E1').map((e) => ({ employeeCode: 'E1', inTime: e.returnValue!.inTime! })));
+    expect(codes(cleanup).every((c) => c === 'SUCCESS')).toBe(true);
+    await admin.deleteEvents('E2', got.returnValue!.filter((e) => e.returnValue!.employeeCode === 'E2').map((e) => ({ employeeCode: 'E2', inTime: e.returnValue!.inTime! })));
+    expect((await admin.getEvents({ from: '2024-03-20 00:00:00', to: '2024-03-20 23:59:59' })).returnValue).toHaveLength(0);
+  });
+
   it('an out-only event closes the latest open check-in, not an older one', async () => {
     await admin.addEvents([
       { employeeCode: 'E2', inTime: '2024-03-05 21:50:00', shift: 'NIGHT' },
