@@ -6,7 +6,7 @@
 import { AgentError } from '../../src/core/errors.js';
 import type { ByteTransport } from '../transport/transport.js';
 import { Gt521NackError } from './errors.js';
-import { Gt521Link, type ExchangeRequest, type Gt521LinkOptions } from './link.js';
+import { exchangeBytes, Gt521Link, wireMs, type ExchangeRequest, type Gt521LinkOptions } from './link.js';
 import {
   BAUD_RATES,
   DEVINFO_SIZE,
@@ -55,6 +55,25 @@ export function encodeDeviceInfo(info: Gt521DeviceInfo): Buffer {
   buf.writeUInt32LE(info.isoAreaMaxSize >>> 0, 4);
   Buffer.from(info.serialNumber).copy(buf, 8, 0, 16);
   return buf;
+}
+
+/** The bulk exchanges, as the driver runs them (for benchmarks and link-floor figures). */
+export const GT521_BULK = {
+  GetTemplate: { command: C.GetTemplate, receiveData: TEMPLATE_SIZE },
+  MakeTemplate: { command: C.MakeTemplate, receiveData: TEMPLATE_SIZE },
+  GetImage: { command: C.GetImage, receiveData: IMAGE_SIZE },
+  GetRawImage: { command: C.GetRawImage, receiveData: RAW_IMAGE_SIZE },
+  SetTemplate: { command: C.SetTemplate, sendData: new Uint8Array(TEMPLATE_SIZE) },
+} as const satisfies Record<string, ExchangeRequest>;
+
+/** Bytes on the wire, both ways, for one bulk exchange. */
+export function gt521WireBytes(name: keyof typeof GT521_BULK): number {
+  return exchangeBytes(GT521_BULK[name]);
+}
+
+/** The link floor of a bulk exchange: its bits on the wire ÷ the baud rate, in ms. */
+export function gt521FloorMs(name: keyof typeof GT521_BULK, baud: number): number {
+  return wireMs(gt521WireBytes(name), baud);
 }
 
 function checkTemplate(template: Uint8Array): void {

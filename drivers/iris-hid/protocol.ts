@@ -350,6 +350,19 @@ export function decodeResult(b: Buffer): IrisResult {
   };
 }
 
+/** Input reports one result of width × height takes. */
+export function resultReports(width: number, height: number): number {
+  return Math.ceil(resultLength(width * height) / CHUNK_PAYLOAD);
+}
+
+/**
+ * The link floor of one image transfer: one input report per interrupt interval (1 ms at full
+ * speed), in ms.
+ */
+export function irisTransferFloorMs(width: number, height: number, reportIntervalMs = 1): number {
+  return resultReports(width, height) * reportIntervalMs;
+}
+
 /** Cuts a result message into chunk reports. */
 export function chunkResult(message: Buffer): Buffer[] {
   const count = Math.ceil(message.length / CHUNK_PAYLOAD);

@@ -82,3 +82,13 @@ describe('iris HID protocol', () => {
     );
   });
 });
+
+describe('iris transfer floor', () => {
+  it('is one report per interval', async () => {
+    const { resultReports, irisTransferFloorMs } = await import('../../../../drivers/iris-hid/protocol.js');
+    expect(resultReports(640, 480)).toBe(5208);
+    expect(resultReports(320, 240)).toBe(1303);
+    expect(irisTransferFloorMs(640, 480)).toBe(5208);
+    expect(irisTransferFloorMs(320, 240, 0.125)).toBeCloseTo(162.875, 6);
+  });
+});
