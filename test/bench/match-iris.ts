@@ -126,7 +126,7 @@ export async function benchIris(options: IrisBenchOptions = {}): Promise<IrisBen
     const auto = await timed('auto');
     log(`iris: ${2 * searches} searches on the default path, p95 ${auto.p95.toFixed(1)} ms`);
     const inProcess = await timed('in-process');
-    const identifyPath = index.workerCount > 1 && n >= index.workerThreshold ? `workers:${index.workerCount}` : 'in-process';
+    const identifyPath = index.workerCount > 0 && n >= index.workerThreshold ? `calling thread + ${index.workerCount} worker(s)` : 'in-process';
 
     // FNIR at FPIR 1 %: the threshold below which 1 % of non-mated searches return someone.
     const nm = [...auto.nonMatedTop].sort((a, b) => a - b);

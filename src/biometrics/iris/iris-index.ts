@@ -1,9 +1,9 @@
 /**
  * In-memory 1:N iris index. Gallery codes live in SharedArrayBuffers (128 words of code and
- * mask plus a 16-word sketch per code, see iris-scan.ts), added and removed one at a time (a
+ * mask plus an 8-word sketch per code, see iris-scan.ts), added and removed one at a time (a
  * removal moves the last code into the hole, so the scanned range stays dense). A search scans
- * in-process for a small gallery and splits the gallery across worker threads for a large one;
- * both run the same kernel on the same memory.
+ * in-process for a small gallery; for a large one the calling thread and the worker threads each
+ * scan a slice, all with the same kernel on the same memory.
  *
  * Changes made while a worker search is running are applied when it finishes, so a worker never
  * reads a code that is being rewritten.
@@ -35,7 +35,7 @@ export interface IrisIndexOptions {
   shiftRange?: number;
   /** Candidates kept by the sketch stage, per slice, for the exact stage (default 64). */
   prefilter?: number;
-  /** Worker threads for large galleries (default: available cores, at most 4; 0 = never). */
+  /** Worker threads helping the calling thread on large galleries (default: cores − 1, at most 3; 0 = never). */
   workers?: number;
   /** Gallery size from which the workers are used (default 20,000). */
   workerThreshold?: number;
@@ -84,7 +84,7 @@ export class IrisIndex {
   constructor(options: IrisIndexOptions = {}) {
     this.shiftRange = checkShiftRange(options.shiftRange ?? DEFAULT_IRIS_SHIFT_RANGE);
     this.prefilter = Math.max(1, options.prefilter ?? 64);
-    this.workerCount = Math.max(0, options.workers ?? Math.min(4, availableParallelism()));
+    this.workerCount = Math.max(0, options.workers ?? Math.min(3, availableParallelism() - 1));
     this.workerThreshold = options.workerThreshold ?? 20_000;
   }
 
@@ -165,30 +165,33 @@ export class IrisIndex {
   async identify(probe: IrisCode, options: IrisIdentifyOptions = {}): Promise<IrisCandidate[]> {
     if (this.#closed) throw new AgentError('BIOMETRICS_INDEX_CLOSED', 'the iris index is closed', {});
     const path = options.path ?? 'auto';
-    const useWorkers = !this.#workersBroken && (path === 'workers' || (path === 'auto' && this.workerCount > 1 && this.size >= this.workerThreshold));
+    const useWorkers = !this.#workersBroken && this.workerCount > 0 && (path === 'workers' || (path === 'auto' && this.size >= this.workerThreshold));
     if (!useWorkers || this.size === 0) return this.identifySync(probe, options);
     const { threshold, limit } = this.#limits(options);
-    const slices = Math.max(1, Math.min(this.workerCount || 1, this.size));
-    this.#startWorkers(slices);
+    // The calling thread scans one slice itself while the workers scan the others.
+    const slices = Math.max(1, Math.min(this.workerCount + 1, this.size));
+    this.#startWorkers(slices - 1);
     const prepared = prepareProbe(probe, this.shiftRange);
     const n = this.size;
+    const bounds = (i: number) => [Math.floor((i * n) / slices), Math.floor(((i + 1) * n) / slices)] as const;
     this.#inflight++;
     try {
-      const parts = await Promise.all(
-        Array.from({ length: slices }, (_, i) =>
-          this.#scanInWorker(i, {
-            seq: 0,
-            codes: this.#codes.buffer as SharedArrayBuffer,
-            sketch: this.#sketch.buffer as SharedArrayBuffer,
-            start: Math.floor((i * n) / slices),
-            end: Math.floor(((i + 1) * n) / slices),
-            probe: prepared,
-            prefilter: this.prefilter,
-            threshold,
-            limit,
-          }),
-        ),
+      const pending = Array.from({ length: slices - 1 }, (_, i) =>
+        this.#scanInWorker(i, {
+          seq: 0,
+          codes: this.#codes.buffer as SharedArrayBuffer,
+          sketch: this.#sketch.buffer as SharedArrayBuffer,
+          start: bounds(i)[0],
+          end: bounds(i)[1],
+          probe: prepared,
+          prefilter: this.prefilter,
+          threshold,
+          limit,
+        }),
       );
+      const [start, end] = bounds(slices - 1);
+      const own = scanRange(this.#codes, this.#sketch, start, end, prepared, this.prefilter, threshold, limit);
+      const parts = [...(await Promise.all(pending)), own];
       return this.#toCandidates(parts, limit);
     } catch (err) {
       if (!(err instanceof AgentError && err.code === 'BIOMETRICS_WORKER_FAILED')) throw err;
