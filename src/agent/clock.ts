@@ -50,7 +50,10 @@ function output(cmd: string, args: string[], timeoutMs = 3000): Promise<string |
         resolve(v);
       }
     };
-    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'ignore'] });
+    // Without NOTIFY_SOCKET: a failing systemd tool reports ERRNO= to it, which systemd would
+    // take as the agent's own status.
+    const { NOTIFY_SOCKET: _notify, ...env } = process.env;
+    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'ignore'], env });
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       done(null);

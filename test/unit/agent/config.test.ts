@@ -61,6 +61,11 @@ describe('config: defaults and layers', () => {
       upstream: ['api', 'mqtt'],
     });
     expect(envName('api.pathForm')).toBe('EDGE_AGENT_API__PATH_FORM');
+    // what the systemd unit sets
+    expect(configFromEnv({ EDGE_AGENT_DATA_DIR: '/var/lib/edge-agent', EDGE_AGENT_LOGGING__MODULES: '{"drivers:*":"debug"}' })).toEqual({
+      dataDir: '/var/lib/edge-agent',
+      logging: { modules: { 'drivers:*': 'debug' } },
+    });
   });
 
   it('maps the common flags', () => {
