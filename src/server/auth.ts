@@ -31,6 +31,8 @@ export function isRole(v: unknown): v is Role {
   return typeof v === 'string' && (ROLES as readonly string[]).includes(v);
 }
 
+let dummyHash: Promise<string> | undefined;
+
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 
 export async function createApiKey(db: SqliteDatabase, role: Role): Promise<ApiKeyPair> {
@@ -57,7 +59,13 @@ export class TokenStore {
   /** Exchanges key and secret for a token; `undefined` when they do not match. */
   async grant(apiKey: string, apiSecret: string): Promise<TokenGrant | undefined> {
     const row = await this.#db.get<{ secret_hash: string; role: Role }>('SELECT secret_hash, role FROM server_api_keys WHERE api_key = ?', [apiKey]);
-    if (!row || !(await verifySecret(apiSecret, row.secret_hash))) return undefined;
+    if (!row) {
+      // Same work as for a known key, so the answer time does not tell which keys exist.
+      dummyHash ??= hashSecret('not a key');
+      await verifySecret(apiSecret, await dummyHash);
+      return undefined;
+    }
+    if (!(await verifySecret(apiSecret, row.secret_hash))) return undefined;
     const accessToken = randomBytes(32).toString('base64url');
     const expiresAt = Date.now() + this.#ttlSec * 1000;
     const hash = sha256(accessToken);
@@ -65,6 +73,7 @@ export class TokenStore {
       await tx.run('DELETE FROM server_tokens WHERE expires_at < ?', [Date.now()]);
       await tx.run('INSERT INTO server_tokens (token_hash, api_key, role, expires_at) VALUES (?, ?, ?, ?)', [hash, apiKey, row.role, expiresAt]);
     });
+    for (const [h, entry] of this.#cache) if (entry.expiresAt <= Date.now()) this.#cache.delete(h);
     this.#cache.set(hash, { role: row.role, expiresAt });
     return { accessToken, expiresInSec: this.#ttlSec, role: row.role };
   }

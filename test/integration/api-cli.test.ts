@@ -58,7 +58,7 @@ describe('edge-agent serve and keys create', () => {
       expect(k.secret_hash).not.toContain(svc.apiSecret);
     }
     expect(events!.n).toBe(1);
-  });
+  }, 120_000);
 
   it('refuses a bad role, a missing --db, a broken shifts file', async () => {
     const role = await runCli(['keys', 'create', '--db', join(dir, 'x.db'), '--role', 'root']);
@@ -72,5 +72,5 @@ describe('edge-agent serve and keys create', () => {
     const shifts = await runCli(['serve', '--port', '0', '--db', join(dir, 'y.db'), '--shifts', badShifts]);
     expect(shifts.code).toBe(1);
     expect(shifts.stderr).toContain('SERVER_SHIFTS_INVALID');
-  });
+  }, 120_000);
 });

@@ -81,12 +81,13 @@ describe('token', () => {
   });
 
   it('refreshes before expiry (margin at most half the lifetime)', async () => {
-    tokenHandler = (_req, _body, res) => json(res, 200, { access_token: `tok-${++tokenCounter}`, expires_in: 1 });
+    // lifetime 2 s, margin min(30 s, half of 2 s) = 1 s: the token is used for about 1 s
+    tokenHandler = (_req, _body, res) => json(res, 200, { access_token: `tok-${++tokenCounter}`, expires_in: 2 });
     const c = client({ refreshMarginSec: 30 });
     await c.getUser('E1');
     await c.getUser('E1');
     expect(tokenRequests).toHaveLength(1);
-    await new Promise((r) => setTimeout(r, 600));
+    await new Promise((r) => setTimeout(r, 1100));
     await c.getUser('E1');
     expect(tokenRequests).toHaveLength(2);
   });
