@@ -2,7 +2,16 @@
  * The GT-521 driver against its simulator over a real pseudo-terminal pair (socat): every
  * command, the discovery probe, paced transfers and an unplug in the middle of GetImage.
  */
+import fc from 'fast-check';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SerialPort } from 'serialport';
 import { afterEach, describe, expect, it } from 'vitest';
+import { encodeData, encodePacket, type Gt521Packet } from '../../drivers/gt521/codec.js';
+import { Gt521Parser } from '../../drivers/gt521/parser.js';
+import { createSocatPair } from '../../drivers/transport/socat-pair.js';
+import type { ScannerInfo } from '../../drivers/scanner.js';
 import { Gt521Driver } from '../../drivers/gt521/driver.js';
 import { probeGt521 } from '../../drivers/gt521/probe.js';
 import { Gt521Scanner } from '../../drivers/gt521/scanner.js';
@@ -161,5 +170,83 @@ describe('GT-521 over a real PTY', () => {
     expect(await scanner.searchOnModule()).toEqual({ slot: 4, score: 100 });
     const img = await scanner.captureImage();
     expect(img.pixels.length).toBe(IMAGE_SIZE);
+  });
+});
+
+describe('GT-521 frames through a real PTY', () => {
+  it('parses back random frames with garbage between them, whatever chunks the tty makes', async () => {
+    const pty = await createPtyPair();
+    cleanup.push(() => pty.close());
+    const writer = new SerialPort({ path: pty.b, baudRate: 115200, autoOpen: false });
+    await new Promise<void>((res, rej) => writer.open((e) => (e ? rej(e) : res())));
+    cleanup.push(() => new Promise<void>((r) => (writer.isOpen ? writer.close(() => r()) : r())));
+    const reader = new SerialTransport({ path: pty.a, baud: 115200 });
+    await reader.open();
+    cleanup.push(() => reader.close());
+    const packetArb = fc.record({ deviceId: fc.constant(1), parameter: fc.integer({ min: 0, max: 0xffffffff }), code: fc.integer({ min: 0, max: 0xffff }) });
+    const garbageArb = fc.uint8Array({ maxLength: 30 }).map((g) => Buffer.from(g.filter((b) => b !== 0x55 && b !== 0x5a)));
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.tuple(garbageArb, fc.oneof(packetArb, fc.uint8Array({ minLength: 40, maxLength: 40 }))), { minLength: 1, maxLength: 8 }), async (items) => {
+        const got: unknown[] = [];
+        const parser: Gt521Parser = new Gt521Parser({
+          packet: (p: Gt521Packet) => got.push(p),
+          data: (d) => {
+            got.push([...d.data]);
+            parser.expectedDataLength = 40;
+          },
+          error: (e) => got.push(e.code),
+        });
+        parser.expectedDataLength = 40;
+        const expected = items.map(([, f]) => (f instanceof Uint8Array ? [...f] : f));
+        const bytes = Buffer.concat(items.flatMap(([g, f]) => [g, f instanceof Uint8Array ? encodeData(f) : encodePacket(f)]));
+        const done = new Promise<void>((resolve) => {
+          const onData = (chunk: Buffer) => {
+            parser.push(chunk);
+            if (got.length >= expected.length) {
+              reader.off('data', onData);
+              resolve();
+            }
+          };
+          reader.on('data', onData);
+        });
+        await new Promise<void>((res, rej) => writer.write(bytes, (e) => (e ? rej(e) : writer.drain(() => res()))));
+        await done;
+        expect(got).toEqual(expected);
+      }),
+      { numRuns: 25 },
+    );
+  });
+});
+
+describe('GT-521 scanner reconnect over a PTY', () => {
+  it('emits disconnect when socat dies, reopens the same path with backoff and emits reconnect', async () => {
+    const hostLink = join(mkdtempSync(join(tmpdir(), 'gt521-re-')), 'ttyGT');
+    let pair = await createSocatPair(hostLink);
+    const serve = async (p: typeof pair) => {
+      const sim = new Gt521Simulator({ images, baud: 115200, pace: false, serialNumber: Buffer.alloc(16, 7) });
+      await sim.attach(new SerialTransport({ path: p.deviceLink, baud: 115200 }));
+      return sim;
+    };
+    let sim = await serve(pair);
+    const scanner = new Gt521Scanner({ transport: new SerialTransport({ path: hostLink, baud: 115200, watchdogMs: 50 }), baud: 115200, reconnect: { baseMs: 20, capMs: 100 } });
+    cleanup.push(async () => {
+      await scanner.close();
+      await sim.detach().catch(() => undefined);
+      await pair.close();
+    });
+    expect((await scanner.open()).serial).toBe('0707070707070707-0707070707070707');
+    const gone = new Promise<Error>((r) => scanner.once('disconnect', r));
+    const back = new Promise<ScannerInfo>((r) => scanner.once('reconnect', r));
+    await pair.close();
+    expect(((await gone) as { code?: string }).code).toBe('TRANSPORT_DISCONNECTED');
+    await sim.detach().catch(() => undefined);
+    await new Promise((r) => setTimeout(r, 100));
+    pair = await createSocatPair(hostLink);
+    sim = await serve(pair);
+    sim.enrollDirect(1, 9);
+    const info = await back;
+    expect(info).toMatchObject({ family: 'gt521', path: hostLink, templates: 1 });
+    sim.placeFinger(9);
+    expect(await scanner.searchOnModule()).toEqual({ slot: 1, score: 100 });
   });
 });
