@@ -7,6 +7,9 @@
  *
  *   R30x   UpChar (512-byte character file), DownChar+Store, UpImage (256×288 at 4 bits), Search
  *   GT-521 GetTemplate (498 bytes), GetRawImage (160×120), GetImage (258×202)
+ *   iris   one 640×480 capture result over the HID seam (in-process: HID has no pty); its floor
+ *          is the input reports it needs (59 payload bytes each) × the report interval (1 ms,
+ *          a full-speed interrupt endpoint); `baud` is null for it
  *
  * The simulators pace their output on a line clock and answer no earlier than the host's bytes
  * would have arrived, so the floor is what real hardware would take; the ratio says what the
@@ -14,6 +17,7 @@
  * listed but `worstRatio` covers the bulk transfers only (`worstRatioAll` covers everything).
  */
 import { loadavg, cpus } from 'node:os';
+import { setLogLevel } from '../../src/core/logger.js';
 import { createPtyPair, type PtyPair } from '../helpers/pty.js';
 import { SerialTransport } from '../../drivers/transport/serial-transport.js';
 import { R30xSimulator } from '../../drivers/r30x/simulator.js';
@@ -23,11 +27,15 @@ import { CHAR_FILE_BYTES, IMAGE_BYTES } from '../../drivers/r30x/protocol.js';
 import { defaultFingerImageSource } from '../../drivers/simulated.js';
 import { Gt521Simulator } from '../../drivers/gt521/simulator.js';
 import { Gt521Driver } from '../../drivers/gt521/driver.js';
+import { createSimulatedScanner } from '../../drivers/simulated.js';
+import { resultWireBytes } from '../../drivers/iris-hid/simulator.js';
+import type { IrisHidScanner } from '../../drivers/iris-hid/scanner.js';
+import { CHUNK_PAYLOAD, IrisImageKind } from '../../drivers/iris-hid/protocol.js';
 import { IMAGE_SIZE as GT_IMAGE_SIZE, PACKET_SIZE as GT_PACKET, RAW_IMAGE_SIZE as GT_RAW_SIZE, TEMPLATE_SIZE as GT_TEMPLATE_SIZE } from '../../drivers/gt521/protocol.js';
 
 interface Transfer {
   name: string;
-  baud: number;
+  baud: number | null;
   ms: number;
   floorMs: number;
   ratio: number;
@@ -36,6 +44,7 @@ interface Transfer {
   runs: number;
 }
 
+setLogLevel('*', 'warn');
 const args = process.argv.slice(2);
 const json = args.includes('--json');
 const flag = (name: string) => {
@@ -58,10 +67,10 @@ async function time(runs: number, fn: () => Promise<unknown>): Promise<number> {
   return median(ms);
 }
 
-function record(out: Transfer[], name: string, baud: number, ms: number, wireBytes: number, bulk: boolean, runs: number): void {
-  const f = floorMs(wireBytes, baud);
+function record(out: Transfer[], name: string, baud: number | null, ms: number, wireBytes: number, bulk: boolean, runs: number, floor?: number): void {
+  const f = floor ?? floorMs(wireBytes, baud!);
   out.push({ name, baud, ms: round(ms), floorMs: round(f), ratio: round(ms / f, 3), bulk, wireBytes, runs });
-  if (!json) process.stderr.write(`${name.padEnd(22)} ${String(baud).padStart(6)} baud  ${round(ms).toFixed(1).padStart(9)} ms  floor ${round(f).toFixed(1).padStart(9)} ms  ×${(ms / f).toFixed(3)}\n`);
+  if (!json) process.stderr.write(`${name.padEnd(22)} ${String(baud ?? 'usb').padStart(6)} baud  ${round(ms).toFixed(1).padStart(9)} ms  floor ${round(f).toFixed(1).padStart(9)} ms  ×${(ms / f).toFixed(3)}\n`);
 }
 
 function round(x: number, digits = 1): number {
@@ -148,6 +157,21 @@ async function benchGt521(baud: number, out: Transfer[]): Promise<void> {
   }
 }
 
+async function benchIris(out: Transfer[]): Promise<void> {
+  const { scanner, simulator } = await createSimulatedScanner('iris-hid', { pacing: true });
+  await scanner.open();
+  try {
+    simulator.present(7);
+    const wire = resultWireBytes(640, 480);
+    const reports = Math.ceil(wire / CHUNK_PAYLOAD);
+    const floor = reports * simulator.reportIntervalMs;
+    const ms = await time(RUNS, () => (scanner as IrisHidScanner).driver.capture({ kind: IrisImageKind.Vga, width: 640, height: 480, timeoutMs: 5000, minQuality: 0 }));
+    record(out, 'iris-hid capture 640x480', null, ms, wire, true, RUNS, floor);
+  } finally {
+    await scanner.close();
+  }
+}
+
 async function main(): Promise<void> {
   const transfers: Transfer[] = [];
   const t0 = performance.now();
@@ -156,6 +180,7 @@ async function main(): Promise<void> {
     await benchR30x(baud, transfers);
     await benchGt521(baud, transfers);
   }
+  if (!args.includes('--no-iris')) await benchIris(transfers);
   const bulk = transfers.filter((t) => t.bulk);
   const result = {
     benchmark: 'drivers',
