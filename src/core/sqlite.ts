@@ -59,7 +59,8 @@ export function sqliteError(err: unknown, context: Record<string, unknown> = {})
 export class SqliteDatabase {
   readonly path: string;
   readonly #db: sqlite3.Database;
-  readonly #statements = new Map<string, sqlite3.Statement>();
+  /** Prepared statements by SQL text; a statement that fails to prepare is not kept. */
+  readonly #statements = new Map<string, Promise<sqlite3.Statement>>();
   /** Tail of the transaction queue: each transaction starts after the previous one settled. */
   #queue: Promise<unknown> = Promise.resolve();
   #inTransaction = false;
@@ -89,40 +90,53 @@ export class SqliteDatabase {
     return db;
   }
 
-  #statement(sql: string): sqlite3.Statement {
-    let st = this.#statements.get(sql);
-    if (!st) {
-      st = this.#db.prepare(sql);
-      this.#statements.set(sql, st);
+  /**
+   * The cached statement for `sql`. Prepared with a callback: a statement that cannot be prepared
+   * (no such table, corrupt file) rejects with an AgentError instead of emitting an unhandled
+   * 'error' event (which would end the process) and leaving its callers waiting forever.
+   */
+  #statement(sql: string): Promise<sqlite3.Statement> {
+    let p = this.#statements.get(sql);
+    if (!p) {
+      const prepared = new Promise<sqlite3.Statement>((resolve, reject) => {
+        const st = this.#db.prepare(sql, (err: Error | null) => (err ? reject(sqliteError(err, { sql })) : resolve(st)));
+      });
+      prepared.catch(() => {
+        if (this.#statements.get(sql) === prepared) this.#statements.delete(sql);
+      });
+      this.#statements.set(sql, prepared);
+      p = prepared;
     }
-    return st;
+    return p;
   }
 
   exec(sql: string): Promise<void> {
     return new Promise((resolve, reject) => this.#db.exec(sql, (err) => (err ? reject(sqliteError(err, { sql })) : resolve())));
   }
 
-  run(sql: string, params: Params = []): Promise<RunResult> {
+  async run(sql: string, params: Params = []): Promise<RunResult> {
+    const st = await this.#statement(sql);
     return new Promise((resolve, reject) => {
-      this.#statement(sql).run(params, function (this: sqlite3.RunResult, err: Error | null) {
+      st.run(params, function (this: sqlite3.RunResult, err: Error | null) {
         if (err) reject(sqliteError(err, { sql }));
         else resolve({ changes: this.changes, lastID: this.lastID });
       });
     });
   }
 
-  get<T = Record<string, unknown>>(sql: string, params: Params = []): Promise<T | undefined> {
+  async get<T = Record<string, unknown>>(sql: string, params: Params = []): Promise<T | undefined> {
+    const st = await this.#statement(sql);
     return new Promise((resolve, reject) => {
-      const st = this.#statement(sql);
       st.get(params, (err: Error | null, row: T) => (err ? reject(sqliteError(err, { sql })) : resolve(row)));
       // A cached statement keeps its cursor after get(); reset it so the next get() starts over.
       st.reset();
     });
   }
 
-  all<T = Record<string, unknown>>(sql: string, params: Params = []): Promise<T[]> {
+  async all<T = Record<string, unknown>>(sql: string, params: Params = []): Promise<T[]> {
+    const st = await this.#statement(sql);
     return new Promise((resolve, reject) => {
-      this.#statement(sql).all(params, (err: Error | null, rows: T[]) => (err ? reject(sqliteError(err, { sql })) : resolve(rows)));
+      st.all(params, (err: Error | null, rows: T[]) => (err ? reject(sqliteError(err, { sql })) : resolve(rows)));
     });
   }
 
@@ -187,7 +201,10 @@ export class SqliteDatabase {
     if (this.#closed) return;
     this.#closed = true;
     await this.#queue;
-    for (const st of this.#statements.values()) await new Promise<void>((r) => st.finalize(() => r()));
+    for (const p of this.#statements.values()) {
+      const st = await p.catch(() => undefined);
+      if (st) await new Promise<void>((r) => st.finalize(() => r()));
+    }
     this.#statements.clear();
     await new Promise<void>((resolve, reject) => this.#db.close((err) => (err ? reject(sqliteError(err)) : resolve())));
   }
