@@ -440,3 +440,40 @@ describe('system errors: ERROR, and no item half written', () => {
     }
   });
 });
+
+describe('ERROR from every operation when the database fails', () => {
+  it('answers HTTP 500 ERROR for each of the nine operations, keeps running, and recovers', async () => {
+    const s = await startService();
+    try {
+      const c = makeClient(s);
+      await c.addOrUpdateUser({ employeeCode: 'X1', firstName: 'X', lastName: 'One' });
+      const tables = ['server_users', 'server_events', 'server_biometrics'];
+      const db = await SqliteDatabase.open(s.dbPath);
+      for (const t of tables) await db.exec(`ALTER TABLE ${t} RENAME TO ${t}_away`);
+      const range = { from: '2024-09-01 00:00:00', to: '2024-09-30 23:59:59' };
+      const operations: Array<[string, () => Promise<unknown>]> = [
+        ['addOrUpdateUser', () => c.addOrUpdateUser({ employeeCode: 'X2', firstName: 'X', lastName: 'Two' })],
+        ['deleteUser', () => c.deleteUser('X1')],
+        ['getUser', () => c.getUser('X1')],
+        ['updateBiometrics', () => c.updateBiometrics('X1', [{ modality: 'finger', template: 'AAEC' }])],
+        ['deleteBiometrics', () => c.deleteBiometrics('X1')],
+        ['addEvents', () => c.addEvents([{ employeeCode: 'X1', inTime: '2024-09-02 09:00:00' }])],
+        ['deleteEvents', () => c.deleteEvents('X1', [{ employeeCode: 'X1', inTime: '2024-09-02 09:00:00' }])],
+        ['getEvents', () => c.getEvents({ code: 'X1', ...range })],
+        ['workHourReport', () => c.workHourReport(range)],
+      ];
+      for (const [name, op] of operations) {
+        const err = await failure(op());
+        expect(err.code, name).toBe('API_HTTP_5XX');
+        expect(err.context, name).toMatchObject({ status: 500, statusCode: 'ERROR', operation: name });
+      }
+      for (const t of tables) await db.exec(`ALTER TABLE ${t}_away RENAME TO ${t}`);
+      await db.close();
+      expect((await c.getUser('X1')).statusCode).toBe('SUCCESS');
+      expect(codes(await c.addEvents([{ employeeCode: 'X1', inTime: '2024-09-02 09:00:00' }]))).toEqual(['SUCCESS']);
+      expect((await c.workHourReport(range)).returnValue).toHaveLength(1);
+    } finally {
+      await s.stop();
+    }
+  });
+});
