@@ -85,7 +85,7 @@ const r30xProbe: Probe = {
   bauds: R30X_BAUDS,
   run: async (path, baud, timeoutMs) => {
     const r = await probeR30x(path, baud, timeoutMs);
-    return r && { model: r.model, firmware: r.firmware, capacity: r.capacity, templates: r.templates < 0 ? null : r.templates };
+    return r && { model: r.model, firmware: r.firmware, capacity: r.capacity, templates: r.templates };
   },
 };
 

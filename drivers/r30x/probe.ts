@@ -1,6 +1,7 @@
 /**
- * Discovery probe: is there an R30x module on this port at this baud rate? Sends ReadSysPara
- * (and ReadProdInfo where the model has it) and TemplateNum. Resolves null when nothing answers
+ * Discovery probe: is there an R30x module on this port at this baud rate? Sends VfyPwd (the
+ * default password 0 unless given), ReadSysPara, ReadProdInfo (where the model has it) and
+ * TemplateNum. A module that refuses the password is reported as an R30x with a password set. Resolves null when nothing answers
  * like an R30x within `timeoutMs`; transport errors (no such port, no permission) are thrown so
  * discovery can say so.
  */
@@ -12,10 +13,14 @@ export interface R30xProbeResult {
   model: string;
   firmware: string | null;
   serial: string | null;
-  capacity: number;
-  templates: number;
-  packetSize: number;
+  /** Null when the module has a password set and refuses to say more without it. */
+  capacity: number | null;
+  templates: number | null;
+  packetSize: number | null;
+  passwordRequired: boolean;
 }
+
+const PASSWORD_CODES = new Set(['DRIVER_R30X_PASSWORD_REQUIRED', 'DRIVER_R30X_WRONG_PASSWORD']);
 
 function notR30x(err: unknown): boolean {
   const code = (err as { code?: string }).code ?? '';
@@ -25,20 +30,24 @@ function notR30x(err: unknown): boolean {
 export async function probeR30xTransport(transport: ByteTransport, baud: number, timeoutMs: number, password = 0): Promise<R30xProbeResult | null> {
   const driver = new R30xDriver(transport, { baud, timeoutMs, retries: 0, password });
   try {
-    const params = await driver.readSystemParameters();
+    let params;
+    try {
+      await driver.verifyPassword();
+      params = await driver.readSystemParameters();
+    } catch (err) {
+      // It answered like an R30x, but wants its handshake password first.
+      if (PASSWORD_CODES.has((err as { code?: string }).code ?? '')) {
+        return { model: 'R30x (password set)', firmware: null, serial: null, capacity: null, templates: null, packetSize: null, passwordRequired: true };
+      }
+      throw err;
+    }
     let product: ProductInfo | null = null;
     try {
       product = await driver.readProductInfo();
     } catch (err) {
       if (!notR30x(err)) throw err;
     }
-    let templates: number;
-    try {
-      templates = await driver.templateCount();
-    } catch (err) {
-      if ((err as { code?: string }).code !== 'DRIVER_R30X_PASSWORD_REQUIRED') throw err;
-      templates = -1;
-    }
+    const templates = await driver.templateCount();
     return {
       model: product?.model || 'R30x',
       firmware: product ? product.hardwareVersion : null,
@@ -46,6 +55,7 @@ export async function probeR30xTransport(transport: ByteTransport, baud: number,
       capacity: params.capacity,
       templates,
       packetSize: params.packetSize,
+      passwordRequired: false,
     };
   } catch (err) {
     if (notR30x(err)) return null;
