@@ -11,6 +11,7 @@ import { SerialTransport } from './transport/serial-transport.js';
 import { R30xScanner } from './r30x/scanner.js';
 import { Gt521Scanner } from './gt521/scanner.js';
 import { IrisHidScanner } from './iris-hid/scanner.js';
+import { ReportId as IrisReportId } from './iris-hid/protocol.js';
 import { HidTransport } from './transport/hid-transport.js';
 
 export interface ScannerTarget {
@@ -41,7 +42,7 @@ export async function createScanner(target: ScannerTarget): Promise<Scanner> {
     }
     case 'iris-hid':
       // A HID path (/dev/hidrawN); no baud rate.
-      return new IrisHidScanner({ transport: new HidTransport({ path: target.path }), ...(target.timeoutMs !== undefined ? { timeoutMs: target.timeoutMs } : {}) });
+      return new IrisHidScanner({ transport: new HidTransport({ path: target.path, inputReportId: IrisReportId.Input }), ...(target.timeoutMs !== undefined ? { timeoutMs: target.timeoutMs } : {}) });
     default:
       throw new AgentError('DRIVER_UNKNOWN_FAMILY', `no driver for scanner family "${target.family}"`, { family: target.family }, { hint: 'use r30x, gt521 or iris-hid; "edge-agent devices" tells which one is attached' });
   }

@@ -22,6 +22,7 @@ import { Gt521Simulator, type Gt521Model } from './gt521/simulator.js';
 import { IrisHidScanner, type IrisHidScannerOptions } from './iris-hid/scanner.js';
 import { IrisHidSimulator, type SimEyeImage } from './iris-hid/simulator.js';
 import { HidTransport } from './transport/hid-transport.js';
+import { ReportId as IrisReportId } from './iris-hid/protocol.js';
 
 /** What every simulator offers its controller (tests, the `simulate` command). */
 export interface SimulatorControl {
@@ -173,7 +174,7 @@ export async function createSimulatedScanner(
   if (family === 'iris-hid') {
     // In-process on the HID seam: the simulator is the device node-hid would open.
     const simulator = new IrisHidSimulator({ images: options.eyeSource ?? (await defaultEyeImageSource()), pace: options.pacing ?? false, ...(options.model !== undefined ? { model: options.model } : {}) });
-    const transport = new HidTransport({ path: 'sim:iris-hid', open: simulator.opener });
+    const transport = new HidTransport({ path: 'sim:iris-hid', open: simulator.opener, inputReportId: IrisReportId.Input });
     return { scanner: new IrisHidScanner({ ...(options.scanner as Omit<IrisHidScannerOptions, 'transport'>), transport }), simulator };
   }
   const { host, device } = createMemoryPair(`sim-${family}`);

@@ -43,6 +43,9 @@ import {
 } from './protocol.js';
 import { decodeSimTemplate, encodeSimTemplate, simTemplatesMatch, type SimTemplateInfo } from './sim-template.js';
 
+/** Command names kept in `received`. */
+export const RECEIVED_KEPT = 1000;
+
 const log = logger('drivers:gt521-sim');
 
 export type Gt521Model = (typeof MODELS)[number]['model'];
@@ -105,7 +108,7 @@ export class Gt521Simulator implements SimulatorControl {
   readonly faults: Gt521Faults = { badChecksum: 0, dropBytes: 0, stall: false, unplugAfterBytes: null, noFinger: false, lowQuality: false };
   /** Slot → template (the module's flash). */
   readonly slots = new Map<number, Buffer>();
-  /** Commands received, by name (for tests and the CLI). */
+  /** The last commands received, by name (for tests and the CLI). */
   readonly received: string[] = [];
   led = false;
   firmwareVersion: number;
@@ -157,6 +160,12 @@ export class Gt521Simulator implements SimulatorControl {
         }
       },
     });
+  }
+
+  /** Keeps the last RECEIVED_KEPT command names (a long-running simulator must not grow). */
+  #record(name: string): void {
+    this.received.push(name);
+    if (this.received.length > RECEIVED_KEPT) this.received.splice(0, this.received.length - RECEIVED_KEPT);
   }
 
   get baud(): number {
@@ -352,7 +361,7 @@ export class Gt521Simulator implements SimulatorControl {
   async #onPacket(p: Gt521Packet): Promise<void> {
     if (this.#unplugged) return;
     const name = Object.entries(C).find(([, c]) => c === p.code)?.[0] ?? `0x${p.code.toString(16)}`;
-    this.received.push(name);
+    this.#record(name);
     if (this.faults.stall) return;
     if (this.#awaiting) {
       // A new command while data was expected: the host gave up on the data.

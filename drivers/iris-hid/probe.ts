@@ -6,7 +6,7 @@
 import { withTimeout } from '../../src/core/time.js';
 import { HidTransport, type HidOpener } from '../transport/hid-transport.js';
 import { IrisHidDriver } from './driver.js';
-import { PROTOCOL_VERSION } from './protocol.js';
+import { PROTOCOL_VERSION, ReportId } from './protocol.js';
 
 export interface IrisHidProbeResult {
   model: string;
@@ -17,7 +17,7 @@ export interface IrisHidProbeResult {
 }
 
 export async function probeIrisHid(path: string, options: { timeoutMs?: number; open?: HidOpener } = {}): Promise<IrisHidProbeResult | null> {
-  const transport = new HidTransport({ path, ...(options.open ? { open: options.open } : {}) });
+  const transport = new HidTransport({ path, inputReportId: ReportId.Input, ...(options.open ? { open: options.open } : {}) });
   try {
     await withTimeout(transport.open(), options.timeoutMs ?? 1000);
   } catch {

@@ -44,6 +44,9 @@ import {
   type IrisLights,
 } from './protocol.js';
 
+/** Command names kept in `received`. */
+export const RECEIVED_KEPT = 1000;
+
 const log = logger('drivers:iris-sim');
 
 export const IRIS_FAULT_NAMES = ['bad-checksum', 'dropped-bytes', 'stall', 'unplug', 'no-eye', 'no-finger', 'low-quality'] as const;
@@ -104,7 +107,7 @@ export class IrisHidSimulator implements SimulatorControl {
   readonly family = 'iris-hid' as const;
   readonly faults: IrisFaults = { badChecksum: 0, dropReport: 0, stall: false, noEye: false, lowQuality: false };
   lights: IrisLights = { ir: 0, color: 0, blink: 0 };
-  /** Commands received, by name. */
+  /** The last commands received, by name. */
   readonly received: string[] = [];
   readonly model: string;
   readonly firmware: string;
@@ -151,6 +154,12 @@ export class IrisHidSimulator implements SimulatorControl {
   /** The device is on the bus (it starts plugged in). */
   get plugged(): boolean {
     return !this.#unplugged;
+  }
+
+  /** Keeps the last RECEIVED_KEPT command names (a long-running simulator must not grow). */
+  #record(name: string): void {
+    this.received.push(name);
+    if (this.received.length > RECEIVED_KEPT) this.received.splice(0, this.received.length - RECEIVED_KEPT);
   }
 
   // ---------------------------------------------------------------- controls
@@ -231,7 +240,7 @@ export class IrisHidSimulator implements SimulatorControl {
       return report.length;
     }
     const name = Object.entries(IrisCommand).find(([, c]) => c === cmd.command)?.[0] ?? `0x${cmd.command.toString(16)}`;
-    this.received.push(name);
+    this.#record(name);
     switch (cmd.command) {
       case IrisCommand.StartCapture:
         this.#startCapture(cmd.tag, cmd.params);
@@ -267,7 +276,7 @@ export class IrisHidSimulator implements SimulatorControl {
     this.#usable(h, 'could not send feature report to device');
     if (report[0] === ReportId.Lights) {
       this.lights = { ir: report[1] ?? 0, color: report[2] ?? 0, blink: report[3] ?? 0 };
-      this.received.push('SetLights');
+      this.#record('SetLights');
       return report.length;
     }
     throw new Error('could not send feature report to device');

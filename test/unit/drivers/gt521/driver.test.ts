@@ -3,7 +3,7 @@ import { Gt521Driver } from '../../../../drivers/gt521/driver.js';
 import { Gt521NackError } from '../../../../drivers/gt521/errors.js';
 import { IMAGE_HEIGHT, IMAGE_SIZE, IMAGE_WIDTH, RAW_IMAGE_SIZE, TEMPLATE_SIZE } from '../../../../drivers/gt521/protocol.js';
 import { decodeSimTemplate } from '../../../../drivers/gt521/sim-template.js';
-import { Gt521Simulator, type Gt521SimulatorOptions } from '../../../../drivers/gt521/simulator.js';
+import { Gt521Simulator, RECEIVED_KEPT, type Gt521SimulatorOptions } from '../../../../drivers/gt521/simulator.js';
 import type { SimImage } from '../../../../drivers/simulator-image.js';
 import { createMemoryPair } from '../../../../drivers/transport/memory-transport.js';
 
@@ -211,6 +211,14 @@ describe('GT-521 driver against the simulator (in-process)', () => {
     await driver.setTemplate(4, foreign);
     expect(await driver.getTemplate(4)).toEqual(foreign);
     expect(await driver.identifyTemplate(foreign)).toBeNull();
+  });
+
+  it('keeps only the last commands in its log, however long it runs', async () => {
+    const { driver, simulator } = await setup();
+    for (let i = 0; i < RECEIVED_KEPT + 5; i++) await driver.isPressFinger();
+    await driver.getEnrollCount();
+    expect(simulator.received).toHaveLength(RECEIVED_KEPT);
+    expect(simulator.received.at(-1)).toBe('GetEnrollCount');
   });
 
   it('answers no match on an empty database instead of failing', async () => {
