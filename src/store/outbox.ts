@@ -506,10 +506,11 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
    * once an employee has a pending item that is not due yet (backing off) or held (clock not
    * synchronized), none of that employee's later items are taken. Dead letters do not block.
    */
-  async nextBatch(sink: string, limit: number, now: number = this.#now()): Promise<OutboxItem[]> {
+  async nextBatch(sink: string, limit: number, now: number = this.#now(), busyEmployees?: ReadonlySet<string>): Promise<OutboxItem[]> {
     const out: OutboxItem[] = [];
-    const blocked = new Set<string>();
-    const page = Math.max(limit * 2, 200);
+    // Employees with an item in flight (a batch not yet answered) take no further item now.
+    const blocked = new Set<string>(busyEmployees);
+    const page = limit * 2 + 8;
     let after = 0;
     let scanned = 0;
     while (out.length < limit && scanned < MAX_SCAN_ROWS) {

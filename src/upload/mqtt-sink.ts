@@ -124,13 +124,14 @@ export class MqttSink implements Sink {
 
   async deliver(items: readonly OutboxItem[], options: DeliverOptions): Promise<ItemOutcome[]> {
     if (items.length === 0) return [];
-    const client = this.#client;
-    if (!client || !client.connected) {
+    const current = this.#client;
+    if (!current || !current.connected) {
       throw new AgentError('MQTT_UNAVAILABLE', `not connected to the MQTT broker at ${this.#o.url}`, { url: this.#o.url }, {
         hint: 'check mqtt.url and that the broker runs; punches wait in the outbox and go when it is back',
         retryable: true,
       });
     }
+    const client: MqttClient = current;
     const outcomes: ItemOutcome[] = items.map(() => ({ outcome: 'retry', description: 'no PUBACK from the broker in time' }));
     const publishes = items.map((item, i) =>
       client.publishAsync(this.topic, JSON.stringify(eventPayload(item, this.#o.site)), { qos: 1 }).then(

@@ -106,9 +106,15 @@ export class Uploader extends TypedEmitter<UploaderEvents> {
   }
 
   async #round(loop: SinkLoop, signal: AbortSignal): Promise<number> {
-    const { sink } = loop;
-    const batch = await this.outbox.nextBatch(sink.name, this.#batchSize, this.#now());
+    const batch = await this.outbox.nextBatch(loop.sink.name, this.#batchSize, this.#now());
     if (batch.length === 0) return 0;
+    await this.#deliver(loop, batch, signal);
+    return batch.length;
+  }
+
+  /** Hands one batch over and applies its outcomes; throws (with `retryInMs`) on a whole-request failure. */
+  async #deliver(loop: SinkLoop, batch: OutboxItem[], signal: AbortSignal): Promise<void> {
+    const { sink } = loop;
     let outcomes: ItemOutcome[];
     try {
       outcomes = await sink.deliver(batch, { signal });
@@ -117,7 +123,7 @@ export class Uploader extends TypedEmitter<UploaderEvents> {
       }
     } catch (err) {
       const e = toAgentError(err, 'UPLOAD_FAILED', { sink: sink.name });
-      if (signal.aborted) return 0; // released: the batch stays pending as it is
+      if (signal.aborted) return; // released: the batch stays pending as it is
       // The service's own Retry-After wins over our backoff cap (bounded to an hour against nonsense).
       const retryAfter = typeof e.context.retryAfterMs === 'number' ? Math.min(e.context.retryAfterMs, 3_600_000) : 0;
       const delay = Math.max(retryAfter, backoffDelay(loop.failures++, this.#backoff));
@@ -139,7 +145,6 @@ export class Uploader extends TypedEmitter<UploaderEvents> {
         this.emit('dead', { sink: sink.name, id: item.id, employeeCode: item.employeeCode, status: r.status, description: r.error });
       }
     });
-    return batch.length;
   }
 
   #results(sinkName: string, batch: OutboxItem[], outcomes: ItemOutcome[]): ItemResult[] {
@@ -154,25 +159,50 @@ export class Uploader extends TypedEmitter<UploaderEvents> {
     });
   }
 
+  /**
+   * The loop of one sink, two batches deep: while batch N is with the sink, batch N+1 (other
+   * employees only) is read and sent, so our database work overlaps the upstream's. Batch N+2 is
+   * read only after N's outcomes are committed.
+   */
   async #run(loop: SinkLoop): Promise<void> {
     const stop = this.#stop.signal;
+    const ac = new AbortController();
+    loop.inflight = ac;
+    type Flight = { done: Promise<number>; employees: Set<string> };
+    const launch = (batch: OutboxItem[]): Flight => ({
+      employees: new Set(batch.map((b) => b.employeeCode)),
+      done: this.#deliver(loop, batch, ac.signal).then(
+        () => 0,
+        (err: unknown) => {
+          const retryIn = (err as { retryInMs?: number }).retryInMs;
+          if (retryIn === undefined) log.error({ err: toAgentError(err).toJSON(), sink: loop.sink.name }, 'uploader round failed');
+          return retryIn ?? this.#backoff.baseMs;
+        },
+      ),
+    });
+    let flight: Flight | null = null;
     while (!stop.aborted) {
-      const ac = new AbortController();
-      loop.inflight = ac;
-      let handed = 0;
+      let batch: OutboxItem[] = [];
       let retryIn = 0;
       try {
-        handed = await this.#round(loop, ac.signal);
+        batch = await this.outbox.nextBatch(loop.sink.name, this.#batchSize, this.#now(), flight?.employees);
       } catch (err) {
-        retryIn = (err as { retryInMs?: number }).retryInMs ?? this.#backoff.baseMs;
-        if (!(err as { retryInMs?: number }).retryInMs) log.error({ err: toAgentError(err).toJSON(), sink: loop.sink.name }, 'uploader round failed');
-      } finally {
-        loop.inflight = null;
+        log.error({ err: toAgentError(err).toJSON(), sink: loop.sink.name }, 'reading the outbox failed');
+        retryIn = this.#backoff.baseMs;
       }
+      const next = batch.length && !stop.aborted ? launch(batch) : null;
+      const hadFlight = flight !== null;
+      if (flight) retryIn = Math.max(retryIn, await flight.done);
+      flight = next;
       if (stop.aborted) break;
-      if (retryIn > 0) await sleep(retryIn, stop).catch(() => undefined);
-      else if (handed === 0) await this.#idle(loop);
+      if (retryIn > 0) {
+        if (flight) retryIn = Math.max(retryIn, await flight.done);
+        flight = null;
+        await sleep(retryIn, stop).catch(() => undefined);
+      } else if (!flight && !hadFlight) await this.#idle(loop);
     }
+    if (flight) await flight.done;
+    loop.inflight = null;
   }
 
   #idle(loop: SinkLoop): Promise<void> {

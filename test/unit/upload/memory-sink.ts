@@ -17,6 +17,13 @@ export class MemorySink implements Sink {
   failWith: AgentError | null = null;
   /** When set, deliver waits for this promise (or the abort) before answering. */
   hold: Promise<void> | null = null;
+  /** Each deliver takes this long (so batches overlap in a pipelined uploader). */
+  delayMs = 0;
+  /** Most batches seen in flight at once, and employees seen in two batches in flight at once. */
+  maxInFlight = 0;
+  readonly overlaps: string[] = [];
+  readonly #inFlight = new Map<string, number>();
+  #flights = 0;
 
   constructor(name = 'api') {
     this.name = name;
@@ -25,6 +32,23 @@ export class MemorySink implements Sink {
   async deliver(items: readonly OutboxItem[], options: DeliverOptions): Promise<ItemOutcome[]> {
     this.batches.push(items.length);
     if (this.failWith) throw this.failWith;
+    this.#flights++;
+    this.maxInFlight = Math.max(this.maxInFlight, this.#flights);
+    for (const i of items) {
+      const n = this.#inFlight.get(i.employeeCode) ?? 0;
+      if (n > 0) this.overlaps.push(i.employeeCode);
+      this.#inFlight.set(i.employeeCode, n + 1);
+    }
+    try {
+      if (this.delayMs) await new Promise((r) => setTimeout(r, this.delayMs));
+      return await this.#answer(items, options);
+    } finally {
+      this.#flights--;
+      for (const i of items) this.#inFlight.set(i.employeeCode, this.#inFlight.get(i.employeeCode)! - 1);
+    }
+  }
+
+  async #answer(items: readonly OutboxItem[], options: DeliverOptions): Promise<ItemOutcome[]> {
     if (this.hold) {
       await new Promise<void>((resolve, reject) => {
         options.signal.addEventListener('abort', () => reject(new AgentError('CORE_ABORTED', 'aborted')), { once: true });

@@ -174,4 +174,28 @@ describe('Uploader', () => {
       { numRuns: 40 },
     );
   });
+
+  it('pipelined drain: two batches in flight, never the same employee in both, order kept', async () => {
+    const outbox = await Outbox.open(db);
+    const codes = Array.from({ length: 30 }, (_, i) => `P${i}`);
+    const punches: PunchInput[] = [];
+    for (let round = 0; round < 8; round++) for (const c of codes) punches.push(punch(c, round % 2 ? 'out' : 'in'));
+    // A few employees with long runs of their own.
+    for (let i = 0; i < 20; i++) punches.push(punch('LONG', i % 2 ? 'out' : 'in'));
+    await outbox.recordMany(punches);
+    const sink = new MemorySink();
+    sink.delayMs = 5;
+    sink.errorsFor.set('P3', 2);
+    const up = new Uploader({ outbox, sinks: [sink], batchSize: 16, backoffBaseMs: 5, backoffCapMs: 10, idlePollMs: 10 });
+    await up.start();
+    await until(async () => (await outbox.status()).pending === 0);
+    await up.stop();
+    expect(sink.maxInFlight).toBe(2);
+    expect(sink.overlaps).toEqual([]);
+    expect(sink.accepted).toHaveLength(punches.length);
+    for (const code of [...codes, 'LONG']) {
+      const seqs = sink.accepted.filter((a) => a.employeeCode === code).map((a) => a.seq);
+      expect(seqs).toEqual([...seqs].sort((x, y) => x - y));
+    }
+  });
 });
