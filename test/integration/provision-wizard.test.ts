@@ -1,0 +1,93 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import YAML from 'yaml';
+import { CLI_ENTRY, ROOT } from '../helpers/cli.js';
+import { startService, type InProcessService } from '../helpers/service.js';
+import { loadSecrets } from '../../src/agent/secrets.js';
+
+/**
+ * The interactive wizard on a real terminal: `script` (util-linux) gives the CLI a pseudo-terminal,
+ * the test reads the prompts and types the answers, a wrong API secret first.
+ */
+function wizard(args: string[]) {
+  const cmd = [process.execPath, '--import', 'tsx', CLI_ENTRY, 'provision', ...args].map((a) => `'${a}'`).join(' ');
+  const child = spawn('script', ['-qfec', cmd, '/dev/null'], { cwd: ROOT, env: { ...process.env, EDGE_AGENT_LOG_LEVEL: 'warn', COLUMNS: '200' }, stdio: ['pipe', 'pipe', 'pipe'] });
+  let screen = '';
+  let seen = 0;
+  const strip = (s: string) => s.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '').replace(/\r/g, '');
+  child.stdout.on('data', (d: Buffer) => (screen += strip(d.toString('utf8'))));
+  child.stderr.on('data', (d: Buffer) => (screen += strip(d.toString('utf8'))));
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  return {
+    exited,
+    screen: () => screen,
+    /** Waits for `prompt` (after what was matched before), then types `keys`. */
+    async answer(prompt: string | RegExp, keys: string) {
+      for (let i = 0; i < 400; i++) {
+        const rest = screen.slice(seen);
+        const m = typeof prompt === 'string' ? rest.indexOf(prompt) : rest.search(prompt);
+        if (m >= 0) {
+          seen += m + 1;
+          await new Promise((r) => setTimeout(r, 60));
+          child.stdin.write(keys);
+          return;
+        }
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      throw new Error(`no prompt ${String(prompt)}; screen:\n${screen}`);
+    },
+  };
+}
+
+describe('edge-agent provision, interactive', () => {
+  let service: InProcessService;
+  beforeAll(async () => {
+    service = await startService();
+  });
+  afterAll(async () => {
+    await service?.stop();
+  });
+
+  it('asks step by step, checks the API key (again after a wrong secret), and writes config and 0600 secrets', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'wizard-'));
+    const config = join(dir, 'config.yaml');
+    const w = wizard(['--config', config]);
+    await w.answer('Config file', '\r');
+    await w.answer('Secrets file', '\r');
+    await w.answer('Terminal id', 'gate-9\r');
+    await w.answer('Site', 'plant-3\r');
+    await w.answer('Time zone', '\r');
+    await w.answer('Terminal mode', '\r');
+    await w.answer('Data folder', `${join(dir, 'data')}\r`);
+    await w.answer('Attendance API URL', `${service.url}\r`);
+    await w.answer('API path form', '\r');
+    await w.answer('OAuth2 client id', '\r');
+    await w.answer('API key', `${service.apiKey}\r`);
+    await w.answer('API secret', 'wrong-secret\r');
+    await w.answer('What now?', '\r'); // "Type it again"
+    await w.answer('API key', '\r');
+    await w.answer('API secret', `${service.apiSecret}\r`);
+    await w.answer('MQTT broker URL', '\r');
+    await w.answer('Search for attached scanners', 'n\r');
+    await w.answer('Add a scanner by hand', '\r');
+    await w.answer('Write these files?', '\r');
+    expect(await w.exited, w.screen()).toBe(0);
+    const screen = w.screen();
+    expect(screen).toContain('API_AUTH_FAILED');
+    expect(screen).toMatch(/ok: .* gave a token/);
+    expect(screen).not.toContain(service.apiSecret);
+    expect(screen).toContain('Written (configVersion 1)');
+
+    const written = YAML.parse(readFileSync(config, 'utf8')) as Record<string, any>;
+    expect(written.terminal).toMatchObject({ id: 'gate-9', site: 'plant-3', mode: 'toggle' });
+    expect(written.api.url).toBe(service.url);
+    const secretsFile = join(dir, 'secrets.yaml');
+    expect(statSync(secretsFile).mode & 0o777).toBe(0o600);
+    const secrets = loadSecrets({ file: secretsFile, credentialsDir: null });
+    expect(secrets.apiSecret).toBe(service.apiSecret);
+    expect(secrets.templateKey).toHaveLength(32);
+  }, 60_000);
+});
