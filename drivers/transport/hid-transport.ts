@@ -183,6 +183,10 @@ export function hidOpenError(path: string, err: Error): AgentError {
       cause: err,
     });
   }
+  if (/EBUSY|busy/i.test(err.message)) {
+    return new AgentError('TRANSPORT_OPEN_FAILED', `HID device ${path} is in use: ${err.message}`, ctx, { hint: 'stop the other program holding the device', retryable: true, cause: err });
+  }
+  // On hidraw an existing node that will not open is almost always a permission problem.
   if (onDisk || /EACCES|EPERM|permission/i.test(err.message)) {
     return new AgentError('TRANSPORT_PERMISSION', `not allowed to open ${path}: ${err.message}`, ctx, {
       hint: 'install a udev rule giving the agent user the device: SUBSYSTEM=="hidraw", ATTRS{idVendor}=="xxxx", MODE="0660", GROUP="plugdev", then replug',

@@ -155,5 +155,6 @@ describe('HID transport', () => {
     expect(perm.code).toBe('TRANSPORT_PERMISSION');
     expect(perm.hint).toMatch(/udev/);
     expect(hidOpenError('1-1.2:1.0', new Error('weird')).code).toBe('TRANSPORT_OPEN_FAILED');
+    expect(hidOpenError('/dev/null', new Error('Device or resource busy')).code).toBe('TRANSPORT_OPEN_FAILED');
   });
 });
