@@ -85,7 +85,9 @@ export class Daemon {
       ...(this.options.stopGraceMs !== undefined ? { stopGraceMs: this.options.stopGraceMs } : {}),
       ...(this.options.idlePollMs !== undefined ? { idlePollMs: this.options.idlePollMs } : {}),
     });
-    const policy = PunchPolicy.fromConfig(config, outbox);
+    // The clock monitor component (when plugged in) tells the policy whether the clock is synchronized.
+    const clock = this.#components.find((c): c is DaemonComponent & { isSynchronized(): boolean } => typeof (c as { isSynchronized?: unknown }).isSynchronized === 'function');
+    const policy = PunchPolicy.fromConfig(config, outbox, clock ? { clockSynced: () => clock.isSynchronized() } : {});
     const ctx: DaemonContext = { config, secrets, db, outbox, uploader, policy, log: this.log };
     this.#ctx = ctx;
     try {

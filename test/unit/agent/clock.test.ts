@@ -5,6 +5,10 @@ import { describe, expect, it } from 'vitest';
 import { ClockMonitor, chronySource, detectClock, timedatectlSource, timesyncdSource, type ClockSource, type ClockState } from '../../../src/agent/clock.js';
 import { openAgentDatabase } from '../../../src/store/agent-db.js';
 import { Outbox } from '../../../src/store/outbox.js';
+import { Daemon } from '../../../src/agent/daemon.js';
+import { parseConfig } from '../../../src/agent/config.js';
+import { emptySecrets } from '../../../src/agent/secrets.js';
+import type { Sink } from '../../../src/upload/sink.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'clock-test-'));
 const source = (name: string, r: boolean | null): ClockSource => ({ name, check: async () => r });
@@ -100,5 +104,28 @@ describe('ClockMonitor', () => {
     expect(monitor.metrics().correctedPunches).toBe(3);
     await monitor.check();
     expect(calls).toBe(2);
+  });
+});
+
+describe('ClockMonitor in the daemon', () => {
+  it('the punch policy marks punches while the clock is not synchronized, and they are corrected once it is', async () => {
+    const config = parseConfig({ dataDir: join(dir, 'daemon'), terminal: { id: 't1' } });
+    // A sink that never takes anything, so the punches stay in the outbox to be looked at.
+    const sink: Sink = { name: 'api', deliver: async (items) => items.map(() => ({ outcome: 'retry' as const, description: 'held by the test' })), close: async () => undefined };
+    let synced = false;
+    const clock = new ClockMonitor({ detect: async () => ({ synchronized: synced, source: 'test', detail: '' }) });
+    const daemon = new Daemon({ config, secrets: emptySecrets(), sinks: [sink] }).use(clock);
+    const ctx = await daemon.start();
+    try {
+      await ctx.policy.punch({ employeeCode: 'E1', source: 'finger' });
+      expect((await ctx.outbox.status()).unsynced).toBe(1);
+      synced = true;
+      await clock.check();
+      await ctx.policy.punch({ employeeCode: 'E2', source: 'finger' });
+      expect((await ctx.outbox.status()).unsynced).toBe(0);
+      expect(clock.metrics().correctedPunches).toBe(1);
+    } finally {
+      await daemon.stop();
+    }
   });
 });
