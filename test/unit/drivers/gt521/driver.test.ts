@@ -285,6 +285,20 @@ describe('GT-521 driver faults', () => {
     await expect(driver.getEnrollCount()).rejects.toMatchObject({ code: 'TRANSPORT_DISCONNECTED' });
   });
 
+  it('hears nothing from a host at another baud rate, and rereads the host speed after ChangeBaud', async () => {
+    let hostBaud = 9600;
+    const reads: boolean[] = [];
+    const { driver } = await setup({ baud: 57600, hostBaud: (fresh) => (reads.push(Boolean(fresh)), hostBaud) }, { timeoutMs: 60, retries: 0 });
+    await expect(driver.getEnrollCount()).rejects.toMatchObject({ code: 'DRIVER_TIMEOUT' });
+    hostBaud = 57600;
+    expect(await driver.getEnrollCount()).toBe(0);
+    await driver.changeBaud(115200);
+    hostBaud = 115200;
+    expect(await driver.getEnrollCount()).toBe(0);
+    expect(reads[0]).toBe(true);
+    expect(reads.at(-1)).toBe(true);
+  });
+
   it('reports no finger whatever is placed when the sensor is blind', async () => {
     const { driver, simulator } = await setup();
     simulator.placeFinger(5);
