@@ -299,6 +299,28 @@ describe('GT-521 driver faults', () => {
     expect(reads.at(-1)).toBe(true);
   });
 
+  it('ignores a command with a bad checksum and answers damaged host data with NACK_COMM_ERR', async () => {
+    const { pair, simulator } = await setup();
+    const { encodePacket, encodeData, decodePacket } = await import('../../../../drivers/gt521/codec.js');
+    const replies: Buffer[] = [];
+    pair.host.on('data', (d) => replies.push(d));
+    const bad = encodePacket({ code: 0x20 });
+    bad[10]! ^= 1;
+    await pair.host.write(bad);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(replies).toEqual([]);
+    expect(simulator.received).toEqual([]);
+    await pair.host.write(encodePacket({ code: 0x71, parameter: 5 }));
+    await new Promise((r) => setTimeout(r, 20));
+    expect(decodePacket(Buffer.concat(replies.splice(0)))).toMatchObject({ code: 0x30 });
+    const data = encodeData(Gt521Simulator.templateFor(1));
+    data[100]! ^= 0xff;
+    await pair.host.write(data);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(decodePacket(Buffer.concat(replies.splice(0)))).toEqual({ deviceId: 1, code: 0x31, parameter: 0x1006 });
+    expect(simulator.slots.has(5)).toBe(false);
+  });
+
   it('reports no finger whatever is placed when the sensor is blind', async () => {
     const { driver, simulator } = await setup();
     simulator.placeFinger(5);
