@@ -207,3 +207,18 @@ describe('bad input: an envelope, a fitting HTTP status, never a crash', () => {
     expect(JSON.stringify(logLines)).not.toContain(token);
   });
 });
+
+describe('listening', () => {
+  it('a busy port is SERVER_LISTEN with a hint, and the service can still be closed', async () => {
+    const other = createAttendanceService({ dbPath: join(dir, 'other.db') });
+    try {
+      await other.listen(Number(new URL(url).port), '127.0.0.1');
+      expect.unreachable();
+    } catch (err) {
+      expect((err as { code: string }).code).toBe('SERVER_LISTEN');
+      expect((err as { hint: string }).hint).toContain('--port');
+    } finally {
+      await other.close();
+    }
+  });
+});
