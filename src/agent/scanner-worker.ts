@@ -63,8 +63,10 @@ export interface ScannerWorkerOptions {
   onReady?: (scanner: Scanner, info: ScannerInfo) => Promise<void>;
   reopenBaseMs?: number;
   reopenCapMs?: number;
-  /** Pause after a capture so one press is not read twice. */
+  /** Pause after a capture (and after the finger or eye has gone) so one press is not read twice. */
   cooldownMs?: number;
+  /** Longest wait for the finger or eye to go away after a capture. */
+  liftTimeoutMs?: number;
   /** Minimum module score counted as a match on the module path. */
   moduleMinScore?: number;
 }
@@ -192,6 +194,7 @@ export class ScannerWorker extends TypedEmitter<ScannerWorkerEvents> {
         if (present && !signal.aborted) {
           const outcome = await this.#handlePresence(scanner);
           this.emit('capture', outcome);
+          await this.#settle(scanner);
         }
       } catch (err) {
         const e = toAgentError(err, 'AGENT_CAPTURE');
@@ -205,6 +208,21 @@ export class ScannerWorker extends TypedEmitter<ScannerWorkerEvents> {
       } finally {
         release();
       }
+    }
+  }
+
+  /** One press is one capture: wait until the finger is lifted (or the eye has gone). */
+  async #settle(scanner: Scanner): Promise<void> {
+    const signal = this.#abort.signal;
+    const deadline = monotonicMs() + (this.#o.liftTimeoutMs ?? 10_000);
+    try {
+      while (!signal.aborted && monotonicMs() < deadline) {
+        if (!(await scanner.waitForPresence({ timeoutMs: 100, signal }))) break;
+        await sleep(100, signal);
+      }
+      await sleep(this.#o.cooldownMs ?? 300, signal);
+    } catch {
+      // aborted, or the device went away: the loop handles both
     }
   }
 
@@ -238,12 +256,10 @@ export class ScannerWorker extends TypedEmitter<ScannerWorkerEvents> {
       if (/DISCONNECT|UNPLUG|TRANSPORT/.test(e.code)) throw e;
       await this.#feedback(scanner, 'try-again');
       this.#log.info({ code: e.code, err: e.message }, 'capture not usable; asked to try again');
-      await sleep(this.#o.cooldownMs ?? 800, this.#abort.signal).catch(() => undefined);
       return { ...base, path: null, employeeCode: null, score: null, result: 'try-again', latencyMs: monotonicMs() - t0, detail: `${e.code}: ${e.message}` };
     }
     if (!ident || ident.decision !== 'accept' || !ident.employeeCode) {
       await this.#feedback(scanner, 'unknown');
-      await sleep(this.#o.cooldownMs ?? 800, this.#abort.signal).catch(() => undefined);
       return { ...base, path: ident?.path ?? null, employeeCode: null, score: ident?.score ?? null, result: 'unknown', latencyMs: monotonicMs() - t0 };
     }
     let punched: PunchResult;
@@ -253,13 +269,11 @@ export class ScannerWorker extends TypedEmitter<ScannerWorkerEvents> {
       const e = toAgentError(err, 'AGENT_PUNCH');
       await this.#feedback(scanner, 'error');
       this.#log.error({ code: e.code, err: e.message, employeeCode: ident.employeeCode }, 'the punch could not be recorded');
-      await sleep(this.#o.cooldownMs ?? 800, this.#abort.signal).catch(() => undefined);
       return { ...base, path: ident.path, employeeCode: ident.employeeCode, score: ident.score, result: 'refused', latencyMs: monotonicMs() - t0, detail: `${e.code}: ${e.message}` };
     }
     const latencyMs = monotonicMs() - t0;
     // Feedback only after the punch is durable in the outbox.
     await this.#feedback(scanner, 'accepted');
-    await sleep(this.#o.cooldownMs ?? 800, this.#abort.signal).catch(() => undefined);
     return {
       ...base,
       path: ident.path,

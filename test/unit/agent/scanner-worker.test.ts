@@ -78,6 +78,7 @@ function setup(scanner: FakeScanner, hostMatches: Record<number, string>) {
       return { recorded: true, direction: 'in' };
     },
     cooldownMs: 10,
+    liftTimeoutMs: 2000,
     reopenBaseMs: 5,
     reopenCapMs: 20,
   });
@@ -90,19 +91,18 @@ describe('scanner worker', () => {
     scanner.slots.set(1, 7);
     const { worker, punches } = setup(scanner, { 9: 'E-HOST' });
     worker.start();
-    scanner.present = 7;
-    let out = await nextCapture(worker);
-    expect(out).toMatchObject({ path: 'module', employeeCode: 'E-MODULE', result: 'punched' });
-    scanner.present = 9;
-    out = await nextCapture(worker);
-    while (out.employeeCode === 'E-MODULE') out = await nextCapture(worker);
-    expect(out).toMatchObject({ path: 'host', employeeCode: 'E-HOST', result: 'punched', score: 55 });
-    scanner.present = 4;
-    out = await nextCapture(worker);
-    while (out.employeeCode === 'E-HOST') out = await nextCapture(worker);
-    expect(out).toMatchObject({ result: 'unknown', employeeCode: null });
+    const press = async (finger: number) => {
+      const next = nextCapture(worker);
+      scanner.present = finger;
+      const out = await next;
+      scanner.lift();
+      return out;
+    };
+    expect(await press(7)).toMatchObject({ path: 'module', employeeCode: 'E-MODULE', result: 'punched' });
+    expect(await press(9)).toMatchObject({ path: 'host', employeeCode: 'E-HOST', result: 'punched', score: 55 });
+    expect(await press(4)).toMatchObject({ result: 'unknown', employeeCode: null });
     scanner.failImage = true;
-    out = await nextCapture(worker);
+    const out = await press(5);
     expect(out.result).toBe('try-again');
     expect(out.detail).toContain('DRIVER_LOW_QUALITY');
     await worker.stop();
@@ -110,6 +110,21 @@ describe('scanner worker', () => {
     expect(scanner.feedbacks).toContain('accepted');
     expect(scanner.feedbacks).toContain('unknown');
     expect(scanner.feedbacks).toContain('try-again');
+  });
+
+  it('reads one press once, however long the finger stays', async () => {
+    const scanner = new FakeScanner();
+    const { worker, punches } = setup(scanner, { 3: 'E3' });
+    worker.start();
+    scanner.present = 3;
+    await nextCapture(worker);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(punches).toEqual(['E3']);
+    scanner.lift();
+    scanner.present = 3;
+    await nextCapture(worker);
+    expect(punches).toEqual(['E3', 'E3']);
+    await worker.stop();
   });
 
   it('picks a scanner up again after it was unplugged', async () => {
