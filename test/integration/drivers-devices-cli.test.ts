@@ -53,13 +53,9 @@ describe('edge-agent devices', () => {
 
   it('finds the baud rate an R307 is set to (the module does not hear a probe at another speed)', async () => {
     const sim = await simulate(['r30x', '--baud', '19200', '--model', 'R307']);
-    const r = await runCli(['devices', '--port', sim.path, '--json']);
+    const r = await runCli(['devices', '--port', sim.path]);
     expect(r.code, r.stderr).toBe(0);
-    const [d] = (JSON.parse(r.stdout) as DevicesJson).devices;
-    expect(d).toMatchObject({ family: 'r30x', baud: 19200, capacity: 1000, templates: 0 });
-    const text = await runCli(['devices', '--port', sim.path]);
-    expect(text.stdout).toContain('r30x');
-    expect(text.stdout).toContain('19200 baud');
+    expect(r.stdout.trim()).toBe(`${sim.path}  r30x  R30x  19200 baud  capacity 1000  templates 0`);
   });
 
   it('identifies a simulated GT-521 on a pty', async () => {
@@ -120,3 +116,22 @@ describe('edge-agent simulate controls', () => {
     }
   });
 });
+
+describe('edge-agent simulate iris', () => {
+  it('serves the iris camera in-process and captures through the real driver', async () => {
+    const child = spawnCli(['simulate', 'iris']);
+    children.push(child);
+    await waitForLine(child, /^device: in-process .*\(iris-hid\)$/, 20_000, 'stdout');
+    const say = async (line: string, re: RegExp) => {
+      const reply = waitForLine(child, re, 10_000, 'stdout');
+      child.stdin!.write(`${line}\n`);
+      return (await reply)[0];
+    };
+    expect(await say('eye 5', /^ok: eye 5$/)).toBe('ok: eye 5');
+    expect(await say('capture', /^(ok|error): capture.*|^error: .*/)).toMatch(/^ok: capture 640x480 quality \d+$/);
+    expect(await say('quit', /^ok: quit$/)).toBe('ok: quit');
+    const code = await new Promise((r) => (child.exitCode !== null ? r(child.exitCode) : child.once('exit', r)));
+    expect(code).toBe(0);
+  });
+});
+

@@ -9,7 +9,7 @@ import { createInterface } from 'node:readline';
 import type { Command } from '../command.js';
 import { intFlag, parseCommandArgs } from '../args.js';
 import { AgentError, describeError } from '../../core/errors.js';
-import type { ScannerFamily } from '../../../drivers/scanner.js';
+import type { Scanner, ScannerFamily } from '../../../drivers/scanner.js';
 import { SerialTransport } from '../../../drivers/transport/serial-transport.js';
 import { createSocatPair, type SocatPair } from '../../../drivers/transport/socat-pair.js';
 import { attachSimulator, createSimulatedScanner, type SimulatorControl } from '../../../drivers/simulated.js';
@@ -33,6 +33,7 @@ control commands on stdin, one per line (each answered by "ok: ..." or "error: .
   eye ID                 show virtual eye ID to an iris camera
   lift                   take the finger (or eye) away
   enroll SLOT ID         store virtual finger ID in module slot SLOT
+  capture                (iris) capture through the in-process driver; prints size and quality
   fault NAME on|off|N    switch a fault: bad-checksum, dropped-bytes (on, or for the next N packets),
                          stall, unplug (socat stops: the port vanishes), no-finger, low-quality
   quit                   stop the simulator
@@ -88,12 +89,14 @@ const command: Command = {
     };
     let simulator: SimulatorControl;
     let pair: SocatPair | undefined;
+    let inProcess: Scanner | undefined;
     let stopping = false;
 
     if (kind === 'iris' || kind === 'iris-hid') {
       const sim = await createSimulatedScanner('iris-hid', options);
       const info = await sim.scanner.open();
       simulator = sim.simulator;
+      inProcess = sim.scanner;
       process.stdout.write(`device: in-process ${info.model} (${info.family})\n`);
     } else {
       const family = SERIAL_FAMILIES[kind];
@@ -121,6 +124,7 @@ const command: Command = {
         stopping = true;
         rl.close();
         process.stdin.destroy();
+        await inProcess?.close().catch(() => undefined);
         await simulator.close().catch(() => undefined);
         await pair?.close();
         resolve(code);
@@ -131,6 +135,14 @@ const command: Command = {
         const words = line.trim().split(/\s+/).filter(Boolean);
         if (words.length === 0) return;
         try {
+          if (words[0] === 'capture') {
+            if (!inProcess) throw new AgentError('CLI_USAGE', 'capture works for the in-process iris simulator; a serial module is captured through its port');
+            void inProcess.captureImage().then(
+              (img) => process.stdout.write(`ok: capture ${img.width}x${img.height} quality ${img.quality ?? 'n/a'}\n`),
+              (err: unknown) => process.stdout.write(`error: ${describeError(err).replace(/\n/g, ' ')}\n`),
+            );
+            return;
+          }
           const reply = control(words);
           if (reply === 'quit') {
             process.stdout.write('ok: quit\n');
