@@ -3,11 +3,10 @@
  * (default `<dataDir>/secrets.yaml`, or `$EDGE_AGENT_SECRETS`) and systemd credentials, and the
  * outbox on the terminal's database.
  */
-import { join } from 'node:path';
 import type { SqliteDatabase } from '../core/sqlite.js';
 import { openAgentDatabase } from '../store/agent-db.js';
 import { Outbox } from '../store/outbox.js';
-import { configFromFlags, loadConfig, type AgentConfig, type CommonFlagValues } from './config.js';
+import { configFromFlags, loadConfig, secretsFilePath, type AgentConfig, type CommonFlagValues } from './config.js';
 import { loadSecrets, type Secrets } from './secrets.js';
 
 export type LoadedConfig = AgentConfig & { source: string | null };
@@ -18,7 +17,8 @@ export function configForFlags(values: CommonFlagValues, env: NodeJS.ProcessEnv 
 
 export function secretsFor(config: AgentConfig, values: CommonFlagValues, env: NodeJS.ProcessEnv = process.env): Secrets {
   return loadSecrets({
-    file: env.EDGE_AGENT_SECRETS ?? join(config.dataDir, 'secrets.yaml'),
+    // secretsFile from the config (provision writes it; $EDGE_AGENT_SECRETS overrides), else <dataDir>/secrets.yaml
+    file: env.EDGE_AGENT_SECRETS ?? secretsFilePath(config),
     apiSecretFile: values['api-secret-file'] ?? null,
     apiKey: values['api-key'] ?? null,
   });

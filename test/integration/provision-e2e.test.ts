@@ -24,7 +24,8 @@ describe('provision → run → doctor, end to end', () => {
   const dir = mkdtempSync(join(tmpdir(), 'provision-e2e-'));
   const data = join(dir, 'data');
   const configFile = join(dir, 'etc', 'config.yaml');
-  const secretsFile = join(data, 'secrets.yaml');
+  // Next to the config, not in the data folder: run finds it through secretsFile in the config.
+  const secretsFile = join(dir, 'etc', 'secrets.yaml');
   const secretFile = join(dir, 'api-secret');
   const mqttPasswordFile = join(dir, 'mqtt-password');
   const mqttPassword = 'mqtt-pw-6c1f0e9d';
