@@ -63,6 +63,7 @@ describe('systemd unit', () => {
     expect(values('DeviceAllow')).toEqual(expect.arrayContaining(['char-ttyUSB rw', 'char-ttyACM rw', 'char-hidraw rw']));
     expect(values('RestrictAddressFamilies')).toEqual(['AF_UNIX AF_INET AF_INET6 AF_NETLINK']);
     expect(values('MemoryDenyWriteExecute')).toEqual([]); // V8's JIT needs W+X pages
+    expect(values('ProcSubset')).toEqual([]); // would hide /proc/sys/kernel/random/boot_id
     expect(values('LoadCredential')[0]).toMatch(/^secrets\.yaml:/);
     for (const k of ['ProtectSystem', 'ProtectHome', 'NoNewPrivileges', 'PrivateTmp']) expect(values(k)).toHaveLength(1);
   });
