@@ -11,10 +11,11 @@
  *
  * Search cascade (1:N). Each gallery code also has an 8-word sketch (see `sketchWords`: the
  * inner four rings, the ones eyelids rarely reach, of 32 columns spread around the iris, 256
- * bits). Stage 1 takes the smallest plain Hamming distance over all shifts between the sketches
- * (unrolled, with a carry-saving SWAR popcount) and keeps the best K (`prefilter`); stage 2 scores
- * those K exactly over all 2048 bits, with masks, at every shift. A candidate's score never
- * depends on the prefilter: the prefilter only decides who gets scored.
+ * bits). Stage 1a takes, for every code, the smallest plain Hamming distance over all shifts on
+ * half the sketch (128 bits; unrolled, carry-saving SWAR popcount) and keeps the best
+ * max(16·K, n/64) by a histogram cut; stage 1b does the same on the whole sketch for those and
+ * keeps the best K (`prefilter`); stage 2 scores the K exactly over all 2048 bits, with masks, at
+ * every shift. A candidate's score never depends on the prefilter: it only decides who is scored.
  */
 import { IRIS_CODE_BYTES, IRIS_COLUMN_BITS, type IrisCode } from './iris-code.js';
 
@@ -171,9 +172,32 @@ export interface ScanResult {
   bits: Int32Array;
 }
 
+/** The score at which the `keep` smallest of `scores` end (a counting pass over a histogram). */
+function cutScore(scores: Uint16Array, count: number, keep: number, maxScore: number): number {
+  const hist = new Int32Array(maxScore + 2);
+  for (let i = 0; i < count; i++) hist[scores[i]!]!++;
+  let cut = 0;
+  for (let total = 0; cut <= maxScore; cut++) {
+    total += hist[cut]!;
+    if (total >= keep) break;
+  }
+  return cut;
+}
+
+/** Indexes of exactly min(keep, count) smallest scores; ties at the cut go to the lowest index. */
+function pickSmallest(scores: Uint16Array, count: number, keep: number, maxScore: number): number[] {
+  const cut = cutScore(scores, count, keep, maxScore);
+  const out: number[] = [];
+  for (let i = 0; i < count; i++) if (scores[i]! < cut) out.push(i);
+  for (let i = 0; i < count && out.length < keep; i++) if (scores[i] === cut) out.push(i);
+  return out;
+}
+
 /**
- * Stage 1 over slots [start, end) on the sketches, stage 2 on the best `prefilter`, returning
- * those of the exact candidates with hd ≤ threshold, best first, at most `limit`.
+ * Stage 1a: 128 sketch bits (sketch words 0, 2, 4, 6) at every shift for all slots [start, end);
+ * stage 1b: the full 256-bit sketch for the best `max(16·prefilter, n/64)`; stage 2: exact scores
+ * for the best `prefilter` of those. Returns the exact candidates with hd ≤ threshold, best first,
+ * at most `limit`. With `prefilter` ≥ the slot count every slot is scored exactly.
  */
 export function scanRange(
   g: Int32Array,
@@ -185,63 +209,61 @@ export function scanRange(
   threshold: number,
   limit: number,
 ): ScanResult {
-  const k = Math.max(1, Math.min(prefilter, end - start));
-  const topSlot = new Int32Array(k).fill(-1);
-  const topScore = new Int32Array(k).fill(0x7fffffff);
-  const ps = probe.sketch;
-  const shifts = probe.shiftCount;
-  let filled = 0;
-  let worstIdx = 0;
-  let worst = 0x7fffffff;
-  for (let t = start; t < end; t++) {
-    const b = t * 8;
-    const g0 = sk[b]!, g1 = sk[b + 1]!, g2 = sk[b + 2]!, g3 = sk[b + 3]!;
-    const g4 = sk[b + 4]!, g5 = sk[b + 5]!, g6 = sk[b + 6]!, g7 = sk[b + 7]!;
-    let best = 0x7fffffff;
-    for (let j = 0, pb = 0; j < shifts; j++, pb += 8) {
-      // Two words at a time to 4-bit counts, pairs summed to byte counts, bytes summed last.
-      let a = g0 ^ ps[pb]!, c = g1 ^ ps[pb + 1]!;
-      a = a - ((a >>> 1) & 0x55555555); a = (a & 0x33333333) + ((a >>> 2) & 0x33333333);
-      c = c - ((c >>> 1) & 0x55555555); c = (c & 0x33333333) + ((c >>> 2) & 0x33333333);
-      a += c;
-      let acc = (a & 0x0f0f0f0f) + ((a >>> 4) & 0x0f0f0f0f);
-      a = g2 ^ ps[pb + 2]!; c = g3 ^ ps[pb + 3]!;
-      a = a - ((a >>> 1) & 0x55555555); a = (a & 0x33333333) + ((a >>> 2) & 0x33333333);
-      c = c - ((c >>> 1) & 0x55555555); c = (c & 0x33333333) + ((c >>> 2) & 0x33333333);
-      a += c;
-      acc += (a & 0x0f0f0f0f) + ((a >>> 4) & 0x0f0f0f0f);
-      a = g4 ^ ps[pb + 4]!; c = g5 ^ ps[pb + 5]!;
-      a = a - ((a >>> 1) & 0x55555555); a = (a & 0x33333333) + ((a >>> 2) & 0x33333333);
-      c = c - ((c >>> 1) & 0x55555555); c = (c & 0x33333333) + ((c >>> 2) & 0x33333333);
-      a += c;
-      acc += (a & 0x0f0f0f0f) + ((a >>> 4) & 0x0f0f0f0f);
-      a = g6 ^ ps[pb + 6]!; c = g7 ^ ps[pb + 7]!;
-      a = a - ((a >>> 1) & 0x55555555); a = (a & 0x33333333) + ((a >>> 2) & 0x33333333);
-      c = c - ((c >>> 1) & 0x55555555); c = (c & 0x33333333) + ((c >>> 2) & 0x33333333);
-      a += c;
-      acc += (a & 0x0f0f0f0f) + ((a >>> 4) & 0x0f0f0f0f);
-      acc = (acc & 0x00ff00ff) + ((acc >>> 8) & 0x00ff00ff);
-      const d = (acc & 0xffff) + (acc >>> 16);
-      if (d < best) best = d;
-    }
-    if (filled < k) {
-      topSlot[filled] = t;
-      topScore[filled] = best;
-      filled++;
-      if (filled === k) {
-        worst = -1;
-        for (let i = 0; i < k; i++) if (topScore[i]! > worst) { worst = topScore[i]!; worstIdx = i; }
+  const count = Math.max(0, end - start);
+  const k = Math.max(1, Math.min(prefilter, count));
+  let chosen: Int32Array;
+  if (k >= count) {
+    chosen = new Int32Array(count);
+    for (let i = 0; i < count; i++) chosen[i] = start + i;
+  } else {
+    const ps = probe.sketch;
+    const shifts = probe.shiftCount;
+    const coarse = new Uint16Array(count);
+    for (let t = start; t < end; t++) {
+      const b = t * 8;
+      const g0 = sk[b]!, g2 = sk[b + 2]!, g4 = sk[b + 4]!, g6 = sk[b + 6]!;
+      let best = 0xffff;
+      for (let j = 0, pb = 0; j < shifts; j++, pb += 8) {
+        // Two words at a time to 4-bit counts, pairs summed to byte counts, bytes summed last.
+        let a = g0 ^ ps[pb]!, c = g2 ^ ps[pb + 2]!;
+        a = a - ((a >>> 1) & 0x55555555); a = (a & 0x33333333) + ((a >>> 2) & 0x33333333);
+        c = c - ((c >>> 1) & 0x55555555); c = (c & 0x33333333) + ((c >>> 2) & 0x33333333);
+        a += c;
+        let acc = (a & 0x0f0f0f0f) + ((a >>> 4) & 0x0f0f0f0f);
+        a = g4 ^ ps[pb + 4]!; c = g6 ^ ps[pb + 6]!;
+        a = a - ((a >>> 1) & 0x55555555); a = (a & 0x33333333) + ((a >>> 2) & 0x33333333);
+        c = c - ((c >>> 1) & 0x55555555); c = (c & 0x33333333) + ((c >>> 2) & 0x33333333);
+        a += c;
+        acc += (a & 0x0f0f0f0f) + ((a >>> 4) & 0x0f0f0f0f);
+        acc = (acc & 0x00ff00ff) + ((acc >>> 8) & 0x00ff00ff);
+        const d = (acc & 0xffff) + (acc >>> 16);
+        if (d < best) best = d;
       }
-    } else if (best < worst) {
-      topSlot[worstIdx] = t;
-      topScore[worstIdx] = best;
-      worst = -1;
-      for (let i = 0; i < k; i++) if (topScore[i]! > worst) { worst = topScore[i]!; worstIdx = i; }
+      coarse[t - start] = best;
     }
+    const keep1 = Math.min(count, Math.max(16 * k, Math.ceil(count / 64)));
+    const stage1 = pickSmallest(coarse, count, keep1, 128).map((i) => start + i);
+    const fine = new Uint16Array(stage1.length);
+    for (let i = 0; i < stage1.length; i++) {
+      const b = stage1[i]! * 8;
+      let best = 0xffff;
+      for (let j = 0, pb = 0; j < shifts; j++, pb += 8) {
+        let d = 0;
+        for (let w = 0; w < 8; w++) {
+          let x = sk[b + w]! ^ ps[pb + w]!;
+          x = x - ((x >>> 1) & 0x55555555);
+          x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
+          d += Math.imul((x + (x >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24;
+        }
+        if (d < best) best = d;
+      }
+      fine[i] = best;
+    }
+    chosen = Int32Array.from(pickSmallest(fine, fine.length, k, 256), (i) => stage1[i]!);
   }
   const found: Array<{ slot: number; s: ExactScore }> = [];
-  for (let i = 0; i < filled; i++) {
-    const slot = topSlot[i]!;
+  for (let i = 0; i < chosen.length; i++) {
+    const slot = chosen[i]!;
     const s = exactScore(g, slot * CODE_WORDS, probe);
     if (s.hd <= threshold) found.push({ slot, s });
   }
