@@ -92,6 +92,8 @@ interface Capture extends SimTemplateInfo {
   best: boolean;
   /** Consumed by an enrolment step. */
   used: boolean;
+  /** The 258×202 image, made when the finger was captured (as the module does), sent by GetImage. */
+  pixels: Uint8Array;
 }
 
 interface Enrolment {
@@ -130,6 +132,8 @@ export class Gt521Simulator implements SimulatorControl {
   #finger: number | null = null;
   #impressions = new Map<number, number>();
   #capture: Capture | null = null;
+  /** The last image made (GetRawImage previews repeat it while the finger stays). */
+  #lastImage: { key: string; pixels: Uint8Array } | null = null;
   #enrol: Enrolment | null = null;
   /** Waiting for the host's data packet after ACKing this command. */
   #awaiting: { command: number; parameter: number } | null = null;
@@ -341,8 +345,12 @@ export class Gt521Simulator implements SimulatorControl {
   }
 
   #image(capture: { fingerId: number; impression: number; quality: number }, width: number, height: number): Uint8Array {
-    const pixels = fitImage(this.#images(capture.fingerId, capture.impression), width, height);
-    return capture.quality < 40 ? degradeImage(pixels, capture.fingerId ^ capture.impression) : pixels;
+    const key = `${capture.fingerId}/${capture.impression}/${capture.quality}/${width}x${height}`;
+    if (this.#lastImage?.key === key) return this.#lastImage.pixels;
+    const fitted = fitImage(this.#images(capture.fingerId, capture.impression), width, height);
+    const pixels = capture.quality < 40 ? degradeImage(fitted, capture.fingerId ^ capture.impression) : fitted;
+    this.#lastImage = { key, pixels };
+    return pixels;
   }
 
   /** The slot holding a template matching `info`, or null. */
@@ -443,7 +451,9 @@ export class Gt521Simulator implements SimulatorControl {
         const finger = this.fingerOnSensor;
         if (finger === null) return this.#nack(NackCode.FingerIsNotPressed);
         const quality = this.faults.lowQuality ? 20 : param !== 0 ? 92 : 80;
-        this.#capture = { fingerId: finger, impression: this.#nextImpression(finger), quality, best: param !== 0, used: false };
+        const impression = this.#nextImpression(finger);
+        const pixels = this.#image({ fingerId: finger, impression, quality }, IMAGE_WIDTH, IMAGE_HEIGHT);
+        this.#capture = { fingerId: finger, impression, quality, best: param !== 0, used: false, pixels };
         return this.#ack();
       }
       case C.MakeTemplate:
@@ -451,7 +461,7 @@ export class Gt521Simulator implements SimulatorControl {
         return this.#ackData(encodeSimTemplate(this.#capture));
       case C.GetImage:
         if (!this.#capture) return this.#nack(NackCode.FingerIsNotPressed);
-        return this.#ackData(this.#image(this.#capture, IMAGE_WIDTH, IMAGE_HEIGHT));
+        return this.#ackData(this.#capture.pixels);
       case C.GetRawImage: {
         const finger = this.fingerOnSensor;
         const pixels =
