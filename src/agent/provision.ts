@@ -5,7 +5,7 @@
  * secrets atomically (secrets 0600), and print a summary that never shows a secret.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import YAML from 'yaml';
 import { AgentError } from '../core/errors.js';
 import { writeFileAtomic } from './atomic-file.js';
@@ -107,7 +107,14 @@ export interface MergedSetup {
  * Answers over the existing setup. Without `upstream`, punches go to every upstream that has a
  * URL when a URL was given in this run; otherwise upstream stays as it was. configVersion + 1.
  */
-export function mergeSetup(existing: ExistingSetup, a: ProvisionAnswers, paths: { secretsFile: string }): MergedSetup {
+/** Where the data folder goes when nobody said: /var/lib/edge-agent for a config in /etc, else next to the config. */
+export function defaultDataDir(configFile: string | undefined): string {
+  if (!configFile) return resolve('./data');
+  const abs = resolve(configFile);
+  return abs.startsWith('/etc/') ? '/var/lib/edge-agent' : join(dirname(abs), 'data');
+}
+
+export function mergeSetup(existing: ExistingSetup, a: ProvisionAnswers, paths: { secretsFile: string; configFile?: string }): MergedSetup {
   const over: Record<string, unknown> = {};
   set(over, ['terminal', 'id'], a.terminalId);
   set(over, ['terminal', 'site'], a.site);
@@ -126,7 +133,7 @@ export function mergeSetup(existing: ExistingSetup, a: ProvisionAnswers, paths: 
   set(over, ['secretsFile'], resolve(paths.secretsFile));
   let raw = mergeConfig(existing.raw, over);
   // The data folder must not depend on the folder provision (or the agent) happens to run in.
-  if (raw.dataDir === undefined) raw.dataDir = resolve('./data');
+  if (raw.dataDir === undefined) raw.dataDir = defaultDataDir(paths.configFile);
   if (a.upstream) raw.upstream = a.upstream;
   else if (a.apiUrl !== undefined || a.mqttUrl !== undefined) {
     const api = (raw.api as Record<string, unknown> | undefined)?.url;
@@ -241,7 +248,7 @@ export async function provision(files: { config: string; secrets: string }, answ
     const known = answers.scanners ?? ((existing.raw.scanners as ScannerConfig[] | undefined) ?? []);
     answers = { ...answers, scanners: [...known, ...found.filter((f) => !known.some((k) => k.path === f.path))] };
   }
-  const merged = mergeSetup(existing, answers, { secretsFile: files.secrets });
+  const merged = mergeSetup(existing, answers, { secretsFile: files.secrets, configFile: files.config });
   const checks = options.check ? await checkSetup(merged.config, merged.secrets) : [];
   const err = checksFailure(checks);
   if (err) throw err;

@@ -128,7 +128,7 @@ export async function runWizard(values: { config?: string; secrets?: string }): 
   await askApi(a, c, existing);
   await askMqtt(a, c, existing);
   await askScanners(a, c);
-  const merged = mergeSetup(existing, a, { secretsFile });
+  const merged = mergeSetup(existing, a, { secretsFile, configFile });
   say(`\n${formatSummary(summarize(merged.config, merged.secrets, { config: configFile, secrets: secretsFile }))}`);
   if (merged.generatedTemplateKey) say('  (a new template key was generated)');
   if (!(await confirm({ message: 'Write these files?', default: true }))) {

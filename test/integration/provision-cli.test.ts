@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
-import { mergeSetup, parseScannerSpec, readExisting } from '../../src/agent/provision.js';
-import { emptySecrets } from '../../src/agent/secrets.js';
+import { defaultDataDir, mergeSetup, parseScannerSpec, readExisting } from '../../src/agent/provision.js';
+import { emptySecrets, loadSecrets } from '../../src/agent/secrets.js';
 import { AgentError } from '../../src/core/errors.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'provision-cli-'));
@@ -41,6 +41,31 @@ describe('edge-agent provision: front-end rules', () => {
     expect(r.stdout).toContain('checks: not run (--no-check)');
     expect(r.stdout).toMatch(/API key\s+set \(2 characters\)/);
     expect(readFileSync(config, 'utf8')).toContain('id: bench-1');
+    // no --data: the data folder goes next to the config (it would be /var/lib/edge-agent for /etc)
+    expect(readFileSync(config, 'utf8')).toContain(`dataDir: ${join(dir, 'data')}`);
+  });
+
+  it('takes the template and site keys from files and never prints them', async () => {
+    const keyFile = join(dir, 'template.key');
+    const siteFile = join(dir, 'site.key');
+    const key = 'ab'.repeat(32);
+    const site = 'cd'.repeat(32);
+    writeFileSync(keyFile, `${key}\n`, { mode: 0o600 });
+    writeFileSync(siteFile, site, { mode: 0o600 });
+    const secretsFile = join(dir, 'keys-secrets.yaml');
+    const r = await runCli(['provision', '--non-interactive', '--config', join(dir, 'keys.yaml'), '--secrets', secretsFile, '--template-key-file', keyFile, '--site-key-file', siteFile, '--no-check']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/template key\s+set \(256-bit key\)/);
+    expect(r.stdout).not.toContain('(a new template key was generated)');
+    expect(r.stdout + r.stderr).not.toContain(key);
+    expect(r.stdout + r.stderr).not.toContain(site);
+    const s = loadSecrets({ file: secretsFile, credentialsDir: null });
+    expect(s.templateKey!.toString('hex')).toBe(key);
+    expect(s.siteKey!.toString('hex')).toBe(site);
+    writeFileSync(keyFile, 'short');
+    const bad = await runCli(['provision', '--non-interactive', '--config', join(dir, 'keys.yaml'), '--secrets', secretsFile, '--template-key-file', keyFile, '--no-check']);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain('SECRETS_BAD_KEY');
   });
 });
 
@@ -68,5 +93,7 @@ describe('provision logic', () => {
     expect(again.secrets.templateKey!.equals(m.secrets.templateKey!)).toBe(true);
     expect(again.changed).toEqual([]);
     expect(mergeSetup({ raw: {}, secrets: emptySecrets(), exists: false }, { upstream: ['mqtt'], mqttUrl: 'mqtt://x' }, { secretsFile: 's' }).config.upstream).toEqual(['mqtt']);
+    expect(defaultDataDir('/etc/edge-agent/config.yaml')).toBe('/var/lib/edge-agent');
+    expect(defaultDataDir('/srv/t1/config.yaml')).toBe('/srv/t1/data');
   });
 });

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import type { Command } from '../command.js';
 import { parseCommandArgs, printJson } from '../args.js';
 import { COMMON_FLAGS, configFromFlags } from '../../agent/config.js';
@@ -6,7 +7,10 @@ import { formatReport, runDoctor } from '../../agent/doctor.js';
 import { scannerProbe } from '../../agent/scanner-probe.js';
 import { verifyTemplateKey } from '../../store/template-cache.js';
 
+const INSTALLED_CONFIG = '/etc/edge-agent/config.yaml';
+
 const usage = `usage: edge-agent doctor [--config FILE] [--secrets FILE] [--json] [run's flags]
+  --config FILE  default $EDGE_AGENT_CONFIG, else /etc/edge-agent/config.yaml when it exists
   Checks the terminal: config valid; secrets readable and 0600; API token; MQTT connection; each
   scanner answers; template key decrypts; database integrity; free disk; clock synchronized;
   outbox backlog and dead letters. Each check is pass, warn or fail with a hint.
@@ -18,8 +22,10 @@ const command: Command = {
   usage,
   async run(argv) {
     const { values } = parseCommandArgs(argv, { ...COMMON_FLAGS, json: { type: 'boolean' } }, usage, false);
+    // On a terminal set up by install-service, `edge-agent doctor` alone checks the installed setup.
+    const file = values.config ?? process.env.EDGE_AGENT_CONFIG ?? (existsSync(INSTALLED_CONFIG) ? INSTALLED_CONFIG : null);
     const report = await runDoctor({
-      config: { file: values.config ?? null, overrides: configFromFlags(values) },
+      config: { file, overrides: configFromFlags(values) },
       daemonRunning: (dataDir) => isDaemonListening(controlSocketPath(dataDir)),
       probeScanner: scannerProbe,
       verifyTemplateKey,
