@@ -133,14 +133,15 @@ export interface ClockMonitorOptions {
   monoNow?: () => number;
 }
 
-export interface ClockMetrics {
+/** A type (not an interface) so it fits `Record<string, unknown>` where metrics are gathered. */
+export type ClockMetrics = {
   clockSynchronized: boolean;
   clockSource: string;
   /** Punches whose time was corrected from the monotonic clock since the agent started. */
   correctedPunches: number;
   /** Transitions to synchronized seen since the agent started. */
   synchronizations: number;
-}
+};
 
 /**
  * Daemon component: knows whether the clock is synchronized, and on each transition to
