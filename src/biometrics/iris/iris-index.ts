@@ -12,7 +12,7 @@ import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { AgentError } from '../../core/errors.js';
 import { logger } from '../../core/logger.js';
-import type { IrisCode } from './iris-code.js';
+import { IRIS_CODE_BYTES, type IrisCode } from './iris-code.js';
 import { checkShiftRange, DEFAULT_IRIS_SHIFT_RANGE } from './iris-match.js';
 import { CODE_WORDS, SKETCH_WORDS, codeWords, compareScores, prepareProbe, scanRange, sketchWords, type ScanResult } from './iris-scan.js';
 import type { ScanRequest } from './iris-scan-worker.js';
@@ -108,6 +108,9 @@ export class IrisIndex {
 
   /** Adds or replaces the code of `id`. */
   add(id: string, code: IrisCode): void {
+    if (code.code.length !== IRIS_CODE_BYTES || code.mask.length !== IRIS_CODE_BYTES) {
+      throw new AgentError('BIOMETRICS_TEMPLATE_INVALID', `iris code ${id}: code and mask must be ${IRIS_CODE_BYTES} bytes each`, { id });
+    }
     if (this.#inflight > 0) {
       this.#deferred.push(() => this.add(id, code));
       return;
