@@ -312,8 +312,8 @@ export class Gt521Simulator implements SimulatorControl {
       return;
     }
     if (cutAfter !== null) this.faults.unplugAfterBytes = cutAfter - out.length;
+    // Queued, not awaited: an ACK and its data packet leave back to back on the line clock.
     pacer.send(out);
-    await pacer.idle();
   }
 
   async #pullCable(): Promise<void> {
@@ -388,6 +388,7 @@ export class Gt521Simulator implements SimulatorControl {
       case C.ChangeBaud: {
         if (!(BAUD_RATES as readonly number[]).includes(param)) return this.#nack(NackCode.InvalidParam);
         await this.#ack();
+        await this.#pacer?.idle();
         this.#baud = param;
         this.#refreshHostBaud = true;
         if (this.#pacer) this.#pacer.baud = param;
