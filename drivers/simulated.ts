@@ -34,6 +34,8 @@ export interface SimulatorControl {
   setFault(name: string, value: boolean | number): void;
   /** Stores virtual finger `id` in a module slot directly (set-up for demos and tests). */
   enroll?(slot: number, id: number): void;
+  /** Serial simulators: serve again on a new device-side transport (plugged back in after `unplug`). */
+  attach?(transport: ByteTransport): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -96,7 +96,7 @@ export class R30xSimulator extends TypedEmitter<SimulatorEvents> {
   securityLevel: number;
   packetSize: number;
   #transport: ByteTransport;
-  #pacer: LinePacer;
+  #pacer!: LinePacer;
   #parser = new R30xParser();
   #options: R30xSimulatorOptions;
   #password: number;
@@ -125,9 +125,35 @@ export class R30xSimulator extends TypedEmitter<SimulatorEvents> {
     this.packetSize = options.packetSize ?? 128;
     this.#password = options.password ?? 0;
     this.#verified = this.#password === 0;
-    this.#pacer = new LinePacer(transport, { baud: this.baud, enabled: options.pacing ?? true });
-    this.#pacer.onError = (err) => log.debug({ err: String(err) }, 'simulator write failed');
-    transport.on('data', (chunk) => this.#onData(chunk));
+    this.#pacer = this.#bind(transport);
+  }
+
+  #bind(transport: ByteTransport): LinePacer {
+    const pacer = new LinePacer(transport, { baud: this.baud, enabled: this.#options.pacing ?? true });
+    pacer.onError = (err) => log.debug({ err: String(err) }, 'simulator write failed');
+    transport.on('data', (chunk) => {
+      if (this.#transport === transport) this.#onData(chunk);
+    });
+    return pacer;
+  }
+
+  /**
+   * Plugs the module back in on another device-side transport (after `unplug`): the library
+   * (flash) and the settings stay, the buffers (RAM) are lost, like a power cycle.
+   */
+  async attach(transport: ByteTransport): Promise<void> {
+    this.#pacer.clear();
+    this.#transport = transport;
+    this.#pacer = this.#bind(transport);
+    this.#parser.reset();
+    this.#image = null;
+    this.#chars = [null, null];
+    this.#downChar = null;
+    this.#verified = this.#password === 0;
+    this.#faults.delete('unplug');
+    this.#lastRxAt = -Infinity;
+    this.#closed = false;
+    if (!transport.isOpen) await transport.open();
   }
 
   // ---------------------------------------------------------------- controls

@@ -91,7 +91,7 @@ describe('edge-agent devices', () => {
 });
 
 describe('edge-agent simulate controls', () => {
-  it('presents a finger, enrols and searches through the real driver, then unplugs', async () => {
+  it('presents a finger, searches through the real driver, unplugs and plugs back in', async () => {
     const sim = await simulate(['r30x', '--baud', '115200', '--enroll', '4:77']);
     const scanner = await openScanner({ family: 'r30x', path: sim.path, baud: 115200 });
     try {
@@ -109,8 +109,14 @@ describe('edge-agent simulate controls', () => {
       expect(await sim.send('fault warp-drive on')).toMatch(/^error: .*warp-drive/);
       expect(await sim.send('jump')).toMatch(/^error: .*unknown control command/);
       const gone = new Promise<Error>((r) => scanner.once('disconnect', r));
+      const back = new Promise<unknown>((r) => scanner.once('reconnect', r));
       expect(await sim.send('fault unplug on')).toBe('ok: fault unplug on');
       expect(((await gone) as { code?: string }).code).toBe('TRANSPORT_DISCONNECTED');
+      // Plugged back in at the same path: the scanner reopens by itself and the library is kept.
+      expect(await sim.send('fault unplug off')).toBe('ok: fault unplug off');
+      expect(await back).toMatchObject({ family: 'r30x', templates: 1 });
+      await sim.send('finger 77');
+      expect(await scanner.searchOnModule()).toMatchObject({ slot: 4 });
     } finally {
       await scanner.close();
     }

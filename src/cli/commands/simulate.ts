@@ -35,7 +35,8 @@ control commands on stdin, one per line (each answered by "ok: ..." or "error: .
   enroll SLOT ID         store virtual finger ID in module slot SLOT
   capture                (iris) capture through the in-process driver; prints size and quality
   fault NAME on|off|N    switch a fault: bad-checksum, dropped-bytes (on, or for the next N packets),
-                         stall, unplug (socat stops: the port vanishes), no-finger, low-quality
+                         stall, unplug (on: socat stops and the port vanishes; off: plugged back
+                         in at the same path, library kept), no-finger, low-quality
   quit                   stop the simulator
 Stop it with Ctrl-C (SIGINT) or SIGTERM as well.`;
 
@@ -90,6 +91,7 @@ const command: Command = {
     let simulator: SimulatorControl;
     let pair: SocatPair | undefined;
     let inProcess: Scanner | undefined;
+    let serialBaud = 0;
     let stopping = false;
 
     if (kind === 'iris' || kind === 'iris-hid') {
@@ -103,6 +105,7 @@ const command: Command = {
       if (!family) throw new AgentError('CLI_USAGE', `unknown family "${kind}"`, { family: kind }, { hint: USAGE });
       if (!values.link) throw new AgentError('CLI_USAGE', '--link PATH is required for a serial module', {}, { hint: USAGE });
       const baud = intFlag('baud', values.baud, DEFAULT_BAUD[kind])!;
+      serialBaud = baud;
       pair = await createSocatPair(values.link);
       const device = new SerialTransport({ path: pair.deviceLink, baud });
       await device.open();
@@ -149,14 +152,34 @@ const command: Command = {
             void stop(0);
             return;
           }
+          if (words[0] === 'fault' && words[1] === 'unplug' && pair) {
+            void replug(words[2] !== 'off').then(
+              () => process.stdout.write(`ok: ${words.join(' ')}\n`),
+              (err: unknown) => process.stdout.write(`error: ${describeError(err).replace(/\n/g, ' ')}\n`),
+            );
+            return;
+          }
           process.stdout.write(`ok: ${words.join(' ')}\n`);
-          if (words[0] === 'fault' && words[1] === 'unplug' && words[2] !== 'off') void pair?.close();
         } catch (err) {
           process.stdout.write(`error: ${describeError(err).replace(/\n/g, ' ')}\n`);
         }
       });
       // stdin closing does not stop the simulator (it may run in the background); signals do.
     });
+
+    /** Unplug: socat stops, the port vanishes. Plug back: a new pty at the same path, same module. */
+    async function replug(unplug: boolean): Promise<void> {
+      if (unplug) {
+        await pair!.close();
+        return;
+      }
+      if (!simulator.attach) throw new AgentError('CLI_USAGE', 'this simulator cannot be plugged back in');
+      const fresh = await createSocatPair(values.link!);
+      pair = fresh;
+      const device = new SerialTransport({ path: fresh.deviceLink, baud: serialBaud });
+      await device.open();
+      await simulator.attach(device);
+    }
 
     function control(words: string[]): string | void {
       const [cmd, a, b] = words;
