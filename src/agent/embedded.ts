@@ -146,9 +146,18 @@ export async function enrolDemoEmployees(rt: TerminalRuntime, client: Attendance
     for (const [modality, key, id] of [['finger', fingerKey, e.finger], ['iris', irisKey, e.eye]] as const) {
       if (!key || have.some((t) => t.modality === modality)) continue;
       const ac = new AbortController();
-      const presenting = keepPresenting(rt, key, id, ac.signal);
+      let presenting: Promise<void> = Promise.resolve();
+      let started = false;
+      // The simulated person presents only once enrolment holds the scanner (asks for a capture),
+      // so the capture loop does not read the finger as a punch.
+      const onProgress = (event: Record<string, unknown>) => {
+        if (!started && event.step === 'capture') {
+          started = true;
+          presenting = keepPresenting(rt, key, id, ac.signal);
+        }
+      };
       try {
-        const r = await enroll(rt, client, { employeeCode: e.employeeCode, modality, position: modality === 'finger' ? 'right-index' : 'right', minQuality: 1 }, () => undefined, key);
+        const r = await enroll(rt, client, { employeeCode: e.employeeCode, modality, position: modality === 'finger' ? 'right-index' : 'right', minQuality: 1 }, onProgress, key);
         say(`enrolled ${e.employeeCode} (${e.firstName} ${e.lastName}): ${modality}, ${r.templates.length} templates, upload ${r.upload?.map((u) => u.statusCode).join('/') ?? r.uploadError ?? 'skipped'}`);
       } catch (err) {
         say(`could not enrol ${e.employeeCode} ${modality}: ${toAgentError(err).message}`);

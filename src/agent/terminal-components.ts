@@ -138,7 +138,7 @@ export class ScannersComponent implements DaemonComponent {
       });
       worker.on('capture', (outcome) => {
         rt.noteCapture(outcome);
-        const level = outcome.result === 'punched' || outcome.result === 'duplicate' ? 'info' : 'warn';
+        const level = outcome.result === 'refused' ? 'error' : 'info';
         log[level]({ scanner: key, result: outcome.result, employeeCode: outcome.employeeCode, path: outcome.path, score: outcome.score, direction: outcome.direction, latencyMs: outcome.latencyMs, detail: outcome.detail }, `capture: ${outcome.result}`);
       });
       worker.on('status', (s) => {

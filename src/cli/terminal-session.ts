@@ -1,0 +1,52 @@
+/**
+ * What `run`, `enroll` and `identify` share about scanners: the `--scanner family:path[:baud]`
+ * (repeatable) and `--simulate` flags, and, for `enroll` and `identify`, reaching the scanners:
+ * through the running daemon's control socket when there is one (it holds the devices), or by
+ * starting the agent's parts in this process when there is none.
+ */
+import type { AgentConfig } from '../agent/config.js';
+import { parseScannerSpec } from '../agent/provision.js';
+import { callDaemon, controlSocketPath, isDaemonListening } from '../agent/control-socket.js';
+import { Daemon } from '../agent/daemon.js';
+import type { Secrets } from '../agent/secrets.js';
+import { terminalComponents } from '../agent/terminal-setup.js';
+import type { TerminalRuntime } from '../agent/terminal-runtime.js';
+
+export const SCANNER_FLAGS = {
+  scanner: { type: 'string', multiple: true },
+  simulate: { type: 'boolean' },
+} as const;
+
+export function applyScannerFlags<C extends AgentConfig>(config: C, values: { scanner?: string[]; simulate?: boolean }): C {
+  if (values.scanner && values.scanner.length > 0) config.scanners = values.scanner.map(parseScannerSpec);
+  if (values.simulate) config.simulate = true;
+  return config;
+}
+
+/**
+ * Runs `viaDaemon` when a daemon answers on this data folder, else starts the terminal's parts
+ * here (no ops, no control socket) and runs `inProcess` with them.
+ */
+export async function withTerminal<T>(
+  config: AgentConfig,
+  secrets: Secrets,
+  viaDaemon: (call: (action: string, body: Record<string, unknown>, onProgress?: (e: Record<string, unknown>) => void) => Promise<unknown>) => Promise<T>,
+  inProcess: (rt: TerminalRuntime) => Promise<T>,
+): Promise<T> {
+  const socket = controlSocketPath(config.dataDir);
+  if (await isDaemonListening(socket)) {
+    return viaDaemon((action, body, onProgress) => callDaemon(socket, action, body, onProgress));
+  }
+  const { runtime, components } = await terminalComponents(config, secrets, { ops: false, control: false, siteSync: true });
+  const daemon = new Daemon({ config, secrets });
+  for (const c of components) daemon.use(c);
+  await daemon.start();
+  try {
+    // Give the scanners a moment to open before asking for a capture.
+    const deadline = Date.now() + 10_000;
+    while ([...runtime.workers.values()].some((w) => w.status !== 'ready') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    return await inProcess(runtime);
+  } finally {
+    await daemon.stop();
+  }
+}
