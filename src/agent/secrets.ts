@@ -73,7 +73,8 @@ function readText(file: string, what: string): string {
     return readFileSync(file, 'utf8');
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
-    throw new AgentError('SECRETS_UNREADABLE', `cannot read ${what} ${file}: ${e.code ?? e.message}`, { file }, { hint: 'check the path and that the agent user may read it', cause: err });
+    const hint = e.code === 'EACCES' ? `permission denied: run this as root or as the agent user (sudo -u edge-agent ..., or sudo)` : e.code === 'ENOENT' ? `${file} does not exist: check the path, or write it with "edge-agent provision"` : 'check the path and that the agent user may read it';
+    throw new AgentError('SECRETS_UNREADABLE', `cannot read ${what} ${file}: ${e.code ?? e.message}`, { file }, { hint, cause: err });
   }
 }
 
