@@ -119,7 +119,9 @@ export function installService(options: InstallOptions): InstallStep[] {
   const iris = options.irisUsb?.length ? `/dev/irisN for ${options.irisUsb.join(', ')}` : 'no iris camera model given (--iris-usb VVVV:PPPP)';
   steps.push({ action: 'write udev rules', path: rulesPath, status: act, detail: `/dev/fingerprintN (serial bridges, group dialout); ${iris}` });
 
-  if (!options.dryRun) mkdirSync(confDir, { recursive: true, mode: 0o750 });
+  // 0755: the service user reads config.yaml here; secrets.yaml stays 0600 root and reaches the
+  // service through LoadCredential=.
+  if (!options.dryRun) mkdirSync(confDir, { recursive: true, mode: 0o755 });
   steps.push({ action: 'create config folder', path: confDir, status: act, detail: 'edge-agent provision writes config.yaml and secrets.yaml (0600) here' });
 
   const useradd = ['--system', '--user-group', '--no-create-home', '--home-dir', '/var/lib/edge-agent', '--shell', '/usr/sbin/nologin', options.user];
