@@ -3,7 +3,7 @@
  * never half of it: write a temporary file in the same folder with the final mode, fsync it,
  * rename it over the target, then fsync the folder so the rename itself is durable.
  */
-import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, fchmodSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { AgentError } from '../core/errors.js';
@@ -16,6 +16,8 @@ export function writeFileAtomic(file: string, content: string | Buffer, mode = 0
     // The mode is set at creation, so a secret is never readable by others, not even briefly.
     const fd = openSync(tmp, 'wx', mode);
     try {
+      // Exactly `mode`, whatever the umask (a config must stay readable by the service user).
+      fchmodSync(fd, mode);
       const buf = typeof content === 'string' ? Buffer.from(content, 'utf8') : content;
       let off = 0;
       while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
