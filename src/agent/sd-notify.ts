@@ -15,6 +15,7 @@
  */
 import { spawn } from 'node:child_process';
 import { logger } from '../core/logger.js';
+import { withTimeout } from '../core/time.js';
 
 const log = logger('agent:sd-notify');
 
@@ -187,9 +188,11 @@ export class SystemdNotifier {
       log.warn('agent unhealthy: watchdog ping withheld, systemd will restart the agent if this lasts');
       return false;
     }
+    // The status is a courtesy: a slow database (a long import holding it) must not delay the
+    // ping, or systemd would restart an agent that is merely busy.
     let status: string | null = null;
     try {
-      status = this.#status ? await this.#status() : null;
+      status = this.#status ? await withTimeout(Promise.resolve(this.#status()), 1000) : null;
     } catch {
       status = null;
     }

@@ -118,4 +118,14 @@ describe('sd_notify', () => {
     expect(msgs).toEqual(['READY=1\nSTATUS=running: terminal gate-1, upstream api+mqtt', 'WATCHDOG=1\nSTATUS=3 pending, 1 dead, 2 before clock sync']);
     await c.stop();
   });
+
+  it('pings without STATUS when the status is slow, so a busy database never delays the watchdog', async () => {
+    const rx = await startReceiver();
+    receivers.push(rx);
+    const c = new SystemdNotifier({ notify: new SdNotify({ socket: rx.path, barrier: false }), env: { NOTIFY_SOCKET: rx.path }, readyStatus: () => 'ready', status: () => new Promise<string>(() => undefined) });
+    await c.start();
+    expect(await c.ping()).toBe(true);
+    expect(await rx.waitFor(2)).toEqual(['READY=1\nSTATUS=ready', 'WATCHDOG=1']);
+    await c.stop();
+  });
 });
