@@ -385,12 +385,12 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
     const oldest = await first<{ created_at: number }>(this.db, "SELECT created_at FROM outbox_events WHERE state = 'pending' ORDER BY seq LIMIT 1");
     const last = await first<{ t: number | null }>(this.db, 'SELECT MAX(done_at) AS t FROM outbox_events WHERE done_at IS NOT NULL');
     const unsynced = await first<{ n: number }>(this.db, "SELECT COUNT(*) AS n FROM outbox_events WHERE clock_synced = 0 AND clock_corrected = 0 AND state = 'pending'");
-    const sinkRows = await this.db.all<{ sink: string; state: 'pending' | 'dead'; n: number }>(
-      "SELECT sink, state, COUNT(*) AS n FROM outbox_deliveries WHERE state IN ('pending', 'dead') GROUP BY sink, state",
-    );
+    // Per sink and state: range counts on the (sink, state, seq) index, never a full scan.
     const perSink: OutboxStatus['perSink'] = {};
-    for (const s of this.sinks) perSink[s] = { pending: 0, dead: 0 };
-    for (const r of sinkRows) (perSink[r.sink] ??= { pending: 0, dead: 0 })[r.state] = r.n;
+    for (const s of this.sinks) {
+      const count = async (state: string) => (await first<{ n: number }>(this.db, 'SELECT COUNT(*) AS n FROM outbox_deliveries WHERE sink = ? AND state = ?', [s, state]))?.n ?? 0;
+      perSink[s] = { pending: await count('pending'), dead: await count('dead') };
+    }
     return {
       pending: n('pending'),
       dead: n('dead'),
@@ -572,7 +572,13 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
           [JSON.stringify(retry), sink],
         );
       }
-      if (delivered.length || dead.length) await this.#refreshStates(db, JSON.stringify([...delivered, ...dead.map((d) => d.seq)]), now);
+      if (this.sinks.length === 1 && this.sinks[0] === sink) {
+        // One sink: the punch's state is this delivery's state; no need to look at other sinks.
+        if (delivered.length) await db.run("UPDATE outbox_events SET state = 'delivered', done_at = ? WHERE state = 'pending' AND seq IN (SELECT value FROM json_each(?))", [now, JSON.stringify(delivered)]);
+        if (dead.length) await db.run("UPDATE outbox_events SET state = 'dead' WHERE state = 'pending' AND seq IN (SELECT value FROM json_each(?))", [JSON.stringify(dead.map((d) => d.seq))]);
+      } else if (delivered.length || dead.length) {
+        await this.#refreshStates(db, JSON.stringify([...delivered, ...dead.map((d) => d.seq)]), now);
+      }
     });
   }
 
