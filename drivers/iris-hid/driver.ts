@@ -10,6 +10,8 @@
  *   ─► decode and return the image.
  * Timeouts: the reply within `timeoutMs`; the first chunk within the eye-wait time plus
  * `timeoutMs`; after that, each chunk within `timeoutMs` of the previous (a stall fails fast).
+ * A capture that fails on the host's side (gave up resending, timed out) sends STOP_CAPTURE so
+ * the camera is idle for the next one.
  * A disconnect fails everything pending at once with `TRANSPORT_DISCONNECTED`.
  */
 import { AgentError } from '../../src/core/errors.js';
@@ -211,6 +213,11 @@ export class IrisHidDriver {
       const finish = (err: Error | null, result?: IrisResult) => {
         clearTimeout(timer);
         if (this.#transfer === transfer) this.#transfer = null;
+        const code = (err as AgentError | null)?.code;
+        if (code === 'DRIVER_SEQUENCE' || code === 'DRIVER_CHECKSUM' || code === 'DRIVER_TIMEOUT') {
+          // Leave the camera idle: it may still be waiting for an eye or sending a result.
+          this.stopCapture().catch((e: unknown) => log.debug({ err: String(e) }, 'stop after a failed capture did not go through'));
+        }
         if (err) reject(err);
         else resolve(result!);
       };

@@ -33,6 +33,7 @@ import {
   encodeResult,
   encodeStatus,
   IrisCommand,
+  InputType,
   IrisImageKind,
   IrisStatus,
   MASK_VALUE,
@@ -80,21 +81,32 @@ interface Stored {
   message: Buffer;
 }
 
+function usbTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
 /** One open handle on the simulated device (what node-hid's HIDAsync.open would return). */
 class SimHidHandle extends EventEmitter implements HidDeviceHandle {
   constructor(private readonly sim: IrisHidSimulator) {
     super();
   }
 
+  // Every host call reaches the device on a later turn, as over USB: never inside the host's
+  // own handling of an input report.
   async write(values: number[] | Buffer): Promise<number> {
-    return this.sim.hostWrite(this, Buffer.from(values));
+    const report = Buffer.from(values);
+    await usbTurn();
+    return this.sim.hostWrite(this, report);
   }
 
   async sendFeatureReport(data: number[] | Buffer): Promise<number> {
-    return this.sim.hostSetFeature(this, Buffer.from(data));
+    const report = Buffer.from(data);
+    await usbTurn();
+    return this.sim.hostSetFeature(this, report);
   }
 
   async getFeatureReport(reportId: number, reportLength: number): Promise<Buffer> {
+    await usbTurn();
     return this.sim.hostGetFeature(this, reportId, reportLength);
   }
 
@@ -246,6 +258,8 @@ export class IrisHidSimulator implements SimulatorControl {
         this.#startCapture(cmd.tag, cmd.params);
         break;
       case IrisCommand.StopCapture: {
+        // Also drops the rest of a result being sent.
+        this.#clearOutbox();
         const c = this.#capturing;
         if (c) {
           c.cancelled = true;
@@ -293,7 +307,7 @@ export class IrisHidSimulator implements SimulatorControl {
         r = encodeLights(this.lights);
         break;
       case ReportId.Status:
-        r = encodeStatus({ state: this.#capturing ? 1 : this.#outbox.length > 0 ? 2 : 0, eyeInView: this.eyeInView !== null, lastError: this.#lastError });
+        r = encodeStatus({ state: this.#capturing ? 1 : this.#sendingResult() ? 2 : 0, eyeInView: this.eyeInView !== null, lastError: this.#lastError });
         break;
       default:
         throw new Error('could not get feature report from device');
@@ -320,7 +334,7 @@ export class IrisHidSimulator implements SimulatorControl {
       this.#lastError = IrisStatus.BadParam;
       return this.#reply(IrisCommand.StartCapture, tag, IrisStatus.BadParam);
     }
-    if (this.#capturing || this.#outbox.length > 0) {
+    if (this.#capturing || this.#sendingResult()) {
       this.#lastError = IrisStatus.Busy;
       return this.#reply(IrisCommand.StartCapture, tag, IrisStatus.Busy);
     }
@@ -406,6 +420,11 @@ export class IrisHidSimulator implements SimulatorControl {
     this.#schedule(0);
   }
 
+  /** Result chunks are still waiting to go out (replies do not make the camera busy). */
+  #sendingResult(): boolean {
+    return this.#outbox.some((r) => r[1] === InputType.ResultChunk);
+  }
+
   #clearOutbox(): void {
     this.#outbox = [];
     if (this.#timer) clearTimeout(this.#timer);
@@ -430,11 +449,13 @@ export class IrisHidSimulator implements SimulatorControl {
       due = 256;
     }
     const n = Math.min(Math.max(0, due), this.#outbox.length);
-    for (let i = 0; i < n; i++) {
-      h.emit('data', this.#outbox.shift()!);
+    const batch = this.#outbox.splice(0, n);
+    this.#sentInRun += n;
+    for (const report of batch) {
+      if (this.#handle !== h || this.#unplugged) break;
+      h.emit('data', report);
       this.reportsSent++;
     }
-    this.#sentInRun += n;
     if (this.#outbox.length === 0) return;
     const next = this.pace ? Math.max(0, this.#origin + this.#sentInRun * this.reportIntervalMs - performance.now()) : 0;
     this.#schedule(Math.min(4, next));

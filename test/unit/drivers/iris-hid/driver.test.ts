@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { IrisHidDriver, IrisStatusError } from '../../../../drivers/iris-hid/driver.js';
 import { IrisHidSimulator } from '../../../../drivers/iris-hid/simulator.js';
@@ -102,6 +103,44 @@ describe('iris HID driver against the simulator', () => {
     expect(b.pixels.length).toBe(640 * 480);
     expect(driver.resends).toBe(2);
     expect(simulator.received.filter((c) => c === 'ResendResult')).toHaveLength(2);
+  });
+
+  it('gets the exact image back whenever the faults fit in its resends, and a typed error otherwise', async () => {
+    const { driver, simulator } = await setup({}, { retries: 2 });
+    simulator.present(6);
+    const clean = await driver.capture({ kind: 3, width: 320, height: 240 });
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 0, max: 3 }), fc.integer({ min: 0, max: 3 }), async (drops, badCrcs) => {
+        simulator.setFault('dropped-bytes', drops);
+        simulator.setFault('bad-checksum', badCrcs);
+        const before = driver.resends;
+        const r = await driver.capture({ kind: 3, width: 320, height: 240 }).catch((e: unknown) => e as { code: string });
+        // Each copy the camera sends uses up one pending fault of each kind.
+        const copiesNeeded = Math.max(drops, badCrcs) + 1;
+        if (copiesNeeded <= 3) {
+          expect(r).toMatchObject({ width: 320, height: 240 });
+          // Same eye, next impression: the stand-in differs by a pixel shift at most, so compare the pupil.
+          expect((r as typeof clean).pixels[120 * 320 + 160]).toBe(clean.pixels[120 * 320 + 160]);
+          expect(driver.resends - before).toBe(copiesNeeded - 1);
+        } else {
+          expect((r as { code: string }).code).toMatch(/^DRIVER_(SEQUENCE|CHECKSUM)$/);
+        }
+        simulator.setFault('dropped-bytes', 0);
+        simulator.setFault('bad-checksum', 0);
+      }),
+      { numRuns: 16 },
+    );
+  });
+
+  it('ignores input reports of unknown types and chunks of nobody\'s capture', async () => {
+    const { driver, simulator } = await setup();
+    simulator.present(6);
+    const { encodeChunk } = await import('../../../../drivers/iris-hid/protocol.js');
+    // As if the camera sent them: a stray chunk and a report of an unknown type, before any capture.
+    const incoming = driver.transport as unknown as { emit(event: 'data', body: Buffer): void };
+    incoming.emit('data', encodeChunk(3, 0, Buffer.alloc(59, 1)).subarray(1));
+    incoming.emit('data', Buffer.from([0x7f, 1, 2, 3, 4, 5]));
+    expect((await driver.capture({ kind: 3, width: 320, height: 240 })).pixels.length).toBe(320 * 240);
   });
 
   it('gives up with DRIVER_CHECKSUM when every copy is damaged', async () => {
