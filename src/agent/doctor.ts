@@ -158,7 +158,7 @@ export async function checkScanners(scanners: readonly ScannerConfig[], probe: S
       continue;
     }
     if (!probe) {
-      out.push(warn(name, 'not checked: this build has no scanner drivers', 'install the full edge-agent package'));
+      out.push(warn(name, 'not checked: this build has no scanner drivers', 'this build has no drivers for it: reinstall edge-agent from its release'));
       continue;
     }
     try {
@@ -183,7 +183,7 @@ export async function checkDatabase(dataDir: string): Promise<CheckResult> {
     db = await SqliteDatabase.open(path, { readonly: true });
     const rows = await db.integrityCheck();
     if (rows.length === 1 && rows[0] === 'ok') return pass(name, `${path}: integrity_check ok`);
-    return fail(name, `${path}: integrity_check found ${rows.length} problem(s): ${rows.slice(0, 3).join('; ')}`, 'stop the agent, keep a copy of the file, and restore the database from backup; pending punches may need "edge-agent queue export" first');
+    return fail(name, `${path}: integrity_check found ${rows.length} problem(s): ${rows.slice(0, 3).join('; ')}`, 'stop the agent (systemctl stop edge-agent), copy agent.db, agent.db-wal and agent.db-shm aside (pending punches are in them), then restore the database from backup');
   } catch (err) {
     return fromError(name, err, 'check the data folder and its permissions');
   } finally {
@@ -255,7 +255,7 @@ export type TemplateKeyVerifier = (dataDir: string, key: Buffer) => Promise<{ ok
 export async function checkTemplateKey(dataDir: string, key: Buffer | null, verify: TemplateKeyVerifier | null): Promise<CheckResult> {
   const name = 'template-key';
   if (!key) return fail(name, 'no template key: templates cannot be stored or read', 'run "edge-agent provision" (it generates one when none is given)');
-  if (!verify) return warn(name, 'a 256-bit key is set but this build cannot open the template cache to try it', 'install the full edge-agent package');
+  if (!verify) return warn(name, 'a 256-bit key is set but this build cannot open the template cache to try it', 'this build has no drivers for it: reinstall edge-agent from its release');
   if (!existsSync(agentDatabasePath(dataDir))) return warn(name, 'a 256-bit key is set; no database yet to try it on', 'the agent creates the database at its first start');
   try {
     const r = await verify(dataDir, key);
