@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Gt521Driver } from '../../../../drivers/gt521/driver.js';
 import { Gt521NackError } from '../../../../drivers/gt521/errors.js';
@@ -241,6 +242,25 @@ describe('GT-521 driver faults', () => {
     expect(decodeSimTemplate(await driver.getTemplate(0))?.fingerId).toBe(1);
     expect(simulator.received.filter((c) => c === 'GetTemplate')).toHaveLength(2);
     expect(driver.link.strayFrames).toBe(0);
+  });
+
+  it('never returns wrong data and never gets stuck, whatever frames are damaged', async () => {
+    const { driver, simulator } = await setup({}, { timeoutMs: 40, retries: 2 });
+    const stored = simulator.enrollDirect(7, 70);
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 0, max: 4 }), fc.integer({ min: 0, max: 4 }), async (bad, drop) => {
+        simulator.setFault('bad-checksum', bad);
+        simulator.setFault('dropped-bytes', drop);
+        const r = await driver.getTemplate(7).catch((e: unknown) => e as { code: string });
+        if (Buffer.isBuffer(r)) expect(r).toEqual(stored);
+        else expect(r.code).toMatch(/^DRIVER_(CHECKSUM|TIMEOUT)$/);
+        simulator.setFault('bad-checksum', 0);
+        simulator.setFault('dropped-bytes', 0);
+        // The link is usable at once afterwards.
+        expect(await driver.getTemplate(7)).toEqual(stored);
+      }),
+      { numRuns: 15 },
+    );
   });
 
   it('gives up with DRIVER_CHECKSUM when every answer is damaged', async () => {
