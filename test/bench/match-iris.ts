@@ -35,6 +35,8 @@ export interface IrisBenchResult {
   identifyP50Ms: number;
   identifyP95Ms: number;
   identifyPath: string;
+  /** Searches of the default path that were split across threads (the rest ran in-process). */
+  splitSearches: number;
   inProcessP50Ms: number;
   inProcessP95Ms: number;
   /** Median of the floor passes (one before each search of the default path). */
@@ -113,17 +115,20 @@ export async function benchIris(options: IrisBenchOptions = {}): Promise<IrisBen
       mated.push({ eye, probe: syntheticIrisSample(syntheticIrisEye(eye), 100 + s).code });
       nonMated.push(syntheticIrisSample(syntheticIrisEye(n + 1_000_000 + s), 1).code);
     }
+    let splitSearches = 0;
     const timed = async (path: 'auto' | 'in-process', withFloor: boolean) => {
       const times: number[] = [];
       const matedTop: Array<{ right: boolean; hd: number }> = [];
       const nonMatedTop: number[] = [];
       for (let s = 0; s < searches; s++) {
         if (withFloor) floorPass();
+        if (path === 'auto' && index.wouldSplit()) splitSearches++;
         let start = performance.now();
         const [m] = await index.identify(mated[s]!.probe, { threshold: 1, candidates: 1, path });
         times.push(performance.now() - start);
         matedTop.push({ right: m?.id === `eye-${mated[s]!.eye}`, hd: m?.hd ?? 1 });
         if (withFloor) floorPass();
+        if (path === 'auto' && index.wouldSplit()) splitSearches++;
         start = performance.now();
         const [x] = await index.identify(nonMated[s]!, { threshold: 1, candidates: 1, path });
         times.push(performance.now() - start);
@@ -136,7 +141,7 @@ export async function benchIris(options: IrisBenchOptions = {}): Promise<IrisBen
     const auto = await timed('auto', true);
     log(`iris: ${2 * searches} searches on the default path, p95 ${auto.p95.toFixed(1)} ms`);
     const inProcess = await timed('in-process', false);
-    const identifyPath = index.workerCount > 0 && n >= index.workerThreshold ? `calling thread + ${index.workerCount} worker(s)` : 'in-process';
+    const identifyPath = index.workerCount > 0 && n >= index.workerThreshold ? `calling thread + ${index.workerCount} worker(s) while a core is free (load-aware), else in-process` : 'in-process';
 
     // FNIR at FPIR 1 %: the threshold below which 1 % of non-mated searches return someone.
     floors.sort((a, b) => a - b);
@@ -181,6 +186,7 @@ export async function benchIris(options: IrisBenchOptions = {}): Promise<IrisBen
       identifyP50Ms: round(auto.p50, 2),
       identifyP95Ms: round(auto.p95, 2),
       identifyPath,
+      splitSearches,
       inProcessP50Ms: round(inProcess.p50, 2),
       inProcessP95Ms: round(inProcess.p95, 2),
       floorMs: round(floorMs, 2),

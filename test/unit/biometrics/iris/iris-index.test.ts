@@ -56,6 +56,18 @@ describe('IrisIndex', () => {
     expect(a).toEqual(b);
   });
 
+  it('splits a search only for a large gallery, with workers, and (load-aware) while a core is free', () => {
+    const split = new IrisIndex({ workers: 1, workerThreshold: 2, loadAware: false });
+    indexes.push(split);
+    split.add('a', enrol(1));
+    expect(split.wouldSplit()).toBe(false);
+    split.add('b', enrol(2));
+    expect(split.wouldSplit()).toBe(true);
+    const none = new IrisIndex({ workers: 0, workerThreshold: 1, loadAware: false });
+    none.add('a', enrol(1));
+    expect(none.wouldSplit()).toBe(false);
+  });
+
   it('adds, replaces and removes incrementally', async () => {
     const small = new IrisIndex({ workers: 0 });
     indexes.push(small);
