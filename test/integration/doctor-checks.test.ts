@@ -37,6 +37,25 @@ describe('doctor checks on broken parts (real files, real sockets)', () => {
     expect((await checkDatabase(folder())).status).toBe('warn'); // no database yet
   });
 
+  it('database: a damaged page inside a real database fails the integrity check', async () => {
+    const dir = folder();
+    const db = await openAgentDatabase(dir);
+    await db.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, v BLOB); CREATE INDEX t_v ON t (v);');
+    await db.transaction(async (tx) => {
+      for (let i = 0; i < 3000; i++) await tx.run('INSERT INTO t (v) VALUES (?)', [Buffer.from(`row-${i}-`.repeat(8))]);
+    });
+    await db.close(); // checkpoints the WAL into the main file
+    const path = join(dir, 'agent.db');
+    const { openSync, writeSync, closeSync, statSync } = await import('node:fs');
+    const size = statSync(path).size;
+    const fd = openSync(path, 'r+');
+    writeSync(fd, Buffer.alloc(512, 0xa5), 0, 512, Math.floor(size / 2 / 4096) * 4096 + 8); // inside a b-tree page, not page 1
+    closeSync(fd);
+    const r = await checkDatabase(dir);
+    expect(r.status).toBe('fail');
+    expect(r.detail).toMatch(/integrity_check found \d+ problem|SQLITE_CORRUPT/);
+  });
+
   it('template key: the right key passes, another key fails, none fails', async () => {
     const dir = folder();
     const key = generateKey();
