@@ -241,10 +241,13 @@ export interface ProvisionResult {
 }
 
 /** Read, merge, check, write: what both front ends do once they have the answers. */
-export async function provision(files: { config: string; secrets: string }, answers: ProvisionAnswers, options: { check: boolean; discover?: boolean }): Promise<ProvisionResult> {
+export async function provision(files: { config: string; secrets: string }, answers: ProvisionAnswers, options: { check: boolean; discover?: boolean | { port: string } }): Promise<ProvisionResult> {
   const existing = readExisting(files.config, files.secrets);
   if (options.discover) {
-    const found = await discoverScanners();
+    const found = await discoverScanners(typeof options.discover === 'object' ? options.discover : {});
+    if (!found.length) {
+      throw new AgentError('PROVISION_NOTHING_FOUND', `discovery found no scanner${typeof options.discover === 'object' ? ` on ${options.discover.port}` : ''}; nothing written`, {}, { hint: 'check the cable and power (edge-agent devices lists what answers), or give --scanner family:path[:baud]' });
+    }
     const known = answers.scanners ?? ((existing.raw.scanners as ScannerConfig[] | undefined) ?? []);
     answers = { ...answers, scanners: [...known, ...found.filter((f) => !known.some((k) => k.path === f.path))] };
   }

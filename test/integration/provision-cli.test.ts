@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCli } from '../helpers/cli.js';
+import { runCli, spawnCli, waitForLine } from '../helpers/cli.js';
 import { defaultDataDir, mergeSetup, parseScannerSpec, readExisting } from '../../src/agent/provision.js';
 import { emptySecrets, loadSecrets } from '../../src/agent/secrets.js';
 import { AgentError } from '../../src/core/errors.js';
@@ -66,6 +66,27 @@ describe('edge-agent provision: front-end rules', () => {
     const bad = await runCli(['provision', '--non-interactive', '--config', join(dir, 'keys.yaml'), '--secrets', secretsFile, '--template-key-file', keyFile, '--no-check']);
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain('SECRETS_BAD_KEY');
+  });
+});
+
+describe('edge-agent provision --discover-port', () => {
+  it('finds the scanner on a port by probing (a simulated R30x on a pty) and configures it', async () => {
+    const sim = spawnCli(['simulate', 'r30x', '--link', join(dir, 'ttyDISC')]);
+    try {
+      const device = (await waitForLine(sim, /device: (\S+)/))[1]!;
+      const config = join(dir, 'disc.yaml');
+      const r = await runCli(['provision', '--non-interactive', '--config', config, '--secrets', join(dir, 'disc-secrets.yaml'), '--discover-port', device, '--json']);
+      expect(r.code, r.stderr).toBe(0);
+      const out = JSON.parse(r.stdout) as { checks: Array<{ name: string; status: string }>; summary: Record<string, string> };
+      expect(out.summary.scanners).toBe(`r30x:${device}:57600`);
+      expect(out.checks.find((c) => c.name === `scanner r30x:${device}`)?.status).toBe('pass');
+      const empty = await runCli(['provision', '--non-interactive', '--config', join(dir, 'disc2.yaml'), '--secrets', join(dir, 'disc2-secrets.yaml'), '--discover-port', join(dir, 'no-such-port')]);
+      expect(empty.code).toBe(1);
+      expect(empty.stderr).toContain('PROVISION_NOTHING_FOUND');
+      expect(existsSync(join(dir, 'disc2.yaml'))).toBe(false);
+    } finally {
+      sim.kill('SIGTERM');
+    }
   });
 });
 

@@ -21,7 +21,8 @@ const usage = `usage: edge-agent provision [--non-interactive --config FILE --se
   --tls-ca FILE  --tls-cert FILE  --tls-key FILE
   --upstream api|mqtt|api,mqtt   (default: every upstream with a URL)
   --scanner family:path[:baud]   repeatable, replaces the scanner list (e.g. r30x:/dev/fingerprint0:57600)
-  --discover                     add the scanners found by discovery
+  --discover                     add the scanners found by discovery (every serial port and HID device)
+  --discover-port PATH           discovery on this port only (family and baud found by probing)
   --template-key-file FILE       32-byte key (64 hex); one is generated when the setup has none
   --site-key-file FILE           the site's key for template sync
   --no-check                     write without checking API, MQTT and scanners (offline bench setup)
@@ -33,6 +34,7 @@ const FLAGS = {
   timezone: { type: 'string' },
   scanner: { type: 'string', multiple: true },
   discover: { type: 'boolean' },
+  'discover-port': { type: 'string' },
   'api-key-file': { type: 'string' },
   'mqtt-username': { type: 'string' },
   'mqtt-password-file': { type: 'string' },
@@ -92,7 +94,7 @@ const command: Command = {
       throw new AgentError('CLI_USAGE', `--non-interactive needs ${!values.config ? '--config FILE' : '--secrets FILE'}`, {}, { hint: 'edge-agent provision --non-interactive --config /etc/edge-agent/config.yaml --secrets /etc/edge-agent/secrets.yaml ...' });
     }
     const files = { config: values.config, secrets: values.secrets };
-    const { merged, checks } = await provision(files, answersFromFlags(values), { check: !values['no-check'], discover: values.discover ?? false });
+    const { merged, checks } = await provision(files, answersFromFlags(values), { check: !values['no-check'], discover: values['discover-port'] ? { port: values['discover-port'] } : (values.discover ?? false) });
     const rows = summarize(merged.config, merged.secrets, files);
     if (values.json) {
       printJson({ ok: true, configVersion: merged.config.configVersion, config: files.config, secrets: files.secrets, changed: merged.changed, generatedTemplateKey: merged.generatedTemplateKey, checks, summary: Object.fromEntries(rows) });
