@@ -15,7 +15,7 @@ import { runCli, spawnCli, waitForLine } from '../helpers/cli.js';
 import { startService, type InProcessService } from '../helpers/service.js';
 
 const EMPLOYEES = 200;
-const DAYS = 50; // one check-in and one check-out per employee and day: 20,000 punches
+const DAYS = 40; // one check-in and one check-out per employee and day: 16,000 punches
 const KILLS = 20;
 
 let service: InProcessService;
