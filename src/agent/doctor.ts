@@ -146,7 +146,23 @@ export async function checkMqttConnection(input: MqttCheckInput): Promise<CheckR
 /** Opens a scanner and asks what it is; the driver's `openScanner` is passed in. */
 export type ScannerProbe = (scanner: ScannerConfig) => Promise<{ model: string; firmware: string | null; serial: string | null }>;
 
-export async function checkScanners(scanners: readonly ScannerConfig[], probe: ScannerProbe | null, options: { simulate?: boolean; daemonRunning?: boolean } = {}): Promise<CheckResult[]> {
+/** A scanner as the running agent reports it (control socket `status`). */
+export interface HeldScanner {
+  key: string;
+  status: string;
+  model?: string | null;
+}
+
+/** The key the agent gives a configured scanner (`family:path`, `sim:family`). */
+export function heldScannerKey(s: ScannerConfig): string {
+  return s.path === 'sim' ? `sim:${s.family}` : `${s.family}:${s.path}`;
+}
+
+/**
+ * Opens each scanner and asks what it is; while the agent runs it holds the ports, so the
+ * agent's own view (`held`, from its control socket) is judged instead.
+ */
+export async function checkScanners(scanners: readonly ScannerConfig[], probe: ScannerProbe | null, options: { simulate?: boolean; daemonRunning?: boolean; held?: HeldScanner[] | null } = {}): Promise<CheckResult[]> {
   if (!scanners.length) {
     return [warn('scanners', options.simulate ? 'no scanners configured; the agent runs simulated scanners (simulate: true)' : 'no scanners configured', 'add them with "edge-agent provision --scanner family:path[:baud]"')];
   }
@@ -154,7 +170,10 @@ export async function checkScanners(scanners: readonly ScannerConfig[], probe: S
   for (const s of scanners) {
     const name = `scanner ${s.family}:${s.path}`;
     if (options.daemonRunning) {
-      out.push(warn(name, 'not opened: the running agent holds the scanners', 'stop the agent (systemctl stop edge-agent) to test the scanners directly, or watch its MQTT state'));
+      const view = options.held?.find((h) => h.key === heldScannerKey(s));
+      if (!view) out.push(warn(name, 'not opened: the running agent holds the scanners and did not report this one', 'stop the agent (systemctl stop edge-agent) to test the scanner directly'));
+      else if (view.status === 'ready') out.push(pass(name, `answers (through the running agent)${view.model ? `: ${view.model}` : ''}`));
+      else out.push(fail(name, `the running agent cannot use it: ${view.status}`, `check the cable and power; journalctl -u edge-agent shows why (ls -l ${s.path})`));
       continue;
     }
     if (!probe) {
@@ -276,6 +295,8 @@ export interface DoctorOptions {
   probeScanner?: ScannerProbe | null;
   verifyTemplateKey?: TemplateKeyVerifier | null;
   daemonRunning?: (dataDir: string) => Promise<boolean>;
+  /** The scanners as the running agent reports them (null when it cannot say). */
+  heldScanners?: (dataDir: string) => Promise<HeldScanner[] | null>;
   detectClock?: () => Promise<ClockState>;
   timeoutMs?: number;
 }
@@ -299,7 +320,8 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
   ]);
   checks.push(api, broker);
   const running = options.daemonRunning ? await options.daemonRunning(config.dataDir) : false;
-  checks.push(...(await checkScanners(config.scanners, options.probeScanner ?? null, { simulate: config.simulate, daemonRunning: running })));
+  const held = running && options.heldScanners ? await options.heldScanners(config.dataDir).catch(() => null) : null;
+  checks.push(...(await checkScanners(config.scanners, options.probeScanner ?? null, { simulate: config.simulate, daemonRunning: running, held })));
   checks.push(await checkTemplateKey(config.dataDir, secrets?.templateKey ?? null, options.verifyTemplateKey ?? null));
   checks.push(await checkDatabase(config.dataDir));
   checks.push(await checkDisk(config.dataDir));

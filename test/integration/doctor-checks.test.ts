@@ -108,7 +108,11 @@ describe('doctor checks on broken parts (real files, real sockets)', () => {
       throw new AgentError('TRANSPORT_NOT_FOUND', 'no such port /dev/ttyUSB9', {}, { hint: 'plug it in' });
     });
     expect(failing).toEqual([{ name: 'scanner r30x:/dev/ttyUSB9', status: 'fail', detail: 'TRANSPORT_NOT_FOUND: no such port /dev/ttyUSB9', hint: 'plug it in' }]);
-    expect((await checkScanners(s, async () => ({ model: 'R503', firmware: null, serial: null }), { daemonRunning: true }))[0]!.status).toBe('warn');
+    const probe = async () => ({ model: 'R503', firmware: null, serial: null });
+    // While the agent runs it holds the port: its own view is judged instead of opening the port.
+    expect((await checkScanners(s, probe, { daemonRunning: true }))[0]!.status).toBe('warn');
+    expect((await checkScanners(s, probe, { daemonRunning: true, held: [{ key: 'r30x:/dev/ttyUSB9', status: 'ready', model: 'R503' }] }))[0]).toMatchObject({ status: 'pass', detail: 'answers (through the running agent): R503' });
+    expect((await checkScanners(s, probe, { daemonRunning: true, held: [{ key: 'r30x:/dev/ttyUSB9', status: 'disconnected' }] }))[0]).toMatchObject({ status: 'fail', detail: 'the running agent cannot use it: disconnected' });
     expect((await checkScanners(s, async () => ({ model: 'R503', firmware: null, serial: null })))[0]).toMatchObject({ status: 'pass', detail: 'answers: R503' });
   });
 

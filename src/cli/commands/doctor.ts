@@ -2,8 +2,8 @@ import { existsSync } from 'node:fs';
 import type { Command } from '../command.js';
 import { parseCommandArgs, printJson } from '../args.js';
 import { COMMON_FLAGS, configFromFlags } from '../../agent/config.js';
-import { controlSocketPath, isDaemonListening } from '../../agent/control-socket.js';
-import { formatReport, runDoctor } from '../../agent/doctor.js';
+import { callDaemon, controlSocketPath, isDaemonListening } from '../../agent/control-socket.js';
+import { formatReport, runDoctor, type HeldScanner } from '../../agent/doctor.js';
 import { scannerProbe } from '../../agent/scanner-probe.js';
 import { verifyTemplateKey } from '../../store/template-cache.js';
 
@@ -27,6 +27,10 @@ const command: Command = {
     const report = await runDoctor({
       config: { file, overrides: configFromFlags(values) },
       daemonRunning: (dataDir) => isDaemonListening(controlSocketPath(dataDir)),
+      heldScanners: async (dataDir) => {
+        const r = (await callDaemon(controlSocketPath(dataDir), 'status', {})) as { info?: { scanners?: HeldScanner[] } };
+        return r.info?.scanners ?? null;
+      },
       probeScanner: scannerProbe,
       verifyTemplateKey,
     });
