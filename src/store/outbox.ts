@@ -240,7 +240,7 @@ const INSERT_EVENT = `INSERT INTO outbox_events (id, employee_code, direction, l
   created_at, clock_synced, boot_id, monotonic_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 
 /** How many rows `nextBatch` looks at per call at most, so a long blocked head cannot stall a call. */
-const MAX_SCAN_ROWS = 20_000;
+const MAX_SCAN_ROWS = 200_000;
 
 export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number } }> {
   readonly db: SqliteDatabase;
@@ -507,36 +507,45 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
    * synchronized), none of that employee's later items are taken. Dead letters do not block.
    */
   async nextBatch(sink: string, limit: number, now: number = this.#now(), busyEmployees?: ReadonlySet<string>): Promise<OutboxItem[]> {
-    const out: OutboxItem[] = [];
+    const chosen: number[] = [];
     // Employees with an item in flight (a batch not yet answered) take no further item now.
     const blocked = new Set<string>(busyEmployees);
     const page = limit * 2 + 8;
     let after = 0;
     let scanned = 0;
-    while (out.length < limit && scanned < MAX_SCAN_ROWS) {
-      const rows = await this.db.all<EventRow & { attempts: number; next_attempt_at: number }>(
-        `SELECT ${EVENT_COLUMNS}, d.attempts, d.next_attempt_at FROM outbox_deliveries d JOIN outbox_events e ON e.seq = d.seq
-         WHERE d.sink = ? AND d.state = 'pending' AND d.seq > ? ORDER BY d.seq LIMIT ?`,
-        [sink, after, page],
+    // Scan narrow rows in recording order; SQLite itself skips the employees already blocked, so
+    // a long run of one employee's punches costs a C loop, not JavaScript objects.
+    while (chosen.length < limit && scanned < MAX_SCAN_ROWS) {
+      const rows = await this.db.all<{ seq: number; code: string; next: number; cs: number; cc: number; ca: number }>(
+        `SELECT d.seq, e.employee_code AS code, d.next_attempt_at AS next, e.clock_synced AS cs, e.clock_corrected AS cc, e.created_at AS ca
+         FROM outbox_deliveries d JOIN outbox_events e ON e.seq = d.seq
+         WHERE d.sink = ? AND d.state = 'pending' AND d.seq > ? AND e.employee_code NOT IN (SELECT value FROM json_each(?))
+         ORDER BY d.seq LIMIT ?`,
+        [sink, after, JSON.stringify([...blocked]), page],
       );
       for (const r of rows) {
-        if (blocked.has(r.employee_code)) continue;
-        const held = r.clock_synced === 0 && r.clock_corrected === 0 && now - r.created_at < this.unsyncedHoldMs;
-        if (held || r.next_attempt_at > now) {
-          blocked.add(r.employee_code);
-          continue;
-        }
-        out.push({ ...toEvent(r), attempts: r.attempts });
-        // One item per employee per batch: the next one waits until this one is delivered.
-        blocked.add(r.employee_code);
-        if (out.length >= limit) break;
+        if (blocked.has(r.code)) continue;
+        // One item per employee per batch (the next waits until this one is acknowledged); an
+        // item backing off or held for the clock blocks its employee's later items.
+        blocked.add(r.code);
+        const held = r.cs === 0 && r.cc === 0 && now - r.ca < this.unsyncedHoldMs;
+        if (held || r.next > now) continue;
+        chosen.push(r.seq);
+        if (chosen.length >= limit) break;
       }
       scanned += rows.length;
       if (rows.length < page) break;
       after = rows[rows.length - 1]!.seq;
     }
-    return out;
+    if (chosen.length === 0) return [];
+    const rows = await this.db.all<EventRow & { attempts: number }>(
+      `SELECT ${EVENT_COLUMNS}, d.attempts FROM outbox_deliveries d JOIN outbox_events e ON e.seq = d.seq
+       WHERE d.sink = ? AND d.seq IN (SELECT value FROM json_each(?)) ORDER BY d.seq`,
+      [sink, JSON.stringify(chosen)],
+    );
+    return rows.map((r) => ({ ...toEvent(r), attempts: r.attempts }));
   }
+
 
   /** Applies one sink's outcomes for a batch in one transaction. */
   async applyResults(sink: string, results: ItemResult[], now: number = this.#now()): Promise<void> {

@@ -100,6 +100,16 @@ describe('Outbox', () => {
     expect((await outbox.nextBatch('api', 10, 6000)).map((b) => `${b.employeeCode}-${b.direction}`)).toEqual(['A-out']);
   });
 
+  it('a long run of one employee behind a backing-off item never holds another employee', async () => {
+    const outbox = await Outbox.open(db);
+    await outbox.recordMany(Array.from({ length: 3000 }, (_, i) => punch('X', i % 2 ? 'out' : 'in')));
+    await outbox.record(punch('Y'));
+    const [x] = await outbox.nextBatch('api', 200, 1000);
+    await outbox.applyResults('api', [{ seq: x!.seq, outcome: 'retry', status: 'ERROR', error: 'system error', nextAttemptAt: 99_000 }], 1000);
+    expect((await outbox.nextBatch('api', 200, 2000)).map((e) => e.employeeCode)).toEqual(['Y']);
+    expect((await outbox.nextBatch('api', 200, 100_000)).map((e) => e.employeeCode)).toEqual(['X', 'Y']);
+  });
+
   it('keeps dead letters with status and reason, retries them, purges only on request', async () => {
     const outbox = await Outbox.open(db);
     await outbox.record(punch('GHOST'));
