@@ -4,6 +4,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startBroker, type TestBroker } from '../helpers/broker.js';
+import { nextMessage } from '../helpers/mqtt.js';
 import { spawnCli, waitForLine } from '../helpers/cli.js';
 
 let broker: TestBroker;
@@ -14,25 +15,6 @@ afterAll(async () => {
   await broker.stop();
 });
 
-/** The newest retained or live message on a topic that satisfies `ok`. */
-function message(url: string, topic: string, ok: (s: string) => boolean, timeoutMs = 15_000): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const c = mqtt.connect(url);
-    const timer = setTimeout(() => {
-      c.end(true);
-      reject(new Error(`no matching message on ${topic} within ${timeoutMs} ms`));
-    }, timeoutMs);
-    c.on('message', (_t, m) => {
-      const s = m.toString();
-      if (ok(s)) {
-        clearTimeout(timer);
-        c.end(true);
-        resolve(s);
-      }
-    });
-    c.on('connect', () => void c.subscribe(topic, { qos: 1 }));
-  });
-}
 
 describe('edge-agent run against a real broker', () => {
   it('publishes a retained online state and metrics, answers ping with the same transaction, and is lost after SIGKILL', async () => {
@@ -40,12 +22,12 @@ describe('edge-agent run against a real broker', () => {
     const child = spawnCli(['run', '--data', data, '--terminal', 'gate-7', '--site', 'plant-a', '--mqtt', broker.url, '--upstream', 'mqtt'], { env: { EDGE_AGENT_OPS__METRICS_INTERVAL_SEC: '1' } });
     try {
       await waitForLine(child, /edge-agent running/, 30_000);
-      expect(await message(broker.url, 'attendance/plant-a/gate-7/state', (s) => s === 'online')).toBe('online');
-      const metrics = JSON.parse(await message(broker.url, 'attendance/plant-a/gate-7/metrics', () => true));
+      expect(await nextMessage(broker.url, 'attendance/plant-a/gate-7/state', (s) => s === 'online')).toBe('online');
+      const metrics = JSON.parse(await nextMessage(broker.url, 'attendance/plant-a/gate-7/metrics', () => true));
       expect(metrics.queue).toMatchObject({ pending: 0, dead: 0 });
       expect(metrics.system.rssMb).toBeGreaterThan(0);
       expect(metrics).toHaveProperty('identification');
-      const info = JSON.parse(await message(broker.url, 'attendance/plant-a/gate-7/info', () => true));
+      const info = JSON.parse(await nextMessage(broker.url, 'attendance/plant-a/gate-7/info', () => true));
       expect(info).toMatchObject({ terminal: 'gate-7', site: 'plant-a' });
 
       const client = await mqtt.connectAsync(broker.url);
@@ -65,7 +47,7 @@ describe('edge-agent run against a real broker', () => {
       expect(answers.find((a) => a.transaction === null)).toMatchObject({ status: 'error', error: { code: 'OPS_BAD_REQUEST' } });
 
       child.kill('SIGKILL');
-      expect(await message(broker.url, 'attendance/plant-a/gate-7/state', (s) => s === 'lost')).toBe('lost');
+      expect(await nextMessage(broker.url, 'attendance/plant-a/gate-7/state', (s) => s === 'lost')).toBe('lost');
     } finally {
       if (child.exitCode === null) child.kill('SIGKILL');
     }
@@ -75,10 +57,10 @@ describe('edge-agent run against a real broker', () => {
     const data = mkdtempSync(join(tmpdir(), 'agent-ops-'));
     const child = spawnCli(['run', '--data', data, '--terminal', 'gate-8', '--site', 'plant-a', '--mqtt', broker.url, '--upstream', 'mqtt']);
     await waitForLine(child, /edge-agent running/, 30_000);
-    expect(await message(broker.url, 'attendance/plant-a/gate-8/state', (s) => s === 'online')).toBe('online');
+    expect(await nextMessage(broker.url, 'attendance/plant-a/gate-8/state', (s) => s === 'online')).toBe('online');
     const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
-    expect(await message(broker.url, 'attendance/plant-a/gate-8/state', () => true)).toBe('offline');
+    expect(await nextMessage(broker.url, 'attendance/plant-a/gate-8/state', () => true)).toBe('offline');
   });
 });

@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import { ROOT, waitForLine } from '../helpers/cli.js';
 import { startBroker, type TestBroker } from '../helpers/broker.js';
+import { nextMessage } from '../helpers/mqtt.js';
 import { CommandRouter } from '../../src/ops/commands.js';
 import { TerminalOps } from '../../src/ops/terminal-ops.js';
 import { FleetMonitor } from '../../src/ops/fleet.js';
@@ -17,24 +18,6 @@ afterAll(async () => {
   await broker.stop();
 });
 
-function retained(url: string, topic: string, predicate: (s: string) => boolean = () => true, timeoutMs = 5000): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const c = mqtt.connect(url);
-    const timer = setTimeout(() => {
-      c.end(true);
-      reject(new Error(`no matching message on ${topic}`));
-    }, timeoutMs);
-    c.on('message', (_t, m) => {
-      const s = m.toString();
-      if (predicate(s)) {
-        clearTimeout(timer);
-        c.end(true);
-        resolve(s);
-      }
-    });
-    c.on('connect', () => void c.subscribe(topic));
-  });
-}
 
 function makeOps(terminal: string, metrics: () => Record<string, unknown>) {
   const router = new CommandRouter().register('ping', () => ({ pong: true }));
@@ -53,9 +36,9 @@ describe('terminal ops over a real broker', () => {
     const ops = makeOps('t1', () => ({ queue: { pending: 3, dead: 1, delivered: 7, oldestPendingAgeSec: 42 } }));
     await ops.start(5000);
     expect(ops.connected).toBe(true);
-    expect(await retained(broker.url, 'att/s1/t1/state')).toBe('online');
-    expect(JSON.parse(await retained(broker.url, 'att/s1/t1/info')).version).toBe('9.9.9');
-    expect(JSON.parse(await retained(broker.url, 'att/s1/t1/metrics')).queue.pending).toBe(3);
+    expect(await nextMessage(broker.url, 'att/s1/t1/state')).toBe('online');
+    expect(JSON.parse(await nextMessage(broker.url, 'att/s1/t1/info')).version).toBe('9.9.9');
+    expect(JSON.parse(await nextMessage(broker.url, 'att/s1/t1/metrics')).queue.pending).toBe(3);
 
     const client = await mqtt.connectAsync(broker.url);
     const answer = new Promise<Record<string, unknown>>((resolve) => client.on('message', (_t, m) => resolve(JSON.parse(m.toString()))));
@@ -65,7 +48,7 @@ describe('terminal ops over a real broker', () => {
     await client.endAsync();
 
     await ops.stop();
-    expect(await retained(broker.url, 'att/s1/t1/state')).toBe('offline');
+    expect(await nextMessage(broker.url, 'att/s1/t1/state')).toBe('offline');
   });
 
   it('leaves a retained lost state through the last will when the process is killed', async () => {
@@ -78,15 +61,15 @@ describe('terminal ops over a real broker', () => {
     `;
     const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
     await waitForLine(child, /CONNECTED/);
-    expect(await retained(broker.url, 'att/s1/t2/state')).toBe('online');
+    expect(await nextMessage(broker.url, 'att/s1/t2/state')).toBe('online');
     child.kill('SIGKILL');
-    expect(await retained(broker.url, 'att/s1/t2/state', (s) => s === 'lost', 10_000)).toBe('lost');
+    expect(await nextMessage(broker.url, 'att/s1/t2/state', (s) => s === 'lost', 10_000)).toBe('lost');
   });
 
   it('shows every terminal in the fleet view', async () => {
     const ops = makeOps('t3', () => ({ queue: { pending: 5, dead: 2, delivered: 1, oldestPendingAgeSec: 9 }, lastError: 'API_TIMEOUT: no answer' }));
     await ops.start(5000);
-    await retained(broker.url, 'att/s1/t3/metrics');
+    await nextMessage(broker.url, 'att/s1/t3/metrics');
     const fleet = new FleetMonitor({ prefix: 'att', site: 's1' });
     await fleet.start(broker.url);
     const t3 = fleet.terminals.find((t) => t.terminal === 't3');
@@ -148,7 +131,7 @@ describe('site template sync between two terminals', () => {
     expect(storeA.records.get('E/7')?.origin).toBe('ta');
 
     // The raw message on the broker does not hold the template in clear.
-    const raw = await retained(broker.url, 'att/sync/templates/E%2F7');
+    const raw = await nextMessage(broker.url, 'att/sync/templates/E%2F7');
     expect(raw).not.toContain(record.templates[0]!.data);
 
     await a.publishDeletion('E/7');
