@@ -1,0 +1,125 @@
+// Site template sync between two real `edge-agent run` daemons over a real broker (Mosquitto where
+// installed): same site, same site key, different data folders and terminal ids. A person's
+// templates published to the site (by a third terminal of the site, an enrolment station here:
+// the same SiteTemplateSync and record a terminal publishes after an enrolment) land, decrypted,
+// in both daemons' encrypted caches; a newer record replaces them, an older one is skipped; a
+// `delete-user` request over MQTT to one daemon removes them on both.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import mqtt from 'mqtt';
+import type { ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { startBroker, type TestBroker } from '../helpers/broker.js';
+import { daemonStatus, moduleTemplateOf, startAgent, stopChild, terminalDir, until, type TerminalDir } from '../helpers/agent.js';
+import { openAgentDatabase } from '../../src/store/agent-db.js';
+import { TemplateCache } from '../../src/store/template-cache.js';
+import { SiteTemplateSync, type SiteTemplateRecord } from '../../src/ops/site-sync.js';
+import { setLogLevel } from '../../src/core/logger.js';
+
+let broker: TestBroker;
+const agents: ChildProcess[] = [];
+beforeAll(async () => {
+  setLogLevel('ops:*', 'warn'); // the station's own sync in this process
+  broker = await startBroker();
+});
+afterAll(async () => {
+  for (const a of agents) await stopChild(a);
+  await broker.stop();
+});
+
+const SITE = 'plant-sync';
+
+/** The person's templates in a terminal's cache (read beside the running daemon; WAL allows it). */
+async function cachedTemplates(dir: TerminalDir, employeeCode: string): Promise<Array<{ id: string; format: string; data: string; sourceTerminal: string | null }>> {
+  const db = await openAgentDatabase(dir.dataDir);
+  try {
+    const cache = await TemplateCache.open(db, { key: dir.templateKey });
+    const out = [];
+    for await (const t of cache.listTemplates({ employeeCode })) out.push({ id: t.id, format: t.format, data: Buffer.from(t.data).toString('base64'), sourceTerminal: t.sourceTerminal });
+    return out;
+  } finally {
+    await db.close();
+  }
+}
+
+function record(employeeCode: string, updatedAt: Date, data: Uint8Array, id: string): SiteTemplateRecord {
+  return {
+    v: 1,
+    employeeCode,
+    updatedAt: updatedAt.toISOString(),
+    origin: 'enrol-station',
+    templates: [{ id, modality: 'finger', position: 'right-index', format: 'r30x-char', quality: null, sensorModel: 'R503', createdAt: updatedAt.toISOString(), data: Buffer.from(data).toString('base64') }],
+  };
+}
+
+describe('site template sync between two running agents', () => {
+  it('applies a published person on both terminals, keeps the newer record, and deletes it everywhere through delete-user', async () => {
+    const siteKey = randomBytes(32);
+    const dirs = [terminalDir({ siteKey }), terminalDir({ siteKey })] as const;
+    const ids = ['gate-s1', 'gate-s2'];
+    for (let i = 0; i < 2; i++) {
+      agents.push(await startAgent(['--data', dirs[i]!.dataDir, '--terminal', ids[i]!, '--site', SITE, '--mqtt', broker.url, '--upstream', 'mqtt']));
+    }
+    const counters = async (i: number) => (await daemonStatus(dirs[i]!.dataDir)).metrics.siteSync as { applied: number; removed: number; skipped: number; errors: number };
+    const fingerCount = async (i: number) => ((await daemonStatus(dirs[i]!.dataDir)).info.templates as { finger: number }).finger;
+    for (let i = 0; i < 2; i++) expect(await fingerCount(i)).toBe(0);
+
+    const station = new SiteTemplateSync({
+      url: broker.url,
+      prefix: 'attendance',
+      site: SITE,
+      terminal: 'enrol-station',
+      key: siteKey,
+      store: { versionOf: async () => null, apply: async () => undefined, remove: async () => 0 },
+    });
+    await station.start();
+    try {
+      const first = await moduleTemplateOf(501);
+      const t1 = new Date(Date.now() - 60_000);
+      await station.publish(record('E3001', t1, first.data, 'tpl-1'));
+      for (let i = 0; i < 2; i++) {
+        await until(async () => (await counters(i)).applied === 1, 15_000, `record applied on ${ids[i]}`);
+        const held = await cachedTemplates(dirs[i]!, 'E3001');
+        expect(held).toEqual([{ id: 'tpl-1', format: 'r30x-char', data: Buffer.from(first.data).toString('base64'), sourceTerminal: 'enrol-station' }]);
+        expect(await fingerCount(i)).toBe(1);
+      }
+
+      // A re-enrolment (newer) replaces the person's templates; a stale record is skipped.
+      const second = await moduleTemplateOf(502);
+      await station.publish(record('E3001', new Date(t1.getTime() + 1000), second.data, 'tpl-2'));
+      for (let i = 0; i < 2; i++) await until(async () => (await counters(i)).applied === 2, 15_000, `newer record applied on ${ids[i]}`);
+      await station.publish(record('E3001', new Date(t1.getTime() - 1000), first.data, 'tpl-0'));
+      for (let i = 0; i < 2; i++) {
+        await until(async () => (await counters(i)).skipped === 1, 15_000, `older record skipped on ${ids[i]}`);
+        expect((await cachedTemplates(dirs[i]!, 'E3001')).map((t) => [t.id, t.data])).toEqual([['tpl-2', Buffer.from(second.data).toString('base64')]]);
+      }
+    } finally {
+      await station.stop();
+    }
+
+    // delete-user over MQTT on the first terminal: gone there and, through the site, on the second.
+    const client = await mqtt.connectAsync(broker.url);
+    try {
+      const answer = new Promise<Record<string, unknown>>((resolve) => client.on('message', (_t, m) => resolve(JSON.parse(m.toString()) as Record<string, unknown>)));
+      await client.subscribeAsync(`attendance/${SITE}/gate-s1/res/delete-user`, { qos: 1 });
+      await client.publishAsync(`attendance/${SITE}/gate-s1/req/delete-user`, JSON.stringify({ transaction: 'tx-del-1', employeeCode: 'E3001' }), { qos: 1 });
+      expect(await answer).toMatchObject({ transaction: 'tx-del-1', status: 'ok', result: { employeeCode: 'E3001', templatesRemoved: 1, deletedAcrossSite: true } });
+    } finally {
+      await client.endAsync();
+    }
+    await until(async () => (await counters(1)).removed >= 1, 15_000, 'deletion applied on gate-s2');
+    for (let i = 0; i < 2; i++) {
+      expect(await fingerCount(i)).toBe(0);
+      expect(await cachedTemplates(dirs[i]!, 'E3001')).toEqual([]);
+    }
+    // The broker keeps no record of the person: a terminal joining later sees none.
+    const late = await mqtt.connectAsync(broker.url);
+    const seen: string[] = [];
+    late.on('message', (t, m) => m.length > 0 && seen.push(t));
+    await late.subscribeAsync(`attendance/${SITE}/templates/+`, { qos: 1 });
+    await new Promise((r) => setTimeout(r, 500));
+    await late.endAsync();
+    expect(seen).toEqual([]);
+
+    for (const a of agents.splice(0)) expect(await stopChild(a)).toBe(0);
+  }, 60_000);
+});
