@@ -87,12 +87,15 @@ export interface ApiCheckInput {
   timeoutMs: number;
   apiKey: string | null;
   apiSecret: string | null;
+  /** Punches go to the API (`upstream` includes api): then a missing URL is a failure. */
+  required?: boolean;
 }
 
 /** Fetches a token with the API key and secret. */
 export async function checkApiToken(input: ApiCheckInput): Promise<CheckResult> {
   const name = 'api-token';
-  if (!input.url) return warn(name, 'no API configured (api.url is null): punches go to MQTT only, if anywhere', 'set --api URL with "edge-agent provision" if this terminal should deliver to the attendance API');
+  if (!input.url && input.required) return fail(name, 'upstream includes api but api.url is not set: the agent cannot start', 'give --api URL to "edge-agent provision", or --upstream mqtt');
+  if (!input.url) return warn(name, 'no API configured (api.url is null): punches go to MQTT only', 'set --api URL with "edge-agent provision" if this terminal should deliver to the attendance API');
   if (!input.apiKey || !input.apiSecret) return fail(name, `API ${input.url} configured but the ${input.apiKey ? 'secret' : 'key'} is missing`, 'give --api-key and --api-secret-file to "edge-agent provision"');
   const client = new AttendanceClient({ baseUrl: input.url, clientId: input.clientId, apiKey: input.apiKey, apiSecret: input.apiSecret, pathForm: input.pathForm, timeoutMs: input.timeoutMs });
   try {
@@ -113,6 +116,7 @@ export interface MqttCheckInput {
 export async function checkMqttConnection(input: MqttCheckInput): Promise<CheckResult> {
   const name = 'mqtt';
   const url = input.config.mqtt.url;
+  if (!url && input.config.upstream.includes('mqtt')) return fail(name, 'upstream includes mqtt but mqtt.url is not set: the agent cannot start', 'give --mqtt URL to "edge-agent provision", or --upstream api');
   if (!url) return warn(name, 'no MQTT broker configured (mqtt.url is null): no remote monitoring', 'set --mqtt URL with "edge-agent provision" so operations can see this terminal');
   const timeoutMs = input.timeoutMs ?? 10_000;
   let client: mqtt.MqttClient | null = null;
@@ -315,7 +319,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
   const secrets = sec.secrets;
   const timeoutMs = options.timeoutMs ?? Math.min(config.api.timeoutMs, 10_000);
   const [api, broker] = await Promise.all([
-    checkApiToken({ url: config.api.url, pathForm: config.api.pathForm, clientId: config.api.clientId, timeoutMs, apiKey: secrets?.apiKey ?? null, apiSecret: secrets?.apiSecret ?? null }),
+    checkApiToken({ url: config.api.url, pathForm: config.api.pathForm, clientId: config.api.clientId, timeoutMs, apiKey: secrets?.apiKey ?? null, apiSecret: secrets?.apiSecret ?? null, required: config.upstream.includes('api') }),
     checkMqttConnection({ config, secrets: { mqttUsername: secrets?.mqttUsername ?? null, mqttPassword: secrets?.mqttPassword ?? null }, timeoutMs }),
   ]);
   checks.push(api, broker);

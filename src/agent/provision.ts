@@ -215,7 +215,7 @@ export function formatSummary(rows: Array<[string, string]>): string {
 /** API token, MQTT connection and each scanner, for what the new setup configures. */
 export async function checkSetup(config: AgentConfig, secrets: SecretValues): Promise<CheckResult[]> {
   const [api, broker] = await Promise.all([
-    checkApiToken({ url: config.api.url, pathForm: config.api.pathForm, clientId: config.api.clientId, timeoutMs: Math.min(config.api.timeoutMs, 10_000), apiKey: secrets.apiKey, apiSecret: secrets.apiSecret }),
+    checkApiToken({ url: config.api.url, pathForm: config.api.pathForm, clientId: config.api.clientId, timeoutMs: Math.min(config.api.timeoutMs, 10_000), apiKey: secrets.apiKey, apiSecret: secrets.apiSecret, required: config.upstream.includes('api') }),
     checkMqttConnection({ config, secrets, timeoutMs: 10_000 }),
   ]);
   const scanners = config.scanners.length ? await checkScanners(config.scanners, scannerProbe) : [];

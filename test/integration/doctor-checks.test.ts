@@ -92,6 +92,9 @@ describe('doctor checks on broken parts (real files, real sockets)', () => {
     expect(api.status).toBe('fail');
     expect(api.detail).toMatch(/^API_(NETWORK|TIMEOUT)/);
     expect((await checkApiToken({ url: null, pathForm: 'api', clientId: 'x', timeoutMs: 1000, apiKey: null, apiSecret: null })).status).toBe('warn');
+    // ... unless punches are meant to go there: then the agent could not even start
+    expect((await checkApiToken({ url: null, pathForm: 'api', clientId: 'x', timeoutMs: 1000, apiKey: null, apiSecret: null, required: true })).status).toBe('fail');
+    expect((await checkMqttConnection({ config: parseConfig({ upstream: ['mqtt'] }), secrets: { mqttUsername: null, mqttPassword: null } })).status).toBe('fail');
     expect((await checkApiToken({ url: `http://127.0.0.1:${port}`, pathForm: 'api', clientId: 'x', timeoutMs: 1000, apiKey: 'k', apiSecret: null })).status).toBe('fail');
 
     const config = parseConfig({ mqtt: { url: `mqtt://127.0.0.1:${port}` } });

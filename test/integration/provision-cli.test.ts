@@ -1,7 +1,8 @@
 import { mkdtempSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startService, type InProcessService } from '../helpers/service.js';
 import { runCli, spawnCli, waitForLine } from '../helpers/cli.js';
 import { defaultDataDir, mergeSetup, parseScannerSpec, readExisting } from '../../src/agent/provision.js';
 import { emptySecrets, loadSecrets } from '../../src/agent/secrets.js';
@@ -70,16 +71,27 @@ describe('edge-agent provision: front-end rules', () => {
 });
 
 describe('edge-agent provision --discover-port', () => {
+  let service: InProcessService;
+  beforeAll(async () => {
+    service = await startService();
+  });
+  afterAll(async () => {
+    await service?.stop();
+  });
+
   it('finds the scanner on a port by probing (a simulated R30x on a pty) and configures it', async () => {
+    const secretFile = join(dir, 'disc-api-secret');
+    writeFileSync(secretFile, service.apiSecret, { mode: 0o600 });
+    const api = ['--api', service.url, '--client-id', service.clientId, '--api-key', service.apiKey, '--api-secret-file', secretFile];
     const sim = spawnCli(['simulate', 'r30x', '--link', join(dir, 'ttyDISC')]);
     try {
       const device = (await waitForLine(sim, /device: (\S+)/))[1]!;
       const config = join(dir, 'disc.yaml');
-      const r = await runCli(['provision', '--non-interactive', '--config', config, '--secrets', join(dir, 'disc-secrets.yaml'), '--discover-port', device, '--json']);
+      const r = await runCli(['provision', '--non-interactive', '--config', config, '--secrets', join(dir, 'disc-secrets.yaml'), ...api, '--discover-port', device, '--json']);
       expect(r.code, r.stderr).toBe(0);
       const out = JSON.parse(r.stdout) as { checks: Array<{ name: string; status: string }>; summary: Record<string, string> };
       expect(out.summary.scanners).toBe(`r30x:${device}:57600`);
-      expect(out.checks.find((c) => c.name === `scanner r30x:${device}`)?.status).toBe('pass');
+      expect(out.checks.map((c) => [c.name, c.status])).toEqual([['api-token', 'pass'], ['mqtt', 'warn'], [`scanner r30x:${device}`, 'pass']]);
       const empty = await runCli(['provision', '--non-interactive', '--config', join(dir, 'disc2.yaml'), '--secrets', join(dir, 'disc2-secrets.yaml'), '--discover-port', join(dir, 'no-such-port')]);
       expect(empty.code).toBe(1);
       expect(empty.stderr).toContain('PROVISION_NOTHING_FOUND');
