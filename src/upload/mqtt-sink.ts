@@ -100,12 +100,17 @@ export class MqttSink implements Sink {
     });
     client.on('error', (err) => log.warn({ err: err.message }, 'broker connection error'));
     client.on('close', () => this.#scheduleReconnect());
+    // Wait for the first connection attempt, but never hold the daemon's start on a broker that
+    // does not answer: the punches wait in the outbox and the reconnects go on.
     await new Promise<void>((resolve) => {
-      const done = () => {
+      const timer = setTimeout(() => done(), 2000);
+      timer.unref();
+      function done() {
+        clearTimeout(timer);
         client.off('connect', done);
         client.off('close', done);
         resolve();
-      };
+      }
       client.once('connect', done);
       client.once('close', done);
     });
