@@ -11,6 +11,7 @@ import { AgentError } from '../core/errors.js';
 import { writeFileAtomic } from './atomic-file.js';
 import { checkApiToken, checkMqttConnection, checkScanners, type CheckResult } from './doctor.js';
 import { discoverScanners, scannerProbe } from './scanner-probe.js';
+import { verifyTemplateKey } from '../store/template-cache.js';
 import { mergeConfig, parseConfig, readConfigFile, ScannerConfigSchema, type AgentConfig, type ScannerConfig } from './config.js';
 import { emptySecrets, generateKey, loadSecrets, maskSecret, parseKey, writeSecrets, type Secrets } from './secrets.js';
 
@@ -103,16 +104,17 @@ export interface MergedSetup {
   generatedTemplateKey: boolean;
 }
 
-/**
- * Answers over the existing setup. Without `upstream`, punches go to every upstream that has a
- * URL when a URL was given in this run; otherwise upstream stays as it was. configVersion + 1.
- */
 /** Where the data folder goes when nobody said: /var/lib/edge-agent for a config in /etc, else next to the config. */
 export function defaultDataDir(configFile: string | undefined): string {
   if (!configFile) return resolve('./data');
   const abs = resolve(configFile);
   return abs.startsWith('/etc/') ? '/var/lib/edge-agent' : join(dirname(abs), 'data');
 }
+
+/**
+ * Answers over the existing setup. Without `upstream`, punches go to every upstream that has a
+ * URL when a URL was given in this run; otherwise upstream stays as it was. configVersion + 1.
+ */
 
 export function mergeSetup(existing: ExistingSetup, a: ProvisionAnswers, paths: { secretsFile: string; configFile?: string }): MergedSetup {
   const over: Record<string, unknown> = {};
@@ -240,6 +242,22 @@ export interface ProvisionResult {
   checks: CheckResult[];
 }
 
+/**
+ * A new template key must still open the templates already stored (they are encrypted with the
+ * old one): a key that does not is refused, whatever --no-check says, so no template is lost.
+ */
+export async function refuseForeignTemplateKey(merged: MergedSetup, existing: ExistingSetup): Promise<void> {
+  const next = merged.secrets.templateKey;
+  const before = existing.secrets.templateKey;
+  if (!next || (before && before.equals(next))) return;
+  const verdict = await verifyTemplateKey(merged.config.dataDir, next);
+  if (!verdict.ok) {
+    throw new AgentError('PROVISION_TEMPLATE_KEY_MISMATCH', `the template key given does not open the templates stored in ${merged.config.dataDir}: ${verdict.detail ?? 'wrong key'}; nothing written`, { dataDir: merged.config.dataDir }, {
+      hint: 'give the key the templates were stored with (--template-key-file, from the old secrets file or backup); to start over instead, delete the templates and sync them again from the site',
+    });
+  }
+}
+
 /** Read, merge, check, write: what both front ends do once they have the answers. */
 export async function provision(files: { config: string; secrets: string }, answers: ProvisionAnswers, options: { check: boolean; discover?: boolean | { port: string } }): Promise<ProvisionResult> {
   const existing = readExisting(files.config, files.secrets);
@@ -252,6 +270,7 @@ export async function provision(files: { config: string; secrets: string }, answ
     answers = { ...answers, scanners: [...known, ...found.filter((f) => !known.some((k) => k.path === f.path))] };
   }
   const merged = mergeSetup(existing, answers, { secretsFile: files.secrets, configFile: files.config });
+  await refuseForeignTemplateKey(merged, existing);
   const checks = options.check ? await checkSetup(merged.config, merged.secrets) : [];
   const err = checksFailure(checks);
   if (err) throw err;

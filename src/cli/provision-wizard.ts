@@ -8,7 +8,7 @@ import { dirname, join } from 'node:path';
 import { checkbox, confirm, input, password, select } from '@inquirer/prompts';
 import { isTimeZone, parseConfig, type AgentConfig, type ScannerConfig } from '../agent/config.js';
 import { checkApiToken, checkMqttConnection, checkScanners, type CheckResult } from '../agent/doctor.js';
-import { formatSummary, mergeSetup, parseScannerSpec, readExisting, summarize, writeSetup, type ExistingSetup, type ProvisionAnswers } from '../agent/provision.js';
+import { formatSummary, mergeSetup, parseScannerSpec, readExisting, refuseForeignTemplateKey, summarize, writeSetup, type ExistingSetup, type ProvisionAnswers } from '../agent/provision.js';
 import { discoverScanners, scannerProbe } from '../agent/scanner-probe.js';
 import { describeError } from '../core/errors.js';
 
@@ -129,6 +129,7 @@ export async function runWizard(values: { config?: string; secrets?: string }): 
   await askMqtt(a, c, existing);
   await askScanners(a, c);
   const merged = mergeSetup(existing, a, { secretsFile, configFile });
+  await refuseForeignTemplateKey(merged, existing);
   say(`\n${formatSummary(summarize(merged.config, merged.secrets, { config: configFile, secrets: secretsFile }))}`);
   if (merged.generatedTemplateKey) say('  (a new template key was generated)');
   if (!(await confirm({ message: 'Write these files?', default: true }))) {

@@ -5,7 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startService, type InProcessService } from '../helpers/service.js';
 import { runCli, spawnCli, waitForLine } from '../helpers/cli.js';
 import { defaultDataDir, mergeSetup, parseScannerSpec, readExisting } from '../../src/agent/provision.js';
-import { emptySecrets, loadSecrets } from '../../src/agent/secrets.js';
+import { emptySecrets, generateKey, loadSecrets } from '../../src/agent/secrets.js';
+import { openAgentDatabase } from '../../src/store/agent-db.js';
+import { TemplateCache } from '../../src/store/template-cache.js';
 import { AgentError } from '../../src/core/errors.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'provision-cli-'));
@@ -67,6 +69,30 @@ describe('edge-agent provision: front-end rules', () => {
     const bad = await runCli(['provision', '--non-interactive', '--config', join(dir, 'keys.yaml'), '--secrets', secretsFile, '--template-key-file', keyFile, '--no-check']);
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain('SECRETS_BAD_KEY');
+  });
+});
+
+describe('edge-agent provision and stored templates', () => {
+  it('refuses a template key that does not open the templates already stored, and keeps the one that does', async () => {
+    const data = join(dir, 'tk-data');
+    const stored = generateKey();
+    const db = await openAgentDatabase(data);
+    await TemplateCache.open(db, { key: stored });
+    await db.close();
+    const other = join(dir, 'other.key');
+    const right = join(dir, 'right.key');
+    writeFileSync(other, generateKey().toString('hex'), { mode: 0o600 });
+    writeFileSync(right, stored.toString('hex'), { mode: 0o600 });
+    const args = ['provision', '--non-interactive', '--config', join(dir, 'tk.yaml'), '--secrets', join(dir, 'tk-secrets.yaml'), '--data', data, '--no-check'];
+    const bad = await runCli([...args, '--template-key-file', other]);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain('PROVISION_TEMPLATE_KEY_MISMATCH');
+    expect(existsSync(join(dir, 'tk.yaml'))).toBe(false);
+    // no key given and none in the secrets: a generated key would not open them either
+    expect((await runCli(args)).stderr).toContain('PROVISION_TEMPLATE_KEY_MISMATCH');
+    const good = await runCli([...args, '--template-key-file', right]);
+    expect(good.code, good.stderr).toBe(0);
+    expect(loadSecrets({ file: join(dir, 'tk-secrets.yaml'), credentialsDir: null }).templateKey!.equals(stored)).toBe(true);
   });
 });
 
