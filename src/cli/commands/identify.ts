@@ -1,0 +1,64 @@
+import type { Command } from '../command.js';
+import { intFlag, parseCommandArgs, printJson } from '../args.js';
+import { COMMON_FLAGS } from '../../agent/config.js';
+import { configForFlags, secretsFor } from '../../agent/runtime.js';
+import type { IdentifyOnceResult } from '../../agent/enroller.js';
+import { AgentError } from '../../core/errors.js';
+import { applyScannerFlags, SCANNER_FLAGS, withTerminal } from '../terminal-session.js';
+import { describeProgress, modalityFlag, simulatedPerson, type SimulatedPerson } from '../enrol-session.js';
+
+const usage = `usage: edge-agent identify [--modality finger|iris] [options]
+  Takes one capture, identifies it against the enrolled templates on this terminal and prints who
+  it is and the score. Nothing is punched. Runs through the agent's control socket when the agent
+  runs on this data folder, else opens the scanners in this process.
+  Exit code 0 when someone was identified, 1 when nobody matched.
+
+  --modality finger|iris  (default finger)
+  --scanner F:PATH[:BAUD], --simulate   as for "edge-agent run"
+  --present ID            with a simulated scanner in this process: virtual finger (or eye) ID is
+                          presented when the capture is asked for
+  --json                  print the result as one JSON object
+  --config FILE, --data DIR, ... as for "edge-agent run"`;
+
+const command: Command = {
+  summary: 'identify one finger or eye on this terminal and print who it is and the score',
+  usage,
+  async run(argv) {
+    const { values } = parseCommandArgs(argv, { ...COMMON_FLAGS, ...SCANNER_FLAGS, modality: { type: 'string' }, present: { type: 'string' }, json: { type: 'boolean' } }, usage, false);
+    const modality = modalityFlag(values.modality);
+    const presentId = intFlag('present', values.present);
+    const config = applyScannerFlags(configForFlags(values), values);
+    const secrets = secretsFor(config, values);
+    const json = values.json === true;
+    const say = (line: string) => (json ? process.stderr : process.stdout).write(`${line}\n`);
+
+    const r = await withTerminal<IdentifyOnceResult>(
+      config,
+      secrets,
+      async (call) => {
+        if (presentId !== undefined) {
+          throw new AgentError('CLI_USAGE', '--present works with simulated scanners opened by this command; the agent runs on this data folder and holds its scanners', {}, { hint: 'present the finger on the running agent\'s scanner, or stop the agent' });
+        }
+        return (await call('identify', { modality }, (e) => say(describeProgress(e)))) as IdentifyOnceResult;
+      },
+      async (rt) => {
+        const { identifyOnce } = await import('../../agent/enroller.js');
+        let person: SimulatedPerson | null = null;
+        if (presentId !== undefined) person = simulatedPerson(rt, modality, presentId, { holdMs: 1000 });
+        try {
+          return await identifyOnce(rt, modality, (e) => {
+            say(describeProgress(e));
+            if (e.step === 'capture') person?.onProgress(e);
+          });
+        } finally {
+          await person?.stop();
+        }
+      },
+    );
+    if (json) printJson(r);
+    else if (r.decision === 'accept' && r.employeeCode) process.stdout.write(`identified ${r.employeeCode}${r.name ? ` (${r.name})` : ''}: score ${r.score ?? 'n/a'} (${r.modality}, ${r.ms} ms)\n`);
+    else process.stdout.write(`not identified: nobody enrolled here matches (best score ${r.score ?? 'n/a'}, ${r.modality}, ${r.ms} ms)\n`);
+    return r.decision === 'accept' && r.employeeCode ? 0 : 1;
+  },
+};
+export default command;

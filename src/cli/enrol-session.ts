@@ -1,0 +1,87 @@
+/**
+ * What `enroll` and `identify` share on the command line: the `--modality` flag, one readable
+ * line per progress event of the enrolment (or identification), and the simulated person of
+ * `--present ID`, who presents a virtual finger or eye whenever the scanner asks for it and lifts
+ * it after each capture (the way a person follows the terminal's prompts).
+ */
+import type { ScannerModality } from '../../drivers/scanner.js';
+import type { SimulatorControl } from '../../drivers/simulated.js';
+import { AgentError } from '../core/errors.js';
+import type { TerminalRuntime } from '../agent/terminal-runtime.js';
+
+export function modalityFlag(value: string | undefined): ScannerModality {
+  if (value === undefined || value === 'finger') return 'finger';
+  if (value === 'iris') return 'iris';
+  throw new AgentError('CLI_USAGE', `--modality takes finger or iris, got "${value}"`, { modality: value });
+}
+
+/** One line for a progress event of the enroller or identifyOnce. */
+export function describeProgress(e: Record<string, unknown>): string {
+  const step = String(e.step ?? '');
+  switch (step) {
+    case 'captured':
+      return `  capture ${String(e.capture)}/${String(e.of)} taken (quality ${String(e.quality)})`;
+    case 'upload':
+      if (e.error) return `  upload failed: ${String(e.error)}${e.message ? ` (${String(e.message)})` : ''}`;
+      return `  upload item ${String(e.item)}: ${String(e.statusCode)}${e.statusDescription ? ` (${String(e.statusDescription)})` : ''}`;
+    case 'stored':
+      return `  stored ${String(e.templates)} template(s) in the encrypted cache`;
+    case 'module':
+      return e.press !== undefined ? `  module press ${String(e.press)} read` : `  ${String(e.message ?? 'enrolling on the module')}`;
+    default:
+      return `  ${typeof e.message === 'string' ? e.message : JSON.stringify(e)}`;
+  }
+}
+
+const FAMILIES: Record<ScannerModality, readonly string[]> = { finger: ['r30x', 'gt521'], iris: ['iris-hid'] };
+
+export interface SimulatedPerson {
+  onProgress(e: Record<string, unknown>): void;
+  stop(): Promise<void>;
+}
+
+/** The person in front of a simulated scanner of this process (`--present ID`). */
+export function simulatedPerson(rt: TerminalRuntime, modality: ScannerModality, id: number, options: { holdMs?: number } = {}): SimulatedPerson {
+  const sim: SimulatorControl | undefined = [...rt.simulators.values()].find((s) => FAMILIES[modality].includes(s.family));
+  if (!sim) {
+    throw new AgentError('CLI_USAGE', `--present needs a simulated ${modality} scanner in this process`, { modality }, { hint: 'add --simulate (or --scanner r30x:sim, --scanner iris-hid:sim)' });
+  }
+  const timers = new Set<NodeJS.Timeout>();
+  const later = (ms: number, fn: () => void) => {
+    const t = setTimeout(() => {
+      timers.delete(t);
+      fn();
+    }, ms);
+    timers.add(t);
+  };
+  return {
+    onProgress(e) {
+      switch (e.step) {
+        case 'capture':
+          sim.present(id);
+          // Without a later prompt to lift on (identify), the person lifts after a moment.
+          if (options.holdMs !== undefined) later(options.holdMs, () => sim.lift());
+          break;
+        case 'captured':
+        case 'retry':
+          sim.lift();
+          break;
+        case 'module':
+          if (e.press === undefined) sim.present(id);
+          else {
+            // The module reads two presses: lift, and press again once the lift was seen.
+            sim.lift();
+            if (Number(e.press) === 1) later(400, () => sim.present(id));
+          }
+          break;
+        default:
+          break;
+      }
+    },
+    async stop() {
+      for (const t of timers) clearTimeout(t);
+      timers.clear();
+      sim.lift();
+    },
+  };
+}

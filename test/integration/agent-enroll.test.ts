@@ -1,0 +1,87 @@
+// `edge-agent enroll` and `edge-agent identify` as a technician runs them: the real CLI against the
+// real attendance service on loopback, in-process (simulated scanners opened by the command) and
+// through a running agent's control socket.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { ChildProcess } from 'node:child_process';
+import { AttendanceClient } from '../../src/api/client.js';
+import { runCli } from '../helpers/cli.js';
+import { startService, type InProcessService } from '../helpers/service.js';
+import { startAgent, stopChild, terminalDir, type TerminalDir } from '../helpers/agent.js';
+
+let service: InProcessService;
+let agent: ChildProcess | null = null;
+
+beforeAll(async () => {
+  service = await startService();
+  const admin = new AttendanceClient({ baseUrl: service.url, clientId: service.clientId, apiKey: service.apiKey, apiSecret: service.apiSecret });
+  await admin.addOrUpdateUser({ employeeCode: 'E4001', firstName: 'Ada', lastName: 'Lovelace', status: '0' });
+  await admin.addOrUpdateUser({ employeeCode: 'E4002', firstName: 'Grace', lastName: 'Hopper', status: '0' });
+});
+
+afterAll(async () => {
+  if (agent) await stopChild(agent);
+  await service.stop();
+});
+
+function apiFlags(dir: TerminalDir): string[] {
+  const secretFile = join(dir.dataDir, 'api-secret');
+  writeFileSync(secretFile, service.apiSecret, { mode: 0o600 });
+  return ['--data', dir.dataDir, '--api', service.url, '--client-id', service.clientId, '--api-key', service.apiKey, '--api-secret-file', secretFile];
+}
+
+describe('edge-agent enroll without a running agent', () => {
+  it('refuses an employee the attendance service does not know, before any capture', async () => {
+    const dir = terminalDir();
+    const r = await runCli(['enroll', 'NOBODY-1', '--simulate', ...apiFlags(dir)]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/ENROLL_UNKNOWN_USER: the attendance service does not know employee NOBODY-1/);
+    expect(r.stderr).toMatch(/add the person in the attendance service first/);
+    expect(r.stdout).not.toMatch(/place the finger/);
+  }, 60_000);
+
+  it('says what is wrong with its flags', async () => {
+    const dir = terminalDir();
+    const bad = await runCli(['enroll', 'E4001', '--modality', 'nose', '--data', dir.dataDir]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/CLI_USAGE: --modality takes finger or iris, got "nose"/);
+    const none = await runCli(['enroll', '--data', dir.dataDir]);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toMatch(/CLI_USAGE: name one employee code/);
+    const noSim = await runCli(['identify', '--present', '7', ...apiFlags(dir)]);
+    expect(noSim.code).toBe(2);
+    expect(noSim.stderr).toMatch(/CLI_USAGE: --present needs a simulated finger scanner in this process/);
+  }, 60_000);
+});
+
+describe('edge-agent enroll and identify through the running agent', () => {
+  it('goes through the control socket: unknown user refused by the service, no scanner named plainly', async () => {
+    const dir = terminalDir();
+    agent = await startAgent(['--terminal', 'gate-enrol', ...apiFlags(dir)]);
+
+    const unknown = await runCli(['enroll', 'NOBODY-2', '--data', dir.dataDir]);
+    expect(unknown.stdout).toMatch(/enrolling NOBODY-2 through the running agent/);
+    expect(unknown.stdout).toMatch(/checking NOBODY-2 with the attendance service/);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toMatch(/ENROLL_UNKNOWN_USER: the attendance service does not know employee NOBODY-2/);
+
+    const noScanner = await runCli(['enroll', 'E4001', '--data', dir.dataDir]);
+    expect(noScanner.stdout).toMatch(/E4001 is Ada Lovelace/);
+    expect(noScanner.code).toBe(1);
+    expect(noScanner.stderr).toMatch(/AGENT_NO_SCANNER: no finger scanner on this terminal/);
+    expect(noScanner.stderr).toMatch(/configure one with --scanner/);
+
+    const identify = await runCli(['identify', '--modality', 'iris', '--data', dir.dataDir, '--json']);
+    expect(identify.code).toBe(1);
+    expect(identify.stdout).toBe('');
+    expect(identify.stderr).toMatch(/AGENT_NO_SCANNER: no iris scanner on this terminal/);
+
+    const present = await runCli(['enroll', 'E4001', '--present', '5', '--data', dir.dataDir]);
+    expect(present.code).toBe(2);
+    expect(present.stderr).toMatch(/CLI_USAGE: --present works with simulated scanners opened by this command/);
+
+    expect(await stopChild(agent)).toBe(0);
+    agent = null;
+  }, 60_000);
+});
