@@ -185,14 +185,6 @@ export const OUTBOX_MIGRATIONS: Migration[] = [
   },
 ];
 
-/**
- * The first row of a query. `SqliteDatabase.get` on a cached statement without parameters does
- * not reset the statement, so a second call returns nothing; `all` always does.
- */
-async function first<T>(db: SqliteDatabase, sql: string, params: (string | number | null)[] = []): Promise<T | undefined> {
-  return (await db.all<T>(sql, params))[0];
-}
-
 const EVENT_COLUMNS = `e.seq, e.id, e.employee_code, e.direction, e.local_time, e.tz_offset, e.in_time, e.in_id, e.shift, e.source, e.score,
   e.terminal_id, e.created_at, e.clock_synced, e.clock_corrected, e.state`;
 
@@ -283,7 +275,7 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
   }
 
   async #undelivered(db: SqliteDatabase): Promise<number> {
-    const row = await first<{ n: number }>(db, "SELECT COALESCE(SUM(n), 0) AS n FROM outbox_counts WHERE state IN ('pending', 'dead')");
+    const row = await db.get<{ n: number }>("SELECT COALESCE(SUM(n), 0) AS n FROM outbox_counts WHERE state IN ('pending', 'dead')");
     return row?.n ?? 0;
   }
 
@@ -354,12 +346,12 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
 
   /** The latest punch of an employee (any state), for the punch policy. */
   async lastForEmployee(employeeCode: string): Promise<OutboxEvent | null> {
-    const row = await first<EventRow>(this.db, `SELECT ${EVENT_COLUMNS} FROM outbox_events e WHERE e.employee_code = ? ORDER BY e.seq DESC LIMIT 1`, [employeeCode]);
+    const row = await this.db.get<EventRow>(`SELECT ${EVENT_COLUMNS} FROM outbox_events e WHERE e.employee_code = ? ORDER BY e.seq DESC LIMIT 1`, [employeeCode]);
     return row ? toEvent(row) : null;
   }
 
   async get(id: string): Promise<ListedEvent | null> {
-    const row = await first<EventRow>(this.db, `SELECT ${EVENT_COLUMNS} FROM outbox_events e WHERE e.id = ?`, [id]);
+    const row = await this.db.get<EventRow>(`SELECT ${EVENT_COLUMNS} FROM outbox_events e WHERE e.id = ?`, [id]);
     if (!row) return null;
     return { ...toEvent(row), deliveries: await this.#deliveries([row.seq]).then((m) => m.get(row.seq) ?? []) };
   }
@@ -382,13 +374,13 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
     const now = this.#now();
     const counts = await this.db.all<{ state: EventState; n: number }>('SELECT state, n FROM outbox_counts');
     const n = (s: EventState) => counts.find((c) => c.state === s)?.n ?? 0;
-    const oldest = await first<{ created_at: number }>(this.db, "SELECT created_at FROM outbox_events WHERE state = 'pending' ORDER BY seq LIMIT 1");
-    const last = await first<{ t: number | null }>(this.db, 'SELECT MAX(done_at) AS t FROM outbox_events WHERE done_at IS NOT NULL');
-    const unsynced = await first<{ n: number }>(this.db, "SELECT COUNT(*) AS n FROM outbox_events WHERE clock_synced = 0 AND clock_corrected = 0 AND state = 'pending'");
+    const oldest = await this.db.get<{ created_at: number }>("SELECT created_at FROM outbox_events WHERE state = 'pending' ORDER BY seq LIMIT 1");
+    const last = await this.db.get<{ t: number | null }>('SELECT MAX(done_at) AS t FROM outbox_events WHERE done_at IS NOT NULL');
+    const unsynced = await this.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM outbox_events WHERE clock_synced = 0 AND clock_corrected = 0 AND state = 'pending'");
     // Per sink and state: range counts on the (sink, state, seq) index, never a full scan.
     const perSink: OutboxStatus['perSink'] = {};
     for (const s of this.sinks) {
-      const count = async (state: string) => (await first<{ n: number }>(this.db, 'SELECT COUNT(*) AS n FROM outbox_deliveries WHERE sink = ? AND state = ?', [s, state]))?.n ?? 0;
+      const count = async (state: string) => (await this.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM outbox_deliveries WHERE sink = ? AND state = ?', [s, state]))?.n ?? 0;
       perSink[s] = { pending: await count('pending'), dead: await count('dead') };
     }
     return {
