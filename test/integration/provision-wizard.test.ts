@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -90,4 +90,16 @@ describe('edge-agent provision, interactive', () => {
     expect(secrets.apiSecret).toBe(service.apiSecret);
     expect(secrets.templateKey).toHaveLength(32);
   }, 60_000);
+
+  it('Ctrl-C stops it without writing anything', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'wizard-'));
+    const config = join(dir, 'config.yaml');
+    const w = wizard(['--config', config]);
+    await w.answer('Config file', '\r');
+    await w.answer('Secrets file', '\r');
+    await w.answer('Terminal id', '\x03');
+    expect(await w.exited).toBe(130);
+    expect(w.screen()).toContain('stopped: nothing written');
+    expect(existsSync(config)).toBe(false);
+  }, 30_000);
 });

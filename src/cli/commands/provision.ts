@@ -88,7 +88,16 @@ const command: Command = {
         });
       }
       const { runWizard } = await import('../provision-wizard.js');
-      return runWizard(values);
+      try {
+        return await runWizard(values);
+      } catch (err) {
+        // Ctrl-C inside a prompt: nothing has been written yet.
+        if ((err as Error).name === 'ExitPromptError') {
+          process.stdout.write('\nstopped: nothing written\n');
+          return 130;
+        }
+        throw err;
+      }
     }
     if (!values.config || !values.secrets) {
       throw new AgentError('CLI_USAGE', `--non-interactive needs ${!values.config ? '--config FILE' : '--secrets FILE'}`, {}, { hint: 'edge-agent provision --non-interactive --config /etc/edge-agent/config.yaml --secrets /etc/edge-agent/secrets.yaml ...' });
