@@ -22,6 +22,7 @@ async function receiver() {
     const re = /> \S+ \S+\s+length=(\d+) from=\d+ to=\d+\n/g;
     let m: RegExpExecArray | null;
     while ((m = re.exec(raw))) {
+      if (re.lastIndex + Number(m[1]) > raw.length) break; // the rest is still on its way
       out.push(raw.slice(re.lastIndex, re.lastIndex + Number(m[1])));
       re.lastIndex += Number(m[1]);
     }

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -28,6 +28,7 @@ async function startReceiver(): Promise<Receiver> {
     let m: RegExpExecArray | null;
     while ((m = re.exec(raw))) {
       const len = Number(m[1]);
+      if (re.lastIndex + len > raw.length) break; // the rest of this datagram is still on its way
       out.push(raw.slice(re.lastIndex, re.lastIndex + len));
       re.lastIndex += len;
     }
@@ -127,5 +128,23 @@ describe('sd_notify', () => {
     expect(await c.ping()).toBe(true);
     expect(await rx.waitFor(2)).toEqual(['READY=1\nSTATUS=ready', 'WATCHDOG=1']);
     await c.stop();
+  });
+
+  it('uses systemd-notify with its barrier by default (--no-block only when SD_NOTIFY_BARRIER=0)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'notify-args-'));
+    const log = join(dir, 'args');
+    const fake = join(dir, 'systemd-notify');
+    writeFileSync(fake, `#!/bin/sh\nprintf '%s|' "$NOTIFY_SOCKET" "$@" >> ${log}\necho >> ${log}\n`, { mode: 0o755 });
+    await new SdNotify({ socket: '/run/x.sock', command: fake }).ready('up');
+    await new SdNotify({ socket: '/run/x.sock', command: fake, barrier: false }).watchdog();
+    const saved = process.env.SD_NOTIFY_BARRIER;
+    process.env.SD_NOTIFY_BARRIER = '0';
+    try {
+      await new SdNotify({ socket: '/run/x.sock', command: fake }).watchdog();
+    } finally {
+      if (saved === undefined) delete process.env.SD_NOTIFY_BARRIER;
+      else process.env.SD_NOTIFY_BARRIER = saved;
+    }
+    expect(readFileSync(log, 'utf8').trim().split('\n')).toEqual(['/run/x.sock|READY=1|STATUS=up|', '/run/x.sock|--no-block|WATCHDOG=1|', '/run/x.sock|--no-block|WATCHDOG=1|']);
   });
 });
