@@ -12,7 +12,7 @@ import { AgentError } from '../../src/core/errors.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'provision-cli-'));
 
-describe('edge-agent provision: front-end rules', () => {
+describe('edge-agent provision: front-end rules', { timeout: 60_000 }, () => {
   it('says so when stdin is not a terminal and --non-interactive is missing', async () => {
     const r = await runCli(['provision'], { input: '' });
     expect(r.code).toBe(2);
@@ -72,7 +72,7 @@ describe('edge-agent provision: front-end rules', () => {
   });
 });
 
-describe('edge-agent provision and stored templates', () => {
+describe('edge-agent provision and stored templates', { timeout: 60_000 }, () => {
   it('refuses a template key that does not open the templates already stored, and keeps the one that does', async () => {
     const data = join(dir, 'tk-data');
     const stored = generateKey();
@@ -96,7 +96,7 @@ describe('edge-agent provision and stored templates', () => {
   });
 });
 
-describe('edge-agent provision --discover-port', () => {
+describe('edge-agent provision --discover-port', { timeout: 60_000 }, () => {
   let service: InProcessService;
   beforeAll(async () => {
     service = await startService();

@@ -16,7 +16,7 @@ import { AttendanceClient } from '../../src/api/client.js';
  * provision (non-interactive) → punch → run delivers it → doctor passes → a broken config fails
  * doctor with the key named; and no output of any of these ever holds a secret.
  */
-describe('provision → run → doctor, end to end', () => {
+describe('provision → run → doctor, end to end', { timeout: 90_000 }, () => {
   let service: InProcessService;
   let broker: TestBroker;
   let sim: ChildProcess;
@@ -101,7 +101,8 @@ describe('provision → run → doctor, end to end', () => {
     daemon.stderr!.on('data', (d: Buffer) => (daemonOut += d));
     try {
       let delivered = 0;
-      for (let i = 0; i < 30 && delivered < 1; i++) {
+      const deadline = Date.now() + 60_000;
+      while (delivered < 1 && Date.now() < deadline) {
         await new Promise((r) => setTimeout(r, 300));
         const q = await runCli(['queue', 'status', '--config', configFile, '--json']);
         if (q.code === 0) delivered = (JSON.parse(q.stdout) as { delivered: number }).delivered;
@@ -113,7 +114,7 @@ describe('provision → run → doctor, end to end', () => {
       await exited;
       allOutput += daemonOut;
     }
-  }, 90_000);
+  }, 120_000);
 
   it('doctor --json passes on the provisioned terminal', async () => {
     const r = await run(['doctor', '--config', configFile, '--json']);

@@ -34,7 +34,7 @@ async function waitForPort(port: number): Promise<void> {
   throw new Error(`mosquitto did not listen on ${port}`);
 }
 
-describe('provision and doctor against a TLS broker with a password', () => {
+describe('provision and doctor against a TLS broker with a password', { timeout: 60_000 }, () => {
   let broker: ChildProcess;
   let url: string;
   const password = 'tls-pw-3e8a71';

@@ -38,7 +38,7 @@ async function receiver() {
   return { path, messages, waitFor, stop: () => proc.kill('SIGKILL') };
 }
 
-describe('edge-agent run under systemd', () => {
+describe('edge-agent run under systemd', { timeout: 60_000 }, () => {
   it('sends READY, STATUS, WATCHDOG and STOPPING over NOTIFY_SOCKET and logs JSON on stdout', async () => {
     const rx = await receiver();
     const data = mkdtempSync(join(tmpdir(), 'notify-data-'));

@@ -79,7 +79,7 @@ function expectWellFormed(lines: string[]): void {
   }
 }
 
-describe('udev rules', () => {
+describe('udev rules', { timeout: 60_000 }, () => {
   it('give serial fingerprint modules a stable name and group access in well-formed rules', () => {
     const lines = ruleLines(readFileSync(RULES, 'utf8'));
     expectWellFormed(lines);
@@ -104,7 +104,7 @@ describe('udev rules', () => {
   });
 });
 
-describe('edge-agent install-service', () => {
+describe('edge-agent install-service', { timeout: 60_000 }, () => {
   it('installs unit and rules under a prefix and prints what it did', async () => {
     const prefix = mkdtempSync(join(tmpdir(), 'prefix-'));
     const r = await runCli(['install-service', '--prefix', prefix, '--json']);
