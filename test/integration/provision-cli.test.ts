@@ -111,7 +111,7 @@ describe('edge-agent provision --discover-port', { timeout: 60_000 }, () => {
     const api = ['--api', service.url, '--client-id', service.clientId, '--api-key', service.apiKey, '--api-secret-file', secretFile];
     const sim = spawnCli(['simulate', 'r30x', '--link', join(dir, 'ttyDISC')]);
     try {
-      const device = (await waitForLine(sim, /device: (\S+)/))[1]!;
+      const device = (await waitForLine(sim, /device: (\S+)/, 45_000))[1]!;
       const config = join(dir, 'disc.yaml');
       const r = await runCli(['provision', '--non-interactive', '--config', config, '--secrets', join(dir, 'disc-secrets.yaml'), ...api, '--discover-port', device, '--json']);
       expect(r.code, r.stderr).toBe(0);

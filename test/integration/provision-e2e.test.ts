@@ -45,7 +45,7 @@ describe('provision → run → doctor, end to end', { timeout: 90_000 }, () => 
     writeFileSync(secretFile, `${service.apiSecret}\n`, { mode: 0o600 });
     writeFileSync(mqttPasswordFile, mqttPassword, { mode: 0o600 });
     sim = spawnCli(['simulate', 'r30x', '--link', join(dir, 'ttyR30X')]);
-    device = (await waitForLine(sim, /device: (\S+)/))[1]!;
+    device = (await waitForLine(sim, /device: (\S+)/, 45_000))[1]!;
   });
 
   afterAll(async () => {

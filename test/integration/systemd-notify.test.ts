@@ -29,7 +29,7 @@ async function receiver() {
     return out;
   };
   const waitFor = async (pred: (msgs: string[]) => boolean) => {
-    for (let i = 0; i < 300; i++) {
+    for (let i = 0; i < 900; i++) {
       if (pred(messages())) return messages();
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -76,7 +76,7 @@ describe('edge-agent run under systemd', { timeout: 60_000 }, () => {
     try {
       let out = '';
       child.stdout!.on('data', (d: Buffer) => (out += d));
-      await waitForLine(child, /module: "agent:clock"/, 20_000, 'stdout');
+      await waitForLine(child, /module: "agent:clock"/, 45_000, 'stdout');
       // pino-pretty: "[HH:MM:ss.l] LEVEL: message" with the fields indented below it
       const lines = out.split('\n');
       const at = lines.findIndex((l) => l.includes('module: "agent:clock"'));
