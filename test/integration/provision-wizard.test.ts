@@ -26,7 +26,7 @@ function wizard(args: string[]) {
     screen: () => screen,
     /** Waits for `prompt` (after what was matched before), then types `keys`. */
     async answer(prompt: string | RegExp, keys: string) {
-      for (let i = 0; i < 400; i++) {
+      for (let i = 0; i < 900; i++) {
         const rest = screen.slice(seen);
         const m = typeof prompt === 'string' ? rest.indexOf(prompt) : rest.search(prompt);
         if (m >= 0) {
@@ -89,7 +89,7 @@ describe('edge-agent provision, interactive', () => {
     const secrets = loadSecrets({ file: secretsFile, credentialsDir: null });
     expect(secrets.apiSecret).toBe(service.apiSecret);
     expect(secrets.templateKey).toHaveLength(32);
-  }, 60_000);
+  }, 120_000);
 
   it('Ctrl-C stops it without writing anything', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'wizard-'));
@@ -101,5 +101,5 @@ describe('edge-agent provision, interactive', () => {
     expect(await w.exited).toBe(130);
     expect(w.screen()).toContain('stopped: nothing written');
     expect(existsSync(config)).toBe(false);
-  }, 30_000);
+  }, 90_000);
 });
