@@ -89,9 +89,19 @@ export class MqttSink implements Sink {
     };
     if (o.username) opts.username = o.username;
     if (o.password) opts.password = o.password;
-    if (o.tls?.ca) opts.ca = readFileSync(o.tls.ca);
-    if (o.tls?.cert) opts.cert = readFileSync(o.tls.cert);
-    if (o.tls?.key) opts.key = readFileSync(o.tls.key);
+    const tlsFile = (what: string, file: string): Buffer => {
+      try {
+        return readFileSync(file);
+      } catch (err) {
+        throw new AgentError('CONFIG_TLS_UNREADABLE', `cannot read the MQTT TLS ${what} file ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { file, what }, {
+          hint: `check mqtt.tls.${what} in the config and that the agent user may read the file`,
+          cause: err,
+        });
+      }
+    };
+    if (o.tls?.ca) opts.ca = tlsFile('ca', o.tls.ca);
+    if (o.tls?.cert) opts.cert = tlsFile('cert', o.tls.cert);
+    if (o.tls?.key) opts.key = tlsFile('key', o.tls.key);
     const client = mqtt.connect(o.url, opts);
     this.#client = client;
     client.on('connect', () => {

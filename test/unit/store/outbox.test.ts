@@ -191,6 +191,23 @@ describe('Outbox', () => {
     expect((await both.status()).perSink).toEqual({ api: { pending: 0, dead: 0 }, mqtt: { pending: 1, dead: 0 } });
   });
 
+  it('a full disk refuses the punch with SQLITE_DISK_FULL and keeps everything recorded before', async () => {
+    const outbox = await Outbox.open(db);
+    await outbox.record(punch('A'));
+    const pages = (await db.all<{ page_count: number }>('PRAGMA page_count'))[0]!.page_count;
+    await db.exec(`PRAGMA max_page_count = ${pages}`); // the file may not grow: as if the disk were full
+    let err: unknown = null;
+    for (let i = 0; i < 500 && !err; i++) err = await outbox.record(punch(`F${i}`)).then(() => null, (e: unknown) => e);
+    expect(isAgentError(err, 'SQLITE_DISK_FULL')).toBe(true);
+    expect((err as { hint: string; retryable: boolean }).hint).toMatch(/free space/);
+    expect((err as { retryable: boolean }).retryable).toBe(true);
+    const before = (await outbox.status()).pending;
+    expect((await outbox.list({ limit: 1000 }))[0]!.employeeCode).toBe('A');
+    await db.exec('PRAGMA max_page_count = 1073741823'); // space freed
+    await outbox.record(punch('AFTER'));
+    expect((await outbox.status()).pending).toBe(before + 1);
+  });
+
   it('survives reopening: migrations are idempotent and counts persist', async () => {
     const outbox = await Outbox.open(db);
     await outbox.recordMany(Array.from({ length: 5 }, (_, i) => punch(`E${i}`)));
