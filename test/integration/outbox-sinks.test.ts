@@ -3,6 +3,7 @@
  * sink through a fault proxy to the real attendance service on loopback, the MQTT sink to a real
  * broker (Mosquitto where installed) with a subscriber reading what arrives.
  */
+import { connect, createServer, type Socket } from 'node:net';
 import mqtt from 'mqtt';
 import { AttendanceClient } from '../../src/api/client.js';
 import { ApiSink } from '../../src/upload/api-sink.js';
@@ -29,6 +30,10 @@ sinkContract('api', async () => {
     },
     outage: async () => proxy.down(),
     restore: async () => proxy.up(),
+    stall: async () => {
+      proxy.inject({ kind: 'stall' }, 1, '/event');
+      return async () => proxy.clear();
+    },
     async teardown() {
       await proxy.close();
       await service.stop();
@@ -36,9 +41,42 @@ sinkContract('api', async () => {
   };
 });
 
+/** A TCP relay in front of the broker that can hold back what the broker sends (its PUBACKs). */
+async function startRelay(port: number): Promise<{ url: string; hold(on: boolean): void; close(): Promise<void> }> {
+  let holding = false;
+  const pending: Array<() => void> = [];
+  const sockets = new Set<Socket>();
+  const server = createServer((client) => {
+    const upstream = connect(port, '127.0.0.1');
+    sockets.add(client).add(upstream);
+    client.on('data', (d) => upstream.write(d));
+    upstream.on('data', (d) => (holding ? pending.push(() => client.write(d)) : client.write(d)));
+    const end = () => {
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on('close', end).on('error', end);
+    upstream.on('close', end).on('error', end);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  return {
+    url: `mqtt://127.0.0.1:${(server.address() as { port: number }).port}`,
+    hold(on) {
+      holding = on;
+      if (!on) for (const f of pending.splice(0)) f();
+    },
+    close: () =>
+      new Promise<void>((r) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => r());
+      }),
+  };
+}
+
 sinkContract('mqtt', async () => {
   const broker = await startBroker();
-  const sink = new MqttSink({ url: broker.url, prefix: 'attendance', site: 'site-1', terminal: 'gate-1', reconnectBaseMs: 50, reconnectCapMs: 300, publishTimeoutMs: 3000 });
+  const relay = await startRelay(broker.port);
+  const sink = new MqttSink({ url: relay.url, prefix: 'attendance', site: 'site-1', terminal: 'gate-1', reconnectBaseMs: 50, reconnectCapMs: 300, publishTimeoutMs: 3000 });
   await sink.start();
   const byId = new Map<string, { employeeCode: string; direction: string; time: string; inTime: string | null }>();
   const sub = mqtt.connect(broker.url, { clientId: 'contract-subscriber', reconnectPeriod: 100 });
@@ -67,6 +105,10 @@ sinkContract('mqtt', async () => {
       }
       return [...events].map(([k, out]) => `${k}|${out}`);
     },
+    stall: async () => {
+      relay.hold(true);
+      return async () => relay.hold(false);
+    },
     outage: () => broker.stop(),
     async restore() {
       await broker.restart();
@@ -76,6 +118,7 @@ sinkContract('mqtt', async () => {
     async teardown() {
       await sink.close();
       await Promise.race([sub.endAsync(true), new Promise((r) => setTimeout(r, 1000))]);
+      await relay.close();
       await broker.stop();
     },
   };

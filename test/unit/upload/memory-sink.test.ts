@@ -22,6 +22,14 @@ sinkContract('memory', async () => {
     restore: async () => {
       sink.failWith = null;
     },
+    stall: async () => {
+      let end!: () => void;
+      sink.hold = new Promise<void>((r) => (end = r));
+      return async () => {
+        sink.hold = null;
+        end();
+      };
+    },
     teardown: async () => undefined,
   };
 });

@@ -21,6 +21,8 @@ export interface SinkUnderTest {
   received(): Promise<string[]>;
   outage(): Promise<void>;
   restore(): Promise<void>;
+  /** Makes the downstream take requests but never answer; resolves with a function that ends it. */
+  stall(): Promise<() => Promise<void>>;
   teardown(): Promise<void>;
 }
 
@@ -90,6 +92,27 @@ export function sinkContract(name: string, setup: () => Promise<SinkUnderTest>):
       expect(again.every((o) => o.outcome === 'delivered')).toBe(true);
       const got = (await t.received()).filter((k) => k.startsWith(`R${name}`));
       expect(got).toHaveLength(2);
+    });
+
+    it('an aborted delivery (the uploader releasing it on stop) settles promptly and claims nothing delivered', async () => {
+      const code = `S${name}`;
+      await t.known([code]);
+      const batch = await items([{ employeeCode: code }]);
+      const release = await t.stall();
+      try {
+        const ac = new AbortController();
+        const started = Date.now();
+        setTimeout(() => ac.abort(), 150);
+        const settled = await t.sink.deliver(batch, { signal: ac.signal }).then(
+          (outcomes) => outcomes,
+          (err: unknown) => err,
+        );
+        expect(Date.now() - started).toBeLessThan(2500);
+        if (Array.isArray(settled)) expect(settled.map((o) => o.outcome)).toEqual(['retry']);
+        else expect(settled).toBeInstanceOf(AgentError);
+      } finally {
+        await release();
+      }
     });
 
     it('when the downstream is away it throws a retryable AgentError, and delivers once it is back', async () => {
