@@ -210,6 +210,7 @@ export async function siteRecordOf(cache: TemplateCache, employeeCode: string): 
 export class SiteSyncComponent implements DaemonComponent {
   readonly name = 'site-sync';
   readonly #rt: TerminalRuntime;
+  #placeTimer: NodeJS.Timeout | null = null;
 
   constructor(rt: TerminalRuntime) {
     this.#rt = rt;
@@ -233,11 +234,23 @@ export class SiteSyncComponent implements DaemonComponent {
       store: siteStore(rt.cache),
     });
     sync.on('error', ({ error }) => rt.noteError(error));
+    // The modules follow the cache: a person received from the site is placed in a slot (after a
+    // burst of retained records, once), a person deleted through the site leaves the modules now.
+    sync.on('applied', () => {
+      if (this.#placeTimer) clearTimeout(this.#placeTimer);
+      this.#placeTimer = setTimeout(() => {
+        this.#placeTimer = null;
+        void refreshModuleTemplates(rt);
+      }, 300);
+    });
+    sync.on('removed', ({ employeeCode }) => void clearPersonFromModules(rt, employeeCode));
     await sync.start();
     rt.siteSync = sync;
   }
 
   async stop(): Promise<void> {
+    if (this.#placeTimer) clearTimeout(this.#placeTimer);
+    this.#placeTimer = null;
     await this.#rt.siteSync?.stop();
     this.#rt.siteSync = null;
   }
@@ -248,21 +261,42 @@ export interface OpsHooks {
   restart(): void;
 }
 
-/** Deletes a person's templates here, on this terminal's modules and across the site. */
-export async function deletePersonTemplates(rt: TerminalRuntime, employeeCode: string): Promise<Record<string, unknown>> {
-  let moduleSlots = 0;
-  if (rt.slots) {
-    for (const { scannerKey: key, slot } of await rt.slots.slotsOf(employeeCode)) {
-      const worker = rt.workers.get(key);
-      try {
-        if (worker) await worker.withScanner((s) => s.deleteOnModule(slot));
-        moduleSlots++;
-      } catch (err) {
-        log.warn({ scanner: key, slot, err: toAgentError(err).toJSON() }, 'could not delete the template from the module now; it is forgotten and overwritten at the next placement');
-      }
-      await rt.slots.release(key, slot);
+/** Places the cached module templates again on every ready module (the cache changed under them). */
+export async function refreshModuleTemplates(rt: TerminalRuntime): Promise<void> {
+  const { cache, slots } = rt;
+  if (!cache || !slots) return;
+  for (const worker of rt.workers.values()) {
+    const info = worker.info;
+    if (worker.status !== 'ready' || !info?.moduleTemplateFormat) continue;
+    try {
+      await worker.withScanner(async (scanner) => (scanner.capabilities.moduleSearch ? placeModuleTemplates({ scanner, info, scannerKey: worker.key, slots, templatesOfFormat: (format) => moduleTemplatesOf(cache, format) }) : null));
+    } catch (err) {
+      rt.noteError(err);
+      log.warn({ scanner: worker.key, err: toAgentError(err).toJSON() }, 'could not place module templates after a site change; placed again at the next reconnection');
     }
   }
+}
+
+/** Takes a person's templates off this terminal's modules; resolves to the slots cleared. */
+export async function clearPersonFromModules(rt: TerminalRuntime, employeeCode: string): Promise<number> {
+  let moduleSlots = 0;
+  if (!rt.slots) return 0;
+  for (const { scannerKey: key, slot } of await rt.slots.slotsOf(employeeCode)) {
+    const worker = rt.workers.get(key);
+    try {
+      if (worker) await worker.withScanner((s) => s.deleteOnModule(slot));
+      moduleSlots++;
+    } catch (err) {
+      log.warn({ scanner: key, slot, err: toAgentError(err).toJSON() }, 'could not delete the template from the module now; it is forgotten and overwritten at the next placement');
+    }
+    await rt.slots.release(key, slot);
+  }
+  return moduleSlots;
+}
+
+/** Deletes a person's templates here, on this terminal's modules and across the site. */
+export async function deletePersonTemplates(rt: TerminalRuntime, employeeCode: string): Promise<Record<string, unknown>> {
+  const moduleSlots = await clearPersonFromModules(rt, employeeCode);
   const templatesRemoved = rt.cache ? await rt.cache.deleteUser(employeeCode) : 0;
   let site = false;
   if (rt.siteSync) {

@@ -9,13 +9,14 @@ import mqtt from 'mqtt';
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { startBroker, type TestBroker } from '../helpers/broker.js';
-import { daemonStatus, moduleTemplateOf, startAgent, stopChild, terminalDir, until, type TerminalDir } from '../helpers/agent.js';
+import { daemonStatus, moduleTemplateOf, startAgent, startSimulatedModule, stopChild, terminalDir, until, type SimulatedModule, type TerminalDir } from '../helpers/agent.js';
 import { openAgentDatabase } from '../../src/store/agent-db.js';
 import { TemplateCache } from '../../src/store/template-cache.js';
 import { SiteTemplateSync, type SiteTemplateRecord } from '../../src/ops/site-sync.js';
 import { setLogLevel } from '../../src/core/logger.js';
 
 let broker: TestBroker;
+let sim: SimulatedModule | null = null;
 const agents: ChildProcess[] = [];
 beforeAll(async () => {
   setLogLevel('ops:*', 'warn'); // the station's own sync in this process
@@ -23,6 +24,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   for (const a of agents) await stopChild(a);
+  await sim?.stop();
   await broker.stop();
 });
 
@@ -56,9 +58,15 @@ describe('site template sync between two running agents', () => {
     const siteKey = randomBytes(32);
     const dirs = [terminalDir({ siteKey }), terminalDir({ siteKey })] as const;
     const ids = ['gate-s1', 'gate-s2'];
+    // The second terminal has a fingerprint module (simulated, on a real pty).
+    sim = await startSimulatedModule();
     for (let i = 0; i < 2; i++) {
-      agents.push(await startAgent(['--data', dirs[i]!.dataDir, '--terminal', ids[i]!, '--site', SITE, '--mqtt', broker.url, '--upstream', 'mqtt']));
+      const scanner = i === 1 ? ['--scanner', `r30x:${sim.device}:57600`] : [];
+      agents.push(await startAgent(['--data', dirs[i]!.dataDir, '--terminal', ids[i]!, '--site', SITE, '--mqtt', broker.url, '--upstream', 'mqtt', ...scanner]));
     }
+    const capture = async () => (await daemonStatus(dirs[1]!.dataDir)).metrics.capture as { punched: number; unknown: number };
+    const scannerReady = async () => ((await daemonStatus(dirs[1]!.dataDir)).info.scanners as Array<{ status: string }>)[0]!.status === 'ready';
+    await until(scannerReady, 20_000, 'module of gate-s2 ready');
     const counters = async (i: number) => (await daemonStatus(dirs[i]!.dataDir)).metrics.siteSync as { applied: number; removed: number; skipped: number; errors: number };
     const fingerCount = async (i: number) => ((await daemonStatus(dirs[i]!.dataDir)).info.templates as { finger: number }).finger;
     for (let i = 0; i < 2; i++) expect(await fingerCount(i)).toBe(0);
@@ -92,6 +100,10 @@ describe('site template sync between two running agents', () => {
         await until(async () => (await counters(i)).skipped === 1, 15_000, `older record skipped on ${ids[i]}`);
         expect((await cachedTemplates(dirs[i]!, 'E3001')).map((t) => [t.id, t.data])).toEqual([['tpl-2', Buffer.from(second.data).toString('base64')]]);
       }
+      // The synced person is placed on the second terminal's module: their finger punches there.
+      await sim.send('finger 502');
+      await until(async () => (await capture()).punched === 1, 15_000, 'synced person punched on gate-s2');
+      await sim.send('lift');
     } finally {
       await station.stop();
     }
@@ -111,6 +123,12 @@ describe('site template sync between two running agents', () => {
       expect(await fingerCount(i)).toBe(0);
       expect(await cachedTemplates(dirs[i]!, 'E3001')).toEqual([]);
     }
+    // Deleted everywhere means off the module too: the same finger is unknown on the second terminal now.
+    await new Promise((r) => setTimeout(r, 1000));
+    await sim.send('finger 502');
+    await until(async () => (await capture()).unknown === 1, 25_000, 'deleted person no longer known on gate-s2');
+    await sim.send('lift');
+    expect((await capture()).punched).toBe(1);
     // The broker keeps no record of the person: a terminal joining later sees none.
     const late = await mqtt.connectAsync(broker.url);
     const seen: string[] = [];
