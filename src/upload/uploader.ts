@@ -229,11 +229,19 @@ export class Uploader extends TypedEmitter<UploaderEvents> {
     this.outbox.off('recorded', this.#onRecorded);
     this.#stop.abort();
     const all = Promise.all([...this.#loops.values()].map((l) => l.running));
-    const graceful = await Promise.race([all.then(() => true), sleep(this.#stopGraceMs).then(() => false)]);
-    if (!graceful) {
+    const within = async (ms: number): Promise<boolean> => {
+      let timer: NodeJS.Timeout | undefined;
+      const expired = new Promise<boolean>((r) => (timer = setTimeout(() => r(false), ms)));
+      try {
+        return await Promise.race([all.then(() => true), expired]);
+      } finally {
+        clearTimeout(timer);
+      }
+    };
+    if (!(await within(this.#stopGraceMs))) {
       log.warn({ graceMs: this.#stopGraceMs }, 'releasing in-flight batches: they stay pending');
       for (const l of this.#loops.values()) l.inflight?.abort();
-      await Promise.race([all, sleep(2000)]);
+      await within(2000);
     }
     for (const sink of this.sinks) await sink.close().catch(() => undefined);
     this.#loops.clear();
