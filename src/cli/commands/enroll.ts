@@ -28,7 +28,8 @@ const usage = `usage: edge-agent enroll CODE [--modality finger|iris] [--positio
 function printResult(r: EnrollResult): void {
   const who = r.name ? `${r.employeeCode} (${r.name})` : r.employeeCode;
   process.stdout.write(`enrolled ${who}: ${r.modality} ${r.position}, ${r.templates.length} template(s) stored\n`);
-  if (r.upload) r.upload.forEach((u, i) => process.stdout.write(`  upload item ${i + 1}: ${u.statusCode}${u.statusDescription ? ` (${u.statusDescription})` : ''}\n`));
+  // Each item's outcome was printed as it came (progress); here the tally.
+  if (r.upload) process.stdout.write(`  upload: ${r.upload.filter((u) => u.statusCode === 'SUCCESS').length} of ${r.upload.length} item(s) accepted by the attendance service\n`);
   else if (r.uploadError) process.stdout.write(`  upload failed: ${r.uploadError} (the templates are enrolled here; enrol again to repeat the upload)\n`);
   else process.stdout.write('  not uploaded: no attendance API configured\n');
   process.stdout.write(`  site: ${r.publishedToSite ? 'published to every terminal of the site' : 'not published (no MQTT broker or site key)'}\n`);
