@@ -53,8 +53,17 @@ interface SinkLoop {
   running: Promise<void>;
   inflight: AbortController | null;
   wake: (() => void) | null;
+  /** Whole-request failures in a row (drives the sink's backoff). */
   failures: number;
+  /** Current batch size: halved while answered failures repeat, doubled back on success. */
+  size: number;
 }
+
+/**
+ * Whole-request failures where the upstream answered (or hung) and an item of the batch may be
+ * the cause: the batch is split to find it. Refused connections and rate limits are not.
+ */
+const ISOLATABLE = new Set(['API_HTTP_5XX', 'API_BAD_RESPONSE', 'API_TIMEOUT', 'API_HTTP_4XX', 'UPLOAD_SINK_BROKEN']);
 
 export class Uploader extends TypedEmitter<UploaderEvents> {
   readonly outbox: Outbox;
@@ -65,6 +74,8 @@ export class Uploader extends TypedEmitter<UploaderEvents> {
   readonly #stopGraceMs: number;
   readonly #now: () => number;
   readonly #loops = new Map<string, SinkLoop>();
+  /** Loop state of `runOnce` callers (tests, tools) that did not `start()`. */
+  readonly #spare = new Map<string, SinkLoop>();
   readonly #stop = new AbortController();
   #started = false;
   readonly #onRecorded = () => this.wake();
@@ -88,7 +99,7 @@ export class Uploader extends TypedEmitter<UploaderEvents> {
     for (const sink of this.sinks) await sink.start?.();
     this.outbox.on('recorded', this.#onRecorded);
     for (const sink of this.sinks) {
-      const loop: SinkLoop = { sink, running: Promise.resolve(), inflight: null, wake: null, failures: 0 };
+      const loop: SinkLoop = { sink, running: Promise.resolve(), inflight: null, wake: null, failures: 0, size: this.#batchSize };
       loop.running = this.#run(loop).catch((err) => log.error({ err: toAgentError(err).toJSON(), sink: sink.name }, 'uploader loop ended by an error'));
       this.#loops.set(sink.name, loop);
     }
@@ -101,12 +112,13 @@ export class Uploader extends TypedEmitter<UploaderEvents> {
 
   /** One round for one sink: returns how many items were handed over (0 when nothing was due). */
   async runOnce(sink: Sink, signal: AbortSignal = new AbortController().signal): Promise<number> {
-    const loop = this.#loops.get(sink.name) ?? { sink, running: Promise.resolve(), inflight: null, wake: null, failures: 0 };
+    const loop = this.#loops.get(sink.name) ?? this.#spare.get(sink.name) ?? { sink, running: Promise.resolve(), inflight: null, wake: null, failures: 0, size: this.#batchSize };
+    this.#spare.set(sink.name, loop);
     return this.#round(loop, signal);
   }
 
   async #round(loop: SinkLoop, signal: AbortSignal): Promise<number> {
-    const batch = await this.outbox.nextBatch(loop.sink.name, this.#batchSize, this.#now());
+    const batch = await this.outbox.nextBatch(loop.sink.name, loop.size, this.#now());
     if (batch.length === 0) return 0;
     await this.#deliver(loop, batch, signal);
     return batch.length;
@@ -131,9 +143,22 @@ export class Uploader extends TypedEmitter<UploaderEvents> {
       // An 'error' event without a listener would throw (EventEmitter rule): emit only when heard.
       if (this.listenerCount('error') > 0) this.emit('error', { sink: sink.name, error: e, retryInMs: delay, batchSize: batch.length });
       await this.outbox.noteFailure(sink.name, batch.map((b) => b.seq), `${e.code}: ${e.message}`).catch(() => undefined);
+      if (ISOLATABLE.has(e.code) && loop.failures >= 2) {
+        // The same kind of answer again: perhaps one item makes the upstream fail. Halve the
+        // batches until it is alone, then let that item back off on its own so the others go.
+        if (batch.length > 1) loop.size = Math.max(1, Math.floor(batch.length / 2));
+        else {
+          const item = batch[0]!;
+          await this.outbox
+            .applyResults(sink.name, [{ seq: item.seq, outcome: 'retry', status: e.code, error: `${e.code}: ${e.message}`, nextAttemptAt: this.#now() + backoffDelay(item.attempts, this.#backoff) }])
+            .catch(() => undefined);
+          log.warn({ sink: sink.name, id: item.id, employeeCode: item.employeeCode, err: e.code }, 'this punch alone makes the upstream fail: it backs off on its own, the others go on');
+        }
+      }
       throw Object.assign(e, { retryInMs: delay });
     }
     loop.failures = 0;
+    loop.size = Math.min(this.#batchSize, loop.size * 2);
     const results = this.#results(sink.name, batch, outcomes);
     await this.outbox.applyResults(sink.name, results, this.#now());
     const delivered = batch.filter((_, i) => results[i]!.outcome === 'delivered');
@@ -185,7 +210,7 @@ export class Uploader extends TypedEmitter<UploaderEvents> {
       let batch: OutboxItem[] = [];
       let retryIn = 0;
       try {
-        batch = await this.outbox.nextBatch(loop.sink.name, this.#batchSize, this.#now(), flight?.employees);
+        batch = await this.outbox.nextBatch(loop.sink.name, loop.size, this.#now(), flight?.employees);
       } catch (err) {
         log.error({ err: toAgentError(err).toJSON(), sink: loop.sink.name }, 'reading the outbox failed');
         retryIn = this.#backoff.baseMs;

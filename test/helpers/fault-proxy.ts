@@ -7,7 +7,8 @@
  * - `{kind: 'reset'}`: destroys the connection at once;
  * - `{kind: 'garbage'}`: answers 200 with a body that is not the envelope;
  * - `{kind: 'unauthorized'}`: answers 401 (an expired or revoked token).
- * `down()` makes every request fail with a reset until `up()`.
+ * `down()` makes every request fail with a reset until `up()`. `failWhenBodyIncludes(text)`
+ * answers HTTP 500 to every request whose body contains `text` (a poison item) until cleared.
  */
 import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
@@ -27,6 +28,8 @@ export interface FaultProxy {
   clear(): void;
   down(): void;
   up(): void;
+  /** Answers HTTP 500 to every request whose body contains `text`; null clears it. */
+  failWhenBodyIncludes(text: string | null): void;
   /** Requests seen per path (including faulted ones). */
   readonly seen: Map<string, number>;
   /** Faults applied so far, in order. */
@@ -41,6 +44,7 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
   const applied: string[] = [];
   const sockets = new Set<Socket>();
   let isDown = false;
+  let poison: string | null = null;
 
   const forward = (req: IncomingMessage, body: Buffer, res: ServerResponse | null) => {
     const out = request(
@@ -72,6 +76,12 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
       const i = queue.findIndex((q) => path.includes(q.pathContains));
       const fault = i >= 0 ? queue.splice(i, 1)[0]!.fault : null;
       const body = Buffer.concat(chunks);
+      if (!fault && poison !== null && body.includes(poison)) {
+        applied.push('poison 500');
+        res.writeHead(500, { 'content-type': 'text/plain' });
+        res.end('internal server error');
+        return;
+      }
       if (!fault) return forward(req, body, res);
       applied.push(fault.kind === 'status' ? `status ${fault.status}` : fault.kind);
       switch (fault.kind) {
@@ -110,6 +120,7 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
     },
     clear() {
       queue.length = 0;
+      poison = null;
     },
     down() {
       isDown = true;
@@ -117,6 +128,9 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
     },
     up() {
       isDown = false;
+    },
+    failWhenBodyIncludes(text) {
+      poison = text;
     },
     seen,
     applied,

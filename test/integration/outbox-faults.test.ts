@@ -133,6 +133,26 @@ describe('uploader against a failing service', () => {
     expect(client.tokensObtained).toBeGreaterThanOrEqual(2);
   });
 
+  it('an item that makes the service fail the whole request (HTTP 500) is isolated; the others go on', async () => {
+    const poison = 'F119';
+    const expected = await recordDay(CODES);
+    proxy.failWhenBodyIncludes(`"${poison}"`);
+    const { up } = uploader();
+    await up.start();
+    await until(async () => (await outbox.status()).delivered === 2 * (CODES.length - 1));
+    const st = await outbox.status();
+    expect(st.pending).toBe(2);
+    const [stuck] = await outbox.list();
+    expect(stuck).toMatchObject({ employeeCode: poison, direction: 'in' });
+    expect(stuck!.deliveries[0]!.lastError).toMatch(/API_HTTP_5XX/);
+    // The service is fixed: the poison goes too.
+    proxy.failWhenBodyIncludes(null);
+    await until(async () => (await outbox.status()).pending === 0);
+    await up.stop();
+    const got = await serviceEvents();
+    for (const k of expected) expect(got.filter((g) => g === k)).toHaveLength(1);
+  });
+
   it('a dead letter among good items: the others are delivered; retried once the user exists', async () => {
     const ghost = `GHOST${Date.now() % 100000}`;
     const expected = await recordDay([CODES[0]!, ghost, CODES[1]!]);

@@ -198,4 +198,33 @@ describe('Uploader', () => {
       expect(seqs).toEqual([...seqs].sort((x, y) => x - y));
     }
   });
+
+  it('an item that makes the whole request fail (HTTP 500) is isolated by halving; the others go on', async () => {
+    let now = 1_000_000;
+    const outbox = await Outbox.open(db, { now: () => now });
+    const codes = Array.from({ length: 40 }, (_, i) => `H${i}`);
+    for (const c of codes) await outbox.record(punch(c));
+    await outbox.record(punch('H7', 'out'));
+    const sink = new MemorySink();
+    const real = sink.deliver.bind(sink);
+    sink.deliver = async (items, options) => {
+      if (items.some((i) => i.employeeCode === 'H7' && i.direction === 'in')) {
+        sink.batches.push(items.length);
+        throw new AgentError('API_HTTP_5XX', 'the service failed (HTTP 500)', { status: 500 }, { retryable: true });
+      }
+      return real(items, options);
+    };
+    const up = new Uploader({ outbox, sinks: [sink], batchSize: 40, backoffBaseMs: 1000, backoffCapMs: 60_000, random: () => 0.5, now: () => now });
+    for (let i = 0; i < 100 && sink.accepted.length < 39; i++) {
+      await up.runOnce(sink).catch(() => undefined);
+      now += 20;
+    }
+    // Everyone but H7 is delivered; H7's check-in backs off on its own, its check-out waits for it.
+    expect(new Set(sink.accepted.map((a) => a.employeeCode))).toEqual(new Set(codes.filter((c) => c !== 'H7')));
+    const st = await outbox.status();
+    expect(st).toMatchObject({ pending: 2, delivered: 39 });
+    const [h7] = await outbox.list();
+    expect(h7!.deliveries[0]!.lastError).toMatch(/API_HTTP_5XX/);
+    expect(Math.min(...sink.batches)).toBe(1);
+  });
 });
