@@ -155,6 +155,7 @@ export async function enrolDemoEmployees(rt: TerminalRuntime, client: Attendance
           started = true;
           presenting = keepPresenting(rt, key, id, ac.signal);
         }
+        if (event.step === 'captures-done') ac.abort();
       };
       try {
         const r = await enroll(rt, client, { employeeCode: e.employeeCode, modality, position: modality === 'finger' ? 'right-index' : 'right', minQuality: 1 }, onProgress, key);

@@ -106,6 +106,29 @@ export async function enroll(rt: TerminalRuntime, client: AttendanceClient | nul
   let sensorModel: string | null = null;
   await worker.withScanner(async (scanner) => {
     sensorModel = (await scanner.info()).model;
+    if (!rt.extractor) {
+      // No image extraction on this terminal (models missing): a serial module still enrols on
+      // its own and identifies by its own search, so enrol there only, checking duplicates with
+      // the module's search.
+      if (!scanner.capabilities.moduleEnroll) {
+        throw new AgentError('AGENT_NO_EXTRACTOR', 'image extraction is not available on this terminal and this scanner cannot enrol on its own', { modality }, { hint: 'run "edge-agent doctor": the extraction models failed to load' });
+      }
+      progress({ step: 'capture', capture: 1, of: 1, message: 'no image extraction here: enrolling on the module only; place the finger' });
+      if (!(await scanner.waitForPresence({ timeoutMs }))) {
+        throw new AgentError('ENROLL_TIMEOUT', `no finger on the sensor within ${Math.round(timeoutMs / 1000)} s`, { modality }, { hint: 'present it when the scanner asks, then run the command again', retryable: true });
+      }
+      const hit = await scanner.searchOnModule();
+      const owner = hit && rt.slots ? await rt.slots.owner(worker.key, hit.slot) : null;
+      if (owner && owner !== employeeCode) {
+        await scanner.feedback('error').catch(() => undefined);
+        throw new AgentError('ENROLL_DUPLICATE', `this finger is already enrolled to employee ${owner} (module slot ${hit!.slot})`, { employeeCode, other: owner }, { hint: 'a person is enrolled once: check who is in front of the scanner, or delete the other enrolment first' });
+      }
+      await waitForLift(scanner);
+      progress({ step: 'module', message: 'enrolling on the module: place the same finger when asked' });
+      moduleTemplate = await scanner.enrollOnModule({ onStep: (step) => progress({ step: 'module', press: step }) });
+      await waitForLift(scanner);
+      return;
+    }
     let attempts = 0;
     while (taken.length < captures) {
       if (++attempts > captures * 3) {
@@ -147,6 +170,7 @@ export async function enroll(rt: TerminalRuntime, client: AttendanceClient | nul
     }
   });
 
+  progress({ step: 'captures-done', message: 'captures done: the scanner is free again' });
   const version = Date.now();
   const createdAt = new Date(version).toISOString();
   const terminal = rt.config.terminal.id;
@@ -164,7 +188,9 @@ export async function enroll(rt: TerminalRuntime, client: AttendanceClient | nul
 
   let upload: EnrollResult['upload'] = null;
   let uploadError: string | null = null;
-  if (client) {
+  if (client && taken.length === 0) {
+    progress({ step: 'upload', message: 'only a module template was taken (vendor format): nothing uploaded to the service' });
+  } else if (client) {
     try {
       const env = await client.updateBiometrics(employeeCode, taken.map((t) => ({ modality, template: Buffer.from(t.data).toString('base64') })));
       upload = (env.returnValue ?? []).map((i) => ({ statusCode: String(i.statusCode), statusDescription: i.statusDescription ?? null }));
