@@ -118,6 +118,13 @@ export class R30xSimulator extends TypedEmitter<SimulatorEvents> {
     this.#transport = transport;
     this.#options = options;
     this.model = options.model ?? 'R503';
+    if (!(this.model in R30X_MODELS)) {
+      throw new AgentError('DRIVER_BAD_ARGUMENT', `unknown R30x model "${this.model}"`, { model: this.model }, { hint: `models: ${Object.keys(R30X_MODELS).join(', ')}` });
+    }
+    const baud = options.baud ?? 57600;
+    if (!Number.isInteger(baud / 9600) || baud < 9600 || baud > 115200) {
+      throw new AgentError('DRIVER_BAD_ARGUMENT', `an R30x runs at 9600 × N baud (N = 1..12), not ${baud}`, { baud }, { hint: 'use 9600, 19200, 38400, 57600 or 115200' });
+    }
     this.capacity = options.capacity ?? R30X_MODELS[this.model].capacity;
     this.address = options.address ?? DEFAULT_ADDRESS;
     this.baud = options.baud ?? 57600;

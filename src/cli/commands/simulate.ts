@@ -108,8 +108,15 @@ const command: Command = {
       serialBaud = baud;
       pair = await createSocatPair(values.link);
       const device = new SerialTransport({ path: pair.deviceLink, baud });
-      await device.open();
-      simulator = await attachSimulator(family, device, { ...options, baud, pacing: true, hostBaud: hostBaudReader(pair.hostLink) });
+      try {
+        await device.open();
+        simulator = await attachSimulator(family, device, { ...options, baud, pacing: true, hostBaud: hostBaudReader(pair.hostLink) });
+      } catch (err) {
+        // A bad --model or --baud: leave no pty and no socat behind.
+        await device.close();
+        await pair.close();
+        throw err;
+      }
       process.stdout.write(`device: ${pair.hostLink}\n`);
       process.stderr.write(`simulating ${kind} at ${baud} baud; control commands on stdin ("edge-agent help simulate")\n`);
     }
