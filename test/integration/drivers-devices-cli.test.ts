@@ -1,7 +1,7 @@
 // `edge-agent simulate` and `edge-agent devices` as a technician runs them: real processes, a real
 // socat pty, the real driver on the other end.
 import { afterAll, describe, expect, it } from 'vitest';
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
@@ -91,6 +91,18 @@ describe('edge-agent devices', () => {
 });
 
 describe('edge-agent simulate controls', () => {
+  it('refuses a bad model or baud rate plainly and leaves no port behind', async () => {
+    const link = join(mkdtempSync(join(tmpdir(), 'badsim-')), 'tty');
+    const model = await runCli(['simulate', 'r30x', '--link', link, '--model', 'R999'], { timeoutMs: 20_000 });
+    expect(model.code).toBe(1);
+    expect(model.stderr).toContain('DRIVER_BAD_ARGUMENT');
+    expect(model.stderr).toContain('R503');
+    const baud = await runCli(['simulate', 'r30x', '--link', link, '--baud', '12345'], { timeoutMs: 20_000 });
+    expect(baud.code).toBe(1);
+    expect(baud.stderr).toMatch(/9600 × N/);
+    expect(existsSync(link)).toBe(false);
+  });
+
   it('presents a finger, searches through the real driver, unplugs and plugs back in', async () => {
     const sim = await simulate(['r30x', '--baud', '115200', '--enroll', '4:77']);
     const scanner = await openScanner({ family: 'r30x', path: sim.path, baud: 115200 });
