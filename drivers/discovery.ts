@@ -161,10 +161,13 @@ export async function discoverPorts(options: DiscoveryOptions = {}): Promise<Por
   const paths = options.port ? [options.port] : await listSerialPorts();
   const reports = await Promise.all(paths.map((p) => probeSerialPort(p, { ...(options.baud ? { baud: options.baud } : {}), ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}) })));
   if (!options.port) {
-    for (const h of await listHidDevices()) {
+    const hids = await listHidDevices();
+    const found = await Promise.all(hids.map(async (h) => {
+      const t0 = performance.now();
       const device = await probeHid(h);
-      reports.push({ path: h.path, transport: 'hid', device, error: null, tried: device ? [device.family] : [], ms: 0 });
-    }
+      return { path: h.path, transport: 'hid' as const, device, error: null, tried: ['iris-hid'], ms: performance.now() - t0 };
+    }));
+    reports.push(...found);
   }
   return reports;
 }

@@ -68,6 +68,15 @@ export function r30xCommandSuite(name: string, makeRig: () => Promise<R30xRig>):
       await d.setPacketSize(64);
       expect(rig.simulator.packetSize).toBe(64);
       expect((await d.readSystemParameters()).packetSize).toBe(64);
+      // Transfers both ways in 64-byte packets.
+      rig.simulator.enroll(20, 4);
+      await d.loadChar(1, 20);
+      const t = await d.upChar(1);
+      expect(t.equals(rig.simulator.library.get(20)!)).toBe(true);
+      await d.downChar(2, t);
+      await d.store(2, 21);
+      expect(rig.simulator.library.get(21)!.equals(t)).toBe(true);
+      await d.deleteChar(20, 2);
       await d.setPacketSize(128);
       expect(await rejectCode(d.writeRegister(5, 9))).toBe('DRIVER_R30X_BAD_REGISTER_VALUE');
       expect(await rejectCode(d.writeRegister(9, 1))).toBe('DRIVER_R30X_INVALID_REGISTER');
