@@ -11,7 +11,7 @@
  * answers HTTP 500 to every request whose body contains `text` (a poison item) until cleared.
  */
 import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
+import { connect, createServer as createTcpServer, type Socket } from 'node:net';
 
 export type Fault =
   | { kind: 'status'; status: number; body?: string; headers?: Record<string, string> }
@@ -138,6 +138,58 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
       new Promise<void>((resolve) => {
         for (const s of sockets) s.destroy();
         server.close(() => resolve());
+      }),
+  };
+}
+
+export interface TcpRelay {
+  url: string;
+  /** While on, what the upstream sends (an MQTT broker's PUBACKs) is held back; off releases it. */
+  hold(on: boolean): void;
+  /** While on, new connections are closed at once and current ones are cut (an unreachable upstream). */
+  refuse(on: boolean): void;
+  close(): Promise<void>;
+}
+
+/** A TCP relay to `127.0.0.1:port` (an MQTT broker) with the switches above. */
+export async function startTcpRelay(port: number, scheme = 'mqtt'): Promise<TcpRelay> {
+  let holding = false;
+  let refusing = false;
+  const pending: Array<() => void> = [];
+  const sockets = new Set<Socket>();
+  const server = createTcpServer((client) => {
+    if (refusing) {
+      client.destroy();
+      return;
+    }
+    const upstream = connect(port, '127.0.0.1');
+    sockets.add(client).add(upstream);
+    client.on('data', (d) => upstream.write(d));
+    upstream.on('data', (d) => (holding ? pending.push(() => client.write(d)) : client.write(d)));
+    const end = () => {
+      client.destroy();
+      upstream.destroy();
+      sockets.delete(client);
+      sockets.delete(upstream);
+    };
+    client.on('close', end).on('error', end);
+    upstream.on('close', end).on('error', end);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  return {
+    url: `${scheme}://127.0.0.1:${(server.address() as { port: number }).port}`,
+    hold(on) {
+      holding = on;
+      if (!on) for (const f of pending.splice(0)) f();
+    },
+    refuse(on) {
+      refusing = on;
+      if (on) for (const s of sockets) s.destroy();
+    },
+    close: () =>
+      new Promise<void>((r) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => r());
       }),
   };
 }

@@ -12,10 +12,12 @@ import { Daemon } from '../../src/agent/daemon.js';
 import { emptySecrets } from '../../src/agent/secrets.js';
 import { AttendanceClient } from '../../src/api/client.js';
 import { startBroker, type TestBroker } from '../helpers/broker.js';
+import { startTcpRelay, type TcpRelay } from '../helpers/fault-proxy.js';
 import { startService, type InProcessService } from '../helpers/service.js';
 
 let service: InProcessService;
 let broker: TestBroker;
+let relay: TcpRelay;
 let dir: string;
 
 async function until(cond: () => Promise<boolean> | boolean, ms = 15_000): Promise<void> {
@@ -29,9 +31,13 @@ async function until(cond: () => Promise<boolean> | boolean, ms = 15_000): Promi
 beforeAll(async () => {
   service = await startService();
   broker = await startBroker();
+  // The agent reaches the broker through a relay, so the test decides when it may reconnect
+  // (after the subscriber is back: a broker without persistence keeps nothing for it).
+  relay = await startTcpRelay(broker.port);
   dir = mkdtempSync(join(tmpdir(), 'outbox-both-'));
 });
 afterAll(async () => {
+  await relay?.close();
   await broker?.stop();
   await service?.stop();
   if (dir) rmSync(dir, { recursive: true, force: true });
@@ -46,7 +52,7 @@ describe('upstream api + mqtt', () => {
       terminal: { id: 'gate-both', site: 'plant-2', mode: 'toggle' },
       upstream: ['api', 'mqtt'],
       api: { url: service.url, clientId: service.clientId },
-      mqtt: { url: broker.url },
+      mqtt: { url: relay.url },
       outbox: { backoffBaseMs: 20, backoffCapMs: 200 },
     });
     const secrets = { ...emptySecrets(), apiKey: service.apiKey, apiSecret: service.apiSecret };
@@ -66,6 +72,7 @@ describe('upstream api + mqtt', () => {
       await until(async () => (await ctx.outbox.status()).delivered === 1);
       expect(received.get((a as { id: string }).id)).toMatchObject({ employeeCode: 'B1', direction: 'in', site: 'plant-2' });
 
+      relay.refuse(true);
       await broker.stop();
       const b = await ctx.policy.punch({ employeeCode: 'B2', source: 'iris', at: '2026-05-04 08:05:00', tzOffset: 120 });
       const c = await ctx.policy.punch({ employeeCode: 'B1', source: 'finger', at: '2026-05-04 16:00:00', tzOffset: 120 });
@@ -83,6 +90,7 @@ describe('upstream api + mqtt', () => {
       await broker.restart();
       await until(() => sub.connected);
       await sub.subscribeAsync('attendance/plant-2/gate-both/events', { qos: 1 });
+      relay.refuse(false);
       await until(async () => (await ctx.outbox.status()).delivered === 3);
       await until(() => received.has((b as { id: string }).id) && received.has((c as { id: string }).id));
     } finally {

@@ -15,7 +15,7 @@ import { ApiSink } from '../../src/upload/api-sink.js';
 import { MqttSink } from '../../src/upload/mqtt-sink.js';
 import { Uploader } from '../../src/upload/uploader.js';
 import { startBroker } from '../helpers/broker.js';
-import { startFaultProxy, type FaultProxy } from '../helpers/fault-proxy.js';
+import { startFaultProxy, startTcpRelay, type FaultProxy } from '../helpers/fault-proxy.js';
 import { startService, type InProcessService } from '../helpers/service.js';
 
 const CODES = Array.from({ length: 20 }, (_, i) => `F${100 + i}`);
@@ -181,8 +181,11 @@ describe('uploader against a failing service', () => {
 describe('uploader against a broker that goes away and comes back', () => {
   it('delivers what was recorded while the broker was down, each id received', async () => {
     const broker = await startBroker();
+    // The sink reaches the broker through a relay, so the test decides when it may reconnect
+    // (after the subscriber is back: a broker without persistence keeps nothing for it).
+    const relay = await startTcpRelay(broker.port);
     const mqttOutbox = await Outbox.open(db, { sinks: ['mqtt'] });
-    const sink = new MqttSink({ url: broker.url, prefix: 'attendance', site: 's1', terminal: 'gate-9', reconnectBaseMs: 50, reconnectCapMs: 300, publishTimeoutMs: 2000 });
+    const sink = new MqttSink({ url: relay.url, prefix: 'attendance', site: 's1', terminal: 'gate-9', reconnectBaseMs: 50, reconnectCapMs: 300, publishTimeoutMs: 2000 });
     const up = new Uploader({ outbox: mqttOutbox, sinks: [sink], backoffBaseMs: 20, backoffCapMs: 200, idlePollMs: 20 });
     const ids = new Set<string>();
     const sub = mqtt.connect(broker.url, { clientId: 'faults-sub', reconnectPeriod: 100 });
@@ -193,6 +196,7 @@ describe('uploader against a broker that goes away and comes back', () => {
       await up.start();
       const first = await mqttOutbox.record({ employeeCode: 'M1', direction: 'in', localTime: '2026-05-01 08:00:00', tzOffset: 0, source: 'iris', terminalId: 'gate-9' });
       await until(() => ids.has(first.id));
+      relay.refuse(true);
       await broker.stop();
       const during: string[] = [];
       for (let i = 0; i < 5; i++) during.push((await mqttOutbox.record({ employeeCode: `M${i + 2}`, direction: 'in', localTime: '2026-05-01 08:01:00', tzOffset: 0, source: 'iris', terminalId: 'gate-9' })).id);
@@ -201,12 +205,14 @@ describe('uploader against a broker that goes away and comes back', () => {
       await broker.restart();
       await until(() => sub.connected);
       await sub.subscribeAsync(sink.topic, { qos: 1 });
+      relay.refuse(false);
       await until(async () => (await mqttOutbox.status()).pending === 0);
       await until(() => during.every((id) => ids.has(id)));
       expect((await mqttOutbox.status()).delivered).toBe(6);
     } finally {
       await up.stop();
       await Promise.race([sub.endAsync(true), new Promise((r) => setTimeout(r, 1000))]);
+      await relay.close();
       await broker.stop();
     }
   });

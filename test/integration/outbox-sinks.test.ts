@@ -3,13 +3,12 @@
  * sink through a fault proxy to the real attendance service on loopback, the MQTT sink to a real
  * broker (Mosquitto where installed) with a subscriber reading what arrives.
  */
-import { connect, createServer, type Socket } from 'node:net';
 import mqtt from 'mqtt';
 import { AttendanceClient } from '../../src/api/client.js';
 import { ApiSink } from '../../src/upload/api-sink.js';
 import { MqttSink } from '../../src/upload/mqtt-sink.js';
 import { startBroker } from '../helpers/broker.js';
-import { startFaultProxy } from '../helpers/fault-proxy.js';
+import { startFaultProxy, startTcpRelay } from '../helpers/fault-proxy.js';
 import { startService } from '../helpers/service.js';
 import { sinkContract } from '../unit/upload/sink-contract.js';
 
@@ -41,41 +40,9 @@ sinkContract('api', async () => {
   };
 });
 
-/** A TCP relay in front of the broker that can hold back what the broker sends (its PUBACKs). */
-async function startRelay(port: number): Promise<{ url: string; hold(on: boolean): void; close(): Promise<void> }> {
-  let holding = false;
-  const pending: Array<() => void> = [];
-  const sockets = new Set<Socket>();
-  const server = createServer((client) => {
-    const upstream = connect(port, '127.0.0.1');
-    sockets.add(client).add(upstream);
-    client.on('data', (d) => upstream.write(d));
-    upstream.on('data', (d) => (holding ? pending.push(() => client.write(d)) : client.write(d)));
-    const end = () => {
-      client.destroy();
-      upstream.destroy();
-    };
-    client.on('close', end).on('error', end);
-    upstream.on('close', end).on('error', end);
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  return {
-    url: `mqtt://127.0.0.1:${(server.address() as { port: number }).port}`,
-    hold(on) {
-      holding = on;
-      if (!on) for (const f of pending.splice(0)) f();
-    },
-    close: () =>
-      new Promise<void>((r) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => r());
-      }),
-  };
-}
-
 sinkContract('mqtt', async () => {
   const broker = await startBroker();
-  const relay = await startRelay(broker.port);
+  const relay = await startTcpRelay(broker.port);
   const sink = new MqttSink({ url: relay.url, prefix: 'attendance', site: 'site-1', terminal: 'gate-1', reconnectBaseMs: 50, reconnectCapMs: 300, publishTimeoutMs: 3000 });
   await sink.start();
   const byId = new Map<string, { employeeCode: string; direction: string; time: string; inTime: string | null }>();
