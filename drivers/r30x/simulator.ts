@@ -230,8 +230,9 @@ export class R30xSimulator extends TypedEmitter<SimulatorEvents> {
       const packet = r.packet;
       if (packet.address !== this.address) continue;
       this.#work = this.#work.then(async () => {
+        // Never answer before the command's last byte would have arrived (timers round down: ceil).
         const wait = readyAt - performance.now();
-        if (wait > 0.5) await new Promise((res) => setTimeout(res, wait));
+        if (wait > 0) await new Promise((res) => setTimeout(res, Math.ceil(wait)));
         if (!this.#closed && !this.#faults.get('stall')) this.#handle(packet);
       }).catch((err: unknown) => log.warn({ err: String(err) }, 'simulator failed to handle a packet'));
     }
