@@ -14,7 +14,7 @@ import type { TerminalRuntime } from './terminal-runtime.js';
 import { terminalComponents } from './terminal-setup.js';
 
 /** Makes the punch policy mark punches with the clock monitor's state. */
-class ClockPolicyLink implements DaemonComponent {
+export class ClockPolicyLink implements DaemonComponent {
   readonly name = 'clock-policy';
   readonly #clock: ClockMonitor;
   constructor(clock: ClockMonitor) {

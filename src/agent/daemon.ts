@@ -85,9 +85,8 @@ export class Daemon {
       ...(this.options.stopGraceMs !== undefined ? { stopGraceMs: this.options.stopGraceMs } : {}),
       ...(this.options.idlePollMs !== undefined ? { idlePollMs: this.options.idlePollMs } : {}),
     });
-    // The clock monitor component (when plugged in) tells the policy whether the clock is synchronized.
-    const clock = this.#components.find((c): c is DaemonComponent & { isSynchronized(): boolean } => typeof (c as { isSynchronized?: unknown }).isSynchronized === 'function');
-    const policy = PunchPolicy.fromConfig(config, outbox, clock ? { clockSynced: () => clock.isSynchronized() } : {});
+    // The clock monitor links itself to the policy (components.ts); until then punches count as synchronized.
+    const policy = PunchPolicy.fromConfig(config, outbox);
     const ctx: DaemonContext = { config, secrets, db, outbox, uploader, policy, log: this.log };
     this.#ctx = ctx;
     try {

@@ -57,3 +57,25 @@ describe('Daemon', () => {
     await expect(new Daemon({ config: withUrl, secrets: emptySecrets() }).start()).rejects.toMatchObject({ code: 'CONFIG_MISSING', context: { key: 'apiKey' } });
   });
 });
+
+describe('clock and punch policy', () => {
+  it('marks punches taken while the clock is not synchronized, once the clock monitor is linked', async () => {
+    const { ClockMonitor } = await import('../../../src/agent/clock.js');
+    const { ClockPolicyLink } = await import('../../../src/agent/components.js');
+    const config = parseConfig({ dataDir: dir, terminal: { id: 'gate-7', mode: 'in' } });
+    let synced = false;
+    const clock = new ClockMonitor({ detect: async () => ({ synchronized: synced, source: 'test', detail: 'test' }), unsyncedIntervalMs: 60_000 });
+    const daemon = new Daemon({ config, secrets: emptySecrets(), sinks: [new MemorySink('api')] });
+    daemon.use(clock).use(new ClockPolicyLink(clock));
+    const ctx = await daemon.start();
+    const a = await ctx.policy.punch({ employeeCode: '1', source: 'finger' });
+    synced = true;
+    await clock.check();
+    const b = await ctx.policy.punch({ employeeCode: '2', source: 'finger' });
+    const list = await ctx.outbox.list({ limit: 10 });
+    const byId = new Map(list.map((e) => [e.id, e]));
+    expect(a.recorded && byId.get(a.id)?.clockSynced).toBe(false);
+    expect(b.recorded && byId.get(b.id)?.clockSynced).toBe(true);
+    await daemon.stop();
+  });
+});
