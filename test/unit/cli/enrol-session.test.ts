@@ -1,0 +1,62 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { createSimulatedScanner } from '../../../drivers/simulated.js';
+import type { R30xSimulator } from '../../../drivers/r30x/simulator.js';
+import type { TerminalRuntime } from '../../../src/agent/terminal-runtime.js';
+import { describeProgress, modalityFlag, simulatedPerson } from '../../../src/cli/enrol-session.js';
+
+let sim: R30xSimulator | null = null;
+afterEach(async () => {
+  await sim?.close();
+  sim = null;
+});
+
+async function runtimeWithModule(): Promise<TerminalRuntime> {
+  const made = await createSimulatedScanner('r30x');
+  sim = made.simulator;
+  return { simulators: new Map([['sim:r30x', made.simulator]]) } as unknown as TerminalRuntime;
+}
+
+describe('enroll/identify command helpers', () => {
+  it('reads --modality and refuses anything else', () => {
+    expect(modalityFlag(undefined)).toBe('finger');
+    expect(modalityFlag('iris')).toBe('iris');
+    expect(() => modalityFlag('nose')).toThrow(expect.objectContaining({ code: 'CLI_USAGE' }));
+  });
+
+  it('turns progress events into lines a person reads', () => {
+    expect(describeProgress({ step: 'captured', capture: 2, of: 3, quality: 71 })).toBe('  capture 2/3 taken (quality 71)');
+    expect(describeProgress({ step: 'upload', item: 1, statusCode: 'SUCCESS', statusDescription: 'enrolled' })).toBe('  upload item 1: SUCCESS (enrolled)');
+    expect(describeProgress({ step: 'upload', error: 'API_TIMEOUT: no answer', message: 'enrol again' })).toBe('  upload failed: API_TIMEOUT: no answer (enrol again)');
+    expect(describeProgress({ step: 'module', press: 1 })).toBe('  module press 1 read');
+    expect(describeProgress({ step: 'user', message: 'E1 is Ada' })).toBe('  E1 is Ada');
+  });
+
+  it('the simulated person presses when asked and lifts after each capture and between the module presses', async () => {
+    const rt = await runtimeWithModule();
+    const person = simulatedPerson(rt, 'finger', 42);
+    person.onProgress({ step: 'capture', capture: 1, of: 3 });
+    expect(sim!.finger).toBe(42);
+    person.onProgress({ step: 'captured', capture: 1, of: 3, quality: 80 });
+    expect(sim!.finger).toBeNull();
+    person.onProgress({ step: 'module', message: 'enrolling on the module' });
+    expect(sim!.finger).toBe(42);
+    person.onProgress({ step: 'module', press: 1 });
+    expect(sim!.finger).toBeNull();
+    await new Promise((r) => setTimeout(r, 500));
+    expect(sim!.finger).toBe(42);
+    person.onProgress({ step: 'module', press: 2 });
+    expect(sim!.finger).toBeNull();
+    await person.stop();
+  });
+
+  it('with holdMs the person lifts by themselves; a missing simulator is a usage error', async () => {
+    const rt = await runtimeWithModule();
+    const person = simulatedPerson(rt, 'finger', 7, { holdMs: 50 });
+    person.onProgress({ step: 'capture' });
+    expect(sim!.finger).toBe(7);
+    await new Promise((r) => setTimeout(r, 120));
+    expect(sim!.finger).toBeNull();
+    await person.stop();
+    expect(() => simulatedPerson(rt, 'iris', 1)).toThrow(expect.objectContaining({ code: 'CLI_USAGE' }));
+  });
+});
