@@ -7,12 +7,12 @@
  * After a disconnect the scanner emits `disconnect`, reopens the transport with backoff
  * (transport/reopen.ts), redoes the Open handshake and emits `reconnect`.
  */
-import { AgentError, isAgentError } from '../../src/core/errors.js';
+import { AgentError } from '../../src/core/errors.js';
 import { TypedEmitter } from '../../src/core/events.js';
 import { logger } from '../../src/core/logger.js';
 import { sleep } from '../../src/core/time.js';
 import type { CapturedImage, Feedback, ModuleSearchResult, ModuleTemplate, Scanner, ScannerCapabilities, ScannerEvents, ScannerInfo } from '../scanner.js';
-import { reopenWithBackoff, type ReopenOptions } from '../transport/reopen.js';
+import { startReconnectLoop, type ReopenOptions } from '../transport/reopen.js';
 import type { ByteTransport } from '../transport/transport.js';
 import { Gt521Driver, formatFirmware, formatSerial } from './driver.js';
 import { Gt521NackError } from './errors.js';
@@ -234,24 +234,18 @@ export class Gt521Scanner extends TypedEmitter<ScannerEvents> implements Scanner
     log.warn({ path: this.#transport.path, err: err.message }, 'GT-521 disconnected');
     this.emit('disconnect', err);
     if (this.#opts.reconnect === false) return;
-    const abort = new AbortController();
-    this.#reconnectAbort = abort;
     const opts = typeof this.#opts.reconnect === 'object' ? this.#opts.reconnect : {};
-    void (async () => {
-      for (;;) {
-        try {
-          await reopenWithBackoff(this.#transport, { ...opts, signal: abort.signal });
-          this.driver.link.resetConnection();
-          const info = await this.#handshake();
-          if (!this.#closed) this.emit('reconnect', info);
-          return;
-        } catch (e) {
-          if (abort.signal.aborted || this.#closed || isAgentError(e, 'CORE_ABORTED')) return;
-          log.warn({ err: (e as Error).message }, 'GT-521 reconnect handshake failed; trying again');
-          await this.#transport.close().catch(() => undefined);
-        }
-      }
-    })();
+    let info: ScannerInfo | null = null;
+    this.#reconnectAbort = startReconnectLoop(this.#transport, {
+      ...opts,
+      handshake: async () => {
+        this.driver.link.resetConnection();
+        info = await this.#handshake();
+      },
+      closed: () => this.#closed,
+      onReconnected: () => this.emit('reconnect', info!),
+      onFailedTry: (e) => log.warn({ err: (e as Error).message }, 'GT-521 reconnect handshake failed; trying again'),
+    });
   }
 }
 

@@ -5,12 +5,12 @@
  * It keeps no templates: the module-side operations refuse with `DRIVER_UNSUPPORTED` (the
  * capabilities say so), `usedSlots()` is empty and `clearModule()` has nothing to clear.
  */
-import { AgentError, isAgentError } from '../../src/core/errors.js';
+import { AgentError } from '../../src/core/errors.js';
 import { TypedEmitter } from '../../src/core/events.js';
 import { logger } from '../../src/core/logger.js';
 import { sleep } from '../../src/core/time.js';
 import type { CapturedImage, Feedback, ModuleSearchResult, ModuleTemplate, Scanner, ScannerCapabilities, ScannerEvents, ScannerInfo } from '../scanner.js';
-import { reopenWithBackoff, type ReopenOptions } from '../transport/reopen.js';
+import { startReconnectLoop, type ReopenOptions } from '../transport/reopen.js';
 import type { ReportTransport } from '../transport/transport.js';
 import { IrisHidDriver } from './driver.js';
 import { IrisImageKind, type IrisDeviceInfo, type IrisLights } from './protocol.js';
@@ -187,24 +187,18 @@ export class IrisHidScanner extends TypedEmitter<ScannerEvents> implements Scann
     log.warn({ path: this.#transport.path, err: err.message }, 'iris camera disconnected');
     this.emit('disconnect', err);
     if (this.#opts.reconnect === false) return;
-    const abort = new AbortController();
-    this.#reconnectAbort = abort;
     const opts = typeof this.#opts.reconnect === 'object' ? this.#opts.reconnect : {};
-    void (async () => {
-      for (;;) {
-        try {
-          await reopenWithBackoff(this.#transport, { ...opts, signal: abort.signal });
-          this.driver.resetConnection();
-          const info = await this.#handshake();
-          if (!this.#closed) this.emit('reconnect', info);
-          return;
-        } catch (e) {
-          if (abort.signal.aborted || this.#closed || isAgentError(e, 'CORE_ABORTED')) return;
-          log.warn({ err: (e as Error).message }, 'iris camera reconnect failed; trying again');
-          await this.#transport.close().catch(() => undefined);
-        }
-      }
-    })();
+    let info: ScannerInfo | null = null;
+    this.#reconnectAbort = startReconnectLoop(this.#transport, {
+      ...opts,
+      handshake: async () => {
+        this.driver.resetConnection();
+        info = await this.#handshake();
+      },
+      closed: () => this.#closed,
+      onReconnected: () => this.emit('reconnect', info!),
+      onFailedTry: (e) => log.warn({ err: (e as Error).message }, 'iris camera reconnect failed; trying again'),
+    });
   }
 }
 

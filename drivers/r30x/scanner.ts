@@ -14,7 +14,7 @@ import { logger } from '../../src/core/logger.js';
 import { sleep } from '../../src/core/time.js';
 import type { CapturedImage, Feedback, ModuleSearchResult, ModuleTemplate, Scanner, ScannerCapabilities, ScannerEvents, ScannerInfo } from '../scanner.js';
 import type { ByteTransport } from '../transport/transport.js';
-import { reopenWithBackoff } from '../transport/reopen.js';
+import { startReconnectLoop } from '../transport/reopen.js';
 import { R30xDriver, type ProductInfo, type R30xDriverOptions, type SystemParameters } from './driver.js';
 import { IMAGE_HEIGHT, IMAGE_WIDTH, LedColor, LedControl } from './protocol.js';
 
@@ -229,23 +229,15 @@ export class R30xScanner extends TypedEmitter<ScannerEvents> implements Scanner 
     log.warn({ path: this.#transport.path, err: err.message }, 'R30x module disconnected');
     this.emit('disconnect', err);
     if (this.#options.reconnect === false || this.#transport.kind === 'memory') return;
-    const ac = new AbortController();
-    this.#reconnecting = ac;
-    void (async () => {
-      for (;;) {
-        try {
-          await reopenWithBackoff(this.#transport, { signal: ac.signal });
-          this.driver.resetLink();
-          await this.#identify();
-          this.emit('reconnect', await this.info());
-          return;
-        } catch (e) {
-          if (ac.signal.aborted || this.#closing) return;
-          log.debug({ err: String(e) }, 'R30x reconnect attempt failed');
-          await this.#transport.close().catch(() => undefined);
-          await sleep(500, ac.signal).catch(() => undefined);
-        }
-      }
-    })();
+    this.#reconnecting = startReconnectLoop(this.#transport, {
+      handshake: async () => {
+        this.driver.resetLink();
+        await this.#identify();
+      },
+      closed: () => this.#closing,
+      onReconnected: () => void this.info().then((info) => this.emit('reconnect', info)),
+      onFailedTry: (e) => log.debug({ err: String(e) }, 'R30x reconnect attempt failed'),
+      pauseMs: 500,
+    });
   }
 }

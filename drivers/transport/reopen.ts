@@ -28,3 +28,42 @@ export async function reopenWithBackoff(transport: ByteTransport, options: Reope
     }
   }
 }
+
+export interface ReconnectLoopOptions extends ReopenOptions {
+  /** Runs once the transport is open again: reset the link state and redo the handshake. */
+  handshake: () => Promise<void>;
+  /** True once the owner was closed on purpose (the loop then stops quietly). */
+  closed: () => boolean;
+  /** Called when the device answers again. */
+  onReconnected: () => void;
+  /** Called after a failed handshake, before the next try. */
+  onFailedTry?: (err: unknown) => void;
+  /** Pause after a failed handshake (default 0: the backoff of the next reopen paces it). */
+  pauseMs?: number;
+}
+
+/**
+ * A scanner's reconnection after a disconnect, in the background: reopen with backoff, then the
+ * handshake; a failed handshake closes the transport and starts over. Returns the controller
+ * that stops it (close() aborts it).
+ */
+export function startReconnectLoop(transport: ByteTransport, options: ReconnectLoopOptions): AbortController {
+  const ac = new AbortController();
+  const { handshake, closed, onReconnected, onFailedTry, pauseMs, ...reopen } = options;
+  void (async () => {
+    for (;;) {
+      try {
+        await reopenWithBackoff(transport, { ...reopen, signal: ac.signal });
+        await handshake();
+        if (!closed()) onReconnected();
+        return;
+      } catch (e) {
+        if (ac.signal.aborted || closed() || (e instanceof AgentError && e.code === 'CORE_ABORTED')) return;
+        onFailedTry?.(e);
+        await transport.close().catch(() => undefined);
+        if (pauseMs) await sleep(pauseMs, ac.signal).catch(() => undefined);
+      }
+    }
+  })();
+  return ac;
+}
