@@ -1,0 +1,48 @@
+/**
+ * Small float-image filters shared by the renderers and the pipelines (row-major Float32Array).
+ */
+
+/** Box blur of radius r (window 2r+1), edges clamped; separable, O(1) per pixel. */
+export function boxBlur(src: Float32Array, width: number, height: number, r: number): Float32Array {
+  if (r <= 0) return src.slice();
+  const tmp = new Float32Array(src.length);
+  const out = new Float32Array(src.length);
+  const win = 2 * r + 1;
+  for (let y = 0; y < height; y++) {
+    const row = y * width;
+    let acc = 0;
+    for (let k = -r; k <= r; k++) acc += src[row + Math.min(width - 1, Math.max(0, k))]!;
+    for (let x = 0; x < width; x++) {
+      tmp[row + x] = acc / win;
+      acc += src[row + Math.min(width - 1, x + r + 1)]! - src[row + Math.max(0, x - r)]!;
+    }
+  }
+  for (let x = 0; x < width; x++) {
+    let acc = 0;
+    for (let k = -r; k <= r; k++) acc += tmp[Math.min(height - 1, Math.max(0, k)) * width + x]!;
+    for (let y = 0; y < height; y++) {
+      out[y * width + x] = acc / win;
+      acc += tmp[Math.min(height - 1, y + r + 1) * width + x]! - tmp[Math.max(0, y - r) * width + x]!;
+    }
+  }
+  return out;
+}
+
+/** Approximate Gaussian blur of standard deviation sigma by three box blurs. */
+export function gaussianBlur(src: Float32Array, width: number, height: number, sigma: number): Float32Array {
+  if (sigma <= 0.3) return src.slice();
+  // Three boxes of radius r have variance 3·((2r+1)²−1)/12 = r(r+1).
+  const r = Math.max(1, Math.round((Math.sqrt(1 + 4 * sigma * sigma) - 1) / 2));
+  return boxBlur(boxBlur(boxBlur(src, width, height, r), width, height, r), width, height, r);
+}
+
+/** Bilinear sample of a float image, clamped at the edges. */
+export function sampleBilinear(src: Float32Array, width: number, height: number, x: number, y: number): number {
+  const fx = Math.min(width - 1, Math.max(0, x)), fy = Math.min(height - 1, Math.max(0, y));
+  const x0 = Math.floor(fx), y0 = Math.floor(fy);
+  const x1 = Math.min(width - 1, x0 + 1), y1 = Math.min(height - 1, y0 + 1);
+  const tx = fx - x0, ty = fy - y0;
+  const a = src[y0 * width + x0]! * (1 - tx) + src[y0 * width + x1]! * tx;
+  const b = src[y1 * width + x0]! * (1 - tx) + src[y1 * width + x1]! * tx;
+  return a * (1 - ty) + b * ty;
+}
