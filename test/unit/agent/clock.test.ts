@@ -6,6 +6,7 @@ import { ClockMonitor, chronySource, detectClock, timedatectlSource, timesyncdSo
 import { openAgentDatabase } from '../../../src/store/agent-db.js';
 import { Outbox } from '../../../src/store/outbox.js';
 import { Daemon } from '../../../src/agent/daemon.js';
+import { ClockPolicyLink } from '../../../src/agent/components.js';
 import { parseConfig } from '../../../src/agent/config.js';
 import { emptySecrets } from '../../../src/agent/secrets.js';
 import type { Sink } from '../../../src/upload/sink.js';
@@ -114,7 +115,8 @@ describe('ClockMonitor in the daemon', () => {
     const sink: Sink = { name: 'api', deliver: async (items) => items.map(() => ({ outcome: 'retry' as const, description: 'held by the test' })), close: async () => undefined };
     let synced = false;
     const clock = new ClockMonitor({ detect: async () => ({ synchronized: synced, source: 'test', detail: '' }) });
-    const daemon = new Daemon({ config, secrets: emptySecrets(), sinks: [sink] }).use(clock);
+    // The daemon links the clock to the punch policy only through ClockPolicyLink (as `edge-agent run` does).
+    const daemon = new Daemon({ config, secrets: emptySecrets(), sinks: [sink] }).use(clock).use(new ClockPolicyLink(clock));
     const ctx = await daemon.start();
     try {
       await ctx.policy.punch({ employeeCode: 'E1', source: 'finger' });
