@@ -1,0 +1,73 @@
+import { describe, expect, it } from 'vitest';
+import { calibrateScore, CALIBRATION_RAW } from '../../../../src/biometrics/finger/finger-calibration.js';
+import { FingerProbe, compareFingerTemplates, matchDetail, prepareFinger } from '../../../../src/biometrics/finger/matcher.js';
+import { normalizeAngle, type FingerTemplate } from '../../../../src/biometrics/finger/template.js';
+import { impression, impressionTemplate, syntheticFinger } from '../../../../src/biometrics/synthetic/finger.js';
+
+function rigid(t: FingerTemplate, rot: number, dx: number, dy: number): FingerTemplate {
+  const cx = t.width / 2;
+  const cy = t.height / 2;
+  const c = Math.cos(rot);
+  const s = Math.sin(rot);
+  return {
+    ...t,
+    width: t.width + 100,
+    height: t.height + 100,
+    minutiae: t.minutiae.map((m) => {
+      const x = m.x - cx;
+      const y = m.y - cy;
+      // Image coordinates (y down): rotating by +rot turns directions by −rot in the ISO convention.
+      return { ...m, x: c * x - s * y + cx + dx + 50, y: s * x + c * y + cy + dy + 50, angle: normalizeAngle(m.angle - rot) };
+    }),
+  };
+}
+
+describe('finger matcher', () => {
+  const fingers = Array.from({ length: 30 }, (_, i) => syntheticFinger(5000 + i));
+  const first = fingers.map((f) => impressionTemplate(impression(f, 0)));
+  const second = fingers.map((f) => impressionTemplate(impression(f, 1)));
+
+  it('scores genuine pairs above every impostor pair of a seeded set (all but the hardest)', () => {
+    const genuine = fingers.map((_, i) => compareFingerTemplates(first[i]!, second[i]!));
+    const prepared = first.map(prepareFinger);
+    let maxImpostor = 0;
+    for (let i = 0; i < fingers.length; i++) {
+      const probe = new FingerProbe(prepareFinger(second[i]!));
+      for (let j = 0; j < fingers.length; j++) if (j !== i) maxImpostor = Math.max(maxImpostor, matchDetail(probe, prepared[j]!).score);
+    }
+    // Impressions may overlap little (±20°, ±30 px each): allow 2 of 30 hard genuine pairs.
+    expect(genuine.filter((g) => g > maxImpostor).length).toBeGreaterThanOrEqual(28);
+    expect(genuine.filter((g) => g >= 40).length).toBeGreaterThanOrEqual(27);
+    expect(maxImpostor).toBeLessThan(40);
+  });
+
+  it('is invariant to rotation (±20°) and translation (±30 px)', () => {
+    const t = first[3]!;
+    const self = compareFingerTemplates(t, t);
+    expect(self).toBeGreaterThan(60);
+    for (const [rot, dx, dy] of [[0.35, 30, -30], [-0.35, -30, 30], [0.1, 0, 25]] as const) {
+      const moved = compareFingerTemplates(t, rigid(t, rot, dx, dy));
+      expect(moved).toBeGreaterThan(self * 0.8);
+    }
+  });
+
+  it('pairs most minutiae of an exact copy and none of an empty template', () => {
+    const t = first[0]!;
+    const d = matchDetail(new FingerProbe(prepareFinger(t)), prepareFinger(t));
+    expect(d.paired).toBeGreaterThan(t.minutiae.length * 0.8);
+    expect(compareFingerTemplates(t, { ...t, minutiae: [] })).toBe(0);
+    expect(compareFingerTemplates({ ...t, minutiae: t.minutiae.slice(0, 1) }, t)).toBe(0);
+  });
+
+  it('calibration is monotonic and maps the table onto -10 log10 FMR', () => {
+    let prev = -1;
+    for (let raw = 0; raw < 200; raw += 0.5) {
+      const s = calibrateScore(raw);
+      expect(s).toBeGreaterThanOrEqual(prev);
+      prev = s;
+    }
+    expect(calibrateScore(0)).toBe(0);
+    const idx40 = CALIBRATION_RAW.findIndex((_, i) => i === 20);
+    expect(calibrateScore(CALIBRATION_RAW[idx40]!)).toBeCloseTo(40, 6);
+  });
+});
