@@ -1,0 +1,115 @@
+/**
+ * Fingerprint image → minutiae template.
+ *
+ * 500 dpi grayscale (others resampled) → segmentation → orientation field → ridge period →
+ * enhancement by the ONNX Gabor bank (per-pixel selection of orientation × period) →
+ * binarization → thinning → minutiae (crossing number) with direction and quality → removal of
+ * false minutiae → `FingerTemplate` (encode with `encodeIso19794_2`).
+ */
+import { AgentError } from '../../core/errors.js';
+import { DEFAULT_RESOLUTION_PPCM, type FingerTemplate } from '../finger/template.js';
+import { boxBlur } from '../image/filters.js';
+import { assertGrayImage, type GrayImage } from '../image/gray-image.js';
+import { resampleToDpi } from '../image/resample.js';
+import { orientationField, ridgePeriod, segment } from './finger-fields.js';
+import { detectMinutiae, type MinutiaeOptions } from './minutiae-detect.js';
+import { getSession, ort } from './onnx-sessions.js';
+import { thin } from './thinning.js';
+
+/** Must match models/build/finger-gabor-bank.ts (checked against the model's input shape). */
+const ORIENTATIONS = 16;
+const PERIODS = [7.5, 10];
+export const FINGER_MODEL = 'finger-gabor-bank.onnx';
+
+export interface FingerExtractOptions extends MinutiaeOptions {
+  /** Resolution of the input image (default 500); other resolutions are resampled to 500 dpi. */
+  dpi?: number;
+  /** Segmentation block size and relative contrast threshold. */
+  segmentBlock?: number;
+  segmentThreshold?: number;
+  /** Orientation smoothing radius, px (default 8). */
+  orientationRadius?: number;
+  /** At most this many minutiae, best quality first (default 80). */
+  maxMinutiae?: number;
+  /** Minimum fingerprint area as a fraction of the image (default 0.15). */
+  minCoverage?: number;
+}
+
+export interface FingerExtraction {
+  template: FingerTemplate;
+  /** Timings of the stages in milliseconds. */
+  timings: Record<string, number>;
+}
+
+export async function extractFinger(input: GrayImage, opts: FingerExtractOptions = {}): Promise<FingerExtraction> {
+  assertGrayImage(input, 'fingerprint image');
+  const t0 = performance.now();
+  const timings: Record<string, number> = {};
+  const img = resampleToDpi(input, opts.dpi ?? 500, 500);
+  const { width: W, height: H } = img;
+  if (W < 64 || H < 64) {
+    throw new AgentError('BIOMETRICS_UNUSABLE_CAPTURE', `fingerprint image ${W}×${H} at 500 dpi is too small to extract minutiae`, { reason: 'too-small', width: W, height: H }, { hint: 'capture a larger area of the finger or check the configured dpi' });
+  }
+  const n = W * H;
+  const f = new Float32Array(n);
+  for (let i = 0; i < n; i++) f[i] = 1 - img.pixels[i]! / 255;
+
+  const seg = segment(f, W, H, opts.segmentBlock ?? 12, opts.segmentThreshold ?? 0.3);
+  if (seg.coverage < (opts.minCoverage ?? 0.15)) {
+    throw new AgentError('BIOMETRICS_UNUSABLE_CAPTURE', `no fingerprint found: only ${(seg.coverage * 100).toFixed(0)} % of the image shows ridges`, { reason: 'no-finger', coverage: seg.coverage }, { hint: 'place the finger flat on the sensor and capture again', retryable: true });
+  }
+  timings.segment = performance.now() - t0;
+
+  // Local normalization: zero mean, unit contrast (ridges positive).
+  const mean = boxBlur(f, W, H, 8);
+  const centred = new Float32Array(n);
+  for (let i = 0; i < n; i++) centred[i] = f[i]! - mean[i]!;
+  const sq = new Float32Array(n);
+  for (let i = 0; i < n; i++) sq[i] = centred[i]! * centred[i]!;
+  const varL = boxBlur(sq, W, H, 8);
+  for (let i = 0; i < n; i++) centred[i] = centred[i]! / Math.sqrt(varL[i]! + 1e-4);
+
+  const field = orientationField(centred, W, H, opts.orientationRadius ?? 8);
+  timings.orientation = performance.now() - t0 - timings.segment;
+  const period = ridgePeriod(centred, W, H, field, seg.mask);
+
+  // Selection weights: bilinear in orientation (circular) × period.
+  const K = ORIENTATIONS * PERIODS.length;
+  const sel = new Float32Array(K * n);
+  const p0 = PERIODS[0]!, p1 = PERIODS[1]!;
+  for (let i = 0; i < n; i++) {
+    if (!seg.mask[i]) continue;
+    const o = (field.theta[i]! / Math.PI) * ORIENTATIONS;
+    const o0 = Math.floor(o) % ORIENTATIONS, o1 = (o0 + 1) % ORIENTATIONS, to = o - Math.floor(o);
+    const tp = Math.min(1, Math.max(0, (period[i]! - p0) / (p1 - p0)));
+    sel[o0 * n + i] = (1 - to) * (1 - tp);
+    sel[o1 * n + i] = to * (1 - tp);
+    sel[(ORIENTATIONS + o0) * n + i] = (1 - to) * tp;
+    sel[(ORIENTATIONS + o1) * n + i] = to * tp;
+  }
+  const t1 = performance.now();
+  const session = await getSession(FINGER_MODEL);
+  const out = await session.run({ image: new ort.Tensor('float32', centred, [1, 1, H, W]), select: new ort.Tensor('float32', sel, [1, K, H, W]) });
+  const enhanced = out.enhanced!.data as Float32Array;
+  timings.enhance = performance.now() - t1;
+
+  const t2 = performance.now();
+  const bin = new Uint8Array(n);
+  for (let i = 0; i < n; i++) bin[i] = seg.mask[i] && enhanced[i]! > 0 ? 1 : 0;
+  const ridges = bin.slice();
+  const skeleton = thin(bin, W, H);
+  let minutiae = detectMinutiae(skeleton, W, H, seg.mask, field, opts, ridges);
+  const max = opts.maxMinutiae ?? 80;
+  if (minutiae.length > max) minutiae = [...minutiae].sort((a, b) => b.quality - a.quality).slice(0, max);
+  timings.minutiae = performance.now() - t2;
+
+  // View quality: mean coherence over the fingerprint area, weighted by its coverage.
+  let coh = 0, cnt = 0;
+  for (let i = 0; i < n; i++) if (seg.mask[i]) { coh += field.coherence[i]!; cnt++; }
+  const quality = Math.round(Math.max(1, Math.min(100, (cnt ? coh / cnt : 0) * 110 * Math.min(1, seg.coverage / 0.4))));
+  timings.total = performance.now() - t0;
+  return {
+    template: { width: W, height: H, resolutionPpcm: DEFAULT_RESOLUTION_PPCM, quality, minutiae },
+    timings,
+  };
+}
