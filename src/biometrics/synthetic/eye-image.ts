@@ -12,12 +12,9 @@
 import type { GrayImage } from '../image/gray-image.js';
 import { gaussianBlur } from '../image/filters.js';
 import { SeededRandom, mixSeed } from '../image/seeded-random.js';
+import { limbusDistance, type Circle } from '../extract/iris-geometry.js';
 
-export interface Circle {
-  x: number;
-  y: number;
-  r: number;
-}
+export { limbusDistance, type Circle };
 
 export interface EyeRenderOptions {
   width?: number;
@@ -118,18 +115,6 @@ function sampleTexture(tex: Float32Array, rho: number, theta: number): number {
   const a = tex[r0 * TEX_T + t0]! * (1 - tt) + tex[r0 * TEX_T + t1]! * tt;
   const b = tex[r1 * TEX_T + t0]! * (1 - tt) + tex[r1 * TEX_T + t1]! * tt;
   return a * (1 - tr) + b * tr;
-}
-
-/**
- * Where a ray from the pupil centre in direction θ meets the limbus circle: the distance from the
- * pupil centre. The iris pipeline unwraps with the same geometry.
- */
-export function limbusDistance(pupil: { x: number; y: number }, iris: Circle, theta: number): number {
-  const ux = Math.cos(theta), uy = Math.sin(theta);
-  const wx = pupil.x - iris.x, wy = pupil.y - iris.y;
-  const b = ux * wx + uy * wy;
-  const c = wx * wx + wy * wy - iris.r * iris.r;
-  return -b + Math.sqrt(Math.max(0, b * b - c));
 }
 
 export function renderEye(eyeSeed: number, sampleSeed: number, opts: EyeRenderOptions = {}): EyeImage {
