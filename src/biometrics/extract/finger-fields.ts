@@ -24,10 +24,9 @@ export function segment(img: Float32Array, width: number, height: number, block 
   const meanSq = boxBlur(sq, width, height, block / 2);
   const sd = new Float32Array(img.length);
   for (let i = 0; i < img.length; i++) sd[i] = Math.sqrt(Math.max(0, meanSq[i]! - mean[i]! * mean[i]!));
-  const sorted = Float32Array.from(sd).sort();
-  const strong = sorted[Math.floor(sorted.length * 0.95)]!;
+  const strong = percentile(sd, 0.95);
   const thr = Math.max(0.03, rel * strong);
-  let mask = new Uint8Array(img.length);
+  let mask: Uint8Array = new Uint8Array(img.length);
   for (let i = 0; i < img.length; i++) mask[i] = sd[i]! > thr ? 1 : 0;
   // Smooth the mask: majority over a window, then fill holes (background not reachable from the border).
   const mf = new Float32Array(img.length);
@@ -44,6 +43,19 @@ export function segment(img: Float32Array, width: number, height: number, block 
   let n = 0;
   for (const v of mask) n += v;
   return { mask, coverage: n / mask.length };
+}
+
+/** The p-quantile of non-negative values by a 1024-bin histogram (no sort). */
+function percentile(v: Float32Array, p: number): number {
+  let max = 0;
+  for (const x of v) if (x > max) max = x;
+  if (max === 0) return 0;
+  const bins = new Int32Array(1024);
+  for (const x of v) bins[Math.min(1023, Math.floor((x / max) * 1024))]!++;
+  let acc = 0;
+  const target = p * v.length;
+  for (let b = 0; b < 1024; b++) { acc += bins[b]!; if (acc >= target) return ((b + 0.5) / 1024) * max; }
+  return max;
 }
 
 function fillHoles(mask: Uint8Array, width: number, height: number): Uint8Array {
