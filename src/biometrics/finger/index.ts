@@ -12,8 +12,9 @@
  *    The probe sets its features in a 32 Kbit bitset, each also in the neighbouring bin of every
  *    dimension where it lies within 30 % of a bin boundary (so noise across a boundary still hits),
  *    and weights each set cell by its rarity over the index (idf, log(features / templates'
- *    features in the cell)); a template's prefilter score is the sum of the weights its
- *    (≈ 3 per minutia) features hit: one table read per feature. The best `candidates` go on.
+ *    features in the cell)); a template's prefilter score is the mean weight its (≈ 3 per
+ *    minutia) features hit: one table read per feature (the mean, not the sum, so big templates
+ *    do not crowd out the rest). The best `candidates` go on.
  * 2. full comparison of the probe (prepared and bucketed once) with each candidate; the results at
  *    or above `threshold` are returned best first.
  * Removing marks the slot dead; the arenas are compacted when a third is dead.
@@ -225,7 +226,7 @@ export class FingerIndex {
       const end = start + this.featCounts[s]!;
       let sum = 0;
       for (let q = start; q < end; q++) sum += weight[feats[q]!]!;
-      scores[s] = sum;
+      scores[s] = end > start ? sum / (end - start) : 0;
     }
     // Selection of the top `wanted` prefilter scores: the wanted-th largest by quickselect.
     let cutoff = -Infinity;
