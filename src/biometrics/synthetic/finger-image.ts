@@ -112,3 +112,18 @@ export function syntheticFingerImage(fingerId: number, impressionNo: number, wid
   });
   return { ...img, minutiae, finger, impression: imp };
 }
+
+/**
+ * The scanner simulators' image source (drivers/simulated.ts looks for this export): virtual
+ * finger `fingerId` at its `impressionNo`-th capture, an 8-bit 500 dpi image of the sensor's size
+ * (R30x 256×288 by default).
+ */
+export function renderFingerImage(fingerId: number, impressionNo: number, opts: { width?: number; height?: number } = {}): GrayImage {
+  const img = syntheticFingerImage(fingerId, impressionNo, opts.width ?? 256, opts.height ?? 288);
+  return { width: img.width, height: img.height, pixels: img.pixels };
+}
+
+/** The exact minutiae of the image `renderFingerImage` draws with the same arguments (benchmark ground truth). */
+export function fingerImageTruth(fingerId: number, impressionNo: number, opts: { width?: number; height?: number } = {}): Minutia[] {
+  return syntheticFingerImage(fingerId, impressionNo, opts.width ?? 256, opts.height ?? 288).minutiae;
+}
