@@ -10,7 +10,7 @@
 /** Measured on 319,600 impostor comparisons (800 synthetic fingers, seeds 900000000..): raw score
  * at FMR = 10^(−score/10) for score 0, 2, 4, ... 48. */
 // prettier-ignore
-export const CALIBRATION_RAW: readonly number[] = [0, 6.787, 8.25, 9.529, 10.764, 11.977, 13.191, 14.393, 15.641, 16.877, 18.118, 19.421, 20.727, 21.969, 23.354, 24.775, 26.154, 27.667, 29.161, 30.96, 32.69, 33.893, 35.827, 36.733, 37.583];
+export const CALIBRATION_RAW: readonly number[] = [0, 5.881, 7.286, 8.533, 9.722, 10.887, 12.072, 13.272, 14.457, 15.662, 16.917, 18.158, 19.565, 20.868, 22.16, 23.529, 24.858, 26.353, 27.5, 29.25, 30.227, 30.996, 33.021, 34.114, 35.875];
 // prettier-ignore
 export const CALIBRATION_SCORE: readonly number[] = [0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30, 32, 34, 36, 38, 40, 42, 44, 46, 48];
 

@@ -179,6 +179,8 @@ function ensureScratch(nA: number, nB: number): void {
 }
 
 const MAX_ROOTS = 4;
+/** Only a candidate minutia's nearest VOTE_EDGES edges vote for roots (all K are used to grow). */
+const VOTE_EDGES = 3;
 const rootIdx = new Int32Array(MAX_ROOTS);
 const rootVotes = new Int32Array(MAX_ROOTS);
 
@@ -213,8 +215,9 @@ export function matchDetail(probe: FingerProbe, cand: PreparedFinger): MatchDeta
 
   // 1. votes from compatible edge pairs
   let nTouched = 0;
+  const KV = KB < VOTE_EDGES ? KB : VOTE_EDGES;
   for (let k = 0; k < nB; k++) {
-    for (let e = 0; e < KB; e++) {
+    for (let e = 0; e < KV; e++) {
       const o = cE + (k * EDGES_PER_MINUTIA + e) * EDGE_WORDS;
       const w0 = cd[o]!;
       const w1 = cd[o + 1]!;
