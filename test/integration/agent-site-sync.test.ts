@@ -43,6 +43,17 @@ async function cachedTemplates(dir: TerminalDir, employeeCode: string): Promise<
   }
 }
 
+/** The template ids of a person placed in a module slot of a terminal (its slot map, read beside the daemon). */
+async function placedOnModules(dir: TerminalDir, employeeCode: string): Promise<string[]> {
+  const db = await openAgentDatabase(dir.dataDir);
+  try {
+    const rows = await db.all<{ template_id: string }>('SELECT template_id FROM module_slots WHERE employee_code = ? ORDER BY slot', [employeeCode]);
+    return rows.map((r) => r.template_id);
+  } finally {
+    await db.close();
+  }
+}
+
 function record(employeeCode: string, updatedAt: Date, data: Uint8Array, id: string): SiteTemplateRecord {
   return {
     v: 1,
@@ -101,6 +112,9 @@ describe('site template sync between two running agents', () => {
         expect((await cachedTemplates(dirs[i]!, 'E3001')).map((t) => [t.id, t.data])).toEqual([['tpl-2', Buffer.from(second.data).toString('base64')]]);
       }
       // The synced person is placed on the second terminal's module: their finger punches there.
+      // Placement follows the applied record (debounced, then written to the module over the
+      // serial line), so the finger goes on once the slot map holds the newer template.
+      await until(async () => (await placedOnModules(dirs[1]!, 'E3001')).join(',') === 'tpl-2', 15_000, 'newer template placed on the module of gate-s2');
       await sim.send('finger 502');
       await until(async () => (await capture()).punched === 1, 15_000, 'synced person punched on gate-s2');
       await sim.send('lift');
@@ -124,7 +138,7 @@ describe('site template sync between two running agents', () => {
       expect(await cachedTemplates(dirs[i]!, 'E3001')).toEqual([]);
     }
     // Deleted everywhere means off the module too: the same finger is unknown on the second terminal now.
-    await new Promise((r) => setTimeout(r, 1000));
+    await until(async () => (await placedOnModules(dirs[1]!, 'E3001')).length === 0, 15_000, 'person taken off the module of gate-s2');
     await sim.send('finger 502');
     await until(async () => (await capture()).unknown === 1, 25_000, 'deleted person no longer known on gate-s2');
     await sim.send('lift');
