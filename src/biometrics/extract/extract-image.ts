@@ -1,37 +1,37 @@
 /**
- * One extraction, in whatever thread runs it: an 8-bit image of a finger or an eye → the bytes of
- * a standard template with its quality. The extractor (extractor.ts) runs this in a worker
- * thread; the CLI and tests may call it directly.
+ * One entry point for "this image → that template", used by the CLI, the worker and the daemon:
+ * the modality picks the pipeline; the result is the template file's bytes plus a summary.
  */
 import { encodeIso19794_2 } from '../finger/iso19794-2.js';
-import { encodeIrisTemplate } from '../iris/iris-code.js';
-import { AgentError } from '../../core/errors.js';
 import type { GrayImage } from '../image/gray-image.js';
-import { extractFinger } from './finger-pipeline.js';
-import { extractIrisCode } from './iris-encode.js';
+import { encodeIrisTemplate } from '../iris/iris-code.js';
+import { extractFinger, type FingerExtractOptions } from './finger-pipeline.js';
+import { extractIris, type IrisExtractOptions } from './iris-pipeline.js';
 
 export type Modality = 'finger' | 'iris';
 
-export interface ExtractInput extends GrayImage {
-  /** Capture resolution (fingerprints; default 500 dpi). */
-  dpi?: number;
+export interface ExtractRequest {
+  modality: Modality;
+  image: GrayImage;
+  finger?: FingerExtractOptions;
+  iris?: IrisExtractOptions;
 }
 
-export interface ExtractedTemplate {
-  format: 'iso19794-2' | 'iris-code-v1';
-  data: Uint8Array;
-  /** 0..100. */
+export interface ExtractResult {
+  modality: Modality;
+  /** ISO/IEC 19794-2:2005 record (finger) or iris-code v1 file (iris). */
+  template: Uint8Array;
   quality: number;
+  /** Minutiae count (finger) or usable code bits (iris). */
+  features: number;
+  timings: Record<string, number>;
 }
 
-export async function extractImage(modality: Modality, image: ExtractInput): Promise<ExtractedTemplate> {
-  if (modality === 'finger') {
-    const { template } = await extractFinger(image, image.dpi !== undefined ? { dpi: image.dpi } : {});
-    return { format: 'iso19794-2', data: encodeIso19794_2(template), quality: template.quality };
+export async function extractTemplate(req: ExtractRequest): Promise<ExtractResult> {
+  if (req.modality === 'finger') {
+    const r = await extractFinger(req.image, req.finger);
+    return { modality: 'finger', template: encodeIso19794_2(r.template), quality: r.template.quality, features: r.template.minutiae.length, timings: r.timings };
   }
-  if (modality === 'iris') {
-    const { code, quality } = await extractIrisCode(image);
-    return { format: 'iris-code-v1', data: encodeIrisTemplate(code), quality };
-  }
-  throw new AgentError('BIOMETRICS_BAD_MODALITY', `cannot extract a template for modality '${String(modality)}'`, { modality }, { hint: "use 'finger' or 'iris'" });
+  const r = await extractIris(req.image, req.iris);
+  return { modality: 'iris', template: encodeIrisTemplate(r.code), quality: r.code.quality, features: Math.round(r.validFraction * 2048), timings: r.timings };
 }

@@ -1,31 +1,18 @@
 /**
- * Worker thread of the image extractor: holds its own ONNX sessions (created on first use, kept
- * for the worker's life) and answers one extraction request at a time. Errors go back as plain
- * objects with the AgentError's fields.
+ * Worker-thread side of `Extractor`: runs `extractTemplate` off the main event loop. The ONNX
+ * sessions live in this thread and are reused for every request.
  */
 import { parentPort } from 'node:worker_threads';
-import { AgentError } from '../../core/errors.js';
-import { extractImage, type ExtractInput, type Modality } from './extract-image.js';
+import { isAgentError } from '../../core/errors.js';
+import { extractTemplate, type ExtractRequest } from './extract-image.js';
+import { setInferenceThreads } from './onnx-sessions.js';
 
-export interface ExtractRequest {
-  seq: number;
-  modality: Modality;
-  image: ExtractInput;
-}
+interface Message { id: number; req?: ExtractRequest; threads?: number }
 
-export type ExtractReply =
-  | { seq: number; format: 'iso19794-2' | 'iris-code-v1'; data: Uint8Array; quality: number }
-  | { seq: number; error: { code: string; message: string; context: Record<string, unknown>; hint?: string; retryable: boolean } };
-
-const port = parentPort;
-if (port) {
-  port.on('message', (m: ExtractRequest) => {
-    extractImage(m.modality, m.image).then(
-      (r) => port.postMessage({ seq: m.seq, ...r } satisfies ExtractReply, [r.data.buffer as ArrayBuffer]),
-      (err: unknown) => {
-        const e = err instanceof AgentError ? err : new AgentError('BIOMETRICS_EXTRACT_FAILED', err instanceof Error ? err.message : String(err));
-        port.postMessage({ seq: m.seq, error: { code: e.code, message: e.message, context: e.context, ...(e.hint ? { hint: e.hint } : {}), retryable: e.retryable } } satisfies ExtractReply);
-      },
-    );
-  });
-}
+parentPort!.on('message', (msg: Message) => {
+  if (msg.threads !== undefined) { setInferenceThreads(msg.threads); return; }
+  extractTemplate(msg.req!).then(
+    (result) => parentPort!.postMessage({ id: msg.id, result }, [result.template.buffer as ArrayBuffer]),
+    (err: unknown) => parentPort!.postMessage({ id: msg.id, error: isAgentError(err) ? err.toJSON() : { code: 'BIOMETRICS_EXTRACT_FAILED', message: (err as Error).message ?? String(err), context: {} } }),
+  );
+});
