@@ -9,5 +9,7 @@ export default defineConfig({
     // Two cores: integration tests start real processes, brokers and PTYs.
     maxWorkers: 2,
     reporters: ['default'],
+    // No process a test file starts (agent, simulator, socat, broker) outlives the file.
+    setupFiles: ['test/helpers/leak-guard.ts'],
   },
 });

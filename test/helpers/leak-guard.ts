@@ -1,0 +1,75 @@
+/**
+ * Vitest setup file: no process a test file starts outlives the file.
+ *
+ * Each test file gets an id in the environment (`VITEST_LEAK_GUARD`), which every process it
+ * starts inherits: `edge-agent run`/`simulate` children, their socat grandchildren, mosquitto,
+ * `script`. After the file's own hooks, whatever still carries the id (found through
+ * /proc/PID/environ) gets a short grace to exit, then SIGKILL, and the file's output names it
+ * (`leak-guard: ... left running`) so the test that leaked can be fixed. The same sweep runs when
+ * the worker exits, so a crashed or timed-out file leaves nothing behind either.
+ * The name has no `EDGE_AGENT_` prefix on purpose: those variables are agent configuration.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { afterAll, expect } from 'vitest';
+
+const VAR = 'VITEST_LEAK_GUARD';
+const id = `${process.pid}.${Date.now().toString(36)}.${Math.random().toString(36).slice(2, 10)}`;
+const marker = `${VAR}=${id}\0`;
+process.env[VAR] = id;
+
+interface Owned {
+  pid: number;
+  cmd: string;
+}
+
+/** Live processes (not this one) started from this test file, directly or not. */
+function owned(): Owned[] {
+  if (process.platform !== 'linux') return [];
+  const out: Owned[] = [];
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return [];
+  }
+  for (const d of entries) {
+    if (!/^\d+$/.test(d)) continue;
+    const pid = Number(d);
+    if (pid === process.pid) continue;
+    try {
+      // A zombie's environ reads empty, so only processes still running match.
+      if (!readFileSync(`/proc/${d}/environ`, 'latin1').includes(marker)) continue;
+      const cmd = readFileSync(`/proc/${d}/cmdline`, 'latin1').split('\0').join(' ').trim();
+      out.push({ pid, cmd });
+    } catch {
+      // gone meanwhile, or not ours to read
+    }
+  }
+  return out;
+}
+
+function killAll(list: Owned[]): void {
+  for (const p of list) {
+    try {
+      process.kill(p.pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+}
+
+afterAll(async () => {
+  let left = owned();
+  // Children told to stop (SIGTERM without waiting) get a moment to finish on their own.
+  const deadline = Date.now() + 3000;
+  while (left.length > 0 && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 100));
+    left = owned();
+  }
+  if (left.length === 0) return;
+  killAll(left);
+  const file = expect.getState().testPath ?? 'this test file';
+  console.warn(`leak-guard: ${file} left running ${left.length} process(es), now killed:\n${left.map((p) => `  ${p.pid} ${p.cmd.slice(0, 200)}`).join('\n')}`);
+});
+
+process.once('exit', () => killAll(owned()));
