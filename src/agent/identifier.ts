@@ -11,6 +11,7 @@
 import { AgentError } from '../core/errors.js';
 import { logger } from '../core/logger.js';
 import { decodeIrisTemplate, type IrisCode } from '../biometrics/iris/iris-code.js';
+import type { FingerTemplate } from '../biometrics/finger/template.js';
 import { IrisIndex, type IrisIndexOptions } from '../biometrics/iris/iris-index.js';
 import type { Modality, StoredTemplate, TemplateCache } from '../store/template-cache.js';
 import type { AgentConfig } from './config.js';
@@ -23,7 +24,7 @@ export type Decision = 'accept' | 'reject';
 export interface IdentifyRequest {
   modality: Modality;
   /** Template bytes in the modality's standard format, or an already decoded template. */
-  template: Uint8Array | IrisCode | unknown;
+  template: Uint8Array | IrisCode | FingerTemplate;
 }
 
 export interface Identification {
@@ -103,7 +104,8 @@ export interface IdentifierMetrics {
 export interface IdentifierOptions {
   biometrics: Pick<AgentConfig['biometrics'], 'fingerThreshold' | 'irisThreshold' | 'irisShiftRange'>;
   iris?: Omit<IrisIndexOptions, 'shiftRange'>;
-  /** Extra or replacement matchers (the finger matcher, tests). */
+  /** More matchers, or replacements by modality (built in: iris; the finger matcher is
+   * `FingerMatcher` of biometric-engines.ts, passed in by the agent). */
   matchers?: ModalityMatcher[];
 }
 

@@ -1,14 +1,21 @@
 /**
  * Template files of any format the agent reads, recognized by their first bytes: the iris code
  * (`EAIR`, iris-code.ts) and fingerprint minutiae records (`FMR\0`: ISO/IEC 19794-2 or ANSI INCITS
- * 378, finger/). `describeTemplate` says what a file holds without any biometric data;
- * `compareTemplates` scores two templates of the same modality.
+ * 378, finger/; the first finger view is the one compared). `describeTemplate` says what a file
+ * holds without any biometric data; `compareTemplates` scores two templates of the same modality.
  */
 import { AgentError } from '../core/errors.js';
 import { IRIS_CODE_BITS, IRIS_FORMAT, IRIS_QUALITY_UNKNOWN, decodeIrisTemplate, isIrisTemplate, validBitCount, type IrisCode } from './iris/iris-code.js';
 import { compareIrisCodes } from './iris/iris-match.js';
+import { decodeFingerRecord, decodeFingerTemplate, type FingerRecord } from './finger/iso19794-2.js';
+import { compareFingerTemplates } from './finger/matcher.js';
+import type { FingerTemplate } from './finger/template.js';
 
-export type LoadedTemplate = { modality: 'iris'; format: typeof IRIS_FORMAT; bytes: number; iris: IrisCode };
+const FMR_MAGIC = [0x46, 0x4d, 0x52, 0x00];
+
+export type LoadedTemplate =
+  | { modality: 'iris'; format: typeof IRIS_FORMAT; bytes: number; iris: IrisCode }
+  | { modality: 'finger'; format: 'iso19794-2' | 'ansi378'; bytes: number; record: FingerRecord; finger: FingerTemplate };
 
 export interface TemplateThresholds {
   irisThreshold: number;
@@ -20,18 +27,41 @@ export interface TemplateThresholds {
 export function readTemplate(bytes: Uint8Array, source: string): LoadedTemplate {
   try {
     if (isIrisTemplate(bytes)) return { modality: 'iris', format: IRIS_FORMAT, bytes: bytes.length, iris: decodeIrisTemplate(bytes) };
+    if (bytes.length >= 4 && FMR_MAGIC.every((b, i) => bytes[i] === b)) {
+      const record = decodeFingerRecord(bytes);
+      if (record.views.length === 0) {
+        throw new AgentError('BIOMETRICS_TEMPLATE_MALFORMED', 'finger minutiae record holds no finger view', { offset: 22 }, { hint: 'export the template again with at least one finger view' });
+      }
+      return { modality: 'finger', format: record.format === 'ansi378-2004' ? 'ansi378' : 'iso19794-2', bytes: bytes.length, record, finger: decodeFingerTemplate(bytes) };
+    }
   } catch (err) {
     if (err instanceof AgentError) throw new AgentError(err.code, `${source}: ${err.message}`, { ...err.context, file: source }, { hint: err.hint, cause: err });
     throw err;
   }
   const head = Array.from(bytes.subarray(0, 4), (b) => b.toString(16).padStart(2, '0')).join(' ');
   throw new AgentError('BIOMETRICS_TEMPLATE_UNKNOWN_FORMAT', `${source}: not a template format this agent reads (first bytes ${head || 'none: empty file'})`, { file: source, offset: 0 }, {
-    hint: `give an iris code (${IRIS_FORMAT}, starts with "EAIR")`,
+    hint: `give an ISO/IEC 19794-2 or ANSI INCITS 378 minutiae record (starts with "FMR") or an iris code (${IRIS_FORMAT}, starts with "EAIR")`,
   });
 }
 
 /** What a template holds: format, version, counts, quality; never the biometric data itself. */
 export function describeTemplate(t: LoadedTemplate): Record<string, unknown> {
+  if (t.modality === 'finger') {
+    const r = t.record;
+    return {
+      modality: 'finger',
+      format: t.format,
+      version: r.format === 'ansi378-2004' ? 'ANSI INCITS 378-2004' : 'ISO/IEC 19794-2:2005',
+      bytes: t.bytes,
+      width: r.width,
+      height: r.height,
+      resolutionPpcm: r.resolutionXPpcm,
+      views: r.views.length,
+      fingerPosition: r.views[0]!.fingerPosition,
+      minutiae: r.views.map((v) => v.minutiae.length).join(','),
+      quality: r.views.map((v) => v.quality).join(','),
+    };
+  }
   const valid = validBitCount(t.iris);
   return {
     modality: 'iris',
@@ -63,6 +93,18 @@ export function compareTemplates(a: LoadedTemplate, b: LoadedTemplate, threshold
       hint: 'compare two finger templates or two iris templates',
     });
   }
+  if (a.modality === 'finger' && b.modality === 'finger') {
+    const score = compareFingerTemplates(a.finger, b.finger);
+    return {
+      modality: 'finger',
+      score,
+      decision: score >= thresholds.fingerThreshold ? 'accept' : 'reject',
+      threshold: thresholds.fingerThreshold,
+      scoreKind: 'about -10·log10(false match rate), higher is better, accepted at or above the threshold',
+      details: { minutiae: [a.finger.minutiae.length, b.finger.minutiae.length] },
+    };
+  }
+  if (a.modality !== 'iris' || b.modality !== 'iris') throw new Error('unreachable: modalities checked above');
   const r = compareIrisCodes(a.iris, b.iris, { shiftRange: thresholds.irisShiftRange });
   return {
     modality: 'iris',

@@ -1,5 +1,5 @@
 /**
- * `npm run bench:match -- [--json] [--iris-n N] [--finger-n N] [--only iris|finger]`: the matching
+ * `npm run bench:match -- [--json] [--iris-n N] [--finger-n N] [--searches N] [--only iris|finger]`: the matching
  * benchmark. Prints `{finger: {...}, iris: {...}}` (finger from match-finger.ts, iris from
  * match-iris.ts). Never a pass/fail test: the figures and the ratio to the floor are the output.
  */
@@ -20,7 +20,7 @@ if (values.only !== 'iris') {
   const fingerFile = ['match-finger.ts', 'match-finger.js'].map((f) => new URL(f, here)).find((u) => existsSync(u));
   if (fingerFile) {
     const mod = (await import(fingerFile.href)) as { benchFinger: (o: Record<string, unknown>) => Promise<unknown> | unknown };
-    out.finger = await mod.benchFinger({ ...(values['finger-n'] ? { n: Number(values['finger-n']) } : {}), log });
+    out.finger = await mod.benchFinger({ ...(values['finger-n'] ? { indexSize: Number(values['finger-n']) } : {}) });
   } else {
     out.finger = { skipped: 'test/bench/match-finger.ts is not in this tree yet: iris only' };
   }

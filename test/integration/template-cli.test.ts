@@ -6,9 +6,13 @@ import { runCli } from '../helpers/cli.js';
 import { encodeIrisTemplate } from '../../src/biometrics/iris/iris-code.js';
 import { compareIrisCodes } from '../../src/biometrics/iris/iris-match.js';
 import { syntheticIrisEye, syntheticIrisSample } from '../../src/biometrics/synthetic/iris-code.js';
+import { encodeIso19794_2 } from '../../src/biometrics/finger/iso19794-2.js';
+import { compareFingerTemplates } from '../../src/biometrics/finger/matcher.js';
+import { impression, impressionTemplate, syntheticFinger } from '../../src/biometrics/synthetic/finger.js';
 
 let dir: string;
 const iris = (eye: number, sample: number) => syntheticIrisSample(syntheticIrisEye(eye), sample).code;
+const finger = (f: number, imp: number) => impressionTemplate(impression(syntheticFinger(f), imp));
 
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'template-cli-'));
@@ -16,6 +20,9 @@ beforeAll(() => {
   writeFileSync(join(dir, 'a2.iris'), encodeIrisTemplate(iris(1, 2)));
   writeFileSync(join(dir, 'b1.iris'), encodeIrisTemplate(iris(2, 1)));
   writeFileSync(join(dir, 'short.iris'), encodeIrisTemplate(iris(3, 1)).subarray(0, 100));
+  writeFileSync(join(dir, 'f1.fmr'), encodeIso19794_2(finger(1, 0)));
+  writeFileSync(join(dir, 'f1b.fmr'), encodeIso19794_2(finger(1, 1)));
+  writeFileSync(join(dir, 'f2.fmr'), encodeIso19794_2(finger(2, 0)));
   writeFileSync(join(dir, 'photo.jpg'), Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0, 0x10]));
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -43,6 +50,24 @@ describe('edge-agent template', () => {
     expect(i.stdout).toMatch(/^iris score 0\.\d{4} .*: reject\n$/);
     const strict = await runCli(['template', 'compare', join(dir, 'a1.iris'), join(dir, 'a2.iris'), '--json', '--threshold', '0.01']);
     expect(JSON.parse(strict.stdout).decision).toBe('reject');
+  });
+
+  it('info and compare read ISO 19794-2 finger records, and refuse to compare a finger with an iris', async () => {
+    const [info, genuine, impostor, mixed] = await Promise.all([
+      runCli(['template', 'info', join(dir, 'f1.fmr'), '--json']),
+      runCli(['template', 'compare', join(dir, 'f1.fmr'), join(dir, 'f1b.fmr'), '--json']),
+      runCli(['template', 'compare', join(dir, 'f1.fmr'), join(dir, 'f2.fmr'), '--json']),
+      runCli(['template', 'compare', join(dir, 'f1.fmr'), join(dir, 'a1.iris')]),
+    ]);
+    expect(info.code).toBe(0);
+    expect(JSON.parse(info.stdout)).toMatchObject({ modality: 'finger', format: 'iso19794-2', version: 'ISO/IEC 19794-2:2005', views: 1, minutiae: String(finger(1, 0).minutiae.length) });
+    const g = JSON.parse(genuine.stdout);
+    expect(g).toMatchObject({ modality: 'finger', decision: 'accept', threshold: 40 });
+    expect(g.score).toBeCloseTo(compareFingerTemplates(finger(1, 0), finger(1, 1)), 9);
+    expect(JSON.parse(impostor.stdout)).toMatchObject({ modality: 'finger', decision: 'reject' });
+    expect(mixed.code).toBe(1);
+    expect(mixed.stderr).toContain('BIOMETRICS_MODALITY_MISMATCH');
+    expect(mixed.stderr).toMatch(/finger template .* iris template/);
   });
 
   it('refuses malformed and unknown files with the offset and a hint', async () => {
