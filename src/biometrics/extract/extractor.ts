@@ -3,9 +3,14 @@
  * pipelines (a fingerprint takes tens of milliseconds of CPU, too long to block MQTT keep-alives
  * and the punch feedback). Requests are answered in order; `close()` ends the thread.
  */
+import { existsSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { AgentError } from '../../core/errors.js';
-import type { ExtractRequest, ExtractResult } from './extract-image.js';
+import { assertGrayImage, type GrayImage } from '../image/gray-image.js';
+import { extractTemplate, type ExtractRequest, type ExtractResult, type Modality } from './extract-image.js';
+import { FINGER_MODEL } from './finger-pipeline.js';
+import { IRIS_MODEL } from './iris-pipeline.js';
+import { modelPath } from './onnx-sessions.js';
 
 interface Pending { resolve: (r: ExtractResult) => void; reject: (e: unknown) => void }
 
@@ -18,10 +23,11 @@ export class Extractor {
 
   private start(): Worker {
     if (this.worker) return this.worker;
-    const ts = import.meta.url.endsWith('.ts');
-    const url = new URL(ts ? './extract-worker.ts' : './extract-worker.js', import.meta.url);
-    // From TypeScript sources (tsx, vitest) the worker needs tsx's loader too.
-    const w = new Worker(url, ts ? { execArgv: ['--import', 'tsx'] } : {});
+    // From TypeScript sources (tsx, vitest) the worker registers tsx itself before importing the
+    // .ts file (a `--import tsx` execArgv does not reach a worker's entry module under vitest).
+    const w = import.meta.url.endsWith('.ts')
+      ? new Worker(`import('tsx/esm/api').then((m) => { m.register(); return import(${JSON.stringify(new URL('./extract-worker.ts', import.meta.url).href)}); })`, { eval: true })
+      : new Worker(new URL('./extract-worker.js', import.meta.url));
     w.on('message', (m: { id: number; result?: ExtractResult; error?: { code: string; message: string; hint?: string; retryable?: boolean; context: Record<string, unknown> } }) => {
       const p = this.pending.get(m.id);
       if (!p) return;
@@ -64,4 +70,60 @@ export class Extractor {
     this.worker = undefined;
     if (w) await w.terminate();
   }
+}
+
+/**
+ * The agent's entry point (src/agent/biometric-engines.ts uses exactly this):
+ *
+ *   const extractor = await createImageExtractor();
+ *   const { format, data, quality } = await extractor.extract('finger', { width, height, pixels, dpi });
+ *
+ * By default the extractions run in the worker thread of `Extractor`; `{ worker: false }` runs
+ * them in the calling thread (CLI, tests). The bundled models are checked before it is returned,
+ * so a missing model is reported at start-up rather than at the first punch.
+ */
+export interface ImageExtractorOptions {
+  /** Run extractions in a worker thread (default true). */
+  worker?: boolean;
+  /** ONNX intra-op threads in the worker (default 1). */
+  inferenceThreads?: number;
+}
+
+export interface ExtractedTemplate {
+  format: 'iso19794-2' | 'iris-code-v1';
+  data: Uint8Array;
+  /** 0..100. */
+  quality: number;
+}
+
+export interface ImageExtractor {
+  extract(modality: Modality, image: GrayImage & { dpi?: number }): Promise<ExtractedTemplate>;
+  close(): Promise<void>;
+}
+
+export async function createImageExtractor(options: ImageExtractorOptions = {}): Promise<ImageExtractor> {
+  for (const file of [FINGER_MODEL, IRIS_MODEL]) {
+    const path = modelPath(file);
+    if (!existsSync(path)) {
+      throw new AgentError('BIOMETRICS_MODEL_MISSING', `model file ${path} does not exist`, { path }, { hint: 'run `npm run models` to build the bundled models' });
+    }
+  }
+  const worker = options.worker === false ? null : new Extractor(options.inferenceThreads !== undefined ? { inferenceThreads: options.inferenceThreads } : {});
+  let closed = false;
+  return {
+    async extract(modality, image) {
+      if (closed) throw new AgentError('BIOMETRICS_EXTRACTOR_CLOSED', 'the image extractor is closed', {}, { hint: 'create a new extractor' });
+      if (modality !== 'finger' && modality !== 'iris') {
+        throw new AgentError('BIOMETRICS_BAD_MODALITY', `cannot extract a template for modality '${String(modality)}'`, { modality }, { hint: "use 'finger' or 'iris'" });
+      }
+      assertGrayImage(image, `${modality} image`);
+      const req: ExtractRequest = { modality, image: { width: image.width, height: image.height, pixels: image.pixels }, ...(image.dpi !== undefined ? { finger: { dpi: image.dpi } } : {}) };
+      const r = worker ? await worker.extract(req) : await extractTemplate(req);
+      return { format: r.modality === 'finger' ? 'iso19794-2' : 'iris-code-v1', data: r.template, quality: r.quality };
+    },
+    async close() {
+      closed = true;
+      await worker?.close();
+    },
+  };
 }
