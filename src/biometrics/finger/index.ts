@@ -115,7 +115,7 @@ export function prefilterBitset(p: PreparedFinger): Uint32Array {
 }
 
 export interface IdentifyOptions {
-  /** How many prefilter survivors get a full comparison (default 400). */
+  /** How many prefilter survivors get a full comparison (default 500). */
   candidates?: number;
   /** Minimum calibrated score to report (default 40 ≈ FMR 1e-4). */
   threshold?: number;
@@ -198,7 +198,7 @@ export class FingerIndex {
   /** 1:N identification: prefilter everything, fully compare the best candidates. */
   identify(probe: FingerTemplate, options: IdentifyOptions = {}): IdentifyResult[] {
     const threshold = options.threshold ?? 40;
-    const wanted = Math.max(1, options.candidates ?? 400);
+    const wanted = Math.max(1, options.candidates ?? 500);
     const prepared = prepareFinger(probe);
     const fp = new FingerProbe(prepared);
     const bits = prefilterBitset(prepared);
