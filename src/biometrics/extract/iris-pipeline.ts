@@ -12,7 +12,7 @@ import { AgentError } from '../../core/errors.js';
 import { boxBlur, sampleBilinear } from '../image/filters.js';
 import { assertGrayImage, type GrayImage } from '../image/gray-image.js';
 import { createIrisCode, type IrisCode } from '../iris/iris-code.js';
-import { limbusDistance } from '../synthetic/eye-image.js';
+import { limbusDistance } from './iris-geometry.js';
 import { localizeIris, type IrisCheckOptions, type IrisLocalization } from './iris-segmentation.js';
 import { getSession, ort } from './onnx-sessions.js';
 

@@ -1,0 +1,34 @@
+import { describe, expect, it } from 'vitest';
+import { isAgentError } from '../../../../src/core/errors.js';
+import { extractIris } from '../../../../src/biometrics/extract/iris-pipeline.js';
+import { compareIrisCodes } from '../../../../src/biometrics/iris/iris-match.js';
+import { decodeIrisTemplate, encodeIrisTemplate } from '../../../../src/biometrics/iris/iris-code.js';
+import { renderEye } from '../../../../src/biometrics/synthetic/eye-image.js';
+
+describe('iris pipeline', () => {
+  it('locates pupil and limbus within a few pixels of the truth', async () => {
+    const e = renderEye(31, 1);
+    const { localization: l, code } = await extractIris(e);
+    expect(Math.hypot(l.pupil.x - e.truth.pupil.x, l.pupil.y - e.truth.pupil.y)).toBeLessThan(3);
+    expect(Math.abs(l.pupil.r - e.truth.pupil.r)).toBeLessThan(3);
+    expect(Math.hypot(l.iris.x - e.truth.iris.x, l.iris.y - e.truth.iris.y)).toBeLessThan(5);
+    expect(Math.abs(l.iris.r - e.truth.iris.r)).toBeLessThan(5);
+    expect(code.quality).toBeGreaterThan(20);
+  });
+
+  it('the same eye gives close codes, another eye does not (through the template file)', async () => {
+    const rt = async (eye: number, sample: number) => decodeIrisTemplate(encodeIrisTemplate((await extractIris(renderEye(eye, sample))).code));
+    const a1 = await rt(32, 1), a2 = await rt(32, 2), b = await rt(33, 1);
+    expect(compareIrisCodes(a1, a2).hd).toBeLessThan(0.25);
+    expect(compareIrisCodes(a1, b).hd).toBeGreaterThan(0.35);
+  });
+
+  for (const [reason, opts] of [['closed', { closed: true }], ['off-axis', { offAxis: true }], ['too-small', { tooSmall: true }], ['blurred', { blurred: true }]] as const) {
+    it(`refuses a ${reason} eye with BIOMETRICS_UNUSABLE_CAPTURE and the reason`, async () => {
+      const err = await extractIris(renderEye(34, 1, opts)).catch((e: unknown) => e);
+      expect(isAgentError(err, 'BIOMETRICS_UNUSABLE_CAPTURE')).toBe(true);
+      expect((err as { context: { reason: string } }).context.reason).toBe(reason);
+      expect((err as { hint?: string }).hint).toBeTruthy();
+    });
+  }
+});
