@@ -16,9 +16,13 @@ import { detectMinutiae, type MinutiaeOptions } from './minutiae-detect.js';
 import { getSession, ort } from './onnx-sessions.js';
 import { thin } from './thinning.js';
 
-/** Must match models/build/finger-gabor-bank.ts (checked against the model's input shape). */
-const ORIENTATIONS = 16;
-const PERIODS = [7.5, 10];
+/**
+ * The bank's layout, as models/build/finger-gabor-bank.ts builds it (a test checks they agree;
+ * the builder is not imported here because it needs the build-time onnx-proto package).
+ */
+export const FINGER_BANK_LAYOUT = { orientations: 16, periods: [7.5, 10] } as const;
+const ORIENTATIONS = FINGER_BANK_LAYOUT.orientations;
+const PERIODS = FINGER_BANK_LAYOUT.periods;
 export const FINGER_MODEL = 'finger-gabor-bank.onnx';
 
 export interface FingerExtractOptions extends MinutiaeOptions {

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { MODELS } from '../../../models/build/models.js';
 import { getSession, ort } from '../../../src/biometrics/extract/onnx-sessions.js';
 import { FINGER_GABOR } from '../../../models/build/finger-gabor-bank.js';
+import { FINGER_BANK_LAYOUT } from '../../../src/biometrics/extract/finger-pipeline.js';
 
 describe('models/', () => {
   for (const [file, build] of Object.entries(MODELS)) {
@@ -13,6 +14,11 @@ describe('models/', () => {
       expect(Buffer.compare(Buffer.from(rebuilt), Buffer.from(committed))).toBe(0);
     });
   }
+
+  it('the fingerprint pipeline selects filters in the layout the bank is built with', () => {
+    expect(FINGER_BANK_LAYOUT.orientations).toBe(FINGER_GABOR.orientations);
+    expect([...FINGER_BANK_LAYOUT.periods]).toEqual([...FINGER_GABOR.periods]);
+  });
 
   it('the Gabor bank enhances a ridge pattern of its own orientation and suppresses the crossing one', async () => {
     const s = await getSession('finger-gabor-bank.onnx');
