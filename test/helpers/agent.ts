@@ -13,7 +13,7 @@ import { createSimulatedScanner } from '../../drivers/simulated.js';
 import { openAgentDatabase } from '../../src/store/agent-db.js';
 import { TemplateCache } from '../../src/store/template-cache.js';
 import { callDaemon, controlSocketPath } from '../../src/agent/control-socket.js';
-import { spawnCli, waitForLine } from './cli.js';
+import { killTree, spawnCli, waitForLine } from './cli.js';
 
 export interface TerminalDir {
   dataDir: string;
@@ -87,7 +87,13 @@ export interface SimulatedModule {
 export async function startSimulatedModule(args: string[] = []): Promise<SimulatedModule> {
   const link = join(mkdtempSync(join(tmpdir(), 'agent-e2e-pty-')), 'fp');
   const child = spawnCli(['simulate', 'r30x', '--link', link, ...args]);
-  const [, device] = await waitForLine(child, /^device: (.+)$/, 20_000, 'stdout');
+  let device: string | undefined;
+  try {
+    [, device] = await waitForLine(child, /^device: (.+)$/, 20_000, 'stdout');
+  } catch (err) {
+    killTree(child);
+    throw err;
+  }
   return {
     child,
     device: device!,
@@ -100,11 +106,11 @@ export async function startSimulatedModule(args: string[] = []): Promise<Simulat
   };
 }
 
-/** SIGTERM, then SIGKILL after 10 s; resolves to the exit code. */
+/** SIGTERM, then SIGKILL (with whatever it started) after 10 s; resolves to the exit code. */
 export function stopChild(child: ChildProcess): Promise<number | null> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode);
   return new Promise((resolve) => {
-    const t = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    const t = setTimeout(() => killTree(child), 10_000);
     child.once('exit', (code) => {
       clearTimeout(t);
       resolve(code);
@@ -122,7 +128,7 @@ export async function startAgent(args: string[], env: Record<string, string> = {
   try {
     await waitForLine(child, /edge-agent running/, 30_000);
   } catch (err) {
-    child.kill('SIGKILL');
+    killTree(child);
     throw err;
   }
   return child;

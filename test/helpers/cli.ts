@@ -1,5 +1,6 @@
 /** Runs the real `edge-agent` CLI in a child process (through tsx, from the sources). */
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -11,6 +12,53 @@ export interface CliResult {
   signal: NodeJS.Signals | null;
   stdout: string;
   stderr: string;
+}
+
+/** Every live descendant of `pid` (children first), read from /proc; empty elsewhere than Linux. */
+function descendants(pid: number): number[] {
+  const children = new Map<number, number[]>();
+  let entries: string[] = [];
+  try {
+    entries = readdirSync('/proc').filter((d) => /^\d+$/.test(d));
+  } catch {
+    return [];
+  }
+  for (const d of entries) {
+    try {
+      // /proc/PID/stat: "pid (comm) state ppid ..."; comm may hold spaces and parentheses.
+      const stat = readFileSync(`/proc/${d}/stat`, 'latin1');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      children.set(ppid, [...(children.get(ppid) ?? []), Number(d)]);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const out: number[] = [];
+  const walk = (p: number) => {
+    for (const c of children.get(p) ?? []) {
+      out.push(c);
+      walk(c);
+    }
+  };
+  walk(pid);
+  return out;
+}
+
+/**
+ * SIGKILLs a child and everything it started. A child killed alone leaves its own children
+ * (the socat of `edge-agent simulate`) running, orphaned.
+ */
+export function killTree(child: ChildProcess): void {
+  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+  const below = descendants(child.pid);
+  child.kill('SIGKILL');
+  for (const pid of below) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
 }
 
 /** Starts `edge-agent ...args` and returns the child (for daemons and kill tests). */
@@ -32,7 +80,7 @@ export function runCli(args: string[], options: SpawnOptions & { input?: string;
     child.stdout?.on('data', (d: Buffer) => (stdout += d));
     child.stderr?.on('data', (d: Buffer) => (stderr += d));
     const timer = setTimeout(() => {
-      child.kill('SIGKILL');
+      killTree(child);
       reject(new Error(`edge-agent ${args.join(' ')} did not finish in ${options.timeoutMs ?? 60_000} ms\nstdout: ${stdout}\nstderr: ${stderr}`));
     }, options.timeoutMs ?? 60_000);
     child.on('error', reject);

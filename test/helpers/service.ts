@@ -11,7 +11,7 @@ import type { ChildProcess } from 'node:child_process';
 import { setLogLevel, type LogLevel } from '../../src/core/logger.js';
 import { createAttendanceService, DEFAULT_CLIENT_ID, type AttendanceService, type AttendanceServiceOptions } from '../../src/server/service.js';
 import type { ShiftsConfig } from '../../src/server/shifts.js';
-import { runCli, spawnCli, waitForLine } from './cli.js';
+import { killTree, runCli, spawnCli, waitForLine } from './cli.js';
 
 export interface StartServiceOptions {
   /** SQLite file to use (kept on stop); default a new temporary file (removed on stop). */
@@ -114,7 +114,7 @@ export async function startServiceProcess(options: StartServiceOptions & { extra
   try {
     m = await waitForLine(child, /(http:\/\/127\.0\.0\.1:(\d+))/, 30_000, 'stdout');
   } catch (err) {
-    child.kill('SIGKILL');
+    killTree(child);
     cleanup();
     throw err;
   }
@@ -131,7 +131,7 @@ export async function startServiceProcess(options: StartServiceOptions & { extra
     async stop() {
       if (child.exitCode === null && child.signalCode === null) {
         await new Promise<void>((resolve) => {
-          const t = setTimeout(() => child.kill('SIGKILL'), 10_000);
+          const t = setTimeout(() => killTree(child), 10_000);
           child.once('exit', () => {
             clearTimeout(t);
             resolve();
