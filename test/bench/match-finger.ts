@@ -17,7 +17,7 @@
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { pathToFileURL } from 'node:url';
-import { FingerIndex } from '../../src/biometrics/finger/index.js';
+import { DEFAULT_CANDIDATES, FingerIndex } from '../../src/biometrics/finger/index.js';
 import { FingerProbe, matchDetail, prepareFinger, type PreparedFinger } from '../../src/biometrics/finger/matcher.js';
 import type { FingerTemplate } from '../../src/biometrics/finger/template.js';
 import { impression, impressionTemplate, syntheticFinger } from '../../src/biometrics/synthetic/finger.js';
@@ -42,6 +42,7 @@ export interface FingerBenchResult {
   thresholdAtFmr1e4: number;
   comparisonsPerSec: number;
   identifyN: number;
+  identifyCandidates: number;
   identifyP50Ms: number;
   identifyP95Ms: number;
   fnirAtFpir1e2: number;
@@ -181,6 +182,7 @@ export async function benchFinger(options: FingerBenchOptions = {}): Promise<Fin
     thresholdAtFmr1e4: round(at4.threshold, 2),
     comparisonsPerSec,
     identifyN: index.size,
+    identifyCandidates: options.candidates ?? DEFAULT_CANDIDATES,
     identifyP50Ms,
     identifyP95Ms,
     fnirAtFpir1e2: round(fnirAtFpir1e2),

@@ -114,6 +114,9 @@ export function prefilterBitset(p: PreparedFinger): Uint32Array {
   return bits;
 }
 
+/** Full comparisons per identification unless told otherwise. */
+export const DEFAULT_CANDIDATES = 500;
+
 export interface IdentifyOptions {
   /** How many prefilter survivors get a full comparison (default 500). */
   candidates?: number;
@@ -198,7 +201,7 @@ export class FingerIndex {
   /** 1:N identification: prefilter everything, fully compare the best candidates. */
   identify(probe: FingerTemplate, options: IdentifyOptions = {}): IdentifyResult[] {
     const threshold = options.threshold ?? 40;
-    const wanted = Math.max(1, options.candidates ?? 500);
+    const wanted = Math.max(1, options.candidates ?? DEFAULT_CANDIDATES);
     const prepared = prepareFinger(probe);
     const fp = new FingerProbe(prepared);
     const bits = prefilterBitset(prepared);
