@@ -25,10 +25,13 @@ class FakeScanner extends TypedEmitter<ScannerEvents> implements Scanner {
   async info() {
     return this.#info;
   }
+  /** Resolved when the worker next looks and finds no finger (so a lift has been seen). */
+  #absenceSeen: Array<() => void> = [];
   async waitForPresence({ timeoutMs }: { timeoutMs: number }) {
     if (this.unplugged) throw new AgentError('TRANSPORT_DISCONNECTED', 'gone');
     if (this.present !== null) return true;
     await new Promise((r) => setTimeout(r, Math.min(timeoutMs, 20)));
+    if (this.present === null) for (const f of this.#absenceSeen.splice(0)) f();
     return false;
   }
   async captureImage(): Promise<CapturedImage> {
@@ -56,6 +59,11 @@ class FakeScanner extends TypedEmitter<ScannerEvents> implements Scanner {
   }
   lift() {
     this.present = null;
+  }
+  /** Lifts the finger and resolves once the worker has seen it gone (a new press is a new press). */
+  liftSeen(): Promise<void> {
+    this.present = null;
+    return new Promise((r) => this.#absenceSeen.push(r));
   }
 }
 
@@ -95,7 +103,9 @@ describe('scanner worker', () => {
       const next = nextCapture(worker);
       scanner.present = finger;
       const out = await next;
-      scanner.lift();
+      // Lifted and seen lifted before the next press (pressed at once, it would be the same
+      // press held on, read again only after liftTimeoutMs).
+      await scanner.liftSeen();
       return out;
     };
     expect(await press(7)).toMatchObject({ path: 'module', employeeCode: 'E-MODULE', result: 'punched' });
@@ -120,7 +130,7 @@ describe('scanner worker', () => {
     await nextCapture(worker);
     await new Promise((r) => setTimeout(r, 300));
     expect(punches).toEqual(['E3']);
-    scanner.lift();
+    await scanner.liftSeen();
     scanner.present = 3;
     await nextCapture(worker);
     expect(punches).toEqual(['E3', 'E3']);
