@@ -135,6 +135,28 @@ describe('ISO/IEC 19794-2:2005 codec', () => {
     expect(t.minutiae[0]!.angle).toBeCloseTo(Math.PI / 2, 9);
   });
 
+  it('reads ANSI records with the 6-byte (extended) length form', () => {
+    const b = new Uint8Array(30 + 4 + 6 + 2);
+    b.set([0x46, 0x4d, 0x52, 0, 0x20, 0x32, 0x30, 0], 0);
+    const dv = new DataView(b.buffer);
+    dv.setUint16(8, 0);
+    dv.setUint32(10, b.length);
+    dv.setUint16(20, 300); // width
+    dv.setUint16(22, 400); // height
+    dv.setUint16(24, 197);
+    dv.setUint16(26, 197);
+    b[28] = 1; // one view
+    b.set([1, 0, 90, 1], 30);
+    b.set([0x40, 10, 0x01, 0x00, 179, 50], 34); // ending at (10, 256), angle 358 degrees
+    const r = decodeFingerRecord(b);
+    expect(r.format).toBe('ansi378-2004');
+    expect(r.width).toBe(300);
+    expect(r.views[0]!.minutiae[0]).toMatchObject({ x: 10, y: 256, type: 'ending', quality: 50 });
+    expect(r.views[0]!.minutiae[0]!.angle).toBeCloseTo((358 * Math.PI) / 180, 9);
+    const badAngle = b.slice(); badAngle[38] = 180;
+    expectMalformed(badAngle, 38, /ANSI angle 180/);
+  });
+
   it('refuses malformed records with the byte offset and the reason', () => {
     const good = encodeIso19794_2(sample());
     expectMalformed(good.subarray(0, 5), 5, /shorter/);
