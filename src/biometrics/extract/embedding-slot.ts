@@ -23,6 +23,22 @@ export interface EmbeddingModelConfig {
   outputName?: string;
 }
 
+/**
+ * The slot's settings from the agent configuration's `biometrics.embedding` block
+ * (`{model, width, height, mean, std, inputName, outputName}`).
+ */
+export function embeddingModelConfig(c: { model: string; width: number; height: number; mean?: number; std?: number; inputName?: string | undefined; outputName?: string | undefined }): EmbeddingModelConfig {
+  return {
+    modelPath: c.model,
+    inputWidth: c.width,
+    inputHeight: c.height,
+    mean: c.mean ?? 0,
+    std: c.std ?? 1,
+    ...(c.inputName ? { inputName: c.inputName } : {}),
+    ...(c.outputName ? { outputName: c.outputName } : {}),
+  };
+}
+
 /** The image's embedding, L2-normalized. */
 export async function embedImage(img: GrayImage, cfg: EmbeddingModelConfig): Promise<Float32Array> {
   const session = await getSession(cfg.modelPath);

@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { isAgentError } from '../../../../src/core/errors.js';
-import { EmbeddingIndex, cosineSimilarity, embedImage, type EmbeddingModelConfig } from '../../../../src/biometrics/extract/embedding-slot.js';
+import { EmbeddingIndex, cosineSimilarity, embedImage, embeddingModelConfig, type EmbeddingModelConfig } from '../../../../src/biometrics/extract/embedding-slot.js';
 import { renderEye } from '../../../../src/biometrics/synthetic/eye-image.js';
 import { syntheticFingerImage } from '../../../../src/biometrics/synthetic/finger-image.js';
 
-const cfg: EmbeddingModelConfig = { modelPath: 'embedding-tiny.onnx', inputWidth: 32, inputHeight: 32, mean: 0.5, std: 0.25 };
+// As the agent configuration's biometrics.embedding block states it.
+const cfg: EmbeddingModelConfig = embeddingModelConfig({ model: 'embedding-tiny.onnx', width: 32, height: 32, mean: 0.5, std: 0.25, outputName: 'embedding' });
 
 describe('embedding slot', () => {
   it('embeds images with a configured model and identifies 1:N by cosine similarity', async () => {
