@@ -5,14 +5,14 @@
  * Every template is prepared once (`prepareFinger`) and appended to one growing Uint16Array arena;
  * its prefilter features go to a second Uint16Array arena; per slot the index keeps only offsets
  * and lengths in flat typed arrays (no object per template). `identify` runs in two passes:
- * 1. prefilter: every minutia with two of its three nearest neighbours forms a small local
- *    structure, described (invariant to rotation and translation) by the two edge lengths
+ * 1. prefilter: every minutia with two of its four nearest neighbours (five on the probe side)
+ *    forms a small local structure, described (invariant to rotation and translation) by the two edge lengths
  *    (5 px bins), the angle between the edges, the first edge relative to the minutia's direction
  *    and the first neighbour's direction relative to it; the cell number (15 bits) is a feature.
  *    The probe sets its features in a 32 Kbit bitset, each also in the neighbouring bin of every
  *    dimension where it lies within 30 % of a bin boundary (so noise across a boundary still hits),
  *    and weights each set cell by its rarity over the index (idf, log(features / templates'
- *    features in the cell)); a template's prefilter score is the mean weight its (≈ 3 per
+ *    features in the cell)); a template's prefilter score is the mean weight its (6 per
  *    minutia) features hit: one table read per feature (the mean, not the sum, so big templates
  *    do not crowd out the rest). The best `candidates` go on.
  * 2. full comparison of the probe (prepared and bucketed once) with each candidate; the results at
@@ -23,7 +23,11 @@ import { FingerProbe, compareProbe, edgeLayout, prepareFinger, EDGES_PER_MINUTIA
 import type { FingerTemplate } from './template.js';
 
 const CELL_BITS = 15;
-const PAIRS: ReadonlyArray<readonly [number, number]> = [[0, 1], [0, 2], [1, 2]];
+const PAIRS: ReadonlyArray<readonly [number, number]> = [[0, 1], [0, 2], [1, 2], [0, 3], [1, 3], [2, 3]];
+/** The probe also uses the pairs with its fifth neighbour: a missing or spurious neighbour on
+ * either side then still leaves matching structures (recall of the mate in the best 2.5 % of
+ * 3,000: 0.80 with 3 pairs on both sides, 0.91 with 6 stored and 10 on the probe side). */
+const PROBE_PAIRS: ReadonlyArray<readonly [number, number]> = [...PAIRS, [0, 4], [1, 4], [2, 4], [3, 4]];
 
 interface LocalStructure {
   la: number;
@@ -33,12 +37,12 @@ interface LocalStructure {
   b2: number;
 }
 
-function localStructures(p: PreparedFinger, fn: (s: LocalStructure) => void): void {
+function localStructures(p: PreparedFinger, pairs: ReadonlyArray<readonly [number, number]>, fn: (s: LocalStructure) => void): void {
   const d = p.data;
   const { edgeBase, n, k } = edgeLayout(d, p.offset);
   for (let i = 0; i < n; i++) {
     const o = edgeBase + i * EDGES_PER_MINUTIA * 2;
-    for (const [ea, eb] of PAIRS) {
+    for (const [ea, eb] of pairs) {
       if (eb >= k) continue;
       let wa0 = d[o + ea * 2]!;
       let wa1 = d[o + ea * 2 + 1]!;
@@ -94,7 +98,7 @@ function binsOf(s: LocalStructure): number[][] {
 /** The prefilter features (exact cells) of a prepared template. */
 export function prefilterFeatures(p: PreparedFinger): Uint16Array {
   const out: number[] = [];
-  localStructures(p, (s) => {
+  localStructures(p, PAIRS, (s) => {
     const [a, b, c, d, e] = binsOf(s);
     out.push(cellOf(a![0], b![0], c![0], d![0], e![0]));
   });
@@ -104,7 +108,7 @@ export function prefilterFeatures(p: PreparedFinger): Uint16Array {
 /** The probe's feature bitset (each feature also in the neighbouring bins it lies close to). */
 export function prefilterBitset(p: PreparedFinger): Uint32Array {
   const bits = new Uint32Array((1 << CELL_BITS) >> 5);
-  localStructures(p, (s) => {
+  localStructures(p, PROBE_PAIRS, (s) => {
     const [a, b, c, d, e] = binsOf(s);
     for (const x1 of a!) for (const x2 of b!) for (const x3 of c!) for (const x4 of d!) for (const x5 of e!) {
       const cell = cellOf(x1, x2, x3, x4, x5);
