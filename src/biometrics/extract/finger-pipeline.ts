@@ -37,6 +37,8 @@ export interface FingerExtractOptions extends MinutiaeOptions {
   maxMinutiae?: number;
   /** Minimum fingerprint area as a fraction of the image (default 0.15). */
   minCoverage?: number;
+  /** Minimum mean ridge-orientation coherence over that area (default 0.4; noise is about 0.2). */
+  minCoherence?: number;
 }
 
 export interface FingerExtraction {
@@ -75,6 +77,12 @@ export async function extractFinger(input: GrayImage, opts: FingerExtractOptions
 
   const field = orientationField(centred, W, H, opts.orientationRadius ?? 8);
   timings.orientation = performance.now() - t0 - timings.segment;
+  let coh = 0, cnt = 0;
+  for (let i = 0; i < n; i++) if (seg.mask[i]) { coh += field.coherence[i]!; cnt++; }
+  const meanCoherence = cnt ? coh / cnt : 0;
+  if (meanCoherence < (opts.minCoherence ?? 0.4)) {
+    throw new AgentError('BIOMETRICS_UNUSABLE_CAPTURE', `no ridge pattern found (orientation coherence ${meanCoherence.toFixed(2)})`, { reason: 'no-ridges', coherence: meanCoherence }, { hint: 'clean the sensor and the finger, press the finger flat and capture again', retryable: true });
+  }
   const period = ridgePeriod(centred, W, H, field, seg.mask);
 
   // Selection weights: bilinear in orientation (circular) × period.
@@ -108,9 +116,7 @@ export async function extractFinger(input: GrayImage, opts: FingerExtractOptions
   timings.minutiae = performance.now() - t2;
 
   // View quality: mean coherence over the fingerprint area, weighted by its coverage.
-  let coh = 0, cnt = 0;
-  for (let i = 0; i < n; i++) if (seg.mask[i]) { coh += field.coherence[i]!; cnt++; }
-  const quality = Math.round(Math.max(1, Math.min(100, (cnt ? coh / cnt : 0) * 110 * Math.min(1, seg.coverage / 0.4))));
+  const quality = Math.round(Math.max(1, Math.min(100, meanCoherence * 110 * Math.min(1, seg.coverage / 0.4))));
   timings.total = performance.now() - t0;
   return {
     template: { width: W, height: H, resolutionPpcm: DEFAULT_RESOLUTION_PPCM, quality, minutiae },
