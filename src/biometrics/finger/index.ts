@@ -119,10 +119,10 @@ export function prefilterBitset(p: PreparedFinger): Uint32Array {
 }
 
 /** Full comparisons per identification unless told otherwise. */
-export const DEFAULT_CANDIDATES = 500;
+export const DEFAULT_CANDIDATES = 300;
 
 export interface IdentifyOptions {
-  /** How many prefilter survivors get a full comparison (default 500). */
+  /** How many prefilter survivors get a full comparison (default DEFAULT_CANDIDATES = 300). */
   candidates?: number;
   /** Minimum calibrated score to report (default 40 ≈ FMR 1e-4). */
   threshold?: number;
