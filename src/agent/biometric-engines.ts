@@ -6,13 +6,27 @@
 import { decodeFingerTemplate } from '../biometrics/finger/iso19794-2.js';
 import { FingerIndex } from '../biometrics/finger/index.js';
 import type { FingerTemplate } from '../biometrics/finger/template.js';
-import { AgentError } from '../core/errors.js';
+import { AgentError, toAgentError } from '../core/errors.js';
+import { logger } from '../core/logger.js';
+import { createImageExtractor } from '../biometrics/extract/extractor.js';
 import type { AgentConfig } from './config.js';
 import type { ModalityMatcher } from './identifier.js';
 import type { Extractor } from './terminal-runtime.js';
 
+const log = logger('agent:biometrics');
+
+/**
+ * Image → template in a worker thread that owns the ONNX sessions. A missing or broken model is
+ * logged and identification from images is off (serial modules still enrol and search on their
+ * own); `edge-agent doctor` says what to do.
+ */
 export async function createExtractor(_config: AgentConfig): Promise<Extractor | null> {
-  return null;
+  try {
+    return await createImageExtractor();
+  } catch (err) {
+    log.error({ err: toAgentError(err).toJSON() }, 'image extraction is off: the models could not be loaded');
+    return null;
+  }
 }
 
 /** The fingerprint index as the identifier sees it: ISO 19794-2 (and ANSI 378) templates. */

@@ -135,63 +135,107 @@ async function keepPresenting(rt: TerminalRuntime, key: string, id: number, sign
   }
 }
 
+/** One person at the terminal at a time: enrolments and visits take turns. */
+class Turns {
+  #tail: Promise<unknown> = Promise.resolve();
+  run<T>(fn: () => Promise<T>): Promise<T> {
+    const next = this.#tail.then(fn, fn);
+    this.#tail = next.catch(() => undefined);
+    return next;
+  }
+}
+
+type Enrolled = Set<string>;
+const enrolledKey = (code: string, modality: 'finger' | 'iris') => `${code}:${modality}`;
+
 /** Creates the demo employees in the service and enrols those the template cache lacks. */
-export async function enrolDemoEmployees(rt: TerminalRuntime, client: AttendanceClient, say: (line: string) => void): Promise<void> {
+export async function enrolDemoEmployees(rt: TerminalRuntime, client: AttendanceClient, say: (line: string) => void, turns = new Turns(), enrolled: Enrolled = new Set(), signal?: AbortSignal): Promise<void> {
   const { enroll } = await import('./enroller.js');
   const fingerKey = [...rt.workers.keys()].find((k) => k.includes('r30x'));
   const irisKey = [...rt.workers.keys()].find((k) => k.includes('iris'));
   for (const e of DEMO_EMPLOYEES) {
+    if (signal?.aborted) return;
     await client.addOrUpdateUser({ employeeCode: e.employeeCode, firstName: e.firstName, lastName: e.lastName, status: '0' });
     const have = rt.cache ? await rt.cache.listTemplateMeta({ employeeCode: e.employeeCode }) : [];
     for (const [modality, key, id] of [['finger', fingerKey, e.finger], ['iris', irisKey, e.eye]] as const) {
-      if (!key || have.some((t) => t.modality === modality)) continue;
-      const ac = new AbortController();
-      let presenting: Promise<void> = Promise.resolve();
-      let started = false;
-      // The simulated person presents only once enrolment holds the scanner (asks for a capture),
-      // so the capture loop does not read the finger as a punch.
-      const onProgress = (event: Record<string, unknown>) => {
-        if (!started && event.step === 'capture') {
-          started = true;
-          presenting = keepPresenting(rt, key, id, ac.signal);
-        }
-        if (event.step === 'captures-done') ac.abort();
-      };
-      try {
-        const r = await enroll(rt, client, { employeeCode: e.employeeCode, modality, position: modality === 'finger' ? 'right-index' : 'right', minQuality: 1 }, onProgress, key);
-        say(`enrolled ${e.employeeCode} (${e.firstName} ${e.lastName}): ${modality}, ${r.templates.length} templates, upload ${r.upload?.map((u) => u.statusCode).join('/') ?? r.uploadError ?? 'skipped'}`);
-      } catch (err) {
-        say(`could not enrol ${e.employeeCode} ${modality}: ${toAgentError(err).message}`);
-      } finally {
-        ac.abort();
-        await presenting;
-        rt.simulators.get(key)?.lift();
+      if (signal?.aborted) return;
+      if (!key) continue;
+      if (have.some((t) => t.modality === modality)) {
+        enrolled.add(enrolledKey(e.employeeCode, modality));
+        continue;
       }
+      await turns.run(async () => {
+        const ac = new AbortController();
+        let presenting: Promise<void> = Promise.resolve();
+        let started = false;
+        // The simulated person presents only once enrolment holds the scanner (asks for a capture),
+        // so the capture loop does not read the finger as a punch.
+        const onProgress = (event: Record<string, unknown>) => {
+          if (!started && event.step === 'capture') {
+            started = true;
+            presenting = keepPresenting(rt, key, id, ac.signal);
+          }
+          if (event.step === 'captures-done') ac.abort();
+        };
+        try {
+          const r = await enroll(rt, client, { employeeCode: e.employeeCode, modality, position: modality === 'finger' ? 'right-index' : 'right', minQuality: 1 }, onProgress, key);
+          enrolled.add(enrolledKey(e.employeeCode, modality));
+          say(`enrolled ${e.employeeCode} (${e.firstName} ${e.lastName}): ${modality}, ${r.templates.length} templates, upload ${r.upload?.map((u) => u.statusCode).join('/') ?? r.uploadError ?? 'skipped'}`);
+        } catch (err) {
+          say(`could not enrol ${e.employeeCode} ${modality}: ${toAgentError(err).message}`);
+        } finally {
+          ac.abort();
+          await presenting;
+          rt.simulators.get(key)?.lift();
+        }
+      });
     }
   }
 }
 
-/** Visitors: every few seconds one demo employee presents a finger or an eye. Returns a stopper. */
-export function startVisitors(rt: TerminalRuntime, options: { minGapMs?: number; maxGapMs?: number; random?: () => number } = {}): () => Promise<void> {
+/** Visitors: every few seconds an enrolled demo employee presents a finger or an eye. */
+export function startVisitors(rt: TerminalRuntime, options: { minGapMs?: number; maxGapMs?: number; random?: () => number; turns?: Turns; enrolled?: Enrolled } = {}): () => Promise<void> {
   const random = options.random ?? Math.random;
+  const turns = options.turns ?? new Turns();
   const ac = new AbortController();
   const loop = (async () => {
     while (!ac.signal.aborted) {
       const gap = (options.minGapMs ?? 3000) + random() * ((options.maxGapMs ?? 7000) - (options.minGapMs ?? 3000));
       await new Promise((r) => setTimeout(r, gap));
       if (ac.signal.aborted) break;
-      const e = DEMO_EMPLOYEES[Math.floor(random() * DEMO_EMPLOYEES.length)]!;
-      const useIris = random() < 0.35;
-      const key = [...rt.simulators.keys()].find((k) => (useIris ? k.includes('iris') : k.includes('r30x')));
+      const choices = DEMO_EMPLOYEES.flatMap((e) => (['finger', 'iris'] as const).filter((m) => !options.enrolled || options.enrolled.has(enrolledKey(e.employeeCode, m))).map((m) => ({ e, m })));
+      if (choices.length === 0) continue;
+      const { e, m } = choices[Math.floor(random() * choices.length)]!;
+      const key = [...rt.simulators.keys()].find((k) => (m === 'iris' ? k.includes('iris') : k.includes('r30x')));
       const sim = key ? rt.simulators.get(key) : undefined;
       if (!sim) continue;
-      sim.present(useIris ? e.eye : e.finger);
-      await new Promise((r) => setTimeout(r, 1500));
-      sim.lift();
+      await turns.run(async () => {
+        sim.present(m === 'iris' ? e.eye : e.finger);
+        await new Promise((r) => setTimeout(r, 1500));
+        sim.lift();
+        await new Promise((r) => setTimeout(r, 300));
+      });
     }
   })().catch((err: unknown) => log.warn({ err: toAgentError(err).toJSON() }, 'visitor loop stopped'));
   return async () => {
     ac.abort();
     await loop;
+  };
+}
+
+/**
+ * The demo floor: the synthetic employees are enrolled (first start only) while visitors who are
+ * already enrolled come and punch, one person at the terminal at a time. Returns a stopper.
+ */
+export function startDemoFloor(rt: TerminalRuntime, client: AttendanceClient, say: (line: string) => void): () => Promise<void> {
+  const turns = new Turns();
+  const enrolled: Enrolled = new Set();
+  const ac = new AbortController();
+  const stopVisitors = startVisitors(rt, { turns, enrolled, minGapMs: 2000, maxGapMs: 6000 });
+  const enrolling = enrolDemoEmployees(rt, client, say, turns, enrolled, ac.signal).catch((err: unknown) => say(`enrolment stopped: ${toAgentError(err).message}`));
+  return async () => {
+    ac.abort();
+    await stopVisitors();
+    await enrolling;
   };
 }

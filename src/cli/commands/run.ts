@@ -56,7 +56,7 @@ async function normalSession(values: Values): Promise<Session> {
 }
 
 async function embeddedSession(values: Values): Promise<Session> {
-  const { startEmbeddedParts, enrolDemoEmployees, startVisitors } = await import('../../agent/embedded.js');
+  const { startEmbeddedParts, startDemoFloor } = await import('../../agent/embedded.js');
   const { createAttendanceClient } = await import('../../agent/upstreams.js');
   const parts = await startEmbeddedParts(typeof values.data === 'string' ? values.data : 'data');
   for (const line of parts.banner) process.stdout.write(`${line}\n`);
@@ -72,16 +72,14 @@ async function embeddedSession(values: Values): Promise<Session> {
       for (const w of rt.workers.values()) {
         w.on('capture', (o) => {
           const who = o.employeeCode ? `${o.employeeCode} (${names.get(o.employeeCode) ?? '?'})` : 'someone unknown';
-          if (o.result === 'punched') say(`punch: ${who} checked ${o.direction ?? '?'} by ${o.scanner.includes('iris') ? 'iris' : 'finger'} [${o.path} match, score ${Math.round(o.score ?? 0)}] durable in ${Math.round(o.latencyMs)} ms`);
+          if (o.result === 'punched') say(`punch: ${who} checked ${o.direction ?? '?'} by ${o.scanner.includes('iris') ? 'iris' : 'finger'} [${o.path} match, ${o.scanner.includes('iris') ? `distance ${(o.score ?? 0).toFixed(2)}` : `score ${Math.round(o.score ?? 0)}`}] durable in ${Math.round(o.latencyMs)} ms`);
           else if (o.result === 'duplicate') say(`punch: ${who} again within the dedupe window: nothing recorded`);
           else say(`capture: ${o.result}${o.detail ? ` (${o.detail})` : ''}`);
         });
       }
       daemon.context?.uploader.on('delivered', (d) => say(`delivered: ${d.count} punch(es) to ${d.sink}`));
-      say('enrolling the synthetic employees through the simulated scanners (first start only)...');
-      await enrolDemoEmployees(rt, createAttendanceClient(parts.config, parts.secrets), say);
-      say('visitors start arriving: a punch every few seconds');
-      stopVisitors = startVisitors(rt);
+      say('enrolling the synthetic employees through the simulated scanners (first start only); those enrolled start punching now and then');
+      stopVisitors = startDemoFloor(rt, createAttendanceClient(parts.config, parts.secrets), say);
     },
     close: async () => {
       await stopVisitors?.();
