@@ -3,7 +3,7 @@
  * ridge orientation with its coherence, and ridge period. Images are float, row-major, ridges
  * positive (1 − gray/255).
  */
-import { boxBlur, gaussianBlur } from '../image/filters.js';
+import { boxBlur } from '../image/filters.js';
 
 export interface Segmentation {
   /** 1 = fingerprint area, per pixel. */
@@ -86,7 +86,7 @@ export interface OrientationField {
 
 /** Gradient-based orientation (averaged squared gradients), smoothed as a doubled-angle field. */
 export function orientationField(img: Float32Array, width: number, height: number, radius = 8): OrientationField {
-  const s = gaussianBlur(img, width, height, 1);
+  const s = boxBlur(img, width, height, 1);
   const n = img.length;
   const gxx = new Float32Array(n), gyy = new Float32Array(n), gxy = new Float32Array(n);
   for (let y = 1; y < height - 1; y++) {
@@ -101,12 +101,12 @@ export function orientationField(img: Float32Array, width: number, height: numbe
   const c2 = new Float32Array(n), s2 = new Float32Array(n), coherence = new Float32Array(n);
   for (let i = 0; i < n; i++) {
     const d = a[i]! - b[i]!, e = 2 * c[i]!;
-    const mag = Math.hypot(d, e);
+    const mag = Math.sqrt(d * d + e * e);
     coherence[i] = mag / (a[i]! + b[i]! + 1e-9);
     // Gradient doubled angle atan2(e, d); the ridge is perpendicular: add π (doubled) → negate.
     c2[i] = -d; s2[i] = -e;
   }
-  const cs = gaussianBlur(c2, width, height, 3), ss = gaussianBlur(s2, width, height, 3);
+  const cs = boxBlur(boxBlur(c2, width, height, 3), width, height, 2), ss = boxBlur(boxBlur(s2, width, height, 3), width, height, 2);
   const theta = new Float32Array(n);
   for (let i = 0; i < n; i++) {
     let t = 0.5 * Math.atan2(ss[i]!, cs[i]!);
