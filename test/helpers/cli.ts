@@ -1,6 +1,6 @@
 /** Runs the real `edge-agent` CLI in a child process (through tsx, from the sources). */
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { descendants, killPids } from './procs.js';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -14,36 +14,6 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Every live descendant of `pid` (children first), read from /proc; empty elsewhere than Linux. */
-function descendants(pid: number): number[] {
-  const children = new Map<number, number[]>();
-  let entries: string[] = [];
-  try {
-    entries = readdirSync('/proc').filter((d) => /^\d+$/.test(d));
-  } catch {
-    return [];
-  }
-  for (const d of entries) {
-    try {
-      // /proc/PID/stat: "pid (comm) state ppid ..."; comm may hold spaces and parentheses.
-      const stat = readFileSync(`/proc/${d}/stat`, 'latin1');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      children.set(ppid, [...(children.get(ppid) ?? []), Number(d)]);
-    } catch {
-      // gone meanwhile
-    }
-  }
-  const out: number[] = [];
-  const walk = (p: number) => {
-    for (const c of children.get(p) ?? []) {
-      out.push(c);
-      walk(c);
-    }
-  };
-  walk(pid);
-  return out;
-}
-
 /**
  * SIGKILLs a child and everything it started. A child killed alone leaves its own children
  * (the socat of `edge-agent simulate`) running, orphaned.
@@ -52,13 +22,7 @@ export function killTree(child: ChildProcess): void {
   if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
   const below = descendants(child.pid);
   child.kill('SIGKILL');
-  for (const pid of below) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  }
+  killPids(below);
 }
 
 /** Starts `edge-agent ...args` and returns the child (for daemons and kill tests). */

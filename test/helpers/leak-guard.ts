@@ -9,8 +9,8 @@
  * the worker exits, so a crashed or timed-out file leaves nothing behind either.
  * The name has no `EDGE_AGENT_` prefix on purpose: those variables are agent configuration.
  */
-import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, expect } from 'vitest';
+import { killPids, procFile, processIds } from './procs.js';
 
 const VAR = 'VITEST_LEAK_GUARD';
 const id = `${process.pid}.${Date.now().toString(36)}.${Math.random().toString(36).slice(2, 10)}`;
@@ -24,38 +24,13 @@ interface Owned {
 
 /** Live processes (not this one) started from this test file, directly or not. */
 function owned(): Owned[] {
-  if (process.platform !== 'linux') return [];
   const out: Owned[] = [];
-  let entries: string[];
-  try {
-    entries = readdirSync('/proc');
-  } catch {
-    return [];
-  }
-  for (const d of entries) {
-    if (!/^\d+$/.test(d)) continue;
-    const pid = Number(d);
-    if (pid === process.pid) continue;
-    try {
-      // A zombie's environ reads empty, so only processes still running match.
-      if (!readFileSync(`/proc/${d}/environ`, 'latin1').includes(marker)) continue;
-      const cmd = readFileSync(`/proc/${d}/cmdline`, 'latin1').split('\0').join(' ').trim();
-      out.push({ pid, cmd });
-    } catch {
-      // gone meanwhile, or not ours to read
-    }
+  for (const pid of processIds()) {
+    // A zombie's environ reads empty, so only processes still running match.
+    if (pid === process.pid || !procFile(pid, 'environ')?.includes(marker)) continue;
+    out.push({ pid, cmd: (procFile(pid, 'cmdline') ?? '').split('\0').join(' ').trim() });
   }
   return out;
-}
-
-function killAll(list: Owned[]): void {
-  for (const p of list) {
-    try {
-      process.kill(p.pid, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  }
 }
 
 afterAll(async () => {
@@ -67,9 +42,9 @@ afterAll(async () => {
     left = owned();
   }
   if (left.length === 0) return;
-  killAll(left);
+  killPids(left.map((p) => p.pid));
   const file = expect.getState().testPath ?? 'this test file';
   console.warn(`leak-guard: ${file} left running ${left.length} process(es), now killed:\n${left.map((p) => `  ${p.pid} ${p.cmd.slice(0, 200)}`).join('\n')}`);
 });
 
-process.once('exit', () => killAll(owned()));
+process.once('exit', () => killPids(owned().map((p) => p.pid)));

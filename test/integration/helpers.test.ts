@@ -3,7 +3,11 @@ import mqtt from 'mqtt';
 import { SerialPort } from 'serialport';
 import { startBroker, type TestBroker } from '../helpers/broker.js';
 import { createPtyPair } from '../helpers/pty.js';
-import { runCli } from '../helpers/cli.js';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { killTree, runCli, spawnCli, waitForLine } from '../helpers/cli.js';
+import { descendants, procFile } from '../helpers/procs.js';
 
 // The test harness itself: a real broker, a real PTY pair and the real CLI.
 describe('test harness', () => {
@@ -39,6 +43,18 @@ describe('test harness', () => {
     await new Promise((r) => a.close(r));
     await new Promise((r) => b.close(r));
     await pair.close();
+  });
+
+  it('kills a child with what it started: a simulator with its socat', async () => {
+    const sim = spawnCli(['simulate', 'r30x', '--link', join(mkdtempSync(join(tmpdir(), 'harness-')), 'tty')]);
+    await waitForLine(sim, /^device: /, 20_000, 'stdout');
+    const socat = descendants(sim.pid!).filter((p) => procFile(p, 'cmdline')?.startsWith('socat\0'));
+    expect(socat).toHaveLength(1);
+    const gone = new Promise((r) => sim.once('exit', r));
+    killTree(sim);
+    await gone;
+    // SIGKILL is delivered at once; the orphaned socat is a zombie at most (its environ reads empty).
+    await expect.poll(() => procFile(socat[0]!, 'environ') ?? '', { timeout: 5000 }).toBe('');
   });
 
   it('runs the CLI', async () => {
