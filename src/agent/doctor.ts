@@ -305,6 +305,29 @@ export interface DoctorOptions {
   timeoutMs?: number;
 }
 
+/**
+ * The extraction models load and work: one synthetic fingerprint goes through the whole image
+ * path (ONNX enhancement included). Only needed where scanners give images.
+ */
+export async function checkModels(needed: boolean): Promise<CheckResult> {
+  if (!needed) return warn('models', 'not checked: no scanner is configured', 'nothing to do until scanners are added');
+  try {
+    const { createImageExtractor } = await import('../biometrics/extract/extractor.js');
+    const { renderFingerImage } = await import('../biometrics/synthetic/finger-image.js');
+    const extractor = await createImageExtractor({ worker: false });
+    try {
+      const t0 = performance.now();
+      const r = await extractor.extract('finger', { ...renderFingerImage(1, 1), dpi: 500 });
+      const ms = Math.round(performance.now() - t0);
+      return pass('models', `extraction models load and work (a synthetic fingerprint: ${r.data.length}-byte template, quality ${r.quality}, ${ms} ms)`);
+    } finally {
+      await extractor.close();
+    }
+  } catch (err) {
+    return fromError('models', err, 'reinstall the agent (the models/ folder ships with it) or run "npm run models" in a checkout');
+  }
+}
+
 export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
   const checks: CheckResult[] = [];
   const { result, config } = checkConfig(options.config);
@@ -327,6 +350,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
   const held = running && options.heldScanners ? await options.heldScanners(config.dataDir).catch(() => null) : null;
   checks.push(...(await checkScanners(config.scanners, options.probeScanner ?? null, { simulate: config.simulate, daemonRunning: running, held })));
   checks.push(await checkTemplateKey(config.dataDir, secrets?.templateKey ?? null, options.verifyTemplateKey ?? null));
+  checks.push(await checkModels(config.scanners.length > 0 || config.simulate));
   checks.push(await checkDatabase(config.dataDir));
   checks.push(await checkDisk(config.dataDir));
   checks.push(await checkClock(options.detectClock));

@@ -139,3 +139,13 @@ describe('doctor checks on broken parts (real files, real sockets)', () => {
   });
 });
 
+
+describe('doctor: extraction models', () => {
+  it('passes when the bundled models load and extract a synthetic fingerprint, and is a warn without scanners', async () => {
+    const { checkModels } = await import('../../src/agent/doctor.js');
+    const ok = await checkModels(true);
+    expect(ok.status).toBe('pass');
+    expect(ok.detail).toMatch(/template, quality \d+/);
+    expect((await checkModels(false)).status).toBe('warn');
+  });
+});
