@@ -85,3 +85,30 @@ describe('edge-agent enroll and identify through the running agent', () => {
     agent = null;
   }, 60_000);
 });
+describe('a full enrolment with simulated scanners', () => {
+  it('enrols a person (three captures, module template, upload), identifies them, and refuses their finger for someone else', async () => {
+    const dir = terminalDir();
+    const flags = ['--simulate', ...apiFlags(dir)];
+    const first = await runCli(['enroll', 'E4001', '--present', '1001', ...flags], { timeoutMs: 120_000 });
+    expect(first.stderr).toBe('');
+    expect(first.code).toBe(0);
+    expect(first.stdout).toMatch(/E4001 is Ada Lovelace/);
+    for (const n of [1, 2, 3]) expect(first.stdout).toMatch(new RegExp(`capture ${n}/3 taken \\(quality \\d+`));
+    expect(first.stdout).toMatch(/module press 2 read/);
+    expect(first.stdout).toMatch(/upload item 1: SUCCESS \(enrolled\)/);
+    expect(first.stdout).toMatch(/enrolled E4001 \(Ada Lovelace\): finger right-index, 4 template\(s\) stored/);
+
+    const who = await runCli(['identify', '--present', '1001', '--json', ...flags], { timeoutMs: 60_000 });
+    expect(who.code).toBe(0);
+    expect(JSON.parse(who.stdout)).toMatchObject({ employeeCode: 'E4001', name: 'Ada Lovelace', decision: 'accept', modality: 'finger' });
+
+    const stranger = await runCli(['identify', '--present', '1777', ...flags], { timeoutMs: 60_000 });
+    expect(stranger.code).toBe(1);
+    expect(stranger.stdout).toMatch(/not identified/);
+
+    const dup = await runCli(['enroll', 'E4002', '--present', '1001', ...flags], { timeoutMs: 120_000 });
+    expect(dup.code).toBe(1);
+    expect(dup.stderr).toMatch(/ENROLL_DUPLICATE: this finger is already enrolled to employee E4001/);
+    expect(dup.stdout).toMatch(/E4002 is Grace Hopper/);
+  }, 240_000);
+});
