@@ -37,6 +37,8 @@ export interface IrisBenchResult {
   identifyPath: string;
   /** Searches of the default path that were split across threads (the rest ran in-process). */
   splitSearches: number;
+  /** Share of the stage-1 chunks of split searches that worker threads computed. */
+  workerShare: number;
   inProcessP50Ms: number;
   inProcessP95Ms: number;
   /** Median of the floor passes (one before each search of the default path). */
@@ -116,6 +118,8 @@ export async function benchIris(options: IrisBenchOptions = {}): Promise<IrisBen
       nonMated.push(syntheticIrisSample(syntheticIrisEye(n + 1_000_000 + s), 1).code);
     }
     let splitSearches = 0;
+    let chunks = 0;
+    let chunksByWorkers = 0;
     const timed = async (path: 'auto' | 'in-process', withFloor: boolean) => {
       const times: number[] = [];
       const matedTop: Array<{ right: boolean; hd: number }> = [];
@@ -126,6 +130,10 @@ export async function benchIris(options: IrisBenchOptions = {}): Promise<IrisBen
         let start = performance.now();
         const [m] = await index.identify(mated[s]!.probe, { threshold: 1, candidates: 1, path });
         times.push(performance.now() - start);
+        if (path === 'auto' && index.lastSplit) {
+          chunks += index.lastSplit.chunks;
+          chunksByWorkers += index.lastSplit.byWorkers;
+        }
         matedTop.push({ right: m?.id === `eye-${mated[s]!.eye}`, hd: m?.hd ?? 1 });
         if (withFloor) floorPass();
         if (path === 'auto' && index.wouldSplit()) splitSearches++;
@@ -141,7 +149,7 @@ export async function benchIris(options: IrisBenchOptions = {}): Promise<IrisBen
     const auto = await timed('auto', true);
     log(`iris: ${2 * searches} searches on the default path, p95 ${auto.p95.toFixed(1)} ms`);
     const inProcess = await timed('in-process', false);
-    const identifyPath = index.workerCount > 0 && n >= index.workerThreshold ? `calling thread + ${index.workerCount} worker(s) while a core is free (load-aware), else in-process` : 'in-process';
+    const identifyPath = index.workerCount > 0 && n >= index.workerThreshold ? `calling thread + ${index.workerCount} worker(s) claiming chunks, caller takes over unfinished ones` : 'in-process';
 
     // FNIR at FPIR 1 %: the threshold below which 1 % of non-mated searches return someone.
     floors.sort((a, b) => a - b);
@@ -187,6 +195,7 @@ export async function benchIris(options: IrisBenchOptions = {}): Promise<IrisBen
       identifyP95Ms: round(auto.p95, 2),
       identifyPath,
       splitSearches,
+      workerShare: chunks ? round(chunksByWorkers / chunks, 3) : 0,
       inProcessP50Ms: round(inProcess.p50, 2),
       inProcessP95Ms: round(inProcess.p95, 2),
       floorMs: round(floorMs, 2),

@@ -1,12 +1,15 @@
 /**
  * In-memory 1:N iris index. Gallery codes live in SharedArrayBuffers (128 words of code and
  * mask plus an 8-word sketch per code, see iris-scan.ts), added and removed one at a time (a
- * removal moves the last code into the hole, so the scanned range stays dense). A search scans
- * in-process for a small gallery; for a large one the calling thread and the worker threads each
- * scan a slice, all with the same kernel on the same memory.
+ * removal moves the last code into the hole, so the scanned range stays dense).
  *
- * Changes made while a worker search is running are applied when it finishes, so a worker never
- * reads a code that is being rewritten.
+ * A search on a large gallery is split without ever waiting for another thread: the stage-1
+ * sketch scan is cut into chunks that the calling thread and the worker threads claim from a
+ * shared counter, writing their scores into one shared array; when the calling thread runs out
+ * of free chunks it computes any chunk a worker claimed but has not finished (the same scores),
+ * then does the selection and the exact scores itself. A worker that is slow, preempted or dead
+ * only means the calling thread does more of the work: a split search is never slower than an
+ * in-process one by more than the cost of posting the request.
  */
 import { availableParallelism, loadavg } from 'node:os';
 import { Worker } from 'node:worker_threads';
@@ -14,8 +17,8 @@ import { AgentError } from '../../core/errors.js';
 import { logger } from '../../core/logger.js';
 import { IRIS_CODE_BYTES, type IrisCode } from './iris-code.js';
 import { checkShiftRange, DEFAULT_IRIS_SHIFT_RANGE } from './iris-match.js';
-import { CODE_WORDS, SKETCH_WORDS, codeWords, compareScores, prepareProbe, scanRange, sketchWords, type ScanResult } from './iris-scan.js';
-import type { ScanRequest } from './iris-scan-worker.js';
+import { CHUNK_HEADER, CODE_WORDS, SKETCH_WORDS, claimChunks, codeWords, compareScores, finishScan, prepareProbe, scanRange, sketchWords, stealChunks, type ScanResult } from './iris-scan.js';
+import type { ChunkRequest } from './iris-scan-worker.js';
 
 const log = logger('biometrics:iris-index');
 
@@ -40,9 +43,9 @@ export interface IrisIndexOptions {
   /** Gallery size from which the workers are used (default 20,000). */
   workerThreshold?: number;
   /**
-   * Use the workers on the 'auto' path only while the 1-minute load average leaves a core free
-   * (default true): on an oversubscribed machine a split search waits for threads that get no core
-   * (measured at load 10 on 2 cores: p95 82 ms split against 52 ms in-process at N = 100,000).
+   * Split on the 'auto' path only while the 1-minute load average leaves a core free (default
+   * false: the calling thread never waits for a worker, so splitting costs nothing when the
+   * workers get no core).
    */
   loadAware?: boolean;
 }
@@ -54,6 +57,11 @@ export interface IrisIdentifyOptions {
   candidates?: number;
   /** Force the in-process path or the worker path (default: by gallery size). */
   path?: 'auto' | 'in-process' | 'workers';
+  /**
+   * Worker path only: the calling thread scans chunks too (default true). False leaves stage 1 to
+   * the workers, waiting up to 5 s before taking over (tests use it to check the workers' scores).
+   */
+  callerScans?: boolean;
 }
 
 export interface IrisCandidate {
@@ -64,9 +72,10 @@ export interface IrisCandidate {
   bits: number;
 }
 
-interface PendingScan {
-  resolve: (r: ScanResult) => void;
-  reject: (e: Error) => void;
+/** How the last split search was shared out. */
+export interface SplitStats {
+  chunks: number;
+  byWorkers: number;
 }
 
 export class IrisIndex {
@@ -81,11 +90,8 @@ export class IrisIndex {
   #ids: string[] = [];
   #slotOf = new Map<string, number>();
   #workers: Worker[] = [];
-  #waiting = new Map<number, PendingScan>();
-  #seq = 0;
-  #inflight = 0;
-  #deferred: Array<() => void> = [];
   #closed = false;
+  #lastSplit: SplitStats | null = null;
   #workersBroken = false;
 
   constructor(options: IrisIndexOptions = {}) {
@@ -93,7 +99,7 @@ export class IrisIndex {
     this.prefilter = Math.max(1, options.prefilter ?? 64);
     this.workerCount = Math.max(0, options.workers ?? Math.min(3, availableParallelism() - 1));
     this.workerThreshold = options.workerThreshold ?? 20_000;
-    this.loadAware = options.loadAware ?? true;
+    this.loadAware = options.loadAware ?? false;
   }
 
   get size(): number {
@@ -119,11 +125,6 @@ export class IrisIndex {
     if (code.code.length !== IRIS_CODE_BYTES || code.mask.length !== IRIS_CODE_BYTES) {
       throw new AgentError('BIOMETRICS_TEMPLATE_INVALID', `iris code ${id}: code and mask must be ${IRIS_CODE_BYTES} bytes each`, { id });
     }
-    if (this.#inflight > 0) {
-      const copy: IrisCode = { ...code, code: code.code.slice(), mask: code.mask.slice() };
-      this.#deferred.push(() => this.add(id, copy));
-      return;
-    }
     let slot = this.#slotOf.get(id);
     if (slot === undefined) {
       slot = this.#ids.length;
@@ -135,13 +136,8 @@ export class IrisIndex {
     sketchWords(this.#codes, slot * CODE_WORDS, this.#sketch, slot * SKETCH_WORDS);
   }
 
-  /** Removes `id`; true if it was there (a removal during a worker search counts as done). */
+  /** Removes `id`; true if it was there. */
   remove(id: string): boolean {
-    if (this.#inflight > 0) {
-      const had = this.#slotOf.has(id);
-      this.#deferred.push(() => this.remove(id));
-      return had;
-    }
     const slot = this.#slotOf.get(id);
     if (slot === undefined) return false;
     const last = this.#ids.length - 1;
@@ -177,57 +173,49 @@ export class IrisIndex {
   async identify(probe: IrisCode, options: IrisIdentifyOptions = {}): Promise<IrisCandidate[]> {
     if (this.#closed) throw new AgentError('BIOMETRICS_INDEX_CLOSED', 'the iris index is closed', {});
     const path = options.path ?? 'auto';
-    const useWorkers = !this.#workersBroken && this.workerCount > 0 && (path === 'workers' || (path === 'auto' && this.size >= this.workerThreshold && this.#coreFree()));
-    if (!useWorkers || this.size === 0) return this.identifySync(probe, options);
+    const split = path === 'workers' ? this.#canSplit() && this.size > 0 : path === 'auto' && this.wouldSplit();
+    if (!split) return this.identifySync(probe, options);
     const { threshold, limit } = this.#limits(options);
-    // The calling thread scans one slice itself while the workers scan the others.
-    const slices = Math.max(1, Math.min(this.workerCount + 1, this.size));
-    this.#startWorkers(slices - 1);
     const prepared = prepareProbe(probe, this.shiftRange);
     const n = this.size;
-    const bounds = (i: number) => [Math.floor((i * n) / slices), Math.floor(((i + 1) * n) / slices)] as const;
-    this.#inflight++;
-    try {
-      const pending = Array.from({ length: slices - 1 }, (_, i) =>
-        this.#scanInWorker(i, {
-          seq: 0,
-          codes: this.#codes.buffer as SharedArrayBuffer,
-          sketch: this.#sketch.buffer as SharedArrayBuffer,
-          start: bounds(i)[0],
-          end: bounds(i)[1],
-          probe: prepared,
-          prefilter: this.prefilter,
-          threshold,
-          limit,
-        }),
-      );
-      const [start, end] = bounds(slices - 1);
-      const own = scanRange(this.#codes, this.#sketch, start, end, prepared, this.prefilter, threshold, limit);
-      const parts = [...(await Promise.all(pending)), own];
-      return this.#toCandidates(parts, limit);
-    } catch (err) {
-      if (!(err instanceof AgentError && err.code === 'BIOMETRICS_WORKER_FAILED')) throw err;
-      this.#workersBroken = true;
-      return this.identifySync(probe, options);
-    } finally {
-      this.#inflight--;
-      if (this.#inflight === 0) this.#applyDeferred();
+    const chunk = Math.max(256, Math.ceil(n / 64));
+    const total = Math.ceil(n / chunk);
+    const coarse = new Uint16Array(new SharedArrayBuffer(n * 2));
+    const state = new Int32Array(new SharedArrayBuffer((CHUNK_HEADER + total) * 4));
+    this.#startWorkers();
+    const request: ChunkRequest = { sketch: this.#sketch.buffer as SharedArrayBuffer, coarse: coarse.buffer as SharedArrayBuffer, state: state.buffer as SharedArrayBuffer, n, chunk, probe: prepared };
+    for (const w of this.#workers) w.postMessage(request);
+    if (options.callerScans ?? true) claimChunks(this.#sketch, coarse, state, n, chunk, prepared, false);
+    else this.#waitForWorkers(state, total);
+    stealChunks(this.#sketch, coarse, state, n, chunk, prepared);
+    Atomics.store(state, 1, 1); // cancel: late workers stop claiming
+    this.#lastSplit = { chunks: total, byWorkers: Atomics.load(state, 2) };
+    const r = finishScan(this.#codes, this.#sketch, coarse, 0, n, prepared, this.prefilter, threshold, limit);
+    return this.#toCandidates([r], limit);
+  }
+
+  /** How the last split search was shared between the calling thread and the workers. */
+  get lastSplit(): SplitStats | null {
+    return this.#lastSplit;
+  }
+
+  #waitForWorkers(state: Int32Array, total: number): void {
+    const deadline = Date.now() + 5000;
+    while (Date.now() < deadline && !this.#workersBroken) {
+      let done = 0;
+      for (let c = 0; c < total; c++) if (Atomics.load(state, CHUNK_HEADER + c) === 2) done++;
+      if (done === total) return;
+      Atomics.wait(state, 3, Atomics.load(state, 3), 20);
     }
   }
 
   /** Whether the auto path would split a search now (gallery size, workers, machine load). */
   wouldSplit(): boolean {
-    return !this.#workersBroken && this.workerCount > 0 && this.size >= this.workerThreshold && this.#coreFree();
+    return this.#canSplit() && this.size >= this.workerThreshold && (!this.loadAware || loadavg()[0]! < availableParallelism() - 0.5);
   }
 
-  #coreFree(): boolean {
-    return !this.loadAware || loadavg()[0]! < availableParallelism() - 0.5;
-  }
-
-  #applyDeferred(): void {
-    const ops = this.#deferred;
-    this.#deferred = [];
-    for (const op of ops) op();
+  #canSplit(): boolean {
+    return !this.#workersBroken && !this.#closed && this.workerCount > 0;
   }
 
   #limits(options: IrisIdentifyOptions): { threshold: number; limit: number } {
@@ -243,41 +231,21 @@ export class IrisIndex {
     return all.slice(0, limit).map(({ id, hd, shift, bits }) => ({ id, hd, shift, bits }));
   }
 
-  #startWorkers(count: number): void {
-    while (this.#workers.length < count) {
+  #startWorkers(): void {
+    while (this.#workers.length < this.workerCount) {
       const worker = spawnScanWorker();
       worker.unref();
-      worker.on('message', (m: ScanResult & { seq: number; error?: string }) => {
-        const p = this.#waiting.get(m.seq);
-        if (!p) return;
-        this.#waiting.delete(m.seq);
-        if (m.error) p.reject(new AgentError('BIOMETRICS_WORKER_FAILED', `iris scan worker failed: ${m.error}`, {}));
-        else p.resolve(m);
-      });
       worker.on('error', (err) => this.#failWorkers(err));
       this.#workers.push(worker);
     }
   }
 
   #failWorkers(err: Error): void {
+    if (this.#workersBroken) return;
+    this.#workersBroken = true;
     log.error({ err: err.message }, 'iris scan worker failed; searches run in-process from now on');
-    const waiting = [...this.#waiting.values()];
-    this.#waiting.clear();
     for (const w of this.#workers) void w.terminate();
     this.#workers = [];
-    for (const p of waiting) p.reject(new AgentError('BIOMETRICS_WORKER_FAILED', `iris scan worker failed: ${err.message}`, {}, { retryable: true, cause: err }));
-  }
-
-  #scanInWorker(i: number, req: ScanRequest): Promise<ScanResult> {
-    return new Promise((resolve, reject) => {
-      const seq = ++this.#seq;
-      this.#waiting.set(seq, { resolve, reject });
-      const w = this.#workers[i % this.#workers.length]!;
-      w.ref();
-      const done = () => w.unref();
-      this.#waiting.set(seq, { resolve: (r) => (done(), resolve(r)), reject: (e) => (done(), reject(e)) });
-      w.postMessage({ ...req, seq });
-    });
   }
 
   /** Stops the worker threads (the index stays usable in-process). */

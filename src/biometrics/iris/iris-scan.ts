@@ -210,6 +210,106 @@ export function scanRange(
   limit: number,
 ): ScanResult {
   const count = Math.max(0, end - start);
+  const coarse = new Uint16Array(count);
+  if (Math.min(prefilter, count) < count) coarseScores(sk, start, end, probe, coarse, start);
+  return finishScan(g, sk, coarse, start, end, probe, prefilter, threshold, limit);
+}
+
+/**
+ * Stage 1a for slots [start, end): the smallest Hamming distance over all shifts between 128
+ * sketch bits (sketch words 0, 2, 4, 6), written at `out[slot − outBase]`. Independent per slot,
+ * so slices of a gallery can be computed by different threads into one shared array.
+ */
+export function coarseScores(sk: Int32Array, start: number, end: number, probe: PreparedProbe, out: Uint16Array, outBase: number): void {
+  const ps = probe.sketch;
+  const shifts = probe.shiftCount;
+  for (let t = start; t < end; t++) {
+    const b = t * 8;
+    const g0 = sk[b]!, g2 = sk[b + 2]!, g4 = sk[b + 4]!, g6 = sk[b + 6]!;
+    let best = 0xffff;
+    for (let j = 0, pb = 0; j < shifts; j++, pb += 8) {
+      // Two words at a time to 4-bit counts, pairs summed to byte counts, bytes summed last.
+      let a = g0 ^ ps[pb]!, c = g2 ^ ps[pb + 2]!;
+      a = a - ((a >>> 1) & 0x55555555); a = (a & 0x33333333) + ((a >>> 2) & 0x33333333);
+      c = c - ((c >>> 1) & 0x55555555); c = (c & 0x33333333) + ((c >>> 2) & 0x33333333);
+      a += c;
+      let acc = (a & 0x0f0f0f0f) + ((a >>> 4) & 0x0f0f0f0f);
+      a = g4 ^ ps[pb + 4]!; c = g6 ^ ps[pb + 6]!;
+      a = a - ((a >>> 1) & 0x55555555); a = (a & 0x33333333) + ((a >>> 2) & 0x33333333);
+      c = c - ((c >>> 1) & 0x55555555); c = (c & 0x33333333) + ((c >>> 2) & 0x33333333);
+      a += c;
+      acc += (a & 0x0f0f0f0f) + ((a >>> 4) & 0x0f0f0f0f);
+      acc = (acc & 0x00ff00ff) + ((acc >>> 8) & 0x00ff00ff);
+      const d = (acc & 0xffff) + (acc >>> 16);
+      if (d < best) best = d;
+    }
+    out[t - outBase] = best;
+  }
+}
+
+/**
+ * Shared state of one split search: a chunk counter, a cancel flag, the number of chunks workers
+ * finished, a wake-up counter, then one state per chunk (0 free, 1 claimed, 2 done).
+ */
+export const CHUNK_HEADER = 4;
+
+/**
+ * Claims chunks of stage 1a from the shared counter and computes them until none is left or the
+ * search is cancelled; used by the calling thread and the workers alike. Returns chunks done.
+ */
+export function claimChunks(sk: Int32Array, coarse: Uint16Array, state: Int32Array, n: number, chunk: number, probe: PreparedProbe, isWorker: boolean): number {
+  const total = Math.ceil(n / chunk);
+  let done = 0;
+  for (;;) {
+    if (Atomics.load(state, 1) !== 0) break;
+    const c = Atomics.add(state, 0, 1);
+    if (c >= total) break;
+    if (Atomics.compareExchange(state, CHUNK_HEADER + c, 0, 1) !== 0) continue;
+    coarseScores(sk, c * chunk, Math.min(n, (c + 1) * chunk), probe, coarse, 0);
+    Atomics.store(state, CHUNK_HEADER + c, 2);
+    done++;
+    if (isWorker) {
+      Atomics.add(state, 2, 1);
+      Atomics.add(state, 3, 1);
+      Atomics.notify(state, 3);
+    }
+  }
+  return done;
+}
+
+/**
+ * The calling thread computes every chunk not yet done, including chunks a worker claimed but has
+ * not finished (a preempted worker never holds the search up; both write the same scores).
+ */
+export function stealChunks(sk: Int32Array, coarse: Uint16Array, state: Int32Array, n: number, chunk: number, probe: PreparedProbe): number {
+  const total = Math.ceil(n / chunk);
+  let done = 0;
+  for (let c = 0; c < total; c++) {
+    if (Atomics.load(state, CHUNK_HEADER + c) === 2) continue;
+    Atomics.store(state, CHUNK_HEADER + c, 1);
+    coarseScores(sk, c * chunk, Math.min(n, (c + 1) * chunk), probe, coarse, 0);
+    Atomics.store(state, CHUNK_HEADER + c, 2);
+    done++;
+  }
+  return done;
+}
+
+/**
+ * Stages 1b and 2 over slots [start, end) once `coarse[slot − start]` holds every stage-1a score:
+ * the full sketch for the best max(16·K, n/64), exact scores for the best K of those.
+ */
+export function finishScan(
+  g: Int32Array,
+  sk: Int32Array,
+  coarse: Uint16Array,
+  start: number,
+  end: number,
+  probe: PreparedProbe,
+  prefilter: number,
+  threshold: number,
+  limit: number,
+): ScanResult {
+  const count = Math.max(0, end - start);
   const k = Math.max(1, Math.min(prefilter, count));
   let chosen: Int32Array;
   if (k >= count) {
@@ -218,29 +318,6 @@ export function scanRange(
   } else {
     const ps = probe.sketch;
     const shifts = probe.shiftCount;
-    const coarse = new Uint16Array(count);
-    for (let t = start; t < end; t++) {
-      const b = t * 8;
-      const g0 = sk[b]!, g2 = sk[b + 2]!, g4 = sk[b + 4]!, g6 = sk[b + 6]!;
-      let best = 0xffff;
-      for (let j = 0, pb = 0; j < shifts; j++, pb += 8) {
-        // Two words at a time to 4-bit counts, pairs summed to byte counts, bytes summed last.
-        let a = g0 ^ ps[pb]!, c = g2 ^ ps[pb + 2]!;
-        a = a - ((a >>> 1) & 0x55555555); a = (a & 0x33333333) + ((a >>> 2) & 0x33333333);
-        c = c - ((c >>> 1) & 0x55555555); c = (c & 0x33333333) + ((c >>> 2) & 0x33333333);
-        a += c;
-        let acc = (a & 0x0f0f0f0f) + ((a >>> 4) & 0x0f0f0f0f);
-        a = g4 ^ ps[pb + 4]!; c = g6 ^ ps[pb + 6]!;
-        a = a - ((a >>> 1) & 0x55555555); a = (a & 0x33333333) + ((a >>> 2) & 0x33333333);
-        c = c - ((c >>> 1) & 0x55555555); c = (c & 0x33333333) + ((c >>> 2) & 0x33333333);
-        a += c;
-        acc += (a & 0x0f0f0f0f) + ((a >>> 4) & 0x0f0f0f0f);
-        acc = (acc & 0x00ff00ff) + ((acc >>> 8) & 0x00ff00ff);
-        const d = (acc & 0xffff) + (acc >>> 16);
-        if (d < best) best = d;
-      }
-      coarse[t - start] = best;
-    }
     const keep1 = Math.min(count, Math.max(16 * k, Math.ceil(count / 64)));
     const stage1 = pickSmallest(coarse, count, keep1, 128).map((i) => start + i);
     const fine = new Uint16Array(stage1.length);
