@@ -98,12 +98,13 @@ export function detectMinutiae(skeleton: Uint8Array, width: number, height: numb
     let row = 0;
     for (let x = 0; x < W; x++) { row += mask[y * W + x]!; integral[(y + 1) * (W + 1) + x + 1] = integral[y * (W + 1) + x + 1]! + row; }
   }
-  const inside = (x: number, y: number): boolean => {
-    const x0 = x - border, y0 = y - border, x1 = x + border + 1, y1 = y + border + 1;
-    if (x0 < 0 || y0 < 0 || x1 > W || y1 > H) return false;
+  /** Fraction of the (2r+1)² window around (x, y) that is fingerprint (outside the image counts as not). */
+  const maskFraction = (x: number, y: number, r: number): number => {
+    const x0 = Math.max(0, x - r), y0 = Math.max(0, y - r), x1 = Math.min(W, x + r + 1), y1 = Math.min(H, y + r + 1);
     const s = integral[y1 * (W + 1) + x1]! - integral[y0 * (W + 1) + x1]! - integral[y1 * (W + 1) + x0]! + integral[y0 * (W + 1) + x0]!;
-    return s === (2 * border + 1) ** 2;
+    return s / (2 * r + 1) ** 2;
   };
+  const inside = (x: number, y: number): boolean => x >= border && y >= border && x < W - border && y < H - border && maskFraction(x, y, border) === 1;
   const cn = new Int8Array(W * H);
   for (let y = 1; y < H - 1; y++) for (let x = 1; x < W - 1; x++) { const i = y * W + x; if (skeleton[i]) cn[i] = crossing(skeleton, W, i); }
 
@@ -183,7 +184,9 @@ export function detectMinutiae(skeleton: Uint8Array, width: number, height: numb
     for (const o of kept) if (o !== c && Math.hypot(o.x - c.x, o.y - c.y) < 14) near++;
     if (near >= 3) continue;
     const i = c.y * W + c.x;
-    const q = Math.round(Math.max(1, Math.min(100, field.coherence[i]! * 120)));
+    // Quality: ridge-flow coherence around the point, lowered near the edge of the print.
+    const coh = Math.min(1, Math.max(0, (field.coherence[i]! - 0.2) / 0.7));
+    const q = Math.round(Math.max(1, Math.min(100, 100 * coh * (0.5 + 0.5 * maskFraction(c.x, c.y, 24)))));
     out.push({ x: c.x, y: c.y, angle: normalizeAngle(-c.dir), type: c.type, quality: q });
   }
   return out;
