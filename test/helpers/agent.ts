@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { createSimulatedScanner } from '../../drivers/simulated.js';
 import { openAgentDatabase } from '../../src/store/agent-db.js';
+import { SqliteDatabase } from '../../src/core/sqlite.js';
 import { TemplateCache } from '../../src/store/template-cache.js';
 import { callDaemon, controlSocketPath } from '../../src/agent/control-socket.js';
 import { killTree, spawnCli, waitForLine } from './cli.js';
@@ -152,5 +153,21 @@ export async function until<T>(fn: () => Promise<T>, timeoutMs = 15_000, what = 
     }
     if (Date.now() > deadline) throw new Error(`${what} not reached within ${timeoutMs} ms${last ? `: ${String(last)}` : ''}`);
     await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/**
+ * The outbox's counts straight from the agent's database file, as a second reader (WAL lets it
+ * read while the agent writes). For polling: a CLI run per poll would compete with the agent for
+ * the CPU; check the final figures through `queue status` as a technician would.
+ */
+export async function outboxCounts(dataDir: string): Promise<{ pending: number; dead: number; delivered: number }> {
+  const db = await SqliteDatabase.open(join(dataDir, 'agent.db'), { readonly: true });
+  try {
+    const rows = await db.all<{ state: string; n: number }>('SELECT state, n FROM outbox_counts');
+    const n = (state: string) => rows.find((r) => r.state === state)?.n ?? 0;
+    return { pending: n('pending'), dead: n('dead'), delivered: n('delivered') };
+  } finally {
+    await db.close();
   }
 }

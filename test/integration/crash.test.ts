@@ -10,11 +10,11 @@ import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AttendanceClient } from '../../src/api/client.js';
-import { SqliteDatabase } from '../../src/core/sqlite.js';
 import { openAgentDatabase } from '../../src/store/agent-db.js';
 import { Outbox, type PunchInput } from '../../src/store/outbox.js';
 import { runCli, spawnCli, waitForLine } from '../helpers/cli.js';
 import { startService, type InProcessService } from '../helpers/service.js';
+import { outboxCounts } from '../helpers/agent.js';
 
 const EMPLOYEES = 200;
 const DAYS = 40; // one check-in and one check-out per employee and day: 16,000 punches to start
@@ -57,17 +57,6 @@ async function topUp(target: number, expected: Map<string, string>, nextDay: { d
       await outbox.recordMany(punches);
       pending += punches.length;
     }
-  } finally {
-    await db.close();
-  }
-}
-
-/** Straight from the agent's database file (a second reader; WAL lets it read while the agent writes). */
-async function countsNow(): Promise<{ pending: number; delivered: number }> {
-  const db = await SqliteDatabase.open(join(dir, 'data', 'agent.db'), { readonly: true });
-  try {
-    const rows = await db.all<{ state: string; n: number }>('SELECT state, n FROM outbox_counts');
-    return { pending: rows.find((r) => r.state === 'pending')?.n ?? 0, delivered: rows.find((r) => r.state === 'delivered')?.n ?? 0 };
   } finally {
     await db.close();
   }
@@ -140,7 +129,7 @@ describe('crash safety', () => {
         agent.kill('SIGKILL');
       }
       expect((await exited(agent)).signal).toBe('SIGKILL');
-      const counts = await countsNow();
+      const counts = await outboxCounts(join(dir, 'data'));
       deliveredAtKill.push(counts.delivered);
       pendingAtKill.push(counts.pending);
     }
@@ -157,7 +146,7 @@ describe('crash safety', () => {
     // draining agent for the CPU); the counts are checked through the CLI below.
     const end = Date.now() + 60_000;
     for (;;) {
-      const s = await countsNow();
+      const s = await outboxCounts(join(dir, 'data'));
       if (s.pending === 0) break;
       if (Date.now() > end) throw new Error(`still ${s.pending} pending`);
       await new Promise((r) => setTimeout(r, 300));
@@ -180,5 +169,5 @@ describe('crash safety', () => {
     expect(lost).toEqual([]);
     expect(doubled).toEqual([]);
     expect(seen.size).toBe(expected.size);
-  }, 120_000);
+  }, 240_000);
 });

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AttendanceClient } from '../../src/api/client.js';
 import { runCli, spawnCli, waitForLine } from '../helpers/cli.js';
 import { startService, type InProcessService } from '../helpers/service.js';
+import { outboxCounts } from '../helpers/agent.js';
 
 let service: InProcessService;
 let admin: AttendanceClient;
@@ -58,7 +59,7 @@ describe('edge-agent punch / run / queue', () => {
     const agent = spawnCli(['run', ...common]);
     try {
       await waitForLine(agent, /edge-agent running/);
-      await until(async () => (await queueStatus()).dead === 1);
+      await until(async () => (await outboxCounts(join(dir, 'data'))).dead === 1);
       expect(await queueStatus()).toMatchObject({ pending: 0, dead: 1, delivered: 1 });
       const list = await runCli(['queue', 'list', '--dead', ...common]);
       expect(list.stdout).toMatch(/NEWBIE\s+in\s+2026-03-02 08:03:00/);
@@ -68,7 +69,7 @@ describe('edge-agent punch / run / queue', () => {
       await admin.addOrUpdateUser({ employeeCode: 'NEWBIE', firstName: 'New', lastName: 'Hire' });
       const retry = await runCli(['queue', 'retry', ...common]);
       expect(retry.stdout).toMatch(/1 dead letter\(s\) queued again/);
-      await until(async () => (await queueStatus()).delivered === 2);
+      await until(async () => (await outboxCounts(join(dir, 'data'))).delivered === 2);
       expect(await queueStatus()).toMatchObject({ pending: 0, dead: 0, delivered: 2 });
       const events = await admin.getEvents({ code: 'NEWBIE', from: '2026-03-02 00:00:00', to: '2026-03-03 00:00:00' });
       expect(events.returnValue?.map((e) => e.returnValue?.inTime)).toEqual(['2026-03-02 08:03:00']);
@@ -76,7 +77,7 @@ describe('edge-agent punch / run / queue', () => {
       // A punch recorded while the agent runs goes at once; toggle closes the check-in.
       const out = await runCli(['punch', '--code', '1042', '--at', '2026-03-02 16:30:00', '--tz', '60', ...common]);
       expect(out.stdout).toMatch(/recorded check-out of 1042 .*closing the check-in of 2026-03-02 07:58:00/);
-      await until(async () => (await queueStatus()).delivered === 3);
+      await until(async () => (await outboxCounts(join(dir, 'data'))).delivered === 3);
       const closed = await admin.getEvents({ code: '1042', from: '2026-03-02 00:00:00', to: '2026-03-03 00:00:00' });
       expect(closed.returnValue?.map((e) => [e.returnValue?.inTime, e.returnValue?.outTime])).toEqual([['2026-03-02 07:58:00', '2026-03-02 16:30:00']]);
     } finally {
@@ -86,7 +87,7 @@ describe('edge-agent punch / run / queue', () => {
     }
     const purge = await runCli(['queue', 'purge', ...common]);
     expect(purge.stdout).toMatch(/deleted 3 delivered punch/);
-  });
+  }, 120_000); // a dozen CLI runs and an agent: far over the default on a loaded machine
 
   it('imports JSON lines in one go and says which line is wrong', async () => {
     const file = join(dir, 'paper-log.jsonl');
