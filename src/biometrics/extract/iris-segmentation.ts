@@ -21,7 +21,7 @@ export interface IrisCheckOptions {
   minIrisRadius?: number;
   /** Smallest pupil-edge sharpness, gray levels per pixel (default 12). */
   minSharpness?: number;
-  /** Smallest pupil aspect ratio (minor/major axis) before the gaze counts as off-axis (default 0.8). */
+  /** Smallest pupil aspect ratio (minor/major axis of the dark blob) before the gaze counts as off-axis (default 0.75). */
   minAspect?: number;
 }
 
@@ -74,12 +74,6 @@ export function localizeIris(img: GrayImage, opts: IrisCheckOptions = {}): IrisL
     throw unusable('closed', 'no pupil found: the eye looks closed', { darkArea: best.n }, 'ask the person to open the eye wide and look into the camera');
   }
   const bw = best.maxX - best.minX + 1, bh = best.maxY - best.minY + 1;
-  // Dilate the opened blob back by the structuring element (1 quarter pixel each side).
-  const aspect = Math.min(bw, bh) / Math.max(bw, bh);
-  const minAspect = opts.minAspect ?? 0.8;
-  if (aspect < minAspect && best.n >= 20) {
-    throw unusable('off-axis', `the pupil is seen as an ellipse (aspect ${aspect.toFixed(2)}): the gaze is off-axis`, { aspect }, 'ask the person to look straight into the camera');
-  }
   let pupil: Circle = { x: ((best.minX + best.maxX) / 2 + 0.5) * q, y: ((best.minY + best.maxY) / 2 + 0.5) * q, r: ((bw + bh) / 4 + 0.5) * q };
   // Refine: the circle with the strongest mean outward step.
   const f = toF(img);
@@ -100,6 +94,46 @@ export function localizeIris(img: GrayImage, opts: IrisCheckOptions = {}): IrisL
   for (let dy = -1; dy <= 1; dy++) for (let dx = -1; dx <= 1; dx++) for (let dr = -1; dr <= 1; dr += 0.5) consider({ x: coarse.x + dx, y: coarse.y + dy, r: coarse.r + dr });
   pupil = cand;
   const sharpness = bestScore;
+
+  // Capture checks on the pupil, in this order:
+  // - too small: the pupil's major semi-axis (the bounding box of the dark blob; an off-axis gaze
+  //   narrows only the other axis) under 20 px, where the smallest normal pupil at the working
+  //   distance is about 28 px. Judged first: a tiny blob's shape says nothing.
+  // - off-axis: the blob's bounding-box aspect under 0.75, or, as a second opinion when a
+  //   reflection, lashes or dark iris texture touching the pupil widen the box, under 0.85 with
+  //   the pupil's own edge (left + right against up + down steps) under 0.6.
+  const scale = Math.min(W / 640, H / 480);
+  const major = ((Math.max(bw, bh) + 1) / 2) * q;
+  const minPupil = 20 * scale;
+  if (major < minPupil) {
+    throw unusable('too-small', `the pupil is ${Math.round(2 * major)} px across, the eye is too far from the camera`, { pupilRadius: major, minPupilRadius: minPupil }, 'ask the person to come closer to the camera');
+  }
+  // Saturated reflections (inside or next to the pupil) count as pupil, so they give no step;
+  // other gray levels are clipped at 140 so only the dark-to-iris step counts.
+  const clipped = (x: number, y: number): number => {
+    const v = sampleBilinear(f, W, H, x, y);
+    return v > 200 ? 0 : Math.min(140, v);
+  };
+  const edgeRadius = (mid: number): number => {
+    let bestR = pupil.r, bestS = -Infinity;
+    for (let r = Math.max(2, pupil.r * 0.35); r <= pupil.r * 3; r += 0.5) {
+      let sc = 0;
+      for (let k = -2; k <= 2; k++) {
+        const a = mid + (k * 8 * Math.PI) / 180, c = Math.cos(a), si = Math.sin(a);
+        sc += clipped(pupil.x + (r + 2) * c, pupil.y + (r + 2) * si) - clipped(pupil.x + (r - 2) * c, pupil.y + (r - 2) * si);
+      }
+      if (sc > bestS) { bestS = sc; bestR = r; }
+    }
+    return bestR;
+  };
+  const boxAspect = Math.min(bw, bh) / Math.max(bw, bh);
+  const width = edgeRadius(0) + edgeRadius(Math.PI), height = edgeRadius(Math.PI / 2) + edgeRadius(-Math.PI / 2);
+  const edgeAspect = Math.min(width, height) / Math.max(width, height);
+  const minAspect = opts.minAspect ?? 0.75;
+  if (boxAspect < minAspect || (boxAspect < 0.85 && edgeAspect < 0.6)) {
+    const aspect = boxAspect < minAspect ? boxAspect : edgeAspect;
+    throw unusable('off-axis', `the pupil is seen as an ellipse (aspect ${aspect.toFixed(2)}): the gaze is off-axis`, { aspect, boxAspect, edgeAspect }, 'ask the person to look straight into the camera');
+  }
 
   // Limbus: strongest outward step on the lateral sectors, over centres near the pupil's.
   // Sectors from 20° above to 35° below the horizontal on both sides (y down): the upper lid

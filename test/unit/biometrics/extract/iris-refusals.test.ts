@@ -1,0 +1,28 @@
+import { describe, expect, it } from 'vitest';
+import { localizeIris } from '../../../../src/biometrics/extract/iris-segmentation.js';
+import { renderEye, type EyeRenderOptions } from '../../../../src/biometrics/synthetic/eye-image.js';
+
+function reason(eye: number, opts: EyeRenderOptions): string {
+  try {
+    localizeIris(renderEye(eye, 1, opts));
+    return 'accepted';
+  } catch (err) {
+    return (err as { context: { reason: string } }).context.reason;
+  }
+}
+
+// Eyes whose reason used to come out wrong: a reflection or lashes widening the pupil's box let an
+// off-axis eye through, and a far eye's small, ragged pupil blob was called off-axis.
+describe('iris refusal reasons on hard eyes', () => {
+  it('an off-axis gaze whose pupil box is widened by a reflection is still off-axis', () => {
+    expect(reason(117, { offAxis: true })).toBe('off-axis');
+  });
+
+  it('a far eye is too small, not off-axis, whatever the shape of its small pupil blob', () => {
+    for (const eye of [106, 108, 118]) expect(reason(eye, { tooSmall: true })).toBe('too-small');
+  });
+
+  it('a blurred eye is blurred, not off-axis', () => {
+    expect(reason(108, { blurred: true })).toBe('blurred');
+  });
+});
