@@ -57,19 +57,49 @@ async function waitForPort(port: number, timeoutMs = 5000): Promise<void> {
   }
 }
 
+/**
+ * Mosquitto on `port`; resolves once it listens. A port taken meanwhile (a free port is only free
+ * when asked: another process may bind it before mosquitto does) makes mosquitto exit at once,
+ * which is an error naming the port, not a wait for a listener that never comes.
+ */
+async function spawnMosquitto(bin: string, conf: string, port: number): Promise<ChildProcess> {
+  const proc = spawn(bin, ['-c', conf], { stdio: 'ignore' });
+  let onExit!: () => void;
+  const exited = new Promise<never>((_, reject) => {
+    onExit = () => reject(new Error(`mosquitto exited at start: port ${port} is taken`));
+    proc.once('exit', onExit);
+  });
+  try {
+    await Promise.race([waitForPort(port), exited]);
+  } catch (err) {
+    if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
+    throw err;
+  } finally {
+    proc.off('exit', onExit);
+    exited.catch(() => undefined);
+  }
+  return proc;
+}
+
 export async function startBroker(options: { prefer?: 'mosquitto' | 'aedes' } = {}): Promise<TestBroker> {
-  const port = await freePort();
   const bin = options.prefer === 'aedes' ? null : mosquittoPath();
   if (bin) {
     const dir = mkdtempSync(join(tmpdir(), 'mosquitto-'));
     const conf = join(dir, 'mosquitto.conf');
-    writeFileSync(conf, `listener ${port} 127.0.0.1\nallow_anonymous true\npersistence false\n`);
+    let port = 0;
     let proc: ChildProcess | null = null;
+    for (let attempt = 1; !proc; attempt++) {
+      port = await freePort();
+      writeFileSync(conf, `listener ${port} 127.0.0.1\nallow_anonymous true\npersistence false\n`);
+      try {
+        proc = await spawnMosquitto(bin, conf, port);
+      } catch (err) {
+        if (attempt >= 3) throw err;
+      }
+    }
     const start = async () => {
-      proc = spawn(bin, ['-c', conf], { stdio: 'ignore' });
-      await waitForPort(port);
+      proc = await spawnMosquitto(bin, conf, port);
     };
-    await start();
     return {
       url: `mqtt://127.0.0.1:${port}`,
       port,
@@ -77,13 +107,14 @@ export async function startBroker(options: { prefer?: 'mosquitto' | 'aedes' } = 
       stop: () =>
         new Promise<void>((resolve) => {
           const p = proc;
-          if (!p || p.exitCode !== null) return resolve();
+          if (!p || p.exitCode !== null || p.signalCode !== null) return resolve(); // a second stop must not wait for an exit already seen
           p.once('exit', () => resolve());
           p.kill('SIGKILL');
         }),
       restart: start,
     };
   }
+  const port = await freePort();
   let embedded: EmbeddedBroker | null = await startEmbeddedBroker(port);
   return {
     url: embedded.url,
