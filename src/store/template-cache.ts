@@ -229,6 +229,9 @@ export class TemplateCache extends TypedEmitter<TemplateCacheEvents> {
     if (!formatModality) throw invalid(`unknown template format "${t.format}"`, { format: t.format }, `use one of ${Object.keys(FORMAT_MODALITY).join(', ')}`);
     if (formatModality !== t.modality) throw invalid(`format ${t.format} is a ${formatModality} format, not ${t.modality}`, { format: t.format, modality: t.modality });
     if (!t.position || t.position.length > 32) throw invalid('a template needs a position (finger position or eye), at most 32 characters', { position: t.position });
+    if (t.modality === 'iris' && !['left', 'right', 'unknown'].includes(t.position)) {
+      throw invalid(`an iris template's position is the eye: left, right or unknown (got "${t.position}")`, { position: t.position });
+    }
     if (t.data.length === 0) throw invalid('empty template data', { id: t.id });
     if (t.quality !== undefined && t.quality !== null && (!Number.isInteger(t.quality) || t.quality < 0 || t.quality > 255)) throw invalid(`quality ${t.quality} is not 0-255`, { quality: t.quality });
     return {

@@ -144,5 +144,8 @@ describe('TemplateCache', () => {
     const err = await errorOf(cache.addTemplates([finger('E1', Uint8Array.of(1), { id: 'ok' }), { employeeCode: 'E1', modality: 'iris', position: 'left', format: 'iso19794-2', data: Uint8Array.of(1) }]));
     expect(err.code).toBe('STORE_TEMPLATE_INVALID');
     expect(await cache.countsByModality()).toEqual({ finger: 0, iris: 0, embedding: 0 });
+    const eye = await errorOf(cache.addTemplate({ employeeCode: 'E1', modality: 'iris', position: 'right-index', format: 'iris-code-v1', data: Uint8Array.of(1) }));
+    expect(eye.code).toBe('STORE_TEMPLATE_INVALID');
+    expect(eye.message).toMatch(/left, right or unknown/);
   });
 });
