@@ -77,11 +77,11 @@ export function localizeIris(img: GrayImage, opts: IrisCheckOptions = {}): IrisL
   let pupil: Circle = { x: ((best.minX + best.maxX) / 2 + 0.5) * q, y: ((best.minY + best.maxY) / 2 + 0.5) * q, r: ((bw + bh) / 4 + 0.5) * q };
   // Refine: the circle with the strongest mean outward step.
   const f = toF(img);
-  const edge = (cx: number, cy: number, r: number, angles: number[], w = 1.5): number => {
+  const edge = (cx: number, cy: number, r: number, angles: number[], w = 1.5, src = f): number => {
     let s = 0;
     for (const a of angles) {
       const c = Math.cos(a), si = Math.sin(a);
-      s += sampleBilinear(f, W, H, cx + (r + w) * c, cy + (r + w) * si) - sampleBilinear(f, W, H, cx + (r - w) * c, cy + (r - w) * si);
+      s += sampleBilinear(src, W, H, cx + (r + w) * c, cy + (r + w) * si) - sampleBilinear(src, W, H, cx + (r - w) * c, cy + (r - w) * si);
     }
     return s / (2 * w * angles.length);
   };
@@ -139,6 +139,10 @@ export function localizeIris(img: GrayImage, opts: IrisCheckOptions = {}): IrisL
   // Sectors from 20° above to 35° below the horizontal on both sides (y down): the upper lid
   // often covers more than 20° above.
   const deg = Math.PI / 180;
+  // A cropped-and-masked capture (ISO/IEC 19794-6 kind 7) has everything outside the iris set to
+  // gray 128, which is hardly brighter than the iris: the limbus search sees that flat mask as
+  // sclera-bright instead.
+  const limbusSrc = maskedAsSclera(img, f);
   const lateral = [...Array.from({ length: 12 }, (_, k) => (-20 + (55 * k) / 11) * deg), ...Array.from({ length: 12 }, (_, k) => Math.PI - (-20 + (55 * k) / 11) * deg)];
   const rMin = Math.max(pupil.r * 1.4, pupil.r + 6), rMax = Math.min(pupil.r * 4.5, Math.max(W, H) / 2);
   let iris: Circle = { x: pupil.x, y: pupil.y, r: rMin };
@@ -147,7 +151,7 @@ export function localizeIris(img: GrayImage, opts: IrisCheckOptions = {}): IrisL
   const span = Math.max(2, Math.round(pupil.r * 0.15));
   for (let dy = -span; dy <= span; dy += Math.max(1, Math.round(span / 3))) for (let dx = -span; dx <= span; dx += Math.max(1, Math.round(span / 3))) {
     for (let r = rMin; r <= rMax; r += stepR) {
-      const s = edge(pupil.x + dx, pupil.y + dy, r, lateral, 3);
+      const s = edge(pupil.x + dx, pupil.y + dy, r, lateral, 3, limbusSrc);
       if (s > irisScore) { irisScore = s; iris = { x: pupil.x + dx, y: pupil.y + dy, r }; }
     }
   }
@@ -155,11 +159,33 @@ export function localizeIris(img: GrayImage, opts: IrisCheckOptions = {}): IrisL
   if (iris.r < minR) {
     throw unusable('too-small', `the iris is ${Math.round(2 * iris.r)} px across, at least ${2 * minR} px are needed`, { irisRadius: iris.r, minIrisRadius: minR }, 'ask the person to come closer to the camera');
   }
+  // The edge step is per pixel: a magnified capture (a cropped kind upscaled, iris radius about
+  // 200 px) spreads the same sharp edge over more pixels, so the step is taken per 110 px of iris
+  // radius (a VGA capture at the working distance) when the iris is larger than that.
+  const focus = sharpness * Math.max(1, iris.r / 110);
   const minSharp = opts.minSharpness ?? 12;
-  if (sharpness < minSharp) {
-    throw unusable('blurred', `the eye image is out of focus (edge step ${sharpness.toFixed(1)} gray levels per pixel, ${minSharp} needed)`, { sharpness, minSharpness: minSharp }, 'ask the person to hold still at the focus distance and capture again');
+  if (focus < minSharp) {
+    throw unusable('blurred', `the eye image is out of focus (edge step ${focus.toFixed(1)} gray levels per pixel at the working scale, ${minSharp} needed)`, { sharpness: focus, minSharpness: minSharp }, 'ask the person to hold still at the focus distance and capture again');
   }
   return { pupil, iris, sharpness };
+}
+
+/** The mask value of a cropped-and-masked iris image (kind 7). */
+const MASK_VALUE = 128;
+
+/**
+ * For a masked capture (at least 15 % of the pixels inside flat runs of exactly 128), a copy of
+ * `f` where those flat mask pixels read as sclera (200); otherwise `f` itself.
+ */
+function maskedAsSclera(img: GrayImage, f: Float32Array): Float32Array {
+  const { width: W, height: H, pixels } = img;
+  const flat = (i: number): boolean => pixels[i] === MASK_VALUE && pixels[i - 1] === MASK_VALUE && pixels[i + 1] === MASK_VALUE && pixels[i - W] === MASK_VALUE && pixels[i + W] === MASK_VALUE;
+  let n = 0;
+  for (let y = 1; y < H - 1; y++) for (let x = 1; x < W - 1; x++) if (pixels[y * W + x] === MASK_VALUE && flat(y * W + x)) n++;
+  if (n < 0.15 * W * H) return f;
+  const out = Float32Array.from(f);
+  for (let y = 1; y < H - 1; y++) for (let x = 1; x < W - 1; x++) if (flat(y * W + x)) out[y * W + x] = 200;
+  return out;
 }
 
 const floatCache = new WeakMap<GrayImage, Float32Array>();

@@ -1,0 +1,30 @@
+import { describe, expect, it } from 'vitest';
+import { extractIris } from '../../../../src/biometrics/extract/iris-pipeline.js';
+import { compareIrisCodes } from '../../../../src/biometrics/iris/iris-match.js';
+import { renderEye } from '../../../../src/biometrics/synthetic/eye-image.js';
+import { IrisImageKind } from '../../../../drivers/iris-hid/protocol.js';
+import { renderKind } from '../../../../drivers/iris-hid/simulator.js';
+
+// The iris camera's other image kinds (ISO/IEC 19794-6): cropped around the iris (kind 3) and
+// cropped with everything outside the iris set to 128 (kind 7), at 640×480 or 320×240.
+describe('iris extraction from cropped and masked captures', () => {
+  it('finds the iris the camera cropped and matches the VGA capture of the same eye', async () => {
+    // Before: eye 104 was refused as blurred when magnified, and 101 and 104 had their limbus
+    // mislocated (radius 84 and 76 for 100) when masked at 320×240.
+    for (const eye of [101, 104]) {
+      const reference = (await extractIris(renderEye(eye, 1))).code;
+      const sample = renderEye(eye, 2);
+      for (const [kind, width, height] of [[IrisImageKind.Cropped, 640, 480], [IrisImageKind.CroppedMasked, 320, 240]] as const) {
+        const k = renderKind(sample, { kind, width, height });
+        const r = await extractIris({ width, height, pixels: k.pixels });
+        expect(Math.abs(r.localization.iris.r - k.r)).toBeLessThan(6);
+        expect(compareIrisCodes(reference, r.code).hdRaw).toBeLessThan(0.25);
+      }
+    }
+  });
+
+  it('still refuses a blurred eye when the crop magnifies it', async () => {
+    const k = renderKind(renderEye(201, 1, { blurred: true }), { kind: IrisImageKind.Cropped, width: 640, height: 480 });
+    await expect(extractIris({ width: 640, height: 480, pixels: k.pixels })).rejects.toMatchObject({ code: 'BIOMETRICS_UNUSABLE_CAPTURE', context: { reason: 'blurred' } });
+  });
+});
