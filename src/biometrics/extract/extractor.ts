@@ -10,7 +10,7 @@ import { assertGrayImage, type GrayImage } from '../image/gray-image.js';
 import { extractTemplate, type ExtractRequest, type ExtractResult, type Modality } from './extract-image.js';
 import { FINGER_MODEL } from './finger-pipeline.js';
 import { IRIS_MODEL } from './iris-pipeline.js';
-import { modelPath } from './onnx-sessions.js';
+import { getSession, modelPath } from './onnx-sessions.js';
 
 interface Pending { resolve: (r: ExtractResult) => void; reject: (e: unknown) => void }
 
@@ -33,8 +33,9 @@ export class Extractor {
       if (!p) return;
       this.pending.delete(m.id);
       if (m.result) p.resolve({ ...m.result, template: new Uint8Array(m.result.template) });
+      else if (!m.error) p.resolve(undefined as unknown as ExtractResult); // a warm-up's answer
       else {
-        const e = m.error!;
+        const e = m.error;
         p.reject(new AgentError(e.code, e.message, e.context, { ...(e.hint ? { hint: e.hint } : {}), retryable: e.retryable ?? false }));
       }
     });
@@ -62,6 +63,17 @@ export class Extractor {
       this.pending.set(id, { resolve, reject });
       if (this.pending.size === 1) w.ref();
       w.postMessage({ id, req });
+    }).finally(() => { if (this.pending.size === 0) this.worker?.unref(); });
+  }
+
+  /** Starts the worker and loads the bundled models in it; rejects when a model cannot be loaded. */
+  async warm(): Promise<void> {
+    const w = this.start();
+    const id = this.nextId++;
+    await new Promise<ExtractResult>((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      if (this.pending.size === 1) w.ref();
+      w.postMessage({ id, warm: true });
     }).finally(() => { if (this.pending.size === 0) this.worker?.unref(); });
   }
 
@@ -109,6 +121,18 @@ export async function createImageExtractor(options: ImageExtractorOptions = {}):
     }
   }
   const worker = options.worker === false ? null : new Extractor(options.inferenceThreads !== undefined ? { inferenceThreads: options.inferenceThreads } : {});
+  // Load the models now, where they will run, so a damaged model shows at start-up and the first
+  // capture does not pay for the sessions.
+  if (worker) {
+    try {
+      await worker.warm();
+    } catch (err) {
+      await worker.close();
+      throw err;
+    }
+  } else {
+    await Promise.all([getSession(FINGER_MODEL), getSession(IRIS_MODEL)]);
+  }
   let closed = false;
   return {
     async extract(modality, image) {
