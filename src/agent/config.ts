@@ -109,6 +109,8 @@ export const ConfigSchema = z.strictObject({
       embedding: z
         .strictObject({
           model: z.string(),
+          /** Which scanners' images the model reads. */
+          source: z.enum(['finger', 'iris']).default('finger'),
           inputName: z.string().optional(),
           outputName: z.string().optional(),
           width: z.number().int().positive(),

@@ -11,7 +11,7 @@
  *     local cache, are uploaded through operation 4 (each item's outcome shown), and published
  *     to the site.
  */
-import type { Scanner, ScannerModality } from '../../drivers/scanner.js';
+import type { CapturedImage, Scanner, ScannerModality } from '../../drivers/scanner.js';
 import type { AttendanceClient } from '../api/client.js';
 import { AgentError, toAgentError } from '../core/errors.js';
 import { logger } from '../core/logger.js';
@@ -67,13 +67,13 @@ async function waitForLift(scanner: Scanner, timeoutMs = 10_000): Promise<void> 
   }
 }
 
-async function capture(rt: TerminalRuntime, scanner: Scanner, modality: ScannerModality, timeoutMs: number): Promise<{ format: TemplateFormat; data: Uint8Array; quality: number }> {
+async function capture(rt: TerminalRuntime, scanner: Scanner, modality: ScannerModality, timeoutMs: number): Promise<{ format: TemplateFormat; data: Uint8Array; quality: number; image: CapturedImage }> {
   if (!rt.extractor) throw new AgentError('AGENT_NO_EXTRACTOR', 'image extraction is not available on this terminal', {}, { hint: 'the template key is missing or the models failed to load: run "edge-agent doctor"' });
   if (!(await scanner.waitForPresence({ timeoutMs }))) {
     throw new AgentError('ENROLL_TIMEOUT', `no ${modality === 'finger' ? 'finger on the sensor' : 'eye in view'} within ${Math.round(timeoutMs / 1000)} s`, { modality }, { hint: 'present it when the scanner asks, then run the command again', retryable: true });
   }
   const image = await scanner.captureImage();
-  return rt.extractor.extract(modality, image);
+  return { ...(await rt.extractor.extract(modality, image)), image };
 }
 
 export async function enroll(rt: TerminalRuntime, client: AttendanceClient | null, req: EnrollRequest, progress: Progress = () => undefined, scannerKey?: string): Promise<EnrollResult> {
@@ -101,7 +101,7 @@ export async function enroll(rt: TerminalRuntime, client: AttendanceClient | nul
 
   const worker = workerFor(rt, modality, scannerKey);
   const identifier = rt.identifier;
-  const taken: Array<{ format: TemplateFormat; data: Uint8Array; quality: number }> = [];
+  const taken: Array<{ format: TemplateFormat; data: Uint8Array; quality: number; image: CapturedImage }> = [];
   let moduleTemplate: { format: string; data: Uint8Array } | null = null;
   let sensorModel: string | null = null;
   await worker.withScanner(async (scanner) => {
@@ -175,11 +175,16 @@ export async function enroll(rt: TerminalRuntime, client: AttendanceClient | nul
   const createdAt = new Date(version).toISOString();
   const terminal = rt.config.terminal.id;
   const news: NewTemplate[] = taken.map((t) => ({ employeeCode, modality, position, format: t.format, data: t.data, quality: Math.round(t.quality), sensorModel, createdAt, sourceTerminal: terminal, version }));
+  // The embedding slot (when configured for this modality) keeps the model's vector of each capture.
+  if (rt.embedder && rt.embedder.source === modality) {
+    for (const t of taken) news.push({ employeeCode, modality: 'embedding', position, format: 'embedding-f32', data: await rt.embedder.embed(t.image), quality: Math.round(t.quality), sensorModel, createdAt, sourceTerminal: terminal, version });
+  }
   const mt = moduleTemplate as { format: string; data: Uint8Array } | null;
   if (mt) news.push({ employeeCode, modality, position, format: mt.format as TemplateFormat, data: mt.data, sensorModel, createdAt, sourceTerminal: terminal, version });
   // Replace this person's earlier templates of the same modality and position.
-  for (const old of await rt.cache.listTemplateMeta({ employeeCode, modality })) {
-    if (old.position === position) await rt.cache.removeTemplate(old.id);
+  for (const old of await rt.cache.listTemplateMeta({ employeeCode })) {
+    const sameModality = old.modality === modality || (old.modality === 'embedding' && rt.embedder?.source === modality);
+    if (sameModality && old.position === position) await rt.cache.removeTemplate(old.id);
   }
   await rt.cache.upsertUser({ employeeCode, ...(name ? { displayName: name } : {}) });
   const stored = await rt.cache.addTemplates(news);

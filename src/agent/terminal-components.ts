@@ -65,7 +65,11 @@ export class BiometricsComponent implements DaemonComponent {
     rt.cache = await TemplateCache.open(ctx.db, { key: rt.secrets.templateKey });
     const { Identifier } = await import('./identifier.js');
     const finger = await this.#fingerMatcher(rt.config);
-    rt.identifier = await Identifier.build(rt.cache, { biometrics: rt.config.biometrics, ...(finger ? { matchers: [finger] } : {}) });
+    const { createEmbedder, createEmbeddingMatcher } = await import('./biometric-engines.js');
+    const embedding = createEmbeddingMatcher(rt.config);
+    const matchers = [finger, embedding].filter((m): m is NonNullable<typeof m> => m !== null);
+    rt.identifier = await Identifier.build(rt.cache, { biometrics: rt.config.biometrics, matchers });
+    rt.embedder = createEmbedder(rt.config);
     rt.extractor = await this.#createExtractor(rt.config);
   }
 

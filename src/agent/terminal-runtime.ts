@@ -41,6 +41,8 @@ export class TerminalRuntime {
   cache: TemplateCache | null = null;
   identifier: Identifier | null = null;
   extractor: Extractor | null = null;
+  /** The embedding slot, when a model is configured (biometrics.embedding). */
+  embedder: import('./biometric-engines.js').Embedder | null = null;
   slots: ModuleSlots | null = null;
   readonly workers = new Map<string, ScannerWorker>();
   /** Simulators behind simulated scanners, by scanner key (the embedded default presents fingers). */
@@ -75,8 +77,15 @@ export class TerminalRuntime {
     if (outcome.result === 'refused' && outcome.detail) this.lastError = { at: new Date().toISOString(), message: outcome.detail };
   }
 
-  /** Host path: extraction, then 1:N against the in-memory index. */
+  /**
+   * Host path: extraction, then 1:N against the in-memory index. Where the embedding slot reads
+   * this modality's images, the embedding answers first and the standard template covers a reject.
+   */
   async identifyImage(modality: ScannerModality, image: CapturedImage): Promise<Identification> {
+    if (this.embedder && this.identifier && this.embedder.source === modality && this.identifier.size('embedding') > 0) {
+      const r = await this.identifier.identify({ modality: 'embedding', template: await this.embedder.embed(image) });
+      if (r.decision === 'accept') return { employeeCode: r.employeeCode, modality, score: r.score ?? 0, decision: 'accept', path: 'host' };
+    }
     if (!this.extractor || !this.identifier) {
       return { employeeCode: null, modality, score: 0, decision: 'reject', path: 'host' };
     }
