@@ -3,6 +3,7 @@
  * pipelines (a fingerprint takes tens of milliseconds of CPU, too long to block MQTT keep-alives
  * and the punch feedback). Requests are answered in order; `close()` ends the thread.
  */
+import { startWorker } from '../../core/worker.js';
 import { existsSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { AgentError } from '../../core/errors.js';
@@ -23,11 +24,7 @@ export class Extractor {
 
   private start(): Worker {
     if (this.worker) return this.worker;
-    // From TypeScript sources (tsx, vitest) the worker registers tsx itself before importing the
-    // .ts file (a `--import tsx` execArgv does not reach a worker's entry module under vitest).
-    const w = import.meta.url.endsWith('.ts')
-      ? new Worker(`import('tsx/esm/api').then((m) => { m.register(); return import(${JSON.stringify(new URL('./extract-worker.ts', import.meta.url).href)}); })`, { eval: true })
-      : new Worker(new URL('./extract-worker.js', import.meta.url));
+    const w = startWorker(import.meta.url, './extract-worker');
     w.on('message', (m: { id: number; result?: ExtractResult; error?: { code: string; message: string; hint?: string; retryable?: boolean; context: Record<string, unknown> } }) => {
       const p = this.pending.get(m.id);
       if (!p) return;

@@ -11,6 +11,7 @@
  * only means the calling thread does more of the work: a split search is never slower than an
  * in-process one by more than the cost of posting the request.
  */
+import { startWorker } from '../../core/worker.js';
 import { availableParallelism, loadavg } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { AgentError } from '../../core/errors.js';
@@ -27,10 +28,7 @@ const log = logger('biometrics:iris-index');
  * vitest) the worker registers tsx itself before importing the `.ts` file.
  */
 function spawnScanWorker(): Worker {
-  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./iris-scan-worker.js', import.meta.url));
-  const url = new URL('./iris-scan-worker.ts', import.meta.url).href;
-  const source = `import('tsx/esm/api').then((m) => { m.register(); return import(${JSON.stringify(url)}); })`;
-  return new Worker(source, { eval: true });
+  return startWorker(import.meta.url, './iris-scan-worker');
 }
 
 export interface IrisIndexOptions {
