@@ -3,12 +3,15 @@
 // templates published to the site (by a third terminal of the site, an enrolment station here:
 // the same SiteTemplateSync and record a terminal publishes after an enrolment) land, decrypted,
 // in both daemons' encrypted caches; a newer record replaces them, an older one is skipped; a
-// `delete-user` request over MQTT to one daemon removes them on both.
+// `delete-user` request over MQTT to one daemon removes them on both (and off the module). Then a
+// person enrolled on a third terminal of the site (`edge-agent enroll --simulate`) reaches both
+// running terminals and punches on the second one's module.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import mqtt from 'mqtt';
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { startBroker, type TestBroker } from '../helpers/broker.js';
+import { runCli } from '../helpers/cli.js';
 import { daemonStatus, moduleTemplateOf, startAgent, startSimulatedModule, stopChild, terminalDir, until, type SimulatedModule, type TerminalDir } from '../helpers/agent.js';
 import { openAgentDatabase } from '../../src/store/agent-db.js';
 import { TemplateCache } from '../../src/store/template-cache.js';
@@ -65,7 +68,7 @@ function record(employeeCode: string, updatedAt: Date, data: Uint8Array, id: str
 }
 
 describe('site template sync between two running agents', () => {
-  it('applies a published person on both terminals, keeps the newer record, and deletes it everywhere through delete-user', async () => {
+  it('applies a published person on both terminals, keeps the newer record, deletes it everywhere through delete-user, and shares a person enrolled on a third terminal', async () => {
     const siteKey = randomBytes(32);
     const dirs = [terminalDir({ siteKey }), terminalDir({ siteKey })] as const;
     const ids = ['gate-s1', 'gate-s2'];
@@ -152,6 +155,27 @@ describe('site template sync between two running agents', () => {
     await late.endAsync();
     expect(seen).toEqual([]);
 
+    // Enrolled on a third terminal of the site (its agent stopped, so the enrolment runs in the
+    // command: simulated scanners, extraction, module template), published, applied on both
+    // running terminals, placed on the second one's module, and that finger punches there.
+    const third = terminalDir({ siteKey });
+    const enrolled = await runCli(['enroll', 'E3002', '--simulate', '--present', '1001', '--data', third.dataDir, '--terminal', 'gate-s3', '--site', SITE, '--mqtt', broker.url], { timeoutMs: 90_000 });
+    expect(enrolled.stderr).toBe('');
+    expect(enrolled.code).toBe(0);
+    expect(enrolled.stdout).toMatch(/published to site plant-sync/);
+    for (let i = 0; i < 2; i++) {
+      const held = await until(async () => {
+        const t = await cachedTemplates(dirs[i]!, 'E3002');
+        return t.length > 0 ? t : null;
+      }, 15_000, `enrolment of E3002 applied on ${ids[i]}`);
+      expect(held.every((t) => t.sourceTerminal === 'gate-s3')).toBe(true);
+      expect(held.map((t) => t.format).sort()).toEqual(['iso19794-2', 'iso19794-2', 'iso19794-2', 'r30x-char']);
+    }
+    await until(async () => (await placedOnModules(dirs[1]!, 'E3002')).length === 1, 15_000, 'E3002 placed on the module of gate-s2');
+    await sim.send('finger 1001');
+    await until(async () => (await capture()).punched === 2, 15_000, 'E3002 punched on gate-s2');
+    await sim.send('lift');
+
     for (const a of agents.splice(0)) expect(await stopChild(a)).toBe(0);
-  }, 60_000);
+  }, 150_000);
 });
