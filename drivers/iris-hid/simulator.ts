@@ -136,6 +136,13 @@ export class IrisHidSimulator implements SimulatorControl {
   #unplugged = false;
   #eye: number | null = null;
   #impressions = new Map<number, number>();
+  /**
+   * A camera streams frames while an eye is in view: the next frame of the eye in view is drawn
+   * as soon as it appears (and after each capture), so a capture answers with a frame that is
+   * already there instead of drawing it while the host waits.
+   */
+  #nextFrame: { eye: number; impression: number; image: SimEyeImage } | null = null;
+  #framePending: NodeJS.Immediate | null = null;
   #capturing: { tag: number; cancelled: boolean } | null = null;
   #stored: Stored | null = null;
   #lastError = 0;
@@ -178,6 +185,26 @@ export class IrisHidSimulator implements SimulatorControl {
 
   present(eyeId: number): void {
     this.#eye = eyeId;
+    this.#prepareFrame();
+  }
+
+  #prepareFrame(): void {
+    if (this.#framePending) return;
+    this.#framePending = setImmediate(() => {
+      this.#framePending = null;
+      const eye = this.#eye;
+      if (eye === null) return;
+      const impression = (this.#impressions.get(eye) ?? 0) + 1;
+      if (this.#nextFrame?.eye === eye && this.#nextFrame.impression === impression) return;
+      this.#nextFrame = { eye, impression, image: this.#images(eye, impression) };
+    });
+    this.#framePending.unref?.();
+  }
+
+  #frame(eye: number, impression: number): SimEyeImage {
+    const f = this.#nextFrame;
+    this.#nextFrame = null;
+    return f && f.eye === eye && f.impression === impression ? f.image : this.#images(eye, impression);
   }
 
   lift(): void {
@@ -368,7 +395,8 @@ export class IrisHidSimulator implements SimulatorControl {
       return this.#reply(IrisCommand.StartCapture, job.tag, IrisStatus.LowQuality);
     }
     this.lastCaptureIr = this.lights.ir;
-    const shot = renderKind(this.#images(eye, impression), req);
+    const shot = renderKind(this.#frame(eye, impression), req);
+    this.#prepareFrame();
     const pixels = low ? degradeImage(shot.pixels, eye ^ impression) : shot.pixels;
     const message = encodeResult({
       tag: job.tag,

@@ -42,6 +42,12 @@ export interface DaemonOptions {
   secrets: Secrets;
   /** Sinks to use instead of those built from `config.upstream` (tests, the embedded default). */
   sinks?: Sink[];
+  /**
+   * False for a short-lived process beside the real daemon's job (enroll, identify without a
+   * running daemon): no uploader is started, so nothing about delivery is touched and no upstream
+   * has to be configured. Punches recorded meanwhile wait for the daemon.
+   */
+  deliver?: boolean;
   /** How long in-flight batches may finish on stop before they are released. Default 5 s. */
   stopGraceMs?: number;
   idlePollMs?: number;
@@ -74,7 +80,8 @@ export class Daemon {
 
   async start(): Promise<DaemonContext> {
     const { config, secrets } = this.options;
-    const sinks = this.options.sinks ?? createSinks(config, secrets);
+    const deliver = this.options.deliver !== false;
+    const sinks = this.options.sinks ?? (deliver ? createSinks(config, secrets) : []);
     const { db, outbox } = await openOutbox(config);
     const uploader = new Uploader({
       outbox,
@@ -91,7 +98,7 @@ export class Daemon {
     this.#ctx = ctx;
     try {
       await this.#prune();
-      await uploader.start();
+      if (deliver) await uploader.start();
       for (const c of this.#components) {
         await c.start(ctx);
         this.#started.push(c);

@@ -38,7 +38,7 @@ export async function withTerminal<T>(
     return viaDaemon((action, body, onProgress) => callDaemon(socket, action, body, onProgress));
   }
   const { runtime, components } = await terminalComponents(config, secrets, { ops: false, control: false, siteSync: true });
-  const daemon = new Daemon({ config, secrets });
+  const daemon = new Daemon({ config, secrets, deliver: false });
   for (const c of components) daemon.use(c);
   await daemon.start();
   try {

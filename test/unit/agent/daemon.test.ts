@@ -79,3 +79,20 @@ describe('clock and punch policy', () => {
     await daemon.stop();
   });
 });
+
+describe('a daemon that does not deliver', () => {
+  it('needs no upstream, records punches and leaves their delivery rows for the real daemon', async () => {
+    const config = parseConfig({ dataDir: dir, upstream: ['api'], terminal: { mode: 'in' } });
+    const d = new Daemon({ config, secrets: emptySecrets(), deliver: false });
+    const ctx = await d.start();
+    const r = await ctx.policy.punch({ employeeCode: '77', source: 'manual' });
+    expect(r.recorded).toBe(true);
+    await d.stop();
+    const sink = new MemorySink('api');
+    const real = new Daemon({ config, secrets: emptySecrets(), sinks: [sink], idlePollMs: 10 });
+    const ctx2 = await real.start();
+    await until(async () => (await ctx2.outbox.status()).delivered === 1);
+    expect(sink.accepted.map((a) => a.employeeCode)).toEqual(['77']);
+    await real.stop();
+  });
+});
