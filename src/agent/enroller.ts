@@ -189,7 +189,7 @@ export async function enroll(rt: TerminalRuntime, client: AttendanceClient | nul
   await rt.cache.upsertUser({ employeeCode, ...(name ? { displayName: name } : {}) });
   const stored = await rt.cache.addTemplates(news);
   progress({ step: 'stored', templates: stored.length });
-  log.info({ employeeCode, modality, position, templates: stored.length }, 'enrolled');
+  log.info({ employeeCode, modality, position, templateCount: stored.length }, 'enrolled');
 
   let upload: EnrollResult['upload'] = null;
   let uploadError: string | null = null;

@@ -135,7 +135,7 @@ export class SiteTemplateSync extends TypedEmitter<SiteSyncEvents> {
       if (payload.length === 0) {
         const n = await this.#o.store.remove(employeeCode);
         this.counters.removed++;
-        log.info({ employeeCode, templates: n }, 'templates deleted through the site');
+        log.info({ employeeCode, templateCount: n }, 'templates deleted through the site');
         this.emit('removed', { employeeCode, templates: n });
         return;
       }
@@ -148,7 +148,7 @@ export class SiteTemplateSync extends TypedEmitter<SiteSyncEvents> {
       }
       await this.#o.store.apply(record);
       this.counters.applied++;
-      log.info({ employeeCode, origin: record.origin, templates: record.templates.length }, 'templates applied from the site');
+      log.info({ employeeCode, origin: record.origin, templateCount: record.templates.length }, 'templates applied from the site');
       this.emit('applied', { employeeCode, origin: record.origin, templates: record.templates.length });
     } catch (err) {
       const e = toAgentError(err, 'OPS_SYNC_FAILED', { employeeCode });
