@@ -73,9 +73,10 @@ describe('site template sync between two running agents', () => {
     const dirs = [terminalDir({ siteKey }), terminalDir({ siteKey })] as const;
     const ids = ['gate-s1', 'gate-s2'];
     // The second terminal has a fingerprint module (simulated, on a real pty).
-    sim = await startSimulatedModule();
+    // At 115200 baud: the unknown finger's image goes up for host matching in half the time of 57600.
+    sim = await startSimulatedModule(['--baud', '115200']);
     for (let i = 0; i < 2; i++) {
-      const scanner = i === 1 ? ['--scanner', `r30x:${sim.device}:57600`] : [];
+      const scanner = i === 1 ? ['--scanner', `r30x:${sim.device}:115200`] : [];
       agents.push(await startAgent(['--data', dirs[i]!.dataDir, '--terminal', ids[i]!, '--site', SITE, '--mqtt', broker.url, '--upstream', 'mqtt', ...scanner]));
     }
     const capture = async () => (await daemonStatus(dirs[1]!.dataDir)).metrics.capture as { punched: number; unknown: number };
