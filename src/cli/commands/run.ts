@@ -16,9 +16,9 @@ const usage = `usage: edge-agent run [--config FILE] [options]
   delivers what is in the outbox. SIGTERM or SIGINT finishes (or releases) in-flight batches and
   exits 0; nothing recorded is ever lost, even on SIGKILL.
 
-  --embedded              the embedded default (also when nothing is configured at all):
-                          simulated scanners, the attendance service and an MQTT broker on
-                          loopback, synthetic employees who punch now and then
+  --embedded              the embedded default (what npm start runs): simulated scanners, the
+                          attendance service and an MQTT broker on loopback, synthetic
+                          employees who punch now and then
   --config FILE           config file (YAML or JSON); default $EDGE_AGENT_CONFIG
   --data DIR              data folder (database agent.db, secrets.yaml)
   --terminal ID           terminal id          --site S          site name
@@ -36,11 +36,6 @@ const usage = `usage: edge-agent run [--config FILE] [options]
   The daemon listens on <data>/control.sock (mode 0600) for "edge-agent enroll" and "identify".`;
 
 type Values = Record<string, string | boolean | string[] | undefined>;
-
-/** Nothing configured anywhere: no flag, no config file, no EDGE_AGENT_* setting. */
-function nothingConfigured(argv: string[]): boolean {
-  return argv.length === 0 && !Object.keys(process.env).some((k) => k.startsWith('EDGE_AGENT_') && !['EDGE_AGENT_LOG_LEVEL', 'EDGE_AGENT_LOG_FORMAT'].includes(k));
-}
 
 interface Session {
   config: AgentConfig & { source: string | null };
@@ -93,7 +88,8 @@ const command: Command = {
   usage,
   async run(argv) {
     const { values } = parseCommandArgs(argv, { ...COMMON_FLAGS, ...SCANNER_FLAGS, embedded: { type: 'boolean' } }, usage, false);
-    const embedded = values.embedded === true || nothingConfigured(argv);
+    // Only on request: a terminal that lost its config must say so, not start a demo.
+    const embedded = values.embedded === true;
     let stopRequested: NodeJS.Signals | null = null;
     let wake: (() => void) | null = null;
     let restartRequested = false;
