@@ -30,6 +30,9 @@ const usage = `usage: edge-agent run [--config FILE] [options]
   --upstream LIST         api, mqtt or api,mqtt (default: from --api/--mqtt, else the config)
   --scanner FAMILY:PATH[:BAUD]   a scanner (repeatable): r30x, gt521 or iris-hid; PATH "sim" for a simulator
   --simulate              simulated scanners (an R30x module and an iris camera) when none is given
+  --secrets FILE          the secrets file (mode 0600) instead of the one the config names
+  --log-level LEVEL       fatal, error, warn, info, debug, trace or silent
+  --log-format json|pretty   JSON lines for journald (default) or readable lines for a technician
 
   Secrets come from the secrets file the config names (default <data>/secrets.yaml, mode 0600;
   $EDGE_AGENT_SECRETS overrides the path) and systemd credentials.
