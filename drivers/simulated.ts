@@ -22,6 +22,8 @@ import { Gt521Simulator, type Gt521Model } from './gt521/simulator.js';
 import { IrisHidScanner, type IrisHidScannerOptions } from './iris-hid/scanner.js';
 import { IrisHidSimulator, type SimEyeImage } from './iris-hid/simulator.js';
 import { HidTransport } from './transport/hid-transport.js';
+import { renderFingerImage } from '../src/biometrics/synthetic/finger-image.js';
+import { renderEye } from '../src/biometrics/synthetic/eye-image.js';
 import { ReportId as IrisReportId } from './iris-hid/protocol.js';
 
 /** What every simulator offers its controller (tests, the `simulate` command). */
@@ -53,10 +55,7 @@ export interface SimulatorOptions {
 
 export const SIMULATED_FAMILIES: readonly ScannerFamily[] = ['r30x', 'gt521', 'iris-hid'];
 
-/**
- * A stand-in finger picture (seeded ridge rings) used only when no image source is given and the
- * synthetic renderer of src/biometrics is not there.
- */
+/** A cheap stand-in finger picture (seeded ridge rings), for tests that need no real ridges. */
 export function fallbackFingerImage(id: number, impression: number): SimImage {
   const width = 256;
   const height = 288;
@@ -78,24 +77,17 @@ export function fallbackFingerImage(id: number, impression: number): SimImage {
   return { width, height, pixels };
 }
 
-/** The synthetic finger renderer of src/biometrics when present, else the stand-in. */
+/**
+ * The simulators' finger images: the synthetic renderer of src/biometrics (issue 5 keeps the
+ * synthetic data there so the simulators can use it). Async for the callers' sake only.
+ */
 export async function defaultFingerImageSource(): Promise<SimImageSource> {
-  try {
-    // A variable specifier: the renderer is optional at build time.
-    const spec = '../src/biometrics/synthetic/finger-image.js';
-    const mod = (await import(spec)) as Record<string, unknown>;
-    const fn = (mod.renderFingerImage ?? mod.fingerImage ?? mod.default) as ((id: number, impression: number) => SimImage) | undefined;
-    if (typeof fn === 'function') return (id, impression) => fn(id, impression);
-  } catch {
-    // not there: use the stand-in
-  }
-  return fallbackFingerImage;
+  return (id, impression) => renderFingerImage(id, impression);
 }
 
 /**
- * A stand-in eye (a textured iris disc with a dark pupil on a bright sclera, its circles in
- * `truth`) used only when no image source is given and the synthetic eye renderer of
- * src/biometrics is not there.
+ * A cheap stand-in eye (a textured iris disc with a dark pupil on a bright sclera, its circles in
+ * `truth`), for tests that need no real iris texture.
  */
 export function fallbackEyeImage(eyeId: number, impression: number): SimEyeImage {
   const width = 640;
@@ -112,18 +104,9 @@ export function fallbackEyeImage(eyeId: number, impression: number): SimEyeImage
   return { width, height, pixels, truth: { pupil, iris } };
 }
 
-/** The synthetic eye renderer of src/biometrics (640×480, with its circles) when present, else the stand-in. */
+/** The simulators' eye images: the synthetic eye renderer of src/biometrics at 640×480, with its circles. */
 export async function defaultEyeImageSource(): Promise<(eyeId: number, impression: number) => SimEyeImage> {
-  try {
-    // A variable specifier: the renderer is optional at build time.
-    const spec = '../src/biometrics/synthetic/eye-image.js';
-    const mod = (await import(spec)) as Record<string, unknown>;
-    const render = mod.renderEye as ((eye: number, sample: number, opts: { width: number; height: number }) => SimEyeImage) | undefined;
-    if (typeof render === 'function') return (id, impression) => render(id, impression, { width: 640, height: 480 });
-  } catch {
-    // not there: use the stand-in
-  }
-  return fallbackEyeImage;
+  return (id, impression) => renderEye(id, impression, { width: 640, height: 480 });
 }
 
 /** Puts the family's simulator on a device-side transport (already open or opened by the caller). */

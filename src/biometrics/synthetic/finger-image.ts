@@ -114,7 +114,7 @@ export function syntheticFingerImage(fingerId: number, impressionNo: number, wid
 }
 
 /**
- * The scanner simulators' image source (drivers/simulated.ts looks for this export): virtual
+ * The scanner simulators' image source (drivers/simulated.ts uses it): virtual
  * finger `fingerId` at its `impressionNo`-th capture, an 8-bit 500 dpi image of the sensor's size
  * (R30x 256×288 by default).
  */
