@@ -10,7 +10,7 @@ import { AttendanceClient } from '../api/client.js';
 import { AgentError, describeError, isAgentError } from '../core/errors.js';
 import { SqliteDatabase } from '../core/sqlite.js';
 import { withTimeout } from '../core/time.js';
-import { mqttClientOptions } from '../ops/mqtt-connection.js';
+import { mqttClientOptions } from './upstreams.js';
 import { agentDatabasePath } from '../store/agent-db.js';
 import { Outbox, type OutboxStatus } from '../store/outbox.js';
 import { detectClock, type ClockState } from './clock.js';

@@ -12,7 +12,7 @@
 import type { Scanner } from '../../drivers/scanner.js';
 import { AgentError, toAgentError } from '../core/errors.js';
 import { logger } from '../core/logger.js';
-import { mqttClientOptions } from '../ops/mqtt-connection.js';
+import { mqttClientOptions } from './upstreams.js';
 import { createOpsRouter } from '../ops/ops-router.js';
 import { SiteTemplateSync, type SiteTemplateRecord, type SiteTemplateStore } from '../ops/site-sync.js';
 import { TerminalOps } from '../ops/terminal-ops.js';

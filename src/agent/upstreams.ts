@@ -8,6 +8,8 @@ import type { AgentConfig } from './config.js';
 import type { Secrets } from './secrets.js';
 import { ApiSink } from '../upload/api-sink.js';
 import { MqttSink } from '../upload/mqtt-sink.js';
+import type { IClientOptions } from 'mqtt';
+import { mqttAccessOptions, type MqttAccess } from '../upload/mqtt-options.js';
 import type { Sink } from '../upload/sink.js';
 
 export function createAttendanceClient(config: AgentConfig, secrets: Secrets): AttendanceClient {
@@ -44,13 +46,20 @@ export function createSinks(config: AgentConfig, secrets: Secrets): Sink[] {
           prefix: config.mqtt.prefix,
           site: config.terminal.site,
           terminal: config.terminal.id,
-          username: secrets.mqttUsername ?? config.mqtt.username,
-          password: secrets.mqttPassword,
-          tls: config.mqtt.tls,
-          keepaliveSec: config.mqtt.keepaliveSec,
+          ...mqttAccess(config, secrets),
         }),
       );
     }
   }
   return sinks;
+}
+
+/** Credentials, TLS files and keepalive from the config and secrets, as every MQTT client here uses them. */
+export function mqttAccess(config: AgentConfig, secrets: Pick<Secrets, 'mqttUsername' | 'mqttPassword'>): MqttAccess {
+  return { username: secrets.mqttUsername ?? config.mqtt.username, password: secrets.mqttPassword, tls: config.mqtt.tls, keepaliveSec: config.mqtt.keepaliveSec };
+}
+
+/** Options of the agent's other MQTT clients (ops, site sync, doctor, fleet). */
+export function mqttClientOptions(config: AgentConfig, secrets: Pick<Secrets, 'mqttUsername' | 'mqttPassword'>, clientId: string): IClientOptions {
+  return { ...mqttAccessOptions(mqttAccess(config, secrets)), clientId, reconnectPeriod: 2000, connectTimeout: 10_000, protocolVersion: 4 };
 }

@@ -10,24 +10,21 @@
  * in memory.
  */
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
-import { readFileSync } from 'node:fs';
 import { AgentError } from '../core/errors.js';
 import { backoffDelay } from '../core/backoff.js';
 import { logger } from '../core/logger.js';
 import type { OutboxItem } from '../store/outbox.js';
 import type { DeliverOptions, ItemOutcome, Sink } from './sink.js';
 
+import { mqttAccessOptions, type MqttAccess } from './mqtt-options.js';
+
 const log = logger('upload:mqtt');
 
-export interface MqttSinkOptions {
+export interface MqttSinkOptions extends MqttAccess {
   url: string;
   prefix: string;
   site: string;
   terminal: string;
-  username?: string | null;
-  password?: string | null;
-  tls?: { ca: string | null; cert: string | null; key: string | null };
-  keepaliveSec?: number;
   /** How long a batch waits for its PUBACKs before the missing ones are retried. Default 10 s. */
   publishTimeoutMs?: number;
   reconnectBaseMs?: number;
@@ -80,28 +77,13 @@ export class MqttSink implements Sink {
     if (this.#client) return;
     const o = this.#o;
     const opts: IClientOptions = {
+      ...mqttAccessOptions(o),
       clientId: `${o.terminal}-events`,
       clean: false,
-      keepalive: o.keepaliveSec ?? 30,
       reconnectPeriod: 0, // reconnects are ours, with backoff
       connectTimeout: 10_000,
       queueQoSZero: false,
     };
-    if (o.username) opts.username = o.username;
-    if (o.password) opts.password = o.password;
-    const tlsFile = (what: string, file: string): Buffer => {
-      try {
-        return readFileSync(file);
-      } catch (err) {
-        throw new AgentError('CONFIG_TLS_UNREADABLE', `cannot read the MQTT TLS ${what} file ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { file, what }, {
-          hint: `check mqtt.tls.${what} in the config and that the agent user may read the file`,
-          cause: err,
-        });
-      }
-    };
-    if (o.tls?.ca) opts.ca = tlsFile('ca', o.tls.ca);
-    if (o.tls?.cert) opts.cert = tlsFile('cert', o.tls.cert);
-    if (o.tls?.key) opts.key = tlsFile('key', o.tls.key);
     const client = mqtt.connect(o.url, opts);
     this.#client = client;
     client.on('connect', () => {

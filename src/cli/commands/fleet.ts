@@ -4,7 +4,7 @@ import { loadConfig } from '../../agent/config.js';
 import { loadSecrets } from '../../agent/secrets.js';
 import { AgentError } from '../../core/errors.js';
 import { FleetMonitor, formatFleetTable } from '../../ops/fleet.js';
-import { mqttClientOptions } from '../../ops/mqtt-connection.js';
+import { mqttClientOptions } from '../../agent/upstreams.js';
 
 const usage = `usage: edge-agent fleet [--json] [--watch] [--mqtt URL] [--prefix P] [--site S] [--config FILE] [--secrets FILE]
   The central view of every terminal from the retained state and metrics on the broker:
