@@ -22,8 +22,8 @@ import { Gt521Simulator, type Gt521Model } from './gt521/simulator.js';
 import { IrisHidScanner, type IrisHidScannerOptions } from './iris-hid/scanner.js';
 import { IrisHidSimulator, type SimEyeImage } from './iris-hid/simulator.js';
 import { HidTransport } from './transport/hid-transport.js';
-import { renderFingerImage } from '../src/biometrics/synthetic/finger-image.js';
-import { renderEye } from '../src/biometrics/synthetic/eye-image.js';
+import { renderFingerImage } from '../src/synthetic/finger-image.js';
+import { renderEye } from '../src/synthetic/eye-image.js';
 import { ReportId as IrisReportId } from './iris-hid/protocol.js';
 
 /** What every simulator offers its controller (tests, the `simulate` command). */

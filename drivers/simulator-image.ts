@@ -1,7 +1,7 @@
 /**
  * Images for the simulators. A simulator asks an injectable source for the picture of virtual
  * finger or eye `id` (the synthetic seed) at its `impression`-th capture, then fits it to its
- * sensor's size. The sources of record are the seeded renderers in `src/biometrics/synthetic/`;
+ * sensor's size. The sources of record are the seeded renderers in `src/synthetic/`;
  * tests may inject anything with the same shape.
  */
 export interface SimImage {

@@ -6,10 +6,10 @@
  */
 import { dirname, join } from 'node:path';
 import { checkbox, confirm, input, password, select } from '@inquirer/prompts';
-import { isTimeZone, parseConfig, type AgentConfig, type ScannerConfig } from '../agent/config.js';
-import { checkApiToken, checkMqttConnection, checkScanners, type CheckResult } from '../agent/doctor.js';
-import { formatSummary, mergeSetup, parseScannerSpec, readExisting, refuseForeignTemplateKey, summarize, writeSetup, type ExistingSetup, type ProvisionAnswers } from '../agent/provision.js';
-import { discoverScanners, scannerProbe } from '../agent/scanner-probe.js';
+import { isTimeZone, parseConfig, type AgentConfig, type ScannerConfig } from '../config/config.js';
+import { checkApiToken, checkMqttConnection, checkScanners, type CheckResult } from '../setup/doctor.js';
+import { formatSummary, mergeSetup, parseScannerSpec, readExisting, refuseForeignTemplateKey, summarize, writeSetup, type ExistingSetup, type ProvisionAnswers } from '../setup/provision.js';
+import { discoverScanners, scannerProbe } from '../setup/scanner-probe.js';
 import { describeError } from '../core/errors.js';
 
 const say = (text: string) => process.stdout.write(`${text}\n`);

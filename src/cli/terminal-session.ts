@@ -4,13 +4,13 @@
  * through the running daemon's control socket when there is one (it holds the devices), or by
  * starting the agent's parts in this process when there is none.
  */
-import type { AgentConfig } from '../agent/config.js';
-import { parseScannerSpec } from '../agent/provision.js';
-import { callDaemon, controlSocketPath, isDaemonListening } from '../agent/control-socket.js';
-import { Daemon } from '../agent/daemon.js';
-import type { Secrets } from '../agent/secrets.js';
-import { terminalComponents } from '../agent/terminal-setup.js';
-import type { TerminalRuntime } from '../agent/terminal-runtime.js';
+import type { AgentConfig } from '../config/config.js';
+import { parseScannerSpec } from '../setup/provision.js';
+import { callDaemon, controlSocketPath, isDaemonListening } from '../daemon/control-socket.js';
+import { Daemon } from '../daemon/daemon.js';
+import type { Secrets } from '../config/secrets.js';
+import { terminalComponents } from '../daemon/terminal-setup.js';
+import type { TerminalRuntime } from '../daemon/terminal-runtime.js';
 
 export const SCANNER_FLAGS = {
   scanner: { type: 'string', multiple: true },

@@ -29,13 +29,13 @@
 import { loadavg, cpus } from 'node:os';
 import { rmSync } from 'node:fs';
 import { setLogLevel } from '../../src/core/logger.js';
-import { parseConfig, type AgentConfig } from '../../src/agent/config.js';
-import { Daemon } from '../../src/agent/daemon.js';
-import { terminalComponents } from '../../src/agent/terminal-setup.js';
-import type { TerminalRuntime } from '../../src/agent/terminal-runtime.js';
-import { createExtractor } from '../../src/agent/biometric-engines.js';
-import { loadSecrets, type Secrets } from '../../src/agent/secrets.js';
-import type { CaptureOutcome } from '../../src/agent/scanner-worker.js';
+import { parseConfig, type AgentConfig } from '../../src/config/config.js';
+import { Daemon } from '../../src/daemon/daemon.js';
+import { terminalComponents } from '../../src/daemon/terminal-setup.js';
+import type { TerminalRuntime } from '../../src/daemon/terminal-runtime.js';
+import { createExtractor } from '../../src/daemon/biometric-engines.js';
+import { loadSecrets, type Secrets } from '../../src/config/secrets.js';
+import type { CaptureOutcome } from '../../src/terminal/scanner-worker.js';
 import { openAgentDatabase } from '../../src/store/agent-db.js';
 import { TemplateCache, type NewTemplate } from '../../src/store/template-cache.js';
 import { SerialTransport } from '../../drivers/transport/serial-transport.js';
@@ -43,7 +43,7 @@ import { attachSimulator, createSimulatedScanner, defaultEyeImageSource, type Si
 import { HEADER_LENGTH, dataPacketsWireBytes } from '../../drivers/r30x/codec.js';
 import { IMAGE_BYTES } from '../../drivers/r30x/protocol.js';
 import { encodeIrisTemplate } from '../../src/biometrics/iris/iris-code.js';
-import { syntheticIrisEye, syntheticIrisSample } from '../../src/biometrics/synthetic/iris-code.js';
+import { syntheticIrisEye, syntheticIrisSample } from '../../src/synthetic/iris-code.js';
 import { createPtyPair, type PtyPair } from '../helpers/pty.js';
 import { startService, type InProcessService } from '../helpers/service.js';
 import { moduleTemplateOf, terminalDir, type TerminalDir } from '../helpers/agent.js';
@@ -216,7 +216,7 @@ async function hostPath(service: InProcessService, extractorReady: boolean): Pro
   const packetSize = 128;
   const imageWireBytes = dataPacketsWireBytes(IMAGE_BYTES, packetSize) + packet(1) * 2; // UpImage command + ack, then the data packets
   const floorMs = (imageWireBytes * 10 * 1000) / BAUD;
-  if (!extractorReady) return { baud: BAUD, floorMs: round(floorMs), skipped: 'no image extractor in this build yet (src/agent/biometric-engines.ts returns none): the host path cannot identify' };
+  if (!extractorReady) return { baud: BAUD, floorMs: round(floorMs), skipped: 'no image extractor in this build yet (src/daemon/biometric-engines.ts returns none): the host path cannot identify' };
   const dir = terminalDir();
   const people = Array.from({ length: 3 }, (_, i) => ({ employeeCode: `H${100 + i}`, fingerId: 8000 + i }));
   // Enrol each person's host template by extracting a first capture of their finger.
@@ -258,7 +258,7 @@ async function hostPath(service: InProcessService, extractorReady: boolean): Pro
 }
 
 async function irisPath(service: InProcessService, extractorReady: boolean): Promise<Record<string, unknown>> {
-  if (!extractorReady) return { n: IRIS_N, skipped: 'no image extractor in this build yet (src/agent/biometric-engines.ts returns none): an eye image cannot become an iris code' };
+  if (!extractorReady) return { n: IRIS_N, skipped: 'no image extractor in this build yet (src/daemon/biometric-engines.ts returns none): an eye image cannot become an iris code' };
   const dir = terminalDir();
   const people = Array.from({ length: 5 }, (_, i) => ({ employeeCode: `I${100 + i}`, eyeId: 9000 + i }));
   const probeConfig = agentConfig(dir, service, []);

@@ -21,8 +21,8 @@ import { compareFingerTemplates } from '../../src/biometrics/finger/matcher.js';
 import type { FingerTemplate, Minutia } from '../../src/biometrics/finger/template.js';
 import { compareIrisCodes } from '../../src/biometrics/iris/iris-match.js';
 import type { IrisCode } from '../../src/biometrics/iris/iris-code.js';
-import { syntheticFingerImage, type SyntheticFingerImage } from '../../src/biometrics/synthetic/finger-image.js';
-import { renderEye } from '../../src/biometrics/synthetic/eye-image.js';
+import { syntheticFingerImage, type SyntheticFingerImage } from '../../src/synthetic/finger-image.js';
+import { renderEye } from '../../src/synthetic/eye-image.js';
 
 const { values } = parseArgs({ options: { json: { type: 'boolean' }, fingers: { type: 'string' }, eyes: { type: 'string' } } });
 const FINGERS = Number(values.fingers ?? 30);

@@ -1,5 +1,5 @@
 /**
- * Fingerprint benchmark, FVC-style, on the seeded synthetic set (src/biometrics/synthetic/finger.ts).
+ * Fingerprint benchmark, FVC-style, on the seeded synthetic set (src/synthetic/finger.ts).
  *
  * - Genuine pairs: every pair of the `impressions` impressions of each of `fingers` fingers.
  * - Impostor pairs: the first impressions of every two different fingers (fingers·(fingers−1)/2;
@@ -20,7 +20,7 @@ import { pathToFileURL } from 'node:url';
 import { DEFAULT_CANDIDATES, FingerIndex } from '../../src/biometrics/finger/index.js';
 import { FingerProbe, matchDetail, prepareFinger, type PreparedFinger } from '../../src/biometrics/finger/matcher.js';
 import type { FingerTemplate } from '../../src/biometrics/finger/template.js';
-import { impression, impressionTemplate, syntheticFinger } from '../../src/biometrics/synthetic/finger.js';
+import { impression, impressionTemplate, syntheticFinger } from '../../src/synthetic/finger.js';
 
 export interface FingerBenchOptions {
   fingers?: number;

@@ -1,5 +1,5 @@
 /**
- * Iris benchmark on synthetic codes (src/biometrics/synthetic/iris-code.ts), FVC/NIST style:
+ * Iris benchmark on synthetic codes (src/synthetic/iris-code.ts), FVC/NIST style:
  * 1:1 EER from genuine and impostor pairs, 1:N FNIR at FPIR 1 % from mated and non-mated
  * searches against a gallery of N eyes, identification latency p50/p95 (default path: worker
  * threads from 20,000 codes on), exact comparisons per second on one core, and the streaming
@@ -11,7 +11,7 @@ import { loadavg } from 'node:os';
 import { IrisIndex } from '../../src/biometrics/iris/iris-index.js';
 import { compareIrisCodes } from '../../src/biometrics/iris/iris-match.js';
 import { CODE_WORDS, codeWords, exactScore, prepareProbe, streamWords } from '../../src/biometrics/iris/iris-scan.js';
-import { syntheticIrisEye, syntheticIrisSample } from '../../src/biometrics/synthetic/iris-code.js';
+import { syntheticIrisEye, syntheticIrisSample } from '../../src/synthetic/iris-code.js';
 import type { IrisCode } from '../../src/biometrics/iris/iris-code.js';
 
 export interface IrisBenchOptions {

@@ -13,7 +13,7 @@ import { createSimulatedScanner } from '../../drivers/simulated.js';
 import { openAgentDatabase } from '../../src/store/agent-db.js';
 import { SqliteDatabase } from '../../src/core/sqlite.js';
 import { TemplateCache } from '../../src/store/template-cache.js';
-import { callDaemon, controlSocketPath } from '../../src/agent/control-socket.js';
+import { callDaemon, controlSocketPath } from '../../src/daemon/control-socket.js';
 import { killTree, spawnCli, waitForLine } from './cli.js';
 
 export interface TerminalDir {

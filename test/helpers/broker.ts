@@ -5,7 +5,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { startEmbeddedBroker, type EmbeddedBroker } from '../../src/agent/embedded-broker.js';
+import { startEmbeddedBroker, type EmbeddedBroker } from '../../src/embedded/broker.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 

@@ -15,7 +15,7 @@ import { runCli } from '../helpers/cli.js';
 import { daemonStatus, moduleTemplateOf, startAgent, startSimulatedModule, stopChild, terminalDir, until, type SimulatedModule, type TerminalDir } from '../helpers/agent.js';
 import { openAgentDatabase } from '../../src/store/agent-db.js';
 import { TemplateCache } from '../../src/store/template-cache.js';
-import { SiteTemplateSync, type SiteTemplateRecord } from '../../src/ops/site-sync.js';
+import { SiteTemplateSync, type SiteTemplateRecord } from '../../src/site-sync/site-sync.js';
 import { setLogLevel } from '../../src/core/logger.js';
 
 let broker: TestBroker;

@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import type { statfs } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { AgentError } from '../../src/core/errors.js';
-import { parseConfig } from '../../src/agent/config.js';
-import { checkApiToken, checkClock, checkDatabase, checkDisk, checkMqttConnection, checkScanners, checkTemplateKey, formatReport, judgeOutbox, runDoctor } from '../../src/agent/doctor.js';
-import { generateKey } from '../../src/agent/secrets.js';
+import { parseConfig } from '../../src/config/config.js';
+import { checkApiToken, checkClock, checkDatabase, checkDisk, checkMqttConnection, checkScanners, checkTemplateKey, formatReport, judgeOutbox, runDoctor } from '../../src/setup/doctor.js';
+import { generateKey } from '../../src/config/secrets.js';
 import { openAgentDatabase } from '../../src/store/agent-db.js';
 import { TemplateCache, verifyTemplateKey } from '../../src/store/template-cache.js';
 import { Outbox, type OutboxStatus } from '../../src/store/outbox.js';
@@ -142,7 +142,7 @@ describe('doctor checks on broken parts (real files, real sockets)', () => {
 
 describe('doctor: extraction models', () => {
   it('passes when the bundled models load and extract a synthetic fingerprint, and is a warn without scanners', async () => {
-    const { checkModels } = await import('../../src/agent/doctor.js');
+    const { checkModels } = await import('../../src/setup/doctor.js');
     const ok = await checkModels(true);
     expect(ok.status).toBe('pass');
     expect(ok.detail).toMatch(/template, quality \d+/);

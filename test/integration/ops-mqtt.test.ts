@@ -8,7 +8,7 @@ import { nextMessage } from '../helpers/mqtt.js';
 import { CommandRouter } from '../../src/ops/commands.js';
 import { TerminalOps } from '../../src/ops/terminal-ops.js';
 import { FleetMonitor } from '../../src/ops/fleet.js';
-import { SiteTemplateSync, type SiteTemplateRecord, type SiteTemplateStore } from '../../src/ops/site-sync.js';
+import { SiteTemplateSync, type SiteTemplateRecord, type SiteTemplateStore } from '../../src/site-sync/site-sync.js';
 
 let broker: TestBroker;
 beforeAll(async () => {

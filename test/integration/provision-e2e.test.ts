@@ -7,7 +7,7 @@ import YAML from 'yaml';
 import { runCli, spawnCli, waitForLine } from '../helpers/cli.js';
 import { startBroker, type TestBroker } from '../helpers/broker.js';
 import { startService, type InProcessService } from '../helpers/service.js';
-import { loadSecrets, secretValues } from '../../src/agent/secrets.js';
+import { loadSecrets, secretValues } from '../../src/config/secrets.js';
 import { AttendanceClient } from '../../src/api/client.js';
 
 /**

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import YAML from 'yaml';
 import { CLI_ENTRY, ROOT } from '../helpers/cli.js';
 import { startService, type InProcessService } from '../helpers/service.js';
-import { loadSecrets } from '../../src/agent/secrets.js';
+import { loadSecrets } from '../../src/config/secrets.js';
 
 /**
  * The interactive wizard on a real terminal: `script` (util-linux) gives the CLI a pseudo-terminal,

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli, ROOT } from '../helpers/cli.js';
-import { parseUnit, renderUnit } from '../../src/agent/service-files.js';
+import { parseUnit, renderUnit } from '../../src/setup/service-files.js';
 
 const UNIT = join(ROOT, 'systemd/edge-agent.service');
 const RULES = join(ROOT, 'systemd/99-edge-agent.rules');

@@ -5,10 +5,10 @@ import { join } from 'node:path';
 import { runCli } from '../helpers/cli.js';
 import { encodeIrisTemplate } from '../../src/biometrics/iris/iris-code.js';
 import { compareIrisCodes } from '../../src/biometrics/iris/iris-match.js';
-import { syntheticIrisEye, syntheticIrisSample } from '../../src/biometrics/synthetic/iris-code.js';
+import { syntheticIrisEye, syntheticIrisSample } from '../../src/synthetic/iris-code.js';
 import { encodeIso19794_2 } from '../../src/biometrics/finger/iso19794-2.js';
 import { compareFingerTemplates } from '../../src/biometrics/finger/matcher.js';
-import { impression, impressionTemplate, syntheticFinger } from '../../src/biometrics/synthetic/finger.js';
+import { impression, impressionTemplate, syntheticFinger } from '../../src/synthetic/finger.js';
 
 let dir: string;
 const iris = (eye: number, sample: number) => syntheticIrisSample(syntheticIrisEye(eye), sample).code;

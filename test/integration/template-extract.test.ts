@@ -7,8 +7,8 @@ import { writePgm } from '../../src/biometrics/image/pgm.js';
 import { writePng } from '../../src/biometrics/image/png.js';
 import { decodeFingerTemplate } from '../../src/biometrics/finger/iso19794-2.js';
 import { decodeIrisTemplate } from '../../src/biometrics/iris/iris-code.js';
-import { syntheticFingerImage } from '../../src/biometrics/synthetic/finger-image.js';
-import { renderEye } from '../../src/biometrics/synthetic/eye-image.js';
+import { syntheticFingerImage } from '../../src/synthetic/finger-image.js';
+import { renderEye } from '../../src/synthetic/eye-image.js';
 
 describe('edge-agent template extract', () => {
   const dir = mkdtempSync(join(tmpdir(), 'extract-'));

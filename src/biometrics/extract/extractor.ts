@@ -82,7 +82,7 @@ export class Extractor {
 }
 
 /**
- * The agent's entry point (src/agent/biometric-engines.ts uses exactly this):
+ * The agent's entry point (src/daemon/biometric-engines.ts uses exactly this):
  *
  *   const extractor = await createImageExtractor();
  *   const { format, data, quality } = await extractor.extract('finger', { width, height, pixels, dpi });

@@ -1,10 +1,10 @@
 import { existsSync } from 'node:fs';
 import type { Command } from '../command.js';
 import { parseCommandArgs, printJson } from '../args.js';
-import { COMMON_FLAGS, configFromFlags } from '../../agent/config.js';
-import { callDaemon, controlSocketPath, isDaemonListening } from '../../agent/control-socket.js';
-import { formatReport, runDoctor, type HeldScanner } from '../../agent/doctor.js';
-import { scannerProbe } from '../../agent/scanner-probe.js';
+import { COMMON_FLAGS, configFromFlags } from '../../config/config.js';
+import { callDaemon, controlSocketPath, isDaemonListening } from '../../daemon/control-socket.js';
+import { formatReport, runDoctor, type HeldScanner } from '../../setup/doctor.js';
+import { scannerProbe } from '../../setup/scanner-probe.js';
 import { verifyTemplateKey } from '../../store/template-cache.js';
 
 const INSTALLED_CONFIG = '/etc/edge-agent/config.yaml';

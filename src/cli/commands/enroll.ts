@@ -1,9 +1,9 @@
 import type { Command } from '../command.js';
 import { intFlag, parseCommandArgs, printJson } from '../args.js';
 import { AgentError } from '../../core/errors.js';
-import { COMMON_FLAGS } from '../../agent/config.js';
-import { configForFlags, secretsFor } from '../../agent/runtime.js';
-import type { EnrollResult } from '../../agent/enroller.js';
+import { COMMON_FLAGS } from '../../config/config.js';
+import { configForFlags, secretsFor } from '../../daemon/runtime.js';
+import type { EnrollResult } from '../../terminal/enroller.js';
 import { applyScannerFlags, SCANNER_FLAGS, withTerminal } from '../terminal-session.js';
 import { describeProgress, modalityFlag, simulatedPerson, type SimulatedPerson } from '../enrol-session.js';
 
@@ -85,8 +85,8 @@ const command: Command = {
         return (await call('enroll', body, (e) => say(describeProgress(e)))) as EnrollResult;
       },
       async (rt) => {
-        const { enroll } = await import('../../agent/enroller.js');
-        const { createAttendanceClient } = await import('../../agent/upstreams.js');
+        const { enroll } = await import('../../terminal/enroller.js');
+        const { createAttendanceClient } = await import('../../daemon/upstreams.js');
         const client = config.api.url && secrets.apiKey && secrets.apiSecret ? createAttendanceClient(config, secrets) : null;
         let person: SimulatedPerson | null = null;
         if (presentId !== undefined) person = simulatedPerson(rt, modality, presentId);

@@ -1,10 +1,10 @@
 import type { Command } from '../command.js';
 import { parseCommandArgs, printJson } from '../args.js';
-import { loadConfig } from '../../agent/config.js';
-import { loadSecrets } from '../../agent/secrets.js';
+import { loadConfig } from '../../config/config.js';
+import { loadSecrets } from '../../config/secrets.js';
 import { AgentError } from '../../core/errors.js';
 import { FleetMonitor, formatFleetTable } from '../../ops/fleet.js';
-import { mqttClientOptions } from '../../agent/upstreams.js';
+import { mqttClientOptions } from '../../daemon/upstreams.js';
 
 const usage = `usage: edge-agent fleet [--json] [--watch] [--mqtt URL] [--prefix P] [--site S] [--config FILE] [--secrets FILE]
   The central view of every terminal from the retained state and metrics on the broker:

@@ -1,8 +1,8 @@
 import type { Command } from '../command.js';
 import { intFlag, parseCommandArgs, printJson } from '../args.js';
-import { COMMON_FLAGS } from '../../agent/config.js';
-import { configForFlags, secretsFor } from '../../agent/runtime.js';
-import type { IdentifyOnceResult } from '../../agent/enroller.js';
+import { COMMON_FLAGS } from '../../config/config.js';
+import { configForFlags, secretsFor } from '../../daemon/runtime.js';
+import type { IdentifyOnceResult } from '../../terminal/enroller.js';
 import { AgentError } from '../../core/errors.js';
 import { applyScannerFlags, SCANNER_FLAGS, withTerminal } from '../terminal-session.js';
 import { describeProgress, modalityFlag, simulatedPerson, type SimulatedPerson } from '../enrol-session.js';
@@ -42,7 +42,7 @@ const command: Command = {
         return (await call('identify', { modality }, (e) => say(describeProgress(e)))) as IdentifyOnceResult;
       },
       async (rt) => {
-        const { identifyOnce } = await import('../../agent/enroller.js');
+        const { identifyOnce } = await import('../../terminal/enroller.js');
         let person: SimulatedPerson | null = null;
         if (presentId !== undefined) person = simulatedPerson(rt, modality, presentId, { holdMs: 1000 });
         try {

@@ -1,6 +1,6 @@
 import type { Command } from '../command.js';
 import { parseCommandArgs, printJson } from '../args.js';
-import { defaultExecStart, installService } from '../../agent/service-files.js';
+import { defaultExecStart, installService } from '../../setup/service-files.js';
 
 const usage = `usage: edge-agent install-service [--prefix DIR] [--dry-run] [--user NAME] [--iris-usb VVVV:PPPP]... [--exec-start CMD] [--json]
   Installs the systemd unit (edge-agent.service, Type=notify with watchdog and hardening) and the

@@ -1,8 +1,8 @@
 import type { Command } from '../command.js';
 import { parseCommandArgs, printJson } from '../args.js';
 import { AgentError } from '../../core/errors.js';
-import { COMMON_FLAGS } from '../../agent/config.js';
-import { formatSummary, parseScannerSpec, provision, readKeyFile, readSecretFile, summarize, type ProvisionAnswers } from '../../agent/provision.js';
+import { COMMON_FLAGS } from '../../config/config.js';
+import { formatSummary, parseScannerSpec, provision, readKeyFile, readSecretFile, summarize, type ProvisionAnswers } from '../../setup/provision.js';
 
 const usage = `usage: edge-agent provision [--non-interactive --config FILE --secrets FILE] [options]
   Sets up this terminal: writes the config (no secrets) and the 0600 secrets file, atomically,

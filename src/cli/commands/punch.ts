@@ -2,9 +2,9 @@ import { readFileSync } from 'node:fs';
 import type { Command } from '../command.js';
 import { parseCommandArgs, printJson } from '../args.js';
 import { AgentError } from '../../core/errors.js';
-import { COMMON_FLAGS, type AgentConfig } from '../../agent/config.js';
-import { PunchPolicy } from '../../agent/punch-policy.js';
-import { configForFlags, openOutbox } from '../../agent/runtime.js';
+import { COMMON_FLAGS, type AgentConfig } from '../../config/config.js';
+import { PunchPolicy } from '../../terminal/punch-policy.js';
+import { configForFlags, openOutbox } from '../../daemon/runtime.js';
 import { LOCAL_TIME_RE, parseLocal, zoneOffsetMinutes } from '../../store/local-time.js';
 import type { Outbox, PunchInput } from '../../store/outbox.js';
 

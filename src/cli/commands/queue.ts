@@ -1,8 +1,8 @@
 import type { Command } from '../command.js';
 import { intFlag, parseCommandArgs, printJson } from '../args.js';
 import { AgentError } from '../../core/errors.js';
-import { COMMON_FLAGS } from '../../agent/config.js';
-import { configForFlags, openOutbox } from '../../agent/runtime.js';
+import { COMMON_FLAGS } from '../../config/config.js';
+import { configForFlags, openOutbox } from '../../daemon/runtime.js';
 import type { ListedEvent, OutboxStatus } from '../../store/outbox.js';
 
 const usage = `usage: edge-agent queue status|list|retry|purge [--dead] [--json] [options]

@@ -2,12 +2,12 @@ import type { Command } from '../command.js';
 import { parseCommandArgs } from '../args.js';
 import { configureLogging, setLogLevel } from '../../core/logger.js';
 import { describeError, toAgentError } from '../../core/errors.js';
-import { COMMON_FLAGS, type AgentConfig } from '../../agent/config.js';
-import { daemonComponents } from '../../agent/components.js';
-import { Daemon } from '../../agent/daemon.js';
-import { configForFlags, secretsFor } from '../../agent/runtime.js';
-import type { Secrets } from '../../agent/secrets.js';
-import type { TerminalRuntime } from '../../agent/terminal-runtime.js';
+import { COMMON_FLAGS, type AgentConfig } from '../../config/config.js';
+import { daemonComponents } from '../../daemon/components.js';
+import { Daemon } from '../../daemon/daemon.js';
+import { configForFlags, secretsFor } from '../../daemon/runtime.js';
+import type { Secrets } from '../../config/secrets.js';
+import type { TerminalRuntime } from '../../daemon/terminal-runtime.js';
 import { applyScannerFlags, SCANNER_FLAGS } from '../terminal-session.js';
 
 const usage = `usage: edge-agent run [--config FILE] [options]
@@ -54,8 +54,8 @@ async function normalSession(values: Values): Promise<Session> {
 }
 
 async function embeddedSession(values: Values): Promise<Session> {
-  const { startEmbeddedParts, startDemoFloor } = await import('../../agent/embedded.js');
-  const { createAttendanceClient } = await import('../../agent/upstreams.js');
+  const { startEmbeddedParts, startDemoFloor } = await import('../../embedded/embedded.js');
+  const { createAttendanceClient } = await import('../../daemon/upstreams.js');
   const parts = await startEmbeddedParts(typeof values.data === 'string' ? values.data : 'data');
   for (const line of parts.banner) process.stdout.write(`${line}\n`);
   let stopVisitors: (() => Promise<void>) | null = null;
@@ -65,7 +65,7 @@ async function embeddedSession(values: Values): Promise<Session> {
     afterStart: async (rt, daemon) => {
       const say = (line: string) => process.stdout.write(`${new Date().toTimeString().slice(0, 8)}  ${line}\n`);
       const names = new Map<string, string>();
-      const { DEMO_EMPLOYEES } = await import('../../agent/embedded.js');
+      const { DEMO_EMPLOYEES } = await import('../../embedded/embedded.js');
       for (const e of DEMO_EMPLOYEES) names.set(e.employeeCode, `${e.firstName} ${e.lastName}`);
       for (const w of rt.workers.values()) {
         w.on('capture', (o) => {

@@ -2,7 +2,7 @@ import { dirname, resolve } from 'node:path';
 import type { Command } from '../command.js';
 import { parseCommandArgs, printJson } from '../args.js';
 import { AgentError, describeError, toAgentError } from '../../core/errors.js';
-import { loadConfig } from '../../agent/config.js';
+import { loadConfig } from '../../config/config.js';
 import { compareTemplates, readTemplate, type LoadedTemplate, type TemplateThresholds } from '../../biometrics/template-file.js';
 import { readTemplateFile } from './info.js';
 

@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { CommandRouter, parseRequest } from '../../../src/ops/commands.js';
 import { AgentError } from '../../../src/core/errors.js';
 import { decodeTopicPart, encodeTopicPart, parseTerminalTopic } from '../../../src/ops/topics.js';
-import { isNewer } from '../../../src/ops/site-sync.js';
-import { openSiteRecord, sealSiteRecord } from '../../../src/ops/site-crypto.js';
+import { isNewer } from '../../../src/site-sync/site-sync.js';
+import { openSiteRecord, sealSiteRecord } from '../../../src/site-sync/site-crypto.js';
 import { randomBytes } from 'node:crypto';
 
 describe('command router', () => {

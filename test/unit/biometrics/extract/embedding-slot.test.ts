@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { isAgentError } from '../../../../src/core/errors.js';
 import { EmbeddingIndex, cosineSimilarity, embedImage, embeddingModelConfig, type EmbeddingModelConfig } from '../../../../src/biometrics/extract/embedding-slot.js';
-import { renderEye } from '../../../../src/biometrics/synthetic/eye-image.js';
-import { syntheticFingerImage } from '../../../../src/biometrics/synthetic/finger-image.js';
+import { renderEye } from '../../../../src/synthetic/eye-image.js';
+import { syntheticFingerImage } from '../../../../src/synthetic/finger-image.js';
 
 // As the agent configuration's biometrics.embedding block states it.
 const cfg: EmbeddingModelConfig = embeddingModelConfig({ model: 'embedding-tiny.onnx', width: 32, height: 32, mean: 0.5, std: 0.25, outputName: 'embedding' });

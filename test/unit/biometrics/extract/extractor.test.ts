@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { createImageExtractor, type ImageExtractor } from '../../../../src/biometrics/extract/extractor.js';
-import { syntheticFingerImage } from '../../../../src/biometrics/synthetic/finger-image.js';
-import { renderEye } from '../../../../src/biometrics/synthetic/eye-image.js';
+import { syntheticFingerImage } from '../../../../src/synthetic/finger-image.js';
+import { renderEye } from '../../../../src/synthetic/eye-image.js';
 import { decodeFingerTemplate } from '../../../../src/biometrics/finger/iso19794-2.js';
 import { decodeIrisTemplate } from '../../../../src/biometrics/iris/iris-code.js';
 

@@ -4,7 +4,7 @@ import { extractFinger } from '../../../../src/biometrics/extract/finger-pipelin
 import { compareFingerTemplates } from '../../../../src/biometrics/finger/matcher.js';
 import { decodeFingerTemplate, encodeIso19794_2 } from '../../../../src/biometrics/finger/iso19794-2.js';
 import { pack4bit, unpack4bit } from '../../../../src/biometrics/image/four-bit.js';
-import { syntheticFingerImage } from '../../../../src/biometrics/synthetic/finger-image.js';
+import { syntheticFingerImage } from '../../../../src/synthetic/finger-image.js';
 import type { Minutia } from '../../../../src/biometrics/finger/template.js';
 
 function matched(truth: Minutia[], found: Minutia[]): number {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { extractIris } from '../../../../src/biometrics/extract/iris-pipeline.js';
 import { compareIrisCodes } from '../../../../src/biometrics/iris/iris-match.js';
-import { renderEye } from '../../../../src/biometrics/synthetic/eye-image.js';
+import { renderEye } from '../../../../src/synthetic/eye-image.js';
 import { IrisImageKind } from '../../../../drivers/iris-hid/protocol.js';
 import { renderKind } from '../../../../drivers/iris-hid/simulator.js';
 

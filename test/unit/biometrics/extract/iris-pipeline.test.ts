@@ -3,7 +3,7 @@ import { isAgentError } from '../../../../src/core/errors.js';
 import { extractIris } from '../../../../src/biometrics/extract/iris-pipeline.js';
 import { compareIrisCodes } from '../../../../src/biometrics/iris/iris-match.js';
 import { decodeIrisTemplate, encodeIrisTemplate } from '../../../../src/biometrics/iris/iris-code.js';
-import { renderEye } from '../../../../src/biometrics/synthetic/eye-image.js';
+import { renderEye } from '../../../../src/synthetic/eye-image.js';
 
 describe('iris pipeline', () => {
   it('locates pupil and limbus within a few pixels of the truth', async () => {

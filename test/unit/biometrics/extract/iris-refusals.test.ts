@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { localizeIris } from '../../../../src/biometrics/extract/iris-segmentation.js';
-import { renderEye, type EyeRenderOptions } from '../../../../src/biometrics/synthetic/eye-image.js';
+import { renderEye, type EyeRenderOptions } from '../../../../src/synthetic/eye-image.js';
 
 function reason(eye: number, opts: EyeRenderOptions): string {
   try {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { FingerIndex } from '../../../../src/biometrics/finger/index.js';
-import { impression, impressionTemplate, syntheticFinger } from '../../../../src/biometrics/synthetic/finger.js';
+import { impression, impressionTemplate, syntheticFinger } from '../../../../src/synthetic/finger.js';
 
 describe('FingerIndex', () => {
   const N = 300;

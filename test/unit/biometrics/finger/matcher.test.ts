@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { calibrateScore, CALIBRATION_RAW } from '../../../../src/biometrics/finger/finger-calibration.js';
 import { FingerProbe, compareFingerTemplates, matchDetail, prepareFinger } from '../../../../src/biometrics/finger/matcher.js';
 import { normalizeAngle, type FingerTemplate } from '../../../../src/biometrics/finger/template.js';
-import { impression, impressionTemplate, syntheticFinger } from '../../../../src/biometrics/synthetic/finger.js';
+import { impression, impressionTemplate, syntheticFinger } from '../../../../src/synthetic/finger.js';
 
 function rigid(t: FingerTemplate, rot: number, dx: number, dy: number): FingerTemplate {
   const cx = t.width / 2;

@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { IrisIndex } from '../../../../src/biometrics/iris/iris-index.js';
 import { compareIrisCodes } from '../../../../src/biometrics/iris/iris-match.js';
-import { syntheticIrisEye, syntheticIrisSample } from '../../../../src/biometrics/synthetic/iris-code.js';
+import { syntheticIrisEye, syntheticIrisSample } from '../../../../src/synthetic/iris-code.js';
 
 const N = 3000;
 const enrol = (i: number) => syntheticIrisSample(syntheticIrisEye(i), 1).code;

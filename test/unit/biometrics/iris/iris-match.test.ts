@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { createIrisCode, IRIS_ANGLES, IRIS_RINGS } from '../../../../src/biometrics/iris/iris-code.js';
 import { compareIrisCodes } from '../../../../src/biometrics/iris/iris-match.js';
 import { normalizeHd, HD_NORMALIZATION_BITS } from '../../../../src/biometrics/iris/iris-scan.js';
-import { idealIrisCode, syntheticIrisEye, syntheticIrisSample } from '../../../../src/biometrics/synthetic/iris-code.js';
+import { idealIrisCode, syntheticIrisEye, syntheticIrisSample } from '../../../../src/synthetic/iris-code.js';
 
 /** The ideal code of an eye turned by `rotation` columns (column a + rotation shows eye column a). */
 function rotatedIdeal(seed: number, rotation: number) {

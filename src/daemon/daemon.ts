@@ -1,0 +1,151 @@
+/**
+ * The daemon: opens the terminal's database and outbox, builds the punch policy and the uploader
+ * with its sinks, then starts the components plugged in with `use()` (scanners, ops, clock,
+ * sd-notify, ...) in order, and stops them in reverse. With no component at all it still drains
+ * the outbox: that is `edge-agent run` with zero scanners.
+ *
+ * Built in: the uploader (started first, stopped last so in-flight batches finish or are
+ * released) and retention (delivered punches older than `outbox.retentionDays` are pruned at
+ * start and every hour).
+ */
+import type { Logger } from '../core/logger.js';
+import { logger } from '../core/logger.js';
+import { toAgentError } from '../core/errors.js';
+import type { SqliteDatabase } from '../core/sqlite.js';
+import type { Outbox } from '../store/outbox.js';
+import type { Sink } from '../upload/sink.js';
+import { Uploader } from '../upload/uploader.js';
+import type { AgentConfig } from '../config/config.js';
+import { PunchPolicy } from '../terminal/punch-policy.js';
+import { openOutbox } from './runtime.js';
+import type { Secrets } from '../config/secrets.js';
+import { createSinks } from './upstreams.js';
+
+export interface DaemonContext {
+  config: AgentConfig;
+  secrets: Secrets;
+  db: SqliteDatabase;
+  outbox: Outbox;
+  uploader: Uploader;
+  policy: PunchPolicy;
+  log: Logger;
+}
+
+export interface DaemonComponent {
+  name: string;
+  start(ctx: DaemonContext): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface DaemonOptions {
+  config: AgentConfig;
+  secrets: Secrets;
+  /** Sinks to use instead of those built from `config.upstream` (tests, the embedded default). */
+  sinks?: Sink[];
+  /**
+   * False for a short-lived process beside the real daemon's job (enroll, identify without a
+   * running daemon): no uploader is started, so nothing about delivery is touched and no upstream
+   * has to be configured. Punches recorded meanwhile wait for the daemon.
+   */
+  deliver?: boolean;
+  /** How long in-flight batches may finish on stop before they are released. Default 5 s. */
+  stopGraceMs?: number;
+  idlePollMs?: number;
+}
+
+const HOUR = 3_600_000;
+
+export class Daemon {
+  readonly options: DaemonOptions;
+  readonly log = logger('agent:daemon');
+  readonly #components: DaemonComponent[] = [];
+  readonly #started: DaemonComponent[] = [];
+  #ctx: DaemonContext | null = null;
+  #pruneTimer: NodeJS.Timeout | null = null;
+  #stopping: Promise<void> | null = null;
+
+  constructor(options: DaemonOptions) {
+    this.options = options;
+  }
+
+  /** Adds a component; components start in the order added. */
+  use(component: DaemonComponent): this {
+    this.#components.push(component);
+    return this;
+  }
+
+  get context(): DaemonContext | null {
+    return this.#ctx;
+  }
+
+  async start(): Promise<DaemonContext> {
+    const { config, secrets } = this.options;
+    const deliver = this.options.deliver !== false;
+    const sinks = this.options.sinks ?? (deliver ? createSinks(config, secrets) : []);
+    const { db, outbox } = await openOutbox(config);
+    const uploader = new Uploader({
+      outbox,
+      sinks,
+      batchSize: config.outbox.batchSize,
+      backoffBaseMs: config.outbox.backoffBaseMs,
+      backoffCapMs: config.outbox.backoffCapMs,
+      ...(this.options.stopGraceMs !== undefined ? { stopGraceMs: this.options.stopGraceMs } : {}),
+      ...(this.options.idlePollMs !== undefined ? { idlePollMs: this.options.idlePollMs } : {}),
+    });
+    // The clock monitor links itself to the policy (components.ts); until then punches count as synchronized.
+    const policy = PunchPolicy.fromConfig(config, outbox);
+    const ctx: DaemonContext = { config, secrets, db, outbox, uploader, policy, log: this.log };
+    this.#ctx = ctx;
+    try {
+      await this.#prune();
+      if (deliver) await uploader.start();
+      for (const c of this.#components) {
+        await c.start(ctx);
+        this.#started.push(c);
+        this.log.debug({ component: c.name }, 'component started');
+      }
+    } catch (err) {
+      await this.stop();
+      throw err;
+    }
+    this.#pruneTimer = setInterval(() => void this.#prune(), HOUR);
+    this.#pruneTimer.unref();
+    const st = await outbox.status();
+    this.log.info({ terminal: config.terminal.id, upstream: config.upstream, pending: st.pending, dead: st.dead, components: this.#components.map((c) => c.name) }, 'edge-agent running');
+    return ctx;
+  }
+
+  async #prune(): Promise<void> {
+    const ctx = this.#ctx;
+    if (!ctx) return;
+    try {
+      const n = await ctx.outbox.prune(ctx.config.outbox.retentionDays);
+      if (n > 0) this.log.info({ pruned: n, retentionDays: ctx.config.outbox.retentionDays }, 'pruned delivered punches past retention');
+    } catch (err) {
+      this.log.warn({ err: toAgentError(err).toJSON() }, 'pruning delivered punches failed; will try again in an hour');
+    }
+  }
+
+  /** Stops components in reverse order, then the uploader (finishing or releasing batches), then the database. */
+  stop(): Promise<void> {
+    this.#stopping ??= this.#stop();
+    return this.#stopping;
+  }
+
+  async #stop(): Promise<void> {
+    if (this.#pruneTimer) clearInterval(this.#pruneTimer);
+    for (const c of [...this.#started].reverse()) {
+      try {
+        await c.stop();
+      } catch (err) {
+        this.log.error({ err: toAgentError(err).toJSON(), component: c.name }, 'component failed to stop cleanly');
+      }
+    }
+    this.#started.length = 0;
+    const ctx = this.#ctx;
+    if (!ctx) return;
+    await ctx.uploader.stop();
+    await ctx.db.close();
+    this.log.info('edge-agent stopped');
+  }
+}

@@ -1,0 +1,35 @@
+/**
+ * The agent's two questions to the drivers during provisioning and doctor: "does the scanner at
+ * this path answer?" (open it, ask what it is, close it) and "which scanners are attached?"
+ * (discovery). Path `sim` means an in-process simulated scanner, and says so.
+ */
+import { openScanner } from '../../drivers/open-scanner.js';
+import { discoverDevices } from '../../drivers/discovery.js';
+import { createSimulatedScanner } from '../../drivers/simulated.js';
+import type { Scanner } from '../../drivers/scanner.js';
+import type { ScannerConfig } from '../config/config.js';
+import type { ScannerProbe } from './doctor.js';
+
+export const scannerProbe: ScannerProbe = async (s) => {
+  let scanner: Scanner;
+  let simulated = false;
+  if (s.path === 'sim') {
+    scanner = (await createSimulatedScanner(s.family, s.baud ? { baud: s.baud } : {})).scanner;
+    await scanner.open();
+    simulated = true;
+  } else {
+    scanner = await openScanner({ family: s.family, path: s.path, ...(s.baud ? { baud: s.baud } : {}) });
+  }
+  try {
+    const info = await scanner.info();
+    return { model: simulated ? `${info.model} (simulated)` : info.model, firmware: info.firmware, serial: info.serial };
+  } finally {
+    await scanner.close().catch(() => undefined);
+  }
+};
+
+/** The scanners discovery finds, as config entries (`port` limits it to one port). */
+export async function discoverScanners(options: { port?: string; baud?: number } = {}): Promise<ScannerConfig[]> {
+  const found = await discoverDevices(options);
+  return found.map((d) => ({ family: d.family, path: d.path, ...(d.baud ? { baud: d.baud } : {}) }));
+}

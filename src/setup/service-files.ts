@@ -1,0 +1,155 @@
+/**
+ * The systemd unit and udev rules shipped in `systemd/`, and what `edge-agent install-service`
+ * does with them: render the unit's ExecStart for where this copy of the agent lives, write the
+ * unit and the rules under a prefix (`/` on a terminal, a temporary folder in tests), create the
+ * dedicated user where possible, and say what it did and what is left to do.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { AgentError } from '../core/errors.js';
+import { writeFileAtomic } from '../core/atomic-file.js';
+
+/** The repository's (or the installed package's) `systemd/` folder. */
+export function systemdDir(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 6; i++) {
+    if (existsSync(join(dir, 'systemd', 'edge-agent.service'))) return join(dir, 'systemd');
+    dir = dirname(dir);
+  }
+  throw new AgentError('AGENT_FILES_MISSING', 'cannot find the systemd/ folder of edge-agent', {}, { hint: 'reinstall edge-agent; the package ships systemd/edge-agent.service' });
+}
+
+export const UNIT_NAME = 'edge-agent.service';
+export const RULES_NAME = '99-edge-agent.rules';
+
+/** Sections of a unit file with every assignment in order (keys may repeat). */
+export function parseUnit(text: string): Map<string, Array<[string, string]>> {
+  const out = new Map<string, Array<[string, string]>>();
+  let section = '';
+  for (const raw of text.split('\n')) {
+    const line = raw.trim();
+    if (!line || line.startsWith('#') || line.startsWith(';')) continue;
+    const m = line.match(/^\[(.+)\]$/);
+    if (m) {
+      section = m[1]!;
+      if (!out.has(section)) out.set(section, []);
+      continue;
+    }
+    const eq = line.indexOf('=');
+    if (eq > 0) out.get(section)?.push([line.slice(0, eq).trim(), line.slice(eq + 1).trim()]);
+  }
+  return out;
+}
+
+/** The command line that runs this copy of the agent: `node [--import tsx] ENTRY run`. */
+export function defaultExecStart(entry = process.argv[1] ?? ''): string {
+  const parts = [process.execPath];
+  if (entry.endsWith('.ts')) {
+    // Running from the sources: tsx compiles on the fly (an installed package runs dist/*.js).
+    parts.push('--import', createRequire(import.meta.url).resolve('tsx'));
+  }
+  parts.push(resolve(entry), 'run');
+  return parts.join(' ');
+}
+
+/** The shipped unit with its ExecStart replaced (everything else stays as shipped). */
+export function renderUnit(template: string, execStart: string): string {
+  if (!/^ExecStart=.*$/m.test(template)) throw new AgentError('AGENT_FILES_MISSING', 'the unit template has no ExecStart line', {});
+  return template.replace(/^ExecStart=.*$/m, `ExecStart=${execStart}`);
+}
+
+export interface InstallOptions {
+  /** Root of the installation: `/` on a terminal. */
+  prefix: string;
+  dryRun: boolean;
+  user: string;
+  execStart: string;
+  /** USB ids (`VVVV:PPPP`) of iris camera models to give /dev/irisN and group access. */
+  irisUsb?: string[];
+  /** Where the shipped files are (default: `systemdDir()`). */
+  sourceDir?: string;
+}
+
+/** The udev rules with one line per iris camera model at the `@iris-rules@` marker. */
+export function renderRules(template: string, group: string, irisUsb: readonly string[] = []): string {
+  const lines = irisUsb.map((id) => {
+    const m = /^([0-9a-fA-F]{4}):([0-9a-fA-F]{4})$/.exec(id.trim());
+    if (!m) throw new AgentError('CLI_USAGE', `--iris-usb ${id} is not a USB id pair VVVV:PPPP`, { value: id }, { hint: 'take the ids from "edge-agent devices" or lsusb, e.g. --iris-usb 1d6b:0104' });
+    return `SUBSYSTEM=="hidraw", ATTRS{idVendor}=="${m[1]!.toLowerCase()}", ATTRS{idProduct}=="${m[2]!.toLowerCase()}", SYMLINK+="iris%n", GROUP="${group}", MODE="0660"`;
+  });
+  return template.replace(/GROUP="edge-agent"/g, `GROUP="${group}"`).replace(/^# @iris-rules@$/m, lines.length ? lines.join('\n') : '# @iris-rules@');
+}
+
+export interface InstallStep {
+  action: string;
+  path?: string;
+  status: 'done' | 'would do' | 'skipped' | 'failed';
+  detail?: string;
+}
+
+function run(cmd: string, args: string[]): { ok: boolean; out: string } {
+  const r = spawnSync(cmd, args, { encoding: 'utf8' });
+  return { ok: !r.error && r.status === 0, out: `${r.stdout ?? ''}${r.stderr ?? ''}${r.error ? r.error.message : ''}`.trim() };
+}
+
+function userExists(user: string): boolean {
+  return run('getent', ['passwd', user]).ok;
+}
+
+/** Installs unit, rules, the config folder and the user; returns every step with its outcome. */
+export function installService(options: InstallOptions): InstallStep[] {
+  const src = options.sourceDir ?? systemdDir();
+  const root = resolve(options.prefix);
+  const onHost = root === '/';
+  const steps: InstallStep[] = [];
+  const act = options.dryRun ? 'would do' : 'done';
+  const unitPath = join(root, 'etc/systemd/system', UNIT_NAME);
+  const rulesPath = join(root, 'etc/udev/rules.d', RULES_NAME);
+  const confDir = join(root, 'etc/edge-agent');
+
+  const unit = renderUnit(readFileSync(join(src, UNIT_NAME), 'utf8'), options.execStart).replace(/^User=.*$/m, `User=${options.user}`).replace(/^Group=.*$/m, `Group=${options.user}`);
+  if (!options.dryRun) writeFileAtomic(unitPath, unit, 0o644);
+  steps.push({ action: 'write systemd unit', path: unitPath, status: act, detail: `ExecStart=${options.execStart}` });
+
+  const rules = renderRules(readFileSync(join(src, RULES_NAME), 'utf8'), options.user, options.irisUsb);
+  if (!options.dryRun) writeFileAtomic(rulesPath, rules, 0o644);
+  const iris = options.irisUsb?.length ? `/dev/irisN for ${options.irisUsb.join(', ')}` : 'no iris camera model given (--iris-usb VVVV:PPPP)';
+  steps.push({ action: 'write udev rules', path: rulesPath, status: act, detail: `/dev/fingerprintN (serial bridges, group dialout); ${iris}` });
+
+  // 0755: the service user reads config.yaml here; secrets.yaml stays 0600 root and reaches the
+  // service through LoadCredential=.
+  if (!options.dryRun) mkdirSync(confDir, { recursive: true, mode: 0o755 });
+  steps.push({ action: 'create config folder', path: confDir, status: act, detail: 'edge-agent provision writes config.yaml and secrets.yaml (0600) here' });
+
+  const useradd = ['--system', '--user-group', '--no-create-home', '--home-dir', '/var/lib/edge-agent', '--shell', '/usr/sbin/nologin', options.user];
+  if (!onHost) {
+    steps.push({ action: 'create user', status: 'skipped', detail: `not on the live system (prefix ${root}); on the terminal run: useradd ${useradd.join(' ')}` });
+  } else if (userExists(options.user)) {
+    steps.push({ action: 'create user', status: 'skipped', detail: `user ${options.user} exists` });
+  } else if (options.dryRun) {
+    steps.push({ action: 'create user', status: 'would do', detail: `useradd ${useradd.join(' ')}` });
+  } else if (process.getuid?.() !== 0) {
+    steps.push({ action: 'create user', status: 'failed', detail: `needs root: sudo useradd ${useradd.join(' ')}` });
+  } else {
+    const r = run('useradd', useradd);
+    steps.push({ action: 'create user', status: r.ok ? 'done' : 'failed', detail: r.ok ? `system user ${options.user}` : r.out });
+  }
+
+  if (onHost) {
+    for (const [action, cmd, args] of [
+      ['reload systemd', 'systemctl', ['daemon-reload']],
+      ['reload udev rules', 'udevadm', ['control', '--reload']],
+      ['apply udev rules to plugged devices', 'udevadm', ['trigger', '--subsystem-match=tty', '--subsystem-match=hidraw']],
+    ] as Array<[string, string, string[]]>) {
+      if (options.dryRun) steps.push({ action, status: 'would do', detail: `${cmd} ${args.join(' ')}` });
+      else {
+        const r = run(cmd, args);
+        steps.push({ action, status: r.ok ? 'done' : 'failed', detail: r.ok ? `${cmd} ${args.join(' ')}` : `${cmd} ${args.join(' ')}: ${r.out.split('\n')[0]}` });
+      }
+    }
+  }
+  return steps;
+}

@@ -1,0 +1,256 @@
+/**
+ * Enrolment and on-demand identification, run by the daemon (through the control socket) or by
+ * the CLI when no daemon runs. Enrolment:
+ *
+ *  1. the person must exist in the attendance service (operation 3);
+ *  2. three captures, each through the quality gate (a low-quality capture is asked again);
+ *  3. each capture is checked 1:N: a finger or eye already enrolled to someone else is refused;
+ *  4. where the module enrols on its own (serial modules), its template is taken too, for the
+ *     module-search path;
+ *  5. the templates replace this person's earlier ones of the same modality and position in the
+ *     local cache, are uploaded through operation 4 (each item's outcome shown), and published
+ *     to the site.
+ */
+import type { CapturedImage, Scanner, ScannerModality } from '../../drivers/scanner.js';
+import type { AttendanceClient } from '../api/client.js';
+import { AgentError, toAgentError } from '../core/errors.js';
+import { logger } from '../core/logger.js';
+import { monotonicMs } from '../core/time.js';
+import type { NewTemplate, TemplateFormat } from '../store/template-cache.js';
+import type { ScannerWorker } from './scanner-worker.js';
+import { placeModuleTemplates } from './module-cache.js';
+import { moduleTemplatesOf, siteRecordOf } from '../daemon/terminal-components.js';
+import type { TerminalRuntime } from '../daemon/terminal-runtime.js';
+
+const log = logger('agent:enroll');
+
+export interface EnrollRequest {
+  employeeCode: string;
+  modality: ScannerModality;
+  position: string;
+  captures?: number;
+  /** Minimum extraction quality (0..100) for a capture to count. */
+  minQuality?: number;
+  presenceTimeoutMs?: number;
+}
+
+export type Progress = (event: Record<string, unknown>) => void;
+
+export interface EnrollResult {
+  employeeCode: string;
+  name: string | null;
+  modality: ScannerModality;
+  position: string;
+  templates: Array<{ id: string; format: string; quality: number | null }>;
+  upload: Array<{ statusCode: string; statusDescription: string | null }> | null;
+  uploadError: string | null;
+  publishedToSite: boolean;
+}
+
+/** The worker of the first scanner of a modality that is ready (or the first of that modality). */
+export function workerFor(rt: TerminalRuntime, modality: ScannerModality, key?: string): ScannerWorker {
+  const workers = [...rt.workers.values()];
+  const chosen = key ? rt.workers.get(key) : (workers.find((w) => w.info?.modality === modality && w.status === 'ready') ?? workers.find((w) => w.info?.modality === modality));
+  if (!chosen) {
+    throw new AgentError('AGENT_NO_SCANNER', key ? `no scanner "${key}" on this terminal` : `no ${modality} scanner on this terminal`, { modality, key: key ?? null }, {
+      hint: `scanners here: ${workers.map((w) => w.key).join(', ') || 'none'}; configure one with --scanner family:path or in the config`,
+    });
+  }
+  return chosen;
+}
+
+async function waitForLift(scanner: Scanner, timeoutMs = 10_000): Promise<void> {
+  const deadline = monotonicMs() + timeoutMs;
+  while (monotonicMs() < deadline) {
+    if (!(await scanner.waitForPresence({ timeoutMs: 150 }))) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+async function capture(rt: TerminalRuntime, scanner: Scanner, modality: ScannerModality, timeoutMs: number): Promise<{ format: TemplateFormat; data: Uint8Array; quality: number; image: CapturedImage }> {
+  if (!rt.extractor) throw new AgentError('AGENT_NO_EXTRACTOR', 'image extraction is not available on this terminal', {}, { hint: 'the template key is missing or the models failed to load: run "edge-agent doctor"' });
+  if (!(await scanner.waitForPresence({ timeoutMs }))) {
+    throw new AgentError('ENROLL_TIMEOUT', `no ${modality === 'finger' ? 'finger on the sensor' : 'eye in view'} within ${Math.round(timeoutMs / 1000)} s`, { modality }, { hint: 'present it when the scanner asks, then run the command again', retryable: true });
+  }
+  const image = await scanner.captureImage();
+  return { ...(await rt.extractor.extract(modality, image)), image };
+}
+
+export async function enroll(rt: TerminalRuntime, client: AttendanceClient | null, req: EnrollRequest, progress: Progress = () => undefined, scannerKey?: string): Promise<EnrollResult> {
+  const { employeeCode, modality, position } = req;
+  const captures = req.captures ?? 3;
+  const minQuality = req.minQuality ?? 40;
+  const timeoutMs = req.presenceTimeoutMs ?? 20_000;
+  if (!rt.cache || !rt.identifier) throw new AgentError('AGENT_NO_TEMPLATE_CACHE', 'the template cache is not open on this terminal', {}, { hint: 'set a template key (edge-agent provision) and restart' });
+
+  let name: string | null = null;
+  if (client) {
+    progress({ step: 'user', message: `checking ${employeeCode} with the attendance service` });
+    const env = await client.getUser(employeeCode);
+    if (env.statusCode === 'USER_NOT_AVAILABLE') {
+      throw new AgentError('ENROLL_UNKNOWN_USER', `the attendance service does not know employee ${employeeCode}`, { employeeCode }, { hint: 'add the person in the attendance service first (operation 1), then enrol' });
+    }
+    if (env.statusCode !== 'SUCCESS' || !env.returnValue) {
+      throw new AgentError('ENROLL_API_ERROR', `the attendance service answered ${env.statusCode} for ${employeeCode}: ${env.statusDescription ?? ''}`, { employeeCode, statusCode: env.statusCode }, { hint: 'check the service logs', retryable: true });
+    }
+    name = `${env.returnValue.firstName} ${env.returnValue.lastName}`.trim();
+    progress({ step: 'user', message: `${employeeCode} is ${name}` });
+  } else {
+    progress({ step: 'user', message: 'no attendance API configured: the person is not checked against the service' });
+  }
+
+  const worker = workerFor(rt, modality, scannerKey);
+  const identifier = rt.identifier;
+  const taken: Array<{ format: TemplateFormat; data: Uint8Array; quality: number; image: CapturedImage }> = [];
+  let moduleTemplate: { format: string; data: Uint8Array } | null = null;
+  let sensorModel: string | null = null;
+  await worker.withScanner(async (scanner) => {
+    sensorModel = (await scanner.info()).model;
+    if (!rt.extractor) {
+      // No image extraction on this terminal (models missing): a serial module still enrols on
+      // its own and identifies by its own search, so enrol there only, checking duplicates with
+      // the module's search.
+      if (!scanner.capabilities.moduleEnroll) {
+        throw new AgentError('AGENT_NO_EXTRACTOR', 'image extraction is not available on this terminal and this scanner cannot enrol on its own', { modality }, { hint: 'run "edge-agent doctor": the extraction models failed to load' });
+      }
+      progress({ step: 'capture', capture: 1, of: 1, message: 'no image extraction here: enrolling on the module only; place the finger' });
+      if (!(await scanner.waitForPresence({ timeoutMs }))) {
+        throw new AgentError('ENROLL_TIMEOUT', `no finger on the sensor within ${Math.round(timeoutMs / 1000)} s`, { modality }, { hint: 'present it when the scanner asks, then run the command again', retryable: true });
+      }
+      const hit = await scanner.searchOnModule();
+      const owner = hit && rt.slots ? await rt.slots.owner(worker.key, hit.slot) : null;
+      if (owner && owner !== employeeCode) {
+        await scanner.feedback('error').catch(() => undefined);
+        throw new AgentError('ENROLL_DUPLICATE', `this finger is already enrolled to employee ${owner} (module slot ${hit!.slot})`, { employeeCode, other: owner }, { hint: 'a person is enrolled once: check who is in front of the scanner, or delete the other enrolment first' });
+      }
+      await waitForLift(scanner);
+      progress({ step: 'module', message: 'enrolling on the module: place the same finger when asked' });
+      moduleTemplate = await scanner.enrollOnModule({ onStep: (step) => progress({ step: 'module', press: step }) });
+      await waitForLift(scanner);
+      return;
+    }
+    let attempts = 0;
+    while (taken.length < captures) {
+      if (++attempts > captures * 3) {
+        throw new AgentError('ENROLL_LOW_QUALITY', `only ${taken.length} of ${captures} captures passed the quality gate (${minQuality}) in ${attempts - 1} attempts`, { employeeCode, captures: taken.length }, { hint: modality === 'finger' ? 'clean the sensor and the finger, press flat, or enrol another finger' : 'look straight at the camera with eyes wide open, remove glasses' });
+      }
+      progress({ step: 'capture', capture: taken.length + 1, of: captures, message: `${modality === 'finger' ? 'place the finger' : 'look at the camera'} (${taken.length + 1}/${captures})` });
+      await scanner.feedback('enrol-step').catch(() => undefined);
+      let t: Awaited<ReturnType<typeof capture>>;
+      try {
+        t = await capture(rt, scanner, modality, timeoutMs);
+      } catch (err) {
+        const e = toAgentError(err);
+        if (e.code === 'ENROLL_TIMEOUT' || /TRANSPORT|DISCONNECT/.test(e.code)) throw e;
+        progress({ step: 'retry', message: `capture not usable (${e.code}: ${e.message}); again` });
+        await scanner.feedback('try-again').catch(() => undefined);
+        await waitForLift(scanner);
+        continue;
+      }
+      if (t.quality < minQuality) {
+        progress({ step: 'retry', quality: t.quality, message: `quality ${t.quality} is below ${minQuality}; again` });
+        await scanner.feedback('try-again').catch(() => undefined);
+        await waitForLift(scanner);
+        continue;
+      }
+      const dup = await identifier.identify({ modality, template: t.data });
+      if (dup.decision === 'accept' && dup.employeeCode && dup.employeeCode !== employeeCode) {
+        await scanner.feedback('error').catch(() => undefined);
+        throw new AgentError('ENROLL_DUPLICATE', `this ${modality} is already enrolled to employee ${dup.employeeCode} (score ${dup.score})`, { employeeCode, other: dup.employeeCode, score: dup.score }, { hint: 'a person is enrolled once: check who is in front of the scanner, or delete the other enrolment first' });
+      }
+      taken.push(t);
+      progress({ step: 'captured', capture: taken.length, of: captures, quality: t.quality });
+      await scanner.feedback('accepted').catch(() => undefined);
+      await waitForLift(scanner);
+    }
+    if (scanner.capabilities.moduleEnroll) {
+      progress({ step: 'module', message: 'enrolling on the module: place the same finger when asked' });
+      moduleTemplate = await scanner.enrollOnModule({ onStep: (step) => progress({ step: 'module', press: step }) });
+      await waitForLift(scanner);
+    }
+  });
+
+  progress({ step: 'captures-done', message: 'captures done: the scanner is free again' });
+  const version = Date.now();
+  const createdAt = new Date(version).toISOString();
+  const terminal = rt.config.terminal.id;
+  const news: NewTemplate[] = taken.map((t) => ({ employeeCode, modality, position, format: t.format, data: t.data, quality: Math.round(t.quality), sensorModel, createdAt, sourceTerminal: terminal, version }));
+  // The embedding slot (when configured for this modality) keeps the model's vector of each capture.
+  if (rt.embedder && rt.embedder.source === modality) {
+    for (const t of taken) news.push({ employeeCode, modality: 'embedding', position, format: 'embedding-f32', data: await rt.embedder.embed(t.image), quality: Math.round(t.quality), sensorModel, createdAt, sourceTerminal: terminal, version });
+  }
+  const mt = moduleTemplate as { format: string; data: Uint8Array } | null;
+  if (mt) news.push({ employeeCode, modality, position, format: mt.format as TemplateFormat, data: mt.data, sensorModel, createdAt, sourceTerminal: terminal, version });
+  // Replace this person's earlier templates of the same modality and position.
+  for (const old of await rt.cache.listTemplateMeta({ employeeCode })) {
+    const sameModality = old.modality === modality || (old.modality === 'embedding' && rt.embedder?.source === modality);
+    if (sameModality && old.position === position) await rt.cache.removeTemplate(old.id);
+  }
+  await rt.cache.upsertUser({ employeeCode, ...(name ? { displayName: name } : {}) });
+  const stored = await rt.cache.addTemplates(news);
+  progress({ step: 'stored', templates: stored.length });
+  log.info({ employeeCode, modality, position, templateCount: stored.length }, 'enrolled');
+
+  let upload: EnrollResult['upload'] = null;
+  let uploadError: string | null = null;
+  if (client && taken.length === 0) {
+    progress({ step: 'upload', message: 'only a module template was taken (vendor format): nothing uploaded to the service' });
+  } else if (client) {
+    try {
+      const env = await client.updateBiometrics(employeeCode, taken.map((t) => ({ modality, template: Buffer.from(t.data).toString('base64') })));
+      upload = (env.returnValue ?? []).map((i) => ({ statusCode: String(i.statusCode), statusDescription: i.statusDescription ?? null }));
+      if (env.statusCode !== 'SUCCESS' && upload.length === 0) upload = [{ statusCode: String(env.statusCode), statusDescription: env.statusDescription ?? null }];
+      upload.forEach((u, i) => progress({ step: 'upload', item: i + 1, statusCode: u.statusCode, statusDescription: u.statusDescription }));
+    } catch (err) {
+      const e = toAgentError(err);
+      uploadError = `${e.code}: ${e.message}`;
+      progress({ step: 'upload', error: uploadError, message: 'the templates are enrolled here; the upload to the service failed and can be repeated by enrolling again' });
+    }
+  }
+
+  let publishedToSite = false;
+  if (rt.siteSync) {
+    const record = await siteRecordOf(rt.cache, employeeCode);
+    if (record) {
+      await rt.siteSync.publish(record);
+      publishedToSite = true;
+      progress({ step: 'site', message: `published to site ${rt.config.terminal.site}` });
+    }
+  }
+
+  if (mt && rt.slots) {
+    const cache = rt.cache;
+    const slots = rt.slots;
+    await worker
+      .withScanner(async (scanner) => placeModuleTemplates({ scanner, info: await scanner.info(), scannerKey: worker.key, slots, templatesOfFormat: (format) => moduleTemplatesOf(cache, format) }))
+      .catch((err: unknown) => log.warn({ err: toAgentError(err).toJSON() }, 'module placement after enrolment failed'));
+  }
+
+  return { employeeCode, name, modality, position, templates: stored.map((s) => ({ id: s.id, format: s.format, quality: s.quality })), upload, uploadError, publishedToSite };
+}
+
+export interface IdentifyOnceResult {
+  employeeCode: string | null;
+  name: string | null;
+  modality: ScannerModality;
+  score: number | null;
+  decision: 'accept' | 'reject';
+  ms: number;
+}
+
+/** One capture, identified on the host, nothing punched. */
+export async function identifyOnce(rt: TerminalRuntime, modality: ScannerModality, progress: Progress = () => undefined, scannerKey?: string, timeoutMs = 20_000): Promise<IdentifyOnceResult> {
+  if (!rt.identifier) throw new AgentError('AGENT_NO_TEMPLATE_CACHE', 'the template cache is not open on this terminal', {}, { hint: 'set a template key (edge-agent provision) and restart' });
+  const identifier = rt.identifier;
+  const worker = workerFor(rt, modality, scannerKey);
+  return worker.withScanner(async (scanner) => {
+    progress({ step: 'capture', message: modality === 'finger' ? 'place the finger' : 'look at the camera' });
+    const t0 = monotonicMs();
+    const t = await capture(rt, scanner, modality, timeoutMs);
+    const r = await identifier.identify({ modality, template: t.data });
+    const user = r.employeeCode && rt.cache ? await rt.cache.getUser(r.employeeCode) : null;
+    await scanner.feedback(r.decision === 'accept' ? 'accepted' : 'unknown').catch(() => undefined);
+    await waitForLift(scanner);
+    return { employeeCode: r.employeeCode, name: user?.displayName ?? null, modality, score: r.score, decision: r.decision, ms: Math.round(monotonicMs() - t0) };
+  });
+}

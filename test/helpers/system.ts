@@ -1,0 +1,53 @@
+/**
+ * Fidelity tiers: which system programs this machine has. A test that needs one (socat PTYs,
+ * mosquitto, systemd-analyze, ...) is declared with
+ *
+ *   describe.skipIf(!has('socat'))('over a real pty (needs socat)', ...)
+ *
+ * so a missing program is known before the test starts and the summary says why it was skipped,
+ * instead of a spawn that fails or a wait that runs into its timeout.
+ *
+ * Looked up on `$PATH` plus `/usr/sbin` and `/sbin` (Debian puts mosquitto there), answered once
+ * per program per process. `EDGE_AGENT_TEST_HIDE` (comma-separated names) hides programs that
+ * exist, to try the fresh-machine tier on a full machine.
+ */
+import { accessSync, constants, statSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
+
+const known = new Map<string, string | null>();
+
+function hidden(): Set<string> {
+  return new Set((process.env.EDGE_AGENT_TEST_HIDE ?? '').split(',').map((s) => s.trim()).filter(Boolean));
+}
+
+/** The absolute path of `program`, or null where this machine does not have it. */
+export function which(program: string): string | null {
+  if (known.has(program)) return known.get(program)!;
+  let found: string | null = null;
+  if (!hidden().has(program)) {
+    const dirs = [...(process.env.PATH ?? '').split(delimiter), '/usr/sbin', '/sbin'].filter(Boolean);
+    for (const dir of dirs) {
+      const candidate = join(dir, program);
+      try {
+        if (!statSync(candidate).isFile()) continue;
+        accessSync(candidate, constants.X_OK);
+        found = candidate;
+        break;
+      } catch {
+        // not here
+      }
+    }
+  }
+  known.set(program, found);
+  return found;
+}
+
+/** True when every one of `programs` exists on this machine. */
+export function has(...programs: string[]): boolean {
+  return programs.every((p) => which(p) !== null);
+}
+
+/** The reason to put in a skipped suite's name: `needs socat, mosquitto`. */
+export function needs(...programs: string[]): string {
+  return `needs ${programs.join(', ')}`;
+}

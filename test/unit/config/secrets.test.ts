@@ -1,0 +1,89 @@
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { AgentError } from '../../../src/core/errors.js';
+import { writeFileAtomic } from '../../../src/core/atomic-file.js';
+import { emptySecrets, generateKey, loadSecrets, maskSecret, parseKey, secretValues, writeSecrets } from '../../../src/config/secrets.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'secrets-test-'));
+
+function failure(fn: () => unknown): AgentError {
+  try {
+    fn();
+  } catch (err) {
+    expect(err).toBeInstanceOf(AgentError);
+    return err as AgentError;
+  }
+  throw new Error('expected an error');
+}
+
+describe('secrets', () => {
+  it('writes a 0600 file atomically and reads it back', () => {
+    const file = join(dir, 'a', 'secrets.yaml');
+    const templateKey = generateKey();
+    writeSecrets(file, { ...emptySecrets(), apiKey: 'key-1', apiSecret: 's3cr3t-value', templateKey, siteKey: null });
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(readdirSync(join(dir, 'a'))).toEqual(['secrets.yaml']); // no temporary file left behind
+    const s = loadSecrets({ file, credentialsDir: null });
+    expect(s.apiKey).toBe('key-1');
+    expect(s.apiSecret).toBe('s3cr3t-value');
+    expect(s.templateKey?.equals(templateKey)).toBe(true);
+    expect(s.siteKey).toBeNull();
+    expect(s.sources.apiSecret).toBe(file);
+    expect(readFileSync(file, 'utf8')).not.toContain('siteKey');
+  });
+
+  it('writes exactly the mode asked for, whatever the umask', () => {
+    const old = process.umask(0o077);
+    try {
+      const f = join(dir, 'cfg.yaml');
+      writeFileAtomic(f, 'a: 1\n', 0o644);
+      expect(statSync(f).mode & 0o777).toBe(0o644);
+    } finally {
+      process.umask(old);
+    }
+  });
+
+  it('refuses a secrets file readable by others, naming the chmod', () => {
+    const file = join(dir, 'open.yaml');
+    writeFileSync(file, 'apiKey: k\n');
+    chmodSync(file, 0o644);
+    const e = failure(() => loadSecrets({ file, credentialsDir: null }));
+    expect(e.code).toBe('SECRETS_PERMISSIONS');
+    expect(e.hint).toBe(`run: chmod 600 ${file}`);
+  });
+
+  it('names an unknown key and a bad key', () => {
+    const file = join(dir, 'bad.yaml');
+    writeFileSync(file, 'apikey: k\n', { mode: 0o600 });
+    expect(failure(() => loadSecrets({ file, credentialsDir: null })).code).toBe('SECRETS_UNKNOWN_KEY');
+    expect(failure(() => parseKey('abc', 'templateKey')).code).toBe('SECRETS_BAD_KEY');
+    expect(parseKey('11'.repeat(32), 'k').length).toBe(32);
+  });
+
+  it('takes systemd credentials over the file, and --api-secret-file over both', () => {
+    const file = join(dir, 'c.yaml');
+    writeFileSync(file, 'apiKey: from-file\napiSecret: from-file\n', { mode: 0o600 });
+    const cred = join(dir, 'creds');
+    mkdirSync(cred);
+    writeFileSync(join(cred, 'api-secret'), 'from-credential\n');
+    writeFileSync(join(cred, 'template-key'), '22'.repeat(32));
+    const s = loadSecrets({ file, credentialsDir: cred });
+    expect(s.apiKey).toBe('from-file');
+    expect(s.apiSecret).toBe('from-credential');
+    expect(s.sources.apiSecret).toBe('credential:api-secret');
+    expect(s.templateKey?.toString('hex')).toBe('22'.repeat(32));
+    const only = join(dir, 'only-secret');
+    writeFileSync(only, 'from-secret-file\n', { mode: 0o600 });
+    expect(loadSecrets({ file, credentialsDir: cred, apiSecretFile: only }).apiSecret).toBe('from-secret-file');
+  });
+
+  it('masks values and lists them for leak checks', () => {
+    expect(maskSecret('abcdef')).toBe('set (6 characters)');
+    expect(maskSecret(Buffer.alloc(32))).toBe('set (256-bit key)');
+    expect(maskSecret(null)).toBe('(not set)');
+    const k = generateKey();
+    expect(secretValues({ ...emptySecrets(), apiSecret: 'x1', templateKey: k })).toEqual(['x1', k.toString('hex'), k.toString('base64')]);
+  });
+});

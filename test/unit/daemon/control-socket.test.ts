@@ -1,0 +1,34 @@
+import { describe, expect, it } from 'vitest';
+import { mkdtempSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { AgentError } from '../../../src/core/errors.js';
+import { callDaemon, ControlServer, isDaemonListening } from '../../../src/daemon/control-socket.js';
+
+describe('control socket', () => {
+  it('streams progress then the result over a 0600 Unix socket, and carries errors with their code', async () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'ctl-')), 'control.sock');
+    const server = new ControlServer(path)
+      .handle('ping', async () => ({ pong: true }))
+      .handle('count', async (body, progress) => {
+        for (let i = 1; i <= Number(body.to); i++) progress({ step: i });
+        return { counted: body.to };
+      })
+      .handle('fail', async () => {
+        throw new AgentError('ENROLL_DUPLICATE', 'already enrolled to E2', {}, { hint: 'use another finger' });
+      });
+    await server.start();
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    expect(await isDaemonListening(path)).toBe(true);
+    const steps: unknown[] = [];
+    expect(await callDaemon(path, 'count', { to: 3 }, (e) => steps.push(e.step))).toEqual({ counted: 3 });
+    expect(steps).toEqual([1, 2, 3]);
+    await expect(callDaemon(path, 'fail', {})).rejects.toMatchObject({ code: 'ENROLL_DUPLICATE', hint: 'use another finger' });
+    await expect(callDaemon(path, 'nope', {})).rejects.toMatchObject({ code: 'AGENT_CONTROL_UNKNOWN' });
+    // A second daemon on the same data folder is refused.
+    await expect(new ControlServer(path).start()).rejects.toMatchObject({ code: 'AGENT_ALREADY_RUNNING' });
+    await server.stop();
+    expect(await isDaemonListening(path)).toBe(false);
+    await expect(callDaemon(path, 'ping', {})).rejects.toMatchObject({ code: 'AGENT_CONTROL_UNREACHABLE' });
+  });
+});

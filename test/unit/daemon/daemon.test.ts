@@ -1,0 +1,98 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { parseConfig } from '../../../src/config/config.js';
+import { Daemon, type DaemonComponent, type DaemonContext } from '../../../src/daemon/daemon.js';
+import { emptySecrets } from '../../../src/config/secrets.js';
+import { MemorySink } from '../upload/memory-sink.js';
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'daemon-'));
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+async function until(cond: () => Promise<boolean>, ms = 5000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await cond())) {
+    if (Date.now() > end) throw new Error('condition not reached in time');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+describe('Daemon', () => {
+  it('with no component still drains the outbox; components start in order and stop in reverse', async () => {
+    const config = parseConfig({ dataDir: dir, terminal: { id: 'gate-7', mode: 'in' } });
+    const sink = new MemorySink('api');
+    const events: string[] = [];
+    const component = (name: string): DaemonComponent => ({
+      name,
+      async start(ctx: DaemonContext) {
+        events.push(`start ${name} ${ctx.config.terminal.id} ${typeof ctx.outbox.record} ${typeof ctx.policy.punch}`);
+      },
+      async stop() {
+        events.push(`stop ${name}`);
+      },
+    });
+    const bare = new Daemon({ config, secrets: emptySecrets(), sinks: [sink], idlePollMs: 10 });
+    const ctx = await bare.start();
+    const r = await ctx.policy.punch({ employeeCode: '1042', source: 'finger' });
+    expect(r).toMatchObject({ recorded: true, direction: 'in' });
+    await until(async () => (await ctx.outbox.status()).delivered === 1);
+    expect(sink.accepted.map((a) => [a.employeeCode, a.terminalId])).toEqual([['1042', 'gate-7']]);
+    await bare.stop();
+
+    const daemon = new Daemon({ config, secrets: emptySecrets(), sinks: [new MemorySink('api')] });
+    daemon.use(component('a')).use(component('b'));
+    await daemon.start();
+    await daemon.stop();
+    expect(events).toEqual(['start a gate-7 function function', 'start b gate-7 function function', 'stop b', 'stop a']);
+  });
+
+  it('refuses to start an api upstream without a URL or key, saying what is missing', async () => {
+    const config = parseConfig({ dataDir: dir, upstream: ['api'] });
+    await expect(new Daemon({ config, secrets: emptySecrets() }).start()).rejects.toMatchObject({ code: 'CONFIG_MISSING', context: { key: 'api.url' } });
+    const withUrl = parseConfig({ dataDir: dir, upstream: ['api'], api: { url: 'http://127.0.0.1:9' } });
+    await expect(new Daemon({ config: withUrl, secrets: emptySecrets() }).start()).rejects.toMatchObject({ code: 'CONFIG_MISSING', context: { key: 'apiKey' } });
+  });
+});
+
+describe('clock and punch policy', () => {
+  it('marks punches taken while the clock is not synchronized, once the clock monitor is linked', async () => {
+    const { ClockMonitor } = await import('../../../src/daemon/clock.js');
+    const { ClockPolicyLink } = await import('../../../src/daemon/components.js');
+    const config = parseConfig({ dataDir: dir, terminal: { id: 'gate-7', mode: 'in' } });
+    let synced = false;
+    const clock = new ClockMonitor({ detect: async () => ({ synchronized: synced, source: 'test', detail: 'test' }), unsyncedIntervalMs: 60_000 });
+    const daemon = new Daemon({ config, secrets: emptySecrets(), sinks: [new MemorySink('api')] });
+    daemon.use(clock).use(new ClockPolicyLink(clock));
+    const ctx = await daemon.start();
+    const a = await ctx.policy.punch({ employeeCode: '1', source: 'finger' });
+    synced = true;
+    await clock.check();
+    const b = await ctx.policy.punch({ employeeCode: '2', source: 'finger' });
+    const list = await ctx.outbox.list({ limit: 10 });
+    const byId = new Map(list.map((e) => [e.id, e]));
+    expect(a.recorded && byId.get(a.id)?.clockSynced).toBe(false);
+    expect(b.recorded && byId.get(b.id)?.clockSynced).toBe(true);
+    await daemon.stop();
+  });
+});
+
+describe('a daemon that does not deliver', () => {
+  it('needs no upstream, records punches and leaves their delivery rows for the real daemon', async () => {
+    const config = parseConfig({ dataDir: dir, upstream: ['api'], terminal: { mode: 'in' } });
+    const d = new Daemon({ config, secrets: emptySecrets(), deliver: false });
+    const ctx = await d.start();
+    const r = await ctx.policy.punch({ employeeCode: '77', source: 'manual' });
+    expect(r.recorded).toBe(true);
+    await d.stop();
+    const sink = new MemorySink('api');
+    const real = new Daemon({ config, secrets: emptySecrets(), sinks: [sink], idlePollMs: 10 });
+    const ctx2 = await real.start();
+    await until(async () => (await ctx2.outbox.status()).delivered === 1);
+    expect(sink.accepted.map((a) => a.employeeCode)).toEqual(['77']);
+    await real.stop();
+  });
+});

@@ -1,0 +1,171 @@
+import { describe, expect, it } from 'vitest';
+import { TypedEmitter } from '../../../src/core/events.js';
+import { AgentError } from '../../../src/core/errors.js';
+import type { CapturedImage, Feedback, ModuleSearchResult, Scanner, ScannerEvents, ScannerInfo } from '../../../drivers/scanner.js';
+import { ScannerWorker, type CaptureOutcome } from '../../../src/terminal/scanner-worker.js';
+
+/** An in-memory scanner for the worker's unit tests (the drivers have their own simulators). */
+class FakeScanner extends TypedEmitter<ScannerEvents> implements Scanner {
+  readonly family = 'r30x' as const;
+  readonly modality = 'finger' as const;
+  readonly capabilities = { image: true, moduleSearch: true, moduleEnroll: false, feedback: true };
+  present: number | null = null;
+  slots = new Map<number, number>();
+  feedbacks: Feedback[] = [];
+  failImage = false;
+  unplugged = false;
+  opens = 0;
+  readonly #info: ScannerInfo = { family: 'r30x', modality: 'finger', model: 'fake', firmware: null, serial: null, transport: 'memory', path: 'fake', baud: null, capacity: 10, templates: 0, image: null };
+  async open() {
+    if (this.unplugged) throw new AgentError('TRANSPORT_NOT_FOUND', 'unplugged');
+    this.opens++;
+    return this.#info;
+  }
+  async close() {}
+  async info() {
+    return this.#info;
+  }
+  /** Resolved when the worker next looks and finds no finger (so a lift has been seen). */
+  #absenceSeen: Array<() => void> = [];
+  async waitForPresence({ timeoutMs }: { timeoutMs: number }) {
+    if (this.unplugged) throw new AgentError('TRANSPORT_DISCONNECTED', 'gone');
+    if (this.present !== null) return true;
+    await new Promise((r) => setTimeout(r, Math.min(timeoutMs, 20)));
+    if (this.present === null) for (const f of this.#absenceSeen.splice(0)) f();
+    return false;
+  }
+  async captureImage(): Promise<CapturedImage> {
+    if (this.failImage) throw new AgentError('DRIVER_LOW_QUALITY', 'smudged');
+    return { width: 1, height: 1, pixels: new Uint8Array([this.present ?? 0]), sourceBitsPerPixel: 8, dpi: 500, quality: null };
+  }
+  async searchOnModule(): Promise<ModuleSearchResult | null> {
+    for (const [slot, finger] of this.slots) if (finger === this.present) return { slot, score: 120 };
+    return null;
+  }
+  async enrollOnModule(): Promise<never> {
+    throw new AgentError('SCANNER_UNSUPPORTED', 'no');
+  }
+  async storeOnModule() {}
+  async readFromModule(): Promise<never> {
+    throw new AgentError('SCANNER_UNSUPPORTED', 'no');
+  }
+  async deleteOnModule() {}
+  async clearModule() {}
+  async usedSlots() {
+    return [...this.slots.keys()];
+  }
+  async feedback(kind: Feedback) {
+    this.feedbacks.push(kind);
+  }
+  lift() {
+    this.present = null;
+  }
+  /** Lifts the finger and resolves once the worker has seen it gone (a new press is a new press). */
+  liftSeen(): Promise<void> {
+    this.present = null;
+    return new Promise((r) => this.#absenceSeen.push(r));
+  }
+}
+
+function nextCapture(worker: ScannerWorker): Promise<CaptureOutcome> {
+  return new Promise((resolve) => worker.once('capture', resolve));
+}
+
+function setup(scanner: FakeScanner, hostMatches: Record<number, string>) {
+  const punches: string[] = [];
+  const worker = new ScannerWorker({
+    key: 'fake',
+    open: async () => scanner,
+    identifyImage: async (modality, image) => {
+      const code = hostMatches[image.pixels[0]!] ?? null;
+      return { employeeCode: code, modality, score: code ? 55 : 3, decision: code ? 'accept' : 'reject', path: 'host' };
+    },
+    slotOwner: async (_k, slot) => (slot === 1 ? 'E-MODULE' : null),
+    punch: async ({ employeeCode }) => {
+      punches.push(employeeCode);
+      return { recorded: true, direction: 'in' };
+    },
+    cooldownMs: 10,
+    liftTimeoutMs: 2000,
+    reopenBaseMs: 5,
+    reopenCapMs: 20,
+  });
+  return { worker, punches };
+}
+
+describe('scanner worker', () => {
+  it('uses the module search first, then host matching, and gives feedback after the punch', async () => {
+    const scanner = new FakeScanner();
+    scanner.slots.set(1, 7);
+    const { worker, punches } = setup(scanner, { 9: 'E-HOST' });
+    worker.start();
+    const press = async (finger: number) => {
+      const next = nextCapture(worker);
+      scanner.present = finger;
+      const out = await next;
+      // Lifted and seen lifted before the next press (pressed at once, it would be the same
+      // press held on, read again only after liftTimeoutMs).
+      await scanner.liftSeen();
+      return out;
+    };
+    expect(await press(7)).toMatchObject({ path: 'module', employeeCode: 'E-MODULE', result: 'punched' });
+    expect(await press(9)).toMatchObject({ path: 'host', employeeCode: 'E-HOST', result: 'punched', score: 55 });
+    expect(await press(4)).toMatchObject({ result: 'unknown', employeeCode: null });
+    scanner.failImage = true;
+    const out = await press(5);
+    expect(out.result).toBe('try-again');
+    expect(out.detail).toContain('DRIVER_LOW_QUALITY');
+    await worker.stop();
+    expect(punches.slice(0, 2)).toEqual(['E-MODULE', 'E-HOST']);
+    expect(scanner.feedbacks).toContain('accepted');
+    expect(scanner.feedbacks).toContain('unknown');
+    expect(scanner.feedbacks).toContain('try-again');
+  });
+
+  it('reads one press once, however long the finger stays', async () => {
+    const scanner = new FakeScanner();
+    const { worker, punches } = setup(scanner, { 3: 'E3' });
+    worker.start();
+    scanner.present = 3;
+    await nextCapture(worker);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(punches).toEqual(['E3']);
+    await scanner.liftSeen();
+    scanner.present = 3;
+    await nextCapture(worker);
+    expect(punches).toEqual(['E3', 'E3']);
+    await worker.stop();
+  });
+
+  it('picks a scanner up again after it was unplugged', async () => {
+    const scanner = new FakeScanner();
+    const { worker } = setup(scanner, { 3: 'E3' });
+    const statuses: string[] = [];
+    worker.on('status', (s) => statuses.push(s.status));
+    worker.start();
+    await new Promise((r) => setTimeout(r, 50));
+    expect(worker.status).toBe('ready');
+    scanner.unplugged = true;
+    await new Promise((r) => setTimeout(r, 80));
+    expect(worker.status).not.toBe('ready');
+    scanner.unplugged = false;
+    scanner.present = 3;
+    const out = await nextCapture(worker);
+    expect(out.employeeCode).toBe('E3');
+    expect(scanner.opens).toBeGreaterThanOrEqual(2);
+    expect(statuses).toContain('disconnected');
+    await worker.stop();
+  });
+
+  it('lends the scanner to enrolment and refuses when it is not connected', async () => {
+    const scanner = new FakeScanner();
+    scanner.unplugged = true;
+    const { worker } = setup(scanner, {});
+    worker.start();
+    await expect(worker.withScanner(async () => 1)).rejects.toMatchObject({ code: 'AGENT_SCANNER_UNAVAILABLE' });
+    scanner.unplugged = false;
+    while (worker.status !== 'ready') await new Promise((r) => setTimeout(r, 10));
+    expect(await worker.withScanner(async (s) => (await s.info()).model)).toBe('fake');
+    await worker.stop();
+  });
+});
