@@ -7,7 +7,7 @@
 import type { ScannerModality } from '../../drivers/scanner.js';
 import type { SimulatorControl } from '../../drivers/simulated.js';
 import { AgentError } from '../core/errors.js';
-import type { TerminalRuntime } from '../daemon/terminal-runtime.js';
+import type { TerminalRuntime } from '../daemon/runtime.js';
 
 export function modalityFlag(value: string | undefined): ScannerModality {
   if (value === undefined || value === 'finger') return 'finger';

@@ -9,8 +9,8 @@ import { parseScannerSpec } from '../setup/provision.js';
 import { callDaemon, controlSocketPath, isDaemonListening } from '../daemon/control-socket.js';
 import { Daemon } from '../daemon/daemon.js';
 import type { Secrets } from '../config/secrets.js';
-import { terminalComponents } from '../daemon/terminal-setup.js';
-import type { TerminalRuntime } from '../daemon/terminal-runtime.js';
+import { terminalComponents } from '../daemon/wiring.js';
+import type { TerminalRuntime } from '../daemon/runtime.js';
 
 export const SCANNER_FLAGS = {
   scanner: { type: 'string', multiple: true },

@@ -12,7 +12,7 @@ import { createImageExtractor } from '../biometrics/extract/extractor.js';
 import { EmbeddingIndex, embedImage, embeddingModelConfig } from '../biometrics/extract/embedding-slot.js';
 import type { AgentConfig } from '../config/config.js';
 import type { ModalityMatcher } from '../terminal/identifier.js';
-import type { Extractor } from './terminal-runtime.js';
+import type { Embedder, Extractor } from '../terminal/engines.js';
 
 const log = logger('agent:biometrics');
 
@@ -131,11 +131,6 @@ export class EmbeddingMatcher implements ModalityMatcher {
 }
 
 /** Image → embedding with the configured model (the embedding slot), or null when none is configured. */
-export interface Embedder {
-  source: 'finger' | 'iris';
-  embed(image: { width: number; height: number; pixels: Uint8Array }): Promise<Uint8Array>;
-}
-
 export function createEmbedder(config: AgentConfig): Embedder | null {
   const e = config.biometrics.embedding;
   if (!e) return null;

@@ -12,12 +12,12 @@ import type { Logger } from '../core/logger.js';
 import { logger } from '../core/logger.js';
 import { toAgentError } from '../core/errors.js';
 import type { SqliteDatabase } from '../core/sqlite.js';
-import type { Outbox } from '../store/outbox.js';
+import { Outbox } from '../store/outbox.js';
 import type { Sink } from '../upload/sink.js';
 import { Uploader } from '../upload/uploader.js';
 import type { AgentConfig } from '../config/config.js';
 import { PunchPolicy } from '../terminal/punch-policy.js';
-import { openOutbox } from './runtime.js';
+import { openAgentDatabase } from '../store/agent-db.js';
 import type { Secrets } from '../config/secrets.js';
 import { createSinks } from './upstreams.js';
 
@@ -54,6 +54,18 @@ export interface DaemonOptions {
 }
 
 const HOUR = 3_600_000;
+
+/** Opens `<dataDir>/agent.db` and the outbox on it with the config's sinks and limits. */
+export async function openOutbox(config: AgentConfig): Promise<{ db: SqliteDatabase; outbox: Outbox }> {
+  const db = await openAgentDatabase(config.dataDir);
+  try {
+    const outbox = await Outbox.open(db, { sinks: config.upstream, maxPending: config.outbox.maxPending, unsyncedHoldHours: config.outbox.unsyncedHoldHours });
+    return { db, outbox };
+  } catch (err) {
+    await db.close().catch(() => undefined);
+    throw err;
+  }
+}
 
 export class Daemon {
   readonly options: DaemonOptions;

@@ -1,37 +1,164 @@
 /**
- * What `run`, `punch` and `queue` share: config from file/env/flags, secrets from the 0600 file
- * (default `<dataDir>/secrets.yaml`, or `$EDGE_AGENT_SECRETS`) and systemd credentials, and the
- * outbox on the terminal's database.
+ * What the agent's components share at run time: the template cache and the identifier, the
+ * extractor, the scanner workers, the site sync and the ops connection, plus the figures that
+ * answer "what is this terminal doing?" (info and metrics).
+ *
+ * The components (components/*.ts) fill it in as they start; each reads what the ones before it
+ * left, so the order in wiring.ts is the dependency order.
  */
-import type { SqliteDatabase } from '../core/sqlite.js';
-import { openAgentDatabase } from '../store/agent-db.js';
-import { Outbox } from '../store/outbox.js';
-import { configFromFlags, loadConfig, secretsFilePath, type AgentConfig, type CommonFlagValues } from '../config/config.js';
-import { loadSecrets, type Secrets } from '../config/secrets.js';
+import type { CapturedImage, ScannerModality } from '../../drivers/scanner.js';
+import type { SimulatorControl } from '../../drivers/simulated.js';
+import { VERSION } from '../core/version.js';
+import { toAgentError } from '../core/errors.js';
+import { systemMetrics } from '../ops/system-metrics.js';
+import type { SiteTemplateSync } from '../site-sync/site-sync.js';
+import type { TerminalOps } from '../ops/terminal-ops.js';
+import type { ModuleSlots } from '../store/module-slots.js';
+import type { TemplateCache } from '../store/template-cache.js';
+import { siteRecordOf } from '../site-sync/template-store.js';
+import type { Embedder, Extractor } from '../terminal/engines.js';
+import type { AgentConfig } from '../config/config.js';
+import type { DaemonContext } from './daemon.js';
+import type { Identifier } from '../terminal/identifier.js';
+import { LatencyWindow } from '../terminal/latency.js';
+import type { CaptureOutcome, Identification, ScannerWorker } from '../terminal/scanner-worker.js';
+import type { Secrets } from '../config/secrets.js';
 
-export type LoadedConfig = AgentConfig & { source: string | null };
-
-export function configForFlags(values: CommonFlagValues, env: NodeJS.ProcessEnv = process.env): LoadedConfig {
-  return loadConfig({ file: values.config ?? null, env, overrides: configFromFlags(values) });
+/** Clock state as the metrics see it (the clock monitor provides it). */
+export interface ClockView {
+  isSynchronized(): boolean;
+  metrics(): Record<string, unknown>;
 }
 
-export function secretsFor(config: AgentConfig, values: CommonFlagValues, env: NodeJS.ProcessEnv = process.env): Secrets {
-  return loadSecrets({
-    // secretsFile from the config (provision writes it; $EDGE_AGENT_SECRETS overrides), else <dataDir>/secrets.yaml
-    file: env.EDGE_AGENT_SECRETS ?? secretsFilePath(config),
-    apiSecretFile: values['api-secret-file'] ?? null,
-    apiKey: values['api-key'] ?? null,
-  });
-}
+export class TerminalRuntime {
+  readonly config: AgentConfig;
+  readonly secrets: Secrets;
+  ctx: DaemonContext | null = null;
+  cache: TemplateCache | null = null;
+  identifier: Identifier | null = null;
+  extractor: Extractor | null = null;
+  /** The embedding slot, when a model is configured (biometrics.embedding). */
+  embedder: Embedder | null = null;
+  slots: ModuleSlots | null = null;
+  readonly workers = new Map<string, ScannerWorker>();
+  /** Simulators behind simulated scanners, by scanner key (the embedded default presents fingers). */
+  readonly simulators = new Map<string, SimulatorControl>();
+  siteSync: SiteTemplateSync | null = null;
+  ops: TerminalOps | null = null;
+  clock: ClockView | null = null;
+  readonly captureLatency = { module: new LatencyWindow(), host: new LatencyWindow() };
+  readonly counters = { punched: 0, duplicate: 0, unknown: 0, tryAgain: 0, refused: 0 };
+  lastError: { at: string; message: string } | null = null;
+  lastCapture: CaptureOutcome | null = null;
+  readonly startedAt = new Date();
 
-/** Opens `<dataDir>/agent.db` and the outbox on it with the config's sinks and limits. */
-export async function openOutbox(config: AgentConfig): Promise<{ db: SqliteDatabase; outbox: Outbox }> {
-  const db = await openAgentDatabase(config.dataDir);
-  try {
-    const outbox = await Outbox.open(db, { sinks: config.upstream, maxPending: config.outbox.maxPending, unsyncedHoldHours: config.outbox.unsyncedHoldHours });
-    return { db, outbox };
-  } catch (err) {
-    await db.close().catch(() => undefined);
-    throw err;
+  constructor(config: AgentConfig, secrets: Secrets) {
+    this.config = config;
+    this.secrets = secrets;
+  }
+
+  /** Publishes a person's templates to the site; false when site sync is off or they have none. */
+  async publishPerson(employeeCode: string): Promise<boolean> {
+    if (!this.siteSync || !this.cache) return false;
+    const record = await siteRecordOf(this.cache, employeeCode);
+    if (!record) return false;
+    await this.siteSync.publish(record);
+    return true;
+  }
+
+  noteError(err: unknown): void {
+    const e = toAgentError(err);
+    this.lastError = { at: new Date().toISOString(), message: `${e.code}: ${e.message}` };
+  }
+
+  noteCapture(outcome: CaptureOutcome): void {
+    this.lastCapture = outcome;
+    if (outcome.result === 'punched') this.counters.punched++;
+    else if (outcome.result === 'duplicate') this.counters.duplicate++;
+    else if (outcome.result === 'unknown') this.counters.unknown++;
+    else if (outcome.result === 'try-again') this.counters.tryAgain++;
+    else this.counters.refused++;
+    if ((outcome.result === 'punched' || outcome.result === 'duplicate') && outcome.path) this.captureLatency[outcome.path].add(outcome.latencyMs);
+    if (outcome.result === 'refused' && outcome.detail) this.lastError = { at: new Date().toISOString(), message: outcome.detail };
+  }
+
+  /**
+   * Host path: extraction, then 1:N against the in-memory index. Where the embedding slot reads
+   * this modality's images, the embedding answers first and the standard template covers a reject.
+   */
+  async identifyImage(modality: ScannerModality, image: CapturedImage): Promise<Identification> {
+    if (this.embedder && this.identifier && this.embedder.source === modality && this.identifier.size('embedding') > 0) {
+      const r = await this.identifier.identify({ modality: 'embedding', template: await this.embedder.embed(image) });
+      if (r.decision === 'accept') return { employeeCode: r.employeeCode, modality, score: r.score ?? 0, decision: 'accept', path: 'host' };
+    }
+    if (!this.extractor || !this.identifier) {
+      return { employeeCode: null, modality, score: 0, decision: 'reject', path: 'host' };
+    }
+    const { data } = await this.extractor.extract(modality, image);
+    const r = await this.identifier.identify({ modality, template: data });
+    return { employeeCode: r.employeeCode, modality, score: r.score ?? 0, decision: r.decision, path: 'host' };
+  }
+
+  scannerViews(): Array<Record<string, unknown>> {
+    return [...this.workers.values()].map((w) => ({
+      key: w.key,
+      status: w.status,
+      family: w.info?.family ?? null,
+      model: w.info?.model ?? null,
+      firmware: w.info?.firmware ?? null,
+      capacity: w.info?.capacity ?? null,
+      templates: w.info?.templates ?? null,
+    }));
+  }
+
+  async info(): Promise<Record<string, unknown>> {
+    return {
+      version: VERSION,
+      terminal: this.config.terminal.id,
+      site: this.config.terminal.site,
+      mode: this.config.terminal.mode,
+      timeZone: this.config.terminal.timeZone,
+      configVersion: this.config.configVersion,
+      upstream: this.config.upstream,
+      simulate: this.config.simulate,
+      scanners: this.scannerViews(),
+      templates: this.cache ? await this.cache.countsByModality() : null,
+      clock: this.clock ? { synchronized: this.clock.isSynchronized(), ...this.clock.metrics() } : null,
+      startedAt: this.startedAt.toISOString(),
+      node: process.version,
+    };
+  }
+
+  async metrics(): Promise<Record<string, unknown>> {
+    const queue = this.ctx ? await this.ctx.outbox.status() : null;
+    const ident = this.identifier?.metrics() ?? [];
+    const idP95 = ident.reduce<number | null>((m, x) => (x.p95Ms === null ? m : Math.max(m ?? 0, x.p95Ms)), null);
+    return {
+      queue: queue && {
+        pending: queue.pending,
+        dead: queue.dead,
+        delivered: queue.delivered,
+        oldestPendingAgeSec: queue.oldestPendingAgeSec,
+        unsynced: queue.unsynced,
+        perSink: queue.perSink,
+      },
+      lastDelivery: queue?.lastDeliveryAt ?? null,
+      scanners: this.scannerViews().map((s) => ({ key: s.key, status: s.status, family: s.family })),
+      identification: { p95Ms: idP95, byModality: ident },
+      capture: {
+        punched: this.counters.punched,
+        duplicate: this.counters.duplicate,
+        unknown: this.counters.unknown,
+        tryAgain: this.counters.tryAgain,
+        refused: this.counters.refused,
+        modulePathP95Ms: this.captureLatency.module.percentile(95),
+        hostPathP95Ms: this.captureLatency.host.percentile(95),
+      },
+      siteSync: this.siteSync ? { ...this.siteSync.counters } : null,
+      clock: this.clock?.metrics() ?? null,
+      system: await systemMetrics(this.config.dataDir),
+      lastError: this.lastError?.message ?? null,
+      lastErrorAt: this.lastError?.at ?? null,
+    };
   }
 }

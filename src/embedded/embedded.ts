@@ -24,7 +24,7 @@ import { writeFileAtomic } from '../core/atomic-file.js';
 import { parseConfig, type AgentConfig } from '../config/config.js';
 import { startEmbeddedBroker, type EmbeddedBroker } from './broker.js';
 import { emptySecrets, generateKey, loadSecrets, writeSecrets, type Secrets } from '../config/secrets.js';
-import type { TerminalRuntime } from '../daemon/terminal-runtime.js';
+import type { TerminalRuntime } from '../daemon/runtime.js';
 
 const log = logger('agent:embedded');
 

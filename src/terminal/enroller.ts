@@ -16,13 +16,27 @@ import type { AttendanceClient } from '../api/client.js';
 import { AgentError, toAgentError } from '../core/errors.js';
 import { logger } from '../core/logger.js';
 import { monotonicMs } from '../core/time.js';
-import type { NewTemplate, TemplateFormat } from '../store/template-cache.js';
+import type { ModuleSlots } from '../store/module-slots.js';
+import type { NewTemplate, TemplateCache, TemplateFormat } from '../store/template-cache.js';
+import type { Embedder, Extractor } from './engines.js';
+import type { Identifier } from './identifier.js';
 import type { ScannerWorker } from './scanner-worker.js';
-import { placeModuleTemplates } from './module-cache.js';
-import { moduleTemplatesOf, siteRecordOf } from '../daemon/terminal-components.js';
-import type { TerminalRuntime } from '../daemon/terminal-runtime.js';
+import { moduleTemplatesOf, placeModuleTemplates } from './module-cache.js';
 
 const log = logger('agent:enroll');
+
+/** The parts of a running terminal that enrolment and identification use (the daemon's runtime). */
+export interface EnrolTerminal {
+  readonly config: { terminal: { id: string; site: string } };
+  readonly cache: TemplateCache | null;
+  readonly identifier: Identifier | null;
+  readonly extractor: Extractor | null;
+  readonly embedder: Embedder | null;
+  readonly slots: ModuleSlots | null;
+  readonly workers: ReadonlyMap<string, ScannerWorker>;
+  /** Shares a person's templates with the site; false when site sync is off. */
+  publishPerson(employeeCode: string): Promise<boolean>;
+}
 
 export interface EnrollRequest {
   employeeCode: string;
@@ -48,7 +62,7 @@ export interface EnrollResult {
 }
 
 /** The worker of the first scanner of a modality that is ready (or the first of that modality). */
-export function workerFor(rt: TerminalRuntime, modality: ScannerModality, key?: string): ScannerWorker {
+export function workerFor(rt: EnrolTerminal, modality: ScannerModality, key?: string): ScannerWorker {
   const workers = [...rt.workers.values()];
   const chosen = key ? rt.workers.get(key) : (workers.find((w) => w.info?.modality === modality && w.status === 'ready') ?? workers.find((w) => w.info?.modality === modality));
   if (!chosen) {
@@ -67,7 +81,7 @@ async function waitForLift(scanner: Scanner, timeoutMs = 10_000): Promise<void> 
   }
 }
 
-async function capture(rt: TerminalRuntime, scanner: Scanner, modality: ScannerModality, timeoutMs: number): Promise<{ format: TemplateFormat; data: Uint8Array; quality: number; image: CapturedImage }> {
+async function capture(rt: EnrolTerminal, scanner: Scanner, modality: ScannerModality, timeoutMs: number): Promise<{ format: TemplateFormat; data: Uint8Array; quality: number; image: CapturedImage }> {
   if (!rt.extractor) throw new AgentError('AGENT_NO_EXTRACTOR', 'image extraction is not available on this terminal', {}, { hint: 'the template key is missing or the models failed to load: run "edge-agent doctor"' });
   if (!(await scanner.waitForPresence({ timeoutMs }))) {
     throw new AgentError('ENROLL_TIMEOUT', `no ${modality === 'finger' ? 'finger on the sensor' : 'eye in view'} within ${Math.round(timeoutMs / 1000)} s`, { modality }, { hint: 'present it when the scanner asks, then run the command again', retryable: true });
@@ -76,7 +90,7 @@ async function capture(rt: TerminalRuntime, scanner: Scanner, modality: ScannerM
   return { ...(await rt.extractor.extract(modality, image)), image };
 }
 
-export async function enroll(rt: TerminalRuntime, client: AttendanceClient | null, req: EnrollRequest, progress: Progress = () => undefined, scannerKey?: string): Promise<EnrollResult> {
+export async function enroll(rt: EnrolTerminal, client: AttendanceClient | null, req: EnrollRequest, progress: Progress = () => undefined, scannerKey?: string): Promise<EnrollResult> {
   const { employeeCode, modality, position } = req;
   const captures = req.captures ?? 3;
   const minQuality = req.minQuality ?? 40;
@@ -208,15 +222,8 @@ export async function enroll(rt: TerminalRuntime, client: AttendanceClient | nul
     }
   }
 
-  let publishedToSite = false;
-  if (rt.siteSync) {
-    const record = await siteRecordOf(rt.cache, employeeCode);
-    if (record) {
-      await rt.siteSync.publish(record);
-      publishedToSite = true;
-      progress({ step: 'site', message: `published to site ${rt.config.terminal.site}` });
-    }
-  }
+  const publishedToSite = await rt.publishPerson(employeeCode);
+  if (publishedToSite) progress({ step: 'site', message: `published to site ${rt.config.terminal.site}` });
 
   if (mt && rt.slots) {
     const cache = rt.cache;
@@ -239,7 +246,7 @@ export interface IdentifyOnceResult {
 }
 
 /** One capture, identified on the host, nothing punched. */
-export async function identifyOnce(rt: TerminalRuntime, modality: ScannerModality, progress: Progress = () => undefined, scannerKey?: string, timeoutMs = 20_000): Promise<IdentifyOnceResult> {
+export async function identifyOnce(rt: EnrolTerminal, modality: ScannerModality, progress: Progress = () => undefined, scannerKey?: string, timeoutMs = 20_000): Promise<IdentifyOnceResult> {
   if (!rt.identifier) throw new AgentError('AGENT_NO_TEMPLATE_CACHE', 'the template cache is not open on this terminal', {}, { hint: 'set a template key (edge-agent provision) and restart' });
   const identifier = rt.identifier;
   const worker = workerFor(rt, modality, scannerKey);

@@ -11,6 +11,7 @@
 import type { Scanner, ScannerInfo } from '../../drivers/scanner.js';
 import { logger } from '../core/logger.js';
 import type { ModuleSlots } from '../store/module-slots.js';
+import type { TemplateCache } from '../store/template-cache.js';
 
 export interface ModuleTemplateRef {
   employeeCode: string;
@@ -90,4 +91,15 @@ export async function placeModuleTemplates(options: {
   }
   log.info({ scanner: scannerKey, placed, removed, kept, capacity }, 'module templates placed');
   return { placed, removed, kept, capacity };
+}
+
+/** Every cached module template of one format, the newest per employee. */
+export async function moduleTemplatesOf(cache: TemplateCache, format: string): Promise<ModuleTemplateRef[]> {
+  const newest = new Map<string, ModuleTemplateRef & { createdAt: string }>();
+  for await (const t of cache.listTemplates({ modality: 'finger' })) {
+    if (t.format !== format) continue;
+    const prev = newest.get(t.employeeCode);
+    if (!prev || t.createdAt > prev.createdAt) newest.set(t.employeeCode, { employeeCode: t.employeeCode, templateId: t.id, data: t.data, createdAt: t.createdAt });
+  }
+  return [...newest.values()].map(({ createdAt: _c, ...r }) => r);
 }

@@ -2,7 +2,7 @@ import type { Command } from '../command.js';
 import { intFlag, parseCommandArgs, printJson } from '../args.js';
 import { AgentError } from '../../core/errors.js';
 import { COMMON_FLAGS } from '../../config/config.js';
-import { configForFlags, secretsFor } from '../../daemon/runtime.js';
+import { configForFlags, secretsFor } from '../../config/load.js';
 import type { EnrollResult } from '../../terminal/enroller.js';
 import { applyScannerFlags, SCANNER_FLAGS, withTerminal } from '../terminal-session.js';
 import { describeProgress, modalityFlag, simulatedPerson, type SimulatedPerson } from '../enrol-session.js';

@@ -1,7 +1,7 @@
 import type { Command } from '../command.js';
 import { intFlag, parseCommandArgs, printJson } from '../args.js';
 import { COMMON_FLAGS } from '../../config/config.js';
-import { configForFlags, secretsFor } from '../../daemon/runtime.js';
+import { configForFlags, secretsFor } from '../../config/load.js';
 import type { IdentifyOnceResult } from '../../terminal/enroller.js';
 import { AgentError } from '../../core/errors.js';
 import { applyScannerFlags, SCANNER_FLAGS, withTerminal } from '../terminal-session.js';

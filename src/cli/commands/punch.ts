@@ -4,7 +4,8 @@ import { parseCommandArgs, printJson } from '../args.js';
 import { AgentError } from '../../core/errors.js';
 import { COMMON_FLAGS, type AgentConfig } from '../../config/config.js';
 import { PunchPolicy } from '../../terminal/punch-policy.js';
-import { configForFlags, openOutbox } from '../../daemon/runtime.js';
+import { configForFlags } from '../../config/load.js';
+import { openOutbox } from '../../daemon/daemon.js';
 import { LOCAL_TIME_RE, parseLocal, zoneOffsetMinutes } from '../../store/local-time.js';
 import type { Outbox, PunchInput } from '../../store/outbox.js';
 

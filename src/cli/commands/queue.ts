@@ -2,7 +2,8 @@ import type { Command } from '../command.js';
 import { intFlag, parseCommandArgs, printJson } from '../args.js';
 import { AgentError } from '../../core/errors.js';
 import { COMMON_FLAGS } from '../../config/config.js';
-import { configForFlags, openOutbox } from '../../daemon/runtime.js';
+import { configForFlags } from '../../config/load.js';
+import { openOutbox } from '../../daemon/daemon.js';
 import type { ListedEvent, OutboxStatus } from '../../store/outbox.js';
 
 const usage = `usage: edge-agent queue status|list|retry|purge [--dead] [--json] [options]

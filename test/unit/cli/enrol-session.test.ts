@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSimulatedScanner } from '../../../drivers/simulated.js';
 import type { R30xSimulator } from '../../../drivers/r30x/simulator.js';
-import type { TerminalRuntime } from '../../../src/daemon/terminal-runtime.js';
+import type { TerminalRuntime } from '../../../src/daemon/runtime.js';
 import { describeProgress, modalityFlag, simulatedPerson } from '../../../src/cli/enrol-session.js';
 
 let sim: R30xSimulator | null = null;

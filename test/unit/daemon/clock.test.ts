@@ -6,7 +6,7 @@ import { ClockMonitor, chronySource, detectClock, timedatectlSource, timesyncdSo
 import { openAgentDatabase } from '../../../src/store/agent-db.js';
 import { Outbox } from '../../../src/store/outbox.js';
 import { Daemon } from '../../../src/daemon/daemon.js';
-import { ClockPolicyLink } from '../../../src/daemon/components.js';
+import { ClockPolicyLink } from '../../../src/daemon/components/clock.js';
 import { parseConfig } from '../../../src/config/config.js';
 import { emptySecrets } from '../../../src/config/secrets.js';
 import type { Sink } from '../../../src/upload/sink.js';

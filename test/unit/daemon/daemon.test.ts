@@ -61,7 +61,7 @@ describe('Daemon', () => {
 describe('clock and punch policy', () => {
   it('marks punches taken while the clock is not synchronized, once the clock monitor is linked', async () => {
     const { ClockMonitor } = await import('../../../src/daemon/clock.js');
-    const { ClockPolicyLink } = await import('../../../src/daemon/components.js');
+    const { ClockPolicyLink } = await import('../../../src/daemon/components/clock.js');
     const config = parseConfig({ dataDir: dir, terminal: { id: 'gate-7', mode: 'in' } });
     let synced = false;
     const clock = new ClockMonitor({ detect: async () => ({ synchronized: synced, source: 'test', detail: 'test' }), unsyncedIntervalMs: 60_000 });

@@ -1,0 +1,66 @@
+/**
+ * The ops component: retained state, info and metrics over MQTT and the request/response
+ * commands; it also notes delivery errors and dead letters as the terminal's last error.
+ */
+import { AgentError } from '../../core/errors.js';
+import { createOpsRouter } from '../../ops/ops-router.js';
+import { TerminalOps } from '../../ops/terminal-ops.js';
+import type { DaemonComponent, DaemonContext } from '../daemon.js';
+import { deletePersonTemplates } from '../people.js';
+import type { TerminalRuntime } from '../runtime.js';
+import { mqttClientOptions } from '../upstreams.js';
+
+export interface OpsHooks {
+  reloadConfig(): Promise<unknown>;
+  restart(): void;
+}
+
+export class OpsComponent implements DaemonComponent {
+  readonly name = 'ops';
+  readonly #rt: TerminalRuntime;
+  readonly #hooks: OpsHooks;
+
+  constructor(rt: TerminalRuntime, hooks: OpsHooks) {
+    this.#rt = rt;
+    this.#hooks = hooks;
+  }
+
+  async start(ctx: DaemonContext): Promise<void> {
+    const rt = this.#rt;
+    const { config, secrets } = rt;
+    ctx.uploader.on('error', ({ sink, error }) => rt.noteError(new AgentError(error.code, `${sink}: ${error.message}`)));
+    ctx.uploader.on('dead', ({ sink, id, status, description }) => rt.noteError(new AgentError('UPLOAD_DEAD_LETTER', `${sink}: ${id} ${status} ${description}`)));
+    if (!config.mqtt.url || !config.ops.enabled) return;
+    const router = createOpsRouter({
+      terminal: config.terminal.id,
+      info: () => rt.info(),
+      queueStatus: () => ctx.outbox.status(),
+      retryDead: (ids) => ctx.outbox.retryDead(ids),
+      syncTemplates: async () => {
+        if (!rt.siteSync) throw new AgentError('OPS_SYNC_OFF', 'site template sync is off on this terminal', {}, { hint: 'it needs mqtt.url, a template key and a site key' });
+        await rt.siteSync.resync();
+        return { resubscribed: true, counters: rt.siteSync.counters };
+      },
+      reloadConfig: () => this.#hooks.reloadConfig(),
+      deleteUser: (code) => deletePersonTemplates(rt, code),
+      restart: () => this.#hooks.restart(),
+    });
+    const ops = new TerminalOps({
+      url: config.mqtt.url,
+      mqttOptions: mqttClientOptions(config, secrets, `${config.terminal.id}-ops`),
+      base: { prefix: config.mqtt.prefix, site: config.terminal.site, terminal: config.terminal.id },
+      info: () => rt.info(),
+      metrics: () => rt.metrics(),
+      metricsIntervalMs: config.ops.metricsIntervalSec * 1000,
+      router,
+    });
+    await ops.start(1500);
+    rt.ops = ops;
+  }
+
+  async stop(): Promise<void> {
+    await this.#rt.ops?.stop();
+    this.#rt.ops = null;
+  }
+}
+

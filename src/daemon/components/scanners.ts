@@ -1,0 +1,94 @@
+/**
+ * The scanners component: one worker per scanner (capture → identify → punch → feedback), the
+ * module templates placed on each module that keeps its own, simulated scanners where asked.
+ */
+import type { Scanner } from '../../../drivers/scanner.js';
+import { AgentError, toAgentError } from '../../core/errors.js';
+import { logger } from '../../core/logger.js';
+import type { AgentConfig, ScannerConfig } from '../../config/config.js';
+import { moduleTemplatesOf, placeModuleTemplates } from '../../terminal/module-cache.js';
+import { ScannerWorker } from '../../terminal/scanner-worker.js';
+import type { DaemonComponent, DaemonContext } from '../daemon.js';
+import type { TerminalRuntime } from '../runtime.js';
+
+const log = logger('agent:terminal');
+
+/** The scanners to run: those of the config, or the simulated pair of the embedded default. */
+export function scannerTargets(config: AgentConfig): ScannerConfig[] {
+  if (config.scanners.length > 0) return config.scanners;
+  if (config.simulate) return [{ family: 'r30x', path: 'sim' }, { family: 'iris-hid', path: 'sim' }];
+  return [];
+}
+
+export function scannerKey(s: ScannerConfig): string {
+  return s.path === 'sim' ? `sim:${s.family}` : `${s.family}:${s.path}`;
+}
+
+export class ScannersComponent implements DaemonComponent {
+  readonly name = 'scanners';
+  readonly #rt: TerminalRuntime;
+
+  constructor(rt: TerminalRuntime) {
+    this.#rt = rt;
+  }
+
+  async #opener(target: ScannerConfig): Promise<() => Promise<Scanner>> {
+    const key = scannerKey(target);
+    if (target.path === 'sim') {
+      const { createSimulatedScanner } = await import('../../../drivers/simulated.js');
+      return async () => {
+        const { scanner, simulator } = await createSimulatedScanner(target.family, target.baud !== undefined ? { baud: target.baud } : {});
+        this.#rt.simulators.set(key, simulator);
+        return scanner;
+      };
+    }
+    const { createScanner } = await import('../../../drivers/open-scanner.js');
+    return () => createScanner({ family: target.family, path: target.path, ...(target.baud !== undefined ? { baud: target.baud } : {}) });
+  }
+
+  async start(ctx: DaemonContext): Promise<void> {
+    const rt = this.#rt;
+    for (const target of scannerTargets(rt.config)) {
+      const key = scannerKey(target);
+      const worker = new ScannerWorker({
+        key,
+        open: await this.#opener(target),
+        identifyImage: (modality, image) => rt.identifyImage(modality, image),
+        slotOwner: async (k, slot) => (rt.slots ? rt.slots.owner(k, slot) : null),
+        punch: async ({ employeeCode, source, score }) => {
+          const r = await ctx.policy.punch({ employeeCode, source, score });
+          return r.recorded ? { recorded: true, direction: r.direction } : { recorded: false, reason: `${r.reason}: already recorded ${r.secondsAgo}s ago` };
+        },
+        onReady: async (scanner, info) => {
+          if (!rt.cache || !rt.slots || !scanner.capabilities.moduleSearch) return;
+          const cache = rt.cache;
+          try {
+            await placeModuleTemplates({ scanner, info, scannerKey: key, slots: rt.slots, templatesOfFormat: (format) => moduleTemplatesOf(cache, format) });
+          } catch (err) {
+            rt.noteError(err);
+            log.warn({ scanner: key, err: toAgentError(err).toJSON() }, 'could not place module templates; host matching covers everyone');
+          }
+        },
+      });
+      worker.on('capture', (outcome) => {
+        rt.noteCapture(outcome);
+        const level = outcome.result === 'refused' ? 'error' : 'info';
+        log[level]({ scanner: key, result: outcome.result, employeeCode: outcome.employeeCode, path: outcome.path, score: outcome.score, direction: outcome.direction, latencyMs: outcome.latencyMs, detail: outcome.detail }, `capture: ${outcome.result}`);
+      });
+      worker.on('status', (s) => {
+        if (s.status === 'disconnected' && s.error) rt.noteError(new AgentError('AGENT_SCANNER_DISCONNECTED', `${key}: ${s.error}`));
+        void rt.ops?.publishInfo();
+      });
+      rt.workers.set(key, worker);
+      worker.start();
+    }
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all([...this.#rt.workers.values()].map((w) => w.stop()));
+    this.#rt.workers.clear();
+    for (const sim of this.#rt.simulators.values()) await sim.close().catch(() => undefined);
+    this.#rt.simulators.clear();
+  }
+}
+

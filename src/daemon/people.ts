@@ -1,0 +1,57 @@
+/**
+ * What happens to a person's templates beyond the cache: placed again on the modules when the
+ * cache changed under them, taken off the modules, deleted here and across the site.
+ */
+import { toAgentError } from '../core/errors.js';
+import { logger } from '../core/logger.js';
+import { moduleTemplatesOf, placeModuleTemplates } from '../terminal/module-cache.js';
+import type { TerminalRuntime } from './runtime.js';
+
+const log = logger('agent:terminal');
+
+/** Places the cached module templates again on every ready module (the cache changed under them). */
+export async function refreshModuleTemplates(rt: TerminalRuntime): Promise<void> {
+  const { cache, slots } = rt;
+  if (!cache || !slots) return;
+  for (const worker of rt.workers.values()) {
+    const info = worker.info;
+    if (worker.status !== 'ready' || !info?.moduleTemplateFormat) continue;
+    try {
+      await worker.withScanner(async (scanner) => (scanner.capabilities.moduleSearch ? placeModuleTemplates({ scanner, info, scannerKey: worker.key, slots, templatesOfFormat: (format) => moduleTemplatesOf(cache, format) }) : null));
+    } catch (err) {
+      rt.noteError(err);
+      log.warn({ scanner: worker.key, err: toAgentError(err).toJSON() }, 'could not place module templates after a site change; placed again at the next reconnection');
+    }
+  }
+}
+
+/** Takes a person's templates off this terminal's modules; resolves to the slots cleared. */
+export async function clearPersonFromModules(rt: TerminalRuntime, employeeCode: string): Promise<number> {
+  let moduleSlots = 0;
+  if (!rt.slots) return 0;
+  for (const { scannerKey: key, slot } of await rt.slots.slotsOf(employeeCode)) {
+    const worker = rt.workers.get(key);
+    try {
+      if (worker) await worker.withScanner((s) => s.deleteOnModule(slot));
+      moduleSlots++;
+    } catch (err) {
+      log.warn({ scanner: key, slot, err: toAgentError(err).toJSON() }, 'could not delete the template from the module now; it is forgotten and overwritten at the next placement');
+    }
+    await rt.slots.release(key, slot);
+  }
+  return moduleSlots;
+}
+
+/** Deletes a person's templates here, on this terminal's modules and across the site. */
+export async function deletePersonTemplates(rt: TerminalRuntime, employeeCode: string): Promise<Record<string, unknown>> {
+  const moduleSlots = await clearPersonFromModules(rt, employeeCode);
+  const templatesRemoved = rt.cache ? await rt.cache.deleteUser(employeeCode) : 0;
+  let site = false;
+  if (rt.siteSync) {
+    await rt.siteSync.publishDeletion(employeeCode);
+    site = true;
+  }
+  log.info({ employeeCode, templatesRemoved, moduleSlots, site }, 'person\'s templates deleted');
+  return { employeeCode, templatesRemoved, moduleSlotsCleared: moduleSlots, deletedAcrossSite: site };
+}
+
