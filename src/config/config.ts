@@ -223,7 +223,7 @@ export const CONFIG_ERROR_CODES = {
 } as const;
 
 export interface ConfigIssue {
-  code: string;
+  code: (typeof CONFIG_ERROR_CODES)[keyof typeof CONFIG_ERROR_CODES];
   /** Dotted path, e.g. `api.url` or `scanners.0.family`. */
   key: string;
   value: unknown;

@@ -6,27 +6,32 @@
  * Every error says what happened (`message`) and what to do about it (`hint`), and whether doing
  * the same thing again later can succeed (`retryable`).
  */
+import { errorCodeInfo, type ErrorCode } from './error-codes.js';
+
+export { ERROR_CODES, isErrorCode, type ErrorCode } from './error-codes.js';
+
 export interface AgentErrorOptions {
-  /** What the user or operator should do about it. */
+  /** What the user or operator should do about it (default: the code's hint in the table). */
   hint?: string;
-  /** True when the same operation may succeed if tried again later. */
+  /** True when the same operation may succeed if tried again later (default: the code's). */
   retryable?: boolean;
   cause?: unknown;
 }
 
 export class AgentError extends Error {
   override readonly name = 'AgentError';
-  readonly code: string;
+  readonly code: ErrorCode;
   readonly context: Record<string, unknown>;
   readonly hint: string | undefined;
   readonly retryable: boolean;
 
-  constructor(code: string, message: string, context: Record<string, unknown> = {}, options: AgentErrorOptions = {}) {
+  constructor(code: ErrorCode, message: string, context: Record<string, unknown> = {}, options: AgentErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    const info = errorCodeInfo(code);
     this.code = code;
     this.context = context;
-    this.hint = options.hint;
-    this.retryable = options.retryable ?? false;
+    this.hint = options.hint ?? info.hint;
+    this.retryable = options.retryable ?? info.retryable;
   }
 
   /** A plain object for logs and JSON output (no stack, no cause chain). */
@@ -41,12 +46,12 @@ export class AgentError extends Error {
   }
 }
 
-export function isAgentError(err: unknown, code?: string): err is AgentError {
+export function isAgentError(err: unknown, code?: ErrorCode): err is AgentError {
   return err instanceof AgentError && (code === undefined || err.code === code);
 }
 
 /** Wraps anything thrown into an AgentError, keeping an AgentError as it is. */
-export function toAgentError(err: unknown, code = 'INTERNAL', context: Record<string, unknown> = {}): AgentError {
+export function toAgentError(err: unknown, code: ErrorCode = 'INTERNAL', context: Record<string, unknown> = {}): AgentError {
   if (err instanceof AgentError) return err;
   const message = err instanceof Error ? err.message : String(err);
   return new AgentError(code, message, context, { cause: err });

@@ -10,7 +10,7 @@
 import { chmodSync, existsSync, unlinkSync } from 'node:fs';
 import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { join } from 'node:path';
-import { AgentError, toAgentError } from '../core/errors.js';
+import { AgentError, isErrorCode, toAgentError } from '../core/errors.js';
 import { logger } from '../core/logger.js';
 
 export type ControlHandler = (body: Record<string, unknown>, progress: (event: Record<string, unknown>) => void) => Promise<unknown>;
@@ -143,7 +143,7 @@ export function callDaemon(path: string, action: string, body: Record<string, un
             resolve(msg.result);
           } else if (msg.type === 'error' && msg.error) {
             done = true;
-            reject(new AgentError(msg.error.code, msg.error.message, msg.error.context ?? {}, msg.error.hint ? { hint: msg.error.hint } : {}));
+            reject(new AgentError(isErrorCode(msg.error.code) ? msg.error.code : 'AGENT_CONTROL_FAILED', msg.error.message, msg.error.context ?? {}, msg.error.hint ? { hint: msg.error.hint } : {}));
           }
         }
       });

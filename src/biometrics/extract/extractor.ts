@@ -6,7 +6,7 @@
 import { startWorker } from '../../core/worker.js';
 import { existsSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
-import { AgentError } from '../../core/errors.js';
+import { AgentError, isErrorCode } from '../../core/errors.js';
 import { assertGrayImage, type GrayImage } from '../image/gray-image.js';
 import { extractTemplate, type ExtractRequest, type ExtractResult, type Modality } from './extract-image.js';
 import { FINGER_MODEL } from './finger-pipeline.js';
@@ -33,7 +33,7 @@ export class Extractor {
       else if (!m.error) p.resolve(undefined as unknown as ExtractResult); // a warm-up's answer
       else {
         const e = m.error;
-        p.reject(new AgentError(e.code, e.message, e.context, { ...(e.hint ? { hint: e.hint } : {}), retryable: e.retryable ?? false }));
+        p.reject(new AgentError(isErrorCode(e.code) ? e.code : 'INTERNAL', e.message, e.context, { ...(e.hint ? { hint: e.hint } : {}), retryable: e.retryable ?? false }));
       }
     });
     w.on('error', (err) => this.failAll(err));

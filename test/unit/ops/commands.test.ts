@@ -10,7 +10,7 @@ describe('command router', () => {
   const router = new CommandRouter()
     .register('ping', () => ({ pong: true }))
     .register('fail', () => {
-      throw new AgentError('X_BROKEN', 'it broke', {}, { hint: 'fix it' });
+      throw new AgentError('OPS_COMMAND_FAILED', 'it broke', {}, { hint: 'fix it' });
     });
 
   it('echoes the transaction with ok and the result', async () => {
@@ -32,7 +32,7 @@ describe('command router', () => {
   });
   it('turns a throwing handler into an error response', async () => {
     const r = await router.handle('fail', Buffer.from('{"transaction":9}'));
-    expect(r).toMatchObject({ status: 'error', transaction: '9', error: { code: 'X_BROKEN', hint: 'fix it' } });
+    expect(r).toMatchObject({ status: 'error', transaction: '9', error: { code: 'OPS_COMMAND_FAILED', hint: 'fix it' } });
   });
   it('parses arguments beside the transaction', () => {
     expect(parseRequest(Buffer.from('{"transaction":"a","level":"debug"}'))).toEqual({ transaction: 'a', args: { level: 'debug' } });

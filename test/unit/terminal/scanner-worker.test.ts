@@ -43,11 +43,11 @@ class FakeScanner extends TypedEmitter<ScannerEvents> implements Scanner {
     return null;
   }
   async enrollOnModule(): Promise<never> {
-    throw new AgentError('SCANNER_UNSUPPORTED', 'no');
+    throw new AgentError('DRIVER_UNSUPPORTED', 'no');
   }
   async storeOnModule() {}
   async readFromModule(): Promise<never> {
-    throw new AgentError('SCANNER_UNSUPPORTED', 'no');
+    throw new AgentError('DRIVER_UNSUPPORTED', 'no');
   }
   async deleteOnModule() {}
   async clearModule() {}

@@ -17,7 +17,7 @@ sinkContract('memory', async () => {
       return [...byKey].map(([k, out]) => `${k}|${out}`);
     },
     outage: async () => {
-      sink.failWith = new AgentError('TEST_DOWN', 'down', {}, { retryable: true });
+      sink.failWith = new AgentError('MQTT_UNAVAILABLE', 'down', {}, { retryable: true });
     },
     restore: async () => {
       sink.failWith = null;
