@@ -20,7 +20,7 @@ export const STATUS_CODES = [
   'INVALID_TIME_FORMAT',
 ] as const;
 
-/** Codes of our service outside section 7 (documented in the README's API notes). */
+/** Codes of our service outside section 7 (documented in docs/integrator.md). */
 export const EXTENSION_STATUS_CODES = ['UNAUTHORIZED', 'FORBIDDEN'] as const;
 
 export function isStatusCode(value: unknown): value is (typeof STATUS_CODES)[number] {

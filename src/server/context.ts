@@ -4,7 +4,7 @@ import type { SqliteDatabase } from '../core/sqlite.js';
 import type { BiometricSeal } from './biometric-seal.js';
 import type { Shifts } from './shifts.js';
 
-/** The documented limits of the service (README, API section). */
+/** The documented limits of the service (docs/integrator.md, Limits). */
 export interface ServiceLimits {
   maxBodyBytes: number;
   maxEventsPerRequest: number;

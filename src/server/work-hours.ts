@@ -1,7 +1,7 @@
 /**
  * The durations of one work-hour report row (section 2.5), in whole minutes, from the sessions
  * (check-in → check-out pairs) of one employee on one day and the shift of that day. All times are
- * the events' local wall-clock times. The README's API section defines each figure with a worked
+ * the events' local wall-clock times. docs/integrator.md defines each figure with a worked
  * example (checked by test/unit/server/work-hours.test.ts):
  *
  * - shiftHours: the shift's scheduled length, break included (end − start)

@@ -253,7 +253,7 @@ describe('events (operations 6-8)', () => {
 });
 
 describe('work-hour report (operation 9)', () => {
-  it('computes README worked example A with every field of 2.5', async () => {
+  it('computes worked example A of docs/integrator.md with every field of 2.5', async () => {
     const env = await admin.workHourReport({ from: '2024-03-04 00:00:00', to: '2024-03-04 23:59:59', groupcodes: ['G1'] });
     expect(env.statusCode).toBe('SUCCESS');
     expect(env.returnValue).toHaveLength(1);

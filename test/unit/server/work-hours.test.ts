@@ -1,6 +1,6 @@
 /**
- * The worked examples of the README's API section (work-hour report), one per shift kind. Each
- * duration is checked against the figure the README gives.
+ * The worked examples of docs/integrator.md (work-hour report), one per shift kind. Each
+ * duration is checked against the figure the guide gives.
  */
 import { describe, expect, it } from 'vitest';
 import { parseDateTime } from '../../../src/api/date-time.js';
@@ -18,7 +18,7 @@ const shifts = parseShifts({
 const t = (s: string) => parseDateTime(s)!;
 const day = (d: string) => t(`${d} 00:00:00`);
 
-describe('work-hour durations (README worked examples)', () => {
+describe('work-hour durations (worked examples of docs/integrator.md)', () => {
   it('example A: GENERAL, in 08:45 out 12:30, in 13:15 out 18:00', () => {
     const r = computeDay(shifts.byName.get('GENERAL')!, day('2024-03-04'), [
       { inMs: t('2024-03-04 08:45:00'), outMs: t('2024-03-04 12:30:00') },
