@@ -1,13 +1,120 @@
 /**
- * The shape of one `edge-agent` command. Each command lives in `src/cli/commands/<name>.ts` and
- * default-exports a `Command`; `main.ts` finds it by file name, so adding a command touches no
- * shared file. Subcommands (`keys create`, `queue status`) are parsed inside the command.
+ * The shape of an `edge-agent` command, on commander: a file in `src/cli/commands/` default-
+ * exports a `register(program)` that declares the command, its options (each with its help line),
+ * its arguments and its action. Help, usage errors (`CLI_USAGE`, exit 2) and `--json` come from
+ * those declarations; `main.ts` finds the files by name, so adding a command touches no shared
+ * file.
+ *
+ * Command files keep their top-level imports light (types, option tables): what a command needs
+ * to do its work is imported inside its action, so `edge-agent help` and light commands do not
+ * load native modules or onnxruntime.
+ */
+import { Command as Commander, Option } from 'commander';
+import { AgentError } from '../core/errors.js';
+
+/** The groups of `edge-agent help`, by who uses the commands. */
+export const AUDIENCES = {
+  everyone: 'For everyone:',
+  technician: 'For field technicians:',
+  operations: 'For central operations:',
+  integrators: 'For integrators:',
+  site: 'For a site running the attendance service:',
+} as const;
+export type Audience = keyof typeof AUDIENCES;
+
+export type RegisterCommand = (program: Commander) => Commander;
+
+/**
+ * A command that parses its own arguments (the shape before commander); `main.ts` still runs
+ * such files while they are reworked, and lists them under "Other commands".
  */
 export interface Command {
-  /** One line for `edge-agent help`. */
   summary: string;
-  /** Full usage text, printed by `edge-agent help <name>` and on a usage error. */
   usage: string;
-  /** Runs the command with the arguments after its name; resolves to the process exit code. */
   run(argv: string[]): Promise<number>;
+}
+
+export interface CommandDef {
+  /** The name and its arguments, commander style: `enroll [code]`, `info <file>`. */
+  name: string;
+  summary: string;
+  /** Who uses it: the group it is listed under in `edge-agent help` (subcommands leave it out). */
+  audience?: Audience;
+  /** More text after the options in `--help`. */
+  details?: string;
+}
+
+/** Declares a command (or a verb of one) on `parent`. */
+export function defineCommand(parent: Commander, def: CommandDef): Commander {
+  const cmd = parent.command(def.name).description(def.summary);
+  if (def.audience) cmd.helpGroup(AUDIENCES[def.audience]);
+  if (def.details) cmd.addHelpText('after', `\n${def.details.replace(/^\n+|\s+$/g, '')}\n`);
+  return cmd;
+}
+
+export type Values = Record<string, string | boolean | string[] | undefined>;
+
+/** Option values keyed by their long flag (`client-id`, not `clientId`), as the option tables use. */
+export function flagValues(cmd: Commander): Values {
+  const out: Values = {};
+  for (const opt of cmd.options) {
+    const name = opt.long?.replace(/^--(no-)?/, '');
+    if (!name) continue;
+    const v = cmd.getOptionValue(opt.attributeName()) as Values[string];
+    if (v !== undefined) out[name] = v;
+  }
+  return out;
+}
+
+/**
+ * The action: `handler` gets the option values (typed by the command as `V`, keyed by long flag),
+ * the positional arguments and the command, and resolves to the exit code.
+ */
+export function action<V extends object = Values>(cmd: Commander, handler: (values: V, args: string[], cmd: Commander) => Promise<number>): Commander {
+  return cmd.action(async (...received: unknown[]) => {
+    const self = received[received.length - 1] as Commander;
+    process.exitCode = await handler(flagValues(self) as V, self.args, self);
+  });
+}
+
+/**
+ * For a command made of verbs (`queue status|list|...`): called without a verb, or with one it
+ * does not know, it is a usage error that lists the verbs.
+ */
+export function withVerbs(cmd: Commander): Commander {
+  const path = (c: Commander): string => (c.parent?.parent ? `${path(c.parent)} ${c.name()}` : c.name());
+  return cmd.usage('<verb> [options]').argument('[verb]').action((given: string | undefined) => {
+    const verbs = cmd.commands.map((c) => c.name()).join(', ');
+    throw usageError(path(cmd), given ? `unknown verb "${given}" for ${path(cmd)}; use one of ${verbs}` : `${path(cmd)} needs a verb: ${verbs}`, { verb: given ?? null });
+  });
+}
+
+/** An option that may be given again and again; its value is the list. */
+export function repeatable(flags: string, description: string): Option {
+  return new Option(flags, description).argParser((v: string, prev: string[] | undefined) => [...(prev ?? []), v]);
+}
+
+/** `--json`: one JSON document on stdout instead of text for a person. */
+export function withJson(cmd: Commander, description = 'print the result as JSON on stdout'): Commander {
+  return cmd.option('--json', description);
+}
+
+/** Parses an integer flag, or throws `CLI_USAGE` naming the flag. */
+export function intFlag(name: string, value: unknown, fallback?: number): number | undefined {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (typeof value !== 'string' || value.trim() === '' || !Number.isInteger(n)) {
+    throw new AgentError('CLI_USAGE', `--${name} takes a whole number, got "${String(value)}"`, { flag: name, value });
+  }
+  return n;
+}
+
+/** A usage error of `command`: exit 2, with the hint to read its help. */
+export function usageError(command: string, message: string, context: Record<string, unknown> = {}): AgentError {
+  return new AgentError('CLI_USAGE', message, context, { hint: `run "edge-agent ${command} --help" for its options` });
+}
+
+/** Prints a value as one line of JSON on stdout. */
+export function printJson(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value)}\n`);
 }

@@ -1,75 +1,112 @@
 #!/usr/bin/env node
 /**
- * `edge-agent <command> [args]`. Commands are the files of `./commands/`; see `command.ts`.
+ * `edge-agent <command> [args]`. Commands are the files of `./commands/` (see `command.ts`),
+ * declared on commander, which turns their definitions into help and usage errors.
  * Exit codes: 0 success, 1 failure (an AgentError printed with its code and hint), 2 usage error.
  */
 import { readdirSync } from 'node:fs';
-import { dirname, extname, basename } from 'node:path';
+import { basename, dirname, extname } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import type { Command } from './command.js';
+import { Command, CommanderError } from 'commander';
+import type { RegisterCommand } from './command.js';
+
+/** A command not yet declared on commander: it parses its own arguments (see LEGACY below). */
+interface LegacyCommand {
+  summary: string;
+  usage: string;
+  run(argv: string[]): Promise<number>;
+}
+
+/**
+ * Commands that still parse their own arguments while their files are being reworked elsewhere;
+ * they are listed in the help and run as before.
+ */
+const legacy = new Map<string, LegacyCommand>();
 import { AgentError, describeError } from '../core/errors.js';
+import { VERSION } from '../core/version.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const commandsDir = `${here}/commands`;
 
-function commandFiles(): Map<string, string> {
-  const files = new Map<string, string>();
-  for (const f of readdirSync(commandsDir)) {
-    const ext = extname(f);
-    if ((ext === '.ts' || ext === '.js') && !f.endsWith('.d.ts') && !f.endsWith('.map')) {
-      files.set(basename(f, ext), `${commandsDir}/${f}`);
-    }
-  }
-  return files;
+function commandFiles(): string[] {
+  return readdirSync(`${here}/commands`)
+    .filter((f) => (extname(f) === '.ts' || extname(f) === '.js') && !f.endsWith('.d.ts'))
+    .sort()
+    .map((f) => `${here}/commands/${f}`);
 }
 
-async function load(file: string): Promise<Command> {
-  const mod = (await import(pathToFileURL(file).href)) as { default: Command };
-  return mod.default;
+/** The whole command tree, every command declared. */
+export async function buildProgram(): Promise<Command> {
+  const program = new Command('edge-agent')
+    .usage('<command> [options]')
+    .description('The edge agent for biometric attendance terminals.')
+    .version(VERSION, '-V, --version', 'print the version')
+    .helpOption('-h, --help', 'show the help of a command')
+    .exitOverride()
+    .showSuggestionAfterError(true)
+    .configureOutput({ outputError: () => undefined })
+    .addHelpText('after', '\n"edge-agent <command> --help" (or "edge-agent help <command>") shows the options of one command.');
+  program.helpCommand('help [command]', 'show the help of a command');
+  const seen = new Set<string>();
+  for (const file of commandFiles()) {
+    const name = basename(file, extname(file));
+    if (seen.has(name)) continue; // a .js beside its .ts in a development tree
+    seen.add(name);
+    const mod = (await import(pathToFileURL(file).href)) as { default: RegisterCommand | LegacyCommand };
+    if (typeof mod.default === 'function') mod.default(program);
+    else {
+      legacy.set(name, mod.default);
+      program.command(name).description(mod.default.summary).helpGroup('Other commands:').allowUnknownOption().allowExcessArguments();
+    }
+  }
+  return program;
 }
 
-async function help(name?: string): Promise<number> {
-  const files = commandFiles();
-  if (name) {
-    const file = files.get(name);
-    if (!file) {
-      process.stderr.write(`edge-agent: unknown command "${name}"\n`);
-      return 2;
-    }
-    process.stdout.write(`${(await load(file)).usage.trim()}\n`);
-    return 0;
+/** The name of the command a usage error is about: `queue list`, for its hint. */
+function commandPath(argv: string[], program: Command): string {
+  const names: string[] = [];
+  let cmd: Command | undefined = program;
+  for (const a of argv) {
+    const next: Command | undefined = cmd?.commands.find((c) => c.name() === a || c.aliases().includes(a));
+    if (!next) break;
+    names.push(next.name());
+    cmd = next;
   }
-  const lines = ['usage: edge-agent <command> [options]', '', 'commands:'];
-  for (const [n, file] of [...files].sort(([a], [b]) => a.localeCompare(b))) {
-    lines.push(`  ${n.padEnd(16)} ${(await load(file)).summary}`);
-  }
-  lines.push('', 'edge-agent help <command> shows the options of one command.');
-  process.stdout.write(`${lines.join('\n')}\n`);
-  return 0;
+  return names.join(' ');
 }
 
 export async function main(argv: string[]): Promise<number> {
-  const [name, ...rest] = argv;
-  if (!name || name === 'help' || name === '--help' || name === '-h') return help(rest[0]);
-  if (name === '--version' || name === 'version') {
-    const { VERSION } = await import('../core/version.js');
-    process.stdout.write(`${VERSION}\n`);
+  const program = await buildProgram();
+  if (argv.length === 0) {
+    process.stdout.write(program.helpInformation());
     return 0;
   }
-  const file = commandFiles().get(name);
-  if (!file) {
-    process.stderr.write(`edge-agent: unknown command "${name}"; run "edge-agent help" for the list\n`);
-    return 2;
-  }
-  const command = await load(file);
-  if (rest.includes('--help') || rest.includes('-h')) {
-    process.stdout.write(`${command.usage.trim()}\n`);
-    return 0;
+  process.exitCode = undefined;
+  const old = legacy.get(argv[0]!);
+  if (old) {
+    const rest = argv.slice(1);
+    if (rest.includes('--help') || rest.includes('-h')) {
+      process.stdout.write(`${old.usage.trim()}\n`);
+      return 0;
+    }
+    try {
+      return await old.run(rest);
+    } catch (err) {
+      process.stderr.write(`edge-agent ${argv[0]}: ${describeError(err)}\n`);
+      return err instanceof AgentError && err.code === 'CLI_USAGE' ? 2 : 1;
+    }
   }
   try {
-    return await command.run(rest);
+    await program.parseAsync(argv, { from: 'user' });
+    return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (err) {
-    process.stderr.write(`edge-agent ${name}: ${describeError(err)}\n`);
+    const name = commandPath(argv, program);
+    if (err instanceof CommanderError) {
+      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return 0;
+      const message = err.message.replace(/^error: /, '');
+      process.stderr.write(`edge-agent${name ? ` ${name}` : ''}: CLI_USAGE: ${message}\n  hint: run "edge-agent ${name ? `${name} ` : ''}--help" for the options\n`);
+      return 2;
+    }
+    process.stderr.write(`edge-agent${name ? ` ${name}` : ''}: ${describeError(err)}\n`);
     return err instanceof AgentError && err.code === 'CLI_USAGE' ? 2 : 1;
   }
 }

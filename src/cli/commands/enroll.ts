@@ -1,29 +1,7 @@
-import type { Command } from '../command.js';
-import { intFlag, parseCommandArgs, printJson } from '../args.js';
-import { AgentError } from '../../core/errors.js';
-import { COMMON_FLAGS } from '../../config/config.js';
-import { configForFlags, secretsFor } from '../../config/load.js';
+import type { Command } from 'commander';
+import { action, defineCommand, intFlag, printJson, usageError, withJson } from '../command.js';
+import { withCommonOptions, withScannerOptions, type CommonValues, type ScannerValues } from '../common-options.js';
 import type { EnrollResult } from '../../terminal/enroller.js';
-import { applyScannerFlags, SCANNER_FLAGS, withTerminal } from '../terminal-session.js';
-import { describeProgress, modalityFlag, simulatedPerson, type SimulatedPerson } from '../enrol-session.js';
-
-const usage = `usage: edge-agent enroll CODE [--modality finger|iris] [--position P] [options]
-  Enrols employee CODE: checks the person exists in the attendance service, takes three captures
-  through the quality gate, refuses a finger or eye already enrolled to someone else, stores the
-  templates (encrypted) here, uploads them to the service (each item's outcome is shown) and
-  publishes them to the site. Runs through the agent's control socket when the agent runs on this
-  data folder (it holds the scanners), else opens the scanners in this process.
-
-  --modality finger|iris  what to enrol (default finger)
-  --position P            finger position (default right-index) or eye (left, right; default right)
-  --scanner F:PATH[:BAUD] the scanner to use (see "edge-agent run"); PATH "sim" for a simulator
-  --simulate              simulated scanners (an R30x module and an iris camera)
-  --present ID            with a simulated scanner in this process: virtual finger (or eye) ID is
-                          presented and lifted whenever the enrolment asks for it
-  --captures N            captures to take (default 3)
-  --min-quality N         quality gate 0..100 (default 40)
-  --json                  print the result as one JSON object (progress goes to stderr)
-  --config FILE, --data DIR, --api URL, --api-key K, --api-secret-file FILE, ... as for "edge-agent run"`;
 
 function printResult(r: EnrollResult): void {
   const who = r.name ? `${r.employeeCode} (${r.name})` : r.employeeCode;
@@ -35,32 +13,40 @@ function printResult(r: EnrollResult): void {
   process.stdout.write(`  site: ${r.publishedToSite ? 'published to every terminal of the site' : 'not published (no MQTT broker or site key)'}\n`);
 }
 
-const command: Command = {
-  summary: 'enrol an employee\'s finger or iris (captures, quality gate, duplicate check, upload, site)',
-  usage,
-  async run(argv) {
-    const { values, positionals } = parseCommandArgs(
-      argv,
-      {
-        ...COMMON_FLAGS,
-        ...SCANNER_FLAGS,
-        modality: { type: 'string' },
-        position: { type: 'string' },
-        present: { type: 'string' },
-        captures: { type: 'string' },
-        'min-quality': { type: 'string' },
-        json: { type: 'boolean' },
-      },
-      usage,
-    );
+type Values = CommonValues & ScannerValues & { modality?: string; position?: string; present?: string; captures?: string; 'min-quality'?: string; json?: boolean };
+
+export default function register(program: Command): Command {
+  const cmd = defineCommand(program, {
+    name: 'enroll [code]',
+    summary: "enrol an employee's finger or iris (captures, quality gate, duplicate check, upload, site)",
+    audience: 'technician',
+    details: `Enrols employee CODE: checks the person exists in the attendance service, takes the captures
+through the quality gate, refuses a finger or eye already enrolled to someone else, stores the
+templates (encrypted) here, uploads them to the service (each item's outcome is shown) and
+publishes them to the site. Runs through the agent's control socket when the agent runs on this
+data folder (it holds the scanners), else opens the scanners in this process.`,
+  })
+    .option('--modality <modality>', 'what to enrol: finger or iris (default finger)')
+    .option('--position <position>', 'finger position (default right-index) or eye (left, right; default right)')
+    .option('--present <id>', 'with a simulated scanner in this process: virtual finger (or eye) ID is presented and lifted whenever the enrolment asks for it')
+    .option('--captures <n>', 'captures to take (default 3)')
+    .option('--min-quality <n>', 'quality gate 0..100 (default 40)');
+  withJson(cmd, 'print the result as one JSON object (progress goes to stderr)');
+  withScannerOptions(cmd);
+  withCommonOptions(cmd);
+  return action<Values>(cmd, async (values, positionals) => {
+    const { AgentError } = await import('../../core/errors.js');
+    const { configForFlags, secretsFor } = await import('../../config/load.js');
+    const { applyScannerFlags, withTerminal } = await import('../terminal-session.js');
+    const { describeProgress, modalityFlag, simulatedPerson } = await import('../enrol-session.js');
     const employeeCode = positionals[0]?.trim();
-    if (!employeeCode || positionals.length > 1) throw new AgentError('CLI_USAGE', 'name one employee code: edge-agent enroll CODE', {}, { hint: usage });
+    if (!employeeCode) throw usageError('enroll', 'name one employee code: edge-agent enroll CODE');
     const modality = modalityFlag(values.modality);
     const position = values.position ?? (modality === 'iris' ? 'right' : 'right-index');
     const captures = intFlag('captures', values.captures);
     const minQuality = intFlag('min-quality', values['min-quality']);
-    if (captures !== undefined && (captures < 1 || captures > 10)) throw new AgentError('CLI_USAGE', '--captures takes 1..10', { captures });
-    if (minQuality !== undefined && (minQuality < 0 || minQuality > 100)) throw new AgentError('CLI_USAGE', '--min-quality takes 0..100', { minQuality });
+    if (captures !== undefined && (captures < 1 || captures > 10)) throw usageError('enroll', '--captures takes 1..10', { captures });
+    if (minQuality !== undefined && (minQuality < 0 || minQuality > 100)) throw usageError('enroll', '--min-quality takes 0..100', { minQuality });
     const presentId = intFlag('present', values.present);
     const config = applyScannerFlags(configForFlags(values), values);
     const secrets = secretsFor(config, values);
@@ -88,7 +74,7 @@ const command: Command = {
         const { enroll } = await import('../../terminal/enroller.js');
         const { createAttendanceClient } = await import('../../daemon/upstreams.js');
         const client = config.api.url && secrets.apiKey && secrets.apiSecret ? createAttendanceClient(config, secrets) : null;
-        let person: SimulatedPerson | null = null;
+        let person: Awaited<ReturnType<typeof simulatedPerson>> | null = null;
         if (presentId !== undefined) person = simulatedPerson(rt, modality, presentId);
         try {
           return await enroll(rt, client, { employeeCode, modality, position, ...(captures !== undefined ? { captures } : {}), ...(minQuality !== undefined ? { minQuality } : {}) }, (e) => {
@@ -103,6 +89,5 @@ const command: Command = {
     if (json) printJson(result);
     else printResult(result);
     return 0;
-  },
-};
-export default command;
+  });
+}

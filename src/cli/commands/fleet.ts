@@ -1,25 +1,29 @@
-import type { Command } from '../command.js';
-import { parseCommandArgs, printJson } from '../args.js';
-import { loadConfig } from '../../config/config.js';
-import { loadSecrets } from '../../config/secrets.js';
-import { AgentError } from '../../core/errors.js';
-import { FleetMonitor, formatFleetTable } from '../../ops/fleet.js';
-import { mqttClientOptions } from '../../daemon/upstreams.js';
+import type { Command } from 'commander';
+import { action, defineCommand, printJson, withJson } from '../command.js';
 
-const usage = `usage: edge-agent fleet [--json] [--watch] [--mqtt URL] [--prefix P] [--site S] [--config FILE] [--secrets FILE]
-  The central view of every terminal from the retained state and metrics on the broker:
-  state, last seen, queue depth, oldest pending punch, dead letters, last error.
-  --watch keeps the view open and prints it again on every change (Ctrl-C to stop);
-  with --json each print is one JSON line {"terminals": [...]}.`;
+type Values = { json?: boolean; watch?: boolean; mqtt?: string; prefix?: string; site?: string; config?: string; secrets?: string };
 
-const command: Command = {
-  summary: 'show every terminal of the fleet from MQTT',
-  usage,
-  async run(argv) {
-    const { values } = parseCommandArgs(argv, {
-      json: { type: 'boolean' }, watch: { type: 'boolean' }, mqtt: { type: 'string' }, prefix: { type: 'string' }, site: { type: 'string' },
-      config: { type: 'string' }, secrets: { type: 'string' },
-    }, usage, false);
+export default function register(program: Command): Command {
+  const cmd = defineCommand(program, {
+    name: 'fleet',
+    summary: 'show every terminal of the fleet from MQTT',
+    audience: 'operations',
+    details: `The central view of every terminal from the retained state and metrics on the broker:
+state, last seen, queue depth, oldest pending punch, dead letters, last error.`,
+  })
+    .option('--watch', 'keep the view open and print it again on every change (Ctrl-C to stop); with --json each print is one JSON line {"terminals": [...]}')
+    .option('--mqtt <url>', 'the broker (default: mqtt.url of the config)')
+    .option('--prefix <prefix>', 'the topic prefix (default: mqtt.prefix of the config)')
+    .option('--site <site>', 'only the terminals of this site')
+    .option('--config <file>', 'config file to read mqtt.* from')
+    .option('--secrets <file>', 'secrets file with the MQTT credentials');
+  withJson(cmd, 'print {"terminals": [...]} as JSON on stdout');
+  return action<Values>(cmd, async (values) => {
+    const { loadConfig } = await import('../../config/config.js');
+    const { loadSecrets } = await import('../../config/secrets.js');
+    const { AgentError } = await import('../../core/errors.js');
+    const { FleetMonitor, formatFleetTable } = await import('../../ops/fleet.js');
+    const { mqttClientOptions } = await import('../../daemon/upstreams.js');
     const mqttOverrides: Record<string, unknown> = {};
     if (values.mqtt) mqttOverrides.url = values.mqtt;
     if (values.prefix) mqttOverrides.prefix = values.prefix;
@@ -52,6 +56,5 @@ const command: Command = {
     });
     await monitor.stop();
     return 0;
-  },
-};
-export default command;
+  });
+}

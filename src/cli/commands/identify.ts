@@ -1,30 +1,30 @@
-import type { Command } from '../command.js';
-import { intFlag, parseCommandArgs, printJson } from '../args.js';
-import { COMMON_FLAGS } from '../../config/config.js';
-import { configForFlags, secretsFor } from '../../config/load.js';
+import type { Command } from 'commander';
+import { action, defineCommand, intFlag, printJson, withJson } from '../command.js';
+import { withCommonOptions, withScannerOptions, type CommonValues, type ScannerValues } from '../common-options.js';
 import type { IdentifyOnceResult } from '../../terminal/enroller.js';
-import { AgentError } from '../../core/errors.js';
-import { applyScannerFlags, SCANNER_FLAGS, withTerminal } from '../terminal-session.js';
-import { describeProgress, modalityFlag, simulatedPerson, type SimulatedPerson } from '../enrol-session.js';
 
-const usage = `usage: edge-agent identify [--modality finger|iris] [options]
-  Takes one capture, identifies it against the enrolled templates on this terminal and prints who
-  it is and the score. Nothing is punched. Runs through the agent's control socket when the agent
-  runs on this data folder, else opens the scanners in this process.
-  Exit code 0 when someone was identified, 1 when nobody matched.
+type Values = CommonValues & ScannerValues & { modality?: string; present?: string; json?: boolean };
 
-  --modality finger|iris  (default finger)
-  --scanner F:PATH[:BAUD], --simulate   as for "edge-agent run"
-  --present ID            with a simulated scanner in this process: virtual finger (or eye) ID is
-                          presented when the capture is asked for
-  --json                  print the result as one JSON object
-  --config FILE, --data DIR, ... as for "edge-agent run"`;
-
-const command: Command = {
-  summary: 'identify one finger or eye on this terminal and print who it is and the score',
-  usage,
-  async run(argv) {
-    const { values } = parseCommandArgs(argv, { ...COMMON_FLAGS, ...SCANNER_FLAGS, modality: { type: 'string' }, present: { type: 'string' }, json: { type: 'boolean' } }, usage, false);
+export default function register(program: Command): Command {
+  const cmd = defineCommand(program, {
+    name: 'identify',
+    summary: 'identify one finger or eye on this terminal and print who it is and the score',
+    audience: 'technician',
+    details: `Takes one capture, identifies it against the enrolled templates on this terminal and prints who
+it is and the score. Nothing is punched. Runs through the agent's control socket when the agent
+runs on this data folder, else opens the scanners in this process.
+Exit code 0 when someone was identified, 1 when nobody matched.`,
+  })
+    .option('--modality <modality>', 'finger or iris (default finger)')
+    .option('--present <id>', 'with a simulated scanner in this process: virtual finger (or eye) ID is presented when the capture is asked for');
+  withJson(cmd, 'print the result as one JSON object');
+  withScannerOptions(cmd);
+  withCommonOptions(cmd);
+  return action<Values>(cmd, async (values) => {
+    const { AgentError } = await import('../../core/errors.js');
+    const { configForFlags, secretsFor } = await import('../../config/load.js');
+    const { applyScannerFlags, withTerminal } = await import('../terminal-session.js');
+    const { describeProgress, modalityFlag, simulatedPerson } = await import('../enrol-session.js');
     const modality = modalityFlag(values.modality);
     const presentId = intFlag('present', values.present);
     const config = applyScannerFlags(configForFlags(values), values);
@@ -43,7 +43,7 @@ const command: Command = {
       },
       async (rt) => {
         const { identifyOnce } = await import('../../terminal/enroller.js');
-        let person: SimulatedPerson | null = null;
+        let person: Awaited<ReturnType<typeof simulatedPerson>> | null = null;
         if (presentId !== undefined) person = simulatedPerson(rt, modality, presentId, { holdMs: 1000 });
         try {
           return await identifyOnce(rt, modality, (e) => {
@@ -59,6 +59,5 @@ const command: Command = {
     else if (r.decision === 'accept' && r.employeeCode) process.stdout.write(`identified ${r.employeeCode}${r.name ? ` (${r.name})` : ''}: score ${r.score ?? 'n/a'} (${r.modality}, ${r.ms} ms)\n`);
     else process.stdout.write(`not identified: nobody enrolled here matches (best score ${r.score ?? 'n/a'}, ${r.modality}, ${r.ms} ms)\n`);
     return r.decision === 'accept' && r.employeeCode ? 0 : 1;
-  },
-};
-export default command;
+  });
+}

@@ -1,56 +1,30 @@
-import type { Command } from '../command.js';
-import { parseCommandArgs, printJson } from '../args.js';
-import { AgentError } from '../../core/errors.js';
-import { COMMON_FLAGS } from '../../config/config.js';
-import { formatSummary, parseScannerSpec, provision, readKeyFile, readSecretFile, summarize, type ProvisionAnswers } from '../../setup/provision.js';
+import type { Command } from 'commander';
+import { action, defineCommand, printJson, repeatable, usageError, withJson } from '../command.js';
+import { withCommonOptions, type CommonValues } from '../common-options.js';
+import type { ProvisionAnswers } from '../../setup/provision.js';
 
-const usage = `usage: edge-agent provision [--non-interactive --config FILE --secrets FILE] [options]
-  Sets up this terminal: writes the config (no secrets) and the 0600 secrets file, atomically,
-  after checking the API key (fetches a token), the MQTT broker (connects) and the scanners.
-  Run again to change a setup: what is not given is kept; configVersion goes up by one.
-  Without --non-interactive it asks, step by step (needs a terminal).
-
-  --non-interactive        take everything from the flags (for scripts); needs --config and --secrets
-  --config FILE            the config file to write (default /etc/edge-agent/config.yaml when asked)
-  --secrets FILE           the secrets file to write (mode 0600)
-  --data DIR               data folder (database)
-  --terminal ID  --site S  --mode in|out|toggle  --timezone ZONE (IANA, e.g. Europe/Berlin)
-  --api URL  --path-form api|attendance  --client-id ID
-  --api-key K | --api-key-file FILE    --api-secret-file FILE
-  --mqtt URL  --mqtt-username U  --mqtt-password-file FILE
-  --tls-ca FILE  --tls-cert FILE  --tls-key FILE
-  --upstream api|mqtt|api,mqtt   (default: every upstream with a URL)
-  --scanner family:path[:baud]   repeatable, replaces the scanner list (e.g. r30x:/dev/fingerprint0:57600)
-  --discover                     add the scanners found by discovery (every serial port and HID device)
-  --discover-port PATH           discovery on this port only (family and baud found by probing)
-  --template-key-file FILE       32-byte key (64 hex); one is generated when the setup has none
-  --site-key-file FILE           the site's key for template sync
-  --no-check                     write without checking API, MQTT and scanners (offline bench setup)
-  --json                         print the result as JSON`;
-
-const FLAGS = {
-  ...COMMON_FLAGS,
-  'non-interactive': { type: 'boolean' },
-  timezone: { type: 'string' },
-  scanner: { type: 'string', multiple: true },
-  discover: { type: 'boolean' },
-  'discover-port': { type: 'string' },
-  'api-key-file': { type: 'string' },
-  'mqtt-username': { type: 'string' },
-  'mqtt-password-file': { type: 'string' },
-  'tls-ca': { type: 'string' },
-  'tls-cert': { type: 'string' },
-  'tls-key': { type: 'string' },
-  'template-key-file': { type: 'string' },
-  'site-key-file': { type: 'string' },
-  'no-check': { type: 'boolean' },
-  json: { type: 'boolean' },
-} as const;
-
-type Values = ReturnType<typeof parseCommandArgs<typeof FLAGS>>['values'];
+type Values = CommonValues & {
+  'non-interactive'?: boolean;
+  timezone?: string;
+  scanner?: string[];
+  discover?: boolean;
+  'discover-port'?: string;
+  'api-key-file'?: string;
+  'mqtt-username'?: string;
+  'mqtt-password-file'?: string;
+  'tls-ca'?: string;
+  'tls-cert'?: string;
+  'tls-key'?: string;
+  'template-key-file'?: string;
+  'site-key-file'?: string;
+  /** False with --no-check. */
+  check?: boolean;
+  json?: boolean;
+};
 
 /** The answers the flags give; a flag not given keeps what the existing setup has. */
-export function answersFromFlags(v: Values): ProvisionAnswers {
+export function answersFromFlags(v: Values, setup: typeof import('../../setup/provision.js')): ProvisionAnswers {
+  const { parseScannerSpec, readKeyFile, readSecretFile } = setup;
   const a: ProvisionAnswers = {};
   if (v.terminal !== undefined) a.terminalId = v.terminal;
   if (v.site !== undefined) a.site = v.site;
@@ -76,14 +50,39 @@ export function answersFromFlags(v: Values): ProvisionAnswers {
   return a;
 }
 
-const command: Command = {
-  summary: 'set up this terminal: config, secrets, checks (interactive or --non-interactive)',
-  usage,
-  async run(argv) {
-    const { values } = parseCommandArgs(argv, FLAGS, usage, false);
+export default function register(program: Command): Command {
+  const cmd = defineCommand(program, {
+    name: 'provision',
+    summary: 'set up this terminal: config, secrets, checks (interactive or --non-interactive)',
+    audience: 'technician',
+    details: `Sets up this terminal: writes the config (no secrets) and the 0600 secrets file, atomically,
+after checking the API key (fetches a token), the MQTT broker (connects) and the scanners.
+Run again to change a setup: what is not given is kept; configVersion goes up by one.
+Without --non-interactive it asks, step by step (needs a terminal). --api none and --mqtt none
+remove an upstream.`,
+  })
+    .option('--non-interactive', 'take everything from the flags (for scripts); needs --config and --secrets')
+    .option('--timezone <zone>', 'IANA time zone of the terminal, e.g. Europe/Berlin')
+    .addOption(repeatable('--scanner <family:path[:baud]>', 'repeatable, replaces the scanner list (e.g. r30x:/dev/fingerprint0:57600)'))
+    .option('--discover', 'add the scanners found by discovery (every serial port and HID device)')
+    .option('--discover-port <path>', 'discovery on this port only (family and baud found by probing)')
+    .option('--api-key-file <file>', 'file holding the API key (instead of --api-key)')
+    .option('--mqtt-username <user>', 'MQTT user name')
+    .option('--mqtt-password-file <file>', 'file holding the MQTT password')
+    .option('--tls-ca <file>', 'CA certificate of the broker (PEM)')
+    .option('--tls-cert <file>', 'client certificate for the broker (PEM)')
+    .option('--tls-key <file>', 'client key for the broker (PEM)')
+    .option('--template-key-file <file>', '32-byte key (64 hex); one is generated when the setup has none')
+    .option('--site-key-file <file>', "the site's key for template sync")
+    .option('--no-check', 'write without checking API, MQTT and scanners (offline bench setup)');
+  withJson(cmd);
+  withCommonOptions(cmd);
+  return action<Values>(cmd, async (values) => {
+    const setup = await import('../../setup/provision.js');
+    const { formatSummary, provision, summarize } = setup;
     if (!values['non-interactive']) {
       if (!process.stdin.isTTY) {
-        throw new AgentError('CLI_USAGE', 'provision asks questions but stdin is not a terminal', {}, {
+        throw new (await import('../../core/errors.js')).AgentError('CLI_USAGE', 'provision asks questions but stdin is not a terminal', {}, {
           hint: 'run it in a terminal, or give everything as flags: edge-agent provision --non-interactive --config FILE --secrets FILE --terminal ID --api URL ... (edge-agent help provision)',
         });
       }
@@ -100,10 +99,10 @@ const command: Command = {
       }
     }
     if (!values.config || !values.secrets) {
-      throw new AgentError('CLI_USAGE', `--non-interactive needs ${!values.config ? '--config FILE' : '--secrets FILE'}`, {}, { hint: 'edge-agent provision --non-interactive --config /etc/edge-agent/config.yaml --secrets /etc/edge-agent/secrets.yaml ...' });
+      throw usageError('provision', `--non-interactive needs ${!values.config ? '--config FILE' : '--secrets FILE'}`);
     }
     const files = { config: values.config, secrets: values.secrets };
-    const { merged, checks } = await provision(files, answersFromFlags(values), { check: !values['no-check'], discover: values['discover-port'] ? { port: values['discover-port'] } : (values.discover ?? false) });
+    const { merged, checks } = await provision(files, answersFromFlags(values, setup), { check: values.check !== false, discover: values['discover-port'] ? { port: values['discover-port'] } : (values.discover ?? false) });
     const rows = summarize(merged.config, merged.secrets, files);
     if (values.json) {
       printJson({ ok: true, configVersion: merged.config.configVersion, config: files.config, secrets: files.secrets, changed: merged.changed, generatedTemplateKey: merged.generatedTemplateKey, checks, summary: Object.fromEntries(rows) });
@@ -116,6 +115,5 @@ const command: Command = {
       process.stdout.write(`${lines.join('\n')}\n`);
     }
     return 0;
-  },
-};
-export default command;
+  });
+}

@@ -1,28 +1,11 @@
 import { readFileSync } from 'node:fs';
-import type { Command } from '../command.js';
-import { parseCommandArgs, printJson } from '../args.js';
+import type { Command } from 'commander';
+import { action, defineCommand, printJson, usageError, withJson } from '../command.js';
+import { withCommonOptions, type CommonValues } from '../common-options.js';
 import { AgentError } from '../../core/errors.js';
-import { COMMON_FLAGS, type AgentConfig } from '../../config/config.js';
-import { PunchPolicy } from '../../terminal/punch-policy.js';
-import { configForFlags } from '../../config/load.js';
-import { openOutbox } from '../../daemon/daemon.js';
+import type { AgentConfig } from '../../config/config.js';
 import { LOCAL_TIME_RE, parseLocal, zoneOffsetMinutes } from '../../store/local-time.js';
 import type { Outbox, PunchInput } from '../../store/outbox.js';
-
-const usage = `usage: edge-agent punch --code C [--in|--out] [--at "yyyy-MM-dd HH:mm:ss"] [--tz N] [options]
-       edge-agent punch --import FILE [options]
-  Records a manual punch through the same policy (mode, dedupe, check-out closing its check-in)
-  and the same durable outbox as a scanner; it is delivered by the running agent.
-
-  --code C        employee code
-  --in | --out    direction (default: the terminal mode; toggle closes an open check-in)
-  --at TIME       local time of the punch (default now)
-  --tz N          offset east of UTC of that time, in the configured api.tzOffsetUnit (minutes
-                  by default), or as +HH:MM (default: the terminal time zone's offset)
-  --import FILE   JSON lines {"code", "direction": "in"|"out", "at": "yyyy-MM-dd HH:mm:ss", "tz"}
-                  recorded as they are (no dedupe), one transaction per thousand
-  --json          print the result as JSON
-  --config FILE, --data DIR, --terminal ID, --mode in|out|toggle, ... as for "edge-agent run"`;
 
 /** `--tz` / import `tz`: a number in the configured unit, or `±HH:MM`. Returns minutes. */
 export function parseTz(value: unknown, config: AgentConfig, where: string): number {
@@ -76,19 +59,33 @@ async function importFile(file: string, config: AgentConfig, outbox: Outbox): Pr
   return { recorded: ids.length };
 }
 
-const command: Command = {
-  summary: 'record a manual punch (or import many) into the outbox',
-  usage,
-  async run(argv) {
-    const { values } = parseCommandArgs(
-      argv,
-      { ...COMMON_FLAGS, code: { type: 'string' }, in: { type: 'boolean' }, out: { type: 'boolean' }, at: { type: 'string' }, tz: { type: 'string' }, import: { type: 'string' }, json: { type: 'boolean' } },
-      usage,
-      false,
-    );
-    if (values.in && values.out) throw new AgentError('CLI_USAGE', 'give --in or --out, not both', {}, { hint: usage });
-    if (!values.import && !values.code) throw new AgentError('CLI_USAGE', 'punch needs --code C (or --import FILE)', {}, { hint: usage });
-    if (values.import && (values.code || values.at || values.in || values.out)) throw new AgentError('CLI_USAGE', '--import takes its punches from the file; leave out --code, --at, --in and --out', {}, { hint: usage });
+type Values = CommonValues & { code?: string; in?: boolean; out?: boolean; at?: string; tz?: string; import?: string; json?: boolean };
+
+export default function register(program: Command): Command {
+  const cmd = defineCommand(program, {
+    name: 'punch',
+    summary: 'record a manual punch (or import many) into the outbox',
+    audience: 'technician',
+    details: `Records a manual punch through the same policy (mode, dedupe, check-out closing its check-in)
+and the same durable outbox as a scanner; it is delivered by the running agent.
+  edge-agent punch --code C [--in|--out] [--at "yyyy-MM-dd HH:mm:ss"] [--tz N]
+  edge-agent punch --import FILE`,
+  })
+    .option('--code <code>', 'employee code')
+    .option('--in', 'a check-in (default: the terminal mode; toggle closes an open check-in)')
+    .option('--out', 'a check-out')
+    .option('--at <time>', 'local time of the punch, "yyyy-MM-dd HH:mm:ss" (default now)')
+    .option('--tz <offset>', "offset east of UTC of that time, in the configured api.tzOffsetUnit (minutes by default), or as +HH:MM (default: the terminal time zone's offset)")
+    .option('--import <file>', 'JSON lines {"code", "direction": "in"|"out", "at": "yyyy-MM-dd HH:mm:ss", "tz"} recorded as they are (no dedupe), one transaction per thousand');
+  withJson(cmd);
+  withCommonOptions(cmd);
+  return action<Values>(cmd, async (values) => {
+    const { configForFlags } = await import('../../config/load.js');
+    const { openOutbox } = await import('../../daemon/daemon.js');
+    const { PunchPolicy } = await import('../../terminal/punch-policy.js');
+    if (values.in && values.out) throw usageError('punch', 'give --in or --out, not both');
+    if (!values.import && !values.code) throw usageError('punch', 'punch needs --code C (or --import FILE)');
+    if (values.import && (values.code || values.at || values.in || values.out)) throw usageError('punch', '--import takes its punches from the file; leave out --code, --at, --in and --out');
     const config = configForFlags(values);
     const { db, outbox } = await openOutbox(config);
     try {
@@ -116,6 +113,5 @@ const command: Command = {
     } finally {
       await db.close();
     }
-  },
-};
-export default command;
+  });
+}

@@ -1,28 +1,7 @@
-import type { Command } from '../command.js';
-import { intFlag, parseCommandArgs, printJson } from '../args.js';
-import { AgentError } from '../../core/errors.js';
-import { COMMON_FLAGS } from '../../config/config.js';
-import { configForFlags } from '../../config/load.js';
-import { openOutbox } from '../../daemon/daemon.js';
-import type { ListedEvent, OutboxStatus } from '../../store/outbox.js';
-
-const usage = `usage: edge-agent queue status|list|retry|purge [--dead] [--json] [options]
-  Looks at the outbox of this terminal (works while the agent runs).
-
-  status          counts: pending, dead letters, delivered (kept for outbox.retentionDays),
-                  age of the oldest pending punch, last delivery, punches held for the clock
-  list            pending punches, oldest first; with --dead the dead letters with the
-                  status and reason each upstream gave
-  retry           sends the dead letters again (all, or --id ID, repeatable) once the cause
-                  is fixed (e.g. the employee was added on the service)
-  purge           deletes delivered punches now; with --dead deletes the dead letters
-                  (pending punches are never purged)
-
-  --dead          dead letters (list, purge)
-  --id ID         one punch (retry; repeatable)
-  --limit N       at most N rows (list; default 100)
-  --json          JSON on stdout
-  --config FILE, --data DIR, ... as for "edge-agent run"`;
+import type { Command } from 'commander';
+import { action, defineCommand, intFlag, printJson, repeatable, withJson, withVerbs } from '../command.js';
+import { withCommonOptions, type CommonValues } from '../common-options.js';
+import type { Outbox, ListedEvent, OutboxStatus } from '../../store/outbox.js';
 
 function age(sec: number | null): string {
   if (sec === null) return '-';
@@ -61,44 +40,70 @@ function printList(rows: ListedEvent[], dead: boolean): void {
   }
 }
 
-const command: Command = {
-  summary: 'show, retry or purge the outbox (pending punches and dead letters)',
-  usage,
-  async run(argv) {
-    const { values, positionals } = parseCommandArgs(
-      argv,
-      { ...COMMON_FLAGS, dead: { type: 'boolean' }, json: { type: 'boolean' }, id: { type: 'string', multiple: true }, limit: { type: 'string' } },
-      usage,
-      true,
-    );
-    const verb = positionals[0];
-    if (!verb || !['status', 'list', 'retry', 'purge'].includes(verb) || positionals.length > 1) {
-      throw new AgentError('CLI_USAGE', verb ? `unknown queue verb "${positionals.join(' ')}"` : 'queue needs a verb', {}, { hint: usage });
-    }
-    const config = configForFlags(values);
-    const { db, outbox } = await openOutbox(config);
-    try {
-      if (verb === 'status') {
-        const s = await outbox.status();
-        if (values.json) printJson(s);
-        else printStatus(s);
-      } else if (verb === 'list') {
-        const rows = await outbox.list({ dead: values.dead ?? false, limit: intFlag('limit', values.limit, 100)! });
-        if (values.json) printJson(rows);
-        else printList(rows, values.dead ?? false);
-      } else if (verb === 'retry') {
-        const n = await outbox.retryDead(values.id?.length ? values.id : undefined);
-        if (values.json) printJson({ retried: n });
-        else process.stdout.write(n ? `${n} dead letter(s) queued again; the running agent delivers them\n` : 'no dead letters to retry\n');
-      } else {
-        const r = await outbox.purge({ dead: values.dead ?? false, delivered: !values.dead });
-        if (values.json) printJson(r);
-        else process.stdout.write(values.dead ? `deleted ${r.dead} dead letter(s)\n` : `deleted ${r.delivered} delivered punch(es)\n`);
-      }
-      return 0;
-    } finally {
-      await db.close();
-    }
-  },
-};
-export default command;
+type Values = CommonValues & { dead?: boolean; id?: string[]; limit?: string; json?: boolean };
+
+/** Opens this terminal's outbox (works while the agent runs), runs `fn`, closes it. */
+async function withOutbox(values: Values, fn: (outbox: Outbox) => Promise<void>): Promise<number> {
+  const { configForFlags } = await import('../../config/load.js');
+  const { openOutbox } = await import('../../daemon/daemon.js');
+  const { db, outbox } = await openOutbox(configForFlags(values));
+  try {
+    await fn(outbox);
+    return 0;
+  } finally {
+    await db.close();
+  }
+}
+
+export default function register(program: Command): Command {
+  const queue = defineCommand(program, {
+    name: 'queue',
+    summary: 'show, retry or purge the outbox (pending punches and dead letters)',
+    audience: 'technician',
+    details: 'Looks at the outbox of this terminal; works while the agent runs.',
+  });
+  withVerbs(queue);
+
+  const status = defineCommand(queue, { name: 'status', summary: 'counts: pending, dead letters, delivered (kept for outbox.retentionDays), age of the oldest pending punch, last delivery, punches held for the clock' });
+  withCommonOptions(withJson(status));
+  action<Values>(status, (values) =>
+    withOutbox(values, async (outbox) => {
+      const s = await outbox.status();
+      if (values.json) printJson(s);
+      else printStatus(s);
+    }),
+  );
+
+  const list = defineCommand(queue, { name: 'list', summary: 'pending punches, oldest first; with --dead the dead letters with the status and reason each upstream gave' })
+    .option('--dead', 'the dead letters instead of the pending punches')
+    .option('--limit <n>', 'at most N rows (default 100)');
+  withCommonOptions(withJson(list));
+  action<Values>(list, (values) =>
+    withOutbox(values, async (outbox) => {
+      const rows = await outbox.list({ dead: values.dead ?? false, limit: intFlag('limit', values.limit, 100)! });
+      if (values.json) printJson(rows);
+      else printList(rows, values.dead ?? false);
+    }),
+  );
+
+  const retry = defineCommand(queue, { name: 'retry', summary: 'sends the dead letters again (all, or --id) once the cause is fixed, e.g. the employee was added on the service' }).addOption(repeatable('--id <id>', 'one dead letter (repeatable)'));
+  withCommonOptions(withJson(retry));
+  action<Values>(retry, (values) =>
+    withOutbox(values, async (outbox) => {
+      const n = await outbox.retryDead(values.id?.length ? values.id : undefined);
+      if (values.json) printJson({ retried: n });
+      else process.stdout.write(n ? `${n} dead letter(s) queued again; the running agent delivers them\n` : 'no dead letters to retry\n');
+    }),
+  );
+
+  const purge = defineCommand(queue, { name: 'purge', summary: 'deletes delivered punches now; with --dead deletes the dead letters (pending punches are never purged)' }).option('--dead', 'delete the dead letters instead of the delivered punches');
+  withCommonOptions(withJson(purge));
+  action<Values>(purge, (values) =>
+    withOutbox(values, async (outbox) => {
+      const r = await outbox.purge({ dead: values.dead ?? false, delivered: !values.dead });
+      if (values.json) printJson(r);
+      else process.stdout.write(values.dead ? `deleted ${r.dead} dead letter(s)\n` : `deleted ${r.delivered} delivered punch(es)\n`);
+    }),
+  );
+  return queue;
+}

@@ -1,12 +1,10 @@
-import type { Command } from '../command.js';
-import { VERSION } from '../../core/version.js';
+import type { Command } from 'commander';
+import { action, defineCommand } from '../command.js';
 
-const command: Command = {
-  summary: 'print the version',
-  usage: 'usage: edge-agent version',
-  async run() {
+export default function register(program: Command): Command {
+  return action(defineCommand(program, { name: 'version', summary: 'print the version', audience: 'everyone' }), async () => {
+    const { VERSION } = await import('../../core/version.js');
     process.stdout.write(`${VERSION}\n`);
     return 0;
-  },
-};
-export default command;
+  });
+}
