@@ -80,8 +80,11 @@ export const ConfigSchema = z.strictObject({
     .strictObject({
       batchSize: z.number().int().min(1).max(1000).default(200),
       retentionDays: z.number().min(0).default(30),
-      /** Pending punches above which new punches are refused (nothing recorded is ever dropped). */
-      maxPending: z.number().int().positive().default(500_000),
+      /**
+       * Pending + dead punches at which new punches are refused (nothing recorded is ever dropped):
+       * a month of a busy gate with room to spare, about 300 MB of disk when full.
+       */
+      maxPending: z.number().int().positive().default(1_000_000),
       backoffBaseMs: z.number().int().positive().default(1000),
       backoffCapMs: z.number().int().positive().default(300_000),
       /** Punches taken before the clock synchronized are held this long for correction, then sent as they are. */

@@ -20,7 +20,7 @@ import type { Embedder, Extractor } from '../terminal/engines.js';
 import type { AgentConfig } from '../config/config.js';
 import type { DaemonContext } from './daemon.js';
 import type { Identifier } from '../terminal/identifier.js';
-import { LatencyWindow } from '../terminal/latency.js';
+import { LatencyWindow } from '../core/latency.js';
 import type { CaptureOutcome, Identification, ScannerWorker } from '../terminal/scanner-worker.js';
 import type { Secrets } from '../config/secrets.js';
 
@@ -140,9 +140,11 @@ export class TerminalRuntime {
         delivered: queue.delivered,
         oldestPendingAgeSec: queue.oldestPendingAgeSec,
         unsynced: queue.unsynced,
+        capFullPercent: queue.capFullPercent,
         perSink: queue.perSink,
       },
       lastDelivery: queue?.lastDeliveryAt ?? null,
+      upload: this.ctx?.uploader.metrics() ?? null,
       scanners: this.scannerViews().map((s) => ({ key: s.key, status: s.status, family: s.family })),
       identification: { p95Ms: idP95, byModality: ident },
       capture: {

@@ -9,11 +9,19 @@
  *   for good), `delivered` (every sink has it).
  * - `outbox_deliveries`: one row per punch and sink with its own state, attempts, next attempt
  *   time and last error.
- * `outbox_counts` keeps the number of events per state, maintained by triggers, so the size cap
- * and `status()` cost the same with ten rows or half a million.
+ * `outbox_counts` keeps the number of events per state and `outbox_sink_counts` the number of
+ * deliveries per sink and state, both maintained by triggers, so the size cap and `status()` cost
+ * the same with ten rows or a million. `outbox_sinks` is the set of sinks the deliveries were last
+ * reconciled with, so a start with an unchanged `upstream` does no work per row.
  *
- * Size cap: when pending + dead events reach `maxPending`, `record` refuses with
- * `STORE_OUTBOX_FULL`. Nothing already recorded is ever dropped to make room.
+ * Cost: every write of a batch is driven by the batch's ids (an `IN` list of seqs, or the
+ * connection's temporary table `outbox_outcomes` for per-item statuses), so recording a batch's
+ * outcomes costs O(items), whatever the backlog (test/unit/store/outbox-plans.test.ts checks the
+ * query plans).
+ *
+ * Size cap: when pending + dead events reach `maxPending` (default 1,000,000), `record` refuses
+ * with `STORE_OUTBOX_FULL`; `recordMany` (an import) refuses the whole list before writing
+ * anything when it does not fit. Nothing already recorded is ever dropped to make room.
  *
  * Clock hold: a punch taken before the clock synchronized (`clockSynced=false`) is held from
  * delivery until `correctUnsynced` rewrites its time (same boot only) or `unsyncedHoldHours`
@@ -107,13 +115,19 @@ export interface OutboxStatus {
   /** Pending punches taken before the clock synchronized and not corrected yet. */
   unsynced: number;
   maxPending: number;
+  /** What the cap counts: pending + dead punches. */
+  undelivered: number;
+  /** How full the outbox is: undelivered / maxPending, in percent (one decimal). */
+  capFullPercent: number;
+  /** Punches that can still be recorded before the cap refuses them. */
+  capRoom: number;
   perSink: Record<string, { pending: number; dead: number }>;
 }
 
 export interface OutboxOptions {
   /** Sinks each new punch must reach (config `upstream`). Default `['api']`. */
   sinks?: string[];
-  /** Pending + dead punches at which new punches are refused. Default 500,000. */
+  /** Pending + dead punches at which new punches are refused. Default `DEFAULT_MAX_PENDING`. */
   maxPending?: number;
   /** Hours an unsynced punch is held for correction before it goes as it is. Default 24. */
   unsyncedHoldHours?: number;
@@ -125,6 +139,9 @@ export type ItemResult =
   | { seq: number; outcome: 'delivered' }
   | { seq: number; outcome: 'dead'; status: string; error: string }
   | { seq: number; outcome: 'retry'; status?: string | null; error: string; nextAttemptAt: number };
+
+/** A month of a busy gate (thousands of punches a day for weeks of outage) with room to spare. */
+export const DEFAULT_MAX_PENDING = 1_000_000;
 
 export const OUTBOX_MIGRATIONS: Migration[] = [
   {
@@ -183,7 +200,33 @@ export const OUTBOX_MIGRATIONS: Migration[] = [
       END;
     `,
   },
+  {
+    version: 2,
+    description: 'delivery counters per sink and state, the reconciled sink set',
+    up: `
+      CREATE TABLE outbox_sink_counts (sink TEXT NOT NULL, state TEXT NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (sink, state)) WITHOUT ROWID;
+      INSERT INTO outbox_sink_counts (sink, state, n) SELECT sink, state, COUNT(*) FROM outbox_deliveries GROUP BY sink, state;
+      CREATE TRIGGER outbox_deliveries_count_insert AFTER INSERT ON outbox_deliveries BEGIN
+        INSERT INTO outbox_sink_counts (sink, state, n) VALUES (NEW.sink, NEW.state, 1) ON CONFLICT (sink, state) DO UPDATE SET n = n + 1;
+      END;
+      CREATE TRIGGER outbox_deliveries_count_update AFTER UPDATE OF state ON outbox_deliveries WHEN OLD.state <> NEW.state BEGIN
+        UPDATE outbox_sink_counts SET n = n - 1 WHERE sink = OLD.sink AND state = OLD.state;
+        INSERT INTO outbox_sink_counts (sink, state, n) VALUES (NEW.sink, NEW.state, 1) ON CONFLICT (sink, state) DO UPDATE SET n = n + 1;
+      END;
+      CREATE TRIGGER outbox_deliveries_count_delete AFTER DELETE ON outbox_deliveries BEGIN
+        UPDATE outbox_sink_counts SET n = n - 1 WHERE sink = OLD.sink AND state = OLD.state;
+      END;
+      CREATE TABLE outbox_sinks (sink TEXT PRIMARY KEY) WITHOUT ROWID;
+    `,
+  },
 ];
+
+/**
+ * Per-item outcomes of the batch being applied, on this connection only (a temporary table):
+ * the dead and retry updates look their item up by seq instead of joining the backlog.
+ */
+const OUTCOMES_TABLE = `CREATE TEMP TABLE IF NOT EXISTS outbox_outcomes (
+  seq INTEGER PRIMARY KEY, dead INTEGER NOT NULL, status TEXT, error TEXT, next INTEGER)`;
 
 const EVENT_COLUMNS = `e.seq, e.id, e.employee_code, e.direction, e.local_time, e.tz_offset, e.in_time, e.in_id, e.shift, e.source, e.score,
   e.terminal_id, e.created_at, e.clock_synced, e.clock_corrected, e.state`;
@@ -230,6 +273,16 @@ function toEvent(r: EventRow): OutboxEvent {
 
 const INSERT_EVENT = `INSERT INTO outbox_events (id, employee_code, direction, local_time, tz_offset, in_time, in_id, shift, source, score, terminal_id,
   created_at, clock_synced, boot_id, monotonic_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+/** The same for a chunk of an import at once: ?1 is a JSON array of the 15 values of each punch. */
+const INSERT_EVENTS = `INSERT INTO outbox_events (id, employee_code, direction, local_time, tz_offset, in_time, in_id, shift, source, score, terminal_id,
+  created_at, clock_synced, boot_id, monotonic_ms)
+  SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6, value ->> 7, value ->> 8, value ->> 9,
+         value ->> 10, value ->> 11, value ->> 12, value ->> 13, value ->> 14
+    FROM json_each(?) ORDER BY key`;
+/** One delivery per sink (?1, a JSON array) for every event after seq ?2 (the chunk just inserted). */
+const INSERT_DELIVERIES_AFTER = 'INSERT INTO outbox_deliveries (sink, seq) SELECT s.value, e.seq FROM outbox_events e, json_each(?) s WHERE e.seq > ? ORDER BY e.seq';
+const SEQS = 'SELECT value FROM json_each(?)';
+const OUTCOME_VALUE = (column: string) => `(SELECT o.${column} FROM temp.outbox_outcomes o WHERE o.seq = outbox_deliveries.seq)`;
 
 /** How many rows `nextBatch` looks at per call at most, so a long blocked head cannot stall a call. */
 const MAX_SCAN_ROWS = 200_000;
@@ -240,13 +293,15 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
   readonly maxPending: number;
   readonly unsyncedHoldMs: number;
   readonly #now: () => number;
+  /** This process records for another sink set than the deliveries were last reconciled with. */
+  #otherSinks = false;
 
   private constructor(db: SqliteDatabase, options: OutboxOptions) {
     super();
     this.db = db;
     this.sinks = [...new Set(options.sinks ?? ['api'])];
     if (this.sinks.length === 0) throw new AgentError('STORE_NO_SINKS', 'the outbox needs at least one sink', {}, { hint: 'set upstream to api, mqtt or both' });
-    this.maxPending = options.maxPending ?? 500_000;
+    this.maxPending = options.maxPending ?? DEFAULT_MAX_PENDING;
     this.unsyncedHoldMs = (options.unsyncedHoldHours ?? 24) * 3_600_000;
     this.#now = options.now ?? Date.now;
   }
@@ -254,7 +309,26 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
   /** Migrates component 'outbox' of `db` and returns the outbox on it. */
   static async open(db: SqliteDatabase, options: OutboxOptions = {}): Promise<Outbox> {
     await db.migrate('outbox', OUTBOX_MIGRATIONS);
-    return new Outbox(db, options);
+    await db.exec(OUTCOMES_TABLE);
+    const outbox = new Outbox(db, options);
+    const known = (await db.all<{ sink: string }>('SELECT sink FROM outbox_sinks ORDER BY sink')).map((r) => r.sink);
+    const mine = [...outbox.sinks].sort();
+    outbox.#otherSinks = known.length > 0 && (known.length !== mine.length || known.some((s, i) => s !== mine[i]));
+    return outbox;
+  }
+
+  /** Throws what `record` would throw for this punch (`STORE_BAD_PUNCH`, `STORE_BAD_TIME`), writing nothing. */
+  validate(p: PunchInput): void {
+    this.#validate(p);
+  }
+
+  /**
+   * Throws `STORE_OUTBOX_FULL` when `adding` more punches would pass the cap (an import checks its
+   * whole file before recording any of it).
+   */
+  async ensureRoom(adding: number): Promise<void> {
+    const undelivered = await this.#undelivered(this.db);
+    if (undelivered + adding > this.maxPending) throw this.#tooMany(undelivered, adding);
   }
 
   #validate(p: PunchInput): void {
@@ -290,6 +364,7 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
 
   async #insert(db: SqliteDatabase, p: PunchInput, now: number): Promise<{ id: string; seq: number }> {
     const id = ulid(now);
+    await this.#forgetSinksIfOther(db);
     const { lastID } = await db.run(INSERT_EVENT, this.#params(p, id, now));
     for (const sink of this.sinks) await db.run('INSERT INTO outbox_deliveries (sink, seq) VALUES (?, ?)', [sink, lastID]);
     return { id, seq: lastID };
@@ -309,9 +384,11 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
   }
 
   /**
-   * Records many punches, one transaction per thousand (an import of a paper log). Every punch is
-   * validated before anything is written. When the cap is reached, the chunk that would pass it
-   * is refused with `STORE_OUTBOX_FULL` whose context says how many were recorded before.
+   * Records many punches (an import of a paper log), one transaction per thousand, each chunk two
+   * statements. Every punch is validated and the cap is checked for the whole list before anything
+   * is written: a list that does not fit is refused with `STORE_OUTBOX_FULL` and nothing recorded.
+   * Should punches recorded meanwhile by the running agent fill the outbox during the import, the
+   * chunk that would pass the cap is refused and the error's context says how many were recorded.
    */
   async recordMany(punches: PunchInput[], chunkSize = 1000): Promise<{ ids: string[] }> {
     punches.forEach((p, i) => {
@@ -322,7 +399,9 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
         throw err;
       }
     });
+    await this.ensureRoom(punches.length);
     const ids: string[] = [];
+    const sinks = JSON.stringify(this.sinks);
     for (let start = 0; start < punches.length; start += chunkSize) {
       const chunk = punches.slice(start, start + chunkSize);
       const now = this.#now();
@@ -330,8 +409,11 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
         const chunkIds = await this.db.transaction(async (db) => {
           const undelivered = await this.#undelivered(db);
           if (undelivered + chunk.length > this.maxPending) throw this.#full(undelivered, chunk.length);
-          const out: string[] = [];
-          for (const p of chunk) out.push((await this.#insert(db, p, now)).id);
+          const out = chunk.map(() => ulid(now));
+          await this.#forgetSinksIfOther(db);
+          const last = (await db.get<{ seq: number }>('SELECT COALESCE(MAX(seq), 0) AS seq FROM outbox_events'))?.seq ?? 0;
+          await db.run(INSERT_EVENTS, [JSON.stringify(chunk.map((p, i) => this.#params(p, out[i]!, now)))]);
+          await db.run(INSERT_DELIVERIES_AFTER, [sinks, last]);
           return out;
         });
         ids.push(...chunkIds);
@@ -342,6 +424,21 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
     }
     if (ids.length) this.emit('recorded', { id: ids[ids.length - 1]!, seq: -1 });
     return { ids };
+  }
+
+  /** Recording for other sinks than the reconciled set: the next `reconcileSinks` must look at every punch. */
+  async #forgetSinksIfOther(db: SqliteDatabase): Promise<void> {
+    if (this.#otherSinks) await db.run('DELETE FROM outbox_sinks');
+  }
+
+  #tooMany(undelivered: number, adding: number): AgentError {
+    const room = Math.max(0, this.maxPending - undelivered);
+    return new AgentError(
+      'STORE_OUTBOX_FULL',
+      `${adding} punches do not fit: the outbox holds ${undelivered} undelivered punches, the cap is ${this.maxPending} (room for ${room}); nothing was recorded`,
+      { undelivered, maxPending: this.maxPending, adding, room, recorded: 0 },
+      { hint: `import at most ${room} punches (split the file), let the backlog drain ("edge-agent queue status"), purge dead letters, or raise outbox.maxPending if the disk has room (about 300 bytes a punch)`, retryable: true },
+    );
   }
 
   /** The latest punch of an employee (any state), for the punch policy. */
@@ -376,13 +473,17 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
     const n = (s: EventState) => counts.find((c) => c.state === s)?.n ?? 0;
     const oldest = await this.db.get<{ created_at: number }>("SELECT created_at FROM outbox_events WHERE state = 'pending' ORDER BY seq LIMIT 1");
     const last = await this.db.get<{ t: number | null }>('SELECT MAX(done_at) AS t FROM outbox_events WHERE done_at IS NOT NULL');
-    const unsynced = await this.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM outbox_events WHERE clock_synced = 0 AND clock_corrected = 0 AND state = 'pending'");
-    // Per sink and state: range counts on the (sink, state, seq) index, never a full scan.
+    // On the partial index of unsynced punches (`+state`: not the state index, a million pending).
+    const unsynced = await this.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM outbox_events WHERE clock_synced = 0 AND clock_corrected = 0 AND +state = 'pending'");
+    // Per sink and state: the counters the delivery triggers keep (a count of a million index
+    // entries would hold the database, and the punches waiting on it, for half a second).
+    const sinkCounts = await this.db.all<{ sink: string; state: EventState; n: number }>("SELECT sink, state, n FROM outbox_sink_counts WHERE state IN ('pending', 'dead')");
     const perSink: OutboxStatus['perSink'] = {};
     for (const s of this.sinks) {
-      const count = async (state: string) => (await this.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM outbox_deliveries WHERE sink = ? AND state = ?', [s, state]))?.n ?? 0;
-      perSink[s] = { pending: await count('pending'), dead: await count('dead') };
+      const count = (state: EventState) => sinkCounts.find((c) => c.sink === s && c.state === state)?.n ?? 0;
+      perSink[s] = { pending: count('pending'), dead: count('dead') };
     }
+    const undelivered = n('pending') + n('dead');
     return {
       pending: n('pending'),
       dead: n('dead'),
@@ -391,6 +492,9 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
       lastDeliveryAt: last?.t != null ? new Date(last.t).toISOString() : null,
       unsynced: unsynced?.n ?? 0,
       maxPending: this.maxPending,
+      undelivered,
+      capFullPercent: Math.round((undelivered / this.maxPending) * 1000) / 10,
+      capRoom: Math.max(0, this.maxPending - undelivered),
       perSink,
     };
   }
@@ -423,7 +527,7 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
     const now = this.#now();
     return this.db.transaction(async (db) => {
       const rows = ids
-        ? await db.all<{ seq: number }>("SELECT seq FROM outbox_events WHERE state = 'dead' AND id IN (SELECT value FROM json_each(?))", [JSON.stringify(ids)])
+        ? await db.all<{ seq: number }>("SELECT seq FROM outbox_events WHERE id IN (SELECT value FROM json_each(?)) AND +state = 'dead'", [JSON.stringify(ids)]) // by id, not all dead letters
         : await db.all<{ seq: number }>("SELECT seq FROM outbox_events WHERE state = 'dead'");
       if (rows.length === 0) return 0;
       const seqs = JSON.stringify(rows.map((r) => r.seq));
@@ -476,19 +580,27 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
   /**
    * Makes the deliveries match the configured sinks: undelivered punches get a row for each sink
    * added since they were recorded, and lose their pending rows for sinks no longer configured.
+   * The sink set is remembered (`outbox_sinks`): with the same set as last time this reads one
+   * small table and touches no punch, so a start with a million pending costs nothing here. A
+   * process that records with another sink set forgets the remembered one (see `#insert`).
    */
   async reconcileSinks(sinks: readonly string[]): Promise<void> {
     const now = this.#now();
+    const wanted = [...new Set(sinks)].sort();
     await this.db.transaction(async (db) => {
-      const json = JSON.stringify(sinks);
+      const known = (await db.all<{ sink: string }>('SELECT sink FROM outbox_sinks ORDER BY sink')).map((r) => r.sink);
+      if (known.length === wanted.length && known.every((s, i) => s === wanted[i])) return;
+      const json = JSON.stringify(wanted);
       const stale = await db.all<{ seq: number }>("SELECT DISTINCT seq FROM outbox_deliveries WHERE state = 'pending' AND sink NOT IN (SELECT value FROM json_each(?))", [json]);
-      for (const sink of sinks) {
+      for (const sink of wanted) {
         await db.run("INSERT OR IGNORE INTO outbox_deliveries (sink, seq) SELECT ?, seq FROM outbox_events WHERE state <> 'delivered'", [sink]);
       }
       if (stale.length) {
         await db.run("DELETE FROM outbox_deliveries WHERE state = 'pending' AND sink NOT IN (SELECT value FROM json_each(?))", [json]);
         await this.#refreshStates(db, JSON.stringify(stale.map((r) => r.seq)), now);
       }
+      await db.run('DELETE FROM outbox_sinks');
+      await db.run('INSERT INTO outbox_sinks (sink) SELECT value FROM json_each(?)', [json]);
     });
   }
 
@@ -539,46 +651,54 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
   }
 
 
-  /** Applies one sink's outcomes for a batch in one transaction. */
+  /**
+   * Applies one sink's outcomes for a batch in one transaction. Every statement finds its rows by
+   * the batch's seqs (primary key lookups), never by scanning the pending backlog: the per-item
+   * statuses of dead letters and retries go through the temporary table `outbox_outcomes`.
+   */
   async applyResults(sink: string, results: ItemResult[], now: number = this.#now()): Promise<void> {
     if (results.length === 0) return;
     const delivered: number[] = [];
-    const dead: Array<{ seq: number; status: string; error: string }> = [];
-    const retry: Array<{ seq: number; status: string | null; error: string; next: number }> = [];
+    const dead: number[] = [];
+    const outcomes: Array<[number, number, string | null, string, number | null]> = [];
     for (const r of results) {
       if (r.outcome === 'delivered') delivered.push(r.seq);
-      else if (r.outcome === 'dead') dead.push({ seq: r.seq, status: r.status, error: r.error });
-      else retry.push({ seq: r.seq, status: r.status ?? null, error: r.error, next: r.nextAttemptAt });
+      else if (r.outcome === 'dead') {
+        dead.push(r.seq);
+        outcomes.push([r.seq, 1, r.status, r.error, null]);
+      } else outcomes.push([r.seq, 0, r.status ?? null, r.error, r.nextAttemptAt]);
     }
     await this.db.transaction(async (db) => {
       if (delivered.length) {
         await db.run(
-          "UPDATE outbox_deliveries SET state = 'delivered', attempts = attempts + 1, delivered_at = ?, last_status = 'SUCCESS', last_error = NULL WHERE sink = ? AND state = 'pending' AND seq IN (SELECT value FROM json_each(?))",
+          `UPDATE outbox_deliveries SET state = 'delivered', attempts = attempts + 1, delivered_at = ?, last_status = 'SUCCESS', last_error = NULL WHERE sink = ? AND state = 'pending' AND seq IN (${SEQS})`,
           [now, sink, JSON.stringify(delivered)],
         );
       }
-      if (dead.length) {
-        await db.run(
-          `UPDATE outbox_deliveries AS d SET state = 'dead', attempts = d.attempts + 1, last_status = j.status, last_error = j.error
-           FROM (SELECT value ->> 'seq' AS seq, value ->> 'status' AS status, value ->> 'error' AS error FROM json_each(?)) AS j
-           WHERE d.sink = ? AND d.state = 'pending' AND d.seq = j.seq`,
-          [JSON.stringify(dead), sink],
-        );
-      }
-      if (retry.length) {
-        await db.run(
-          `UPDATE outbox_deliveries AS d SET attempts = d.attempts + 1, next_attempt_at = j.next, last_status = j.status, last_error = j.error
-           FROM (SELECT value ->> 'seq' AS seq, value ->> 'status' AS status, value ->> 'error' AS error, value ->> 'next' AS next FROM json_each(?)) AS j
-           WHERE d.sink = ? AND d.state = 'pending' AND d.seq = j.seq`,
-          [JSON.stringify(retry), sink],
-        );
+      if (outcomes.length) {
+        await db.run('INSERT OR REPLACE INTO temp.outbox_outcomes (seq, dead, status, error, next) SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4 FROM json_each(?)', [JSON.stringify(outcomes)]);
+        if (dead.length) {
+          await db.run(
+            `UPDATE outbox_deliveries SET state = 'dead', attempts = attempts + 1, last_status = ${OUTCOME_VALUE('status')}, last_error = ${OUTCOME_VALUE('error')}
+             WHERE sink = ? AND state = 'pending' AND seq IN (SELECT seq FROM temp.outbox_outcomes WHERE dead = 1)`,
+            [sink],
+          );
+        }
+        if (outcomes.length > dead.length) {
+          await db.run(
+            `UPDATE outbox_deliveries SET attempts = attempts + 1, next_attempt_at = ${OUTCOME_VALUE('next')}, last_status = ${OUTCOME_VALUE('status')}, last_error = ${OUTCOME_VALUE('error')}
+             WHERE sink = ? AND state = 'pending' AND seq IN (SELECT seq FROM temp.outbox_outcomes WHERE dead = 0)`,
+            [sink],
+          );
+        }
+        await db.run('DELETE FROM temp.outbox_outcomes');
       }
       if (this.sinks.length === 1 && this.sinks[0] === sink) {
         // One sink: the punch's state is this delivery's state; no need to look at other sinks.
-        if (delivered.length) await db.run("UPDATE outbox_events SET state = 'delivered', done_at = ? WHERE state = 'pending' AND seq IN (SELECT value FROM json_each(?))", [now, JSON.stringify(delivered)]);
-        if (dead.length) await db.run("UPDATE outbox_events SET state = 'dead' WHERE state = 'pending' AND seq IN (SELECT value FROM json_each(?))", [JSON.stringify(dead.map((d) => d.seq))]);
+        if (delivered.length) await db.run(`UPDATE outbox_events SET state = 'delivered', done_at = ? WHERE state = 'pending' AND seq IN (${SEQS})`, [now, JSON.stringify(delivered)]);
+        if (dead.length) await db.run(`UPDATE outbox_events SET state = 'dead' WHERE state = 'pending' AND seq IN (${SEQS})`, [JSON.stringify(dead)]);
       } else if (delivered.length || dead.length) {
-        await this.#refreshStates(db, JSON.stringify([...delivered, ...dead.map((d) => d.seq)]), now);
+        await this.#refreshStates(db, JSON.stringify([...delivered, ...dead]), now);
       }
     });
   }

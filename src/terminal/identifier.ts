@@ -15,7 +15,7 @@ import type { FingerTemplate } from '../biometrics/finger/template.js';
 import { IrisIndex, type IrisIndexOptions } from '../biometrics/iris/iris-index.js';
 import type { Modality, StoredTemplate, TemplateCache } from '../store/template-cache.js';
 import type { AgentConfig } from '../config/config.js';
-import { LatencyWindow } from './latency.js';
+import { LatencyWindow } from '../core/latency.js';
 
 const log = logger('agent:identifier');
 

@@ -21,6 +21,7 @@
 import { AgentError, toAgentError } from '../core/errors.js';
 import { backoffDelay } from '../core/backoff.js';
 import { TypedEmitter } from '../core/events.js';
+import { LatencyWindow } from '../core/latency.js';
 import { logger } from '../core/logger.js';
 import { sleep } from '../core/time.js';
 import type { ItemResult, Outbox, OutboxItem } from '../store/outbox.js';
@@ -40,6 +41,19 @@ export interface UploaderOptions {
   stopGraceMs?: number;
   random?: () => number;
   now?: () => number;
+}
+
+/** What the uploader did since it started (the terminal's metrics, `upload`). */
+export interface UploaderMetrics {
+  /** Batches whose per-item outcomes were recorded. */
+  batches: number;
+  delivered: number;
+  dead: number;
+  retried: number;
+  /** Time to record one batch's outcomes in the outbox (one transaction), over the last 1,024 batches. */
+  recordOutcomesP50Ms: number | null;
+  recordOutcomesP95Ms: number | null;
+  recordOutcomesMaxMs: number | null;
 }
 
 export interface UploaderEvents extends Record<string, unknown> {
@@ -77,6 +91,9 @@ export class Uploader extends TypedEmitter<UploaderEvents> {
   /** Loop state of `runOnce` callers (tests, tools) that did not `start()`. */
   readonly #spare = new Map<string, SinkLoop>();
   readonly #stop = new AbortController();
+  readonly #recordOutcomes = new LatencyWindow(1024);
+  readonly #counts = { batches: 0, delivered: 0, dead: 0, retried: 0 };
+  #recordOutcomesMax: number | null = null;
   #started = false;
   readonly #onRecorded = () => this.wake();
 
@@ -103,6 +120,15 @@ export class Uploader extends TypedEmitter<UploaderEvents> {
       loop.running = this.#run(loop).catch((err) => log.error({ err: toAgentError(err).toJSON(), sink: sink.name }, 'uploader loop ended by an error'));
       this.#loops.set(sink.name, loop);
     }
+  }
+
+  metrics(): UploaderMetrics {
+    return {
+      ...this.#counts,
+      recordOutcomesP50Ms: this.#recordOutcomes.percentile(50),
+      recordOutcomesP95Ms: this.#recordOutcomes.percentile(95),
+      recordOutcomesMaxMs: this.#recordOutcomesMax === null ? null : Math.round(this.#recordOutcomesMax * 10) / 10,
+    };
   }
 
   /** Ends idle waits so new punches go at once (backoff waits are kept). */
@@ -160,7 +186,13 @@ export class Uploader extends TypedEmitter<UploaderEvents> {
     loop.failures = 0;
     loop.size = Math.min(this.#batchSize, loop.size * 2);
     const results = this.#results(sink.name, batch, outcomes);
+    const t0 = performance.now();
     await this.outbox.applyResults(sink.name, results, this.#now());
+    const took = performance.now() - t0;
+    this.#recordOutcomes.add(took);
+    this.#recordOutcomesMax = Math.max(this.#recordOutcomesMax ?? 0, took);
+    this.#counts.batches++;
+    for (const r of results) this.#counts[r.outcome === 'retry' ? 'retried' : r.outcome]++;
     const delivered = batch.filter((_, i) => results[i]!.outcome === 'delivered');
     if (delivered.length) this.emit('delivered', { sink: sink.name, count: delivered.length, ids: delivered.map((d) => d.id) });
     results.forEach((r, i) => {

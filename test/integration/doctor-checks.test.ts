@@ -79,7 +79,7 @@ describe('doctor checks on broken parts (real files, real sockets)', () => {
   });
 
   it('outbox: dead letters and an old backlog warn, a nearly full outbox fails', () => {
-    const base: OutboxStatus = { pending: 0, dead: 0, delivered: 10, oldestPendingAgeSec: null, lastDeliveryAt: null, unsynced: 0, maxPending: 1000, perSink: {} };
+    const base: OutboxStatus = { pending: 0, dead: 0, delivered: 10, oldestPendingAgeSec: null, lastDeliveryAt: null, unsynced: 0, maxPending: 1000, undelivered: 0, capFullPercent: 0, capRoom: 1000, perSink: {} };
     expect(judgeOutbox(base).status).toBe('pass');
     expect(judgeOutbox({ ...base, dead: 2 })).toMatchObject({ status: 'warn', hint: expect.stringContaining('queue list --dead') });
     expect(judgeOutbox({ ...base, pending: 5, oldestPendingAgeSec: 7200 }).status).toBe('warn');

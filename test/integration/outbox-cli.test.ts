@@ -103,4 +103,26 @@ describe('edge-agent punch / run / queue', () => {
     expect(bad.stderr).toMatch(/CLI_IMPORT_BAD_LINE: .*line 2: "direction" must be "in" or "out"/);
     expect((await queueStatus()).pending).toBe(2);
   });
+
+  it('refuses an import that does not fit under the cap before recording any of it; queue status shows the cap and how full it is', async () => {
+    const capped = { env: { EDGE_AGENT_OUTBOX__MAX_PENDING: '5' } };
+    const file = join(dir, 'too-many.jsonl');
+    const lines = (n: number, day: string) => Array.from({ length: n }, (_, i) => JSON.stringify({ code: `C${i}`, direction: 'in', at: `2026-03-${day} 07:00:00`, tz: 60 }));
+    writeFileSync(file, `${lines(4, '07').join('\n')}\n`);
+    const refused = await runCli(['punch', '--import', file, ...common], capped);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/STORE_OUTBOX_FULL: 4 punches do not fit: the outbox holds 2 undelivered punches, the cap is 5 \(room for 3\); nothing was recorded/);
+    expect(refused.stderr).toMatch(/import at most 3 punches/);
+    expect((await queueStatus()).pending).toBe(2);
+
+    writeFileSync(file, `${lines(3, '08').join('\n')}\n`);
+    const ok = await runCli(['punch', '--import', file, '--json', ...common], capped);
+    expect(JSON.parse(ok.stdout)).toEqual({ recorded: 3 });
+    const json = await runCli(['queue', 'status', '--json', ...common], capped);
+    expect(JSON.parse(json.stdout)).toMatchObject({ pending: 5, dead: 0, maxPending: 5, undelivered: 5, capFullPercent: 100, capRoom: 0, perSink: { api: { pending: 5, dead: 0 } } });
+    const text = await runCli(['queue', 'status', ...common], capped);
+    expect(text.stdout).toMatch(/cap +5 pending\+dead: 100 % full, room for 0 more +\(nearly full/);
+    // The default cap holds a month of a busy gate.
+    expect((await queueStatus()) as unknown).toMatchObject({ maxPending: 1_000_000, capRoom: 1_000_000 - 5, capFullPercent: 0 });
+  });
 });

@@ -1,4 +1,5 @@
-import { readFileSync } from 'node:fs';
+import { createReadStream } from 'node:fs';
+import { createInterface } from 'node:readline';
 import type { Command } from 'commander';
 import { action, defineCommand, printJson, usageError, withJson } from '../command.js';
 import { withCommonOptions, type CommonValues } from '../common-options.js';
@@ -21,25 +22,48 @@ export function parseTz(value: unknown, config: AgentConfig, where: string): num
   return minutes;
 }
 
-async function importFile(file: string, config: AgentConfig, outbox: Outbox): Promise<{ recorded: number }> {
-  let text: string;
+const IMPORT_CHUNK = 1000;
+
+/**
+ * A file of punches, line by line: `parse` turns line i into a punch (check-outs carry the inTime
+ * of the file's check-in before them), or throws naming the line. Read twice by `importFile`, so an
+ * import of a million lines never holds them all.
+ */
+async function* importLines(file: string): AsyncGenerator<{ line: string; n: number }> {
+  let stream;
   try {
-    text = readFileSync(file, 'utf8');
+    stream = createReadStream(file, { encoding: 'utf8' });
+    await new Promise<void>((resolve, reject) => stream!.once('open', () => resolve()).once('error', reject));
   } catch (err) {
     throw new AgentError('CLI_IMPORT_UNREADABLE', `cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { file }, { hint: 'check the path', cause: err });
   }
-  const punches: PunchInput[] = [];
+  let n = 0;
+  const lines = createInterface({ input: stream, crlfDelay: Infinity })[Symbol.asyncIterator]();
+  for (;;) {
+    let next: IteratorResult<string>;
+    try {
+      next = await lines.next();
+    } catch (err) {
+      throw new AgentError('CLI_IMPORT_UNREADABLE', `cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { file }, { hint: 'give a file of JSON lines', cause: err });
+    }
+    if (next.done) return;
+    n++;
+    if (next.value.trim() !== '') yield { line: next.value, n };
+  }
+}
+
+function importParser(file: string, config: AgentConfig): (line: string, n: number) => PunchInput {
   const openIn = new Map<string, { localTime: string; instant: number }>();
-  text.split(/\r?\n/).forEach((line, i) => {
-    if (line.trim() === '') return;
-    const where = `${file} line ${i + 1}`;
+  return (line, n) => {
+    const where = `${file} line ${n}`;
     let row: { code?: unknown; direction?: unknown; at?: unknown; tz?: unknown };
     try {
       row = JSON.parse(line) as typeof row;
     } catch {
-      throw new AgentError('CLI_IMPORT_BAD_LINE', `${where} is not JSON`, { file, line: i + 1 }, { hint: 'each line is one object: {"code":"1042","direction":"in","at":"2026-03-01 07:58:00","tz":60}' });
+      throw new AgentError('CLI_IMPORT_BAD_LINE', `${where} is not JSON`, { file, line: n }, { hint: 'each line is one object: {"code":"1042","direction":"in","at":"2026-03-01 07:58:00","tz":60}' });
     }
-    const bad = (what: string) => new AgentError('CLI_IMPORT_BAD_LINE', `${where}: ${what}`, { file, line: i + 1 }, { hint: 'each line is one object: {"code":"1042","direction":"in","at":"2026-03-01 07:58:00","tz":60}; nothing was recorded' });
+    const bad = (what: string) => new AgentError('CLI_IMPORT_BAD_LINE', `${where}: ${what}`, { file, line: n }, { hint: 'each line is one object: {"code":"1042","direction":"in","at":"2026-03-01 07:58:00","tz":60}; nothing was recorded' });
+    if (typeof row !== 'object' || row === null) throw bad('not an object');
     if (typeof row.code !== 'string' || row.code.trim() === '') throw bad('"code" is missing');
     if (row.direction !== 'in' && row.direction !== 'out') throw bad('"direction" must be "in" or "out"');
     if (typeof row.at !== 'string' || !LOCAL_TIME_RE.test(row.at)) throw bad('"at" must be "yyyy-MM-dd HH:mm:ss"');
@@ -53,10 +77,47 @@ async function importFile(file: string, config: AgentConfig, outbox: Outbox): Pr
       if (open && instant >= open.instant && instant - open.instant <= config.policy.maxShiftHours * 3_600_000) p.inTime = open.localTime;
       openIn.delete(code);
     }
-    punches.push(p);
-  });
-  const { ids } = await outbox.recordMany(punches);
-  return { recorded: ids.length };
+    return p;
+  };
+}
+
+/**
+ * Imports a file in two passes: the first checks every line (a bad one is named and nothing is
+ * recorded) and counts them, the cap is checked for the whole file, the second records a
+ * thousand punches per transaction.
+ */
+async function importFile(file: string, config: AgentConfig, outbox: Outbox): Promise<{ recorded: number }> {
+  let total = 0;
+  const check = importParser(file, config);
+  for await (const { line, n } of importLines(file)) {
+    const p = check(line, n);
+    try {
+      outbox.validate(p);
+    } catch (err) {
+      if (err instanceof AgentError) throw new AgentError(err.code, `${file} line ${n}: ${err.message}`, { ...err.context, file, line: n }, { hint: `${err.hint ?? ''}; nothing was recorded`.replace(/^; /, ''), cause: err });
+      throw err;
+    }
+    total++;
+  }
+  await outbox.ensureRoom(total);
+  const parse = importParser(file, config);
+  let recorded = 0;
+  let chunk: PunchInput[] = [];
+  const flush = async () => {
+    try {
+      recorded += (await outbox.recordMany(chunk)).ids.length;
+    } catch (err) {
+      if (err instanceof AgentError) err.context.recorded = recorded;
+      throw err;
+    }
+    chunk = [];
+  };
+  for await (const { line, n } of importLines(file)) {
+    chunk.push(parse(line, n));
+    if (chunk.length === IMPORT_CHUNK) await flush();
+  }
+  if (chunk.length) await flush();
+  return { recorded };
 }
 
 type Values = CommonValues & { code?: string; in?: boolean; out?: boolean; at?: string; tz?: string; import?: string; json?: boolean };
@@ -76,7 +137,7 @@ and the same durable outbox as a scanner; it is delivered by the running agent.
     .option('--out', 'a check-out')
     .option('--at <time>', 'local time of the punch, "yyyy-MM-dd HH:mm:ss" (default now)')
     .option('--tz <offset>', "offset east of UTC of that time, in the configured api.tzOffsetUnit (minutes by default), or as +HH:MM (default: the terminal time zone's offset)")
-    .option('--import <file>', 'JSON lines {"code", "direction": "in"|"out", "at": "yyyy-MM-dd HH:mm:ss", "tz"} recorded as they are (no dedupe), one transaction per thousand');
+    .option('--import <file>', 'JSON lines {"code", "direction": "in"|"out", "at": "yyyy-MM-dd HH:mm:ss", "tz"} recorded as they are (no dedupe), one transaction per thousand; every line is checked, and the outbox cap for the whole file, before anything is recorded');
   withJson(cmd);
   withCommonOptions(cmd);
   return action<Values>(cmd, async (values) => {

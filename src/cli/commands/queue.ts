@@ -17,7 +17,7 @@ function printStatus(s: OutboxStatus): void {
     `dead         ${s.dead}${s.dead ? '  (see: edge-agent queue list --dead)' : ''}`,
     `delivered    ${s.delivered}  (last delivery ${s.lastDeliveryAt ?? 'never'})`,
     `unsynced     ${s.unsynced}${s.unsynced ? '  (taken before the clock synchronized; held until corrected)' : ''}`,
-    `cap          ${s.maxPending} pending+dead`,
+    `cap          ${s.maxPending} pending+dead: ${s.capFullPercent} % full, room for ${s.capRoom} more${s.capFullPercent >= 90 ? '  (nearly full: new punches are refused at the cap)' : ''}`,
   ];
   for (const [sink, c] of Object.entries(s.perSink)) lines.push(`  ${sink.padEnd(10)} pending ${c.pending}, dead ${c.dead}`);
   process.stdout.write(`${lines.join('\n')}\n`);
@@ -64,7 +64,7 @@ export default function register(program: Command): Command {
   });
   withVerbs(queue);
 
-  const status = defineCommand(queue, { name: 'status', summary: 'counts: pending, dead letters, delivered (kept for outbox.retentionDays), age of the oldest pending punch, last delivery, punches held for the clock' });
+  const status = defineCommand(queue, { name: 'status', summary: 'counts: pending, dead letters, delivered (kept for outbox.retentionDays), age of the oldest pending punch, last delivery, punches held for the clock, the cap and how full it is' });
   withCommonOptions(withJson(status));
   action<Values>(status, (values) =>
     withOutbox(values, async (outbox) => {

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { AgentError } from '../../../src/core/errors.js';
 import { logLevels, logger } from '../../../src/core/logger.js';
+import { DEFAULT_MAX_PENDING } from '../../../src/store/outbox.js';
 import { applyLogging, configFromEnv, configFromFlags, didYouMean, envName, loadConfig, parseConfig, secretsFilePath } from '../../../src/config/config.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'config-test-'));
@@ -32,6 +33,9 @@ describe('config: defaults and layers', () => {
     expect(c.logging.format).toBe('json');
     expect(c.secretsFile).toBeNull();
     expect(secretsFilePath(c)).toBe(join(c.dataDir, 'secrets.yaml'));
+    // The outbox cap of the config is the store's own default: a month of a busy gate.
+    expect(c.outbox.maxPending).toBe(DEFAULT_MAX_PENDING);
+    expect(DEFAULT_MAX_PENDING).toBeGreaterThanOrEqual(1_000_000);
   });
 
   it('reads JSON as well as YAML', () => {

@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isAgentError } from '../../../src/core/errors.js';
 import type { SqliteDatabase } from '../../../src/core/sqlite.js';
 import { openAgentDatabase } from '../../../src/store/agent-db.js';
-import { Outbox, type PunchInput } from '../../../src/store/outbox.js';
+import { OUTBOX_MIGRATIONS, Outbox, type PunchInput } from '../../../src/store/outbox.js';
 import { ulid, ulidTime } from '../../../src/store/ulid.js';
 
 let dir: string;
@@ -68,13 +68,22 @@ describe('Outbox', () => {
     expect((await outbox.status()).pending).toBe(3);
   });
 
-  it('recordMany writes in chunks and stops at the cap saying how many were recorded', async () => {
+  it('recordMany checks the cap for the whole list before writing anything', async () => {
     const outbox = await Outbox.open(db, { maxPending: 25 });
+    await outbox.record(punch('FIRST'));
     const many = Array.from({ length: 30 }, (_, i) => punch(`E${i}`));
     const err = await outbox.recordMany(many, 10).catch((e: unknown) => e);
     expect(isAgentError(err, 'STORE_OUTBOX_FULL')).toBe(true);
-    expect((err as { context: { recorded: number } }).context.recorded).toBe(20);
-    expect((await outbox.status()).pending).toBe(20);
+    expect((err as { context: Record<string, number> }).context).toMatchObject({ recorded: 0, adding: 30, undelivered: 1, room: 24 });
+    expect((err as { hint: string }).hint).toMatch(/at most 24/);
+    expect((await outbox.status()).pending).toBe(1);
+    // What fits goes in, in chunks, in order, each with its delivery row.
+    const { ids } = await outbox.recordMany(many.slice(0, 24), 10);
+    expect(ids).toHaveLength(24);
+    const st = await outbox.status();
+    expect(st).toMatchObject({ pending: 25, undelivered: 25, capRoom: 0, capFullPercent: 100, perSink: { api: { pending: 25, dead: 0 } } });
+    expect((await outbox.list({ limit: 30 })).map((e) => e.employeeCode)).toEqual(['FIRST', ...many.slice(0, 24).map((p) => p.employeeCode)]);
+    expect((await outbox.get(ids[23]!))!.deliveries.map((d) => d.sink)).toEqual(['api']);
   });
 
   it('takes batches in recording order and never passes an employee whose earlier item is backing off', async () => {
@@ -189,6 +198,37 @@ describe('Outbox', () => {
     const both = await Outbox.open(db, { sinks: ['api', 'mqtt'] });
     await both.reconcileSinks(['mqtt']);
     expect((await both.status()).perSink).toEqual({ api: { pending: 0, dead: 0 }, mqtt: { pending: 1, dead: 0 } });
+  });
+
+  it('remembers the reconciled sinks: a start with the same ones touches no punch, a process recording for others makes the next start look again', async () => {
+    const daemon = await Outbox.open(db, { sinks: ['api'] });
+    await daemon.record(punch('A'));
+    await daemon.reconcileSinks(['api']);
+    expect(await db.all('SELECT sink FROM outbox_sinks')).toEqual([{ sink: 'api' }]);
+    // A tool configured for both upstreams records a punch with an mqtt delivery...
+    const tool = await Outbox.open(db, { sinks: ['api', 'mqtt'] });
+    await tool.record(punch('B'));
+    expect(await db.all('SELECT sink FROM outbox_sinks')).toEqual([]);
+    // ...which the daemon's next start removes again, since the remembered set was forgotten.
+    await daemon.reconcileSinks(['api']);
+    expect((await daemon.status()).perSink).toEqual({ api: { pending: 2, dead: 0 } });
+    expect(await db.all("SELECT COUNT(*) AS n FROM outbox_deliveries WHERE sink = 'mqtt'")).toEqual([{ n: 0 }]);
+  });
+
+  it('an outbox of the first schema gets its per-sink counters from its rows', async () => {
+    await db.migrate('outbox', OUTBOX_MIGRATIONS.filter((m) => m.version === 1));
+    await db.transaction(async (tx) => {
+      for (const [seq, state] of [[1, 'pending'], [2, 'dead'], [3, 'pending']] as const) {
+        await tx.run(
+          `INSERT INTO outbox_events (seq, id, employee_code, direction, local_time, tz_offset, source, terminal_id, created_at, clock_synced, boot_id, monotonic_ms, state)
+           VALUES (?, ?, 'E', 'in', '2026-03-01 08:00:00', 60, 'manual', 't1', 0, 1, 'b', 0, ?)`,
+          [seq, ulid(), state],
+        );
+        await tx.run('INSERT INTO outbox_deliveries (sink, seq, state) VALUES (?, ?, ?)', ['api', seq, state]);
+      }
+    });
+    const outbox = await Outbox.open(db);
+    expect(await outbox.status()).toMatchObject({ pending: 2, dead: 1, perSink: { api: { pending: 2, dead: 1 } } });
   });
 
   it('a full disk refuses the punch with SQLITE_DISK_FULL and keeps everything recorded before', async () => {

@@ -1,4 +1,4 @@
-/** A ring of the last N latencies with percentiles, for metrics (identification, capture-to-punch). */
+/** A ring of the last N latencies with percentiles, for metrics (identification, capture-to-punch, recording a batch's outcomes). */
 export class LatencyWindow {
   readonly #values: Float64Array;
   #count = 0;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LatencyWindow } from '../../../src/terminal/latency.js';
+import { LatencyWindow } from '../../../src/core/latency.js';
 
 describe('LatencyWindow', () => {
   it('gives nearest-rank percentiles over the last N values', () => {
