@@ -59,6 +59,8 @@ export function sqliteError(err: unknown, context: Record<string, unknown> = {})
 export class SqliteDatabase {
   readonly path: string;
   readonly #db: sqlite3.Database;
+  /** The `synchronous` level the database was opened with (restored after a non-durable transaction). */
+  #synchronous: NonNullable<OpenOptions['synchronous']> = 'FULL';
   /** Prepared statements by SQL text; a statement that fails to prepare is not kept. */
   readonly #statements = new Map<string, Promise<sqlite3.Statement>>();
   /** Tail of the transaction queue: each transaction starts after the previous one settled. */
@@ -81,7 +83,8 @@ export class SqliteDatabase {
     raw.configure('busyTimeout', options.busyTimeoutMs ?? 5000);
     try {
       if (!options.readonly) await db.exec('PRAGMA journal_mode=WAL');
-      await db.exec(`PRAGMA synchronous=${options.synchronous ?? 'FULL'}`);
+      db.#synchronous = options.synchronous ?? 'FULL';
+      await db.exec(`PRAGMA synchronous=${db.#synchronous}`);
       await db.exec('PRAGMA foreign_keys=ON');
     } catch (err) {
       await db.close().catch(() => undefined);
@@ -145,17 +148,32 @@ export class SqliteDatabase {
    * so two callers never interleave; resolves only after the commit is durable (with
    * synchronous=FULL). There is one connection: a statement issued outside `transaction()` while
    * one runs executes inside it, so every write goes through `transaction()`; plain reads may not.
+   *
+   * `durable: false` commits without waiting for the disk (`synchronous=NORMAL` for this one
+   * transaction): for writes whose loss on a power cut only means doing them again (an upstream's
+   * outcomes: the batch is sent again and the upstream deduplicates). It stays atomic and never
+   * corrupts the file, and the next durable commit makes it durable too (the WAL is written in
+   * order).
    */
-  transaction<T>(fn: (db: SqliteDatabase) => Promise<T>): Promise<T> {
+  transaction<T>(fn: (db: SqliteDatabase) => Promise<T>, options: { durable?: boolean } = {}): Promise<T> {
+    const relaxed = options.durable === false && this.#synchronous === 'FULL';
+    const restore = `PRAGMA synchronous=${this.#synchronous}`;
     const next = this.#queue.then(async () => {
-      await this.exec('BEGIN IMMEDIATE');
+      // The level change rides in the same exec as BEGIN and COMMIT: no extra round trip.
+      try {
+        await this.exec(relaxed ? 'PRAGMA synchronous=NORMAL; BEGIN IMMEDIATE' : 'BEGIN IMMEDIATE');
+      } catch (err) {
+        if (relaxed) await this.exec(restore).catch(() => undefined);
+        throw err;
+      }
       this.#inTransaction = true;
       try {
         const result = await fn(this);
-        await this.exec('COMMIT');
+        await this.exec(relaxed ? `COMMIT; ${restore}` : 'COMMIT');
         return result;
       } catch (err) {
         await this.exec('ROLLBACK').catch(() => undefined);
+        if (relaxed) await this.exec(restore).catch(() => undefined);
         throw err;
       } finally {
         this.#inTransaction = false;

@@ -655,6 +655,8 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
    * Applies one sink's outcomes for a batch in one transaction. Every statement finds its rows by
    * the batch's seqs (primary key lookups), never by scanning the pending backlog: the per-item
    * statuses of dead letters and retries go through the temporary table `outbox_outcomes`.
+   * The commit does not wait for the disk (the punches themselves did): after a power cut the
+   * batch may be sent again, which the upstreams deduplicate, as after SIGKILL.
    */
   async applyResults(sink: string, results: ItemResult[], now: number = this.#now()): Promise<void> {
     if (results.length === 0) return;
@@ -700,14 +702,15 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
       } else if (delivered.length || dead.length) {
         await this.#refreshStates(db, JSON.stringify([...delivered, ...dead]), now);
       }
-    });
+    }, { durable: false }); // lost on a power cut, the batch is sent again and the upstream deduplicates
   }
 
   /** Records a whole-request failure against a batch without counting it as an item outcome. */
   async noteFailure(sink: string, seqs: number[], error: string): Promise<void> {
     if (seqs.length === 0) return;
-    await this.db.transaction((db) =>
-      db.run('UPDATE outbox_deliveries SET attempts = attempts + 1, last_error = ? WHERE sink = ? AND state = \'pending\' AND seq IN (SELECT value FROM json_each(?))', [error, sink, JSON.stringify(seqs)]),
+    await this.db.transaction(
+      (db) => db.run(`UPDATE outbox_deliveries SET attempts = attempts + 1, last_error = ? WHERE sink = ? AND state = 'pending' AND seq IN (${SEQS})`, [error, sink, JSON.stringify(seqs)]),
+      { durable: false },
     );
   }
 }

@@ -195,13 +195,22 @@ export class Uploader extends TypedEmitter<UploaderEvents> {
     for (const r of results) this.#counts[r.outcome === 'retry' ? 'retried' : r.outcome]++;
     const delivered = batch.filter((_, i) => results[i]!.outcome === 'delivered');
     if (delivered.length) this.emit('delivered', { sink: sink.name, count: delivered.length, ids: delivered.map((d) => d.id) });
+    // One log line per batch, not per punch: a backlog of refused punches must not flood the
+    // journal (a hundred thousand lines) nor spend the drain's time on them; `queue list --dead`
+    // has every one.
+    const refused: Array<{ id: string; employeeCode: string; status: string; reason: string }> = [];
     results.forEach((r, i) => {
       if (r.outcome === 'dead') {
         const item = batch[i]!;
-        log.warn({ sink: sink.name, id: item.id, employeeCode: item.employeeCode, status: r.status, reason: r.error }, 'punch refused for good: kept as a dead letter');
+        refused.push({ id: item.id, employeeCode: item.employeeCode, status: r.status, reason: r.error });
         this.emit('dead', { sink: sink.name, id: item.id, employeeCode: item.employeeCode, status: r.status, description: r.error });
       }
     });
+    if (refused.length) {
+      const byStatus: Record<string, number> = {};
+      for (const r of refused) byStatus[r.status] = (byStatus[r.status] ?? 0) + 1;
+      log.warn({ sink: sink.name, count: refused.length, byStatus, first: refused.slice(0, 3) }, `${refused.length === 1 ? 'punch' : `${refused.length} punches`} refused for good: kept as dead letters (edge-agent queue list --dead)`);
+    }
   }
 
   #results(sinkName: string, batch: OutboxItem[], outcomes: ItemOutcome[]): ItemResult[] {

@@ -37,8 +37,12 @@ export function spawnCli(args: string[], options: SpawnOptions = {}): ChildProce
 
 /** Runs `edge-agent ...args` to completion. */
 export function runCli(args: string[], options: SpawnOptions & { input?: string; timeoutMs?: number } = {}): Promise<CliResult> {
+  return collectCli(spawnCli(args, options), args, options);
+}
+
+/** Collects the output of a started `edge-agent ...args` until it exits (or kills it after `timeoutMs`). */
+export function collectCli(child: ChildProcess, args: string[], options: { input?: string; timeoutMs?: number } = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawnCli(args, options);
     let stdout = '';
     let stderr = '';
     child.stdout?.on('data', (d: Buffer) => (stdout += d));

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli, ROOT } from '../helpers/cli.js';
-import { parseUnit, renderUnit } from '../../src/setup/service-files.js';
+import { DAEMON_NODE_FLAGS, parseUnit, renderUnit } from '../../src/setup/service-files.js';
 
 const UNIT = join(ROOT, 'systemd/edge-agent.service');
 const RULES = join(ROOT, 'systemd/99-edge-agent.rules');
@@ -52,6 +52,7 @@ describe('systemd unit', () => {
 
   it('is Type=notify with a watchdog, restarts always, runs as its own user with serial and HID access', () => {
     expect(values('Type')).toEqual(['notify']);
+    expect(values('ExecStart')[0]).toMatch(new RegExp(`^/usr/bin/node ${DAEMON_NODE_FLAGS.join(' ')} /`));
     expect(values('NotifyAccess')).toEqual(['all']);
     expect(Number(values('WatchdogSec')[0])).toBeGreaterThan(0);
     expect(values('Restart')).toEqual(['always']);
@@ -121,7 +122,7 @@ describe('edge-agent install-service', { timeout: 60_000 }, () => {
     ]);
     const unit = readFileSync(unitPath, 'utf8');
     // ExecStart names this node and this checkout's entry point; the rest is the shipped unit.
-    expect(unit).toContain(`ExecStart=${process.execPath} --import `);
+    expect(unit).toContain(`ExecStart=${process.execPath} ${DAEMON_NODE_FLAGS.join(' ')} --import `);
     expect(unit).toContain('src/cli/main.ts run');
     expect(unit.replace(/^ExecStart=.*$/m, '')).toBe(template.replace(/^ExecStart=.*$/m, ''));
     expect(readFileSync(rulesPath, 'utf8')).toBe(readFileSync(RULES, 'utf8'));

@@ -23,6 +23,24 @@ describe('SqliteDatabase', () => {
     await db.close();
   });
 
+  it('a non-durable transaction commits without waiting for the disk, and the next one is durable again', async () => {
+    const db = await SqliteDatabase.open(tmp());
+    await db.exec('CREATE TABLE t (v INTEGER)');
+    const inside = await db.transaction(async (d) => {
+      await d.run('INSERT INTO t VALUES (1)');
+      return (await d.get<{ synchronous: number }>('PRAGMA synchronous'))?.synchronous;
+    }, { durable: false });
+    expect(inside).toBe(1); // NORMAL: no fsync at this commit
+    expect((await db.get<{ synchronous: number }>('PRAGMA synchronous'))?.synchronous).toBe(2);
+    await expect(db.transaction(async () => {
+      throw new Error('undone');
+    }, { durable: false })).rejects.toThrow('undone');
+    expect((await db.get<{ synchronous: number }>('PRAGMA synchronous'))?.synchronous).toBe(2);
+    expect(await db.transaction(async (d) => (await d.get<{ synchronous: number }>('PRAGMA synchronous'))?.synchronous)).toBe(2);
+    expect(await db.all('SELECT v FROM t')).toEqual([{ v: 1 }]);
+    await db.close();
+  });
+
   it('rolls back a failed transaction and keeps serving', async () => {
     const db = await SqliteDatabase.open(tmp());
     await db.exec('CREATE TABLE t (v INTEGER UNIQUE)');
