@@ -1,4 +1,4 @@
-import { Worker } from 'node:worker_threads';
+import { Worker, type ResourceLimits } from 'node:worker_threads';
 
 /**
  * Starts a worker thread from a module next to the caller: the built `.js` file, or, when the
@@ -7,8 +7,8 @@ import { Worker } from 'node:worker_threads';
  *
  *   startWorker(import.meta.url, './extract-worker')
  */
-export function startWorker(callerUrl: string, relativeNoExtension: string): Worker {
-  if (!callerUrl.endsWith('.ts')) return new Worker(new URL(`${relativeNoExtension}.js`, callerUrl));
+export function startWorker(callerUrl: string, relativeNoExtension: string, options: { resourceLimits?: ResourceLimits } = {}): Worker {
+  if (!callerUrl.endsWith('.ts')) return new Worker(new URL(`${relativeNoExtension}.js`, callerUrl), options);
   const url = new URL(`${relativeNoExtension}.ts`, callerUrl).href;
-  return new Worker(`import('tsx/esm/api').then((m) => { m.register(); return import(${JSON.stringify(url)}); })`, { eval: true });
+  return new Worker(`import('tsx/esm/api').then((m) => { m.register(); return import(${JSON.stringify(url)}); })`, { eval: true, ...options });
 }

@@ -13,6 +13,7 @@ import { EmbeddingIndex, embedImage, embeddingModelConfig } from '../biometrics/
 import type { AgentConfig } from '../config/config.js';
 import type { ModalityMatcher } from '../terminal/identifier.js';
 import type { Embedder, Extractor } from '../terminal/engines.js';
+import type { SnapshotLoad, SnapshotPart } from '../biometrics/snapshot-part.js';
 
 const log = logger('agent:biometrics');
 
@@ -51,6 +52,24 @@ export class FingerMatcher implements ModalityMatcher {
 
   remove(id: string): void {
     this.index.remove(id);
+  }
+
+  snapshot(): SnapshotPart & { ids: readonly string[] } {
+    const part = this.index.snapshot(); // compacts: every slot holds an id
+    return { ...part, ids: this.index.slotIds as readonly string[] };
+  }
+
+  loadSnapshot(meta: Record<string, unknown>): (SnapshotLoad & { ids: () => readonly string[] }) | string {
+    const load = this.index.loadSnapshot(meta);
+    return typeof load === 'string' ? load : { ...load, ids: () => this.index.slotIds as readonly string[] };
+  }
+
+  holds(id: string, data: Uint8Array): boolean {
+    return this.index.holds(id, decodeFingerTemplate(data));
+  }
+
+  clear(): void {
+    this.index.clear();
   }
 
   async best(template: unknown): Promise<{ id: string; score: number } | null> {

@@ -81,6 +81,15 @@ export interface IntegrityReport {
   undecryptable: Array<{ id: string; employeeCode: string }>;
 }
 
+/** See `TemplateCache.changeState`. */
+export interface ChangeState {
+  instance: string;
+  generation: number;
+  prunedThrough: number;
+}
+
+export type TemplateChange = { op: 'put'; template: StoredTemplate } | { op: 'del'; id: string };
+
 export interface TemplateCacheOptions {
   key: Buffer | null | undefined;
   now?: () => Date;
@@ -302,11 +311,12 @@ export class TemplateCache extends TypedEmitter<TemplateCacheEvents> {
    */
   async *listTemplates(filter: { modality?: Modality; employeeCode?: string; onCorrupt?: (err: AgentError) => void } = {}): AsyncGenerator<StoredTemplate> {
     let after = -1;
+    // One statement per filter, so SQLite walks the modality (or employee) index, not every row.
+    const where = [filter.modality !== undefined ? 'modality = ?' : null, filter.employeeCode !== undefined ? 'employee_code = ?' : null].filter(Boolean);
+    const sql = `SELECT rowid AS rid, * FROM templates WHERE ${[...where, 'rowid > ?'].join(' AND ')} ORDER BY rowid LIMIT ?`;
+    const params = [filter.modality, filter.employeeCode].filter((v): v is string => v !== undefined);
     for (;;) {
-      const rows = await this.#db.all<TemplateRow & { rid: number }>(
-        'SELECT rowid AS rid, * FROM templates WHERE rowid > ? AND (? IS NULL OR modality = ?) AND (? IS NULL OR employee_code = ?) ORDER BY rowid LIMIT ?',
-        [after, filter.modality ?? null, filter.modality ?? null, filter.employeeCode ?? null, filter.employeeCode ?? null, PAGE],
-      );
+      const rows = await this.#db.all<TemplateRow & { rid: number }>(sql, [...params, after, PAGE]);
       for (const r of rows) {
         try {
           yield this.#decrypt(r);
@@ -318,6 +328,62 @@ export class TemplateCache extends TypedEmitter<TemplateCacheEvents> {
       if (rows.length < PAGE) return;
       after = rows[rows.length - 1]!.rid;
     }
+  }
+
+  /**
+   * Where the cache stands for an index snapshot: its `instance` (random per database), the number
+   * of the last change (`generation`), and up to which change the log was pruned.
+   */
+  async changeState(): Promise<ChangeState> {
+    const meta = await this.#db.all<{ key: string; value: string }>('SELECT key, value FROM template_meta');
+    const seq = await this.#db.get<{ seq: number }>("SELECT seq FROM sqlite_sequence WHERE name = 'template_changes'");
+    const value = (k: string) => meta.find((m) => m.key === k)?.value ?? '';
+    return { instance: value('instance'), generation: seq?.seq ?? 0, prunedThrough: Number(value('pruned_through')) || 0 };
+  }
+
+  /**
+   * What changed after change `after`, one entry per template (its latest change): `put` with the
+   * template decrypted, or `del`; and `through`, the last change read. Applying them to an index
+   * that holds the cache as of `after` (or later: they are idempotent) gives the cache as of
+   * `through`. A template that does not decrypt goes to `onCorrupt` (and is skipped) when given.
+   */
+  async changesSince(after: number, onCorrupt?: (err: AgentError) => void): Promise<{ through: number; changes: TemplateChange[] }> {
+    const rows = await this.#db.all<{ seq: number; id: string; op: 'put' | 'del' }>('SELECT seq, id, op FROM template_changes WHERE seq > ? ORDER BY seq', [after]);
+    const latest = new Map<string, 'put' | 'del'>();
+    let through = after;
+    for (const r of rows) {
+      latest.set(r.id, r.op);
+      through = r.seq;
+    }
+    const changes: TemplateChange[] = [];
+    const puts = [...latest].filter(([, op]) => op === 'put').map(([id]) => id);
+    const found = new Map<string, TemplateRow>();
+    for (let i = 0; i < puts.length; i += PAGE) {
+      for (const r of await this.#db.all<TemplateRow>('SELECT * FROM templates WHERE id IN (SELECT value FROM json_each(?))', [JSON.stringify(puts.slice(i, i + PAGE))])) found.set(r.id, r);
+    }
+    for (const [id, op] of latest) {
+      const row = op === 'put' ? found.get(id) : undefined;
+      if (!row) {
+        changes.push({ op: 'del', id });
+        continue;
+      }
+      try {
+        changes.push({ op: 'put', template: this.#decrypt(row) });
+      } catch (err) {
+        if (!(err instanceof AgentError) || !onCorrupt) throw err;
+        onCorrupt(err);
+        changes.push({ op: 'del', id });
+      }
+    }
+    return { through, changes };
+  }
+
+  /** Deletes the change log up to change `through` (an index snapshot holds it now). */
+  async pruneChanges(through: number): Promise<void> {
+    await this.#db.transaction(async (db) => {
+      await db.run('DELETE FROM template_changes WHERE seq <= ?', [through]);
+      await db.run("UPDATE template_meta SET value = CAST(MAX(CAST(value AS INTEGER), ?) AS TEXT) WHERE key = 'pruned_through'", [through]);
+    });
   }
 
   async countsByModality(): Promise<Record<Modality, number>> {

@@ -2,6 +2,12 @@
  * Schema of the template cache (component 'templates' of the agent database): users, their
  * templates with metadata in clear and the template bytes encrypted (see template-crypto.ts), and
  * one key-check row that tells a wrong key from an empty cache.
+ *
+ * Migration 2: every write of a template is logged (`template_changes`, by triggers: its id and
+ * put or del), so an index snapshot taken at change N catches up with the changes after N instead
+ * of being rebuilt. `template_meta` holds the cache's `instance` (random, new with every new
+ * database: a snapshot of another database never fits) and `pruned_through` (log entries up to
+ * there were deleted: an older snapshot cannot catch up).
  */
 import type { Migration } from '../core/sqlite.js';
 
@@ -57,6 +63,29 @@ export const TEMPLATE_MIGRATIONS: Migration[] = [
         blob BLOB NOT NULL,
         created_at TEXT NOT NULL
       );
+    `,
+  },
+  {
+    version: 2,
+    description: 'change log of the templates (what an index snapshot must catch up on)',
+    up: `
+      CREATE TABLE template_changes (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        id TEXT NOT NULL,
+        op TEXT NOT NULL CHECK (op IN ('put', 'del'))
+      );
+      CREATE TABLE template_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+      INSERT INTO template_meta (key, value) VALUES ('instance', lower(hex(randomblob(16)))), ('pruned_through', '0');
+      CREATE TRIGGER templates_log_insert AFTER INSERT ON templates BEGIN
+        INSERT INTO template_changes (id, op) VALUES (NEW.id, 'put');
+      END;
+      CREATE TRIGGER templates_log_update AFTER UPDATE ON templates BEGIN
+        INSERT INTO template_changes (id, op) SELECT OLD.id, 'del' WHERE OLD.id <> NEW.id;
+        INSERT INTO template_changes (id, op) VALUES (NEW.id, 'put');
+      END;
+      CREATE TRIGGER templates_log_delete AFTER DELETE ON templates BEGIN
+        INSERT INTO template_changes (id, op) VALUES (OLD.id, 'del');
+      END;
     `,
   },
 ];

@@ -261,3 +261,21 @@ export async function identifyOnce(rt: EnrolTerminal, modality: ScannerModality,
     return { employeeCode: r.employeeCode, name: user?.displayName ?? null, modality, score: r.score, decision: r.decision, ms: Math.round(monotonicMs() - t0) };
   });
 }
+
+/** The most a template given to `identifyTemplate` may be (an iris code is 1 KB, a finger record less). */
+export const MAX_TEMPLATE_BYTES = 16 * 1024;
+
+/**
+ * A template given as bytes (ISO 19794-2 / ANSI 378 for fingers, iris-code-v1 for irises),
+ * identified against this terminal's indexes, nothing punched: which person a template file is,
+ * with the matcher's score. `ms` is the time spent matching.
+ */
+export async function identifyTemplate(rt: EnrolTerminal, modality: ScannerModality, data: Uint8Array): Promise<IdentifyOnceResult> {
+  if (!rt.identifier) throw new AgentError('AGENT_NO_TEMPLATE_CACHE', 'the template cache is not open on this terminal', {}, { hint: 'set a template key (edge-agent provision) and restart' });
+  if (data.length === 0 || data.length > MAX_TEMPLATE_BYTES) {
+    throw new AgentError('BIOMETRICS_TEMPLATE_MALFORMED', `a template is 1 to ${MAX_TEMPLATE_BYTES} bytes, this one is ${data.length}`, { bytes: data.length }, { hint: 'give an ISO 19794-2 finger record or an iris-code-v1 file (edge-agent template extract makes them)' });
+  }
+  const r = await rt.identifier.identify({ modality, template: data });
+  const user = r.employeeCode && rt.cache ? await rt.cache.getUser(r.employeeCode) : null;
+  return { employeeCode: r.employeeCode, name: user?.displayName ?? null, modality, score: r.score, decision: r.decision, ms: Math.round(r.ms * 100) / 100 };
+}

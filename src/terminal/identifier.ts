@@ -2,6 +2,14 @@
  * 1:N identification for the daemon: in-memory indexes built once from the template cache and
  * kept up to date from its change events (no rebuild when a person is enrolled or deleted).
  *
+ * Start-up at full size (10,000 fingers, 100,000 irises): with `snapshot` the indexes are loaded
+ * from an encrypted snapshot of themselves (src/store/index-snapshot.ts) when it fits the cache
+ * (same database instance, its changes not pruned past the snapshot), then catch up with the
+ * cache's changes since (its change log); a sample of templates is prepared again from the cache
+ * and compared, so a snapshot of another layout never serves. Without a fitting snapshot every
+ * template is decrypted and prepared (seconds to tens of seconds), and a snapshot is written.
+ * `saveSnapshot()` writes a new one (the daemon does when a thousand changes piled up).
+ *
  * `identify({modality, template})` answers `{employeeCode, modality, score, decision}` with the
  * matcher's own score: for irises the normalized Hamming distance (lower is better, accepted at
  * or below `biometrics.irisThreshold`), for fingers the calibrated score ≈ −10·log10 FMR (higher
@@ -13,7 +21,10 @@ import { logger } from '../core/logger.js';
 import { decodeIrisTemplate, type IrisCode } from '../biometrics/iris/iris-code.js';
 import type { FingerTemplate } from '../biometrics/finger/template.js';
 import { IrisIndex, type IrisIndexOptions } from '../biometrics/iris/iris-index.js';
-import type { Modality, StoredTemplate, TemplateCache } from '../store/template-cache.js';
+import { MODALITIES } from '../store/template-schema.js';
+import type { ChangeState, Modality, StoredTemplate, TemplateCache } from '../store/template-cache.js';
+import { readIndexSnapshot, writeIndexSnapshot } from '../store/index-snapshot.js';
+import { idsFromBytes, idsToBytes, positions, type SnapshotLoad, type SnapshotPart } from '../biometrics/snapshot-part.js';
 import type { AgentConfig } from '../config/config.js';
 import { LatencyWindow } from '../core/latency.js';
 
@@ -49,6 +60,14 @@ export interface ModalityMatcher {
   /** Decodes and adds (or replaces) a stored template. */
   add(id: string, data: Uint8Array, format: string): void;
   remove(id: string): void;
+  /** Index state for a snapshot, the ids in slot order first (a matcher without it is built from the cache). */
+  snapshot?(): SnapshotPart & { ids: readonly string[] };
+  /** Takes a snapshot's state (into an empty index), or a reason why it does not fit. */
+  loadSnapshot?(meta: Record<string, unknown>): (SnapshotLoad & { ids: () => readonly string[] }) | string;
+  /** True when the index holds this stored template as it would index it now. */
+  holds?(id: string, data: Uint8Array): boolean;
+  /** Empties the index. */
+  clear?(): void;
   /** The best candidate by score (whatever its score), or null when the gallery is empty. */
   best(template: unknown): Promise<{ id: string; score: number } | null>;
   accepts(score: number): boolean;
@@ -76,6 +95,23 @@ export class IrisMatcher implements ModalityMatcher {
 
   remove(id: string): void {
     this.index.remove(id);
+  }
+
+  snapshot(): SnapshotPart & { ids: readonly string[] } {
+    return { ...this.index.snapshot(), ids: this.index.ids };
+  }
+
+  loadSnapshot(meta: Record<string, unknown>): (SnapshotLoad & { ids: () => readonly string[] }) | string {
+    const load = this.index.loadSnapshot(meta);
+    return typeof load === 'string' ? load : { ...load, ids: () => this.index.ids };
+  }
+
+  holds(id: string, data: Uint8Array): boolean {
+    return this.index.holds(id, decodeIrisTemplate(data));
+  }
+
+  clear(): void {
+    this.index.clear();
   }
 
   async best(template: unknown): Promise<{ id: string; score: number } | null> {
@@ -107,20 +143,51 @@ export interface IdentifierOptions {
   /** More matchers, or replacements by modality (built in: iris; the finger matcher is
    * `FingerMatcher` of biometric-engines.ts, passed in by the agent). */
   matchers?: ModalityMatcher[];
+  /** Load the indexes from (and save them to) this encrypted snapshot, under the template key. */
+  snapshot?: { path: string; templateKey: Buffer };
 }
+
+/** How the indexes came to be at start, for the log and the benchmarks. */
+export interface BuildReport {
+  source: 'snapshot' | 'cache';
+  /** Why the snapshot was not used (source 'cache'). */
+  reason: string | null;
+  /** Changes of the cache applied on top of the snapshot. */
+  caughtUp: number;
+  ms: number;
+}
+
+/** Templates prepared again from the cache and compared with a loaded snapshot, per matcher. */
+const SNAPSHOT_SAMPLE = 16;
+/** Changes after which the daemon writes a new snapshot. */
+export const SNAPSHOT_AFTER_CHANGES = 1000;
+const MODALITY_BITS = 2;
 
 export class Identifier {
   readonly #cache: TemplateCache;
   readonly #matchers = new Map<Modality, ModalityMatcher>();
-  readonly #owner = new Map<string, { employeeCode: string; modality: Modality }>();
+  /**
+   * Template id → owner, packed (employee number << 2 | modality): no object per template, and
+   * every employee code once (`#employees`), whatever the number of templates.
+   */
+  #owner = new Map<string, number>();
+  #employees: string[] = [];
+  #employeeNumber = new Map<string, number>();
   readonly #latency = new Map<Modality, LatencyWindow>();
   readonly #counts = new Map<Modality, number>();
+  readonly #snapshot: IdentifierOptions['snapshot'] | null;
+  /** The cache's change number every index reflects (changes after it may be in too). */
+  #generation = 0;
+  /** Changes applied since the snapshot was loaded or written (null: no snapshot holds these indexes). */
+  #unsnapshotted: number | null = null;
+  #report: BuildReport = { source: 'cache', reason: null, caughtUp: 0, ms: 0 };
   #skipped = 0;
   readonly #onAdded = (t: StoredTemplate) => this.#add(t);
   readonly #onRemoved = (r: { id: string }) => this.#remove(r.id);
 
-  private constructor(cache: TemplateCache, matchers: ModalityMatcher[]) {
+  private constructor(cache: TemplateCache, matchers: ModalityMatcher[], snapshot: IdentifierOptions['snapshot'] | null) {
     this.#cache = cache;
+    this.#snapshot = snapshot;
     for (const m of matchers) {
       this.#matchers.set(m.modality, m);
       this.#latency.set(m.modality, new LatencyWindow());
@@ -128,20 +195,180 @@ export class Identifier {
     }
   }
 
-  /** Builds every index from the cache once, then follows the cache's changes. */
+  /** Builds every index (from the snapshot when one fits, else from the cache), then follows the cache's changes. */
   static async build(cache: TemplateCache, options: IdentifierOptions): Promise<Identifier> {
+    const t0 = performance.now();
     const matchers = new Map<Modality, ModalityMatcher>();
     matchers.set('iris', new IrisMatcher(options.biometrics.irisThreshold, { ...options.iris, shiftRange: options.biometrics.irisShiftRange }));
     for (const m of options.matchers ?? []) matchers.set(m.modality, m);
-    const id = new Identifier(cache, [...matchers.values()]);
+    const id = new Identifier(cache, [...matchers.values()], options.snapshot ?? null);
     // Subscribe first: a change during the build is applied on top (add replaces, remove is idempotent).
     cache.on('added', id.#onAdded);
     cache.on('removed', id.#onRemoved);
-    for (const m of matchers.values()) {
-      for await (const t of cache.listTemplates({ modality: m.modality, onCorrupt: (err) => id.#corrupt(err) })) id.#add(t);
+    const state = await cache.changeState();
+    const fromSnapshot = options.snapshot ? await id.#loadSnapshot(state) : 'no snapshot configured';
+    if (fromSnapshot === true) {
+      // Matchers a snapshot does not hold (none today but the embedding slot) come from the cache.
+      for (const m of matchers.values()) if (!m.snapshot) await id.#buildFromCache(m);
+    } else {
+      id.#generation = state.generation;
+      const counts = await cache.countsByModality();
+      for (const m of matchers.values()) await id.#buildFromCache(m, counts[m.modality]);
     }
-    log.info({ counts: Object.fromEntries([...matchers.values()].map((m) => [m.modality, m.size])), skipped: id.#skipped }, 'identification indexes built');
+    id.#report = { ...id.#report, source: fromSnapshot === true ? 'snapshot' : 'cache', reason: fromSnapshot === true ? null : fromSnapshot, ms: Math.round(performance.now() - t0) };
+    log.info({ counts: Object.fromEntries([...matchers.values()].map((m) => [m.modality, m.size])), skipped: id.#skipped, ...id.#report }, 'identification indexes built');
     return id;
+  }
+
+  async #buildFromCache(m: ModalityMatcher, expected?: number): Promise<void> {
+    if (expected !== undefined && m instanceof IrisMatcher) m.index.reserve(expected);
+    for await (const t of this.#cache.listTemplates({ modality: m.modality, onCorrupt: (err) => this.#corrupt(err) })) this.#add(t);
+  }
+
+  /** True when the snapshot was loaded (and caught up), else why not (the indexes are empty again). */
+  async #loadSnapshot(state: ChangeState): Promise<true | string> {
+    const { path, templateKey } = this.#snapshot!;
+    const capable = [...this.#matchers.values()].filter((m) => m.snapshot && m.loadSnapshot);
+    if (capable.length === 0) return 'no matcher keeps a snapshot';
+    const loads = new Map<ModalityMatcher, SnapshotLoad & { ids: () => readonly string[] }>();
+    let employeesBytes = new Uint8Array(0);
+    const numbers = new Map<ModalityMatcher, Int32Array>();
+    const read = readIndexSnapshot(path, templateKey, (header) => {
+      if (header.instance !== state.instance) return 'it belongs to another template database';
+      if (header.generation < state.prunedThrough || header.generation > state.generation) return `it holds change ${header.generation}, the cache's log keeps ${state.prunedThrough}..${state.generation}`;
+      const targets: ArrayBufferView[] = [];
+      for (const m of capable) {
+        const meta = header.matchers[m.modality] as Record<string, unknown> | undefined;
+        if (!meta) return `it has no ${m.modality} index`;
+        const load = m.loadSnapshot!(meta);
+        if (typeof load === 'string') return load;
+        loads.set(m, load);
+        targets.push(...load.targets);
+      }
+      // The owners: the employee codes once, then per matcher the employee number of each slot.
+      const sizes = header.matchers.owners as { employees?: unknown } | undefined;
+      if (typeof sizes?.employees !== 'number' || !Number.isInteger(sizes.employees) || sizes.employees < 0) return 'it has no owners';
+      employeesBytes = new Uint8Array(sizes.employees);
+      for (const m of capable) {
+        const n = (header.matchers[m.modality] as Record<string, unknown>).owners;
+        if (typeof n !== 'number' || !Number.isInteger(n) || n < 0) return `it has no owners of the ${m.modality} templates`;
+        numbers.set(m, new Int32Array(n));
+      }
+      return [...targets, employeesBytes, ...capable.map((m) => numbers.get(m)!)];
+    });
+    const undo = (reason: string): string => {
+      for (const m of capable) m.clear?.();
+      this.#owner = new Map();
+      this.#employees = [];
+      this.#employeeNumber = new Map();
+      return reason;
+    };
+    if (!read.ok) return undo(`snapshot not used: ${read.reason}`);
+    try {
+      for (const load of loads.values()) load.commit();
+      this.#employees = idsFromBytes(employeesBytes);
+      this.#employeeNumber = positions(this.#employees);
+      for (const [m, load] of loads) {
+        const ids = load.ids();
+        const owner = numbers.get(m)!;
+        if (owner.length !== ids.length) throw new Error(`${m.modality}: ${owner.length} owners for ${ids.length} templates`);
+        const mod = MODALITIES.indexOf(m.modality);
+        for (let i = 0; i < ids.length; i++) {
+          if (owner[i]! < 0 || owner[i]! >= this.#employees.length) throw new Error(`${m.modality}: an owner out of range`);
+          this.#owner.set(ids[i]!, (owner[i]! << MODALITY_BITS) | mod);
+        }
+      }
+      // A sample prepared again from the cache must be what the snapshot holds.
+      for (const m of capable) {
+        const ids = loads.get(m)!.ids();
+        for (let k = 0; k < Math.min(SNAPSHOT_SAMPLE, ids.length); k++) {
+          const tid = ids[Math.floor(((k + 0.5) * ids.length) / Math.min(SNAPSHOT_SAMPLE, ids.length))]!;
+          const t = await this.#cache.getTemplate(tid).catch(() => null);
+          // Gone or changed since the snapshot: the change log brings it. Otherwise it must match.
+          if (t && !(m.holds?.(tid, t.data) ?? true) && !(await this.#changedSince(read.header.generation, tid))) throw new Error(`template ${tid} does not match the ${m.modality} index`);
+        }
+      }
+    } catch (err) {
+      return undo(`snapshot not used: ${(err as Error).message}`);
+    }
+    this.#generation = read.header.generation;
+    const caughtUp = await this.#catchUp();
+    this.#report = { ...this.#report, caughtUp };
+    this.#unsnapshotted = caughtUp;
+    return true;
+  }
+
+  async #changedSince(generation: number, templateId: string): Promise<boolean> {
+    const { changes } = await this.#cache.changesSince(generation);
+    return changes.some((c) => (c.op === 'put' ? c.template.id : c.id) === templateId);
+  }
+
+  /** Applies the cache's changes after `#generation` (idempotent); returns how many. */
+  async #catchUp(): Promise<number> {
+    const { through, changes } = await this.#cache.changesSince(this.#generation, (err) => this.#corrupt(err));
+    for (const c of changes) {
+      if (c.op === 'put') this.#add(c.template);
+      else this.#remove(c.id);
+    }
+    this.#generation = Math.max(this.#generation, through);
+    return changes.length;
+  }
+
+  /** How the indexes were built at start. */
+  get buildReport(): BuildReport {
+    return this.#report;
+  }
+
+  /** True when a new snapshot is worth writing: none holds these indexes, or many changes since. */
+  get snapshotDue(): boolean {
+    return this.#snapshot !== null && (this.#unsnapshotted === null || this.#unsnapshotted >= SNAPSHOT_AFTER_CHANGES);
+  }
+
+  /**
+   * Writes the snapshot: first catches up with the cache's log (changes of other processes), then
+   * serializes the indexes synchronously (nothing changes them meanwhile) and prunes the log up to
+   * the change they hold. Returns the bytes and time, or null without a snapshot path.
+   */
+  async saveSnapshot(): Promise<{ bytes: number; ms: number; generation: number } | null> {
+    if (!this.#snapshot) return null;
+    await this.#catchUp();
+    const t0 = performance.now();
+    const generation = this.#generation;
+    const state = await this.#cache.changeState();
+    const capable = [...this.#matchers.values()].filter((m) => m.snapshot && m.loadSnapshot);
+    const matchers: Record<string, unknown> = {};
+    const sections: ArrayBufferView[] = [];
+    const owners: Int32Array[] = [];
+    for (const m of capable) {
+      const part = m.snapshot!();
+      const owner = Int32Array.from(part.ids, (tid) => (this.#owner.get(tid) ?? 0) >>> MODALITY_BITS);
+      matchers[m.modality] = { ...part.meta, owners: owner.length };
+      sections.push(...part.sections);
+      owners.push(owner);
+    }
+    const employees = idsToBytes(this.#employees);
+    matchers.owners = { employees: employees.length };
+    const bytes = writeIndexSnapshot(this.#snapshot.path, this.#snapshot.templateKey, { instance: state.instance, generation, matchers }, [...sections, employees, ...owners]);
+    const ms = Math.round(performance.now() - t0);
+    this.#unsnapshotted = 0;
+    await this.#cache.pruneChanges(generation);
+    log.info({ bytes, ms, generation }, 'identification index snapshot written');
+    return { bytes, ms, generation };
+  }
+
+  #employee(code: string): number {
+    let n = this.#employeeNumber.get(code);
+    if (n === undefined) {
+      n = this.#employees.length;
+      this.#employees.push(code);
+      this.#employeeNumber.set(code, n);
+    }
+    return n;
+  }
+
+  #ownerOf(templateId: string): { employeeCode: string; modality: Modality } | null {
+    const v = this.#owner.get(templateId);
+    return v === undefined ? null : { employeeCode: this.#employees[v >>> MODALITY_BITS]!, modality: MODALITIES[v & ((1 << MODALITY_BITS) - 1)]! };
   }
 
   #add(t: StoredTemplate): void {
@@ -153,7 +380,8 @@ export class Identifier {
     }
     try {
       m.add(t.id, t.data, t.format);
-      this.#owner.set(t.id, { employeeCode: t.employeeCode, modality: t.modality });
+      this.#owner.set(t.id, (this.#employee(t.employeeCode) << MODALITY_BITS) | MODALITIES.indexOf(t.modality));
+      if (this.#unsnapshotted !== null) this.#unsnapshotted++;
     } catch (err) {
       this.#skipped++;
       log.error({ id: t.id, employeeCode: t.employeeCode, err: err instanceof AgentError ? err.toJSON() : String(err) }, 'template not indexed: it does not decode');
@@ -166,10 +394,11 @@ export class Identifier {
   }
 
   #remove(id: string): void {
-    const owner = this.#owner.get(id);
+    const owner = this.#ownerOf(id);
     if (!owner) return;
     this.#matchers.get(owner.modality)?.remove(id);
     this.#owner.delete(id);
+    if (this.#unsnapshotted !== null) this.#unsnapshotted++;
   }
 
   /** Templates that are stored but not indexed (formats only a module can match, undecodable). */
@@ -193,7 +422,7 @@ export class Identifier {
     this.#counts.set(m.modality, this.#counts.get(m.modality)! + 1);
     const accepted = best !== null && m.accepts(best.score);
     return {
-      employeeCode: accepted ? this.#owner.get(best.id)!.employeeCode : null,
+      employeeCode: accepted ? this.#ownerOf(best.id)!.employeeCode : null,
       modality: m.modality,
       score: best?.score ?? null,
       decision: accepted ? 'accept' : 'reject',

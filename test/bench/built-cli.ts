@@ -9,11 +9,11 @@ import { execFileSync, spawn, type ChildProcess, type SpawnOptions } from 'node:
 import { existsSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { DAEMON_NODE_FLAGS } from '../../src/setup/service-files.js';
+import { DAEMON_ENVIRONMENT, DAEMON_NODE_FLAGS } from '../../src/setup/service-files.js';
 import { ROOT, collectCli, spawnCli, type CliResult } from '../helpers/cli.js';
 
-/** The environment that gives `run` the node flags of the systemd unit (DAEMON_NODE_FLAGS). */
-export const DAEMON_ENV = { NODE_OPTIONS: DAEMON_NODE_FLAGS.join(' ') };
+/** The environment that gives `run` the node flags and environment of the systemd unit. */
+export const DAEMON_ENV = { NODE_OPTIONS: DAEMON_NODE_FLAGS.join(' '), ...DAEMON_ENVIRONMENT };
 
 export interface AgentCli {
   /** How the CLI runs: 'node dist/src/cli/main.js' or 'tsx src/cli/main.ts'. */
@@ -39,4 +39,18 @@ export function agentCli(options: { sources?: boolean; log?: (line: string) => v
   const spawnBuilt = (args: string[], o: SpawnOptions = {}) =>
     spawn(process.execPath, [BUILT_ENTRY, ...args], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'], ...o, env: { ...process.env, EDGE_AGENT_LOG_LEVEL: process.env.EDGE_AGENT_LOG_LEVEL ?? 'warn', ...o.env } });
   return { runtime: 'node dist/src/cli/main.js', spawn: spawnBuilt, run: (args, o = {}) => collectCli(spawnBuilt(args, o), args, o) };
+}
+
+/** Calls `fn` with every line a child writes on `stream` (kept reading, so the pipe never fills). */
+export function eachLine(stream: NodeJS.ReadableStream, fn: (line: string) => void): void {
+  let buf = '';
+  stream.on('data', (d: Buffer) => {
+    buf += d.toString('utf8');
+    let nl: number;
+    while ((nl = buf.indexOf('\n')) >= 0) {
+      const line = buf.slice(0, nl);
+      buf = buf.slice(nl + 1);
+      fn(line);
+    }
+  });
 }

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli, ROOT } from '../helpers/cli.js';
-import { DAEMON_NODE_FLAGS, parseUnit, renderUnit } from '../../src/setup/service-files.js';
+import { DAEMON_ENVIRONMENT, DAEMON_NODE_FLAGS, parseUnit, renderUnit } from '../../src/setup/service-files.js';
 
 const UNIT = join(ROOT, 'systemd/edge-agent.service');
 const RULES = join(ROOT, 'systemd/99-edge-agent.rules');
@@ -53,6 +53,7 @@ describe('systemd unit', () => {
   it('is Type=notify with a watchdog, restarts always, runs as its own user with serial and HID access', () => {
     expect(values('Type')).toEqual(['notify']);
     expect(values('ExecStart')[0]).toMatch(new RegExp(`^/usr/bin/node ${DAEMON_NODE_FLAGS.join(' ')} /`));
+    for (const [k, v] of Object.entries(DAEMON_ENVIRONMENT)) expect(values('Environment')).toContain(`${k}=${v}`);
     expect(values('NotifyAccess')).toEqual(['all']);
     expect(Number(values('WatchdogSec')[0])).toBeGreaterThan(0);
     expect(values('Restart')).toEqual(['always']);

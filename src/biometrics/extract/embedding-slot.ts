@@ -6,7 +6,7 @@
 import { AgentError } from '../../core/errors.js';
 import type { GrayImage } from '../image/gray-image.js';
 import { resize } from '../image/resample.js';
-import { getSession, ort } from './onnx-sessions.js';
+import type { ort } from './onnx-sessions.js';
 
 export interface EmbeddingModelConfig {
   /** Path of the .onnx file (absolute, or a file name in models/). */
@@ -41,6 +41,8 @@ export function embeddingModelConfig(c: { model: string; width: number; height: 
 
 /** The image's embedding, L2-normalized. */
 export async function embedImage(img: GrayImage, cfg: EmbeddingModelConfig): Promise<Float32Array> {
+  // The ONNX runtime loads on first use: a terminal without an embedding model never loads it here.
+  const { getSession, ort } = await import('./onnx-sessions.js');
   const session = await getSession(cfg.modelPath);
   const inputName = cfg.inputName ?? session.inputNames[0]!;
   const outputName = cfg.outputName ?? session.outputNames[0]!;

@@ -8,10 +8,10 @@ import { existsSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { AgentError, isErrorCode } from '../../core/errors.js';
 import { assertGrayImage, type GrayImage } from '../image/gray-image.js';
-import { extractTemplate, type ExtractRequest, type ExtractResult, type Modality } from './extract-image.js';
-import { FINGER_MODEL } from './finger-pipeline.js';
-import { IRIS_MODEL } from './iris-pipeline.js';
-import { getSession, modelPath } from './onnx-sessions.js';
+import type { ExtractRequest, ExtractResult, Modality } from './extract-image.js';
+// Only the model files here: the pipelines and the ONNX runtime load in the worker (or, without
+// one, on first use below), never in the agent's main thread.
+import { FINGER_MODEL, IRIS_MODEL, modelPath } from './model-path.js';
 
 interface Pending { resolve: (r: ExtractResult) => void; reject: (e: unknown) => void }
 
@@ -128,8 +128,10 @@ export async function createImageExtractor(options: ImageExtractorOptions = {}):
       throw err;
     }
   } else {
+    const { getSession } = await import('./onnx-sessions.js');
     await Promise.all([getSession(FINGER_MODEL), getSession(IRIS_MODEL)]);
   }
+  const inThread = worker ? null : await import('./extract-image.js');
   let closed = false;
   return {
     async extract(modality, image) {
@@ -139,7 +141,7 @@ export async function createImageExtractor(options: ImageExtractorOptions = {}):
       }
       assertGrayImage(image, `${modality} image`);
       const req: ExtractRequest = { modality, image: { width: image.width, height: image.height, pixels: image.pixels }, ...(image.dpi !== undefined ? { finger: { dpi: image.dpi } } : {}) };
-      const r = worker ? await worker.extract(req) : await extractTemplate(req);
+      const r = worker ? await worker.extract(req) : await inThread!.extractTemplate(req);
       return { format: r.modality === 'finger' ? 'iso19794-2' : 'iris-code-v1', data: r.template, quality: r.quality };
     },
     async close() {

@@ -13,6 +13,7 @@ import { assertGrayImage, type GrayImage } from '../image/gray-image.js';
 import { resampleToDpi } from '../image/resample.js';
 import { orientationField, ridgePeriod, segment } from './finger-fields.js';
 import { detectMinutiae, type MinutiaeOptions } from './minutiae-detect.js';
+import { FINGER_MODEL } from './model-path.js';
 import { getSession, ort } from './onnx-sessions.js';
 import { thin } from './thinning.js';
 
@@ -23,7 +24,8 @@ import { thin } from './thinning.js';
 export const FINGER_BANK_LAYOUT = { orientations: 16, periods: [7.5, 10] } as const;
 const ORIENTATIONS = FINGER_BANK_LAYOUT.orientations;
 const PERIODS = FINGER_BANK_LAYOUT.periods;
-export const FINGER_MODEL = 'finger-gabor-bank.onnx';
+
+export { FINGER_MODEL };
 
 export interface FingerExtractOptions extends MinutiaeOptions {
   /** Resolution of the input image (default 500); other resolutions are resampled to 500 dpi. */

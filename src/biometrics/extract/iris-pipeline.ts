@@ -14,9 +14,11 @@ import { assertGrayImage, type GrayImage } from '../image/gray-image.js';
 import { createIrisCode, type IrisCode } from '../iris/iris-code.js';
 import { limbusDistance } from './iris-geometry.js';
 import { localizeIris, type IrisCheckOptions, type IrisLocalization } from './iris-segmentation.js';
+import { IRIS_MODEL } from './model-path.js';
 import { getSession, ort } from './onnx-sessions.js';
 
-export const IRIS_MODEL = 'iris-gabor-encoder.onnx';
+
+export { IRIS_MODEL };
 const ROWS = 32, COLS = 256, RINGS = 8, ANGLES = 128;
 
 export interface IrisExtractOptions extends IrisCheckOptions {

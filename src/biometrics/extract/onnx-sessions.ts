@@ -1,12 +1,11 @@
 /**
  * ONNX Runtime sessions, created once per model file and reused for every extraction (a session
  * costs milliseconds to create and megabytes to hold). The bundled models live in models/ at the
- * package root, found from this file in the source tree and in dist/.
+ * package root (model-path.ts finds them in the source tree and in dist/).
  */
 import { existsSync } from 'node:fs';
-import { isAbsolute, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import * as ort from 'onnxruntime-node';
+import { modelPath } from './model-path.js';
 import { AgentError } from '../../core/errors.js';
 
 const sessions = new Map<string, Promise<ort.InferenceSession>>();
@@ -16,16 +15,6 @@ let intraOpThreads = 1;
 
 export function setInferenceThreads(n: number): void {
   intraOpThreads = Math.max(1, Math.floor(n));
-}
-
-/** The absolute path of a bundled model (a file name in models/), or `file` itself when absolute. */
-export function modelPath(file: string): string {
-  if (isAbsolute(file)) return file;
-  for (const up of ['../../../models/', '../../../../models/']) {
-    const p = resolve(fileURLToPath(new URL(up, import.meta.url)), file);
-    if (existsSync(p)) return p;
-  }
-  return resolve(fileURLToPath(new URL('../../../models/', import.meta.url)), file);
 }
 
 /** The session of a model, created on first use and shared afterwards. */
@@ -57,4 +46,4 @@ export async function releaseSessions(): Promise<void> {
   for (const s of all) await (await s.catch(() => undefined))?.release();
 }
 
-export { ort };
+export { ort, modelPath };

@@ -21,6 +21,14 @@
  */
 import { FingerProbe, compareProbe, edgeLayout, prepareFinger, EDGES_PER_MINUTIA, type PreparedFinger } from './matcher.js';
 import type { FingerTemplate } from './template.js';
+import { count, idsFromBytes, idsToBytes, positions, type SnapshotLoad, type SnapshotPart } from '../snapshot-part.js';
+
+/**
+ * Layout of the index in a snapshot: the prepared templates (`prepareFinger`) and the prefilter
+ * features as they are. Bump it whenever `prepareFinger`, the edge layout or the prefilter cells
+ * change, or a snapshot would hand the matcher data of another shape.
+ */
+export const FINGER_SNAPSHOT_FORMAT = 'finger-index/1';
 
 const CELL_BITS = 15;
 const PAIRS: ReadonlyArray<readonly [number, number]> = [[0, 1], [0, 2], [1, 2], [0, 3], [1, 3], [2, 3]];
@@ -150,6 +158,9 @@ export class FingerIndex {
   private ids: Array<string | undefined> = [];
   private slotOf = new Map<string, number>();
   private prefilterScores = new Float32Array(0);
+  /** Per-search buffers, reused: the probe's cell weights (reset after each search) and the selection copy. */
+  private readonly weight = new Float32Array(1 << CELL_BITS);
+  private selection = new Float32Array(0);
 
   get size(): number {
     return this.slotOf.size;
@@ -157,6 +168,11 @@ export class FingerIndex {
 
   has(id: string): boolean {
     return this.slotOf.has(id);
+  }
+
+  /** The ids in slot order; a removed template's slot is undefined until the next compaction. */
+  get slotIds(): ReadonlyArray<string | undefined> {
+    return this.ids.slice(0, this.slots);
   }
 
   /** Adds (or replaces) one template. */
@@ -190,6 +206,64 @@ export class FingerIndex {
     this.used += words;
   }
 
+  /** The index for a snapshot (compacted first): ids, prepared arena, slot arrays, features, cell counts. */
+  snapshot(): SnapshotPart {
+    if (this.dead > 0) this.compact();
+    const n = this.slots;
+    const ids = idsToBytes(this.ids.slice(0, n));
+    return {
+      meta: { format: FINGER_SNAPSHOT_FORMAT, slots: n, used: this.used, featsUsed: this.featsUsed, idsBytes: ids.length },
+      sections: [ids, this.arena.subarray(0, this.used), this.offsets.subarray(0, n), this.lengths.subarray(0, n), this.feats.subarray(0, this.featsUsed), this.featOffsets.subarray(0, n), this.featCounts.subarray(0, n), this.cellFreq],
+    };
+  }
+
+  /** Takes the state of a snapshot (into an empty index), arrays sized exactly. A reason when the meta is not this layout's. */
+  loadSnapshot(meta: Record<string, unknown>): SnapshotLoad | string {
+    const n = count(meta, 'slots');
+    const used = count(meta, 'used');
+    const featsUsed = count(meta, 'featsUsed');
+    const idsBytes = count(meta, 'idsBytes');
+    if (meta.format !== FINGER_SNAPSHOT_FORMAT || n === null || used === null || featsUsed === null || idsBytes === null) return `finger layout ${String(meta.format)} is not ${FINGER_SNAPSHOT_FORMAT}`;
+    if (this.size > 0) return 'the finger index is not empty';
+    const ids = new Uint8Array(idsBytes);
+    const arena = new Uint16Array(Math.max(used, 1));
+    const feats = new Uint16Array(Math.max(featsUsed, 1));
+    const cap = Math.max(n, 64);
+    const offsets = new Int32Array(cap);
+    const lengths = new Int32Array(cap);
+    const featOffsets = new Int32Array(cap);
+    const featCounts = new Uint16Array(cap);
+    const cellFreq = new Int32Array(1 << CELL_BITS);
+    return {
+      targets: [ids, arena.subarray(0, used), offsets.subarray(0, n), lengths.subarray(0, n), feats.subarray(0, featsUsed), featOffsets.subarray(0, n), featCounts.subarray(0, n), cellFreq],
+      commit: () => {
+        const list = idsFromBytes(ids);
+        if (list.length !== n) throw new Error(`the snapshot holds ${list.length} finger ids for ${n} slots`);
+        Object.assign(this, { arena, used, dead: 0, capacity: cap, slots: n, offsets, lengths, feats, featsUsed, featOffsets, featCounts, cellFreq, ids: list, prefilterScores: new Float32Array(0) });
+        this.slotOf = positions(list);
+      },
+    };
+  }
+
+  /** True when the index holds `t` prepared as it would prepare it now (a snapshot's sample check). */
+  holds(id: string, t: FingerTemplate): boolean {
+    const s = this.slotOf.get(id);
+    if (s === undefined) return false;
+    const p = prepareFinger(t);
+    if (p.data.length !== this.lengths[s]) return false;
+    const off = this.offsets[s]!;
+    for (let i = 0; i < p.data.length; i++) if (p.data[i] !== this.arena[off + i]) return false;
+    const f = prefilterFeatures(p);
+    if (f.length !== this.featCounts[s]) return false;
+    for (let i = 0, q = this.featOffsets[s]!; i < f.length; i++, q++) if (f[i] !== this.feats[q]) return false;
+    return true;
+  }
+
+  /** Empties the index. */
+  clear(): void {
+    Object.assign(this, new FingerIndex());
+  }
+
   /** Removes a template; false when the id is not in the index. */
   remove(id: string): boolean {
     const s = this.slotOf.get(id);
@@ -209,8 +283,9 @@ export class FingerIndex {
     const prepared = prepareFinger(probe);
     const fp = new FingerProbe(prepared);
     const bits = prefilterBitset(prepared);
-    // idf: a cell many templates share says little; weight each probe cell by its rarity.
-    const weight = new Float32Array(1 << CELL_BITS);
+    // idf: a cell many templates share says little; weight each probe cell by its rarity. The
+    // weight table is the index's own, zero outside the probe's cells (reset below).
+    const weight = this.weight;
     const total = Math.max(1, this.featsUsed);
     for (let w = 0; w < bits.length; w++) {
       let word = bits[w]!;
@@ -238,7 +313,8 @@ export class FingerIndex {
     // Selection of the top `wanted` prefilter scores: the wanted-th largest by quickselect.
     let cutoff = -Infinity;
     if (alive > wanted) {
-      const copy = new Float32Array(alive);
+      if (this.selection.length < alive) this.selection = new Float32Array(this.capacity);
+      const copy = this.selection.subarray(0, alive);
       let c = 0;
       for (let s = 0; s < slots; s++) if (scores[s]! >= 0) copy[c++] = scores[s]!;
       cutoff = kthLargest(copy, wanted);
@@ -252,6 +328,13 @@ export class FingerIndex {
       if (score >= threshold) results.push({ id: this.ids[s]!, score });
     }
     results.sort((a, b) => b.score - a.score);
+    for (let w = 0; w < bits.length; w++) {
+      let word = bits[w]!;
+      while (word !== 0) {
+        weight[(w << 5) | (31 - Math.clz32(word & -word))] = 0;
+        word &= word - 1;
+      }
+    }
     return results;
   }
 
@@ -261,7 +344,7 @@ export class FingerIndex {
     if (n === 0) return 0;
     let idBytes = 0;
     for (const id of this.slotOf.keys()) idBytes += 16 + 2 * id.length + 48; // string + Map entry
-    const typed = this.arena.byteLength + this.offsets.byteLength + this.lengths.byteLength + this.feats.byteLength + this.cellFreq.byteLength + this.featOffsets.byteLength + this.featCounts.byteLength + this.prefilterScores.byteLength + this.ids.length * 8;
+    const typed = this.arena.byteLength + this.offsets.byteLength + this.lengths.byteLength + this.feats.byteLength + this.cellFreq.byteLength + this.featOffsets.byteLength + this.featCounts.byteLength + this.prefilterScores.byteLength + this.weight.byteLength + this.selection.byteLength + this.ids.length * 8;
     return Math.round((typed + idBytes) / n);
   }
 

@@ -10,6 +10,13 @@
  * then does the selection and the exact scores itself. A worker that is slow, preempted or dead
  * only means the calling thread does more of the work: a split search is never slower than an
  * in-process one by more than the cost of posting the request.
+ *
+ * Memory: the gallery is one layout (two shared arrays, grown by half when full, or sized at once
+ * with `reserve`), and searches reuse their buffers: a set of shared search buffers (state, probe
+ * sketch, stage-1 scores; iris-scan.ts) is reused as soon as no worker is inside it, so a search
+ * allocates no shared memory (a new set is made only when a late worker still holds every set,
+ * or the gallery outgrew them; `scratchAllocations` counts them). The in-process path reuses one
+ * score array the same way.
  */
 import { startWorker } from '../../core/worker.js';
 import { availableParallelism, loadavg } from 'node:os';
@@ -18,8 +25,15 @@ import { AgentError } from '../../core/errors.js';
 import { logger } from '../../core/logger.js';
 import { IRIS_CODE_BYTES, type IrisCode } from './iris-code.js';
 import { checkShiftRange, DEFAULT_IRIS_SHIFT_RANGE } from './iris-match.js';
-import { CHUNK_HEADER, CODE_WORDS, SKETCH_WORDS, claimChunks, codeWords, compareScores, finishScan, prepareProbe, scanRange, sketchWords, stealChunks, type ScanResult } from './iris-scan.js';
-import type { ChunkRequest } from './iris-scan-worker.js';
+import {
+  CHUNK_HEADER, CODE_WORDS, PROBE_SKETCH_WORDS, SKETCH_WORDS, STATE_WORDS, S_ACTIVE, S_BY_WORKERS, S_CANCEL, S_CHUNK, S_COUNTER, S_GALLERY, S_GEN, S_N, S_SHIFTS, S_WAKE,
+  chunkSize, claimChunks, codeWords, compareScores, finishScan, prepareProbe, scanRange, sketchWords, stealChunks, type ScanResult, type SearchScratch,
+} from './iris-scan.js';
+import type { ScanWorkerMessage } from './iris-scan-worker.js';
+import { count, idsFromBytes, idsToBytes, positions, type SnapshotLoad, type SnapshotPart } from '../snapshot-part.js';
+
+/** Layout of the gallery in a snapshot; bump when the code words or their order change. */
+export const IRIS_SNAPSHOT_FORMAT = 'iris-index/1';
 
 const log = logger('biometrics:iris-index');
 
@@ -28,7 +42,13 @@ const log = logger('biometrics:iris-index');
  * vitest) the worker registers tsx itself before importing the `.ts` file.
  */
 function spawnScanWorker(): Worker {
-  return startWorker(import.meta.url, './iris-scan-worker');
+  // A scan worker allocates next to nothing (it reads and writes shared memory): a small heap,
+  // so it never grows a young generation of its own (each would hold megabytes per worker).
+  return startWorker(import.meta.url, './iris-scan-worker', { resourceLimits: { maxYoungGenerationSizeMb: 1, maxOldGenerationSizeMb: 32 } });
+}
+
+function scratchMessage(id: number, s: SearchScratch): ScanWorkerMessage {
+  return { type: 'scratch', id, state: s.state.buffer as SharedArrayBuffer, coarse: s.coarse.buffer as SharedArrayBuffer, probeSketch: s.probeSketch.buffer as SharedArrayBuffer };
 }
 
 export interface IrisIndexOptions {
@@ -85,12 +105,20 @@ export class IrisIndex {
   #capacity = 0;
   #codes = new Int32Array(new SharedArrayBuffer(0));
   #sketch = new Int32Array(new SharedArrayBuffer(0));
+  /** Bumped when the gallery buffers are replaced (workers holding an older one stay out). */
+  #galleryVersion = 0;
   #ids: string[] = [];
   #slotOf = new Map<string, number>();
   #workers: Worker[] = [];
   #closed = false;
   #lastSplit: SplitStats | null = null;
   #workersBroken = false;
+  /** Shared search buffers by id, each told to every worker once. */
+  readonly #scratches = new Map<number, SearchScratch & { capacity: number }>();
+  #scratchAllocations = 0;
+  #searchGen = 0;
+  /** The in-process path's stage-1 scores, reused. */
+  #localScores = new Uint16Array(0);
 
   constructor(options: IrisIndexOptions = {}) {
     this.shiftRange = checkShiftRange(options.shiftRange ?? DEFAULT_IRIS_SHIFT_RANGE);
@@ -106,6 +134,11 @@ export class IrisIndex {
 
   has(id: string): boolean {
     return this.#slotOf.has(id);
+  }
+
+  /** The ids in slot order (read only). */
+  get ids(): readonly string[] {
+    return this.#ids;
   }
 
   /** Resident bytes per gallery code (code, mask and sketch words). */
@@ -126,7 +159,7 @@ export class IrisIndex {
     let slot = this.#slotOf.get(id);
     if (slot === undefined) {
       slot = this.#ids.length;
-      if (slot >= this.#capacity) this.#grow(Math.max(1024, this.#capacity * 2));
+      if (slot >= this.#capacity) this.#grow(Math.max(1024, Math.ceil(this.#capacity * 1.5)));
       this.#ids.push(id);
       this.#slotOf.set(id, slot);
     }
@@ -151,6 +184,59 @@ export class IrisIndex {
     return true;
   }
 
+  /** The gallery for a snapshot: the ids (in slot order) and the code words (the sketches are recomputed). */
+  snapshot(): SnapshotPart {
+    const ids = idsToBytes(this.#ids);
+    return { meta: { format: IRIS_SNAPSHOT_FORMAT, count: this.size, idsBytes: ids.length }, sections: [ids, this.#codes.subarray(0, this.size * CODE_WORDS)] };
+  }
+
+  /**
+   * Takes the gallery of a snapshot (into an empty index): the code words go straight into a
+   * gallery sized for them. A reason when the meta is not this layout's.
+   */
+  loadSnapshot(meta: Record<string, unknown>): SnapshotLoad | string {
+    const n = count(meta, 'count');
+    const idsBytes = count(meta, 'idsBytes');
+    if (meta.format !== IRIS_SNAPSHOT_FORMAT || n === null || idsBytes === null) return `iris layout ${String(meta.format)} is not ${IRIS_SNAPSHOT_FORMAT}`;
+    if (this.size > 0) return 'the iris index is not empty';
+    this.reserve(n);
+    const ids = new Uint8Array(idsBytes);
+    const codes = this.#codes.subarray(0, n * CODE_WORDS);
+    return {
+      targets: [ids, codes],
+      commit: () => {
+        const list = idsFromBytes(ids);
+        if (list.length !== n) throw new Error(`the snapshot holds ${list.length} iris ids for ${n} codes`);
+        this.#ids = list;
+        this.#slotOf = positions(list);
+        for (let slot = 0; slot < n; slot++) sketchWords(this.#codes, slot * CODE_WORDS, this.#sketch, slot * SKETCH_WORDS);
+      },
+    };
+  }
+
+  /** True when the gallery holds `code` for `id` exactly (a snapshot's sample check against the cache). */
+  holds(id: string, code: IrisCode): boolean {
+    const slot = this.#slotOf.get(id);
+    if (slot === undefined) return false;
+    const words = new Int32Array(CODE_WORDS);
+    codeWords(code, words, 0);
+    for (let w = 0; w < CODE_WORDS; w++) if (words[w] !== this.#codes[slot * CODE_WORDS + w]) return false;
+    return true;
+  }
+
+  /** Empties the gallery (keeps its workers). */
+  clear(): void {
+    this.#ids = [];
+    this.#slotOf = new Map();
+    this.#capacity = 0;
+    this.#grow(0);
+  }
+
+  /** Sizes the gallery for `count` codes at once (a build that knows its size allocates once). */
+  reserve(count: number): void {
+    if (count > this.#capacity) this.#grow(count);
+  }
+
   #grow(capacity: number): void {
     const codes = new Int32Array(new SharedArrayBuffer(capacity * CODE_WORDS * 4));
     const sketch = new Int32Array(new SharedArrayBuffer(capacity * SKETCH_WORDS * 4));
@@ -159,12 +245,25 @@ export class IrisIndex {
     this.#codes = codes;
     this.#sketch = sketch;
     this.#capacity = capacity;
+    this.#galleryVersion++;
+    this.#post({ type: 'gallery', sketch: sketch.buffer as SharedArrayBuffer, version: this.#galleryVersion });
+  }
+
+  /** Resident bytes of the gallery buffers (codes, masks, sketches) as allocated. */
+  get galleryBytes(): number {
+    return this.#codes.byteLength + this.#sketch.byteLength;
+  }
+
+  /** Sets of shared search buffers made so far (bounded: searches reuse them). */
+  get scratchAllocations(): number {
+    return this.#scratchAllocations;
   }
 
   /** The in-process search (also the reference the worker path is tested against). */
   identifySync(probe: IrisCode, options: IrisIdentifyOptions = {}): IrisCandidate[] {
     const { threshold, limit } = this.#limits(options);
-    const r = scanRange(this.#codes, this.#sketch, 0, this.size, prepareProbe(probe, this.shiftRange), this.prefilter, threshold, limit);
+    if (this.#localScores.length < this.size) this.#localScores = new Uint16Array(this.#capacity);
+    const r = scanRange(this.#codes, this.#sketch, 0, this.size, prepareProbe(probe, this.shiftRange), this.prefilter, threshold, limit, this.#localScores);
     return this.#toCandidates([r], limit);
   }
 
@@ -176,20 +275,62 @@ export class IrisIndex {
     const { threshold, limit } = this.#limits(options);
     const prepared = prepareProbe(probe, this.shiftRange);
     const n = this.size;
-    const chunk = Math.max(256, Math.ceil(n / 64));
+    const chunk = chunkSize(n);
     const total = Math.ceil(n / chunk);
-    const coarse = new Uint16Array(new SharedArrayBuffer(n * 2));
-    const state = new Int32Array(new SharedArrayBuffer((CHUNK_HEADER + total) * 4));
     this.#startWorkers();
-    const request: ChunkRequest = { sketch: this.#sketch.buffer as SharedArrayBuffer, coarse: coarse.buffer as SharedArrayBuffer, state: state.buffer as SharedArrayBuffer, n, chunk, probe: prepared };
-    for (const w of this.#workers) w.postMessage(request);
-    if (options.callerScans ?? true) claimChunks(this.#sketch, coarse, state, n, chunk, prepared, false);
+    const [id, s] = this.#freeScratch(n);
+    const state = s.state;
+    // Set the search up in shared memory, the cancel flag last: a worker woken by an older
+    // search's message sees another search number (or the flag) and claims nothing.
+    Atomics.store(state, S_GEN, ++this.#searchGen);
+    Atomics.store(state, S_COUNTER, 0);
+    Atomics.store(state, S_BY_WORKERS, 0);
+    state.fill(0, CHUNK_HEADER, CHUNK_HEADER + total);
+    Atomics.store(state, S_N, n);
+    Atomics.store(state, S_CHUNK, chunk);
+    Atomics.store(state, S_SHIFTS, prepared.shiftCount);
+    Atomics.store(state, S_GALLERY, this.#galleryVersion);
+    s.probeSketch.set(prepared.sketch);
+    Atomics.store(state, S_CANCEL, 0);
+    this.#post({ type: 'search', scratch: id });
+    if (options.callerScans ?? true) claimChunks(this.#sketch, s, n, chunk, prepared);
     else this.#waitForWorkers(state, total);
-    stealChunks(this.#sketch, coarse, state, n, chunk, prepared);
-    Atomics.store(state, 1, 1); // cancel: late workers stop claiming
-    this.#lastSplit = { chunks: total, byWorkers: Atomics.load(state, 2) };
-    const r = finishScan(this.#codes, this.#sketch, coarse, 0, n, prepared, this.prefilter, threshold, limit);
+    stealChunks(this.#sketch, s, n, chunk, prepared);
+    Atomics.store(state, S_CANCEL, 1); // late workers stop claiming
+    this.#lastSplit = { chunks: total, byWorkers: Atomics.load(state, S_BY_WORKERS) };
+    const r = finishScan(this.#codes, this.#sketch, s.coarse.subarray(0, n), 0, n, prepared, this.prefilter, threshold, limit);
     return this.#toCandidates([r], limit);
+  }
+
+  /**
+   * A set of search buffers no worker is inside and large enough for `n` codes; a new one (told to
+   * the workers) only when every set is held by a late worker or too small for the gallery.
+   */
+  #freeScratch(n: number): [number, SearchScratch] {
+    for (const [id, s] of this.#scratches) {
+      if (s.capacity < n) {
+        this.#scratches.delete(id);
+        this.#post({ type: 'forget', id });
+        continue;
+      }
+      if (Atomics.load(s.state, S_ACTIVE) === 0) return [id, s];
+    }
+    const capacity = Math.max(n, this.#capacity);
+    const s = {
+      capacity,
+      state: new Int32Array(new SharedArrayBuffer(STATE_WORDS * 4)),
+      coarse: new Uint16Array(new SharedArrayBuffer(capacity * 2)),
+      probeSketch: new Int32Array(new SharedArrayBuffer(PROBE_SKETCH_WORDS * 4)),
+    };
+    Atomics.store(s.state, S_CANCEL, 1);
+    const id = ++this.#scratchAllocations;
+    this.#scratches.set(id, s);
+    this.#post(scratchMessage(id, s));
+    return [id, s];
+  }
+
+  #post(message: ScanWorkerMessage): void {
+    for (const w of this.#workers) w.postMessage(message);
   }
 
   /** How the last split search was shared between the calling thread and the workers. */
@@ -203,7 +344,7 @@ export class IrisIndex {
       let done = 0;
       for (let c = 0; c < total; c++) if (Atomics.load(state, CHUNK_HEADER + c) === 2) done++;
       if (done === total) return;
-      Atomics.wait(state, 3, Atomics.load(state, 3), 20);
+      Atomics.wait(state, S_WAKE, Atomics.load(state, S_WAKE), 20);
     }
   }
 
@@ -235,6 +376,9 @@ export class IrisIndex {
       worker.unref();
       worker.on('error', (err) => this.#failWorkers(err));
       this.#workers.push(worker);
+      // A new worker learns the buffers that exist: the gallery's sketch and every search set.
+      worker.postMessage({ type: 'gallery', sketch: this.#sketch.buffer as SharedArrayBuffer, version: this.#galleryVersion } satisfies ScanWorkerMessage);
+      for (const [id, s] of this.#scratches) worker.postMessage(scratchMessage(id, s));
     }
   }
 

@@ -197,7 +197,8 @@ function pickSmallest(scores: Uint16Array, count: number, keep: number, maxScore
  * Stage 1a: 128 sketch bits (sketch words 0, 2, 4, 6) at every shift for all slots [start, end);
  * stage 1b: the full 256-bit sketch for the best `max(16·prefilter, n/64)`; stage 2: exact scores
  * for the best `prefilter` of those. Returns the exact candidates with hd ≤ threshold, best first,
- * at most `limit`. With `prefilter` ≥ the slot count every slot is scored exactly.
+ * at most `limit`. With `prefilter` ≥ the slot count every slot is scored exactly. `scratch`
+ * (reused across searches) holds the stage-1a scores when given.
  */
 export function scanRange(
   g: Int32Array,
@@ -208,9 +209,11 @@ export function scanRange(
   prefilter: number,
   threshold: number,
   limit: number,
+  scratch?: Uint16Array,
 ): ScanResult {
   const count = Math.max(0, end - start);
-  const coarse = new Uint16Array(count);
+  // The caller's scratch when it is large enough: a search allocates no score array of its own.
+  const coarse = scratch && scratch.length >= count ? scratch.subarray(0, count) : new Uint16Array(count);
   if (Math.min(prefilter, count) < count) coarseScores(sk, start, end, probe, coarse, start);
   return finishScan(g, sk, coarse, start, end, probe, prefilter, threshold, limit);
 }
@@ -248,31 +251,91 @@ export function coarseScores(sk: Int32Array, start: number, end: number, probe: 
 }
 
 /**
- * Shared state of one split search: a chunk counter, a cancel flag, the number of chunks workers
- * finished, a wake-up counter, then one state per chunk (0 free, 1 claimed, 2 done).
+ * Shared state of split searches (one Int32Array on a SharedArrayBuffer, reused search after
+ * search): the header, then one state per chunk (0 free, 1 claimed, 2 done). The probe's sketch
+ * copies and the stage-1a scores live in two more shared arrays reused the same way, so a search
+ * allocates no shared memory and posts the workers nothing but "search now".
  */
-export const CHUNK_HEADER = 4;
+export const S_COUNTER = 0; // next chunk to claim
+export const S_CANCEL = 1; // 1: the search is over (or not started): claim nothing
+export const S_BY_WORKERS = 2; // chunks the workers finished
+export const S_WAKE = 3; // bumped and notified per chunk a worker finishes
+export const S_GEN = 4; // search number: a worker holding another one stops
+export const S_ACTIVE = 5; // workers inside a search now: the buffers are reused only at 0
+export const S_N = 6; // gallery size of this search
+export const S_CHUNK = 7; // slots per chunk
+export const S_SHIFTS = 8; // shift count of the probe
+export const S_GALLERY = 9; // version of the gallery buffers the search reads
+export const CHUNK_HEADER = 16;
+/** A search is cut into at most this many chunks (chunk = max(256, ⌈n / 64⌉)). */
+export const MAX_CHUNKS = 64;
+export const STATE_WORDS = CHUNK_HEADER + MAX_CHUNKS;
+/** Probe sketch words for the largest shift range (±32 columns). */
+export const PROBE_SKETCH_WORDS = 65 * SKETCH_WORDS;
+
+export function chunkSize(n: number): number {
+  return Math.max(256, Math.ceil(n / MAX_CHUNKS));
+}
+
+/** The buffers one split search works on (shared with the workers). */
+export interface SearchScratch {
+  state: Int32Array;
+  coarse: Uint16Array;
+  probeSketch: Int32Array;
+}
+
+function computeChunk(sk: Int32Array, s: SearchScratch, c: number, n: number, chunk: number, probe: PreparedProbe): void {
+  coarseScores(sk, c * chunk, Math.min(n, (c + 1) * chunk), probe, s.coarse, 0);
+}
 
 /**
- * Claims chunks of stage 1a from the shared counter and computes them until none is left or the
- * search is cancelled; used by the calling thread and the workers alike. Returns chunks done.
+ * A worker's part of the current search on `s`: claims chunks of stage 1a from the shared counter
+ * until none is left, the search ends, or another search started; every parameter comes from the
+ * shared state, never from the message that woke the worker (it may arrive late). While it works
+ * it counts itself in S_ACTIVE, so the calling thread never resets these buffers under it.
+ * `galleryVersion` is the version of the sketch buffer `sk` the worker holds.
  */
-export function claimChunks(sk: Int32Array, coarse: Uint16Array, state: Int32Array, n: number, chunk: number, probe: PreparedProbe, isWorker: boolean): number {
+export function workerClaimChunks(sk: Int32Array, galleryVersion: number, s: SearchScratch): number {
+  const state = s.state;
+  let done = 0;
+  Atomics.add(state, S_ACTIVE, 1);
+  try {
+    const gen = Atomics.load(state, S_GEN);
+    for (;;) {
+      if (Atomics.load(state, S_CANCEL) !== 0 || Atomics.load(state, S_GEN) !== gen || Atomics.load(state, S_GALLERY) !== galleryVersion) break;
+      const n = Atomics.load(state, S_N);
+      const chunk = Atomics.load(state, S_CHUNK);
+      const c = Atomics.add(state, S_COUNTER, 1);
+      if (c >= Math.ceil(n / chunk)) break;
+      if (Atomics.compareExchange(state, CHUNK_HEADER + c, 0, 1) !== 0) continue;
+      const shifts = Atomics.load(state, S_SHIFTS);
+      computeChunk(sk, s, c, n, chunk, { shiftCount: shifts, sketch: s.probeSketch.subarray(0, shifts * SKETCH_WORDS), exact: EMPTY_WORDS });
+      Atomics.store(state, CHUNK_HEADER + c, 2);
+      done++;
+      Atomics.add(state, S_BY_WORKERS, 1);
+      Atomics.add(state, S_WAKE, 1);
+      Atomics.notify(state, S_WAKE);
+    }
+  } finally {
+    Atomics.sub(state, S_ACTIVE, 1);
+  }
+  return done;
+}
+
+const EMPTY_WORDS = new Int32Array(0);
+
+/** The calling thread's share: claims chunks from the shared counter like a worker. */
+export function claimChunks(sk: Int32Array, s: SearchScratch, n: number, chunk: number, probe: PreparedProbe): number {
+  const state = s.state;
   const total = Math.ceil(n / chunk);
   let done = 0;
   for (;;) {
-    if (Atomics.load(state, 1) !== 0) break;
-    const c = Atomics.add(state, 0, 1);
+    const c = Atomics.add(state, S_COUNTER, 1);
     if (c >= total) break;
     if (Atomics.compareExchange(state, CHUNK_HEADER + c, 0, 1) !== 0) continue;
-    coarseScores(sk, c * chunk, Math.min(n, (c + 1) * chunk), probe, coarse, 0);
+    computeChunk(sk, s, c, n, chunk, probe);
     Atomics.store(state, CHUNK_HEADER + c, 2);
     done++;
-    if (isWorker) {
-      Atomics.add(state, 2, 1);
-      Atomics.add(state, 3, 1);
-      Atomics.notify(state, 3);
-    }
   }
   return done;
 }
@@ -281,14 +344,14 @@ export function claimChunks(sk: Int32Array, coarse: Uint16Array, state: Int32Arr
  * The calling thread computes every chunk not yet done, including chunks a worker claimed but has
  * not finished (a preempted worker never holds the search up; both write the same scores).
  */
-export function stealChunks(sk: Int32Array, coarse: Uint16Array, state: Int32Array, n: number, chunk: number, probe: PreparedProbe): number {
+export function stealChunks(sk: Int32Array, s: SearchScratch, n: number, chunk: number, probe: PreparedProbe): number {
   const total = Math.ceil(n / chunk);
   let done = 0;
   for (let c = 0; c < total; c++) {
-    if (Atomics.load(state, CHUNK_HEADER + c) === 2) continue;
-    Atomics.store(state, CHUNK_HEADER + c, 1);
-    coarseScores(sk, c * chunk, Math.min(n, (c + 1) * chunk), probe, coarse, 0);
-    Atomics.store(state, CHUNK_HEADER + c, 2);
+    if (Atomics.load(s.state, CHUNK_HEADER + c) === 2) continue;
+    Atomics.store(s.state, CHUNK_HEADER + c, 1);
+    computeChunk(sk, s, c, n, chunk, probe);
+    Atomics.store(s.state, CHUNK_HEADER + c, 2);
     done++;
   }
   return done;

@@ -3,7 +3,7 @@ import { action, defineCommand, intFlag, printJson, withJson } from '../command.
 import { withCommonOptions, withScannerOptions, type CommonValues, type ScannerValues } from '../common-options.js';
 import type { IdentifyOnceResult } from '../../terminal/enroller.js';
 
-type Values = CommonValues & ScannerValues & { modality?: string; present?: string; json?: boolean };
+type Values = CommonValues & ScannerValues & { modality?: string; present?: string; template?: string; json?: boolean };
 
 export default function register(program: Command): Command {
   const cmd = defineCommand(program, {
@@ -12,11 +12,13 @@ export default function register(program: Command): Command {
     audience: 'technician',
     details: `Takes one capture, identifies it against the enrolled templates on this terminal and prints who
 it is and the score. Nothing is punched. Runs through the agent's control socket when the agent
-runs on this data folder, else opens the scanners in this process.
+runs on this data folder, else opens the scanners in this process. With --template FILE the
+file's template is identified instead of a capture (no scanner needed).
 Exit code 0 when someone was identified, 1 when nobody matched.`,
   })
     .option('--modality <modality>', 'finger or iris (default finger)')
-    .option('--present <id>', 'with a simulated scanner in this process: virtual finger (or eye) ID is presented when the capture is asked for');
+    .option('--present <id>', 'with a simulated scanner in this process: virtual finger (or eye) ID is presented when the capture is asked for')
+    .option('--template <file>', 'identify this template file instead of a capture: an ISO 19794-2 / ANSI 378 finger record or an iris-code-v1 file (edge-agent template extract makes them); the modality follows from the file');
   withJson(cmd, 'print the result as one JSON object');
   withScannerOptions(cmd);
   withCommonOptions(cmd);
@@ -25,8 +27,20 @@ Exit code 0 when someone was identified, 1 when nobody matched.`,
     const { configForFlags, secretsFor } = await import('../../config/load.js');
     const { applyScannerFlags, withTerminal } = await import('../terminal-session.js');
     const { describeProgress, modalityFlag, simulatedPerson } = await import('../enrol-session.js');
-    const modality = modalityFlag(values.modality);
     const presentId = intFlag('present', values.present);
+    let template: Buffer | null = null;
+    if (values.template !== undefined) {
+      const { readFileSync } = await import('node:fs');
+      const { isIrisTemplate } = await import('../../biometrics/iris/iris-code.js');
+      if (presentId !== undefined) throw new AgentError('CLI_USAGE', '--template identifies a file; leave out --present', {}, { hint: 'give one of --template FILE or --present ID' });
+      try {
+        template = readFileSync(values.template);
+      } catch (err) {
+        throw new AgentError('CLI_USAGE', `cannot read ${values.template}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { file: values.template }, { hint: 'check the path of the template file' });
+      }
+      if (values.modality === undefined) values.modality = isIrisTemplate(template) ? 'iris' : 'finger';
+    }
+    const modality = modalityFlag(values.modality);
     const config = applyScannerFlags(configForFlags(values), values);
     const secrets = secretsFor(config, values);
     const json = values.json === true;
@@ -36,13 +50,15 @@ Exit code 0 when someone was identified, 1 when nobody matched.`,
       config,
       secrets,
       async (call) => {
+        if (template) return (await call('identify-template', { modality, template: template.toString('base64') })) as IdentifyOnceResult;
         if (presentId !== undefined) {
           throw new AgentError('CLI_USAGE', '--present works with simulated scanners opened by this command; the agent runs on this data folder and holds its scanners', {}, { hint: 'present the finger on the running agent\'s scanner, or stop the agent' });
         }
         return (await call('identify', { modality }, (e) => say(describeProgress(e)))) as IdentifyOnceResult;
       },
       async (rt) => {
-        const { identifyOnce } = await import('../../terminal/enroller.js');
+        const { identifyOnce, identifyTemplate } = await import('../../terminal/enroller.js');
+        if (template) return identifyTemplate(rt, modality, template);
         let person: Awaited<ReturnType<typeof simulatedPerson>> | null = null;
         if (presentId !== undefined) person = simulatedPerson(rt, modality, presentId, { holdMs: 1000 });
         try {

@@ -1,12 +1,16 @@
 /**
  * The biometrics component: opens the encrypted template cache, builds the identifier's 1:N
- * indexes, the extractor (image → template) and the module slot map. Without a template key and
- * without scanners the terminal only delivers punches.
+ * indexes (from the encrypted index snapshot `<dataDir>/index-snapshot.bin` when it fits, else
+ * from the cache, then writes one), the extractor (image → template, loading its models in its
+ * own thread meanwhile) and the module slot map. Every ten minutes a new snapshot is written when
+ * a thousand template changes piled up. Without a template key and without scanners the terminal
+ * only delivers punches.
  */
-import { AgentError } from '../../core/errors.js';
+import { AgentError, toAgentError } from '../../core/errors.js';
 import { logger } from '../../core/logger.js';
 import { ModuleSlots } from '../../store/module-slots.js';
 import { TemplateCache } from '../../store/template-cache.js';
+import { indexSnapshotPath } from '../../store/index-snapshot.js';
 import type { AgentConfig } from '../../config/config.js';
 import { Identifier, type ModalityMatcher } from '../../terminal/identifier.js';
 import type { Extractor } from '../../terminal/engines.js';
@@ -16,6 +20,8 @@ import type { TerminalRuntime } from '../runtime.js';
 import { scannerTargets } from './scanners.js';
 
 const log = logger('agent:terminal');
+/** How often the daemon looks whether enough template changes piled up for a new index snapshot. */
+const SNAPSHOT_CHECK_MS = 10 * 60_000;
 
 export interface BiometricsDeps {
   createExtractor: (config: AgentConfig) => Promise<Extractor | null>;
@@ -27,6 +33,7 @@ export class BiometricsComponent implements DaemonComponent {
   readonly #rt: TerminalRuntime;
   readonly #createExtractor: BiometricsDeps['createExtractor'];
   readonly #fingerMatcher: BiometricsDeps['fingerMatcher'];
+  #timer: NodeJS.Timeout | null = null;
 
   constructor(rt: TerminalRuntime, deps: BiometricsDeps) {
     this.#rt = rt;
@@ -51,12 +58,38 @@ export class BiometricsComponent implements DaemonComponent {
     const finger = await this.#fingerMatcher(rt.config);
     const embedding = createEmbeddingMatcher(rt.config);
     const matchers = [finger, embedding].filter((m): m is NonNullable<typeof m> => m !== null);
-    rt.identifier = await Identifier.build(rt.cache, { biometrics: rt.config.biometrics, matchers });
+    // The extractor loads its models in its own thread while the indexes load here.
+    const extractor = this.#createExtractor(rt.config);
+    try {
+      rt.identifier = await Identifier.build(rt.cache, {
+        biometrics: rt.config.biometrics,
+        matchers,
+        snapshot: { path: indexSnapshotPath(rt.config.dataDir), templateKey: rt.secrets.templateKey },
+      });
+      // Built from the cache (the first start, or a snapshot that did not fit): write one now, so
+      // the next start loads it.
+      if (rt.identifier.snapshotDue) await this.#saveSnapshot();
+    } finally {
+      rt.extractor = await extractor;
+    }
     rt.embedder = createEmbedder(rt.config);
-    rt.extractor = await this.#createExtractor(rt.config);
+    this.#timer = setInterval(() => {
+      if (rt.identifier?.snapshotDue) void this.#saveSnapshot();
+    }, SNAPSHOT_CHECK_MS);
+    this.#timer.unref();
+  }
+
+  async #saveSnapshot(): Promise<void> {
+    try {
+      await this.#rt.identifier?.saveSnapshot();
+    } catch (err) {
+      log.warn({ err: toAgentError(err).toJSON() }, 'the identification index snapshot could not be written: the next start builds the indexes from the cache');
+    }
   }
 
   async stop(): Promise<void> {
+    if (this.#timer) clearInterval(this.#timer);
+    this.#timer = null;
     const rt = this.#rt;
     await rt.extractor?.close().catch(() => undefined);
     await rt.identifier?.close().catch(() => undefined);

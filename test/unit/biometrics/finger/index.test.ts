@@ -23,6 +23,15 @@ describe('FingerIndex', () => {
     expect(index.bytesPerTemplate()).toBeGreaterThan(500);
   });
 
+  it('reuses its search buffers: the same probe gets the same answer after other searches', () => {
+    const index = new FingerIndex();
+    enrolled.slice(0, 120).forEach((t, i) => index.add(`emp-${i}`, t));
+    const first = index.identify(probeOf(7), { threshold: 0, candidates: 50 });
+    for (const i of [3, 90, 44, 118]) index.identify(probeOf(i), { threshold: 0, candidates: 50 });
+    expect(index.identify(probeOf(7), { threshold: 0, candidates: 50 })).toEqual(first);
+    expect(first[0]?.id).toBe('emp-7');
+  });
+
   it('a non-enrolled finger finds nobody at the default threshold', () => {
     const index = new FingerIndex();
     enrolled.slice(0, 100).forEach((t, i) => index.add(`emp-${i}`, t));

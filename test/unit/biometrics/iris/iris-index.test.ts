@@ -71,6 +71,27 @@ describe('IrisIndex', () => {
     throw new Error(`the workers never did the whole scan: ${JSON.stringify(idx.lastSplit)}`);
   });
 
+  it('split searches reuse their shared buffers: no shared allocation per search', async () => {
+    const before = idx.scratchAllocations;
+    for (let k = 0; k < 40; k++) {
+      const p = probe(k * 70, 5);
+      const r = await idx.identify(p, { path: 'workers', candidates: 2, threshold: 1 });
+      expect(r).toEqual(idx.identifySync(p, { candidates: 2, threshold: 1 }));
+    }
+    // A set is made again only while a late worker still sits in every existing one: a handful at
+    // most, never one per search.
+    expect(idx.scratchAllocations - before).toBeLessThanOrEqual(3);
+  });
+
+  it('sizes its gallery at once when told how many codes come, and grows by half after', () => {
+    const sized = new IrisIndex({ workers: 0 });
+    indexes.push(sized);
+    sized.reserve(2000);
+    expect(sized.galleryBytes).toBe(2000 * 544);
+    for (let i = 0; i < 2001; i++) sized.add(`e${i}`, enrol(i % 50));
+    expect(sized.galleryBytes).toBe(3000 * 544);
+  });
+
   it('splits a search only for a large gallery and with workers', () => {
     const split = new IrisIndex({ workers: 1, workerThreshold: 2 });
     indexes.push(split);
