@@ -1,7 +1,23 @@
 /**
  * The central view of a fleet, built from the retained state, info and metrics of every
- * terminal under a prefix (optionally one site).
+ * terminal under a prefix (optionally one site), and what `fleet --watch` prints of it.
+ *
+ * The first view waits until the broker has delivered every retained message: after the
+ * subscription is granted the monitor publishes a unique, non-retained marker to a topic of its
+ * own (subscribed in the same request). A broker queues the retained messages of a subscription
+ * before it handles a later publish of the same client (Mosquitto); one that streams them
+ * (aedes) may let the marker overtake them, so after the marker the monitor also waits until no
+ * retained message came for `afterMarkerMs`. A broker that drops the marker (an ACL) ends the wait
+ * after `quietMs` without retained messages. `maxWaitMs` caps it: the first view then says that
+ * it gave up and how many terminals and retained messages had arrived.
+ *
+ * `--watch` (FleetWatch) prints only what changed: a line (or a JSON line) per terminal whose
+ * view changed, never the whole fleet per message. Changes are coalesced per terminal and written
+ * only while stdout takes them (backpressure): with a slow reader the memory held is one pending
+ * entry per terminal, whatever the message rate.
  */
+import { randomBytes } from 'node:crypto';
+import type { Writable } from 'node:stream';
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
 import { TypedEmitter } from '../core/events.js';
 import { AgentError } from '../core/errors.js';
@@ -34,6 +50,29 @@ function str(v: unknown): string | null {
   return typeof v === 'string' ? v : null;
 }
 
+export interface FirstViewOptions {
+  /** After the marker, wait until no retained message came for this long (default 300 ms). */
+  afterMarkerMs?: number;
+  /** Without the marker, the wait ends after this long without a retained message (default 2 s). */
+  quietMs?: number;
+  /** Give up after this long (default 30 s). */
+  maxWaitMs?: number;
+}
+
+/** How the first view came to be. */
+export interface FirstView {
+  /** True when the broker has delivered every retained message (marker or quiet); false when the wait gave up. */
+  complete: boolean;
+  /** 'marker': the monitor's own marker came back and the retained messages stopped; 'quiet': no marker, no retained message for quietMs; 'gave-up': maxWaitMs passed. */
+  rule: 'marker' | 'quiet' | 'gave-up';
+  terminals: number;
+  /** Retained messages delivered. */
+  retained: number;
+  waitedMs: number;
+}
+
+const VIEW_FIELDS = ['state', 'queueDepth', 'dead', 'lastError', 'version', 'clock'] as const satisfies ReadonlyArray<keyof TerminalView>;
+
 export class FleetMonitor extends TypedEmitter<FleetEvents> {
   readonly #terminals = new Map<string, TerminalView>();
   readonly #prefix: string;
@@ -65,6 +104,7 @@ export class FleetMonitor extends TypedEmitter<FleetEvents> {
       } catch {
         return null;
       }
+      if (typeof doc !== 'object' || doc === null) return null;
       const at = str(doc.at);
       if (at && (!view.lastSeen || at > view.lastSeen)) view.lastSeen = at;
       if (t.leaf === 'metrics') {
@@ -89,11 +129,20 @@ export class FleetMonitor extends TypedEmitter<FleetEvents> {
     return [...this.#terminals.values()].sort((a, b) => `${a.site}/${a.terminal}`.localeCompare(`${b.site}/${b.terminal}`));
   }
 
+  /** One terminal's view (`site/terminal`), as it is now. */
+  get(key: string): TerminalView | undefined {
+    return this.#terminals.get(key);
+  }
+
+  get size(): number {
+    return this.#terminals.size;
+  }
+
   /**
-   * Connects and subscribes; resolves once the retained messages have arrived (no new retained
-   * message for `settleMs` after the subscription was granted, at most 10 × settleMs).
+   * Connects and subscribes; resolves with the first view's completeness once the broker has
+   * delivered every retained message (see the file comment), or gave up after `maxWaitMs`.
    */
-  async start(url: string, options: IClientOptions = {}, settleMs = 300): Promise<void> {
+  async start(url: string, options: IClientOptions = {}, wait: FirstViewOptions = {}): Promise<FirstView> {
     let client: MqttClient;
     try {
       client = await mqtt.connectAsync(url, { reconnectPeriod: 2000, connectTimeout: 5000, ...options, clean: true });
@@ -101,21 +150,137 @@ export class FleetMonitor extends TypedEmitter<FleetEvents> {
       throw new AgentError('OPS_MQTT_CONNECT', `cannot connect to the broker at ${url}: ${(err as Error).message}`, { url }, { hint: 'check the broker URL, credentials and that the broker runs', retryable: true, cause: err });
     }
     this.#client = client;
-    let last = Date.now();
+    const nonce = randomBytes(8).toString('hex');
+    const markerTopic = `${this.#prefix}/_fleet-monitor/${nonce}/marker`;
+    let retained = 0;
+    let lastRetained = Date.now();
+    let markerAt: number | null = null;
     client.on('message', (topic, payload, packet) => {
-      if (packet.retain) last = Date.now();
+      if (topic === markerTopic) {
+        markerAt ??= Date.now();
+        return;
+      }
+      if (packet.retain) {
+        retained++;
+        lastRetained = Date.now();
+      }
       this.apply(topic, payload);
     });
     const site = this.#site ?? '+';
-    await client.subscribeAsync([`${this.#prefix}/${site}/+/state`, `${this.#prefix}/${site}/+/metrics`, `${this.#prefix}/${site}/+/info`], { qos: 1 });
-    last = Date.now();
-    const deadline = Date.now() + Math.max(settleMs * 10, 3000);
-    while (Date.now() - last < settleMs && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    await client.subscribeAsync([`${this.#prefix}/${site}/+/state`, `${this.#prefix}/${site}/+/metrics`, `${this.#prefix}/${site}/+/info`, markerTopic], { qos: 1 });
+    const granted = Date.now();
+    lastRetained = granted;
+    client.publish(markerTopic, nonce, { qos: 1, retain: false }, () => undefined);
+    const afterMarker = wait.afterMarkerMs ?? 300;
+    const quiet = wait.quietMs ?? 2000;
+    const maxWait = wait.maxWaitMs ?? 30_000;
+    for (;;) {
+      const now = Date.now();
+      const idle = now - lastRetained;
+      const rule = markerAt !== null && idle >= afterMarker ? 'marker' : markerAt === null && idle >= quiet ? 'quiet' : now - granted >= maxWait ? 'gave-up' : null;
+      if (rule) return { complete: rule !== 'gave-up', rule, terminals: this.#terminals.size, retained, waitedMs: now - granted };
+      await new Promise((r) => setTimeout(r, 20));
+    }
   }
 
   async stop(): Promise<void> {
-    await this.#client?.endAsync().catch(() => undefined);
+    await this.#client?.endAsync(true).catch(() => undefined);
     this.#client = null;
+  }
+}
+
+/** One line of `fleet --watch --json`: a terminal whose view changed, and which fields did. */
+export interface FleetChange {
+  terminal: TerminalView;
+  changed: string[];
+}
+
+/** The fields of `now` that differ from `before` (all set ones for a new terminal). lastSeen, oldest age and delivered count change with every metrics message: they are shown, not watched. */
+export function changedFields(before: TerminalView | undefined, now: TerminalView): string[] {
+  return VIEW_FIELDS.filter((f) => (before ? before[f] !== now[f] : now[f] !== null));
+}
+
+function show(v: unknown): string {
+  return v === null || v === undefined ? '-' : typeof v === 'string' && /\s/.test(v) ? JSON.stringify(v) : String(v);
+}
+
+const LABELS: Record<(typeof VIEW_FIELDS)[number], string> = { state: 'state', queueDepth: 'queue', dead: 'dead', lastError: 'error', version: 'version', clock: 'clock' };
+
+/** A text line of `fleet --watch`: time, terminal, each changed field as before→now. */
+export function formatChangeLine(before: TerminalView | undefined, now: TerminalView, changed: string[], at = new Date()): string {
+  const parts = changed.map((f) => {
+    const k = f as (typeof VIEW_FIELDS)[number];
+    return before ? `${LABELS[k]} ${show(before[k])}→${show(now[k])}` : `${LABELS[k]} ${show(now[k])}`;
+  });
+  return `${at.toISOString()}  ${now.site}/${now.terminal}  ${before ? '' : 'new: '}${parts.join('  ')}`;
+}
+
+/**
+ * What `fleet --watch` prints after the first view: each terminal change once, coalesced, written
+ * only while `out` takes it. Holds at most one pending entry per terminal and one line beyond
+ * `out`'s buffer, whatever the message rate and however slowly `out` is read.
+ */
+export class FleetWatch {
+  readonly #monitor: FleetMonitor;
+  readonly #out: Writable;
+  readonly #json: boolean;
+  /** The view of each terminal as last printed (or as the first view showed it). */
+  readonly #printed = new Map<string, TerminalView>();
+  /** Terminals changed since they were last printed, oldest change first. */
+  readonly #dirty = new Set<string>();
+  #blocked = false;
+  #stopped = false;
+  readonly #onChange = (v: TerminalView) => this.#changed(v);
+  readonly #onDrain = () => {
+    this.#blocked = false;
+    this.#pump();
+  };
+  /** Lines written so far. */
+  lines = 0;
+
+  constructor(monitor: FleetMonitor, out: Writable, options: { json: boolean }) {
+    this.#monitor = monitor;
+    this.#out = out;
+    this.#json = options.json;
+    for (const v of monitor.terminals) this.#printed.set(`${v.site}/${v.terminal}`, { ...v });
+    monitor.on('change', this.#onChange);
+  }
+
+  /** Terminals waiting to be printed (at most the fleet's size). */
+  get pending(): number {
+    return this.#dirty.size;
+  }
+
+  #changed(v: TerminalView): void {
+    const key = `${v.site}/${v.terminal}`;
+    if (!this.#dirty.has(key) && changedFields(this.#printed.get(key), v).length === 0) return;
+    this.#dirty.add(key);
+    this.#pump();
+  }
+
+  #pump(): void {
+    while (!this.#blocked && !this.#stopped && this.#dirty.size > 0) {
+      const key = this.#dirty.values().next().value as string;
+      this.#dirty.delete(key);
+      const now = this.#monitor.get(key);
+      if (!now) continue;
+      const before = this.#printed.get(key);
+      const changed = changedFields(before, now);
+      if (changed.length === 0) continue;
+      const line = this.#json ? JSON.stringify({ terminal: now, changed } satisfies FleetChange) : formatChangeLine(before, now, changed);
+      this.#printed.set(key, { ...now });
+      this.lines++;
+      if (!this.#out.write(`${line}\n`)) {
+        this.#blocked = true;
+        this.#out.once('drain', this.#onDrain);
+      }
+    }
+  }
+
+  stop(): void {
+    this.#stopped = true;
+    this.#monitor.off('change', this.#onChange);
+    this.#out.off('drain', this.#onDrain);
   }
 }
 

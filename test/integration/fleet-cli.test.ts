@@ -1,0 +1,136 @@
+// `edge-agent fleet` against a real broker holding a fleet's retained state, info and metrics
+// (the publisher of test/bench/fleet-publish.ts): the first view comes once every retained
+// message is delivered and says so; --watch prints a JSON line per terminal change, never the
+// fleet again; a broker that drops the monitor's marker (an ACL) makes the first view say it gave
+// up and how many terminals had arrived.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import mqtt from 'mqtt';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli, spawnCli } from '../helpers/cli.js';
+import { freePort, startBroker, type TestBroker } from '../helpers/broker.js';
+import { has, needs, which } from '../helpers/system.js';
+import { publishFleet, terminalName } from '../bench/fleet-publish.js';
+
+const TERMINALS = 300;
+
+describe('edge-agent fleet', () => {
+  let broker: TestBroker;
+  beforeAll(async () => {
+    broker = await startBroker();
+    await publishFleet(broker.url, { prefix: 'fl', terminals: TERMINALS });
+  }, 60_000);
+  afterAll(async () => {
+    await broker?.stop();
+  });
+
+  it('shows every terminal once every retained message has arrived, and says so (JSON and text)', async () => {
+    const json = await runCli(['fleet', '--json', '--mqtt', broker.url, '--prefix', 'fl'], { timeoutMs: 90_000 });
+    expect(json.code, json.stderr).toBe(0);
+    const view = JSON.parse(json.stdout) as { terminals: Array<{ site: string; terminal: string; state: string; queueDepth: number; version: string }>; complete: boolean; retained: number; waitedMs: number };
+    expect(view.complete).toBe(true);
+    expect(view.retained).toBe(3 * TERMINALS);
+    expect(view.terminals).toHaveLength(TERMINALS);
+    expect(view.terminals.find((t) => t.terminal === terminalName(123).terminal && t.site === terminalName(123).site)).toMatchObject({ state: 'online', version: '0.1.0' });
+    const text = await runCli(['fleet', '--mqtt', broker.url, '--prefix', 'fl', '--site', 'site-002'], { timeoutMs: 90_000 });
+    expect(text.stdout).toMatch(/^SITE +TERMINAL +STATE/);
+    expect(text.stdout).toMatch(/\(100 terminal\(s\); every retained message delivered, 300 in [0-9.]+ s\)/);
+    const bad = await runCli(['fleet', '--mqtt', broker.url, '--wait', '0']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/CLI_USAGE: --wait takes a number of seconds of at least 1/);
+  }, 180_000);
+
+  it('--watch --json: a line per terminal change, only that terminal, after the first view; SIGTERM ends it', async () => {
+    const child = spawnCli(['fleet', '--watch', '--json', '--mqtt', broker.url, '--prefix', 'fl']);
+    try {
+      const lines: string[] = [];
+      let buf = '';
+      child.stdout!.on('data', (d: Buffer) => {
+        buf += d.toString('utf8');
+        let nl: number;
+        while ((nl = buf.indexOf('\n')) >= 0) {
+          lines.push(buf.slice(0, nl));
+          buf = buf.slice(nl + 1);
+        }
+      });
+      await until(() => lines.length >= 1, 60_000);
+      expect((JSON.parse(lines[0]!) as { terminals: unknown[] }).terminals).toHaveLength(TERMINALS);
+      const pub = await mqtt.connectAsync(broker.url);
+      const { site, terminal } = terminalName(42);
+      await pub.publishAsync(`fl/${site}/${terminal}/state`, 'offline', { qos: 1, retain: true });
+      // A heartbeat of another terminal: new `at`, same queue: nothing to print.
+      const other = terminalName(7);
+      await pub.publishAsync(`fl/${other.site}/${other.terminal}/metrics`, JSON.stringify({ at: new Date().toISOString(), queue: { pending: 7 * 7 % 40, dead: 0, delivered: 1007, oldestPendingAgeSec: 12 } }), { qos: 1, retain: true });
+      await pub.publishAsync(`fl/${site}/${terminal}/state`, 'online', { qos: 1, retain: true });
+      await until(() => lines.length >= 3, 30_000);
+      await new Promise((r) => setTimeout(r, 500));
+      await pub.endAsync();
+      const changes = lines.slice(1).map((l) => JSON.parse(l) as { terminal: { site: string; terminal: string; state: string }; changed: string[] });
+      expect(changes.map((c) => [`${c.terminal.site}/${c.terminal.terminal}`, c.terminal.state, c.changed])).toEqual([
+        [`${site}/${terminal}`, 'offline', ['state']],
+        [`${site}/${terminal}`, 'online', ['state']],
+      ]);
+      const exit = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+      child.kill('SIGTERM');
+      expect(await exit).toBe(0);
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+    }
+  }, 120_000);
+});
+
+describe.skipIf(!has('mosquitto'))(`edge-agent fleet on a broker that drops its marker (${needs('mosquitto')})`, () => {
+  let proc: ChildProcess;
+  let url: string;
+  beforeAll(async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'fleet-acl-'));
+    chmodSync(dir, 0o755); // mosquitto started as root reads its ACL file as the mosquitto user
+    const port = await freePort();
+    // Anonymous clients may read the fleet and write terminal topics only: the marker is dropped.
+    writeFileSync(join(dir, 'acl'), ['topic read fl/#', 'topic write fl/+/+/state', 'topic write fl/+/+/info', 'topic write fl/+/+/metrics', 'topic write fl/_publisher/#', ''].join('\n'));
+    writeFileSync(join(dir, 'mosquitto.conf'), `listener ${port} 127.0.0.1\nallow_anonymous true\npersistence false\nacl_file ${join(dir, 'acl')}\n`);
+    proc = spawn(which('mosquitto')!, ['-c', join(dir, 'mosquitto.conf')], { stdio: 'ignore' });
+    url = `mqtt://127.0.0.1:${port}`;
+    await until(
+      () =>
+        new Promise<boolean>((resolve) => {
+          const s = connect(port, '127.0.0.1');
+          s.once('connect', () => {
+            s.destroy();
+            resolve(true);
+          });
+          s.once('error', () => resolve(false));
+        }),
+      10_000,
+    );
+    await publishFleet(url, { prefix: 'fl', terminals: 50 });
+  }, 60_000);
+  afterAll(() => {
+    proc?.kill('SIGKILL');
+  });
+
+  it('says it gave up, after how long, and how many terminals had arrived', async () => {
+    const r = await runCli(['fleet', '--mqtt', url, '--prefix', 'fl', '--wait', '1'], { timeoutMs: 60_000 });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/\(gave up waiting after 1\.[0-9] s: 50 terminal\(s\) and 150 retained message\(s\) had arrived; more may follow\)/);
+    const json = JSON.parse((await runCli(['fleet', '--json', '--mqtt', url, '--prefix', 'fl', '--wait', '1'], { timeoutMs: 60_000 })).stdout) as { complete: boolean; terminals: unknown[] };
+    expect(json.complete).toBe(false);
+    expect(json.terminals).toHaveLength(50);
+    // Without --wait the quiet rule ends the wait: nothing retained came for 2 s.
+    const quiet = JSON.parse((await runCli(['fleet', '--json', '--mqtt', url, '--prefix', 'fl'], { timeoutMs: 60_000 })).stdout) as { complete: boolean; waitedMs: number };
+    expect(quiet.complete).toBe(true);
+    expect(quiet.waitedMs).toBeGreaterThanOrEqual(2000);
+  }, 120_000);
+});
+
+async function until(cond: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!(await cond())) {
+    if (Date.now() > end) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
