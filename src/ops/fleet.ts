@@ -167,7 +167,10 @@ export class FleetMonitor extends TypedEmitter<FleetEvents> {
       this.apply(topic, payload);
     });
     const site = this.#site ?? '+';
-    await client.subscribeAsync([`${this.#prefix}/${site}/+/state`, `${this.#prefix}/${site}/+/metrics`, `${this.#prefix}/${site}/+/info`, markerTopic], { qos: 1 });
+    // QoS 0: a broker holds back at most so many QoS 1 messages per client (Mosquitto:
+    // max_queued_messages 1000) and drops the rest, retained ones included: at QoS 1 a fleet of
+    // 10,000 arrived half. A view needs the current state, not every message: QoS 0 gets all of it.
+    await client.subscribeAsync([`${this.#prefix}/${site}/+/state`, `${this.#prefix}/${site}/+/metrics`, `${this.#prefix}/${site}/+/info`, markerTopic], { qos: 0 });
     const granted = Date.now();
     lastRetained = granted;
     client.publish(markerTopic, nonce, { qos: 1, retain: false }, () => undefined);

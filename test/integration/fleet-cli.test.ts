@@ -15,7 +15,8 @@ import { freePort, startBroker, type TestBroker } from '../helpers/broker.js';
 import { has, needs, which } from '../helpers/system.js';
 import { publishFleet, terminalName } from '../bench/fleet-publish.js';
 
-const TERMINALS = 300;
+/** More retained messages than Mosquitto queues per client at QoS 1 (max_queued_messages 1000). */
+const TERMINALS = 600;
 
 describe('edge-agent fleet', () => {
   let broker: TestBroker;
