@@ -1,25 +1,25 @@
-import type { Command } from '../command.js';
-import { parseCommandArgs, printJson } from '../args.js';
-import { AgentError } from '../../core/errors.js';
-import { createApiKey, isRole, ROLES } from '../../server/auth.js';
-import { openServiceDatabase } from '../../server/service.js';
+/** `edge-agent keys create --db FILE --role admin|admin-audit [--json]`: API keys of the attendance service. */
+import { Option, type Command } from 'commander';
+import { action, defineCommand, printJson, withJson, withVerbs } from '../command.js';
+import { createApiKey, ROLES, type Role } from '../../server/auth.js';
 
-const usage = `usage: edge-agent keys create --db FILE --role admin|admin-audit [--json]
-  Creates an API key of the attendance service in its database (the service may be running).
-  The secret is printed once and stored only as a scrypt hash: keep it somewhere safe.
-  Roles: admin may use every operation; admin-audit may read but not add, change or delete.
-  --json prints {"apiKey": ..., "apiSecret": ..., "role": ...}.`;
+type Values = { db: string; role: Role; json?: boolean };
 
-const command: Command = {
-  summary: 'create API keys of the attendance service',
-  usage,
-  async run(argv) {
-    const { values, positionals } = parseCommandArgs(argv, { db: { type: 'string' }, role: { type: 'string' }, json: { type: 'boolean' } }, usage);
-    if (positionals[0] !== 'create' || positionals.length !== 1) {
-      throw new AgentError('CLI_USAGE', positionals[0] ? `unknown verb "${positionals.join(' ')}" for keys` : 'keys needs a verb: create', {}, { hint: usage });
-    }
-    if (!values.db) throw new AgentError('CLI_USAGE', 'keys create needs --db FILE (the service database)', {}, { hint: usage });
-    if (!isRole(values.role)) throw new AgentError('CLI_USAGE', `--role must be one of ${ROLES.join(', ')}${values.role ? `, got "${values.role}"` : ''}`, {}, { hint: usage });
+export default function register(program: Command): Command {
+  const keys = defineCommand(program, { name: 'keys', summary: 'create API keys of the attendance service', audience: 'site' });
+  withVerbs(keys);
+
+  const create = defineCommand(keys, {
+    name: 'create',
+    summary: 'create an API key in the service database (the service may be running)',
+    details: `The secret is printed once and stored only as a scrypt hash: keep it somewhere safe.
+Roles: admin may use every operation; admin-audit may read but not add, change or delete.`,
+  })
+    .requiredOption('--db <file>', "the attendance service's SQLite file (as for \"edge-agent serve --db\")")
+    .addOption(new Option('--role <role>', 'admin (every operation) or admin-audit (read only)').choices(ROLES).makeOptionMandatory());
+  withJson(create, 'print {"apiKey", "apiSecret", "role"}');
+  action<Values>(create, async (values) => {
+    const { openServiceDatabase } = await import('../../server/service.js');
     const db = await openServiceDatabase(values.db);
     try {
       const pair = await createApiKey(db, values.role);
@@ -29,6 +29,6 @@ const command: Command = {
       await db.close();
     }
     return 0;
-  },
-};
-export default command;
+  });
+  return keys;
+}

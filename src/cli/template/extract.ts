@@ -1,26 +1,30 @@
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
-import type { Command } from '../command.js';
-import { intFlag, parseCommandArgs, printJson } from '../args.js';
+import { Option, type Command } from 'commander';
+import { action, defineCommand, intFlag, printJson, usageError, withJson } from '../command.js';
 import { AgentError } from '../../core/errors.js';
-import { decodeImage } from '../../biometrics/image/decode-image.js';
-import { extractTemplate, type Modality } from '../../biometrics/extract/extract-image.js';
+import type { Modality } from '../../biometrics/extract/extract-image.js';
 
-const usage = `usage: edge-agent template extract --modality finger|iris --image FILE --out FILE [--dpi N] [--json]
-  Turns a grayscale image (PGM or PNG) into a template file: an ISO/IEC 19794-2:2005 minutiae
-  record for a finger, an iris code v1 for an eye. The template is written with mode 0600.
-  --dpi N   resolution of a fingerprint image (default 500; others are resampled to 500)
-  An unusable capture fails with BIOMETRICS_UNUSABLE_CAPTURE and the reason.`;
+type Values = { modality: Modality; image: string; out: string; dpi?: string; json?: boolean };
 
-const command: Command = {
-  summary: 'image (PGM/PNG) → finger or iris template',
-  usage,
-  async run(argv) {
-    const { values } = parseCommandArgs(argv, { modality: { type: 'string' }, image: { type: 'string' }, out: { type: 'string' }, dpi: { type: 'string' }, json: { type: 'boolean' } }, usage, false);
-    const modality = values.modality as Modality | undefined;
-    if (modality !== 'finger' && modality !== 'iris') throw new AgentError('CLI_USAGE', `--modality must be finger or iris${modality ? `, got "${modality}"` : ''}`, {}, { hint: usage });
-    if (!values.image || !values.out) throw new AgentError('CLI_USAGE', 'template extract needs --image FILE and --out FILE', {}, { hint: usage });
+export default function register(template: Command): Command {
+  const cmd = defineCommand(template, {
+    name: 'extract',
+    summary: 'image (PGM/PNG) → finger or iris template',
+    details: `Turns a grayscale image (PGM or PNG) into a template file: an ISO/IEC 19794-2:2005 minutiae
+record for a finger, an iris code v1 for an eye. The template is written with mode 0600.
+An unusable capture fails with BIOMETRICS_UNUSABLE_CAPTURE and the reason.`,
+  })
+    .addOption(new Option('--modality <modality>', 'finger or iris').choices(['finger', 'iris']).makeOptionMandatory())
+    .requiredOption('--image <file>', 'the grayscale image, PGM or PNG')
+    .requiredOption('--out <file>', 'where to write the template (mode 0600)')
+    .option('--dpi <n>', 'resolution of a fingerprint image (default 500; others are resampled to 500)');
+  withJson(cmd, 'print {"modality", "image", "out", "width", "height", "bytes", "quality", "minutiae"|"validBits", "ms"}');
+  return action<Values>(cmd, async (values) => {
+    const modality = values.modality;
     const dpi = intFlag('dpi', values.dpi, 500)!;
-    if (dpi < 100 || dpi > 2000) throw new AgentError('CLI_USAGE', `--dpi ${dpi} is out of range (100..2000)`, { dpi }, { hint: usage });
+    if (dpi < 100 || dpi > 2000) throw usageError('template extract', `--dpi ${dpi} is out of range (100..2000)`, { flag: 'dpi', dpi });
+    const { decodeImage } = await import('../../biometrics/image/decode-image.js');
+    const { extractTemplate } = await import('../../biometrics/extract/extract-image.js');
     let bytes: Uint8Array;
     try {
       bytes = readFileSync(values.image);
@@ -44,6 +48,5 @@ const command: Command = {
     if (values.json) printJson(summary);
     else process.stdout.write(`${modality} template written to ${values.out}: ${r.template.length} bytes, quality ${r.quality}, ${modality === 'finger' ? `${r.features} minutiae` : `${r.features} valid bits`} (${ms} ms)\n`);
     return 0;
-  },
-};
-export default command;
+  });
+}
