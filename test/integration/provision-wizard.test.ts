@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { spawn, type IPty } from '@lydell/node-pty';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import YAML from 'yaml';
-import { CLI_ENTRY, ROOT, TSX_IMPORT } from '../helpers/cli.js';
+import { CLI_ENTRY, childEnv, ROOT, TSX_IMPORT } from '../helpers/cli.js';
 import { startService, type InProcessService } from '../helpers/service.js';
 import { loadSecrets } from '../../src/config/secrets.js';
 
@@ -24,13 +24,16 @@ function wizard(args: string[]) {
     cols: 200,
     rows: 50,
     cwd: ROOT,
-    env: { ...process.env, EDGE_AGENT_LOG_LEVEL: 'warn' } as Record<string, string>,
+    env: childEnv({ EDGE_AGENT_LOG_LEVEL: 'warn' }) as Record<string, string>,
   });
   running.add(pty);
   let screen = '';
   let seen = 0;
   const strip = (s: string) => s.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '').replace(/\r/g, '');
-  pty.onData((d) => (screen += strip(d)));
+  pty.onData((d) => {
+    screen += strip(d);
+    if (process.env.EDGE_AGENT_TEST_LOGS === '1') process.stderr.write(d);
+  });
   const exited = new Promise<number>((r) =>
     pty.onExit(({ exitCode }) => {
       running.delete(pty);
