@@ -128,10 +128,8 @@ export async function startBroker(options: { prefer?: 'mosquitto' | 'aedes' } = 
       url: `mqtt://127.0.0.1:${m.port}`,
       port: m.port,
       kind: 'mosquitto',
-      stop: async () => {
-        await m.stop();
-        rmSync(dir, { recursive: true, force: true });
-      },
+      // The folder stays for restart(); it goes with the test file's sandbox.
+      stop: m.stop,
       restart: m.restart,
     };
   }
