@@ -160,7 +160,7 @@ export class SdNotify {
 
   /**
    * One datagram from a socket opened for it. A full receive queue (EAGAIN: the manager is busy;
-   * Linux queues 10 datagrams per socket by default) is retried for about a second.
+   * Linux queues 10 datagrams per socket by default) is retried for about 0.6 s.
    */
   async #datagram(dgram: UnixDgram, lines: string[]): Promise<boolean> {
     const buf = Buffer.from(lines.join('\n'), 'utf8');
@@ -297,6 +297,11 @@ export class SystemdNotifier {
       this.#timer.unref();
     }
     const ready = this.#options.readyStatus?.() ?? (ctx?.config ? `running: terminal ${ctx.config.terminal.id}, upstream ${ctx.config.upstream.join('+')}` : 'running');
+    if (this.notify.via === 'systemd-notify') {
+      // The shipped unit says NotifyAccess=main, under which systemd drops what a child sends:
+      // the agent would never be READY and would be restarted at TimeoutStartSec.
+      log.warn({ socket: this.notify.socket }, 'systemd notifications go through systemd-notify (a child process): the unit needs NotifyAccess=all; "edge-agent install-service" writes it so, or reinstall edge-agent where a C++ compiler is present so npm builds the unix-dgram addon');
+    }
     await this.notify.ready(ready);
     log.info({ watchdogMs: interval, via: this.notify.via }, 'told systemd the agent is ready');
   }
