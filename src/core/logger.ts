@@ -45,6 +45,9 @@ interface State {
 }
 
 let state: State | undefined;
+/** Set by `muteLogging`: every line goes nowhere, whatever the destination. */
+let muted = false;
+const nowhere = { write: (_line: string) => undefined };
 
 function envLevel(): LogLevel | undefined {
   const v = process.env.EDGE_AGENT_LOG_LEVEL ?? process.env.LOG_LEVEL;
@@ -60,6 +63,7 @@ function build(options: Required<LoggingOptions>): Logger {
     timestamp: pino.stdTimeFunctions.isoTime,
     formatters: { level: (label) => ({ level: label }) },
   };
+  if (muted) return pino(base, nowhere);
   if (options.format === 'pretty') {
     return pino(base, pino.transport({ target: 'pino-pretty', options: { destination: fd, colorize: false, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } }));
   }
@@ -96,6 +100,17 @@ export function configureLogging(options: LoggingOptions): void {
     (child as { level: string }).level = fresh.level;
     state.children.set(name, child);
   }
+}
+
+/**
+ * Sends every log line of this process nowhere (`false` undoes it), whatever `configureLogging`
+ * says later. Levels still apply, so what would be logged is still built and redacted. For a test
+ * runner: the suite's setup mutes the test processes unless `EDGE_AGENT_TEST_LOGS=1`, so it
+ * prints the reporter and nothing else.
+ */
+export function muteLogging(on = true): void {
+  muted = on;
+  configureLogging({});
 }
 
 function matches(pattern: string, name: string): boolean {

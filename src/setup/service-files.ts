@@ -11,6 +11,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AgentError } from '../core/errors.js';
 import { writeFileAtomic } from '../core/atomic-file.js';
+import { notifyAccessNeeded } from '../daemon/sd-notify.js';
 
 /** The repository's (or the installed package's) `systemd/` folder. */
 export function systemdDir(): string {
@@ -55,10 +56,15 @@ export function defaultExecStart(entry = process.argv[1] ?? ''): string {
   return parts.join(' ');
 }
 
-/** The shipped unit with its ExecStart replaced (everything else stays as shipped). */
-export function renderUnit(template: string, execStart: string): string {
+/**
+ * The shipped unit with its ExecStart replaced and, with `notifyAccess`, its NotifyAccess= (the
+ * shipped `main` needs the unix-dgram addon; without it systemd-notify, a child, sends, which
+ * needs `all`). Everything else stays as shipped.
+ */
+export function renderUnit(template: string, execStart: string, notifyAccess?: 'main' | 'all'): string {
   if (!/^ExecStart=.*$/m.test(template)) throw new AgentError('AGENT_FILES_MISSING', 'the unit template has no ExecStart line', {});
-  return template.replace(/^ExecStart=.*$/m, `ExecStart=${execStart}`);
+  const unit = template.replace(/^ExecStart=.*$/m, `ExecStart=${execStart}`);
+  return notifyAccess ? unit.replace(/^NotifyAccess=.*$/m, `NotifyAccess=${notifyAccess}`) : unit;
 }
 
 export interface InstallOptions {
@@ -71,6 +77,8 @@ export interface InstallOptions {
   irisUsb?: string[];
   /** Where the shipped files are (default: `systemdDir()`). */
   sourceDir?: string;
+  /** NotifyAccess= of the written unit (default: what this installation needs, `notifyAccessNeeded()`). */
+  notifyAccess?: 'main' | 'all';
 }
 
 /** The udev rules with one line per iris camera model at the `@iris-rules@` marker. */
@@ -110,9 +118,11 @@ export function installService(options: InstallOptions): InstallStep[] {
   const rulesPath = join(root, 'etc/udev/rules.d', RULES_NAME);
   const confDir = join(root, 'etc/edge-agent');
 
-  const unit = renderUnit(readFileSync(join(src, UNIT_NAME), 'utf8'), options.execStart).replace(/^User=.*$/m, `User=${options.user}`).replace(/^Group=.*$/m, `Group=${options.user}`);
+  const notifyAccess = options.notifyAccess ?? notifyAccessNeeded();
+  const unit = renderUnit(readFileSync(join(src, UNIT_NAME), 'utf8'), options.execStart, notifyAccess).replace(/^User=.*$/m, `User=${options.user}`).replace(/^Group=.*$/m, `Group=${options.user}`);
   if (!options.dryRun) writeFileAtomic(unitPath, unit, 0o644);
-  steps.push({ action: 'write systemd unit', path: unitPath, status: act, detail: `ExecStart=${options.execStart}` });
+  const notify = notifyAccess === 'main' ? 'NotifyAccess=main' : 'NotifyAccess=all (the unix-dgram addon is not installed, so systemd-notify sends; npm install with a C++ compiler present builds it)';
+  steps.push({ action: 'write systemd unit', path: unitPath, status: act, detail: `ExecStart=${options.execStart}; ${notify}` });
 
   const rules = renderRules(readFileSync(join(src, RULES_NAME), 'utf8'), options.user, options.irisUsb);
   if (!options.dryRun) writeFileAtomic(rulesPath, rules, 0o644);

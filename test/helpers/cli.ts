@@ -25,14 +25,57 @@ export function killTree(child: ChildProcess): void {
   killPids(below);
 }
 
+/**
+ * The environment of a child a test starts: this one's, without the test suite's own
+ * `EDGE_AGENT_TEST_*` switches (the agent would take them for configuration keys and refuse
+ * them), with `extra` on top.
+ */
+export function childEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('EDGE_AGENT_TEST_')) env[k] = v;
+  return { ...env, ...extra };
+}
+
+/** The last this many characters of each stream are kept for a failure message. */
+const KEEP = 32_000;
+const outputs = new WeakMap<ChildProcess, { stdout: string; stderr: string }>();
+
+/**
+ * Keeps what `child` writes (the tail of stdout and stderr) for `outputOf`, without echoing it:
+ * the suite prints the reporter only. With `EDGE_AGENT_TEST_LOGS=1` each line is echoed to
+ * stderr too, prefixed with the child's pid.
+ */
+export function captureOutput(child: ChildProcess): ChildProcess {
+  const out = { stdout: '', stderr: '' };
+  outputs.set(child, out);
+  const echo = process.env.EDGE_AGENT_TEST_LOGS === '1';
+  for (const name of ['stdout', 'stderr'] as const) {
+    child[name]?.on('data', (d: Buffer) => {
+      const text = d.toString();
+      out[name] = (out[name] + text).slice(-KEEP);
+      if (echo) process.stderr.write(text.replace(/^(?=.)/gm, `[${child.pid} ${name}] `));
+    });
+  }
+  return child;
+}
+
+/** What a child started through `spawnCli` (or given to `captureOutput`) wrote, for a failure message. */
+export function outputOf(child: ChildProcess): string {
+  const out = outputs.get(child);
+  if (!out) return '(output not captured)';
+  return `--- stdout of ${child.pid} (last ${KEEP} characters) ---\n${out.stdout}\n--- stderr ---\n${out.stderr}`;
+}
+
 /** Starts `edge-agent ...args` and returns the child (for daemons and kill tests). */
 export function spawnCli(args: string[], options: SpawnOptions = {}): ChildProcess {
-  return spawn(process.execPath, [...TSX_IMPORT, CLI_ENTRY, ...args], {
-    cwd: ROOT,
-    stdio: ['pipe', 'pipe', 'pipe'],
-    ...options,
-    env: { ...process.env, EDGE_AGENT_LOG_LEVEL: process.env.EDGE_AGENT_LOG_LEVEL ?? 'warn', ...options.env },
-  });
+  return captureOutput(
+    spawn(process.execPath, [...TSX_IMPORT, CLI_ENTRY, ...args], {
+      cwd: ROOT,
+      stdio: ['pipe', 'pipe', 'pipe'],
+      ...options,
+      env: childEnv({ EDGE_AGENT_LOG_LEVEL: process.env.EDGE_AGENT_LOG_LEVEL ?? 'warn', ...options.env }),
+    }),
+  );
 }
 
 /** Runs `edge-agent ...args` to completion. */
@@ -64,7 +107,7 @@ export function waitForLine(child: ChildProcess, re: RegExp, timeoutMs = 20_000,
     const streams = stream === 'both' ? [child.stdout, child.stderr] : [child[stream]];
     const timer = setTimeout(() => {
       cleanup();
-      reject(new Error(`no line matching ${re} within ${timeoutMs} ms; output so far:\n${buf}`));
+      reject(new Error(`no line matching ${re} within ${timeoutMs} ms\n${outputs.has(child) ? outputOf(child) : `output so far:\n${buf}`}`));
     }, timeoutMs);
     const onData = (d: Buffer) => {
       buf += d.toString();
@@ -79,7 +122,7 @@ export function waitForLine(child: ChildProcess, re: RegExp, timeoutMs = 20_000,
     };
     const onExit = () => {
       cleanup();
-      reject(new Error(`process exited before a line matching ${re}; output:\n${buf}`));
+      reject(new Error(`process exited (${child.exitCode ?? child.signalCode}) before a line matching ${re}\n${outputs.has(child) ? outputOf(child) : `output:\n${buf}`}`));
     };
     function cleanup() {
       clearTimeout(timer);

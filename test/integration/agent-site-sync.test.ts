@@ -17,6 +17,7 @@ import { openAgentDatabase } from '../../src/store/agent-db.js';
 import { TemplateCache } from '../../src/store/template-cache.js';
 import { SiteTemplateSync, type SiteTemplateRecord } from '../../src/site-sync/site-sync.js';
 import { setLogLevel } from '../../src/core/logger.js';
+import { has } from '../helpers/system.js';
 
 let broker: TestBroker;
 let sim: SimulatedModule | null = null;
@@ -67,7 +68,7 @@ function record(employeeCode: string, updatedAt: Date, data: Uint8Array, id: str
   };
 }
 
-describe('site template sync between two running agents', () => {
+describe.skipIf(!has('socat'))('site template sync between two running agents, one with a module on a real pty (needs socat)', () => {
   it('applies a published person on both terminals, keeps the newer record, deletes it everywhere through delete-user, and shares a person enrolled on a third terminal', async () => {
     const siteKey = randomBytes(32);
     const dirs = [terminalDir({ siteKey }), terminalDir({ siteKey })] as const;

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import mqtt from 'mqtt';
 import { randomBytes } from 'node:crypto';
 import { spawn } from 'node:child_process';
-import { ROOT, waitForLine } from '../helpers/cli.js';
+import { captureOutput, childEnv, ROOT, waitForLine } from '../helpers/cli.js';
 import { startBroker, type TestBroker } from '../helpers/broker.js';
 import { nextMessage } from '../helpers/mqtt.js';
 import { CommandRouter } from '../../src/ops/commands.js';
@@ -59,7 +59,7 @@ describe('terminal ops over a real broker', () => {
       ops.on('connected', () => console.log('CONNECTED'));
       await ops.start();
     `;
-    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = captureOutput(spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: ROOT, env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'] }));
     await waitForLine(child, /CONNECTED/);
     expect(await nextMessage(broker.url, 'att/s1/t2/state')).toBe('online');
     child.kill('SIGKILL');

@@ -9,6 +9,7 @@ import { emptySecrets, generateKey, loadSecrets } from '../../src/config/secrets
 import { openAgentDatabase } from '../../src/store/agent-db.js';
 import { TemplateCache } from '../../src/store/template-cache.js';
 import { AgentError } from '../../src/core/errors.js';
+import { has } from '../helpers/system.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'provision-cli-'));
 
@@ -96,7 +97,7 @@ describe('edge-agent provision and stored templates', { timeout: 60_000 }, () =>
   });
 });
 
-describe('edge-agent provision --discover-port', { timeout: 60_000 }, () => {
+describe.skipIf(!has('socat'))('edge-agent provision --discover-port, a module on a real pty (needs socat)', { timeout: 60_000 }, () => {
   let service: InProcessService;
   beforeAll(async () => {
     service = await startService();

@@ -9,6 +9,7 @@ import { startBroker, type TestBroker } from '../helpers/broker.js';
 import { startService, type InProcessService } from '../helpers/service.js';
 import { loadSecrets, secretValues } from '../../src/config/secrets.js';
 import { AttendanceClient } from '../../src/api/client.js';
+import { has } from '../helpers/system.js';
 
 /**
  * The technician's path end to end, with real parts: the attendance service on loopback, a real
@@ -16,7 +17,7 @@ import { AttendanceClient } from '../../src/api/client.js';
  * provision (non-interactive) → punch → run delivers it → doctor passes → a broken config fails
  * doctor with the key named; and no output of any of these ever holds a secret.
  */
-describe('provision → run → doctor, end to end', { timeout: 90_000 }, () => {
+describe.skipIf(!has('socat'))('provision → run → doctor, end to end, the module on a real pty (needs socat)', { timeout: 90_000 }, () => {
   let service: InProcessService;
   let broker: TestBroker;
   let sim: ChildProcess;

@@ -1,26 +1,45 @@
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawn, type IPty } from '@lydell/node-pty';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import YAML from 'yaml';
-import { CLI_ENTRY, ROOT } from '../helpers/cli.js';
+import { CLI_ENTRY, childEnv, ROOT, TSX_IMPORT } from '../helpers/cli.js';
 import { startService, type InProcessService } from '../helpers/service.js';
 import { loadSecrets } from '../../src/config/secrets.js';
 
 /**
- * The interactive wizard on a real terminal: `script` (util-linux) gives the CLI a pseudo-terminal,
- * the test reads the prompts and types the answers, a wrong API secret first.
+ * The interactive wizard on a real terminal: a pseudo-terminal from node-pty gives the CLI a tty
+ * (stdin and stdout), the test reads the prompts and types the answers, a wrong API secret first.
  */
+const running = new Set<IPty>();
+afterEach(() => {
+  for (const p of running) p.kill('SIGKILL');
+  running.clear();
+});
+
 function wizard(args: string[]) {
-  const cmd = [process.execPath, '--import', 'tsx', CLI_ENTRY, 'provision', ...args].map((a) => `'${a}'`).join(' ');
-  const child = spawn('script', ['-qfec', cmd, '/dev/null'], { cwd: ROOT, env: { ...process.env, EDGE_AGENT_LOG_LEVEL: 'warn', COLUMNS: '200' }, stdio: ['pipe', 'pipe', 'pipe'] });
+  const pty = spawn(process.execPath, [...TSX_IMPORT, CLI_ENTRY, 'provision', ...args], {
+    name: 'xterm',
+    cols: 200,
+    rows: 50,
+    cwd: ROOT,
+    env: childEnv({ EDGE_AGENT_LOG_LEVEL: 'warn' }) as Record<string, string>,
+  });
+  running.add(pty);
   let screen = '';
   let seen = 0;
   const strip = (s: string) => s.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '').replace(/\r/g, '');
-  child.stdout.on('data', (d: Buffer) => (screen += strip(d.toString('utf8'))));
-  child.stderr.on('data', (d: Buffer) => (screen += strip(d.toString('utf8'))));
-  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  pty.onData((d) => {
+    screen += strip(d);
+    if (process.env.EDGE_AGENT_TEST_LOGS === '1') process.stderr.write(d);
+  });
+  const exited = new Promise<number>((r) =>
+    pty.onExit(({ exitCode }) => {
+      running.delete(pty);
+      r(exitCode);
+    }),
+  );
   return {
     exited,
     screen: () => screen,
@@ -32,7 +51,7 @@ function wizard(args: string[]) {
         if (m >= 0) {
           seen += m + 1;
           await new Promise((r) => setTimeout(r, 60));
-          child.stdin.write(keys);
+          pty.write(keys);
           return;
         }
         await new Promise((r) => setTimeout(r, 50));
