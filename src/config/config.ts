@@ -84,8 +84,24 @@ export const ConfigSchema = z.strictObject({
       maxPending: z.number().int().positive().default(500_000),
       backoffBaseMs: z.number().int().positive().default(1000),
       backoffCapMs: z.number().int().positive().default(300_000),
-      /** Punches taken before the clock synchronized are held this long for correction, then sent as they are. */
+      /**
+       * Punches whose time is not trusted are held until it is corrected, however long; after this
+       * many hours of waiting (on the monotonic clock) an alert is raised in metrics, queue status and doctor.
+       */
       unsyncedHoldHours: z.number().min(0).default(24),
+    })
+    .prefault({}),
+  clock: z
+    .strictObject({
+      /** Time services asked whether the clock is synchronized, first that can tell decides; [] leaves the year and the times already seen. */
+      sources: z.array(z.enum(['timedatectl', 'timesyncd', 'chrony'])).default(['timedatectl', 'timesyncd', 'chrony']),
+      /** A wall-clock move against the monotonic clock larger than this between two ticks (1 s) is a step. */
+      stepThresholdSec: z.number().positive().default(2),
+      /**
+       * Untrusted punches of an earlier boot that never had a trusted time (no monotonic link): `hold`
+       * them with an alert until "edge-agent queue release-unsynced", or `send` them as they are, marked.
+       */
+      earlierBootPunches: z.enum(['hold', 'send']).default('hold'),
     })
     .prefault({}),
   policy: z

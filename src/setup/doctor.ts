@@ -14,6 +14,8 @@ import { mqttClientOptions } from '../daemon/upstreams.js';
 import { agentDatabasePath } from '../store/agent-db.js';
 import { Outbox, type OutboxStatus } from '../store/outbox.js';
 import { detectClock, type ClockState } from '../daemon/clock.js';
+import { clockReport } from '../daemon/time-authority.js';
+import { clockAlerts } from '../ops/alerts.js';
 import { loadConfig, secretsFilePath, type AgentConfig, type LoadConfigOptions, type ScannerConfig } from '../config/config.js';
 import { loadSecrets, type Secrets } from '../config/secrets.js';
 
@@ -25,6 +27,8 @@ export interface CheckResult {
   detail: string;
   /** What to do; null when there is nothing to do. */
   hint: string | null;
+  /** Figures behind the detail, for --json (the clock check: trust, held punches, the last step, alerts). */
+  data?: Record<string, unknown>;
 }
 
 export interface DoctorReport {
@@ -237,12 +241,39 @@ export async function checkDisk(dataDir: string, statfsFn: typeof statfs = statf
 
 // ---- clock and outbox --------------------------------------------------------------------
 
-export async function checkClock(detect: () => Promise<ClockState> = () => detectClock()): Promise<CheckResult> {
+/**
+ * The clock as the time authority judges it: the sources, and (with the terminal's database) the
+ * latest time already trusted, the last step seen and the punches held for the clock.
+ */
+export async function checkClock(detect: () => Promise<ClockState> = () => detectClock(), options: { config?: AgentConfig | null } = {}): Promise<CheckResult> {
   const name = 'clock';
-  const s = await detect();
-  if (s.synchronized && s.source !== 'assumed') return pass(name, s.detail);
-  if (s.synchronized) return warn(name, s.detail, 'enable time synchronization (timedatectl set-ntp true) so the terminal can tell a wrong clock');
-  return warn(name, `${s.detail}; punches are marked and corrected once it synchronizes, nothing is lost`, 'check NTP: timedatectl timesync-status; the terminal needs UDP port 123 to an NTP server');
+  const path = options.config ? agentDatabasePath(options.config.dataDir) : null;
+  if (!options.config || !path || !existsSync(path)) {
+    const s = await detect();
+    if (s.synchronized && s.source !== 'assumed') return pass(name, s.detail);
+    if (s.synchronized) return warn(name, s.detail, 'enable time synchronization (timedatectl set-ntp true) so the terminal can tell a wrong clock');
+    return warn(name, `${s.detail}; punches are marked and corrected once it synchronizes, nothing is lost`, 'check NTP: timedatectl timesync-status; the terminal needs UDP port 123 to an NTP server');
+  }
+  const config = options.config;
+  let db: SqliteDatabase | null = null;
+  try {
+    db = await SqliteDatabase.open(path);
+    const clock = await clockReport(db, config, { detect: () => detect() });
+    const held = (await (await Outbox.open(db, { sinks: config.upstream })).status({ anchoredBoots: clock.anchoredBoots })).held;
+    const alerts = clockAlerts({ held, holdAlertHours: config.outbox.unsyncedHoldHours, clockDetail: clock.detail });
+    const step = clock.lastStep ? `last step ${clock.lastStep.sizeSec > 0 ? '+' : ''}${clock.lastStep.sizeSec} s at ${clock.lastStep.at} (${clock.steps} seen)` : 'no step seen';
+    const heldText = `${held.clock} punch(es) held for the clock, ${held.earlierBoot} of an earlier boot waiting for a decision, ${held.review} for review`;
+    const data = { trusted: clock.trusted, source: clock.source, lastTrustedAt: clock.lastTrustedAt, steps: clock.steps, lastStep: clock.lastStep, held, alerts };
+    const detail = `${clock.trusted ? 'trusted' : 'NOT TRUSTED'}: ${clock.detail}; ${heldText}; ${step}`;
+    if (alerts.length) return { ...warn(name, `${detail}; ${alerts.map((a) => `${a.code}: ${a.message}`).join('; ')}`, alerts.map((a) => a.hint).join('; ')), data };
+    if (!clock.trusted) return { ...warn(name, `${detail}; punches are marked and held until their time is corrected, nothing is lost`, clock.source === 'seen' ? 'the clock went back: check NTP (timedatectl timesync-status); punches wait until it passes the time already seen' : 'check NTP: timedatectl timesync-status; the terminal needs UDP port 123 to an NTP server'), data };
+    if (clock.source === 'assumed') return { ...warn(name, detail, 'enable time synchronization (timedatectl set-ntp true) so the terminal can tell a wrong clock'), data };
+    return { ...pass(name, detail), data };
+  } catch (err) {
+    return fromError(name, err, 'see the database check');
+  } finally {
+    await db?.close().catch(() => undefined);
+  }
 }
 
 export function judgeOutbox(s: OutboxStatus): CheckResult {
@@ -353,7 +384,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
   checks.push(await checkModels(config.scanners.length > 0 || config.simulate));
   checks.push(await checkDatabase(config.dataDir));
   checks.push(await checkDisk(config.dataDir));
-  checks.push(await checkClock(options.detectClock));
+  checks.push(await checkClock(options.detectClock, { config }));
   checks.push(await checkOutbox(config.dataDir, { sinks: config.upstream, maxPending: config.outbox.maxPending }));
   return { ok: checks.every((c) => c.status !== 'fail'), checks };
 }
