@@ -185,11 +185,14 @@ const ALIASES: Record<string, string[]> = {
   EDGE_AGENT_SECRETS: ['secretsFile'],
 };
 
-/** `EDGE_AGENT_API__URL=x` → `{api: {url: 'x'}}`. Unknown keys are reported by validation. */
+/**
+ * `EDGE_AGENT_API__URL=x` → `{api: {url: 'x'}}`. Unknown keys are reported by validation.
+ * `EDGE_AGENT_TEST_*` belongs to the tests (seams, hidden programs), never to the configuration.
+ */
 export function configFromEnv(env: NodeJS.ProcessEnv): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [name, raw] of Object.entries(env)) {
-    if (!name.startsWith('EDGE_AGENT_') || name === 'EDGE_AGENT_CONFIG' || raw === undefined || raw === '') continue;
+    if (!name.startsWith('EDGE_AGENT_') || name.startsWith('EDGE_AGENT_TEST_') || name === 'EDGE_AGENT_CONFIG' || raw === undefined || raw === '') continue;
     const path = ALIASES[name] ?? name.slice('EDGE_AGENT_'.length).split('__').map(camel);
     let value: unknown = raw;
     try {
