@@ -343,7 +343,7 @@ export class TimeAuthority extends TypedEmitter<TimeAuthorityEvents> implements 
     this.#settling = true;
     log.warn(
       { sizeMs: step.sizeMs, from: new Date(wall - deviationMs).toISOString(), to: new Date(wall).toISOString() },
-      `the wall clock stepped ${deviationMs > 0 ? 'forward' : 'back'} by ${Math.abs(Math.round(deviationMs / 1000))} s against the monotonic clock ${when}`,
+      `the wall clock stepped ${deviationMs > 0 ? 'forward' : 'back'} by ${Math.abs(Math.round(deviationMs / 1000))} s against the monotonic clock${when ? ` ${when}` : ''}`,
     );
     this.emit('step', step);
     return true;
