@@ -222,6 +222,8 @@ const FIXES: Record<string, string> = {
   upstream: 'a list of api and/or mqtt, e.g. ["api", "mqtt"]',
   'scanners.family': 'use r30x, gt521 or iris-hid',
   'scanners.path': 'a device path such as /dev/fingerprint0, /dev/ttyUSB0 or sim',
+  'clock.sources': 'a list of timedatectl, timesyncd and/or chrony (first that can tell decides), or [] for the year alone',
+  'clock.earlierBootPunches': 'use hold (until "edge-agent queue release-unsynced") or send (as they are, marked)',
   'logging.level': 'use fatal, error, warn, info, debug, trace or silent',
   'logging.format': 'use json (journald) or pretty (a technician at a terminal)',
   'logging.modules': 'a map of module pattern to level, e.g. {"drivers:*": "debug"}',
