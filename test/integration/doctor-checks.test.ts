@@ -5,7 +5,7 @@ import type { statfs } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { AgentError } from '../../src/core/errors.js';
 import { parseConfig } from '../../src/config/config.js';
-import { checkApiToken, checkClock, checkDatabase, checkDisk, checkMqttConnection, checkScanners, checkTemplateKey, formatReport, judgeOutbox, runDoctor } from '../../src/setup/doctor.js';
+import { checkApiToken, checkClock, checkClockFigures, checkDatabase, checkDisk, checkMqttConnection, checkScanners, checkTemplateKey, formatReport, judgeOutbox, runDoctor } from '../../src/setup/doctor.js';
 import { generateKey } from '../../src/config/secrets.js';
 import { openAgentDatabase } from '../../src/store/agent-db.js';
 import { TemplateCache, verifyTemplateKey } from '../../src/store/template-cache.js';
@@ -138,13 +138,13 @@ describe('doctor checks on broken parts (real files, real sockets)', () => {
     });
     await outbox.record({ employeeCode: 'A', direction: 'in', localTime: '2020-01-01 00:00:00', tzOffset: 0, source: 'finger', terminalId: 't', clockSynced: false, bootId: 'an-earlier-boot', monotonicMs: 1 });
     await db.close();
-    const r = await checkClock(async () => ({ synchronized: true, source: 'timedatectl', detail: 'yes' }), { config });
+    const { result: r, figures } = await checkClockFigures(async () => ({ synchronized: true, source: 'timedatectl', detail: 'yes' }), config);
     expect(r.status).toBe('warn');
     expect(r.detail).toMatch(/^NOT TRUSTED: the clock says .* earlier than .* already trusted/);
     expect(r.detail).toContain('1 of an earlier boot waiting for a decision');
     expect(r.detail).toContain('last step -3600 s at 2026-06-01T07:00:00.000Z (1 seen)');
     expect(r.hint).toContain('edge-agent queue release-unsynced');
-    expect(r.data).toMatchObject({ trusted: false, source: 'seen', steps: 1, lastStep: { sizeSec: -3600 }, held: { earlierBoot: 1 }, alerts: [{ code: 'CLOCK_EARLIER_BOOT_HELD' }] });
+    expect(figures).toMatchObject({ trusted: false, source: 'seen', steps: 1, lastStep: { sizeSec: -3600 }, held: { earlierBoot: 1 }, alerts: [{ code: 'CLOCK_EARLIER_BOOT_HELD' }] });
   });
 
   it('a broken config fails doctor with the key named, and nothing after it passes', async () => {
