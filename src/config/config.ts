@@ -84,8 +84,24 @@ export const ConfigSchema = z.strictObject({
       maxPending: z.number().int().positive().default(500_000),
       backoffBaseMs: z.number().int().positive().default(1000),
       backoffCapMs: z.number().int().positive().default(300_000),
-      /** Punches taken before the clock synchronized are held this long for correction, then sent as they are. */
+      /**
+       * Punches whose time is not trusted are held until it is corrected, however long; after this
+       * many hours of waiting (on the monotonic clock) an alert is raised in metrics, queue status and doctor.
+       */
       unsyncedHoldHours: z.number().min(0).default(24),
+    })
+    .prefault({}),
+  clock: z
+    .strictObject({
+      /** Time services asked whether the clock is synchronized, first that can tell decides; [] leaves the year and the times already seen. */
+      sources: z.array(z.enum(['timedatectl', 'timesyncd', 'chrony'])).default(['timedatectl', 'timesyncd', 'chrony']),
+      /** A wall-clock move against the monotonic clock larger than this between two ticks (1 s) is a step. */
+      stepThresholdSec: z.number().positive().default(2),
+      /**
+       * Untrusted punches of an earlier boot that never had a trusted time (no monotonic link): `hold`
+       * them with an alert until "edge-agent queue release-unsynced", or `send` them as they are, marked.
+       */
+      earlierBootPunches: z.enum(['hold', 'send']).default('hold'),
     })
     .prefault({}),
   policy: z
@@ -169,11 +185,14 @@ const ALIASES: Record<string, string[]> = {
   EDGE_AGENT_SECRETS: ['secretsFile'],
 };
 
-/** `EDGE_AGENT_API__URL=x` → `{api: {url: 'x'}}`. Unknown keys are reported by validation. */
+/**
+ * `EDGE_AGENT_API__URL=x` → `{api: {url: 'x'}}`. Unknown keys are reported by validation.
+ * `EDGE_AGENT_TEST_*` belongs to the tests (seams, hidden programs), never to the configuration.
+ */
 export function configFromEnv(env: NodeJS.ProcessEnv): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [name, raw] of Object.entries(env)) {
-    if (!name.startsWith('EDGE_AGENT_') || name === 'EDGE_AGENT_CONFIG' || raw === undefined || raw === '') continue;
+    if (!name.startsWith('EDGE_AGENT_') || name.startsWith('EDGE_AGENT_TEST_') || name === 'EDGE_AGENT_CONFIG' || raw === undefined || raw === '') continue;
     const path = ALIASES[name] ?? name.slice('EDGE_AGENT_'.length).split('__').map(camel);
     let value: unknown = raw;
     try {
@@ -203,6 +222,8 @@ const FIXES: Record<string, string> = {
   upstream: 'a list of api and/or mqtt, e.g. ["api", "mqtt"]',
   'scanners.family': 'use r30x, gt521 or iris-hid',
   'scanners.path': 'a device path such as /dev/fingerprint0, /dev/ttyUSB0 or sim',
+  'clock.sources': 'a list of timedatectl, timesyncd and/or chrony (first that can tell decides), or [] for the year alone',
+  'clock.earlierBootPunches': 'use hold (until "edge-agent queue release-unsynced") or send (as they are, marked)',
   'logging.level': 'use fatal, error, warn, info, debug, trace or silent',
   'logging.format': 'use json (journald) or pretty (a technician at a terminal)',
   'logging.modules': 'a map of module pattern to level, e.g. {"drivers:*": "debug"}',

@@ -11,6 +11,7 @@ import type { SimulatorControl } from '../../drivers/simulated.js';
 import { VERSION } from '../core/version.js';
 import { toAgentError } from '../core/errors.js';
 import { systemMetrics } from '../ops/system-metrics.js';
+import { clockAlerts } from '../ops/alerts.js';
 import type { SiteTemplateSync } from '../site-sync/site-sync.js';
 import type { TerminalOps } from '../ops/terminal-ops.js';
 import type { ModuleSlots } from '../store/module-slots.js';
@@ -24,10 +25,10 @@ import { LatencyWindow } from '../terminal/latency.js';
 import type { CaptureOutcome, Identification, ScannerWorker } from '../terminal/scanner-worker.js';
 import type { Secrets } from '../config/secrets.js';
 
-/** Clock state as the metrics see it (the clock monitor provides it). */
+/** The time authority as info and metrics see it. */
 export interface ClockView {
-  isSynchronized(): boolean;
-  metrics(): Record<string, unknown>;
+  isTrusted(): boolean;
+  metrics(): Record<string, unknown> & { clockDetail: string };
 }
 
 export class TerminalRuntime {
@@ -123,7 +124,7 @@ export class TerminalRuntime {
       simulate: this.config.simulate,
       scanners: this.scannerViews(),
       templates: this.cache ? await this.cache.countsByModality() : null,
-      clock: this.clock ? { synchronized: this.clock.isSynchronized(), ...this.clock.metrics() } : null,
+      clock: this.clock ? { synchronized: this.clock.isTrusted(), ...this.clock.metrics() } : null,
       startedAt: this.startedAt.toISOString(),
       node: process.version,
     };
@@ -141,6 +142,7 @@ export class TerminalRuntime {
         oldestPendingAgeSec: queue.oldestPendingAgeSec,
         unsynced: queue.unsynced,
         perSink: queue.perSink,
+        held: queue.held,
       },
       lastDelivery: queue?.lastDeliveryAt ?? null,
       scanners: this.scannerViews().map((s) => ({ key: s.key, status: s.status, family: s.family })),
@@ -156,6 +158,7 @@ export class TerminalRuntime {
       },
       siteSync: this.siteSync ? { ...this.siteSync.counters } : null,
       clock: this.clock?.metrics() ?? null,
+      alerts: queue ? clockAlerts({ held: queue.held, holdAlertHours: this.config.outbox.unsyncedHoldHours, clockDetail: this.clock?.metrics().clockDetail ?? null }) : [],
       system: await systemMetrics(this.config.dataDir),
       lastError: this.lastError?.message ?? null,
       lastErrorAt: this.lastError?.at ?? null,

@@ -20,6 +20,8 @@ export interface TerminalView {
   lastError: string | null;
   version: string | null;
   clock: string | null;
+  /** Codes of the terminal's alerts (metrics `alerts`), e.g. CLOCK_EARLIER_BOOT_HELD. */
+  alerts: string[];
 }
 
 export interface FleetEvents extends Record<string, unknown> {
@@ -53,7 +55,7 @@ export class FleetMonitor extends TypedEmitter<FleetEvents> {
     if (!['state', 'metrics', 'info'].includes(t.leaf)) return null;
     const key = `${t.site}/${t.terminal}`;
     const view: TerminalView = this.#terminals.get(key) ?? {
-      site: t.site, terminal: t.terminal, state: null, lastSeen: null, queueDepth: null, oldestPendingAgeSec: null, dead: null, delivered: null, lastError: null, version: null, clock: null,
+      site: t.site, terminal: t.terminal, state: null, lastSeen: null, queueDepth: null, oldestPendingAgeSec: null, dead: null, delivered: null, lastError: null, version: null, clock: null, alerts: [],
     };
     const text = payload.toString('utf8');
     if (t.leaf === 'state') {
@@ -74,6 +76,9 @@ export class FleetMonitor extends TypedEmitter<FleetEvents> {
         view.dead = num(q.dead ?? doc.dead);
         view.delivered = num(q.delivered ?? doc.delivered);
         view.lastError = str(doc.lastError) ?? (doc.lastError === null ? null : view.lastError);
+        if (Array.isArray(doc.alerts)) view.alerts = doc.alerts.map((a) => str((a as { code?: unknown } | null)?.code)).filter((c): c is string => c !== null);
+        const clock = doc.clock as Record<string, unknown> | null | undefined;
+        if (clock && typeof clock.clockTrusted === 'boolean') view.clock = clock.clockTrusted ? 'synchronized' : 'unsynchronized';
       } else {
         view.version = str(doc.version);
         const clock = doc.clock as Record<string, unknown> | undefined;
@@ -129,10 +134,10 @@ function age(iso: string | null, now: number): string {
 
 /** A plain table for a terminal screen. */
 export function formatFleetTable(views: TerminalView[], now = Date.now()): string {
-  const head = ['SITE', 'TERMINAL', 'STATE', 'LAST SEEN', 'QUEUE', 'OLDEST', 'DEAD', 'LAST ERROR'];
+  const head = ['SITE', 'TERMINAL', 'STATE', 'LAST SEEN', 'QUEUE', 'OLDEST', 'DEAD', 'LAST ERROR', 'ALERTS'];
   const rows = views.map((v) => [
     v.site, v.terminal, v.state ?? '?', age(v.lastSeen, now), v.queueDepth === null ? '-' : String(v.queueDepth),
-    v.oldestPendingAgeSec === null ? '-' : `${v.oldestPendingAgeSec}s`, v.dead === null ? '-' : String(v.dead), v.lastError ?? '',
+    v.oldestPendingAgeSec === null ? '-' : `${v.oldestPendingAgeSec}s`, v.dead === null ? '-' : String(v.dead), v.lastError ?? '', v.alerts.join(','),
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (r: string[]) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();

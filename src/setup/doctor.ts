@@ -12,8 +12,10 @@ import { SqliteDatabase } from '../core/sqlite.js';
 import { withTimeout } from '../core/time.js';
 import { mqttClientOptions } from '../daemon/upstreams.js';
 import { agentDatabasePath } from '../store/agent-db.js';
-import { Outbox, type OutboxStatus } from '../store/outbox.js';
-import { detectClock, type ClockState } from '../daemon/clock.js';
+import { Outbox, type HeldStatus, type OutboxStatus } from '../store/outbox.js';
+import { clockSources, DEFAULT_SOURCES, detectClock, type ClockState } from '../daemon/clock.js';
+import { clockReport } from '../daemon/time-authority.js';
+import { clockAlerts, type Alert } from '../ops/alerts.js';
 import { loadConfig, secretsFilePath, type AgentConfig, type LoadConfigOptions, type ScannerConfig } from '../config/config.js';
 import { loadSecrets, type Secrets } from '../config/secrets.js';
 
@@ -27,9 +29,22 @@ export interface CheckResult {
   hint: string | null;
 }
 
+/** The figures behind the clock check, for --json (`clock` beside `checks`). */
+export interface ClockFigures {
+  trusted: boolean;
+  source: string;
+  lastTrustedAt: string | null;
+  steps: number;
+  lastStep: { sizeSec: number; at: string } | null;
+  held: HeldStatus;
+  alerts: Alert[];
+}
+
 export interface DoctorReport {
   ok: boolean;
   checks: CheckResult[];
+  /** The clock as the time authority judges it, with the terminal's database; absent without one. */
+  clock?: ClockFigures;
 }
 
 const pass = (name: string, detail: string): CheckResult => ({ name, status: 'pass', detail, hint: null });
@@ -237,12 +252,43 @@ export async function checkDisk(dataDir: string, statfsFn: typeof statfs = statf
 
 // ---- clock and outbox --------------------------------------------------------------------
 
-export async function checkClock(detect: () => Promise<ClockState> = () => detectClock()): Promise<CheckResult> {
+/**
+ * The clock as the time authority judges it: the sources, and (with the terminal's database) the
+ * latest time already trusted, the last step seen and the punches held for the clock.
+ */
+export async function checkClock(detect?: () => Promise<ClockState>, options: { config?: AgentConfig | null } = {}): Promise<CheckResult> {
+  return (await checkClockFigures(detect, options.config ?? null)).result;
+}
+
+/** The clock check and, with the terminal's database, the figures behind it (doctor --json `clock`). */
+export async function checkClockFigures(detect: (() => Promise<ClockState>) | undefined, config: AgentConfig | null): Promise<{ result: CheckResult; figures?: ClockFigures }> {
   const name = 'clock';
-  const s = await detect();
-  if (s.synchronized && s.source !== 'assumed') return pass(name, s.detail);
-  if (s.synchronized) return warn(name, s.detail, 'enable time synchronization (timedatectl set-ntp true) so the terminal can tell a wrong clock');
-  return warn(name, `${s.detail}; punches are marked and corrected once it synchronizes, nothing is lost`, 'check NTP: timedatectl timesync-status; the terminal needs UDP port 123 to an NTP server');
+  const path = config ? agentDatabasePath(config.dataDir) : null;
+  if (!config || !path || !existsSync(path)) {
+    const s = await (detect ?? (() => detectClock({ sources: config ? clockSources(config.clock.sources) : DEFAULT_SOURCES })))();
+    if (s.synchronized && s.source !== 'assumed') return { result: pass(name, s.detail) };
+    if (s.synchronized) return { result: warn(name, s.detail, 'enable time synchronization (timedatectl set-ntp true) so the terminal can tell a wrong clock') };
+    return { result: warn(name, `${s.detail}; punches are marked and corrected once it synchronizes, nothing is lost`, 'check NTP: timedatectl timesync-status; the terminal needs UDP port 123 to an NTP server') };
+  }
+  let db: SqliteDatabase | null = null;
+  try {
+    db = await SqliteDatabase.open(path);
+    const clock = await clockReport(db, config, detect ? { detect: () => detect() } : {});
+    const held = (await (await Outbox.open(db, { sinks: config.upstream })).status({ anchoredBoots: clock.anchoredBoots })).held;
+    const alerts = clockAlerts({ held, holdAlertHours: config.outbox.unsyncedHoldHours, clockDetail: clock.detail });
+    const step = clock.lastStep ? `last step ${clock.lastStep.sizeSec > 0 ? '+' : ''}${clock.lastStep.sizeSec} s at ${clock.lastStep.at} (${clock.steps} seen)` : 'no step seen';
+    const heldText = `${held.clock} punch(es) held for the clock, ${held.earlierBoot} of an earlier boot waiting for a decision, ${held.review} for review`;
+    const figures: ClockFigures = { trusted: clock.trusted, source: clock.source, lastTrustedAt: clock.lastTrustedAt, steps: clock.steps, lastStep: clock.lastStep, held, alerts };
+    const detail = `${clock.trusted ? 'trusted' : 'NOT TRUSTED'}: ${clock.detail}; ${heldText}; ${step}`;
+    if (alerts.length) return { result: warn(name, `${detail}; ${alerts.map((a) => `${a.code}: ${a.message}`).join('; ')}`, alerts.map((a) => a.hint).join('; ')), figures };
+    if (!clock.trusted) return { result: warn(name, `${detail}; punches are marked and held until their time is corrected, nothing is lost`, clock.source === 'seen' ? 'the clock went back: check NTP (timedatectl timesync-status); punches wait until it passes the time already seen' : 'check NTP: timedatectl timesync-status; the terminal needs UDP port 123 to an NTP server'), figures };
+    if (clock.source === 'assumed') return { result: warn(name, detail, 'enable time synchronization (timedatectl set-ntp true) so the terminal can tell a wrong clock'), figures };
+    return { result: pass(name, detail), figures };
+  } catch (err) {
+    return { result: fromError(name, err, 'see the database check') };
+  } finally {
+    await db?.close().catch(() => undefined);
+  }
 }
 
 export function judgeOutbox(s: OutboxStatus): CheckResult {
@@ -353,9 +399,10 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
   checks.push(await checkModels(config.scanners.length > 0 || config.simulate));
   checks.push(await checkDatabase(config.dataDir));
   checks.push(await checkDisk(config.dataDir));
-  checks.push(await checkClock(options.detectClock));
+  const clock = await checkClockFigures(options.detectClock, config);
+  checks.push(clock.result);
   checks.push(await checkOutbox(config.dataDir, { sinks: config.upstream, maxPending: config.outbox.maxPending }));
-  return { ok: checks.every((c) => c.status !== 'fail'), checks };
+  return { ok: checks.every((c) => c.status !== 'fail'), checks, ...(clock.figures ? { clock: clock.figures } : {}) };
 }
 
 /** The report for a person: one line a check, the hint under each warn and fail. */

@@ -51,6 +51,8 @@ export function eventPayload(item: OutboxItem, site: string): Record<string, unk
     score: item.score,
     clockSynced: item.clockSynced,
     clockCorrected: item.clockCorrected,
+    clockReleased: item.clockReleased,
+    timeSource: item.timeSource,
     recordedAt: new Date(item.createdAt).toISOString(),
   };
 }

@@ -10,15 +10,15 @@ type Values = CommonValues & { json?: boolean };
 export default function register(program: Command): Command {
   const cmd = defineCommand(program, {
     name: 'doctor',
-    summary: 'check config, secrets, API, MQTT, scanners, keys, database, disk, clock and outbox',
+    summary: 'check config, secrets, API, MQTT, scanners, keys, database, disk, clock (trusted, held punches, last step) and outbox',
     audience: 'technician',
     details: `Checks the terminal: config valid; secrets readable and 0600; API token; MQTT connection; each
-scanner answers; template key decrypts; database integrity; free disk; clock synchronized;
-outbox backlog and dead letters. Each check is pass, warn or fail with a hint.
+scanner answers; template key decrypts; database integrity; free disk; clock trusted (with the
+punches held for it, the last step and alerts); outbox backlog and dead letters. Each check is pass, warn or fail with a hint.
 The config is --config, else $EDGE_AGENT_CONFIG, else /etc/edge-agent/config.yaml when it exists.
 Exit code 0 when nothing failed (warnings allowed), 1 when a check failed.`,
   });
-  withJson(cmd, 'print {"ok": bool, "checks": [{"name", "status", "detail", "hint"}]}');
+  withJson(cmd, 'print {"ok": bool, "checks": [{"name", "status", "detail", "hint"}], "clock": {trusted, source, lastTrustedAt, steps, lastStep, held, alerts}}');
   withCommonOptions(cmd);
   return action<Values>(cmd, async (values) => {
     const { configFromFlags } = await import('../../config/config.js');

@@ -1,7 +1,10 @@
 import type { Command } from 'commander';
 import { action, defineCommand, intFlag, printJson, repeatable, withJson, withVerbs } from '../command.js';
 import { withCommonOptions, type CommonValues } from '../common-options.js';
+import type { AgentConfig } from '../../config/config.js';
 import type { Outbox, ListedEvent, OutboxStatus } from '../../store/outbox.js';
+import type { ClockReport } from '../../daemon/time-authority.js';
+import type { Alert } from '../../ops/alerts.js';
 
 function age(sec: number | null): string {
   if (sec === null) return '-';
@@ -11,15 +14,26 @@ function age(sec: number | null): string {
   return `${Math.round(sec / 86_400)} days`;
 }
 
-function printStatus(s: OutboxStatus): void {
+function signed(sec: number): string {
+  return `${sec > 0 ? '+' : sec < 0 ? '-' : ''}${age(Math.abs(Math.round(sec)))}`;
+}
+
+function printStatus(s: OutboxStatus, clock: ClockReport, alerts: Alert[]): void {
+  const h = s.held;
   const lines = [
     `pending      ${s.pending}${s.pending ? `  (oldest ${age(s.oldestPendingAgeSec)})` : ''}`,
     `dead         ${s.dead}${s.dead ? '  (see: edge-agent queue list --dead)' : ''}`,
     `delivered    ${s.delivered}  (last delivery ${s.lastDeliveryAt ?? 'never'})`,
-    `unsynced     ${s.unsynced}${s.unsynced ? '  (taken before the clock synchronized; held until corrected)' : ''}`,
+    `unsynced     ${s.unsynced}${s.unsynced ? '  (taken while the clock was not trusted; held until corrected or released)' : ''}`,
     `cap          ${s.maxPending} pending+dead`,
   ];
   for (const [sink, c] of Object.entries(s.perSink)) lines.push(`  ${sink.padEnd(10)} pending ${c.pending}, dead ${c.dead}`);
+  lines.push(
+    `clock        ${clock.trusted ? 'trusted' : 'NOT TRUSTED'} (${clock.source}): ${clock.detail}`,
+    `last step    ${clock.lastStep ? `${signed(clock.lastStep.sizeSec)} at ${clock.lastStep.at} (${clock.steps} seen)` : 'none seen'}`,
+    `held         ${h.clock} waiting for a trusted clock${h.oldestClockSec !== null ? ` (oldest ${age(h.oldestClockSec)})` : ''}, ${h.earlierBoot} of an earlier boot waiting for a decision${h.earlierBoot ? ' (edge-agent queue release-unsynced)' : ''}, ${h.review} for review`,
+  );
+  for (const a of alerts) lines.push(`ALERT        ${a.code}: ${a.message}`, `             → ${a.hint}`);
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 
@@ -29,7 +43,8 @@ function printList(rows: ListedEvent[], dead: boolean): void {
     return;
   }
   for (const r of rows) {
-    const head = `${r.id}  ${r.employeeCode}  ${r.direction.padEnd(3)}  ${r.localTime}${r.clockSynced ? '' : r.clockCorrected ? '  (clock corrected)' : '  (clock not synchronized)'}`;
+    const mark = r.timeSource === 'manual' ? '  (time given by hand)' : r.clockSynced ? '' : r.clockCorrected ? '  (clock corrected)' : r.clockReleased ? '  (clock not trusted; released as it is)' : '  (clock not trusted; held)';
+    const head = `${r.id}  ${r.employeeCode}  ${r.direction.padEnd(3)}  ${r.localTime}${mark}`;
     const lines = [head];
     for (const d of r.deliveries) {
       if (d.state === 'delivered') continue;
@@ -40,15 +55,16 @@ function printList(rows: ListedEvent[], dead: boolean): void {
   }
 }
 
-type Values = CommonValues & { dead?: boolean; id?: string[]; limit?: string; json?: boolean };
+type Values = CommonValues & { dead?: boolean; id?: string[]; limit?: string; json?: boolean; all?: boolean };
 
 /** Opens this terminal's outbox (works while the agent runs), runs `fn`, closes it. */
-async function withOutbox(values: Values, fn: (outbox: Outbox) => Promise<void>): Promise<number> {
+async function withOutbox(values: Values, fn: (outbox: Outbox, config: AgentConfig) => Promise<void>): Promise<number> {
   const { configForFlags } = await import('../../config/load.js');
   const { openOutbox } = await import('../../daemon/daemon.js');
-  const { db, outbox } = await openOutbox(configForFlags(values));
+  const config = configForFlags(values);
+  const { db, outbox } = await openOutbox(config);
   try {
-    await fn(outbox);
+    await fn(outbox, config);
     return 0;
   } finally {
     await db.close();
@@ -64,13 +80,20 @@ export default function register(program: Command): Command {
   });
   withVerbs(queue);
 
-  const status = defineCommand(queue, { name: 'status', summary: 'counts: pending, dead letters, delivered (kept for outbox.retentionDays), age of the oldest pending punch, last delivery, punches held for the clock' });
+  const status = defineCommand(queue, {
+    name: 'status',
+    summary: 'counts: pending, dead letters, delivered (kept for outbox.retentionDays), age of the oldest pending punch, last delivery; the clock (trusted or not, the last step) and the punches held for it, with alerts',
+  });
   withCommonOptions(withJson(status));
   action<Values>(status, (values) =>
-    withOutbox(values, async (outbox) => {
-      const s = await outbox.status();
-      if (values.json) printJson(s);
-      else printStatus(s);
+    withOutbox(values, async (outbox, config) => {
+      const { clockReport } = await import('../../daemon/time-authority.js');
+      const { clockAlerts } = await import('../../ops/alerts.js');
+      const clock = await clockReport(outbox.db, config);
+      const s = await outbox.status({ anchoredBoots: clock.anchoredBoots });
+      const alerts = clockAlerts({ held: s.held, holdAlertHours: config.outbox.unsyncedHoldHours, clockDetail: clock.detail });
+      if (values.json) printJson({ ...s, clock, alerts });
+      else printStatus(s, clock, alerts);
     }),
   );
 
@@ -105,5 +128,29 @@ export default function register(program: Command): Command {
       else process.stdout.write(values.dead ? `deleted ${r.dead} dead letter(s)\n` : `deleted ${r.delivered} delivered punch(es)\n`);
     }),
   );
+  const release = defineCommand(queue, {
+    name: 'release-unsynced',
+    summary: 'sends the punches of an earlier boot that the clock cannot correct as they are, marked (a decision: their time may be wrong)',
+    details: `A punch taken while the clock was not trusted is held until its time is corrected from the
+monotonic clock. A punch of an earlier boot that never had a trusted time cannot be corrected
+(the monotonic clock restarted): it waits for this decision (or clock.earlierBootPunches: send).
+Released punches keep clockSynced false and get clockReleased true. What a trusted time of its
+boot can still correct is corrected first. Works while the agent runs.`,
+  })
+    .addOption(repeatable('--id <id>', 'only this punch (repeatable)'))
+    .option('--all', "also this boot's punches still waiting for a trusted clock (when it will not be trusted soon)");
+  withCommonOptions(withJson(release));
+  action<Values>(release, (values) =>
+    withOutbox(values, async (outbox) => {
+      const { releaseUnsynced } = await import('../../daemon/time-authority.js');
+      const r = await releaseUnsynced(outbox.db, outbox, { ...(values.id?.length ? { ids: values.id } : {}), all: values.all ?? false });
+      if (values.json) printJson(r);
+      else {
+        const corrected = r.corrected ? `; ${r.corrected} corrected from a trusted time of their boot first` : '';
+        process.stdout.write(r.released ? `${r.released} punch(es) released: the running agent sends them as they are, marked${corrected}\n` : `nothing to release${corrected}\n`);
+      }
+    }),
+  );
+
   return queue;
 }

@@ -49,6 +49,12 @@ describe('config: defaults and layers', () => {
     expect(c.outbox.batchSize).toBe(50);
   });
 
+  it('leaves the tests\' own EDGE_AGENT_TEST_* variables out of the configuration', () => {
+    const env = { EDGE_AGENT_TEST_HIDE: 'socat', EDGE_AGENT_TEST_CLOCK_OFFSET_FILE: '/tmp/x', EDGE_AGENT_CLOCK__SOURCES: '[]' };
+    expect(configFromEnv(env)).toEqual({ clock: { sources: [] } });
+    expect(loadConfig({ env }).clock.sources).toEqual([]);
+  });
+
   it('keeps a string key a string when the environment value looks like a number', () => {
     expect(configFromEnv({ EDGE_AGENT_TERMINAL__ID: '123' })).toEqual({ terminal: { id: '123' } });
     expect(loadConfig({ env: { EDGE_AGENT_TERMINAL__ID: '123' } }).terminal.id).toBe('123');
