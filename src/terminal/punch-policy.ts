@@ -14,6 +14,7 @@
  *   minutes east of UTC; the clock state comes from `clockSynced()` (the clock monitor). A punch
  *   given an explicit time (`at`) counts as synchronized: a person typed it.
  */
+import { checkEmployeeCode, EMPLOYEE_CODE_RULE } from '../api/employee-code.js';
 import { AgentError } from '../core/errors.js';
 import { monotonicMs } from '../core/time.js';
 import { currentBootId } from '../store/boot-id.js';
@@ -103,8 +104,11 @@ export class PunchPolicy {
 
   /** Decides, records in the outbox (durably) and says what happened. */
   async punch(req: PunchRequest): Promise<PunchResult> {
-    const code = typeof req.employeeCode === 'string' ? req.employeeCode.trim() : '';
-    if (!code) throw new AgentError('POLICY_BAD_PUNCH', 'a punch needs an employee code', {}, { hint: 'give the employee code, e.g. --code 1042' });
+    const given = typeof req.employeeCode === 'string' ? req.employeeCode.trim() : '';
+    if (!given) throw new AgentError('POLICY_BAD_PUNCH', 'a punch needs an employee code', {}, { hint: 'give the employee code, e.g. --code 1042' });
+    const checked = checkEmployeeCode(given);
+    if (!checked.ok) throw new AgentError('POLICY_BAD_PUNCH', checked.problem, {}, { hint: `an employee code is ${EMPLOYEE_CODE_RULE}` });
+    const code = checked.code;
     if (req.direction !== undefined && req.direction !== 'in' && req.direction !== 'out') {
       throw new AgentError('POLICY_BAD_PUNCH', `direction "${String(req.direction)}" is not in or out`, { direction: req.direction }, { hint: 'use in or out' });
     }
