@@ -66,6 +66,7 @@ Exit code: 0 when the terminal answered ok, 1 when it answered an error (or none
   withJson(send, 'print the whole answer {"transaction", "status", "command", "result"|"error", "at"} as JSON');
   return action<SendValues>(send, async (values, positionals) => {
     const command = positionals[0]!;
+    if (!/^[a-z][a-z0-9-]{0,63}$/.test(command)) throw usageError('ops send', `"${command.slice(0, 70)}" is not a command name (lower-case letters, digits and dashes)`, { command: command.slice(0, 70) });
     const { AgentError } = await import('../../core/errors.js');
     const { configForFlags, secretsFor } = await import('../../config/load.js');
     const { secretsFilePath } = await import('../../config/config.js');
