@@ -99,7 +99,7 @@ const log = logger('ops:site-sync');
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 const TERMINAL_ID = /^[A-Za-z0-9._-]{1,64}$/;
-const MAX_TEMPLATES = 64;
+const MAX_TEMPLATES = 256;
 
 const TemplateSchema = z.object({
   id: z.string().min(1).max(128),

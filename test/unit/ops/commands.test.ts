@@ -165,7 +165,7 @@ describe('site sync rules', () => {
     expect(bad({ ...v2, deleted: true })).toThrow(expect.objectContaining({ code: 'OPS_SYNC_MALFORMED' }));
     expect(bad({ ...v2, version: 0 })).toThrow(expect.objectContaining({ code: 'OPS_SYNC_MALFORMED' }));
     expect(bad({ ...v2, templates: [{ ...t, format: 'exe' }] })).toThrow(expect.objectContaining({ code: 'OPS_SYNC_MALFORMED' }));
-    expect(bad({ ...v2, templates: Array.from({ length: 65 }, () => t) })).toThrow(expect.objectContaining({ code: 'OPS_SYNC_MALFORMED' }));
+    expect(bad({ ...v2, templates: Array.from({ length: 257 }, () => t) })).toThrow(expect.objectContaining({ code: 'OPS_SYNC_MALFORMED' }));
     expect(bad({ ...v2, origin: 'a/b' })).toThrow(expect.objectContaining({ code: 'OPS_SYNC_MALFORMED' }));
     expect(() => parseRecord(Buffer.from('nope'), 'E1')).toThrow(expect.objectContaining({ code: 'OPS_SYNC_MALFORMED' }));
   });
