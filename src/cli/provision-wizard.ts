@@ -8,7 +8,7 @@ import { dirname, join } from 'node:path';
 import { checkbox, confirm, input, password, select } from '@inquirer/prompts';
 import { isTimeZone, parseConfig, type AgentConfig, type ScannerConfig } from '../config/config.js';
 import { checkApiToken, checkMqttConnection, checkScanners, type CheckResult } from '../setup/doctor.js';
-import { formatSummary, mergeSetup, parseScannerSpec, readExisting, refuseForeignTemplateKey, summarize, writeSetup, type ExistingSetup, type ProvisionAnswers } from '../setup/provision.js';
+import { formatSummary, mergeSetup, parseScannerSpec, readExisting, readKeyFile, refuseForeignTemplateKey, summarize, writeSetup, type ExistingSetup, type ProvisionAnswers } from '../setup/provision.js';
 import { discoverScanners, scannerProbe } from '../setup/scanner-probe.js';
 import { describeError } from '../core/errors.js';
 
@@ -93,6 +93,37 @@ async function askMqtt(a: ProvisionAnswers, c: AgentConfig | null, e: ExistingSe
   );
 }
 
+/** The site's ops key: without one the terminal refuses every command over MQTT. */
+async function askOpsKey(a: ProvisionAnswers, e: ExistingSetup): Promise<void> {
+  const has = !!e.secrets.opsKey;
+  const choice = await select({
+    message: 'Ops key (central operations sign MQTT commands to this terminal with it)',
+    default: has ? 'keep' : 'file',
+    choices: [
+      ...(has ? [{ value: 'keep', name: 'keep the current one' }] : []),
+      { value: 'file', name: "read the site's ops key from a file (from central operations)" },
+      { value: 'generate', name: 'generate a new one (central operations then take it from the secrets file)' },
+      { value: 'none', name: has ? 'remove it (every MQTT command is then refused)' : 'none for now (every MQTT command is refused)' },
+    ],
+  });
+  if (choice === 'generate') a.generateOpsKey = true;
+  else if (choice === 'none' && has) a.opsKey = null;
+  else if (choice === 'file') {
+    const file = await input({
+      message: 'File holding the ops key (64 hex characters)',
+      validate: (v) => {
+        try {
+          readKeyFile(v, 'the ops key file', 'opsKey');
+          return true;
+        } catch (err) {
+          return describeError(err).split('\n')[0]!;
+        }
+      },
+    });
+    a.opsKey = readKeyFile(file, 'the ops key file', 'opsKey');
+  }
+}
+
 async function askScanners(a: ProvisionAnswers, c: AgentConfig | null): Promise<void> {
   const existing = c?.scanners ?? [];
   let found: ScannerConfig[] = [];
@@ -127,11 +158,13 @@ export async function runWizard(values: { config?: string; secrets?: string }): 
   await askTerminal(a, c);
   await askApi(a, c, existing);
   await askMqtt(a, c, existing);
+  if (a.mqttUrl) await askOpsKey(a, existing);
   await askScanners(a, c);
   const merged = mergeSetup(existing, a, { secretsFile, configFile });
   await refuseForeignTemplateKey(merged, existing);
   say(`\n${formatSummary(summarize(merged.config, merged.secrets, { config: configFile, secrets: secretsFile }))}`);
   if (merged.generatedTemplateKey) say('  (a new template key was generated)');
+  if (merged.generatedOpsKey) say(`  (a new ops key was generated: opsKey in ${secretsFile}; give it to central operations)`);
   if (!(await confirm({ message: 'Write these files?', default: true }))) {
     say('Nothing written.');
     return 1;

@@ -72,6 +72,8 @@ export const ConfigSchema = z.strictObject({
         .strictObject({ ca: z.string().nullable().default(null), cert: z.string().nullable().default(null), key: z.string().nullable().default(null) })
         .prefault({}),
       keepaliveSec: z.number().int().positive().default(30),
+      /** The largest payload the agent publishes or accepts as a site record (256 KiB); MQTT's own limit is 256 MiB. */
+      maxPayloadBytes: z.number().int().min(4096).max(268_435_455).default(256 * 1024),
     })
     .prefault({}),
   /** Where punches go; with both, an event is done when every sink has it. */
@@ -143,6 +145,8 @@ export const ConfigSchema = z.strictObject({
     .strictObject({
       enabled: z.boolean().default(true),
       metricsIntervalSec: z.number().positive().default(30),
+      /** How far a signed command's timestamp may be from this terminal's clock, and how long its transaction id is remembered. */
+      authWindowSec: z.number().int().min(10).max(3600).default(300),
     })
     .prefault({}),
   logging: z

@@ -61,7 +61,7 @@ export class TerminalRuntime {
   /** Publishes a person's templates to the site; false when site sync is off or they have none. */
   async publishPerson(employeeCode: string): Promise<boolean> {
     if (!this.siteSync || !this.cache) return false;
-    const record = await siteRecordOf(this.cache, employeeCode);
+    const record = await siteRecordOf(this.cache, employeeCode, this.config.terminal.id);
     if (!record) return false;
     await this.siteSync.publish(record);
     return true;

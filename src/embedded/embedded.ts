@@ -86,6 +86,11 @@ export async function startEmbeddedParts(dataDirArg = 'data'): Promise<EmbeddedP
     secrets = { ...secrets, siteKey: generateKey() };
     changed = true;
   }
+  if (!secrets.opsKey) {
+    // Signs the demo's MQTT commands (edge-agent ops send --config <the embedded config> ping).
+    secrets = { ...secrets, opsKey: generateKey() };
+    changed = true;
+  }
   if (changed) writeSecrets(secretsFile, secrets);
 
   const raw = {
@@ -109,6 +114,7 @@ export async function startEmbeddedParts(dataDirArg = 'data'): Promise<EmbeddedP
     `  data folder:        ${dataDir}  (outbox and encrypted templates in agent.db, secrets in secrets.yaml, mode 0600)`,
     `  employees:          ${DEMO_EMPLOYEES.map((e) => e.employeeCode).join(', ')} (synthetic), who punch now and then`,
     `  follow along:       edge-agent queue status --config ${configFile}   |   edge-agent fleet --mqtt ${broker.url}`,
+    `  commands (signed):  edge-agent ops send --config ${configFile} ping   (the ops key is opsKey in secrets.yaml)`,
     '  Ctrl-C stops everything cleanly.',
   ];
   return {

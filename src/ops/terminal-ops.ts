@@ -7,7 +7,9 @@
  */
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
 import { TypedEmitter } from '../core/events.js';
+import { toAgentError } from '../core/errors.js';
 import { logger } from '../core/logger.js';
+import { publishChecked } from '../upload/mqtt-publish.js';
 import type { CommandResponse, CommandRouter } from './commands.js';
 import { requestTopic, responseTopic, terminalTopic, type TopicBase } from './topics.js';
 
@@ -22,6 +24,8 @@ export interface TerminalOpsOptions {
   metrics: () => Promise<Record<string, unknown>> | Record<string, unknown>;
   metricsIntervalMs: number;
   router: CommandRouter;
+  /** The largest payload published (mqtt.maxPayloadBytes). */
+  maxPayloadBytes?: number;
 }
 
 export interface TerminalOpsEvents extends Record<string, unknown> {
@@ -75,7 +79,9 @@ export class TerminalOps extends TypedEmitter<TerminalOpsEvents> {
       }
     });
     client.on('error', (err) => log.warn({ err: err.message }, 'MQTT error'));
-    client.on('message', (topic, payload) => void this.#onMessage(topic, payload));
+    client.on('message', (topic, payload) => {
+      this.#onMessage(topic, payload).catch((err: unknown) => log.error({ err: toAgentError(err).toJSON() }, 'a request could not be handled'));
+    });
     this.#timer = setInterval(() => void this.publishMetrics(), this.#o.metricsIntervalMs);
     this.#timer.unref();
     if (waitMs > 0 && !this.#connected) {
@@ -95,12 +101,13 @@ export class TerminalOps extends TypedEmitter<TerminalOpsEvents> {
     const b = this.#o.base;
     try {
       await client.subscribeAsync(requestTopic(b, '+'), { qos: 1 });
-      await client.publishAsync(terminalTopic(b, 'state'), 'online', { qos: 1, retain: true });
+      await publishChecked(client, terminalTopic(b, 'state'), 'online', { qos: 1, retain: true }, this.#o.maxPayloadBytes);
       await this.publishInfo();
       await this.publishMetrics();
       this.emit('connected', undefined);
     } catch (err) {
-      log.warn({ err: (err as Error).message }, 'could not publish the state after connecting');
+      const e = toAgentError(err, 'MQTT_PUBLISH_FAILED');
+      log.warn({ code: e.code, err: e.message }, 'could not publish the state after connecting');
     }
   }
 
@@ -109,12 +116,16 @@ export class TerminalOps extends TypedEmitter<TerminalOpsEvents> {
     if (!topic.startsWith(prefix)) return;
     const command = topic.slice(prefix.length);
     const response = await this.#o.router.handle(command, payload);
-    if (response.status === 'error') log.warn({ command, error: response.error }, 'command answered with an error');
+    if (response.status === 'error') log.warn({ command: response.command, transaction: response.transaction, error: response.error }, 'command answered with an error');
     else log.info({ command, transaction: response.transaction }, 'command answered');
-    try {
-      await this.#client?.publishAsync(responseTopic(this.#o.base, command), JSON.stringify(response), { qos: 1 });
-    } catch (err) {
-      log.warn({ err: (err as Error).message, command }, 'could not publish a response');
+    const client = this.#client;
+    if (client) {
+      try {
+        await publishChecked(client, responseTopic(this.#o.base, command), JSON.stringify(response), { qos: 1 }, this.#o.maxPayloadBytes);
+      } catch (err) {
+        const e = toAgentError(err, 'MQTT_PUBLISH_FAILED');
+        log.warn({ code: e.code, err: e.message, command: response.command }, 'could not publish a response');
+      }
     }
     this.emit('request', { command, response });
   }
@@ -123,10 +134,11 @@ export class TerminalOps extends TypedEmitter<TerminalOpsEvents> {
     const client = this.#client;
     if (!client || !this.#connected) return;
     try {
-      await client.publishAsync(terminalTopic(this.#o.base, leaf), JSON.stringify(value), { qos: 1, retain });
+      await publishChecked(client, terminalTopic(this.#o.base, leaf), JSON.stringify(value), { qos: 1, retain }, this.#o.maxPayloadBytes);
       this.#lastPublishAt = new Date().toISOString();
     } catch (err) {
-      log.warn({ err: (err as Error).message, leaf }, 'publish failed');
+      const e = toAgentError(err, 'MQTT_PUBLISH_FAILED');
+      log.warn({ code: e.code, err: e.message, leaf }, 'publish failed');
     }
   }
 
@@ -157,7 +169,7 @@ export class TerminalOps extends TypedEmitter<TerminalOpsEvents> {
     if (this.#connected) {
       try {
         await Promise.race([
-          client.publishAsync(terminalTopic(this.#o.base, 'state'), 'offline', { qos: 1, retain: true }),
+          publishChecked(client, terminalTopic(this.#o.base, 'state'), 'offline', { qos: 1, retain: true }),
           new Promise((r) => setTimeout(r, 2000)),
         ]);
       } catch {

@@ -374,12 +374,24 @@ export async function checkModels(needed: boolean): Promise<CheckResult> {
   }
 }
 
+/** Whether the terminal holds a key that signs MQTT commands (and where it is), when it takes commands at all. */
+export function checkOpsKey(config: AgentConfig, secrets: Pick<Secrets, 'opsKey' | 'opsKeys' | 'sources'> | null): CheckResult {
+  if (!config.mqtt.url || !config.ops.enabled) return pass('ops-key', `not needed: this terminal takes no commands over MQTT (${config.mqtt.url ? 'ops.enabled is false' : 'no mqtt.url'})`);
+  if (!secrets) return warn('ops-key', 'not checked: the secrets could not be read', 'fix the secrets first (see the secrets check)');
+  const operators = Object.keys(secrets.opsKeys).sort();
+  if (!secrets.opsKey && operators.length === 0) {
+    return warn('ops-key', 'no ops key (opsKey or opsKeys in the secrets): every command over MQTT (ping, delete-user, restart, ...) is refused with OPS_UNAUTHENTICATED', 'run "edge-agent provision --ops-key-file FILE" with the site\'s key from central operations, or --generate-ops-key');
+  }
+  const held = [...(secrets.opsKey ? [`opsKey (key id site) from ${secrets.sources.opsKey ?? 'the secrets'}`] : []), ...(operators.length ? [`opsKeys ${operators.join(', ')} from ${secrets.sources.opsKeys ?? 'the secrets'}`] : [])];
+  return pass('ops-key', `commands over MQTT must be signed: ${held.join('; ')}; signatures are accepted within ±${config.ops.authWindowSec} s of this terminal's clock`);
+}
+
 export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
   const checks: CheckResult[] = [];
   const { result, config } = checkConfig(options.config);
   checks.push(result);
   if (!config) {
-    for (const n of ['secrets', 'api-token', 'mqtt', 'scanners', 'template-key', 'database', 'outbox']) checks.push(warn(n, 'not checked: the config is not valid', 'fix the config first (see the config check)'));
+    for (const n of ['secrets', 'api-token', 'mqtt', 'ops-key', 'scanners', 'template-key', 'database', 'outbox']) checks.push(warn(n, 'not checked: the config is not valid', 'fix the config first (see the config check)'));
     checks.push(await checkClock(options.detectClock));
     return { ok: false, checks };
   }
@@ -391,7 +403,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
     checkApiToken({ url: config.api.url, pathForm: config.api.pathForm, clientId: config.api.clientId, timeoutMs, apiKey: secrets?.apiKey ?? null, apiSecret: secrets?.apiSecret ?? null, required: config.upstream.includes('api') }),
     checkMqttConnection({ config, secrets: { mqttUsername: secrets?.mqttUsername ?? null, mqttPassword: secrets?.mqttPassword ?? null }, timeoutMs }),
   ]);
-  checks.push(api, broker);
+  checks.push(api, broker, checkOpsKey(config, secrets));
   const running = options.daemonRunning ? await options.daemonRunning(config.dataDir) : false;
   const held = running && options.heldScanners ? await options.heldScanners(config.dataDir).catch(() => null) : null;
   checks.push(...(await checkScanners(config.scanners, options.probeScanner ?? null, { simulate: config.simulate, daemonRunning: running, held })));

@@ -4,7 +4,7 @@
  * kept), check what can be checked (API token, MQTT connection, scanners), write config and
  * secrets atomically (secrets 0600), and print a summary that never shows a secret.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import YAML from 'yaml';
 import { AgentError } from '../core/errors.js';
@@ -13,7 +13,7 @@ import { checkApiToken, checkMqttConnection, checkScanners, type CheckResult } f
 import { discoverScanners, scannerProbe } from './scanner-probe.js';
 import { verifyTemplateKey } from '../store/template-cache.js';
 import { mergeConfig, parseConfig, readConfigFile, ScannerConfigSchema, type AgentConfig, type ScannerConfig } from '../config/config.js';
-import { emptySecrets, generateKey, loadSecrets, maskSecret, parseKey, writeSecrets, type Secrets } from '../config/secrets.js';
+import { emptySecrets, generateKey, loadSecrets, maskSecret, writeSecrets, type Secrets } from '../config/secrets.js';
 
 export type SecretValues = Omit<Secrets, 'sources'>;
 
@@ -39,6 +39,12 @@ export interface ProvisionAnswers {
   mqttPassword?: string | null;
   templateKey?: Buffer;
   siteKey?: Buffer;
+  /** The site's ops key (signs MQTT commands); null removes it. */
+  opsKey?: Buffer | null;
+  /** Generate a new ops key (when none is given). */
+  generateOpsKey?: boolean;
+  /** Operators' ops keys by key id, added to (or replacing) those held. */
+  operatorKeys?: Record<string, Buffer>;
 }
 
 export interface ExistingSetup {
@@ -60,22 +66,7 @@ export function parseScannerSpec(spec: string): ScannerConfig {
   return r.data;
 }
 
-/** Reads a file holding one secret (trailing newline dropped); names the flag when it cannot. */
-export function readSecretFile(file: string, flag: string): string {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (err) {
-    throw new AgentError('SECRETS_UNREADABLE', `cannot read ${flag} ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, { file, flag }, { hint: `check the path given to ${flag}`, cause: err });
-  }
-  const value = text.replace(/\r?\n$/, '');
-  if (!value) throw new AgentError('SECRETS_EMPTY', `${flag} ${file} is empty`, { file, flag }, { hint: `write the secret into ${file}` });
-  return value;
-}
-
-export function readKeyFile(file: string, flag: string, name: 'templateKey' | 'siteKey'): Buffer {
-  return parseKey(readSecretFile(file, flag), name);
-}
+export { isOperatorKeyId, readKeyFile, readSecretFile } from '../config/secrets.js';
 
 export function readExisting(configFile: string, secretsFile: string): ExistingSetup {
   const exists = existsSync(configFile);
@@ -102,6 +93,7 @@ export interface MergedSetup {
   /** Dotted keys and secret names that this run changed. */
   changed: string[];
   generatedTemplateKey: boolean;
+  generatedOpsKey: boolean;
 }
 
 /** Where the data folder goes when nobody said: /var/lib/edge-agent for a config in /etc, else next to the config. */
@@ -160,13 +152,24 @@ export function mergeSetup(existing: ExistingSetup, a: ProvisionAnswers, paths: 
   setSecret('mqttPassword', a.mqttPassword);
   setSecret('templateKey', a.templateKey);
   setSecret('siteKey', a.siteKey);
+  setSecret('opsKey', a.opsKey);
+  for (const [id, key] of Object.entries(a.operatorKeys ?? {})) {
+    if (!secrets.opsKeys[id]?.equals(key)) changed.push(`opsKeys.${id}`);
+    secrets.opsKeys = { ...secrets.opsKeys, [id]: key };
+  }
+  let generatedOpsKey = false;
+  if (a.generateOpsKey && a.opsKey === undefined) {
+    secrets.opsKey = generateKey();
+    generatedOpsKey = true;
+    changed.push('opsKey');
+  }
   let generatedTemplateKey = false;
   if (!secrets.templateKey) {
     secrets.templateKey = generateKey();
     generatedTemplateKey = true;
     changed.push('templateKey');
   }
-  return { raw, config, secrets, changed, generatedTemplateKey };
+  return { raw, config, secrets, changed, generatedTemplateKey, generatedOpsKey };
 }
 
 function changedKeys(a: unknown, b: unknown, prefix = ''): string[] {
@@ -205,8 +208,17 @@ export function summarize(config: AgentConfig, secrets: SecretValues, files: { c
     ['scanners', config.scanners.length ? config.scanners.map((s) => `${s.family}:${s.path}${s.baud ? `:${s.baud}` : ''}`).join(', ') : '(none)'],
     ['template key', maskSecret(secrets.templateKey)],
     ['site key', maskSecret(secrets.siteKey)],
+    ['ops key', opsKeySummary(config, secrets)],
   ];
   return rows;
+}
+
+/** Where the keys that sign MQTT commands are, and what happens without one. */
+export function opsKeySummary(config: AgentConfig, secrets: Pick<SecretValues, 'opsKey' | 'opsKeys'>): string {
+  const operators = Object.keys(secrets.opsKeys ?? {}).sort();
+  const held = `${maskSecret(secrets.opsKey)}${operators.length ? `; operator keys: ${operators.join(', ')}` : ''}`;
+  const none = !secrets.opsKey && operators.length === 0;
+  return config.mqtt.url && config.ops.enabled && none ? `${held}: MQTT commands are refused until one is set (--ops-key-file or --generate-ops-key)` : held;
 }
 
 export function formatSummary(rows: Array<[string, string]>): string {

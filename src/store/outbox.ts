@@ -25,6 +25,7 @@
  * Every write is one transaction (`SqliteDatabase.transaction`); `record` returns after COMMIT,
  * which with `synchronous=FULL` means the punch survives a power cut.
  */
+import { checkEmployeeCode, EMPLOYEE_CODE_RULE, showCode } from '../api/employee-code.js';
 import { AgentError } from '../core/errors.js';
 import { TypedEmitter } from '../core/events.js';
 import { monotonicMs } from '../core/time.js';
@@ -310,7 +311,8 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
 
   #validate(p: PunchInput): void {
     const bad = (what: string, value: unknown, hint: string) => new AgentError('STORE_BAD_PUNCH', `punch has ${what}: ${JSON.stringify(value)}`, { field: what, value }, { hint });
-    if (typeof p.employeeCode !== 'string' || p.employeeCode.trim() === '' || p.employeeCode.length > 64) throw bad('no valid employee code', p.employeeCode, 'give the employee code (1 to 64 characters)');
+    const code = checkEmployeeCode(p.employeeCode);
+    if (!code.ok || code.code !== p.employeeCode) throw bad(`an invalid employee code (${code.ok ? 'not in Unicode NFC' : code.problem})`, showCode(p.employeeCode), `an employee code is ${EMPLOYEE_CODE_RULE}`);
     if (p.direction !== 'in' && p.direction !== 'out') throw bad('an invalid direction', p.direction, 'use in or out');
     if (!Number.isInteger(p.tzOffset) || Math.abs(p.tzOffset) > 18 * 60) throw bad('an invalid tzOffset', p.tzOffset, 'minutes east of UTC, between -1080 and 1080');
     parseLocal(p.localTime, p.tzOffset);

@@ -59,7 +59,48 @@ export const TEMPLATE_MIGRATIONS: Migration[] = [
       );
     `,
   },
+  {
+    version: 2,
+    description: 'person versions: the site-sync version of each person, deletions (tombstones) included',
+    // One row per person the terminal has heard of, kept after a deletion (deleted = 1): a site
+    // record whose version is not above it is refused, so a replayed old record cannot bring a
+    // deleted person back. Filled from the templates' own versions on the way in.
+    up: `
+      CREATE TABLE person_versions (
+        employee_code TEXT PRIMARY KEY,
+        version INTEGER NOT NULL CHECK (version >= 0),
+        deleted INTEGER NOT NULL DEFAULT 0 CHECK (deleted IN (0, 1)),
+        digest TEXT,
+        origin TEXT,
+        updated_at TEXT NOT NULL
+      );
+      INSERT INTO person_versions (employee_code, version, deleted, digest, origin, updated_at)
+        SELECT employee_code, MAX(version), 0, NULL, NULL, strftime('%Y-%m-%dT%H:%M:%fZ', 'now') FROM templates GROUP BY employee_code;
+    `,
+  },
 ];
+
+/** A person's site-sync version as a terminal keeps it (person_versions). */
+export interface PersonVersion {
+  employeeCode: string;
+  /** Only grows: a record (or tombstone) is applied only above it. */
+  version: number;
+  /** True after a deletion (a tombstone): the person has no templates here. */
+  deleted: boolean;
+  /** SHA-256 (hex) of the record's plaintext, telling a repeat of the same record from another one of the same version; null when not known (filled from the templates). */
+  digest: string | null;
+  origin: string | null;
+  updatedAt: string;
+}
+
+export interface PersonVersionRow {
+  employee_code: string;
+  version: number;
+  deleted: number;
+  digest: string | null;
+  origin: string | null;
+  updated_at: string;
+}
 
 export interface TemplateRow {
   id: string;

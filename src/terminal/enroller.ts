@@ -13,6 +13,7 @@
  */
 import type { CapturedImage, Scanner, ScannerModality } from '../../drivers/scanner.js';
 import type { AttendanceClient } from '../api/client.js';
+import { parseEmployeeCode } from '../api/employee-code.js';
 import { AgentError, toAgentError } from '../core/errors.js';
 import { logger } from '../core/logger.js';
 import { monotonicMs } from '../core/time.js';
@@ -91,7 +92,8 @@ async function capture(rt: EnrolTerminal, scanner: Scanner, modality: ScannerMod
 }
 
 export async function enroll(rt: EnrolTerminal, client: AttendanceClient | null, req: EnrollRequest, progress: Progress = () => undefined, scannerKey?: string): Promise<EnrollResult> {
-  const { employeeCode, modality, position } = req;
+  const { modality, position } = req;
+  const employeeCode = parseEmployeeCode(req.employeeCode);
   const captures = req.captures ?? 3;
   const minQuality = req.minQuality ?? 40;
   const timeoutMs = req.presenceTimeoutMs ?? 20_000;

@@ -21,6 +21,7 @@
  *   comes from the wall clock when both times are known, else it is bounded below by the latest
  *   trusted time (a check-in that may still be open is closed rather than a second one opened).
  */
+import { checkEmployeeCode, EMPLOYEE_CODE_RULE } from '../api/employee-code.js';
 import { AgentError } from '../core/errors.js';
 import { formatLocal, LOCAL_TIME_RE, parseLocal, zoneOffsetMinutes } from '../store/local-time.js';
 import type { Direction, Outbox, OutboxEvent, PunchSource, TimeSource } from '../store/outbox.js';
@@ -145,8 +146,11 @@ export class PunchPolicy {
 
   /** Decides, records in the outbox (durably) and says what happened. */
   async punch(req: PunchRequest): Promise<PunchResult> {
-    const code = typeof req.employeeCode === 'string' ? req.employeeCode.trim() : '';
-    if (!code) throw new AgentError('POLICY_BAD_PUNCH', 'a punch needs an employee code', {}, { hint: 'give the employee code, e.g. --code 1042' });
+    const given = typeof req.employeeCode === 'string' ? req.employeeCode.trim() : '';
+    if (!given) throw new AgentError('POLICY_BAD_PUNCH', 'a punch needs an employee code', {}, { hint: 'give the employee code, e.g. --code 1042' });
+    const checked = checkEmployeeCode(given);
+    if (!checked.ok) throw new AgentError('POLICY_BAD_PUNCH', checked.problem, {}, { hint: `an employee code is ${EMPLOYEE_CODE_RULE}` });
+    const code = checked.code;
     if (req.direction !== undefined && req.direction !== 'in' && req.direction !== 'out') {
       throw new AgentError('POLICY_BAD_PUNCH', `direction "${String(req.direction)}" is not in or out`, { direction: req.direction }, { hint: 'use in or out' });
     }

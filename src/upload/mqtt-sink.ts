@@ -17,6 +17,7 @@ import type { OutboxItem } from '../store/outbox.js';
 import type { DeliverOptions, ItemOutcome, Sink } from './sink.js';
 
 import { mqttAccessOptions, type MqttAccess } from './mqtt-options.js';
+import { publishChecked } from './mqtt-publish.js';
 
 const log = logger('upload:mqtt');
 
@@ -133,12 +134,13 @@ export class MqttSink implements Sink {
     const client: MqttClient = current;
     const outcomes: ItemOutcome[] = items.map(() => ({ outcome: 'retry', description: 'no PUBACK from the broker in time' }));
     const publishes = items.map((item, i) =>
-      client.publishAsync(this.topic, JSON.stringify(eventPayload(item, this.#o.site)), { qos: 1 }).then(
+      publishChecked(client, this.topic, JSON.stringify(eventPayload(item, this.#o.site)), { qos: 1 }).then(
         () => {
           outcomes[i] = { outcome: 'delivered' };
         },
-        (err: Error) => {
-          outcomes[i] = { outcome: 'retry', description: `publish failed: ${err.message}` };
+        (err: AgentError) => {
+          // A punch MQTT cannot carry is never sent (it would poison mqtt.js's store): a dead letter.
+          outcomes[i] = err.code === 'MQTT_PUBLISH_INVALID' ? { outcome: 'dead', status: err.code, description: err.message } : { outcome: 'retry', description: `publish failed: ${err.message}` };
         },
       ),
     );

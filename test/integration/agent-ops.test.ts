@@ -1,11 +1,20 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import mqtt from 'mqtt';
-import { mkdtempSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startBroker, type TestBroker } from '../helpers/broker.js';
 import { nextMessage } from '../helpers/mqtt.js';
 import { spawnCli, waitForLine } from '../helpers/cli.js';
+import { signedRequest } from '../../src/ops/ops-client.js';
+
+/** A data folder whose secrets hold the site's ops key. */
+function dataWithOpsKey(opsKey: Buffer): string {
+  const data = mkdtempSync(join(tmpdir(), 'agent-ops-'));
+  writeFileSync(join(data, 'secrets.yaml'), `opsKey: ${opsKey.toString('hex')}\n`, { mode: 0o600 });
+  return data;
+}
 
 let broker: TestBroker;
 beforeAll(async () => {
@@ -17,8 +26,9 @@ afterAll(async () => {
 
 
 describe('edge-agent run against a real broker', () => {
-  it('publishes a retained online state and metrics, answers ping with the same transaction, and is lost after SIGKILL', async () => {
-    const data = mkdtempSync(join(tmpdir(), 'agent-ops-'));
+  it('publishes a retained online state and metrics, answers signed commands with the same transaction, refuses unsigned ones, and is lost after SIGKILL', async () => {
+    const opsKey = randomBytes(32);
+    const data = dataWithOpsKey(opsKey);
     const child = spawnCli(['run', '--data', data, '--terminal', 'gate-7', '--site', 'plant-a', '--mqtt', broker.url, '--upstream', 'mqtt'], { env: { EDGE_AGENT_OPS__METRICS_INTERVAL_SEC: '1' } });
     try {
       await waitForLine(child, /edge-agent running/, 30_000);
@@ -34,17 +44,24 @@ describe('edge-agent run against a real broker', () => {
       const answers: Array<Record<string, unknown>> = [];
       client.on('message', (_t, m) => answers.push(JSON.parse(m.toString())));
       await client.subscribeAsync('attendance/plant-a/gate-7/res/+', { qos: 1 });
-      await client.publishAsync('attendance/plant-a/gate-7/req/ping', JSON.stringify({ transaction: 'tx-4242' }), { qos: 1 });
-      await client.publishAsync('attendance/plant-a/gate-7/req/queue-status', JSON.stringify({ transaction: 'tx-q' }), { qos: 1 });
-      await client.publishAsync('attendance/plant-a/gate-7/req/self-destruct', JSON.stringify({ transaction: 'tx-x' }), { qos: 1 });
+      const base = { prefix: 'attendance', site: 'plant-a', terminal: 'gate-7' };
+      const signed = (command: string, transaction: string) => signedRequest({ base, command, args: {}, key: opsKey, kid: 'site', transaction, ts: Date.now() });
+      await client.publishAsync('attendance/plant-a/gate-7/req/ping', signed('ping', 'tx-4242'), { qos: 1 });
+      await client.publishAsync('attendance/plant-a/gate-7/req/queue-status', signed('queue-status', 'tx-q'), { qos: 1 });
+      await client.publishAsync('attendance/plant-a/gate-7/req/self-destruct', signed('self-destruct', 'tx-x'), { qos: 1 });
       await client.publishAsync('attendance/plant-a/gate-7/req/ping', 'not json', { qos: 1 });
+      // The same read-only ping without a signature, and one signed for another terminal: refused.
+      await client.publishAsync('attendance/plant-a/gate-7/req/ping', JSON.stringify({ transaction: 'tx-unsigned' }), { qos: 1 });
+      await client.publishAsync('attendance/plant-a/gate-7/req/ping', signedRequest({ base: { ...base, terminal: 'gate-8' }, command: 'ping', args: {}, key: opsKey, kid: 'site', transaction: 'tx-elsewhere', ts: Date.now() }), { qos: 1 });
       const deadline = Date.now() + 10_000;
-      while (answers.length < 4 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      while (answers.length < 6 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
       await client.endAsync();
       expect(answers.find((a) => a.transaction === 'tx-4242')).toMatchObject({ status: 'ok', result: { pong: true, terminal: 'gate-7' } });
       expect(answers.find((a) => a.transaction === 'tx-q')).toMatchObject({ status: 'ok', result: { pending: 0 } });
       expect(answers.find((a) => a.transaction === 'tx-x')).toMatchObject({ status: 'error', error: { code: 'OPS_UNKNOWN_COMMAND' } });
       expect(answers.find((a) => a.transaction === null)).toMatchObject({ status: 'error', error: { code: 'OPS_BAD_REQUEST' } });
+      expect(answers.find((a) => a.transaction === 'tx-unsigned')).toMatchObject({ status: 'error', error: { code: 'OPS_UNAUTHENTICATED' } });
+      expect(answers.find((a) => a.transaction === 'tx-elsewhere')).toMatchObject({ status: 'error', error: { code: 'OPS_UNAUTHENTICATED' } });
 
       child.kill('SIGKILL');
       expect(await nextMessage(broker.url, 'attendance/plant-a/gate-7/state', (s) => s === 'lost')).toBe('lost');

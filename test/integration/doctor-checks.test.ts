@@ -5,8 +5,8 @@ import type { statfs } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { AgentError } from '../../src/core/errors.js';
 import { parseConfig } from '../../src/config/config.js';
-import { checkApiToken, checkClock, checkClockFigures, checkDatabase, checkDisk, checkMqttConnection, checkScanners, checkTemplateKey, formatReport, judgeOutbox, runDoctor } from '../../src/setup/doctor.js';
-import { generateKey } from '../../src/config/secrets.js';
+import { checkApiToken, checkClock, checkClockFigures, checkDatabase, checkDisk, checkMqttConnection, checkOpsKey, checkScanners, checkTemplateKey, formatReport, judgeOutbox, runDoctor } from '../../src/setup/doctor.js';
+import { emptySecrets, generateKey } from '../../src/config/secrets.js';
 import { openAgentDatabase } from '../../src/store/agent-db.js';
 import { TemplateCache, verifyTemplateKey } from '../../src/store/template-cache.js';
 import { Outbox, type OutboxStatus } from '../../src/store/outbox.js';
@@ -103,6 +103,21 @@ describe('doctor checks on broken parts (real files, real sockets)', () => {
     expect(mq.status).toBe('fail');
     expect(mq.detail).toContain(`127.0.0.1:${port}`);
     expect((await checkMqttConnection({ config: parseConfig({}), secrets: { mqttUsername: null, mqttPassword: null } })).status).toBe('warn');
+  });
+
+  it('ops key: not needed without MQTT commands, a warning when they would all be refused, where it is when held', () => {
+    const withMqtt = parseConfig({ mqtt: { url: 'mqtt://127.0.0.1:1883' } });
+    expect(checkOpsKey(parseConfig({}), null).status).toBe('pass');
+    expect(checkOpsKey(parseConfig({ mqtt: { url: 'mqtt://127.0.0.1:1883' }, ops: { enabled: false } }), null).detail).toContain('ops.enabled is false');
+    const none = checkOpsKey(withMqtt, { ...emptySecrets() });
+    expect(none.status).toBe('warn');
+    expect(none.detail).toContain('OPS_UNAUTHENTICATED');
+    expect(none.hint).toContain('--ops-key-file');
+    const key = generateKey();
+    const held = checkOpsKey(withMqtt, { ...emptySecrets(), opsKey: key, opsKeys: { alice: generateKey() }, sources: { opsKey: '/etc/edge-agent/secrets.yaml', opsKeys: 'credential:ops-keys' } });
+    expect(held.status).toBe('pass');
+    expect(held.detail).toContain('opsKey (key id site) from /etc/edge-agent/secrets.yaml; opsKeys alice from credential:ops-keys');
+    expect(held.detail).not.toContain(key.toString('hex'));
   });
 
   it('scanners: none configured warns, a scanner that does not answer fails, one held by the agent warns', async () => {

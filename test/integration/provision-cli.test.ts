@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdtempSync, readFileSync, statSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -70,6 +70,45 @@ describe('edge-agent provision: front-end rules', { timeout: 60_000 }, () => {
     const bad = await runCli(['provision', '--non-interactive', '--config', join(dir, 'keys.yaml'), '--secrets', secretsFile, '--template-key-file', keyFile, '--no-check']);
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain('SECRETS_BAD_KEY');
+  });
+
+  it('writes the ops keys (site and operators) into the 0600 secrets, generates one on request, never prints them, and says where they are', async () => {
+    const opsFile = join(dir, 'ops.key');
+    const aliceFile = join(dir, 'alice.key');
+    const ops = 'ef'.repeat(32);
+    const alice = '12'.repeat(32);
+    writeFileSync(opsFile, `${ops}\n`, { mode: 0o600 });
+    writeFileSync(aliceFile, alice, { mode: 0o600 });
+    const secretsFile = join(dir, 'ops-secrets.yaml');
+    const config = join(dir, 'ops.yaml');
+    const base = ['provision', '--non-interactive', '--config', config, '--secrets', secretsFile, '--mqtt', 'mqtt://127.0.0.1:9', '--no-check'];
+    const none = await runCli(base);
+    expect(none.code, none.stderr).toBe(0);
+    expect(none.stdout).toMatch(/ops key\s+\(not set\): MQTT commands are refused until one is set/);
+    const r = await runCli([...base, '--ops-key-file', opsFile, '--operator-key', `alice=${aliceFile}`]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/ops key\s+set \(256-bit key\); operator keys: alice/);
+    expect(r.stdout + r.stderr).not.toContain(ops);
+    expect(r.stdout + r.stderr).not.toContain(alice);
+    let s = loadSecrets({ file: secretsFile, credentialsDir: null });
+    expect(s.opsKey!.toString('hex')).toBe(ops);
+    expect(s.opsKeys.alice!.toString('hex')).toBe(alice);
+    expect(statSync(secretsFile).mode & 0o777).toBe(0o600);
+    const gen = await runCli([...base, '--generate-ops-key', '--json']);
+    expect(gen.code, gen.stderr).toBe(0);
+    const out = JSON.parse(gen.stdout) as { generatedOpsKey: boolean; changed: string[] };
+    expect(out.generatedOpsKey).toBe(true);
+    expect(out.changed).toContain('opsKey');
+    s = loadSecrets({ file: secretsFile, credentialsDir: null });
+    expect(s.opsKey).toHaveLength(32);
+    expect(s.opsKey!.toString('hex')).not.toBe(ops);
+    expect(s.opsKeys.alice!.toString('hex')).toBe(alice); // kept
+    expect(gen.stdout).not.toContain(s.opsKey!.toString('hex'));
+    const both = await runCli([...base, '--generate-ops-key', '--ops-key-file', opsFile]);
+    expect(both.code).toBe(2);
+    const badId = await runCli([...base, '--operator-key', `site=${aliceFile}`]);
+    expect(badId.code).toBe(2);
+    expect(badId.stderr).toContain('--operator-key');
   });
 });
 

@@ -61,13 +61,14 @@ describe.skipIf(!has('socat'))('provision → run → doctor, end to end, the mo
       '--terminal', 'gate-7', '--site', 'plant-1', '--timezone', 'Europe/Berlin', '--mode', 'toggle',
       '--api', service.url, '--client-id', service.clientId, '--api-key', service.apiKey, '--api-secret-file', secretFile,
       '--mqtt', broker.url, '--mqtt-username', 'gate-7', '--mqtt-password-file', mqttPasswordFile,
-      '--scanner', `r30x:${device}:57600`, '--json',
+      '--scanner', `r30x:${device}:57600`, '--generate-ops-key', '--json',
     ]);
     expect(r.code, r.stderr).toBe(0);
-    const out = JSON.parse(r.stdout) as { ok: boolean; configVersion: number; generatedTemplateKey: boolean; checks: Array<{ name: string; status: string }>; summary: Record<string, string> };
+    const out = JSON.parse(r.stdout) as { ok: boolean; configVersion: number; generatedTemplateKey: boolean; generatedOpsKey: boolean; checks: Array<{ name: string; status: string }>; summary: Record<string, string> };
     expect(out.ok).toBe(true);
     expect(out.configVersion).toBe(1);
     expect(out.generatedTemplateKey).toBe(true);
+    expect(out.generatedOpsKey).toBe(true);
     expect(out.checks.map((c) => [c.name, c.status])).toEqual([
       ['api-token', 'pass'],
       ['mqtt', 'pass'],
@@ -81,6 +82,7 @@ describe.skipIf(!has('socat'))('provision → run → doctor, end to end, the mo
     expect(secrets.apiSecret).toBe(service.apiSecret);
     expect(secrets.mqttPassword).toBe(mqttPassword);
     expect(secrets.templateKey).toHaveLength(32);
+    expect(secrets.opsKey).toHaveLength(32);
 
     const config = YAML.parse(readFileSync(configFile, 'utf8')) as Record<string, any>;
     expect(config.terminal).toEqual({ id: 'gate-7', site: 'plant-1', timeZone: 'Europe/Berlin', mode: 'toggle' });
@@ -109,6 +111,10 @@ describe.skipIf(!has('socat'))('provision → run → doctor, end to end, the mo
         if (q.code === 0) delivered = (JSON.parse(q.stdout) as { delivered: number }).delivered;
       }
       expect(delivered, daemonOut).toBe(1);
+      // The key provision generated signs commands: ops send finds it through the config's secretsFile.
+      const ping = await run(['ops', 'send', '--config', configFile, 'ping', '--json']);
+      expect(ping.code, ping.stderr).toBe(0);
+      expect(JSON.parse(ping.stdout)).toMatchObject({ status: 'ok', result: { pong: true, terminal: 'gate-7' } });
     } finally {
       const exited = new Promise((r) => daemon.once('exit', r));
       daemon.kill('SIGTERM');
@@ -123,7 +129,8 @@ describe.skipIf(!has('socat'))('provision → run → doctor, end to end, the mo
     expect(report.ok, r.stdout).toBe(true);
     expect(r.code).toBe(0);
     const status = Object.fromEntries(report.checks.map((c) => [c.name, c.status]));
-    for (const name of ['config', 'secrets', 'api-token', 'mqtt', `scanner r30x:${device}`, 'template-key', 'database', 'disk', 'outbox']) expect(status[name], name).toBe('pass');
+    for (const name of ['config', 'secrets', 'api-token', 'mqtt', 'ops-key', `scanner r30x:${device}`, 'template-key', 'database', 'disk', 'outbox']) expect(status[name], name).toBe('pass');
+    expect(report.checks.find((c) => c.name === 'ops-key')?.detail).toContain(`opsKey (key id site) from ${secretsFile}`);
     expect(['pass', 'warn']).toContain(status.clock);
     for (const c of report.checks) expect(Object.keys(c).sort()).toEqual(['detail', 'hint', 'name', 'status']);
   });

@@ -6,6 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import YAML from 'yaml';
 import { CLI_ENTRY, childEnv, ROOT, TSX_IMPORT } from '../helpers/cli.js';
 import { startService, type InProcessService } from '../helpers/service.js';
+import { startBroker } from '../helpers/broker.js';
 import { loadSecrets } from '../../src/config/secrets.js';
 
 /**
@@ -108,6 +109,38 @@ describe('edge-agent provision, interactive', () => {
     const secrets = loadSecrets({ file: secretsFile, credentialsDir: null });
     expect(secrets.apiSecret).toBe(service.apiSecret);
     expect(secrets.templateKey).toHaveLength(32);
+  }, 120_000);
+
+  it('with a broker, asks for the ops key and generates one into the 0600 secrets without showing it', async () => {
+    const broker = await startBroker();
+    try {
+      const dir = mkdtempSync(join(tmpdir(), 'wizard-'));
+      const config = join(dir, 'config.yaml');
+      const w = wizard(['--config', config]);
+      await w.answer('Config file', '\r');
+      await w.answer('Secrets file', '\r');
+      await w.answer('Terminal id', 'gate-4\r');
+      await w.answer('Site', '\r');
+      await w.answer('Time zone', '\r');
+      await w.answer('Terminal mode', '\r');
+      await w.answer('Data folder', `${join(dir, 'data')}\r`);
+      await w.answer('Attendance API URL', '\r');
+      await w.answer('MQTT broker URL', `${broker.url}\r`);
+      await w.answer('MQTT username', '\r');
+      await w.answer('MQTT password', '\r');
+      await w.answer('Ops key', '\x1b[B\r'); // "generate a new one"
+      await w.answer('Search for attached scanners', 'n\r');
+      await w.answer('Add a scanner by hand', '\r');
+      await w.answer('Write these files?', '\r');
+      expect(await w.exited, w.screen()).toBe(0);
+      const secrets = loadSecrets({ file: join(dir, 'secrets.yaml'), credentialsDir: null });
+      expect(secrets.opsKey).toHaveLength(32);
+      expect(w.screen()).toMatch(/ops key\s+set \(256-bit key\)/);
+      expect(w.screen()).toContain('a new ops key was generated');
+      expect(w.screen()).not.toContain(secrets.opsKey!.toString('hex'));
+    } finally {
+      await broker.stop();
+    }
   }, 120_000);
 
   it('Ctrl-C stops it without writing anything', async () => {

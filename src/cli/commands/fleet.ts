@@ -16,7 +16,7 @@ state, last seen, queue depth, oldest pending punch, dead letters, last error.`,
     .option('--prefix <prefix>', 'the topic prefix (default: mqtt.prefix of the config)')
     .option('--site <site>', 'only the terminals of this site')
     .option('--config <file>', 'config file to read mqtt.* from')
-    .option('--secrets <file>', 'secrets file with the MQTT credentials');
+    .option('--secrets <file>', 'secrets file with the MQTT credentials (and the ops key that edge-agent ops send signs commands with)');
   withJson(cmd, 'print {"terminals": [...]} as JSON on stdout');
   return action<Values>(cmd, async (values) => {
     const { loadConfig } = await import('../../config/config.js');
@@ -38,6 +38,10 @@ state, last seen, queue depth, oldest pending punch, dead letters, last error.`,
       else process.stdout.write(`${formatFleetTable(monitor.terminals)}\n`);
     };
     print();
+    if (!values.json) {
+      const { opsKeyLine } = await import('../../ops/ops-client.js');
+      process.stdout.write(`${opsKeyLine(secrets, values.secrets ?? null)}\n`);
+    }
     if (!values.watch) {
       await monitor.stop();
       return 0;

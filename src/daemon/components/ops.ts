@@ -3,12 +3,16 @@
  * commands; it also notes delivery errors and dead letters as the terminal's last error.
  */
 import { AgentError } from '../../core/errors.js';
+import { logger } from '../../core/logger.js';
+import { keyringOf, OpsAuthenticator } from '../../ops/ops-auth.js';
 import { createOpsRouter } from '../../ops/ops-router.js';
 import { TerminalOps } from '../../ops/terminal-ops.js';
 import type { DaemonComponent, DaemonContext } from '../daemon.js';
 import { deletePersonTemplates } from '../people.js';
 import type { TerminalRuntime } from '../runtime.js';
 import { mqttClientOptions } from '../upstreams.js';
+
+const log = logger('ops:terminal');
 
 export interface OpsHooks {
   reloadConfig(): Promise<unknown>;
@@ -31,6 +35,9 @@ export class OpsComponent implements DaemonComponent {
     ctx.uploader.on('error', ({ sink, error }) => rt.noteError(new AgentError(error.code, `${sink}: ${error.message}`)));
     ctx.uploader.on('dead', ({ sink, id, status, description }) => rt.noteError(new AgentError('UPLOAD_DEAD_LETTER', `${sink}: ${id} ${status} ${description}`)));
     if (!config.mqtt.url || !config.ops.enabled) return;
+    const keyring = keyringOf(secrets);
+    if (keyring.ids.length === 0) log.warn('no ops key in the secrets: every MQTT command is refused (OPS_UNAUTHENTICATED); set opsKey with edge-agent provision --ops-key-file');
+    const verifier = new OpsAuthenticator({ site: config.terminal.site, terminal: config.terminal.id, keyring, windowMs: config.ops.authWindowSec * 1000 });
     const router = createOpsRouter({
       terminal: config.terminal.id,
       info: () => rt.info(),
@@ -44,7 +51,7 @@ export class OpsComponent implements DaemonComponent {
       reloadConfig: () => this.#hooks.reloadConfig(),
       deleteUser: (code) => deletePersonTemplates(rt, code),
       restart: () => this.#hooks.restart(),
-    });
+    }, verifier);
     const ops = new TerminalOps({
       url: config.mqtt.url,
       mqttOptions: mqttClientOptions(config, secrets, `${config.terminal.id}-ops`),
@@ -53,6 +60,7 @@ export class OpsComponent implements DaemonComponent {
       metrics: () => rt.metrics(),
       metricsIntervalMs: config.ops.metricsIntervalSec * 1000,
       router,
+      maxPayloadBytes: config.mqtt.maxPayloadBytes,
     });
     await ops.start(1500);
     rt.ops = ops;

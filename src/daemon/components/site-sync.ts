@@ -37,6 +37,7 @@ export class SiteSyncComponent implements DaemonComponent {
       terminal: config.terminal.id,
       key: secrets.siteKey,
       store: siteStore(rt.cache),
+      maxPayloadBytes: config.mqtt.maxPayloadBytes,
     });
     sync.on('error', ({ error }) => rt.noteError(error));
     // The modules follow the cache: a person received from the site is placed in a slot (after a

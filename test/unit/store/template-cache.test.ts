@@ -148,4 +148,58 @@ describe('TemplateCache', () => {
     expect(eye.code).toBe('STORE_TEMPLATE_INVALID');
     expect(eye.message).toMatch(/left, right or unknown/);
   });
+
+  it('refuses codes outside the shared rule and stores them in NFC', async () => {
+    const cache = await TemplateCache.open(db, { key });
+    for (const code of ['\ud800', '..', 'E\u202e1', 'x'.repeat(65)]) expect((await errorOf(cache.addTemplate(finger(code, Uint8Array.of(1))))).code).toBe('STORE_TEMPLATE_INVALID');
+    const stored = await cache.addTemplate(finger('Jose\u0301', Uint8Array.of(1)));
+    expect(stored.employeeCode).toBe('Jos\u00e9');
+    expect((await cache.listUsers()).map((u) => u.employeeCode)).toEqual(['Jos\u00e9']);
+  });
+
+  it('keeps a version per person that only grows, and outlives a deletion (migration 2)', async () => {
+    let cache = await TemplateCache.open(db, { key });
+    const removed: string[] = [];
+    cache.on('removed', (r) => removed.push(r.id));
+    expect(await cache.personVersion('E1')).toBeNull();
+    const v = (version: number, digest: string | null = `d${version}`) => ({ employeeCode: 'E1', version, digest, origin: 'gate-1' });
+    expect(await cache.replacePerson(v(100), [finger('E1', Uint8Array.of(1), { id: 'a' }), finger('E1', Uint8Array.of(2), { id: 'b' })])).toBe(true);
+    expect(await cache.personVersion('E1')).toMatchObject({ version: 100, deleted: false, digest: 'd100', origin: 'gate-1' });
+    // Not above: nothing changes, in one transaction.
+    expect(await cache.replacePerson(v(100, 'other'), [finger('E1', Uint8Array.of(9), { id: 'z' })])).toBe(false);
+    expect(await cache.replacePerson(v(50), [finger('E1', Uint8Array.of(9), { id: 'z' })])).toBe(false);
+    expect((await cache.listTemplateMeta({ employeeCode: 'E1' })).map((t) => t.id)).toEqual(['a', 'b']);
+    // A newer record replaces all of the person's templates.
+    expect(await cache.replacePerson(v(200), [finger('E1', Uint8Array.of(3), { id: 'c' })])).toBe(true);
+    expect((await cache.listTemplateMeta({ employeeCode: 'E1' })).map((t) => [t.id, t.version])).toEqual([['c', 200]]);
+    expect(removed.sort()).toEqual(['a', 'b']);
+    // A tombstone deletes and stays; an older record cannot bring the person back, after a reopen too.
+    expect(await cache.deletePerson(v(150))).toBeNull();
+    expect(await cache.deletePerson(v(300))).toBe(1);
+    expect(await cache.getUser('E1')).toBeNull();
+    cache = await reopen();
+    expect(await cache.personVersion('E1')).toMatchObject({ version: 300, deleted: true });
+    expect(await cache.replacePerson(v(250), [finger('E1', Uint8Array.of(4), { id: 'd' })])).toBe(false);
+    expect(await cache.notePersonVersion(v(299))).toBe(false);
+    expect(await cache.countsByModality()).toEqual({ finger: 0, iris: 0, embedding: 0 });
+    expect(await cache.replacePerson(v(301), [finger('E1', Uint8Array.of(4), { id: 'd' })])).toBe(true);
+    expect(await cache.personVersion('E1')).toMatchObject({ version: 301, deleted: false });
+    expect((await errorOf(cache.notePersonVersion(v(-1)))).code).toBe('STORE_TEMPLATE_INVALID');
+  });
+
+  it('fills person versions from the templates of a cache made before them', async () => {
+    // A cache at migration 1 with a synced person (version 1234) and a local one (version 0).
+    await db.migrate('templates', (await import('../../../src/store/template-schema.js')).TEMPLATE_MIGRATIONS.filter((m) => m.version === 1));
+    let cache = await TemplateCache.open(db, { key });
+    expect(await cache.personVersion('E1')).toBeNull(); // opening migrated it: nobody yet
+    await db.exec("DELETE FROM person_versions; DELETE FROM schema_migrations WHERE component = 'templates' AND version = 2; DROP TABLE person_versions");
+    await cache.addTemplate(finger('E1', Uint8Array.of(1), { version: 1234 }));
+    await cache.addTemplate(finger('E2', Uint8Array.of(2)));
+    cache = await reopen();
+    expect(await cache.personVersion('E1')).toMatchObject({ version: 1234, deleted: false, digest: null });
+    expect(await cache.personVersion('E2')).toMatchObject({ version: 0, deleted: false });
+    // An unknown digest at the same version is taken as the same record (no refusal on upgrade).
+    expect(await cache.notePersonVersion({ employeeCode: 'E1', version: 1234, digest: 'abc', origin: null })).toBe(true);
+    expect(await cache.personVersion('E1')).toMatchObject({ version: 1234, digest: 'abc' });
+  });
 });
