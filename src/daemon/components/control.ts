@@ -32,6 +32,8 @@ export const PunchBody = z.strictObject({
   at: z.string().max(19).refine(isDateTime, 'at must be "yyyy-MM-dd HH:mm:ss"').optional(),
   tzOffset: z.number().min(-MAX_TZ_OFFSET_MINUTES).max(MAX_TZ_OFFSET_MINUTES).optional(),
   direction: z.enum(['in', 'out']).optional(),
+  /** A punch sent through the control socket is manual, whatever it says. */
+  source: z.literal('manual').optional(),
 });
 
 export class ControlComponent implements DaemonComponent {
