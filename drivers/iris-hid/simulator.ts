@@ -19,8 +19,8 @@
 import { EventEmitter } from 'node:events';
 import { logger } from '../../src/core/logger.js';
 import { sleep } from '../../src/core/time.js';
-import type { SimulatorControl } from '../simulated.js';
-import { degradeImage, fitImage, seededRandom, type SimImage, type SimImageSource } from '../simulator-image.js';
+import type { SimulatorControl } from '../simulator/control.js';
+import { degradeImage, fitImage, seededRandom, type SimEyeImage, type SimEyeImageSource } from '../simulator/images.js';
 import type { HidDeviceHandle, HidOpener } from '../transport/hid-transport.js';
 import {
   ALLOWED_KINDS,
@@ -52,13 +52,8 @@ const log = logger('drivers:iris-sim');
 
 export const IRIS_FAULT_NAMES = ['bad-checksum', 'dropped-bytes', 'stall', 'unplug', 'no-eye', 'no-finger', 'low-quality'] as const;
 
-/** An eye image, with the iris and pupil circles when the source knows them. */
-export interface SimEyeImage extends SimImage {
-  truth?: { pupil: { x: number; y: number; r: number }; iris: { x: number; y: number; r: number } };
-}
-
 export interface IrisHidSimulatorOptions {
-  images: (eyeId: number, impression: number) => SimEyeImage;
+  images: SimEyeImageSource;
   model?: string;
   firmware?: string;
   serial?: string;
@@ -131,7 +126,7 @@ export class IrisHidSimulator implements SimulatorControl {
   /** IR illuminator level when the last image was taken. */
   lastCaptureIr = 0;
 
-  readonly #images: (eyeId: number, impression: number) => SimEyeImage;
+  readonly #images: SimEyeImageSource;
   #handle: SimHidHandle | null = null;
   #unplugged = false;
   #eye: number | null = null;
@@ -527,4 +522,4 @@ export function resultWireBytes(width: number, height: number): number {
   return RESULT_HEADER_SIZE + width * height + 4;
 }
 
-export type { SimImageSource };
+export type { SimEyeImage };

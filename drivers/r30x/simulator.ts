@@ -24,7 +24,7 @@ import { TypedEmitter } from '../../src/core/events.js';
 import { logger } from '../../src/core/logger.js';
 import { LinePacer } from '../transport/line-pacer.js';
 import type { ByteTransport } from '../transport/transport.js';
-import { degradeImage, fitImage, type SimImageSource } from '../simulator-image.js';
+import { degradeImage, fitImage, type SimImageSource } from '../simulator/images.js';
 import { DEFAULT_ADDRESS, PacketId, encodePacket, packNibbles, type R30xPacket } from './codec.js';
 import { R30xParser } from './parser.js';
 import { CHAR_FILE_BYTES, IMAGE_HEIGHT, IMAGE_WIDTH, Instruction as I, PACKET_SIZES, Register, Status } from './protocol.js';

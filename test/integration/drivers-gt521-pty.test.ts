@@ -18,7 +18,7 @@ import { Gt521Scanner } from '../../drivers/gt521/scanner.js';
 import { decodeSimTemplate } from '../../drivers/gt521/sim-template.js';
 import { Gt521Simulator, type Gt521SimulatorOptions } from '../../drivers/gt521/simulator.js';
 import { IMAGE_SIZE, RAW_IMAGE_SIZE } from '../../drivers/gt521/protocol.js';
-import type { SimImage } from '../../drivers/simulator-image.js';
+import type { SimImage } from '../../drivers/simulator/images.js';
 import { SerialTransport } from '../../drivers/transport/serial-transport.js';
 import { createPtyPair, type PtyPair } from '../helpers/pty.js';
 

@@ -13,6 +13,7 @@ import type { Scanner, ScannerFamily } from '../../../drivers/scanner.js';
 import { SerialTransport } from '../../../drivers/transport/serial-transport.js';
 import { createSocatPair, type SocatPair } from '../../../drivers/transport/socat-pair.js';
 import { attachSimulator, createSimulatedScanner, type SimulatorControl } from '../../../drivers/simulated.js';
+import { syntheticImages } from '../../synthetic/simulator-sources.js';
 
 const USAGE = `usage: edge-agent simulate r30x|gt521 --link PATH [--baud N] [--model NAME] [--capacity N] [--enroll SLOT:ID,...]
        edge-agent simulate iris
@@ -85,6 +86,7 @@ const command: Command = {
     if (!kind || positionals.length > 1) throw new AgentError('CLI_USAGE', 'name one family: r30x, gt521 or iris', {}, { hint: USAGE });
     const capacity = intFlag('capacity', values.capacity);
     const options = {
+      images: syntheticImages,
       ...(values.model ? { model: values.model } : {}),
       ...(capacity !== undefined ? { capacity } : {}),
     };

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSimulatedScanner } from '../../../drivers/simulated.js';
+import { syntheticImages } from '../../../src/synthetic/simulator-sources.js';
 import type { R30xSimulator } from '../../../drivers/r30x/simulator.js';
 import type { TerminalRuntime } from '../../../src/daemon/runtime.js';
 import { describeProgress, modalityFlag, simulatedPerson } from '../../../src/cli/enrol-session.js';
@@ -11,7 +12,7 @@ afterEach(async () => {
 });
 
 async function runtimeWithModule(): Promise<TerminalRuntime> {
-  const made = await createSimulatedScanner('r30x');
+  const made = await createSimulatedScanner('r30x', { images: syntheticImages });
   sim = made.simulator;
   return { simulators: new Map([['sim:r30x', made.simulator]]) } as unknown as TerminalRuntime;
 }

@@ -5,7 +5,7 @@ import { Gt521NackError } from '../../../../drivers/gt521/errors.js';
 import { IMAGE_HEIGHT, IMAGE_SIZE, IMAGE_WIDTH, RAW_IMAGE_SIZE, TEMPLATE_SIZE } from '../../../../drivers/gt521/protocol.js';
 import { decodeSimTemplate } from '../../../../drivers/gt521/sim-template.js';
 import { Gt521Simulator, RECEIVED_KEPT, type Gt521SimulatorOptions } from '../../../../drivers/gt521/simulator.js';
-import type { SimImage } from '../../../../drivers/simulator-image.js';
+import type { SimImage } from '../../../../drivers/simulator/images.js';
 import { createMemoryPair } from '../../../../drivers/transport/memory-transport.js';
 
 /** An injected image source: a gradient keyed by finger and impression. */

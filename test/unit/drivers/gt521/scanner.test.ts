@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Gt521Scanner } from '../../../../drivers/gt521/scanner.js';
 import { decodeSimTemplate } from '../../../../drivers/gt521/sim-template.js';
 import { Gt521Simulator } from '../../../../drivers/gt521/simulator.js';
-import type { SimImage } from '../../../../drivers/simulator-image.js';
+import type { SimImage } from '../../../../drivers/simulator/images.js';
 import { createMemoryPair } from '../../../../drivers/transport/memory-transport.js';
 
 const images = (id: number, impression: number): SimImage => ({ width: 258, height: 202, pixels: Uint8Array.from({ length: 258 * 202 }, (_, i) => (i + id * 3 + impression) & 0xff) });
