@@ -105,6 +105,7 @@ interface Enrolment {
 
 export class Gt521Simulator implements SimulatorControl {
   readonly family = 'gt521' as const;
+  readonly modality = 'finger' as const;
   readonly model: Gt521Model;
   readonly capacity: number;
   readonly faults: Gt521Faults = { badChecksum: 0, dropBytes: 0, stall: false, unplugAfterBytes: null, noFinger: false, lowQuality: false };

@@ -112,6 +112,7 @@ class SimHidHandle extends EventEmitter implements HidDeviceHandle {
 
 export class IrisHidSimulator implements SimulatorControl {
   readonly family = 'iris-hid' as const;
+  readonly modality = 'iris' as const;
   readonly faults: IrisFaults = { badChecksum: 0, dropReport: 0, stall: false, noEye: false, lowQuality: false };
   lights: IrisLights = { ir: 0, color: 0, blink: 0 };
   /** The last commands received, by name. */

@@ -86,6 +86,7 @@ interface ImageBuffer {
 
 export class R30xSimulator extends TypedEmitter<SimulatorEvents> {
   readonly family = 'r30x' as const;
+  readonly modality = 'finger' as const;
   readonly model: R30xModel;
   readonly capacity: number;
   readonly address: number;

@@ -3,12 +3,13 @@
  * and the options a simulator is made with. Kept apart from the simulators and from their
  * factory (simulated.ts) so neither imports the other.
  */
-import type { ScannerFamily } from '../scanner.js';
+import type { ScannerFamily, ScannerModality } from '../scanner.js';
 import type { ByteTransport } from '../transport/transport.js';
 import type { SimulatorImages } from './images.js';
 
 export interface SimulatorControl {
   readonly family: ScannerFamily;
+  readonly modality: ScannerModality;
   /** Puts virtual finger (or eye) `id` on the sensor. */
   present(id: number): void;
   lift(): void;

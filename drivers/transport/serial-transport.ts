@@ -171,3 +171,14 @@ export function openError(path: string, baud: number, err: Error): AgentError {
     cause: err,
   });
 }
+
+/** Opens the serial port at `path`, runs `fn` on it and closes it again, whatever happens (probes). */
+export async function withSerialPort<T>(path: string, baud: number, fn: (transport: SerialTransport) => Promise<T>): Promise<T> {
+  const transport = new SerialTransport({ path, baud });
+  await transport.open();
+  try {
+    return await fn(transport);
+  } finally {
+    await transport.close();
+  }
+}
