@@ -16,6 +16,7 @@
  */
 import { AgentError } from '../../src/core/errors.js';
 import { logger } from '../../src/core/logger.js';
+import { awaitAnswer, type Answer } from '../exchange.js';
 import type { ReportTransport } from '../transport/transport.js';
 import {
   ALLOWED_KINDS,
@@ -77,8 +78,7 @@ export interface IrisHidDriverOptions {
 interface ReplyWaiter {
   command: number;
   tag: number;
-  resolve(r: IrisReply): void;
-  reject(e: Error): void;
+  answer: Answer<IrisReply>;
 }
 
 interface Transfer {
@@ -101,7 +101,7 @@ export class IrisHidDriver {
   readonly #onData = (body: Buffer) => this.#input(body);
   readonly #onDisconnect = (err: Error) => {
     this.#lost = err;
-    for (const w of this.#waiters.splice(0)) w.reject(err);
+    for (const w of this.#waiters.splice(0)) w.answer.reject(err);
     this.#transfer?.fail(err);
   };
 
@@ -172,29 +172,20 @@ export class IrisHidDriver {
 
   #command(command: number, tag: number, params?: Uint8Array): Promise<IrisReply> {
     if (this.#lost) return Promise.reject(this.#lost);
-    return new Promise<IrisReply>((resolve, reject) => {
-      const timer = setTimeout(() => {
+    const waiter: ReplyWaiter = {
+      command,
+      tag,
+      answer: awaitAnswer(this.timeoutMs, () => {
         this.#waiters = this.#waiters.filter((w) => w !== waiter);
-        reject(new AgentError('DRIVER_TIMEOUT', `iris camera did not answer ${commandName(command)} within ${this.timeoutMs} ms`, { family: 'iris-hid', command: commandName(command), ms: this.timeoutMs, path: this.transport.path }, { hint: 'Check the USB cable; unplug and replug the camera.', retryable: true }));
-      }, this.timeoutMs);
-      const waiter: ReplyWaiter = {
-        command,
-        tag,
-        resolve: (r) => {
-          clearTimeout(timer);
-          resolve(r);
-        },
-        reject: (e) => {
-          clearTimeout(timer);
-          reject(e);
-        },
-      };
-      this.#waiters.push(waiter);
-      this.transport.write(encodeCommand(command, tag, params)).catch((err: Error) => {
-        this.#waiters = this.#waiters.filter((w) => w !== waiter);
-        waiter.reject(err);
-      });
+        return new AgentError('DRIVER_TIMEOUT', `iris camera did not answer ${commandName(command)} within ${this.timeoutMs} ms`, { family: 'iris-hid', command: commandName(command), ms: this.timeoutMs, path: this.transport.path }, { hint: 'Check the USB cable; unplug and replug the camera.', retryable: true });
+      }),
+    };
+    this.#waiters.push(waiter);
+    this.transport.write(encodeCommand(command, tag, params)).catch((err: Error) => {
+      this.#waiters = this.#waiters.filter((w) => w !== waiter);
+      waiter.answer.reject(err);
     });
+    return waiter.answer.promise;
   }
 
   /** Waits for the result of capture `tag`, reassembling and checking it. */
@@ -280,7 +271,7 @@ export class IrisHidDriver {
       const i = this.#waiters.findIndex((w) => w.command === reply.command && w.tag === reply.tag);
       if (i >= 0) {
         const [w] = this.#waiters.splice(i, 1);
-        w!.resolve(reply);
+        w!.answer.resolve(reply);
         return;
       }
       this.#transfer?.onReply(reply);

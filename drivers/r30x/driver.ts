@@ -12,6 +12,7 @@
  */
 import { AgentError } from '../../src/core/errors.js';
 import { logger } from '../../src/core/logger.js';
+import { OneAtATime } from '../exchange.js';
 import type { ByteTransport } from '../transport/transport.js';
 import { DEFAULT_ADDRESS, HEADER_LENGTH, PacketId, encodeCommand, encodeDataPackets, unpackNibbles, type R30xPacket } from './codec.js';
 import { R30xParser, type ParseResult } from './parser.js';
@@ -90,7 +91,7 @@ export class R30xDriver {
   #inbox: Inbox[] = [];
   #wake: (() => void) | undefined;
   #lastByteAt = 0;
-  #chain: Promise<unknown> = Promise.resolve();
+  readonly #queue = new OneAtATime();
   #gone: AgentError | undefined;
 
   constructor(transport: ByteTransport, options: R30xDriverOptions = {}) {
@@ -294,9 +295,7 @@ export class R30xDriver {
 
   /** One command exchange; resolves with the confirmation code (non-zero codes are not thrown). */
   exchange(instruction: number, params: Uint8Array = new Uint8Array(0), options: ExchangeOptions = {}): Promise<ExchangeResult> {
-    const run = this.#chain.then(() => this.#run(instruction, params, options));
-    this.#chain = run.catch(() => undefined);
-    return run;
+    return this.#queue.run(() => this.#run(instruction, params, options));
   }
 
   async #run(instruction: number, params: Uint8Array, options: ExchangeOptions): Promise<ExchangeResult> {
