@@ -11,15 +11,16 @@
  * Input reports are paced like a full-speed interrupt endpoint: one 64-byte report every
  * `reportIntervalMs` (default 1 ms), on absolute deadlines.
  *
- * Fault switches: bad-checksum (the next result's CRC-32 is wrong), dropped-bytes (one chunk of
- * the next result is lost), stall (the camera stops sending and answering), unplug (the device
- * disappears: the read loop errors, writes fail, opening fails until `replug()`), no-finger /
- * no-eye (nothing in view), low-quality (quality 25 and a noisy image).
+ * Fault switches (simulator/faults.ts): bad-checksum (the next result's CRC-32 is wrong),
+ * dropped-bytes (one chunk of the next result is lost), stall (the camera stops sending and
+ * answering), unplug (at once: the device disappears, the read loop errors, writes fail,
+ * opening fails until `replug()`), no-finger / no-eye (nothing in view), low-quality (quality 25
+ * and a noisy image).
  */
 import { EventEmitter } from 'node:events';
 import { logger } from '../../src/core/logger.js';
 import { sleep } from '../../src/core/time.js';
-import type { SimulatorControl } from '../simulator/control.js';
+import { SimulatorBase } from '../simulator/base.js';
 import { degradeImage, fitImage, seededRandom, type SimEyeImage, type SimEyeImageSource } from '../simulator/images.js';
 import type { HidDeviceHandle, HidOpener } from '../transport/hid-transport.js';
 import {
@@ -45,12 +46,9 @@ import {
   type IrisLights,
 } from './protocol.js';
 
-/** Command names kept in `received`. */
-export const RECEIVED_KEPT = 1000;
+export { RECEIVED_KEPT } from '../simulator/base.js';
 
 const log = logger('drivers:iris-sim');
-
-export const IRIS_FAULT_NAMES = ['bad-checksum', 'dropped-bytes', 'stall', 'unplug', 'no-eye', 'no-finger', 'low-quality'] as const;
 
 export interface IrisHidSimulatorOptions {
   images: SimEyeImageSource;
@@ -61,14 +59,6 @@ export interface IrisHidSimulatorOptions {
   pace?: boolean;
   /** Milliseconds between two input reports (default 1: full-speed interrupt endpoint). */
   reportIntervalMs?: number;
-}
-
-export interface IrisFaults {
-  badChecksum: number;
-  dropReport: number;
-  stall: boolean;
-  noEye: boolean;
-  lowQuality: boolean;
 }
 
 interface Stored {
@@ -110,13 +100,10 @@ class SimHidHandle extends EventEmitter implements HidDeviceHandle {
   }
 }
 
-export class IrisHidSimulator implements SimulatorControl {
+export class IrisHidSimulator extends SimulatorBase {
   readonly family = 'iris-hid' as const;
   readonly modality = 'iris' as const;
-  readonly faults: IrisFaults = { badChecksum: 0, dropReport: 0, stall: false, noEye: false, lowQuality: false };
   lights: IrisLights = { ir: 0, color: 0, blink: 0 };
-  /** The last commands received, by name. */
-  readonly received: string[] = [];
   readonly model: string;
   readonly firmware: string;
   readonly serial: string;
@@ -130,8 +117,6 @@ export class IrisHidSimulator implements SimulatorControl {
   readonly #images: SimEyeImageSource;
   #handle: SimHidHandle | null = null;
   #unplugged = false;
-  #eye: number | null = null;
-  #impressions = new Map<number, number>();
   /**
    * A camera streams frames while an eye is in view: the next frame of the eye in view is drawn
    * as soon as it appears (and after each capture), so a capture answers with a frame that is
@@ -150,6 +135,7 @@ export class IrisHidSimulator implements SimulatorControl {
   #bootedAt = performance.now();
 
   constructor(options: IrisHidSimulatorOptions) {
+    super({ device: 'iris camera', aliases: { 'no-eye': 'no-finger' }, onStall: (on) => !on && this.#schedule(0) });
     this.#images = options.images;
     this.model = options.model ?? 'SIM-IRIS-1';
     this.firmware = options.firmware ?? '1.0.0';
@@ -171,16 +157,10 @@ export class IrisHidSimulator implements SimulatorControl {
     return !this.#unplugged;
   }
 
-  /** Keeps the last RECEIVED_KEPT command names (a long-running simulator must not grow). */
-  #record(name: string): void {
-    this.received.push(name);
-    if (this.received.length > RECEIVED_KEPT) this.received.splice(0, this.received.length - RECEIVED_KEPT);
-  }
-
   // ---------------------------------------------------------------- controls
 
-  present(eyeId: number): void {
-    this.#eye = eyeId;
+  override present(eyeId: number): void {
+    super.present(eyeId);
     this.#prepareFrame();
   }
 
@@ -188,9 +168,9 @@ export class IrisHidSimulator implements SimulatorControl {
     if (this.#framePending) return;
     this.#framePending = setImmediate(() => {
       this.#framePending = null;
-      const eye = this.#eye;
+      const eye = this.presented;
       if (eye === null) return;
-      const impression = (this.#impressions.get(eye) ?? 0) + 1;
+      const impression = this.impressions(eye) + 1;
       if (this.#nextFrame?.eye === eye && this.#nextFrame.impression === impression) return;
       this.#nextFrame = { eye, impression, image: this.#images(eye, impression) };
     });
@@ -203,40 +183,9 @@ export class IrisHidSimulator implements SimulatorControl {
     return f && f.eye === eye && f.impression === impression ? f.image : this.#images(eye, impression);
   }
 
-  lift(): void {
-    this.#eye = null;
-  }
-
+  /** The eye in view (null: none, or the no-eye fault). */
   get eyeInView(): number | null {
-    return this.faults.noEye ? null : this.#eye;
-  }
-
-  setFault(name: string, value: boolean | number): void {
-    const count = value === true ? Number.POSITIVE_INFINITY : value === false ? 0 : value;
-    switch (name) {
-      case 'bad-checksum':
-        this.faults.badChecksum = count;
-        return;
-      case 'dropped-bytes':
-        this.faults.dropReport = count;
-        return;
-      case 'stall':
-        this.faults.stall = Boolean(value);
-        if (!value) this.#schedule(0);
-        return;
-      case 'no-eye':
-      case 'no-finger':
-        this.faults.noEye = Boolean(value);
-        return;
-      case 'low-quality':
-        this.faults.lowQuality = Boolean(value);
-        return;
-      case 'unplug':
-        if (value) this.unplug();
-        return;
-      default:
-        throw new Error(`unknown iris simulator fault "${name}" (known: ${IRIS_FAULT_NAMES.join(', ')})`);
-    }
+    return this.presented;
   }
 
   /** The device disappears: the open handle's read loop fails, writes fail, opens fail. */
@@ -275,7 +224,7 @@ export class IrisHidSimulator implements SimulatorControl {
       return report.length;
     }
     const name = Object.entries(IrisCommand).find(([, c]) => c === cmd.command)?.[0] ?? `0x${cmd.command.toString(16)}`;
-    this.#record(name);
+    this.record(name);
     switch (cmd.command) {
       case IrisCommand.StartCapture:
         this.#startCapture(cmd.tag, cmd.params);
@@ -313,7 +262,7 @@ export class IrisHidSimulator implements SimulatorControl {
     this.#usable(h, 'could not send feature report to device');
     if (report[0] === ReportId.Lights) {
       this.lights = { ir: report[1] ?? 0, color: report[2] ?? 0, blink: report[3] ?? 0 };
-      this.#record('SetLights');
+      this.record('SetLights');
       return report.length;
     }
     throw new Error('could not send feature report to device');
@@ -380,8 +329,7 @@ export class IrisHidSimulator implements SimulatorControl {
     }
     if (job.cancelled) return;
     const eye = this.eyeInView!;
-    const impression = (this.#impressions.get(eye) ?? 0) + 1;
-    this.#impressions.set(eye, impression);
+    const impression = this.nextImpression(eye);
     const rnd = seededRandom((eye * 7919 + impression) >>> 0);
     const low = this.faults.lowQuality;
     const quality = low ? 25 : 80 + Math.floor(rnd() * 16);
@@ -414,14 +362,12 @@ export class IrisHidSimulator implements SimulatorControl {
 
   #sendResult(message: Buffer): void {
     let out = message;
-    if (this.faults.badChecksum > 0) {
-      this.faults.badChecksum--;
+    if (this.faults.take('bad-checksum')) {
       out = Buffer.from(message);
       out[out.length - 1]! ^= 0xff;
     }
     let chunks = chunkResult(out);
-    if (this.faults.dropReport > 0 && chunks.length > 2) {
-      this.faults.dropReport--;
+    if (chunks.length > 2 && this.faults.take('dropped-bytes')) {
       const victim = Math.floor(chunks.length / 2);
       chunks = chunks.filter((_, i) => i !== victim);
     }
@@ -479,6 +425,11 @@ export class IrisHidSimulator implements SimulatorControl {
       if (this.#handle !== h || this.#unplugged) break;
       h.emit('data', report);
       this.reportsSent++;
+      const left = this.faults.unplugAfterBytes;
+      if (left !== null) {
+        this.faults.unplugAfterBytes = left - report.length > 0 ? left - report.length : null;
+        if (this.faults.unplugAfterBytes === null) this.unplug();
+      }
     }
     if (this.#outbox.length === 0) return;
     const next = this.pace ? Math.max(0, this.#origin + this.#sentInRun * this.reportIntervalMs - performance.now()) : 0;

@@ -152,7 +152,7 @@ async function benchGt521(baud: number, out: Transfer[]): Promise<void> {
     const data = (n: number) => 4 + n + 2;
     const tplWire = 2 * GT_PACKET + data(GT_TEMPLATE_SIZE);
     record(out, 'gt521 GetTemplate', baud, await time(SMALL_RUNS, () => d.getTemplate(0)), tplWire, true, SMALL_RUNS);
-    sim.placeFinger(4242);
+    sim.present(4242);
     const rawRuns = baud >= 38400 ? RUNS : 1;
     record(out, 'gt521 GetRawImage', baud, await time(rawRuns, () => d.getRawImage()), 2 * GT_PACKET + data(GT_RAW_SIZE), true, rawRuns);
     await d.cmosLed(true);

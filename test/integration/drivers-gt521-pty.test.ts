@@ -52,7 +52,7 @@ describe('GT-521 over a real PTY', () => {
     await d.cmosLed(true);
     expect(simulator.led).toBe(true);
     expect(await d.isPressFinger()).toBe(false);
-    simulator.placeFinger(77);
+    simulator.present(77);
     expect(await d.isPressFinger()).toBe(true);
     // Enrol into slot 10.
     await d.enrollStart(10);
@@ -80,7 +80,7 @@ describe('GT-521 over a real PTY', () => {
     expect((await d.getImage()).length).toBe(IMAGE_SIZE);
     expect((await d.getRawImage()).length).toBe(RAW_IMAGE_SIZE);
     // Enrol without saving.
-    simulator.placeFinger(79);
+    simulator.present(79);
     await d.enrollStart(null);
     for (const step of [1, 2, 3]) {
       await d.captureFinger(true);
@@ -130,7 +130,7 @@ describe('GT-521 over a real PTY', () => {
     const { simulator, host } = await setup({ pace: true });
     const d = new Gt521Driver(host, { baud: 115200, timeoutMs: 2000 });
     cleanup.push(async () => d.detach());
-    simulator.placeFinger(1);
+    simulator.present(1);
     await d.captureFinger(true);
     simulator.faults.unplugAfterBytes = 6000;
     const t0 = performance.now();
@@ -165,7 +165,7 @@ describe('GT-521 over a real PTY', () => {
     const info = await scanner.open();
     expect(info).toMatchObject({ family: 'gt521', transport: 'serial', baud: 115200, capacity: 3000, templates: 0 });
     simulator.enrollDirect(4, 12);
-    simulator.placeFinger(12);
+    simulator.present(12);
     expect(await scanner.waitForPresence({ timeoutMs: 500 })).toBe(true);
     expect(await scanner.searchOnModule()).toEqual({ slot: 4, score: 100 });
     const img = await scanner.captureImage();
@@ -246,7 +246,7 @@ describe('GT-521 scanner reconnect over a PTY', () => {
     sim.enrollDirect(1, 9);
     const info = await back;
     expect(info).toMatchObject({ family: 'gt521', path: hostLink, templates: 1 });
-    sim.placeFinger(9);
+    sim.present(9);
     expect(await scanner.searchOnModule()).toEqual({ slot: 1, score: 100 });
   });
 });
