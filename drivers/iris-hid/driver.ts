@@ -18,27 +18,21 @@ import { AgentError } from '../../src/core/errors.js';
 import { logger } from '../../src/core/logger.js';
 import { awaitAnswer, type Answer } from '../exchange.js';
 import type { ReportTransport } from '../transport/transport.js';
+import { IrisCommands, IrisFeatures, type IrisCommandCodec, type IrisFeatureCodec } from './commands.js';
 import {
   ALLOWED_KINDS,
   CHUNK_FLAG_FIRST,
   CHUNK_PAYLOAD,
   decodeChunk,
-  decodeDeviceInfo,
-  decodeLights,
   decodeReply,
   decodeResult,
-  decodeStatus,
-  encodeCaptureParams,
   encodeCommand,
-  encodeLights,
   InputType,
   IRIS_STATUS,
-  IrisCommand,
   IrisImageKind,
   IrisStatus,
   peekResultLength,
   REPORT_SIZE,
-  ReportId,
   type CaptureRequest,
   type IrisDeviceInfo,
   type IrisLights,
@@ -62,10 +56,6 @@ export class IrisStatusError extends AgentError {
     );
     this.status = status;
   }
-}
-
-function commandName(code: number): string {
-  return Object.entries(IrisCommand).find(([, c]) => c === code)?.[0] ?? `0x${code.toString(16)}`;
 }
 
 export interface IrisHidDriverOptions {
@@ -124,24 +114,28 @@ export class IrisHidDriver {
   }
 
   async deviceInfo(): Promise<IrisDeviceInfo> {
-    return decodeDeviceInfo(await this.transport.getFeatureReport(ReportId.DeviceInfo, REPORT_SIZE));
+    return this.#getFeature(IrisFeatures.DeviceInfo);
   }
 
   async status(): Promise<IrisStatusReport> {
-    return decodeStatus(await this.transport.getFeatureReport(ReportId.Status, REPORT_SIZE));
+    return this.#getFeature(IrisFeatures.Status);
   }
 
   async lights(): Promise<IrisLights> {
-    return decodeLights(await this.transport.getFeatureReport(ReportId.Lights, REPORT_SIZE));
+    return this.#getFeature(IrisFeatures.Lights);
   }
 
   async setLights(lights: IrisLights): Promise<void> {
-    await this.transport.sendFeatureReport(encodeLights(lights));
+    await this.transport.sendFeatureReport(IrisFeatures.Lights.encode(lights));
+  }
+
+  async #getFeature<T>(feature: IrisFeatureCodec<T>): Promise<T> {
+    return feature.decode(await this.transport.getFeatureReport(feature.reportId, REPORT_SIZE));
   }
 
   async stopCapture(): Promise<void> {
     const tag = this.#nextTag();
-    const reply = await this.#command(IrisCommand.StopCapture, tag);
+    const reply = await this.#command(IrisCommands.StopCapture, tag, {});
     if (reply.status !== IrisStatus.Ok) throw new IrisStatusError(reply.status, 'StopCapture');
   }
 
@@ -155,7 +149,7 @@ export class IrisHidDriver {
     const tag = this.#nextTag();
     const result = this.#receive(tag, req.timeoutMs);
     try {
-      const reply = await this.#command(IrisCommand.StartCapture, tag, encodeCaptureParams(req));
+      const reply = await this.#command(IrisCommands.StartCapture, tag, req);
       if (reply.status !== IrisStatus.Ok) throw new IrisStatusError(reply.status, 'StartCapture');
     } catch (err) {
       (this.#transfer as Transfer | null)?.fail(err as Error);
@@ -170,18 +164,19 @@ export class IrisHidDriver {
     return this.#tag;
   }
 
-  #command(command: number, tag: number, params?: Uint8Array): Promise<IrisReply> {
+  #command<Req>(codec: IrisCommandCodec<Req>, tag: number, req: Req): Promise<IrisReply> {
     if (this.#lost) return Promise.reject(this.#lost);
+    const command = codec.command;
     const waiter: ReplyWaiter = {
       command,
       tag,
       answer: awaitAnswer(this.timeoutMs, () => {
         this.#waiters = this.#waiters.filter((w) => w !== waiter);
-        return new AgentError('DRIVER_TIMEOUT', `iris camera did not answer ${commandName(command)} within ${this.timeoutMs} ms`, { family: 'iris-hid', command: commandName(command), ms: this.timeoutMs, path: this.transport.path }, { hint: 'Check the USB cable; unplug and replug the camera.', retryable: true });
+        return new AgentError('DRIVER_TIMEOUT', `iris camera did not answer ${codec.name} within ${this.timeoutMs} ms`, { family: 'iris-hid', command: codec.name, ms: this.timeoutMs, path: this.transport.path }, { hint: 'Check the USB cable; unplug and replug the camera.', retryable: true });
       }),
     };
     this.#waiters.push(waiter);
-    this.transport.write(encodeCommand(command, tag, params)).catch((err: Error) => {
+    this.transport.write(encodeCommand(command, tag, codec.encodeRequest(req))).catch((err: Error) => {
       this.#waiters = this.#waiters.filter((w) => w !== waiter);
       waiter.answer.reject(err);
     });
@@ -221,7 +216,7 @@ export class IrisHidDriver {
         this.resends++;
         log.debug({ tag, why: why.code, resends }, 'asking the iris camera to resend its result');
         arm(this.timeoutMs, 'resent result');
-        this.#command(IrisCommand.ResendResult, tag).then(
+        this.#command(IrisCommands.ResendResult, tag, {}).then(
           (r) => {
             if (r.status !== IrisStatus.Ok) finish(new IrisStatusError(r.status, 'ResendResult'));
           },
@@ -231,7 +226,7 @@ export class IrisHidDriver {
       const transfer: Transfer = {
         tag,
         onReply: (r) => {
-          if (r.command === IrisCommand.StartCapture && r.tag === tag && r.status !== IrisStatus.Ok) finish(new IrisStatusError(r.status, 'StartCapture'));
+          if (r.command === IrisCommands.StartCapture.command && r.tag === tag && r.status !== IrisStatus.Ok) finish(new IrisStatusError(r.status, 'StartCapture'));
         },
         onChunk: (seq, flags, payload) => {
           if (buf === null) {

@@ -23,16 +23,13 @@ import { sleep } from '../../src/core/time.js';
 import { SimulatorBase } from '../simulator/base.js';
 import { degradeImage, fitImage, seededRandom, type SimEyeImage, type SimEyeImageSource } from '../simulator/images.js';
 import type { HidDeviceHandle, HidOpener } from '../transport/hid-transport.js';
+import { irisCommandName, IrisCommands, IrisFeatures } from './commands.js';
 import {
   ALLOWED_KINDS,
   chunkResult,
-  decodeCaptureParams,
   decodeCommand,
-  encodeDeviceInfo,
-  encodeLights,
   encodeReply,
   encodeResult,
-  encodeStatus,
   IrisCommand,
   InputType,
   IrisImageKind,
@@ -223,11 +220,10 @@ export class IrisHidSimulator extends SimulatorBase {
     } catch {
       return report.length;
     }
-    const name = Object.entries(IrisCommand).find(([, c]) => c === cmd.command)?.[0] ?? `0x${cmd.command.toString(16)}`;
-    this.record(name);
+    this.record(irisCommandName(cmd.command));
     switch (cmd.command) {
       case IrisCommand.StartCapture:
-        this.#startCapture(cmd.tag, cmd.params);
+        this.#startCapture(cmd.tag, IrisCommands.StartCapture.decodeRequest(cmd.params));
         break;
       case IrisCommand.StopCapture: {
         // Also drops the rest of a result being sent.
@@ -260,26 +256,29 @@ export class IrisHidSimulator extends SimulatorBase {
 
   hostSetFeature(h: SimHidHandle, report: Buffer): number {
     this.#usable(h, 'could not send feature report to device');
-    if (report[0] === ReportId.Lights) {
-      this.lights = { ir: report[1] ?? 0, color: report[2] ?? 0, blink: report[3] ?? 0 };
-      this.record('SetLights');
-      return report.length;
+    // LIGHTS is the one feature report the host may set.
+    if (report[0] !== IrisFeatures.Lights.reportId) throw new Error('could not send feature report to device');
+    try {
+      this.lights = IrisFeatures.Lights.decode(report);
+    } catch {
+      throw new Error('could not send feature report to device');
     }
-    throw new Error('could not send feature report to device');
+    this.record('SetLights');
+    return report.length;
   }
 
   hostGetFeature(h: SimHidHandle, reportId: number, length: number): Buffer {
     this.#usable(h, 'could not get feature report from device');
     let r: Buffer;
     switch (reportId) {
-      case ReportId.DeviceInfo:
-        r = encodeDeviceInfo({ protocolVersion: PROTOCOL_VERSION, model: this.model, firmware: this.firmware, serial: this.serial, sensorWidth: 640, sensorHeight: 480, ppi: 460, capabilities: 0x03 });
+      case IrisFeatures.DeviceInfo.reportId:
+        r = IrisFeatures.DeviceInfo.encode({ protocolVersion: PROTOCOL_VERSION, model: this.model, firmware: this.firmware, serial: this.serial, sensorWidth: 640, sensorHeight: 480, ppi: 460, capabilities: 0x03 });
         break;
-      case ReportId.Lights:
-        r = encodeLights(this.lights);
+      case IrisFeatures.Lights.reportId:
+        r = IrisFeatures.Lights.encode(this.lights);
         break;
-      case ReportId.Status:
-        r = encodeStatus({ state: this.#capturing ? 1 : this.#sendingResult() ? 2 : 0, eyeInView: this.eyeInView !== null, lastError: this.#lastError });
+      case IrisFeatures.Status.reportId:
+        r = IrisFeatures.Status.encode({ state: this.#capturing ? 1 : this.#sendingResult() ? 2 : 0, eyeInView: this.eyeInView !== null, lastError: this.#lastError });
         break;
       default:
         throw new Error('could not get feature report from device');
@@ -300,8 +299,7 @@ export class IrisHidSimulator extends SimulatorBase {
 
   // ---------------------------------------------------------------- capture
 
-  #startCapture(tag: number, params: Buffer): void {
-    const req = decodeCaptureParams(params);
+  #startCapture(tag: number, req: CaptureRequest | null): void {
     if (!req || !ALLOWED_KINDS.some((k) => k.kind === req.kind && k.width === req.width && k.height === req.height)) {
       this.#lastError = IrisStatus.BadParam;
       return this.#reply(IrisCommand.StartCapture, tag, IrisStatus.BadParam);
