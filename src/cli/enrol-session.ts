@@ -33,8 +33,6 @@ export function describeProgress(e: Record<string, unknown>): string {
   }
 }
 
-const FAMILIES: Record<ScannerModality, readonly string[]> = { finger: ['r30x', 'gt521'], iris: ['iris-hid'] };
-
 export interface SimulatedPerson {
   onProgress(e: Record<string, unknown>): void;
   stop(): Promise<void>;
@@ -42,7 +40,7 @@ export interface SimulatedPerson {
 
 /** The person in front of a simulated scanner of this process (`--present ID`). */
 export function simulatedPerson(rt: TerminalRuntime, modality: ScannerModality, id: number, options: { holdMs?: number } = {}): SimulatedPerson {
-  const sim: SimulatorControl | undefined = [...rt.simulators.values()].find((s) => FAMILIES[modality].includes(s.family));
+  const sim: SimulatorControl | undefined = [...rt.simulators.values()].find((s) => s.modality === modality);
   if (!sim) {
     throw new AgentError('CLI_USAGE', `--present needs a simulated ${modality} scanner in this process`, { modality }, { hint: 'add --simulate (or --scanner r30x:sim, --scanner iris-hid:sim)' });
   }

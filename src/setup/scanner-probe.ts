@@ -5,7 +5,6 @@
  */
 import { openScanner } from '../../drivers/open-scanner.js';
 import { discoverDevices } from '../../drivers/discovery.js';
-import { createSimulatedScanner } from '../../drivers/simulated.js';
 import type { Scanner } from '../../drivers/scanner.js';
 import type { ScannerConfig } from '../config/config.js';
 import type { ScannerProbe } from './doctor.js';
@@ -14,7 +13,9 @@ export const scannerProbe: ScannerProbe = async (s) => {
   let scanner: Scanner;
   let simulated = false;
   if (s.path === 'sim') {
-    scanner = (await createSimulatedScanner(s.family, s.baud ? { baud: s.baud } : {})).scanner;
+    const { createSimulatedScanner } = await import('../../drivers/simulated.js');
+    const { syntheticImages } = await import('../synthetic/simulator-sources.js');
+    scanner = (await createSimulatedScanner(s.family, { images: syntheticImages, ...(s.baud ? { baud: s.baud } : {}) })).scanner;
     await scanner.open();
     simulated = true;
   } else {

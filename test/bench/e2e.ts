@@ -39,7 +39,8 @@ import type { CaptureOutcome } from '../../src/terminal/scanner-worker.js';
 import { openAgentDatabase } from '../../src/store/agent-db.js';
 import { TemplateCache, type NewTemplate } from '../../src/store/template-cache.js';
 import { SerialTransport } from '../../drivers/transport/serial-transport.js';
-import { attachSimulator, createSimulatedScanner, defaultEyeImageSource, type SimulatorControl } from '../../drivers/simulated.js';
+import { attachSimulator, createSimulatedScanner, type SimulatorControl } from '../../drivers/simulated.js';
+import { syntheticImages } from '../../src/synthetic/simulator-sources.js';
 import { HEADER_LENGTH, dataPacketsWireBytes } from '../../drivers/r30x/codec.js';
 import { IMAGE_BYTES } from '../../drivers/r30x/protocol.js';
 import { encodeIrisTemplate } from '../../src/biometrics/iris/iris-code.js';
@@ -174,7 +175,7 @@ async function serialRig(): Promise<SerialRig> {
   const pty = await createPtyPair();
   const device = new SerialTransport({ path: pty.b, baud: BAUD });
   await device.open();
-  const sim = await attachSimulator('r30x', device, { baud: BAUD, pacing: true });
+  const sim = await attachSimulator('r30x', device, { images: syntheticImages, baud: BAUD, pacing: true });
   return {
     pty,
     sim,
@@ -224,7 +225,7 @@ async function hostPath(service: InProcessService, extractorReady: boolean): Pro
   const extractor = (await createExtractor(probeConfig))!;
   const db = await openAgentDatabase(dir.dataDir);
   const cache = await TemplateCache.open(db, { key: dir.templateKey });
-  const { scanner, simulator } = await createSimulatedScanner('r30x');
+  const { scanner, simulator } = await createSimulatedScanner('r30x', { images: syntheticImages });
   await scanner.open();
   const extractMs: number[] = [];
   for (const p of people) {
@@ -266,7 +267,7 @@ async function irisPath(service: InProcessService, extractorReady: boolean): Pro
   const db = await openAgentDatabase(dir.dataDir);
   const cache = await TemplateCache.open(db, { key: dir.templateKey });
   const t0 = performance.now();
-  const { scanner, simulator } = await createSimulatedScanner('iris-hid');
+  const { scanner, simulator } = await createSimulatedScanner('iris-hid', { images: syntheticImages });
   await scanner.open();
   const captureMs: number[] = [];
   const extractMs: number[] = [];
@@ -316,7 +317,7 @@ async function irisPath(service: InProcessService, extractorReady: boolean): Pro
     }
     // The simulated camera draws each synthetic eye when it captures (a real camera exposes a
     // frame instead): draw the same frames again to show that share.
-    const render = await defaultEyeImageSource();
+    const render = syntheticImages.iris;
     const renderMs = shown.map(({ eye, impression }) => {
       const r0 = performance.now();
       render(eye, impression);

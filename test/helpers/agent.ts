@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { createSimulatedScanner } from '../../drivers/simulated.js';
+import { syntheticImages } from '../../src/synthetic/simulator-sources.js';
 import { openAgentDatabase } from '../../src/store/agent-db.js';
 import { SqliteDatabase } from '../../src/core/sqlite.js';
 import { TemplateCache } from '../../src/store/template-cache.js';
@@ -40,7 +41,7 @@ export function terminalDir(options: { siteKey?: Buffer; extra?: Record<string, 
  * (two presses, RegModel, UpChar) and returns the module's template (format r30x-char).
  */
 export async function moduleTemplateOf(fingerId: number): Promise<{ format: 'r30x-char'; data: Uint8Array }> {
-  const { scanner, simulator } = await createSimulatedScanner('r30x');
+  const { scanner, simulator } = await createSimulatedScanner('r30x', { images: syntheticImages });
   await scanner.open();
   try {
     simulator.present(fingerId);

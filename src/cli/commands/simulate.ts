@@ -92,6 +92,7 @@ function serveSimulator(kind: string): (values: Values) => Promise<number> {
     const { SerialTransport } = await import('../../../drivers/transport/serial-transport.js');
     const { createSocatPair } = await import('../../../drivers/transport/socat-pair.js');
     const { attachSimulator, createSimulatedScanner } = await import('../../../drivers/simulated.js');
+    const { syntheticImages } = await import('../../synthetic/simulator-sources.js');
     const capacity = intFlag('capacity', values.capacity);
     // Checked before a pty or socat exists, so a typo leaves nothing behind.
     const enrolments = (values.enroll ?? '').split(',').filter(Boolean).map((item): [number, number] => {
@@ -100,6 +101,7 @@ function serveSimulator(kind: string): (values: Values) => Promise<number> {
       return [slot!, id!];
     });
     const options = {
+      images: syntheticImages,
       ...(values.model ? { model: values.model } : {}),
       ...(capacity !== undefined ? { capacity } : {}),
     };

@@ -36,8 +36,9 @@ export class ScannersComponent implements DaemonComponent {
     const key = scannerKey(target);
     if (target.path === 'sim') {
       const { createSimulatedScanner } = await import('../../../drivers/simulated.js');
+      const { syntheticImages } = await import('../../synthetic/simulator-sources.js');
       return async () => {
-        const { scanner, simulator } = await createSimulatedScanner(target.family, target.baud !== undefined ? { baud: target.baud } : {});
+        const { scanner, simulator } = await createSimulatedScanner(target.family, { images: syntheticImages, ...(target.baud !== undefined ? { baud: target.baud } : {}) });
         this.#rt.simulators.set(key, simulator);
         return scanner;
       };

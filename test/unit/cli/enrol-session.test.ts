@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSimulatedScanner } from '../../../drivers/simulated.js';
+import { syntheticImages } from '../../../src/synthetic/simulator-sources.js';
 import type { R30xSimulator } from '../../../drivers/r30x/simulator.js';
 import type { TerminalRuntime } from '../../../src/daemon/runtime.js';
 import { describeProgress, modalityFlag, simulatedPerson } from '../../../src/cli/enrol-session.js';
@@ -11,7 +12,7 @@ afterEach(async () => {
 });
 
 async function runtimeWithModule(): Promise<TerminalRuntime> {
-  const made = await createSimulatedScanner('r30x');
+  const made = await createSimulatedScanner('r30x', { images: syntheticImages });
   sim = made.simulator;
   return { simulators: new Map([['sim:r30x', made.simulator]]) } as unknown as TerminalRuntime;
 }
@@ -35,17 +36,17 @@ describe('enroll/identify command helpers', () => {
     const rt = await runtimeWithModule();
     const person = simulatedPerson(rt, 'finger', 42);
     person.onProgress({ step: 'capture', capture: 1, of: 3 });
-    expect(sim!.finger).toBe(42);
+    expect(sim!.presented).toBe(42);
     person.onProgress({ step: 'captured', capture: 1, of: 3, quality: 80 });
-    expect(sim!.finger).toBeNull();
+    expect(sim!.presented).toBeNull();
     person.onProgress({ step: 'module', message: 'enrolling on the module' });
-    expect(sim!.finger).toBe(42);
+    expect(sim!.presented).toBe(42);
     person.onProgress({ step: 'module', press: 1 });
-    expect(sim!.finger).toBeNull();
+    expect(sim!.presented).toBeNull();
     await new Promise((r) => setTimeout(r, 500));
-    expect(sim!.finger).toBe(42);
+    expect(sim!.presented).toBe(42);
     person.onProgress({ step: 'module', press: 2 });
-    expect(sim!.finger).toBeNull();
+    expect(sim!.presented).toBeNull();
     await person.stop();
   });
 
@@ -53,9 +54,9 @@ describe('enroll/identify command helpers', () => {
     const rt = await runtimeWithModule();
     const person = simulatedPerson(rt, 'finger', 7, { holdMs: 50 });
     person.onProgress({ step: 'capture' });
-    expect(sim!.finger).toBe(7);
+    expect(sim!.presented).toBe(7);
     await new Promise((r) => setTimeout(r, 120));
-    expect(sim!.finger).toBeNull();
+    expect(sim!.presented).toBeNull();
     await person.stop();
     expect(() => simulatedPerson(rt, 'iris', 1)).toThrow(expect.objectContaining({ code: 'CLI_USAGE' }));
   });

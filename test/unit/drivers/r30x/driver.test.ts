@@ -120,6 +120,6 @@ describe('R30x in-process, paced', () => {
     expect(isAgentError(err, 'TRANSPORT_DISCONNECTED')).toBe(true);
     expect(got).toBeLessThan(20_000);
     expect(events).toHaveLength(1);
-    expect(() => sim.setFault('warp' as never, true)).toThrow(/unknown fault/);
+    expect(() => sim.setFault('warp', true)).toThrow(/unknown R30x simulator fault "warp"/);
   });
 });
