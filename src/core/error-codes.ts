@@ -136,6 +136,7 @@ export const ERROR_CODES = {
   STORE_BAD_TIME: { layer: 'store', retryable: false, hint: 'write the time as 2026-03-01 07:58:00' },
   STORE_NO_SINKS: { layer: 'store', retryable: false, hint: 'set upstream to api, mqtt or both' },
   STORE_OUTBOX_FULL: { layer: 'store', retryable: true, hint: 'restore the connection to the upstream ("edge-agent queue status" shows what waits), retry or purge dead letters ("edge-agent queue list --dead"), or raise outbox.maxPending if the disk has room' },
+  STORE_SCHEMA_TOO_NEW: { layer: 'store', retryable: false, hint: 'a newer edge-agent migrated this database and migrations only go forward: run that version again ("edge-agent rollback" switches back to it), or move the data folder aside to start this version empty' },
   STORE_TEMPLATE_CORRUPT: { layer: 'store', retryable: false, hint: 'run "edge-agent doctor"; delete the template and enrol or sync it again' },
   STORE_TEMPLATE_INVALID: { layer: 'store', retryable: false, hint: 'check the template named in the message; nothing was stored' },
   STORE_TEMPLATE_KEY_INVALID: { layer: 'store', retryable: false, hint: 'write templateKey as 64 hex characters (openssl rand -hex 32)' },
