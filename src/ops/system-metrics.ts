@@ -29,11 +29,30 @@ export async function cpuTemperatureC(file = '/sys/class/thermal/thermal_zone0/t
   }
 }
 
+/** `VmRSS` of a `/proc/<pid>/status` text, in bytes; null when absent. */
+export function vmRssBytes(status: string): number | null {
+  const m = /^VmRSS:\s+(\d+)\s+kB$/m.exec(status);
+  return m ? Number(m[1]) * 1024 : null;
+}
+
+/**
+ * The resident set in bytes. Node reads it from `/proc/self/stat`, which qemu-user (an arm64
+ * build checked on an x86 machine) fills with zeros; `/proc/self/status` still has `VmRSS`.
+ */
+export async function residentBytes(rss = process.memoryUsage.rss(), statusFile = '/proc/self/status'): Promise<number> {
+  if (rss > 0) return rss;
+  try {
+    return vmRssBytes(await readFile(statusFile, 'utf8')) ?? 0;
+  } catch {
+    return 0;
+  }
+}
+
 export async function systemMetrics(dataDir: string): Promise<SystemMetrics> {
   const mem = process.memoryUsage();
   const { loadavg } = await import('node:os');
   return {
-    rssMb: Math.round((mem.rss / 1048576) * 10) / 10,
+    rssMb: Math.round(((await residentBytes(mem.rss)) / 1048576) * 10) / 10,
     heapUsedMb: Math.round((mem.heapUsed / 1048576) * 10) / 10,
     freeDiskMb: await freeDiskMb(dataDir),
     cpuTempC: await cpuTemperatureC(),
