@@ -34,8 +34,12 @@ function commandFiles(): string[] {
     .map((f) => `${here}/commands/${f}`);
 }
 
-/** The whole command tree, every command declared. */
-export async function buildProgram(): Promise<Command> {
+/**
+ * The command tree: every command declared, or with `only` just that one (what `main` does when
+ * the first argument names a command, so `queue status` does not import the other commands and
+ * what they import: a command costs seconds to load on a Pi or under emulation).
+ */
+export async function buildProgram(only?: string): Promise<Command> {
   const program = new Command('edge-agent')
     .usage('<command> [options]')
     .description('The edge agent for biometric attendance terminals.')
@@ -49,7 +53,7 @@ export async function buildProgram(): Promise<Command> {
   const seen = new Set<string>();
   for (const file of commandFiles()) {
     const name = basename(file, extname(file));
-    if (seen.has(name)) continue; // a .js beside its .ts in a development tree
+    if (seen.has(name) || (only !== undefined && name !== only)) continue; // a .js beside its .ts in a development tree
     seen.add(name);
     const mod = (await import(pathToFileURL(file).href)) as { default: RegisterCommand | LegacyCommand };
     if (typeof mod.default === 'function') mod.default(program);
@@ -75,7 +79,10 @@ function commandPath(argv: string[], program: Command): string {
 }
 
 export async function main(argv: string[]): Promise<number> {
-  const program = await buildProgram();
+  const first = argv[0];
+  const named = first !== undefined && commandFiles().some((f) => basename(f, extname(f)) === first);
+  // --version needs no command at all; help and a mistyped command need them all.
+  const program = await buildProgram(named ? first : first === '--version' || first === '-V' ? '' : undefined);
   if (argv.length === 0) {
     process.stdout.write(program.helpInformation());
     return 0;
