@@ -5,12 +5,13 @@
  * dedicated user where possible, and say what it did and what is left to do.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AgentError } from '../core/errors.js';
 import { writeFileAtomic } from '../core/atomic-file.js';
+import { installRelease, isLink, RELEASES_HOME, type ReleaseStep } from './releases.js';
 
 /** The repository's (or the installed package's) `systemd/` folder. */
 export function systemdDir(): string {
@@ -55,6 +56,14 @@ export function defaultExecStart(entry = process.argv[1] ?? ''): string {
   return parts.join(' ');
 }
 
+/** The entry point of the current release, as the unit and the command link name it. */
+export const CURRENT_ENTRY = `/${RELEASES_HOME}/current/dist/src/cli/main.js`;
+
+/** The command line that runs whichever release is current (an installed release). */
+export function releaseExecStart(node = process.execPath): string {
+  return `${node} ${CURRENT_ENTRY} run`;
+}
+
 /** The shipped unit with its ExecStart replaced (everything else stays as shipped). */
 export function renderUnit(template: string, execStart: string): string {
   if (!/^ExecStart=.*$/m.test(template)) throw new AgentError('AGENT_FILES_MISSING', 'the unit template has no ExecStart line', {});
@@ -71,6 +80,12 @@ export interface InstallOptions {
   irisUsb?: string[];
   /** Where the shipped files are (default: `systemdDir()`). */
   sourceDir?: string;
+  /**
+   * A release folder to install side by side under `<prefix>/opt/edge-agent/releases/` (the one
+   * install-service runs from, when it runs from an unpacked release tarball), with the command
+   * linked as `/usr/local/bin/edge-agent`.
+   */
+  release?: string | null;
 }
 
 /** The udev rules with one line per iris camera model at the `@iris-rules@` marker. */
@@ -83,14 +98,9 @@ export function renderRules(template: string, group: string, irisUsb: readonly s
   return template.replace(/GROUP="edge-agent"/g, `GROUP="${group}"`).replace(/^# @iris-rules@$/m, lines.length ? lines.join('\n') : '# @iris-rules@');
 }
 
-export interface InstallStep {
-  action: string;
-  path?: string;
-  status: 'done' | 'would do' | 'skipped' | 'failed';
-  detail?: string;
-}
+export type InstallStep = ReleaseStep;
 
-function run(cmd: string, args: string[]): { ok: boolean; out: string } {
+export function run(cmd: string, args: string[]): { ok: boolean; out: string } {
   const r = spawnSync(cmd, args, { encoding: 'utf8' });
   return { ok: !r.error && r.status === 0, out: `${r.stdout ?? ''}${r.stderr ?? ''}${r.error ? r.error.message : ''}`.trim() };
 }
@@ -110,9 +120,26 @@ export function installService(options: InstallOptions): InstallStep[] {
   const rulesPath = join(root, 'etc/udev/rules.d', RULES_NAME);
   const confDir = join(root, 'etc/edge-agent');
 
-  const unit = renderUnit(readFileSync(join(src, UNIT_NAME), 'utf8'), options.execStart).replace(/^User=.*$/m, `User=${options.user}`).replace(/^Group=.*$/m, `Group=${options.user}`);
-  if (!options.dryRun) writeFileAtomic(unitPath, unit, 0o644);
-  steps.push({ action: 'write systemd unit', path: unitPath, status: act, detail: `ExecStart=${options.execStart}` });
+  if (options.release) {
+    steps.push(...installRelease(options.release, root, options.dryRun));
+    const bin = join(root, 'usr/local/bin/edge-agent');
+    if (!options.dryRun) {
+      mkdirSync(dirname(bin), { recursive: true });
+      if (isLink(bin)) rmSync(bin);
+      if (!existsSync(bin)) symlinkSync(CURRENT_ENTRY, bin);
+    }
+    steps.push({ action: 'link the command', path: bin, status: act, detail: `-> ${CURRENT_ENTRY}` });
+  }
+
+  // The Debian package ships its unit in /lib/systemd/system; a copy in /etc would hide its updates.
+  const packaged = join(root, 'lib/systemd/system', UNIT_NAME);
+  if (existsSync(packaged)) {
+    steps.push({ action: 'write systemd unit', path: unitPath, status: 'skipped', detail: `the package's unit ${packaged} is used (change it with systemctl edit edge-agent)` });
+  } else {
+    const unit = renderUnit(readFileSync(join(src, UNIT_NAME), 'utf8'), options.execStart).replace(/^User=.*$/m, `User=${options.user}`).replace(/^Group=.*$/m, `Group=${options.user}`);
+    if (!options.dryRun) writeFileAtomic(unitPath, unit, 0o644);
+    steps.push({ action: 'write systemd unit', path: unitPath, status: act, detail: `ExecStart=${options.execStart}` });
+  }
 
   const rules = renderRules(readFileSync(join(src, RULES_NAME), 'utf8'), options.user, options.irisUsb);
   if (!options.dryRun) writeFileAtomic(rulesPath, rules, 0o644);
