@@ -1,4 +1,4 @@
-/** What the operating system says about this terminal: memory, disk, CPU temperature. */
+/** What the operating system says about this terminal: memory, disk, CPU temperature, throttling. */
 import { readFile, statfs } from 'node:fs/promises';
 
 export interface SystemMetrics {
@@ -6,6 +6,12 @@ export interface SystemMetrics {
   heapUsedMb: number;
   freeDiskMb: number | null;
   cpuTempC: number | null;
+  /**
+   * A Raspberry Pi's firmware throttling bits (what `vcgencmd get_throttled` prints): 0x1 under-
+   * voltage now, 0x2 frequency capped now, 0x4 throttled now, 0x8 soft temperature limit now, and
+   * 0x10000, 0x20000, 0x40000, 0x80000 the same since boot. 0 is healthy; null off a Pi.
+   */
+  throttled: number | null;
   uptimeSec: number;
   loadAvg1: number;
 }
@@ -24,6 +30,16 @@ export async function cpuTemperatureC(file = '/sys/class/thermal/thermal_zone0/t
   try {
     const v = Number((await readFile(file, 'utf8')).trim());
     return Number.isFinite(v) ? Math.round(v / 100) / 10 : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The firmware's throttling bits where the Pi kernel exposes them (hex, with or without 0x). */
+export async function throttledFlags(file = '/sys/devices/platform/soc/soc:firmware/get_throttled'): Promise<number | null> {
+  try {
+    const text = (await readFile(file, 'utf8')).trim().replace(/^throttled=/, '');
+    return /^(0x)?[0-9a-fA-F]+$/.test(text) ? parseInt(text.replace(/^0x/, ''), 16) : null;
   } catch {
     return null;
   }
@@ -56,6 +72,7 @@ export async function systemMetrics(dataDir: string): Promise<SystemMetrics> {
     heapUsedMb: Math.round((mem.heapUsed / 1048576) * 10) / 10,
     freeDiskMb: await freeDiskMb(dataDir),
     cpuTempC: await cpuTemperatureC(),
+    throttled: await throttledFlags(),
     uptimeSec: Math.round(process.uptime()),
     loadAvg1: Math.round(loadavg()[0]! * 100) / 100,
   };
