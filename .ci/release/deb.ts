@@ -23,8 +23,13 @@ function sh(cmd: string, args: string[]): string {
 export interface DebOptions {
   /** systemd/ of the checkout (unit, rules, debian/ templates). */
   systemdDir: string;
-  /** dpkg-deb compression, e.g. `xz` (smallest) or `gzip` (faster to build). */
+  /** dpkg-deb compression: `xz` (default) or `gzip`. */
   compression?: string;
+  /**
+   * Its level. Default 1: on the 80 MB arm64 release, xz -1 takes 15 s for 18 MB where xz -6
+   * (dpkg-deb's default) takes 109 s for 15.7 MB, on the CI's two cores (gzip: 5 s, 22 MB).
+   */
+  level?: number;
 }
 
 /** Builds `edge-agent_<version>_<debarch>.deb` from `releaseDir` into `outDir`; returns its path. */
@@ -60,7 +65,7 @@ export function buildDeb(releaseDir: string, outDir: string, options: DebOptions
   }
 
   const deb = join(outDir, `edge-agent_${info.version}_${debArch}.deb`);
-  sh('dpkg-deb', ['--root-owner-group', `-Z${options.compression ?? 'xz'}`, '--build', root, deb]);
+  sh('dpkg-deb', ['--root-owner-group', `-Z${options.compression ?? 'xz'}`, `-z${options.level ?? 1}`, '--build', root, deb]);
   rmSync(root, { recursive: true, force: true });
   return deb;
 }
