@@ -42,7 +42,7 @@ grep -q '^edge-agent:x:[0-9]*:[0-9]*::/var/lib/edge-agent:/usr/sbin/nologin$' "$
 [ "$(stat -c %u "$root/var/lib/edge-agent")" = "$(awk -F: '$1=="edge-agent"{print $3}' "$root/etc/passwd")" ] || fail "/var/lib/edge-agent is not the user's"
 [ -d "$root/etc/edge-agent" ] || fail "no /etc/edge-agent"
 [ "$(readlink "$root/opt/edge-agent/current")" = "releases/$version" ] || fail "current does not point at releases/$version"
-[ "$(readlink "$root/usr/bin/edge-agent")" = /opt/edge-agent/current/dist/src/cli/main.js ] || fail "no /usr/bin/edge-agent"
+grep -q '^exec /usr/bin/node /opt/edge-agent/current/dist/src/cli/main.js "\$@"$' "$root/usr/bin/edge-agent" || fail "no /usr/bin/edge-agent running the current release"
 (cd "$root/opt/edge-agent/current" && sha256sum -c --quiet SHA256SUMS) || fail "installed files differ from SHA256SUMS"
 echo "deb-check: installed: unit, rules (conffile), user edge-agent, /etc/edge-agent, /var/lib/edge-agent (0700), current -> releases/$version"
 

@@ -2,13 +2,13 @@
  * The Debian package of a release folder: the release under /opt/edge-agent/releases/<version>,
  * the unit in /lib/systemd/system (ExecStart through /opt/edge-agent/current), the udev rules as a
  * conffile in /etc/udev/rules.d (a technician adds lines to it; dpkg keeps the edits), the command
- * /usr/bin/edge-agent, and the maintainer scripts of systemd/debian/ with the version filled in.
+ * /usr/bin/edge-agent (a script running the current release with the terminal's config), and the maintainer scripts of systemd/debian/ with the version filled in.
  */
 import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readRelease } from '../../src/setup/releases.js';
-import { CURRENT_ENTRY, RULES_NAME, UNIT_NAME, releaseExecStart, renderRules, renderUnit } from '../../src/setup/service-files.js';
+import { RULES_NAME, UNIT_NAME, commandScript, releaseExecStart, renderRules, renderUnit } from '../../src/setup/service-files.js';
 
 /** Debian's names for the architectures. */
 export const DEB_ARCH = { arm64: 'arm64', x64: 'amd64' } as const;
@@ -52,7 +52,7 @@ export function buildDeb(releaseDir: string, outDir: string, options: DebOptions
   mkdirSync(rulesDir, { recursive: true });
   writeFileSync(join(rulesDir, RULES_NAME), renderRules(readFileSync(join(options.systemdDir, RULES_NAME), 'utf8'), 'edge-agent'), { mode: 0o644 });
   mkdirSync(join(root, 'usr/bin'), { recursive: true });
-  symlinkSync(CURRENT_ENTRY, join(root, 'usr/bin/edge-agent'));
+  writeFileSync(join(root, 'usr/bin/edge-agent'), commandScript('/usr/bin/node'), { mode: 0o755 });
 
   const control = join(root, 'DEBIAN');
   mkdirSync(control);

@@ -10,7 +10,7 @@
  * tarball gets there through `edge-agent install-service` run from the unpacked folder.
  */
 import { createHash } from 'node:crypto';
-import { cpSync, existsSync, lstatSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, symlinkSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, symlinkSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AgentError } from '../core/errors.js';
@@ -187,13 +187,4 @@ export function rollbackRelease(root: string, dryRun: boolean): { from: string; 
     pointLink(links.home, 'current', to);
   }
   return { from, to, steps: [{ action: 'switch release', path: join(links.home, 'current'), status: dryRun ? 'would do' : 'done', detail: `current -> ${to}, previous -> ${from}` }] };
-}
-
-/** True when `path` is a symlink (lstat), for the callers that link a command to `current`. */
-export function isLink(path: string): boolean {
-  try {
-    return lstatSync(path).isSymbolicLink();
-  } catch {
-    return false;
-  }
 }

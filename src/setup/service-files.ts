@@ -5,13 +5,13 @@
  * dedicated user where possible, and say what it did and what is left to do.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AgentError } from '../core/errors.js';
 import { writeFileAtomic } from '../core/atomic-file.js';
-import { installRelease, isLink, RELEASES_HOME, type ReleaseStep } from './releases.js';
+import { installRelease, RELEASES_HOME, type ReleaseStep } from './releases.js';
 
 /** The repository's (or the installed package's) `systemd/` folder. */
 export function systemdDir(): string {
@@ -62,6 +62,26 @@ export const CURRENT_ENTRY = `/${RELEASES_HOME}/current/dist/src/cli/main.js`;
 /** The command line that runs whichever release is current (an installed release). */
 export function releaseExecStart(node = process.execPath): string {
   return `${node} ${CURRENT_ENTRY} run`;
+}
+
+/** The terminal's config file, the one provision writes and the service runs with. */
+export const TERMINAL_CONFIG = '/etc/edge-agent/config.yaml';
+
+/**
+ * The `edge-agent` command of an installed release (/usr/bin/edge-agent from the package,
+ * /usr/local/bin/edge-agent from install-service): runs the current release and, when no config
+ * is named, the terminal's own once it exists, so "sudo edge-agent queue status" looks at the
+ * service's outbox, not at ./data.
+ */
+export function commandScript(node = process.execPath): string {
+  return `#!/bin/sh
+# edge-agent: the current release (${`/${RELEASES_HOME}/current`}); written by the edge-agent package or install-service.
+if [ -z "\${EDGE_AGENT_CONFIG:-}" ] && [ -f ${TERMINAL_CONFIG} ]; then
+  EDGE_AGENT_CONFIG=${TERMINAL_CONFIG}
+  export EDGE_AGENT_CONFIG
+fi
+exec ${node} ${CURRENT_ENTRY} "$@"
+`;
 }
 
 /** The shipped unit with its ExecStart replaced (everything else stays as shipped). */
@@ -123,12 +143,8 @@ export function installService(options: InstallOptions): InstallStep[] {
   if (options.release) {
     steps.push(...installRelease(options.release, root, options.dryRun));
     const bin = join(root, 'usr/local/bin/edge-agent');
-    if (!options.dryRun) {
-      mkdirSync(dirname(bin), { recursive: true });
-      if (isLink(bin)) rmSync(bin);
-      if (!existsSync(bin)) symlinkSync(CURRENT_ENTRY, bin);
-    }
-    steps.push({ action: 'link the command', path: bin, status: act, detail: `-> ${CURRENT_ENTRY}` });
+    if (!options.dryRun) writeFileAtomic(bin, commandScript(), 0o755);
+    steps.push({ action: 'write the command', path: bin, status: act, detail: `runs ${CURRENT_ENTRY} (with ${TERMINAL_CONFIG} once provision wrote it)` });
   }
 
   // The Debian package ships its unit in /lib/systemd/system; a copy in /etc would hide its updates.

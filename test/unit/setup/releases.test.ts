@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -55,12 +55,14 @@ describe('releases side by side', () => {
     expect(() => rollbackRelease(root, false)).toThrow(expect.objectContaining({ code: 'SETUP_NOT_INSTALLED' }));
   });
 
-  it('install-service from a release installs it, links the command and runs "current" from the unit', () => {
+  it('install-service from a release installs it, writes the command and runs "current" from the unit', () => {
     const root = mkdtempSync(join(tmpdir(), 'root-'));
     const steps = installService({ prefix: root, dryRun: false, user: 'edge-agent', execStart: '/usr/bin/node /opt/edge-agent/current/dist/src/cli/main.js run', release: fakeRelease('4.0.0') });
     expect(steps.filter((s) => s.status === 'failed')).toEqual([]);
     expect(releaseLinks(root).current).toBe('4.0.0');
-    expect(readlinkSync(join(root, 'usr/local/bin/edge-agent'))).toBe('/opt/edge-agent/current/dist/src/cli/main.js');
+    const command = join(root, 'usr/local/bin/edge-agent');
+    expect(statSync(command).mode & 0o777).toBe(0o755);
+    expect(readFileSync(command, 'utf8')).toContain(`exec ${process.execPath} /opt/edge-agent/current/dist/src/cli/main.js "$@"`);
     expect(readFileSync(join(root, 'etc/systemd/system/edge-agent.service'), 'utf8')).toMatch(/^ExecStart=\/usr\/bin\/node \/opt\/edge-agent\/current\/dist\/src\/cli\/main\.js run$/m);
   });
 
