@@ -7,9 +7,10 @@
 # second run costs nothing.
 #
 # Prints the path of a wrapper that runs the arm64 node:   "$(bash .ci/qemu-arm64.sh)" -p process.arch
-# EDGE_AGENT_ARM64_NODEDIR in the output's folder: headers of that Node, for node-gyp.
+# The folder "node" beside the wrapper holds that Node's headers (include/node), for node-gyp.
+# EDGE_RELEASE_CACHE moves the cache (not EDGE_AGENT_*: the agent reads those as its config).
 set -euo pipefail
-cache="${EDGE_AGENT_RELEASE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/edge-agent-release}"
+cache="${EDGE_RELEASE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/edge-agent-release}"
 version="$(node -p 'process.versions.node')"
 kit="$cache/arm64-node-$version"
 say() { echo "qemu-arm64: $*" >&2; }

@@ -19,7 +19,7 @@
  * registry and its cache). sqlite3 has no linux-arm64 binary in its package: see native.ts for
  * where it comes from (a cache in ~/.cache/edge-agent-release keyed by versions, so CI builds it
  * once). Cross-building it needs g++-aarch64-linux-gnu; the Node headers for node-gyp are this
- * Node's (--nodedir, or $EDGE_AGENT_NODEDIR; N-API is the same on every architecture).
+ * Node's (--nodedir, or $EDGE_RELEASE_NODEDIR; N-API is the same on every architecture).
  */
 import { spawnSync } from 'node:child_process';
 import { chmodSync, cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -56,7 +56,7 @@ function sh(cmd: string, cmdArgs: string[], cwd = ROOT): string {
 
 /** The Node headers node-gyp builds against (include/node/common.gypi below it). */
 function nodeHeaders(): string {
-  for (const dir of [opt('nodedir'), process.env.EDGE_AGENT_NODEDIR, dirname(dirname(process.execPath))]) {
+  for (const dir of [opt('nodedir'), process.env.EDGE_RELEASE_NODEDIR, dirname(dirname(process.execPath))]) {
     if (dir && existsSync(join(dir, 'include/node/common.gypi'))) return dir;
   }
   throw new Error('release: no Node headers found (include/node/common.gypi): give --nodedir DIR');

@@ -12,6 +12,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tarball="$(realpath "$1")"
+# A fresh agent: nothing from this environment reaches its configuration (EDGE_AGENT_* are config keys).
+for v in $(compgen -e | grep '^EDGE_AGENT_' || true); do unset "$v"; done
 node_cmd="${SMOKE_NODE:-$(bash .ci/qemu-arm64.sh)}"
 work="$(mktemp -d "${TMPDIR:-/tmp}/edge-agent-smoke-XXXXXX")"
 embedded_pid=""

@@ -90,9 +90,12 @@ export interface SqliteOptions {
   log: (line: string) => void;
 }
 
-/** The cache folder of the release builder (outside the checkout, so a clean clone reuses it). */
+/**
+ * The cache folder of the release builder (outside the checkout, so a clean clone reuses it).
+ * Not EDGE_AGENT_*: the agent reads those as its configuration.
+ */
 export function defaultCacheDir(): string {
-  return process.env.EDGE_AGENT_RELEASE_CACHE ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'edge-agent-release');
+  return process.env.EDGE_RELEASE_CACHE ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'edge-agent-release');
 }
 
 function run(cmd: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = {}, timeoutMs = 30 * 60_000): { ok: boolean; out: string } {
@@ -151,7 +154,7 @@ export function provideSqlite(stagedPkg: string, arch: Arch, opts: SqliteOptions
 
   const prebuild = run(join(opts.hostModules, '.bin/prebuild-install'), ['-r', 'napi', '--arch', arch, '--platform', 'linux'], stagedPkg, {}, 120_000);
   if (prebuild.ok && existsSync(target)) return keep(target, 'the project\'s prebuilt binary');
-  opts.log(`sqlite3: no prebuilt binary reachable (${prebuild.out.trim().split('\n').pop() ?? ''}); building it${cross ? ` with ${cxx}` : ''}`);
+  opts.log(`sqlite3: no prebuilt binary reachable (${prebuild.out.trim().split('\n').pop() || 'prebuild-install said nothing'}); building it${cross ? ` with ${cxx}` : ''}`);
 
   if (cross && !run(cxx, ['--version'], stagedPkg).ok) throw new Error(`release: cross-building sqlite3 for ${arch} needs ${cxx} (apt-get install g++-aarch64-linux-gnu)`);
   const env: NodeJS.ProcessEnv = cross ? { CC: 'aarch64-linux-gnu-gcc', CXX: cxx, LINK: cxx, AR: 'aarch64-linux-gnu-ar' } : {};

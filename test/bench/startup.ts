@@ -73,7 +73,7 @@ function measure(node: string, entry: string, runs: number): { nodeAlone: Figure
 
 function arm64Kit(): { node: string; release: string } | { skipped: string } {
   if (spawnSync('sh', ['-c', 'command -v qemu-aarch64-static']).status !== 0) return { skipped: 'no qemu-aarch64-static (apt-get install qemu-user-static)' };
-  const cache = process.env.EDGE_AGENT_RELEASE_CACHE ?? join(process.env.XDG_CACHE_HOME ?? join(process.env.HOME ?? '/root', '.cache'), 'edge-agent-release');
+  const cache = process.env.EDGE_RELEASE_CACHE ?? join(process.env.XDG_CACHE_HOME ?? join(process.env.HOME ?? '/root', '.cache'), 'edge-agent-release');
   const node = join(cache, `arm64-node-${process.versions.node}`, 'node-arm64');
   if (!existsSync(node)) return { skipped: `no arm64 Node at ${node} (bash .ci/qemu-arm64.sh)` };
   const stage = join(ROOT, 'dist/release/stage-arm64');
