@@ -140,7 +140,11 @@ export function installService(options: InstallOptions): InstallStep[] {
   const rulesPath = join(root, 'etc/udev/rules.d', RULES_NAME);
   const confDir = join(root, 'etc/edge-agent');
 
-  if (options.release) {
+  const releases = join(root, RELEASES_HOME, 'releases');
+  if (options.release && resolve(options.release).startsWith(`${releases}/`)) {
+    // Already installed (by the package, or by install-service before): nothing to copy or link.
+    steps.push({ action: 'install release', path: options.release, status: 'skipped', detail: 'it runs from the installed releases already' });
+  } else if (options.release) {
     steps.push(...installRelease(options.release, root, options.dryRun));
     const bin = join(root, 'usr/local/bin/edge-agent');
     if (!options.dryRun) writeFileAtomic(bin, commandScript(), 0o755);

@@ -66,11 +66,14 @@ describe('releases side by side', () => {
     expect(readFileSync(join(root, 'etc/systemd/system/edge-agent.service'), 'utf8')).toMatch(/^ExecStart=\/usr\/bin\/node \/opt\/edge-agent\/current\/dist\/src\/cli\/main\.js run$/m);
   });
 
-  it('install-service leaves the unit to the Debian package when its unit is installed', () => {
+  it('install-service run from the package\'s release leaves the release and the unit to the package', () => {
     const root = mkdtempSync(join(tmpdir(), 'root-'));
+    installRelease(fakeRelease('5.0.0'), root, false);
     mkdirSync(join(root, 'lib/systemd/system'), { recursive: true });
     writeFileSync(join(root, 'lib/systemd/system/edge-agent.service'), '[Service]\nExecStart=/usr/bin/node x run\n');
-    const steps = installService({ prefix: root, dryRun: false, user: 'edge-agent', execStart: '/usr/bin/node x run', irisUsb: ['2b7c:0101'] });
+    const steps = installService({ prefix: root, dryRun: false, user: 'edge-agent', execStart: '/usr/bin/node x run', irisUsb: ['2b7c:0101'], release: join(root, 'opt/edge-agent/releases/5.0.0') });
+    expect(steps.find((s) => s.action === 'install release')).toMatchObject({ status: 'skipped' });
+    expect(existsSync(join(root, 'usr/local/bin/edge-agent'))).toBe(false);
     expect(steps.find((s) => s.action === 'write systemd unit')).toMatchObject({ status: 'skipped' });
     expect(existsSync(join(root, 'etc/systemd/system/edge-agent.service'))).toBe(false);
     expect(readFileSync(join(root, 'etc/udev/rules.d/99-edge-agent.rules'), 'utf8')).toContain('ATTRS{idVendor}=="2b7c"');
