@@ -33,14 +33,25 @@ export type RegisterCommand = (parent: Commander) => Commander | Promise<Command
  * Registers every command file of the folder `dir` (`.ts` from the sources, `.js` once built) on
  * `parent`, in name order.
  */
-export async function registerFolder(parent: Commander, dir: URL): Promise<void> {
+/** The command files of `dir` by name (a .js beside its .ts in a development tree counts once). */
+export function commandFilesIn(dir: URL): Map<string, string> {
   const folder = fileURLToPath(dir);
-  const files = new Map<string, string>(); // a .js beside its .ts in a development tree counts once
+  const files = new Map<string, string>();
   for (const f of readdirSync(folder).sort()) {
     const ext = extname(f);
     if ((ext === '.ts' || ext === '.js') && !f.endsWith('.d.ts') && !files.has(basename(f, ext))) files.set(basename(f, ext), `${folder}/${f}`);
   }
-  for (const file of files.values()) {
+  return files;
+}
+
+/**
+ * Declares on `parent` every command file of `dir`, or with `only` just the one of that name (so
+ * `queue status` does not import the other commands and what they import: each costs time to load
+ * on a Pi or under emulation).
+ */
+export async function registerFolder(parent: Commander, dir: URL, only?: string): Promise<void> {
+  for (const [name, file] of commandFilesIn(dir)) {
+    if (only !== undefined && name !== only) continue;
     const mod = (await import(pathToFileURL(file).href)) as { default?: unknown };
     if (typeof mod.default !== 'function') throw new Error(`${file} does not default-export a register(parent) function`);
     await (mod.default as RegisterCommand)(parent);

@@ -6,12 +6,14 @@
  */
 import { fileURLToPath } from 'node:url';
 import { Command, CommanderError } from 'commander';
-import { AUDIENCES, registerFolder } from './command.js';
+import { AUDIENCES, commandFilesIn, registerFolder } from './command.js';
 import { AgentError, describeError } from '../core/errors.js';
 import { VERSION } from '../core/version.js';
 
-/** The whole command tree, every command declared. */
-export async function buildProgram(): Promise<Command> {
+const COMMANDS = new URL('./commands/', import.meta.url);
+
+/** The command tree: every command declared, or with `only` just that one (see registerFolder). */
+export async function buildProgram(only?: string): Promise<Command> {
   const program = new Command('edge-agent')
     .usage('<command> [options]')
     .description('The edge agent for biometric attendance terminals.')
@@ -22,7 +24,7 @@ export async function buildProgram(): Promise<Command> {
     .configureOutput({ outputError: () => undefined })
     .addHelpText('after', '\n"edge-agent <command> --help" (or "edge-agent help <command>") shows the options of one command.');
   program.helpCommand('help [command]', 'show the help of a command');
-  await registerFolder(program, new URL('./commands/', import.meta.url));
+  await registerFolder(program, COMMANDS, only);
   // Help lists the groups in the order of their first command: everyone first, then by audience.
   const rank = (c: Command) => Object.values<string>(AUDIENCES).indexOf(c.helpGroup());
   (program.commands as Command[]).sort((a, b) => rank(a) - rank(b));
@@ -43,7 +45,10 @@ function commandPath(argv: string[], program: Command): string {
 }
 
 export async function main(argv: string[]): Promise<number> {
-  const program = await buildProgram();
+  const first = argv[0];
+  const named = first !== undefined && commandFilesIn(COMMANDS).has(first);
+  // --version needs no command at all; help and a mistyped command need them all.
+  const program = await buildProgram(named ? first : first === '--version' || first === '-V' ? '' : undefined);
   if (argv.length === 0) {
     process.stdout.write(program.helpInformation());
     return 0;

@@ -172,12 +172,20 @@ export class SqliteDatabase {
   /**
    * Applies the migrations of one component (`outbox`, `templates`, `server`) whose version is
    * above the recorded one, each in its own transaction. Components version independently.
+   *
+   * Migrations only go forward. A database that a newer agent migrated past the last version
+   * this one knows is refused (`STORE_SCHEMA_TOO_NEW`) before anything is read or written: an
+   * older release after a rollback would otherwise misread tables whose meaning changed.
    */
   async migrate(component: string, migrations: Migration[]): Promise<number> {
     await this.exec('CREATE TABLE IF NOT EXISTS schema_migrations (component TEXT NOT NULL, version INTEGER NOT NULL, description TEXT NOT NULL, applied_at TEXT NOT NULL, PRIMARY KEY (component, version))');
     const row = await this.get<{ v: number | null }>('SELECT MAX(version) AS v FROM schema_migrations WHERE component = ?', [component]);
     const current = row?.v ?? 0;
     const sorted = [...migrations].sort((a, b) => a.version - b.version);
+    const known = sorted.length ? sorted[sorted.length - 1]!.version : 0;
+    if (current > known) {
+      throw new AgentError('STORE_SCHEMA_TOO_NEW', `${this.path}: the ${component} schema is at version ${current}, newer than the ${known} this edge-agent knows`, { path: this.path, component, version: current, known });
+    }
     let applied = current;
     for (const m of sorted) {
       if (m.version <= current) continue;

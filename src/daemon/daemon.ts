@@ -21,7 +21,6 @@ import type { AgentConfig } from '../config/config.js';
 import { PunchPolicy } from '../terminal/punch-policy.js';
 import { openAgentDatabase } from '../store/agent-db.js';
 import type { Secrets } from '../config/secrets.js';
-import { createSinks } from './upstreams.js';
 import { TimeAuthority, type TimeAuthorityOptions } from './time-authority.js';
 
 export interface DaemonContext {
@@ -101,7 +100,8 @@ export class Daemon {
   async start(): Promise<DaemonContext> {
     const { config, secrets } = this.options;
     const deliver = this.options.deliver !== false;
-    const sinks = this.options.sinks ?? (deliver ? createSinks(config, secrets) : []);
+    // Imported here: the sinks pull in the MQTT client, which `punch` and `queue` (openOutbox) never use.
+    const sinks = this.options.sinks ?? (deliver ? (await import('./upstreams.js')).createSinks(config, secrets) : []);
     const { db, outbox } = await openOutbox(config);
     const time = TimeAuthority.fromConfig(config, db, outbox, this.options.clock);
     const uploader = new Uploader({

@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { AgentError } from '../core/errors.js';
 import { writeFileAtomic } from '../core/atomic-file.js';
 import { notifyAccessNeeded } from '../daemon/sd-notify.js';
+import { installRelease, RELEASES_HOME, type ReleaseStep } from './releases.js';
 
 /** The repository's (or the installed package's) `systemd/` folder. */
 export function systemdDir(): string {
@@ -56,6 +57,34 @@ export function defaultExecStart(entry = process.argv[1] ?? ''): string {
   return parts.join(' ');
 }
 
+/** The entry point of the current release, as the unit and the command link name it. */
+export const CURRENT_ENTRY = `/${RELEASES_HOME}/current/dist/src/cli/main.js`;
+
+/** The command line that runs whichever release is current (an installed release). */
+export function releaseExecStart(node = process.execPath): string {
+  return `${node} ${CURRENT_ENTRY} run`;
+}
+
+/** The terminal's config file, the one provision writes and the service runs with. */
+export const TERMINAL_CONFIG = '/etc/edge-agent/config.yaml';
+
+/**
+ * The `edge-agent` command of an installed release (/usr/bin/edge-agent from the package,
+ * /usr/local/bin/edge-agent from install-service): runs the current release and, when no config
+ * is named, the terminal's own once it exists, so "sudo edge-agent queue status" looks at the
+ * service's outbox, not at ./data.
+ */
+export function commandScript(node = process.execPath): string {
+  return `#!/bin/sh
+# edge-agent: the current release (${`/${RELEASES_HOME}/current`}); written by the edge-agent package or install-service.
+if [ -z "\${EDGE_AGENT_CONFIG:-}" ] && [ -f ${TERMINAL_CONFIG} ]; then
+  EDGE_AGENT_CONFIG=${TERMINAL_CONFIG}
+  export EDGE_AGENT_CONFIG
+fi
+exec ${node} ${CURRENT_ENTRY} "$@"
+`;
+}
+
 /**
  * The shipped unit with its ExecStart replaced and, with `notifyAccess`, its NotifyAccess= (the
  * shipped `main` needs the unix-dgram addon; without it systemd-notify, a child, sends, which
@@ -79,6 +108,12 @@ export interface InstallOptions {
   sourceDir?: string;
   /** NotifyAccess= of the written unit (default: what this installation needs, `notifyAccessNeeded()`). */
   notifyAccess?: 'main' | 'all';
+  /**
+   * A release folder to install side by side under `<prefix>/opt/edge-agent/releases/` (the one
+   * install-service runs from, when it runs from an unpacked release tarball), with the command
+   * linked as `/usr/local/bin/edge-agent`.
+   */
+  release?: string | null;
 }
 
 /** The udev rules with one line per iris camera model at the `@iris-rules@` marker. */
@@ -91,14 +126,9 @@ export function renderRules(template: string, group: string, irisUsb: readonly s
   return template.replace(/GROUP="edge-agent"/g, `GROUP="${group}"`).replace(/^# @iris-rules@$/m, lines.length ? lines.join('\n') : '# @iris-rules@');
 }
 
-export interface InstallStep {
-  action: string;
-  path?: string;
-  status: 'done' | 'would do' | 'skipped' | 'failed';
-  detail?: string;
-}
+export type InstallStep = ReleaseStep;
 
-function run(cmd: string, args: string[]): { ok: boolean; out: string } {
+export function run(cmd: string, args: string[]): { ok: boolean; out: string } {
   const r = spawnSync(cmd, args, { encoding: 'utf8' });
   return { ok: !r.error && r.status === 0, out: `${r.stdout ?? ''}${r.stderr ?? ''}${r.error ? r.error.message : ''}`.trim() };
 }
@@ -118,11 +148,28 @@ export function installService(options: InstallOptions): InstallStep[] {
   const rulesPath = join(root, 'etc/udev/rules.d', RULES_NAME);
   const confDir = join(root, 'etc/edge-agent');
 
-  const notifyAccess = options.notifyAccess ?? notifyAccessNeeded();
-  const unit = renderUnit(readFileSync(join(src, UNIT_NAME), 'utf8'), options.execStart, notifyAccess).replace(/^User=.*$/m, `User=${options.user}`).replace(/^Group=.*$/m, `Group=${options.user}`);
-  if (!options.dryRun) writeFileAtomic(unitPath, unit, 0o644);
-  const notify = notifyAccess === 'main' ? 'NotifyAccess=main' : 'NotifyAccess=all (the unix-dgram addon is not installed, so systemd-notify sends; npm install with a C++ compiler present builds it)';
-  steps.push({ action: 'write systemd unit', path: unitPath, status: act, detail: `ExecStart=${options.execStart}; ${notify}` });
+  const releases = join(root, RELEASES_HOME, 'releases');
+  if (options.release && resolve(options.release).startsWith(`${releases}/`)) {
+    // Already installed (by the package, or by install-service before): nothing to copy or link.
+    steps.push({ action: 'install release', path: options.release, status: 'skipped', detail: 'it runs from the installed releases already' });
+  } else if (options.release) {
+    steps.push(...installRelease(options.release, root, options.dryRun));
+    const bin = join(root, 'usr/local/bin/edge-agent');
+    if (!options.dryRun) writeFileAtomic(bin, commandScript(), 0o755);
+    steps.push({ action: 'write the command', path: bin, status: act, detail: `runs ${CURRENT_ENTRY} (with ${TERMINAL_CONFIG} once provision wrote it)` });
+  }
+
+  // The Debian package ships its unit in /lib/systemd/system; a copy in /etc would hide its updates.
+  const packaged = join(root, 'lib/systemd/system', UNIT_NAME);
+  if (existsSync(packaged)) {
+    steps.push({ action: 'write systemd unit', path: unitPath, status: 'skipped', detail: `the package's unit ${packaged} is used (change it with systemctl edit edge-agent)` });
+  } else {
+    const notifyAccess = options.notifyAccess ?? notifyAccessNeeded();
+    const unit = renderUnit(readFileSync(join(src, UNIT_NAME), 'utf8'), options.execStart, notifyAccess).replace(/^User=.*$/m, `User=${options.user}`).replace(/^Group=.*$/m, `Group=${options.user}`);
+    if (!options.dryRun) writeFileAtomic(unitPath, unit, 0o644);
+    const notify = notifyAccess === 'main' ? 'NotifyAccess=main' : 'NotifyAccess=all (the unix-dgram addon is not installed, so systemd-notify sends; npm install with a C++ compiler present builds it)';
+    steps.push({ action: 'write systemd unit', path: unitPath, status: act, detail: `ExecStart=${options.execStart}; ${notify}` });
+  }
 
   const rules = renderRules(readFileSync(join(src, RULES_NAME), 'utf8'), options.user, options.irisUsb);
   if (!options.dryRun) writeFileAtomic(rulesPath, rules, 0o644);

@@ -48,14 +48,10 @@ import { syntheticIrisEye, syntheticIrisSample } from '../../src/synthetic/iris-
 import { createPtyPair, type PtyPair } from '../helpers/pty.js';
 import { startService, type InProcessService } from '../helpers/service.js';
 import { moduleTemplateOf, terminalDir, type TerminalDir } from '../helpers/agent.js';
+import { benchArgs } from './bench-args.js';
 
 setLogLevel('*', 'error');
-const args = process.argv.slice(2);
-const json = args.includes('--json');
-const flag = (name: string, fallback: number) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? Number(args[i + 1]) : fallback;
-};
+const { json, flag } = benchArgs();
 const RUNS = flag('runs', 40);
 const HOST_RUNS = flag('host-runs', 6);
 const IRIS_RUNS = flag('iris-runs', 40);

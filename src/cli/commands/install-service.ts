@@ -6,11 +6,14 @@ type Values = { prefix?: string; 'dry-run'?: boolean; user?: string; 'iris-usb'?
 export default function register(program: Command): Command {
   const cmd = defineCommand(program, {
     name: 'install-service',
-    summary: 'install the systemd unit, udev rules and service user',
+    summary: 'install the systemd unit, udev rules and service user (and, from a release tarball, the release itself)',
     audience: 'technician',
     details: `Installs the systemd unit (edge-agent.service, Type=notify with watchdog and hardening) and the
 udev rules (/dev/fingerprintN, /dev/irisN, group access), creates /etc/edge-agent and the
 dedicated system user, reloads systemd and udev, and prints every step.
+Run from an unpacked release tarball, it first checks the release against its SHA256SUMS and
+installs it as /opt/edge-agent/releases/<version> with "current" pointing at it (the release that
+was current becomes "previous": edge-agent rollback goes back) and /usr/local/bin/edge-agent.
 Then: edge-agent provision, and systemctl enable --now edge-agent`,
   })
     .option('--prefix <dir>', 'install under DIR instead of / (packaging, tests); the user is not created')
@@ -20,12 +23,16 @@ Then: edge-agent provision, and systemctl enable --now edge-agent`,
     .option('--exec-start <cmd>', 'the ExecStart command line (default: this node and this edge-agent, "run")');
   withJson(cmd);
   return action<Values>(cmd, async (values) => {
-    const { defaultExecStart, installService } = await import('../../setup/service-files.js');
+    const { defaultExecStart, installService, releaseExecStart } = await import('../../setup/service-files.js');
+    const { runningReleaseDir } = await import('../../setup/releases.js');
+    // From a release (an unpacked tarball, or one the package installed): the unit runs "current".
+    const release = runningReleaseDir();
     const steps = installService({
       prefix: values.prefix ?? '/',
       dryRun: values['dry-run'] ?? false,
       user: values.user ?? 'edge-agent',
-      execStart: values['exec-start'] ?? defaultExecStart(),
+      release,
+      execStart: values['exec-start'] ?? (release ? releaseExecStart() : defaultExecStart()),
       irisUsb: values['iris-usb'] ?? [],
     });
     if (values.json) printJson({ ok: steps.every((s) => s.status !== 'failed'), steps });
