@@ -8,6 +8,7 @@
  * simulator on a device-side transport, its baud rates); the rest (opening the port, the probe's
  * port, the in-process pair) is the same for every serial family and written once here.
  */
+import type { ResolutionTable } from './resolution.js';
 import type { Scanner, ScannerFamily, ScannerModality } from './scanner.js';
 import type { SimulatorControl, SimulatorOptions } from './simulator/control.js';
 import { createMemoryPair } from './transport/memory-transport.js';
@@ -47,6 +48,8 @@ export interface ScannerFamilyEntry<F extends ScannerFamily = ScannerFamily, Sim
   readonly defaultBaud: number | null;
   /** The speeds discovery tries, most likely first (empty for HID). */
   readonly probeBauds: readonly number[];
+  /** The sensor resolution of each model the family knows, and the family's nominal one (resolution.ts). */
+  readonly resolution: ResolutionTable;
   /** A scanner on the device at `target.path`, not opened (the agent opens it under its own retry policy). */
   create(target: ScannerTarget): Scanner;
   /**
@@ -72,6 +75,7 @@ export interface SerialFamilyDefinition<F extends ScannerFamily, Sim extends Sim
   modality: ScannerModality;
   defaultBaud: number;
   probeBauds: readonly number[];
+  resolution: ResolutionTable;
   /** The family's scanner on an (unopened) byte transport. */
   scanner(transport: ByteTransport, options: Opts): Scanner;
   /** The discovery probe on an open byte transport at `baud`. */
@@ -91,6 +95,7 @@ export function serialFamily<F extends ScannerFamily, Sim extends SimulatorContr
     transport: 'serial',
     defaultBaud: def.defaultBaud,
     probeBauds: def.probeBauds,
+    resolution: def.resolution,
     create(target) {
       const baud = target.baud ?? def.defaultBaud;
       const options = { baud, ...(target.password !== undefined ? { password: target.password } : {}), ...(target.timeoutMs !== undefined ? { timeoutMs: target.timeoutMs } : {}) };

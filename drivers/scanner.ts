@@ -5,6 +5,9 @@
  * A scanner knows nothing about employees: module slots are numbers, templates are bytes.
  */
 import type { TypedEmitter } from '../src/core/events.js';
+import type { SensorResolution } from './resolution.js';
+
+export type { SensorResolution } from './resolution.js';
 
 export type ScannerFamily = 'r30x' | 'gt521' | 'iris-hid';
 export type ScannerModality = 'finger' | 'iris';
@@ -23,6 +26,11 @@ export interface ScannerInfo {
   /** Templates stored on the module now (null where unknown). */
   templates: number | null;
   image: { width: number; height: number; bitsPerPixel: number } | null;
+  /**
+   * The sensor's resolution for this model (the family's registry entry knows it): dots per inch
+   * for a fingerprint sensor, pixels across the iris for an iris camera.
+   */
+  resolution: SensorResolution;
   /** Format name of the module's own templates (`r30x-char`, `gt521`), where it keeps any. */
   moduleTemplateFormat?: string | null;
 }
@@ -35,7 +43,13 @@ export interface CapturedImage {
   pixels: Uint8Array;
   /** Bits per pixel on the wire (4 for R30x UpImage, 8 otherwise). */
   sourceBitsPerPixel: number;
+  /**
+   * Pixels per inch at the sensor: a fingerprint module's from its model's sensor resolution
+   * (the registry's table, never a guess); an iris camera's as the camera reports it.
+   */
   dpi: number;
+  /** Iris cameras: the iris diameter in pixels the camera measured in this image (ISO/IEC 19794-6's measure of resolution), null where unknown. */
+  irisDiameterPx?: number | null;
   /** Device-reported quality 0..100 where the device gives one. */
   quality: number | null;
 }
