@@ -24,6 +24,8 @@ export interface ScannerTarget {
   password?: number;
   /** Exchange timeout on top of the wire time (ms). */
   timeoutMs?: number;
+  /** Badge readers: the line format the reader sends (`em4100-dec`, ...; drivers/badge/formats.ts). */
+  format?: string;
 }
 
 /** What a discovery probe learnt about the device that answered. */
@@ -46,10 +48,12 @@ export interface ScannerFamilyEntry<F extends ScannerFamily = ScannerFamily, Sim
   readonly transport: 'serial' | 'hid';
   /** The line speed a module ships with (null for HID). */
   readonly defaultBaud: number | null;
-  /** The speeds discovery tries, most likely first (empty for HID). */
+  /** The speeds discovery tries, most likely first (empty for HID, and for a device that cannot be probed). */
   readonly probeBauds: readonly number[];
   /** The sensor resolution of each model the family knows, and the family's nominal one (resolution.ts). */
   readonly resolution: ResolutionTable;
+  /** False for a device that says nothing until used (a badge reader): discovery does not probe for it. */
+  readonly probeable?: false;
   /** A scanner on the device at `target.path`, not opened (the agent opens it under its own retry policy). */
   create(target: ScannerTarget): Scanner;
   /**
@@ -68,6 +72,7 @@ export interface SerialScannerOptions {
   baud?: number;
   password?: number;
   timeoutMs?: number;
+  format?: string;
 }
 
 export interface SerialFamilyDefinition<F extends ScannerFamily, Sim extends SimulatorControl, Opts extends SerialScannerOptions> {
@@ -98,7 +103,12 @@ export function serialFamily<F extends ScannerFamily, Sim extends SimulatorContr
     resolution: def.resolution,
     create(target) {
       const baud = target.baud ?? def.defaultBaud;
-      const options = { baud, ...(target.password !== undefined ? { password: target.password } : {}), ...(target.timeoutMs !== undefined ? { timeoutMs: target.timeoutMs } : {}) };
+      const options = {
+        baud,
+        ...(target.password !== undefined ? { password: target.password } : {}),
+        ...(target.timeoutMs !== undefined ? { timeoutMs: target.timeoutMs } : {}),
+        ...(target.format !== undefined ? { format: target.format } : {}),
+      };
       return def.scanner(new SerialTransport({ path: target.path, baud }), options as Opts);
     },
     probe(path, options = {}) {
@@ -109,7 +119,7 @@ export function serialFamily<F extends ScannerFamily, Sim extends SimulatorContr
       const { host, device } = createMemoryPair(`sim-${def.family}`);
       await device.open();
       const simulator = await def.simulator(device, { pacing: false, ...options });
-      const scanner = def.scanner(host, { baud: options.baud ?? def.defaultBaud, ...options.scanner } as Opts);
+      const scanner = def.scanner(host, { baud: options.baud ?? def.defaultBaud, ...(options.format !== undefined ? { format: options.format } : {}), ...options.scanner } as Opts);
       return { scanner, simulator };
     },
     attachSimulator: (transport, options) => def.simulator(transport, options),
