@@ -22,6 +22,8 @@
  * the same credential on a decimal, a hex or a Wiegand-34 reader; a Wiegand-26 reader sees only
  * its low 24 bits, so a site enrols and reads its badges on readers of the same width.
  *
+ * A verdict's `detail` is logged: it never holds the card's digits.
+ *
  * Decoding tells three outcomes apart: a card; a frame that is a card read gone wrong (bad
  * checksum or parity, wrong length or range: the person is asked to present the card again);
  * and noise (nothing shaped like this format: dropped, counted).
@@ -186,7 +188,8 @@ function wiegand(name: 'wiegand26' | 'wiegand34', total: 26 | 34): BadgeFormatCo
       if (!pair) return noise(`neither ${total} bits nor facility,card`);
       const facility = Number(pair[1]);
       const card = Number(pair[2]);
-      if (facility >= 2 ** facilityBits || card > 0xffff) return misread('format', `facility ${facility} or card ${card} out of range (facility < ${2 ** facilityBits}, card < 65536)`);
+      // The numbers stay out of the detail: it is logged, and a card number is never logged.
+      if (facility >= 2 ** facilityBits || card > 0xffff) return misread('format', `facility or card out of range (facility < ${2 ** facilityBits}, card < 65536)`);
       return { ok: true, card: { bits, value: facility * 65536 + card } };
     },
   };

@@ -133,6 +133,11 @@ describe.skipIf(!has('socat'))('a badge on a serial reader on a real pty becomes
     expect(await events('E3002')).toEqual([]);
     expect((await state()).capture).toMatchObject({ punched: 1, duplicate: 1, unknown: 1 });
     expect(await outboxRows(dataDir)).toEqual([{ employee_code: 'E3001', source: 'badge', state: 'delivered' }]);
+    // The logs (info, JSON lines) name the person, never a card.
+    const logs = outputOf(agent);
+    expect(logs).toMatch(/"msg":"capture: punched"/);
+    expect(logs).toMatch(/"result":"unknown".*"detail":"badge not enrolled","msg":"capture: unknown"/);
+    for (const card of [ADA_CARD, STRANGER_CARD]) expect(logs).not.toContain(String(card));
     expect(await stopChild(agent)).toBe(0);
     agent = null;
   }, 120_000);

@@ -88,6 +88,14 @@ describe('badge line formats', () => {
     expect(w26.decode('a,b')).toMatchObject({ ok: false, kind: 'noise' });
   });
 
+  it('keeps the digits of a misread card out of the detail (it is logged)', () => {
+    for (const [format, frame] of [['wiegand26', '98765,43210'], ['wiegand34', '12,987654'], ['em4100-dec', '98765432109'], ['em4100-dec', '9876543']] as const) {
+      const v = BADGE_CODECS[format].decode(frame);
+      expect(v.ok).toBe(false);
+      for (const digits of frame.split(',')) expect(v.ok ? '' : v.detail).not.toContain(digits);
+    }
+  });
+
   it('names the formats for an unknown one, and refuses STX frames on a keyboard wedge', () => {
     expect(() => badgeCodec('em4200')).toThrow(expect.objectContaining({ code: 'DRIVER_BAD_ARGUMENT', hint: expect.stringContaining('em4100-dec, em4100-hex, wiegand26, wiegand34') }));
     expect(() => badgeCodec('em4100-hex', { keyboard: true })).toThrow(expect.objectContaining({ code: 'DRIVER_BAD_ARGUMENT', hint: expect.stringContaining('em4100-dec, wiegand26, wiegand34') }));
