@@ -58,9 +58,9 @@ export interface Probe {
   run(path: string, baud: number, timeoutMs: number): Promise<ProbeFound | null>;
 }
 
-/** The serial families' probes, from the registry. */
+/** The serial families' probes, from the registry: those that can be probed (a badge reader says nothing until a card is read). */
 function serialProbes(): Probe[] {
-  return familiesOn('serial').map((e) => ({ family: e.family, bauds: e.probeBauds, run: (path, baud, timeoutMs) => e.probe(path, { baud, timeoutMs }) }));
+  return familiesOn('serial').filter((e) => e.probeable !== false).map((e) => ({ family: e.family, bauds: e.probeBauds, run: (path, baud, timeoutMs) => e.probe(path, { baud, timeoutMs }) }));
 }
 
 /** Serial ports on this machine: serialport's list (udev) merged with a scan of /dev. */
@@ -154,7 +154,7 @@ export async function discoverDevices(options: DiscoveryOptions = {}): Promise<D
 /** Identifies a HID device with the HID families' probes; the first answer wins. */
 async function probeHid(h: HidDeviceSummary): Promise<{ device: DiscoveredDevice | null; tried: string[] }> {
   const tried: string[] = [];
-  for (const family of familiesOn('hid')) {
+  for (const family of familiesOn('hid').filter((e) => e.probeable !== false)) {
     tried.push(family.family);
     try {
       const found = await family.probe(h.path);

@@ -8,6 +8,7 @@ import { AgentError } from '../src/core/errors.js';
 import type { ScannerFamilyEntry } from './family.js';
 import type { ScannerFamily } from './scanner.js';
 import type { SimulatorControl } from './simulator/control.js';
+import { badgeHidFamily, badgeSerialFamily } from './badge/family.js';
 import { gt521Family } from './gt521/family.js';
 import { irisHidFamily } from './iris-hid/family.js';
 import { r30xFamily } from './r30x/family.js';
@@ -16,6 +17,8 @@ export const FAMILIES = {
   r30x: r30xFamily,
   gt521: gt521Family,
   'iris-hid': irisHidFamily,
+  'badge-serial': badgeSerialFamily,
+  'badge-hid': badgeHidFamily,
 } as const satisfies { [F in ScannerFamily]: ScannerFamilyEntry<F, SimulatorControl, never> };
 
 type Families = typeof FAMILIES;

@@ -8,6 +8,7 @@
  * simulator on a device-side transport, its baud rates); the rest (opening the port, the probe's
  * port, the in-process pair) is the same for every serial family and written once here.
  */
+import type { ResolutionTable } from './resolution.js';
 import type { Scanner, ScannerFamily, ScannerModality } from './scanner.js';
 import type { SimulatorControl, SimulatorOptions } from './simulator/control.js';
 import { createMemoryPair } from './transport/memory-transport.js';
@@ -23,6 +24,8 @@ export interface ScannerTarget {
   password?: number;
   /** Exchange timeout on top of the wire time (ms). */
   timeoutMs?: number;
+  /** Badge readers: the line format the reader sends (`em4100-dec`, ...; drivers/badge/formats.ts). */
+  format?: string;
 }
 
 /** What a discovery probe learnt about the device that answered. */
@@ -45,8 +48,12 @@ export interface ScannerFamilyEntry<F extends ScannerFamily = ScannerFamily, Sim
   readonly transport: 'serial' | 'hid';
   /** The line speed a module ships with (null for HID). */
   readonly defaultBaud: number | null;
-  /** The speeds discovery tries, most likely first (empty for HID). */
+  /** The speeds discovery tries, most likely first (empty for HID, and for a device that cannot be probed). */
   readonly probeBauds: readonly number[];
+  /** The sensor resolution of each model the family knows, and the family's nominal one (resolution.ts). */
+  readonly resolution: ResolutionTable;
+  /** False for a device that says nothing until used (a badge reader): discovery does not probe for it. */
+  readonly probeable?: false;
   /** A scanner on the device at `target.path`, not opened (the agent opens it under its own retry policy). */
   create(target: ScannerTarget): Scanner;
   /**
@@ -65,6 +72,7 @@ export interface SerialScannerOptions {
   baud?: number;
   password?: number;
   timeoutMs?: number;
+  format?: string;
 }
 
 export interface SerialFamilyDefinition<F extends ScannerFamily, Sim extends SimulatorControl, Opts extends SerialScannerOptions> {
@@ -72,6 +80,7 @@ export interface SerialFamilyDefinition<F extends ScannerFamily, Sim extends Sim
   modality: ScannerModality;
   defaultBaud: number;
   probeBauds: readonly number[];
+  resolution: ResolutionTable;
   /** The family's scanner on an (unopened) byte transport. */
   scanner(transport: ByteTransport, options: Opts): Scanner;
   /** The discovery probe on an open byte transport at `baud`. */
@@ -91,9 +100,15 @@ export function serialFamily<F extends ScannerFamily, Sim extends SimulatorContr
     transport: 'serial',
     defaultBaud: def.defaultBaud,
     probeBauds: def.probeBauds,
+    resolution: def.resolution,
     create(target) {
       const baud = target.baud ?? def.defaultBaud;
-      const options = { baud, ...(target.password !== undefined ? { password: target.password } : {}), ...(target.timeoutMs !== undefined ? { timeoutMs: target.timeoutMs } : {}) };
+      const options = {
+        baud,
+        ...(target.password !== undefined ? { password: target.password } : {}),
+        ...(target.timeoutMs !== undefined ? { timeoutMs: target.timeoutMs } : {}),
+        ...(target.format !== undefined ? { format: target.format } : {}),
+      };
       return def.scanner(new SerialTransport({ path: target.path, baud }), options as Opts);
     },
     probe(path, options = {}) {
@@ -104,7 +119,7 @@ export function serialFamily<F extends ScannerFamily, Sim extends SimulatorContr
       const { host, device } = createMemoryPair(`sim-${def.family}`);
       await device.open();
       const simulator = await def.simulator(device, { pacing: false, ...options });
-      const scanner = def.scanner(host, { baud: options.baud ?? def.defaultBaud, ...options.scanner } as Opts);
+      const scanner = def.scanner(host, { baud: options.baud ?? def.defaultBaud, ...(options.format !== undefined ? { format: options.format } : {}), ...options.scanner } as Opts);
       return { scanner, simulator };
     },
     attachSimulator: (transport, options) => def.simulator(transport, options),

@@ -17,11 +17,13 @@ import type { ByteTransport } from '../transport/transport.js';
 import { Gt521Driver, formatFirmware, formatSerial } from './driver.js';
 import { Gt521NackError } from './errors.js';
 import { DEFAULT_BAUD, IMAGE_HEIGHT, IMAGE_WIDTH, NackCode } from './protocol.js';
+import { dpiOf, resolutionOf } from '../resolution.js';
+import { GT521_RESOLUTION } from './models.js';
 
 const log = logger('drivers:gt521');
 
-/** Approximate resolution: 258 px across the sensor's ~14.5 mm sensing width. */
-export const GT521_DPI = 450;
+/** The family's nominal resolution (models.ts: both models' datasheets give 450 dpi). */
+export const GT521_DPI = dpiOf(GT521_RESOLUTION.nominal);
 export const GT521_TEMPLATE_FORMAT = 'gt521';
 
 export interface Gt521ScannerOptions {
@@ -82,6 +84,7 @@ export class Gt521Scanner extends ScannerBase implements Scanner {
       capacity,
       templates,
       image: { width: IMAGE_WIDTH, height: IMAGE_HEIGHT, bitsPerPixel: 8 },
+      resolution: resolutionOf(GT521_RESOLUTION, model),
     };
     log.info({ model, firmware: this.#info.firmware, capacity, templates, path: this.transport.path }, 'GT-521 open');
     return { ...this.#info };
@@ -124,7 +127,8 @@ export class Gt521Scanner extends ScannerBase implements Scanner {
     await this.driver.cmosLed(true);
     await this.driver.captureFinger(true);
     const pixels = await this.driver.getImage();
-    return { width: IMAGE_WIDTH, height: IMAGE_HEIGHT, pixels: new Uint8Array(pixels), sourceBitsPerPixel: 8, dpi: GT521_DPI, quality: null };
+    const dpi = dpiOf(resolutionOf(GT521_RESOLUTION, this.#info?.model));
+    return { width: IMAGE_WIDTH, height: IMAGE_HEIGHT, pixels: new Uint8Array(pixels), sourceBitsPerPixel: 8, dpi, quality: null };
   }
 
   /** The module gives no score; a match is reported with score 100. */

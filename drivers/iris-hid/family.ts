@@ -1,6 +1,7 @@
 /** The protocol-1 HID iris camera's entry in the registry (families.ts). */
 import type { ScannerFamilyEntry } from '../family.js';
 import { HidTransport } from '../transport/hid-transport.js';
+import { IRIS_HID_RESOLUTION } from './models.js';
 import { probeIrisHid } from './probe.js';
 import { ReportId } from './protocol.js';
 import { IrisHidScanner, type IrisHidScannerOptions } from './scanner.js';
@@ -12,6 +13,7 @@ export const irisHidFamily: ScannerFamilyEntry<'iris-hid', IrisHidSimulator, Omi
   transport: 'hid',
   defaultBaud: null,
   probeBauds: [],
+  resolution: IRIS_HID_RESOLUTION,
   // A HID path (/dev/hidrawN); no baud rate.
   create: (target) => new IrisHidScanner({ transport: new HidTransport({ path: target.path, inputReportId: ReportId.Input }), ...(target.timeoutMs !== undefined ? { timeoutMs: target.timeoutMs } : {}) }),
   async probe(path, options = {}) {

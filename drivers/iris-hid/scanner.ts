@@ -14,6 +14,7 @@ import type { ReopenOptions } from '../transport/reopen.js';
 import type { ReportTransport } from '../transport/transport.js';
 import { IrisHidDriver } from './driver.js';
 import { IrisImageKind, type IrisDeviceInfo, type IrisLights } from './protocol.js';
+import { irisResolution } from './models.js';
 
 const log = logger('drivers:iris-hid');
 
@@ -95,6 +96,7 @@ export class IrisHidScanner extends ScannerBase<ReportTransport> implements Scan
       capacity: null,
       templates: null,
       image: { width: this.#opts.image.width, height: this.#opts.image.height, bitsPerPixel: 8 },
+      resolution: irisResolution(d.model, d.ppi),
     };
   }
 
@@ -128,7 +130,9 @@ export class IrisHidScanner extends ScannerBase<ReportTransport> implements Scan
     await this.#setLights({ ir: IR_CAPTURE_LEVEL });
     try {
       const r = await this.driver.capture({ ...this.#opts.image, timeoutMs: this.#opts.captureTimeoutMs, minQuality: this.#opts.minQuality });
-      return { width: r.width, height: r.height, pixels: r.pixels, sourceBitsPerPixel: 8, dpi: this.#device?.ppi ?? 0, quality: r.quality };
+      const res = this.#device ? irisResolution(this.#device.model, this.#device.ppi) : null;
+      const ppi = res?.kind === 'iris' ? (res.ppi ?? 0) : 0;
+      return { width: r.width, height: r.height, pixels: r.pixels, sourceBitsPerPixel: 8, dpi: ppi, irisDiameterPx: r.irisRadius > 0 ? 2 * r.irisRadius : null, quality: r.quality };
     } finally {
       if (this.transport.isOpen) await this.#setLights({ ir: 0 }).catch(() => undefined);
     }

@@ -1,5 +1,6 @@
 /** The R30x / ZFM / AS608 family's entry in the registry (families.ts). */
 import { serialFamily } from '../family.js';
+import { R30X_RESOLUTION } from './models.js';
 import { probeR30xTransport } from './probe.js';
 import { R30xScanner, type R30xScannerOptions } from './scanner.js';
 import { R30xSimulator, type R30xModel } from './simulator.js';
@@ -8,6 +9,7 @@ export const r30xFamily = serialFamily({
   family: 'r30x',
   modality: 'finger',
   defaultBaud: 57600,
+  resolution: R30X_RESOLUTION,
   probeBauds: [57600, 9600, 19200, 38400, 115200],
   scanner: (transport, options: R30xScannerOptions) => new R30xScanner(transport, options),
   probe: async (transport, baud, timeoutMs) => {

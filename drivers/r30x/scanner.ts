@@ -16,6 +16,8 @@ import { ScannerBase } from '../scanner-base.js';
 import type { ByteTransport } from '../transport/transport.js';
 import { R30xDriver, type ProductInfo, type R30xDriverOptions, type SystemParameters } from './driver.js';
 import { IMAGE_HEIGHT, IMAGE_WIDTH, LedColor, LedControl } from './protocol.js';
+import { dpiOf, resolutionOf } from '../resolution.js';
+import { R30X_RESOLUTION } from './models.js';
 
 const log = logger('drivers:r30x');
 
@@ -95,6 +97,7 @@ export class R30xScanner extends ScannerBase implements Scanner {
       capacity: params.capacity,
       templates,
       image: { width: IMAGE_WIDTH, height: IMAGE_HEIGHT, bitsPerPixel: 4 },
+      resolution: resolutionOf(R30X_RESOLUTION, this.#product?.model),
       moduleTemplateFormat: R30X_TEMPLATE_FORMAT,
     };
   }
@@ -122,7 +125,9 @@ export class R30xScanner extends ScannerBase implements Scanner {
   async captureImage(): Promise<CapturedImage> {
     await this.#neutral(() => this.driver.genImg());
     const img = await this.driver.upImage();
-    return { width: img.width, height: img.height, pixels: img.pixels, sourceBitsPerPixel: 4, dpi: 500, quality: null };
+    // The model's sensor resolution (models.ts), known once ReadProdInfo named it.
+    const dpi = dpiOf(resolutionOf(R30X_RESOLUTION, this.#product?.model));
+    return { width: img.width, height: img.height, pixels: img.pixels, sourceBitsPerPixel: 4, dpi, quality: null };
   }
 
   async searchOnModule(): Promise<ModuleSearchResult | null> {

@@ -10,10 +10,10 @@ import type { SimulatorImages } from './images.js';
 export interface SimulatorControl {
   readonly family: ScannerFamily;
   readonly modality: ScannerModality;
-  /** Puts virtual finger (or eye) `id` on the sensor. */
+  /** Puts virtual finger (or eye) `id` on the sensor; for a badge reader, card number `id` in its field. */
   present(id: number): void;
   lift(): void;
-  /** Fault switches: bad-checksum, dropped-bytes, stall, unplug, no-finger, low-quality. */
+  /** Fault switches: bad-checksum, dropped-bytes, stall, unplug, no-finger, low-quality (garbage for badge readers). */
   setFault(name: string, value: boolean | number): void;
   /** Stores virtual finger `id` in a module slot directly (set-up for demos and tests). */
   enroll?(slot: number, id: number): void;
@@ -34,6 +34,8 @@ export interface SimulatorOptions {
   pacing?: boolean;
   /** Module model (`R503`, `R307`, ... for r30x). */
   model?: string;
+  /** Badge readers: the line format the reader sends (drivers/badge/formats.ts). */
+  format?: string;
   capacity?: number;
   password?: number;
   /** The host side's line speed where it can be read (a pty); `fresh` asks to read it again. */

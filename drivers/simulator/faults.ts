@@ -8,19 +8,27 @@
  *                  (whole input reports for a HID device); false: not any more
  *   no-finger      the sensor sees nothing, whatever is presented (no-eye for a camera)
  *   low-quality    captures are poor: noisy images, failed enrolments, no matches
+ *   garbage        the next N frames (true: every frame) come after line noise (badge readers)
  *
+ * A simulator says which of them it has (`faults`): the fingerprint modules and the camera have
+ * all but garbage, a badge reader has no finger and no image quality to spoil.
  * The switches are data plus their plumbing (names, counts, the unknown-name error); what a
  * fault does to a frame is the simulator's (a checksum at the end of a packet, a CRC at the end
  * of an image message), through `take` and `damageFrame`.
  */
 import { AgentError } from '../../src/core/errors.js';
 
-export const FAULT_NAMES = ['bad-checksum', 'dropped-bytes', 'stall', 'unplug', 'no-finger', 'low-quality'] as const;
+export const FAULT_NAMES = ['bad-checksum', 'dropped-bytes', 'stall', 'unplug', 'no-finger', 'low-quality', 'garbage'] as const;
 export type FaultName = (typeof FAULT_NAMES)[number];
+
+/** The faults of a scanner simulator (everything but line garbage). */
+export const SCANNER_FAULTS: readonly FaultName[] = ['bad-checksum', 'dropped-bytes', 'stall', 'unplug', 'no-finger', 'low-quality'];
 
 export interface FaultSwitchesOptions {
   /** How errors call the device ("GT-521", "iris camera"). */
   device: string;
+  /** The faults this simulator has (default SCANNER_FAULTS); others are refused by name. */
+  faults?: readonly FaultName[];
   /** Other names a family accepts (the camera's `no-eye` for `no-finger`). */
   aliases?: Readonly<Record<string, FaultName>>;
   /** Pulls the cable (the `unplug` fault switched on). */
@@ -40,6 +48,8 @@ export class FaultSwitches {
   lowQuality = false;
   /** Pull the cable once this many more bytes have been sent (null: never). */
   unplugAfterBytes: number | null = null;
+  /** Frames still to send after line noise (Infinity: all). */
+  garbage = 0;
   readonly #options: FaultSwitchesOptions;
 
   constructor(options: FaultSwitchesOptions) {
@@ -48,12 +58,16 @@ export class FaultSwitches {
 
   /** The names this simulator takes. */
   get names(): string[] {
-    return [...FAULT_NAMES, ...Object.keys(this.#options.aliases ?? {})];
+    return [...this.#faults(), ...Object.keys(this.#options.aliases ?? {})];
+  }
+
+  #faults(): readonly FaultName[] {
+    return this.#options.faults ?? SCANNER_FAULTS;
   }
 
   /** `true`/`false` switches a fault; a number counts frames (checksum, bytes) or bytes before an unplug. */
   set(name: string, value: boolean | number): void {
-    const fault = (FAULT_NAMES as readonly string[]).includes(name) ? (name as FaultName) : this.#options.aliases?.[name];
+    const fault = (this.#faults() as readonly string[]).includes(name) ? (name as FaultName) : this.#options.aliases?.[name];
     if (!fault) {
       throw new AgentError('DRIVER_SIM_UNKNOWN_FAULT', `unknown ${this.#options.device} simulator fault "${name}"`, { fault: name }, { hint: `faults: ${this.names.join(', ')}` });
     }
@@ -75,6 +89,9 @@ export class FaultSwitches {
       case 'low-quality':
         this.lowQuality = Boolean(value);
         return;
+      case 'garbage':
+        this.garbage = count;
+        return;
       case 'unplug':
         if (value === true) this.#options.unplug();
         else this.unplugAfterBytes = value === false ? null : value;
@@ -83,8 +100,8 @@ export class FaultSwitches {
   }
 
   /** True when the fault applies to this frame; counts a numbered fault down. */
-  take(fault: 'bad-checksum' | 'dropped-bytes'): boolean {
-    const key = fault === 'bad-checksum' ? 'badChecksum' : 'droppedBytes';
+  take(fault: 'bad-checksum' | 'dropped-bytes' | 'garbage'): boolean {
+    const key = fault === 'bad-checksum' ? 'badChecksum' : fault === 'dropped-bytes' ? 'droppedBytes' : 'garbage';
     if (this[key] <= 0) return false;
     this[key]--;
     return true;
@@ -99,6 +116,7 @@ export class FaultSwitches {
     if (this.unplugAfterBytes !== null) on.unplug = this.unplugAfterBytes;
     if (this.noFinger) on['no-finger'] = true;
     if (this.lowQuality) on['low-quality'] = true;
+    if (this.garbage) on.garbage = this.garbage === Number.POSITIVE_INFINITY ? true : this.garbage;
     return on;
   }
 }

@@ -14,7 +14,7 @@ import { sleep } from '../../src/core/time.js';
 import { LinePacer } from '../transport/line-pacer.js';
 import type { ByteTransport } from '../transport/transport.js';
 import { SimulatorBase } from './base.js';
-import { damageFrame } from './faults.js';
+import { damageFrame, type FaultName } from './faults.js';
 
 const log = logger('drivers:simulator');
 
@@ -30,6 +30,8 @@ export interface SerialSimulatorOptions {
   hostBaud?: (fresh?: boolean) => number | null;
   /** How to pull the cable (default: close the device transport). */
   unplug?: () => void | Promise<void>;
+  /** The fault switches this device has (default: a scanner's, faults.ts). */
+  faults?: readonly FaultName[];
 }
 
 export abstract class SerialSimulator extends SimulatorBase {
@@ -46,7 +48,7 @@ export abstract class SerialSimulator extends SimulatorBase {
 
   /** @param dropCount bytes the dropped-bytes fault takes out of a frame */
   constructor(options: SerialSimulatorOptions & { device: string }, readonly dropCount = 1) {
-    super({ device: options.device, onStall: (on) => this.#pacer && (this.#pacer.stalled = on) });
+    super({ device: options.device, ...(options.faults ? { faults: options.faults } : {}), onStall: (on) => this.#pacer && (this.#pacer.stalled = on) });
     this.#baud = options.baud;
     this.#pacing = options.pacing ?? true;
     this.#hostBaud = options.hostBaud;
@@ -115,7 +117,7 @@ export abstract class SerialSimulator extends SimulatorBase {
   protected send(frame: Uint8Array): void {
     const pacer = this.#pacer;
     if (!pacer || this.#unplugged) return;
-    const out = damageFrame(frame, this.faults, this.dropCount);
+    const out = this.damage(frame);
     const cutAfter = this.faults.unplugAfterBytes;
     if (cutAfter !== null && cutAfter <= out.length) {
       this.faults.unplugAfterBytes = null;
@@ -125,6 +127,14 @@ export abstract class SerialSimulator extends SimulatorBase {
     }
     if (cutAfter !== null) this.faults.unplugAfterBytes = cutAfter - out.length;
     pacer.send(out);
+  }
+
+  /**
+   * One frame as the armed byte faults leave it (default: the last byte, a checksum's, flipped;
+   * `dropCount` bytes out of its middle). A family whose checksum is not the last byte says how.
+   */
+  protected damage(frame: Uint8Array): Buffer {
+    return damageFrame(frame, this.faults, this.dropCount);
   }
 
   /** Switches the module's line speed once what it is sending has left (a baud-change command). */

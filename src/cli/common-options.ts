@@ -39,6 +39,6 @@ export function withCommonOptions(cmd: Command): Command {
 /** `--scanner` (repeatable) and `--simulate`: the scanners of `run`, `enroll` and `identify`. */
 export function withScannerOptions(cmd: Command): Command {
   return cmd
-    .addOption(repeatable('--scanner <family:path[:baud]>', 'a scanner (repeatable): r30x, gt521 or iris-hid; path "sim" for a simulator').helpGroup('Scanners:'))
+    .addOption(repeatable('--scanner <family:path[:baud][:format]>', 'a scanner (repeatable): r30x, gt521, iris-hid, badge-serial or badge-hid (format: a badge reader\'s em4100-dec, em4100-hex, wiegand26 or wiegand34); path "sim" for a simulator').helpGroup('Scanners:'))
     .addOption(new Option('--simulate', 'simulated scanners (an R30x module and an iris camera) when none is given').helpGroup('Scanners:'));
 }

@@ -11,8 +11,8 @@ import type { TerminalRuntime } from '../daemon/runtime.js';
 
 export function modalityFlag(value: string | undefined): ScannerModality {
   if (value === undefined || value === 'finger') return 'finger';
-  if (value === 'iris') return 'iris';
-  throw new AgentError('CLI_USAGE', `--modality takes finger or iris, got "${value}"`, { modality: value });
+  if (value === 'iris' || value === 'badge') return value;
+  throw new AgentError('CLI_USAGE', `--modality takes finger, iris or badge, got "${value}"`, { modality: value });
 }
 
 /** One line for a progress event of the enroller or identifyOnce. */
@@ -42,7 +42,7 @@ export interface SimulatedPerson {
 export function simulatedPerson(rt: TerminalRuntime, modality: ScannerModality, id: number, options: { holdMs?: number } = {}): SimulatedPerson {
   const sim: SimulatorControl | undefined = [...rt.simulators.values()].find((s) => s.modality === modality);
   if (!sim) {
-    throw new AgentError('CLI_USAGE', `--present needs a simulated ${modality} scanner in this process`, { modality }, { hint: 'add --simulate (or --scanner r30x:sim, --scanner iris-hid:sim)' });
+    throw new AgentError('CLI_USAGE', `--present needs a simulated ${modality} scanner in this process`, { modality }, { hint: 'add --simulate (or --scanner r30x:sim, --scanner iris-hid:sim, --scanner badge-serial:sim)' });
   }
   const timers = new Set<NodeJS.Timeout>();
   const later = (ms: number, fn: () => void) => {

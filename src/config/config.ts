@@ -28,14 +28,29 @@ export function isTimeZone(tz: string): boolean {
 const level = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
 const hhmm = z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'a time of day as HH:MM');
 
-export const ScannerConfigSchema = z.strictObject({
-  family: z.enum(['r30x', 'gt521', 'iris-hid']),
-  /** Serial device path, HID path, or `sim` for a simulator. */
-  path: z.string().min(1),
-  baud: z.number().int().positive().optional(),
-  /** R30x module address and password (defaults 0xFFFFFFFF and 0). */
-  address: z.number().int().min(0).max(0xffffffff).optional(),
-});
+/** The badge readers' line formats (drivers/badge/formats.ts; a test keeps the lists in step). */
+export const BADGE_LINE_FORMATS = ['em4100-dec', 'em4100-hex', 'wiegand26', 'wiegand34'] as const;
+const BADGE_FAMILIES = new Set(['badge-serial', 'badge-hid']);
+
+export const ScannerConfigSchema = z
+  .strictObject({
+    family: z.enum(['r30x', 'gt521', 'iris-hid', 'badge-serial', 'badge-hid']),
+    /** Serial device path, HID path, or `sim` for a simulator. */
+    path: z.string().min(1),
+    baud: z.number().int().positive().optional(),
+    /** R30x module address and password (defaults 0xFFFFFFFF and 0). */
+    address: z.number().int().min(0).max(0xffffffff).optional(),
+    /** Badge readers: the line format the reader sends (default em4100-dec). */
+    format: z.enum(BADGE_LINE_FORMATS).optional(),
+  })
+  .superRefine((s, ctx) => {
+    if (s.format !== undefined && !BADGE_FAMILIES.has(s.family)) {
+      ctx.addIssue({ code: 'custom', path: ['format'], message: `is the line format of a badge reader; a ${s.family} scanner has none` });
+    }
+    if (s.family === 'badge-hid' && s.format === 'em4100-hex') {
+      ctx.addIssue({ code: 'custom', path: ['format'], message: 'em4100-hex frames start with STX, which a keyboard-wedge reader cannot type' });
+    }
+  });
 
 export const ConfigSchema = z.strictObject({
   /** Incremented by `edge-agent provision` on each edit; reported in /info. */
@@ -114,6 +129,13 @@ export const ConfigSchema = z.strictObject({
       /** An open check-in older than this is not closed by the next punch in toggle mode. */
       maxShiftHours: z.number().positive().default(16),
       shift: z.string().nullable().default(null),
+      /**
+       * What a person must present to punch: `either` a finger (or eye) or a badge, only a
+       * `biometric`, only a `badge`, or `both`: a badge, then the same person's finger or eye
+       * within `bothWithinSec` seconds. Manual punches are not affected.
+       */
+      require: z.enum(['either', 'biometric', 'badge', 'both']).default('either'),
+      bothWithinSec: z.number().positive().max(300).default(15),
     })
     .prefault({}),
   scanners: z.array(ScannerConfigSchema).default([]),
@@ -224,8 +246,10 @@ const FIXES: Record<string, string> = {
   'api.url': 'a full http:// or https:// URL such as https://attendance.example.com, or null for no API',
   'mqtt.url': 'a full mqtt://, mqtts://, ws:// or wss:// URL such as mqtts://broker.example.com:8883, or null for no MQTT',
   upstream: 'a list of api and/or mqtt, e.g. ["api", "mqtt"]',
-  'scanners.family': 'use r30x, gt521 or iris-hid',
-  'scanners.path': 'a device path such as /dev/fingerprint0, /dev/ttyUSB0 or sim',
+  'scanners.family': 'use r30x, gt521, iris-hid, badge-serial or badge-hid',
+  'scanners.path': 'a device path such as /dev/fingerprint0, /dev/ttyUSB0, /dev/hidraw0 or sim',
+  'scanners.format': 'the badge reader\'s line format: em4100-dec, em4100-hex (serial only), wiegand26 or wiegand34; only for badge-serial and badge-hid',
+  'policy.require': 'use either (finger, eye or badge), biometric, badge, or both (a badge, then a finger or eye)',
   'clock.sources': 'a list of timedatectl, timesyncd and/or chrony (first that can tell decides), or [] for the year alone',
   'clock.earlierBootPunches': 'use hold (until "edge-agent queue release-unsynced") or send (as they are, marked)',
   'logging.level': 'use fatal, error, warn, info, debug, trace or silent',

@@ -6,7 +6,7 @@
  * The components (components/*.ts) fill it in as they start; each reads what the ones before it
  * left, so the order in wiring.ts is the dependency order.
  */
-import type { CapturedImage, ScannerModality } from '../../drivers/scanner.js';
+import type { BadgeRead, BiometricModality, CapturedImage } from '../../drivers/scanner.js';
 import type { SimulatorControl } from '../../drivers/simulated.js';
 import { VERSION } from '../core/version.js';
 import { toAgentError } from '../core/errors.js';
@@ -18,6 +18,7 @@ import type { ModuleSlots } from '../store/module-slots.js';
 import type { TemplateCache } from '../store/template-cache.js';
 import { siteRecordOf } from '../site-sync/template-store.js';
 import type { Embedder, Extractor } from '../terminal/engines.js';
+import type { CredentialHasher } from '../terminal/credentials.js';
 import type { AgentConfig } from '../config/config.js';
 import type { DaemonContext } from './daemon.js';
 import type { Identifier } from '../terminal/identifier.js';
@@ -40,6 +41,8 @@ export class TerminalRuntime {
   extractor: Extractor | null = null;
   /** The embedding slot, when a model is configured (biometrics.embedding). */
   embedder: Embedder | null = null;
+  /** Badge credentials' keyed hashes (with the template cache). */
+  credentials: CredentialHasher | null = null;
   slots: ModuleSlots | null = null;
   readonly workers = new Map<string, ScannerWorker>();
   /** Simulators behind simulated scanners, by scanner key (the embedded default presents fingers). */
@@ -48,7 +51,7 @@ export class TerminalRuntime {
   ops: TerminalOps | null = null;
   clock: ClockView | null = null;
   readonly captureLatency = { module: new LatencyWindow(), host: new LatencyWindow() };
-  readonly counters = { punched: 0, duplicate: 0, unknown: 0, tryAgain: 0, refused: 0 };
+  readonly counters = { punched: 0, duplicate: 0, unknown: 0, tryAgain: 0, refused: 0, awaiting: 0, denied: 0 };
   lastError: { at: string; message: string } | null = null;
   lastCapture: CaptureOutcome | null = null;
   readonly startedAt = new Date();
@@ -78,6 +81,8 @@ export class TerminalRuntime {
     else if (outcome.result === 'duplicate') this.counters.duplicate++;
     else if (outcome.result === 'unknown') this.counters.unknown++;
     else if (outcome.result === 'try-again') this.counters.tryAgain++;
+    else if (outcome.result === 'awaiting') this.counters.awaiting++;
+    else if (outcome.result === 'denied') this.counters.denied++;
     else this.counters.refused++;
     if ((outcome.result === 'punched' || outcome.result === 'duplicate') && outcome.path) this.captureLatency[outcome.path].add(outcome.latencyMs);
     if (outcome.result === 'refused' && outcome.detail) this.lastError = { at: new Date().toISOString(), message: outcome.detail };
@@ -87,7 +92,7 @@ export class TerminalRuntime {
    * Host path: extraction, then 1:N against the in-memory index. Where the embedding slot reads
    * this modality's images, the embedding answers first and the standard template covers a reject.
    */
-  async identifyImage(modality: ScannerModality, image: CapturedImage): Promise<Identification> {
+  async identifyImage(modality: BiometricModality, image: CapturedImage): Promise<Identification> {
     if (this.embedder && this.identifier && this.embedder.source === modality && this.identifier.size('embedding') > 0) {
       const r = await this.identifier.identify({ modality: 'embedding', template: await this.embedder.embed(image) });
       if (r.decision === 'accept') return { employeeCode: r.employeeCode, modality, score: r.score ?? 0, decision: 'accept', path: 'host' };
@@ -98,6 +103,13 @@ export class TerminalRuntime {
     const { data } = await this.extractor.extract(modality, image);
     const r = await this.identifier.identify({ modality, template: data });
     return { employeeCode: r.employeeCode, modality, score: r.score ?? 0, decision: r.decision, path: 'host' };
+  }
+
+  /** A badge read against the enrolled badges (their keyed hashes); a reject when badges are not identified here. */
+  async identifyCredential(read: BadgeRead): Promise<Identification> {
+    if (!this.identifier || !this.credentials) return { employeeCode: null, modality: 'badge', score: 0, decision: 'reject', path: 'host' };
+    const r = await this.identifier.identify({ modality: 'badge', template: { credential: read.credential } });
+    return { employeeCode: r.employeeCode, modality: 'badge', score: r.score ?? 0, decision: r.decision, path: 'host' };
   }
 
   scannerViews(): Array<Record<string, unknown>> {
@@ -153,6 +165,8 @@ export class TerminalRuntime {
         unknown: this.counters.unknown,
         tryAgain: this.counters.tryAgain,
         refused: this.counters.refused,
+        awaiting: this.counters.awaiting,
+        denied: this.counters.denied,
         modulePathP95Ms: this.captureLatency.module.percentile(95),
         hostPathP95Ms: this.captureLatency.host.percentile(95),
       },

@@ -12,7 +12,7 @@ import { writeFileAtomic } from '../core/atomic-file.js';
 import { checkApiToken, checkMqttConnection, checkScanners, type CheckResult } from './doctor.js';
 import { discoverScanners, scannerProbe } from './scanner-probe.js';
 import { verifyTemplateKey } from '../store/template-cache.js';
-import { mergeConfig, parseConfig, readConfigFile, ScannerConfigSchema, type AgentConfig, type ScannerConfig } from '../config/config.js';
+import { BADGE_LINE_FORMATS, mergeConfig, parseConfig, readConfigFile, ScannerConfigSchema, type AgentConfig, type ScannerConfig } from '../config/config.js';
 import { emptySecrets, generateKey, loadSecrets, maskSecret, writeSecrets, type Secrets } from '../config/secrets.js';
 
 export type SecretValues = Omit<Secrets, 'sources'>;
@@ -54,13 +54,19 @@ export interface ExistingSetup {
   exists: boolean;
 }
 
-/** `family:path[:baud]`, e.g. `r30x:/dev/fingerprint0:57600` or `gt521:/dev/ttyUSB0`. */
+/**
+ * `family:path[:baud][:format]`, e.g. `r30x:/dev/fingerprint0:57600`, `gt521:/dev/ttyUSB0`,
+ * `badge-serial:/dev/ttyUSB1:9600:em4100-hex` or `badge-hid:/dev/hidraw2:wiegand26` (a badge
+ * reader's line format last).
+ */
 export function parseScannerSpec(spec: string): ScannerConfig {
-  const m = /^([a-z0-9-]+):(.+?)(?::(\d+))?$/.exec(spec.trim());
-  const bad = (why: string) => new AgentError('CLI_USAGE', `--scanner ${spec}: ${why}`, { flag: 'scanner', value: spec }, { hint: 'write --scanner family:path[:baud], e.g. --scanner r30x:/dev/fingerprint0:57600 (families: r30x, gt521, iris-hid)' });
-  if (!m) throw bad('not family:path[:baud]');
+  const formats = BADGE_LINE_FORMATS.join('|');
+  const m = new RegExp(`^([a-z0-9-]+):(.+?)(?::(\\d+))?(?::(${formats}))?$`).exec(spec.trim());
+  const bad = (why: string) => new AgentError('CLI_USAGE', `--scanner ${spec}: ${why}`, { flag: 'scanner', value: spec }, { hint: 'write --scanner family:path[:baud][:format], e.g. --scanner r30x:/dev/fingerprint0:57600 or badge-serial:/dev/ttyUSB1:9600:em4100-hex (families: r30x, gt521, iris-hid, badge-serial, badge-hid)' });
+  if (!m) throw bad('not family:path[:baud][:format]');
   const candidate: Record<string, unknown> = { family: m[1], path: m[2] };
   if (m[3]) candidate.baud = Number(m[3]);
+  if (m[4]) candidate.format = m[4];
   const r = ScannerConfigSchema.safeParse(candidate);
   if (!r.success) throw bad(r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
   return r.data;

@@ -15,15 +15,17 @@ export const scannerProbe: ScannerProbe = async (s) => {
   if (s.path === 'sim') {
     const { createSimulatedScanner } = await import('../../drivers/simulated.js');
     const { syntheticImages } = await import('../synthetic/simulator-sources.js');
-    scanner = (await createSimulatedScanner(s.family, { images: syntheticImages, ...(s.baud ? { baud: s.baud } : {}) })).scanner;
+    scanner = (await createSimulatedScanner(s.family, { images: syntheticImages, ...(s.baud ? { baud: s.baud } : {}), ...(s.format ? { format: s.format } : {}) })).scanner;
     await scanner.open();
     simulated = true;
   } else {
-    scanner = await openScanner({ family: s.family, path: s.path, ...(s.baud ? { baud: s.baud } : {}) });
+    scanner = await openScanner({ family: s.family, path: s.path, ...(s.baud ? { baud: s.baud } : {}), ...(s.format ? { format: s.format } : {}) });
   }
   try {
     const info = await scanner.info();
-    return { model: simulated ? `${info.model} (simulated)` : info.model, firmware: info.firmware, serial: info.serial };
+    // A badge reader answers nothing: an open port is all that can be checked without a card.
+    const model = scanner.capabilities.credential ? `${info.model} (port opens; a reader says nothing until a card is read: hold one to it to check)` : info.model;
+    return { model: simulated ? `${model} (simulated)` : model, firmware: info.firmware, serial: info.serial };
   } finally {
     await scanner.close().catch(() => undefined);
   }

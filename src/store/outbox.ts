@@ -35,7 +35,12 @@ import { formatLocal, parseLocal } from './local-time.js';
 import { ulid } from './ulid.js';
 
 export type Direction = 'in' | 'out';
-export type PunchSource = 'finger' | 'iris' | 'manual';
+/**
+ * What a punch came from: a finger, an eye, a badge, a badge then a finger or an eye (the policy
+ * asked for both), or a person's manual entry.
+ */
+export const PUNCH_SOURCES = ['finger', 'iris', 'badge', 'badge+finger', 'badge+iris', 'manual'] as const;
+export type PunchSource = (typeof PUNCH_SOURCES)[number];
 export type EventState = 'pending' | 'dead' | 'delivered';
 /** Where a punch's time came from: the terminal's clock, or a person (`punch --at`, an import). */
 export type TimeSource = 'clock' | 'manual';
@@ -317,7 +322,7 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
     if (!Number.isInteger(p.tzOffset) || Math.abs(p.tzOffset) > 18 * 60) throw bad('an invalid tzOffset', p.tzOffset, 'minutes east of UTC, between -1080 and 1080');
     parseLocal(p.localTime, p.tzOffset);
     if (p.inTime != null) parseLocal(p.inTime, p.tzOffset);
-    if (!['finger', 'iris', 'manual'].includes(p.source)) throw bad('an invalid source', p.source, 'use finger, iris or manual');
+    if (!(PUNCH_SOURCES as readonly string[]).includes(p.source)) throw bad('an invalid source', p.source, `use ${PUNCH_SOURCES.join(', ')}`);
     if (p.timeSource !== undefined && p.timeSource !== 'clock' && p.timeSource !== 'manual') throw bad('an invalid time source', p.timeSource, 'use clock or manual');
   }
 

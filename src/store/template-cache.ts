@@ -44,7 +44,7 @@ export interface TemplateMeta {
   id: string;
   employeeCode: string;
   modality: Modality;
-  /** Finger position (e.g. "right-index" or an ISO position number) or eye ("left", "right"). */
+  /** Finger position (e.g. "right-index" or an ISO position number), eye ("left", "right"), or a badge's label ("badge", "card-2"). */
   position: string;
   format: TemplateFormat;
   sensorModel: string | null;
@@ -123,7 +123,7 @@ function invalid(message: string, context: Record<string, unknown>, hint?: strin
 }
 
 function emptyCounts(): Record<Modality, number> {
-  return { finger: 0, iris: 0, embedding: 0 };
+  return { finger: 0, iris: 0, embedding: 0, badge: 0 };
 }
 
 export class TemplateCache extends TypedEmitter<TemplateCacheEvents> {
@@ -334,6 +334,7 @@ export class TemplateCache extends TypedEmitter<TemplateCacheEvents> {
       throw invalid(`an iris template's position is the eye: left, right or unknown (got "${t.position}")`, { position: t.position });
     }
     if (t.data.length === 0) throw invalid('empty template data', { id: t.id });
+    if (t.format === 'badge-hmac-sha256' && t.data.length !== 32) throw invalid(`a badge credential is a 32-byte keyed hash, got ${t.data.length} bytes`, { id: t.id });
     if (t.quality !== undefined && t.quality !== null && (!Number.isInteger(t.quality) || t.quality < 0 || t.quality > 255)) throw invalid(`quality ${t.quality} is not 0-255`, { quality: t.quality });
     return {
       id: t.id ?? randomUUID(),

@@ -20,9 +20,17 @@
  *   never makes an open check-in look old, or "in the future" and so not open. Across boots it
  *   comes from the wall clock when both times are known, else it is bounded below by the latest
  *   trusted time (a check-in that may still be open is closed rather than a second one opened).
+ * - What a person must present (`policy.require`, applied by `present`, the scanners' way in):
+ *   `either` a finger, an eye or a badge punches; `biometric` only a finger or an eye (a badge is
+ *   not accepted); `badge` only a badge; `both` a badge, then the same person's finger or eye
+ *   within `policy.bothWithinSec` seconds (the badge alone records nothing and asks for the
+ *   second factor; a finger without a badge before it is not accepted), recorded with source
+ *   `badge+finger` or `badge+iris`. A manual punch (`punch`) is a person's statement and not
+ *   subject to it.
  */
 import { checkEmployeeCode, EMPLOYEE_CODE_RULE } from '../api/employee-code.js';
 import { AgentError } from '../core/errors.js';
+import { monotonicMs } from '../core/time.js';
 import { formatLocal, LOCAL_TIME_RE, parseLocal, zoneOffsetMinutes } from '../store/local-time.js';
 import type { Direction, Outbox, OutboxEvent, PunchSource, TimeSource } from '../store/outbox.js';
 import type { AgentConfig } from '../config/config.js';
@@ -43,6 +51,25 @@ export interface PunchRequest {
 export type PunchResult =
   | { recorded: true; id: string; direction: Direction; localTime: string; tzOffset: number; inTime?: string; clockTrusted: boolean; timeSource: TimeSource }
   | { recorded: false; reason: 'duplicate'; previousId: string; secondsAgo: number };
+
+/** What a person must present to punch (config `policy.require`). */
+export type CredentialRule = 'either' | 'biometric' | 'badge' | 'both';
+
+/** What a scanner read: a recognized finger, eye or badge. */
+export interface Presentation {
+  employeeCode: string;
+  source: 'finger' | 'iris' | 'badge';
+  score?: number | null;
+}
+
+/** A presentation's outcome: a punch (or a duplicate), or what the rule said instead. */
+export type PresentResult =
+  | PunchResult
+  | { recorded: false; reason: 'awaiting'; awaiting: 'biometric'; withinSec: number }
+  | { recorded: false; reason: 'not-accepted'; detail: string };
+
+/** Badges waiting for their second factor at most (older ones are forgotten first). */
+const MAX_AWAITING = 1000;
 
 /** The moment of a punch as the time authority gives it. */
 export interface PunchStamp {
@@ -77,6 +104,12 @@ export interface PunchPolicyOptions {
   shift?: string | null;
   /** The time authority: every punch's moment and whether it can be trusted. */
   clock: PunchClock;
+  /** What a person must present (default `either`). */
+  require?: CredentialRule;
+  /** `both`: how long after the badge the finger or eye may come (s, default 15). */
+  bothWithinSec?: number;
+  /** Monotonic milliseconds (tests). */
+  monoNow?: () => number;
 }
 
 /** Time since the person's last punch: exact, a lower bound (untrusted now), or unknown. */
@@ -85,6 +118,8 @@ type Elapsed = { ms: number; exact: boolean } | null;
 export class PunchPolicy {
   readonly #o: PunchPolicyOptions;
   readonly #boundaryMin: number;
+  /** `both`: employee code → until when (monotonic ms) their badge waits for the second factor. */
+  readonly #awaiting = new Map<string, number>();
 
   constructor(options: PunchPolicyOptions) {
     this.#o = options;
@@ -105,7 +140,36 @@ export class PunchPolicy {
       maxShiftHours: config.policy.maxShiftHours,
       shift: config.policy.shift,
       clock,
+      require: config.policy.require,
+      bothWithinSec: config.policy.bothWithinSec,
     });
+  }
+
+  /**
+   * A scanner's recognition under the credential rule (`policy.require`): punched (or a
+   * duplicate), awaiting the second factor, or not accepted. See the module comment.
+   */
+  async present(p: Presentation): Promise<PresentResult> {
+    const rule = this.#o.require ?? 'either';
+    const badge = p.source === 'badge';
+    const punch = (source: PunchSource) => this.punch({ employeeCode: p.employeeCode, source, score: p.score ?? null });
+    if (rule === 'either') return punch(p.source);
+    if (rule === 'biometric') return badge ? { recorded: false, reason: 'not-accepted', detail: 'this terminal takes a finger or an eye, not a badge' } : punch(p.source);
+    if (rule === 'badge') return badge ? punch('badge') : { recorded: false, reason: 'not-accepted', detail: 'this terminal takes badges only' };
+    const withinSec = this.#o.bothWithinSec ?? 15;
+    const now = (this.#o.monoNow ?? monotonicMs)();
+    for (const [code, until] of this.#awaiting) if (until <= now) this.#awaiting.delete(code);
+    const code = checkEmployeeCode(p.employeeCode.trim());
+    const key = code.ok ? code.code : p.employeeCode;
+    if (badge) {
+      this.#awaiting.delete(key);
+      this.#awaiting.set(key, now + withinSec * 1000);
+      if (this.#awaiting.size > MAX_AWAITING) this.#awaiting.delete(this.#awaiting.keys().next().value!);
+      return { recorded: false, reason: 'awaiting', awaiting: 'biometric', withinSec };
+    }
+    if (!this.#awaiting.has(key)) return { recorded: false, reason: 'not-accepted', detail: `present the badge first, then the finger or eye within ${withinSec} s` };
+    this.#awaiting.delete(key);
+    return punch(p.source === 'finger' ? 'badge+finger' : 'badge+iris');
   }
 
   /** The working day of a local time: its date after moving the day start to `dayBoundary`. */

@@ -85,10 +85,10 @@ export interface SimulatedModule {
   stop(): Promise<number | null>;
 }
 
-/** `edge-agent simulate r30x --link DIR/fp` as a child process (paced at the baud rate on a real pty). */
-export async function startSimulatedModule(args: string[] = []): Promise<SimulatedModule> {
+/** `edge-agent simulate r30x --link DIR/fp` (or another serial `kind`: gt521, badge) as a child process (paced at the baud rate on a real pty). */
+export async function startSimulatedModule(args: string[] = [], kind: 'r30x' | 'gt521' | 'badge' = 'r30x'): Promise<SimulatedModule> {
   const link = join(mkdtempSync(join(tmpdir(), 'agent-e2e-pty-')), 'fp');
-  const child = spawnCli(['simulate', 'r30x', '--link', link, ...args]);
+  const child = spawnCli(['simulate', kind, '--link', link, ...args]);
   let device: string | undefined;
   try {
     [, device] = await waitForLine(child, /^device: (.+)$/, 20_000, 'stdout');

@@ -74,6 +74,9 @@ describe.skipIf(!has('socat'))('edge-agent devices on simulated modules (needs s
       const r = await runCli(['devices', '--port', pair.a]);
       expect(r.code).toBe(1);
       expect(r.stdout).toMatch(/nothing known answered \(tried r30x@57600, gt521@9600, .*\)/);
+      // Badge readers are not probed (they say nothing until a card is read); the line says how to name one.
+      expect(r.stdout).not.toMatch(/badge-serial@/);
+      expect(r.stdout).toContain(`name it with --scanner badge-serial:${pair.a}`);
       const j = await runCli(['devices', '--port', pair.a, '--json', '--baud', '57600']);
       expect(JSON.parse(j.stdout)).toEqual({ devices: [] });
     } finally {

@@ -175,6 +175,11 @@ describe('provision logic', () => {
     expect(parseScannerSpec('iris-hid:/dev/hidraw0')).toEqual({ family: 'iris-hid', path: '/dev/hidraw0' });
     expect(() => parseScannerSpec('r31x:/dev/ttyUSB0')).toThrow(AgentError);
     expect(() => parseScannerSpec('/dev/ttyUSB0')).toThrow(/family:path/);
+    // A badge reader's line format comes last, with or without a baud rate.
+    expect(parseScannerSpec('badge-serial:/dev/ttyUSB1:9600:em4100-hex')).toEqual({ family: 'badge-serial', path: '/dev/ttyUSB1', baud: 9600, format: 'em4100-hex' });
+    expect(parseScannerSpec('badge-hid:/dev/hidraw2:wiegand26')).toEqual({ family: 'badge-hid', path: '/dev/hidraw2', format: 'wiegand26' });
+    expect(() => parseScannerSpec('r30x:/dev/ttyUSB0:57600:wiegand26')).toThrow(/format: is the line format of a badge reader/);
+    expect(() => parseScannerSpec('badge-hid:/dev/hidraw2:em4100-hex')).toThrow(/cannot type/);
   });
 
   it('keeps what is not given, bumps configVersion, generates a template key once', () => {

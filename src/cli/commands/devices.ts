@@ -37,9 +37,9 @@ Exit code 1 when --port names a port where nothing known answers.`,
         } else if (r.error) {
           process.stdout.write(`${r.path}  ${r.error.code}: ${r.error.message}${r.error.hint ? `\n  hint: ${r.error.hint}` : ''}\n`);
         } else if (r.transport === 'serial') {
-          process.stdout.write(`${r.path}  nothing known answered (tried ${r.tried.join(', ')} in ${(r.ms / 1000).toFixed(1)} s)\n`);
+          process.stdout.write(`${r.path}  nothing known answered (tried ${r.tried.join(', ')} in ${(r.ms / 1000).toFixed(1)} s; a badge reader says nothing until a card is read: name it with --scanner badge-serial:${r.path})\n`);
         } else {
-          process.stdout.write(`${r.path}  HID device, not a known scanner\n`);
+          process.stdout.write(`${r.path}  HID device, not a known scanner (a keyboard-wedge badge reader is one: name it with --scanner badge-hid:${r.path})\n`);
         }
       }
     }

@@ -9,6 +9,7 @@ function printResult(r: EnrollResult): void {
   // Each item's outcome was printed as it came (progress); here the tally.
   if (r.upload) process.stdout.write(`  upload: ${r.upload.filter((u) => u.statusCode === 'SUCCESS').length} of ${r.upload.length} item(s) accepted by the attendance service\n`);
   else if (r.uploadError) process.stdout.write(`  upload failed: ${r.uploadError} (the templates are enrolled here; enrol again to repeat the upload)\n`);
+  else if (r.modality === 'badge') process.stdout.write('  not uploaded: a badge stays with the terminals of the site (the service keeps no badges)\n');
   else process.stdout.write('  not uploaded: no attendance API configured\n');
   process.stdout.write(`  site: ${r.publishedToSite ? 'published to every terminal of the site' : 'not published (no MQTT broker or site key)'}\n`);
 }
@@ -18,17 +19,19 @@ type Values = CommonValues & ScannerValues & { modality?: string; position?: str
 export default function register(program: Command): Command {
   const cmd = defineCommand(program, {
     name: 'enroll [code]',
-    summary: "enrol an employee's finger or iris (captures, quality gate, duplicate check, upload, site)",
+    summary: "enrol an employee's finger, iris or badge (captures, quality gate, duplicate check, upload, site)",
     audience: 'technician',
     details: `Enrols employee CODE: checks the person exists in the attendance service, takes the captures
 through the quality gate, refuses a finger or eye already enrolled to someone else, stores the
 templates (encrypted) here, uploads them to the service (each item's outcome is shown) and
 publishes them to the site. Runs through the agent's control socket when the agent runs on this
-data folder (it holds the scanners), else opens the scanners in this process.`,
+data folder (it holds the scanners), else opens the scanners in this process.
+With --modality badge it reads one card on the badge reader and stores its keyed hash (never
+the number): the fallback for a person who cannot enrol a finger or an eye.`,
   })
-    .option('--modality <modality>', 'what to enrol: finger or iris (default finger)')
-    .option('--position <position>', 'finger position (default right-index) or eye (left, right; default right)')
-    .option('--present <id>', 'with a simulated scanner in this process: virtual finger (or eye) ID is presented and lifted whenever the enrolment asks for it')
+    .option('--modality <modality>', 'what to enrol: finger, iris or badge (default finger)')
+    .option('--position <position>', 'finger position (default right-index), eye (left, right; default right) or badge label (default badge)')
+    .option('--present <id>', 'with a simulated scanner in this process: virtual finger (or eye) ID is presented and lifted whenever the enrolment asks for it; for a badge, the card number')
     .option('--captures <n>', 'captures to take (default 3)')
     .option('--min-quality <n>', 'quality gate 0..100 (default 40)');
   withJson(cmd, 'print the result as one JSON object (progress goes to stderr)');
@@ -39,10 +42,11 @@ data folder (it holds the scanners), else opens the scanners in this process.`,
     const { configForFlags, secretsFor } = await import('../../config/load.js');
     const { applyScannerFlags, withTerminal } = await import('../terminal-session.js');
     const { describeProgress, modalityFlag, simulatedPerson } = await import('../enrol-session.js');
+    const { defaultPosition } = await import('../../terminal/enroller.js');
     const employeeCode = positionals[0]?.trim();
     if (!employeeCode) throw usageError('enroll', 'name one employee code: edge-agent enroll CODE');
     const modality = modalityFlag(values.modality);
-    const position = values.position ?? (modality === 'iris' ? 'right' : 'right-index');
+    const position = values.position ?? defaultPosition(modality);
     const captures = intFlag('captures', values.captures);
     const minQuality = intFlag('min-quality', values['min-quality']);
     if (captures !== undefined && (captures < 1 || captures > 10)) throw usageError('enroll', '--captures takes 1..10', { captures });

@@ -15,7 +15,7 @@ it is and the score. Nothing is punched. Runs through the agent's control socket
 runs on this data folder, else opens the scanners in this process.
 Exit code 0 when someone was identified, 1 when nobody matched.`,
   })
-    .option('--modality <modality>', 'finger or iris (default finger)')
+    .option('--modality <modality>', 'finger, iris or badge (default finger)')
     .option('--present <id>', 'with a simulated scanner in this process: virtual finger (or eye) ID is presented when the capture is asked for');
   withJson(cmd, 'print the result as one JSON object');
   withScannerOptions(cmd);

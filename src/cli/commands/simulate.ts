@@ -1,8 +1,10 @@
 /**
- * `edge-agent simulate r30x|gt521 --link PATH [--baud N]`: serves a byte-exact module simulator on
- * one end of a socat pty pair and prints `device: PATH` for the other end, which any driver (or
- * `edge-agent devices --port PATH`) opens like a real serial port. `edge-agent simulate iris`
- * serves in-process. Control commands arrive on stdin, one per line (see CONTROL).
+ * `edge-agent simulate r30x|gt521|badge --link PATH [--baud N]`: serves a byte-exact module (or
+ * serial badge reader) simulator on one end of a socat pty pair and prints `device: PATH` for the
+ * other end, which any driver (or `edge-agent devices --port PATH`, or `edge-agent run --scanner
+ * badge-serial:PATH`) opens like a real serial port. `edge-agent simulate iris` and
+ * `simulate badge-hid` serve in-process. Control commands arrive on stdin, one per line (see
+ * CONTROL).
  */
 import { execFileSync } from 'node:child_process';
 import { createInterface } from 'node:readline';
@@ -13,22 +15,26 @@ import type { Scanner, ScannerFamily } from '../../../drivers/scanner.js';
 import type { SocatPair } from '../../../drivers/transport/socat-pair.js';
 import type { SimulatorControl } from '../../../drivers/simulated.js';
 
-type Values = { link?: string; baud?: string; model?: string; capacity?: string; enroll?: string };
+type Values = { link?: string; baud?: string; model?: string; capacity?: string; enroll?: string; format?: string };
 
 const CONTROL = `Control commands on stdin, one per line (each answered by "ok: ..." or "error: ..."):
   finger ID              put virtual finger ID (a number, the synthetic finger seed) on the sensor
   eye ID                 show virtual eye ID to an iris camera
-  lift                   take the finger (or eye) away
+  card N                 hold card number N to a badge reader (0..4294967295; wiegand26: < 16777216)
+  lift                   take the finger (or eye, or card) away
   enroll SLOT ID         store virtual finger ID in module slot SLOT
   capture                (iris) capture through the in-process driver; prints size and quality
   fault NAME on|off|N    switch a fault: bad-checksum, dropped-bytes (on, or for the next N packets),
                          stall, unplug (on: socat stops and the port vanishes; off: plugged back
-                         in at the same path, library kept), no-finger, low-quality
+                         in at the same path, library kept), no-finger, low-quality; badge
+                         readers: garbage (line noise before the next N cards), bad-checksum
+                         (formats with a checksum or parity), dropped-bytes, stall, unplug
   quit                   stop the simulator
 Stop it with Ctrl-C (SIGINT) or SIGTERM as well.`;
 
-const SERIAL_FAMILIES: Record<string, ScannerFamily> = { r30x: 'r30x', gt521: 'gt521' };
-const DEFAULT_BAUD: Record<string, number> = { r30x: 57600, gt521: 9600 };
+const SERIAL_FAMILIES: Record<string, ScannerFamily> = { r30x: 'r30x', gt521: 'gt521', badge: 'badge-serial' };
+const DEFAULT_BAUD: Record<string, number> = { r30x: 57600, gt521: 9600, badge: 9600 };
+const FORMAT_HELP = 'the line format: em4100-dec (default: 10 digits, CR LF), em4100-hex (STX, 10 hex digits, XOR checksum, ETX; repeated every 50 ms while the card stays), wiegand26 or wiegand34 (a bit line with parity)';
 
 /**
  * Reads the host side's line speed with stty (a few ms). Cached while the host keeps talking:
@@ -56,7 +62,7 @@ function hostBaudReader(path: string): (fresh?: boolean) => number | null {
 export default function register(program: Command): Command {
   const simulate = defineCommand(program, {
     name: 'simulate',
-    summary: 'serve a simulated scanner module on a pseudo-terminal (r30x, gt521) or in-process (iris)',
+    summary: 'serve a simulated scanner module or badge reader on a pseudo-terminal (r30x, gt521, badge) or in-process (iris, badge-hid)',
     audience: 'technician',
     details: `The module answers the same bytes as the hardware, paced at the baud rate. It prints
 "device: PATH" once the port is ready; open that path like a serial port
@@ -83,6 +89,16 @@ export default function register(program: Command): Command {
     .alias('iris-hid')
     .option('--model <name>', 'the model the camera reports (default SIM-IRIS-1)');
   action<Values>(iris, serveSimulator('iris'));
+
+  const badge = defineCommand(simulate, { name: 'badge', summary: 'a serial badge reader (EM4100 125 kHz, Wiegand-to-UART) on a pseudo-terminal', details: CONTROL }).alias('badge-serial');
+  serial(badge, 'badge', '/tmp/ttyBADGE').option('--format <format>', FORMAT_HELP);
+  action<Values>(badge, serveSimulator('badge'));
+
+  const badgeHid = defineCommand(simulate, { name: 'badge-hid', summary: 'a USB keyboard-wedge badge reader (HID), served in-process; prints each card the in-process reader reads', details: CONTROL }).option(
+    '--format <format>',
+    'the line format it types: em4100-dec (default), wiegand26 or wiegand34',
+  );
+  action<Values>(badgeHid, serveSimulator('badge-hid'));
   return simulate;
 }
 
@@ -104,6 +120,7 @@ function serveSimulator(kind: string): (values: Values) => Promise<number> {
       images: syntheticImages,
       ...(values.model ? { model: values.model } : {}),
       ...(capacity !== undefined ? { capacity } : {}),
+      ...(values.format ? { format: values.format } : {}),
     };
     let simulator: SimulatorControl;
     let pair: SocatPair | undefined;
@@ -117,6 +134,13 @@ function serveSimulator(kind: string): (values: Values) => Promise<number> {
       simulator = sim.simulator;
       inProcess = sim.scanner;
       process.stdout.write(`device: in-process ${info.model} (${info.family})\n`);
+    } else if (kind === 'badge-hid') {
+      const sim = await createSimulatedScanner('badge-hid', { ...options, pacing: true });
+      const info = await sim.scanner.open();
+      simulator = sim.simulator;
+      inProcess = sim.scanner;
+      process.stdout.write(`device: in-process ${info.model} (${info.family})\n`);
+      void printReads(sim.scanner);
     } else {
       const family = SERIAL_FAMILIES[kind]!;
       const baud = intFlag('baud', values.baud, DEFAULT_BAUD[kind])!;
@@ -187,6 +211,19 @@ function serveSimulator(kind: string): (values: Values) => Promise<number> {
       // stdin closing does not stop the simulator (it may run in the background); signals do.
     });
 
+    /** The in-process keyboard-wedge reader's reads, as they come (a simulator's own cards: printing them is fine). */
+    async function printReads(reader: Scanner): Promise<void> {
+      while (!stopping) {
+        if (!(await reader.waitForPresence({ timeoutMs: 500 }))) continue;
+        try {
+          const read = await reader.readCredential!();
+          process.stdout.write(`read: ${read.format} card ${read.credential}\n`);
+        } catch (err) {
+          process.stdout.write(`read failed: ${describeError(err).replace(/\n/g, ' ')}\n`);
+        }
+      }
+    }
+
     /** Unplug: socat stops, the port vanishes. Plug back: a new pty at the same path, same module. */
     async function replug(unplug: boolean): Promise<void> {
       if (unplug) {
@@ -211,6 +248,7 @@ function serveSimulator(kind: string): (values: Values) => Promise<number> {
       switch (cmd) {
         case 'finger':
         case 'eye':
+        case 'card':
         case 'present':
           simulator.present(num(a, 'an id'));
           return;
@@ -225,13 +263,15 @@ function serveSimulator(kind: string): (values: Values) => Promise<number> {
           if (!a || !b) throw new AgentError('CLI_USAGE', 'fault NAME on|off|N');
           const value = b === 'on' ? true : b === 'off' ? false : num(b, 'on, off or a count');
           simulator.setFault(a, value);
+          // An in-process HID device comes back on the bus (the reader reopens it by itself).
+          if (a === 'unplug' && value === false && !pair && 'replug' in simulator) (simulator as { replug(): void }).replug();
           return;
         }
         case 'quit':
         case 'exit':
           return 'quit';
         default:
-          throw new AgentError('CLI_USAGE', `unknown control command "${cmd}"; use finger, eye, lift, enroll, fault or quit`);
+          throw new AgentError('CLI_USAGE', `unknown control command "${cmd}"; use finger, eye, card, lift, enroll, fault or quit`);
       }
     }
   };

@@ -5,14 +5,15 @@
 import { z } from 'zod';
 import { employeeCodeSchema } from '../../api/employee-code.js';
 import { ControlServer, controlSocketPath } from '../control-socket.js';
-import { enroll, identifyOnce } from '../../terminal/enroller.js';
+import { defaultPosition, enroll, identifyOnce } from '../../terminal/enroller.js';
 import { isDateTime, MAX_TZ_OFFSET_MINUTES } from '../../api/date-time.js';
 import type { DaemonComponent, DaemonContext } from '../daemon.js';
 import { deletePersonTemplates } from '../people.js';
 import type { TerminalRuntime } from '../runtime.js';
 import { createAttendanceClient } from '../upstreams.js';
 
-const modality = z.enum(['finger', 'iris']).default('finger');
+/** Finger, eye, or a badge (one card read on the badge reader). */
+const modality = z.enum(['finger', 'iris', 'badge']).default('finger');
 const scanner = z.string().min(1).max(128).optional();
 
 /** The bodies of the control actions (edge-agent enroll and identify send them). */
@@ -57,7 +58,7 @@ export class ControlComponent implements DaemonComponent {
           enroll(rt, client, {
             employeeCode: body.employeeCode,
             modality: body.modality,
-            position: body.position ?? (body.modality === 'iris' ? 'right' : 'right-index'),
+            position: body.position ?? defaultPosition(body.modality),
             ...(body.captures !== undefined ? { captures: body.captures } : {}),
             ...(body.minQuality !== undefined ? { minQuality: body.minQuality } : {}),
           }, progress, body.scanner),

@@ -38,13 +38,17 @@ export class ScannersComponent implements DaemonComponent {
       const { createSimulatedScanner } = await import('../../../drivers/simulated.js');
       const { syntheticImages } = await import('../../synthetic/simulator-sources.js');
       return async () => {
-        const { scanner, simulator } = await createSimulatedScanner(target.family, { images: syntheticImages, ...(target.baud !== undefined ? { baud: target.baud } : {}) });
+        const { scanner, simulator } = await createSimulatedScanner(target.family, {
+          images: syntheticImages,
+          ...(target.baud !== undefined ? { baud: target.baud } : {}),
+          ...(target.format !== undefined ? { format: target.format } : {}),
+        });
         this.#rt.simulators.set(key, simulator);
         return scanner;
       };
     }
     const { createScanner } = await import('../../../drivers/open-scanner.js');
-    return () => createScanner({ family: target.family, path: target.path, ...(target.baud !== undefined ? { baud: target.baud } : {}) });
+    return () => createScanner({ family: target.family, path: target.path, ...(target.baud !== undefined ? { baud: target.baud } : {}), ...(target.format !== undefined ? { format: target.format } : {}) });
   }
 
   async start(ctx: DaemonContext): Promise<void> {
@@ -55,10 +59,23 @@ export class ScannersComponent implements DaemonComponent {
         key,
         open: await this.#opener(target),
         identifyImage: (modality, image) => rt.identifyImage(modality, image),
+        identifyCredential: (read) => rt.identifyCredential(read),
         slotOwner: async (k, slot) => (rt.slots ? rt.slots.owner(k, slot) : null),
+        // Through the credential rule (policy.require): a badge may only be the first of two factors.
         punch: async ({ employeeCode, source, score }) => {
-          const r = await ctx.policy.punch({ employeeCode, source, score });
-          return r.recorded ? { recorded: true, direction: r.direction } : { recorded: false, reason: `${r.reason}: already recorded ${r.secondsAgo}s ago` };
+          const r = await ctx.policy.present({ employeeCode, source, score });
+          if (r.recorded) return { recorded: true, direction: r.direction };
+          if (r.reason === 'awaiting') return { recorded: false, outcome: 'awaiting', reason: `badge taken: the finger or eye within ${r.withinSec} s` };
+          if (r.reason === 'not-accepted') return { recorded: false, outcome: 'denied', reason: r.detail };
+          return { recorded: false, reason: `${r.reason}: already recorded ${r.secondsAgo}s ago` };
+        },
+        // A card reader without a light: the terminal's other scanners show the outcome.
+        fallbackFeedback: async (kind) => {
+          await Promise.all(
+            [...rt.workers.values()]
+              .filter((w) => w.key !== key)
+              .map((w) => w.feedbackIfAble(kind)),
+          );
         },
         onReady: async (scanner, info) => {
           if (!rt.cache || !rt.slots || !scanner.capabilities.moduleSearch) return;
@@ -74,6 +91,7 @@ export class ScannersComponent implements DaemonComponent {
       worker.on('capture', (outcome) => {
         rt.noteCapture(outcome);
         const level = outcome.result === 'refused' ? 'error' : 'info';
+        // The badge's number is never logged: a badge outcome names the person, never the card.
         log[level]({ scanner: key, result: outcome.result, employeeCode: outcome.employeeCode, path: outcome.path, score: outcome.score, direction: outcome.direction, latencyMs: outcome.latencyMs, detail: outcome.detail }, `capture: ${outcome.result}`);
       });
       worker.on('status', (s) => {

@@ -21,6 +21,7 @@ describe('enroll/identify command helpers', () => {
   it('reads --modality and refuses anything else', () => {
     expect(modalityFlag(undefined)).toBe('finger');
     expect(modalityFlag('iris')).toBe('iris');
+    expect(modalityFlag('badge')).toBe('badge');
     expect(() => modalityFlag('nose')).toThrow(expect.objectContaining({ code: 'CLI_USAGE' }));
   });
 

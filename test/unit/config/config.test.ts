@@ -193,3 +193,27 @@ describe('config: logging', () => {
     expect(levels['drivers:x']).toBe('debug');
   });
 });
+
+describe('config: badge readers and what a person must present', () => {
+  it('takes badge readers with their line format, and the credential rule with its window', () => {
+    const c = parseConfig({ scanners: [{ family: 'badge-serial', path: '/dev/ttyUSB1', format: 'em4100-hex' }, { family: 'badge-hid', path: '/dev/hidraw0' }], policy: { require: 'both', bothWithinSec: 20 } });
+    expect(c.scanners).toEqual([{ family: 'badge-serial', path: '/dev/ttyUSB1', format: 'em4100-hex' }, { family: 'badge-hid', path: '/dev/hidraw0' }]);
+    expect(c.policy).toMatchObject({ require: 'both', bothWithinSec: 20 });
+    expect(parseConfig({}).policy).toMatchObject({ require: 'either', bothWithinSec: 15 });
+  });
+
+  it('names the mistake: a format on a fingerprint module, an unknown format, an unknown rule', () => {
+    const err = (raw: unknown) => {
+      try {
+        parseConfig(raw);
+      } catch (e) {
+        return e as AgentError;
+      }
+      throw new Error('accepted');
+    };
+    expect(err({ scanners: [{ family: 'r30x', path: '/dev/ttyUSB0', format: 'em4100-dec' }] })).toMatchObject({ code: 'CONFIG_INVALID', context: { key: 'scanners.0.format' }, hint: expect.stringContaining('only for badge-serial and badge-hid') });
+    expect(err({ scanners: [{ family: 'badge-serial', path: '/dev/ttyUSB0', format: 'em4200' }] })).toMatchObject({ code: 'CONFIG_BAD_ENUM', context: { key: 'scanners.0.format' } });
+    expect(err({ policy: { require: 'finger' } })).toMatchObject({ code: 'CONFIG_BAD_ENUM', hint: expect.stringContaining('either') });
+  });
+});
+

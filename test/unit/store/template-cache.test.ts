@@ -48,7 +48,7 @@ describe('TemplateCache', () => {
     expect(meta).toMatchObject({ id: 't1', employeeCode: 'E001', modality: 'finger', position: 'right-index', format: 'iso19794-2', sensorModel: 'R503', quality: 80, sourceTerminal: 'gate-1', version: 7 });
     const got = (await cache.getTemplate('t1')) as StoredTemplate;
     expect(Buffer.from(got.data).equals(data)).toBe(true);
-    expect(await cache.countsByModality()).toEqual({ finger: 1, iris: 1, embedding: 0 });
+    expect(await cache.countsByModality()).toEqual({ finger: 1, iris: 1, embedding: 0, badge: 0 });
     expect(await cache.maxVersion()).toBe(7);
     expect((await cache.listUsers()).map((u) => u.employeeCode)).toEqual(['E001']);
     await cache.upsertUser({ employeeCode: 'E001', firstName: 'Ada' });
@@ -99,7 +99,7 @@ describe('TemplateCache', () => {
     expect(removed.sort()).toEqual(['a', 'b']);
     expect(await cache.getTemplate('a')).toBeNull();
     expect(await cache.getUser('E1')).toBeNull();
-    expect(await cache.countsByModality()).toEqual({ finger: 1, iris: 0, embedding: 0 });
+    expect(await cache.countsByModality()).toEqual({ finger: 1, iris: 0, embedding: 0, badge: 0 });
     const rows = await db.all('SELECT id FROM templates WHERE employee_code = ?', ['E1']);
     expect(rows).toEqual([]);
   });
@@ -143,7 +143,7 @@ describe('TemplateCache', () => {
     const cache = await TemplateCache.open(db, { key });
     const err = await errorOf(cache.addTemplates([finger('E1', Uint8Array.of(1), { id: 'ok' }), { employeeCode: 'E1', modality: 'iris', position: 'left', format: 'iso19794-2', data: Uint8Array.of(1) }]));
     expect(err.code).toBe('STORE_TEMPLATE_INVALID');
-    expect(await cache.countsByModality()).toEqual({ finger: 0, iris: 0, embedding: 0 });
+    expect(await cache.countsByModality()).toEqual({ finger: 0, iris: 0, embedding: 0, badge: 0 });
     const eye = await errorOf(cache.addTemplate({ employeeCode: 'E1', modality: 'iris', position: 'right-index', format: 'iris-code-v1', data: Uint8Array.of(1) }));
     expect(eye.code).toBe('STORE_TEMPLATE_INVALID');
     expect(eye.message).toMatch(/left, right or unknown/);
@@ -181,7 +181,7 @@ describe('TemplateCache', () => {
     expect(await cache.personVersion('E1')).toMatchObject({ version: 300, deleted: true });
     expect(await cache.replacePerson(v(250), [finger('E1', Uint8Array.of(4), { id: 'd' })])).toBe(false);
     expect(await cache.notePersonVersion(v(299))).toBe(false);
-    expect(await cache.countsByModality()).toEqual({ finger: 0, iris: 0, embedding: 0 });
+    expect(await cache.countsByModality()).toEqual({ finger: 0, iris: 0, embedding: 0, badge: 0 });
     expect(await cache.replacePerson(v(301), [finger('E1', Uint8Array.of(4), { id: 'd' })])).toBe(true);
     expect(await cache.personVersion('E1')).toMatchObject({ version: 301, deleted: false });
     expect((await errorOf(cache.notePersonVersion(v(-1)))).code).toBe('STORE_TEMPLATE_INVALID');
@@ -192,7 +192,7 @@ describe('TemplateCache', () => {
     await db.migrate('templates', (await import('../../../src/store/template-schema.js')).TEMPLATE_MIGRATIONS.filter((m) => m.version === 1));
     let cache = await TemplateCache.open(db, { key });
     expect(await cache.personVersion('E1')).toBeNull(); // opening migrated it: nobody yet
-    await db.exec("DELETE FROM person_versions; DELETE FROM schema_migrations WHERE component = 'templates' AND version = 2; DROP TABLE person_versions");
+    await db.exec("DELETE FROM person_versions; DELETE FROM schema_migrations WHERE component = 'templates' AND version >= 2; DROP TABLE person_versions");
     await cache.addTemplate(finger('E1', Uint8Array.of(1), { version: 1234 }));
     await cache.addTemplate(finger('E2', Uint8Array.of(2)));
     cache = await reopen();
@@ -201,5 +201,29 @@ describe('TemplateCache', () => {
     // An unknown digest at the same version is taken as the same record (no refusal on upgrade).
     expect(await cache.notePersonVersion({ employeeCode: 'E1', version: 1234, digest: 'abc', origin: null })).toBe(true);
     expect(await cache.personVersion('E1')).toMatchObject({ version: 1234, digest: 'abc' });
+  });
+
+  it('takes badges after migration 3, which keeps every template of a cache made before it (rows, ids, blobs)', async () => {
+    const { TEMPLATE_MIGRATIONS } = await import('../../../src/store/template-schema.js');
+    await db.migrate('templates', TEMPLATE_MIGRATIONS.filter((m) => m.version <= 2));
+    let cache = await TemplateCache.open(db, { key });
+    // Opening migrated to the end: go back to a cache of migration 2 holding a template.
+    await db.exec(`DELETE FROM schema_migrations WHERE component = 'templates' AND version = 3;
+      CREATE TABLE t2 AS SELECT * FROM templates; DROP TABLE templates;
+      CREATE TABLE templates (id TEXT PRIMARY KEY, employee_code TEXT NOT NULL REFERENCES template_users (employee_code) ON DELETE CASCADE,
+        modality TEXT NOT NULL CHECK (modality IN ('finger', 'iris', 'embedding')), position TEXT NOT NULL, format TEXT NOT NULL, sensor_model TEXT,
+        quality INTEGER, created_at TEXT NOT NULL, source_terminal TEXT, version INTEGER NOT NULL DEFAULT 0, nonce BLOB NOT NULL, blob BLOB NOT NULL);
+      DROP TABLE t2;`);
+    const kept = await cache.addTemplate(finger('E1', Uint8Array.of(9, 8, 7), { version: 55 }));
+    await expect(db.run("UPDATE templates SET modality = 'badge'")).rejects.toMatchObject({ code: 'SQLITE_CONSTRAINT' });
+    cache = await reopen();
+    expect(await cache.getTemplate(kept.id)).toMatchObject({ employeeCode: 'E1', modality: 'finger', version: 55, data: Uint8Array.of(9, 8, 7) });
+    const badge = await cache.addTemplate({ employeeCode: 'E1', modality: 'badge', position: 'badge', format: 'badge-hmac-sha256', data: new Uint8Array(32).fill(3) });
+    expect(await cache.countsByModality()).toEqual({ finger: 1, iris: 0, embedding: 0, badge: 1 });
+    expect((await cache.getTemplate(badge.id))?.data).toEqual(new Uint8Array(32).fill(3));
+    // A badge is a 32-byte keyed hash, never anything else (a card number would not be).
+    expect((await errorOf(cache.addTemplate({ employeeCode: 'E1', modality: 'badge', position: 'badge', format: 'badge-hmac-sha256', data: Buffer.from('0008844356') })))).toMatchObject({ code: 'STORE_TEMPLATE_INVALID' });
+    expect((await errorOf(cache.addTemplate({ employeeCode: 'E1', modality: 'finger', position: 'badge', format: 'badge-hmac-sha256', data: new Uint8Array(32) })))).toMatchObject({ code: 'STORE_TEMPLATE_INVALID' });
+    expect((await db.integrityCheck())).toEqual(['ok']);
   });
 });

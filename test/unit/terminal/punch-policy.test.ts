@@ -166,3 +166,52 @@ describe('PunchPolicy', () => {
     expect(() => policy({ timeZone: 'Mars/Olympus' })).toThrow(/time zone/);
   });
 });
+
+describe('PunchPolicy.present: what a person must present (policy.require)', () => {
+  let mono = 0;
+  const p = (require: 'either' | 'biometric' | 'badge' | 'both') => policy({ require, bothWithinSec: 15, monoNow: () => mono });
+  const sourceOf = async (id: string) => (await outbox.get(id))?.source;
+
+  it('either: a finger, an eye or a badge punches, each marked with its source; a badge again inside the dedupe window records nothing', async () => {
+    const policy = p('either');
+    const a = await policy.present({ employeeCode: 'A', source: 'badge', score: 1 });
+    expect(a).toMatchObject({ recorded: true, direction: 'in' });
+    expect(await sourceOf((a as { id: string }).id)).toBe('badge');
+    expect(await policy.present({ employeeCode: 'A', source: 'badge' })).toMatchObject({ recorded: false, reason: 'duplicate' });
+    const b = await policy.present({ employeeCode: 'B', source: 'iris' });
+    expect(await sourceOf((b as { id: string }).id)).toBe('iris');
+  });
+
+  it('biometric: a badge is not accepted; badge: a finger is not accepted', async () => {
+    expect(await p('biometric').present({ employeeCode: 'A', source: 'badge' })).toEqual({ recorded: false, reason: 'not-accepted', detail: expect.stringContaining('not a badge') });
+    expect(await p('biometric').present({ employeeCode: 'A', source: 'finger' })).toMatchObject({ recorded: true });
+    expect(await p('badge').present({ employeeCode: 'B', source: 'finger' })).toEqual({ recorded: false, reason: 'not-accepted', detail: expect.stringContaining('badges only') });
+    expect(await p('badge').present({ employeeCode: 'B', source: 'badge' })).toMatchObject({ recorded: true });
+    expect((await outbox.list()).map((e) => [e.employeeCode, e.source])).toEqual([['A', 'finger'], ['B', 'badge']]);
+  });
+
+  it('both: a badge then the same person\'s finger within the window is one punch (badge+finger); a finger alone, another person\'s finger or a late one is not', async () => {
+    const policy = p('both');
+    expect(await policy.present({ employeeCode: 'A', source: 'finger' })).toEqual({ recorded: false, reason: 'not-accepted', detail: 'present the badge first, then the finger or eye within 15 s' });
+    expect(await policy.present({ employeeCode: 'A', source: 'badge' })).toEqual({ recorded: false, reason: 'awaiting', awaiting: 'biometric', withinSec: 15 });
+    expect(await policy.present({ employeeCode: 'B', source: 'finger' })).toMatchObject({ recorded: false, reason: 'not-accepted' });
+    mono += 14_000;
+    const done = await policy.present({ employeeCode: 'A', source: 'finger', score: 80 });
+    expect(done).toMatchObject({ recorded: true, direction: 'in' });
+    expect(await sourceOf((done as { id: string }).id)).toBe('badge+finger');
+    // The badge was used up: the finger alone again is not a second punch.
+    expect(await policy.present({ employeeCode: 'A', source: 'finger' })).toMatchObject({ recorded: false, reason: 'not-accepted' });
+    // Too late: the badge waited 15 s at most.
+    await policy.present({ employeeCode: 'C', source: 'badge' });
+    mono += 15_001;
+    expect(await policy.present({ employeeCode: 'C', source: 'iris' })).toMatchObject({ recorded: false, reason: 'not-accepted' });
+    await policy.present({ employeeCode: 'C', source: 'badge' });
+    const eye = await policy.present({ employeeCode: 'C', source: 'iris' });
+    expect(await sourceOf((eye as { id: string }).id)).toBe('badge+iris');
+    expect((await outbox.list()).map((e) => e.employeeCode)).toEqual(['A', 'C']);
+  });
+
+  it('a manual punch is not subject to the rule', async () => {
+    expect(await p('badge').punch({ employeeCode: 'A', source: 'manual' })).toMatchObject({ recorded: true });
+  });
+});

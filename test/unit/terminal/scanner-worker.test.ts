@@ -15,7 +15,7 @@ class FakeScanner extends TypedEmitter<ScannerEvents> implements Scanner {
   failImage = false;
   unplugged = false;
   opens = 0;
-  readonly #info: ScannerInfo = { family: 'r30x', modality: 'finger', model: 'fake', firmware: null, serial: null, transport: 'memory', path: 'fake', baud: null, capacity: 10, templates: 0, image: null };
+  readonly #info: ScannerInfo = { family: 'r30x', modality: 'finger', model: 'fake', firmware: null, serial: null, transport: 'memory', path: 'fake', baud: null, capacity: 10, templates: 0, image: null, resolution: { kind: 'dpi', dpi: 500 } };
   async open() {
     if (this.unplugged) throw new AgentError('TRANSPORT_NOT_FOUND', 'unplugged');
     this.opens++;
