@@ -206,7 +206,11 @@ export async function startConsole(o: ConsoleOptions): Promise<RunningConsole> {
     log.info({ url: o.url }, 'console connected to the broker');
     const topics = ['state', 'info', 'metrics'].map((leaf) => `${o.prefix}/+/+/${leaf}`);
     if (s.homeAssistant.sites.length) topics.push(haStatusTopic);
-    client.subscribeAsync(topics, { qos: 1 }).catch((err: unknown) => log.warn({ err: (err as Error).message }, 'could not subscribe'));
+    // QoS 0: a broker queues at most so many QoS 1 messages for a client (Mosquitto's
+    // max_queued_messages, 1000 by default) and drops the rest, so a QoS 1 subscription of a
+    // thousand terminals' retained state, info and metrics loses two thirds of them. The console
+    // needs only the latest of each, which a new subscription brings again after a reconnect.
+    client.subscribeAsync(topics, { qos: 0 }).catch((err: unknown) => log.warn({ err: (err as Error).message }, 'could not subscribe'));
   });
   client.on('close', () => {
     if (health.mqttConnected) log.warn({ url: o.url }, 'console lost the broker; reconnecting');

@@ -7,9 +7,10 @@
  */
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import mqtt from 'mqtt';
 import { nextMessage } from '../helpers/mqtt.js';
-import { runCli } from '../helpers/cli.js';
-import { until } from '../helpers/agent.js';
+import { killTree, runCli, spawnCli, waitForLine } from '../helpers/cli.js';
+import { stopChild, until } from '../helpers/agent.js';
 import { loginCookie, startConsoleFixture, type ConsoleFixture } from '../helpers/console.js';
 import { parsePrometheusText } from '../helpers/prometheus.js';
 
@@ -148,6 +149,35 @@ describe('edge-agent console over HTTP', () => {
     expect(families.get('edge_agent_alerts')!.samples.find((s) => s.labels.terminal === 'door-1')!.value).toBe(1);
     // plant-a is untouched
     expect(JSON.parse(await nextMessage(fx.broker.url, 'attendance/plant-a/alerts')).count).toBe(0);
+  });
+
+  it('takes every retained message of 1,200 terminals, more than a broker queues for one QoS 1 subscriber (Mosquitto: 1,000)', async () => {
+    const pub = await mqtt.connectAsync(fx.broker.url, { clean: true });
+    try {
+      for (let i = 0; i < 1200; i += 200) {
+        await Promise.all(
+          Array.from({ length: 200 }, (_, j) => `bulk/s${Math.floor((i + j) / 100)}/t${i + j}`).flatMap((base) => [
+            pub.publishAsync(`${base}/state`, 'online', { qos: 1, retain: true }),
+            pub.publishAsync(`${base}/info`, JSON.stringify({ version: '9.9.9', at: new Date().toISOString() }), { qos: 1, retain: true }),
+            pub.publishAsync(`${base}/metrics`, JSON.stringify({ queue: { pending: 1, dead: 0 }, at: new Date().toISOString() }), { qos: 1, retain: true }),
+          ]),
+        );
+      }
+    } finally {
+      await pub.endAsync();
+    }
+    const child = spawnCli(['console', '--mqtt', fx.broker.url, '--prefix', 'bulk', '--port', '0', '--secrets', '/nonexistent/secrets.yaml']);
+    try {
+      const [, url] = (await waitForLine(child, /^console listening on (\S+) /, 30_000, 'stdout')) as unknown as [string, string];
+      const complete = await until(async () => {
+        const body: Json = await json(await fetch(new URL('/api/fleet', url)));
+        const n = body.terminals.filter((t: Json) => t.version === '9.9.9' && t.pending === 1).length;
+        return n === 1200 ? n : null;
+      }, 30_000, 'all 1,200 terminals with their info and metrics');
+      expect(complete).toBe(1200);
+    } finally {
+      if ((await stopChild(child)) === null) killTree(child);
+    }
   });
 
   it('refuses to listen beyond loopback without a login', async () => {
