@@ -1,7 +1,10 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import YAML from 'yaml';
 import { renderPrometheus, TERMINAL_FAMILIES, escapeLabel } from '../../../src/console/prometheus.js';
 import { fleetRow, parseInfo, parseMetrics } from '../../../src/ops/fleet-row.js';
 import { parsePrometheusText } from '../../helpers/prometheus.js';
+import { ROOT } from '../../helpers/cli.js';
 
 const NOW = Date.parse('2026-03-02T08:00:00.000Z');
 const health = { startedAt: NOW - 60_000, mqttConnected: true, messages: 10, dropped: 1, sseClients: 2, alertPublishes: 3, httpRequests: 4, commandsSent: 0 };
@@ -52,5 +55,23 @@ describe('/metrics', () => {
     expect(() => parsePrometheusText('x 1\n# TYPE x gauge\n')).toThrow(/TYPE after/);
     expect(() => parsePrometheusText('9x 1\n')).toThrow(/not a sample/);
     expect(parsePrometheusText('# TYPE x gauge\nx{a="q\\"",b="\\\\"} +Inf\n').get('x')!.samples[0]).toEqual({ name: 'x', labels: { a: 'q"', b: '\\' }, value: Infinity });
+  });
+});
+
+describe('the Grafana dashboard and the alerting rules in docs/', () => {
+  /** The metric names a PromQL expression uses (label values and functions left out). */
+  const metricsOf = (expr: string) => [...expr.replace(/"[^"]*"/g, '""').matchAll(/\b(edge_agent_[a-z0-9_]+)\b/g)].map((m) => m[1]!);
+  const served = new Set(parsePrometheusText(renderPrometheus([], health, [], NOW)).keys());
+
+  it('use only metrics the console serves', () => {
+    const dashboard = JSON.parse(readFileSync(`${ROOT}docs/console-grafana-dashboard.json`, 'utf8')) as { panels: Array<{ title: string; targets: Array<{ expr: string }> }>; templating: { list: Array<{ query: string }> } };
+    const exprs = [...dashboard.panels.flatMap((p) => p.targets.map((t) => t.expr)), ...dashboard.templating.list.map((v) => v.query)];
+    const rules = (YAML.parse(readFileSync(`${ROOT}docs/console-alert-rules.yml`, 'utf8')) as { groups: Array<{ rules: Array<{ alert: string; expr: string; labels: { severity: string } }> }> }).groups.flatMap((g) => g.rules);
+    expect(dashboard.panels.length).toBeGreaterThan(8);
+    expect(rules.map((r) => r.alert)).toEqual(expect.arrayContaining(['EdgeAgentTerminalLost', 'EdgeAgentOldestPendingPunch', 'EdgeAgentDeadLetters', 'EdgeAgentClockUnsynchronized', 'EdgeAgentDiskLow', 'EdgeAgentTemperatureHigh']));
+    for (const r of rules) expect(['critical', 'warning'], r.alert).toContain(r.labels.severity);
+    const used = [...exprs, ...rules.map((r) => r.expr)].flatMap(metricsOf);
+    expect(used.length).toBeGreaterThan(20);
+    for (const name of used) expect(served, name).toContain(name);
   });
 });
