@@ -326,7 +326,9 @@ export async function startConsole(o: ConsoleOptions): Promise<RunningConsole> {
   let lastMqtt = health.mqttConnected;
   const judgeTimer = setInterval(() => {
     const now = Date.now();
-    for (const r of fleet.records()) judge(r, now);
+    // Without the broker the console sees nothing new: judging the clock against old figures
+    // would call every terminal silent. The page says the console lost the broker instead.
+    if (health.mqttConnected) for (const r of fleet.records()) judge(r, now);
     if (lastMqtt !== health.mqttConnected) {
       lastMqtt = health.mqttConnected;
       alertsDirty = true;

@@ -15,6 +15,8 @@ export const SESSION_COOKIE = 'edge_console_session';
 const MAX_FAILURES_PER_MINUTE = 5;
 const MAX_SESSIONS = 200;
 const MAX_PASSWORD_CHARS = 1024;
+/** scrypt checks running at once (each takes ~16 MB and tens of ms): more wait as throttled. */
+const MAX_CHECKS_AT_ONCE = 4;
 
 export type LoginResult = { ok: true; token: string } | { ok: false; reason: 'bad' | 'throttled' };
 
@@ -23,6 +25,7 @@ export class ConsoleLogin {
   readonly #sessionMs: number;
   readonly #sessions = new Map<string, number>();
   readonly #failures = new Map<string, number[]>();
+  #checking = 0;
 
   private constructor(hash: string, sessionMs: number) {
     this.#hash = hash;
@@ -44,8 +47,14 @@ export class ConsoleLogin {
   /** Checks a password from `address`; a success opens a session. */
   async login(password: string, address: string, now = Date.now()): Promise<LoginResult> {
     const recent = (this.#failures.get(address) ?? []).filter((t) => now - t < 60_000);
-    if (recent.length >= MAX_FAILURES_PER_MINUTE) return { ok: false, reason: 'throttled' };
-    const ok = password.length > 0 && password.length <= MAX_PASSWORD_CHARS && (await verifySecret(password, this.#hash));
+    if (recent.length >= MAX_FAILURES_PER_MINUTE || this.#checking >= MAX_CHECKS_AT_ONCE) return { ok: false, reason: 'throttled' };
+    let ok = false;
+    this.#checking++;
+    try {
+      ok = password.length > 0 && password.length <= MAX_PASSWORD_CHARS && (await verifySecret(password, this.#hash));
+    } finally {
+      this.#checking--;
+    }
     if (!ok) {
       recent.push(now);
       this.#failures.set(address, recent);

@@ -180,6 +180,18 @@ describe('edge-agent console over HTTP', () => {
     }
   });
 
+  it('prints a password\'s scrypt hash for consolePassword, and refuses a short one', async () => {
+    const { verifySecret } = await import('../../src/core/secret-hash.js');
+    const r = await runCli(['console', '--hash-password'], { input: 'a long passphrase\n' });
+    expect(r.code).toBe(0);
+    const hash = r.stdout.trim();
+    expect(hash).toMatch(/^scrypt\$16384\$8\$1\$/);
+    expect(await verifySecret('a long passphrase', hash)).toBe(true);
+    const short = await runCli(['console', '--hash-password'], { input: 'short\n' });
+    expect(short.code).toBe(2);
+    expect(short.stderr).toContain('at least 8 characters');
+  });
+
   it('refuses to listen beyond loopback without a login', async () => {
     const r = await runCli(['console', '--mqtt', fx.broker.url, '--host', '0.0.0.0', '--port', '0', '--secrets', '/nonexistent/secrets.yaml']);
     expect(r.code).toBe(1);

@@ -36,6 +36,14 @@ describe('the console login', () => {
     expect((await login.login('long enough secret', '10.0.0.9', 62_000)).ok).toBe(true);
   });
 
+  it('runs at most four password checks at once: more are throttled, not queued', async () => {
+    const login = (await ConsoleLogin.create('long enough secret', 12))!;
+    const results = await Promise.all(Array.from({ length: 6 }, (_, i) => login.login('long enough secret', `10.1.0.${i}`)));
+    expect(results.filter((r) => r.ok)).toHaveLength(4);
+    expect(results.filter((r) => !r.ok && r.reason === 'throttled')).toHaveLength(2);
+    expect((await login.login('long enough secret', '10.1.0.9')).ok).toBe(true);
+  });
+
   it('sets an HttpOnly, SameSite=Strict cookie and reads it back', () => {
     expect(sessionCookie('abc', false)).toBe('edge_console_session=abc; Path=/; HttpOnly; SameSite=Strict');
     expect(sessionCookie('abc', true)).toContain('; Secure');
