@@ -19,7 +19,7 @@
  * updates flow. `...RatioToFloor` = floor / measured: 1 or more meets it.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startBroker } from '../helpers/broker.js';
@@ -60,9 +60,12 @@ const log = (s: string) => {
   if (!json) process.stdout.write(`${s}\n`);
 };
 
+// One folder for everything this run makes (the broker's, the console's, Chromium's profile),
+// removed at the end: TMPDIR is read by each mkdtemp and inherited by the children.
+const dir = mkdtempSync(join(tmpdir(), 'bench-console-'));
+process.env.TMPDIR = dir;
 const broker = await startBroker();
 const fleet = await simulatedFleet({ url: broker.url, terminals: TERMINALS });
-const dir = mkdtempSync(join(tmpdir(), 'bench-console-'));
 writeFileSync(join(dir, 'console.json'), JSON.stringify({ dataDir: dir }));
 const consoleChild = spawnCli(['console', '--config', join(dir, 'console.json'), '--secrets', join(dir, 'secrets.yaml'), '--mqtt', broker.url, '--port', '0'], { env: { EDGE_AGENT_LOG_LEVEL: 'warn' } });
 let context: Awaited<ReturnType<typeof launchChromium>> | null = null;
@@ -145,4 +148,5 @@ try {
   killTree(consoleChild);
   await fleet.close().catch(() => undefined);
   await broker.stop();
+  rmSync(dir, { recursive: true, force: true });
 }
