@@ -56,7 +56,9 @@ describe.skipIf(!has('chromium'))('the operations console in Chromium (needs chr
     await page.waitForSelector('body[data-ready]');
     await page.waitForSelector('tr[data-key="plant-a/gate-2"]');
     expect(await page.locator('tbody[data-site="plant-a"] tr[data-key]').evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-key')))).toEqual(['plant-a/gate-1', 'plant-a/gate-2']);
-    await page.waitForFunction("document.querySelectorAll('tr.state-online[data-key]').length === 2");
+    // Selectors, not waitForFunction: a string predicate is polled with eval, which the page's CSP forbids.
+    await page.waitForSelector('tr.state-online[data-key="plant-a/gate-1"]');
+    await page.waitForSelector('tr.state-online[data-key="plant-a/gate-2"]');
     expect(await page.textContent('tr[data-key="plant-a/gate-1"] td.c-state')).toBe('online');
     expect(await page.textContent('#summary')).toContain('2 online');
     expect(await seriousViolations(page)).toEqual([]);
@@ -64,11 +66,11 @@ describe.skipIf(!has('chromium'))('the operations console in Chromium (needs chr
 
   it('filters and sorts the table', async () => {
     await page.fill('#filter', 'gate-2');
-    await page.waitForFunction(`document.querySelector('tr[data-key="plant-a/gate-1"]').hidden`);
+    await page.waitForSelector('tr[data-key="plant-a/gate-1"]', { state: 'hidden' });
     expect(await page.isVisible('tr[data-key="plant-a/gate-2"]')).toBe(true);
     await page.fill('#filter', '');
     await page.click('button[data-sort="terminal"]');
-    await page.waitForFunction("[...document.querySelectorAll('tbody tr[data-key]')].map((t) => t.dataset.key).join() === 'plant-a/gate-2,plant-a/gate-1'");
+    await page.waitForSelector('tr.site-row + tr[data-key="plant-a/gate-2"] + tr[data-key="plant-a/gate-1"]');
     expect(await page.getAttribute('th:has(button[data-sort="terminal"])', 'aria-sort')).toBe('descending');
   });
 
@@ -102,7 +104,8 @@ describe.skipIf(!has('chromium'))('the operations console in Chromium (needs chr
     expect(await seriousViolations(page)).toEqual([]);
     // The lost terminal's page says so.
     await page.goto(`${fx.url}#/t/plant-a/gate-2`);
-    await page.waitForSelector('#commands:not([hidden])');
-    expect(await page.textContent('#terminal-state')).toMatch(/^lost/);
+    await page.waitForSelector('#terminal-state.state-lost');
+    expect(await page.textContent('#terminal-title')).toBe('gate-2 (site plant-a)');
+    expect(await page.textContent('#terminal-state')).toMatch(/^lost for \d+ s/);
   });
 });

@@ -396,8 +396,12 @@
       $('terminal-view').hidden = false;
       $('terminal-title').textContent = `${terminal} (site ${site})`;
       document.title = `${terminal} · Fleet console`;
-      $('answer').replaceChildren();
-      $('dead-list').replaceChildren();
+      // Nothing of the terminal shown before stays while this one loads.
+      $('terminal-state').className = 'terminal-state';
+      $('terminal-state').textContent = 'Loading…';
+      for (const id of ['facts', 't-alerts', 'answer', 'dead-list', 'charts', 'errors', 'transitions']) $(id).replaceChildren();
+      $('dead-summary').textContent = '';
+      $('raw').textContent = '';
       loadTerminal(true);
       refreshTimer = setInterval(loadTerminal, 15000);
     } else {
@@ -445,17 +449,16 @@
       ['Version', t.version ?? '–'],
     ];
     $('facts').replaceChildren(...facts.flatMap(([k, v]) => [el('dt', { text: k }), el('dd', { text: v })]));
-    lastDetail = d;
     renderTerminalAlerts();
     renderCommands(d.commands);
-    $('dead-summary').textContent = t.dead === null ? 'Not reported yet.' : t.dead === 0 ? 'None.' : `${t.dead} dead letter(s): punches an upstream refused for good.`;
+    $('dead-summary').textContent =
+      t.dead === null ? 'Not reported yet.' : t.dead === 0 ? 'None.' : `${t.dead} dead letter(s): punches an upstream refused for good.${d.commands.enabled ? '' : ' Listing them is a command: it needs a console login and an ops key.'}`;
     $('load-dead').hidden = !(d.commands.enabled && t.dead);
     renderCharts(d.history);
     $('errors').replaceChildren(...(d.errors.length ? d.errors.map((e) => el('li', {}, el('time', { datetime: e.at, text: new Date(e.at).toLocaleString() }), ` ${e.message}`)) : [el('li', { text: 'None reported since the console started.' })]));
     $('transitions').replaceChildren(...(d.transitions.length ? [...d.transitions].reverse().map((x) => el('li', {}, el('time', { datetime: x.at, text: new Date(x.at).toLocaleString() }), ` ${x.state ?? 'cleared'}`)) : [el('li', { text: 'None yet.' })]));
     $('raw').textContent = JSON.stringify({ info: d.info, metrics: d.metrics }, null, 2);
   }
-  let lastDetail = null;
 
   function renderTerminalAlerts() {
     if (!current) return;
@@ -484,9 +487,10 @@
         const known = s.values.filter((v) => v !== null);
         const min = known.length ? Math.min(...known) : 0;
         const max = known.length ? Math.max(...known) : 0;
-        const last = known.length ? known[known.length - 1] : null;
+        const last = known.length ? known[known.length - 1] : null; // the worst of the latest bucket
         const unit = s.unit ? ` ${s.unit}` : '';
-        const summary = known.length ? `last ${num(last)}${unit}, lowest ${num(min)}${unit}, highest ${num(max)}${unit}` : 'no data';
+        const step = Math.round(h.stepMs / 60000);
+        const summary = known.length ? `highest ${num(max)}${unit}, lowest ${num(min)}${unit}, latest ${num(last)}${unit} (each point the worst of ${step} min)` : 'no data';
         const svg = document.createElementNS(NS, 'svg');
         svg.setAttribute('viewBox', `0 0 ${W} ${H}`);
         svg.setAttribute('role', 'img');
