@@ -171,6 +171,50 @@ export const ConfigSchema = z.strictObject({
       authWindowSec: z.number().int().min(10).max(3600).default(300),
     })
     .prefault({}),
+  /** The operations console (`edge-agent console`): where it listens, its alert rules, Home Assistant discovery. */
+  console: z
+    .strictObject({
+      /** Listen address; anything but loopback needs a console login (consolePassword in the secrets). */
+      host: z.string().min(1).default('127.0.0.1'),
+      port: z.number().int().min(0).max(65535).default(8470),
+      /** Serve HTTPS with this certificate and key (PEM files); the session cookie is then Secure. */
+      tls: z.strictObject({ cert: z.string().min(1), key: z.string().min(1) }).nullable().default(null),
+      /** Origins a POST may come from besides the console's own (a reverse proxy's https://ops.example.com). */
+      allowedOrigins: z.array(z.string().regex(/^https?:\/\/[^/\s]+$/, 'an origin such as https://ops.example.com (scheme, host, optional port; no path)')).max(16).default([]),
+      /** How long a login lasts without use. */
+      sessionHours: z.number().positive().max(24 * 30).default(12),
+      /** How much metric history each terminal's page shows (kept in memory, 720 points). */
+      historyHours: z.number().positive().max(24 * 7).default(24),
+      /** Alert rules; null switches a rule off. Alerts are shown in the page and published retained on <prefix>/<site>/alerts. */
+      alerts: z
+        .strictObject({
+          /** A terminal lost (its connection died: the last will) for longer than this. 0 alerts at once. */
+          lostMinutes: z.number().min(0).nullable().default(2),
+          /** A terminal that says online but has published nothing for this long. */
+          silentMinutes: z.number().positive().nullable().default(5),
+          /** The oldest pending punch older than this. */
+          oldestPendingMinutes: z.number().positive().nullable().default(30),
+          /** Any dead letter. */
+          deadLetters: z.boolean().default(true),
+          /** The terminal's clock not synchronized (its punches are held until it is). */
+          clockUnsynchronized: z.boolean().default(true),
+          /** Free disk in the data folder below this many MB. */
+          minFreeDiskMb: z.number().min(0).nullable().default(200),
+          /** CPU temperature above this many °C. */
+          maxCpuTempC: z.number().nullable().default(80),
+          /** The terminal's own alerts (metrics alerts: CLOCK_HELD_LONG, ...). */
+          terminalAlerts: z.boolean().default(true),
+        })
+        .prefault({}),
+      /** Home Assistant MQTT discovery, opt-in per site: each terminal of these sites becomes a device (["*"]: every site). */
+      homeAssistant: z
+        .strictObject({
+          sites: z.array(z.string().regex(/^(\*|[A-Za-z0-9._-]{1,64})$/, 'a site id, or * for every site')).default([]),
+          discoveryPrefix: z.string().regex(/^[A-Za-z0-9_-][A-Za-z0-9_/-]{0,63}$/, 'a topic prefix such as homeassistant').default('homeassistant'),
+        })
+        .prefault({}),
+    })
+    .prefault({}),
   logging: z
     .strictObject({
       level: level.default('info'),
@@ -252,6 +296,8 @@ const FIXES: Record<string, string> = {
   'policy.require': 'use either (finger, eye or badge), biometric, badge, or both (a badge, then a finger or eye)',
   'clock.sources': 'a list of timedatectl, timesyncd and/or chrony (first that can tell decides), or [] for the year alone',
   'clock.earlierBootPunches': 'use hold (until "edge-agent queue release-unsynced") or send (as they are, marked)',
+  'console.host': 'an address to listen on: 127.0.0.1 (default), ::1, or 0.0.0.0 with a console login',
+  'console.homeAssistant.sites': 'a list of site ids, or ["*"] for every site',
   'logging.level': 'use fatal, error, warn, info, debug, trace or silent',
   'logging.format': 'use json (journald) or pretty (a technician at a terminal)',
   'logging.modules': 'a map of module pattern to level, e.g. {"drivers:*": "debug"}',

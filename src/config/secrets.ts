@@ -1,6 +1,8 @@
 /**
- * Secrets: API key and secret, MQTT username and password, the template key, the site key and
- * the ops keys that sign MQTT commands (`opsKey` for the site, `opsKeys` by operator key id).
+ * Secrets: API key and secret, MQTT username and password, the template key, the site key, the
+ * ops keys that sign MQTT commands (`opsKey` for the site, `opsKeys` by operator key id) and the
+ * operations console's password (`consolePassword`: a scrypt hash from
+ * `edge-agent console --hash-password`, or the password itself).
  * They live in a separate file with mode 0600 (YAML or JSON, default `<dataDir>/secrets.yaml`)
  * or in systemd credentials (`$CREDENTIALS_DIRECTORY/<name>`), never in the config file and
  * never in a log line. A credential file wins over the secrets file for the same secret.
@@ -28,11 +30,13 @@ export interface Secrets {
   opsKey: Buffer | null;
   /** Operators' ops keys by key id: commands signed with that key id. */
   opsKeys: Record<string, Buffer>;
+  /** The operations console's login: a `scrypt$...` hash (recommended) or the password. */
+  consolePassword: string | null;
   /** Where each secret came from (file path or `credential:<name>`), for doctor; never the value. */
   sources: Partial<Record<SecretName, string>>;
 }
 
-export type SecretName = 'apiKey' | 'apiSecret' | 'mqttUsername' | 'mqttPassword' | 'templateKey' | 'siteKey' | 'opsKey' | 'opsKeys';
+export type SecretName = 'apiKey' | 'apiSecret' | 'mqttUsername' | 'mqttPassword' | 'templateKey' | 'siteKey' | 'opsKey' | 'opsKeys' | 'consolePassword';
 
 /** The key id of `opsKey` in a signed command. */
 export const SITE_OPS_KEY_ID = 'site';
@@ -53,6 +57,7 @@ export const CREDENTIAL_NAMES: Record<SecretName, string> = {
   siteKey: 'site-key',
   opsKey: 'ops-key',
   opsKeys: 'ops-keys',
+  consolePassword: 'console-password',
 };
 
 
@@ -99,7 +104,7 @@ function readText(file: string, what: string): string {
 }
 
 export function emptySecrets(): Secrets {
-  return { apiKey: null, apiSecret: null, mqttUsername: null, mqttPassword: null, templateKey: null, siteKey: null, opsKey: null, opsKeys: {}, sources: {} };
+  return { apiKey: null, apiSecret: null, mqttUsername: null, mqttPassword: null, templateKey: null, siteKey: null, opsKey: null, opsKeys: {}, consolePassword: null, sources: {} };
 }
 
 /** `opsKeys` from a mapping (the secrets file) or YAML text (the credential). */

@@ -8,7 +8,7 @@
  * `DRIVER_GT521_<NACK name>` and `DRIVER_IRIS_<status name>` come from the drivers' status tables,
  * and `SQLITE_<result code>` from SQLite's (see `DeviceStatusCode` and `src/core/sqlite.ts`).
  */
-export type ErrorLayer = 'core' | 'api' | 'server' | 'store' | 'biometrics' | 'config' | 'upload' | 'ops' | 'site-sync' | 'terminal' | 'daemon' | 'setup' | 'cli' | 'drivers' | 'embedded';
+export type ErrorLayer = 'core' | 'api' | 'server' | 'store' | 'biometrics' | 'config' | 'upload' | 'ops' | 'site-sync' | 'terminal' | 'daemon' | 'setup' | 'cli' | 'console' | 'drivers' | 'embedded';
 
 export interface ErrorCodeInfo {
   readonly layer: ErrorLayer;
@@ -65,6 +65,18 @@ export const ERROR_CODES = {
   CLI_IMPORT_UNREADABLE: { layer: 'cli', retryable: false, hint: 'check the path' },
   CLI_PAIRS_SYNTAX: { layer: 'cli', retryable: false, hint: 'write "A<TAB>B" on each line' },
   CLI_USAGE: { layer: 'cli', retryable: false, hint: 'run "edge-agent help <command>" for the options' },
+  CONSOLE_ASSETS_MISSING: { layer: 'console', retryable: false, hint: 'the console\'s page files are missing: run "npm run build" (it copies src/console/assets into dist) or reinstall edge-agent' },
+  CONSOLE_BAD_PASSWORD: { layer: 'console', retryable: false, hint: 'write consolePassword in the secrets file as the hash "edge-agent console --hash-password" prints (or the password itself, at least 8 characters)' },
+  CONSOLE_BAD_REQUEST: { layer: 'console', retryable: false, hint: 'send JSON {"args": {...}} with Content-Type: application/json (the console page does this)' },
+  CONSOLE_COMMANDS_OFF: { layer: 'console', retryable: false, hint: 'commands need a console login (consolePassword in the secrets file) and an ops key (opsKey, opsKeys.<id> or --key-file)' },
+  CONSOLE_FORBIDDEN_ORIGIN: { layer: 'console', retryable: false, hint: 'send it from the console\'s own page; behind a reverse proxy, add its origin to console.allowedOrigins' },
+  CONSOLE_LISTEN: { layer: 'console', retryable: false, hint: 'choose another --port (or console.port), or stop what listens there' },
+  CONSOLE_LOGIN_FAILED: { layer: 'console', retryable: false, hint: 'check the password; it is consolePassword in the console\'s secrets file' },
+  CONSOLE_LOGIN_REQUIRED: { layer: 'console', retryable: false, hint: 'log in on the console\'s /login page' },
+  CONSOLE_LOGIN_THROTTLED: { layer: 'console', retryable: true, hint: 'too many failed logins from this address: wait a minute' },
+  CONSOLE_NOT_FOUND: { layer: 'console', retryable: false, hint: 'open the console\'s start page (/) and follow its links' },
+  CONSOLE_TLS_UNREADABLE: { layer: 'console', retryable: false, hint: 'check console.tls.cert and console.tls.key in the config and that this user may read them' },
+  CONSOLE_UNSAFE_HOST: { layer: 'console', retryable: false, hint: 'set consolePassword in the secrets file (edge-agent console --hash-password makes the hash) before listening beyond loopback, or keep --host 127.0.0.1 and use an SSH tunnel' },
   CONFIG_BAD_ENUM: { layer: 'config', retryable: false, hint: 'use one of the values the message lists' },
   CONFIG_BAD_TIMEZONE: { layer: 'config', retryable: false, hint: 'set terminal.timeZone to an IANA name such as Europe/Berlin or UTC' },
   CONFIG_BAD_URL: { layer: 'config', retryable: false, hint: 'write a full URL such as http://10.0.0.5:8080 or mqtt://broker:1883' },

@@ -19,7 +19,7 @@ export const REDACTED_KEYS = [
   'template', 'templates', 'image', 'images', 'minutiae', 'irisCode', 'code_bits', 'mask',
   'password', 'apiSecret', 'secret', 'secrets', 'access_token', 'accessToken', 'token',
   'authorization', 'Authorization', 'templateKey', 'siteKey', 'key', 'mqttPassword', 'clientSecret',
-  'opsKey', 'opsKeys', 'mac',
+  'opsKey', 'opsKeys', 'mac', 'consolePassword', 'cookie', 'session',
 ];
 
 function redactPaths(): string[] {

@@ -54,6 +54,8 @@ export class TerminalRuntime {
   readonly counters = { punched: 0, duplicate: 0, unknown: 0, tryAgain: 0, refused: 0, awaiting: 0, denied: 0 };
   lastError: { at: string; message: string } | null = null;
   lastCapture: CaptureOutcome | null = null;
+  /** When the last punch was recorded by a scanner here (ISO), for the console and Home Assistant. */
+  lastPunchAt: string | null = null;
   readonly startedAt = new Date();
 
   constructor(config: AgentConfig, secrets: Secrets) {
@@ -77,7 +79,10 @@ export class TerminalRuntime {
 
   noteCapture(outcome: CaptureOutcome): void {
     this.lastCapture = outcome;
-    if (outcome.result === 'punched') this.counters.punched++;
+    if (outcome.result === 'punched') {
+      this.counters.punched++;
+      this.lastPunchAt = new Date().toISOString();
+    }
     else if (outcome.result === 'duplicate') this.counters.duplicate++;
     else if (outcome.result === 'unknown') this.counters.unknown++;
     else if (outcome.result === 'try-again') this.counters.tryAgain++;
@@ -169,6 +174,7 @@ export class TerminalRuntime {
         denied: this.counters.denied,
         modulePathP95Ms: this.captureLatency.module.percentile(95),
         hostPathP95Ms: this.captureLatency.host.percentile(95),
+        lastPunchAt: this.lastPunchAt,
       },
       siteSync: this.siteSync ? { ...this.siteSync.counters } : null,
       clock: this.clock?.metrics() ?? null,

@@ -17,7 +17,7 @@ import type { RequestVerifier } from './ops-auth.js';
 export type CommandArgs = Record<string, unknown>;
 export type CommandHandler<A = CommandArgs> = (args: A) => Promise<unknown> | unknown;
 
-export const OPS_COMMANDS = ['ping', 'info', 'queue-status', 'retry-dead', 'sync-templates', 'set-log-level', 'reload-config', 'delete-user', 'restart'] as const;
+export const OPS_COMMANDS = ['ping', 'info', 'queue-status', 'queue-list', 'retry-dead', 'sync-templates', 'set-log-level', 'reload-config', 'delete-user', 'restart'] as const;
 export type OpsCommand = (typeof OPS_COMMANDS)[number];
 
 /** The largest request payload read; a longer one is answered OPS_BAD_REQUEST without parsing it. */

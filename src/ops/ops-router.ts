@@ -13,6 +13,8 @@ export interface OpsActions {
   terminal: string;
   info(): Promise<Record<string, unknown>>;
   queueStatus(): Promise<unknown>;
+  /** The dead letters (or pending punches), oldest first, with each upstream's last error. */
+  queueList(options: { dead: boolean; limit: number }): Promise<unknown[]>;
   retryDead(ids?: string[]): Promise<number>;
   syncTemplates(): Promise<unknown>;
   reloadConfig(): Promise<unknown>;
@@ -23,6 +25,7 @@ export interface OpsActions {
 
 /** The arguments of each command that takes any (the others take none). */
 export const OPS_ARGUMENTS = {
+  'queue-list': z.strictObject({ dead: z.boolean().optional(), limit: z.number().int().min(1).max(200).optional() }),
   'retry-dead': z.strictObject({ ids: z.array(z.string().min(1).max(64)).max(10_000).optional() }),
   'set-log-level': z.strictObject({
     level: z.enum(LOG_LEVELS as [LogLevel, ...LogLevel[]]),
@@ -37,6 +40,17 @@ export function createOpsRouter(actions: OpsActions, verifier: RequestVerifier):
     .register('ping', () => ({ pong: true, terminal: actions.terminal, uptimeSec: Math.round((Date.now() - started) / 1000), at: new Date().toISOString() }))
     .register('info', () => actions.info())
     .register('queue-status', () => actions.queueStatus())
+    .register(
+      'queue-list',
+      async (args) => {
+        const dead = args.dead ?? true;
+        const limit = args.limit ?? 50;
+        const events = await actions.queueList({ dead, limit });
+        return { dead, limit, count: events.length, events };
+      },
+      OPS_ARGUMENTS['queue-list'],
+      'send {"dead": true} for the dead letters (the default) or false for pending punches, and "limit" 1 to 200 (default 50)',
+    )
     .register('retry-dead', async (args) => ({ retried: await actions.retryDead(args.ids) }), OPS_ARGUMENTS['retry-dead'], 'omit "ids" to retry every dead letter, or send {"ids": ["<event id>", ...]}')
     .register('sync-templates', () => actions.syncTemplates())
     .register(

@@ -10,7 +10,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { AgentError } from '../core/errors.js';
 import type { SqliteDatabase } from '../core/sqlite.js';
-import { hashSecret, verifySecret } from './secret-hash.js';
+import { hashSecret, verifySecret } from '../core/secret-hash.js';
 
 export const ROLES = ['admin', 'admin-audit'] as const;
 export type Role = (typeof ROLES)[number];

@@ -13,7 +13,7 @@ import type { User } from '../api/types.js';
 import { answer, BadRequest, fail, isObject, ok, type HandlerResult } from './envelope.js';
 import { EMPLOYEE_CODE_RULE, lookupEmployeeCode } from '../api/employee-code.js';
 import { employeeCodeProblem, FIELD_LIMITS, isValidEmployeeCode, type ServiceContext } from './context.js';
-import { hashSecret } from './secret-hash.js';
+import { hashSecret } from '../core/secret-hash.js';
 
 interface UserRow {
   employee_code: string;

@@ -1,6 +1,7 @@
 // The broker ACL example (systemd/mosquitto-acl.example) on a real Mosquitto with a password
 // file: each terminal writes only under its own topics and reads only its own requests; central
-// operations command and watch; site template records pass between the terminals of a site.
+// operations command and watch; site template records pass between the terminals of a site; the
+// operations console publishes site alerts and Home Assistant discovery.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import mqtt, { type MqttClient } from 'mqtt';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -11,7 +12,7 @@ import { ROOT } from '../helpers/cli.js';
 import { freePort } from '../helpers/broker.js';
 import { has, which } from '../helpers/system.js';
 
-const USERS = ['gate-7', 'gate-8', 'ops-central'] as const;
+const USERS = ['gate-7', 'gate-8', 'ops-central', 'ops-console'] as const;
 
 describe.skipIf(!has('mosquitto') || !has('mosquitto_passwd'))('the Mosquitto ACL example (needs mosquitto)', () => {
   let proc: ChildProcess;
@@ -72,6 +73,29 @@ describe.skipIf(!has('mosquitto') || !has('mosquitto_passwd'))('the Mosquitto AC
       expect(shared).toEqual(['attendance/plant/templates/E1 sealed']);
     } finally {
       await Promise.all([g7, g8, ops].map((c) => c.endAsync()));
+    }
+  });
+
+  it('lets the operations console publish site alerts and Home Assistant discovery, and no terminal do so', async () => {
+    const [g7, con, ops] = await Promise.all([as('gate-7'), as('ops-console'), as('ops-central')]);
+    try {
+      const watched = await received(ops, 'attendance/+/alerts', async () => {
+        await g7.publishAsync('attendance/plant/alerts', '{"forged":true}', { qos: 1 });
+        await con.publishAsync('attendance/plant/alerts', '{"count":0}', { qos: 1 });
+      });
+      expect(watched).toEqual(['attendance/plant/alerts {"count":0}']);
+      const discovery = await received(con, 'homeassistant/#', async () => {
+        await g7.publishAsync('homeassistant/sensor/x/config', 'forged', { qos: 1 });
+        await con.publishAsync('homeassistant/sensor/edge_agent_plant_gate-7_queue/config', '{}', { qos: 1 });
+      });
+      expect(discovery).toEqual(['homeassistant/sensor/edge_agent_plant_gate-7_queue/config {}']);
+      // It watches the terminals and commands them.
+      const toG7 = received(g7, 'attendance/plant/gate-7/req/#', async () => undefined);
+      await new Promise((r) => setTimeout(r, 100));
+      await con.publishAsync('attendance/plant/gate-7/req/ping', '{"transaction":"c1"}', { qos: 1 });
+      expect(await toG7).toEqual(['attendance/plant/gate-7/req/ping {"transaction":"c1"}']);
+    } finally {
+      await Promise.all([g7, con, ops].map((c) => c.endAsync()));
     }
   });
 });

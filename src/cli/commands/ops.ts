@@ -43,7 +43,7 @@ export default function register(program: Command): Command {
 
   const send = defineCommand(ops, {
     name: 'send <command>',
-    summary: 'sign a command (ping, info, queue-status, retry-dead, sync-templates, set-log-level, reload-config, delete-user, restart), send it and print the answer',
+    summary: 'sign a command (ping, info, queue-status, queue-list, retry-dead, sync-templates, set-log-level, reload-config, delete-user, restart), send it and print the answer',
     details: `The key: --key-file (a file holding only the key), else the secrets file of the config
 (opsKey for --key-id site, the default; opsKeys.<id> for an operator's key id).
 Examples:

@@ -42,6 +42,7 @@ export class OpsComponent implements DaemonComponent {
       terminal: config.terminal.id,
       info: () => rt.info(),
       queueStatus: () => ctx.outbox.status(),
+      queueList: (o) => ctx.outbox.list(o),
       retryDead: (ids) => ctx.outbox.retryDead(ids),
       syncTemplates: async () => {
         if (!rt.siteSync) throw new AgentError('OPS_SYNC_OFF', 'site template sync is off on this terminal', {}, { hint: 'it needs mqtt.url, a template key and a site key' });

@@ -34,6 +34,15 @@ describe('config: defaults and layers', () => {
     expect(secretsFilePath(c)).toBe(join(c.dataDir, 'secrets.yaml'));
   });
 
+  it('gives the operations console loopback, alert rules and no Home Assistant by default, and checks what a file sets', () => {
+    const c = loadConfig({ file: file(''), env: {} });
+    expect(c.console).toMatchObject({ host: '127.0.0.1', port: 8470, tls: null, historyHours: 24, homeAssistant: { sites: [], discoveryPrefix: 'homeassistant' } });
+    expect(c.console.alerts).toEqual({ lostMinutes: 2, silentMinutes: 5, oldestPendingMinutes: 30, deadLetters: true, clockUnsynchronized: true, minFreeDiskMb: 200, maxCpuTempC: 80, terminalAlerts: true });
+    expect(loadConfig({ file: file('console: {alerts: {lostMinutes: null}, homeAssistant: {sites: ["*"]}}'), env: {} }).console).toMatchObject({ alerts: { lostMinutes: null }, homeAssistant: { sites: ['*'] } });
+    expect(failure(() => loadConfig({ file: file('console: {homeAssistant: {sites: ["plant a"]}}'), env: {} })).message).toContain('console.homeAssistant.sites');
+    expect(failure(() => loadConfig({ file: file('console: {allowedOrigins: ["https://ops.example.com/path"]}'), env: {} })).message).toContain('console.allowedOrigins');
+  });
+
   it('reads JSON as well as YAML', () => {
     const c = loadConfig({ file: file('{"terminal": {"id": "gate-7"}}', 'json'), env: {} });
     expect(c.terminal.id).toBe('gate-7');

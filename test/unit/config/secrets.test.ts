@@ -108,6 +108,19 @@ describe('secrets', () => {
     expect(c.sources.opsKeys).toBe('credential:ops-keys');
   });
 
+  it('holds the console password (file or credential console-password) and writes it back', () => {
+    const file = join(dir, 'console', 'secrets.yaml');
+    writeSecrets(file, { ...emptySecrets(), consolePassword: 'scrypt$16384$8$1$c2FsdHNhbHRzYWx0c2FsdA==$aGFzaGhhc2hoYXNoaGFzaGhhc2hoYXNoaGFzaGhhc2g=' });
+    expect(loadSecrets({ file, credentialsDir: null }).consolePassword).toMatch(/^scrypt\$16384\$/);
+    const cred = join(dir, 'console-creds');
+    mkdirSync(cred);
+    writeFileSync(join(cred, 'console-password'), 'from systemd\n');
+    const c = loadSecrets({ file, credentialsDir: cred });
+    expect(c.consolePassword).toBe('from systemd');
+    expect(c.sources.consolePassword).toBe('credential:console-password');
+    expect(secretValues(c)).toContain('from systemd');
+  });
+
   it('refuses operator key ids that are not allowed and keys that are not 32 bytes', () => {
     const file = join(dir, 'ops-bad.yaml');
     writeFileSync(file, `opsKeys:\n  site: ${'11'.repeat(32)}\n`, { mode: 0o600 });

@@ -188,6 +188,7 @@ describe('ops router', async () => {
     terminal: 't1',
     info: async () => ({ version: 'x' }),
     queueStatus: async () => ({ pending: 4 }),
+    queueList: async (o) => (calls.push(`list:${o.dead}:${o.limit}`), [{ id: 'E1', employeeCode: 'X' }]),
     retryDead: async (ids) => (calls.push(`retry:${ids?.join(',') ?? 'all'}`), ids?.length ?? 7),
     syncTemplates: async () => ({ resubscribed: true }),
     reloadConfig: async () => ({ configVersion: 3 }),
@@ -198,10 +199,13 @@ describe('ops router', async () => {
   const ask = async (cmd: string, body: Record<string, unknown> = {}) => router.handle(cmd, signed(cmd, `x-${++n}`, body));
 
   it('answers every command of the list', async () => {
-    expect(router.commands).toEqual(['delete-user', 'info', 'ping', 'queue-status', 'reload-config', 'restart', 'retry-dead', 'set-log-level', 'sync-templates']);
+    expect(router.commands).toEqual(['delete-user', 'info', 'ping', 'queue-list', 'queue-status', 'reload-config', 'restart', 'retry-dead', 'set-log-level', 'sync-templates']);
     expect((await ask('ping')).result).toMatchObject({ pong: true, terminal: 't1' });
     expect((await ask('queue-status')).result).toEqual({ pending: 4 });
     expect((await ask('retry-dead')).result).toEqual({ retried: 7 });
+    expect((await ask('queue-list')).result).toEqual({ dead: true, limit: 50, count: 1, events: [{ id: 'E1', employeeCode: 'X' }] });
+    expect((await ask('queue-list', { dead: false, limit: 5 })).result).toMatchObject({ dead: false, limit: 5 });
+    expect(calls).toEqual(expect.arrayContaining(['list:true:50', 'list:false:5']));
     expect((await ask('retry-dead', { ids: ['a', 'b'] })).result).toEqual({ retried: 2 });
     expect((await ask('delete-user', { employeeCode: 'E9' })).result).toEqual({ templatesRemoved: 2 });
     expect(calls).toContain('delete:E9');
@@ -209,6 +213,8 @@ describe('ops router', async () => {
   it('validates arguments', async () => {
     expect((await ask('delete-user')).error?.code).toBe('OPS_BAD_ARGUMENT');
     expect((await ask('retry-dead', { ids: 'a' })).error?.code).toBe('OPS_BAD_ARGUMENT');
+    expect((await ask('queue-list', { limit: 201 })).error?.code).toBe('OPS_BAD_ARGUMENT');
+    expect((await ask('queue-list', { dead: 'yes' })).error?.code).toBe('OPS_BAD_ARGUMENT');
     expect((await ask('set-log-level', { level: 'loud' })).error?.code).toBe('OPS_BAD_ARGUMENT');
     expect((await ask('ping', { extra: 1 })).error?.code).toBe('OPS_BAD_ARGUMENT');
     expect((await ask('retry-dead', { ids: ['x'.repeat(65)] })).error?.code).toBe('OPS_BAD_ARGUMENT');
