@@ -69,6 +69,7 @@ export const ERROR_CODES = {
   CONFIG_BAD_URL: { layer: 'config', retryable: false, hint: 'write a full URL such as http://10.0.0.5:8080 or mqtt://broker:1883' },
   CONFIG_INVALID: { layer: 'config', retryable: false, hint: 'write it as 04:00' },
   CONFIG_MISSING: { layer: 'config', retryable: false, hint: 'run "edge-agent provision" or add the missing setting to the config or the secrets file' },
+  CONFIG_NONE: { layer: 'config', retryable: false, hint: 'pass --config FILE or set EDGE_AGENT_CONFIG, or run "edge-agent provision"' },
   CONFIG_NOT_FOUND: { layer: 'config', retryable: false, hint: 'check the path given to --config or $EDGE_AGENT_CONFIG, or run "edge-agent provision"' },
   CONFIG_SYNTAX: { layer: 'config', retryable: false, hint: 'fix the YAML or JSON at the position named' },
   CONFIG_TLS_UNREADABLE: { layer: 'config', retryable: false, hint: 'check the mqtt.tls paths in the config and that the agent user may read the files' },

@@ -48,7 +48,7 @@ data folder (it holds the scanners), else opens the scanners in this process.`,
     if (captures !== undefined && (captures < 1 || captures > 10)) throw usageError('enroll', '--captures takes 1..10', { captures });
     if (minQuality !== undefined && (minQuality < 0 || minQuality > 100)) throw usageError('enroll', '--min-quality takes 0..100', { minQuality });
     const presentId = intFlag('present', values.present);
-    const config = applyScannerFlags(configForFlags(values), values);
+    const config = applyScannerFlags(configForFlags(values, process.env, { command: 'edge-agent enroll' }), values);
     const secrets = secretsFor(config, values);
     const json = values.json === true;
     const say = (line: string) => (json ? process.stderr : process.stdout).write(`${line}\n`);

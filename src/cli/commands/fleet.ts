@@ -20,6 +20,7 @@ state, last seen, queue depth, oldest pending punch, dead letters, last error.`,
   withJson(cmd, 'print {"terminals": [...]} as JSON on stdout');
   return action<Values>(cmd, async (values) => {
     const { loadConfig } = await import('../../config/config.js');
+    const { locateConfig } = await import('../../config/locate.js');
     const { loadSecrets } = await import('../../config/secrets.js');
     const { AgentError } = await import('../../core/errors.js');
     const { FleetMonitor, formatFleetTable } = await import('../../ops/fleet.js');
@@ -27,7 +28,10 @@ state, last seen, queue depth, oldest pending punch, dead letters, last error.`,
     const mqttOverrides: Record<string, unknown> = {};
     if (values.mqtt) mqttOverrides.url = values.mqtt;
     if (values.prefix) mqttOverrides.prefix = values.prefix;
-    const config = loadConfig({ file: values.config ?? null, overrides: { mqtt: mqttOverrides } });
+    // The one rule for the config; only its mqtt.* matter here, and --mqtt alone needs none.
+    const location = values.mqtt && !values.config ? null : locateConfig(values.config);
+    if (location?.note) process.stderr.write(`${location.note}\n`);
+    const config = loadConfig({ file: location?.file ?? null, overrides: { mqtt: mqttOverrides } });
     const url = config.mqtt.url;
     if (!url) throw new AgentError('CLI_USAGE', 'no broker to read the fleet from', {}, { hint: 'pass --mqtt mqtt://host:1883 or set mqtt.url in the config' });
     const secrets = loadSecrets({ file: values.secrets ?? null });

@@ -27,7 +27,7 @@ Exit code 0 when someone was identified, 1 when nobody matched.`,
     const { describeProgress, modalityFlag, simulatedPerson } = await import('../enrol-session.js');
     const modality = modalityFlag(values.modality);
     const presentId = intFlag('present', values.present);
-    const config = applyScannerFlags(configForFlags(values), values);
+    const config = applyScannerFlags(configForFlags(values, process.env, { command: 'edge-agent identify' }), values);
     const secrets = secretsFor(config, values);
     const json = values.json === true;
     const say = (line: string) => (json ? process.stderr : process.stdout).write(`${line}\n`);

@@ -107,7 +107,7 @@ is a person's, marked manual. The running agent delivers it.
     if (values.in && values.out) throw usageError('punch', 'give --in or --out, not both');
     if (!values.import && !values.code) throw usageError('punch', 'punch needs --code C (or --import FILE)');
     if (values.import && (values.code || values.at || values.in || values.out)) throw usageError('punch', '--import takes its punches from the file; leave out --code, --at, --in and --out');
-    const config = configForFlags(values);
+    const config = configForFlags(values, process.env, { command: 'edge-agent punch' });
     const request = values.import
       ? null
       : {

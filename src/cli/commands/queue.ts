@@ -61,7 +61,7 @@ type Values = CommonValues & { dead?: boolean; id?: string[]; limit?: string; js
 async function withOutbox(values: Values, fn: (outbox: Outbox, config: AgentConfig) => Promise<void>): Promise<number> {
   const { configForFlags } = await import('../../config/load.js');
   const { openOutbox } = await import('../../daemon/daemon.js');
-  const config = configForFlags(values);
+  const config = configForFlags(values, process.env, { command: 'edge-agent queue' });
   const { db, outbox } = await openOutbox(config);
   try {
     await fn(outbox, config);
