@@ -8,6 +8,7 @@
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
 import { TypedEmitter } from '../core/events.js';
 import { logger } from '../core/logger.js';
+import { RepeatedWarning } from '../core/repeated-warning.js';
 import type { CommandResponse, CommandRouter } from './commands.js';
 import { requestTopic, responseTopic, terminalTopic, type TopicBase } from './topics.js';
 
@@ -37,7 +38,10 @@ export class TerminalOps extends TypedEmitter<TerminalOpsEvents> {
   #client: MqttClient | null = null;
   #timer: NodeJS.Timeout | null = null;
   #connected = false;
+  #stopping = false;
   #lastPublishAt: string | null = null;
+  /** The broker away: one warning, then fewer and fewer, each with the count left out. */
+  readonly #away = new RepeatedWarning(log);
 
   constructor(options: TerminalOpsOptions) {
     super();
@@ -64,17 +68,21 @@ export class TerminalOps extends TypedEmitter<TerminalOpsEvents> {
     this.#client = client;
     client.on('connect', () => {
       this.#connected = true;
-      log.info({ url: this.#o.url }, 'connected to the broker');
+      if (this.#away.failures) this.#away.ok({ url: this.#o.url }, 'connected to the broker again');
+      else log.info({ url: this.#o.url }, 'connected to the broker');
       void this.#onConnect();
     });
     client.on('close', () => {
       if (this.#connected) {
         this.#connected = false;
-        log.warn({ url: this.#o.url }, 'lost the broker; reconnecting');
+        // A clean stop (Ctrl-C, systemctl stop) closes the connection too: nothing was lost.
+        if (!this.#stopping) this.#away.warn({ url: this.#o.url }, 'lost the broker; reconnecting');
         this.emit('disconnected', undefined);
       }
     });
-    client.on('error', (err) => log.warn({ err: err.message }, 'MQTT error'));
+    client.on('error', (err) => {
+      if (!this.#stopping) this.#away.warn({ url: this.#o.url, err: err.message }, 'cannot reach the broker; reconnecting');
+    });
     client.on('message', (topic, payload) => void this.#onMessage(topic, payload));
     this.#timer = setInterval(() => void this.publishMetrics(), this.#o.metricsIntervalMs);
     this.#timer.unref();
@@ -149,6 +157,7 @@ export class TerminalOps extends TypedEmitter<TerminalOpsEvents> {
 
   /** Publishes `offline` (a clean stop) and disconnects; the last will is not sent. */
   async stop(): Promise<void> {
+    this.#stopping = true;
     if (this.#timer) clearInterval(this.#timer);
     this.#timer = null;
     const client = this.#client;

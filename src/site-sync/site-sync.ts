@@ -14,6 +14,7 @@ import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
 import { AgentError, toAgentError } from '../core/errors.js';
 import { TypedEmitter } from '../core/events.js';
 import { logger } from '../core/logger.js';
+import { RepeatedWarning } from '../core/repeated-warning.js';
 import { openSiteRecord, sealSiteRecord } from './site-crypto.js';
 import { decodeTopicPart, siteTemplatesTopic } from '../ops/topics.js';
 
@@ -96,6 +97,8 @@ export function parseRecord(plaintext: Buffer, employeeCode: string): SiteTempla
 export class SiteTemplateSync extends TypedEmitter<SiteSyncEvents> {
   readonly #o: SiteSyncOptions;
   #client: MqttClient | null = null;
+  #stopping = false;
+  readonly #away = new RepeatedWarning(log);
   /** Messages are applied one at a time, in arrival order. */
   #chain: Promise<void> = Promise.resolve();
   readonly counters = { applied: 0, removed: 0, skipped: 0, errors: 0, published: 0 };
@@ -117,9 +120,12 @@ export class SiteTemplateSync extends TypedEmitter<SiteSyncEvents> {
       this.#chain = this.#chain.then(() => this.#onMessage(topic, payload, packet.retain));
     });
     client.on('connect', () => {
+      this.#away.ok({ url: this.#o.url }, 'site template sync reached the broker again');
       client.subscribeAsync(this.topicFilter, { qos: 1 }).catch((err: Error) => log.warn({ err: err.message }, 'subscribe failed'));
     });
-    client.on('error', (err) => log.warn({ err: err.message }, 'MQTT error'));
+    client.on('error', (err) => {
+      if (!this.#stopping) this.#away.warn({ url: this.#o.url, err: err.message }, 'site template sync cannot reach the broker; reconnecting');
+    });
   }
 
   /** Waits until every message received so far has been applied. */
@@ -186,6 +192,7 @@ export class SiteTemplateSync extends TypedEmitter<SiteSyncEvents> {
   }
 
   async stop(): Promise<void> {
+    this.#stopping = true;
     await this.#chain;
     await this.#client?.endAsync().catch(() => undefined);
     this.#client = null;
