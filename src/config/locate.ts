@@ -42,11 +42,16 @@ export function packageRoot(): string | null {
   return null;
 }
 
+/** True when this copy runs from a checkout of the sources (a .git beside package.json), not an install. */
+export function isCheckout(): boolean {
+  const root = packageRoot();
+  return root !== null && existsSync(join(root, '.git'));
+}
+
 /** The embedded demo's config of this checkout, or null when this copy is not a checkout (no .git). */
 export function demoConfigPath(env: NodeJS.ProcessEnv = process.env): string | null {
   if (env.EDGE_AGENT_TEST_DEMO_CONFIG !== undefined) return env.EDGE_AGENT_TEST_DEMO_CONFIG || null;
-  const root = packageRoot();
-  return root && existsSync(join(root, '.git')) ? join(root, 'data', 'embedded-config.yaml') : null;
+  return isCheckout() ? join(packageRoot()!, 'data', 'embedded-config.yaml') : null;
 }
 
 export function installedConfigPath(env: NodeJS.ProcessEnv = process.env): string {
