@@ -8,7 +8,8 @@ import { fileURLToPath } from 'node:url';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const CLI_ENTRY = `${ROOT}src/cli/main.ts`;
-export const TSX_IMPORT = ['--import', 'tsx'];
+/** tsx by its file URL, so a child runs from any working folder (a test of running elsewhere). */
+export const TSX_IMPORT = ['--import', import.meta.resolve('tsx')];
 
 export interface CliResult {
   code: number | null;

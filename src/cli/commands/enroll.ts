@@ -51,7 +51,15 @@ data folder (it holds the scanners), else opens the scanners in this process.`,
     const config = applyScannerFlags(configForFlags(values, process.env, { command: 'edge-agent enroll' }), values);
     const secrets = secretsFor(config, values);
     const json = values.json === true;
-    const say = (line: string) => (json ? process.stderr : process.stdout).write(`${line}\n`);
+    // On a terminal a bar counts the captures (below the step lines); otherwise just the lines.
+    const { progress } = await import('../progress.js');
+    const bar = progress('captures', { unit: 'captures', everyMs: 0 });
+    const show = (e: Record<string, unknown>) => {
+      bar.say(describeProgress(e), json ? process.stderr : process.stdout);
+      if (e.step === 'captured' && typeof e.capture === 'number' && typeof e.of === 'number') bar.update(e.capture, e.of);
+      if (e.step === 'captures-done') bar.finish();
+    };
+    const say = (line: string) => bar.say(line, json ? process.stderr : process.stdout);
     const body = {
       employeeCode,
       modality,
@@ -60,32 +68,37 @@ data folder (it holds the scanners), else opens the scanners in this process.`,
       ...(minQuality !== undefined ? { minQuality } : {}),
     };
 
-    const result = await withTerminal<EnrollResult>(
-      config,
-      secrets,
-      async (call) => {
-        if (presentId !== undefined) {
-          throw new AgentError('CLI_USAGE', '--present works with simulated scanners opened by this command; the agent runs on this data folder and holds its scanners', {}, { hint: 'present the finger on the running agent\'s scanner, or stop the agent' });
-        }
-        say(`enrolling ${employeeCode} through the running agent`);
-        return (await call('enroll', body, (e) => say(describeProgress(e)))) as EnrollResult;
-      },
-      async (rt) => {
-        const { enroll } = await import('../../terminal/enroller.js');
-        const { createAttendanceClient } = await import('../../daemon/upstreams.js');
-        const client = config.api.url && secrets.apiKey && secrets.apiSecret ? createAttendanceClient(config, secrets) : null;
-        let person: Awaited<ReturnType<typeof simulatedPerson>> | null = null;
-        if (presentId !== undefined) person = simulatedPerson(rt, modality, presentId);
-        try {
-          return await enroll(rt, client, { employeeCode, modality, position, ...(captures !== undefined ? { captures } : {}), ...(minQuality !== undefined ? { minQuality } : {}) }, (e) => {
-            say(describeProgress(e));
-            person?.onProgress(e);
-          });
-        } finally {
-          await person?.stop();
-        }
-      },
-    );
+    let result: EnrollResult;
+    try {
+      result = await withTerminal<EnrollResult>(
+        config,
+        secrets,
+        async (call) => {
+          if (presentId !== undefined) {
+            throw new AgentError('CLI_USAGE', '--present works with simulated scanners opened by this command; the agent runs on this data folder and holds its scanners', {}, { hint: 'present the finger on the running agent\'s scanner, or stop the agent' });
+          }
+          say(`enrolling ${employeeCode} through the running agent`);
+          return (await call('enroll', body, show)) as EnrollResult;
+        },
+        async (rt) => {
+          const { enroll } = await import('../../terminal/enroller.js');
+          const { createAttendanceClient } = await import('../../daemon/upstreams.js');
+          const client = config.api.url && secrets.apiKey && secrets.apiSecret ? createAttendanceClient(config, secrets) : null;
+          let person: Awaited<ReturnType<typeof simulatedPerson>> | null = null;
+          if (presentId !== undefined) person = simulatedPerson(rt, modality, presentId);
+          try {
+            return await enroll(rt, client, { employeeCode, modality, position, ...(captures !== undefined ? { captures } : {}), ...(minQuality !== undefined ? { minQuality } : {}) }, (e) => {
+              show(e);
+              person?.onProgress(e);
+            });
+          } finally {
+            await person?.stop();
+          }
+        },
+      );
+    } finally {
+      bar.finish();
+    }
     if (json) printJson(result);
     else printResult(result);
     return 0;

@@ -65,8 +65,14 @@ async function importFile(file: string, config: AgentConfig, outbox: Outbox, clo
     }
     punches.push(p);
   });
-  const { ids } = await outbox.recordMany(punches);
-  return { recorded: ids.length };
+  const { progress } = await import('../progress.js');
+  const bar = progress(`importing ${file}`, { total: punches.length, unit: 'punches' });
+  try {
+    const { ids } = await outbox.recordMany(punches, 1000, (n, total) => bar.update(n, total));
+    return { recorded: ids.length };
+  } finally {
+    bar.finish();
+  }
 }
 
 type Values = CommonValues & { code?: string; in?: boolean; out?: boolean; at?: string; tz?: string; import?: string; json?: boolean };
