@@ -3,13 +3,13 @@ import { action, defineCommand, intFlag, printJson, usageError, withJson } from 
 import { withCommonOptions, withScannerOptions, type CommonValues, type ScannerValues } from '../common-options.js';
 import type { EnrollResult } from '../../terminal/enroller.js';
 
-function printResult(r: EnrollResult): void {
+function printResult(r: EnrollResult, apiConfigured: boolean): void {
   const who = r.name ? `${r.employeeCode} (${r.name})` : r.employeeCode;
   process.stdout.write(`enrolled ${who}: ${r.modality} ${r.position}, ${r.templates.length} template(s) stored\n`);
   // Each item's outcome was printed as it came (progress); here the tally.
   if (r.upload) process.stdout.write(`  upload: ${r.upload.filter((u) => u.statusCode === 'SUCCESS').length} of ${r.upload.length} item(s) accepted by the attendance service\n`);
   else if (r.uploadError) process.stdout.write(`  upload failed: ${r.uploadError} (the templates are enrolled here; enrol again to repeat the upload)\n`);
-  else process.stdout.write('  not uploaded: no attendance API configured\n');
+  else process.stdout.write(apiConfigured ? '  not uploaded: only a module template was taken (vendor format; the service takes templates from image captures)\n' : '  not uploaded: no attendance API configured\n');
   process.stdout.write(`  site: ${r.publishedToSite ? 'published to every terminal of the site' : 'not published (no MQTT broker or site key)'}\n`);
 }
 
@@ -100,7 +100,7 @@ data folder (it holds the scanners), else opens the scanners in this process.`,
       bar.finish();
     }
     if (json) printJson(result);
-    else printResult(result);
+    else printResult(result, config.api.url !== null);
     return 0;
   });
 }
