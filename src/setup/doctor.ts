@@ -209,10 +209,27 @@ export async function checkScanners(scanners: readonly ScannerConfig[], probe: S
       const info = await probe(s);
       out.push(pass(name, `answers: ${info.model}${info.firmware ? ` firmware ${info.firmware}` : ''}${info.serial ? ` serial ${info.serial}` : ''}`));
     } catch (err) {
-      out.push(fromError(name, err, `check the cable and that ${s.path} is the scanner (ls -l /dev/fingerprint* /dev/iris* /dev/ttyUSB*)`));
+      const r = fromError(name, err, `check the cable and that ${s.path} is the scanner (ls -l /dev/fingerprint* /dev/iris* /dev/ttyUSB*)`);
+      r.hint = scannerHint(s, r.detail) ?? r.hint;
+      out.push(r);
     }
   }
   return out;
+}
+
+/**
+ * What a failed probe most likely means, where the driver's own hint would mislead: a port held by
+ * another process (the running agent of another data folder, a second command) is not a baud rate
+ * problem; a module that stays silent is most often at another baud rate or of another family.
+ */
+export function scannerHint(s: ScannerConfig, detail: string): string | null {
+  if (/cannot lock port|resource temporarily unavailable|EAGAIN|EBUSY|in use by another/i.test(detail)) {
+    return `another process holds ${s.path}: the running agent (systemctl status edge-agent; stop it to test the scanner here) or another edge-agent command; "fuser -v ${s.path}" names it`;
+  }
+  if (/TIMEOUT|no answer|no reply/i.test(detail) && s.family !== 'iris-hid') {
+    return `nothing answered ${s.family} at ${s.baud ?? 'its default'} baud: a module at another baud rate or of another family stays silent; "edge-agent devices --port ${s.path}" tries every family and baud rate and says which answers (then provision --scanner family:${s.path}:baud)`;
+  }
+  return null;
 }
 
 // ---- storage -----------------------------------------------------------------------------

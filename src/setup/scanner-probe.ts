@@ -3,7 +3,7 @@
  * this path answer?" (open it, ask what it is, close it) and "which scanners are attached?"
  * (discovery). Path `sim` means an in-process simulated scanner, and says so.
  */
-import { openScanner } from '../../drivers/open-scanner.js';
+import { createScanner } from '../../drivers/open-scanner.js';
 import { discoverDevices } from '../../drivers/discovery.js';
 import { createSimulatedScanner } from '../../drivers/simulated.js';
 import type { Scanner } from '../../drivers/scanner.js';
@@ -11,16 +11,14 @@ import type { ScannerConfig } from '../config/config.js';
 import type { ScannerProbe } from './doctor.js';
 
 export const scannerProbe: ScannerProbe = async (s) => {
-  let scanner: Scanner;
-  let simulated = false;
-  if (s.path === 'sim') {
-    scanner = (await createSimulatedScanner(s.family, s.baud ? { baud: s.baud } : {})).scanner;
-    await scanner.open();
-    simulated = true;
-  } else {
-    scanner = await openScanner({ family: s.family, path: s.path, ...(s.baud ? { baud: s.baud } : {}) });
-  }
+  const simulated = s.path === 'sim';
+  const scanner: Scanner = simulated
+    ? (await createSimulatedScanner(s.family, s.baud ? { baud: s.baud } : {})).scanner
+    : await createScanner({ family: s.family, path: s.path, ...(s.baud ? { baud: s.baud } : {}) });
+  // Closed on every path, a failed open included (a module at another baud rate or of another
+  // family does not answer): a port left open keeps the command alive and locks the port.
   try {
+    await scanner.open();
     const info = await scanner.info();
     return { model: simulated ? `${info.model} (simulated)` : info.model, firmware: info.firmware, serial: info.serial };
   } finally {
