@@ -13,8 +13,8 @@ export interface ScannerValues {
 }
 
 const COMMON_OPTIONS: Record<keyof typeof COMMON_FLAGS, [flags: string, description: string]> = {
-  config: ['--config <file>', 'config file (YAML or JSON); default $EDGE_AGENT_CONFIG'],
-  data: ['--data <dir>', 'data folder (database agent.db, secrets.yaml)'],
+  config: ['--config <file>', 'config file (YAML or JSON); default $EDGE_AGENT_CONFIG, else /etc/edge-agent/config.yaml'],
+  data: ['--data <dir>', 'data folder (database agent.db, secrets.yaml) instead of the config\'s dataDir'],
   terminal: ['--terminal <id>', 'terminal id'],
   site: ['--site <name>', 'site name'],
   mode: ['--mode <mode>', 'terminal mode: in, out or toggle'],
