@@ -13,8 +13,8 @@ export interface ScannerValues {
 }
 
 const COMMON_OPTIONS: Record<keyof typeof COMMON_FLAGS, [flags: string, description: string]> = {
-  config: ['--config <file>', 'config file (YAML or JSON); default $EDGE_AGENT_CONFIG'],
-  data: ['--data <dir>', 'data folder (database agent.db, secrets.yaml)'],
+  config: ['--config <file>', 'config file (YAML or JSON); default $EDGE_AGENT_CONFIG, else /etc/edge-agent/config.yaml'],
+  data: ['--data <dir>', 'data folder (database agent.db, secrets.yaml) instead of the config\'s dataDir'],
   terminal: ['--terminal <id>', 'terminal id'],
   site: ['--site <name>', 'site name'],
   mode: ['--mode <mode>', 'terminal mode: in, out or toggle'],
@@ -23,8 +23,8 @@ const COMMON_OPTIONS: Record<keyof typeof COMMON_FLAGS, [flags: string, descript
   'api-key': ['--api-key <key>', 'API key'],
   'api-secret-file': ['--api-secret-file <file>', 'file holding the API secret'],
   'path-form': ['--path-form <form>', 'API path form: api or attendance'],
-  mqtt: ['--mqtt <url>', 'MQTT broker URL'],
-  upstream: ['--upstream <list>', 'api, mqtt or api,mqtt (default: from --api/--mqtt, else the config)'],
+  mqtt: ['--mqtt <url>', 'MQTT broker URL for monitoring (state, metrics, commands) and site sync; punches go there only with --upstream'],
+  upstream: ['--upstream <list>', 'where punches are delivered: api, mqtt or api,mqtt (default: upstream of the config, else api)'],
   secrets: ['--secrets <file>', 'the secrets file (mode 0600) instead of the one the config names'],
   'log-level': ['--log-level <level>', 'fatal, error, warn, info, debug, trace or silent'],
   'log-format': ['--log-format <format>', 'json (for journald, the default) or pretty (for a person)'],

@@ -23,6 +23,7 @@ export function describeProgress(e: Record<string, unknown>): string {
       return `  capture ${String(e.capture)}/${String(e.of)} taken (quality ${String(e.quality)})`;
     case 'upload':
       if (e.error) return `  upload failed: ${String(e.error)}${e.message ? ` (${String(e.message)})` : ''}`;
+      if (e.item === undefined) return `  ${String(e.message ?? 'upload')}`;
       return `  upload item ${String(e.item)}: ${String(e.statusCode)}${e.statusDescription ? ` (${String(e.statusDescription)})` : ''}`;
     case 'stored':
       return `  stored ${String(e.templates)} template(s) in the encrypted cache`;

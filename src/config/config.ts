@@ -9,11 +9,12 @@
  * when they parse, else taken as strings.
  */
 import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { dirname, isAbsolute, resolve } from 'node:path';
 import YAML from 'yaml';
 import { z } from 'zod';
 import { AgentError } from '../core/errors.js';
 import { configureLogging, setLogLevel } from '../core/logger.js';
+import { defaultDataDir } from './locate.js';
 
 /** True for a time zone this Node (ICU) knows: `Europe/Berlin`, `UTC`, ... */
 export function isTimeZone(tz: string): boolean {
@@ -91,7 +92,10 @@ export const ConfigSchema = z.strictObject({
       maxPayloadBytes: z.number().int().min(4096).max(268_435_455).default(256 * 1024),
     })
     .prefault({}),
-  /** Where punches go; with both, an event is done when every sink has it. */
+  /**
+   * Where punches go; with both, an event is done when every sink has it. `mqtt.url` alone is
+   * monitoring (ops, site sync): delivery to the broker is `upstream: [mqtt]` or `[api, mqtt]`.
+   */
   upstream: z.array(z.enum(['api', 'mqtt'])).default(['api']),
   outbox: z
     .strictObject({
@@ -500,11 +504,25 @@ export function envName(dotted: string): string {
   return `EDGE_AGENT_${dotted.split('.').map((p) => p.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase()).join('__')}`;
 }
 
-/** Defaults < file < environment < overrides, validated. Relative paths resolve against the working folder. */
+/**
+ * Defaults < file < environment < overrides, validated. The data folder comes from the file: a
+ * relative `dataDir` (or `secretsFile`) there is relative to the file's folder, and a file that
+ * names none gets `defaultDataDir(file)` (/var/lib/edge-agent for a config in /etc, else `data`
+ * beside it), never a folder that depends on where the command runs. Relative paths from the
+ * environment or flags resolve against the working folder.
+ */
 export function loadConfig(options: LoadConfigOptions = {}): AgentConfig & { source: string | null } {
   const env = options.env ?? process.env;
-  const file = options.file ?? env.EDGE_AGENT_CONFIG ?? null;
+  const file = options.file || env.EDGE_AGENT_CONFIG || null;
   const fromFile: Record<string, unknown> = file ? readConfigFile(file) : {};
+  if (file) {
+    const folder = dirname(resolve(file));
+    if (fromFile.dataDir === undefined) fromFile.dataDir = defaultDataDir(file);
+    for (const key of ['dataDir', 'secretsFile'] as const) {
+      const v = fromFile[key];
+      if (typeof v === 'string' && v !== '' && !isAbsolute(v)) fromFile[key] = resolve(folder, v);
+    }
+  }
   const fromEnv = configFromEnv(env);
   let raw = mergeConfig(fromFile, fromEnv);
   if (options.overrides) raw = mergeConfig(raw, options.overrides);
@@ -566,9 +584,9 @@ export function configFromFlags(values: CommonFlagValues): Record<string, unknow
   if (values.secrets) set(['secretsFile'], values.secrets);
   if (values['log-level']) set(['logging', 'level'], values['log-level']);
   if (values['log-format']) set(['logging', 'format'], values['log-format']);
+  // --mqtt alone means monitoring (state, metrics, commands, site sync); punches go to the broker
+  // only when asked for: --upstream mqtt (or api,mqtt), or `upstream` in the config.
   if (values.upstream) set(['upstream'], values.upstream.split(',').map((s) => s.trim()).filter(Boolean));
-  else if (values.api && values.mqtt) set(['upstream'], ['api', 'mqtt']);
-  else if (values.mqtt && !values.api) set(['upstream'], ['mqtt']);
   return o;
 }
 

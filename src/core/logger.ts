@@ -4,10 +4,13 @@
  * are redacted wherever they appear in a log object.
  *
  * Destination: stderr by default so that commands printing JSON keep stdout clean; the daemon
- * calls `configureLogging({destination: 'stdout'})` for journald. `format: 'pretty'` gives a
- * readable line format for a technician at a terminal.
+ * calls `configureLogging({destination: 'stdout'})` for journald. `format: 'pretty'` gives one
+ * readable line a record for a technician at a terminal (log-format.ts). Times are local with
+ * their offset in both formats.
  */
+import { writeSync } from 'node:fs';
 import pino, { type Logger, type LevelWithSilent } from 'pino';
+import { localIsoTime, prettyLine } from './log-format.js';
 
 export type LogLevel = LevelWithSilent;
 export type { Logger };
@@ -61,12 +64,24 @@ function build(options: Required<LoggingOptions>): Logger {
     level: 'trace', // children filter; the root lets everything through
     redact: { paths: redactPaths(), censor: '[redacted]' },
     base: { pid: process.pid },
-    timestamp: pino.stdTimeFunctions.isoTime,
+    // Local time with its offset (2026-03-01T16:23:51.837+02:00): the zone punches are printed in.
+    timestamp: () => `,"time":"${localIsoTime()}"`,
     formatters: { level: (label) => ({ level: label }) },
   };
   if (muted) return pino(base, nowhere);
   if (options.format === 'pretty') {
-    return pino(base, pino.transport({ target: 'pino-pretty', options: { destination: fd, colorize: false, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } }));
+    // One line a record (code first), a second for the hint: see log-format.ts. Written at once.
+    return pino(base, {
+      write: (line: string) => {
+        let out = line;
+        try {
+          out = prettyLine(JSON.parse(line) as Record<string, unknown>);
+        } catch {
+          // not JSON: written as it is
+        }
+        writeSync(fd, out);
+      },
+    });
   }
   return pino(base, pino.destination({ fd, sync: true }));
 }

@@ -37,8 +37,8 @@ export interface Migration {
 const HINTS: Record<string, string> = {
   SQLITE_DISK_FULL: 'the disk is full: free space on the data partition (old logs, images); nothing recorded so far is lost',
   SQLITE_FULL: 'the disk is full: free space on the data partition (old logs, images); nothing recorded so far is lost',
-  SQLITE_BUSY: 'another process holds the database: stop the other edge-agent instance using the same data folder',
-  SQLITE_LOCKED: 'another process holds the database: stop the other edge-agent instance using the same data folder',
+  SQLITE_BUSY: 'another process was writing to the database longer than the wait allows (an import or another edge-agent command on this data folder): it is retried; if it keeps happening with nothing else running, check with "edge-agent doctor" that no second agent runs on this data folder',
+  SQLITE_LOCKED: 'another process was writing to the database longer than the wait allows (an import or another edge-agent command on this data folder): it is retried; if it keeps happening with nothing else running, check with "edge-agent doctor" that no second agent runs on this data folder',
   SQLITE_CORRUPT: 'the database file is damaged: run "edge-agent doctor" and restore it from backup',
   SQLITE_NOTADB: 'the file is not an SQLite database: check the data folder path',
   SQLITE_READONLY: 'the database is read-only: check the permissions of the data folder',

@@ -20,8 +20,9 @@ export async function refreshModuleTemplates(rt: TerminalRuntime): Promise<void>
     if (worker.status !== 'ready' || !info?.moduleTemplateFormat) continue;
     try {
       await worker.withScanner(async (scanner) => (scanner.capabilities.moduleSearch ? placeModuleTemplates({ scanner, info, scannerKey: worker.key, slots, templatesOfFormat: (format) => moduleTemplatesOf(cache, format) }) : null));
+      rt.resolve(`modules:${worker.key}`);
     } catch (err) {
-      rt.noteError(err);
+      rt.noteError(err, `modules:${worker.key}`);
       log.warn({ scanner: worker.key, err: toAgentError(err).toJSON() }, 'could not place module templates after a site change; placed again at the next reconnection');
     }
   }

@@ -52,7 +52,12 @@ export class TerminalRuntime {
   clock: ClockView | null = null;
   readonly captureLatency = { module: new LatencyWindow(), host: new LatencyWindow() };
   readonly counters = { punched: 0, duplicate: 0, unknown: 0, tryAgain: 0, refused: 0, awaiting: 0, denied: 0 };
-  lastError: { at: string; message: string } | null = null;
+  /**
+   * What is wrong now, by source (`scanner:<key>`, `upload:<sink>`, `dead-letters`, ...): set by
+   * `noteError`, removed by `resolve` when the source works again, so the last error operations see
+   * is one that still holds, with the time it began.
+   */
+  readonly #problems = new Map<string, { at: string; message: string }>();
   lastCapture: CaptureOutcome | null = null;
   /** When the last punch was recorded by a scanner here (ISO), for the console and Home Assistant. */
   lastPunchAt: string | null = null;
@@ -72,9 +77,28 @@ export class TerminalRuntime {
     return true;
   }
 
-  noteError(err: unknown): void {
+  /** Notes an error of `source`; it stays the terminal's (last) error until `resolve(source)`. */
+  noteError(err: unknown, source = 'agent'): void {
     const e = toAgentError(err);
-    this.lastError = { at: new Date().toISOString(), message: `${e.code}: ${e.message}` };
+    this.#problems.delete(source); // newest last
+    this.#problems.set(source, { at: new Date().toISOString(), message: `${e.code}: ${e.message}` });
+  }
+
+  /** `source` works again: its error is no longer reported. */
+  resolve(source: string): void {
+    this.#problems.delete(source);
+  }
+
+  /** The newest error that still holds, with its time; null when nothing is wrong. */
+  get lastError(): { at: string; message: string; source: string } | null {
+    const entries = [...this.#problems.entries()];
+    const last = entries[entries.length - 1];
+    return last ? { source: last[0], ...last[1] } : null;
+  }
+
+  /** Every error that still holds, oldest first. */
+  problems(): Array<{ source: string; at: string; message: string }> {
+    return [...this.#problems.entries()].map(([source, p]) => ({ source, ...p }));
   }
 
   noteCapture(outcome: CaptureOutcome): void {
@@ -90,7 +114,9 @@ export class TerminalRuntime {
     else if (outcome.result === 'denied') this.counters.denied++;
     else this.counters.refused++;
     if ((outcome.result === 'punched' || outcome.result === 'duplicate') && outcome.path) this.captureLatency[outcome.path].add(outcome.latencyMs);
-    if (outcome.result === 'refused' && outcome.detail) this.lastError = { at: new Date().toISOString(), message: outcome.detail };
+    const source = `capture:${outcome.scanner}`;
+    if (outcome.result === 'refused' && outcome.detail) this.#problems.set(source, { at: new Date().toISOString(), message: outcome.detail });
+    else if (outcome.result !== 'try-again') this.resolve(source);
   }
 
   /**
@@ -147,8 +173,28 @@ export class TerminalRuntime {
     };
   }
 
+  /**
+   * `degraded` when the terminal runs but not fully: a scanner is not ready, an error still
+   * holds (delivery failing, a punch that could not be recorded, ...), or an alert waits for a
+   * person. Each reason is one short sentence.
+   */
+  health(alerts: ReadonlyArray<{ code: string }>): { state: 'ok' | 'degraded'; reasons: string[] } {
+    const reasons: string[] = [];
+    for (const w of this.workers.values()) if (w.status !== 'ready') reasons.push(`scanner ${w.key} ${w.status}`);
+    // Delivery failing and punches that could not be recorded degrade the terminal; a module
+    // placement (host matching covers it), a site record or a dead letter is a last error only.
+    for (const p of this.problems()) if (p.source.startsWith('upload:') || p.source.startsWith('capture:')) reasons.push(p.message);
+    for (const a of alerts) reasons.push(`alert ${a.code}`);
+    return { state: reasons.length ? 'degraded' : 'ok', reasons };
+  }
+
   async metrics(): Promise<Record<string, unknown>> {
     const queue = this.ctx ? await this.ctx.outbox.status() : null;
+    // Dead letters stay the last error until they are retried or purged.
+    if (queue && queue.dead === 0) this.resolve('dead-letters');
+    const alerts = queue ? clockAlerts({ held: queue.held, holdAlertHours: this.config.outbox.unsyncedHoldHours, clockDetail: this.clock?.metrics().clockDetail ?? null }) : [];
+    const health = this.health(alerts);
+    const lastError = this.lastError;
     const ident = this.identifier?.metrics() ?? [];
     const idP95 = ident.reduce<number | null>((m, x) => (x.p95Ms === null ? m : Math.max(m ?? 0, x.p95Ms)), null);
     return {
@@ -162,7 +208,9 @@ export class TerminalRuntime {
         held: queue.held,
       },
       lastDelivery: queue?.lastDeliveryAt ?? null,
-      scanners: this.scannerViews().map((s) => ({ key: s.key, status: s.status, family: s.family })),
+      health: health.state,
+      degraded: health.reasons,
+      scanners: this.scannerViews().map((s) => ({ key: s.key, status: s.status, family: s.family, error: this.#problems.get(`scanner:${String(s.key)}`)?.message ?? null })),
       identification: { p95Ms: idP95, byModality: ident },
       capture: {
         punched: this.counters.punched,
@@ -178,10 +226,10 @@ export class TerminalRuntime {
       },
       siteSync: this.siteSync ? { ...this.siteSync.counters } : null,
       clock: this.clock?.metrics() ?? null,
-      alerts: queue ? clockAlerts({ held: queue.held, holdAlertHours: this.config.outbox.unsyncedHoldHours, clockDetail: this.clock?.metrics().clockDetail ?? null }) : [],
+      alerts,
       system: await systemMetrics(this.config.dataDir),
-      lastError: this.lastError?.message ?? null,
-      lastErrorAt: this.lastError?.at ?? null,
+      lastError: lastError?.message ?? null,
+      lastErrorAt: lastError?.at ?? null,
     };
   }
 }

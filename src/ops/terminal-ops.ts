@@ -10,6 +10,7 @@ import { TypedEmitter } from '../core/events.js';
 import { toAgentError } from '../core/errors.js';
 import { logger } from '../core/logger.js';
 import { publishChecked } from '../upload/mqtt-publish.js';
+import { RepeatedWarning } from '../core/repeated-warning.js';
 import type { CommandResponse, CommandRouter } from './commands.js';
 import { requestTopic, responseTopic, terminalTopic, type TopicBase } from './topics.js';
 
@@ -41,7 +42,10 @@ export class TerminalOps extends TypedEmitter<TerminalOpsEvents> {
   #client: MqttClient | null = null;
   #timer: NodeJS.Timeout | null = null;
   #connected = false;
+  #stopping = false;
   #lastPublishAt: string | null = null;
+  /** The broker away: one warning, then fewer and fewer, each with the count left out. */
+  readonly #away = new RepeatedWarning(log);
 
   constructor(options: TerminalOpsOptions) {
     super();
@@ -68,17 +72,21 @@ export class TerminalOps extends TypedEmitter<TerminalOpsEvents> {
     this.#client = client;
     client.on('connect', () => {
       this.#connected = true;
-      log.info({ url: this.#o.url }, 'connected to the broker');
+      if (this.#away.failures) this.#away.ok({ url: this.#o.url }, 'connected to the broker again');
+      else log.info({ url: this.#o.url }, 'connected to the broker');
       void this.#onConnect();
     });
     client.on('close', () => {
       if (this.#connected) {
         this.#connected = false;
-        log.warn({ url: this.#o.url }, 'lost the broker; reconnecting');
+        // A clean stop (Ctrl-C, systemctl stop) closes the connection too: nothing was lost.
+        if (!this.#stopping) this.#away.warn({ url: this.#o.url }, 'lost the broker; reconnecting');
         this.emit('disconnected', undefined);
       }
     });
-    client.on('error', (err) => log.warn({ err: err.message }, 'MQTT error'));
+    client.on('error', (err) => {
+      if (!this.#stopping) this.#away.warn({ url: this.#o.url, err: err.message }, 'cannot reach the broker; reconnecting');
+    });
     client.on('message', (topic, payload) => {
       this.#onMessage(topic, payload).catch((err: unknown) => log.error({ err: toAgentError(err).toJSON() }, 'a request could not be handled'));
     });
@@ -161,6 +169,7 @@ export class TerminalOps extends TypedEmitter<TerminalOpsEvents> {
 
   /** Publishes `offline` (a clean stop) and disconnects; the last will is not sent. */
   async stop(): Promise<void> {
+    this.#stopping = true;
     if (this.#timer) clearInterval(this.#timer);
     this.#timer = null;
     const client = this.#client;

@@ -18,6 +18,7 @@ import { clockReport } from '../daemon/time-authority.js';
 import { clockAlerts, type Alert } from '../ops/alerts.js';
 import { loadConfig, secretsFilePath, type AgentConfig, type LoadConfigOptions, type ScannerConfig } from '../config/config.js';
 import { loadSecrets, type Secrets } from '../config/secrets.js';
+import { noConfigError, type ConfigLocation } from '../config/locate.js';
 
 export type CheckStatus = 'pass' | 'warn' | 'fail';
 
@@ -59,10 +60,14 @@ function fromError(name: string, err: unknown, fallbackHint: string, status: Che
 
 // ---- config and secrets ------------------------------------------------------------------
 
-export function checkConfig(options: LoadConfigOptions): { result: CheckResult; config: (AgentConfig & { source: string | null }) | null } {
+export function checkConfig(options: LoadConfigOptions, location?: ConfigLocation): { result: CheckResult; config: (AgentConfig & { source: string | null }) | null } {
+  if (location && !location.file) {
+    return { result: fail('config', `no configuration found; looked at: ${location.looked.join(', ')}`, noConfigError(location).hint!), config: null };
+  }
   try {
     const config = loadConfig(options);
-    return { result: pass('config', `${config.source ?? 'defaults and environment'} is valid (configVersion ${config.configVersion}, terminal ${config.terminal.id} at ${config.terminal.site})`), config };
+    const whose = location?.origin === 'demo' ? " (the embedded demo's: no other configuration was found)" : '';
+    return { result: pass('config', `${config.source ?? 'defaults and environment'}${whose} is valid (configVersion ${config.configVersion}, terminal ${config.terminal.id} at ${config.terminal.site}, data ${config.dataDir})`), config };
   } catch (err) {
     const r = fromError('config', err, 'fix the config file or run "edge-agent provision"');
     if (isAgentError(err) && typeof err.context.key === 'string') r.detail += ` [key: ${err.context.key}]`;
@@ -110,7 +115,7 @@ export interface ApiCheckInput {
 export async function checkApiToken(input: ApiCheckInput): Promise<CheckResult> {
   const name = 'api-token';
   if (!input.url && input.required) return fail(name, 'upstream includes api but api.url is not set: the agent cannot start', 'give --api URL to "edge-agent provision", or --upstream mqtt');
-  if (!input.url) return warn(name, 'no API configured (api.url is null): punches go to MQTT only', 'set --api URL with "edge-agent provision" if this terminal should deliver to the attendance API');
+  if (!input.url) return warn(name, 'no API configured (api.url is null): punches go to the broker only (upstream mqtt)', 'set --api URL with "edge-agent provision" if this terminal should deliver to the attendance API');
   if (!input.apiKey || !input.apiSecret) return fail(name, `API ${input.url} configured but the ${input.apiKey ? 'secret' : 'key'} is missing`, 'give --api-key and --api-secret-file to "edge-agent provision"');
   const client = new AttendanceClient({ baseUrl: input.url, clientId: input.clientId, apiKey: input.apiKey, apiSecret: input.apiSecret, pathForm: input.pathForm, timeoutMs: input.timeoutMs });
   try {
@@ -132,7 +137,7 @@ export async function checkMqttConnection(input: MqttCheckInput): Promise<CheckR
   const name = 'mqtt';
   const url = input.config.mqtt.url;
   if (!url && input.config.upstream.includes('mqtt')) return fail(name, 'upstream includes mqtt but mqtt.url is not set: the agent cannot start', 'give --mqtt URL to "edge-agent provision", or --upstream api');
-  if (!url) return warn(name, 'no MQTT broker configured (mqtt.url is null): no remote monitoring', 'set --mqtt URL with "edge-agent provision" so operations can see this terminal');
+  if (!url) return warn(name, 'no MQTT broker configured (mqtt.url is null): no remote monitoring', 'set --mqtt URL with "edge-agent provision" so operations can see this terminal (monitoring only: punches go to the broker as well only with --upstream mqtt or api,mqtt)');
   const timeoutMs = input.timeoutMs ?? 10_000;
   let client: mqtt.MqttClient | null = null;
   try {
@@ -149,7 +154,8 @@ export async function checkMqttConnection(input: MqttCheckInput): Promise<CheckR
       timeoutMs,
       () => new AgentError('OPS_MQTT_TIMEOUT', `no answer from the broker at ${url} within ${timeoutMs} ms`, { url }, { retryable: true }),
     );
-    return pass(name, `connected to ${url}${options.username ? ` as ${options.username}` : ''}${options.ca || options.cert ? ' with TLS files' : ''}`);
+    const role = input.config.upstream.includes('mqtt') ? 'monitoring and delivery of punches' : 'monitoring only: punches are not delivered here';
+    return pass(name, `connected to ${url}${options.username ? ` as ${options.username}` : ''}${options.ca || options.cert ? ' with TLS files' : ''} (${role})`);
   } catch (err) {
     const e = err as { code?: unknown; message?: string };
     const refused = /not authori[sz]ed|bad user ?name or password/i.test(e.message ?? '') || e.code === 4 || e.code === 5;
@@ -203,10 +209,27 @@ export async function checkScanners(scanners: readonly ScannerConfig[], probe: S
       const info = await probe(s);
       out.push(pass(name, `answers: ${info.model}${info.firmware ? ` firmware ${info.firmware}` : ''}${info.serial ? ` serial ${info.serial}` : ''}`));
     } catch (err) {
-      out.push(fromError(name, err, `check the cable and that ${s.path} is the scanner (ls -l /dev/fingerprint* /dev/iris* /dev/ttyUSB*)`));
+      const r = fromError(name, err, `check the cable and that ${s.path} is the scanner (ls -l /dev/fingerprint* /dev/iris* /dev/ttyUSB*)`);
+      r.hint = scannerHint(s, r.detail) ?? r.hint;
+      out.push(r);
     }
   }
   return out;
+}
+
+/**
+ * What a failed probe most likely means, where the driver's own hint would mislead: a port held by
+ * another process (the running agent of another data folder, a second command) is not a baud rate
+ * problem; a module that stays silent is most often at another baud rate or of another family.
+ */
+export function scannerHint(s: ScannerConfig, detail: string): string | null {
+  if (/cannot lock port|resource temporarily unavailable|EAGAIN|EBUSY|in use by another/i.test(detail)) {
+    return `another process holds ${s.path}: the running agent (systemctl status edge-agent; stop it to test the scanner here) or another edge-agent command; "fuser -v ${s.path}" names it`;
+  }
+  if (/TIMEOUT|no answer|no reply/i.test(detail) && s.family !== 'iris-hid') {
+    return `nothing answered ${s.family} at ${s.baud ?? 'its default'} baud: a module at another baud rate or of another family stays silent; "edge-agent devices --port ${s.path}" tries every family and baud rate and says which answers (then provision --scanner family:${s.path}:baud)`;
+  }
+  return null;
 }
 
 // ---- storage -----------------------------------------------------------------------------
@@ -339,6 +362,8 @@ export async function checkTemplateKey(dataDir: string, key: Buffer | null, veri
 
 export interface DoctorOptions {
   config: LoadConfigOptions;
+  /** Where the rule found the config (`locateConfig`): none found is a failed config check naming where it looked. */
+  location?: ConfigLocation;
   /** Override the secrets file (default: from the config). */
   secretsFile?: string;
   credentialsDir?: string | null;
@@ -388,10 +413,11 @@ export function checkOpsKey(config: AgentConfig, secrets: Pick<Secrets, 'opsKey'
 
 export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
   const checks: CheckResult[] = [];
-  const { result, config } = checkConfig(options.config);
+  const { result, config } = checkConfig(options.config, options.location);
   checks.push(result);
   if (!config) {
-    for (const n of ['secrets', 'api-token', 'mqtt', 'ops-key', 'scanners', 'template-key', 'database', 'outbox']) checks.push(warn(n, 'not checked: the config is not valid', 'fix the config first (see the config check)'));
+    const why = options.location && !options.location.file ? 'there is no config' : 'the config is not valid';
+    for (const n of ['secrets', 'api-token', 'mqtt', 'ops-key', 'scanners', 'template-key', 'database', 'outbox']) checks.push(warn(n, `not checked: ${why}`, 'fix the config first (see the config check)'));
     checks.push(await checkClock(options.detectClock));
     return { ok: false, checks };
   }

@@ -5,13 +5,14 @@
  * secrets atomically (secrets 0600), and print a summary that never shows a secret.
  */
 import { existsSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import YAML from 'yaml';
 import { AgentError } from '../core/errors.js';
 import { writeFileAtomic } from '../core/atomic-file.js';
 import { checkApiToken, checkMqttConnection, checkScanners, type CheckResult } from './doctor.js';
 import { discoverScanners, scannerProbe } from './scanner-probe.js';
 import { verifyTemplateKey } from '../store/template-cache.js';
+import { defaultDataDir } from '../config/locate.js';
 import { BADGE_LINE_FORMATS, mergeConfig, parseConfig, readConfigFile, ScannerConfigSchema, type AgentConfig, type ScannerConfig } from '../config/config.js';
 import { emptySecrets, generateKey, loadSecrets, maskSecret, writeSecrets, type Secrets } from '../config/secrets.js';
 
@@ -102,16 +103,12 @@ export interface MergedSetup {
   generatedOpsKey: boolean;
 }
 
-/** Where the data folder goes when nobody said: /var/lib/edge-agent for a config in /etc, else next to the config. */
-export function defaultDataDir(configFile: string | undefined): string {
-  if (!configFile) return resolve('./data');
-  const abs = resolve(configFile);
-  return abs.startsWith('/etc/') ? '/var/lib/edge-agent' : join(dirname(abs), 'data');
-}
+/** Where the data folder goes when nobody said (the same rule as loading a config that names none). */
+export { defaultDataDir };
 
 /**
- * Answers over the existing setup. Without `upstream`, punches go to every upstream that has a
- * URL when a URL was given in this run; otherwise upstream stays as it was. configVersion + 1.
+ * Answers over the existing setup. Without `upstream` it stays as it was (default api), less an
+ * upstream whose URL was removed: `--mqtt` alone is monitoring, never delivery. configVersion + 1.
  */
 
 export function mergeSetup(existing: ExistingSetup, a: ProvisionAnswers, paths: { secretsFile: string; configFile?: string }): MergedSetup {
@@ -135,11 +132,13 @@ export function mergeSetup(existing: ExistingSetup, a: ProvisionAnswers, paths: 
   // The data folder must not depend on the folder provision (or the agent) happens to run in.
   if (raw.dataDir === undefined) raw.dataDir = defaultDataDir(paths.configFile);
   if (a.upstream) raw.upstream = a.upstream;
-  else if (a.apiUrl !== undefined || a.mqttUrl !== undefined) {
+  else if (Array.isArray(raw.upstream) && (a.apiUrl !== undefined || a.mqttUrl !== undefined)) {
+    // An upstream whose URL this run removed goes with it; none is ever added without --upstream:
+    // a broker URL alone is monitoring, punches go to the broker only when asked for.
     const api = (raw.api as Record<string, unknown> | undefined)?.url;
     const mq = (raw.mqtt as Record<string, unknown> | undefined)?.url;
-    const ups = [...(api ? ['api'] : []), ...(mq ? ['mqtt'] : [])];
-    if (ups.length) raw.upstream = ups;
+    const kept = (raw.upstream as unknown[]).filter((u) => (u === 'api' && api) || (u === 'mqtt' && mq));
+    raw.upstream = kept.length ? kept : ['api'];
   }
   raw = { ...raw, configVersion: (typeof existing.raw.configVersion === 'number' ? existing.raw.configVersion : 0) + 1 };
   const config = parseConfig(raw, 'the new configuration');

@@ -5,9 +5,9 @@
  * dedicated user where possible, and say what it did and what is left to do.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AgentError } from '../core/errors.js';
 import { writeFileAtomic } from '../core/atomic-file.js';
@@ -96,6 +96,93 @@ export function renderUnit(template: string, execStart: string, notifyAccess?: '
   return notifyAccess ? unit.replace(/^NotifyAccess=.*$/m, `NotifyAccess=${notifyAccess}`) : unit;
 }
 
+/** What the unit's sandbox hides from the service: ProtectHome=yes and PrivateTmp=yes. */
+export const HIDDEN_FROM_SERVICE = ['/home', '/root', '/run/user', '/tmp', '/var/tmp'] as const;
+
+/** The absolute paths of a command line that the service could not see (symbolic links followed). */
+export function hiddenPaths(execStart: string): string[] {
+  const out: string[] = [];
+  for (const word of execStart.split(/\s+/)) {
+    if (!word.startsWith('/')) continue;
+    let real = word;
+    try {
+      real = realpathSync(word);
+    } catch {
+      // not there (yet): judged as written
+    }
+    for (const p of new Set([word, real])) if (HIDDEN_FROM_SERVICE.some((h) => p === h || p.startsWith(`${h}/`))) out.push(p === word ? word : `${word} (-> ${real})`);
+  }
+  return [...new Set(out)];
+}
+
+/** The Node version of the command line's first word (`v20.11.1`), or null when it cannot be run. */
+export function nodeVersionOf(execStart: string): string | null {
+  const node = execStart.trim().split(/\s+/)[0] ?? '';
+  if (node === process.execPath) return process.version;
+  const r = spawnSync(node, ['--version'], { encoding: 'utf8', timeout: 10_000 });
+  return !r.error && r.status === 0 ? r.stdout.trim() : null;
+}
+
+/** The USB bridge behind a serial port, from sysfs: what a udev rule can name it by. */
+export interface UsbSerialAdapter {
+  /** The port as given (`/dev/ttyUSB0`) and its kernel name (`ttyUSB0`). */
+  port: string;
+  kernel: string;
+  vendor: string;
+  product: string;
+  /** The bridge's serial number; null for bridges without one (CH340). */
+  serial: string | null;
+  /** The USB device's name in sysfs (`1-1.3`): the physical port it is plugged into. */
+  usbPath: string;
+}
+
+function readAttr(dir: string, name: string): string | null {
+  try {
+    return readFileSync(join(dir, name), 'utf8').trim() || null;
+  } catch {
+    return null;
+  }
+}
+
+/** Reads a serial port's USB bridge from sysfs; null when the port is not on USB (a pty, the Pi UART). */
+export function usbAdapterOf(port: string, sysfsRoot = '/sys'): UsbSerialAdapter | null {
+  let kernel = basename(port);
+  try {
+    kernel = basename(realpathSync(port));
+  } catch {
+    // a name only (tests, a port not plugged in): taken as the kernel name
+  }
+  let dir: string;
+  try {
+    dir = realpathSync(join(sysfsRoot, 'class/tty', kernel, 'device'));
+  } catch {
+    return null;
+  }
+  for (let i = 0; i < 6 && dir.startsWith(sysfsRoot) && dir !== sysfsRoot; i++, dir = dirname(dir)) {
+    const vendor = readAttr(dir, 'idVendor');
+    const product = readAttr(dir, 'idProduct');
+    if (vendor && product) return { port, kernel, vendor: vendor.toLowerCase(), product: product.toLowerCase(), serial: readAttr(dir, 'serial'), usbPath: basename(dir) };
+  }
+  return null;
+}
+
+/** Every USB serial bridge plugged in now (ttyUSB*, ttyACM*), for the technician to choose from. */
+export function listUsbSerialAdapters(sysfsRoot = '/sys'): UsbSerialAdapter[] {
+  let names: string[] = [];
+  try {
+    names = readdirSync(join(sysfsRoot, 'class/tty')).filter((n) => /^tty(USB|ACM)\d+$/.test(n)).sort();
+  } catch {
+    return [];
+  }
+  return names.flatMap((n) => usbAdapterOf(`/dev/${n}`, sysfsRoot) ?? []);
+}
+
+/** The udev line naming one scanner's bridge `/dev/fingerprintN`: by serial number, else by USB port. */
+export function fingerprintRule(a: UsbSerialAdapter, index: number): string {
+  const by = a.serial ? `ATTRS{serial}=="${a.serial.replace(/["\\]/g, '')}"` : `KERNELS=="${a.usbPath}"`;
+  return `SUBSYSTEM=="tty", ATTRS{idVendor}=="${a.vendor}", ATTRS{idProduct}=="${a.product}", ${by}, SYMLINK+="fingerprint${index}", GROUP="dialout", MODE="0660", ENV{ID_MM_DEVICE_IGNORE}="1"`;
+}
+
 export interface InstallOptions {
   /** Root of the installation: `/` on a terminal. */
   prefix: string;
@@ -114,16 +201,27 @@ export interface InstallOptions {
    * linked as `/usr/local/bin/edge-agent`.
    */
   release?: string | null;
+  /** Serial ports of the scanners (`/dev/ttyUSB0`): their USB bridges become /dev/fingerprint0, 1, ... */
+  scannerPorts?: string[];
+  /** Where sysfs is (tests: a folder laid out like /sys). */
+  sysfsRoot?: string;
 }
 
-/** The udev rules with one line per iris camera model at the `@iris-rules@` marker. */
-export function renderRules(template: string, group: string, irisUsb: readonly string[] = []): string {
+/**
+ * The udev rules with one line per iris camera model at the `@iris-rules@` marker and one line per
+ * scanner's USB bridge (by serial number) at the `@fingerprint-rules@` marker.
+ */
+export function renderRules(template: string, group: string, irisUsb: readonly string[] = [], scanners: readonly UsbSerialAdapter[] = []): string {
   const lines = irisUsb.map((id) => {
     const m = /^([0-9a-fA-F]{4}):([0-9a-fA-F]{4})$/.exec(id.trim());
     if (!m) throw new AgentError('CLI_USAGE', `--iris-usb ${id} is not a USB id pair VVVV:PPPP`, { value: id }, { hint: 'take the ids from "edge-agent devices" or lsusb, e.g. --iris-usb 1d6b:0104' });
     return `SUBSYSTEM=="hidraw", ATTRS{idVendor}=="${m[1]!.toLowerCase()}", ATTRS{idProduct}=="${m[2]!.toLowerCase()}", SYMLINK+="iris%n", GROUP="${group}", MODE="0660"`;
   });
-  return template.replace(/GROUP="edge-agent"/g, `GROUP="${group}"`).replace(/^# @iris-rules@$/m, lines.length ? lines.join('\n') : '# @iris-rules@');
+  const fingers = scanners.map((a, i) => fingerprintRule(a, i));
+  return template
+    .replace(/GROUP="edge-agent"/g, `GROUP="${group}"`)
+    .replace(/^# @iris-rules@$/m, lines.length ? lines.join('\n') : '# @iris-rules@')
+    .replace(/^# @fingerprint-rules@$/m, fingers.length ? fingers.join('\n') : '# @fingerprint-rules@');
 }
 
 export type InstallStep = ReleaseStep;
@@ -148,6 +246,29 @@ export function installService(options: InstallOptions): InstallStep[] {
   const rulesPath = join(root, 'etc/udev/rules.d', RULES_NAME);
   const confDir = join(root, 'etc/edge-agent');
 
+  // What the unit runs must be there for the service: checked before anything is written.
+  const version = nodeVersionOf(options.execStart);
+  const major = version ? Number(/^v?(\d+)/.exec(version)?.[1]) : NaN;
+  const node = options.execStart.trim().split(/\s+/)[0];
+  if (!(major >= 20)) {
+    steps.push({ action: 'check Node version', status: 'failed', detail: `${version ? `${node} is Node ${version}` : `cannot run ${node} --version`}; edge-agent needs Node 20 or newer: install it system-wide (Debian/Raspberry Pi OS: NodeSource's nodejs 20 or 22 into /usr/bin/node), then run install-service again with it` });
+  } else steps.push({ action: 'check Node version', status: 'done', detail: `${node} is Node ${version}` });
+  const hidden = hiddenPaths(options.execStart);
+  if (hidden.length) {
+    steps.push({
+      action: 'check ExecStart is visible to the service',
+      status: 'failed',
+      detail: `the unit runs with ProtectHome=yes and PrivateTmp=yes, which hide ${HIDDEN_FROM_SERVICE.join(', ')} from the service, so it could not start ${hidden.join(', ')}. Install the release under /opt/edge-agent (ExecStart=/usr/bin/node /opt/edge-agent/current/dist/src/cli/main.js run) with Node system-wide, and run install-service from there; or give --exec-start with paths the service can see`,
+    });
+  } else steps.push({ action: 'check ExecStart is visible to the service', status: 'done', detail: `nothing it runs is under ${HIDDEN_FROM_SERVICE.join(', ')}` });
+  const adapters: UsbSerialAdapter[] = [];
+  for (const port of options.scannerPorts ?? []) {
+    const a = usbAdapterOf(port, options.sysfsRoot);
+    if (a) adapters.push(a);
+    else steps.push({ action: 'name the scanner adapter', path: port, status: 'failed', detail: `${port} is not a USB serial bridge this machine has (unplugged, a typo, or the Pi UART, which is /dev/fingerprint-uart0 already): "edge-agent devices" lists the ports` });
+  }
+  if (steps.some((s) => s.status === 'failed')) return steps;
+
   const releases = join(root, RELEASES_HOME, 'releases');
   if (options.release && resolve(options.release).startsWith(`${releases}/`)) {
     // Already installed (by the package, or by install-service before): nothing to copy or link.
@@ -171,10 +292,13 @@ export function installService(options: InstallOptions): InstallStep[] {
     steps.push({ action: 'write systemd unit', path: unitPath, status: act, detail: `ExecStart=${options.execStart}; ${notify}` });
   }
 
-  const rules = renderRules(readFileSync(join(src, RULES_NAME), 'utf8'), options.user, options.irisUsb);
+  const rules = renderRules(readFileSync(join(src, RULES_NAME), 'utf8'), options.user, options.irisUsb, adapters);
   if (!options.dryRun) writeFileAtomic(rulesPath, rules, 0o644);
   const iris = options.irisUsb?.length ? `/dev/irisN for ${options.irisUsb.join(', ')}` : 'no iris camera model given (--iris-usb VVVV:PPPP)';
-  steps.push({ action: 'write udev rules', path: rulesPath, status: act, detail: `/dev/fingerprintN (serial bridges, group dialout); ${iris}` });
+  const named = adapters.map((a, i) => `/dev/fingerprint${i} = ${a.port} (${a.vendor}:${a.product} ${a.serial ? `serial ${a.serial}` : `on USB port ${a.usbPath}, it has no serial number`})`);
+  const plugged = adapters.length ? [] : listUsbSerialAdapters(options.sysfsRoot).map((a) => `${a.port} (${a.vendor}:${a.product}${a.serial ? ` serial ${a.serial}` : ''})`);
+  const fingers = named.length ? named.join(', ') : `no scanner adapter named (--scanner-port PORT names its USB bridge /dev/fingerprint0 by serial number${plugged.length ? `; plugged in now: ${plugged.join(', ')}` : ''})`;
+  steps.push({ action: 'write udev rules', path: rulesPath, status: act, detail: `${fingers}; the Pi UART (serial0) is /dev/fingerprint-uart0; ${iris}` });
 
   // 0755: the service user reads config.yaml here; secrets.yaml stays 0600 root and reaches the
   // service through LoadCredential=.

@@ -26,6 +26,7 @@ import { TypedEmitter } from '../core/events.js';
 import { logger } from '../core/logger.js';
 import { FORMAT_MODALITY, MODALITIES } from '../store/template-schema.js';
 import { DEFAULT_MAX_PAYLOAD_BYTES, publishChecked } from '../upload/mqtt-publish.js';
+import { RepeatedWarning } from '../core/repeated-warning.js';
 import { openSiteRecord, sealSiteRecord } from './site-crypto.js';
 import { decodeTopicPart, siteTemplatesTopic } from '../ops/topics.js';
 
@@ -182,6 +183,8 @@ export class SiteTemplateSync extends TypedEmitter<SiteSyncEvents> {
   readonly #max: number;
   readonly #now: () => number;
   #client: MqttClient | null = null;
+  #stopping = false;
+  readonly #away = new RepeatedWarning(log);
   /** Messages are applied one at a time, in arrival order. */
   #chain: Promise<void> = Promise.resolve();
   readonly counters = { applied: 0, removed: 0, skipped: 0, refused: 0, errors: 0, published: 0 };
@@ -205,9 +208,12 @@ export class SiteTemplateSync extends TypedEmitter<SiteSyncEvents> {
       this.#chain = this.#chain.then(() => this.#onMessage(topic, payload)).catch((err: unknown) => log.error({ err: toAgentError(err).toJSON() }, 'a site template message could not be handled'));
     });
     client.on('connect', () => {
+      this.#away.ok({ url: this.#o.url }, 'site template sync reached the broker again');
       client.subscribeAsync(this.topicFilter, { qos: 1 }).catch((err: Error) => log.warn({ err: err.message }, 'subscribe failed'));
     });
-    client.on('error', (err) => log.warn({ err: err.message }, 'MQTT error'));
+    client.on('error', (err) => {
+      if (!this.#stopping) this.#away.warn({ url: this.#o.url, err: err.message }, 'site template sync cannot reach the broker; reconnecting');
+    });
   }
 
   /** Waits until every message received so far has been applied. */
@@ -329,6 +335,7 @@ export class SiteTemplateSync extends TypedEmitter<SiteSyncEvents> {
   }
 
   async stop(): Promise<void> {
+    this.#stopping = true;
     await this.#chain;
     await this.#client?.endAsync().catch(() => undefined);
     this.#client = null;

@@ -373,7 +373,7 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
    * validated before anything is written. When the cap is reached, the chunk that would pass it
    * is refused with `STORE_OUTBOX_FULL` whose context says how many were recorded before.
    */
-  async recordMany(punches: PunchInput[], chunkSize = 1000): Promise<{ ids: string[] }> {
+  async recordMany(punches: PunchInput[], chunkSize = 1000, onProgress?: (recorded: number, total: number) => void): Promise<{ ids: string[] }> {
     punches.forEach((p, i) => {
       try {
         this.#validate(p);
@@ -395,6 +395,7 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
           return out;
         });
         ids.push(...chunkIds);
+        onProgress?.(ids.length, punches.length);
       } catch (err) {
         if (err instanceof AgentError) err.context.recorded = ids.length;
         throw err;

@@ -156,8 +156,10 @@ export class ScannerWorker extends TypedEmitter<ScannerWorkerEvents> {
   async #openWithBackoff(): Promise<void> {
     let attempt = 0;
     while (!this.#abort.signal.aborted) {
+      let opening: Scanner | null = null;
       try {
         const scanner = await this.#o.open();
+        opening = scanner;
         const info = await scanner.open();
         this.#scanner = scanner;
         this.#info = info;
@@ -174,9 +176,11 @@ export class ScannerWorker extends TypedEmitter<ScannerWorkerEvents> {
         const e = toAgentError(err, 'AGENT_SCANNER_OPEN');
         const delay = backoffDelay(attempt++, { baseMs: this.#o.reopenBaseMs ?? 500, capMs: this.#o.reopenCapMs ?? 30_000 }) + 100;
         if (attempt === 1 || attempt % 10 === 0) this.#log.warn({ code: e.code, err: e.message, retryInMs: delay }, 'scanner not available');
-        this.#setStatus('disconnected', e.message);
+        // The one that failed to open holds its port too: closed, or the next try finds it locked.
+        if (opening && opening !== this.#scanner) await opening.close().catch(() => undefined);
         await this.#scanner?.close().catch(() => undefined);
         this.#scanner = null;
+        this.#setStatus('disconnected', e.message);
         await sleep(delay, this.#abort.signal).catch(() => undefined);
       }
     }

@@ -11,6 +11,7 @@
  */
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
 import { AgentError } from '../core/errors.js';
+import { RepeatedWarning } from '../core/repeated-warning.js';
 import { backoffDelay } from '../core/backoff.js';
 import { logger } from '../core/logger.js';
 import type { OutboxItem } from '../store/outbox.js';
@@ -66,6 +67,7 @@ export class MqttSink implements Sink {
   #closing = false;
   #reconnectAttempt = 0;
   #reconnectTimer: NodeJS.Timeout | null = null;
+  readonly #away = new RepeatedWarning(log);
 
   constructor(options: MqttSinkOptions) {
     this.#o = options;
@@ -91,9 +93,12 @@ export class MqttSink implements Sink {
     this.#client = client;
     client.on('connect', () => {
       this.#reconnectAttempt = 0;
-      log.info({ url: o.url, topic: this.topic }, 'connected to the broker');
+      if (this.#away.failures) this.#away.ok({ url: o.url, topic: this.topic }, 'connected to the broker again');
+      else log.info({ url: o.url, topic: this.topic }, 'connected to the broker');
     });
-    client.on('error', (err) => log.warn({ err: err.message }, 'broker connection error'));
+    client.on('error', (err) => {
+      if (!this.#closing) this.#away.warn({ url: o.url, err: err.message }, 'cannot reach the broker to deliver punches; they wait in the outbox');
+    });
     client.on('close', () => this.#scheduleReconnect());
     // Wait for the first connection attempt, but never hold the daemon's start on a broker that
     // does not answer: the punches wait in the outbox and the reconnects go on.

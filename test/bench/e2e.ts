@@ -47,6 +47,7 @@ import { encodeIrisTemplate } from '../../src/biometrics/iris/iris-code.js';
 import { syntheticIrisEye, syntheticIrisSample } from '../../src/synthetic/iris-code.js';
 import { createPtyPair, type PtyPair } from '../helpers/pty.js';
 import { startService, type InProcessService } from '../helpers/service.js';
+import { progress } from '../../src/cli/progress.js';
 import { moduleTemplateOf, terminalDir, type TerminalDir } from '../helpers/agent.js';
 import { benchArgs } from './bench-args.js';
 
@@ -198,7 +199,12 @@ async function modulePath(service: InProcessService): Promise<Record<string, unk
   try {
     await waitUntil(() => t.runtime.workers.get(key)?.status === 'ready', 30_000, 'module ready');
     const samples: Sample[] = [];
-    for (let i = 0; i < RUNS; i++) samples.push(await onePunch(t, rig.sim, key, people[i % people.length]!.fingerId, 'module', 10_000));
+    const bar = progress('module-path punches', { total: RUNS, unit: 'punches' });
+    for (let i = 0; i < RUNS; i++) {
+      samples.push(await onePunch(t, rig.sim, key, people[i % people.length]!.fingerId, 'module', 10_000));
+      bar.update(i + 1);
+    }
+    bar.finish();
     const floorMs = (MODULE_PATH_WIRE_BYTES * 10 * 1000) / BAUD;
     const s = summarize(samples);
     return { baud: BAUD, ...s, floorMs: round(floorMs), wireBytes: MODULE_PATH_WIRE_BYTES, ratioP50: round(s.p50Ms / floorMs), ratioP95: round(s.p95Ms / floorMs), templatesOnModule: people.length };
@@ -243,7 +249,12 @@ async function hostPath(service: InProcessService, extractorReady: boolean): Pro
   try {
     await waitUntil(() => t.runtime.workers.get(key)?.status === 'ready', 30_000, 'module ready');
     const samples: Sample[] = [];
-    for (let i = 0; i < HOST_RUNS; i++) samples.push(await onePunch(t, rig.sim, key, people[i % people.length]!.fingerId, 'host', 30_000));
+    const bar = progress('host-path punches', { total: HOST_RUNS, unit: 'punches' });
+    for (let i = 0; i < HOST_RUNS; i++) {
+      samples.push(await onePunch(t, rig.sim, key, people[i % people.length]!.fingerId, 'host', 30_000));
+      bar.update(i + 1);
+    }
+    bar.finish();
     const s = summarize(samples);
     const ident = t.runtime.identifier?.metrics().find((m) => m.modality === 'finger');
     return { baud: BAUD, ...s, floorMs: round(floorMs), wireBytes: imageWireBytes, ratioP50: round(s.p50Ms / floorMs), ratioP95: round(s.p95Ms / floorMs), breakdown: { extractMedianMs: round(quantile(extractMs, 0.5)), identifyP95Ms: ident?.p95Ms ?? null } };

@@ -1,11 +1,15 @@
 /** Runs the real `edge-agent` CLI in a child process (through tsx, from the sources). */
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
+import { existsSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { descendants, killPids } from './procs.js';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const CLI_ENTRY = `${ROOT}src/cli/main.ts`;
-export const TSX_IMPORT = ['--import', 'tsx'];
+/** tsx by its file URL, so a child runs from any working folder (a test of running elsewhere). */
+export const TSX_IMPORT = ['--import', import.meta.resolve('tsx')];
 
 export interface CliResult {
   code: number | null;
@@ -66,6 +70,20 @@ export function outputOf(child: ChildProcess): string {
   return `--- stdout of ${child.pid} (last ${KEEP} characters) ---\n${out.stdout}\n--- stderr ---\n${out.stderr}`;
 }
 
+/**
+ * The configuration a child finds when its test gives none (`$EDGE_AGENT_CONFIG`): an empty file
+ * in the test file's temp folder, so every default applies and the data folder is `data` beside
+ * it. Commands that record or read punches refuse to run without a configuration (src/config/
+ * locate.ts); the tests that give `--data` and flags keep working, and none of them can pick up
+ * this machine's /etc/edge-agent/config.yaml or a checkout's demo config. A test of the rule
+ * itself passes `EDGE_AGENT_CONFIG: ''` (and the EDGE_AGENT_TEST_*_CONFIG seams) in `env`.
+ */
+export function testConfigFile(): string {
+  const file = join(tmpdir(), 'edge-agent-test-config.yaml');
+  if (!existsSync(file)) writeFileSync(file, '# the configuration of children that were given none (test/helpers/cli.ts): every default\n{}\n');
+  return file;
+}
+
 /** Starts `edge-agent ...args` and returns the child (for daemons and kill tests). */
 export function spawnCli(args: string[], options: SpawnOptions = {}): ChildProcess {
   return captureOutput(
@@ -73,7 +91,7 @@ export function spawnCli(args: string[], options: SpawnOptions = {}): ChildProce
       cwd: ROOT,
       stdio: ['pipe', 'pipe', 'pipe'],
       ...options,
-      env: childEnv({ EDGE_AGENT_LOG_LEVEL: process.env.EDGE_AGENT_LOG_LEVEL ?? 'warn', ...options.env }),
+      env: childEnv({ EDGE_AGENT_LOG_LEVEL: process.env.EDGE_AGENT_LOG_LEVEL ?? 'warn', EDGE_AGENT_CONFIG: process.env.EDGE_AGENT_CONFIG ?? testConfigFile(), ...options.env }),
     }),
   );
 }

@@ -6,7 +6,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startBroker, type TestBroker } from '../helpers/broker.js';
 import { nextMessage } from '../helpers/mqtt.js';
-import { spawnCli, waitForLine } from '../helpers/cli.js';
+import { runCli, spawnCli, waitForLine } from '../helpers/cli.js';
+import { startSimulatedModule, stopChild, terminalDir } from '../helpers/agent.js';
+import { has } from '../helpers/system.js';
 import { signedRequest } from '../../src/ops/ops-client.js';
 
 /** A data folder whose secrets hold the site's ops key. */
@@ -80,4 +82,40 @@ describe('edge-agent run against a real broker', () => {
     expect(await exited).toBe(0);
     expect(await nextMessage(broker.url, 'attendance/plant-a/gate-8/state', () => true)).toBe('offline');
   });
+});
+
+describe.skipIf(!has('socat'))('a scanner unplugged and plugged back, as operations see it (needs socat)', () => {
+  it('degraded with the scanner and its error while it is gone; healthy, with no stale error, once it is back; fleet --check says so', async () => {
+    const sim = await startSimulatedModule();
+    const dir = terminalDir();
+    const child = spawnCli(['run', '--data', dir.dataDir, '--terminal', 'gate-u', '--site', 'plant-u', '--mqtt', broker.url, '--upstream', 'mqtt', '--scanner', `r30x:${sim.device}:57600`], { env: { EDGE_AGENT_OPS__METRICS_INTERVAL_SEC: '1' } });
+    const topic = 'attendance/plant-u/gate-u/metrics';
+    const metrics = async (ok: (m: Record<string, any>) => boolean) => JSON.parse(await nextMessage(broker.url, topic, (s) => ok(JSON.parse(s)), 30_000)) as Record<string, any>;
+    const check = () => runCli(['fleet', '--check', '--mqtt', broker.url, '--site', 'plant-u']);
+    try {
+      await waitForLine(child, /edge-agent running/, 30_000);
+      const ready = await metrics((m) => m.health === 'ok' && m.scanners?.[0]?.status === 'ready');
+      expect(ready).toMatchObject({ degraded: [], lastError: null, lastErrorAt: null });
+
+      expect(await sim.send('fault unplug on')).toBe('ok: fault unplug on');
+      const gone = await metrics((m) => m.health === 'degraded' && m.scanners?.[0]?.status !== 'ready' && typeof m.lastError === 'string');
+      expect(gone.degraded[0]).toMatch(new RegExp(`^scanner r30x:${sim.device} (disconnected|connecting)$`));
+      expect(gone.lastError).toMatch(/^AGENT_SCANNER_DISCONNECTED: /);
+      expect(Date.parse(gone.lastErrorAt)).toBeGreaterThan(Date.now() - 60_000);
+      const bad = await check();
+      expect(bad.code).toBe(1);
+      expect(bad.stdout).toMatch(/gate-u +degraded .*r30x:\S+ (disconnected|connecting)/);
+      expect(bad.stdout).toMatch(/^CRITICAL: 1 of 1 terminal\(s\) lost or degraded: plant-u\/gate-u degraded: scanner r30x:/m);
+
+      expect(await sim.send('fault unplug off')).toBe('ok: fault unplug off');
+      const back = await metrics((m) => m.health === 'ok' && m.scanners?.[0]?.status === 'ready');
+      expect(back).toMatchObject({ degraded: [], lastError: null, lastErrorAt: null });
+      const good = await check();
+      expect(good.code, good.stdout).toBe(0);
+      expect(good.stdout).toMatch(/gate-u +online .* 1\/1 ready/);
+    } finally {
+      await stopChild(child);
+      await sim.stop();
+    }
+  }, 120_000);
 });

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import mqtt, { type MqttClient } from 'mqtt';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT } from '../helpers/cli.js';
@@ -18,7 +18,8 @@ describe.skipIf(!has('mosquitto') || !has('mosquitto_passwd'))('the Mosquitto AC
   let proc: ChildProcess;
   let url: string;
   beforeAll(async () => {
-    // Started as root, mosquitto reads the password file as its own user: the folder must let it.
+    // Started as root, mosquitto drops to its own user before it reads the password and ACL
+    // files, which live in the test's private (0700) sandbox and checkout: it stays root here.
     const dir = mkdtempSync(join(tmpdir(), 'mosquitto-acl-'));
     chmodSync(dir, 0o755);
     const passwd = join(dir, 'passwd');
@@ -27,14 +28,19 @@ describe.skipIf(!has('mosquitto') || !has('mosquitto_passwd'))('the Mosquitto AC
     chmodSync(passwd, 0o644);
     const port = await freePort();
     url = `mqtt://127.0.0.1:${port}`;
-    writeFileSync(join(dir, 'mosquitto.conf'), `listener ${port} 127.0.0.1\nallow_anonymous false\npassword_file ${passwd}\nacl_file ${join(ROOT, 'systemd/mosquitto-acl.example')}\npersistence false\n`);
-    proc = spawn(which('mosquitto')!, ['-c', join(dir, 'mosquitto.conf')], { stdio: 'ignore' });
+    const acl = join(dir, 'acl');
+    copyFileSync(join(ROOT, 'systemd/mosquitto-acl.example'), acl);
+    const asRoot = process.getuid?.() === 0 ? 'user root\n' : '';
+    writeFileSync(join(dir, 'mosquitto.conf'), `${asRoot}listener ${port} 127.0.0.1\nallow_anonymous false\npassword_file ${passwd}\nacl_file ${acl}\npersistence false\n`);
+    proc = spawn(which('mosquitto')!, ['-c', join(dir, 'mosquitto.conf')], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let said = '';
+    proc.stderr!.on('data', (d: Buffer) => { said = (said + d.toString()).slice(-2000); });
     for (let i = 0; i < 100; i++) {
       const ok = await mqtt.connectAsync(url, { username: 'gate-7', password: 'pw-gate-7', reconnectPeriod: 0, connectTimeout: 500 }).then((c) => c.endAsync().then(() => true), () => false);
       if (ok) return;
       await new Promise((r) => setTimeout(r, 50));
     }
-    throw new Error('mosquitto did not start with the ACL example');
+    throw new Error(`mosquitto did not start with the ACL example: ${said || 'it printed nothing'}`);
   });
   afterAll(() => {
     proc?.kill('SIGKILL');

@@ -189,14 +189,20 @@ describe('provision logic', () => {
     const m = mergeSetup(existing, { mqttUrl: 'mqtt://b.example', apiSecret: 'sec' }, { secretsFile: join(dir, 's.yaml') });
     expect(m.config.configVersion).toBe(5);
     expect(m.config.terminal.id).toBe('gate-1');
-    expect(m.config.upstream).toEqual(['api', 'mqtt']);
+    // A broker URL alone is monitoring: punches keep going to the API only.
+    expect(m.config.upstream).toEqual(['api']);
     expect(m.generatedTemplateKey).toBe(true);
-    expect(m.changed).toEqual(expect.arrayContaining(['mqtt.url', 'upstream', 'apiSecret', 'templateKey']));
+    expect(m.changed).toEqual(expect.arrayContaining(['mqtt.url', 'apiSecret', 'templateKey']));
+    expect(m.changed).not.toContain('upstream');
     const again = mergeSetup({ raw: m.raw, secrets: m.secrets, exists: true }, {}, { secretsFile: join(dir, 's.yaml') });
     expect(again.generatedTemplateKey).toBe(false);
     expect(again.secrets.templateKey!.equals(m.secrets.templateKey!)).toBe(true);
     expect(again.changed).toEqual([]);
     expect(mergeSetup({ raw: {}, secrets: emptySecrets(), exists: false }, { upstream: ['mqtt'], mqttUrl: 'mqtt://x' }, { secretsFile: 's' }).config.upstream).toEqual(['mqtt']);
+    expect(mergeSetup({ raw: {}, secrets: emptySecrets(), exists: false }, { mqttUrl: 'mqtt://x' }, { secretsFile: 's' }).raw.upstream).toBeUndefined();
+    // Removing the broker takes mqtt out of the delivery targets it was in.
+    const both = mergeSetup({ raw: { upstream: ['api', 'mqtt'], api: { url: 'http://a' }, mqtt: { url: 'mqtt://b' } }, secrets: emptySecrets(), exists: true }, { mqttUrl: null }, { secretsFile: 's' });
+    expect(both.config.upstream).toEqual(['api']);
     expect(defaultDataDir('/etc/edge-agent/config.yaml')).toBe('/var/lib/edge-agent');
     expect(defaultDataDir('/srv/t1/config.yaml')).toBe('/srv/t1/data');
   });

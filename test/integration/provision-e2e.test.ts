@@ -60,7 +60,7 @@ describe.skipIf(!has('socat'))('provision → run → doctor, end to end, the mo
       'provision', '--non-interactive', '--config', configFile, '--secrets', secretsFile, '--data', data,
       '--terminal', 'gate-7', '--site', 'plant-1', '--timezone', 'Europe/Berlin', '--mode', 'toggle',
       '--api', service.url, '--client-id', service.clientId, '--api-key', service.apiKey, '--api-secret-file', secretFile,
-      '--mqtt', broker.url, '--mqtt-username', 'gate-7', '--mqtt-password-file', mqttPasswordFile,
+      '--mqtt', broker.url, '--mqtt-username', 'gate-7', '--mqtt-password-file', mqttPasswordFile, '--upstream', 'api,mqtt',
       '--scanner', `r30x:${device}:57600`, '--generate-ops-key', '--json',
     ]);
     expect(r.code, r.stderr).toBe(0);

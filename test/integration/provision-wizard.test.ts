@@ -62,6 +62,20 @@ function wizard(args: string[]) {
   };
 }
 
+/** The questions every run answers the same way, from the config file to the OAuth2 client id. */
+async function answerTerminalAndApi(w: ReturnType<typeof wizard>, dir: string, url: string, id = '\r', site = '\r'): Promise<void> {
+  await w.answer('Config file', '\r');
+  await w.answer('Secrets file', '\r');
+  await w.answer('Terminal id', id);
+  await w.answer('Site', site);
+  await w.answer('Time zone', '\r');
+  await w.answer('Terminal mode', '\r');
+  await w.answer('Data folder', `${join(dir, 'data')}\r`);
+  await w.answer('Attendance API URL', `${url}\r`);
+  await w.answer('API path form', '\r');
+  await w.answer('OAuth2 client id', '\r');
+}
+
 describe('edge-agent provision, interactive', () => {
   let service: InProcessService;
   beforeAll(async () => {
@@ -75,16 +89,7 @@ describe('edge-agent provision, interactive', () => {
     const dir = mkdtempSync(join(tmpdir(), 'wizard-'));
     const config = join(dir, 'config.yaml');
     const w = wizard(['--config', config]);
-    await w.answer('Config file', '\r');
-    await w.answer('Secrets file', '\r');
-    await w.answer('Terminal id', 'gate-9\r');
-    await w.answer('Site', 'plant-3\r');
-    await w.answer('Time zone', '\r');
-    await w.answer('Terminal mode', '\r');
-    await w.answer('Data folder', `${join(dir, 'data')}\r`);
-    await w.answer('Attendance API URL', `${service.url}\r`);
-    await w.answer('API path form', '\r');
-    await w.answer('OAuth2 client id', '\r');
+    await answerTerminalAndApi(w, dir, service.url, 'gate-9\r', 'plant-3\r');
     await w.answer('API key', `${service.apiKey}\r`);
     await w.answer('API secret', 'wrong-secret\r');
     await w.answer('What now?', '\r'); // "Type it again"
@@ -128,6 +133,7 @@ describe('edge-agent provision, interactive', () => {
       await w.answer('MQTT broker URL', `${broker.url}\r`);
       await w.answer('MQTT username', '\r');
       await w.answer('MQTT password', '\r');
+      await w.answer('Site key for template sync', '\r');
       await w.answer('Ops key', '\x1b[B\r'); // "generate a new one"
       await w.answer('Search for attached scanners', 'n\r');
       await w.answer('Add a scanner by hand', '\r');
@@ -141,6 +147,56 @@ describe('edge-agent provision, interactive', () => {
     } finally {
       await broker.stop();
     }
+  }, 120_000);
+
+  it('asks for the site key, offers to change a scanner that does not answer, and writes only a setup that passed its checks', async () => {
+    const broker = await startBroker();
+    try {
+      const dir = mkdtempSync(join(tmpdir(), 'wizard-'));
+      const config = join(dir, 'config.yaml');
+      const siteKey = 'c3'.repeat(32);
+      const w = wizard(['--config', config]);
+      await answerTerminalAndApi(w, dir, service.url, 'gate-5\r');
+      await w.answer('API key', `${service.apiKey}\r`);
+      await w.answer('API secret', `${service.apiSecret}\r`);
+      await w.answer('MQTT broker URL', `${broker.url}\r`);
+      await w.answer('MQTT username', '\r');
+      await w.answer('MQTT password', '\r');
+      await w.answer('Site key for template sync', 'not-a-key\r'); // refused in place
+      await w.answer('is not a 32-byte key', `\x15${siteKey}\r`); // Ctrl-U clears the line
+      await w.answer('Ops key', '\x1b[B\x1b[B\r'); // "none for now"
+      await w.answer('Search for attached scanners', 'n\r');
+      await w.answer('Add a scanner by hand', 'r30x:/dev/ttyEA-not-there\r');
+      await w.answer('Add a scanner by hand', '\r');
+      await w.answer('A scanner did not answer. What now?', '\x1b[B\r'); // "Change the scanners"
+      await w.answer('Scanners this terminal uses', ' \r'); // untick the one that did not answer
+      await w.answer('Add a scanner by hand', 'r30x:sim\r');
+      await w.answer('Add a scanner by hand', '\r');
+      await w.answer('Write these files?', '\r');
+      expect(await w.exited, w.screen()).toBe(0);
+      const screen = w.screen();
+      expect(screen).toMatch(/fail: .*ttyEA-not-there/);
+      expect(screen).not.toContain(siteKey);
+      const written = YAML.parse(readFileSync(config, 'utf8')) as Record<string, any>;
+      expect(written.scanners).toEqual([{ family: 'r30x', path: 'sim' }]);
+      expect(written.upstream).toBeUndefined(); // the broker is monitoring: punches still go to the API
+      expect(loadSecrets({ file: join(dir, 'secrets.yaml'), credentialsDir: null }).siteKey?.toString('hex')).toBe(siteKey);
+    } finally {
+      await broker.stop();
+    }
+  }, 180_000);
+
+  it('stops without writing when a check fails and the technician chooses to stop', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'wizard-'));
+    const config = join(dir, 'config.yaml');
+    const w = wizard(['--config', config]);
+    await answerTerminalAndApi(w, dir, service.url);
+    await w.answer('API key', `${service.apiKey}\r`);
+    await w.answer('API secret', 'wrong\r');
+    await w.answer('What now?', '\x1b[B\r'); // "Stop without writing anything"
+    expect(await w.exited).toBe(1);
+    expect(w.screen()).toContain('Stopped: nothing written.');
+    expect(existsSync(config)).toBe(false);
   }, 120_000);
 
   it('Ctrl-C stops it without writing anything', async () => {

@@ -1,11 +1,11 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CLI_ENTRY, runCli, ROOT } from '../helpers/cli.js';
 import { has } from '../helpers/system.js';
-import { defaultExecStart, parseUnit, renderUnit } from '../../src/setup/service-files.js';
+import { defaultExecStart, hiddenPaths, installService, listUsbSerialAdapters, parseUnit, renderRules, renderUnit, usbAdapterOf } from '../../src/setup/service-files.js';
 import { notifyAccessNeeded } from '../../src/daemon/sd-notify.js';
 
 const UNIT = join(ROOT, 'systemd/edge-agent.service');
@@ -78,6 +78,8 @@ describe('systemd unit', () => {
     expect(values('MemoryDenyWriteExecute')).toEqual([]); // V8's JIT needs W+X pages
     expect(values('ProcSubset')).toEqual([]); // would hide /proc/sys/kernel/random/boot_id
     expect(values('LoadCredential')[0]).toMatch(/^secrets\.yaml:/);
+    // It points at the configuration alone: the data folder is the config's, as for every command.
+    expect(values('Environment')).toEqual(['EDGE_AGENT_CONFIG=/etc/edge-agent/config.yaml', 'EDGE_AGENT_SECRETS=%d/secrets.yaml', 'NODE_ENV=production']);
     for (const k of ['ProtectSystem', 'ProtectHome', 'NoNewPrivileges', 'PrivateTmp']) expect(values(k)).toHaveLength(1);
   });
 });
@@ -93,13 +95,41 @@ function expectWellFormed(lines: string[]): void {
 }
 
 describe('udev rules', { timeout: 60_000 }, () => {
-  it('give serial fingerprint modules a stable name and group access in well-formed rules', () => {
+  it('name no USB bridge by its make alone (a CP2102 may be a Zigbee dongle), and cover the Pi UART (serial0, ttyS0, ttyAMA0)', () => {
     const lines = ruleLines(readFileSync(RULES, 'utf8'));
     expectWellFormed(lines);
     const text = lines.join('\n');
-    expect(text).toContain('SYMLINK+="fingerprint%n"');
-    expect(text).toMatch(/SUBSYSTEM=="tty".*GROUP="dialout", MODE="0660"/);
+    expect(text).not.toMatch(/idVendor/); // bridges are named by serial number, by install-service --scanner-port
+    expect(text).toContain('SUBSYSTEM=="tty", KERNEL=="ttyS0|ttyAMA0", SYMLINK=="serial0", SYMLINK+="fingerprint-uart0", GROUP="dialout", MODE="0660"');
+    expect(text).toMatch(/KERNEL=="ttyS0\|ttyAMA0", GROUP="dialout", MODE="0660"$/m);
     expect(text).not.toContain('hidraw'); // no HID device gets access until its model is named
+  });
+
+  it('name a scanner bridge by its serial number, or by its USB port when it has none', () => {
+    // a sysfs laid out as the kernel does: /sys/class/tty/ttyUSB0/device -> .../1-1.3/1-1.3:1.0/ttyUSB0
+    const sys = mkdtempSync(join(tmpdir(), 'sysfs-'));
+    const plug = (tty: string, usb: string, ids: Record<string, string>) => {
+      const dev = join(sys, 'devices/platform/usb1', usb);
+      mkdirSync(join(dev, `${usb}:1.0`, tty), { recursive: true });
+      for (const [k, v] of Object.entries(ids)) writeFileSync(join(dev, k), `${v}\n`);
+      mkdirSync(join(sys, 'class/tty', tty), { recursive: true });
+      symlinkSync(join(dev, `${usb}:1.0`, tty), join(sys, 'class/tty', tty, 'device'));
+    };
+    plug('ttyUSB0', '1-1.3', { idVendor: '10C4', idProduct: 'ea60', serial: '0001' });
+    plug('ttyUSB1', '1-1.4', { idVendor: '1a86', idProduct: '7523' });
+    const cp = usbAdapterOf('/dev/ttyUSB0', sys)!;
+    const ch = usbAdapterOf('/dev/ttyUSB1', sys)!;
+    expect(cp).toEqual({ port: '/dev/ttyUSB0', kernel: 'ttyUSB0', vendor: '10c4', product: 'ea60', serial: '0001', usbPath: '1-1.3' });
+    expect(ch.serial).toBeNull();
+    expect(usbAdapterOf('/dev/ttyS0', sys)).toBeNull();
+    expect(listUsbSerialAdapters(sys).map((a) => a.port)).toEqual(['/dev/ttyUSB0', '/dev/ttyUSB1']);
+    const lines = ruleLines(renderRules(readFileSync(RULES, 'utf8'), 'edge-agent', [], [cp, ch]));
+    expectWellFormed(lines);
+    expect(lines).toContain('SUBSYSTEM=="tty", ATTRS{idVendor}=="10c4", ATTRS{idProduct}=="ea60", ATTRS{serial}=="0001", SYMLINK+="fingerprint0", GROUP="dialout", MODE="0660", ENV{ID_MM_DEVICE_IGNORE}="1"');
+    expect(lines).toContain('SUBSYSTEM=="tty", ATTRS{idVendor}=="1a86", ATTRS{idProduct}=="7523", KERNELS=="1-1.4", SYMLINK+="fingerprint1", GROUP="dialout", MODE="0660", ENV{ID_MM_DEVICE_IGNORE}="1"');
+    const steps = installService({ prefix: mkdtempSync(join(tmpdir(), 'prefix-')), dryRun: true, user: 'edge-agent', execStart: defaultExecStart(CLI_ENTRY), scannerPorts: ['/dev/ttyUSB0', '/dev/ttyUSB9'], sysfsRoot: sys });
+    expect(steps.find((x) => x.action === 'name the scanner adapter')).toMatchObject({ path: '/dev/ttyUSB9', status: 'failed' });
+    expect(steps.some((x) => x.action === 'write systemd unit')).toBe(false);
   });
 
   it('give a named iris camera model /dev/irisN and the agent group, through install-service --iris-usb', async () => {
@@ -127,6 +157,8 @@ describe('edge-agent install-service', { timeout: 60_000 }, () => {
     const unitPath = join(prefix, 'etc/systemd/system/edge-agent.service');
     const rulesPath = join(prefix, 'etc/udev/rules.d/99-edge-agent.rules');
     expect(out.steps.map((s) => [s.action, s.status])).toEqual([
+      ['check Node version', 'done'],
+      ['check ExecStart is visible to the service', 'done'],
       ['write systemd unit', 'done'],
       ['write udev rules', 'done'],
       ['create config folder', 'done'],
@@ -139,7 +171,7 @@ describe('edge-agent install-service', { timeout: 60_000 }, () => {
     // NotifyAccess=main where the unix-dgram addon is installed (the agent sends), =all where not.
     const access = notifyAccessNeeded();
     expect(unit).toMatch(new RegExp(`^NotifyAccess=${access}$`, 'm'));
-    expect(out.steps[0]!.detail).toContain(`NotifyAccess=${access}`);
+    expect(out.steps[2]!.detail).toContain(`NotifyAccess=${access}`);
     expect(unit.replace(/^ExecStart=.*$/m, '')).toBe(renderUnit(template, '', access).replace(/^ExecStart=.*$/m, ''));
     expect(readFileSync(rulesPath, 'utf8')).toBe(readFileSync(RULES, 'utf8'));
     expect(statSync(join(prefix, 'etc/edge-agent')).isDirectory()).toBe(true);
@@ -147,6 +179,21 @@ describe('edge-agent install-service', { timeout: 60_000 }, () => {
     const text = await runCli(['install-service', '--prefix', prefix]);
     expect(text.stdout).toContain(`done      write systemd unit ${unitPath}`);
     expect(text.stdout).toContain('useradd --system');
+  });
+
+  it('refuses, writing nothing, an ExecStart the unit\'s sandbox hides (ProtectHome, PrivateTmp) or a Node older than 20', async () => {
+    const prefix = mkdtempSync(join(tmpdir(), 'prefix-'));
+    const oldNode = join(mkdtempSync(join(tmpdir(), 'node18-')), 'node');
+    writeFileSync(oldNode, '#!/bin/sh\necho v18.19.1\n', { mode: 0o755 });
+    const r = await runCli(['install-service', '--prefix', prefix, '--exec-start', `${oldNode} /home/pi/edge-agent/dist/src/cli/main.js run`]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain(`failed    check Node version\n          ${oldNode} is Node v18.19.1; edge-agent needs Node 20 or newer`);
+    expect(r.stdout).toMatch(/failed {4}check ExecStart is visible to the service\n {10}the unit runs with ProtectHome=yes and PrivateTmp=yes, .*could not start .*node18-.*\/node, \/home\/pi\/edge-agent\/dist\/src\/cli\/main\.js\. Install the release under \/opt\/edge-agent/);
+    expect(r.stdout).toContain('refused: nothing written');
+    expect(existsSync(join(prefix, 'etc'))).toBe(false);
+    expect(hiddenPaths('/usr/bin/node /opt/edge-agent/current/dist/src/cli/main.js run')).toEqual([]);
+    expect(hiddenPaths('/root/.nvm/versions/node/v20.1.0/bin/node /opt/x run')).toEqual(['/root/.nvm/versions/node/v20.1.0/bin/node']);
+    expect(hiddenPaths('/usr/bin/node /var/tmp/a.js')).toEqual(['/var/tmp/a.js']);
   });
 
   it('changes nothing with --dry-run', async () => {

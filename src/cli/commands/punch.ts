@@ -65,8 +65,14 @@ async function importFile(file: string, config: AgentConfig, outbox: Outbox, clo
     }
     punches.push(p);
   });
-  const { ids } = await outbox.recordMany(punches);
-  return { recorded: ids.length };
+  const { progress } = await import('../progress.js');
+  const bar = progress(`importing ${file}`, { total: punches.length, unit: 'punches' });
+  try {
+    const { ids } = await outbox.recordMany(punches, 1000, (n, total) => bar.update(n, total));
+    return { recorded: ids.length };
+  } finally {
+    bar.finish();
+  }
 }
 
 type Values = CommonValues & { code?: string; in?: boolean; out?: boolean; at?: string; tz?: string; import?: string; json?: boolean };
@@ -107,7 +113,7 @@ is a person's, marked manual. The running agent delivers it.
     if (values.in && values.out) throw usageError('punch', 'give --in or --out, not both');
     if (!values.import && !values.code) throw usageError('punch', 'punch needs --code C (or --import FILE)');
     if (values.import && (values.code || values.at || values.in || values.out)) throw usageError('punch', '--import takes its punches from the file; leave out --code, --at, --in and --out');
-    const config = configForFlags(values);
+    const config = configForFlags(values, process.env, { command: 'edge-agent punch' });
     const request = values.import
       ? null
       : {

@@ -44,9 +44,9 @@ in the same order: the score, or "error CODE: message" for a pair that cannot be
     }
     if (values.pairs === undefined && positionals.length !== 2) throw usageError('template compare', 'template compare takes two files A B, or --pairs FILE');
     if (values.pairs !== undefined && positionals.length > 0) throw usageError('template compare', '--pairs takes no other file arguments');
-    const { loadConfig } = await import('../../config/config.js');
+    const { configForFlags } = await import('../../config/load.js');
     const { compareTemplates, readTemplate } = await import('../../biometrics/template-file.js');
-    const bio = loadConfig({ file: values.config ?? null }).biometrics;
+    const bio = configForFlags({ ...(values.config ? { config: values.config } : {}) }, process.env, { require: false }).biometrics;
     const thresholds = (modality: string): TemplateThresholds => ({
       irisThreshold: modality === 'iris' && threshold !== undefined ? threshold : bio.irisThreshold,
       fingerThreshold: modality === 'finger' && threshold !== undefined ? threshold : bio.fingerThreshold,

@@ -32,8 +32,10 @@ export class OpsComponent implements DaemonComponent {
   async start(ctx: DaemonContext): Promise<void> {
     const rt = this.#rt;
     const { config, secrets } = rt;
-    ctx.uploader.on('error', ({ sink, error }) => rt.noteError(new AgentError(error.code, `${sink}: ${error.message}`)));
-    ctx.uploader.on('dead', ({ sink, id, status, description }) => rt.noteError(new AgentError('UPLOAD_DEAD_LETTER', `${sink}: ${id} ${status} ${description}`)));
+    // A delivery error holds until that upstream takes a punch again; dead letters until none is left.
+    ctx.uploader.on('error', ({ sink, error }) => rt.noteError(new AgentError(error.code, `${sink}: ${error.message}`), `upload:${sink}`));
+    ctx.uploader.on('delivered', ({ sink }) => rt.resolve(`upload:${sink}`));
+    ctx.uploader.on('dead', ({ sink, id, status, description }) => rt.noteError(new AgentError('UPLOAD_DEAD_LETTER', `${sink}: ${id} ${status} ${description}`), 'dead-letters'));
     if (!config.mqtt.url || !config.ops.enabled) return;
     const keyring = keyringOf(secrets);
     if (keyring.ids.length === 0) log.warn('no ops key in the secrets: every MQTT command is refused (OPS_UNAUTHENTICATED); set opsKey with edge-agent provision --ops-key-file');

@@ -82,8 +82,9 @@ export class ScannersComponent implements DaemonComponent {
           const cache = rt.cache;
           try {
             await placeModuleTemplates({ scanner, info, scannerKey: key, slots: rt.slots, templatesOfFormat: (format) => moduleTemplatesOf(cache, format) });
+            rt.resolve(`modules:${key}`);
           } catch (err) {
-            rt.noteError(err);
+            rt.noteError(err, `modules:${key}`);
             log.warn({ scanner: key, err: toAgentError(err).toJSON() }, 'could not place module templates; host matching covers everyone');
           }
         },
@@ -95,8 +96,11 @@ export class ScannersComponent implements DaemonComponent {
         log[level]({ scanner: key, result: outcome.result, employeeCode: outcome.employeeCode, path: outcome.path, score: outcome.score, direction: outcome.direction, latencyMs: outcome.latencyMs, detail: outcome.detail }, `capture: ${outcome.result}`);
       });
       worker.on('status', (s) => {
-        if (s.status === 'disconnected' && s.error) rt.noteError(new AgentError('AGENT_SCANNER_DISCONNECTED', `${key}: ${s.error}`));
+        // The scanner's error holds until it is ready again.
+        if (s.status === 'disconnected' && s.error) rt.noteError(new AgentError('AGENT_SCANNER_DISCONNECTED', `${key}: ${s.error}`), `scanner:${key}`);
+        else if (s.status === 'ready') rt.resolve(`scanner:${key}`);
         void rt.ops?.publishInfo();
+        void rt.ops?.publishMetrics(); // the fleet sees a scanner go (degraded) and come back at once
       });
       rt.workers.set(key, worker);
       worker.start();

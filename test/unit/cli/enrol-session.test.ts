@@ -28,6 +28,8 @@ describe('enroll/identify command helpers', () => {
   it('turns progress events into lines a person reads', () => {
     expect(describeProgress({ step: 'captured', capture: 2, of: 3, quality: 71 })).toBe('  capture 2/3 taken (quality 71)');
     expect(describeProgress({ step: 'upload', item: 1, statusCode: 'SUCCESS', statusDescription: 'enrolled' })).toBe('  upload item 1: SUCCESS (enrolled)');
+    // a module template alone: said as it is, not "upload item undefined: undefined"
+    expect(describeProgress({ step: 'upload', message: 'only a module template was taken (vendor format): nothing uploaded to the service' })).toBe('  only a module template was taken (vendor format): nothing uploaded to the service');
     expect(describeProgress({ step: 'upload', error: 'API_TIMEOUT: no answer', message: 'enrol again' })).toBe('  upload failed: API_TIMEOUT: no answer (enrol again)');
     expect(describeProgress({ step: 'module', press: 1 })).toBe('  module press 1 read');
     expect(describeProgress({ step: 'user', message: 'E1 is Ada' })).toBe('  E1 is Ada');

@@ -76,7 +76,7 @@ describe('config: defaults and layers', () => {
       upstream: ['api', 'mqtt'],
     });
     expect(envName('api.pathForm')).toBe('EDGE_AGENT_API__PATH_FORM');
-    // what the systemd unit sets
+    // the generic form still works (the unit sets none: the data folder comes from the config)
     expect(configFromEnv({ EDGE_AGENT_DATA_DIR: '/var/lib/edge-agent', EDGE_AGENT_LOGGING__MODULES: '{"drivers:*":"debug"}' })).toEqual({
       dataDir: '/var/lib/edge-agent',
       logging: { modules: { 'drivers:*': 'debug' } },
@@ -87,10 +87,15 @@ describe('config: defaults and layers', () => {
     expect(configFromFlags({ api: 'http://h', mqtt: 'mqtt://b', 'log-format': 'pretty', secrets: '/s' })).toEqual({
       api: { url: 'http://h' },
       mqtt: { url: 'mqtt://b' },
-      upstream: ['api', 'mqtt'],
       logging: { format: 'pretty' },
       secretsFile: '/s',
     });
+  });
+
+  it('--mqtt alone is monitoring: punches go to the broker only with --upstream', () => {
+    expect(configFromFlags({ mqtt: 'mqtt://b' })).toEqual({ mqtt: { url: 'mqtt://b' } });
+    expect(loadConfig({ env: {}, overrides: configFromFlags({ api: 'http://h', mqtt: 'mqtt://b' }) }).upstream).toEqual(['api']);
+    expect(configFromFlags({ mqtt: 'mqtt://b', upstream: 'api,mqtt' }).upstream).toEqual(['api', 'mqtt']);
   });
 });
 
