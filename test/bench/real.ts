@@ -80,16 +80,16 @@ async function extractAll<T>(samples: Sample[], modality: 'finger' | 'iris', dec
   // Warm-up: the first extraction creates the ONNX session and JIT-compiles.
   await extractTemplate({ modality, image: decodeImage(readFileSync(samples[0]!.file)) }).catch(() => undefined);
   for (const s of samples) {
-    const image = decodeImage(readFileSync(s.file)) as ReturnType<typeof decodeImage> & { dpi?: number };
-    const dpi = modality === 'finger' ? (dpiFlag ?? image.dpi) : undefined;
-    if (modality === 'finger' && dpi === undefined) dpiAssumed++;
+    const image = decodeImage(readFileSync(s.file));
     const c0 = cpuMs(), t0 = performance.now();
     try {
-      const r = await extractTemplate({ modality, image, ...(modality === 'finger' ? { finger: { dpi: dpi ?? 500 } } : {}) });
-      items.push({ sample: s, ok: decode(r.template), quality: r.quality, ms: performance.now() - t0, cpu: cpuMs() - c0, dpi });
+      // The pipeline reads the image at the resolution given, else the one it states, else 500.
+      const r = await extractTemplate({ modality, image, ...(modality === 'finger' && dpiFlag !== undefined ? { finger: { dpi: dpiFlag } } : {}) });
+      if (r.dpiSource === 'assumed') dpiAssumed++;
+      items.push({ sample: s, ok: decode(r.template), quality: r.quality, ms: performance.now() - t0, cpu: cpuMs() - c0, dpi: r.dpi });
     } catch (err) {
       const e = toAgentError(err);
-      items.push({ sample: s, ok: null, quality: 0, failure: { code: e.code, reason: (e.context.reason as string | undefined) ?? null, message: e.message }, ms: performance.now() - t0, cpu: cpuMs() - c0, dpi });
+      items.push({ sample: s, ok: null, quality: 0, failure: { code: e.code, reason: (e.context.reason as string | undefined) ?? null, message: e.message }, ms: performance.now() - t0, cpu: cpuMs() - c0, dpi: undefined });
     }
   }
   return { items, dpiAssumed };
