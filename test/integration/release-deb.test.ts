@@ -180,7 +180,7 @@ describe.skipIf(!has(...PROGRAMS) || !asRoot)(`the Debian package in a scratch r
     /** A nodejs package whose /usr/bin/node is this node, with native addons turned off or not. */
     const nodejs = (version: string, flags: string) => stubDeb(`Package: nodejs\nVersion: ${version}\n`, { 'usr/bin/node': [`#!/bin/sh\nexec ${process.execPath} ${flags}"$@"\n`, 0o755] });
 
-    it('writes NotifyAccess=all where the addon does not load, removes it on an upgrade where it loads, and with the package', () => {
+    it('writes NotifyAccess=all where the addon does not load, removes it on an upgrade where it loads, follows a rollback, and goes with the package', async () => {
       const root = scratchRoot();
       const said = dpkg(root, '-i', unbuilt);
       expect(said).toMatch(/the unix-dgram addon does not load with \S*node \(Could not locate the bindings file[^)]*\): \/etc\/systemd\/system\/edge-agent\.service\.d\/notify-access\.conf says NotifyAccess=all/);
@@ -202,7 +202,9 @@ describe.skipIf(!has(...PROGRAMS) || !asRoot)(`the Debian package in a scratch r
       expect(existsSync(join(root, 'etc/systemd/system/edge-agent.service.d'))).toBe(false);
 
       // Back to the release without it: the drop-in again. A drop-in of the technician's stays.
-      dpkg(root, '-i', unbuilt);
+      const back = await runCli(['rollback', '--prefix', root]);
+      expect(back.code, back.stderr).toBe(0);
+      expect(back.stdout).toContain(`write NotifyAccess drop-in ${join(root, DROPIN)}`);
       expect(readFileSync(join(root, DROPIN), 'utf8')).toContain('NotifyAccess=all');
       writeFileSync(join(root, 'etc/systemd/system/edge-agent.service.d/override.conf'), '[Service]\nRestartSec=5\n');
       dpkg(root, '-r', 'edge-agent');

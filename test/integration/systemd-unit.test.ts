@@ -4,9 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CLI_ENTRY, runCli, ROOT } from '../helpers/cli.js';
-import { has } from '../helpers/system.js';
-import { defaultExecStart, parseUnit, renderUnit } from '../../src/setup/service-files.js';
-import { notifyAccessNeeded } from '../../src/daemon/sd-notify.js';
+import { has, loads } from '../helpers/system.js';
+import { defaultExecStart, NOTIFY_DROPIN, parseUnit, renderUnit } from '../../src/setup/service-files.js';
 
 const UNIT = join(ROOT, 'systemd/edge-agent.service');
 const RULES = join(ROOT, 'systemd/99-edge-agent.rules');
@@ -29,7 +28,7 @@ function values(key: string): string[] {
 }
 
 describe.skipIf(!has('systemd-analyze'))('systemd unit under systemd-analyze (needs systemd-analyze)', () => {
-  it('passes systemd-analyze verify, with NotifyAccess=main as shipped and =all as written where the addon is missing', () => {
+  it('passes systemd-analyze verify, with NotifyAccess=main as shipped and =all as the drop-in sets it where the addon does not load', () => {
     for (const access of ['main', 'all'] as const) {
       const file = unitCopy(`${process.execPath} ${ROOT}dist/src/cli/main.js run`, access);
       const r = spawnSync('systemd-analyze', ['verify', file], { encoding: 'utf8' });
@@ -56,7 +55,7 @@ describe.skipIf(!has('systemd-analyze'))('systemd unit under systemd-analyze (ne
 
   it('the unit install-service writes for this checkout passes verify as it is (its ExecStart runs the sources through tsx)', () => {
     // install-service writes exactly this (its test below checks the rest against renderUnit).
-    const file = unitCopy(defaultExecStart(CLI_ENTRY), notifyAccessNeeded());
+    const file = unitCopy(defaultExecStart(CLI_ENTRY));
     const v = spawnSync('systemd-analyze', ['verify', file], { encoding: 'utf8' });
     expect(v.status, v.stderr).toBe(0);
   });
@@ -126,8 +125,12 @@ describe('edge-agent install-service', { timeout: 60_000 }, () => {
     expect(out.ok).toBe(true);
     const unitPath = join(prefix, 'etc/systemd/system/edge-agent.service');
     const rulesPath = join(prefix, 'etc/udev/rules.d/99-edge-agent.rules');
+    // NotifyAccess=main as shipped where the unix-dgram addon loads (the agent sends its own
+    // datagrams); where it does not, a drop-in says NotifyAccess=all (systemd-notify sends).
+    const addon = loads('unix-dgram');
     expect(out.steps.map((s) => [s.action, s.status])).toEqual([
       ['write systemd unit', 'done'],
+      addon ? ['keep NotifyAccess=main', 'skipped'] : ['write NotifyAccess drop-in', 'done'],
       ['write udev rules', 'done'],
       ['create config folder', 'done'],
       ['create user', 'skipped'],
@@ -136,11 +139,9 @@ describe('edge-agent install-service', { timeout: 60_000 }, () => {
     // ExecStart names this node and this checkout's entry point; the rest is the shipped unit.
     expect(unit).toContain(`ExecStart=${process.execPath} --import `);
     expect(unit).toContain('src/cli/main.ts run');
-    // NotifyAccess=main where the unix-dgram addon is installed (the agent sends), =all where not.
-    const access = notifyAccessNeeded();
-    expect(unit).toMatch(new RegExp(`^NotifyAccess=${access}$`, 'm'));
-    expect(out.steps[0]!.detail).toContain(`NotifyAccess=${access}`);
-    expect(unit.replace(/^ExecStart=.*$/m, '')).toBe(renderUnit(template, '', access).replace(/^ExecStart=.*$/m, ''));
+    expect(unit.replace(/^ExecStart=.*$/m, '')).toBe(template.replace(/^ExecStart=.*$/m, ''));
+    expect(out.steps[1]!.detail).toContain(addon ? `the unix-dgram addon loads with ${process.execPath}` : 'NotifyAccess=all');
+    expect(existsSync(join(prefix, NOTIFY_DROPIN))).toBe(!addon);
     expect(readFileSync(rulesPath, 'utf8')).toBe(readFileSync(RULES, 'utf8'));
     expect(statSync(join(prefix, 'etc/edge-agent')).isDirectory()).toBe(true);
 
