@@ -10,7 +10,10 @@ export default function register(program: Command): Command {
     audience: 'technician',
     details: `Installs the systemd unit (edge-agent.service, Type=notify with watchdog and hardening) and the
 udev rules (/dev/fingerprintN, /dev/irisN, group access), creates /etc/edge-agent and the
-dedicated system user, reloads systemd and udev, and prints every step.
+dedicated system user, reloads systemd and udev, and prints every step. The unit says
+NotifyAccess=main (the agent notifies systemd itself through the unix-dgram addon); where that
+addon does not load with the unit's node, a drop-in (edge-agent.service.d/notify-access.conf)
+says NotifyAccess=all, and an install where it loads removes it.
 Run from an unpacked release tarball, it first checks the release against its SHA256SUMS and
 installs it as /opt/edge-agent/releases/<version> with "current" pointing at it (the release that
 was current becomes "previous": edge-agent rollback goes back) and /usr/local/bin/edge-agent.
