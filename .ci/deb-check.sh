@@ -7,8 +7,13 @@
 #   --force-not-root           for runs as an ordinary user (as root it changes nothing)
 # and, for an arm64 package on an x86 machine, --add-architecture arm64 in that root.
 # Then: the unit, the udev rules (a conffile), the user, the folders and the release links are
-# there, `systemd-analyze verify` passes on the installed unit, and removing then purging keeps
-# the config and the data (no purge-data flag).   usage: .ci/deb-check.sh edge-agent_<v>_<arch>.deb
+# there; NotifyAccess: postinst checks the release's unix-dgram addon with the root's /usr/bin/node,
+# here this machine's node (no drop-in for a package of this machine; for an arm64 package on x86
+# the addon does not load, so the NotifyAccess=all drop-in), then, with DEB_NODE=<a node of the
+# package's architecture> (the arm64 node under qemu), with that node as the root's /usr/bin/node
+# (the addon loads: the drop-in goes); `systemd-analyze verify` passes on the installed unit; and
+# removing then purging keeps the config and the data (no purge-data flag) and removes the drop-in.
+#   usage: [DEB_NODE=node] .ci/deb-check.sh edge-agent_<v>_<arch>.deb
 set -euo pipefail
 deb="$(realpath "$1")"
 root="$(mktemp -d "${TMPDIR:-/tmp}/edge-agent-debroot-XXXXXX")"
@@ -46,6 +51,24 @@ grep -q '^exec /usr/bin/node /opt/edge-agent/current/dist/src/cli/main.js "\$@"$
 (cd "$root/opt/edge-agent/current" && sha256sum -c --quiet SHA256SUMS) || fail "installed files differ from SHA256SUMS"
 echo "deb-check: installed: unit, rules (conffile), user edge-agent, /etc/edge-agent, /var/lib/edge-agent (0700), current -> releases/$version"
 
+dropin="$root/etc/systemd/system/edge-agent.service.d/notify-access.conf"
+if [ "$arch" = "$(dpkg --print-architecture)" ]; then
+  [ ! -e "$dropin" ] || fail "the addon should load with this machine's node, yet postinst wrote a drop-in: $(cat "$dropin")"
+  echo "deb-check: the unix-dgram addon loads with this machine's node: NotifyAccess=main, no drop-in"
+else
+  grep -qx 'NotifyAccess=all' "$dropin" 2>/dev/null || fail "an $arch addon cannot load with this machine's node, yet there is no NotifyAccess=all drop-in"
+  echo "deb-check: the $arch addon does not load with this machine's node: the drop-in says NotifyAccess=all"
+fi
+if [ -n "${DEB_NODE:-}" ]; then
+  mkdir -p "$root/usr/bin"
+  ln -sfn "$(realpath "$DEB_NODE")" "$root/usr/bin/node"
+  out="$("${dpkg_root[@]}" -i "$deb" 2>&1)" || fail "reinstalling with $DEB_NODE as /usr/bin/node: $out"
+  echo "$out" | grep -q 'the unix-dgram addon loads with /usr/bin/node' || fail "the addon does not load with $DEB_NODE: $out"
+  [ ! -e "$dropin" ] || fail "the addon loads with $DEB_NODE, yet the drop-in stays"
+  rm "$root/usr/bin/node"
+  echo "deb-check: with $("$DEB_NODE" -p 'process.arch + " node " + process.version') as /usr/bin/node the addon loads: the drop-in is gone"
+fi
+
 # verify checks the unit as systemd would load it; ExecStart's binary must exist: /usr/bin/node here.
 out="$(systemd-analyze verify "$unit" 2>&1)" || fail "systemd-analyze verify: $out"
 [ -z "$out" ] || fail "systemd-analyze verify: $out"
@@ -55,6 +78,7 @@ echo 'terminal: {id: gate-1}' > "$root/etc/edge-agent/config.yaml"
 echo 'punches' > "$root/var/lib/edge-agent/agent.db"
 "${dpkg_root[@]}" -r edge-agent
 [ ! -e "$root/opt/edge-agent" ] && [ -f "$root/etc/edge-agent/config.yaml" ] && [ -f "$root/var/lib/edge-agent/agent.db" ] || fail "remove did not keep the config and data, or left the program"
+[ ! -e "$dropin" ] || fail "remove left the NotifyAccess drop-in"
 "${dpkg_root[@]}" --purge edge-agent
 [ -f "$root/etc/edge-agent/config.yaml" ] && [ -f "$root/var/lib/edge-agent/agent.db" ] || fail "purge without /etc/edge-agent/purge-data removed the config or the data"
 echo "deb-check: remove and purge keep /etc/edge-agent and /var/lib/edge-agent (no purge-data flag)"

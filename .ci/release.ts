@@ -1,14 +1,15 @@
 /**
  * `npm run release -- --arch arm64|x64 [--out DIR] [--no-deb] [--deb-compression xz|gzip] [--nodedir DIR]`
- * `npm run release -- --arch arm64 --check-cache`   exit 0 when sqlite3 for arm64 is cached
+ * `npm run release -- --arch arm64 --check-cache`   exit 0 when sqlite3 and unix-dgram for arm64 are cached
  *
  * Builds a self-contained release of this checkout for a Linux machine of the given architecture
  * (a Raspberry Pi: arm64) into DIR (default dist/release/):
  *
  *   edge-agent-<version>-linux-<arch>.tar.gz   one folder edge-agent-<version>-linux-<arch>/ with
  *       dist/          the agent compiled by tsconfig.build.json (no tests)
- *       node_modules/  the production dependencies, each native module built for <arch> and
- *                      every binary of another platform removed
+ *       node_modules/  the production dependencies, each native module built for <arch> (sqlite3,
+ *                      onnxruntime-node, serialport, node-hid, unix-dgram: checked to be there
+ *                      as ELF files of that machine) and every binary of another platform removed
  *       models/        the ONNX models
  *       systemd/       the unit and the udev rules
  *       package.json, release.json (name, version, arch, commit), SHA256SUMS (sha256sum -c)
@@ -16,10 +17,12 @@
  *                      arm64, or amd64 for x64); see systemd/debian/ and docs/raspberry-pi.md
  *
  * The dependencies come from the lock file (npm ci --omit=dev --ignore-scripts, through the npm
- * registry and its cache). sqlite3 has no linux-arm64 binary in its package: see native.ts for
- * where it comes from (a cache in ~/.cache/edge-agent-release keyed by versions, so CI builds it
- * once). Cross-building it needs g++-aarch64-linux-gnu; the Node headers for node-gyp are this
- * Node's (--nodedir, or $EDGE_RELEASE_NODEDIR; N-API is the same on every architecture).
+ * registry and its cache). sqlite3 has no linux-arm64 binary in its package and unix-dgram (the
+ * agent's sd_notify socket) none at all: see native.ts for where they come from (a cache in
+ * ~/.cache/edge-agent-release keyed by versions, so CI builds each once). Cross-building needs
+ * g++-aarch64-linux-gnu; the Node headers for node-gyp (--nodedir, or $EDGE_RELEASE_NODEDIR, or
+ * this Node's) must be of this Node's ABI: unix-dgram is a nan addon, built for one Node ABI (the
+ * release runs on Node 20, like the builder); sqlite3 is N-API, the same on every Node.
  */
 import { spawnSync } from 'node:child_process';
 import { chmodSync, cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -27,7 +30,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CHECKSUM_FILE, RELEASE_FILE, checksumText, type ReleaseInfo } from '../src/setup/releases.js';
 import { buildDeb } from './release/deb.js';
-import { cachedSqlite, checkNativeModules, defaultCacheDir, provideSqlite, pruneForeignBinaries, type Arch } from './release/native.js';
+import { BUILT_ADDONS, cachedAddon, checkNativeModules, defaultCacheDir, provideAddon, pruneForeignBinaries, type Arch } from './release/native.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
@@ -41,8 +44,9 @@ if (arch !== 'arm64' && arch !== 'x64') {
   process.exit(2);
 }
 if (args.includes('--check-cache')) {
-  // For CI: exit 0 when sqlite3 for this arch is cached (no cross-compiler needed), 1 otherwise.
-  process.exit(cachedSqlite(join(ROOT, 'node_modules/sqlite3'), arch) ? 0 : 1);
+  // For CI: exit 0 when every addon the release builds is cached for this arch (no cross-compiler
+  // needed), 1 otherwise.
+  process.exit(BUILT_ADDONS.every((spec) => cachedAddon(spec, join(ROOT, 'node_modules', spec.pkg), arch)) ? 0 : 1);
 }
 const outDir = resolve(opt('out') ?? join(ROOT, 'dist/release'));
 const started = Date.now();
@@ -81,7 +85,8 @@ for (const f of ['package.json', 'package-lock.json', '.npmrc']) cpSync(join(ROO
 sh('npm', ['ci', '--omit=dev', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error'], stage);
 log('production dependencies installed (npm ci --omit=dev)');
 
-provideSqlite(join(stage, 'node_modules/sqlite3'), arch, { hostModules: join(ROOT, 'node_modules'), nodedir: nodeHeaders(), cacheDir: defaultCacheDir(), log });
+const addonOptions = { hostModules: join(ROOT, 'node_modules'), nodedir: nodeHeaders(), cacheDir: defaultCacheDir(), log };
+for (const spec of BUILT_ADDONS) provideAddon(spec, join(stage, 'node_modules', spec.pkg), arch, addonOptions);
 const pruned = pruneForeignBinaries(join(stage, 'node_modules'), arch);
 log(`removed ${pruned.files} binaries of other platforms (${Math.round(pruned.bytes / 1048576)} MB)`);
 const natives = checkNativeModules(join(stage, 'node_modules'), arch);

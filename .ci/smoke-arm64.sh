@@ -3,7 +3,10 @@
 # SMOKE_NODE=node, by this machine's Node on an x64 release):
 #   1. the tarball unpacks and its files match SHA256SUMS
 #   2. edge-agent --version and help
-#   3. the native modules load for that architecture: serialport, node-hid (libusb, libudev)
+#   3. the native modules load for that architecture: serialport, node-hid (libusb, libudev),
+#      unix-dgram; and the agent's sd_notify sends READY=1 as a datagram from its own process
+#      (what NotifyAccess=main accepts) to a socket bound here by python3, which checks the
+#      sender's pid from its SCM_CREDENTIALS, as systemd does
 #   4. punch + queue status on a fresh data folder (sqlite3)
 #   5. template extract of fixed synthetic images (onnxruntime): byte-identical to the templates
 #      this machine extracts from the checkout
@@ -17,7 +20,11 @@ for v in $(compgen -e | grep '^EDGE_AGENT_' || true); do unset "$v"; done
 node_cmd="${SMOKE_NODE:-$(bash .ci/qemu-arm64.sh)}"
 work="$(mktemp -d "${TMPDIR:-/tmp}/edge-agent-smoke-XXXXXX")"
 embedded_pid=""
-cleanup() { if [ -n "$embedded_pid" ]; then kill -9 "$embedded_pid" 2>/dev/null || true; fi; rm -rf "$work"; }
+receiver=""
+cleanup() {
+  for pid in $embedded_pid $receiver; do kill -9 "$pid" 2>/dev/null || true; done
+  rm -rf "$work"
+}
 trap cleanup EXIT
 
 t=$(date +%s.%N)
@@ -45,12 +52,44 @@ step "edge-agent help"
   if (typeof autoDetect().open !== 'function') throw new Error('no serial binding');
   const HID = (await import('node-hid')).default;
   HID.devices();
+  if (typeof (await import('unix-dgram')).default.createSocket !== 'function') throw new Error('no unix-dgram');
   const { readFileSync } = await import('node:fs');
   const mapped = readFileSync('/proc/self/maps', 'utf8').split('\\n').map((l) => l.split(/\\s+/)[5] ?? '');
   console.log([...new Set(mapped.filter((p) => p.endsWith('.node')).map((p) => p.split('/').slice(-2).join('/')))].join(', '));
-") > "$work/natives.txt" || fail "serialport or node-hid does not load"
-grep -q 'bindings-cpp' "$work/natives.txt" && grep -q 'HID' "$work/natives.txt" || fail "serialport or node-hid is not mapped: $(cat "$work/natives.txt")"
-step "serialport and node-hid load: $(cat "$work/natives.txt")"
+") > "$work/natives.txt" || fail "serialport, node-hid or unix-dgram does not load"
+grep -q 'bindings-cpp' "$work/natives.txt" && grep -q 'HID' "$work/natives.txt" && grep -q 'unix_dgram' "$work/natives.txt" || fail "serialport, node-hid or unix-dgram is not mapped: $(cat "$work/natives.txt")"
+step "serialport, node-hid and unix-dgram load: $(cat "$work/natives.txt")"
+
+# sd_notify as the service sends it: a receiver bound here (python3, as systemd's notify socket:
+# SO_PASSCRED), the release's own SdNotify sending READY=1 through the unix-dgram addon.
+sock="$work/notify.sock"
+python3 - "$sock" > "$work/notify.txt" 2> "$work/notify.err" <<'PY' &
+import socket, struct, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
+s.bind(sys.argv[1])
+s.settimeout(300)
+msg, anc, _, _ = s.recvmsg(4096, socket.CMSG_SPACE(struct.calcsize('iII')))
+pids = [struct.unpack('iII', d[:12])[0] for (level, kind, d) in anc if level == socket.SOL_SOCKET and kind == socket.SCM_CREDENTIALS]
+print(pids[0] if pids else 'none')
+print(msg.decode())
+PY
+receiver=$!
+for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.1; done
+[ -S "$sock" ] || fail "python3 did not bind $sock: $(cat "$work/notify.err")"
+"$node_cmd" --input-type=module -e "
+  const { SdNotify } = await import('$rel/dist/src/daemon/sd-notify.js');
+  const notify = new SdNotify({ socket: '$sock' });
+  if (notify.via !== 'socket') throw new Error('sd_notify goes through ' + notify.via + ', not the unix-dgram addon');
+  if (!(await notify.ready('smoke ' + process.pid))) throw new Error('READY=1 was not sent');
+  console.log(process.pid);
+" > "$work/sender.txt" || fail "the agent's sd_notify did not send READY=1 through unix-dgram"
+wait "$receiver" || fail "no datagram reached $sock: $(cat "$work/notify.err")"
+receiver=""
+sender="$(cat "$work/sender.txt")"
+[ "$(sed -n 1p "$work/notify.txt")" = "$sender" ] || fail "the datagram came from pid $(sed -n 1p "$work/notify.txt"), not the agent's $sender (NotifyAccess=main would drop it)"
+[ "$(sed -n '2,$p' "$work/notify.txt")" = "$(printf 'READY=1\nSTATUS=smoke %s' "$sender")" ] || fail "the datagram is not READY=1 + STATUS: $(cat "$work/notify.txt")"
+step "sd_notify: READY=1 from the agent's own pid $sender over unix-dgram"
 
 common=(--data "$work/data" --terminal pi-smoke --api http://127.0.0.1:9)
 ea punch --code 1042 --in --at '2026-03-02 07:58:00' --tz 60 "${common[@]}" >/dev/null

@@ -2,7 +2,9 @@
  * The Debian package of a release folder: the release under /opt/edge-agent/releases/<version>,
  * the unit in /lib/systemd/system (ExecStart through /opt/edge-agent/current), the udev rules as a
  * conffile in /etc/udev/rules.d (a technician adds lines to it; dpkg keeps the edits), the command
- * /usr/bin/edge-agent (a script running the current release with the terminal's config), and the maintainer scripts of systemd/debian/ with the version filled in.
+ * /usr/bin/edge-agent (a script running the current release with the terminal's config), and the
+ * maintainer scripts of systemd/debian/ with the version filled in (with its triggers file: postinst
+ * checks again whether the release's unix-dgram addon loads when /usr/bin/node changes).
  */
 import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';

@@ -10,7 +10,8 @@
  * Where the addon is missing (npm install found no C++ compiler), or `$NOTIFY_SOCKET` is one the
  * addon cannot address (an abstract `@name`, or longer than sun_path), each message is sent by
  * spawning `systemd-notify VAR=VALUE...` instead. Those messages come from a child, so that unit
- * needs `NotifyAccess=all` (install-service writes it so where the addon is missing), and
+ * needs `NotifyAccess=all` (install-service and the .deb's postinst write a drop-in saying so
+ * where the addon does not load with the unit's node), and
  * systemd-notify waits on a barrier (BARRIER=1 with a pipe the manager closes once it has processed
  * the message): without it, systemd-notify may exit before the manager reads the datagram, the
  * manager can no longer tell which unit the dead PID belonged to, and drops the message.
@@ -53,14 +54,6 @@ export function unixDgram(): UnixDgram | null {
     }
   }
   return addon;
-}
-
-/**
- * The `NotifyAccess=` a unit needs for this installation: `main` where the agent sends its own
- * datagrams, `all` where the addon is missing and systemd-notify (a child) sends them.
- */
-export function notifyAccessNeeded(): 'main' | 'all' {
-  return unixDgram() ? 'main' : 'all';
 }
 
 /** sun_path holds 108 bytes with the terminating NUL; the addon copies the path as a C string. */
@@ -300,7 +293,7 @@ export class SystemdNotifier {
     if (this.notify.via === 'systemd-notify') {
       // The shipped unit says NotifyAccess=main, under which systemd drops what a child sends:
       // the agent would never be READY and would be restarted at TimeoutStartSec.
-      log.warn({ socket: this.notify.socket }, 'systemd notifications go through systemd-notify (a child process): the unit needs NotifyAccess=all; "edge-agent install-service" writes it so, or reinstall edge-agent where a C++ compiler is present so npm builds the unix-dgram addon');
+      log.warn({ socket: this.notify.socket }, 'systemd notifications go through systemd-notify (a child process): the unit needs NotifyAccess=all, which "edge-agent install-service" and the .deb write (edge-agent.service.d/notify-access.conf) where the unix-dgram addon does not load; run install-service again after changing Node, or reinstall edge-agent where a C++ compiler is present so npm builds the addon');
     }
     await this.notify.ready(ready);
     log.info({ watchdogMs: interval, via: this.notify.via }, 'told systemd the agent is ready');

@@ -5,14 +5,13 @@
  * dedicated user where possible, and say what it did and what is left to do.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmdirSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AgentError } from '../core/errors.js';
 import { writeFileAtomic } from '../core/atomic-file.js';
-import { notifyAccessNeeded } from '../daemon/sd-notify.js';
-import { installRelease, RELEASES_HOME, type ReleaseStep } from './releases.js';
+import { installRelease, readRelease, RELEASES_HOME, type ReleaseStep } from './releases.js';
 
 /** The repository's (or the installed package's) `systemd/` folder. */
 export function systemdDir(): string {
@@ -86,9 +85,9 @@ exec ${node} ${CURRENT_ENTRY} "$@"
 }
 
 /**
- * The shipped unit with its ExecStart replaced and, with `notifyAccess`, its NotifyAccess= (the
- * shipped `main` needs the unix-dgram addon; without it systemd-notify, a child, sends, which
- * needs `all`). Everything else stays as shipped.
+ * The shipped unit with its ExecStart replaced and, with `notifyAccess`, its NotifyAccess=.
+ * Everything else stays as shipped. (install-service and the package keep the shipped
+ * NotifyAccess=main and add the drop-in below where the addon does not load.)
  */
 export function renderUnit(template: string, execStart: string, notifyAccess?: 'main' | 'all'): string {
   if (!/^ExecStart=.*$/m.test(template)) throw new AgentError('AGENT_FILES_MISSING', 'the unit template has no ExecStart line', {});
@@ -193,8 +192,6 @@ export interface InstallOptions {
   irisUsb?: string[];
   /** Where the shipped files are (default: `systemdDir()`). */
   sourceDir?: string;
-  /** NotifyAccess= of the written unit (default: what this installation needs, `notifyAccessNeeded()`). */
-  notifyAccess?: 'main' | 'all';
   /**
    * A release folder to install side by side under `<prefix>/opt/edge-agent/releases/` (the one
    * install-service runs from, when it runs from an unpacked release tarball), with the command
@@ -226,6 +223,69 @@ export function renderRules(template: string, group: string, irisUsb: readonly s
 
 export type InstallStep = ReleaseStep;
 
+/**
+ * The drop-in that gives the unit NotifyAccess=all where the unix-dgram addon does not load with
+ * the unit's node (the package's postinst writes the same file, systemd/debian/postinst).
+ */
+export const NOTIFY_DROPIN = `etc/systemd/system/${UNIT_NAME}.d/notify-access.conf`;
+
+/** Loads a package with `node` in a child, as the service would: null when it loads, else why not. */
+export function loadError(node: string, pkgDir: string | null): string | null {
+  if (!pkgDir) return 'the unix-dgram package is not installed';
+  const script = 'try { require(process.argv[1]) } catch (e) { console.log(String(e.message).split("\\nRequire stack")[0].replace(/\\s+/g, " ").slice(0, 240)); process.exit(1) }';
+  const r = spawnSync(node, ['-e', script, pkgDir], { encoding: 'utf8', timeout: 60_000 });
+  if (r.status === 0) return null;
+  return r.stdout.trim() || r.stderr.trim().split('\n')[0] || r.error?.message || `${node} exited with ${r.status}`;
+}
+
+/** The unix-dgram package this code would load (a checkout's or an installed package's), or null. */
+function ownUnixDgram(): string | null {
+  try {
+    return dirname(createRequire(import.meta.url).resolve('unix-dgram/package.json'));
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The unit says NotifyAccess=main: the agent sends its own notifications through the unix-dgram
+ * addon. Where that addon (`pkgDir`) does not load with `node` (the unit's), the agent sends
+ * through systemd-notify, a child, whose messages `main` drops, and the watchdog would restart it:
+ * then the drop-in says NotifyAccess=all; where it loads, a drop-in left by an earlier install goes.
+ */
+export function notifyAccessStep(root: string, pkgDir: string | null, node: string, dryRun: boolean): InstallStep {
+  const path = join(root, NOTIFY_DROPIN);
+  const why = loadError(node, pkgDir);
+  const act = dryRun ? 'would do' : 'done';
+  if (why === null) {
+    const detail = `NotifyAccess=main as the unit says: the unix-dgram addon loads with ${node}`;
+    if (!existsSync(path)) return { action: 'keep NotifyAccess=main', status: 'skipped', detail };
+    if (!dryRun) {
+      rmSync(path, { force: true });
+      try {
+        rmdirSync(dirname(path)); // only when empty: a drop-in of the technician's stays
+      } catch {
+        // not empty
+      }
+    }
+    return { action: 'remove NotifyAccess drop-in', path, status: act, detail };
+  }
+  const text = `# Written by edge-agent install-service: the unix-dgram addon${pkgDir ? ` ${pkgDir}` : ''} does not load
+# with ${node} (${why}),
+# so the agent sends its notifications through systemd-notify, a child process, whose messages
+# NotifyAccess=main would drop. Removed when a release whose addon loads is installed.
+[Service]
+NotifyAccess=all
+`;
+  const detail = `NotifyAccess=all: the unix-dgram addon does not load with ${node} (${why}), so the agent sends through systemd-notify`;
+  if (existsSync(path) && readFileSync(path, 'utf8') === text) return { action: 'write NotifyAccess drop-in', path, status: 'skipped', detail: `${detail} (already written)` };
+  if (!dryRun) {
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileAtomic(path, text, 0o644);
+  }
+  return { action: 'write NotifyAccess drop-in', path, status: act, detail };
+}
+
 export function run(cmd: string, args: string[]): { ok: boolean; out: string } {
   const r = spawnSync(cmd, args, { encoding: 'utf8' });
   return { ok: !r.error && r.status === 0, out: `${r.stdout ?? ''}${r.stderr ?? ''}${r.error ? r.error.message : ''}`.trim() };
@@ -254,7 +314,11 @@ export function installService(options: InstallOptions): InstallStep[] {
     steps.push({ action: 'check Node version', status: 'failed', detail: `${version ? `${node} is Node ${version}` : `cannot run ${node} --version`}; edge-agent needs Node 20 or newer: install it system-wide (Debian/Raspberry Pi OS: NodeSource's nodejs 20 or 22 into /usr/bin/node), then run install-service again with it` });
   } else steps.push({ action: 'check Node version', status: 'done', detail: `${node} is Node ${version}` });
   const hidden = hiddenPaths(options.execStart);
-  if (hidden.length) {
+  if (hidden.length && !onHost) {
+    // Staged into another root (an SD card image, a test): its paths are the target's, and this
+    // machine cannot say what the target hides. Said, not refused.
+    steps.push({ action: 'check ExecStart is visible to the service', status: 'skipped', detail: `staged under ${root}: on this machine ${hidden.join(', ')} would be hidden from the service (ProtectHome, PrivateTmp); make sure the target has them elsewhere` });
+  } else if (hidden.length) {
     steps.push({
       action: 'check ExecStart is visible to the service',
       status: 'failed',
@@ -270,11 +334,14 @@ export function installService(options: InstallOptions): InstallStep[] {
   if (steps.some((s) => s.status === 'failed')) return steps;
 
   const releases = join(root, RELEASES_HOME, 'releases');
+  // The unix-dgram addon the service will load: the installed release's, or this copy's own.
+  let addon = options.release ? join(options.release, 'node_modules/unix-dgram') : ownUnixDgram();
   if (options.release && resolve(options.release).startsWith(`${releases}/`)) {
     // Already installed (by the package, or by install-service before): nothing to copy or link.
     steps.push({ action: 'install release', path: options.release, status: 'skipped', detail: 'it runs from the installed releases already' });
   } else if (options.release) {
     steps.push(...installRelease(options.release, root, options.dryRun));
+    if (!options.dryRun) addon = join(releases, readRelease(options.release)!.version, 'node_modules/unix-dgram');
     const bin = join(root, 'usr/local/bin/edge-agent');
     if (!options.dryRun) writeFileAtomic(bin, commandScript(), 0o755);
     steps.push({ action: 'write the command', path: bin, status: act, detail: `runs ${CURRENT_ENTRY} (with ${TERMINAL_CONFIG} once provision wrote it)` });
@@ -285,11 +352,11 @@ export function installService(options: InstallOptions): InstallStep[] {
   if (existsSync(packaged)) {
     steps.push({ action: 'write systemd unit', path: unitPath, status: 'skipped', detail: `the package's unit ${packaged} is used (change it with systemctl edit edge-agent)` });
   } else {
-    const notifyAccess = options.notifyAccess ?? notifyAccessNeeded();
-    const unit = renderUnit(readFileSync(join(src, UNIT_NAME), 'utf8'), options.execStart, notifyAccess).replace(/^User=.*$/m, `User=${options.user}`).replace(/^Group=.*$/m, `Group=${options.user}`);
+    const unit = renderUnit(readFileSync(join(src, UNIT_NAME), 'utf8'), options.execStart).replace(/^User=.*$/m, `User=${options.user}`).replace(/^Group=.*$/m, `Group=${options.user}`);
     if (!options.dryRun) writeFileAtomic(unitPath, unit, 0o644);
-    const notify = notifyAccess === 'main' ? 'NotifyAccess=main' : 'NotifyAccess=all (the unix-dgram addon is not installed, so systemd-notify sends; npm install with a C++ compiler present builds it)';
-    steps.push({ action: 'write systemd unit', path: unitPath, status: act, detail: `ExecStart=${options.execStart}; ${notify}` });
+    steps.push({ action: 'write systemd unit', path: unitPath, status: act, detail: `ExecStart=${options.execStart}` });
+    // The node the unit runs: ExecStart's program.
+    steps.push(notifyAccessStep(root, addon, options.execStart.split(/\s+/)[0]!, options.dryRun));
   }
 
   const rules = renderRules(readFileSync(join(src, RULES_NAME), 'utf8'), options.user, options.irisUsb, adapters);

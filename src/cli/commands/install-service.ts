@@ -14,7 +14,10 @@ dedicated system user, reloads systemd and udev, and prints every step.
 First it checks that the unit can run what it names: Node 20 or newer, and nothing under /home,
 /root, /run/user, /tmp or /var/tmp, which the unit's sandbox (ProtectHome, PrivateTmp) hides from
 the service; otherwise it refuses and writes nothing (install the release under /opt/edge-agent).
-
+The unit says
+NotifyAccess=main (the agent notifies systemd itself through the unix-dgram addon); where that
+addon does not load with the unit's node, a drop-in (edge-agent.service.d/notify-access.conf)
+says NotifyAccess=all, and an install where it loads removes it.
 Run from an unpacked release tarball, it first checks the release against its SHA256SUMS and
 installs it as /opt/edge-agent/releases/<version> with "current" pointing at it (the release that
 was current becomes "previous": edge-agent rollback goes back) and /usr/local/bin/edge-agent.

@@ -1,14 +1,20 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CHECKSUM_FILE, checksumText, installRelease, releaseLinks, rollbackRelease, verifyRelease } from '../../../src/setup/releases.js';
-import { installService } from '../../../src/setup/service-files.js';
+import { installService, NOTIFY_DROPIN } from '../../../src/setup/service-files.js';
+import { ROOT } from '../../helpers/cli.js';
+import { loads } from '../../helpers/system.js';
 
-/** A small release folder as `npm run release` lays it out, with its SHA256SUMS. */
-function fakeRelease(version: string): string {
+/**
+ * A small release folder as `npm run release` lays it out, with its SHA256SUMS; with `addon`, the
+ * checkout's unix-dgram (built for this machine) and what it requires.
+ */
+function fakeRelease(version: string, addon = false): string {
   const dir = join(mkdtempSync(join(tmpdir(), 'release-')), `edge-agent-${version}`);
   mkdirSync(join(dir, 'dist/src/cli'), { recursive: true });
+  if (addon) for (const pkg of ['unix-dgram', 'bindings', 'file-uri-to-path']) cpSync(join(ROOT, 'node_modules', pkg), join(dir, 'node_modules', pkg), { recursive: true });
   writeFileSync(join(dir, 'dist/src/cli/main.js'), `#!/usr/bin/env node\nconsole.log(${JSON.stringify(version)});\n`, { mode: 0o755 });
   writeFileSync(join(dir, 'release.json'), JSON.stringify({ name: 'edge-agent', version, arch: 'arm64' }));
   writeFileSync(join(dir, CHECKSUM_FILE), checksumText(dir));
@@ -64,6 +70,31 @@ describe('releases side by side', () => {
     expect(statSync(command).mode & 0o777).toBe(0o755);
     expect(readFileSync(command, 'utf8')).toContain(`exec ${process.execPath} /opt/edge-agent/current/dist/src/cli/main.js "$@"`);
     expect(readFileSync(join(root, 'etc/systemd/system/edge-agent.service'), 'utf8')).toMatch(/^ExecStart=\/usr\/bin\/node \/opt\/edge-agent\/current\/dist\/src\/cli\/main\.js run$/m);
+  });
+
+  it.skipIf(!loads('unix-dgram'))('install-service from a release writes NotifyAccess=all where its unix-dgram addon does not load with the unit\'s node, and removes it where it does (needs the unix-dgram addon)', () => {
+    const root = mkdtempSync(join(tmpdir(), 'root-'));
+    const execStart = `${process.execPath} /opt/edge-agent/current/dist/src/cli/main.js run`;
+    const dropin = join(root, NOTIFY_DROPIN);
+    const without = installService({ prefix: root, dryRun: false, user: 'edge-agent', execStart, release: fakeRelease('6.0.0') });
+    expect(without.find((s) => s.action === 'write NotifyAccess drop-in')).toMatchObject({ status: 'done', path: dropin, detail: expect.stringContaining(`does not load with ${process.execPath} (Cannot find module '${join(root, 'opt/edge-agent/releases/6.0.0/node_modules/unix-dgram')}'`) });
+    expect(readFileSync(dropin, 'utf8')).toMatch(/^\[Service\]\nNotifyAccess=all\n$/m);
+    // The unit stays as shipped.
+    expect(readFileSync(join(root, 'etc/systemd/system/edge-agent.service'), 'utf8')).toMatch(/^NotifyAccess=main$/m);
+
+    // An upgrade to a release whose addon loads: the drop-in goes (a drop-in of the technician's stays).
+    writeFileSync(join(root, 'etc/systemd/system/edge-agent.service.d/override.conf'), '[Service]\nRestartSec=5\n');
+    const withIt = installService({ prefix: root, dryRun: false, user: 'edge-agent', execStart, release: fakeRelease('6.1.0', true) });
+    expect(withIt.find((s) => s.path === dropin)).toMatchObject({ action: 'remove NotifyAccess drop-in', status: 'done', detail: expect.stringContaining(`loads with ${process.execPath}`) });
+    expect(existsSync(dropin)).toBe(false);
+    expect(existsSync(join(root, 'etc/systemd/system/edge-agent.service.d/override.conf'))).toBe(true);
+
+    // The same release with a node that loads no addon (as a Node of another ABI would): back again.
+    const wrapper = join(root, 'node-without-addons');
+    writeFileSync(wrapper, `#!/bin/sh\nexec ${process.execPath} --no-addons "$@"\n`, { mode: 0o755 });
+    const other = installService({ prefix: root, dryRun: true, user: 'edge-agent', execStart: `${wrapper} /opt/edge-agent/current/dist/src/cli/main.js run`, release: join(root, 'opt/edge-agent/releases/6.1.0') });
+    expect(other.find((s) => s.path === dropin)).toMatchObject({ action: 'write NotifyAccess drop-in', status: 'would do', detail: expect.stringContaining('loading addons is disabled') });
+    expect(existsSync(dropin)).toBe(false);
   });
 
   it('install-service run from the package\'s release leaves the release and the unit to the package', () => {
