@@ -4,14 +4,17 @@
  * busy timeout, foreign keys), serializes transactions so that statements of other callers never
  * land inside one, caches prepared statements, and runs versioned migrations per component.
  *
+ * Every database file is private: the folder is created 0700, the database, WAL and shared-memory
+ * files are 0600 whatever the umask, and looser ones are tightened on open (private-files.ts).
+ *
  * A full disk, a locked or corrupt file become AgentErrors with codes a caller can act on:
  * `SQLITE_DISK_FULL`, `SQLITE_BUSY`, `SQLITE_CORRUPT`, `SQLITE_READONLY`, `SQLITE_CANTOPEN`,
  * `SQLITE_CONSTRAINT`, otherwise `SQLITE_ERROR`.
  */
 import sqlite3 from 'sqlite3';
-import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { AgentError } from './errors.js';
+import { createPrivateFile, makePrivateDir, tightenDatabaseFiles } from './private-files.js';
 
 export type Param = string | number | bigint | Buffer | Uint8Array | null | boolean;
 export type Params = Param[] | Record<string, Param>;
@@ -72,7 +75,12 @@ export class SqliteDatabase {
   }
 
   static async open(path: string, options: OpenOptions = {}): Promise<SqliteDatabase> {
-    if (path !== ':memory:' && !options.readonly) mkdirSync(dirname(path), { recursive: true });
+    if (path !== ':memory:' && !options.readonly) {
+      // The folder is made 0700 and the file 0600 before SQLite creates it (its WAL and shared
+      // memory files take the database's mode); files found looser are tightened and logged.
+      makePrivateDir(dirname(path));
+      if (!createPrivateFile(path)) tightenDatabaseFiles(path);
+    }
     const mode = options.readonly ? sqlite3.OPEN_READONLY : sqlite3.OPEN_READWRITE | sqlite3.OPEN_CREATE;
     const raw = await new Promise<sqlite3.Database>((resolve, reject) => {
       const db = new sqlite3.Database(path, mode, (err) => (err ? reject(sqliteError(err, { path })) : resolve(db)));
