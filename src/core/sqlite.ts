@@ -12,6 +12,7 @@
  * `SQLITE_CONSTRAINT`, otherwise `SQLITE_ERROR`.
  */
 import sqlite3 from 'sqlite3';
+import { closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { AgentError } from './errors.js';
 import { createPrivateFile, makePrivateDir, tightenDatabaseFiles } from './private-files.js';
@@ -57,6 +58,44 @@ export function sqliteError(err: unknown, context: Record<string, unknown> = {})
   if (code === 'SQLITE_NOTADB') code = 'SQLITE_CORRUPT';
   const retryable = code === 'SQLITE_BUSY' || code === 'SQLITE_DISK_FULL';
   return new AgentError(code, e.message ?? String(err), context, { hint: HINTS[code] ?? HINTS[e.code ?? ''], retryable, cause: err });
+}
+
+/**
+ * What the first 100 bytes and the size of a database file say is wrong with it, without SQLite:
+ * not an SQLite file, an impossible page size, a size that is not whole pages, or fewer pages
+ * than the header counts (a truncated file; judged only with no WAL to replay). Null when sound,
+ * absent or empty (a new database).
+ */
+export function headerProblem(path: string): string | null {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch {
+    return null;
+  }
+  try {
+    const size = fstatSync(fd).size;
+    if (size === 0) return null;
+    const head = Buffer.alloc(100);
+    const got = readSync(fd, head, 0, 100, 0);
+    if (got < 100 || head.toString('latin1', 0, 16) !== 'SQLite format 3\0') return 'not an SQLite database (its first bytes are not "SQLite format 3")';
+    const raw = head.readUInt16BE(16);
+    const pageSize = raw === 1 ? 65_536 : raw;
+    if (pageSize < 512 || (pageSize & (pageSize - 1)) !== 0) return `impossible page size ${raw} in the header`;
+    if (size % pageSize !== 0) return `the file is ${size} bytes, not a whole number of ${pageSize}-byte pages (cut short?)`;
+    const counted = head.readUInt32BE(28);
+    const valid = head.readUInt32BE(92) === head.readUInt32BE(24);
+    let wal = 0;
+    try {
+      wal = statSync(`${path}-wal`).size;
+    } catch {
+      // no WAL
+    }
+    if (valid && wal === 0 && counted > size / pageSize) return `the header counts ${counted} pages, the file holds ${size / pageSize} (cut short)`;
+    return null;
+  } finally {
+    closeSync(fd);
+  }
 }
 
 export class SqliteDatabase {
@@ -197,6 +236,28 @@ export class SqliteDatabase {
       applied = m.version;
     }
     return applied;
+  }
+
+  /**
+   * A bounded look for damage, cheap enough for every open: `PRAGMA quick_check(1)` (every page
+   * of every b-tree, not the index contents) interrupted after `timeMs`, so a big database costs
+   * at most that. `complete` says whether it read the whole file; `problem` is SQLite's first
+   * finding (or the corruption error it met), null when none.
+   */
+  async quickCheck(timeMs: number): Promise<{ problem: string | null; complete: boolean }> {
+    const timer = setTimeout(() => this.#db.interrupt(), timeMs);
+    try {
+      const rows = await this.all<{ quick_check: string }>('PRAGMA quick_check(1)');
+      const first = rows[0]?.quick_check ?? 'ok';
+      return { problem: first === 'ok' ? null : rows.map((r) => r.quick_check).join('; '), complete: true };
+    } catch (err) {
+      const e = sqliteError(err);
+      if (e.code === 'SQLITE_INTERRUPT') return { problem: null, complete: false };
+      if (e.code === 'SQLITE_CORRUPT') return { problem: e.message, complete: false };
+      throw e;
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** `PRAGMA integrity_check`: 'ok' or the problems SQLite found. */
