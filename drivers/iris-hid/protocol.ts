@@ -263,6 +263,7 @@ export function encodeReply(r: IrisReply): Buffer {
 
 /** Decodes an input report WITHOUT its id byte (as the transport delivers it). */
 export function decodeReply(body: Buffer): IrisReply {
+  if (body.length < 5) throw badReport('REPLY', body);
   return { command: body[1]!, tag: body[2]!, status: body[3]!, detail: Buffer.from(body.subarray(5, 5 + body[4]!)) };
 }
 
@@ -284,6 +285,7 @@ export function encodeChunk(seq: number, flags: number, payload: Uint8Array): Bu
 
 /** Decodes a chunk WITHOUT its report id byte (as the transport delivers it). */
 export function decodeChunk(body: Buffer): IrisChunk {
+  if (body.length < 5) throw badReport('RESULT_CHUNK', body);
   return { seq: body.readUInt16LE(1), flags: body[3]!, payload: body.subarray(4, 4 + CHUNK_PAYLOAD) };
 }
 
