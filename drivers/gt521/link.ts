@@ -93,7 +93,15 @@ export class Gt521Link {
   #pending: Pending | null = null;
   readonly #queue = new OneAtATime();
   #lostError: Error | null = null;
-  readonly #onData = (chunk: Buffer) => this.#parser.push(chunk);
+  /** Never throws from the transport's listener: a frame the link cannot take fails the exchange waiting for it. */
+  readonly #onData = (chunk: Buffer) => {
+    try {
+      this.#parser.push(chunk);
+    } catch (err) {
+      this.#parser.reset();
+      this.#fail(err instanceof AgentError ? err : new AgentError('DRIVER_FRAME', `GT-521 stream could not be read: ${(err as Error).message}`, { family: 'gt521' }, { cause: err }));
+    }
+  };
   readonly #onDisconnect = (err: Error) => {
     this.#lostError = err;
     const p = this.#pending;

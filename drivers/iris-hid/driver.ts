@@ -14,7 +14,7 @@
  * the camera is idle for the next one.
  * A disconnect fails everything pending at once with `TRANSPORT_DISCONNECTED`.
  */
-import { AgentError } from '../../src/core/errors.js';
+import { AgentError, isAgentError } from '../../src/core/errors.js';
 import { logger } from '../../src/core/logger.js';
 import { awaitAnswer, type Answer } from '../exchange.js';
 import type { ReportTransport } from '../transport/transport.js';
@@ -31,7 +31,7 @@ import {
   IRIS_STATUS,
   IrisImageKind,
   IrisStatus,
-  peekResultLength,
+  readResultHeader,
   REPORT_SIZE,
   type CaptureRequest,
   type IrisDeviceInfo,
@@ -147,7 +147,7 @@ export class IrisHidDriver {
     }
     if (this.#transfer) throw new AgentError('DRIVER_BUSY', 'an iris capture is already running', { family: 'iris-hid' }, { hint: 'Wait for it or stop it first.', retryable: true });
     const tag = this.#nextTag();
-    const result = this.#receive(tag, req.timeoutMs);
+    const result = this.#receive(tag, req);
     try {
       const reply = await this.#command(IrisCommands.StartCapture, tag, req);
       if (reply.status !== IrisStatus.Ok) throw new IrisStatusError(reply.status, 'StartCapture');
@@ -183,8 +183,12 @@ export class IrisHidDriver {
     return waiter.answer.promise;
   }
 
-  /** Waits for the result of capture `tag`, reassembling and checking it. */
-  #receive(tag: number, eyeWaitMs: number): Promise<IrisResult> {
+  /**
+   * Waits for the result of capture `tag`, reassembling and checking it. The first chunk's header
+   * must announce the kind and size asked for (so at most 640×480 pixels) before a buffer is sized
+   * from it; anything else fails the capture with DRIVER_FRAME.
+   */
+  #receive(tag: number, req: CaptureRequest): Promise<IrisResult> {
     return new Promise<IrisResult>((resolve, reject) => {
       let buf: Buffer | null = null;
       let filled = 0;
@@ -200,7 +204,7 @@ export class IrisHidDriver {
         clearTimeout(timer);
         if (this.#transfer === transfer) this.#transfer = null;
         const code = (err as AgentError | null)?.code;
-        if (code === 'DRIVER_SEQUENCE' || code === 'DRIVER_CHECKSUM' || code === 'DRIVER_TIMEOUT') {
+        if (code === 'DRIVER_SEQUENCE' || code === 'DRIVER_CHECKSUM' || code === 'DRIVER_TIMEOUT' || code === 'DRIVER_FRAME') {
           // Leave the camera idle: it may still be waiting for an eye or sending a result.
           this.stopCapture().catch((e: unknown) => log.debug({ err: String(e) }, 'stop after a failed capture did not go through'));
         }
@@ -231,10 +235,13 @@ export class IrisHidDriver {
         onChunk: (seq, flags, payload) => {
           if (buf === null) {
             // Skip what is left of an abandoned transfer until a first chunk starts again.
-            if (seq !== 0 || !(flags & CHUNK_FLAG_FIRST)) return;
-            const announced = peekResultLength(payload);
-            if (announced === null || payload[5] !== tag) return;
-            total = announced;
+            if (seq !== 0 || !(flags & CHUNK_FLAG_FIRST) || payload[5] !== tag) return;
+            const header = readResultHeader(payload);
+            if (header === null) return;
+            if (header.kind !== req.kind || header.width !== req.width || header.height !== req.height) {
+              return finish(new AgentError('DRIVER_FRAME', `iris camera announced a kind ${header.kind} ${header.width}×${header.height} result for a kind ${req.kind} ${req.width}×${req.height} capture`, { family: 'iris-hid', kind: header.kind, width: header.width, height: header.height }, { hint: 'The camera does not follow protocol version 1: check its firmware.' }));
+            }
+            total = header.total;
             buf = Buffer.alloc(Math.ceil(total / CHUNK_PAYLOAD) * CHUNK_PAYLOAD);
           } else if (seq !== nextSeq) {
             return restart(new AgentError('DRIVER_SEQUENCE', `iris result chunk ${seq} came where ${nextSeq} was due`, { family: 'iris-hid', expected: nextSeq, got: seq }, { hint: 'Reports were lost on the USB link; check the cable and the hub.', retryable: true }));
@@ -255,11 +262,26 @@ export class IrisHidDriver {
         fail: (e) => finish(e),
       };
       this.#transfer = transfer;
-      arm(eyeWaitMs + this.timeoutMs, 'eye image');
+      arm(req.timeoutMs + this.timeoutMs, 'eye image');
     });
   }
 
+  /**
+   * One input report. Runs inside the transport's data listener, so it never throws: whatever a
+   * device sends that breaks the protocol fails the capture it belongs to (an AgentError), or is
+   * dropped and logged when no capture waits.
+   */
   #input(body: Buffer): void {
+    try {
+      this.#dispatch(body);
+    } catch (err) {
+      const e = isAgentError(err) ? err : new AgentError('DRIVER_FRAME', `iris camera sent an input report the driver cannot read: ${(err as Error).message}`, { family: 'iris-hid', length: body.length }, { cause: err });
+      if (this.#transfer) this.#transfer.fail(e);
+      else log.warn({ code: e.code, err: e.message }, 'input report dropped');
+    }
+  }
+
+  #dispatch(body: Buffer): void {
     if (body.length < 5) return;
     if (body[0] === InputType.Reply) {
       const reply = decodeReply(body);

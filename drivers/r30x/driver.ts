@@ -53,6 +53,12 @@ export interface ExchangeResult {
   data?: Buffer;
 }
 
+/**
+ * Packets kept for the exchange to take: far more than the largest answer (UpImage at 32-byte
+ * packets is 1,153), far less than memory to worry about (each at most 523 bytes).
+ */
+const MAX_INBOX = 4096;
+
 type Inbox = ParseResult | { ok: false; error: AgentError; fatal: true };
 
 export class R30xDriver {
@@ -78,15 +84,31 @@ export class R30xDriver {
     this.retries = options.retries ?? 2;
     this.#baud = options.baud ?? (transport as { baud?: number }).baud ?? 57600;
     this.packetSize = options.packetSize ?? 128;
+    // The data listener never throws, and what waits for an exchange is bounded: a module that
+    // talks when nobody asked cannot grow the inbox without end (the oldest packets go first).
     transport.on('data', (chunk) => {
       this.#lastByteAt = performance.now();
-      for (const r of this.#parser.push(chunk)) this.#inbox.push(r);
+      try {
+        for (const r of this.#parser.push(chunk)) this.#inbox.push(r);
+      } catch (err) {
+        this.#parser.reset();
+        this.#inbox.push({ ok: false, error: err instanceof AgentError ? err : protocolError('the stream', (err as Error).message) });
+      }
+      if (this.#inbox.length > MAX_INBOX) {
+        log.debug({ dropped: this.#inbox.length - MAX_INBOX }, 'dropping unasked-for R30x packets');
+        this.#inbox.splice(0, this.#inbox.length - MAX_INBOX);
+      }
       this.#wake?.();
     });
     transport.on('disconnect', (err) => {
       this.#gone = err as AgentError;
       this.#wake?.();
     });
+  }
+
+  /** Packets received and not yet taken by an exchange (bounded; for diagnostics and tests). */
+  get waiting(): number {
+    return this.#inbox.length;
   }
 
   get baud(): number {

@@ -161,6 +161,7 @@ export const ERROR_CODES = {
   SETUP_RELEASE_DAMAGED: { layer: 'setup', retryable: false, hint: 'download and unpack the release again (check it with: sha256sum -c SHA256SUMS), then run install-service from it' },
   STORE_BAD_PUNCH: { layer: 'store', retryable: false, hint: 'check the punch named in the message; nothing was recorded' },
   STORE_BAD_TIME: { layer: 'store', retryable: false, hint: 'write the time as 2026-03-01 07:58:00' },
+  STORE_DATABASE_CORRUPT: { layer: 'store', retryable: false, hint: 'the terminal\'s database is damaged: stop the agent (systemctl stop edge-agent), copy agent.db, agent.db-wal and agent.db-shm aside (pending punches are in them), run "edge-agent doctor" for the full check, then restore the database from backup' },
   STORE_NO_SINKS: { layer: 'store', retryable: false, hint: 'set upstream to api, mqtt or both' },
   STORE_OUTBOX_FULL: { layer: 'store', retryable: true, hint: 'restore the connection to the upstream ("edge-agent queue status" shows what waits), retry or purge dead letters ("edge-agent queue list --dead"), or raise outbox.maxPending if the disk has room' },
   STORE_SCHEMA_TOO_NEW: { layer: 'store', retryable: false, hint: 'a newer edge-agent migrated this database and migrations only go forward: run that version again ("edge-agent rollback" switches back to it), or move the data folder aside to start this version empty' },

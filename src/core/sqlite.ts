@@ -4,14 +4,18 @@
  * busy timeout, foreign keys), serializes transactions so that statements of other callers never
  * land inside one, caches prepared statements, and runs versioned migrations per component.
  *
+ * Every database file is private: the folder is created 0700, the database, WAL and shared-memory
+ * files are 0600 whatever the umask, and looser ones are tightened on open (private-files.ts).
+ *
  * A full disk, a locked or corrupt file become AgentErrors with codes a caller can act on:
  * `SQLITE_DISK_FULL`, `SQLITE_BUSY`, `SQLITE_CORRUPT`, `SQLITE_READONLY`, `SQLITE_CANTOPEN`,
  * `SQLITE_CONSTRAINT`, otherwise `SQLITE_ERROR`.
  */
 import sqlite3 from 'sqlite3';
-import { mkdirSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { AgentError } from './errors.js';
+import { createPrivateFile, makePrivateDir, tightenDatabaseFiles } from './private-files.js';
 
 export type Param = string | number | bigint | Buffer | Uint8Array | null | boolean;
 export type Params = Param[] | Record<string, Param>;
@@ -56,6 +60,44 @@ export function sqliteError(err: unknown, context: Record<string, unknown> = {})
   return new AgentError(code, e.message ?? String(err), context, { hint: HINTS[code] ?? HINTS[e.code ?? ''], retryable, cause: err });
 }
 
+/**
+ * What the first 100 bytes and the size of a database file say is wrong with it, without SQLite:
+ * not an SQLite file, an impossible page size, a size that is not whole pages, or fewer pages
+ * than the header counts (a truncated file; judged only with no WAL to replay). Null when sound,
+ * absent or empty (a new database).
+ */
+export function headerProblem(path: string): string | null {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch {
+    return null;
+  }
+  try {
+    const size = fstatSync(fd).size;
+    if (size === 0) return null;
+    const head = Buffer.alloc(100);
+    const got = readSync(fd, head, 0, 100, 0);
+    if (got < 100 || head.toString('latin1', 0, 16) !== 'SQLite format 3\0') return 'not an SQLite database (its first bytes are not "SQLite format 3")';
+    const raw = head.readUInt16BE(16);
+    const pageSize = raw === 1 ? 65_536 : raw;
+    if (pageSize < 512 || (pageSize & (pageSize - 1)) !== 0) return `impossible page size ${raw} in the header`;
+    if (size % pageSize !== 0) return `the file is ${size} bytes, not a whole number of ${pageSize}-byte pages (cut short?)`;
+    const counted = head.readUInt32BE(28);
+    const valid = head.readUInt32BE(92) === head.readUInt32BE(24);
+    let wal = 0;
+    try {
+      wal = statSync(`${path}-wal`).size;
+    } catch {
+      // no WAL
+    }
+    if (valid && wal === 0 && counted > size / pageSize) return `the header counts ${counted} pages, the file holds ${size / pageSize} (cut short)`;
+    return null;
+  } finally {
+    closeSync(fd);
+  }
+}
+
 export class SqliteDatabase {
   readonly path: string;
   readonly #db: sqlite3.Database;
@@ -72,7 +114,12 @@ export class SqliteDatabase {
   }
 
   static async open(path: string, options: OpenOptions = {}): Promise<SqliteDatabase> {
-    if (path !== ':memory:' && !options.readonly) mkdirSync(dirname(path), { recursive: true });
+    if (path !== ':memory:' && !options.readonly) {
+      // The folder is made 0700 and the file 0600 before SQLite creates it (its WAL and shared
+      // memory files take the database's mode); files found looser are tightened and logged.
+      makePrivateDir(dirname(path));
+      if (!createPrivateFile(path)) tightenDatabaseFiles(path);
+    }
     const mode = options.readonly ? sqlite3.OPEN_READONLY : sqlite3.OPEN_READWRITE | sqlite3.OPEN_CREATE;
     const raw = await new Promise<sqlite3.Database>((resolve, reject) => {
       const db = new sqlite3.Database(path, mode, (err) => (err ? reject(sqliteError(err, { path })) : resolve(db)));
@@ -197,6 +244,28 @@ export class SqliteDatabase {
       applied = m.version;
     }
     return applied;
+  }
+
+  /**
+   * A bounded look for damage, cheap enough for every open: `PRAGMA quick_check(1)` (every page
+   * of every b-tree, not the index contents) interrupted after `timeMs`, so a big database costs
+   * at most that. `complete` says whether it read the whole file; `problem` is SQLite's first
+   * finding (or the corruption error it met), null when none.
+   */
+  async quickCheck(timeMs: number): Promise<{ problem: string | null; complete: boolean }> {
+    const timer = setTimeout(() => this.#db.interrupt(), timeMs);
+    try {
+      const rows = await this.all<{ quick_check: string }>('PRAGMA quick_check(1)');
+      const first = rows[0]?.quick_check ?? 'ok';
+      return { problem: first === 'ok' ? null : rows.map((r) => r.quick_check).join('; '), complete: true };
+    } catch (err) {
+      const e = sqliteError(err);
+      if (e.code === 'SQLITE_INTERRUPT') return { problem: null, complete: false };
+      if (e.code === 'SQLITE_CORRUPT') return { problem: e.message, complete: false };
+      throw e;
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** `PRAGMA integrity_check`: 'ok' or the problems SQLite found. */

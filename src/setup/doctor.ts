@@ -8,6 +8,7 @@ import { statfs } from 'node:fs/promises';
 import mqtt from 'mqtt';
 import { AttendanceClient } from '../api/client.js';
 import { AgentError, describeError, isAgentError } from '../core/errors.js';
+import { looseModes } from '../core/private-files.js';
 import { SqliteDatabase } from '../core/sqlite.js';
 import { withTimeout } from '../core/time.js';
 import { mqttClientOptions } from '../daemon/upstreams.js';
@@ -252,6 +253,19 @@ export async function checkDatabase(dataDir: string): Promise<CheckResult> {
   }
 }
 
+/**
+ * The data folder 0700 and the database, WAL and shared-memory files 0600: they hold employee
+ * codes, punch times and templates. Checked before anything here opens the database for writing
+ * (which tightens the modes itself), so what was found is what is reported.
+ */
+export function checkFileModes(dataDir: string): CheckResult {
+  const name = 'file-modes';
+  if (!existsSync(dataDir)) return warn(name, `no data folder yet at ${dataDir}`, 'the agent creates it (0700) at its first start, or edge-agent provision does');
+  const loose = looseModes(dataDir, [agentDatabasePath(dataDir)]);
+  if (loose.length === 0) return pass(name, `${dataDir} is 0700, its database files 0600`);
+  return fail(name, `readable by others: ${loose.map((l) => `${l.path} ${l.mode} (must be ${l.want})`).join(', ')}`, `chmod 700 ${dataDir}; chmod 600 ${agentDatabasePath(dataDir)}*  (the agent also tightens them when it opens the database, and logs it)`);
+}
+
 export const DISK_FAIL_BYTES = 64 * 1024 * 1024;
 export const DISK_WARN_BYTES = 512 * 1024 * 1024;
 
@@ -417,7 +431,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
   checks.push(result);
   if (!config) {
     const why = options.location && !options.location.file ? 'there is no config' : 'the config is not valid';
-    for (const n of ['secrets', 'api-token', 'mqtt', 'ops-key', 'scanners', 'template-key', 'database', 'outbox']) checks.push(warn(n, `not checked: ${why}`, 'fix the config first (see the config check)'));
+    for (const n of ['secrets', 'api-token', 'mqtt', 'ops-key', 'scanners', 'template-key', 'database', 'file-modes', 'outbox']) checks.push(warn(n, `not checked: ${why}`, 'fix the config first (see the config check)'));
     checks.push(await checkClock(options.detectClock));
     return { ok: false, checks };
   }
@@ -436,6 +450,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
   checks.push(await checkTemplateKey(config.dataDir, secrets?.templateKey ?? null, options.verifyTemplateKey ?? null));
   checks.push(await checkModels(config.scanners.length > 0 || config.simulate));
   checks.push(await checkDatabase(config.dataDir));
+  checks.push(checkFileModes(config.dataDir));
   checks.push(await checkDisk(config.dataDir));
   const clock = await checkClockFigures(options.detectClock, config);
   checks.push(clock.result);

@@ -9,6 +9,7 @@ import { resolve } from 'node:path';
 import YAML from 'yaml';
 import { AgentError } from '../core/errors.js';
 import { writeFileAtomic } from '../core/atomic-file.js';
+import { makePrivateDir } from '../core/private-files.js';
 import { checkApiToken, checkMqttConnection, checkScanners, type CheckResult } from './doctor.js';
 import { discoverScanners, scannerProbe } from './scanner-probe.js';
 import { verifyTemplateKey } from '../store/template-cache.js';
@@ -189,9 +190,10 @@ function changedKeys(a: unknown, b: unknown, prefix = ''): string[] {
   return JSON.stringify(a) === JSON.stringify(b) ? [] : [prefix];
 }
 
-/** Writes the config (0644, no secrets in it) and the secrets (0600), each atomically. */
+/** Creates the data folder 0700, writes the config (0644, no secrets in it) and the secrets (0600), each atomically. */
 export function writeSetup(configFile: string, secretsFile: string, merged: MergedSetup): void {
   const header = `# edge-agent configuration, written by "edge-agent provision" (configVersion ${merged.config.configVersion}).\n# Secrets are not here: they are in ${resolve(secretsFile)} (mode 0600).\n`;
+  makePrivateDir(merged.config.dataDir, { tighten: true });
   writeSecrets(secretsFile, merged.secrets);
   writeFileAtomic(configFile, header + YAML.stringify(merged.raw), 0o644);
 }

@@ -32,7 +32,7 @@ import { monotonicMs } from '../core/time.js';
 import type { Migration, SqliteDatabase } from '../core/sqlite.js';
 import { currentBootId } from './boot-id.js';
 import { formatLocal, parseLocal } from './local-time.js';
-import { ulid } from './ulid.js';
+import { ulid, ULID_RE } from './ulid.js';
 
 export type Direction = 'in' | 'out';
 /**
@@ -71,6 +71,11 @@ export interface PunchInput {
   monotonicMs?: number;
   /** Default `clock`; `manual` for a time a person gave. */
   timeSource?: TimeSource;
+  /**
+   * The punch's id when the caller derives a stable one (an import: `derivedUlid`); default a new
+   * ULID. A punch whose id is already recorded is skipped, not recorded twice.
+   */
+  id?: string;
 }
 
 /** One recorded punch as read back. */
@@ -288,7 +293,8 @@ function toEvent(r: EventRow): OutboxEvent {
 }
 
 const INSERT_EVENT = `INSERT INTO outbox_events (id, employee_code, direction, local_time, tz_offset, in_time, in_id, shift, source, score, terminal_id,
-  created_at, clock_synced, boot_id, monotonic_ms, time_source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+  created_at, clock_synced, boot_id, monotonic_ms, time_source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+  ON CONFLICT (id) DO NOTHING`;
 
 /** How many rows `nextBatch` looks at per call at most, so a long blocked head cannot stall a call. */
 const MAX_SCAN_ROWS = 200_000;
@@ -324,6 +330,7 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
     if (p.inTime != null) parseLocal(p.inTime, p.tzOffset);
     if (!(PUNCH_SOURCES as readonly string[]).includes(p.source)) throw bad('an invalid source', p.source, `use ${PUNCH_SOURCES.join(', ')}`);
     if (p.timeSource !== undefined && p.timeSource !== 'clock' && p.timeSource !== 'manual') throw bad('an invalid time source', p.timeSource, 'use clock or manual');
+    if (p.id !== undefined && !ULID_RE.test(p.id)) throw bad('an invalid id', p.id, 'an id is a ULID (26 characters of Crockford base 32), or left out');
   }
 
   #params(p: PunchInput, id: string, now: number): (string | number | null)[] {
@@ -348,9 +355,11 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
     );
   }
 
-  async #insert(db: SqliteDatabase, p: PunchInput, now: number): Promise<{ id: string; seq: number }> {
-    const id = ulid(now);
-    const { lastID } = await db.run(INSERT_EVENT, this.#params(p, id, now));
+  /** Inserts one punch; null when a punch with its (given) id is already recorded. */
+  async #insert(db: SqliteDatabase, p: PunchInput, now: number): Promise<{ id: string; seq: number } | null> {
+    const id = p.id ?? ulid(now);
+    const { changes, lastID } = await db.run(INSERT_EVENT, this.#params(p, id, now));
+    if (changes === 0) return null;
     for (const sink of this.sinks) await db.run('INSERT INTO outbox_deliveries (sink, seq) VALUES (?, ?)', [sink, lastID]);
     return { id, seq: lastID };
   }
@@ -362,7 +371,9 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
     const result = await this.db.transaction(async (db) => {
       const undelivered = await this.#undelivered(db);
       if (undelivered >= this.maxPending) throw this.#full(undelivered, 1);
-      return this.#insert(db, punch, now);
+      const inserted = await this.#insert(db, punch, now);
+      if (!inserted) throw new AgentError('STORE_BAD_PUNCH', `a punch with id ${punch.id} is already recorded`, { id: punch.id }, { hint: 'give each punch its own id, or leave it out for a new one' });
+      return inserted;
     });
     this.emit('recorded', result);
     return result;
@@ -370,10 +381,11 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
 
   /**
    * Records many punches, one transaction per thousand (an import of a paper log). Every punch is
-   * validated before anything is written. When the cap is reached, the chunk that would pass it
+   * validated before anything is written. A punch whose given id is already recorded is skipped
+   * (an import run again after an interruption records only what is missing); `skipped` counts them. When the cap is reached, the chunk that would pass it
    * is refused with `STORE_OUTBOX_FULL` whose context says how many were recorded before.
    */
-  async recordMany(punches: PunchInput[], chunkSize = 1000, onProgress?: (recorded: number, total: number) => void): Promise<{ ids: string[] }> {
+  async recordMany(punches: PunchInput[], chunkSize = 1000, onProgress?: (recorded: number, total: number) => void): Promise<{ ids: string[]; skipped: number }> {
     punches.forEach((p, i) => {
       try {
         this.#validate(p);
@@ -383,26 +395,34 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
       }
     });
     const ids: string[] = [];
+    let skipped = 0;
     for (let start = 0; start < punches.length; start += chunkSize) {
       const chunk = punches.slice(start, start + chunkSize);
       const now = this.#now();
       try {
         const chunkIds = await this.db.transaction(async (db) => {
           const undelivered = await this.#undelivered(db);
-          if (undelivered + chunk.length > this.maxPending) throw this.#full(undelivered, chunk.length);
+          // Punches already recorded under their given id take no room (a repeated import).
+          const given = chunk.flatMap((p) => (p.id ? [p.id] : []));
+          const present = given.length ? ((await db.get<{ n: number }>('SELECT COUNT(*) AS n FROM outbox_events WHERE id IN (SELECT value FROM json_each(?))', [JSON.stringify(given)]))?.n ?? 0) : 0;
+          if (undelivered + chunk.length - present > this.maxPending) throw this.#full(undelivered, chunk.length - present);
           const out: string[] = [];
-          for (const p of chunk) out.push((await this.#insert(db, p, now)).id);
+          for (const p of chunk) {
+            const inserted = await this.#insert(db, p, now);
+            if (inserted) out.push(inserted.id);
+          }
           return out;
         });
         ids.push(...chunkIds);
-        onProgress?.(ids.length, punches.length);
+        skipped += chunk.length - chunkIds.length;
+        onProgress?.(ids.length + skipped, punches.length);
       } catch (err) {
-        if (err instanceof AgentError) err.context.recorded = ids.length;
+        if (err instanceof AgentError) Object.assign(err.context, { recorded: ids.length, skipped });
         throw err;
       }
     }
     if (ids.length) this.emit('recorded', { id: ids[ids.length - 1]!, seq: -1 });
-    return { ids };
+    return { ids, skipped };
   }
 
   /** The latest punch of an employee (any state), for the punch policy. */

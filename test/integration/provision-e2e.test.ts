@@ -129,7 +129,7 @@ describe.skipIf(!has('socat'))('provision → run → doctor, end to end, the mo
     expect(report.ok, r.stdout).toBe(true);
     expect(r.code).toBe(0);
     const status = Object.fromEntries(report.checks.map((c) => [c.name, c.status]));
-    for (const name of ['config', 'secrets', 'api-token', 'mqtt', 'ops-key', `scanner r30x:${device}`, 'template-key', 'database', 'disk', 'outbox']) expect(status[name], name).toBe('pass');
+    for (const name of ['config', 'secrets', 'api-token', 'mqtt', 'ops-key', `scanner r30x:${device}`, 'template-key', 'database', 'file-modes', 'disk', 'outbox']) expect(status[name], name).toBe('pass');
     expect(report.checks.find((c) => c.name === 'ops-key')?.detail).toContain(`opsKey (key id site) from ${secretsFile}`);
     expect(['pass', 'warn']).toContain(status.clock);
     for (const c of report.checks) expect(Object.keys(c).sort()).toEqual(['detail', 'hint', 'name', 'status']);

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { action, defineCommand, printJson, usageError, withJson } from '../command.js';
@@ -6,6 +7,7 @@ import { AgentError } from '../../core/errors.js';
 import type { AgentConfig } from '../../config/config.js';
 import { formatLocal, LOCAL_TIME_RE, parseLocal, zoneOffsetMinutes } from '../../store/local-time.js';
 import type { Outbox, PunchInput } from '../../store/outbox.js';
+import { derivedUlid } from '../../store/ulid.js';
 import type { PunchClock, PunchResult } from '../../terminal/punch-policy.js';
 
 /** `--tz` / import `tz`: a number in the configured unit, or `±HH:MM`. Returns minutes. */
@@ -22,17 +24,31 @@ export function parseTz(value: unknown, config: AgentConfig, where: string): num
   return minutes;
 }
 
+/** What an import recorded, what it found recorded by an earlier run of the same import, and under which import id. */
+export interface ImportResult {
+  recorded: number;
+  skipped: number;
+  importId: string;
+}
+
 /**
  * An import is a person's statement of times: every punch is marked `timeSource: manual` and goes
  * through the time authority, which refuses a time in the future of a trusted clock.
+ *
+ * Each line gets a stable id (`derivedUlid` of its time and `<import id>:<line number>`); the
+ * import id is `--import-id`, or the SHA-256 of the file's content. Importing the same file again
+ * (after a crash half-way, or by mistake) records only what is missing and counts the rest as
+ * skipped; MQTT consumers, which drop repeats by id, see each punch once.
  */
-async function importFile(file: string, config: AgentConfig, outbox: Outbox, clock: PunchClock): Promise<{ recorded: number }> {
-  let text: string;
+async function importFile(file: string, config: AgentConfig, outbox: Outbox, clock: PunchClock, givenImportId?: string): Promise<ImportResult> {
+  let bytes: Buffer;
   try {
-    text = readFileSync(file, 'utf8');
+    bytes = readFileSync(file);
   } catch (err) {
     throw new AgentError('CLI_IMPORT_UNREADABLE', `cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { file }, { hint: 'check the path', cause: err });
   }
+  const importId = givenImportId ?? `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
+  const text = bytes.toString('utf8');
   const punches: PunchInput[] = [];
   const openIn = new Map<string, { localTime: string; instant: number }>();
   const stamp = clock.stamp();
@@ -56,6 +72,7 @@ async function importFile(file: string, config: AgentConfig, outbox: Outbox, clo
     const p: PunchInput = {
       employeeCode: code, direction: row.direction, localTime: row.at, tzOffset: tz, source: 'manual', terminalId: config.terminal.id, shift: config.policy.shift,
       timeSource: 'manual', clockSynced: true, createdAt: stamp.wallMs, bootId: stamp.bootId, monotonicMs: stamp.monoMs,
+      id: derivedUlid(instant, `${importId}:${i + 1}`),
     };
     if (row.direction === 'in') openIn.set(code, { localTime: row.at, instant });
     else {
@@ -68,14 +85,14 @@ async function importFile(file: string, config: AgentConfig, outbox: Outbox, clo
   const { progress } = await import('../progress.js');
   const bar = progress(`importing ${file}`, { total: punches.length, unit: 'punches' });
   try {
-    const { ids } = await outbox.recordMany(punches, 1000, (n, total) => bar.update(n, total));
-    return { recorded: ids.length };
+    const { ids, skipped } = await outbox.recordMany(punches, 1000, (n, total) => bar.update(n, total));
+    return { recorded: ids.length, skipped, importId };
   } finally {
     bar.finish();
   }
 }
 
-type Values = CommonValues & { code?: string; in?: boolean; out?: boolean; at?: string; tz?: string; import?: string; json?: boolean };
+type Values = CommonValues & { code?: string; in?: boolean; out?: boolean; at?: string; tz?: string; import?: string; 'import-id'?: string; json?: boolean };
 
 function describePunch(result: PunchResult, code: string, dedupeWindowSec: number): string {
   if (!result.recorded) return `not recorded: ${code} punched ${Math.abs(result.secondsAgo)} s ${result.secondsAgo >= 0 ? 'ago' : 'later'} (id ${result.previousId}), inside the ${dedupeWindowSec} s dedupe window\n`;
@@ -94,14 +111,17 @@ this command judges the clock the same way. Without --at the punch gets the cloc
 and held like a scanner's while the clock is not trusted; with --at (and in an import) the time
 is a person's, marked manual. The running agent delivers it.
   edge-agent punch --code C [--in|--out] [--at "yyyy-MM-dd HH:mm:ss"] [--tz N]
-  edge-agent punch --import FILE`,
+  edge-agent punch --import FILE [--import-id ID]
+An import can be run again (after a crash half-way): each line has a stable id, from the file's
+content hash (or --import-id) and its line number, so only what is missing is recorded.`,
   })
     .option('--code <code>', 'employee code')
     .option('--in', 'a check-in (default: the terminal mode; toggle closes an open check-in)')
     .option('--out', 'a check-out')
     .option('--at <time>', 'local time of the punch, "yyyy-MM-dd HH:mm:ss" (default now, from the clock); marked manual')
     .option('--tz <offset>', "offset east of UTC of that time, in the configured api.tzOffsetUnit (minutes by default), or as +HH:MM (default: the terminal time zone's offset)")
-    .option('--import <file>', 'JSON lines {"code", "direction": "in"|"out", "at": "yyyy-MM-dd HH:mm:ss", "tz"} recorded as they are (no dedupe, marked manual), one transaction per thousand');
+    .option('--import <file>', 'JSON lines {"code", "direction": "in"|"out", "at": "yyyy-MM-dd HH:mm:ss", "tz"} recorded as they are (no dedupe, marked manual), one transaction per thousand; run again, it records only what is missing')
+    .option('--import-id <id>', "names the import instead of the file's content hash: each line's id is derived from it and the line number, so a copy of the file with lines added at its end still skips the lines recorded before");
   withJson(cmd);
   withCommonOptions(cmd);
   return action<Values>(cmd, async (values) => {
@@ -113,6 +133,8 @@ is a person's, marked manual. The running agent delivers it.
     if (values.in && values.out) throw usageError('punch', 'give --in or --out, not both');
     if (!values.import && !values.code) throw usageError('punch', 'punch needs --code C (or --import FILE)');
     if (values.import && (values.code || values.at || values.in || values.out)) throw usageError('punch', '--import takes its punches from the file; leave out --code, --at, --in and --out');
+    if (values['import-id'] !== undefined && !values.import) throw usageError('punch', '--import-id names an import: give --import FILE too');
+    if (values['import-id'] !== undefined && !/^[\x21-\x7e]{1,128}$/.test(values['import-id'])) throw usageError('punch', '--import-id is 1 to 128 printable ASCII characters without spaces', { flag: 'import-id' });
     const config = configForFlags(values, process.env, { command: 'edge-agent punch' });
     const request = values.import
       ? null
@@ -138,9 +160,9 @@ is a person's, marked manual. The running agent delivers it.
     try {
       await time.start({ tick: false });
       if (!request) {
-        const r = await importFile(values.import!, config, outbox, time);
+        const r = await importFile(values.import!, config, outbox, time, values['import-id']);
         if (values.json) printJson(r);
-        else process.stdout.write(`imported ${r.recorded} punch(es) from ${values.import} into the outbox\n`);
+        else process.stdout.write(`imported ${r.recorded} punch(es) from ${values.import} into the outbox${r.skipped ? `; skipped ${r.skipped} already recorded by an earlier run of this import (${r.importId})` : ''}\n`);
         return 0;
       }
       print(await PunchPolicy.fromConfig(config, outbox, time).punch(request));

@@ -3,13 +3,13 @@ import { Option, type Command } from 'commander';
 import { action, defineCommand, intFlag, usageError } from '../command.js';
 import { DEFAULT_LIMITS } from '../../server/context.js';
 
-type Values = { port?: string; host?: string; db: string; 'client-id'?: string; shifts?: string; 'token-ttl'?: string; 'tz-offset-unit'?: 'minutes' | 'hours'; 'max-body-bytes'?: string };
+type Values = { port?: string; host?: string; db: string; 'client-id'?: string; shifts?: string; 'token-ttl'?: string; 'tz-offset-unit'?: 'minutes' | 'hours'; 'max-body-bytes'?: string; 'max-connections'?: string };
 
 /**
  * Defaults the help states. The service's own constants live in src/server/service.ts, which loads
  * SQLite, so help does not import them; a test checks that they agree.
  */
-export const SERVE_HELP_DEFAULTS = { clientId: 'edge-agent', tokenTtlSec: 3600 };
+export const SERVE_HELP_DEFAULTS = { clientId: 'edge-agent', tokenTtlSec: 3600, maxConnections: 512 };
 
 export default function register(program: Command): Command {
   const cmd = defineCommand(program, {
@@ -27,13 +27,16 @@ Create API keys with: edge-agent keys create --db FILE --role admin|admin-audit`
     .option('--shifts <file>', 'shifts for events and the report (JSON or YAML; default GENERAL 09:00-17:00, 60 min break)')
     .option('--token-ttl <sec>', `access token lifetime in seconds (default ${SERVE_HELP_DEFAULTS.tokenTtlSec})`)
     .addOption(new Option('--tz-offset-unit <unit>', 'unit of tzOffset on the wire: minutes (default) or hours').choices(['minutes', 'hours']))
-    .option('--max-body-bytes <n>', `largest request body accepted (default ${DEFAULT_LIMITS.maxBodyBytes})`);
+    .option('--max-body-bytes <n>', `largest request body accepted (default ${DEFAULT_LIMITS.maxBodyBytes})`)
+    .option('--max-connections <n>', `connections at once; more are closed as they come (default ${SERVE_HELP_DEFAULTS.maxConnections})`);
   return action<Values>(cmd, async (values) => {
     const unit = values['tz-offset-unit'] ?? 'minutes';
     const port = intFlag('port', values.port, 8080)!;
     if (port < 0 || port > 65535) throw usageError('serve', `--port must be 0..65535, got ${port}`, { flag: 'port', value: port });
     const tokenTtlSec = intFlag('token-ttl', values['token-ttl']);
     const maxBodyBytes = intFlag('max-body-bytes', values['max-body-bytes']);
+    const maxConnections = intFlag('max-connections', values['max-connections']);
+    if (maxConnections !== undefined && maxConnections < 1) throw usageError('serve', `--max-connections must be at least 1, got ${maxConnections}`, { flag: 'max-connections', value: maxConnections });
     const { createAttendanceService, DEFAULT_CLIENT_ID, DEFAULT_TOKEN_TTL_SEC } = await import('../../server/service.js');
     const service = createAttendanceService({
       dbPath: values.db,
@@ -42,6 +45,7 @@ Create API keys with: edge-agent keys create --db FILE --role admin|admin-audit`
       ...(values.shifts ? { shifts: values.shifts } : {}),
       tzOffsetUnit: unit,
       ...(maxBodyBytes !== undefined ? { maxBodyBytes } : {}),
+      ...(maxConnections !== undefined ? { http: { maxConnections } } : {}),
     });
     let url: string;
     try {

@@ -65,11 +65,12 @@ describe('edge-agent help', () => {
   });
 
   it('states the attendance service\'s own defaults in serve --help', async () => {
-    const { DEFAULT_CLIENT_ID, DEFAULT_TOKEN_TTL_SEC } = await import('../../../src/server/service.js');
+    const { DEFAULT_CLIENT_ID, DEFAULT_TOKEN_TTL_SEC, DEFAULT_HTTP_LIMITS } = await import('../../../src/server/service.js');
     const serve = (await buildProgram()).commands.find((c) => c.name() === 'serve')!;
     const help = serve.helpInformation().replace(/\s+/g, ' ');
     expect(help).toContain(`(default ${DEFAULT_CLIENT_ID})`);
     expect(help).toContain(`lifetime in seconds (default ${DEFAULT_TOKEN_TTL_SEC})`);
+    expect(help).toContain(`closed as they come (default ${DEFAULT_HTTP_LIMITS.maxConnections})`);
   });
 
   it('refuses an unknown flag with a usage error that names it and exits 2', async () => {

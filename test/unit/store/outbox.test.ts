@@ -6,7 +6,7 @@ import { isAgentError } from '../../../src/core/errors.js';
 import type { SqliteDatabase } from '../../../src/core/sqlite.js';
 import { openAgentDatabase } from '../../../src/store/agent-db.js';
 import { Outbox, OUTBOX_MIGRATIONS, type PunchInput } from '../../../src/store/outbox.js';
-import { ulid, ulidTime } from '../../../src/store/ulid.js';
+import { derivedUlid, ulid, ULID_RE, ulidTime } from '../../../src/store/ulid.js';
 
 let dir: string;
 let db: SqliteDatabase;
@@ -31,6 +31,15 @@ describe('ulid', () => {
     expect(new Set(ids).size).toBe(500);
     expect(ulidTime(ids[0]!)).toBe(1_700_000_000_000);
     expect(ulid(1_700_000_000_001) > ids[499]!).toBe(true);
+  });
+
+  it('derives the same id from the same time and key, another from another key', () => {
+    const a = derivedUlid(1_772_348_400_000, 'sha256:ab:1');
+    expect(a).toMatch(ULID_RE);
+    expect(derivedUlid(1_772_348_400_000, 'sha256:ab:1')).toBe(a);
+    expect(derivedUlid(1_772_348_400_000, 'sha256:ab:2')).not.toBe(a);
+    expect(ulidTime(a)).toBe(1_772_348_400_000);
+    expect(derivedUlid(-5, 'k').slice(0, 10)).toBe('0000000000');
   });
 });
 
@@ -75,6 +84,21 @@ describe('Outbox', () => {
     expect(isAgentError(err, 'STORE_OUTBOX_FULL')).toBe(true);
     expect((err as { context: { recorded: number } }).context.recorded).toBe(20);
     expect((await outbox.status()).pending).toBe(20);
+  });
+
+  it('recordMany skips punches whose given id is recorded, counting them, and they take no room under the cap', async () => {
+    const outbox = await Outbox.open(db, { maxPending: 30 });
+    const many = Array.from({ length: 25 }, (_, i) => punch(`E${i}`, 'in', { id: derivedUlid(1_772_348_400_000 + i, `imp:${i + 1}`) }));
+    expect(await outbox.recordMany(many.slice(0, 10), 4)).toMatchObject({ skipped: 0 });
+    const again = await outbox.recordMany(many, 4);
+    expect(again.skipped).toBe(10);
+    expect(again.ids).toEqual(many.slice(10).map((p) => p.id));
+    expect((await outbox.status()).pending).toBe(25);
+    // Nothing new: 25 already there and a cap of 30 is no obstacle.
+    expect(await outbox.recordMany(many, 25)).toEqual({ ids: [], skipped: 25 });
+    await expect(outbox.record(many[0]!)).rejects.toMatchObject({ code: 'STORE_BAD_PUNCH' });
+    await expect(outbox.record(punch('X', 'in', { id: 'not-a-ulid' }))).rejects.toMatchObject({ code: 'STORE_BAD_PUNCH' });
+    expect((await outbox.status()).pending).toBe(25);
   });
 
   it('takes batches in recording order and never passes an employee whose earlier item is backing off', async () => {
