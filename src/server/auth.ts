@@ -10,7 +10,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { AgentError } from '../core/errors.js';
 import type { SqliteDatabase } from '../core/sqlite.js';
-import { hashSecret, verifySecret } from './secret-hash.js';
+import { hashSecret, verifySecret } from '../core/secret-hash.js';
 
 export const ROLES = ['admin', 'admin-audit'] as const;
 export type Role = (typeof ROLES)[number];
@@ -46,10 +46,43 @@ export async function createApiKey(db: SqliteDatabase, role: Role): Promise<ApiK
   return { apiKey, apiSecret, role };
 }
 
+export interface ApiKeyInfo {
+  apiKey: string;
+  role: Role;
+  createdAt: string;
+  /** Access tokens of this key that have not expired. */
+  activeTokens: number;
+}
+
+/**
+ * The keys of the service (never their secrets, which are only hashes here) and revoking one:
+ * the key and its tokens go at once; a running service stops taking its cached tokens within
+ * `TOKEN_RECHECK_MS`. (The only key SQL outside `createApiKey`, kept together for the storage
+ * interface.)
+ */
+export async function listApiKeys(db: SqliteDatabase, now = Date.now()): Promise<ApiKeyInfo[]> {
+  const rows = await db.all<{ api_key: string; role: Role; created_at: string; active: number }>(
+    'SELECT k.api_key, k.role, k.created_at, (SELECT COUNT(*) FROM server_tokens t WHERE t.api_key = k.api_key AND t.expires_at > ?) AS active FROM server_api_keys k ORDER BY k.created_at, k.api_key',
+    [now],
+  );
+  return rows.map((r) => ({ apiKey: r.api_key, role: r.role, createdAt: r.created_at, activeTokens: r.active }));
+}
+
+/** Deletes a key and its tokens; false when there is no such key. */
+export async function revokeApiKey(db: SqliteDatabase, apiKey: string): Promise<boolean> {
+  return db.transaction(async (tx) => {
+    await tx.run('DELETE FROM server_tokens WHERE api_key = ?', [apiKey]);
+    return (await tx.run('DELETE FROM server_api_keys WHERE api_key = ?', [apiKey])).changes > 0;
+  });
+}
+
+/** How long a running service trusts a token it has seen before it looks again (a revoked key's tokens stop within this). */
+export const TOKEN_RECHECK_MS = 30_000;
+
 export class TokenStore {
   readonly #db: SqliteDatabase;
   readonly #ttlSec: number;
-  readonly #cache = new Map<string, { role: Role; expiresAt: number }>();
+  readonly #cache = new Map<string, { role: Role; expiresAt: number; checkedAt: number }>();
 
   constructor(db: SqliteDatabase, ttlSec: number) {
     this.#db = db;
@@ -74,7 +107,7 @@ export class TokenStore {
       await tx.run('INSERT INTO server_tokens (token_hash, api_key, role, expires_at) VALUES (?, ?, ?, ?)', [hash, apiKey, row.role, expiresAt]);
     });
     for (const [h, entry] of this.#cache) if (entry.expiresAt <= Date.now()) this.#cache.delete(h);
-    this.#cache.set(hash, { role: row.role, expiresAt });
+    this.#cache.set(hash, { role: row.role, expiresAt, checkedAt: Date.now() });
     return { accessToken, expiresInSec: this.#ttlSec, role: row.role };
   }
 
@@ -82,10 +115,14 @@ export class TokenStore {
   async check(token: string): Promise<{ role: Role } | { problem: 'unknown' | 'expired' }> {
     const hash = sha256(token);
     let entry = this.#cache.get(hash);
-    if (!entry) {
+    // Looked up again now and then: `edge-agent keys revoke` deletes tokens behind this process's back.
+    if (!entry || Date.now() - entry.checkedAt >= TOKEN_RECHECK_MS) {
       const row = await this.#db.get<{ role: Role; expires_at: number }>('SELECT role, expires_at FROM server_tokens WHERE token_hash = ?', [hash]);
-      if (!row) return { problem: 'unknown' };
-      entry = { role: row.role, expiresAt: row.expires_at };
+      if (!row) {
+        this.#cache.delete(hash);
+        return { problem: 'unknown' };
+      }
+      entry = { role: row.role, expiresAt: row.expires_at, checkedAt: Date.now() };
       this.#cache.set(hash, entry);
     }
     if (Date.now() >= entry.expiresAt) {

@@ -34,8 +34,8 @@ export type Decision = 'accept' | 'reject';
 
 export interface IdentifyRequest {
   modality: Modality;
-  /** Template bytes in the modality's standard format, or an already decoded template. */
-  template: Uint8Array | IrisCode | FingerTemplate;
+  /** Template bytes in the modality's standard format, or an already decoded template; for a badge, the card read (credentials.ts). */
+  template: Uint8Array | IrisCode | FingerTemplate | { credential: string };
 }
 
 export interface Identification {
@@ -141,7 +141,8 @@ export interface IdentifierOptions {
   biometrics: Pick<AgentConfig['biometrics'], 'fingerThreshold' | 'irisThreshold' | 'irisShiftRange'>;
   iris?: Omit<IrisIndexOptions, 'shiftRange'>;
   /** More matchers, or replacements by modality (built in: iris; the finger matcher is
-   * `FingerMatcher` of biometric-engines.ts, passed in by the agent). */
+   * `FingerMatcher` of biometric-engines.ts and the badge matcher `BadgeMatcher` of
+   * credentials.ts, passed in by the agent). */
   matchers?: ModalityMatcher[];
   /** Load the indexes from (and save them to) this encrypted snapshot, under the template key. */
   snapshot?: { path: string; templateKey: Buffer };
@@ -208,7 +209,7 @@ export class Identifier {
     const state = await cache.changeState();
     const fromSnapshot = options.snapshot ? await id.#loadSnapshot(state) : 'no snapshot configured';
     if (fromSnapshot === true) {
-      // Matchers a snapshot does not hold (none today but the embedding slot) come from the cache.
+      // Matchers a snapshot does not hold (the embedding slot, badges) come from the cache.
       for (const m of matchers.values()) if (!m.snapshot) await id.#buildFromCache(m);
     } else {
       id.#generation = state.generation;

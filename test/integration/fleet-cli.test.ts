@@ -71,8 +71,8 @@ describe('edge-agent fleet', () => {
       await pub.endAsync();
       const changes = lines.slice(1).map((l) => JSON.parse(l) as { terminal: { site: string; terminal: string; state: string }; changed: string[] });
       expect(changes.map((c) => [`${c.terminal.site}/${c.terminal.terminal}`, c.terminal.state, c.changed])).toEqual([
-        [`${site}/${terminal}`, 'offline', ['state']],
-        [`${site}/${terminal}`, 'online', ['state']],
+        [`${site}/${terminal}`, 'offline', ['status']],
+        [`${site}/${terminal}`, 'online', ['status']],
       ]);
       const exit = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
       child.kill('SIGTERM');

@@ -117,7 +117,7 @@ describe('edge-agent punch / run / queue', () => {
 
     writeFileSync(file, `${lines(3, '08').join('\n')}\n`);
     const ok = await runCli(['punch', '--import', file, '--json', ...common], capped);
-    expect(JSON.parse(ok.stdout)).toEqual({ recorded: 3 });
+    expect(JSON.parse(ok.stdout)).toMatchObject({ recorded: 3, skipped: 0 });
     const json = await runCli(['queue', 'status', '--json', ...common], capped);
     expect(JSON.parse(json.stdout)).toMatchObject({ pending: 5, dead: 0, maxPending: 5, undelivered: 5, capFullPercent: 100, capRoom: 0, perSink: { api: { pending: 5, dead: 0 } } });
     const text = await runCli(['queue', 'status', ...common], capped);
@@ -125,4 +125,47 @@ describe('edge-agent punch / run / queue', () => {
     // The default cap holds a month of a busy gate.
     expect((await queueStatus()) as unknown).toMatchObject({ maxPending: 1_000_000, capRoom: 1_000_000 - 5, capFullPercent: 0 });
   });
+
+  it('an import run again after an interruption records only what is missing, under the same ids', async () => {
+    const data = join(dir, 'data-import');
+    const args = common.map((a) => (a === join(dir, 'data') ? data : a));
+    const file = join(dir, 'big-log.jsonl');
+    const lines = Array.from({ length: 2500 }, (_, i) => JSON.stringify({ code: `P${i % 40}`, direction: i % 80 < 40 ? 'in' : 'out', at: `2026-02-${String(1 + Math.floor(i / 100)).padStart(2, '0')} ${String(6 + (i % 80 < 40 ? 0 : 9)).padStart(2, '0')}:${String(i % 60).padStart(2, '0')}:00`, tz: 60 }));
+    writeFileSync(file, `${lines.join('\n')}\n`);
+    const ids = async () => ((JSON.parse((await runCli(['queue', 'list', '--json', '--limit', '10000', ...args])).stdout) as Array<{ id: string }>).map((r) => r.id).sort());
+    // Too many for the cap: refused before anything is written.
+    const cut = await runCli(['punch', '--import', file, '--json', ...args], { env: { EDGE_AGENT_OUTBOX__MAX_PENDING: '1500' } });
+    expect(cut.code).toBe(1);
+    expect(cut.stderr).toMatch(/STORE_OUTBOX_FULL: 2500 punches do not fit: .*nothing was recorded/);
+    expect(await ids()).toEqual([]);
+    // A named import interrupted after its first chunk of 1000 (as a crash would leave it)...
+    const head = join(dir, 'big-log-head.jsonl');
+    writeFileSync(head, `${lines.slice(0, 1000).join('\n')}\n`);
+    expect(JSON.parse((await runCli(['punch', '--import', head, '--import-id', 'feb-log', '--json', ...args])).stdout)).toMatchObject({ recorded: 1000, skipped: 0 });
+    const first = await ids();
+    expect(first).toHaveLength(1000);
+    // ...run again on the whole file: the rest only, and it says how much it skipped.
+    const again = await runCli(['punch', '--import', file, '--import-id', 'feb-log', ...args]);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toMatch(/imported 1500 punch\(es\) .*; skipped 1000 already recorded by an earlier run of this import \(feb-log\)/);
+    const all = await ids();
+    expect(all).toHaveLength(2500);
+    expect(all.filter((id) => first.includes(id))).toHaveLength(1000);
+    // Once more: nothing new, the same 2500 ids.
+    const third = await runCli(['punch', '--import', file, '--import-id', 'feb-log', '--json', ...args]);
+    expect(JSON.parse(third.stdout)).toMatchObject({ recorded: 0, skipped: 2500, importId: 'feb-log' });
+    expect(await ids()).toEqual(all);
+    // Without --import-id the file's content hash names the import: the same file twice records it once.
+    const hashed = await runCli(['punch', '--import', head, '--json', ...args]);
+    expect(JSON.parse(hashed.stdout)).toMatchObject({ recorded: 1000, skipped: 0, importId: expect.stringMatching(/^sha256:[0-9a-f]{64}$/) });
+    const rehashed = await runCli(['punch', '--import', head, ...args]);
+    expect(rehashed.stdout).toMatch(/imported 0 punch\(es\) .*; skipped 1000 already recorded by an earlier run of this import \(sha256:[0-9a-f]{64}\)/);
+    expect(await ids()).toHaveLength(3500);
+    // With --import-id, a copy with lines added at its end skips what the named import recorded.
+    const named = join(dir, 'named.jsonl');
+    writeFileSync(named, `${lines.slice(0, 10).join('\n')}\n`);
+    expect(JSON.parse((await runCli(['punch', '--import', named, '--import-id', 'paper-2026-02', '--json', ...args])).stdout)).toMatchObject({ recorded: 10, skipped: 0 });
+    writeFileSync(named, `${lines.slice(0, 12).join('\n')}\n`);
+    expect(JSON.parse((await runCli(['punch', '--import', named, '--import-id', 'paper-2026-02', '--json', ...args])).stdout)).toMatchObject({ recorded: 2, skipped: 10, importId: 'paper-2026-02' });
+  }, 120_000);
 });

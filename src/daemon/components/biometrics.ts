@@ -13,6 +13,7 @@ import { TemplateCache } from '../../store/template-cache.js';
 import { indexSnapshotPath } from '../../store/index-snapshot.js';
 import type { AgentConfig } from '../../config/config.js';
 import { Identifier, type ModalityMatcher } from '../../terminal/identifier.js';
+import { BadgeMatcher, CredentialHasher } from '../../terminal/credentials.js';
 import type { Extractor } from '../../terminal/engines.js';
 import { createEmbedder, createEmbeddingMatcher } from '../biometric-engines.js';
 import type { DaemonComponent, DaemonContext } from '../daemon.js';
@@ -57,7 +58,8 @@ export class BiometricsComponent implements DaemonComponent {
     rt.cache = await TemplateCache.open(ctx.db, { key: rt.secrets.templateKey });
     const finger = await this.#fingerMatcher(rt.config);
     const embedding = createEmbeddingMatcher(rt.config);
-    const matchers = [finger, embedding].filter((m): m is NonNullable<typeof m> => m !== null);
+    rt.credentials = new CredentialHasher({ siteKey: rt.secrets.siteKey, templateKey: rt.secrets.templateKey });
+    const matchers = [finger, embedding, new BadgeMatcher(rt.credentials)].filter((m): m is NonNullable<typeof m> => m !== null);
     // The extractor loads its models in its own thread while the indexes load here.
     const extractor = this.#createExtractor(rt.config);
     try {
@@ -95,6 +97,7 @@ export class BiometricsComponent implements DaemonComponent {
     await rt.identifier?.close().catch(() => undefined);
     rt.extractor = null;
     rt.identifier = null;
+    rt.credentials = null;
     rt.cache = null;
   }
 }

@@ -1,7 +1,7 @@
 /**
  * Recording a batch's outcomes must cost O(items) whatever the backlog: every statement the outbox
- * runs for a batch (record, import, outcomes, whole-request failures, retry of named dead letters,
- * a start with the same sinks) is captured while it runs and its plan (`EXPLAIN QUERY PLAN`) must
+ * runs for a batch (record, import, outcomes, whole-request failures, check-outs kept back for
+ * review, retry of named dead letters, a start with the same sinks) is captured while it runs and its plan (`EXPLAIN QUERY PLAN`) must
  * find the deliveries and the events by seq (or id), never by scanning the backlog. SQLite plans
  * without statistics here (no ANALYZE), so the plans do not depend on the data.
  */
@@ -100,7 +100,7 @@ describe('outbox statements of a batch find their rows by seq', () => {
     expect(backlogReads(await planOf({ sql: 'SELECT COUNT(*) FROM outbox_deliveries WHERE sink = ?', params: ['api'] }))).not.toEqual([]);
   });
 
-  it('one sink: record, import, outcomes (delivered, dead, retry), failures, retry of named dead letters, a start with the same sinks', async () => {
+  it('one sink: record, import, outcomes (delivered, dead, retry), failures, review, retry of named dead letters, a start with the same sinks', async () => {
     const outbox = await Outbox.open(db);
     const statements: Captured[] = [];
     statements.push(...(await capture(() => outbox.recordMany(Array.from({ length: 300 }, (_, i) => punch(`E${i % 150}`)), 100))));
@@ -119,6 +119,15 @@ describe('outbox statements of a batch find their rows by seq', () => {
       )),
     );
     statements.push(...(await capture(() => outbox.noteFailure('api', [b!.seq], 'API_TIMEOUT: no answer'))));
+    // A check-out before its check-in, found in a batch and kept back for review.
+    const outAt = { ...punch('REV'), direction: 'out' as const, localTime: '2026-03-01 07:00:00', inTime: '2026-03-01 08:00:00' };
+    const revOut = await outbox.record(outAt);
+    const revItem = (await outbox.nextBatch('api', 1000)).find((i) => i.seq === revOut.seq)!;
+    let problems: Array<{ seq: number; reason: string }> = [];
+    statements.push(...(await capture(async () => (problems = await outbox.orderProblems([revItem])))));
+    expect(problems.map((p) => p.seq)).toEqual([revOut.seq]);
+    statements.push(...(await capture(() => outbox.flagForReview(problems))));
+    expect((await outbox.get(revOut.id))!.deliveries[0]).toMatchObject({ state: 'dead', lastStatus: 'CLOCK_ORDER', lastError: problems[0]!.reason });
     statements.push(...(await capture(() => outbox.retryDead([a!.id]))));
     statements.push(...(await capture(() => outbox.reconcileSinks(['api']))));
     statements.push(...(await capture(() => outbox.reconcileSinks(['api']))));
@@ -132,7 +141,7 @@ describe('outbox statements of a batch find their rows by seq', () => {
     expect(await get(b!.id)).toMatchObject({ state: 'pending', attempts: 2, nextAttemptAt: 42, lastStatus: 'ERROR', lastError: 'API_TIMEOUT: no answer' });
     expect(await get(c!.id)).toMatchObject({ state: 'dead', attempts: 1, lastStatus: 'INVALID_PARAMETERS', lastError: 'bad time' });
     expect(await get(rest[0]!.id)).toMatchObject({ state: 'delivered', attempts: 1, lastStatus: 'SUCCESS' });
-    expect(await outbox.status()).toMatchObject({ pending: 301 - 97 - 1, dead: 1, delivered: 97, perSink: { api: { pending: 301 - 97 - 1, dead: 1 } } });
+    expect(await outbox.status()).toMatchObject({ pending: 301 - 97 - 1, dead: 2, delivered: 97, perSink: { api: { pending: 301 - 97 - 1, dead: 2 } }, held: { review: 1 } });
     // The first start after the sinks changed looks at every punch (once): not a batch statement.
     await expectNoBacklogReads(statements.filter((s) => !s.sql.includes('INSERT OR IGNORE INTO outbox_deliveries') && !s.sql.includes('SELECT DISTINCT seq')));
   });
@@ -157,7 +166,8 @@ describe('outbox statements of a batch find their rows by seq', () => {
     const plans = await Promise.all(statements.map(async (c) => ({ sql: c.sql, plan: await planOf(c) })));
     for (const { sql, plan } of plans) {
       // A scan of the partial index of unsynced punches reads those only (none on a synchronized terminal).
-      const backlog = plan.filter((d) => tableOf(d) === 'deliveries' || (tableOf(d) === 'events' && d.startsWith('SCAN') && !d.includes('outbox_events_unsynced')));
+      // Likewise the partial index of the check-outs kept back for review (dead letters CLOCK_ORDER).
+      const backlog = plan.filter((d) => (tableOf(d) === 'deliveries' && !d.includes('outbox_deliveries_review')) || (tableOf(d) === 'events' && d.startsWith('SCAN') && !d.includes('outbox_events_unsynced')));
       expect(backlog, sql).toEqual([]);
       if (/COUNT\(\*\)/.test(sql)) expect(plan.join(' '), sql).toMatch(/outbox_events_unsynced/);
     }
