@@ -10,7 +10,7 @@ import { existsSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { DAEMON_ENVIRONMENT, DAEMON_NODE_FLAGS } from '../../src/setup/service-files.js';
-import { ROOT, collectCli, spawnCli, type CliResult } from '../helpers/cli.js';
+import { ROOT, collectCli, spawnCli, testConfigFile, type CliResult } from '../helpers/cli.js';
 
 /** The environment that gives `run` the node flags and environment of the systemd unit. */
 export const DAEMON_ENV = { NODE_OPTIONS: DAEMON_NODE_FLAGS.join(' '), ...DAEMON_ENVIRONMENT };
@@ -37,7 +37,8 @@ export function agentCli(options: { sources?: boolean; log?: (line: string) => v
   }
   if (!existsSync(BUILT_ENTRY) || statSync(BUILT_ENTRY).mtimeMs < started - 1000) throw new Error(`tsc did not emit ${BUILT_ENTRY}`);
   const spawnBuilt = (args: string[], o: SpawnOptions = {}) =>
-    spawn(process.execPath, [BUILT_ENTRY, ...args], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'], ...o, env: { ...process.env, EDGE_AGENT_LOG_LEVEL: process.env.EDGE_AGENT_LOG_LEVEL ?? 'warn', ...o.env } });
+    // Like the tests' children: an empty configuration (every default) unless one is given.
+    spawn(process.execPath, [BUILT_ENTRY, ...args], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'], ...o, env: { ...process.env, EDGE_AGENT_LOG_LEVEL: process.env.EDGE_AGENT_LOG_LEVEL ?? 'warn', EDGE_AGENT_CONFIG: process.env.EDGE_AGENT_CONFIG ?? testConfigFile(), ...o.env } });
   return { runtime: 'node dist/src/cli/main.js', spawn: spawnBuilt, run: (args, o = {}) => collectCli(spawnBuilt(args, o), args, o) };
 }
 

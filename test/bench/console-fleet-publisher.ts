@@ -4,6 +4,9 @@
  * src/daemon/runtime.ts shapes them), then keeps their metrics flowing at a given rate with
  * figures that move, and now and then a terminal that goes lost and comes back.
  *
+ * The one simulated fleet of the benchmarks and tests: `npm run bench:console`, `npm run
+ * bench:fleet` (10,000 terminals for `edge-agent fleet --watch`) and test/integration/fleet-cli.test.ts.
+ *
  * Usable on its own against a broker:
  *   npx tsx test/bench/console-fleet-publisher.ts --mqtt mqtt://127.0.0.1:1883 --terminals 1000 --per-sec 100
  */
@@ -28,13 +31,18 @@ export interface SimulatedFleet {
   close(): Promise<void>;
 }
 
+/** The site and terminal of simulated terminal `i` (sites of `perSite` terminals). */
+export function terminalName(i: number, perSite = 50): { site: string; terminal: string } {
+  return { site: `site-${String(Math.floor(i / perSite)).padStart(3, '0')}`, terminal: `gate-${String(i).padStart(4, '0')}` };
+}
+
 export async function simulatedFleet(o: SimulatedFleetOptions): Promise<SimulatedFleet> {
   const prefix = o.prefix ?? 'attendance';
   const perSite = o.perSite ?? 50;
   const seeded = new SeededRandom(o.seed ?? 42);
   const rnd = () => seeded.next();
-  const client: MqttClient = await mqtt.connectAsync(o.url, { clientId: `bench-fleet-${process.pid}`, clean: true, reconnectPeriod: 0 });
-  const terminals = Array.from({ length: o.terminals }, (_, i) => ({ site: `site-${String(Math.floor(i / perSite)).padStart(3, '0')}`, terminal: `gate-${String(i).padStart(4, '0')}`, pending: 0, dead: 0, punched: 0, state: 'online' }));
+  const client: MqttClient = await mqtt.connectAsync(o.url, { clientId: `bench-fleet-${process.pid}-${Date.now()}`, clean: true, reconnectPeriod: 0 });
+  const terminals = Array.from({ length: o.terminals }, (_, i) => ({ ...terminalName(i, perSite), pending: 0, dead: 0, punched: 0, state: 'online' }));
   const topic = (t: (typeof terminals)[number], leaf: string) => `${prefix}/${t.site}/${t.terminal}/${leaf}`;
   const info = (t: (typeof terminals)[number]) => ({
     version: '0.1.0', terminal: t.terminal, site: t.site, mode: 'toggle', timeZone: 'Europe/Berlin', configVersion: 3, upstream: ['api'], simulate: false,

@@ -3,7 +3,8 @@
  *
  * `edge-agent fleet --watch --json` (built, run with node, a child process) against a real
  * broker (Mosquitto where it is installed, else aedes in this process) holding the retained
- * state, info and metrics of 10,000 simulated terminals (fleet-publish.ts):
+ * state, info and metrics of 10,000 simulated terminals (console-fleet-publisher.ts, the simulated
+ * fleet the console's benchmark uses too):
  * - firstViewMs: spawn to the first view on stdout, which waits until the broker has delivered
  *   every retained message (`complete`, `firstViewTerminals`); cpuFirstViewMs and
  *   rssFirstViewMb of the fleet process then;
@@ -20,7 +21,7 @@ import { parseArgs } from 'node:util';
 import type { ChildProcess } from 'node:child_process';
 import { startBroker } from '../helpers/broker.js';
 import { agentCli, eachLine } from './built-cli.js';
-import { publishChanges, publishFleet } from './fleet-publish.js';
+import { simulatedFleet, type SimulatedFleet } from './console-fleet-publisher.js';
 import { RssSampler, cpuMs, round } from './proc-sample.js';
 
 const { values } = parseArgs({
@@ -43,10 +44,20 @@ const loadBefore = load();
 const cli = agentCli({ sources: values.tsx, log });
 const broker = await startBroker();
 let fleet: ChildProcess | null = null;
+let sim: SimulatedFleet | null = null;
+/** `perSec` changes a second for `seconds` (metrics with moving queues, one in fifty a state change); returns how many. */
+const publishChanges = async (perSec: number, seconds: number) => {
+  const flow = sim!.flow(perSec, 50);
+  await new Promise((r) => setTimeout(r, seconds * 1000));
+  return flow.stop();
+};
 try {
   const prefix = 'benchfleet';
   log(`publishing ${TERMINALS} terminals to ${broker.kind}`);
-  const published = await publishFleet(broker.url, { prefix, terminals: TERMINALS });
+  sim = await simulatedFleet({ url: broker.url, prefix, terminals: TERMINALS, perSite: 100 });
+  const tp = performance.now();
+  await sim.publishAll();
+  const published = { messages: 3 * TERMINALS, ms: Math.round(performance.now() - tp) };
 
   log('fleet --watch --json: first view');
   const t0 = performance.now();
@@ -74,7 +85,7 @@ try {
   const cpuW0 = cpuMs(child.pid!) ?? 0;
   const linesBefore = lines;
   const peakBeforeWatch = rss.peakMb;
-  const sentWatch = await publishChanges(broker.url, { prefix, terminals: TERMINALS }, RATE, SECONDS);
+  const sentWatch = await publishChanges(RATE, SECONDS);
   await new Promise((r) => setTimeout(r, 1000));
   const watch = {
     changes: sentWatch,
@@ -90,7 +101,7 @@ try {
     const mb = rss.sample();
     if (mb !== null) slowSamples.push(mb);
   }, 100);
-  const sentSlow = await publishChanges(broker.url, { prefix, terminals: TERMINALS }, RATE, SECONDS);
+  const sentSlow = await publishChanges(RATE, SECONDS);
   clearInterval(slowSampler);
   const ts = performance.now();
   child.kill('SIGTERM');
@@ -126,5 +137,6 @@ try {
   process.stdout.write(values.json ? `${JSON.stringify(result)}\n` : `${JSON.stringify(result, null, 2)}\n`);
 } finally {
   if (fleet && fleet.exitCode === null) fleet.kill('SIGKILL');
+  await sim?.close();
   await broker.stop();
 }

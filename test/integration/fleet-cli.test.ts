@@ -1,5 +1,5 @@
 // `edge-agent fleet` against a real broker holding a fleet's retained state, info and metrics
-// (the publisher of test/bench/fleet-publish.ts): the first view comes once every retained
+// (the simulated fleet of test/bench/console-fleet-publisher.ts): the first view comes once every retained
 // message is delivered and says so; --watch prints a JSON line per terminal change, never the
 // fleet again; a broker that drops the monitor's marker (an ACL) makes the first view say it gave
 // up and how many terminals had arrived.
@@ -13,7 +13,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, spawnCli } from '../helpers/cli.js';
 import { freePort, startBroker, type TestBroker } from '../helpers/broker.js';
 import { has, needs, which } from '../helpers/system.js';
-import { publishFleet, terminalName } from '../bench/fleet-publish.js';
+import { simulatedFleet, terminalName as simulatedName } from '../bench/console-fleet-publisher.js';
+
+/** Sites of 100 terminals. */
+const terminalName = (i: number) => simulatedName(i, 100);
+
+/** Publishes the retained state, info and metrics of `terminals` simulated terminals. */
+async function publishFleet(url: string, o: { prefix: string; terminals: number }): Promise<void> {
+  const fleet = await simulatedFleet({ url, prefix: o.prefix, terminals: o.terminals, perSite: 100 });
+  await fleet.publishAll();
+  await fleet.close();
+}
 
 /** More retained messages than Mosquitto queues per client at QoS 1 (max_queued_messages 1000). */
 const TERMINALS = 600;
@@ -58,13 +68,15 @@ describe('edge-agent fleet', () => {
         }
       });
       await until(() => lines.length >= 1, 60_000);
-      expect((JSON.parse(lines[0]!) as { terminals: unknown[] }).terminals).toHaveLength(TERMINALS);
+      const first = JSON.parse(lines[0]!) as { terminals: Array<{ site: string; terminal: string; queueDepth: number; dead: number }> };
+      expect(first.terminals).toHaveLength(TERMINALS);
       const pub = await mqtt.connectAsync(broker.url);
       const { site, terminal } = terminalName(42);
       await pub.publishAsync(`fl/${site}/${terminal}/state`, 'offline', { qos: 1, retain: true });
       // A heartbeat of another terminal: new `at`, same queue: nothing to print.
       const other = terminalName(7);
-      await pub.publishAsync(`fl/${other.site}/${other.terminal}/metrics`, JSON.stringify({ at: new Date().toISOString(), queue: { pending: 7 * 7 % 40, dead: 0, delivered: 1007, oldestPendingAgeSec: 12 } }), { qos: 1, retain: true });
+      const seen = first.terminals.find((t) => t.site === other.site && t.terminal === other.terminal)!;
+      await pub.publishAsync(`fl/${other.site}/${other.terminal}/metrics`, JSON.stringify({ at: new Date().toISOString(), queue: { pending: seen.queueDepth, dead: seen.dead, delivered: 99_999, oldestPendingAgeSec: 12 } }), { qos: 1, retain: true });
       await pub.publishAsync(`fl/${site}/${terminal}/state`, 'online', { qos: 1, retain: true });
       await until(() => lines.length >= 3, 30_000);
       await new Promise((r) => setTimeout(r, 500));
@@ -88,11 +100,13 @@ describe.skipIf(!has('mosquitto'))(`edge-agent fleet on a broker that drops its 
   let url: string;
   beforeAll(async () => {
     const dir = mkdtempSync(join(tmpdir(), 'fleet-acl-'));
-    chmodSync(dir, 0o755); // mosquitto started as root reads its ACL file as the mosquitto user
+    chmodSync(dir, 0o755);
+    // Started as root, mosquitto reads its ACL file as the mosquitto user, who cannot enter the test's 0700 sandbox.
+    const asRoot = process.getuid?.() === 0 ? 'user root\n' : '';
     const port = await freePort();
     // Anonymous clients may read the fleet and write terminal topics only: the marker is dropped.
     writeFileSync(join(dir, 'acl'), ['topic read fl/#', 'topic write fl/+/+/state', 'topic write fl/+/+/info', 'topic write fl/+/+/metrics', 'topic write fl/_publisher/#', ''].join('\n'));
-    writeFileSync(join(dir, 'mosquitto.conf'), `listener ${port} 127.0.0.1\nallow_anonymous true\npersistence false\nacl_file ${join(dir, 'acl')}\n`);
+    writeFileSync(join(dir, 'mosquitto.conf'), `${asRoot}listener ${port} 127.0.0.1\nallow_anonymous true\npersistence false\nacl_file ${join(dir, 'acl')}\n`);
     proc = spawn(which('mosquitto')!, ['-c', join(dir, 'mosquitto.conf')], { stdio: 'ignore' });
     url = `mqtt://127.0.0.1:${port}`;
     await until(
