@@ -255,7 +255,7 @@ export const OUTBOX_MIGRATIONS: Migration[] = [
   },
   {
     version: 3,
-    description: 'delivery counters per sink and state, the reconciled sink set, an index of the check-outs kept back for review',
+    description: 'delivery counters per sink and state, the reconciled sink set, indexes of the check-outs kept back for review and of check-outs by their check-in',
     up: `
       CREATE TABLE outbox_sink_counts (sink TEXT NOT NULL, state TEXT NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (sink, state)) WITHOUT ROWID;
       INSERT INTO outbox_sink_counts (sink, state, n) SELECT sink, state, COUNT(*) FROM outbox_deliveries GROUP BY sink, state;
@@ -271,6 +271,7 @@ export const OUTBOX_MIGRATIONS: Migration[] = [
       END;
       CREATE TABLE outbox_sinks (sink TEXT PRIMARY KEY) WITHOUT ROWID;
       CREATE INDEX outbox_deliveries_review ON outbox_deliveries (seq) WHERE state = 'dead' AND last_status = 'CLOCK_ORDER';
+      CREATE INDEX outbox_events_in_id ON outbox_events (in_id) WHERE in_id IS NOT NULL;
     `,
   },
 ];
@@ -706,11 +707,11 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
        WHERE e.seq = j.seq`,
       [json],
     );
+    // By the corrected check-ins' ids (the partial index of in_id), never a pass over the backlog.
     await db.run(
-      `UPDATE outbox_events AS e SET in_time = j.local
-       FROM (SELECT value ->> 'id' AS id, value ->> 'local' AS local FROM json_each(?)) AS j
-       WHERE e.in_id = j.id AND e.state <> 'delivered'`,
-      [json],
+      `UPDATE outbox_events SET in_time = (SELECT value ->> 'local' FROM json_each(?) WHERE value ->> 'id' = outbox_events.in_id)
+       WHERE in_id IN (SELECT value ->> 'id' FROM json_each(?)) AND state <> 'delivered'`,
+      [json, json],
     );
     return rows.length;
   }
