@@ -8,7 +8,10 @@
  * before it handles a later publish of the same client (Mosquitto); one that streams them
  * (aedes) may let the marker overtake them, so after the marker the monitor also waits until no
  * retained message came for `afterMarkerMs`. A broker that drops the marker (an ACL) ends the wait
- * after `quietMs` without retained messages. `maxWaitMs` caps it: the first view then says that
+ * after `quietMs` without retained messages. A broker may also drop retained messages a client does
+ * not read fast enough (Mosquitto, QoS 0 included: a slow or loaded reader of 10,000 terminals got
+ * half of 30,000): every terminal publishes state, info and metrics retained, so after the marker
+ * the monitor asks again for the leaves it lacks, topic by topic in chunks a broker delivers whole. `maxWaitMs` caps it: the first view then says that
  * it gave up and how many terminals and retained messages had arrived.
  *
  * `--watch` (FleetWatch) prints only what changed: a line (or a JSON line) per terminal whose
@@ -83,14 +86,25 @@ export interface FirstView {
   terminals: number;
   /** Retained messages delivered. */
   retained: number;
+  /**
+   * Retained messages the broker dropped from the first delivery and delivered when asked for
+   * again, topic by topic (Mosquitto drops what a client does not read fast enough, QoS 0 too).
+   */
+  repaired: number;
   waitedMs: number;
 }
+
+const LEAF_BITS = { state: 1, info: 2, metrics: 4 } as const;
+/** Topics asked for again per subscription when a broker dropped retained messages of the first view. */
+const REPAIR_CHUNK = 500;
 
 /** What a watch line reports; `status` is the state a person reads (`degraded` in place of `online`). */
 const VIEW_FIELDS = ['status', 'queueDepth', 'dead', 'lastError', 'version', 'clock'] as const satisfies ReadonlyArray<keyof TerminalView>;
 
 export class FleetMonitor extends TypedEmitter<FleetEvents> {
   readonly #terminals = new Map<string, TerminalView>();
+  /** The retained leaves seen per terminal (LEAF_BITS), to ask again for the ones a broker dropped. */
+  readonly #leaves = new Map<string, number>();
   readonly #prefix: string;
   readonly #site: string | null;
   #client: MqttClient | null = null;
@@ -107,6 +121,7 @@ export class FleetMonitor extends TypedEmitter<FleetEvents> {
     if (!t || (this.#site && t.site !== this.#site)) return null;
     if (!['state', 'metrics', 'info'].includes(t.leaf)) return null;
     const key = `${t.site}/${t.terminal}`;
+    this.#leaves.set(key, (this.#leaves.get(key) ?? 0) | LEAF_BITS[t.leaf as keyof typeof LEAF_BITS]);
     const view: TerminalView = this.#terminals.get(key) ?? {
       site: t.site, terminal: t.terminal, state: null, lastSeen: null, queueDepth: null, oldestPendingAgeSec: null, dead: null, delivered: null, lastError: null, lastErrorAt: null, health: null, degraded: [], scanners: null, status: null, version: null, clock: null, alerts: [],
     };
@@ -189,10 +204,10 @@ export class FleetMonitor extends TypedEmitter<FleetEvents> {
         markerAt ??= Date.now();
         return;
       }
-      if (packet.retain) {
-        retained++;
-        lastRetained = Date.now();
-      }
+      if (packet.retain) retained++;
+      // Any message counts for the wait: Mosquitto sends part of a large retained set to a slow
+      // reader without the retain flag (10,000 terminals under load: half of them).
+      lastRetained = Date.now();
       this.apply(topic, payload);
     });
     const site = this.#site ?? '+';
@@ -206,13 +221,35 @@ export class FleetMonitor extends TypedEmitter<FleetEvents> {
     const afterMarker = wait.afterMarkerMs ?? 300;
     const quiet = wait.quietMs ?? 2000;
     const maxWait = wait.maxWaitMs ?? 30_000;
-    for (;;) {
+    const view = (rule: FirstView['rule'], repaired: number): FirstView => ({ complete: rule !== 'gave-up', rule, terminals: this.#terminals.size, retained, repaired, waitedMs: Date.now() - granted });
+    let rule: FirstView['rule'] | null = null;
+    while (!rule) {
       const now = Date.now();
       const idle = now - lastRetained;
-      const rule = markerAt !== null && idle >= afterMarker ? 'marker' : markerAt === null && idle >= quiet ? 'quiet' : now - granted >= maxWait ? 'gave-up' : null;
-      if (rule) return { complete: rule !== 'gave-up', rule, terminals: this.#terminals.size, retained, waitedMs: now - granted };
-      await new Promise((r) => setTimeout(r, 20));
+      rule = markerAt !== null && idle >= afterMarker ? 'marker' : markerAt === null && idle >= quiet ? 'quiet' : now - granted >= maxWait ? 'gave-up' : null;
+      if (!rule) await new Promise((r) => setTimeout(r, 20));
     }
+    if (rule !== 'marker') return view(rule, 0);
+    // Every terminal publishes state, info and metrics retained: a leaf missing here was dropped by
+    // the broker (or never published). Ask for those topics again, a chunk at a time, each chunk
+    // small enough to be delivered whole, and done when its own marker is back.
+    const missing: string[] = [];
+    for (const [key, bits] of this.#leaves) {
+      for (const [leaf, bit] of Object.entries(LEAF_BITS)) if (!(bits & bit)) missing.push(`${this.#prefix}/${key}/${leaf}`);
+    }
+    const before = retained;
+    for (let i = 0; i < missing.length; i += REPAIR_CHUNK) {
+      if (Date.now() - granted >= maxWait) return view('gave-up', retained - before);
+      const topics = missing.slice(i, i + REPAIR_CHUNK);
+      markerAt = null;
+      await client.subscribeAsync(topics, { qos: 0 });
+      lastRetained = Date.now();
+      client.publish(markerTopic, nonce, { qos: 1, retain: false }, () => undefined);
+      while (!(markerAt !== null && Date.now() - lastRetained >= Math.min(afterMarker, 100)) && Date.now() - granted < maxWait) await new Promise((r) => setTimeout(r, 10));
+      // The fleet's own subscriptions cover these topics: no need to keep two.
+      await client.unsubscribeAsync(topics);
+    }
+    return view('marker', retained - before);
   }
 
   async stop(): Promise<void> {

@@ -66,7 +66,7 @@ try {
   const rss = new RssSampler(child.pid!, 100);
   child.stderr!.resume();
   let lines = 0;
-  let firstView: { terminals: unknown[]; complete: boolean; retained: number; waitedMs: number } | null = null;
+  let firstView: { terminals: unknown[]; complete: boolean; retained: number; repaired: number; waitedMs: number } | null = null;
   let firstViewMs = 0;
   let onFirst: () => void = () => undefined;
   const gotFirst = new Promise<void>((r) => (onFirst = r));
@@ -122,6 +122,7 @@ try {
     firstViewTerminals: firstView!.terminals.length,
     complete: firstView!.complete,
     retainedDelivered: firstView!.retained,
+    retainedAskedAgain: firstView!.repaired,
     cpuFirstViewMs,
     rssFirstViewMb,
     watch,

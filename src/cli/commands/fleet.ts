@@ -29,7 +29,7 @@ degraded or none has reported (for cron and Nagios-style checks); exit 0 otherwi
     .option('--site <site>', 'only the terminals of this site')
     .option('--config <file>', 'config file to read mqtt.* from')
     .option('--secrets <file>', 'secrets file with the MQTT credentials (and the ops key that edge-agent ops send signs commands with)');
-  withJson(cmd, 'print {"terminals": [...], "complete", "retained", "waitedMs"} as JSON on stdout');
+  withJson(cmd, 'print {"terminals": [...], "complete", "retained", "repaired", "waitedMs"} as JSON on stdout');
   return action<Values>(cmd, async (values) => {
     const { loadConfig } = await import('../../config/config.js');
     const { locateConfig } = await import('../../config/locate.js');
@@ -54,9 +54,9 @@ degraded or none has reported (for cron and Nagios-style checks); exit 0 otherwi
     const monitor = new FleetMonitor({ prefix: config.mqtt.prefix, site: values.site ?? null });
     const first = await monitor.start(url, { ...mqttClientOptions(config, secrets, `fleet-${process.pid}`), clean: true }, { maxWaitMs: waitSec * 1000 });
     const note = first.complete
-      ? `(${first.terminals} terminal(s); every retained message delivered, ${first.retained} in ${(first.waitedMs / 1000).toFixed(1)} s)`
+      ? `(${first.terminals} terminal(s); every retained message delivered, ${first.retained} in ${(first.waitedMs / 1000).toFixed(1)} s${first.repaired ? `, ${first.repaired} of them asked for again after the broker dropped them` : ''})`
       : `(gave up waiting after ${(first.waitedMs / 1000).toFixed(1)} s: ${first.terminals} terminal(s) and ${first.retained} retained message(s) had arrived; more may follow)`;
-    const firstView = { terminals: monitor.terminals, complete: first.complete, retained: first.retained, waitedMs: first.waitedMs };
+    const firstView = { terminals: monitor.terminals, complete: first.complete, retained: first.retained, repaired: first.repaired, waitedMs: first.waitedMs };
     if (values.check) {
       const check = checkFleet(monitor.terminals);
       await monitor.stop();
