@@ -204,10 +204,13 @@ export class FleetMonitor extends TypedEmitter<FleetEvents> {
         markerAt ??= Date.now();
         return;
       }
-      if (packet.retain) retained++;
-      // Any message counts for the wait: Mosquitto sends part of a large retained set to a slow
-      // reader without the retain flag (10,000 terminals under load: half of them).
-      lastRetained = Date.now();
+      // Only retained messages count for the wait (a live terminal may publish every 200 ms).
+      // Mosquitto sends part of a large retained set to a slow reader without the retain flag
+      // (10,000 terminals under load: half of them); those still come before the marker.
+      if (packet.retain) {
+        retained++;
+        lastRetained = Date.now();
+      }
       this.apply(topic, payload);
     });
     const site = this.#site ?? '+';
