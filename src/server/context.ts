@@ -1,8 +1,8 @@
-/** What every handler of the service needs: the database, shifts, units, limits, the seal. */
+/** What every handler of the service needs: the store, shifts, units, limits, the seal. */
 import type { TzOffsetUnit } from '../api/date-time.js';
-import type { SqliteDatabase } from '../core/sqlite.js';
 import type { BiometricSeal } from './biometric-seal.js';
 import type { Shifts } from './shifts.js';
+import type { ServiceStore } from './store/store.js';
 
 /** The documented limits of the service (docs/integrator.md, Limits). */
 export interface ServiceLimits {
@@ -39,7 +39,8 @@ export const FIELD_LIMITS = {
 } as const;
 
 export interface ServiceContext {
-  db: SqliteDatabase;
+  /** SQLite or PostgreSQL (store/store.ts). */
+  store: ServiceStore;
   shifts: Shifts;
   tzOffsetUnit: TzOffsetUnit;
   seal: BiometricSeal;
@@ -49,8 +50,4 @@ export interface ServiceContext {
 /** Employee codes: 1–64 characters, no whitespace, control characters, `/`, `\`, `?`, `#` or `%`. */
 export function isValidEmployeeCode(v: unknown): v is string {
   return typeof v === 'string' && v.length >= 1 && v.length <= FIELD_LIMITS.employeeCode && !/[\s/\\?#%\u0000-\u001f\u007f]/.test(v);
-}
-
-export async function userExists(ctx: ServiceContext, code: string): Promise<boolean> {
-  return (await ctx.db.get('SELECT 1 AS x FROM server_users WHERE employee_code = ?', [code])) !== undefined;
 }
