@@ -4,7 +4,8 @@
  *
  * From the top: cli > embedded > setup > daemon > terminal > ops, site-sync > upload > config
  * > biometrics > store > api > drivers > core. `server` (the attendance service) sits beside them
- * and shares only api and core. `synthetic` (seeded fake fingers and eyes) is for the wiring of
+ * and shares only api and core. `ingest` (the central MQTT consumer) sits beside ops: it uses
+ * delivery's API batch rules and MQTT options, the config types, the API client and core. `synthetic` (seeded fake fingers and eyes) is for the wiring of
  * simulators, tests and benchmarks: never imported by drivers or the product's biometrics.
  */
 const only = (name, from, allowed, comment) => ({
@@ -27,6 +28,7 @@ module.exports = {
     only('synthetic-on-biometrics', '^src/synthetic/', ['src/synthetic', 'src/biometrics', 'src/core', 'drivers'], 'synthetic data may use the codecs and the simulators\' image types'),
     only('config-below-the-agent', '^src/config/', ['src/config', 'src/core'], 'configuration knows nothing of what it configures'),
     only('upload-below-ops', '^src/upload/', ['src/upload', 'src/config', 'src/store', 'src/api', 'src/core'], 'delivery drains the outbox; it does not know ops, the terminal or the daemon'),
+    only('ingest-beside-ops', '^src/ingest/', ['src/ingest', 'src/upload', 'src/config', 'src/api', 'src/core'], 'the central ingest talks MQTT and the attendance API; it knows no terminal, daemon or service internals'),
     only('ops-below-the-terminal', '^src/(ops|site-sync)/', ['src/ops', 'src/site-sync', 'src/upload', 'src/config', 'src/store', 'src/api', 'src/core'], 'ops and site sync talk MQTT; they never reach scanners or the daemon'),
     only('terminal-knows-no-network', '^src/terminal/', ['src/terminal', 'src/config', 'src/biometrics', 'src/store', 'src/api', 'drivers', 'src/core'], 'the terminal domain never knows MQTT or HTTP transports (the API contract\'s types are allowed)'),
     only('daemon-below-setup', '^src/daemon/', ['src/daemon', 'src/terminal', 'src/ops', 'src/site-sync', 'src/upload', 'src/config', 'src/biometrics', 'src/synthetic', 'src/store', 'src/api', 'drivers', 'src/core'], 'the daemon wires the layers below it'),

@@ -8,7 +8,7 @@
  * `DRIVER_GT521_<NACK name>` and `DRIVER_IRIS_<status name>` come from the drivers' status tables,
  * and `SQLITE_<result code>` from SQLite's (see `DeviceStatusCode` and `src/core/sqlite.ts`).
  */
-export type ErrorLayer = 'core' | 'api' | 'server' | 'store' | 'biometrics' | 'config' | 'upload' | 'ops' | 'site-sync' | 'terminal' | 'daemon' | 'setup' | 'cli' | 'drivers' | 'embedded';
+export type ErrorLayer = 'core' | 'api' | 'server' | 'ingest' | 'store' | 'biometrics' | 'config' | 'upload' | 'ops' | 'site-sync' | 'terminal' | 'daemon' | 'setup' | 'cli' | 'drivers' | 'embedded';
 
 export interface ErrorCodeInfo {
   readonly layer: ErrorLayer;
@@ -99,6 +99,9 @@ export const ERROR_CODES = {
   ENROLL_LOW_QUALITY: { layer: 'terminal', retryable: false, hint: 'clean the sensor and the finger and press flat, or look straight at the camera; or enrol another finger' },
   ENROLL_TIMEOUT: { layer: 'terminal', retryable: true, hint: 'present it when the scanner asks, then run the command again' },
   ENROLL_UNKNOWN_USER: { layer: 'terminal', retryable: false, hint: 'add the person in the attendance service first (operation 1), then enrol' },
+  INGEST_MQTT_CONNECT: { layer: 'ingest', retryable: true, hint: 'check --mqtt, the MQTT credentials and that the broker runs and is reachable from here' },
+  INGEST_METRICS_LISTEN: { layer: 'ingest', retryable: false, hint: 'another program uses the metrics port: choose another with --metrics-port (0 picks a free one)' },
+  INGEST_NO_SHARED_SUBSCRIPTIONS: { layer: 'ingest', retryable: false, hint: 'use a broker with shared subscriptions (Mosquitto 2, EMQX, HiveMQ, VerneMQ), or run a single ingest with --no-share' },
   INTERNAL: { layer: 'core', retryable: false, hint: 'this is a bug in edge-agent: report it with the log lines around it' },
   MQTT_UNAVAILABLE: { layer: 'upload', retryable: true, hint: 'check mqtt.url and that the broker runs; punches wait in the outbox and go when it is back' },
   OPS_BAD_ARGUMENT: { layer: 'ops', retryable: false, hint: 'omit "ids" to retry every dead letter' },

@@ -1,0 +1,67 @@
+/**
+ * The MQTT event payload as the terminals publish it (src/upload/mqtt-sink.ts `eventPayload`,
+ * docs/operator.md): `{id, terminal, site, employeeCode, direction, time, tzOffset, inTime, shift,
+ * source, score, clockSynced, clockCorrected, recordedAt}`. Checked before anything is done with
+ * it: bounded size, JSON, the fields an attendance event needs, in range. Fields this version
+ * does not know are ignored (a newer terminal may send more).
+ */
+import { z } from 'zod';
+import { parseDateTime } from '../api/date-time.js';
+import type { AttendanceEvent } from '../api/types.js';
+import { toAttendanceEvent } from '../upload/api-sink.js';
+
+/** Larger messages are refused unread (a punch is ~350 bytes). */
+export const MAX_PAYLOAD_BYTES = 16 * 1024;
+
+const dateTime = z.string().refine((s) => parseDateTime(s) !== undefined, 'a date-time yyyy-MM-dd HH:mm:ss');
+
+const PayloadSchema = z.object({
+  id: z.string().min(1).max(64),
+  terminal: z.string().max(128).nullish(),
+  site: z.string().max(128).nullish(),
+  employeeCode: z.string().min(1).max(64),
+  direction: z.enum(['in', 'out']),
+  time: dateTime,
+  /** Minutes east of UTC, as the outbox keeps it. */
+  tzOffset: z.number().int().min(-840).max(840),
+  inTime: dateTime.nullish(),
+  shift: z.string().max(64).nullish(),
+  recordedAt: z.string().max(64).nullish(),
+});
+
+export interface IngestEvent {
+  /** The punch's id (a ULID): repeats are dropped by it. */
+  id: string;
+  event: AttendanceEvent;
+  /** When the terminal recorded the punch (UTC ms), for the lag; null when absent or unreadable. */
+  recordedAtMs: number | null;
+  terminal: string | null;
+}
+
+export type ParsedPayload = { ok: true; value: IngestEvent } | { ok: false; reason: string };
+
+export function parsePayload(payload: Buffer): ParsedPayload {
+  if (payload.length > MAX_PAYLOAD_BYTES) return { ok: false, reason: `the message has ${payload.length} bytes, more than ${MAX_PAYLOAD_BYTES}` };
+  let json: unknown;
+  try {
+    json = JSON.parse(payload.toString('utf8'));
+  } catch (err) {
+    return { ok: false, reason: `the message is not JSON: ${(err as Error).message}` };
+  }
+  const parsed = PayloadSchema.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    return { ok: false, reason: `${issue.path.join('.') || '(message)'}: ${issue.message}` };
+  }
+  const p = parsed.data;
+  const recorded = p.recordedAt ? Date.parse(p.recordedAt) : NaN;
+  return {
+    ok: true,
+    value: {
+      id: p.id,
+      event: toAttendanceEvent({ employeeCode: p.employeeCode, direction: p.direction, localTime: p.time, tzOffset: p.tzOffset, inTime: p.inTime ?? null, shift: p.shift ?? null }),
+      recordedAtMs: Number.isNaN(recorded) ? null : recorded,
+      terminal: p.terminal ?? null,
+    },
+  };
+}
