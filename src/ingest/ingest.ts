@@ -8,9 +8,14 @@
  *   subscriptions and one ingest.
  * - **Acknowledged after the API accepted.** A message's PUBACK is sent only when the attendance
  *   API has accepted its event (or, refused for good, it has been published to the dead-letter
- *   topic). mqtt.js acknowledges a message when its `handleMessage` callback is called, one message
- *   at a time per connection; so each process keeps several connections (`connections`, each a
- *   member of the group with its own persistent session) and sends what they hold as one batch.
+ *   topic). mqtt.js's own manual acknowledgement (`handleMessage`, and `customHandleAcks` in MQTT 5)
+ *   acknowledges when its callback is called and takes the next message only then: one message at
+ *   a time per connection, one write per acknowledgement. So the callback is called at once, the
+ *   PUBACK it would send is held back (see `holdAcknowledgements`), and the PUBACKs of a batch are
+ *   sent together when the API has answered. The broker's in-flight window bounds what is held:
+ *   `inflight` per connection (MQTT 5 receive maximum; with 3.1.1 the broker's setting, Mosquitto's
+ *   max_inflight_messages, 20 by default). A process may keep several connections (`connections`,
+ *   each a member of the group with its own persistent session) to hold more.
  * - **Persistent sessions.** Client ids are `<clientId>-<n>`, sessions persist (`clean: false`, MQTT 5
  *   session expiry). A message taken but not acknowledged when a process dies stays in its session:
  *   the broker sends it again when the same client id comes back (systemd restarts the service), and
@@ -50,8 +55,10 @@ export interface IngestOptions {
   group: string | null;
   /** Base of the client ids (`<clientId>-0` …): keep it the same across restarts of this process. */
   clientId: string;
-  /** Broker connections of this process (each holds one unacknowledged message at a time). */
+  /** Broker connections of this process. */
   connections: number;
+  /** Unacknowledged messages the broker may send each connection (MQTT 5 receive maximum). */
+  inflight: number;
   /** MQTT protocol: 5, 4 (3.1.1), or auto (5, falling back to 3.1.1 when the broker refuses it). */
   protocol: 5 | 4 | 'auto';
   /** MQTT 5 session expiry: how long the broker keeps an absent process's messages. */
@@ -76,7 +83,8 @@ export interface IngestOptions {
 export const INGEST_DEFAULTS = {
   prefix: 'attendance',
   group: 'edge-agent-ingest',
-  connections: 32,
+  connections: 4,
+  inflight: 1000,
   protocol: 'auto',
   sessionExpirySec: 7 * 86_400,
   batchSize: 500,
@@ -107,6 +115,36 @@ interface Connection {
   /** Incremented when the connection drops: an acknowledgement of an earlier connection is not sent. */
   generation: number;
   up: boolean;
+  /** Sends the PUBACK of `messageId` now. */
+  acknowledge(messageId: number): void;
+  /** The message whose PUBACK mqtt.js is about to send: held back instead. */
+  holding: number | undefined;
+}
+
+type SendPacket = (packet: { cmd: string; messageId?: number }, cb?: (err?: Error) => void, cbStorePut?: () => void, noStore?: boolean) => void;
+
+/**
+ * mqtt.js sends a message's PUBACK as soon as `handleMessage` calls back, and only then reads the
+ * next message. This lets the callback come at once while the PUBACK of that message is held back,
+ * to be sent by `acknowledge` later. It relies on mqtt.js 5's internal `_sendPacket` (checked here,
+ * and by test/integration/ingest-mqtt.test.ts, which fails if a message is acknowledged early).
+ */
+function holdAcknowledgements(client: MqttClient, conn: Pick<Connection, 'holding'>): (messageId: number) => void {
+  const internal = client as unknown as { _sendPacket?: SendPacket };
+  const send = internal._sendPacket?.bind(client);
+  if (typeof send !== 'function') {
+    throw new AgentError('INTERNAL', 'this mqtt.js has no _sendPacket: the ingest cannot hold acknowledgements', {}, { hint: 'install the mqtt version of package.json (5.x)' });
+  }
+  internal._sendPacket = (packet, cb, cbStorePut, noStore) => {
+    if (packet.cmd === 'puback' && packet.messageId !== undefined && packet.messageId === conn.holding) {
+      conn.holding = undefined;
+      cb?.();
+      return;
+    }
+    send(packet, cb, cbStorePut, noStore);
+  };
+  // Written straight to the connection (never queued for a later one: see `generation`).
+  return (messageId) => send({ cmd: 'puback', messageId }, undefined, undefined, true);
 }
 
 interface Pending {
@@ -195,10 +233,11 @@ export class Ingest {
       reconnectPeriod: 2000,
       connectTimeout: 10_000,
       resubscribe: false,
-      ...(this.#protocol === 5 ? { properties: { sessionExpiryInterval: o.sessionExpirySec, receiveMaximum: 10 } } : {}),
+      ...(this.#protocol === 5 ? { properties: { sessionExpiryInterval: o.sessionExpirySec, receiveMaximum: o.inflight } } : {}),
     };
     const client = mqtt.connect(o.url, opts);
-    const conn: Connection = { index, client, generation: 0, up: false };
+    const conn: Connection = { index, client, generation: 0, up: false, holding: undefined, acknowledge: () => undefined };
+    conn.acknowledge = holdAcknowledgements(client, conn);
     client.handleMessage = (packet, done) => this.#onMessage(conn, packet, done);
     const filter = eventsFilter(o.prefix, o.group);
     client.on('connect', () => {
@@ -247,10 +286,17 @@ export class Ingest {
     this.metrics.receivedRate.add(1, now);
     if (packet.dup) this.metrics.redelivered++;
     const generation = conn.generation;
+    const { messageId } = packet;
     // After a reconnect the broker sends the message again; that copy gets the acknowledgement.
-    const ack = () => {
-      if (conn.generation === generation) done();
-    };
+    const ack =
+      packet.qos > 0 && messageId !== undefined
+        ? () => {
+            if (conn.generation === generation && conn.client.connected) conn.acknowledge(messageId);
+          }
+        : () => undefined;
+    // mqtt.js may take the next message now; this one's PUBACK waits for `ack`.
+    conn.holding = packet.qos > 0 ? messageId : undefined;
+    done();
     const payload = typeof packet.payload === 'string' ? Buffer.from(packet.payload) : packet.payload;
     const parsed = parsePayload(payload);
     if (!parsed.ok) {
@@ -279,10 +325,7 @@ export class Ingest {
   #schedule(): void {
     if (this.#ready.length === 0) return;
     const o = this.options;
-    // Each connection holds one message until it is acknowledged: once half of them wait on us, a
-    // batch goes, and the other half fills the next one meanwhile.
-    const enough = Math.min(o.batchSize, Math.max(1, Math.ceil(this.#connections.length / 2)));
-    if (this.#ready.length >= enough || this.#stopping) {
+    if (this.#ready.length >= o.batchSize || this.#stopping) {
       this.#flush();
       return;
     }

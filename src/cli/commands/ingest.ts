@@ -11,6 +11,7 @@ type Values = {
   'mqtt-client-id'?: string;
   'mqtt-version'?: string;
   connections?: string;
+  inflight?: string;
   'batch-size'?: string;
   'batch-wait-ms'?: string;
   'dead-letter-topic'?: string;
@@ -46,7 +47,8 @@ not acknowledged. SIGTERM drains, then stops. See docs/central.md.`,
     .option('--no-share', 'subscribe without a shared subscription (a broker without them; run one ingest only)')
     .option('--mqtt-client-id <id>', 'base of this process\'s MQTT client ids, <id>-0, <id>-1, ... (default ingest-<hostname>); unique per process, stable across restarts')
     .option('--mqtt-version <v>', '5, 3.1.1 or auto (5, else 3.1.1)', 'auto')
-    .option('--connections <n>', 'broker connections of this process (each holds one unacknowledged message)', '32')
+    .option('--connections <n>', 'broker connections of this process (each a member of the group)', '4')
+    .option('--inflight <n>', 'unacknowledged messages the broker may send each connection (MQTT 5 receive maximum; the broker may allow fewer: Mosquitto max_inflight_messages)', '1000')
     .option('--batch-size <n>', 'events per request at most', '500')
     .option('--batch-wait-ms <ms>', 'how long a batch waits to fill', '20')
     .option('--dead-letter-topic <topic>', 'where refused events go (default <prefix>/ingest/dead-letters)')
@@ -99,6 +101,7 @@ not acknowledged. SIGTERM drains, then stops. See docs/central.md.`,
       group: share ? (values.group ?? INGEST_DEFAULTS.group) : null,
       clientId: values['mqtt-client-id'] ?? `ingest-${hostname()}`,
       connections,
+      inflight: positive('inflight', values.inflight, INGEST_DEFAULTS.inflight),
       protocol: version === 'auto' ? 'auto' : version === '5' ? 5 : 4,
       sessionExpirySec: INGEST_DEFAULTS.sessionExpirySec,
       api: createAttendanceClient(config, secrets),
