@@ -22,6 +22,8 @@ export function hasPostgres(): boolean {
 
 export interface TestPostgres {
   port: number;
+  /** The postmaster's process id (its backends are its children). */
+  readonly pid: number | undefined;
   /** The URL of database `name` (user postgres, trust authentication on loopback). */
   url(name: string): string;
   /** Creates a new, empty database and returns its URL. */
@@ -133,6 +135,13 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
   };
   return {
     port,
+    get pid() {
+      try {
+        return Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+      } catch {
+        return undefined;
+      }
+    },
     url,
     query,
     async createDatabase(prefix = 'service') {
