@@ -61,7 +61,10 @@ export interface IngestOptions {
   inflight: number;
   /** MQTT protocol: 5, 4 (3.1.1), or auto (5, falling back to 3.1.1 when the broker refuses it). */
   protocol: 5 | 4 | 'auto';
-  /** MQTT 5 session expiry: how long the broker keeps an absent process's messages. */
+  /**
+   * How long the broker keeps an absent process's session and the messages it had not acknowledged
+   * (MQTT 5 session expiry; with 3.1.1, 0 means a clean session and anything else a persistent one).
+   */
   sessionExpirySec: number;
   api: EventsClient;
   /** Events per add-events request (at most). */
@@ -228,7 +231,7 @@ export class Ingest {
     const opts: IClientOptions = {
       ...mqttAccessOptions(o.access ?? {}),
       clientId: `${o.clientId}-${index}`,
-      clean: false,
+      clean: this.#protocol === 4 && o.sessionExpirySec === 0,
       protocolVersion: this.#protocol,
       reconnectPeriod: 2000,
       connectTimeout: 10_000,

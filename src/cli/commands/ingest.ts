@@ -12,6 +12,7 @@ type Values = {
   'mqtt-version'?: string;
   connections?: string;
   inflight?: string;
+  'session-expiry'?: string;
   'batch-size'?: string;
   'batch-wait-ms'?: string;
   'dead-letter-topic'?: string;
@@ -49,6 +50,7 @@ not acknowledged. SIGTERM drains, then stops. See docs/central.md.`,
     .option('--mqtt-version <v>', '5, 3.1.1 or auto (5, else 3.1.1)', 'auto')
     .option('--connections <n>', 'broker connections of this process (each a member of the group)', '4')
     .option('--inflight <n>', 'unacknowledged messages the broker may send each connection (MQTT 5 receive maximum; the broker may allow fewer: Mosquitto max_inflight_messages)', '1000')
+    .option('--session-expiry <sec>', 'how long the broker keeps this process\'s unacknowledged messages while it is away (0: not at all, for a broker that hands them to another member)', String(7 * 86_400))
     .option('--batch-size <n>', 'events per request at most', '500')
     .option('--batch-wait-ms <ms>', 'how long a batch waits to fill', '20')
     .option('--dead-letter-topic <topic>', 'where refused events go (default <prefix>/ingest/dead-letters)')
@@ -93,6 +95,8 @@ not acknowledged. SIGTERM drains, then stops. See docs/central.md.`,
     if (metricsPort < 0 || metricsPort > 65535) throw usageError('ingest', `--metrics-port must be 0..65535, got ${metricsPort}`);
     const share = values.share !== false;
     if (!share && connections > 1) throw usageError('ingest', '--no-share takes one connection (each would get every message): add --connections 1');
+    const sessionExpirySec = intFlag('session-expiry', values['session-expiry'], INGEST_DEFAULTS.sessionExpirySec)!;
+    if (sessionExpirySec < 0 || sessionExpirySec > 0xffffffff) throw usageError('ingest', `--session-expiry is 0..4294967295 seconds, got ${sessionExpirySec}`);
     const prefix = values.prefix ?? config.mqtt.prefix;
     const ingest = new Ingest({
       url: config.mqtt.url,
@@ -103,7 +107,7 @@ not acknowledged. SIGTERM drains, then stops. See docs/central.md.`,
       connections,
       inflight: positive('inflight', values.inflight, INGEST_DEFAULTS.inflight),
       protocol: version === 'auto' ? 'auto' : version === '5' ? 5 : 4,
-      sessionExpirySec: INGEST_DEFAULTS.sessionExpirySec,
+      sessionExpirySec,
       api: createAttendanceClient(config, secrets),
       batchSize: positive('batch-size', values['batch-size'], INGEST_DEFAULTS.batchSize),
       batchWaitMs: intFlag('batch-wait-ms', values['batch-wait-ms'], INGEST_DEFAULTS.batchWaitMs)!,
