@@ -13,7 +13,8 @@ import { toAttendanceEvent } from '../upload/api-sink.js';
 /** Larger messages are refused unread (a punch is ~350 bytes). */
 export const MAX_PAYLOAD_BYTES = 16 * 1024;
 
-const dateTime = z.string().refine((s) => parseDateTime(s) !== undefined, 'a date-time yyyy-MM-dd HH:mm:ss');
+/** The form here; whether the date exists (no February 30) is checked after the schema: a refine in the schema costs 6× the rest of it. */
+const dateTime = z.string().regex(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/, 'a date-time yyyy-MM-dd HH:mm:ss');
 
 const PayloadSchema = z.object({
   id: z.string().min(1).max(64),
@@ -54,6 +55,8 @@ export function parsePayload(payload: Buffer): ParsedPayload {
     return { ok: false, reason: `${issue.path.join('.') || '(message)'}: ${issue.message}` };
   }
   const p = parsed.data;
+  if (parseDateTime(p.time) === undefined) return { ok: false, reason: `time: ${p.time} is not a date-time that exists` };
+  if (p.inTime && parseDateTime(p.inTime) === undefined) return { ok: false, reason: `inTime: ${p.inTime} is not a date-time that exists` };
   const recorded = p.recordedAt ? Date.parse(p.recordedAt) : NaN;
   return {
     ok: true,

@@ -54,3 +54,13 @@ describe('parsePayload', () => {
     expect(!r.ok && r.reason).toContain('more than');
   });
 });
+
+describe('parsePayload: dates that do not exist', () => {
+  it.each([
+    ['time', { time: '2026-02-30 08:00:00' }],
+    ['inTime', { direction: 'out', inTime: '2026-13-01 08:00:00' }],
+  ])('refuses a %s that does not exist', (field, change) => {
+    const r = parsePayload(Buffer.from(JSON.stringify({ ...base, ...change })));
+    expect(!r.ok && r.reason).toMatch(new RegExp(`^${field}: .* not a date-time that exists`));
+  });
+});
