@@ -93,10 +93,29 @@ async function startFleetBroker(): Promise<{ url: string; kind: 'mosquitto' | 'a
   return { url: `mqtt://127.0.0.1:${port}`, kind: 'mosquitto' };
 }
 
+/** Log lines of the children by level, and the last few: a child whose pipe is not read blocks on its next write. */
+const childLog = { warn: 0, error: 0, last: [] as string[] };
+function drain(child: ChildProcess, name: string): void {
+  for (const stream of [child.stdout, child.stderr]) {
+    let partial = '';
+    stream?.on('data', (d: Buffer) => {
+      const lines = (partial + d.toString()).split('\n');
+      partial = lines.pop() ?? '';
+      for (const line of lines) {
+        const level = /"level":"(\w+)"/.exec(line)?.[1];
+        if (level === 'warn') childLog.warn++;
+        if (level === 'error' || level === 'fatal') childLog.error++;
+        if (level === 'warn' || level === 'error' || level === 'fatal') childLog.last = [...childLog.last.slice(-4), `${name}: ${line.slice(0, 300)}`];
+      }
+    });
+  }
+}
+
 async function startServe(url: string, keyFile: string): Promise<{ url: string; child: ChildProcess }> {
   const child = spawnCli(['serve', '--port', '0', '--db', url], { env: { EDGE_AGENT_BIOMETRIC_KEY_FILE: keyFile, EDGE_AGENT_LOG_LEVEL: 'warn' } });
   children.add(child);
   const [, base] = await waitForLine(child, /listening on (http:\/\/\S+)/, 60_000, 'stdout');
+  drain(child, 'serve');
   return { url: base!, child };
 }
 
@@ -125,6 +144,7 @@ async function startIngest(index: number, mqttUrl: string, apiUrl: string, apiKe
   );
   children.add(child);
   const [, metricsUrl] = await waitForLine(child, /metrics on (http:\/\/\S+)\/metrics/, 60_000, 'stdout');
+  drain(child, `ingest ${index}`);
   return { index, child, metricsUrl: metricsUrl! };
 }
 
@@ -435,6 +455,8 @@ async function main(): Promise<void> {
         redelivered: [...last].reduce((s, [u, t]) => s + diff(u, t, 'ingest_messages_redelivered_total'), 0),
         apiRequests: [...last].reduce((s, [u, t]) => s + diff(u, t, 'ingest_api_requests_total'), 0),
         deadLetters: [...last].reduce((s, [u, t]) => s + diff(u, t, 'ingest_dead_letters_total'), 0),
+        apiFailures: [...last].reduce((s, [u, t]) => s + diff(u, t, 'ingest_api_failures_total'), 0),
+        perProcess: [...last].map(([u, t]) => ({ accepted: diff(u, t, 'ingest_events_accepted_total'), redelivered: diff(u, t, 'ingest_messages_redelivered_total') })),
       },
       publishRetries: fleet.failures,
       cpuSeconds: {
@@ -467,6 +489,7 @@ async function main(): Promise<void> {
     database: 'PostgreSQL (fsync, synchronous_commit on)',
     runs,
     floor: { eventsPerSec: FLOOR, lost: 0, doubled: 0 },
+    childLogLines: childLog,
     ratioToFloor: Math.round((worst / FLOOR) * 100) / 100,
     meetsFloor: worst >= FLOOR && steady.lost + killed.lost + steady.doubled + killed.doubled === 0,
     loadavgBefore: loadBefore,
