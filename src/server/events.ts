@@ -158,23 +158,47 @@ async function storeOneGuarded(ctx: ServiceContext, tx: StoreOps, e: CheckedEven
 }
 
 /**
- * Stores a run of check-in events with one statement. A run holding the same identity twice, or
- * one the database refuses (the statement is undone whole), is stored item by item instead.
+ * Stores a run of check-in events: one statement for each stretch of it in which no identity
+ * repeats (a batch holding a check-in and, later, its check-out with inTime is two statements, the
+ * second applied after the first, as item by item). A statement the database refuses (undone
+ * whole) is redone item by item, so that only the refused item fails.
  */
 async function storeRun(ctx: ServiceContext, tx: StoreOps, run: Array<{ index: number; event: CheckedEvent }>, now: string, results: Envelope<unknown>[]): Promise<void> {
   const key = (code: string, inTime: string) => `${code}\u0000${inTime}`;
-  const keys = new Set(run.map((r) => key(r.event.employeeCode, r.event.inTime!)));
-  if (run.length > 1 && keys.size === run.length) {
-    const stored = await tx.attempt(() => tx.upsertEvents(run.map((r) => toUpsert(r.event)), now));
+  let part: typeof run = [];
+  let keys = new Set<string>();
+  for (const item of run) {
+    const k = key(item.event.employeeCode, item.event.inTime!);
+    if (keys.has(k)) {
+      await storePart(ctx, tx, part, now, results, key);
+      part = [];
+      keys = new Set();
+    }
+    part.push(item);
+    keys.add(k);
+  }
+  await storePart(ctx, tx, part, now, results, key);
+}
+
+async function storePart(
+  ctx: ServiceContext,
+  tx: StoreOps,
+  part: Array<{ index: number; event: CheckedEvent }>,
+  now: string,
+  results: Envelope<unknown>[],
+  key: (code: string, inTime: string) => string,
+): Promise<void> {
+  if (part.length > 1) {
+    const stored = await tx.attempt(() => tx.upsertEvents(part.map((r) => toUpsert(r.event)), now));
     if ('value' in stored) {
       const byKey = new Map(stored.value.map((r) => [key(r.employee_code, r.in_time), r]));
-      if (byKey.size !== run.length) throw new Error(`the batch upsert returned ${byKey.size} rows for ${run.length} events`);
-      for (const { index, event } of run) results[index] = ok(eventFromRow(ctx, byKey.get(key(event.employeeCode, event.inTime!))!), 'stored');
+      if (byKey.size !== part.length) throw new Error(`the batch upsert returned ${byKey.size} rows for ${part.length} events`);
+      for (const { index, event } of part) results[index] = ok(eventFromRow(ctx, byKey.get(key(event.employeeCode, event.inTime!))!), 'stored');
       return;
     }
-    log.warn({ events: run.length }, 'the database refused a run of events; storing them one by one');
+    log.warn({ events: part.length }, 'the database refused a run of events; storing them one by one');
   }
-  for (const { index, event } of run) results[index] = await storeOneGuarded(ctx, tx, event, now);
+  for (const { index, event } of part) results[index] = await storeOneGuarded(ctx, tx, event, now);
 }
 
 export async function deleteEvents(ctx: ServiceContext, code: string, body: unknown): Promise<HandlerResult> {
