@@ -12,7 +12,7 @@
  * counted against PostgreSQL: every published check-in must be one row, every check-out must
  * have closed its row, and no other row may exist.
  *
- *   npm run bench:central -- --json [--rate 6000] [--seconds 20] [--terminals 1000] [--connections 64]
+ *   npm run bench:central -- --json [--rate 6000] [--seconds 20] [--terminals 1000] [--connections 4] [--terminal-procs 4]
  *
  * Floor compared with: ≥ 5,000 events/s end to end in both runs, zero lost, zero doubled.
  */
@@ -21,14 +21,14 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import mqtt, { type MqttClient } from 'mqtt';
-import { formatDateTime } from '../../src/api/date-time.js';
+import mqtt from 'mqtt';
 import { createApiKey } from '../../src/server/auth.js';
 import { openServiceDatabase } from '../../src/server/service.js';
 import { freePort, mosquittoPath, startBroker, type TestBroker } from '../helpers/broker.js';
-import { killTree, spawnCli, waitForLine } from '../helpers/cli.js';
+import { killTree, ROOT, spawnCli, waitForLine } from '../helpers/cli.js';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
 import { descendants } from '../helpers/procs.js';
+import type { TerminalsDone, TerminalsRun } from './central-terminals.js';
 
 const FLOOR = 5000;
 const args = process.argv.slice(2);
@@ -41,6 +41,7 @@ const RATE = arg('rate', 6000);
 const SECONDS = arg('seconds', 20);
 const TERMINALS = arg('terminals', 1000);
 const CONNECTIONS = arg('connections', 4);
+const TERMINAL_PROCS = arg('terminal-procs', 4);
 const INGESTS = 3;
 const REPLICAS = 3;
 const EMPLOYEES_PER_TERMINAL = 5;
@@ -157,92 +158,73 @@ interface Published {
   outTime: string | null;
 }
 
+/** The terminals, spread over child processes (test/bench/central-terminals.ts): one event loop for 1,000 clients is the bottleneck. */
 class Fleet {
-  readonly clients: MqttClient[] = [];
-  /** Per employee: punches so far. */
-  readonly #counts = new Map<string, number>();
+  readonly #procs: Array<{ child: ChildProcess; terminals: number }> = [];
   readonly published: Published[] = [];
-  inFlight = 0;
   failures = 0;
 
+  get terminals(): number {
+    return this.#procs.reduce((s, p) => s + p.terminals, 0);
+  }
+
   async connect(url: string): Promise<void> {
-    for (let i = 0; i < TERMINALS; i += 100) {
-      const batch = Array.from({ length: Math.min(100, TERMINALS - i) }, (_, j) => mqtt.connectAsync(url, { clientId: `bench-terminal-${i + j}`, clean: true, reconnectPeriod: 1000, keepalive: 60 }));
-      this.clients.push(...(await Promise.all(batch)));
-    }
-  }
-
-  /** Publishes `total` punches at `rate` per second, round robin over the terminals; resolves when all are acknowledged by the broker. */
-  async run(total: number, rate: number, day: string, onHalf: () => void): Promise<{ firstPublishAt: number; lastPublishAt: number }> {
-    const base = Date.parse(`${day}T00:00:00Z`);
-    const started = Date.now();
-    let sent = 0;
-    let halfDone = false;
-    let terminal = 0;
-    let lastPublishAt = started;
-    await new Promise<void>((resolve) => {
-      const tick = () => {
-        const due = Math.min(total, Math.floor(((Date.now() - started) / 1000) * rate) + 1);
-        while (sent < due) {
-          const t = terminal++ % TERMINALS;
-          const slot = Math.floor(sent / TERMINALS) % EMPLOYEES_PER_TERMINAL;
-          const employee = `E${t * EMPLOYEES_PER_TERMINAL + slot}`;
-          const n = this.#counts.get(`${day}|${employee}`) ?? 0;
-          this.#counts.set(`${day}|${employee}`, n + 1);
-          const inTime = formatDateTime(base + Math.floor(n / 2) * 60_000);
-          const out = n % 2 === 1;
-          const outTime = out ? formatDateTime(base + Math.floor(n / 2) * 60_000 + 30_000) : null;
-          this.published.push({ employee, inTime, outTime });
-          this.#publish(this.clients[t]!, t, employee, inTime, outTime);
-          sent++;
-          if (!halfDone && sent >= total / 2) {
-            halfDone = true;
-            onHalf();
-          }
-        }
-        lastPublishAt = Date.now();
-        if (sent < total) setTimeout(tick, 5);
-        else resolve();
-      };
-      tick();
-    });
-    while (this.inFlight > 0) await new Promise((r) => setTimeout(r, 20));
-    return { firstPublishAt: started, lastPublishAt };
-  }
-
-  #publish(client: MqttClient, t: number, employee: string, inTime: string, outTime: string | null): void {
-    const payload = JSON.stringify({
-      id: `${Date.now().toString(36)}${randomBytes(8).toString('hex')}`,
-      terminal: `T${t}`,
-      site: `S${t % 10}`,
-      employeeCode: employee,
-      direction: outTime ? 'out' : 'in',
-      time: outTime ?? inTime,
-      tzOffset: 0,
-      inTime: outTime ? inTime : null,
-      shift: null,
-      source: 'finger',
-      score: 0.9,
-      clockSynced: true,
-      clockCorrected: false,
-      recordedAt: new Date().toISOString(),
-    });
-    this.inFlight++;
-    const attempt = () =>
-      client.publish(`${PREFIX}/S${t % 10}/T${t}/events`, payload, { qos: 1 }, (err) => {
-        if (!err) {
-          this.inFlight--;
-          return;
-        }
-        // As the terminal's outbox does: the punch stays until the broker acknowledges it.
-        this.failures++;
-        setTimeout(attempt, 500);
+    const per = Math.ceil(TERMINALS / TERMINAL_PROCS);
+    for (let from = 0; from < TERMINALS; from += per) {
+      const to = Math.min(TERMINALS, from + per);
+      const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'test/bench/central-terminals.ts'), url, PREFIX, String(from), String(to), String(EMPLOYEES_PER_TERMINAL)], {
+        cwd: ROOT,
+        stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
       });
-    attempt();
+      children.add(child);
+      this.#procs.push({ child, terminals: to - from });
+    }
+    await Promise.all(this.#procs.map(({ child }) => new Promise<void>((resolve, reject) => {
+      child.once('exit', (code) => reject(new Error(`a terminals process exited with ${code} before it was ready`)));
+      child.on('message', (m: { type: string }) => m.type === 'ready' && resolve());
+    })));
+  }
+
+  /** Publishes `total` punches at `rate` per second over all terminals; resolves when the broker acknowledged all. */
+  async run(total: number, rate: number, day: string, onHalf: () => void): Promise<{ firstPublishAt: number; lastPublishAt: number }> {
+    const sent = new Map<ChildProcess, number>();
+    let halfDone = false;
+    const shares = this.#procs.map(({ terminals }) => Math.round((total * terminals) / TERMINALS));
+    shares[shares.length - 1]! += total - shares.reduce((a, b) => a + b, 0);
+    const results = await Promise.all(
+      this.#procs.map(({ child, terminals }, i) =>
+        new Promise<TerminalsDone>((resolve) => {
+          const onMessage = (m: { type: 'progress'; sent: number } | TerminalsDone) => {
+            if (m.type === 'progress') {
+              sent.set(child, m.sent);
+              if (!halfDone && [...sent.values()].reduce((a, b) => a + b, 0) >= total / 2) {
+                halfDone = true;
+                onHalf();
+              }
+            } else {
+              child.off('message', onMessage);
+              resolve(m);
+            }
+          };
+          child.on('message', onMessage);
+          const run: TerminalsRun = { type: 'run', total: shares[i]!, rate: (rate * terminals) / TERMINALS, day };
+          child.send(run);
+        }),
+      ),
+    );
+    for (const r of results) {
+      for (const [employee, inTime, outTime] of r.published) this.published.push({ employee, inTime, outTime });
+      this.failures += r.retries;
+    }
+    return { firstPublishAt: Math.min(...results.map((r) => r.firstPublishAt)), lastPublishAt: Math.max(...results.map((r) => r.lastPublishAt)) };
   }
 
   async close(): Promise<void> {
-    await Promise.all(this.clients.map((c) => c.endAsync().catch(() => undefined)));
+    await Promise.all(this.#procs.map(({ child }) => new Promise<void>((resolve) => {
+      if (child.exitCode !== null) return resolve();
+      child.once('exit', () => resolve());
+      child.send({ type: 'close' });
+    })));
   }
 }
 
@@ -342,7 +324,7 @@ async function main(): Promise<void> {
   const ingests: IngestProc[] = await Promise.all(Array.from({ length: ingestCount }, (_, i) => startIngest(i, brokerInfo.url, replicas[i % REPLICAS]!.url, key.apiKey, secretFile, share)));
   const fleet = new Fleet();
   await fleet.connect(brokerInfo.url);
-  say(`${fleet.clients.length} terminals connected to ${brokerInfo.kind}`);
+  say(`${fleet.terminals} terminals connected to ${brokerInfo.kind} from ${TERMINAL_PROCS} processes`);
 
   const total = Math.round(RATE * SECONDS);
   const runs: Record<string, unknown> = {};
@@ -365,6 +347,7 @@ async function main(): Promise<void> {
       ingest: new Map(ingests.map((i) => [i.child.pid, cpuSeconds(i.child.pid)])),
       broker: cpuSeconds(mosquitto?.pid),
       postgres: cpuSeconds(pgServer.pid),
+      terminals: [...children].filter((c) => (c.spawnargs ?? []).some((a) => a.endsWith('central-terminals.ts'))).reduce((sum, c) => sum + cpuSeconds(c.pid), 0),
       bench: process.cpuUsage(),
     };
     let killedAt: number | null = null;
@@ -465,7 +448,8 @@ async function main(): Promise<void> {
         ingests: round1(ingests.reduce((s, i) => s + cpuSeconds(i.child.pid) - (cpuBefore.ingest.get(i.child.pid) ?? 0), 0)),
         broker: round1(cpuSeconds(mosquitto?.pid) - cpuBefore.broker),
         postgres: round1(cpuSeconds(pgServer.pid) - cpuBefore.postgres),
-        terminalsAndBench: round1((bench.user + bench.system) / 1e6),
+        terminals: round1([...children].filter((c) => (c.spawnargs ?? []).some((a) => a.endsWith('central-terminals.ts'))).reduce((sum, c) => sum + cpuSeconds(c.pid), 0) - cpuBefore.terminals),
+        bench: round1((bench.user + bench.system) / 1e6),
       },
       ...(killedAt !== null ? { killedAtMs: killedAt - firstPublishAt, restartedAfterMs: RESTART_AFTER_MS, heldUnacknowledgedAtKill: heldAtKill } : {}),
       loadavg: loadavg().map((l) => Math.round(l * 100) / 100),
@@ -480,6 +464,7 @@ async function main(): Promise<void> {
   const out = {
     benchmark: 'central',
     terminals: TERMINALS,
+    terminalProcesses: TERMINAL_PROCS,
     offeredRatePerSec: RATE,
     eventsPerRun: total,
     broker: brokerInfo.kind,
