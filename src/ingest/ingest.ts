@@ -87,7 +87,7 @@ export const INGEST_DEFAULTS = {
   prefix: 'attendance',
   group: 'edge-agent-ingest',
   connections: 4,
-  inflight: 1000,
+  inflight: 500,
   protocol: 'auto',
   sessionExpirySec: 7 * 86_400,
   batchSize: 500,

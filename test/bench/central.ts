@@ -78,7 +78,7 @@ async function startFleetBroker(): Promise<{ url: string; kind: 'mosquitto' | 'a
   }
   const port = await freePort();
   const conf = join(dir, 'mosquitto.conf');
-  writeFileSync(conf, [`listener ${port} 127.0.0.1`, 'allow_anonymous true', 'persistence false', 'max_queued_messages 0', 'max_inflight_messages 1000', 'max_connections -1', 'set_tcp_nodelay true', ''].join('\n'));
+  writeFileSync(conf, [`listener ${port} 127.0.0.1`, 'allow_anonymous true', 'persistence false', 'max_queued_messages 0', 'max_inflight_messages 500', 'max_connections -1', 'set_tcp_nodelay true', ''].join('\n'));
   // 1,000 terminals and the ingests' connections need more descriptors than a default 1024.
   mosquitto = spawn('/bin/sh', ['-c', 'ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"; exec "$0" -c "$1"', bin, conf], { stdio: 'ignore' });
   const deadline = Date.now() + 10_000;
@@ -106,7 +106,7 @@ function drain(child: ChildProcess, name: string): void {
         const level = /"level":"(\w+)"/.exec(line)?.[1];
         if (level === 'warn') childLog.warn++;
         if (level === 'error' || level === 'fatal') childLog.error++;
-        if (level === 'warn' || level === 'error' || level === 'fatal') childLog.last = [...childLog.last.slice(-4), `${name}: ${line.slice(0, 300)}`];
+        if (level === 'warn' || level === 'error' || level === 'fatal') childLog.last = [...childLog.last.slice(-(Number(process.env.BENCH_LOG_LINES ?? 5) - 1)), `${name}: ${line.slice(0, 300)}`];
       }
     });
   }

@@ -13,6 +13,7 @@ type Values = {
   connections?: string;
   inflight?: string;
   'session-expiry'?: string;
+  keepalive?: string;
   'batch-size'?: string;
   'batch-wait-ms'?: string;
   'dead-letter-topic'?: string;
@@ -49,7 +50,8 @@ not acknowledged. SIGTERM drains, then stops. See docs/central.md.`,
     .option('--mqtt-client-id <id>', 'base of this process\'s MQTT client ids, <id>-0, <id>-1, ... (default ingest-<hostname>); unique per process, stable across restarts')
     .option('--mqtt-version <v>', '5, 3.1.1 or auto (5, else 3.1.1)', 'auto')
     .option('--connections <n>', 'broker connections of this process (each a member of the group)', '4')
-    .option('--inflight <n>', 'unacknowledged messages the broker may send each connection (MQTT 5 receive maximum; the broker may allow fewer: Mosquitto max_inflight_messages)', '1000')
+    .option('--inflight <n>', 'unacknowledged messages the broker may send each connection (MQTT 5 receive maximum; the broker may allow fewer: Mosquitto max_inflight_messages)', '500')
+    .option('--keepalive <sec>', 'MQTT keepalive; long, because a busy broker answers a ping only after the messages queued before it', '60')
     .option('--session-expiry <sec>', 'how long the broker keeps this process\'s unacknowledged messages while it is away (0: not at all, for a broker that hands them to another member)', String(7 * 86_400))
     .option('--batch-size <n>', 'events per request at most', '500')
     .option('--batch-wait-ms <ms>', 'how long a batch waits to fill', '20')
@@ -100,7 +102,7 @@ not acknowledged. SIGTERM drains, then stops. See docs/central.md.`,
     const prefix = values.prefix ?? config.mqtt.prefix;
     const ingest = new Ingest({
       url: config.mqtt.url,
-      access: mqttAccess(config, secrets),
+      access: { ...mqttAccess(config, secrets), keepaliveSec: positive('keepalive', values.keepalive, 60) },
       prefix,
       group: share ? (values.group ?? INGEST_DEFAULTS.group) : null,
       clientId: values['mqtt-client-id'] ?? `ingest-${hostname()}`,
