@@ -122,6 +122,8 @@ interface Connection {
   acknowledge(messageId: number): void;
   /** The message whose PUBACK mqtt.js is about to send: held back instead. */
   holding: number | undefined;
+  /** When the keepalive timer was last pushed back by a message (Date.now()). */
+  aliveAt: number;
 }
 
 type SendPacket = (packet: { cmd: string; messageId?: number }, cb?: (err?: Error) => void, cbStorePut?: () => void, noStore?: boolean) => void;
@@ -239,7 +241,7 @@ export class Ingest {
       ...(this.#protocol === 5 ? { properties: { sessionExpiryInterval: o.sessionExpirySec, receiveMaximum: o.inflight } } : {}),
     };
     const client = mqtt.connect(o.url, opts);
-    const conn: Connection = { index, client, generation: 0, up: false, holding: undefined, acknowledge: () => undefined };
+    const conn: Connection = { index, client, generation: 0, up: false, holding: undefined, acknowledge: () => undefined, aliveAt: 0 };
     conn.acknowledge = holdAcknowledgements(client, conn);
     client.handleMessage = (packet, done) => this.#onMessage(conn, packet, done);
     const filter = eventsFilter(o.prefix, o.group);
@@ -285,6 +287,12 @@ export class Ingest {
   #onMessage(conn: Connection, packet: IPublishPacket, done: (err?: Error) => void): void {
     const now = Date.now();
     this.#lastMessageAt = now;
+    // A message from the broker shows the connection is alive: the ping waits. mqtt.js counts only
+    // PINGRESPs and acks, and a busy broker sends its PINGRESP after the messages queued before it.
+    if (now - conn.aliveAt > 1000) {
+      conn.aliveAt = now;
+      conn.client.reschedulePing(true);
+    }
     this.metrics.received++;
     this.metrics.receivedRate.add(1, now);
     if (packet.dup) this.metrics.redelivered++;
