@@ -22,8 +22,8 @@ export interface TerminalsRun {
 
 export interface TerminalsDone {
   type: 'done';
-  /** [employee, inTime, outTime | null] per punch. */
-  published: Array<[string, string, string | null]>;
+  /** [employee, inTime, outTime | null, published at (ms)] per punch. */
+  published: Array<[string, string, string | null, number]>;
   firstPublishAt: number;
   lastPublishAt: number;
   retries: number;
@@ -61,7 +61,8 @@ async function run({ total, rate, day }: TerminalsRun): Promise<void> {
     counts.set(`${day}|${employee}`, k + 1);
     const inTime = formatDateTime(base + Math.floor(k / 2) * 60_000);
     const outTime = k % 2 === 1 ? formatDateTime(base + Math.floor(k / 2) * 60_000 + 30_000) : null;
-    published.push([employee, inTime, outTime]);
+    const at = Date.now();
+    published.push([employee, inTime, outTime, at]);
     const payload = JSON.stringify({
       id: `${tag}${(seq++).toString(36)}`,
       terminal: `T${terminal}`,
@@ -76,7 +77,7 @@ async function run({ total, rate, day }: TerminalsRun): Promise<void> {
       score: 0.9,
       clockSynced: true,
       clockCorrected: false,
-      recordedAt: new Date().toISOString(),
+      recordedAt: new Date(at).toISOString(),
     });
     inFlight++;
     const attempt = () =>
