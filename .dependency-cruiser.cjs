@@ -5,7 +5,9 @@
  * From the top: cli > embedded > setup > daemon > terminal > ops, site-sync > upload > config
  * > biometrics > store > api > drivers > core. `server` (the attendance service) sits beside them
  * and shares only api and core. `ingest` (the central MQTT consumer) sits beside ops: it uses
- * delivery's API batch rules and MQTT options, the config types, the API client and core. `synthetic` (seeded fake fingers and eyes) is for the wiring of
+ * delivery's API batch rules and MQTT options, the config types, the API client and core.
+ * `console` (the operations console's web server) sits beside the daemon, above ops: it reads
+ * the fleet over MQTT and signs commands; only the CLI starts it. `synthetic` (seeded fake fingers and eyes) is for the wiring of
  * simulators, tests and benchmarks: never imported by drivers or the product's biometrics.
  */
 const only = (name, from, allowed, comment) => ({
@@ -30,6 +32,14 @@ module.exports = {
     only('upload-below-ops', '^src/upload/', ['src/upload', 'src/config', 'src/store', 'src/api', 'src/core'], 'delivery drains the outbox; it does not know ops, the terminal or the daemon'),
     only('ingest-beside-ops', '^src/ingest/', ['src/ingest', 'src/upload', 'src/config', 'src/api', 'src/core'], 'the central ingest talks MQTT and the attendance API; it knows no terminal, daemon or service internals'),
     only('ops-below-the-terminal', '^src/(ops|site-sync)/', ['src/ops', 'src/site-sync', 'src/upload', 'src/config', 'src/store', 'src/api', 'src/core'], 'ops and site sync talk MQTT; they never reach scanners or the daemon'),
+    only('console-above-ops', '^src/console/', ['src/console', 'src/ops', 'src/upload', 'src/config', 'src/api', 'src/core'], 'the console watches and commands terminals over MQTT (ops); it never reaches the daemon, a terminal\'s store or scanners'),
+    {
+      name: 'console-only-for-the-cli',
+      severity: 'error',
+      comment: 'the operations console is a program of its own: only its CLI command starts it',
+      from: { path: '^src/', pathNot: '^src/(console|cli)/' },
+      to: { path: '^src/console/' },
+    },
     only('terminal-knows-no-network', '^src/terminal/', ['src/terminal', 'src/config', 'src/biometrics', 'src/store', 'src/api', 'drivers', 'src/core'], 'the terminal domain never knows MQTT or HTTP transports (the API contract\'s types are allowed)'),
     only('daemon-below-setup', '^src/daemon/', ['src/daemon', 'src/terminal', 'src/ops', 'src/site-sync', 'src/upload', 'src/config', 'src/biometrics', 'src/synthetic', 'src/store', 'src/api', 'drivers', 'src/core'], 'the daemon wires the layers below it'),
     only('setup-below-the-demo', '^src/setup/', ['src/setup', 'src/daemon', 'src/terminal', 'src/ops', 'src/site-sync', 'src/upload', 'src/config', 'src/biometrics', 'src/synthetic', 'src/store', 'src/api', 'drivers', 'src/core'], 'field setup never imports the demo or the CLI'),

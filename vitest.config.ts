@@ -8,8 +8,12 @@ export default defineConfig({
     pool: 'forks',
     // Two cores: integration tests start real processes, brokers and PTYs.
     maxWorkers: 2,
-    reporters: ['default'],
-    // No process a test file starts (agent, simulator, socat, broker) outlives the file.
-    setupFiles: ['test/helpers/leak-guard.ts'],
+    // The default reporter, and the skipped suites with their reasons (fidelity tiers).
+    reporters: ['default', './test/helpers/tier-reporter.ts'],
+    // Quiet logs, a temp folder per test file, and no process a test file starts (agent,
+    // simulator, socat, broker) outlives the file.
+    setupFiles: ['test/helpers/setup.ts'],
+    // The run's id for the sandboxes, and a check of the temp folder at the end.
+    globalSetup: ['test/helpers/global-setup.ts'],
   },
 });

@@ -1,8 +1,8 @@
 /**
  * Finds scanners: lists serial ports (serialport's list, which needs udevadm, plus a scan of /dev
  * for ttyUSB*, ttyACM*, ttyAMA*, serial0/1 so it works where udevadm is missing) and HID devices
- * (node-hid), then probes each serial port with every known protocol at its family's baud rates,
- * most likely first:
+ * (node-hid), then asks each port every registered family of its kind (families.ts). Serial ports
+ * are probed at each family's baud rates, most likely first (its `probeBauds`), interleaved:
  *
  *   r30x  57600, then 9600, 19200, 38400, 115200
  *   gt521 9600, then 19200, 38400, 57600, 115200
@@ -15,7 +15,8 @@ import { SerialPort } from 'serialport';
 import { isAgentError, type AgentError } from '../src/core/errors.js';
 import { logger } from '../src/core/logger.js';
 import type { ScannerFamily } from './scanner.js';
-import { probeR30x } from './r30x/probe.js';
+import type { ProbeFound } from './family.js';
+import { familiesOn } from './families.js';
 
 const log = logger('drivers:discovery');
 
@@ -51,43 +52,16 @@ export interface DiscoveryOptions {
   timeoutMs?: number;
 }
 
-interface Probe {
+export interface Probe {
   family: ScannerFamily;
-  bauds: number[];
-  run(path: string, baud: number, timeoutMs: number): Promise<Omit<DiscoveredDevice, 'path' | 'transport' | 'family' | 'baud'> | null>;
+  bauds: readonly number[];
+  run(path: string, baud: number, timeoutMs: number): Promise<ProbeFound | null>;
 }
 
-const R30X_BAUDS = [57600, 9600, 19200, 38400, 115200];
-const GT521_BAUDS = [9600, 19200, 38400, 57600, 115200];
-
-async function gt521Probe(): Promise<Probe | null> {
-  try {
-    const spec = './gt521/probe.js';
-    const mod = (await import(spec)) as { probeGt521?: (path: string, baud: number, timeoutMs: number) => Promise<{ model: string; firmware: string; capacity: number; templates: number } | null> };
-    const fn = mod.probeGt521;
-    if (!fn) return null;
-    return {
-      family: 'gt521',
-      bauds: GT521_BAUDS,
-      run: async (path, baud, timeoutMs) => {
-        const r = await fn(path, baud, timeoutMs);
-        return r && { model: r.model, firmware: r.firmware, capacity: r.capacity, templates: r.templates };
-      },
-    };
-  } catch (err) {
-    log.debug({ err: String(err) }, 'GT-521 probe not available');
-    return null;
-  }
+/** The serial families' probes, from the registry: those that can be probed (a badge reader says nothing until a card is read). */
+function serialProbes(): Probe[] {
+  return familiesOn('serial').filter((e) => e.probeable !== false).map((e) => ({ family: e.family, bauds: e.probeBauds, run: (path, baud, timeoutMs) => e.probe(path, { baud, timeoutMs }) }));
 }
-
-const r30xProbe: Probe = {
-  family: 'r30x',
-  bauds: R30X_BAUDS,
-  run: async (path, baud, timeoutMs) => {
-    const r = await probeR30x(path, baud, timeoutMs);
-    return r && { model: r.model, firmware: r.firmware, capacity: r.capacity, templates: r.templates };
-  },
-};
 
 /** Serial ports on this machine: serialport's list (udev) merged with a scan of /dev. */
 export async function listSerialPorts(): Promise<string[]> {
@@ -129,7 +103,7 @@ export async function listHidDevices(): Promise<HidDeviceSummary[]> {
 /** Probes one serial port with every known protocol; the first answer wins. */
 export async function probeSerialPort(path: string, options: { baud?: number; timeoutMs?: number; probes?: Probe[] } = {}): Promise<PortReport> {
   const t0 = performance.now();
-  const probes = options.probes ?? [r30xProbe, ...[await gt521Probe()].filter((p): p is Probe => p !== null)];
+  const probes = options.probes ?? serialProbes();
   const timeoutMs = options.timeoutMs ?? 250;
   // Interleave the families by likelihood: each family's first baud, then the rest.
   const plan: Array<[Probe, number]> = [];
@@ -164,8 +138,8 @@ export async function discoverPorts(options: DiscoveryOptions = {}): Promise<Por
     const hids = await listHidDevices();
     const found = await Promise.all(hids.map(async (h) => {
       const t0 = performance.now();
-      const device = await probeHid(h);
-      return { path: h.path, transport: 'hid' as const, device, error: null, tried: ['iris-hid'], ms: performance.now() - t0 };
+      const { device, tried } = await probeHid(h);
+      return { path: h.path, transport: 'hid' as const, device, error: null, tried, ms: performance.now() - t0 };
     }));
     reports.push(...found);
   }
@@ -177,15 +151,17 @@ export async function discoverDevices(options: DiscoveryOptions = {}): Promise<D
   return (await discoverPorts(options)).flatMap((r) => (r.device ? [r.device] : []));
 }
 
-/** Identifies a HID device with the iris-hid probe when that driver is present. */
-async function probeHid(h: HidDeviceSummary): Promise<DiscoveredDevice | null> {
-  try {
-    const spec = './iris-hid/probe.js';
-    const mod = (await import(spec)) as { probeIrisHid?: (path: string) => Promise<Omit<DiscoveredDevice, 'path' | 'transport' | 'family' | 'baud'> | null> };
-    const r = await mod.probeIrisHid?.(h.path);
-    return r ? { path: h.path, transport: 'hid', family: 'iris-hid', baud: null, ...r } : null;
-  } catch (err) {
-    log.debug({ path: h.path, err: String(err) }, 'HID probe not available or failed');
-    return null;
+/** Identifies a HID device with the HID families' probes; the first answer wins. */
+async function probeHid(h: HidDeviceSummary): Promise<{ device: DiscoveredDevice | null; tried: string[] }> {
+  const tried: string[] = [];
+  for (const family of familiesOn('hid').filter((e) => e.probeable !== false)) {
+    tried.push(family.family);
+    try {
+      const found = await family.probe(h.path);
+      if (found) return { device: { path: h.path, transport: 'hid', family: family.family, baud: null, ...found }, tried };
+    } catch (err) {
+      log.debug({ path: h.path, family: family.family, err: String(err) }, 'HID probe failed');
+    }
   }
+  return { device: null, tried };
 }

@@ -5,9 +5,14 @@
  * A scanner knows nothing about employees: module slots are numbers, templates are bytes.
  */
 import type { TypedEmitter } from '../src/core/events.js';
+import type { SensorResolution } from './resolution.js';
 
-export type ScannerFamily = 'r30x' | 'gt521' | 'iris-hid';
-export type ScannerModality = 'finger' | 'iris';
+export type { SensorResolution } from './resolution.js';
+
+export type ScannerFamily = 'r30x' | 'gt521' | 'iris-hid' | 'badge-serial' | 'badge-hid';
+/** What a scanner reads: a finger or an eye (biometric, images and templates) or a badge (a card number). */
+export type BiometricModality = 'finger' | 'iris';
+export type ScannerModality = BiometricModality | 'badge';
 
 export interface ScannerInfo {
   family: ScannerFamily;
@@ -23,6 +28,11 @@ export interface ScannerInfo {
   /** Templates stored on the module now (null where unknown). */
   templates: number | null;
   image: { width: number; height: number; bitsPerPixel: number } | null;
+  /**
+   * The sensor's resolution for this model (the family's registry entry knows it): dots per inch
+   * for a fingerprint sensor, pixels across the iris for an iris camera, none for a badge reader.
+   */
+  resolution: SensorResolution;
   /** Format name of the module's own templates (`r30x-char`, `gt521`), where it keeps any. */
   moduleTemplateFormat?: string | null;
 }
@@ -35,7 +45,13 @@ export interface CapturedImage {
   pixels: Uint8Array;
   /** Bits per pixel on the wire (4 for R30x UpImage, 8 otherwise). */
   sourceBitsPerPixel: number;
+  /**
+   * Pixels per inch at the sensor: a fingerprint module's from its model's sensor resolution
+   * (the registry's table, never a guess); an iris camera's as the camera reports it.
+   */
   dpi: number;
+  /** Iris cameras: the iris diameter in pixels the camera measured in this image (ISO/IEC 19794-6's measure of resolution), null where unknown. */
+  irisDiameterPx?: number | null;
   /** Device-reported quality 0..100 where the device gives one. */
   quality: number | null;
 }
@@ -63,6 +79,20 @@ export interface ScannerCapabilities {
   moduleEnroll: boolean;
   /** LED or beep feedback beyond a no-op. */
   feedback: boolean;
+  /** Reads badges (`readCredential`): a card reader. Absent on scanners that read no cards. */
+  credential?: boolean;
+}
+
+/** One badge read: the card's number as a credential, the same whichever reader read it. */
+export interface BadgeRead {
+  /**
+   * `<bits>:<number>`, e.g. `32:8844356` for an EM4100 card read as 10 decimal digits, as hex or
+   * as Wiegand 34, `24:8402243` for a Wiegand 26 read (facility × 65536 + card). A secret like a
+   * template: never logged, only its keyed hash is stored.
+   */
+  credential: string;
+  /** The line format it arrived in (`em4100-dec`, ...). */
+  format: string;
 }
 
 export interface ScannerEvents extends Record<string, unknown> {
@@ -80,8 +110,8 @@ export interface Scanner extends TypedEmitter<ScannerEvents> {
   close(): Promise<void>;
   info(): Promise<ScannerInfo>;
   /**
-   * Waits until a finger is on the sensor or an eye is in view. Resolves true when one is there,
-   * false on timeout or abort.
+   * Waits until a finger is on the sensor, an eye is in view or a badge was read (a read waits).
+   * Resolves true when one is there, false on timeout or abort.
    */
   waitForPresence(options: { timeoutMs: number; signal?: AbortSignal }): Promise<boolean>;
   /** Captures one image (finger on the sensor or eye in view required). */
@@ -99,4 +129,10 @@ export interface Scanner extends TypedEmitter<ScannerEvents> {
   /** Slots in use on the module. */
   usedSlots(): Promise<number[]>;
   feedback(kind: Feedback): Promise<void>;
+  /**
+   * Card readers (`capabilities.credential`): takes the badge read that waits. A read that failed
+   * its checksum or format rejects (`DRIVER_CHECKSUM`, `DRIVER_PROTOCOL`: ask to present again);
+   * nothing waiting is `DRIVER_NO_CARD`.
+   */
+  readCredential?(): Promise<BadgeRead>;
 }

@@ -5,32 +5,12 @@
  */
 import { AgentError } from '../../src/core/errors.js';
 import type { ByteTransport } from '../transport/transport.js';
+import { Gt521, type Gt521CommandCodec, type Gt521DeviceInfo } from './commands.js';
 import { Gt521NackError } from './errors.js';
 import { exchangeBytes, Gt521Link, wireMs, type ExchangeRequest, type Gt521LinkOptions } from './link.js';
-import {
-  BAUD_RATES,
-  DEVINFO_SIZE,
-  ENROLL_NO_SAVE,
-  Gt521Command as C,
-  IMAGE_SIZE,
-  MODELS,
-  NackCode,
-  RAW_IMAGE_SIZE,
-  SET_TEMPLATE_NO_DUP_CHECK,
-  TEMPLATE_SIZE,
-} from './protocol.js';
+import { BAUD_RATES, MODELS, NackCode, TEMPLATE_SIZE } from './protocol.js';
 
-export interface Gt521DeviceInfo {
-  /** Firmware version as the module reports it (u32). */
-  firmwareVersion: number;
-  /** Size of the ISO template area in bytes. */
-  isoAreaMaxSize: number;
-  /** 16-byte device serial number. */
-  serialNumber: Buffer;
-}
-
-/** Module work times added to timeouts (ms): a capture, a 1:N search over 3000 slots. */
-export const WORK_MS = { capture: 1500, search: 1500, enroll: 1500 } as const;
+export { decodeDeviceInfo, encodeDeviceInfo, WORK_MS, type Gt521DeviceInfo } from './commands.js';
 
 /** Serial number as printed by the vendor's tool: 16 bytes in hex, `XXXXXXXXXXXXXXXX-XXXXXXXXXXXXXXXX`. */
 export function formatSerial(serial: Uint8Array): string {
@@ -42,28 +22,26 @@ export function formatFirmware(version: number): string {
   return version.toString(16).toUpperCase().padStart(8, '0');
 }
 
-export function decodeDeviceInfo(data: Buffer): Gt521DeviceInfo {
-  if (data.length !== DEVINFO_SIZE) {
-    throw new AgentError('DRIVER_FRAME', `GT-521 Open info has ${data.length} bytes, expected ${DEVINFO_SIZE}`, { family: 'gt521' }, { hint: 'Check the module model and firmware.' });
-  }
-  return { firmwareVersion: data.readUInt32LE(0), isoAreaMaxSize: data.readUInt32LE(4), serialNumber: Buffer.from(data.subarray(8, 24)) };
-}
-
-export function encodeDeviceInfo(info: Gt521DeviceInfo): Buffer {
-  const buf = Buffer.alloc(DEVINFO_SIZE);
-  buf.writeUInt32LE(info.firmwareVersion >>> 0, 0);
-  buf.writeUInt32LE(info.isoAreaMaxSize >>> 0, 4);
-  Buffer.from(info.serialNumber).copy(buf, 8, 0, 16);
-  return buf;
+/** A command as the link runs it: its code and parameter, the data each way, its retry and time policy. */
+function exchangeOf<Req, Res>(cmd: Gt521CommandCodec<Req, Res>, req: Req, sendData?: Uint8Array): ExchangeRequest {
+  const receiveData = cmd.moduleData?.(req);
+  return {
+    command: cmd.code,
+    parameter: cmd.encodeRequest(req),
+    retryable: cmd.retryable,
+    ...(cmd.workMs !== undefined ? { workMs: cmd.workMs } : {}),
+    ...(sendData ? { sendData } : {}),
+    ...(receiveData !== undefined ? { receiveData } : {}),
+  };
 }
 
 /** The bulk exchanges, as the driver runs them (for benchmarks and link-floor figures). */
 export const GT521_BULK = {
-  GetTemplate: { command: C.GetTemplate, receiveData: TEMPLATE_SIZE },
-  MakeTemplate: { command: C.MakeTemplate, receiveData: TEMPLATE_SIZE },
-  GetImage: { command: C.GetImage, receiveData: IMAGE_SIZE },
-  GetRawImage: { command: C.GetRawImage, receiveData: RAW_IMAGE_SIZE },
-  SetTemplate: { command: C.SetTemplate, sendData: new Uint8Array(TEMPLATE_SIZE) },
+  GetTemplate: exchangeOf(Gt521.GetTemplate, { slot: 0 }),
+  MakeTemplate: exchangeOf(Gt521.MakeTemplate, {}),
+  GetImage: exchangeOf(Gt521.GetImage, {}),
+  GetRawImage: exchangeOf(Gt521.GetRawImage, {}),
+  SetTemplate: exchangeOf(Gt521.SetTemplate, { slot: 0, checkDuplicate: true }, new Uint8Array(TEMPLATE_SIZE)),
 } as const satisfies Record<string, ExchangeRequest>;
 
 /** Bytes on the wire, both ways, for one bulk exchange. */
@@ -97,23 +75,24 @@ export class Gt521Driver {
     return this.link.transport;
   }
 
-  #x(req: ExchangeRequest) {
-    return this.link.exchange(req);
+  /** One command through its codec (and `sendData` after the ACK for uploads). */
+  async #x<Req, Res>(cmd: Gt521CommandCodec<Req, Res>, req: Req, sendData?: Uint8Array): Promise<Res> {
+    const r = await this.link.exchange(exchangeOf(cmd, req, sendData));
+    return cmd.decodeResponse(r.parameter, r.data);
   }
 
   /** Open with extra info: firmware, ISO area size and serial from the data packet that follows the ACK. */
   async open(): Promise<Gt521DeviceInfo> {
-    const r = await this.#x({ command: C.Open, parameter: 1, receiveData: DEVINFO_SIZE, retryable: true });
-    return decodeDeviceInfo(r.data!);
+    return (await this.#x(Gt521.Open, { extraInfo: true }))!;
   }
 
   /** Open without extra info (a bare ACK). */
   async openQuiet(): Promise<void> {
-    await this.#x({ command: C.Open, parameter: 0, retryable: true });
+    await this.#x(Gt521.Open, { extraInfo: false });
   }
 
   async close(): Promise<void> {
-    await this.#x({ command: C.Close, retryable: true });
+    await this.#x(Gt521.Close, {});
   }
 
   /**
@@ -124,24 +103,23 @@ export class Gt521Driver {
     if (!(BAUD_RATES as readonly number[]).includes(baud)) {
       throw new AgentError('DRIVER_BAD_PARAM', `GT-521 modules run at ${BAUD_RATES.join(', ')} baud, not ${baud}`, { family: 'gt521', baud }, { hint: `Choose one of ${BAUD_RATES.join(', ')}.` });
     }
-    await this.#x({ command: C.ChangeBaud, parameter: baud });
-    const t = this.transport as ByteTransport & { setBaudRate?: (b: number) => Promise<void> };
-    if (typeof t.setBaudRate === 'function') await t.setBaudRate(baud);
+    await this.#x(Gt521.ChangeBaud, { baud });
+    await this.transport.setBaudRate?.(baud);
     this.link.baud = baud;
   }
 
   async cmosLed(on: boolean): Promise<void> {
-    await this.#x({ command: C.CmosLed, parameter: on ? 1 : 0, retryable: true });
+    await this.#x(Gt521.CmosLed, { on });
   }
 
   async getEnrollCount(): Promise<number> {
-    return (await this.#x({ command: C.GetEnrollCount, retryable: true })).parameter;
+    return (await this.#x(Gt521.GetEnrollCount, {})).count;
   }
 
   /** True when the slot holds a template. */
   async checkEnrolled(id: number): Promise<boolean> {
     try {
-      await this.#x({ command: C.CheckEnrolled, parameter: id, retryable: true });
+      await this.#x(Gt521.CheckEnrolled, { slot: id });
       return true;
     } catch (err) {
       if (isNack(err, NackCode.IsNotUsed)) return false;
@@ -151,40 +129,39 @@ export class Gt521Driver {
 
   /** Starts an enrolment into `id`, or, with `null`, one whose template Enroll3 returns unsaved. */
   async enrollStart(id: number | null): Promise<void> {
-    await this.#x({ command: C.EnrollStart, parameter: id === null ? ENROLL_NO_SAVE : id });
+    await this.#x(Gt521.EnrollStart, { slot: id });
   }
 
   async enroll1(): Promise<void> {
-    await this.#x({ command: C.Enroll1, workMs: WORK_MS.enroll });
+    await this.#x(Gt521.Enroll1, {});
   }
 
   async enroll2(): Promise<void> {
-    await this.#x({ command: C.Enroll2, workMs: WORK_MS.enroll });
+    await this.#x(Gt521.Enroll2, {});
   }
 
   /** Ends an enrolment. After `enrollStart(null)` resolves to the 498-byte template, else to null. */
   async enroll3(returnsTemplate: boolean): Promise<Buffer | null> {
-    const r = await this.#x({ command: C.Enroll3, workMs: WORK_MS.enroll, ...(returnsTemplate ? { receiveData: TEMPLATE_SIZE } : {}) });
-    return r.data;
+    return (await this.#x(Gt521.Enroll3, { returnsTemplate })).template;
   }
 
-  /** True when a finger is on the sensor (the module answers 0 for pressed). */
+  /** True when a finger is on the sensor. */
   async isPressFinger(): Promise<boolean> {
-    return (await this.#x({ command: C.IsPressFinger, retryable: true })).parameter === 0;
+    return (await this.#x(Gt521.IsPressFinger, {})).pressed;
   }
 
   async deleteId(id: number): Promise<void> {
-    await this.#x({ command: C.DeleteID, parameter: id });
+    await this.#x(Gt521.DeleteID, { slot: id });
   }
 
   async deleteAll(): Promise<void> {
-    await this.#x({ command: C.DeleteAll });
+    await this.#x(Gt521.DeleteAll, {});
   }
 
   /** 1:1 against a slot, with the last captured finger. */
   async verify(id: number): Promise<boolean> {
     try {
-      await this.#x({ command: C.Verify, parameter: id, workMs: WORK_MS.search, retryable: true });
+      await this.#x(Gt521.Verify, { slot: id });
       return true;
     } catch (err) {
       if (isNack(err, NackCode.VerifyFailed)) return false;
@@ -195,7 +172,7 @@ export class Gt521Driver {
   /** 1:N over the module database, with the last captured finger; null when nothing matches. */
   async identify(): Promise<number | null> {
     try {
-      return (await this.#x({ command: C.Identify, workMs: WORK_MS.search, retryable: true })).parameter;
+      return (await this.#x(Gt521.Identify, {})).slot;
     } catch (err) {
       if (isNack(err, NackCode.IdentifyFailed, NackCode.DbIsEmpty)) return null;
       throw err;
@@ -206,7 +183,7 @@ export class Gt521Driver {
   async verifyTemplate(id: number, template: Uint8Array): Promise<boolean> {
     checkTemplate(template);
     try {
-      await this.#x({ command: C.VerifyTemplate, parameter: id, sendData: template, workMs: WORK_MS.search, retryable: true });
+      await this.#x(Gt521.VerifyTemplate, { slot: id }, template);
       return true;
     } catch (err) {
       if (isNack(err, NackCode.VerifyFailed)) return false;
@@ -218,7 +195,7 @@ export class Gt521Driver {
   async identifyTemplate(template: Uint8Array): Promise<number | null> {
     checkTemplate(template);
     try {
-      return (await this.#x({ command: C.IdentifyTemplate, sendData: template, workMs: WORK_MS.search, retryable: true })).parameter;
+      return (await this.#x(Gt521.IdentifyTemplate, {}, template)).slot;
     } catch (err) {
       if (isNack(err, NackCode.IdentifyFailed, NackCode.DbIsEmpty)) return null;
       throw err;
@@ -227,33 +204,32 @@ export class Gt521Driver {
 
   /** Captures the finger on the sensor; `best` takes the slower, better image (for enrolment). */
   async captureFinger(best: boolean): Promise<void> {
-    await this.#x({ command: C.CaptureFinger, parameter: best ? 1 : 0, workMs: WORK_MS.capture, retryable: true });
+    await this.#x(Gt521.CaptureFinger, { best });
   }
 
   /** The template of the last captured finger (498 bytes). */
   async makeTemplate(): Promise<Buffer> {
-    return (await this.#x({ command: C.MakeTemplate, receiveData: TEMPLATE_SIZE, workMs: WORK_MS.enroll, retryable: true })).data!;
+    return (await this.#x(Gt521.MakeTemplate, {})).data;
   }
 
   /** The last captured image: 258 × 202, 8 bits a pixel. */
   async getImage(): Promise<Buffer> {
-    return (await this.#x({ command: C.GetImage, receiveData: IMAGE_SIZE, retryable: true })).data!;
+    return (await this.#x(Gt521.GetImage, {})).data;
   }
 
   /** A live 160 × 120 preview from the sensor (no capture needed). */
   async getRawImage(): Promise<Buffer> {
-    return (await this.#x({ command: C.GetRawImage, receiveData: RAW_IMAGE_SIZE, workMs: WORK_MS.capture, retryable: true })).data!;
+    return (await this.#x(Gt521.GetRawImage, {})).data;
   }
 
   async getTemplate(id: number): Promise<Buffer> {
-    return (await this.#x({ command: C.GetTemplate, parameter: id, receiveData: TEMPLATE_SIZE, retryable: true })).data!;
+    return (await this.#x(Gt521.GetTemplate, { slot: id })).data;
   }
 
   /** Writes a template into slot `id` (the module checks for duplicates unless told not to). */
   async setTemplate(id: number, template: Uint8Array, options: { checkDuplicate?: boolean } = {}): Promise<void> {
     checkTemplate(template);
-    const flag = options.checkDuplicate === false ? SET_TEMPLATE_NO_DUP_CHECK : 0;
-    await this.#x({ command: C.SetTemplate, parameter: (id | flag) >>> 0, sendData: template });
+    await this.#x(Gt521.SetTemplate, { slot: id, checkDuplicate: options.checkDuplicate !== false }, template);
   }
 
   /**

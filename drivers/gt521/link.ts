@@ -19,6 +19,7 @@ import type { ByteTransport } from '../transport/transport.js';
 import { encodeData, encodePacket, type Gt521DataPacket, type Gt521Packet } from './codec.js';
 import { Gt521NackError, timeoutError } from './errors.js';
 import { Gt521Parser } from './parser.js';
+import { awaitAnswer, OneAtATime, type Answer } from '../exchange.js';
 import { ACK, commandName, DATA_OVERHEAD, DEFAULT_BAUD, DEFAULT_DEVICE_ID, NACK, PACKET_SIZE } from './protocol.js';
 
 const log = logger('drivers:gt521');
@@ -60,8 +61,7 @@ interface Pending {
   req: ExchangeRequest;
   stage: Stage;
   parameter: number;
-  resolve(result: ExchangeResult): void;
-  reject(err: Error): void;
+  answer: Answer<ExchangeResult>;
 }
 
 /** Bits on the wire for one byte: start, 8 data, stop. */
@@ -91,14 +91,22 @@ export class Gt521Link {
 
   readonly #parser: Gt521Parser;
   #pending: Pending | null = null;
-  #queue: Promise<unknown> = Promise.resolve();
+  readonly #queue = new OneAtATime();
   #lostError: Error | null = null;
-  readonly #onData = (chunk: Buffer) => this.#parser.push(chunk);
+  /** Never throws from the transport's listener: a frame the link cannot take fails the exchange waiting for it. */
+  readonly #onData = (chunk: Buffer) => {
+    try {
+      this.#parser.push(chunk);
+    } catch (err) {
+      this.#parser.reset();
+      this.#fail(err instanceof AgentError ? err : new AgentError('DRIVER_FRAME', `GT-521 stream could not be read: ${(err as Error).message}`, { family: 'gt521' }, { cause: err }));
+    }
+  };
   readonly #onDisconnect = (err: Error) => {
     this.#lostError = err;
     const p = this.#pending;
     this.#pending = null;
-    p?.reject(err);
+    p?.answer.reject(err);
   };
 
   constructor(transport: ByteTransport, options: Gt521LinkOptions = {}) {
@@ -123,7 +131,7 @@ export class Gt521Link {
     this.transport.off('disconnect', this.#onDisconnect);
     const p = this.#pending;
     this.#pending = null;
-    p?.reject(new AgentError('DRIVER_CLOSED', 'the GT-521 driver was closed during an exchange', { family: 'gt521' }));
+    p?.answer.reject(new AgentError('DRIVER_CLOSED', 'the GT-521 driver was closed during an exchange', { family: 'gt521' }));
   }
 
   /** Forgets an earlier disconnect (after the transport was reopened). */
@@ -134,9 +142,7 @@ export class Gt521Link {
 
   /** Runs one exchange, queued behind any running one. */
   exchange(req: ExchangeRequest): Promise<ExchangeResult> {
-    const run = this.#queue.then(() => this.#run(req));
-    this.#queue = run.catch(() => undefined);
-    return run;
+    return this.#queue.run(() => this.#run(req));
   }
 
   async #run(req: ExchangeRequest): Promise<ExchangeResult> {
@@ -163,31 +169,21 @@ export class Gt521Link {
     const ms = Math.ceil(this.timeoutMs + (req.workMs ?? 0) + 1.5 * wireMs(exchangeBytes(req), this.baud));
     this.#parser.reset();
     this.#parser.expectedDataLength = null;
-    return new Promise<ExchangeResult>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        if (this.#pending !== pending) return;
-        this.#pending = null;
-        reject(timeoutError(req.command, ms, this.transport.path, pending.stage === 'await-data' ? 'data' : 'reply'));
-      }, ms);
-      const pending: Pending = {
-        req,
-        stage: 'await-ack',
-        parameter: 0,
-        resolve: (r) => {
-          clearTimeout(timer);
-          resolve(r);
-        },
-        reject: (e) => {
-          clearTimeout(timer);
-          reject(e);
-        },
-      };
-      this.#pending = pending;
-      this.transport.write(encodePacket({ deviceId: this.deviceId, parameter: req.parameter ?? 0, code: req.command })).catch((err) => {
+    const pending: Pending = {
+      req,
+      stage: 'await-ack',
+      parameter: 0,
+      answer: awaitAnswer(ms, () => {
         if (this.#pending === pending) this.#pending = null;
-        pending.reject(err);
-      });
+        return timeoutError(req.command, ms, this.transport.path, pending.stage === 'await-data' ? 'data' : 'reply');
+      }),
+    };
+    this.#pending = pending;
+    this.transport.write(encodePacket({ deviceId: this.deviceId, parameter: req.parameter ?? 0, code: req.command })).catch((err) => {
+      if (this.#pending === pending) this.#pending = null;
+      pending.answer.reject(err);
     });
+    return pending.answer.promise;
   }
 
   #onPacket(packet: Gt521Packet): void {
@@ -198,7 +194,7 @@ export class Gt521Link {
     }
     if (packet.code === NACK) {
       this.#pending = null;
-      p.reject(new Gt521NackError(packet.parameter, p.req.command));
+      p.answer.reject(new Gt521NackError(packet.parameter, p.req.command));
       return;
     }
     p.parameter = packet.parameter;
@@ -206,7 +202,7 @@ export class Gt521Link {
       p.stage = 'await-final';
       this.transport.write(encodeData(p.req.sendData, this.deviceId)).catch((err) => {
         if (this.#pending === p) this.#pending = null;
-        p.reject(err);
+        p.answer.reject(err);
       });
       return;
     }
@@ -216,7 +212,7 @@ export class Gt521Link {
       return;
     }
     this.#pending = null;
-    p.resolve({ parameter: packet.parameter, data: null });
+    p.answer.resolve({ parameter: packet.parameter, data: null });
   }
 
   #onDataPacket(data: Gt521DataPacket): void {
@@ -226,7 +222,7 @@ export class Gt521Link {
       return;
     }
     this.#pending = null;
-    p.resolve({ parameter: p.parameter, data: data.data });
+    p.answer.resolve({ parameter: p.parameter, data: data.data });
   }
 
   #fail(err: AgentError): void {
@@ -236,6 +232,6 @@ export class Gt521Link {
       return;
     }
     this.#pending = null;
-    p.reject(err);
+    p.answer.reject(err);
   }
 }

@@ -5,7 +5,7 @@
  * transport errors (no such port, no permission) are thrown so discovery can say so.
  */
 import type { ByteTransport } from '../transport/transport.js';
-import { SerialTransport } from '../transport/serial-transport.js';
+import { withSerialPort } from '../transport/serial-transport.js';
 import { Gt521Driver, formatFirmware, formatSerial } from './driver.js';
 
 export interface Gt521ProbeResult {
@@ -35,12 +35,6 @@ export async function probeGt521Transport(transport: ByteTransport, baud: number
   }
 }
 
-export async function probeGt521(path: string, baud: number, timeoutMs: number): Promise<Gt521ProbeResult | null> {
-  const transport = new SerialTransport({ path, baud });
-  await transport.open();
-  try {
-    return await probeGt521Transport(transport, baud, timeoutMs);
-  } finally {
-    await transport.close();
-  }
+export function probeGt521(path: string, baud: number, timeoutMs: number): Promise<Gt521ProbeResult | null> {
+  return withSerialPort(path, baud, (transport) => probeGt521Transport(transport, baud, timeoutMs));
 }

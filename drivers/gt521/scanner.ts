@@ -8,20 +8,22 @@
  * (transport/reopen.ts), redoes the Open handshake and emits `reconnect`.
  */
 import { AgentError } from '../../src/core/errors.js';
-import { TypedEmitter } from '../../src/core/events.js';
 import { logger } from '../../src/core/logger.js';
 import { sleep } from '../../src/core/time.js';
-import type { CapturedImage, Feedback, ModuleSearchResult, ModuleTemplate, Scanner, ScannerCapabilities, ScannerEvents, ScannerInfo } from '../scanner.js';
-import { startReconnectLoop, type ReopenOptions } from '../transport/reopen.js';
+import type { CapturedImage, Feedback, ModuleSearchResult, ModuleTemplate, Scanner, ScannerCapabilities, ScannerInfo } from '../scanner.js';
+import { ScannerBase } from '../scanner-base.js';
+import type { ReopenOptions } from '../transport/reopen.js';
 import type { ByteTransport } from '../transport/transport.js';
 import { Gt521Driver, formatFirmware, formatSerial } from './driver.js';
 import { Gt521NackError } from './errors.js';
 import { DEFAULT_BAUD, IMAGE_HEIGHT, IMAGE_WIDTH, NackCode } from './protocol.js';
+import { dpiOf, resolutionOf } from '../resolution.js';
+import { GT521_RESOLUTION } from './models.js';
 
 const log = logger('drivers:gt521');
 
-/** Approximate resolution: 258 px across the sensor's ~14.5 mm sensing width. */
-export const GT521_DPI = 450;
+/** The family's nominal resolution (models.ts: both models' datasheets give 450 dpi). */
+export const GT521_DPI = dpiOf(GT521_RESOLUTION.nominal);
 export const GT521_TEMPLATE_FORMAT = 'gt521';
 
 export interface Gt521ScannerOptions {
@@ -41,20 +43,16 @@ export interface Gt521ScannerOptions {
   reconnect?: boolean | ReopenOptions;
 }
 
-export class Gt521Scanner extends TypedEmitter<ScannerEvents> implements Scanner {
+export class Gt521Scanner extends ScannerBase implements Scanner {
   readonly family = 'gt521' as const;
   readonly modality = 'finger' as const;
   readonly capabilities: ScannerCapabilities = { image: true, moduleSearch: true, moduleEnroll: true, feedback: true };
   readonly driver: Gt521Driver;
-  readonly #transport: ByteTransport;
-  readonly #opts: Required<Omit<Gt521ScannerOptions, 'transport' | 'reconnect'>> & { reconnect: boolean | ReopenOptions };
+  readonly #opts: Required<Omit<Gt521ScannerOptions, 'transport' | 'reconnect'>>;
   #info: ScannerInfo | null = null;
-  #closed = true;
-  #reconnectAbort: AbortController | null = null;
 
   constructor(options: Gt521ScannerOptions) {
-    super();
-    this.#transport = options.transport;
+    super(options.transport, { name: 'GT-521', log, reconnect: options.reconnect ?? true });
     this.#opts = {
       baud: options.baud ?? DEFAULT_BAUD,
       timeoutMs: options.timeoutMs ?? 1000,
@@ -62,20 +60,15 @@ export class Gt521Scanner extends TypedEmitter<ScannerEvents> implements Scanner
       pollMs: options.pollMs ?? 100,
       pressTimeoutMs: options.pressTimeoutMs ?? 15_000,
       blinkMs: options.blinkMs ?? 120,
-      reconnect: options.reconnect ?? true,
     };
-    this.driver = new Gt521Driver(this.#transport, { baud: this.#opts.baud, timeoutMs: this.#opts.timeoutMs, retries: this.#opts.retries });
-    this.#transport.on('disconnect', (err) => this.#onDisconnect(err));
+    this.driver = new Gt521Driver(this.transport, { baud: this.#opts.baud, timeoutMs: this.#opts.timeoutMs, retries: this.#opts.retries });
   }
 
-  async open(): Promise<ScannerInfo> {
-    this.#closed = false;
-    if (!this.#transport.isOpen) await this.#transport.open();
+  protected resetLink(): void {
     this.driver.link.resetConnection();
-    return this.#handshake();
   }
 
-  async #handshake(): Promise<ScannerInfo> {
+  protected async handshake(): Promise<ScannerInfo> {
     const dev = await this.driver.open();
     const { model, capacity } = await this.driver.detectCapacity();
     const templates = await this.driver.getEnrollCount();
@@ -85,29 +78,22 @@ export class Gt521Scanner extends TypedEmitter<ScannerEvents> implements Scanner
       model,
       firmware: formatFirmware(dev.firmwareVersion),
       serial: formatSerial(dev.serialNumber),
-      transport: this.#transport.kind,
-      path: this.#transport.path,
+      transport: this.transport.kind,
+      path: this.transport.path,
       baud: this.driver.link.baud,
       capacity,
       templates,
       image: { width: IMAGE_WIDTH, height: IMAGE_HEIGHT, bitsPerPixel: 8 },
+      resolution: resolutionOf(GT521_RESOLUTION, model),
     };
-    log.info({ model, firmware: this.#info.firmware, capacity, templates, path: this.#transport.path }, 'GT-521 open');
+    log.info({ model, firmware: this.#info.firmware, capacity, templates, path: this.transport.path }, 'GT-521 open');
     return { ...this.#info };
   }
 
-  async close(): Promise<void> {
-    this.#closed = true;
-    this.#reconnectAbort?.abort();
-    if (this.#transport.isOpen) {
-      try {
-        await this.driver.cmosLed(false);
-        await this.driver.close();
-      } catch (err) {
-        log.debug({ err: (err as Error).message }, 'GT-521 close handshake failed');
-      }
-    }
-    await this.#transport.close();
+  /** Sensor light off and Close, before the port closes. */
+  protected override async goodbye(): Promise<void> {
+    await this.driver.cmosLed(false);
+    await this.driver.close();
   }
 
   async info(): Promise<ScannerInfo> {
@@ -141,7 +127,8 @@ export class Gt521Scanner extends TypedEmitter<ScannerEvents> implements Scanner
     await this.driver.cmosLed(true);
     await this.driver.captureFinger(true);
     const pixels = await this.driver.getImage();
-    return { width: IMAGE_WIDTH, height: IMAGE_HEIGHT, pixels: new Uint8Array(pixels), sourceBitsPerPixel: 8, dpi: GT521_DPI, quality: null };
+    const dpi = dpiOf(resolutionOf(GT521_RESOLUTION, this.#info?.model));
+    return { width: IMAGE_WIDTH, height: IMAGE_HEIGHT, pixels: new Uint8Array(pixels), sourceBitsPerPixel: 8, dpi, quality: null };
   }
 
   /** The module gives no score; a match is reported with score 100. */
@@ -227,25 +214,6 @@ export class Gt521Scanner extends TypedEmitter<ScannerEvents> implements Scanner
       await sleep(this.#opts.blinkMs);
     }
     await this.driver.cmosLed(kind === 'busy');
-  }
-
-  #onDisconnect(err: Error): void {
-    if (this.#closed) return;
-    log.warn({ path: this.#transport.path, err: err.message }, 'GT-521 disconnected');
-    this.emit('disconnect', err);
-    if (this.#opts.reconnect === false) return;
-    const opts = typeof this.#opts.reconnect === 'object' ? this.#opts.reconnect : {};
-    let info: ScannerInfo | null = null;
-    this.#reconnectAbort = startReconnectLoop(this.#transport, {
-      ...opts,
-      handshake: async () => {
-        this.driver.link.resetConnection();
-        info = await this.#handshake();
-      },
-      closed: () => this.#closed,
-      onReconnected: () => this.emit('reconnect', info!),
-      onFailedTry: (e) => log.warn({ err: (e as Error).message }, 'GT-521 reconnect handshake failed; trying again'),
-    });
   }
 }
 

@@ -19,7 +19,7 @@
  * with SetTemplate) is stored and returned as it is but matches nothing.
  */
 import { crc32 } from 'node:zlib';
-import { seededRandom } from '../simulator-image.js';
+import { seededRandom } from '../simulator/images.js';
 import { TEMPLATE_SIZE } from './protocol.js';
 
 const MAGIC = Buffer.from('GSIM', 'ascii');

@@ -14,30 +14,25 @@
  * the camera is idle for the next one.
  * A disconnect fails everything pending at once with `TRANSPORT_DISCONNECTED`.
  */
-import { AgentError } from '../../src/core/errors.js';
+import { AgentError, isAgentError } from '../../src/core/errors.js';
 import { logger } from '../../src/core/logger.js';
+import { awaitAnswer, type Answer } from '../exchange.js';
 import type { ReportTransport } from '../transport/transport.js';
+import { IrisCommands, IrisFeatures, type IrisCommandCodec, type IrisFeatureCodec } from './commands.js';
 import {
   ALLOWED_KINDS,
   CHUNK_FLAG_FIRST,
   CHUNK_PAYLOAD,
   decodeChunk,
-  decodeDeviceInfo,
-  decodeLights,
   decodeReply,
   decodeResult,
-  decodeStatus,
-  encodeCaptureParams,
   encodeCommand,
-  encodeLights,
   InputType,
   IRIS_STATUS,
-  IrisCommand,
   IrisImageKind,
   IrisStatus,
-  peekResultLength,
+  readResultHeader,
   REPORT_SIZE,
-  ReportId,
   type CaptureRequest,
   type IrisDeviceInfo,
   type IrisLights,
@@ -63,10 +58,6 @@ export class IrisStatusError extends AgentError {
   }
 }
 
-function commandName(code: number): string {
-  return Object.entries(IrisCommand).find(([, c]) => c === code)?.[0] ?? `0x${code.toString(16)}`;
-}
-
 export interface IrisHidDriverOptions {
   /** Reply timeout, and the longest gap between two chunks (ms, default 1000). */
   timeoutMs?: number;
@@ -77,8 +68,7 @@ export interface IrisHidDriverOptions {
 interface ReplyWaiter {
   command: number;
   tag: number;
-  resolve(r: IrisReply): void;
-  reject(e: Error): void;
+  answer: Answer<IrisReply>;
 }
 
 interface Transfer {
@@ -101,7 +91,7 @@ export class IrisHidDriver {
   readonly #onData = (body: Buffer) => this.#input(body);
   readonly #onDisconnect = (err: Error) => {
     this.#lost = err;
-    for (const w of this.#waiters.splice(0)) w.reject(err);
+    for (const w of this.#waiters.splice(0)) w.answer.reject(err);
     this.#transfer?.fail(err);
   };
 
@@ -124,24 +114,28 @@ export class IrisHidDriver {
   }
 
   async deviceInfo(): Promise<IrisDeviceInfo> {
-    return decodeDeviceInfo(await this.transport.getFeatureReport(ReportId.DeviceInfo, REPORT_SIZE));
+    return this.#getFeature(IrisFeatures.DeviceInfo);
   }
 
   async status(): Promise<IrisStatusReport> {
-    return decodeStatus(await this.transport.getFeatureReport(ReportId.Status, REPORT_SIZE));
+    return this.#getFeature(IrisFeatures.Status);
   }
 
   async lights(): Promise<IrisLights> {
-    return decodeLights(await this.transport.getFeatureReport(ReportId.Lights, REPORT_SIZE));
+    return this.#getFeature(IrisFeatures.Lights);
   }
 
   async setLights(lights: IrisLights): Promise<void> {
-    await this.transport.sendFeatureReport(encodeLights(lights));
+    await this.transport.sendFeatureReport(IrisFeatures.Lights.encode(lights));
+  }
+
+  async #getFeature<T>(feature: IrisFeatureCodec<T>): Promise<T> {
+    return feature.decode(await this.transport.getFeatureReport(feature.reportId, REPORT_SIZE));
   }
 
   async stopCapture(): Promise<void> {
     const tag = this.#nextTag();
-    const reply = await this.#command(IrisCommand.StopCapture, tag);
+    const reply = await this.#command(IrisCommands.StopCapture, tag, {});
     if (reply.status !== IrisStatus.Ok) throw new IrisStatusError(reply.status, 'StopCapture');
   }
 
@@ -153,9 +147,9 @@ export class IrisHidDriver {
     }
     if (this.#transfer) throw new AgentError('DRIVER_BUSY', 'an iris capture is already running', { family: 'iris-hid' }, { hint: 'Wait for it or stop it first.', retryable: true });
     const tag = this.#nextTag();
-    const result = this.#receive(tag, req.timeoutMs);
+    const result = this.#receive(tag, req);
     try {
-      const reply = await this.#command(IrisCommand.StartCapture, tag, encodeCaptureParams(req));
+      const reply = await this.#command(IrisCommands.StartCapture, tag, req);
       if (reply.status !== IrisStatus.Ok) throw new IrisStatusError(reply.status, 'StartCapture');
     } catch (err) {
       (this.#transfer as Transfer | null)?.fail(err as Error);
@@ -170,35 +164,31 @@ export class IrisHidDriver {
     return this.#tag;
   }
 
-  #command(command: number, tag: number, params?: Uint8Array): Promise<IrisReply> {
+  #command<Req>(codec: IrisCommandCodec<Req>, tag: number, req: Req): Promise<IrisReply> {
     if (this.#lost) return Promise.reject(this.#lost);
-    return new Promise<IrisReply>((resolve, reject) => {
-      const timer = setTimeout(() => {
+    const command = codec.command;
+    const waiter: ReplyWaiter = {
+      command,
+      tag,
+      answer: awaitAnswer(this.timeoutMs, () => {
         this.#waiters = this.#waiters.filter((w) => w !== waiter);
-        reject(new AgentError('DRIVER_TIMEOUT', `iris camera did not answer ${commandName(command)} within ${this.timeoutMs} ms`, { family: 'iris-hid', command: commandName(command), ms: this.timeoutMs, path: this.transport.path }, { hint: 'Check the USB cable; unplug and replug the camera.', retryable: true }));
-      }, this.timeoutMs);
-      const waiter: ReplyWaiter = {
-        command,
-        tag,
-        resolve: (r) => {
-          clearTimeout(timer);
-          resolve(r);
-        },
-        reject: (e) => {
-          clearTimeout(timer);
-          reject(e);
-        },
-      };
-      this.#waiters.push(waiter);
-      this.transport.write(encodeCommand(command, tag, params)).catch((err: Error) => {
-        this.#waiters = this.#waiters.filter((w) => w !== waiter);
-        waiter.reject(err);
-      });
+        return new AgentError('DRIVER_TIMEOUT', `iris camera did not answer ${codec.name} within ${this.timeoutMs} ms`, { family: 'iris-hid', command: codec.name, ms: this.timeoutMs, path: this.transport.path }, { hint: 'Check the USB cable; unplug and replug the camera.', retryable: true });
+      }),
+    };
+    this.#waiters.push(waiter);
+    this.transport.write(encodeCommand(command, tag, codec.encodeRequest(req))).catch((err: Error) => {
+      this.#waiters = this.#waiters.filter((w) => w !== waiter);
+      waiter.answer.reject(err);
     });
+    return waiter.answer.promise;
   }
 
-  /** Waits for the result of capture `tag`, reassembling and checking it. */
-  #receive(tag: number, eyeWaitMs: number): Promise<IrisResult> {
+  /**
+   * Waits for the result of capture `tag`, reassembling and checking it. The first chunk's header
+   * must announce the kind and size asked for (so at most 640×480 pixels) before a buffer is sized
+   * from it; anything else fails the capture with DRIVER_FRAME.
+   */
+  #receive(tag: number, req: CaptureRequest): Promise<IrisResult> {
     return new Promise<IrisResult>((resolve, reject) => {
       let buf: Buffer | null = null;
       let filled = 0;
@@ -214,7 +204,7 @@ export class IrisHidDriver {
         clearTimeout(timer);
         if (this.#transfer === transfer) this.#transfer = null;
         const code = (err as AgentError | null)?.code;
-        if (code === 'DRIVER_SEQUENCE' || code === 'DRIVER_CHECKSUM' || code === 'DRIVER_TIMEOUT') {
+        if (code === 'DRIVER_SEQUENCE' || code === 'DRIVER_CHECKSUM' || code === 'DRIVER_TIMEOUT' || code === 'DRIVER_FRAME') {
           // Leave the camera idle: it may still be waiting for an eye or sending a result.
           this.stopCapture().catch((e: unknown) => log.debug({ err: String(e) }, 'stop after a failed capture did not go through'));
         }
@@ -230,7 +220,7 @@ export class IrisHidDriver {
         this.resends++;
         log.debug({ tag, why: why.code, resends }, 'asking the iris camera to resend its result');
         arm(this.timeoutMs, 'resent result');
-        this.#command(IrisCommand.ResendResult, tag).then(
+        this.#command(IrisCommands.ResendResult, tag, {}).then(
           (r) => {
             if (r.status !== IrisStatus.Ok) finish(new IrisStatusError(r.status, 'ResendResult'));
           },
@@ -240,15 +230,18 @@ export class IrisHidDriver {
       const transfer: Transfer = {
         tag,
         onReply: (r) => {
-          if (r.command === IrisCommand.StartCapture && r.tag === tag && r.status !== IrisStatus.Ok) finish(new IrisStatusError(r.status, 'StartCapture'));
+          if (r.command === IrisCommands.StartCapture.command && r.tag === tag && r.status !== IrisStatus.Ok) finish(new IrisStatusError(r.status, 'StartCapture'));
         },
         onChunk: (seq, flags, payload) => {
           if (buf === null) {
             // Skip what is left of an abandoned transfer until a first chunk starts again.
-            if (seq !== 0 || !(flags & CHUNK_FLAG_FIRST)) return;
-            const announced = peekResultLength(payload);
-            if (announced === null || payload[5] !== tag) return;
-            total = announced;
+            if (seq !== 0 || !(flags & CHUNK_FLAG_FIRST) || payload[5] !== tag) return;
+            const header = readResultHeader(payload);
+            if (header === null) return;
+            if (header.kind !== req.kind || header.width !== req.width || header.height !== req.height) {
+              return finish(new AgentError('DRIVER_FRAME', `iris camera announced a kind ${header.kind} ${header.width}×${header.height} result for a kind ${req.kind} ${req.width}×${req.height} capture`, { family: 'iris-hid', kind: header.kind, width: header.width, height: header.height }, { hint: 'The camera does not follow protocol version 1: check its firmware.' }));
+            }
+            total = header.total;
             buf = Buffer.alloc(Math.ceil(total / CHUNK_PAYLOAD) * CHUNK_PAYLOAD);
           } else if (seq !== nextSeq) {
             return restart(new AgentError('DRIVER_SEQUENCE', `iris result chunk ${seq} came where ${nextSeq} was due`, { family: 'iris-hid', expected: nextSeq, got: seq }, { hint: 'Reports were lost on the USB link; check the cable and the hub.', retryable: true }));
@@ -269,18 +262,33 @@ export class IrisHidDriver {
         fail: (e) => finish(e),
       };
       this.#transfer = transfer;
-      arm(eyeWaitMs + this.timeoutMs, 'eye image');
+      arm(req.timeoutMs + this.timeoutMs, 'eye image');
     });
   }
 
+  /**
+   * One input report. Runs inside the transport's data listener, so it never throws: whatever a
+   * device sends that breaks the protocol fails the capture it belongs to (an AgentError), or is
+   * dropped and logged when no capture waits.
+   */
   #input(body: Buffer): void {
+    try {
+      this.#dispatch(body);
+    } catch (err) {
+      const e = isAgentError(err) ? err : new AgentError('DRIVER_FRAME', `iris camera sent an input report the driver cannot read: ${(err as Error).message}`, { family: 'iris-hid', length: body.length }, { cause: err });
+      if (this.#transfer) this.#transfer.fail(e);
+      else log.warn({ code: e.code, err: e.message }, 'input report dropped');
+    }
+  }
+
+  #dispatch(body: Buffer): void {
     if (body.length < 5) return;
     if (body[0] === InputType.Reply) {
       const reply = decodeReply(body);
       const i = this.#waiters.findIndex((w) => w.command === reply.command && w.tag === reply.tag);
       if (i >= 0) {
         const [w] = this.#waiters.splice(i, 1);
-        w!.resolve(reply);
+        w!.answer.resolve(reply);
         return;
       }
       this.#transfer?.onReply(reply);

@@ -81,6 +81,8 @@ export const CHUNK_FLAG_FIRST = 0x01;
 export const CHUNK_FLAG_LAST = 0x02;
 export const RESULT_HEADER_SIZE = 32;
 export const RESULT_MAGIC = 'IRIS';
+/** The largest image the protocol allows (640×480, ALLOWED_KINDS): no result carries more pixels. */
+export const MAX_RESULT_PIXELS = Math.max(...ALLOWED_KINDS.map((k) => k.width * k.height));
 export const PROTOCOL_VERSION = 1;
 /** Masked pixels of a cropped-and-masked image. */
 export const MASK_VALUE = 128;
@@ -261,6 +263,7 @@ export function encodeReply(r: IrisReply): Buffer {
 
 /** Decodes an input report WITHOUT its id byte (as the transport delivers it). */
 export function decodeReply(body: Buffer): IrisReply {
+  if (body.length < 5) throw badReport('REPLY', body);
   return { command: body[1]!, tag: body[2]!, status: body[3]!, detail: Buffer.from(body.subarray(5, 5 + body[4]!)) };
 }
 
@@ -282,6 +285,7 @@ export function encodeChunk(seq: number, flags: number, payload: Uint8Array): Bu
 
 /** Decodes a chunk WITHOUT its report id byte (as the transport delivers it). */
 export function decodeChunk(body: Buffer): IrisChunk {
+  if (body.length < 5) throw badReport('RESULT_CHUNK', body);
   return { seq: body.readUInt16LE(1), flags: body[3]!, payload: body.subarray(4, 4 + CHUNK_PAYLOAD) };
 }
 
@@ -312,28 +316,49 @@ export function encodeResult(r: IrisResult): Buffer {
   return b;
 }
 
-/** Total message length announced by a header (null if the bytes are not a result header). */
-export function peekResultLength(head: Buffer): number | null {
+export interface IrisResultHeader {
+  tag: number;
+  kind: number;
+  width: number;
+  height: number;
+  /** Pixel byte count N (= width × height, at most MAX_RESULT_PIXELS). */
+  pixelBytes: number;
+  /** Whole message length: header, pixels, CRC-32. */
+  total: number;
+}
+
+/**
+ * The header of a result message: null if the bytes do not start one (no `IRIS` magic), a
+ * `DRIVER_FRAME` AgentError if its sizes are outside what the protocol allows (a pixel count over
+ * 640×480, or not width × height), so a receiver never sizes a buffer from an unchecked length.
+ */
+export function readResultHeader(head: Buffer): IrisResultHeader | null {
   if (head.length < RESULT_HEADER_SIZE || head.toString('latin1', 0, 4) !== RESULT_MAGIC) return null;
-  return resultLength(head.readUInt32LE(24));
+  const pixelBytes = head.readUInt32LE(24);
+  const width = head.readUInt16LE(8);
+  const height = head.readUInt16LE(10);
+  if (pixelBytes > MAX_RESULT_PIXELS || pixelBytes !== width * height) {
+    throw new AgentError('DRIVER_FRAME', `iris result header announces ${pixelBytes} pixel bytes for ${width}×${height}; the protocol allows width × height up to ${MAX_RESULT_PIXELS}`, { family: 'iris-hid', pixelBytes, width, height }, { hint: 'The camera sent a result header that is not protocol version 1: check its firmware.' });
+  }
+  return { tag: head[5]!, kind: head[6]!, width, height, pixelBytes, total: resultLength(pixelBytes) };
+}
+
+/** Total message length announced by a header (null if the bytes are not a result header; DRIVER_FRAME beyond the protocol's sizes). */
+export function peekResultLength(head: Buffer): number | null {
+  return readResultHeader(head)?.total ?? null;
 }
 
 /** Decodes a whole result message, checking magic, sizes and CRC-32. */
 export function decodeResult(b: Buffer): IrisResult {
-  const total = peekResultLength(b);
-  if (total === null || b.length < total) {
+  const header = readResultHeader(b);
+  if (header === null || b.length < header.total) {
     throw new AgentError('DRIVER_FRAME', 'iris result message is not a protocol-1 result', { family: 'iris-hid', length: b.length }, { hint: 'Check the camera speaks protocol version 1.' });
   }
-  const n = b.readUInt32LE(24);
-  const width = b.readUInt16LE(8);
-  const height = b.readUInt16LE(10);
+  const { pixelBytes: n, width, height } = header;
   const expected = crc32(b.subarray(0, RESULT_HEADER_SIZE + n));
   const got = b.readUInt32LE(RESULT_HEADER_SIZE + n);
   if (expected !== got) {
     throw new AgentError('DRIVER_CHECKSUM', `iris result with a bad CRC-32 (expected 0x${expected.toString(16)}, got 0x${got.toString(16)})`, { family: 'iris-hid', expected, got }, { hint: 'USB noise or a failing cable; the result is requested again.', retryable: true });
-  }
-  if (width * height !== n) {
-    throw new AgentError('DRIVER_FRAME', `iris result says ${width}×${height} but carries ${n} pixels`, { family: 'iris-hid', width, height, n }, { hint: 'Check the camera firmware.' });
   }
   return {
     tag: b[5]!,

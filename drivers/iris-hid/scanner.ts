@@ -6,14 +6,15 @@
  * capabilities say so), `usedSlots()` is empty and `clearModule()` has nothing to clear.
  */
 import { AgentError } from '../../src/core/errors.js';
-import { TypedEmitter } from '../../src/core/events.js';
 import { logger } from '../../src/core/logger.js';
 import { sleep } from '../../src/core/time.js';
-import type { CapturedImage, Feedback, ModuleSearchResult, ModuleTemplate, Scanner, ScannerCapabilities, ScannerEvents, ScannerInfo } from '../scanner.js';
-import { startReconnectLoop, type ReopenOptions } from '../transport/reopen.js';
+import type { CapturedImage, Feedback, ModuleSearchResult, ModuleTemplate, Scanner, ScannerCapabilities, ScannerInfo } from '../scanner.js';
+import { ScannerBase } from '../scanner-base.js';
+import type { ReopenOptions } from '../transport/reopen.js';
 import type { ReportTransport } from '../transport/transport.js';
 import { IrisHidDriver } from './driver.js';
 import { IrisImageKind, type IrisDeviceInfo, type IrisLights } from './protocol.js';
+import { irisResolution } from './models.js';
 
 const log = logger('drivers:iris-hid');
 
@@ -46,47 +47,38 @@ const LED: Record<Feedback, Omit<IrisLights, 'ir'>> = {
   error: { color: 2, blink: 0 },
 };
 
-export class IrisHidScanner extends TypedEmitter<ScannerEvents> implements Scanner {
+export class IrisHidScanner extends ScannerBase<ReportTransport> implements Scanner {
   readonly family = 'iris-hid' as const;
   readonly modality = 'iris' as const;
   readonly capabilities: ScannerCapabilities = { image: true, moduleSearch: false, moduleEnroll: false, feedback: true };
   readonly driver: IrisHidDriver;
-  readonly #transport: ReportTransport;
-  readonly #opts: { captureTimeoutMs: number; image: { kind: number; width: number; height: number }; minQuality: number; pollMs: number; reconnect: boolean | ReopenOptions };
+  readonly #opts: { captureTimeoutMs: number; image: { kind: number; width: number; height: number }; minQuality: number; pollMs: number };
   #device: IrisDeviceInfo | null = null;
   #lights: IrisLights = { ir: 0, color: 0, blink: 0 };
-  #closed = true;
-  #reconnectAbort: AbortController | null = null;
 
   constructor(options: IrisHidScannerOptions) {
-    super();
-    this.#transport = options.transport;
+    super(options.transport, { name: 'iris camera', log, reconnect: options.reconnect ?? true });
     this.driver = new IrisHidDriver(options.transport, { timeoutMs: options.timeoutMs ?? 1000, retries: options.retries ?? 2 });
     this.#opts = {
       captureTimeoutMs: options.captureTimeoutMs ?? 5000,
       image: options.image ?? { kind: IrisImageKind.Vga, width: 640, height: 480 },
       minQuality: options.minQuality ?? 0,
       pollMs: options.pollMs ?? 50,
-      reconnect: options.reconnect ?? true,
     };
-    this.#transport.on('disconnect', (err) => this.#onDisconnect(err));
   }
 
-  async open(): Promise<ScannerInfo> {
-    this.#closed = false;
-    if (!this.#transport.isOpen) await this.#transport.open();
+  protected resetLink(): void {
     this.driver.resetConnection();
-    return this.#handshake();
   }
 
-  async #handshake(): Promise<ScannerInfo> {
+  protected async handshake(): Promise<ScannerInfo> {
     this.#device = await this.driver.deviceInfo();
     if (this.#device.protocolVersion !== 1) {
       throw new AgentError('DRIVER_UNSUPPORTED', `the iris camera speaks protocol version ${this.#device.protocolVersion}, this driver version 1`, { family: 'iris-hid', version: this.#device.protocolVersion }, { hint: 'Update the agent or use a camera with protocol version 1 firmware.' });
     }
     this.#lights = { ir: 0, color: 0, blink: 0 };
     await this.driver.setLights(this.#lights);
-    log.info({ model: this.#device.model, firmware: this.#device.firmware, path: this.#transport.path }, 'iris camera open');
+    log.info({ model: this.#device.model, firmware: this.#device.firmware, path: this.transport.path }, 'iris camera open');
     return this.#infoNow();
   }
 
@@ -98,20 +90,19 @@ export class IrisHidScanner extends TypedEmitter<ScannerEvents> implements Scann
       model: d.model,
       firmware: d.firmware,
       serial: d.serial,
-      transport: this.#transport.kind,
-      path: this.#transport.path,
+      transport: this.transport.kind,
+      path: this.transport.path,
       baud: null,
       capacity: null,
       templates: null,
       image: { width: this.#opts.image.width, height: this.#opts.image.height, bitsPerPixel: 8 },
+      resolution: irisResolution(d.model, d.ppi),
     };
   }
 
-  async close(): Promise<void> {
-    this.#closed = true;
-    this.#reconnectAbort?.abort();
-    if (this.#transport.isOpen) await this.driver.setLights({ ir: 0, color: 0, blink: 0 }).catch(() => undefined);
-    await this.#transport.close();
+  /** Illuminator and indicator off before the device closes. */
+  protected override async goodbye(): Promise<void> {
+    await this.driver.setLights({ ir: 0, color: 0, blink: 0 });
   }
 
   async info(): Promise<ScannerInfo> {
@@ -139,9 +130,11 @@ export class IrisHidScanner extends TypedEmitter<ScannerEvents> implements Scann
     await this.#setLights({ ir: IR_CAPTURE_LEVEL });
     try {
       const r = await this.driver.capture({ ...this.#opts.image, timeoutMs: this.#opts.captureTimeoutMs, minQuality: this.#opts.minQuality });
-      return { width: r.width, height: r.height, pixels: r.pixels, sourceBitsPerPixel: 8, dpi: this.#device?.ppi ?? 0, quality: r.quality };
+      const res = this.#device ? irisResolution(this.#device.model, this.#device.ppi) : null;
+      const ppi = res?.kind === 'iris' ? (res.ppi ?? 0) : 0;
+      return { width: r.width, height: r.height, pixels: r.pixels, sourceBitsPerPixel: 8, dpi: ppi, irisDiameterPx: r.irisRadius > 0 ? 2 * r.irisRadius : null, quality: r.quality };
     } finally {
-      if (this.#transport.isOpen) await this.#setLights({ ir: 0 }).catch(() => undefined);
+      if (this.transport.isOpen) await this.#setLights({ ir: 0 }).catch(() => undefined);
     }
   }
 
@@ -180,25 +173,6 @@ export class IrisHidScanner extends TypedEmitter<ScannerEvents> implements Scann
   async #setLights(change: Partial<IrisLights>): Promise<void> {
     this.#lights = { ...this.#lights, ...change };
     await this.driver.setLights(this.#lights);
-  }
-
-  #onDisconnect(err: Error): void {
-    if (this.#closed) return;
-    log.warn({ path: this.#transport.path, err: err.message }, 'iris camera disconnected');
-    this.emit('disconnect', err);
-    if (this.#opts.reconnect === false) return;
-    const opts = typeof this.#opts.reconnect === 'object' ? this.#opts.reconnect : {};
-    let info: ScannerInfo | null = null;
-    this.#reconnectAbort = startReconnectLoop(this.#transport, {
-      ...opts,
-      handshake: async () => {
-        this.driver.resetConnection();
-        info = await this.#handshake();
-      },
-      closed: () => this.#closed,
-      onReconnected: () => this.emit('reconnect', info!),
-      onFailedTry: (e) => log.warn({ err: (e as Error).message }, 'iris camera reconnect failed; trying again'),
-    });
   }
 }
 

@@ -11,27 +11,25 @@
  * Input reports are paced like a full-speed interrupt endpoint: one 64-byte report every
  * `reportIntervalMs` (default 1 ms), on absolute deadlines.
  *
- * Fault switches: bad-checksum (the next result's CRC-32 is wrong), dropped-bytes (one chunk of
- * the next result is lost), stall (the camera stops sending and answering), unplug (the device
- * disappears: the read loop errors, writes fail, opening fails until `replug()`), no-finger /
- * no-eye (nothing in view), low-quality (quality 25 and a noisy image).
+ * Fault switches (simulator/faults.ts): bad-checksum (the next result's CRC-32 is wrong),
+ * dropped-bytes (one chunk of the next result is lost), stall (the camera stops sending and
+ * answering), unplug (at once: the device disappears, the read loop errors, writes fail,
+ * opening fails until `replug()`), no-finger / no-eye (nothing in view), low-quality (quality 25
+ * and a noisy image).
  */
 import { EventEmitter } from 'node:events';
 import { logger } from '../../src/core/logger.js';
 import { sleep } from '../../src/core/time.js';
-import type { SimulatorControl } from '../simulated.js';
-import { degradeImage, fitImage, seededRandom, type SimImage, type SimImageSource } from '../simulator-image.js';
+import { SimulatorBase } from '../simulator/base.js';
+import { degradeImage, fitImage, seededRandom, type SimEyeImage, type SimEyeImageSource } from '../simulator/images.js';
 import type { HidDeviceHandle, HidOpener } from '../transport/hid-transport.js';
+import { irisCommandName, IrisCommands, IrisFeatures } from './commands.js';
 import {
   ALLOWED_KINDS,
   chunkResult,
-  decodeCaptureParams,
   decodeCommand,
-  encodeDeviceInfo,
-  encodeLights,
   encodeReply,
   encodeResult,
-  encodeStatus,
   IrisCommand,
   InputType,
   IrisImageKind,
@@ -45,20 +43,12 @@ import {
   type IrisLights,
 } from './protocol.js';
 
-/** Command names kept in `received`. */
-export const RECEIVED_KEPT = 1000;
+export { RECEIVED_KEPT } from '../simulator/base.js';
 
 const log = logger('drivers:iris-sim');
 
-export const IRIS_FAULT_NAMES = ['bad-checksum', 'dropped-bytes', 'stall', 'unplug', 'no-eye', 'no-finger', 'low-quality'] as const;
-
-/** An eye image, with the iris and pupil circles when the source knows them. */
-export interface SimEyeImage extends SimImage {
-  truth?: { pupil: { x: number; y: number; r: number }; iris: { x: number; y: number; r: number } };
-}
-
 export interface IrisHidSimulatorOptions {
-  images: (eyeId: number, impression: number) => SimEyeImage;
+  images: SimEyeImageSource;
   model?: string;
   firmware?: string;
   serial?: string;
@@ -66,14 +56,6 @@ export interface IrisHidSimulatorOptions {
   pace?: boolean;
   /** Milliseconds between two input reports (default 1: full-speed interrupt endpoint). */
   reportIntervalMs?: number;
-}
-
-export interface IrisFaults {
-  badChecksum: number;
-  dropReport: number;
-  stall: boolean;
-  noEye: boolean;
-  lowQuality: boolean;
 }
 
 interface Stored {
@@ -115,12 +97,10 @@ class SimHidHandle extends EventEmitter implements HidDeviceHandle {
   }
 }
 
-export class IrisHidSimulator implements SimulatorControl {
+export class IrisHidSimulator extends SimulatorBase {
   readonly family = 'iris-hid' as const;
-  readonly faults: IrisFaults = { badChecksum: 0, dropReport: 0, stall: false, noEye: false, lowQuality: false };
+  readonly modality = 'iris' as const;
   lights: IrisLights = { ir: 0, color: 0, blink: 0 };
-  /** The last commands received, by name. */
-  readonly received: string[] = [];
   readonly model: string;
   readonly firmware: string;
   readonly serial: string;
@@ -131,11 +111,9 @@ export class IrisHidSimulator implements SimulatorControl {
   /** IR illuminator level when the last image was taken. */
   lastCaptureIr = 0;
 
-  readonly #images: (eyeId: number, impression: number) => SimEyeImage;
+  readonly #images: SimEyeImageSource;
   #handle: SimHidHandle | null = null;
   #unplugged = false;
-  #eye: number | null = null;
-  #impressions = new Map<number, number>();
   /**
    * A camera streams frames while an eye is in view: the next frame of the eye in view is drawn
    * as soon as it appears (and after each capture), so a capture answers with a frame that is
@@ -154,6 +132,7 @@ export class IrisHidSimulator implements SimulatorControl {
   #bootedAt = performance.now();
 
   constructor(options: IrisHidSimulatorOptions) {
+    super({ device: 'iris camera', aliases: { 'no-eye': 'no-finger' }, onStall: (on) => !on && this.#schedule(0) });
     this.#images = options.images;
     this.model = options.model ?? 'SIM-IRIS-1';
     this.firmware = options.firmware ?? '1.0.0';
@@ -175,16 +154,10 @@ export class IrisHidSimulator implements SimulatorControl {
     return !this.#unplugged;
   }
 
-  /** Keeps the last RECEIVED_KEPT command names (a long-running simulator must not grow). */
-  #record(name: string): void {
-    this.received.push(name);
-    if (this.received.length > RECEIVED_KEPT) this.received.splice(0, this.received.length - RECEIVED_KEPT);
-  }
-
   // ---------------------------------------------------------------- controls
 
-  present(eyeId: number): void {
-    this.#eye = eyeId;
+  override present(eyeId: number): void {
+    super.present(eyeId);
     this.#prepareFrame();
   }
 
@@ -192,9 +165,9 @@ export class IrisHidSimulator implements SimulatorControl {
     if (this.#framePending) return;
     this.#framePending = setImmediate(() => {
       this.#framePending = null;
-      const eye = this.#eye;
+      const eye = this.presented;
       if (eye === null) return;
-      const impression = (this.#impressions.get(eye) ?? 0) + 1;
+      const impression = this.impressions(eye) + 1;
       if (this.#nextFrame?.eye === eye && this.#nextFrame.impression === impression) return;
       this.#nextFrame = { eye, impression, image: this.#images(eye, impression) };
     });
@@ -207,40 +180,9 @@ export class IrisHidSimulator implements SimulatorControl {
     return f && f.eye === eye && f.impression === impression ? f.image : this.#images(eye, impression);
   }
 
-  lift(): void {
-    this.#eye = null;
-  }
-
+  /** The eye in view (null: none, or the no-eye fault). */
   get eyeInView(): number | null {
-    return this.faults.noEye ? null : this.#eye;
-  }
-
-  setFault(name: string, value: boolean | number): void {
-    const count = value === true ? Number.POSITIVE_INFINITY : value === false ? 0 : value;
-    switch (name) {
-      case 'bad-checksum':
-        this.faults.badChecksum = count;
-        return;
-      case 'dropped-bytes':
-        this.faults.dropReport = count;
-        return;
-      case 'stall':
-        this.faults.stall = Boolean(value);
-        if (!value) this.#schedule(0);
-        return;
-      case 'no-eye':
-      case 'no-finger':
-        this.faults.noEye = Boolean(value);
-        return;
-      case 'low-quality':
-        this.faults.lowQuality = Boolean(value);
-        return;
-      case 'unplug':
-        if (value) this.unplug();
-        return;
-      default:
-        throw new Error(`unknown iris simulator fault "${name}" (known: ${IRIS_FAULT_NAMES.join(', ')})`);
-    }
+    return this.presented;
   }
 
   /** The device disappears: the open handle's read loop fails, writes fail, opens fail. */
@@ -278,11 +220,10 @@ export class IrisHidSimulator implements SimulatorControl {
     } catch {
       return report.length;
     }
-    const name = Object.entries(IrisCommand).find(([, c]) => c === cmd.command)?.[0] ?? `0x${cmd.command.toString(16)}`;
-    this.#record(name);
+    this.record(irisCommandName(cmd.command));
     switch (cmd.command) {
       case IrisCommand.StartCapture:
-        this.#startCapture(cmd.tag, cmd.params);
+        this.#startCapture(cmd.tag, IrisCommands.StartCapture.decodeRequest(cmd.params));
         break;
       case IrisCommand.StopCapture: {
         // Also drops the rest of a result being sent.
@@ -315,26 +256,29 @@ export class IrisHidSimulator implements SimulatorControl {
 
   hostSetFeature(h: SimHidHandle, report: Buffer): number {
     this.#usable(h, 'could not send feature report to device');
-    if (report[0] === ReportId.Lights) {
-      this.lights = { ir: report[1] ?? 0, color: report[2] ?? 0, blink: report[3] ?? 0 };
-      this.#record('SetLights');
-      return report.length;
+    // LIGHTS is the one feature report the host may set.
+    if (report[0] !== IrisFeatures.Lights.reportId) throw new Error('could not send feature report to device');
+    try {
+      this.lights = IrisFeatures.Lights.decode(report);
+    } catch {
+      throw new Error('could not send feature report to device');
     }
-    throw new Error('could not send feature report to device');
+    this.record('SetLights');
+    return report.length;
   }
 
   hostGetFeature(h: SimHidHandle, reportId: number, length: number): Buffer {
     this.#usable(h, 'could not get feature report from device');
     let r: Buffer;
     switch (reportId) {
-      case ReportId.DeviceInfo:
-        r = encodeDeviceInfo({ protocolVersion: PROTOCOL_VERSION, model: this.model, firmware: this.firmware, serial: this.serial, sensorWidth: 640, sensorHeight: 480, ppi: 460, capabilities: 0x03 });
+      case IrisFeatures.DeviceInfo.reportId:
+        r = IrisFeatures.DeviceInfo.encode({ protocolVersion: PROTOCOL_VERSION, model: this.model, firmware: this.firmware, serial: this.serial, sensorWidth: 640, sensorHeight: 480, ppi: 460, capabilities: 0x03 });
         break;
-      case ReportId.Lights:
-        r = encodeLights(this.lights);
+      case IrisFeatures.Lights.reportId:
+        r = IrisFeatures.Lights.encode(this.lights);
         break;
-      case ReportId.Status:
-        r = encodeStatus({ state: this.#capturing ? 1 : this.#sendingResult() ? 2 : 0, eyeInView: this.eyeInView !== null, lastError: this.#lastError });
+      case IrisFeatures.Status.reportId:
+        r = IrisFeatures.Status.encode({ state: this.#capturing ? 1 : this.#sendingResult() ? 2 : 0, eyeInView: this.eyeInView !== null, lastError: this.#lastError });
         break;
       default:
         throw new Error('could not get feature report from device');
@@ -355,8 +299,7 @@ export class IrisHidSimulator implements SimulatorControl {
 
   // ---------------------------------------------------------------- capture
 
-  #startCapture(tag: number, params: Buffer): void {
-    const req = decodeCaptureParams(params);
+  #startCapture(tag: number, req: CaptureRequest | null): void {
     if (!req || !ALLOWED_KINDS.some((k) => k.kind === req.kind && k.width === req.width && k.height === req.height)) {
       this.#lastError = IrisStatus.BadParam;
       return this.#reply(IrisCommand.StartCapture, tag, IrisStatus.BadParam);
@@ -384,8 +327,7 @@ export class IrisHidSimulator implements SimulatorControl {
     }
     if (job.cancelled) return;
     const eye = this.eyeInView!;
-    const impression = (this.#impressions.get(eye) ?? 0) + 1;
-    this.#impressions.set(eye, impression);
+    const impression = this.nextImpression(eye);
     const rnd = seededRandom((eye * 7919 + impression) >>> 0);
     const low = this.faults.lowQuality;
     const quality = low ? 25 : 80 + Math.floor(rnd() * 16);
@@ -418,14 +360,12 @@ export class IrisHidSimulator implements SimulatorControl {
 
   #sendResult(message: Buffer): void {
     let out = message;
-    if (this.faults.badChecksum > 0) {
-      this.faults.badChecksum--;
+    if (this.faults.take('bad-checksum')) {
       out = Buffer.from(message);
       out[out.length - 1]! ^= 0xff;
     }
     let chunks = chunkResult(out);
-    if (this.faults.dropReport > 0 && chunks.length > 2) {
-      this.faults.dropReport--;
+    if (chunks.length > 2 && this.faults.take('dropped-bytes')) {
       const victim = Math.floor(chunks.length / 2);
       chunks = chunks.filter((_, i) => i !== victim);
     }
@@ -483,6 +423,11 @@ export class IrisHidSimulator implements SimulatorControl {
       if (this.#handle !== h || this.#unplugged) break;
       h.emit('data', report);
       this.reportsSent++;
+      const left = this.faults.unplugAfterBytes;
+      if (left !== null) {
+        this.faults.unplugAfterBytes = left - report.length > 0 ? left - report.length : null;
+        if (this.faults.unplugAfterBytes === null) this.unplug();
+      }
     }
     if (this.#outbox.length === 0) return;
     const next = this.pace ? Math.max(0, this.#origin + this.#sentInRun * this.reportIntervalMs - performance.now()) : 0;
@@ -527,4 +472,4 @@ export function resultWireBytes(width: number, height: number): number {
   return RESULT_HEADER_SIZE + width * height + 4;
 }
 
-export type { SimImageSource };
+export type { SimEyeImage };

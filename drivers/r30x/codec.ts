@@ -61,8 +61,22 @@ export function encodeCommand(instruction: number, params: Uint8Array = new Uint
   return encodePacket({ address, pid: PacketId.command, payload });
 }
 
-/** Splits `data` into data packets of `packetSize` bytes, the last one an end-of-data packet. */
-export function encodeDataPackets(data: Uint8Array, packetSize: number, address?: number): Buffer {
+/** An acknowledgement: the confirmation code, then the command's answer bytes. */
+export function encodeAck(code: number, params: Uint8Array = new Uint8Array(0), address?: number): Buffer {
+  const payload = Buffer.alloc(1 + params.length);
+  payload[0] = code;
+  payload.set(params, 1);
+  return encodePacket({ address, pid: PacketId.ack, payload });
+}
+
+/** An acknowledgement's confirmation code and answer bytes; null when it has no code. */
+export function decodeAck(packet: R30xPacket): { code: number; params: Buffer } | null {
+  if (packet.payload.length < 1) return null;
+  return { code: packet.payload[0]!, params: packet.payload.subarray(1) };
+}
+
+/** `data` as data packets of `packetSize` bytes, the last one an end-of-data packet. */
+export function splitDataPackets(data: Uint8Array, packetSize: number, address?: number): Buffer[] {
   const parts: Buffer[] = [];
   for (let off = 0; off < data.length || off === 0; off += packetSize) {
     const chunk = data.subarray(off, Math.min(off + packetSize, data.length));
@@ -70,7 +84,12 @@ export function encodeDataPackets(data: Uint8Array, packetSize: number, address?
     parts.push(encodePacket({ address, pid: last ? PacketId.end : PacketId.data, payload: chunk }));
     if (last) break;
   }
-  return Buffer.concat(parts);
+  return parts;
+}
+
+/** `data` as data packets in one piece (what a host writes after DownChar's acknowledgement). */
+export function encodeDataPackets(data: Uint8Array, packetSize: number, address?: number): Buffer {
+  return Buffer.concat(splitDataPackets(data, packetSize, address));
 }
 
 /** Bytes on the wire for `payloadBytes` sent as data packets of `packetSize`. */

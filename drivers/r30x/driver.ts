@@ -12,10 +12,12 @@
  */
 import { AgentError } from '../../src/core/errors.js';
 import { logger } from '../../src/core/logger.js';
+import { OneAtATime } from '../exchange.js';
 import type { ByteTransport } from '../transport/transport.js';
-import { DEFAULT_ADDRESS, HEADER_LENGTH, PacketId, encodeCommand, encodeDataPackets, unpackNibbles, type R30xPacket } from './codec.js';
+import { DEFAULT_ADDRESS, HEADER_LENGTH, PacketId, decodeAck, encodeCommand, encodeDataPackets, unpackNibbles, type R30xPacket } from './codec.js';
+import { protocolError, R30x, type CharBuffer, type ProductInfo, type R30xCommand, type SearchHit, type SystemParameters } from './commands.js';
 import { R30xParser, type ParseResult } from './parser.js';
-import { CHAR_FILE_BYTES, IMAGE_BYTES, IMAGE_HEIGHT, IMAGE_WIDTH, INSTRUCTION_NAMES, Instruction, PACKET_SIZES, Register, statusError } from './protocol.js';
+import { IMAGE_BYTES, IMAGE_HEIGHT, IMAGE_WIDTH, INSTRUCTION_NAMES, Instruction, PACKET_SIZES, Register, statusError } from './protocol.js';
 
 const log = logger('drivers:r30x');
 
@@ -33,32 +35,7 @@ export interface R30xDriverOptions {
   packetSize?: number;
 }
 
-export interface SystemParameters {
-  status: number;
-  systemId: number;
-  capacity: number;
-  securityLevel: number;
-  address: number;
-  packetSize: number;
-  baud: number;
-}
-
-export interface ProductInfo {
-  model: string;
-  batch: string;
-  serial: string;
-  hardwareVersion: string;
-  sensor: string;
-  sensorWidth: number;
-  sensorHeight: number;
-  templateSize: number;
-  capacity: number;
-}
-
-export interface SearchHit {
-  slot: number;
-  score: number;
-}
+export type { ProductInfo, SearchHit, SystemParameters } from './commands.js';
 
 export interface ExchangeOptions {
   timeoutMs?: number;
@@ -76,6 +53,12 @@ export interface ExchangeResult {
   data?: Buffer;
 }
 
+/**
+ * Packets kept for the exchange to take: far more than the largest answer (UpImage at 32-byte
+ * packets is 1,153), far less than memory to worry about (each at most 523 bytes).
+ */
+const MAX_INBOX = 4096;
+
 type Inbox = ParseResult | { ok: false; error: AgentError; fatal: true };
 
 export class R30xDriver {
@@ -90,7 +73,7 @@ export class R30xDriver {
   #inbox: Inbox[] = [];
   #wake: (() => void) | undefined;
   #lastByteAt = 0;
-  #chain: Promise<unknown> = Promise.resolve();
+  readonly #queue = new OneAtATime();
   #gone: AgentError | undefined;
 
   constructor(transport: ByteTransport, options: R30xDriverOptions = {}) {
@@ -101,15 +84,31 @@ export class R30xDriver {
     this.retries = options.retries ?? 2;
     this.#baud = options.baud ?? (transport as { baud?: number }).baud ?? 57600;
     this.packetSize = options.packetSize ?? 128;
+    // The data listener never throws, and what waits for an exchange is bounded: a module that
+    // talks when nobody asked cannot grow the inbox without end (the oldest packets go first).
     transport.on('data', (chunk) => {
       this.#lastByteAt = performance.now();
-      for (const r of this.#parser.push(chunk)) this.#inbox.push(r);
+      try {
+        for (const r of this.#parser.push(chunk)) this.#inbox.push(r);
+      } catch (err) {
+        this.#parser.reset();
+        this.#inbox.push({ ok: false, error: err instanceof AgentError ? err : protocolError('the stream', (err as Error).message) });
+      }
+      if (this.#inbox.length > MAX_INBOX) {
+        log.debug({ dropped: this.#inbox.length - MAX_INBOX }, 'dropping unasked-for R30x packets');
+        this.#inbox.splice(0, this.#inbox.length - MAX_INBOX);
+      }
       this.#wake?.();
     });
     transport.on('disconnect', (err) => {
       this.#gone = err as AgentError;
       this.#wake?.();
     });
+  }
+
+  /** Packets received and not yet taken by an exchange (bounded; for diagnostics and tests). */
+  get waiting(): number {
+    return this.#inbox.length;
   }
 
   get baud(): number {
@@ -126,45 +125,22 @@ export class R30xDriver {
   // ---------------------------------------------------------------- commands
 
   async verifyPassword(password = this.password): Promise<void> {
-    await this.#ok(Instruction.VfyPwd, u32(password));
+    await this.#ok(R30x.VfyPwd, { password });
   }
 
   async readSystemParameters(options: { timeoutMs?: number; retries?: number } = {}): Promise<SystemParameters> {
-    const { params } = await this.#ok(Instruction.ReadSysPara, undefined, options);
-    if (params.length < 16) throw protocolError('ReadSysPara', `expected 16 parameter bytes, got ${params.length}`);
-    const sizeCode = params.readUInt16BE(12);
-    const p: SystemParameters = {
-      status: params.readUInt16BE(0),
-      systemId: params.readUInt16BE(2),
-      capacity: params.readUInt16BE(4),
-      securityLevel: params.readUInt16BE(6),
-      address: params.readUInt32BE(8),
-      packetSize: PACKET_SIZES[sizeCode] ?? 128,
-      baud: params.readUInt16BE(14) * 9600,
-    };
-    this.packetSize = p.packetSize;
-    return p;
+    const { response } = await this.#ok(R30x.ReadSysPara, {}, options);
+    this.packetSize = response.packetSize;
+    return response;
   }
 
   /** R503 and later: model, serial, sensor and library size. Fails with UNSUPPORTED_COMMAND (or a timeout) on older modules. */
   async readProductInfo(options: { timeoutMs?: number; retries?: number } = {}): Promise<ProductInfo> {
-    const { params } = await this.#ok(Instruction.ReadProdInfo, undefined, options);
-    if (params.length < 46) throw protocolError('ReadProdInfo', `expected 46 bytes, got ${params.length}`);
-    return {
-      model: ascii(params.subarray(0, 16)),
-      batch: ascii(params.subarray(16, 20)),
-      serial: ascii(params.subarray(20, 28)),
-      hardwareVersion: `${params[28]}.${params[29]}`,
-      sensor: ascii(params.subarray(30, 38)),
-      sensorWidth: params.readUInt16BE(38),
-      sensorHeight: params.readUInt16BE(40),
-      templateSize: params.readUInt16BE(42),
-      capacity: params.readUInt16BE(44),
-    };
+    return (await this.#ok(R30x.ReadProdInfo, {}, options)).response;
   }
 
   async writeRegister(register: number, value: number): Promise<void> {
-    await this.#ok(Instruction.WriteReg, Uint8Array.of(register, value));
+    await this.#ok(R30x.WriteReg, { register, value });
   }
 
   /** Switches the module and then the transport to `baud` (9600 × N, N = 1..12). */
@@ -192,111 +168,108 @@ export class R30xDriver {
 
   /** Takes an image of the finger on the sensor; `DRIVER_R30X_NO_FINGER` when there is none. */
   async genImg(): Promise<void> {
-    await this.#ok(Instruction.GenImg, undefined, { retries: this.retries });
+    await this.#ok(R30x.GenImg, {}, { retries: this.retries });
   }
 
   /** True when a finger is on the sensor (an image was taken), false when not. */
   async fingerPresent(): Promise<boolean> {
-    const r = await this.exchange(Instruction.GenImg);
+    const r = await this.#call(R30x.GenImg, {});
     if (r.code === 0) return true;
     if (r.code === 0x02) return false;
     throw statusError(r.code, Instruction.GenImg);
   }
 
-  async img2Tz(buffer: 1 | 2): Promise<void> {
-    await this.#ok(Instruction.Img2Tz, Uint8Array.of(buffer));
+  async img2Tz(buffer: CharBuffer): Promise<void> {
+    await this.#ok(R30x.Img2Tz, { buffer });
   }
 
   async regModel(): Promise<void> {
-    await this.#ok(Instruction.RegModel);
+    await this.#ok(R30x.RegModel, {});
   }
 
-  async store(buffer: 1 | 2, slot: number): Promise<void> {
-    await this.#ok(Instruction.Store, Uint8Array.of(buffer, ...u16(slot)), { context: { slot } });
+  async store(buffer: CharBuffer, slot: number): Promise<void> {
+    await this.#ok(R30x.Store, { buffer, slot }, { context: { slot } });
   }
 
-  async loadChar(buffer: 1 | 2, slot: number): Promise<void> {
-    await this.#ok(Instruction.LoadChar, Uint8Array.of(buffer, ...u16(slot)), { context: { slot } });
+  async loadChar(buffer: CharBuffer, slot: number): Promise<void> {
+    await this.#ok(R30x.LoadChar, { buffer, slot }, { context: { slot } });
   }
 
-  async upChar(buffer: 1 | 2): Promise<Buffer> {
-    const r = await this.#ok(Instruction.UpChar, Uint8Array.of(buffer), { dataIn: CHAR_FILE_BYTES });
-    return r.data!;
+  async upChar(buffer: CharBuffer): Promise<Buffer> {
+    return (await this.#ok(R30x.UpChar, { buffer })).data!;
   }
 
-  async downChar(buffer: 1 | 2, data: Uint8Array): Promise<void> {
+  async downChar(buffer: CharBuffer, data: Uint8Array): Promise<void> {
     if (data.length === 0 || data.length > 4096) throw new AgentError('DRIVER_BAD_ARGUMENT', `a character file is 1..4096 bytes, got ${data.length}`, { bytes: data.length });
-    await this.#ok(Instruction.DownChar, Uint8Array.of(buffer), { dataOut: data });
+    await this.#ok(R30x.DownChar, { buffer }, { dataOut: data });
   }
 
   /** The image in the module's buffer: 256×288, sent 4 bits a pixel, returned widened to 8 bits. */
   async upImage(): Promise<{ width: number; height: number; pixels: Uint8Array; raw: Buffer }> {
-    const r = await this.#ok(Instruction.UpImage, undefined, { dataIn: IMAGE_BYTES });
-    const raw = r.data!;
+    const raw = (await this.#ok(R30x.UpImage, {})).data!;
     if (raw.length !== IMAGE_BYTES) throw protocolError('UpImage', `expected ${IMAGE_BYTES} image bytes, got ${raw.length}`);
     return { width: IMAGE_WIDTH, height: IMAGE_HEIGHT, pixels: unpackNibbles(raw, IMAGE_WIDTH * IMAGE_HEIGHT), raw };
   }
 
   /** Searches slots [start, start+count) for the character file in `buffer`; null when not found. */
-  async search(buffer: 1 | 2, start: number, count: number, options: { hiSpeed?: boolean } = {}): Promise<SearchHit | null> {
-    const instr = options.hiSpeed ? Instruction.HiSpeedSearch : Instruction.Search;
-    const r = await this.exchange(instr, Uint8Array.of(buffer, ...u16(start), ...u16(count)), { timeoutMs: this.timeoutMs + count });
+  async search(buffer: CharBuffer, start: number, count: number, options: { hiSpeed?: boolean } = {}): Promise<SearchHit | null> {
+    const cmd = options.hiSpeed ? R30x.HiSpeedSearch : R30x.Search;
+    const r = await this.#call(cmd, { buffer, start, count }, { timeoutMs: this.timeoutMs + count });
     if (r.code === 0x09) return null;
-    if (r.code !== 0) throw statusError(r.code, instr, { start, count });
-    if (r.params.length < 4) throw protocolError(INSTRUCTION_NAMES.get(instr)!, 'short search answer');
-    return { slot: r.params.readUInt16BE(0), score: r.params.readUInt16BE(2) };
+    if (r.code !== 0) throw statusError(r.code, cmd.instruction, { start, count });
+    return r.response!;
   }
 
   /** Compares CharBuffer1 with CharBuffer2: the score, or null when they do not match. */
   async match(): Promise<number | null> {
-    const r = await this.exchange(Instruction.Match);
+    const r = await this.#call(R30x.Match, {});
     if (r.code === 0x08) return null;
     if (r.code !== 0) throw statusError(r.code, Instruction.Match);
-    return r.params.length >= 2 ? r.params.readUInt16BE(0) : 0;
+    return r.response!.score;
   }
 
   async deleteChar(slot: number, count = 1): Promise<void> {
-    await this.#ok(Instruction.DeletChar, Uint8Array.of(...u16(slot), ...u16(count)), { context: { slot, count } });
+    await this.#ok(R30x.DeletChar, { slot, count }, { context: { slot, count } });
   }
 
   async empty(): Promise<void> {
-    await this.#ok(Instruction.Empty);
+    await this.#ok(R30x.Empty, {});
   }
 
   async templateCount(): Promise<number> {
-    const { params } = await this.#ok(Instruction.TemplateNum);
-    if (params.length < 2) throw protocolError('TemplateNum', 'short answer');
-    return params.readUInt16BE(0);
+    return (await this.#ok(R30x.TemplateNum, {})).response.count;
   }
 
   /** Used slots on index page `page` (slots page×256 .. page×256+255). */
   async readIndexTable(page: number): Promise<number[]> {
-    const { params } = await this.#ok(Instruction.ReadIndexTable, Uint8Array.of(page));
-    const slots: number[] = [];
-    for (let i = 0; i < Math.min(32, params.length); i++) {
-      for (let bit = 0; bit < 8; bit++) if (params[i]! & (1 << bit)) slots.push(page * 256 + i * 8 + bit);
-    }
-    return slots;
+    return (await this.#ok(R30x.ReadIndexTable, { page })).response.slots;
   }
 
   /** R503 ring LED: control (LedControl), speed 0..255, colour (LedColor), count (0 = forever). */
   async auraLed(control: number, speed: number, color: number, count: number): Promise<void> {
-    await this.#ok(Instruction.AuraLedConfig, Uint8Array.of(control, speed, color, count));
+    await this.#ok(R30x.AuraLedConfig, { control, speed, color, count });
   }
 
   // ---------------------------------------------------------------- exchange engine
 
-  async #ok(instruction: number, params?: Uint8Array, options: ExchangeOptions & { context?: Record<string, unknown> } = {}): Promise<ExchangeResult> {
-    const r = await this.exchange(instruction, params, options);
-    if (r.code !== 0) throw statusError(r.code, instruction, options.context);
-    return r;
+  /** One command through its codec: the confirmation code and, when it is 0, the decoded answer. */
+  async #call<Req, Res>(cmd: R30xCommand<Req, Res>, req: Req, options: ExchangeOptions = {}): Promise<{ code: number; response: Res | null; data?: Buffer }> {
+    const dataIn = cmd.data?.direction === 'in' ? cmd.data.bytes : undefined;
+    const r = await this.exchange(cmd.instruction, cmd.encodeRequest(req), { ...(dataIn !== undefined ? { dataIn } : {}), ...options });
+    return { code: r.code, response: r.code === 0 ? cmd.decodeResponse(r.params, req) : null, ...(r.data ? { data: r.data } : {}) };
+  }
+
+  /** As #call, and a non-zero confirmation code is thrown as its named error. */
+  async #ok<Req, Res>(cmd: R30xCommand<Req, Res>, req: Req, options: ExchangeOptions & { context?: Record<string, unknown> } = {}): Promise<{ response: Res; data?: Buffer }> {
+    const { context, ...exchange } = options;
+    const r = await this.#call(cmd, req, exchange);
+    if (r.code !== 0) throw statusError(r.code, cmd.instruction, context);
+    return { response: r.response!, ...(r.data ? { data: r.data } : {}) };
   }
 
   /** One command exchange; resolves with the confirmation code (non-zero codes are not thrown). */
   exchange(instruction: number, params: Uint8Array = new Uint8Array(0), options: ExchangeOptions = {}): Promise<ExchangeResult> {
-    const run = this.#chain.then(() => this.#run(instruction, params, options));
-    this.#chain = run.catch(() => undefined);
-    return run;
+    return this.#queue.run(() => this.#run(instruction, params, options));
   }
 
   async #run(instruction: number, params: Uint8Array, options: ExchangeOptions): Promise<ExchangeResult> {
@@ -316,9 +289,10 @@ export class R30xDriver {
         await this.transport.write(command);
         // Command and acknowledgement (12 bytes + parameters) on the wire, then the module's own time.
         const ack = await this.#awaitPacket(name, (p) => p.pid === PacketId.ack, (options.timeoutMs ?? this.timeoutMs) + this.#wireMs(command.length + 64));
-        if (ack.payload.length < 1) throw protocolError(name, 'empty acknowledgement');
-        const code = ack.payload[0]!;
-        const result: ExchangeResult = { code, params: ack.payload.subarray(1) };
+        const answer = decodeAck(ack);
+        if (!answer) throw protocolError(name, 'empty acknowledgement');
+        const { code } = answer;
+        const result: ExchangeResult = answer;
         if (code === 0x01 && attempt < retries) {
           lastError = statusError(code, instruction);
           continue;
@@ -404,22 +378,4 @@ export class R30xDriver {
   #wireMs(bytes: number): number {
     return (bytes * 10 * 1000) / this.#baud;
   }
-}
-
-function u16(n: number): number[] {
-  return [(n >> 8) & 0xff, n & 0xff];
-}
-
-function u32(n: number): Uint8Array {
-  const b = Buffer.alloc(4);
-  b.writeUInt32BE(n >>> 0);
-  return b;
-}
-
-function ascii(b: Uint8Array): string {
-  return Buffer.from(b).toString('latin1').replace(/\0+$/, '').trim();
-}
-
-function protocolError(op: string, detail: string): AgentError {
-  return new AgentError('DRIVER_PROTOCOL', `unexpected R30x answer to ${op}: ${detail}`, { op }, { hint: 'the device on this port may not be an R30x module; run "edge-agent devices" to identify it', retryable: true });
 }

@@ -5,7 +5,7 @@
  * like an R30x within `timeoutMs`; transport errors (no such port, no permission) are thrown so
  * discovery can say so.
  */
-import { SerialTransport } from '../transport/serial-transport.js';
+import { withSerialPort } from '../transport/serial-transport.js';
 import type { ByteTransport } from '../transport/transport.js';
 import { R30xDriver, type ProductInfo } from './driver.js';
 
@@ -63,12 +63,6 @@ export async function probeR30xTransport(transport: ByteTransport, baud: number,
   }
 }
 
-export async function probeR30x(path: string, baud: number, timeoutMs: number): Promise<R30xProbeResult | null> {
-  const transport = new SerialTransport({ path, baud });
-  await transport.open();
-  try {
-    return await probeR30xTransport(transport, baud, timeoutMs);
-  } finally {
-    await transport.close();
-  }
+export function probeR30x(path: string, baud: number, timeoutMs: number): Promise<R30xProbeResult | null> {
+  return withSerialPort(path, baud, (transport) => probeR30xTransport(transport, baud, timeoutMs));
 }

@@ -6,17 +6,18 @@
  *   `DRIVER_NO_FINGER`, a poor image → `DRIVER_LOW_QUALITY` (the device's number and name stay in
  *   the context); the rest keep their `DRIVER_R30X_<NAME>` code.
  * - A transport disconnect emits `disconnect` and reopens with backoff; `reconnect` follows with
- *   fresh info once the module answers again.
+ *   fresh info once the module answers again (scanner-base.ts).
  */
 import { AgentError, isAgentError } from '../../src/core/errors.js';
-import { TypedEmitter } from '../../src/core/events.js';
 import { logger } from '../../src/core/logger.js';
 import { sleep } from '../../src/core/time.js';
-import type { CapturedImage, Feedback, ModuleSearchResult, ModuleTemplate, Scanner, ScannerCapabilities, ScannerEvents, ScannerInfo } from '../scanner.js';
+import type { CapturedImage, Feedback, ModuleSearchResult, ModuleTemplate, Scanner, ScannerCapabilities, ScannerInfo } from '../scanner.js';
+import { ScannerBase } from '../scanner-base.js';
 import type { ByteTransport } from '../transport/transport.js';
-import { startReconnectLoop } from '../transport/reopen.js';
 import { R30xDriver, type ProductInfo, type R30xDriverOptions, type SystemParameters } from './driver.js';
 import { IMAGE_HEIGHT, IMAGE_WIDTH, LedColor, LedControl } from './protocol.js';
+import { dpiOf, resolutionOf } from '../resolution.js';
+import { R30X_RESOLUTION } from './models.js';
 
 const log = logger('drivers:r30x');
 
@@ -41,34 +42,30 @@ const LED_FOR: Record<Feedback, [number, number, number, number]> = {
   error: [LedControl.on, 0, LedColor.red, 0],
 };
 
-export class R30xScanner extends TypedEmitter<ScannerEvents> implements Scanner {
+export class R30xScanner extends ScannerBase implements Scanner {
   readonly family = 'r30x' as const;
   readonly modality = 'finger' as const;
   readonly driver: R30xDriver;
-  #transport: ByteTransport;
   #options: R30xScannerOptions;
   #params: SystemParameters | null = null;
   #product: ProductInfo | null = null;
   #led = false;
-  #closing = false;
-  #reconnecting: AbortController | null = null;
 
   constructor(transport: ByteTransport, options: R30xScannerOptions = {}) {
-    super();
-    this.#transport = transport;
+    super(transport, { name: 'R30x module', log, reconnect: options.reconnect ?? true, pauseMs: 500 });
     this.#options = options;
     this.driver = new R30xDriver(transport, options);
-    transport.on('disconnect', (err) => this.#onDisconnect(err));
   }
 
   get capabilities(): ScannerCapabilities {
     return { image: true, moduleSearch: true, moduleEnroll: true, feedback: this.#led };
   }
 
-  async open(): Promise<ScannerInfo> {
-    this.#closing = false;
-    if (!this.#transport.isOpen) await this.#transport.open();
+  protected resetLink(): void {
     this.driver.resetLink();
+  }
+
+  protected async handshake(): Promise<ScannerInfo> {
     await this.#identify();
     return this.info();
   }
@@ -85,12 +82,6 @@ export class R30xScanner extends TypedEmitter<ScannerEvents> implements Scanner 
     this.#led = this.#product !== null;
   }
 
-  async close(): Promise<void> {
-    this.#closing = true;
-    this.#reconnecting?.abort();
-    await this.#transport.close();
-  }
-
   async info(): Promise<ScannerInfo> {
     const params = this.#params ?? (await this.driver.readSystemParameters());
     const templates = await this.driver.templateCount();
@@ -100,12 +91,13 @@ export class R30xScanner extends TypedEmitter<ScannerEvents> implements Scanner 
       model: this.#product?.model || 'R30x',
       firmware: this.#product ? this.#product.hardwareVersion : null,
       serial: this.#product?.serial || null,
-      transport: this.#transport.kind,
-      path: this.#transport.path,
-      baud: this.#transport.kind === 'serial' ? this.driver.baud : null,
+      transport: this.transport.kind,
+      path: this.transport.path,
+      baud: this.transport.kind === 'serial' ? this.driver.baud : null,
       capacity: params.capacity,
       templates,
       image: { width: IMAGE_WIDTH, height: IMAGE_HEIGHT, bitsPerPixel: 4 },
+      resolution: resolutionOf(R30X_RESOLUTION, this.#product?.model),
       moduleTemplateFormat: R30X_TEMPLATE_FORMAT,
     };
   }
@@ -133,7 +125,9 @@ export class R30xScanner extends TypedEmitter<ScannerEvents> implements Scanner 
   async captureImage(): Promise<CapturedImage> {
     await this.#neutral(() => this.driver.genImg());
     const img = await this.driver.upImage();
-    return { width: img.width, height: img.height, pixels: img.pixels, sourceBitsPerPixel: 4, dpi: 500, quality: null };
+    // The model's sensor resolution (models.ts), known once ReadProdInfo named it.
+    const dpi = dpiOf(resolutionOf(R30X_RESOLUTION, this.#product?.model));
+    return { width: img.width, height: img.height, pixels: img.pixels, sourceBitsPerPixel: 4, dpi, quality: null };
   }
 
   async searchOnModule(): Promise<ModuleSearchResult | null> {
@@ -222,22 +216,5 @@ export class R30xScanner extends TypedEmitter<ScannerEvents> implements Scanner 
       }
       throw err;
     }
-  }
-
-  #onDisconnect(err: Error): void {
-    if (this.#closing) return;
-    log.warn({ path: this.#transport.path, err: err.message }, 'R30x module disconnected');
-    this.emit('disconnect', err);
-    if (this.#options.reconnect === false || this.#transport.kind === 'memory') return;
-    this.#reconnecting = startReconnectLoop(this.#transport, {
-      handshake: async () => {
-        this.driver.resetLink();
-        await this.#identify();
-      },
-      closed: () => this.#closing,
-      onReconnected: () => void this.info().then((info) => this.emit('reconnect', info)),
-      onFailedTry: (e) => log.debug({ err: String(e) }, 'R30x reconnect attempt failed'),
-      pauseMs: 500,
-    });
   }
 }

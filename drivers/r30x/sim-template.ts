@@ -17,7 +17,7 @@
  * returned byte for byte but matches nothing.
  */
 import { crc32 } from 'node:zlib';
-import { seededRandom } from '../simulator-image.js';
+import { seededRandom } from '../simulator/images.js';
 import { CHAR_FILE_BYTES } from './protocol.js';
 
 const MAGIC = Buffer.from('RSIM', 'ascii');

@@ -2,32 +2,34 @@
  * A byte-exact R30x simulator (R503, R307, R305, AS608, ZFM-20). It sits on the device end of any
  * ByteTransport (the `device` end of a memory pair, or a SerialTransport on one side of a socat
  * pty pair), parses the host's packets with the driver's own parser and answers like the module:
- * same packets, same confirmation codes, at the speed the baud rate allows (output paced by
- * `LinePacer`, commands handled no earlier than their last byte would have arrived).
+ * same packets, same confirmation codes, at the speed the baud rate allows (the shared serial
+ * line, simulator/serial.ts: output paced, commands handled no earlier than their last byte
+ * would have arrived).
  *
  * Virtual fingers are numbers (the synthetic seed): `present(id)` puts one on the sensor, `lift()`
  * takes it off. GenImg takes its next impression; UpImage sends the picture from the injected
  * image source, fitted to 256×288 and cut to 4 bits a pixel; Img2Tz makes a character file in the
  * simulator's own layout (sim-template.ts) that Search/Match/RegModel compare by finger identity.
  *
- * Where the manuals are silent, the simulator chooses (README records it): UpImage without a
- * captured image answers 0x15; UpChar of an empty buffer answers 0x0D; Store of an empty buffer
- * 0x22; a Search range reaching past the library is clamped to it and one starting past it answers
- * 0x0B; an instruction the model lacks (LED, product info on non-R503) answers 0xFC; a packet with a
- * bad checksum, another address, or sent at another baud rate than the module's is ignored.
+ * Where the manuals are silent, the simulator chooses (docs/hardware.md records it): UpImage
+ * without a captured image answers 0x15; UpChar of an empty buffer answers 0x0D; Store of an
+ * empty buffer 0x22; a Search range reaching past the library is clamped to it and one starting
+ * past it answers 0x0B; an instruction the model lacks (LED, product info on non-R503) answers
+ * 0xFC; a packet with a bad checksum, another address, or sent at another baud rate than the
+ * module's is ignored.
  *
- * Fault switches (`setFault`): bad-checksum, dropped-bytes (on, or a count of packets), stall,
- * unplug, no-finger, low-quality.
+ * Fault switches (`setFault`, simulator/faults.ts): bad-checksum, dropped-bytes (one byte from
+ * the middle of a packet), stall, unplug, no-finger, low-quality.
  */
 import { AgentError } from '../../src/core/errors.js';
-import { TypedEmitter } from '../../src/core/events.js';
 import { logger } from '../../src/core/logger.js';
-import { LinePacer } from '../transport/line-pacer.js';
 import type { ByteTransport } from '../transport/transport.js';
-import { degradeImage, fitImage, type SimImageSource } from '../simulator-image.js';
-import { DEFAULT_ADDRESS, PacketId, encodePacket, packNibbles, type R30xPacket } from './codec.js';
+import type { SimImageSource } from '../simulator/images.js';
+import { SerialSimulator } from '../simulator/serial.js';
+import { DEFAULT_ADDRESS, PacketId, encodeAck, packNibbles, splitDataPackets, type R30xPacket } from './codec.js';
+import { R30X_COMMANDS, type R30x, type R30xCommand, type R30xCommandName, type SearchHit } from './commands.js';
 import { R30xParser } from './parser.js';
-import { CHAR_FILE_BYTES, IMAGE_HEIGHT, IMAGE_WIDTH, Instruction as I, PACKET_SIZES, Register, Status } from './protocol.js';
+import { CHAR_FILE_BYTES, IMAGE_HEIGHT, IMAGE_WIDTH, INSTRUCTION_NAMES, Instruction as I, PACKET_SIZES, Register, Status, type InstructionName } from './protocol.js';
 import { decodeR30xSimTemplate, encodeR30xSimTemplate, r30xSimScore, r30xSimThreshold } from './sim-template.js';
 
 const log = logger('drivers:r30x-sim');
@@ -40,9 +42,6 @@ export const R30X_MODELS = {
   'ZFM-20': { capacity: 162, led: false, productInfo: false },
 } as const;
 export type R30xModel = keyof typeof R30X_MODELS;
-
-export const FAULT_NAMES = ['bad-checksum', 'dropped-bytes', 'stall', 'unplug', 'no-finger', 'low-quality'] as const;
-export type FaultName = (typeof FAULT_NAMES)[number];
 
 export interface R30xSimulatorOptions {
   model?: R30xModel;
@@ -71,12 +70,13 @@ export interface LedState {
   count: number;
 }
 
-export interface SimulatorEvents extends Record<string, unknown> {
-  /** An instruction was handled (its code). */
-  command: number;
-  /** The unplug fault fired. */
-  unplug: void;
-}
+/**
+ * A handler's answer: a bare confirmation code, or a response (its code 0 unless said), the data
+ * packets that follow (made once the acknowledgement is on its way) and what to do once it is sent.
+ */
+type Reply<Res> = number | { response: Res; code?: number; data?: () => Uint8Array; then?: () => void };
+type Handler<Req, Res> = (req: Req) => Reply<Res>;
+type Handlers = { [K in R30xCommandName]: (typeof R30x)[K] extends R30xCommand<infer Req, infer Res> ? Handler<Req, Res> : never };
 
 interface ImageBuffer {
   fingerId: number;
@@ -84,113 +84,52 @@ interface ImageBuffer {
   lowQuality: boolean;
 }
 
-export class R30xSimulator extends TypedEmitter<SimulatorEvents> {
+export class R30xSimulator extends SerialSimulator {
   readonly family = 'r30x' as const;
+  readonly modality = 'finger' as const;
   readonly model: R30xModel;
   readonly capacity: number;
   readonly address: number;
-  /** Slot → character file. */
+  /** Slot → character file (the module's flash). */
   readonly library = new Map<number, Buffer>();
   led: LedState | null = null;
-  baud: number;
   securityLevel: number;
   packetSize: number;
-  #transport: ByteTransport;
-  #pacer!: LinePacer;
   #parser = new R30xParser();
   #options: R30xSimulatorOptions;
   #password: number;
-  #verified: boolean;
-  #finger: number | null = null;
-  #impressions = new Map<number, number>();
+  #verified = false;
   #image: ImageBuffer | null = null;
   #chars: [Buffer | null, Buffer | null] = [null, null];
   #downChar: { buffer: 0 | 1; parts: Buffer[] } | null = null;
-  #work: Promise<void> = Promise.resolve();
-  #faults = new Map<FaultName, number | boolean>();
-  #closed = false;
-  #imageCache = new Map<string, Uint8Array>();
-  #lastRxAt = -Infinity;
-  #hostBaud: number | null = null;
 
   constructor(transport: ByteTransport, options: R30xSimulatorOptions) {
-    super();
-    this.#transport = transport;
-    this.#options = options;
-    this.model = options.model ?? 'R503';
-    if (!(this.model in R30X_MODELS)) {
-      throw new AgentError('DRIVER_BAD_ARGUMENT', `unknown R30x model "${this.model}"`, { model: this.model }, { hint: `models: ${Object.keys(R30X_MODELS).join(', ')}` });
+    const model = options.model ?? 'R503';
+    if (!(model in R30X_MODELS)) {
+      throw new AgentError('DRIVER_BAD_ARGUMENT', `unknown R30x model "${model}"`, { model }, { hint: `models: ${Object.keys(R30X_MODELS).join(', ')}` });
     }
     const baud = options.baud ?? 57600;
     if (!Number.isInteger(baud / 9600) || baud < 9600 || baud > 115200) {
       throw new AgentError('DRIVER_BAD_ARGUMENT', `an R30x runs at 9600 × N baud (N = 1..12), not ${baud}`, { baud }, { hint: 'use 9600, 19200, 38400, 57600 or 115200' });
     }
+    super({ device: 'R30x', baud, ...(options.pacing !== undefined ? { pacing: options.pacing } : {}), ...(options.hostBaud ? { hostBaud: options.hostBaud } : {}) }, 1);
+    this.#options = options;
+    this.model = model;
     this.capacity = options.capacity ?? R30X_MODELS[this.model].capacity;
     this.address = options.address ?? DEFAULT_ADDRESS;
-    this.baud = options.baud ?? 57600;
     this.securityLevel = options.securityLevel ?? 3;
     this.packetSize = options.packetSize ?? 128;
     this.#password = options.password ?? 0;
-    this.#verified = this.#password === 0;
-    this.#pacer = this.#bind(transport);
+    void this.attach(transport).catch((err: unknown) => log.warn({ err: String(err) }, 'simulator could not open its transport'));
   }
 
-  #bind(transport: ByteTransport): LinePacer {
-    const pacer = new LinePacer(transport, { baud: this.baud, enabled: this.#options.pacing ?? true });
-    pacer.onError = (err) => log.debug({ err: String(err) }, 'simulator write failed');
-    transport.on('data', (chunk) => {
-      if (this.#transport === transport) this.#onData(chunk);
-    });
-    return pacer;
-  }
-
-  /**
-   * Plugs the module back in on another device-side transport (after `unplug`): the library
-   * (flash) and the settings stay, the buffers (RAM) are lost, like a power cycle.
-   */
-  async attach(transport: ByteTransport): Promise<void> {
-    this.#pacer.clear();
-    this.#transport = transport;
-    this.#pacer = this.#bind(transport);
+  /** Power cycle: the library (flash) and the settings stay, the buffers (RAM) are lost. */
+  protected powerUp(): void {
     this.#parser.reset();
     this.#image = null;
     this.#chars = [null, null];
     this.#downChar = null;
     this.#verified = this.#password === 0;
-    this.#faults.delete('unplug');
-    this.#lastRxAt = -Infinity;
-    this.#closed = false;
-    if (!transport.isOpen) await transport.open();
-  }
-
-  // ---------------------------------------------------------------- controls
-
-  /** Puts virtual finger `id` on the sensor. */
-  present(fingerId: number): void {
-    this.#finger = fingerId;
-  }
-
-  lift(): void {
-    this.#finger = null;
-  }
-
-  get finger(): number | null {
-    return this.#finger;
-  }
-
-  /** `true`/`false` switches a fault; a number arms bad-checksum or dropped-bytes for that many packets. */
-  setFault(name: FaultName, value: boolean | number): void {
-    if (!FAULT_NAMES.includes(name)) {
-      throw new AgentError('DRIVER_SIM_UNKNOWN_FAULT', `unknown fault "${name}"`, { fault: name }, { hint: `faults: ${FAULT_NAMES.join(', ')}` });
-    }
-    if (value === false || value === 0) this.#faults.delete(name);
-    else this.#faults.set(name, value);
-    if (name === 'stall') this.#pacer.stalled = value !== false && value !== 0;
-    if (name === 'unplug' && value) void this.unplug();
-  }
-
-  faults(): Record<string, number | boolean> {
-    return Object.fromEntries(this.#faults);
   }
 
   /** Enrols virtual finger `fingerId` straight into `slot` (test and demo set-up). */
@@ -198,43 +137,15 @@ export class R30xSimulator extends TypedEmitter<SimulatorEvents> {
     this.library.set(slot, encodeR30xSimTemplate({ fingerId, impression: 0, kind: 2 }));
   }
 
-  /** Pulls the cable: the host sees a disconnect. */
-  async unplug(): Promise<void> {
-    if (this.#closed) return;
-    this.#closed = true;
-    this.#pacer.clear();
-    this.emit('unplug', undefined);
-    await this.#transport.close();
-  }
-
-  async close(): Promise<void> {
-    this.#closed = true;
-    this.#pacer.clear();
-    await this.#transport.close();
-  }
-
   // ---------------------------------------------------------------- input
 
-  #onData(chunk: Buffer): void {
-    if (this.#closed) return;
-    const readyAt = this.#pacer.arrival(chunk.length);
-    if (this.#faults.get('stall')) return;
-    // The host's line speed is read when it starts talking after a pause (a new session: a probe
-    // at another baud rate, a reopen); reading it costs a few ms, too much for every packet.
-    const now = performance.now();
-    if (this.#options.hostBaud && now - this.#lastRxAt > 100) this.#hostBaud = this.#options.hostBaud(this.#lastRxAt === -Infinity);
-    this.#lastRxAt = now;
-    if (this.#hostBaud !== null && this.#hostBaud !== this.baud) return; // wrong speed: the module sees noise
+  protected receive(chunk: Buffer, readyAt: number): void {
     for (const r of this.#parser.push(chunk)) {
       if (!r.ok) continue; // a real module ignores a packet with a bad checksum
       const packet = r.packet;
       if (packet.address !== this.address) continue;
-      this.#work = this.#work.then(async () => {
-        // Never answer before the command's last byte would have arrived (timers round down: ceil).
-        const wait = readyAt - performance.now();
-        if (wait > 0) await new Promise((res) => setTimeout(res, Math.ceil(wait)));
-        if (!this.#closed && !this.#faults.get('stall')) this.#handle(packet);
-      }).catch((err: unknown) => log.warn({ err: String(err) }, 'simulator failed to handle a packet'));
+      if (packet.pid === PacketId.command && packet.payload.length > 0) this.record(INSTRUCTION_NAMES.get(packet.payload[0]!) ?? `0x${packet.payload[0]!.toString(16)}`);
+      this.later(readyAt, () => this.#handle(packet));
     }
   }
 
@@ -251,253 +162,182 @@ export class R30xSimulator extends TypedEmitter<SimulatorEvents> {
     }
     if (packet.pid !== PacketId.command || packet.payload.length < 1) return;
     const instr = packet.payload[0]!;
-    const p = packet.payload.subarray(1);
-    this.emit('command', instr);
+    const params = packet.payload.subarray(1);
     if (!this.#verified && instr !== I.VfyPwd) return this.#ack(0x21);
-    switch (instr) {
-      case I.VfyPwd: {
-        if (p.length < 4) return this.#ack(0x01);
-        const ok = p.readUInt32BE(0) === this.#password >>> 0;
-        if (ok) this.#verified = true;
-        return this.#ack(ok ? 0x00 : 0x13);
+    const cmd = R30X_COMMANDS.get(instr);
+    const handle = cmd && (this.#handlers as Record<string, Handler<never, unknown> | undefined>)[cmd.name];
+    if (!cmd || !handle || this.#lacks(cmd.name)) return this.#ack(0xfc);
+    this.#serve(cmd, params, handle);
+  }
+
+  /** Commands only some models have (the R503's ring LED and product info). */
+  #lacks(name: InstructionName): boolean {
+    const features = R30X_MODELS[this.model];
+    return (name === 'AuraLedConfig' && !features.led) || (name === 'ReadProdInfo' && !features.productInfo);
+  }
+
+  /** Decodes the request with the command's codec, runs its handler and encodes its answer. */
+  #serve<Req, Res>(cmd: R30xCommand<Req, Res>, params: Buffer, handle: Handler<Req, Res>): void {
+    const req = cmd.decodeRequest(params);
+    if (req === null) return this.#ack(0x01);
+    const reply = handle(req);
+    if (typeof reply === 'number') return this.#ack(reply);
+    this.#ack(reply.code ?? 0x00, cmd.encodeResponse(reply.response, req));
+    if (reply.data) this.#sendData(reply.data());
+    reply.then?.();
+  }
+
+  /** What the module does for each command it knows (the rest answer 0xFC, unsupported). */
+  readonly #handlers: Handlers = {
+    VfyPwd: ({ password }) => {
+      if (password !== this.#password >>> 0) return 0x13;
+      this.#verified = true;
+      return 0x00;
+    },
+    ReadSysPara: () => {
+      let status = 0;
+      if (this.#image) status |= Status.imageValid;
+      if (this.#verified) status |= Status.passwordVerified;
+      return { response: { status, systemId: 0x0009, capacity: this.capacity, securityLevel: this.securityLevel, address: this.address, packetSize: this.packetSize, baud: this.baud } };
+    },
+    ReadProdInfo: () => {
+      const serial = this.#options.serial ?? 'SIM00001';
+      return { response: { model: this.model, batch: 'SIM1', serial, hardwareVersion: '1.2', sensor: 'SIMSENS', sensorWidth: IMAGE_WIDTH, sensorHeight: IMAGE_HEIGHT, templateSize: CHAR_FILE_BYTES, capacity: this.capacity } };
+    },
+    WriteReg: ({ register, value }) => {
+      if (register === Register.baud) {
+        if (value < 1 || value > 12) return 0x1b;
+        // Acknowledged at the old speed, then the line switches.
+        return { response: {}, then: () => void this.switchBaud(value * 9600) };
       }
-      case I.ReadSysPara: {
-        const b = Buffer.alloc(16);
-        let status = 0;
-        if (this.#image) status |= Status.imageValid;
-        if (this.#verified) status |= Status.passwordVerified;
-        b.writeUInt16BE(status, 0);
-        b.writeUInt16BE(0x0009, 2);
-        b.writeUInt16BE(this.capacity, 4);
-        b.writeUInt16BE(this.securityLevel, 6);
-        b.writeUInt32BE(this.address >>> 0, 8);
-        b.writeUInt16BE((PACKET_SIZES as readonly number[]).indexOf(this.packetSize), 12);
-        b.writeUInt16BE(this.baud / 9600, 14);
-        return this.#ack(0x00, b);
+      if (register === Register.securityLevel) {
+        if (value < 1 || value > 5) return 0x1b;
+        this.securityLevel = value;
+        return 0x00;
       }
-      case I.ReadProdInfo: {
-        if (!R30X_MODELS[this.model].productInfo) return this.#ack(0xfc);
-        const b = Buffer.alloc(46);
-        b.write(this.model, 0, 16, 'latin1');
-        b.write('SIM1', 16, 4, 'latin1');
-        b.write((this.#options.serial ?? 'SIM00001').slice(0, 8), 20, 8, 'latin1');
-        b[28] = 1;
-        b[29] = 2;
-        b.write('SIMSENS', 30, 8, 'latin1');
-        b.writeUInt16BE(IMAGE_WIDTH, 38);
-        b.writeUInt16BE(IMAGE_HEIGHT, 40);
-        b.writeUInt16BE(CHAR_FILE_BYTES, 42);
-        b.writeUInt16BE(this.capacity, 44);
-        return this.#ack(0x00, b);
+      if (register === Register.packetSize) {
+        if (value > 3) return 0x1b;
+        this.packetSize = PACKET_SIZES[value]!;
+        return 0x00;
       }
-      case I.WriteReg: {
-        if (p.length < 2) return this.#ack(0x01);
-        const [reg, value] = [p[0]!, p[1]!];
-        if (reg === Register.baud) {
-          if (value < 1 || value > 12) return this.#ack(0x1b);
-          this.#ack(0x00);
-          void this.#pacer.idle().then(() => {
-            this.baud = value * 9600;
-            this.#pacer.baud = this.baud;
-            this.#lastRxAt = -Infinity; // read the host's new speed on its next packet
-          });
-          return;
-        }
-        if (reg === Register.securityLevel) {
-          if (value < 1 || value > 5) return this.#ack(0x1b);
-          this.securityLevel = value;
-          return this.#ack(0x00);
-        }
-        if (reg === Register.packetSize) {
-          if (value > 3) return this.#ack(0x1b);
-          this.packetSize = PACKET_SIZES[value]!;
-          return this.#ack(0x00);
-        }
-        return this.#ack(0x1a);
-      }
-      case I.GenImg: {
-        if (this.#finger === null || this.#faults.get('no-finger')) return this.#ack(0x02);
-        const impression = (this.#impressions.get(this.#finger) ?? 0) + 1;
-        this.#impressions.set(this.#finger, impression);
-        this.#image = { fingerId: this.#finger, impression, lowQuality: Boolean(this.#faults.get('low-quality')) };
-        return this.#ack(0x00);
-      }
-      case I.UpImage: {
-        if (!this.#image) return this.#ack(0x15);
-        this.#ack(0x00);
-        return this.#sendData(packNibbles(this.#pixels(this.#image)));
-      }
-      case I.Img2Tz: {
-        const buf = this.#bufferIndex(p[0]);
-        if (buf === null) return this.#ack(0x01);
-        if (!this.#image) return this.#ack(0x15);
-        if (this.#image.lowQuality) return this.#ack(0x07);
-        this.#chars[buf] = encodeR30xSimTemplate({ fingerId: this.#image.fingerId, impression: this.#image.impression, kind: 1 });
-        return this.#ack(0x00);
-      }
-      case I.RegModel: {
-        const [a, b] = this.#chars;
-        const x = decodeR30xSimTemplate(a ?? undefined);
-        const y = decodeR30xSimTemplate(b ?? undefined);
-        if (!x || !y || x.fingerId !== y.fingerId) return this.#ack(0x0a);
-        const merged = encodeR30xSimTemplate({ fingerId: x.fingerId, impression: x.impression * 1000 + y.impression, kind: 2 });
-        this.#chars = [merged, Buffer.from(merged)];
-        return this.#ack(0x00);
-      }
-      case I.Store: {
-        const buf = this.#bufferIndex(p[0]);
-        if (buf === null || p.length < 3) return this.#ack(0x01);
-        const slot = p.readUInt16BE(1);
-        if (slot >= this.capacity) return this.#ack(0x0b);
-        const c = this.#chars[buf];
-        if (!c) return this.#ack(0x22);
-        this.library.set(slot, Buffer.from(c));
-        return this.#ack(0x00);
-      }
-      case I.LoadChar: {
-        const buf = this.#bufferIndex(p[0]);
-        if (buf === null || p.length < 3) return this.#ack(0x01);
-        const slot = p.readUInt16BE(1);
-        if (slot >= this.capacity) return this.#ack(0x0b);
-        const t = this.library.get(slot);
-        if (!t) return this.#ack(0x0c);
-        this.#chars[buf] = Buffer.from(t);
-        return this.#ack(0x00);
-      }
-      case I.UpChar: {
-        const buf = this.#bufferIndex(p[0]);
-        if (buf === null) return this.#ack(0x01);
-        const c = this.#chars[buf];
-        if (!c) return this.#ack(0x0d);
-        this.#ack(0x00);
-        return this.#sendData(c);
-      }
-      case I.DownChar: {
-        const buf = this.#bufferIndex(p[0]);
-        if (buf === null) return this.#ack(0x01);
-        this.#downChar = { buffer: buf, parts: [] };
-        return this.#ack(0x00);
-      }
-      case I.Search:
-      case I.HiSpeedSearch: {
-        const buf = this.#bufferIndex(p[0]);
-        if (buf === null || p.length < 5) return this.#ack(0x01);
-        const start = p.readUInt16BE(1);
-        const count = p.readUInt16BE(3);
-        if (start >= this.capacity) return this.#ack(0x0b);
-        const probe = this.#chars[buf];
-        if (!probe) return this.#ack(0x09);
-        const end = Math.min(this.capacity, start + count);
-        let best = { slot: -1, score: 0 };
-        for (const [slot, t] of this.library) {
-          if (slot < start || slot >= end) continue;
-          const score = r30xSimScore(probe, t);
-          if (score > best.score || (score === best.score && score > 0 && slot < best.slot)) best = { slot, score };
-        }
-        if (best.slot < 0 || best.score < r30xSimThreshold(this.securityLevel)) return this.#ack(0x09);
-        const b = Buffer.alloc(4);
-        b.writeUInt16BE(best.slot, 0);
-        b.writeUInt16BE(best.score, 2);
-        return this.#ack(0x00, b);
-      }
-      case I.Match: {
-        const score = r30xSimScore(this.#chars[0] ?? undefined, this.#chars[1] ?? undefined);
-        const b = Buffer.alloc(2);
-        b.writeUInt16BE(score, 0);
-        return this.#ack(score >= r30xSimThreshold(this.securityLevel) ? 0x00 : 0x08, b);
-      }
-      case I.DeletChar: {
-        if (p.length < 4) return this.#ack(0x01);
-        const slot = p.readUInt16BE(0);
-        const n = p.readUInt16BE(2);
-        if (slot >= this.capacity || slot + n > this.capacity) return this.#ack(0x10);
-        for (let s = slot; s < slot + n; s++) this.library.delete(s);
-        return this.#ack(0x00);
-      }
-      case I.Empty:
-        this.library.clear();
-        return this.#ack(0x00);
-      case I.TemplateNum: {
-        const b = Buffer.alloc(2);
-        b.writeUInt16BE(this.library.size, 0);
-        return this.#ack(0x00, b);
-      }
-      case I.ReadIndexTable: {
-        const page = p[0] ?? 0;
-        if (page > 3) return this.#ack(0x0b);
-        const b = Buffer.alloc(32);
-        for (const slot of this.library.keys()) {
-          const rel = slot - page * 256;
-          if (rel >= 0 && rel < 256) b[rel >> 3]! |= 1 << (rel & 7);
-        }
-        return this.#ack(0x00, b);
-      }
-      case I.AuraLedConfig: {
-        if (!R30X_MODELS[this.model].led) return this.#ack(0xfc);
-        if (p.length < 4) return this.#ack(0x01);
-        this.led = { control: p[0]!, speed: p[1]!, color: p[2]!, count: p[3]! };
-        return this.#ack(0x00);
-      }
-      default:
-        return this.#ack(0xfc);
+      return 0x1a;
+    },
+    GenImg: () => {
+      const finger = this.presented;
+      if (finger === null) return 0x02;
+      this.#image = { fingerId: finger, impression: this.nextImpression(finger), lowQuality: this.faults.lowQuality };
+      return 0x00;
+    },
+    UpImage: () => {
+      if (!this.#image) return 0x15;
+      const image = this.#image;
+      return { response: {}, data: () => packNibbles(this.#pixels(image)) };
+    },
+    Img2Tz: ({ buffer }) => {
+      const buf = bufferIndex(buffer);
+      if (buf === null) return 0x01;
+      if (!this.#image) return 0x15;
+      if (this.#image.lowQuality) return 0x07;
+      this.#chars[buf] = encodeR30xSimTemplate({ fingerId: this.#image.fingerId, impression: this.#image.impression, kind: 1 });
+      return 0x00;
+    },
+    RegModel: () => {
+      const [a, b] = this.#chars;
+      const x = decodeR30xSimTemplate(a ?? undefined);
+      const y = decodeR30xSimTemplate(b ?? undefined);
+      if (!x || !y || x.fingerId !== y.fingerId) return 0x0a;
+      const merged = encodeR30xSimTemplate({ fingerId: x.fingerId, impression: x.impression * 1000 + y.impression, kind: 2 });
+      this.#chars = [merged, Buffer.from(merged)];
+      return 0x00;
+    },
+    Store: ({ buffer, slot }) => {
+      const buf = bufferIndex(buffer);
+      if (buf === null) return 0x01;
+      if (slot >= this.capacity) return 0x0b;
+      const c = this.#chars[buf];
+      if (!c) return 0x22;
+      this.library.set(slot, Buffer.from(c));
+      return 0x00;
+    },
+    LoadChar: ({ buffer, slot }) => {
+      const buf = bufferIndex(buffer);
+      if (buf === null) return 0x01;
+      if (slot >= this.capacity) return 0x0b;
+      const t = this.library.get(slot);
+      if (!t) return 0x0c;
+      this.#chars[buf] = Buffer.from(t);
+      return 0x00;
+    },
+    UpChar: ({ buffer }) => {
+      const buf = bufferIndex(buffer);
+      if (buf === null) return 0x01;
+      const c = this.#chars[buf];
+      if (!c) return 0x0d;
+      return { response: {}, data: () => c };
+    },
+    DownChar: ({ buffer }) => {
+      const buf = bufferIndex(buffer);
+      if (buf === null) return 0x01;
+      this.#downChar = { buffer: buf, parts: [] };
+      return 0x00;
+    },
+    Search: (req) => this.#search(req),
+    HiSpeedSearch: (req) => this.#search(req),
+    Match: () => {
+      const score = r30xSimScore(this.#chars[0] ?? undefined, this.#chars[1] ?? undefined);
+      return { code: score >= r30xSimThreshold(this.securityLevel) ? 0x00 : 0x08, response: { score } };
+    },
+    DeletChar: ({ slot, count }) => {
+      if (slot >= this.capacity || slot + count > this.capacity) return 0x10;
+      for (let s = slot; s < slot + count; s++) this.library.delete(s);
+      return 0x00;
+    },
+    Empty: () => {
+      this.library.clear();
+      return 0x00;
+    },
+    TemplateNum: () => ({ response: { count: this.library.size } }),
+    ReadIndexTable: ({ page }) => (page > 3 ? 0x0b : { response: { slots: [...this.library.keys()] } }),
+    AuraLedConfig: (led) => {
+      this.led = led;
+      return 0x00;
+    },
+  };
+
+  #search({ buffer, start, count }: { buffer: number; start: number; count: number }): Reply<SearchHit> {
+    const buf = bufferIndex(buffer);
+    if (buf === null) return 0x01;
+    if (start >= this.capacity) return 0x0b;
+    const probe = this.#chars[buf];
+    if (!probe) return 0x09;
+    const end = Math.min(this.capacity, start + count);
+    let best = { slot: -1, score: 0 };
+    for (const [slot, t] of this.library) {
+      if (slot < start || slot >= end) continue;
+      const score = r30xSimScore(probe, t);
+      if (score > best.score || (score === best.score && score > 0 && slot < best.slot)) best = { slot, score };
     }
+    if (best.slot < 0 || best.score < r30xSimThreshold(this.securityLevel)) return 0x09;
+    return { response: best };
   }
 
   // ---------------------------------------------------------------- output
 
-  #bufferIndex(id: number | undefined): 0 | 1 | null {
-    return id === 1 ? 0 : id === 2 ? 1 : null;
-  }
-
   #pixels(img: ImageBuffer): Uint8Array {
-    const key = `${img.fingerId}:${img.impression}:${img.lowQuality}`;
-    let px = this.#imageCache.get(key);
-    if (!px) {
-      const src = this.#options.imageSource(img.fingerId, img.impression);
-      px = fitImage(src, IMAGE_WIDTH, IMAGE_HEIGHT);
-      if (img.lowQuality) px = degradeImage(px, img.fingerId ^ img.impression);
-      if (this.#imageCache.size > 8) this.#imageCache.clear();
-      this.#imageCache.set(key, px);
-    }
-    return px;
+    return this.picture(this.#options.imageSource, img.fingerId, img.impression, IMAGE_WIDTH, IMAGE_HEIGHT, img.lowQuality);
   }
 
-  #ack(code: number, params: Uint8Array = new Uint8Array(0)): void {
-    const payload = Buffer.alloc(1 + params.length);
-    payload[0] = code;
-    payload.set(params, 1);
-    this.#send(encodePacket({ address: this.address, pid: PacketId.ack, payload }));
+  #ack(code: number, params?: Uint8Array): void {
+    this.send(encodeAck(code, params, this.address));
   }
 
+  /** Data packets one by one, so the faults hit each like a packet on the wire. */
   #sendData(data: Uint8Array): void {
-    for (let off = 0; off < data.length; off += this.packetSize) {
-      const last = off + this.packetSize >= data.length;
-      this.#send(encodePacket({ address: this.address, pid: last ? PacketId.end : PacketId.data, payload: data.subarray(off, off + this.packetSize) }));
-    }
+    for (const packet of splitDataPackets(data, this.packetSize, this.address)) this.send(packet);
   }
+}
 
-  #send(packet: Buffer): void {
-    if (this.#closed) return;
-    let out = packet;
-    if (this.#consume('bad-checksum')) {
-      out = Buffer.from(packet);
-      out[out.length - 1]! ^= 0x5a;
-    }
-    if (this.#consume('dropped-bytes')) {
-      const mid = out.length >> 1;
-      out = Buffer.concat([out.subarray(0, mid), out.subarray(mid + 1)]);
-    }
-    this.#pacer.send(out);
-  }
-
-  /** True when the fault applies to this packet; counts down numbered faults. */
-  #consume(name: FaultName): boolean {
-    const v = this.#faults.get(name);
-    if (!v) return false;
-    if (typeof v === 'number') {
-      if (v <= 1) this.#faults.delete(name);
-      else this.#faults.set(name, v - 1);
-    }
-    return true;
-  }
+/** CharBuffer 1 or 2 as an index; null for any other number. */
+function bufferIndex(id: number): 0 | 1 | null {
+  return id === 1 ? 0 : id === 2 ? 1 : null;
 }

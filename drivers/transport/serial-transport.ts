@@ -9,6 +9,9 @@
  *   Then `disconnect` fires once and every pending or later write rejects with
  *   `TRANSPORT_DISCONNECTED`; a driver waiting for a reply fails at once instead of hanging.
  * - `open()` again after a disconnect opens a fresh port on the same path (see `reopen.ts`).
+ * - `binding` swaps serialport's OS binding for another (the tests use @serialport/binding-mock to
+ *   run this very class, serialport's stream included, without a tty); the path watchdog is then
+ *   off, the path not being a file.
  */
 import { existsSync } from 'node:fs';
 import { SerialPort } from 'serialport';
@@ -20,12 +23,19 @@ import { closedError, disconnectedError } from './errors.js';
 
 const log = logger('drivers:serial');
 
+/** A serialport binding (the OS one by default; @serialport/binding-mock in tests). */
+export type SerialBinding = object;
+
 export interface SerialTransportOptions {
   path: string;
   baud: number;
   /** How often the watchdog checks that the device path still exists (ms). */
   watchdogMs?: number;
+  /** Another serialport binding than the OS's. */
+  binding?: SerialBinding;
 }
+
+type SerialPortOptions = ConstructorParameters<typeof SerialPort>[0];
 
 export class SerialTransport extends TypedEmitter<TransportEvents> implements ByteTransport {
   readonly kind = 'serial' as const;
@@ -34,6 +44,7 @@ export class SerialTransport extends TypedEmitter<TransportEvents> implements By
   #port: SerialPort | undefined;
   #watchdog: NodeJS.Timeout | undefined;
   #watchdogMs: number;
+  readonly #binding: SerialBinding | undefined;
   #gone = false;
   #pending = new Set<(err?: Error) => void>();
 
@@ -42,6 +53,7 @@ export class SerialTransport extends TypedEmitter<TransportEvents> implements By
     this.path = options.path;
     this.#baud = options.baud;
     this.#watchdogMs = options.watchdogMs ?? 250;
+    this.#binding = options.binding;
   }
 
   get baud(): number {
@@ -55,7 +67,7 @@ export class SerialTransport extends TypedEmitter<TransportEvents> implements By
   async open(): Promise<void> {
     if (this.isOpen) return;
     this.#gone = false;
-    const port = new SerialPort({ path: this.path, baudRate: this.#baud, autoOpen: false });
+    const port = new SerialPort({ path: this.path, baudRate: this.#baud, autoOpen: false, ...(this.#binding ? { binding: this.#binding } : {}) } as SerialPortOptions);
     await new Promise<void>((resolve, reject) => {
       port.open((err) => (err ? reject(openError(this.path, this.#baud, err)) : resolve()));
     });
@@ -69,10 +81,12 @@ export class SerialTransport extends TypedEmitter<TransportEvents> implements By
     port.on('error', (err: Error) => {
       if (this.#port === port) this.#lost(err.message, err);
     });
-    this.#watchdog = setInterval(() => {
-      if (this.#port === port && !existsSync(this.path)) this.#lost('device path disappeared');
-    }, this.#watchdogMs);
-    this.#watchdog.unref();
+    if (!this.#binding) {
+      this.#watchdog = setInterval(() => {
+        if (this.#port === port && !existsSync(this.path)) this.#lost('device path disappeared');
+      }, this.#watchdogMs);
+      this.#watchdog.unref();
+    }
     log.debug({ path: this.path, baud: this.#baud }, 'serial port open');
   }
 
@@ -170,4 +184,15 @@ export function openError(path: string, baud: number, err: Error): AgentError {
     retryable: true,
     cause: err,
   });
+}
+
+/** Opens the serial port at `path`, runs `fn` on it and closes it again, whatever happens (probes). */
+export async function withSerialPort<T>(path: string, baud: number, fn: (transport: SerialTransport) => Promise<T>, options: { binding?: SerialBinding } = {}): Promise<T> {
+  const transport = new SerialTransport({ path, baud, ...options });
+  await transport.open();
+  try {
+    return await fn(transport);
+  } finally {
+    await transport.close();
+  }
 }

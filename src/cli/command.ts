@@ -3,12 +3,16 @@
  * exports a `register(program)` that declares the command, its options (each with its help line),
  * its arguments and its action. Help, usage errors (`CLI_USAGE`, exit 2) and `--json` come from
  * those declarations; `main.ts` finds the files by name, so adding a command touches no shared
- * file.
+ * file. A command whose verbs are owned by different features (`template info|compare|extract`)
+ * keeps one file per verb in a folder of its own and registers them with `registerFolder`.
  *
  * Command files keep their top-level imports light (types, option tables): what a command needs
  * to do its work is imported inside its action, so `edge-agent help` and light commands do not
  * load native modules or onnxruntime.
  */
+import { readdirSync } from 'node:fs';
+import { basename, extname } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Command as Commander, Option } from 'commander';
 import { AgentError } from '../core/errors.js';
 
@@ -22,16 +26,36 @@ export const AUDIENCES = {
 } as const;
 export type Audience = keyof typeof AUDIENCES;
 
-export type RegisterCommand = (program: Commander) => Commander;
+/** What a command file default-exports: declares its command (or verb) on `parent`. */
+export type RegisterCommand = (parent: Commander) => Commander | Promise<Commander>;
 
 /**
- * A command that parses its own arguments (the shape before commander); `main.ts` still runs
- * such files while they are reworked, and lists them under "Other commands".
+ * Registers every command file of the folder `dir` (`.ts` from the sources, `.js` once built) on
+ * `parent`, in name order.
  */
-export interface Command {
-  summary: string;
-  usage: string;
-  run(argv: string[]): Promise<number>;
+/** The command files of `dir` by name (a .js beside its .ts in a development tree counts once). */
+export function commandFilesIn(dir: URL): Map<string, string> {
+  const folder = fileURLToPath(dir);
+  const files = new Map<string, string>();
+  for (const f of readdirSync(folder).sort()) {
+    const ext = extname(f);
+    if ((ext === '.ts' || ext === '.js') && !f.endsWith('.d.ts') && !files.has(basename(f, ext))) files.set(basename(f, ext), `${folder}/${f}`);
+  }
+  return files;
+}
+
+/**
+ * Declares on `parent` every command file of `dir`, or with `only` just the one of that name (so
+ * `queue status` does not import the other commands and what they import: each costs time to load
+ * on a Pi or under emulation).
+ */
+export async function registerFolder(parent: Commander, dir: URL, only?: string): Promise<void> {
+  for (const [name, file] of commandFilesIn(dir)) {
+    if (only !== undefined && name !== only) continue;
+    const mod = (await import(pathToFileURL(file).href)) as { default?: unknown };
+    if (typeof mod.default !== 'function') throw new Error(`${file} does not default-export a register(parent) function`);
+    await (mod.default as RegisterCommand)(parent);
+  }
 }
 
 export interface CommandDef {

@@ -11,8 +11,8 @@ import type { TerminalRuntime } from '../daemon/runtime.js';
 
 export function modalityFlag(value: string | undefined): ScannerModality {
   if (value === undefined || value === 'finger') return 'finger';
-  if (value === 'iris') return 'iris';
-  throw new AgentError('CLI_USAGE', `--modality takes finger or iris, got "${value}"`, { modality: value });
+  if (value === 'iris' || value === 'badge') return value;
+  throw new AgentError('CLI_USAGE', `--modality takes finger, iris or badge, got "${value}"`, { modality: value });
 }
 
 /** One line for a progress event of the enroller or identifyOnce. */
@@ -23,6 +23,7 @@ export function describeProgress(e: Record<string, unknown>): string {
       return `  capture ${String(e.capture)}/${String(e.of)} taken (quality ${String(e.quality)})`;
     case 'upload':
       if (e.error) return `  upload failed: ${String(e.error)}${e.message ? ` (${String(e.message)})` : ''}`;
+      if (e.item === undefined) return `  ${String(e.message ?? 'upload')}`;
       return `  upload item ${String(e.item)}: ${String(e.statusCode)}${e.statusDescription ? ` (${String(e.statusDescription)})` : ''}`;
     case 'stored':
       return `  stored ${String(e.templates)} template(s) in the encrypted cache`;
@@ -33,8 +34,6 @@ export function describeProgress(e: Record<string, unknown>): string {
   }
 }
 
-const FAMILIES: Record<ScannerModality, readonly string[]> = { finger: ['r30x', 'gt521'], iris: ['iris-hid'] };
-
 export interface SimulatedPerson {
   onProgress(e: Record<string, unknown>): void;
   stop(): Promise<void>;
@@ -42,9 +41,9 @@ export interface SimulatedPerson {
 
 /** The person in front of a simulated scanner of this process (`--present ID`). */
 export function simulatedPerson(rt: TerminalRuntime, modality: ScannerModality, id: number, options: { holdMs?: number } = {}): SimulatedPerson {
-  const sim: SimulatorControl | undefined = [...rt.simulators.values()].find((s) => FAMILIES[modality].includes(s.family));
+  const sim: SimulatorControl | undefined = [...rt.simulators.values()].find((s) => s.modality === modality);
   if (!sim) {
-    throw new AgentError('CLI_USAGE', `--present needs a simulated ${modality} scanner in this process`, { modality }, { hint: 'add --simulate (or --scanner r30x:sim, --scanner iris-hid:sim)' });
+    throw new AgentError('CLI_USAGE', `--present needs a simulated ${modality} scanner in this process`, { modality }, { hint: 'add --simulate (or --scanner r30x:sim, --scanner iris-hid:sim, --scanner badge-serial:sim)' });
   }
   const timers = new Set<NodeJS.Timeout>();
   const later = (ms: number, fn: () => void) => {

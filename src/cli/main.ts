@@ -4,38 +4,16 @@
  * declared on commander, which turns their definitions into help and usage errors.
  * Exit codes: 0 success, 1 failure (an AgentError printed with its code and hint), 2 usage error.
  */
-import { readdirSync } from 'node:fs';
-import { basename, dirname, extname } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { Command, CommanderError } from 'commander';
-import type { RegisterCommand } from './command.js';
-
-/** A command not yet declared on commander: it parses its own arguments (see LEGACY below). */
-interface LegacyCommand {
-  summary: string;
-  usage: string;
-  run(argv: string[]): Promise<number>;
-}
-
-/**
- * Commands that still parse their own arguments while their files are being reworked elsewhere;
- * they are listed in the help and run as before.
- */
-const legacy = new Map<string, LegacyCommand>();
+import { AUDIENCES, commandFilesIn, registerFolder } from './command.js';
 import { AgentError, describeError } from '../core/errors.js';
 import { VERSION } from '../core/version.js';
 
-const here = dirname(fileURLToPath(import.meta.url));
+const COMMANDS = new URL('./commands/', import.meta.url);
 
-function commandFiles(): string[] {
-  return readdirSync(`${here}/commands`)
-    .filter((f) => (extname(f) === '.ts' || extname(f) === '.js') && !f.endsWith('.d.ts'))
-    .sort()
-    .map((f) => `${here}/commands/${f}`);
-}
-
-/** The whole command tree, every command declared. */
-export async function buildProgram(): Promise<Command> {
+/** The command tree: every command declared, or with `only` just that one (see registerFolder). */
+export async function buildProgram(only?: string): Promise<Command> {
   const program = new Command('edge-agent')
     .usage('<command> [options]')
     .description('The edge agent for biometric attendance terminals.')
@@ -46,18 +24,10 @@ export async function buildProgram(): Promise<Command> {
     .configureOutput({ outputError: () => undefined })
     .addHelpText('after', '\n"edge-agent <command> --help" (or "edge-agent help <command>") shows the options of one command.');
   program.helpCommand('help [command]', 'show the help of a command');
-  const seen = new Set<string>();
-  for (const file of commandFiles()) {
-    const name = basename(file, extname(file));
-    if (seen.has(name)) continue; // a .js beside its .ts in a development tree
-    seen.add(name);
-    const mod = (await import(pathToFileURL(file).href)) as { default: RegisterCommand | LegacyCommand };
-    if (typeof mod.default === 'function') mod.default(program);
-    else {
-      legacy.set(name, mod.default);
-      program.command(name).description(mod.default.summary).helpGroup('Other commands:').allowUnknownOption().allowExcessArguments();
-    }
-  }
+  await registerFolder(program, COMMANDS, only);
+  // Help lists the groups in the order of their first command: everyone first, then by audience.
+  const rank = (c: Command) => Object.values<string>(AUDIENCES).indexOf(c.helpGroup());
+  (program.commands as Command[]).sort((a, b) => rank(a) - rank(b));
   return program;
 }
 
@@ -75,26 +45,15 @@ function commandPath(argv: string[], program: Command): string {
 }
 
 export async function main(argv: string[]): Promise<number> {
-  const program = await buildProgram();
+  const first = argv[0];
+  const named = first !== undefined && commandFilesIn(COMMANDS).has(first);
+  // --version needs no command at all; help and a mistyped command need them all.
+  const program = await buildProgram(named ? first : first === '--version' || first === '-V' ? '' : undefined);
   if (argv.length === 0) {
     process.stdout.write(program.helpInformation());
     return 0;
   }
   process.exitCode = undefined;
-  const old = legacy.get(argv[0]!);
-  if (old) {
-    const rest = argv.slice(1);
-    if (rest.includes('--help') || rest.includes('-h')) {
-      process.stdout.write(`${old.usage.trim()}\n`);
-      return 0;
-    }
-    try {
-      return await old.run(rest);
-    } catch (err) {
-      process.stderr.write(`edge-agent ${argv[0]}: ${describeError(err)}\n`);
-      return err instanceof AgentError && err.code === 'CLI_USAGE' ? 2 : 1;
-    }
-  }
   try {
     await program.parseAsync(argv, { from: 'user' });
     return typeof process.exitCode === 'number' ? process.exitCode : 0;

@@ -1,16 +1,18 @@
 /**
  * The interactive `edge-agent provision`: one small function per question, defaults from the
- * existing setup (so a second run is an edit), each connection checked right after it is typed,
- * with the choice to type again or go on. Nothing is written before the technician confirms the
- * summary. Secrets are typed hidden and never shown back.
+ * existing setup (so a second run is an edit), each connection and each scanner checked right
+ * after it is given, with the choice to try again or stop: a setup whose check failed is never
+ * written (--no-check skips the checks). Nothing is written before the technician confirms the
+ * summary. Secrets (API secret, MQTT password, site key) are typed hidden and never shown back.
  */
 import { dirname, join } from 'node:path';
 import { checkbox, confirm, input, password, select } from '@inquirer/prompts';
 import { isTimeZone, parseConfig, type AgentConfig, type ScannerConfig } from '../config/config.js';
 import { checkApiToken, checkMqttConnection, checkScanners, type CheckResult } from '../setup/doctor.js';
-import { formatSummary, mergeSetup, parseScannerSpec, readExisting, refuseForeignTemplateKey, summarize, writeSetup, type ExistingSetup, type ProvisionAnswers } from '../setup/provision.js';
+import { formatSummary, mergeSetup, parseScannerSpec, readExisting, readKeyFile, refuseForeignTemplateKey, summarize, writeSetup, type ExistingSetup, type ProvisionAnswers } from '../setup/provision.js';
 import { discoverScanners, scannerProbe } from '../setup/scanner-probe.js';
 import { describeError } from '../core/errors.js';
+import { parseKey } from '../config/secrets.js';
 
 const say = (text: string) => process.stdout.write(`${text}\n`);
 
@@ -27,15 +29,27 @@ function showCheck(c: CheckResult): void {
   say(`  ${c.status === 'pass' ? 'ok' : c.status}: ${c.detail}${c.hint && c.status !== 'pass' ? `\n  hint: ${c.hint}` : ''}`);
 }
 
-/** Asks again until the check passes or the technician chooses to go on. */
-async function untilChecked(what: string, check: () => Promise<CheckResult>, retry: () => Promise<void>): Promise<void> {
+/** The technician chose to stop: nothing is written. */
+class StopWizard extends Error {
+  override readonly name = 'StopWizard';
+}
+
+/**
+ * Asks again until the check passes, or stops without writing: a setup whose check failed is
+ * never written (as with --non-interactive; --no-check skips the checks for a bench offline).
+ */
+async function untilChecked(what: string, check: () => Promise<CheckResult>, retry: () => Promise<void>, checking: boolean): Promise<void> {
+  if (!checking) {
+    say(`Not checking ${what} (--no-check).`);
+    return;
+  }
   for (;;) {
     say(`Checking ${what}...`);
     const c = await check();
     showCheck(c);
     if (c.status !== 'fail') return;
-    const next = await select({ message: `${what} failed. What now?`, choices: [{ name: 'Type it again', value: 'retry' }, { name: 'Go on anyway (fix it later)', value: 'go' }] });
-    if (next === 'go') return;
+    const next = await select({ message: `${what} failed. What now?`, choices: [{ name: 'Type it again', value: 'retry' }, { name: 'Stop without writing anything (fix it, then run provision again)', value: 'stop' }] });
+    if (next === 'stop') throw new StopWizard();
     await retry();
   }
 }
@@ -48,7 +62,7 @@ async function askTerminal(a: ProvisionAnswers, c: AgentConfig | null): Promise<
   a.dataDir = await input({ message: 'Data folder', default: c?.dataDir ?? '/var/lib/edge-agent' });
 }
 
-async function askApi(a: ProvisionAnswers, c: AgentConfig | null, e: ExistingSetup): Promise<void> {
+async function askApi(a: ProvisionAnswers, c: AgentConfig | null, e: ExistingSetup, checking: boolean): Promise<void> {
   const url = await input({ message: 'Attendance API URL (empty for none)', default: c?.api.url ?? '', validate: (v) => !v || /^https?:\/\/.+/.test(v) || 'an http:// or https:// URL' });
   a.apiUrl = url || null;
   if (!url) return;
@@ -64,10 +78,11 @@ async function askApi(a: ProvisionAnswers, c: AgentConfig | null, e: ExistingSet
     'the API key (fetching a token)',
     () => checkApiToken({ url, pathForm: a.pathForm as AgentConfig['api']['pathForm'], clientId: a.clientId!, timeoutMs: 10_000, apiKey: a.apiKey ?? null, apiSecret: a.apiSecret ?? e.secrets.apiSecret }),
     askKeys,
+    checking,
   );
 }
 
-async function askMqtt(a: ProvisionAnswers, c: AgentConfig | null, e: ExistingSetup): Promise<void> {
+async function askMqtt(a: ProvisionAnswers, c: AgentConfig | null, e: ExistingSetup, checking: boolean): Promise<void> {
   const askAll = async () => {
     const url = await input({ message: 'MQTT broker URL (empty for none)', default: c?.mqtt.url ?? '', validate: (v) => !v || /^(mqtts?|wss?|tcp|ssl):\/\/.+/.test(v) || 'an mqtt://, mqtts://, ws:// or wss:// URL' });
     a.mqttUrl = url || null;
@@ -90,13 +105,89 @@ async function askMqtt(a: ProvisionAnswers, c: AgentConfig | null, e: ExistingSe
       return checkMqttConnection({ config: probe, secrets: { mqttUsername: null, mqttPassword: a.mqttPassword ?? e.secrets.mqttPassword }, timeoutMs: 10_000 });
     },
     askAll,
+    checking,
   );
 }
 
-async function askScanners(a: ProvisionAnswers, c: AgentConfig | null): Promise<void> {
-  const existing = c?.scanners ?? [];
+/** The site's ops key: without one the terminal refuses every command over MQTT. */
+async function askOpsKey(a: ProvisionAnswers, e: ExistingSetup): Promise<void> {
+  const has = !!e.secrets.opsKey;
+  const choice = await select({
+    message: 'Ops key (central operations sign MQTT commands to this terminal with it)',
+    default: has ? 'keep' : 'file',
+    choices: [
+      ...(has ? [{ value: 'keep', name: 'keep the current one' }] : []),
+      { value: 'file', name: "read the site's ops key from a file (from central operations)" },
+      { value: 'generate', name: 'generate a new one (central operations then take it from the secrets file)' },
+      { value: 'none', name: has ? 'remove it (every MQTT command is then refused)' : 'none for now (every MQTT command is refused)' },
+    ],
+  });
+  if (choice === 'generate') a.generateOpsKey = true;
+  else if (choice === 'none' && has) a.opsKey = null;
+  else if (choice === 'file') {
+    const file = await input({
+      message: 'File holding the ops key (64 hex characters)',
+      validate: (v) => {
+        try {
+          readKeyFile(v, 'the ops key file', 'opsKey');
+          return true;
+        } catch (err) {
+          return describeError(err).split('\n')[0]!;
+        }
+      },
+    });
+    a.opsKey = readKeyFile(file, 'the ops key file', 'opsKey');
+  }
+}
+
+/**
+ * The site key: every terminal of a site shares it to exchange enrolled templates over the broker
+ * (encrypted). Asked only with a broker; hidden as it is typed, never shown back.
+ */
+async function askSiteKey(a: ProvisionAnswers, e: ExistingSetup): Promise<void> {
+  if (!a.mqttUrl) return;
+  const keep = e.secrets.siteKey ? 'empty keeps the current one' : 'empty: none, enrolled templates stay on this terminal';
+  const typed = await password({
+    message: `Site key for template sync, the same on every terminal of the site (64 hex characters; ${keep})`,
+    mask: '*',
+    validate: (v) => {
+      if (!v) return true;
+      try {
+        parseKey(v, 'siteKey');
+        return true;
+      } catch (err) {
+        return describeError(err).split('\n')[0]!;
+      }
+    },
+  });
+  if (typed) a.siteKey = parseKey(typed, 'siteKey');
+  else if (!e.secrets.siteKey) say('  No site key: templates enrolled here stay here (the first terminal of a site can make one: node -e "console.log(require(\'crypto\').randomBytes(32).toString(\'hex\'))").');
+}
+
+async function askScanners(a: ProvisionAnswers, c: AgentConfig | null, checking: boolean): Promise<void> {
+  await chooseScanners(a, c?.scanners ?? []);
+  if (!checking || !a.scanners?.length) return;
+  for (;;) {
+    say('Checking the scanners...');
+    const results = await checkScanners(a.scanners, scannerProbe);
+    for (const r of results) showCheck(r);
+    if (!results.some((r) => r.status === 'fail')) return;
+    const next = await select({
+      message: 'A scanner did not answer. What now?',
+      choices: [
+        { name: 'Check again (after fixing the cable, the power or the module)', value: 'again' },
+        { name: 'Change the scanners (path, family, baud rate)', value: 'change' },
+        { name: 'Stop without writing anything', value: 'stop' },
+      ],
+    });
+    if (next === 'stop') throw new StopWizard();
+    if (next === 'change') await chooseScanners(a, a.scanners, false);
+  }
+}
+
+async function chooseScanners(a: ProvisionAnswers, existing: ScannerConfig[], offerSearch = true): Promise<void> {
   let found: ScannerConfig[] = [];
-  if (await confirm({ message: 'Search for attached scanners now? (a few seconds)', default: true })) {
+  if (offerSearch && (await confirm({ message: 'Search for attached scanners now? (a few seconds)', default: true }))) {
     say('Searching serial ports and HID devices...');
     found = await discoverScanners();
     say(found.length ? `Found ${found.length}.` : 'Nothing answered. Check cables and power, or add a scanner by hand.');
@@ -110,13 +201,19 @@ async function askScanners(a: ProvisionAnswers, c: AgentConfig | null): Promise<
     chosen = [...chosen, parseScannerSpec(spec)];
   }
   a.scanners = chosen;
-  if (chosen.length) {
-    say('Checking the scanners...');
-    for (const r of await checkScanners(chosen, scannerProbe)) showCheck(r);
+}
+
+export async function runWizard(values: { config?: string; secrets?: string; check?: boolean }): Promise<number> {
+  try {
+    return await wizard(values, values.check !== false);
+  } catch (err) {
+    if (!(err instanceof StopWizard)) throw err;
+    say('Stopped: nothing written.');
+    return 1;
   }
 }
 
-export async function runWizard(values: { config?: string; secrets?: string }): Promise<number> {
+async function wizard(values: { config?: string; secrets?: string }, checking: boolean): Promise<number> {
   say('edge-agent provisioning. Enter accepts the value in brackets; Ctrl-C stops without writing anything.');
   const configFile = await input({ message: 'Config file', default: values.config ?? '/etc/edge-agent/config.yaml' });
   const secretsFile = await input({ message: 'Secrets file (mode 0600)', default: values.secrets ?? join(dirname(configFile), 'secrets.yaml') });
@@ -125,13 +222,16 @@ export async function runWizard(values: { config?: string; secrets?: string }): 
   const c = current(existing);
   const a: ProvisionAnswers = {};
   await askTerminal(a, c);
-  await askApi(a, c, existing);
-  await askMqtt(a, c, existing);
-  await askScanners(a, c);
+  await askApi(a, c, existing, checking);
+  await askMqtt(a, c, existing, checking);
+  await askSiteKey(a, existing);
+  if (a.mqttUrl) await askOpsKey(a, existing);
+  await askScanners(a, c, checking);
   const merged = mergeSetup(existing, a, { secretsFile, configFile });
   await refuseForeignTemplateKey(merged, existing);
   say(`\n${formatSummary(summarize(merged.config, merged.secrets, { config: configFile, secrets: secretsFile }))}`);
   if (merged.generatedTemplateKey) say('  (a new template key was generated)');
+  if (merged.generatedOpsKey) say(`  (a new ops key was generated: opsKey in ${secretsFile}; give it to central operations)`);
   if (!(await confirm({ message: 'Write these files?', default: true }))) {
     say('Nothing written.');
     return 1;

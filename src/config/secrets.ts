@@ -1,10 +1,16 @@
 /**
- * Secrets: API key and secret, MQTT username and password, the template key and the site key.
+ * Secrets: API key and secret, MQTT username and password, the template key, the site key, the
+ * ops keys that sign MQTT commands (`opsKey` for the site, `opsKeys` by operator key id) and the
+ * operations console's password (`consolePassword`: a scrypt hash from
+ * `edge-agent console --hash-password`, or the password itself).
  * They live in a separate file with mode 0600 (YAML or JSON, default `<dataDir>/secrets.yaml`)
  * or in systemd credentials (`$CREDENTIALS_DIRECTORY/<name>`), never in the config file and
  * never in a log line. A credential file wins over the secrets file for the same secret.
  *
- * Keys (`templateKey`, `siteKey`) are 32 bytes, written as 64 hex characters or base64.
+ * Keys (`templateKey`, `siteKey`, `opsKey`, each of `opsKeys`) are 32 bytes, written as 64 hex
+ * characters or base64. `opsKeys` is a mapping `{<key id>: <key>}` (key ids: letters, digits,
+ * dot, dash, underscore, at most 64, not `site`); its systemd credential `ops-keys` holds the
+ * same mapping as YAML.
  */
 import { randomBytes } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
@@ -20,11 +26,26 @@ export interface Secrets {
   mqttPassword: string | null;
   templateKey: Buffer | null;
   siteKey: Buffer | null;
+  /** The site's ops key: commands signed with key id `site`. */
+  opsKey: Buffer | null;
+  /** Operators' ops keys by key id: commands signed with that key id. */
+  opsKeys: Record<string, Buffer>;
+  /** The operations console's login: a `scrypt$...` hash (recommended) or the password. */
+  consolePassword: string | null;
   /** Where each secret came from (file path or `credential:<name>`), for doctor; never the value. */
   sources: Partial<Record<SecretName, string>>;
 }
 
-export type SecretName = 'apiKey' | 'apiSecret' | 'mqttUsername' | 'mqttPassword' | 'templateKey' | 'siteKey';
+export type SecretName = 'apiKey' | 'apiSecret' | 'mqttUsername' | 'mqttPassword' | 'templateKey' | 'siteKey' | 'opsKey' | 'opsKeys' | 'consolePassword';
+
+/** The key id of `opsKey` in a signed command. */
+export const SITE_OPS_KEY_ID = 'site';
+const OPS_KEY_ID = /^[A-Za-z0-9._-]{1,64}$/;
+
+/** True for a name an operator's ops key may have (not `site`, which names `opsKey`). */
+export function isOperatorKeyId(id: string): boolean {
+  return OPS_KEY_ID.test(id) && id !== SITE_OPS_KEY_ID;
+}
 
 /** File names of systemd credentials for each secret. */
 export const CREDENTIAL_NAMES: Record<SecretName, string> = {
@@ -34,7 +55,11 @@ export const CREDENTIAL_NAMES: Record<SecretName, string> = {
   mqttPassword: 'mqtt-password',
   templateKey: 'template-key',
   siteKey: 'site-key',
+  opsKey: 'ops-key',
+  opsKeys: 'ops-keys',
+  consolePassword: 'console-password',
 };
+
 
 export interface LoadSecretsOptions {
   /** The 0600 secrets file; a missing file is fine (empty), a readable-by-others one is not. */
@@ -79,14 +104,39 @@ function readText(file: string, what: string): string {
 }
 
 export function emptySecrets(): Secrets {
-  return { apiKey: null, apiSecret: null, mqttUsername: null, mqttPassword: null, templateKey: null, siteKey: null, sources: {} };
+  return { apiKey: null, apiSecret: null, mqttUsername: null, mqttPassword: null, templateKey: null, siteKey: null, opsKey: null, opsKeys: {}, consolePassword: null, sources: {} };
+}
+
+/** `opsKeys` from a mapping (the secrets file) or YAML text (the credential). */
+function parseOperatorKeys(value: unknown, where: string): Record<string, Buffer> {
+  let doc = value;
+  if (typeof doc === 'string') {
+    try {
+      doc = YAML.parse(doc);
+    } catch (err) {
+      throw new AgentError('SECRETS_SYNTAX', `opsKeys in ${where} is not a YAML mapping`, { where }, { hint: 'write opsKeys as a mapping of key id to key: opsKeys: {alice: <64 hex>}', cause: err });
+    }
+  }
+  if (doc === null || doc === undefined) return {};
+  if (typeof doc !== 'object' || Array.isArray(doc)) {
+    throw new AgentError('SECRETS_SYNTAX', `opsKeys in ${where} must be a mapping of key id to key`, { where }, { hint: 'write opsKeys as a mapping of key id to key: opsKeys: {alice: <64 hex>}' });
+  }
+  const out: Record<string, Buffer> = {};
+  for (const [id, key] of Object.entries(doc as Record<string, unknown>)) {
+    if (!isOperatorKeyId(id)) {
+      throw new AgentError('SECRETS_SYNTAX', `opsKeys in ${where} has a key id that is not allowed: ${JSON.stringify(id.slice(0, 70))}`, { where }, { hint: 'key ids are letters, digits, dot, dash or underscore, at most 64, and not "site" (that is opsKey)' });
+    }
+    out[id] = parseKey(String(key), `opsKeys.${id}`);
+  }
+  return out;
 }
 
 export function loadSecrets(options: LoadSecretsOptions = {}): Secrets {
   const out = emptySecrets();
-  const set = (name: SecretName, value: string, source: string) => {
-    if (name === 'templateKey' || name === 'siteKey') out[name] = parseKey(value, name);
-    else out[name] = value.replace(/\r?\n$/, '');
+  const set = (name: SecretName, value: unknown, source: string) => {
+    if (name === 'opsKeys') out.opsKeys = parseOperatorKeys(value, source);
+    else if (name === 'templateKey' || name === 'siteKey' || name === 'opsKey') out[name] = parseKey(String(value), name);
+    else out[name] = String(value).replace(/\r?\n$/, '');
     out.sources[name] = source;
   };
   if (options.file) {
@@ -111,7 +161,7 @@ export function loadSecrets(options: LoadSecretsOptions = {}): Secrets {
           if (!(k in CREDENTIAL_NAMES)) {
             throw new AgentError('SECRETS_UNKNOWN_KEY', `secrets file ${options.file} has an unknown key "${k}"`, { file: options.file, key: k }, { hint: `known keys: ${Object.keys(CREDENTIAL_NAMES).join(', ')}` });
           }
-          if (v !== null && v !== undefined) set(k as SecretName, String(v), options.file);
+          if (v !== null && v !== undefined) set(k as SecretName, v, options.file);
         }
       }
     }
@@ -137,15 +187,20 @@ export function loadSecrets(options: LoadSecretsOptions = {}): Secrets {
   return out;
 }
 
-/** A fresh random 32-byte key (template key, site key). */
+/** A fresh random 32-byte key (template key, site key, ops key). */
 export function generateKey(): Buffer {
   return randomBytes(32);
 }
 
 /** The secrets as the file holds them: strings, keys in hex, absent secrets left out. */
 export function serializeSecrets(secrets: Omit<Secrets, 'sources'>): string {
-  const doc: Record<string, string> = {};
+  const doc: Record<string, string | Record<string, string>> = {};
   for (const name of Object.keys(CREDENTIAL_NAMES) as SecretName[]) {
+    if (name === 'opsKeys') {
+      const keys = Object.entries(secrets.opsKeys ?? {});
+      if (keys.length) doc.opsKeys = Object.fromEntries(keys.map(([id, k]) => [id, k.toString('hex')]));
+      continue;
+    }
     const v = secrets[name];
     if (v === null || v === undefined) continue;
     doc[name] = Buffer.isBuffer(v) ? v.toString('hex') : v;
@@ -169,10 +224,29 @@ export function maskSecret(value: string | Buffer | null | undefined): string {
 export function secretValues(secrets: Omit<Secrets, 'sources'>): string[] {
   const out: string[] = [];
   for (const name of Object.keys(CREDENTIAL_NAMES) as SecretName[]) {
-    const v = secrets[name];
-    if (v === null || v === undefined || v.length === 0) continue;
-    if (Buffer.isBuffer(v)) out.push(v.toString('hex'), v.toString('base64'));
-    else out.push(v);
+    const values = name === 'opsKeys' ? Object.values(secrets.opsKeys ?? {}) : [secrets[name]];
+    for (const v of values) {
+      if (v === null || v === undefined || v.length === 0) continue;
+      if (Buffer.isBuffer(v)) out.push(v.toString('hex'), v.toString('base64'));
+      else out.push(v);
+    }
   }
   return out;
+}
+
+/** Reads a file holding one secret (trailing newline dropped); names the flag when it cannot. */
+export function readSecretFile(file: string, flag: string): string {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new AgentError('SECRETS_UNREADABLE', `cannot read ${flag} ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, { file, flag }, { hint: `check the path given to ${flag}`, cause: err });
+  }
+  const value = text.replace(/\r?\n$/, '');
+  if (!value) throw new AgentError('SECRETS_EMPTY', `${flag} ${file} is empty`, { file, flag }, { hint: `write the secret into ${file}` });
+  return value;
+}
+
+export function readKeyFile(file: string, flag: string, name: 'templateKey' | 'siteKey' | 'opsKey' | `opsKeys.${string}`): Buffer {
+  return parseKey(readSecretFile(file, flag), name);
 }

@@ -4,10 +4,13 @@
  * are redacted wherever they appear in a log object.
  *
  * Destination: stderr by default so that commands printing JSON keep stdout clean; the daemon
- * calls `configureLogging({destination: 'stdout'})` for journald. `format: 'pretty'` gives a
- * readable line format for a technician at a terminal.
+ * calls `configureLogging({destination: 'stdout'})` for journald. `format: 'pretty'` gives one
+ * readable line a record for a technician at a terminal (log-format.ts). Times are local with
+ * their offset in both formats.
  */
+import { writeSync } from 'node:fs';
 import pino, { type Logger, type LevelWithSilent } from 'pino';
+import { localIsoTime, prettyLine } from './log-format.js';
 
 export type LogLevel = LevelWithSilent;
 export type { Logger };
@@ -19,6 +22,7 @@ export const REDACTED_KEYS = [
   'template', 'templates', 'image', 'images', 'minutiae', 'irisCode', 'code_bits', 'mask',
   'password', 'apiSecret', 'secret', 'secrets', 'access_token', 'accessToken', 'token',
   'authorization', 'Authorization', 'templateKey', 'siteKey', 'key', 'mqttPassword', 'clientSecret',
+  'opsKey', 'opsKeys', 'mac', 'consolePassword', 'cookie', 'session',
 ];
 
 function redactPaths(): string[] {
@@ -45,6 +49,9 @@ interface State {
 }
 
 let state: State | undefined;
+/** Set by `muteLogging`: every line goes nowhere, whatever the destination. */
+let muted = false;
+const nowhere = { write: (_line: string) => undefined };
 
 function envLevel(): LogLevel | undefined {
   const v = process.env.EDGE_AGENT_LOG_LEVEL ?? process.env.LOG_LEVEL;
@@ -57,11 +64,24 @@ function build(options: Required<LoggingOptions>): Logger {
     level: 'trace', // children filter; the root lets everything through
     redact: { paths: redactPaths(), censor: '[redacted]' },
     base: { pid: process.pid },
-    timestamp: pino.stdTimeFunctions.isoTime,
+    // Local time with its offset (2026-03-01T16:23:51.837+02:00): the zone punches are printed in.
+    timestamp: () => `,"time":"${localIsoTime()}"`,
     formatters: { level: (label) => ({ level: label }) },
   };
+  if (muted) return pino(base, nowhere);
   if (options.format === 'pretty') {
-    return pino(base, pino.transport({ target: 'pino-pretty', options: { destination: fd, colorize: false, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } }));
+    // One line a record (code first), a second for the hint: see log-format.ts. Written at once.
+    return pino(base, {
+      write: (line: string) => {
+        let out = line;
+        try {
+          out = prettyLine(JSON.parse(line) as Record<string, unknown>);
+        } catch {
+          // not JSON: written as it is
+        }
+        writeSync(fd, out);
+      },
+    });
   }
   return pino(base, pino.destination({ fd, sync: true }));
 }
@@ -96,6 +116,17 @@ export function configureLogging(options: LoggingOptions): void {
     (child as { level: string }).level = fresh.level;
     state.children.set(name, child);
   }
+}
+
+/**
+ * Sends every log line of this process nowhere (`false` undoes it), whatever `configureLogging`
+ * says later. Levels still apply, so what would be logged is still built and redacted. For a test
+ * runner: the suite's setup mutes the test processes unless `EDGE_AGENT_TEST_LOGS=1`, so it
+ * prints the reporter and nothing else.
+ */
+export function muteLogging(on = true): void {
+  muted = on;
+  configureLogging({});
 }
 
 function matches(pattern: string, name: string): boolean {

@@ -4,14 +4,18 @@
  * busy timeout, foreign keys), serializes transactions so that statements of other callers never
  * land inside one, caches prepared statements, and runs versioned migrations per component.
  *
+ * Every database file is private: the folder is created 0700, the database, WAL and shared-memory
+ * files are 0600 whatever the umask, and looser ones are tightened on open (private-files.ts).
+ *
  * A full disk, a locked or corrupt file become AgentErrors with codes a caller can act on:
  * `SQLITE_DISK_FULL`, `SQLITE_BUSY`, `SQLITE_CORRUPT`, `SQLITE_READONLY`, `SQLITE_CANTOPEN`,
  * `SQLITE_CONSTRAINT`, otherwise `SQLITE_ERROR`.
  */
 import sqlite3 from 'sqlite3';
-import { mkdirSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { AgentError } from './errors.js';
+import { createPrivateFile, makePrivateDir, tightenDatabaseFiles } from './private-files.js';
 
 export type Param = string | number | bigint | Buffer | Uint8Array | null | boolean;
 export type Params = Param[] | Record<string, Param>;
@@ -37,8 +41,8 @@ export interface Migration {
 const HINTS: Record<string, string> = {
   SQLITE_DISK_FULL: 'the disk is full: free space on the data partition (old logs, images); nothing recorded so far is lost',
   SQLITE_FULL: 'the disk is full: free space on the data partition (old logs, images); nothing recorded so far is lost',
-  SQLITE_BUSY: 'another process holds the database: stop the other edge-agent instance using the same data folder',
-  SQLITE_LOCKED: 'another process holds the database: stop the other edge-agent instance using the same data folder',
+  SQLITE_BUSY: 'another process was writing to the database longer than the wait allows (an import or another edge-agent command on this data folder): it is retried; if it keeps happening with nothing else running, check with "edge-agent doctor" that no second agent runs on this data folder',
+  SQLITE_LOCKED: 'another process was writing to the database longer than the wait allows (an import or another edge-agent command on this data folder): it is retried; if it keeps happening with nothing else running, check with "edge-agent doctor" that no second agent runs on this data folder',
   SQLITE_CORRUPT: 'the database file is damaged: run "edge-agent doctor" and restore it from backup',
   SQLITE_NOTADB: 'the file is not an SQLite database: check the data folder path',
   SQLITE_READONLY: 'the database is read-only: check the permissions of the data folder',
@@ -54,6 +58,44 @@ export function sqliteError(err: unknown, context: Record<string, unknown> = {})
   if (code === 'SQLITE_NOTADB') code = 'SQLITE_CORRUPT';
   const retryable = code === 'SQLITE_BUSY' || code === 'SQLITE_DISK_FULL';
   return new AgentError(code, e.message ?? String(err), context, { hint: HINTS[code] ?? HINTS[e.code ?? ''], retryable, cause: err });
+}
+
+/**
+ * What the first 100 bytes and the size of a database file say is wrong with it, without SQLite:
+ * not an SQLite file, an impossible page size, a size that is not whole pages, or fewer pages
+ * than the header counts (a truncated file; judged only with no WAL to replay). Null when sound,
+ * absent or empty (a new database).
+ */
+export function headerProblem(path: string): string | null {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch {
+    return null;
+  }
+  try {
+    const size = fstatSync(fd).size;
+    if (size === 0) return null;
+    const head = Buffer.alloc(100);
+    const got = readSync(fd, head, 0, 100, 0);
+    if (got < 100 || head.toString('latin1', 0, 16) !== 'SQLite format 3\0') return 'not an SQLite database (its first bytes are not "SQLite format 3")';
+    const raw = head.readUInt16BE(16);
+    const pageSize = raw === 1 ? 65_536 : raw;
+    if (pageSize < 512 || (pageSize & (pageSize - 1)) !== 0) return `impossible page size ${raw} in the header`;
+    if (size % pageSize !== 0) return `the file is ${size} bytes, not a whole number of ${pageSize}-byte pages (cut short?)`;
+    const counted = head.readUInt32BE(28);
+    const valid = head.readUInt32BE(92) === head.readUInt32BE(24);
+    let wal = 0;
+    try {
+      wal = statSync(`${path}-wal`).size;
+    } catch {
+      // no WAL
+    }
+    if (valid && wal === 0 && counted > size / pageSize) return `the header counts ${counted} pages, the file holds ${size / pageSize} (cut short)`;
+    return null;
+  } finally {
+    closeSync(fd);
+  }
 }
 
 export class SqliteDatabase {
@@ -72,7 +114,12 @@ export class SqliteDatabase {
   }
 
   static async open(path: string, options: OpenOptions = {}): Promise<SqliteDatabase> {
-    if (path !== ':memory:' && !options.readonly) mkdirSync(dirname(path), { recursive: true });
+    if (path !== ':memory:' && !options.readonly) {
+      // The folder is made 0700 and the file 0600 before SQLite creates it (its WAL and shared
+      // memory files take the database's mode); files found looser are tightened and logged.
+      makePrivateDir(dirname(path));
+      if (!createPrivateFile(path)) tightenDatabaseFiles(path);
+    }
     const mode = options.readonly ? sqlite3.OPEN_READONLY : sqlite3.OPEN_READWRITE | sqlite3.OPEN_CREATE;
     const raw = await new Promise<sqlite3.Database>((resolve, reject) => {
       const db = new sqlite3.Database(path, mode, (err) => (err ? reject(sqliteError(err, { path })) : resolve(db)));
@@ -172,12 +219,20 @@ export class SqliteDatabase {
   /**
    * Applies the migrations of one component (`outbox`, `templates`, `server`) whose version is
    * above the recorded one, each in its own transaction. Components version independently.
+   *
+   * Migrations only go forward. A database that a newer agent migrated past the last version
+   * this one knows is refused (`STORE_SCHEMA_TOO_NEW`) before anything is read or written: an
+   * older release after a rollback would otherwise misread tables whose meaning changed.
    */
   async migrate(component: string, migrations: Migration[]): Promise<number> {
     await this.exec('CREATE TABLE IF NOT EXISTS schema_migrations (component TEXT NOT NULL, version INTEGER NOT NULL, description TEXT NOT NULL, applied_at TEXT NOT NULL, PRIMARY KEY (component, version))');
     const row = await this.get<{ v: number | null }>('SELECT MAX(version) AS v FROM schema_migrations WHERE component = ?', [component]);
     const current = row?.v ?? 0;
     const sorted = [...migrations].sort((a, b) => a.version - b.version);
+    const known = sorted.length ? sorted[sorted.length - 1]!.version : 0;
+    if (current > known) {
+      throw new AgentError('STORE_SCHEMA_TOO_NEW', `${this.path}: the ${component} schema is at version ${current}, newer than the ${known} this edge-agent knows`, { path: this.path, component, version: current, known });
+    }
     let applied = current;
     for (const m of sorted) {
       if (m.version <= current) continue;
@@ -189,6 +244,28 @@ export class SqliteDatabase {
       applied = m.version;
     }
     return applied;
+  }
+
+  /**
+   * A bounded look for damage, cheap enough for every open: `PRAGMA quick_check(1)` (every page
+   * of every b-tree, not the index contents) interrupted after `timeMs`, so a big database costs
+   * at most that. `complete` says whether it read the whole file; `problem` is SQLite's first
+   * finding (or the corruption error it met), null when none.
+   */
+  async quickCheck(timeMs: number): Promise<{ problem: string | null; complete: boolean }> {
+    const timer = setTimeout(() => this.#db.interrupt(), timeMs);
+    try {
+      const rows = await this.all<{ quick_check: string }>('PRAGMA quick_check(1)');
+      const first = rows[0]?.quick_check ?? 'ok';
+      return { problem: first === 'ok' ? null : rows.map((r) => r.quick_check).join('; '), complete: true };
+    } catch (err) {
+      const e = sqliteError(err);
+      if (e.code === 'SQLITE_INTERRUPT') return { problem: null, complete: false };
+      if (e.code === 'SQLITE_CORRUPT') return { problem: e.message, complete: false };
+      throw e;
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** `PRAGMA integrity_check`: 'ok' or the problems SQLite found. */

@@ -10,5 +10,8 @@ import { Worker } from 'node:worker_threads';
 export function startWorker(callerUrl: string, relativeNoExtension: string): Worker {
   if (!callerUrl.endsWith('.ts')) return new Worker(new URL(`${relativeNoExtension}.js`, callerUrl));
   const url = new URL(`${relativeNoExtension}.ts`, callerUrl).href;
-  return new Worker(`import('tsx/esm/api').then((m) => { m.register(); return import(${JSON.stringify(url)}); })`, { eval: true });
+  // By its file URL: an eval'd worker resolves bare names from the working folder, which need not
+  // be the checkout (a command run from /etc/edge-agent or a technician's home).
+  const tsx = import.meta.resolve('tsx/esm/api');
+  return new Worker(`import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(url)}); })`, { eval: true });
 }

@@ -1,8 +1,8 @@
 /**
  * Is the wall clock right? A Raspberry Pi has no battery-backed clock: it boots at 1970 or at
- * the last time fake-hwclock saved, and is only right once NTP has synchronized it. Punches taken
- * before that are marked (the punch policy asks `isSynchronized()`), and corrected from the
- * monotonic clock when synchronization arrives (`outbox.correctUnsynced`).
+ * the last time fake-hwclock saved, and is only right once NTP has synchronized it. The time
+ * authority (time-authority.ts) asks here, and adds what it remembers (`judgeClock`: a clock
+ * earlier than a time already trusted is never trusted).
  *
  * Sources, in order; the first that can tell decides:
  *  1. the year: before 2024 the clock has never been set (this wins over every other source);
@@ -15,13 +15,8 @@
  * counts as synchronized, reported as source `assumed` so doctor says so.
  */
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { access } from 'node:fs/promises';
-import { TypedEmitter } from '../core/events.js';
-import { logger } from '../core/logger.js';
-import { monotonicMs } from '../core/time.js';
-import { currentBootId } from '../store/boot-id.js';
-
-const log = logger('agent:clock');
 
 export const MIN_PLAUSIBLE_YEAR = 2024;
 
@@ -102,6 +97,14 @@ export function chronySource(command = 'chronyc'): ClockSource {
 
 export const DEFAULT_SOURCES: readonly ClockSource[] = [timedatectlSource(), timesyncdSource(), chronySource()];
 
+export type ClockSourceName = 'timedatectl' | 'timesyncd' | 'chrony';
+
+/** The sources named in the config (`clock.sources`), in that order; none: only the year tells. */
+export function clockSources(names: readonly ClockSourceName[]): ClockSource[] {
+  const make: Record<ClockSourceName, () => ClockSource> = { timedatectl: () => timedatectlSource(), timesyncd: () => timesyncdSource(), chrony: () => chronySource() };
+  return names.map((n) => make[n]());
+}
+
 /** The clock's state now, from the sources above. */
 export async function detectClock(options: { now?: number; sources?: readonly ClockSource[] } = {}): Promise<ClockState> {
   const now = options.now ?? Date.now();
@@ -117,136 +120,47 @@ export async function detectClock(options: { now?: number; sources?: readonly Cl
   return { synchronized: true, source: 'assumed', detail: `no time service answers (timedatectl, timesyncd, chrony); the clock (${iso}) looks plausible and is taken as right` };
 }
 
-/** The part of the outbox the monitor needs. */
-export interface UnsyncedCorrector {
-  correctUnsynced(at: { bootId: string; wallNowMs: number; monoNowMs: number }): Promise<number>;
+/** The authority's verdict: the sources' answer plus what the terminal has already seen. */
+export interface ClockJudgement {
+  trusted: boolean;
+  /** year, timedatectl, timesyncd, chrony, assumed (the sources), or seen (earlier than a trusted time). */
+  source: string;
+  detail: string;
 }
-
-export interface ClockMonitorOptions {
-  outbox?: UnsyncedCorrector | null;
-  detect?: () => Promise<ClockState>;
-  /** Check interval while not synchronized (default 5 s) and once synchronized (default 60 s). */
-  unsyncedIntervalMs?: number;
-  syncedIntervalMs?: number;
-  bootId?: () => string;
-  wallNow?: () => number;
-  monoNow?: () => number;
-}
-
-/** A type (not an interface) so it fits `Record<string, unknown>` where metrics are gathered. */
-export type ClockMetrics = {
-  clockSynchronized: boolean;
-  clockSource: string;
-  /** Punches whose time was corrected from the monotonic clock since the agent started. */
-  correctedPunches: number;
-  /** Transitions to synchronized seen since the agent started. */
-  synchronizations: number;
-};
 
 /**
- * Daemon component: knows whether the clock is synchronized, and on each transition to
- * synchronized corrects the punches taken before (same boot) and counts them.
+ * Trusted when the sources say synchronized and the clock is not earlier (by more than
+ * `toleranceMs`) than `lastTrustedMs`, the latest time already trusted on this terminal: a clock
+ * that went back is never trusted, whatever the sources say, until it has passed that time again.
  */
-export class ClockMonitor extends TypedEmitter<{ change: ClockState; corrected: { count: number } }> {
-  readonly name = 'clock';
-  readonly #o: ClockMonitorOptions;
-  #state: ClockState | null = null;
-  #timer: NodeJS.Timeout | null = null;
-  #checking: Promise<ClockState> | null = null;
-  #corrected = 0;
-  #syncs = 0;
-  #stopped = false;
-  #retryCorrection = false;
-
-  constructor(options: ClockMonitorOptions = {}) {
-    super();
-    this.#o = options;
+export function judgeClock(state: ClockState, wallMs: number, lastTrustedMs: number | null, toleranceMs: number): ClockJudgement {
+  if (!state.synchronized) return { trusted: false, source: state.source, detail: state.detail };
+  if (lastTrustedMs !== null && wallMs < lastTrustedMs - toleranceMs) {
+    return {
+      trusted: false,
+      source: 'seen',
+      detail: `the clock says ${new Date(wallMs).toISOString()}, ${Math.round((lastTrustedMs - wallMs) / 1000)} s earlier than ${new Date(lastTrustedMs).toISOString()} already trusted on this terminal: a clock that went back is not trusted until it passes that time`,
+    };
   }
+  return { trusted: true, source: state.source, detail: state.detail };
+}
 
-  /** Synchronized now (as of the last check); false before the first check. */
-  isSynchronized(): boolean {
-    return this.#state?.synchronized ?? false;
-  }
-
-  state(): ClockState | null {
-    return this.#state;
-  }
-
-  metrics(): ClockMetrics {
-    return { clockSynchronized: this.isSynchronized(), clockSource: this.#state?.source ?? 'unknown', correctedPunches: this.#corrected, synchronizations: this.#syncs };
-  }
-
-  /** Checks once (concurrent calls share the check) and acts on a transition. */
-  check(): Promise<ClockState> {
-    this.#checking ??= this.#check().finally(() => (this.#checking = null));
-    return this.#checking;
-  }
-
-  async #check(): Promise<ClockState> {
-    const next = await (this.#o.detect ?? (() => detectClock()))();
-    const prev = this.#state;
-    this.#state = next;
-    if (!prev || prev.synchronized !== next.synchronized) {
-      if (next.synchronized) log.info({ source: next.source }, `clock synchronized: ${next.detail}`);
-      else log.warn({ source: next.source }, `clock not synchronized: ${next.detail}; punches are marked and corrected once it is`);
-      this.emit('change', next);
-    }
-    // Correct on the transition, on the first check (punches of an earlier run of this boot),
-    // and again after a correction that failed.
-    if (next.synchronized && (!prev || !prev.synchronized || this.#retryCorrection)) {
-      if (prev && !prev.synchronized) this.#syncs++;
-      await this.#correct();
-    }
-    return next;
-  }
-
-  async #correct(): Promise<void> {
-    this.#retryCorrection = false;
-    if (!this.#o.outbox) return;
+/**
+ * The wall clock as the agent reads it: `Date.now()`. Tests that cannot fake the system clock
+ * (no libfaketime) point `EDGE_AGENT_TEST_CLOCK_OFFSET_FILE` at a file holding an offset in
+ * milliseconds, read at every call, so they can step the daemon's wall clock while it runs
+ * (the monotonic clock stays real, as with a real step). Nothing else sets it.
+ */
+export function wallClock(env: NodeJS.ProcessEnv = process.env): () => number {
+  const file = env.EDGE_AGENT_TEST_CLOCK_OFFSET_FILE;
+  if (!file) return Date.now;
+  return () => {
+    let offset = 0;
     try {
-      const count = await this.#o.outbox.correctUnsynced({
-        bootId: (this.#o.bootId ?? currentBootId)(),
-        wallNowMs: (this.#o.wallNow ?? Date.now)(),
-        monoNowMs: (this.#o.monoNow ?? monotonicMs)(),
-      });
-      if (count > 0) {
-        this.#corrected += count;
-        log.info({ count }, `corrected the time of ${count} punch(es) taken before the clock synchronized`);
-        this.emit('corrected', { count });
-      }
-    } catch (err) {
-      log.error({ err }, 'could not correct the punches taken before the clock synchronized; will retry at the next check');
-      this.#retryCorrection = true;
+      offset = Number(readFileSync(file, 'utf8').trim()) || 0;
+    } catch {
+      // no file yet: no offset
     }
-  }
-
-  #schedule(): void {
-    if (this.#stopped) return;
-    const ms = this.isSynchronized() ? (this.#o.syncedIntervalMs ?? 60_000) : (this.#o.unsyncedIntervalMs ?? 5_000);
-    this.#timer = setTimeout(() => {
-      this.check().then(
-        () => this.#schedule(),
-        (err: unknown) => {
-          log.error({ err }, 'clock check failed');
-          this.#schedule();
-        },
-      );
-    }, ms);
-    this.#timer.unref();
-  }
-
-  /** As a daemon component: the outbox comes from the daemon's context unless one was given. */
-  async start(ctx?: { outbox?: UnsyncedCorrector }): Promise<void> {
-    if (!this.#o.outbox && ctx?.outbox) this.#o.outbox = ctx.outbox;
-    this.#stopped = false;
-    await this.check();
-    this.#schedule();
-  }
-
-  async stop(): Promise<void> {
-    this.#stopped = true;
-    if (this.#timer) clearTimeout(this.#timer);
-    this.#timer = null;
-    await this.#checking;
-  }
+    return Date.now() + offset;
+  };
 }

@@ -6,14 +6,22 @@
  * A request is `POST /<action>` with a JSON body; the answer streams NDJSON lines:
  * `{"type": "progress", ...}` any number of times, then one `{"type": "result", ...}` or
  * `{"type": "error", "error": {code, message, hint}}`.
+ *
+ * Every action declares its body as a schema (bounded; unknown members refused); a body over
+ * 64 KiB, not a JSON object, or not passing the schema is `AGENT_CONTROL_BAD_REQUEST` and the
+ * handler never sees it.
  */
 import { chmodSync, existsSync, unlinkSync } from 'node:fs';
 import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { join } from 'node:path';
+import { z } from 'zod';
 import { AgentError, isErrorCode, toAgentError } from '../core/errors.js';
 import { logger } from '../core/logger.js';
 
-export type ControlHandler = (body: Record<string, unknown>, progress: (event: Record<string, unknown>) => void) => Promise<unknown>;
+export type ControlHandler<B = Record<string, unknown>> = (body: B, progress: (event: Record<string, unknown>) => void) => Promise<unknown>;
+
+/** The body of an action that takes nothing. */
+export const EMPTY_BODY = z.strictObject({});
 
 const log = logger('agent:control');
 const MAX_BODY = 64 * 1024;
@@ -27,7 +35,7 @@ async function readBody(req: IncomingMessage): Promise<Record<string, unknown>> 
   let size = 0;
   for await (const c of req) {
     size += (c as Buffer).length;
-    if (size > MAX_BODY) throw new AgentError('AGENT_CONTROL_BAD_REQUEST', 'request body too large');
+    if (size > MAX_BODY) throw new AgentError('AGENT_CONTROL_BAD_REQUEST', `request body over ${MAX_BODY} bytes`);
     chunks.push(c as Buffer);
   }
   const text = Buffer.concat(chunks).toString('utf8');
@@ -42,7 +50,7 @@ async function readBody(req: IncomingMessage): Promise<Record<string, unknown>> 
 }
 
 export class ControlServer {
-  readonly #handlers = new Map<string, ControlHandler>();
+  readonly #handlers = new Map<string, { handler: ControlHandler<never>; body: z.ZodType }>();
   #server: Server | null = null;
   readonly path: string;
 
@@ -50,8 +58,9 @@ export class ControlServer {
     this.path = path;
   }
 
-  handle(action: string, handler: ControlHandler): this {
-    this.#handlers.set(action, handler);
+  /** Serves `POST /<action>`; its body must pass `body` (nothing by default). */
+  handle<S extends z.ZodType = typeof EMPTY_BODY>(action: string, handler: ControlHandler<z.output<S>>, body?: S): this {
+    this.#handlers.set(action, { handler: handler as ControlHandler<never>, body: body ?? EMPTY_BODY });
     return this;
   }
 
@@ -76,13 +85,17 @@ export class ControlServer {
     res.setHeader('content-type', 'application/x-ndjson');
     const write = (obj: Record<string, unknown>) => res.write(`${JSON.stringify(obj)}\n`);
     try {
-      const action = (req.url ?? '/').replace(/^\//, '').split('?')[0]!;
-      const handler = this.#handlers.get(action);
-      if (req.method !== 'POST' || !handler) {
+      const action = (req.url ?? '/').replace(/^\//, '').split('?')[0]!.slice(0, 64);
+      const entry = this.#handlers.get(action);
+      if (req.method !== 'POST' || !entry) {
         throw new AgentError('AGENT_CONTROL_UNKNOWN', `unknown control action ${req.method} /${action}`, { action }, { hint: `known: ${[...this.#handlers.keys()].join(', ')}` });
       }
-      const body = await readBody(req);
-      const result = await handler(body, (event) => write({ type: 'progress', ...event }));
+      const body = entry.body.safeParse(await readBody(req));
+      if (!body.success) {
+        const why = body.error.issues.slice(0, 5).map((i) => `${i.path.length ? `"${i.path.join('.')}"` : 'body'}: ${i.message}`).join('; ');
+        throw new AgentError('AGENT_CONTROL_BAD_REQUEST', `bad request for ${action}: ${why}`, { action });
+      }
+      const result = await entry.handler(body.data as never, (event) => write({ type: 'progress', ...event }));
       write({ type: 'result', result: result ?? null });
     } catch (err) {
       const e = toAgentError(err, 'AGENT_CONTROL_FAILED');

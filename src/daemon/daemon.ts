@@ -1,12 +1,14 @@
 /**
- * The daemon: opens the terminal's database and outbox, builds the punch policy and the uploader
- * with its sinks, then starts the components plugged in with `use()` (scanners, ops, clock,
- * sd-notify, ...) in order, and stops them in reverse. With no component at all it still drains
- * the outbox: that is `edge-agent run` with zero scanners.
+ * The daemon: opens the terminal's database and outbox, builds the time authority, the punch
+ * policy and the uploader with its sinks, then starts the components plugged in with `use()`
+ * (scanners, ops, sd-notify, ...) in order, and stops them in reverse. With no component at all
+ * it still drains the outbox: that is `edge-agent run` with zero scanners.
  *
- * Built in: the uploader (started first, stopped last so in-flight batches finish or are
- * released) and retention (delivered punches older than `outbox.retentionDays` are pruned at
- * start and every hour).
+ * Built in, in start order: the time authority (before anything reads or writes punches: its
+ * first judgement corrects what it can before the uploader claims a batch, and the uploader and
+ * the policy ask it from then on), retention (delivered punches older than
+ * `outbox.retentionDays` are pruned at start and every hour) and the uploader (stopped last but
+ * the authority, so in-flight batches finish or are released).
  */
 import type { Logger } from '../core/logger.js';
 import { logger } from '../core/logger.js';
@@ -19,7 +21,7 @@ import type { AgentConfig } from '../config/config.js';
 import { PunchPolicy } from '../terminal/punch-policy.js';
 import { openAgentDatabase } from '../store/agent-db.js';
 import type { Secrets } from '../config/secrets.js';
-import { createSinks } from './upstreams.js';
+import { TimeAuthority, type TimeAuthorityOptions } from './time-authority.js';
 
 export interface DaemonContext {
   config: AgentConfig;
@@ -28,6 +30,8 @@ export interface DaemonContext {
   outbox: Outbox;
   uploader: Uploader;
   policy: PunchPolicy;
+  /** The time authority: whether the clock is trusted, steps, corrections. */
+  time: TimeAuthority;
   log: Logger;
 }
 
@@ -51,6 +55,8 @@ export interface DaemonOptions {
   /** How long in-flight batches may finish on stop before they are released. Default 5 s. */
   stopGraceMs?: number;
   idlePollMs?: number;
+  /** Overrides for the time authority (tests: sources, clocks, boot id, tick). */
+  clock?: Partial<Omit<TimeAuthorityOptions, 'db' | 'outbox'>>;
 }
 
 const HOUR = 3_600_000;
@@ -59,7 +65,7 @@ const HOUR = 3_600_000;
 export async function openOutbox(config: AgentConfig): Promise<{ db: SqliteDatabase; outbox: Outbox }> {
   const db = await openAgentDatabase(config.dataDir);
   try {
-    const outbox = await Outbox.open(db, { sinks: config.upstream, maxPending: config.outbox.maxPending, unsyncedHoldHours: config.outbox.unsyncedHoldHours });
+    const outbox = await Outbox.open(db, { sinks: config.upstream, maxPending: config.outbox.maxPending });
     return { db, outbox };
   } catch (err) {
     await db.close().catch(() => undefined);
@@ -75,6 +81,7 @@ export class Daemon {
   #ctx: DaemonContext | null = null;
   #pruneTimer: NodeJS.Timeout | null = null;
   #stopping: Promise<void> | null = null;
+  #timeStarted = false;
 
   constructor(options: DaemonOptions) {
     this.options = options;
@@ -93,22 +100,27 @@ export class Daemon {
   async start(): Promise<DaemonContext> {
     const { config, secrets } = this.options;
     const deliver = this.options.deliver !== false;
-    const sinks = this.options.sinks ?? (deliver ? createSinks(config, secrets) : []);
+    // Imported here: the sinks pull in the MQTT client, which `punch` and `queue` (openOutbox) never use.
+    const sinks = this.options.sinks ?? (deliver ? (await import('./upstreams.js')).createSinks(config, secrets) : []);
     const { db, outbox } = await openOutbox(config);
+    const time = TimeAuthority.fromConfig(config, db, outbox, this.options.clock);
     const uploader = new Uploader({
       outbox,
       sinks,
+      gate: time,
       batchSize: config.outbox.batchSize,
       backoffBaseMs: config.outbox.backoffBaseMs,
       backoffCapMs: config.outbox.backoffCapMs,
       ...(this.options.stopGraceMs !== undefined ? { stopGraceMs: this.options.stopGraceMs } : {}),
       ...(this.options.idlePollMs !== undefined ? { idlePollMs: this.options.idlePollMs } : {}),
     });
-    // The clock monitor links itself to the policy (components.ts); until then punches count as synchronized.
-    const policy = PunchPolicy.fromConfig(config, outbox);
-    const ctx: DaemonContext = { config, secrets, db, outbox, uploader, policy, log: this.log };
+    const policy = PunchPolicy.fromConfig(config, outbox, time);
+    const ctx: DaemonContext = { config, secrets, db, outbox, uploader, policy, time, log: this.log };
     this.#ctx = ctx;
+    time.on('settled', () => uploader.wake());
     try {
+      await time.start();
+      this.#timeStarted = true;
       await this.#prune();
       if (deliver) await uploader.start();
       for (const c of this.#components) {
@@ -138,7 +150,7 @@ export class Daemon {
     }
   }
 
-  /** Stops components in reverse order, then the uploader (finishing or releasing batches), then the database. */
+  /** Stops components in reverse order, then the uploader (finishing or releasing batches), the time authority, the database. */
   stop(): Promise<void> {
     this.#stopping ??= this.#stop();
     return this.#stopping;
@@ -157,6 +169,7 @@ export class Daemon {
     const ctx = this.#ctx;
     if (!ctx) return;
     await ctx.uploader.stop();
+    if (this.#timeStarted) await ctx.time.stop();
     await ctx.db.close();
     this.log.info('edge-agent stopped');
   }

@@ -4,6 +4,8 @@
  */
 import { toAgentError } from '../core/errors.js';
 import { logger } from '../core/logger.js';
+import { deleteWithTombstone } from '../site-sync/site-sync.js';
+import { siteStore } from '../site-sync/template-store.js';
 import { moduleTemplatesOf, placeModuleTemplates } from '../terminal/module-cache.js';
 import type { TerminalRuntime } from './runtime.js';
 
@@ -18,8 +20,9 @@ export async function refreshModuleTemplates(rt: TerminalRuntime): Promise<void>
     if (worker.status !== 'ready' || !info?.moduleTemplateFormat) continue;
     try {
       await worker.withScanner(async (scanner) => (scanner.capabilities.moduleSearch ? placeModuleTemplates({ scanner, info, scannerKey: worker.key, slots, templatesOfFormat: (format) => moduleTemplatesOf(cache, format) }) : null));
+      rt.resolve(`modules:${worker.key}`);
     } catch (err) {
-      rt.noteError(err);
+      rt.noteError(err, `modules:${worker.key}`);
       log.warn({ scanner: worker.key, err: toAgentError(err).toJSON() }, 'could not place module templates after a site change; placed again at the next reconnection');
     }
   }
@@ -42,16 +45,34 @@ export async function clearPersonFromModules(rt: TerminalRuntime, employeeCode: 
   return moduleSlots;
 }
 
-/** Deletes a person's templates here, on this terminal's modules and across the site. */
+/**
+ * Deletes a person's templates here, on this terminal's modules and across the site. The
+ * deletion is a tombstone with a version above what this terminal holds (kept even without site
+ * sync, so an older site record cannot bring the person back later); with site sync it is
+ * published, sealed and retained. The code must already satisfy the shared rule.
+ */
 export async function deletePersonTemplates(rt: TerminalRuntime, employeeCode: string): Promise<Record<string, unknown>> {
   const moduleSlots = await clearPersonFromModules(rt, employeeCode);
-  const templatesRemoved = rt.cache ? await rt.cache.deleteUser(employeeCode) : 0;
+  let templatesRemoved = 0;
+  let version: number | null = null;
   let site = false;
-  if (rt.siteSync) {
-    await rt.siteSync.publishDeletion(employeeCode);
-    site = true;
+  let siteError: string | null = null;
+  if (rt.cache) {
+    const local = await deleteWithTombstone(siteStore(rt.cache), employeeCode, rt.config.terminal.id, Date.now());
+    templatesRemoved = local.removed;
+    version = local.record.version;
+    if (rt.siteSync) {
+      try {
+        await rt.siteSync.publishTombstone(local.record);
+        site = true;
+      } catch (err) {
+        const e = toAgentError(err);
+        siteError = `${e.code}: ${e.message}`;
+        log.warn({ employeeCode, code: e.code, err: e.message }, 'deleted here, but the deletion could not be published to the site');
+      }
+    }
   }
-  log.info({ employeeCode, templatesRemoved, moduleSlots, site }, 'person\'s templates deleted');
-  return { employeeCode, templatesRemoved, moduleSlotsCleared: moduleSlots, deletedAcrossSite: site };
+  log.info({ employeeCode, templatesRemoved, moduleSlots, site, version }, 'person\'s templates deleted');
+  return { employeeCode, templatesRemoved, moduleSlotsCleared: moduleSlots, deletedAcrossSite: site, version, ...(siteError ? { siteError } : {}) };
 }
 

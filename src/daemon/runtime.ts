@@ -6,17 +6,19 @@
  * The components (components/*.ts) fill it in as they start; each reads what the ones before it
  * left, so the order in wiring.ts is the dependency order.
  */
-import type { CapturedImage, ScannerModality } from '../../drivers/scanner.js';
+import type { BadgeRead, BiometricModality, CapturedImage } from '../../drivers/scanner.js';
 import type { SimulatorControl } from '../../drivers/simulated.js';
 import { VERSION } from '../core/version.js';
 import { toAgentError } from '../core/errors.js';
 import { systemMetrics } from '../ops/system-metrics.js';
+import { clockAlerts } from '../ops/alerts.js';
 import type { SiteTemplateSync } from '../site-sync/site-sync.js';
 import type { TerminalOps } from '../ops/terminal-ops.js';
 import type { ModuleSlots } from '../store/module-slots.js';
 import type { TemplateCache } from '../store/template-cache.js';
 import { siteRecordOf } from '../site-sync/template-store.js';
 import type { Embedder, Extractor } from '../terminal/engines.js';
+import type { CredentialHasher } from '../terminal/credentials.js';
 import type { AgentConfig } from '../config/config.js';
 import type { DaemonContext } from './daemon.js';
 import type { Identifier } from '../terminal/identifier.js';
@@ -24,10 +26,10 @@ import { LatencyWindow } from '../terminal/latency.js';
 import type { CaptureOutcome, Identification, ScannerWorker } from '../terminal/scanner-worker.js';
 import type { Secrets } from '../config/secrets.js';
 
-/** Clock state as the metrics see it (the clock monitor provides it). */
+/** The time authority as info and metrics see it. */
 export interface ClockView {
-  isSynchronized(): boolean;
-  metrics(): Record<string, unknown>;
+  isTrusted(): boolean;
+  metrics(): Record<string, unknown> & { clockDetail: string };
 }
 
 export class TerminalRuntime {
@@ -39,6 +41,8 @@ export class TerminalRuntime {
   extractor: Extractor | null = null;
   /** The embedding slot, when a model is configured (biometrics.embedding). */
   embedder: Embedder | null = null;
+  /** Badge credentials' keyed hashes (with the template cache). */
+  credentials: CredentialHasher | null = null;
   slots: ModuleSlots | null = null;
   readonly workers = new Map<string, ScannerWorker>();
   /** Simulators behind simulated scanners, by scanner key (the embedded default presents fingers). */
@@ -47,9 +51,16 @@ export class TerminalRuntime {
   ops: TerminalOps | null = null;
   clock: ClockView | null = null;
   readonly captureLatency = { module: new LatencyWindow(), host: new LatencyWindow() };
-  readonly counters = { punched: 0, duplicate: 0, unknown: 0, tryAgain: 0, refused: 0 };
-  lastError: { at: string; message: string } | null = null;
+  readonly counters = { punched: 0, duplicate: 0, unknown: 0, tryAgain: 0, refused: 0, awaiting: 0, denied: 0 };
+  /**
+   * What is wrong now, by source (`scanner:<key>`, `upload:<sink>`, `dead-letters`, ...): set by
+   * `noteError`, removed by `resolve` when the source works again, so the last error operations see
+   * is one that still holds, with the time it began.
+   */
+  readonly #problems = new Map<string, { at: string; message: string }>();
   lastCapture: CaptureOutcome | null = null;
+  /** When the last punch was recorded by a scanner here (ISO), for the console and Home Assistant. */
+  lastPunchAt: string | null = null;
   readonly startedAt = new Date();
 
   constructor(config: AgentConfig, secrets: Secrets) {
@@ -60,33 +71,59 @@ export class TerminalRuntime {
   /** Publishes a person's templates to the site; false when site sync is off or they have none. */
   async publishPerson(employeeCode: string): Promise<boolean> {
     if (!this.siteSync || !this.cache) return false;
-    const record = await siteRecordOf(this.cache, employeeCode);
+    const record = await siteRecordOf(this.cache, employeeCode, this.config.terminal.id);
     if (!record) return false;
     await this.siteSync.publish(record);
     return true;
   }
 
-  noteError(err: unknown): void {
+  /** Notes an error of `source`; it stays the terminal's (last) error until `resolve(source)`. */
+  noteError(err: unknown, source = 'agent'): void {
     const e = toAgentError(err);
-    this.lastError = { at: new Date().toISOString(), message: `${e.code}: ${e.message}` };
+    this.#problems.delete(source); // newest last
+    this.#problems.set(source, { at: new Date().toISOString(), message: `${e.code}: ${e.message}` });
+  }
+
+  /** `source` works again: its error is no longer reported. */
+  resolve(source: string): void {
+    this.#problems.delete(source);
+  }
+
+  /** The newest error that still holds, with its time; null when nothing is wrong. */
+  get lastError(): { at: string; message: string; source: string } | null {
+    const entries = [...this.#problems.entries()];
+    const last = entries[entries.length - 1];
+    return last ? { source: last[0], ...last[1] } : null;
+  }
+
+  /** Every error that still holds, oldest first. */
+  problems(): Array<{ source: string; at: string; message: string }> {
+    return [...this.#problems.entries()].map(([source, p]) => ({ source, ...p }));
   }
 
   noteCapture(outcome: CaptureOutcome): void {
     this.lastCapture = outcome;
-    if (outcome.result === 'punched') this.counters.punched++;
+    if (outcome.result === 'punched') {
+      this.counters.punched++;
+      this.lastPunchAt = new Date().toISOString();
+    }
     else if (outcome.result === 'duplicate') this.counters.duplicate++;
     else if (outcome.result === 'unknown') this.counters.unknown++;
     else if (outcome.result === 'try-again') this.counters.tryAgain++;
+    else if (outcome.result === 'awaiting') this.counters.awaiting++;
+    else if (outcome.result === 'denied') this.counters.denied++;
     else this.counters.refused++;
     if ((outcome.result === 'punched' || outcome.result === 'duplicate') && outcome.path) this.captureLatency[outcome.path].add(outcome.latencyMs);
-    if (outcome.result === 'refused' && outcome.detail) this.lastError = { at: new Date().toISOString(), message: outcome.detail };
+    const source = `capture:${outcome.scanner}`;
+    if (outcome.result === 'refused' && outcome.detail) this.#problems.set(source, { at: new Date().toISOString(), message: outcome.detail });
+    else if (outcome.result !== 'try-again') this.resolve(source);
   }
 
   /**
    * Host path: extraction, then 1:N against the in-memory index. Where the embedding slot reads
    * this modality's images, the embedding answers first and the standard template covers a reject.
    */
-  async identifyImage(modality: ScannerModality, image: CapturedImage): Promise<Identification> {
+  async identifyImage(modality: BiometricModality, image: CapturedImage): Promise<Identification> {
     if (this.embedder && this.identifier && this.embedder.source === modality && this.identifier.size('embedding') > 0) {
       const r = await this.identifier.identify({ modality: 'embedding', template: await this.embedder.embed(image) });
       if (r.decision === 'accept') return { employeeCode: r.employeeCode, modality, score: r.score ?? 0, decision: 'accept', path: 'host' };
@@ -97,6 +134,13 @@ export class TerminalRuntime {
     const { data } = await this.extractor.extract(modality, image);
     const r = await this.identifier.identify({ modality, template: data });
     return { employeeCode: r.employeeCode, modality, score: r.score ?? 0, decision: r.decision, path: 'host' };
+  }
+
+  /** A badge read against the enrolled badges (their keyed hashes); a reject when badges are not identified here. */
+  async identifyCredential(read: BadgeRead): Promise<Identification> {
+    if (!this.identifier || !this.credentials) return { employeeCode: null, modality: 'badge', score: 0, decision: 'reject', path: 'host' };
+    const r = await this.identifier.identify({ modality: 'badge', template: { credential: read.credential } });
+    return { employeeCode: r.employeeCode, modality: 'badge', score: r.score ?? 0, decision: r.decision, path: 'host' };
   }
 
   scannerViews(): Array<Record<string, unknown>> {
@@ -123,14 +167,34 @@ export class TerminalRuntime {
       simulate: this.config.simulate,
       scanners: this.scannerViews(),
       templates: this.cache ? await this.cache.countsByModality() : null,
-      clock: this.clock ? { synchronized: this.clock.isSynchronized(), ...this.clock.metrics() } : null,
+      clock: this.clock ? { synchronized: this.clock.isTrusted(), ...this.clock.metrics() } : null,
       startedAt: this.startedAt.toISOString(),
       node: process.version,
     };
   }
 
+  /**
+   * `degraded` when the terminal runs but not fully: a scanner is not ready, an error still
+   * holds (delivery failing, a punch that could not be recorded, ...), or an alert waits for a
+   * person. Each reason is one short sentence.
+   */
+  health(alerts: ReadonlyArray<{ code: string }>): { state: 'ok' | 'degraded'; reasons: string[] } {
+    const reasons: string[] = [];
+    for (const w of this.workers.values()) if (w.status !== 'ready') reasons.push(`scanner ${w.key} ${w.status}`);
+    // Delivery failing and punches that could not be recorded degrade the terminal; a module
+    // placement (host matching covers it), a site record or a dead letter is a last error only.
+    for (const p of this.problems()) if (p.source.startsWith('upload:') || p.source.startsWith('capture:')) reasons.push(p.message);
+    for (const a of alerts) reasons.push(`alert ${a.code}`);
+    return { state: reasons.length ? 'degraded' : 'ok', reasons };
+  }
+
   async metrics(): Promise<Record<string, unknown>> {
     const queue = this.ctx ? await this.ctx.outbox.status() : null;
+    // Dead letters stay the last error until they are retried or purged.
+    if (queue && queue.dead === 0) this.resolve('dead-letters');
+    const alerts = queue ? clockAlerts({ held: queue.held, holdAlertHours: this.config.outbox.unsyncedHoldHours, clockDetail: this.clock?.metrics().clockDetail ?? null }) : [];
+    const health = this.health(alerts);
+    const lastError = this.lastError;
     const ident = this.identifier?.metrics() ?? [];
     const idP95 = ident.reduce<number | null>((m, x) => (x.p95Ms === null ? m : Math.max(m ?? 0, x.p95Ms)), null);
     return {
@@ -141,9 +205,12 @@ export class TerminalRuntime {
         oldestPendingAgeSec: queue.oldestPendingAgeSec,
         unsynced: queue.unsynced,
         perSink: queue.perSink,
+        held: queue.held,
       },
       lastDelivery: queue?.lastDeliveryAt ?? null,
-      scanners: this.scannerViews().map((s) => ({ key: s.key, status: s.status, family: s.family })),
+      health: health.state,
+      degraded: health.reasons,
+      scanners: this.scannerViews().map((s) => ({ key: s.key, status: s.status, family: s.family, error: this.#problems.get(`scanner:${String(s.key)}`)?.message ?? null })),
       identification: { p95Ms: idP95, byModality: ident },
       capture: {
         punched: this.counters.punched,
@@ -151,14 +218,18 @@ export class TerminalRuntime {
         unknown: this.counters.unknown,
         tryAgain: this.counters.tryAgain,
         refused: this.counters.refused,
+        awaiting: this.counters.awaiting,
+        denied: this.counters.denied,
         modulePathP95Ms: this.captureLatency.module.percentile(95),
         hostPathP95Ms: this.captureLatency.host.percentile(95),
+        lastPunchAt: this.lastPunchAt,
       },
       siteSync: this.siteSync ? { ...this.siteSync.counters } : null,
       clock: this.clock?.metrics() ?? null,
+      alerts,
       system: await systemMetrics(this.config.dataDir),
-      lastError: this.lastError?.message ?? null,
-      lastErrorAt: this.lastError?.at ?? null,
+      lastError: lastError?.message ?? null,
+      lastErrorAt: lastError?.at ?? null,
     };
   }
 }

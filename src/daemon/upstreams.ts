@@ -14,7 +14,7 @@ import type { Sink } from '../upload/sink.js';
 
 export function createAttendanceClient(config: AgentConfig, secrets: Secrets): AttendanceClient {
   if (!config.api.url) {
-    throw new AgentError('CONFIG_MISSING', 'upstream "api" needs api.url', { key: 'api.url' }, { hint: 'set api.url in the config or pass --api URL (or remove api from upstream)' });
+    throw new AgentError('CONFIG_MISSING', 'upstream "api" needs api.url', { key: 'api.url' }, { hint: 'set api.url in the config or pass --api URL; to deliver to the broker instead, set upstream: [mqtt] (or pass --upstream mqtt): a broker URL alone is monitoring' });
   }
   if (!secrets.apiKey || !secrets.apiSecret) {
     throw new AgentError('CONFIG_MISSING', `upstream "api" needs the API ${secrets.apiKey ? 'secret' : 'key'}`, { key: secrets.apiKey ? 'apiSecret' : 'apiKey' }, {

@@ -1,8 +1,9 @@
 /**
- * Which components the daemon runs, in start order. The uploader and retention are built into the
- * daemon (daemon.ts); around them:
+ * Which components the daemon runs, in start order. The time authority, retention and the
+ * uploader are built into the daemon (daemon.ts) and start before all of these, the authority
+ * first: nothing reads or writes a punch before the clock has been judged. Around them:
  *
- *   clock        clock state first (punches need it); corrects pre-sync punches on sync
+ *   clock        links info and metrics to the time authority (trusted, steps, corrections)
  *   biometrics   template cache (encrypted), identifier (1:N indexes), extractor, module slot map
  *   scanners     one worker per scanner: capture → identify → punch → feedback
  *   site-sync    enrolled templates shared with every terminal of the site over MQTT
@@ -16,9 +17,8 @@
 import type { AgentConfig } from '../config/config.js';
 import type { Secrets } from '../config/secrets.js';
 import { createExtractor, createFingerMatcher } from './biometric-engines.js';
-import { ClockMonitor } from './clock.js';
 import { BiometricsComponent } from './components/biometrics.js';
-import { ClockPolicyLink } from './components/clock.js';
+import { ClockLink } from './components/clock.js';
 import { ControlComponent } from './components/control.js';
 import { OpsComponent, type OpsHooks } from './components/ops.js';
 import { ScannersComponent } from './components/scanners.js';
@@ -58,9 +58,7 @@ export function terminalComponents(config: AgentConfig, secrets: Secrets, option
 
 /** Everything `edge-agent run` plugs into the daemon. */
 export function daemonComponents(config: AgentConfig, secrets: Secrets, hooks?: OpsHooks): { components: DaemonComponent[]; runtime: TerminalRuntime } {
-  const clock = new ClockMonitor();
   const { runtime, components: terminal } = terminalComponents(config, secrets, hooks ? { hooks } : {});
-  runtime.clock = { isSynchronized: () => clock.isSynchronized(), metrics: () => ({ ...clock.metrics() }) };
-  const components: DaemonComponent[] = [clock, new ClockPolicyLink(clock), ...terminal, new SystemdNotifier()];
+  const components: DaemonComponent[] = [new ClockLink(runtime), ...terminal, new SystemdNotifier()];
   return { components, runtime };
 }

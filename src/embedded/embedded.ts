@@ -22,6 +22,7 @@ import { logger } from '../core/logger.js';
 import { createAttendanceService, type AttendanceService } from '../server/service.js';
 import { writeFileAtomic } from '../core/atomic-file.js';
 import { parseConfig, type AgentConfig } from '../config/config.js';
+import { isCheckout } from '../config/locate.js';
 import { startEmbeddedBroker, type EmbeddedBroker } from './broker.js';
 import { emptySecrets, generateKey, loadSecrets, writeSecrets, type Secrets } from '../config/secrets.js';
 import type { TerminalRuntime } from '../daemon/runtime.js';
@@ -86,6 +87,11 @@ export async function startEmbeddedParts(dataDirArg = 'data'): Promise<EmbeddedP
     secrets = { ...secrets, siteKey: generateKey() };
     changed = true;
   }
+  if (!secrets.opsKey) {
+    // Signs the demo's MQTT commands (edge-agent ops send --config <the embedded config> ping).
+    secrets = { ...secrets, opsKey: generateKey() };
+    changed = true;
+  }
   if (changed) writeSecrets(secretsFile, secrets);
 
   const raw = {
@@ -108,7 +114,7 @@ export async function startEmbeddedParts(dataDirArg = 'data'): Promise<EmbeddedP
     `  MQTT broker:        ${broker.url}  (in-process; topics under ${config.mqtt.prefix}/${config.terminal.site}/${config.terminal.id}/)`,
     `  data folder:        ${dataDir}  (outbox and encrypted templates in agent.db, secrets in secrets.yaml, mode 0600)`,
     `  employees:          ${DEMO_EMPLOYEES.map((e) => e.employeeCode).join(', ')} (synthetic), who punch now and then`,
-    `  follow along:       edge-agent queue status --config ${configFile}   |   edge-agent fleet --mqtt ${broker.url}`,
+    ...followAlong(configFile, broker.url),
     '  Ctrl-C stops everything cleanly.',
   ];
   return {
@@ -122,6 +128,18 @@ export async function startEmbeddedParts(dataDirArg = 'data'): Promise<EmbeddedP
       await service.close().catch(() => undefined);
     },
   };
+}
+
+/**
+ * The commands to watch the demo from a second terminal, as they run where this copy is: in a
+ * checkout through npm (`edge-agent` is not on the PATH there), after an install as `edge-agent`.
+ */
+export function followAlong(configFile: string, brokerUrl: string, checkout = isCheckout()): string[] {
+  const commands = (cli: string) => [`${cli} queue status --config ${configFile}`, `${cli} fleet --mqtt ${brokerUrl}`, `${cli} ops send --config ${configFile} ping`];
+  const lines = (label: string, cli: string) => commands(cli).map((c, i) => `  ${(i === 0 ? label : '').padEnd(20)}${c}`);
+  return checkout
+    ? [...lines('follow along:', 'npm run edge-agent --'), ...lines('  once installed:', 'edge-agent')]
+    : lines('follow along:', 'edge-agent');
 }
 
 /** Presses (and lifts) a virtual finger or shows an eye again and again until `signal` fires. */

@@ -29,7 +29,11 @@ export async function embeddedSession(dataDir: string, out: (line: string) => vo
         });
       }
       daemon.context?.uploader.on('delivered', (d) => say(`delivered: ${d.count} punch(es) to ${d.sink}`));
-      say('enrolling the synthetic employees through the simulated scanners (first start only); those enrolled start punching now and then');
+      const enrolled = rt.cache ? new Set((await rt.cache.listTemplateMeta({})).map((t) => `${t.employeeCode}:${t.modality}`)) : new Set<string>();
+      const missing = DEMO_EMPLOYEES.filter((e) => !enrolled.has(`${e.employeeCode}:finger`) || !enrolled.has(`${e.employeeCode}:iris`)).length;
+      if (missing === 0) say('the synthetic employees were enrolled at an earlier start (their templates are in the data folder); they punch now and then');
+      else if (missing === DEMO_EMPLOYEES.length) say('enrolling the synthetic employees through the simulated scanners (this first start only: the templates stay in the data folder); those enrolled start punching now and then');
+      else say(`enrolling the ${missing} synthetic employee(s) an earlier start did not finish; the others punch now and then`);
       stopVisitors = startDemoFloor(rt, createAttendanceClient(parts.config, parts.secrets), say);
     },
     close: async () => {

@@ -18,8 +18,23 @@ export interface TerminalView {
   dead: number | null;
   delivered: number | null;
   lastError: string | null;
+  /** When the last error began (it is cleared once its cause is resolved). */
+  lastErrorAt: string | null;
+  /** Metrics `health`: `degraded` when a scanner is not ready, delivery fails or an alert waits. */
+  health: 'ok' | 'degraded' | null;
+  /** Why it is degraded, one short sentence each. */
+  degraded: string[];
+  /** Each scanner with its status (`ready`, `connecting`, `disconnected`, ...). */
+  scanners: Array<{ key: string; status: string }> | null;
+  /**
+   * What a person should read: the retained `state` (online, offline, lost) with `degraded` in
+   * place of `online` when the terminal says it is degraded.
+   */
+  status: string | null;
   version: string | null;
   clock: string | null;
+  /** Codes of the terminal's alerts (metrics `alerts`), e.g. CLOCK_EARLIER_BOOT_HELD. */
+  alerts: string[];
 }
 
 export interface FleetEvents extends Record<string, unknown> {
@@ -53,7 +68,7 @@ export class FleetMonitor extends TypedEmitter<FleetEvents> {
     if (!['state', 'metrics', 'info'].includes(t.leaf)) return null;
     const key = `${t.site}/${t.terminal}`;
     const view: TerminalView = this.#terminals.get(key) ?? {
-      site: t.site, terminal: t.terminal, state: null, lastSeen: null, queueDepth: null, oldestPendingAgeSec: null, dead: null, delivered: null, lastError: null, version: null, clock: null,
+      site: t.site, terminal: t.terminal, state: null, lastSeen: null, queueDepth: null, oldestPendingAgeSec: null, dead: null, delivered: null, lastError: null, lastErrorAt: null, health: null, degraded: [], scanners: null, status: null, version: null, clock: null, alerts: [],
     };
     const text = payload.toString('utf8');
     if (t.leaf === 'state') {
@@ -74,12 +89,25 @@ export class FleetMonitor extends TypedEmitter<FleetEvents> {
         view.dead = num(q.dead ?? doc.dead);
         view.delivered = num(q.delivered ?? doc.delivered);
         view.lastError = str(doc.lastError) ?? (doc.lastError === null ? null : view.lastError);
+        view.lastErrorAt = view.lastError === null ? null : (str(doc.lastErrorAt) ?? view.lastErrorAt);
+        if (doc.health === 'ok' || doc.health === 'degraded') view.health = doc.health;
+        if (Array.isArray(doc.degraded)) view.degraded = doc.degraded.filter((r): r is string => typeof r === 'string');
+        if (Array.isArray(doc.scanners)) {
+          view.scanners = doc.scanners.flatMap((x) => {
+            const o = x as { key?: unknown; status?: unknown } | null;
+            return typeof o?.key === 'string' && typeof o.status === 'string' ? [{ key: o.key, status: o.status }] : [];
+          });
+        }
+        if (Array.isArray(doc.alerts)) view.alerts = doc.alerts.map((a) => str((a as { code?: unknown } | null)?.code)).filter((c): c is string => c !== null);
+        const clock = doc.clock as Record<string, unknown> | null | undefined;
+        if (clock && typeof clock.clockTrusted === 'boolean') view.clock = clock.clockTrusted ? 'synchronized' : 'unsynchronized';
       } else {
         view.version = str(doc.version);
         const clock = doc.clock as Record<string, unknown> | undefined;
         view.clock = clock ? (clock.synchronized ? 'synchronized' : 'unsynchronized') : view.clock;
       }
     }
+    view.status = view.state === 'online' && view.health === 'degraded' ? 'degraded' : view.state;
     this.#terminals.set(key, view);
     this.emit('change', view);
     return view;
@@ -127,14 +155,46 @@ function age(iso: string | null, now: number): string {
   return `${Math.round(s / 3600)}h ago`;
 }
 
+/** The scanners column: `2/2 ready`, or the ones that are not (`r30x:/dev/fp0 disconnected`). */
+export function scannerSummary(scanners: TerminalView['scanners']): string {
+  if (scanners === null) return '-';
+  if (scanners.length === 0) return 'none';
+  const bad = scanners.filter((x) => x.status !== 'ready');
+  return bad.length === 0 ? `${scanners.length}/${scanners.length} ready` : bad.map((x) => `${x.key} ${x.status}`).join(', ');
+}
+
 /** A plain table for a terminal screen. */
 export function formatFleetTable(views: TerminalView[], now = Date.now()): string {
-  const head = ['SITE', 'TERMINAL', 'STATE', 'LAST SEEN', 'QUEUE', 'OLDEST', 'DEAD', 'LAST ERROR'];
+  const head = ['SITE', 'TERMINAL', 'STATE', 'LAST SEEN', 'SCANNERS', 'QUEUE', 'OLDEST', 'DEAD', 'LAST ERROR', 'ALERTS'];
   const rows = views.map((v) => [
-    v.site, v.terminal, v.state ?? '?', age(v.lastSeen, now), v.queueDepth === null ? '-' : String(v.queueDepth),
-    v.oldestPendingAgeSec === null ? '-' : `${v.oldestPendingAgeSec}s`, v.dead === null ? '-' : String(v.dead), v.lastError ?? '',
+    v.site, v.terminal, v.status ?? v.state ?? '?', age(v.lastSeen, now), scannerSummary(v.scanners), v.queueDepth === null ? '-' : String(v.queueDepth),
+    v.oldestPendingAgeSec === null ? '-' : `${v.oldestPendingAgeSec}s`, v.dead === null ? '-' : String(v.dead), v.lastError ? `${v.lastError}${v.lastErrorAt ? ` (since ${age(v.lastErrorAt, now)})` : ''}` : '', v.alerts.join(','),
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (r: string[]) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
   return [line(head), ...rows.map(line)].join('\n') + (views.length === 0 ? '\n(no terminals have reported under this prefix)' : '');
+}
+
+export interface FleetCheck {
+  ok: boolean;
+  /** Terminals lost (gone without a clean stop) or degraded, with why. */
+  problems: Array<{ site: string; terminal: string; status: string; why: string }>;
+  /** One line for cron mail and Nagios-style checks. */
+  summary: string;
+}
+
+/**
+ * `fleet --check`: fails when a terminal is lost or degraded, or when no terminal has reported
+ * (a wrong prefix or site must not read as healthy). A cleanly stopped (offline) terminal is fine.
+ */
+export function checkFleet(views: TerminalView[]): FleetCheck {
+  const problems: FleetCheck['problems'] = [];
+  for (const v of views) {
+    if (v.status === 'lost') problems.push({ site: v.site, terminal: v.terminal, status: 'lost', why: `gone without a clean stop (last seen ${v.lastSeen ?? 'never'})` });
+    else if (v.status === 'degraded') problems.push({ site: v.site, terminal: v.terminal, status: 'degraded', why: v.degraded.join('; ') || 'degraded' });
+  }
+  if (views.length === 0) return { ok: false, problems, summary: 'CRITICAL: no terminal has reported under this prefix (check --mqtt, --prefix and --site)' };
+  if (problems.length === 0) return { ok: true, problems, summary: `OK: ${views.length} terminal(s), none lost or degraded` };
+  const list = problems.map((p) => `${p.site}/${p.terminal} ${p.status}: ${p.why}`).join('; ');
+  return { ok: false, problems, summary: `CRITICAL: ${problems.length} of ${views.length} terminal(s) lost or degraded: ${list}` };
 }

@@ -1,15 +1,20 @@
 /**
- * The terminal's commands over MQTT, bound to what the daemon provides. The handlers validate
- * their arguments and answer with plain JSON; the router turns any failure into an error answer.
+ * The terminal's commands over MQTT, bound to what the daemon provides. Each command declares
+ * its arguments as a schema (bounded: lengths, counts, the employee-code rule); the router
+ * authenticates, checks them and turns any failure into an error answer.
  */
-import { AgentError } from '../core/errors.js';
+import { z } from 'zod';
+import { employeeCodeSchema } from '../api/employee-code.js';
 import { LOG_LEVELS, setLogLevel, logLevels, type LogLevel } from '../core/logger.js';
-import { CommandRouter, type CommandArgs } from './commands.js';
+import { CommandRouter } from './commands.js';
+import type { RequestVerifier } from './ops-auth.js';
 
 export interface OpsActions {
   terminal: string;
   info(): Promise<Record<string, unknown>>;
   queueStatus(): Promise<unknown>;
+  /** The dead letters (or pending punches), oldest first, with each upstream's last error. */
+  queueList(options: { dead: boolean; limit: number }): Promise<unknown[]>;
   retryDead(ids?: string[]): Promise<number>;
   syncTemplates(): Promise<unknown>;
   reloadConfig(): Promise<unknown>;
@@ -18,39 +23,48 @@ export interface OpsActions {
   restart(): void;
 }
 
-function stringArg(args: CommandArgs, name: string, hint: string): string {
-  const v = args[name];
-  if (typeof v !== 'string' || v.trim() === '') {
-    throw new AgentError('OPS_BAD_ARGUMENT', `"${name}" must be a non-empty string`, { argument: name, value: v ?? null }, { hint });
-  }
-  return v;
-}
+/** The arguments of each command that takes any (the others take none). */
+export const OPS_ARGUMENTS = {
+  'queue-list': z.strictObject({ dead: z.boolean().optional(), limit: z.number().int().min(1).max(200).optional() }),
+  'retry-dead': z.strictObject({ ids: z.array(z.string().min(1).max(64)).max(10_000).optional() }),
+  'set-log-level': z.strictObject({
+    level: z.enum(LOG_LEVELS as [LogLevel, ...LogLevel[]]),
+    module: z.string().regex(/^[A-Za-z0-9:*._-]{1,128}$/, 'a module name or pattern such as upload:*').optional(),
+  }),
+  'delete-user': z.strictObject({ employeeCode: employeeCodeSchema }),
+};
 
-export function createOpsRouter(actions: OpsActions): CommandRouter {
+export function createOpsRouter(actions: OpsActions, verifier: RequestVerifier): CommandRouter {
   const started = Date.now();
-  return new CommandRouter()
+  return new CommandRouter(verifier)
     .register('ping', () => ({ pong: true, terminal: actions.terminal, uptimeSec: Math.round((Date.now() - started) / 1000), at: new Date().toISOString() }))
     .register('info', () => actions.info())
     .register('queue-status', () => actions.queueStatus())
-    .register('retry-dead', async (args) => {
-      const ids = args.ids;
-      if (ids !== undefined && (!Array.isArray(ids) || ids.some((i) => typeof i !== 'string'))) {
-        throw new AgentError('OPS_BAD_ARGUMENT', '"ids" must be a list of event ids', { argument: 'ids' }, { hint: 'omit "ids" to retry every dead letter' });
-      }
-      return { retried: await actions.retryDead(ids as string[] | undefined) };
-    })
+    .register(
+      'queue-list',
+      async (args) => {
+        const dead = args.dead ?? true;
+        const limit = args.limit ?? 50;
+        const events = await actions.queueList({ dead, limit });
+        return { dead, limit, count: events.length, events };
+      },
+      OPS_ARGUMENTS['queue-list'],
+      'send {"dead": true} for the dead letters (the default) or false for pending punches, and "limit" 1 to 200 (default 50)',
+    )
+    .register('retry-dead', async (args) => ({ retried: await actions.retryDead(args.ids) }), OPS_ARGUMENTS['retry-dead'], 'omit "ids" to retry every dead letter, or send {"ids": ["<event id>", ...]}')
     .register('sync-templates', () => actions.syncTemplates())
-    .register('set-log-level', (args) => {
-      const level = stringArg(args, 'level', `one of ${LOG_LEVELS.join(', ')}`);
-      if (!(LOG_LEVELS as readonly string[]).includes(level)) {
-        throw new AgentError('OPS_BAD_ARGUMENT', `unknown log level "${level}"`, { argument: 'level', value: level }, { hint: `one of ${LOG_LEVELS.join(', ')}` });
-      }
-      const module = typeof args.module === 'string' && args.module !== '' ? args.module : '*';
-      const changed = setLogLevel(module, level as LogLevel);
-      return { module, level, changed, levels: logLevels() };
-    })
+    .register(
+      'set-log-level',
+      (args) => {
+        const module = args.module ?? '*';
+        const changed = setLogLevel(module, args.level);
+        return { module, level: args.level, changed, levels: logLevels() };
+      },
+      OPS_ARGUMENTS['set-log-level'],
+      `send {"level": one of ${LOG_LEVELS.join(', ')}, "module": optional pattern such as "upload:*"}`,
+    )
     .register('reload-config', () => actions.reloadConfig())
-    .register('delete-user', (args) => actions.deleteUser(stringArg(args, 'employeeCode', 'send {"employeeCode": "E1001"}')))
+    .register('delete-user', (args) => actions.deleteUser(args.employeeCode), OPS_ARGUMENTS['delete-user'], 'send {"employeeCode": "E1001"}')
     .register('restart', () => {
       setTimeout(() => actions.restart(), 300).unref();
       return { restarting: true, inMs: 300 };

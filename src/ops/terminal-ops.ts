@@ -7,7 +7,10 @@
  */
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
 import { TypedEmitter } from '../core/events.js';
+import { toAgentError } from '../core/errors.js';
 import { logger } from '../core/logger.js';
+import { publishChecked } from '../upload/mqtt-publish.js';
+import { RepeatedWarning } from '../core/repeated-warning.js';
 import type { CommandResponse, CommandRouter } from './commands.js';
 import { requestTopic, responseTopic, terminalTopic, type TopicBase } from './topics.js';
 
@@ -22,6 +25,8 @@ export interface TerminalOpsOptions {
   metrics: () => Promise<Record<string, unknown>> | Record<string, unknown>;
   metricsIntervalMs: number;
   router: CommandRouter;
+  /** The largest payload published (mqtt.maxPayloadBytes). */
+  maxPayloadBytes?: number;
 }
 
 export interface TerminalOpsEvents extends Record<string, unknown> {
@@ -37,7 +42,10 @@ export class TerminalOps extends TypedEmitter<TerminalOpsEvents> {
   #client: MqttClient | null = null;
   #timer: NodeJS.Timeout | null = null;
   #connected = false;
+  #stopping = false;
   #lastPublishAt: string | null = null;
+  /** The broker away: one warning, then fewer and fewer, each with the count left out. */
+  readonly #away = new RepeatedWarning(log);
 
   constructor(options: TerminalOpsOptions) {
     super();
@@ -64,18 +72,24 @@ export class TerminalOps extends TypedEmitter<TerminalOpsEvents> {
     this.#client = client;
     client.on('connect', () => {
       this.#connected = true;
-      log.info({ url: this.#o.url }, 'connected to the broker');
+      if (this.#away.failures) this.#away.ok({ url: this.#o.url }, 'connected to the broker again');
+      else log.info({ url: this.#o.url }, 'connected to the broker');
       void this.#onConnect();
     });
     client.on('close', () => {
       if (this.#connected) {
         this.#connected = false;
-        log.warn({ url: this.#o.url }, 'lost the broker; reconnecting');
+        // A clean stop (Ctrl-C, systemctl stop) closes the connection too: nothing was lost.
+        if (!this.#stopping) this.#away.warn({ url: this.#o.url }, 'lost the broker; reconnecting');
         this.emit('disconnected', undefined);
       }
     });
-    client.on('error', (err) => log.warn({ err: err.message }, 'MQTT error'));
-    client.on('message', (topic, payload) => void this.#onMessage(topic, payload));
+    client.on('error', (err) => {
+      if (!this.#stopping) this.#away.warn({ url: this.#o.url, err: err.message }, 'cannot reach the broker; reconnecting');
+    });
+    client.on('message', (topic, payload) => {
+      this.#onMessage(topic, payload).catch((err: unknown) => log.error({ err: toAgentError(err).toJSON() }, 'a request could not be handled'));
+    });
     this.#timer = setInterval(() => void this.publishMetrics(), this.#o.metricsIntervalMs);
     this.#timer.unref();
     if (waitMs > 0 && !this.#connected) {
@@ -95,12 +109,13 @@ export class TerminalOps extends TypedEmitter<TerminalOpsEvents> {
     const b = this.#o.base;
     try {
       await client.subscribeAsync(requestTopic(b, '+'), { qos: 1 });
-      await client.publishAsync(terminalTopic(b, 'state'), 'online', { qos: 1, retain: true });
+      await publishChecked(client, terminalTopic(b, 'state'), 'online', { qos: 1, retain: true }, this.#o.maxPayloadBytes);
       await this.publishInfo();
       await this.publishMetrics();
       this.emit('connected', undefined);
     } catch (err) {
-      log.warn({ err: (err as Error).message }, 'could not publish the state after connecting');
+      const e = toAgentError(err, 'MQTT_PUBLISH_FAILED');
+      log.warn({ code: e.code, err: e.message }, 'could not publish the state after connecting');
     }
   }
 
@@ -109,12 +124,16 @@ export class TerminalOps extends TypedEmitter<TerminalOpsEvents> {
     if (!topic.startsWith(prefix)) return;
     const command = topic.slice(prefix.length);
     const response = await this.#o.router.handle(command, payload);
-    if (response.status === 'error') log.warn({ command, error: response.error }, 'command answered with an error');
+    if (response.status === 'error') log.warn({ command: response.command, transaction: response.transaction, error: response.error }, 'command answered with an error');
     else log.info({ command, transaction: response.transaction }, 'command answered');
-    try {
-      await this.#client?.publishAsync(responseTopic(this.#o.base, command), JSON.stringify(response), { qos: 1 });
-    } catch (err) {
-      log.warn({ err: (err as Error).message, command }, 'could not publish a response');
+    const client = this.#client;
+    if (client) {
+      try {
+        await publishChecked(client, responseTopic(this.#o.base, command), JSON.stringify(response), { qos: 1 }, this.#o.maxPayloadBytes);
+      } catch (err) {
+        const e = toAgentError(err, 'MQTT_PUBLISH_FAILED');
+        log.warn({ code: e.code, err: e.message, command: response.command }, 'could not publish a response');
+      }
     }
     this.emit('request', { command, response });
   }
@@ -123,10 +142,11 @@ export class TerminalOps extends TypedEmitter<TerminalOpsEvents> {
     const client = this.#client;
     if (!client || !this.#connected) return;
     try {
-      await client.publishAsync(terminalTopic(this.#o.base, leaf), JSON.stringify(value), { qos: 1, retain });
+      await publishChecked(client, terminalTopic(this.#o.base, leaf), JSON.stringify(value), { qos: 1, retain }, this.#o.maxPayloadBytes);
       this.#lastPublishAt = new Date().toISOString();
     } catch (err) {
-      log.warn({ err: (err as Error).message, leaf }, 'publish failed');
+      const e = toAgentError(err, 'MQTT_PUBLISH_FAILED');
+      log.warn({ code: e.code, err: e.message, leaf }, 'publish failed');
     }
   }
 
@@ -149,6 +169,7 @@ export class TerminalOps extends TypedEmitter<TerminalOpsEvents> {
 
   /** Publishes `offline` (a clean stop) and disconnects; the last will is not sent. */
   async stop(): Promise<void> {
+    this.#stopping = true;
     if (this.#timer) clearInterval(this.#timer);
     this.#timer = null;
     const client = this.#client;
@@ -157,7 +178,7 @@ export class TerminalOps extends TypedEmitter<TerminalOpsEvents> {
     if (this.#connected) {
       try {
         await Promise.race([
-          client.publishAsync(terminalTopic(this.#o.base, 'state'), 'offline', { qos: 1, retain: true }),
+          publishChecked(client, terminalTopic(this.#o.base, 'state'), 'offline', { qos: 1, retain: true }),
           new Promise((r) => setTimeout(r, 2000)),
         ]);
       } catch {

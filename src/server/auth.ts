@@ -13,11 +13,11 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { AgentError } from '../core/errors.js';
+import { hashSecret, verifySecret } from '../core/secret-hash.js';
 import { isRole, ROLES, type Role } from './roles.js';
-import { hashSecret, verifySecret } from './secret-hash.js';
-import type { ServiceStore } from './store/store.js';
+import type { ApiKeyInfo, ServiceStore } from './store/store.js';
 
-export { isRole, ROLES, type Role };
+export { isRole, ROLES, type ApiKeyInfo, type Role };
 export const DEFAULT_TOKEN_RECHECK_MS = 5000;
 
 export interface ApiKeyPair {
@@ -45,6 +45,21 @@ export async function createApiKey(store: ServiceStore, role: Role): Promise<Api
   const hash = await hashSecret(apiSecret);
   await store.transaction((tx) => tx.insertApiKey(apiKey, hash, role, new Date().toISOString()));
   return { apiKey, apiSecret, role };
+}
+
+/**
+ * The keys of the service (never their secrets, which are only hashes here), by creation time.
+ */
+export function listApiKeys(store: ServiceStore, now = Date.now()): Promise<ApiKeyInfo[]> {
+  return store.apiKeys(now);
+}
+
+/**
+ * Deletes a key and its tokens at once; false when there is no such key. A running service (every
+ * replica) stops taking the tokens it has cached within its recheck time (`DEFAULT_TOKEN_RECHECK_MS`).
+ */
+export function revokeApiKey(store: ServiceStore, apiKey: string): Promise<boolean> {
+  return store.transaction((tx) => tx.deleteApiKey(apiKey));
 }
 
 interface CachedToken {

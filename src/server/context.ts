@@ -1,5 +1,6 @@
 /** What every handler of the service needs: the store, shifts, units, limits, the seal. */
 import type { TzOffsetUnit } from '../api/date-time.js';
+import { checkEmployeeCode } from '../api/employee-code.js';
 import type { BiometricSeal } from './biometric-seal.js';
 import type { Shifts } from './shifts.js';
 import type { ServiceStore } from './store/store.js';
@@ -47,7 +48,13 @@ export interface ServiceContext {
   limits: ServiceLimits;
 }
 
-/** Employee codes: 1–64 characters, no whitespace, control characters, `/`, `\`, `?`, `#` or `%`. */
+/** What is wrong with an employee code by the shared rule (src/api/employee-code.ts), or null; codes are stored in NFC. */
+export function employeeCodeProblem(v: unknown): string | null {
+  const r = checkEmployeeCode(v);
+  if (!r.ok) return r.problem;
+  return r.code === v ? null : 'the employee code is not in Unicode NFC';
+}
+
 export function isValidEmployeeCode(v: unknown): v is string {
-  return typeof v === 'string' && v.length >= 1 && v.length <= FIELD_LIMITS.employeeCode && !/[\s/\\?#%\u0000-\u001f\u007f]/.test(v);
+  return employeeCodeProblem(v) === null;
 }

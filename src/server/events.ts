@@ -19,11 +19,12 @@
  * transaction, so that two replicas never close the same check-in with different check-outs.
  */
 import { DATE_TIME_PATTERN, MAX_TZ_OFFSET_MINUTES, parseDateTime, tzOffsetFromWire, tzOffsetToWire } from '../api/date-time.js';
+import { lookupEmployeeCode } from '../api/employee-code.js';
 import { eventShift, toNumber } from '../api/normalize.js';
 import type { Envelope } from '../api/types.js';
 import { logger } from '../core/logger.js';
 import { answer, BadRequest, fail, isObject, ok, plural, type HandlerResult } from './envelope.js';
-import { FIELD_LIMITS, type ServiceContext } from './context.js';
+import { employeeCodeProblem, isValidEmployeeCode, type ServiceContext } from './context.js';
 import type { EventRow, EventUpsert, StoreOps } from './store/store.js';
 
 const log = logger('server:events');
@@ -43,8 +44,8 @@ type Checked = CheckedEvent | { error: string; employeeCode?: string };
 
 function checkEvent(ctx: ServiceContext, item: unknown): Checked {
   if (!isObject(item)) return { error: 'the event is not an object' };
-  const code = item.employeeCode;
-  if (typeof code !== 'string' || code === '' || code.length > FIELD_LIMITS.employeeCode) return { error: 'employeeCode must be a non-empty string' };
+  const code = typeof item.employeeCode === 'string' ? lookupEmployeeCode(item.employeeCode) : item.employeeCode;
+  if (!isValidEmployeeCode(code)) return { error: `employeeCode: ${employeeCodeProblem(code)}` };
   const time = (field: 'inTime' | 'outTime'): { text: string | null; ms: number | null } | string => {
     const v = item[field];
     if (v === undefined || v === null || v === '') return { text: null, ms: null };
@@ -239,7 +240,7 @@ export async function deleteEvents(ctx: ServiceContext, code: string, body: unkn
 export async function getEvents(ctx: ServiceContext, query: URLSearchParams): Promise<HandlerResult> {
   const from = query.get('from');
   const to = query.get('to');
-  const code = query.get('code');
+  const code = query.get('code') === null ? null : lookupEmployeeCode(query.get('code')!);
   if (parseDateTime(from) === undefined) return answer(fail('INVALID_TIME_FORMAT', `from "${from ?? ''}" is not a date-time of the form ${DATE_TIME_PATTERN}`));
   if (parseDateTime(to) === undefined) return answer(fail('INVALID_TIME_FORMAT', `to "${to ?? ''}" is not a date-time of the form ${DATE_TIME_PATTERN}`));
   const limit = ctx.limits.maxEventsReturned;

@@ -8,21 +8,27 @@
  * | body not JSON, wrong JSON types, too many items, bad path encoding | 400 | INVALID_PARAMETERS |
  * | unknown path | 404 | INVALID_PARAMETERS |
  * | method not allowed on a path | 405 (Allow header) | INVALID_PARAMETERS |
- * | body over maxBodyBytes | 413 | INVALID_PARAMETERS |
+ * | body over maxBodyBytes (Content-Length, or counted) | 413, connection closed | INVALID_PARAMETERS |
+ * | token attempts over the address's or the key's rate | 429 (Retry-After) | OAuth error slow_down |
+ * | every scrypt slot busy (token-guard.ts) | 503 (Retry-After: 1) | OAuth error temporarily_unavailable |
  * | token missing, unknown or expired | 401 (WWW-Authenticate: Bearer) | UNAUTHORIZED |
  * | write with an admin-audit key | 403 | FORBIDDEN |
  * | database busy, disk full or unreachable | 503 (Retry-After: 5) | ERROR |
  * | any other failure | 500 | ERROR |
  *
  * Every request gives one pino line (`server:http`): method, path, HTTP status, statusCode,
- * milliseconds, item count, role. Nothing a client sends can crash the process.
+ * milliseconds, item count, role. Nothing a client sends can crash the process. Any answer given
+ * before the request's body was read closes the connection (after a short linger, so the client
+ * reads it).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { isAgentError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import { monotonicMs } from '../core/time.js';
 import type { TokenStore } from './auth.js';
+import type { TokenGuard } from './token-guard.js';
 import { BadRequest, fail } from './envelope.js';
 import type { ServiceContext } from './context.js';
 import { matchPath } from './routes.js';
@@ -34,33 +40,84 @@ interface Outcome {
   items?: number;
   role?: string;
   operation?: string;
+  /** A token attempt refused before any secret was verified, and why. */
+  refused?: string;
 }
 
 const TOKEN_BODY_LIMIT = 64 * 1024;
-/** Beyond this many bytes an oversized body is not even drained: the connection is cut. */
-const DRAIN_LIMIT = 64 * 1024 * 1024;
+/** How long a connection closed after an early answer keeps reading (and dropping) what the client still sends. */
+const LINGER_MS = 2000;
+/** At most one log line per this many ms about refused token attempts. */
+const REFUSED_LOG_MS = 10_000;
 
 class TooLarge extends Error {}
+/** The client closed (or was cut by a timeout) before its body arrived: there is nobody to answer. */
+class ClientGone extends Error {}
 
-/** Reads the whole body, or throws TooLarge after draining it (so the client reads the 413). */
-function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+/**
+ * Reads the whole body, or rejects with TooLarge as soon as it is over `limit`: at once when
+ * Content-Length says so (nothing is read, and a client that asked `Expect: 100-continue` is not
+ * told to continue), otherwise when the bytes counted so far pass it (chunked bodies). The rest is
+ * never buffered; the answer closes the connection (`closeAfterAnswer`).
+ */
+function readBody(req: IncomingMessage, res: ServerResponse, limit: number): Promise<Buffer> {
+  if (Number(req.headers['content-length'] ?? 0) > limit) return Promise.reject(new TooLarge());
+  if (/^100-continue$/i.test(req.headers.expect ?? '')) res.writeContinue();
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
-    let over = Number(req.headers['content-length'] ?? 0) > limit;
-    req.on('data', (c: Buffer) => {
+    const stop = () => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+      req.off('close', onClose);
+    };
+    const onData = (c: Buffer) => {
       size += c.length;
-      if (size > limit) over = true;
-      if (!over) chunks.push(c);
-      else chunks.length = 0;
-      if (size > DRAIN_LIMIT) req.destroy();
-    });
-    req.on('end', () => (over ? reject(new TooLarge()) : resolve(Buffer.concat(chunks))));
-    req.on('error', reject);
-    req.on('close', () => {
-      if (!req.complete) reject(new TooLarge());
-    });
+      if (size <= limit) return void chunks.push(c);
+      stop();
+      chunks.length = 0;
+      reject(new TooLarge());
+    };
+    const onEnd = () => (stop(), resolve(Buffer.concat(chunks)));
+    const onError = (err: Error) => (stop(), reject(err));
+    const onClose = () => (stop(), reject(new ClientGone()));
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+    req.on('close', onClose);
   });
+}
+
+const lingering = new WeakSet<Socket>();
+
+/** True for a connection already answered and closing (what the client still sends is not a new request). */
+export function isClosingAfterAnswer(socket: Socket): boolean {
+  return lingering.has(socket);
+}
+
+/**
+ * An answer given before the request's body was read (413, 401, 429, ...) closes the connection:
+ * a client sending 100 MB must not make us read 100 MB to keep it alive. A plain close would
+ * reset the connection while the client still writes, and a reset can destroy our answer in the
+ * client's buffer before it reads it; so after the answer we only half-close (FIN), keep reading
+ * and dropping what still comes for at most LINGER_MS, and close when the client does. Node's
+ * server ends a `Connection: close` socket with `destroySoon()`; this socket gets its own.
+ */
+function closeAfterAnswer(req: IncomingMessage): Record<string, string> {
+  const socket = req.socket as Socket & { destroySoon?: () => void };
+  lingering.add(socket);
+  req.removeAllListeners('data');
+  req.resume();
+  socket.destroySoon = () => {
+    socket.end();
+    const timer = setTimeout(() => socket.destroy(), LINGER_MS);
+    timer.unref();
+    socket.once('close', () => clearTimeout(timer));
+    socket.once('end', () => socket.destroy());
+    socket.resume();
+  };
+  return { connection: 'close' };
 }
 
 function envelope(status: number, code: string, text: string, headers?: Record<string, string>): Outcome {
@@ -70,6 +127,8 @@ function envelope(status: number, code: string, text: string, headers?: Record<s
 export interface HttpOptions {
   clientId: string;
   tokens: TokenStore;
+  /** Rate limits and the bound on scrypt work of the token endpoint. */
+  guard: TokenGuard;
   log: Logger;
   /** Counts for diagnostics. */
   stats: { requests: number; tokensIssued: number };
@@ -77,8 +136,20 @@ export interface HttpOptions {
 
 export function createRequestHandler(ctx: ServiceContext, options: HttpOptions) {
   const { log } = options;
+  // Refused token attempts are an attacker's to multiply: one line for the first, then at most
+  // one every REFUSED_LOG_MS saying how many were refused since.
+  let refusedSince = 0;
+  let refusedLoggedAt = -Infinity;
+  const logRefused = (line: Record<string, unknown>) => {
+    refusedSince++;
+    const now = monotonicMs();
+    if (now - refusedLoggedAt < REFUSED_LOG_MS) return;
+    log.warn({ ...line, refusedSinceLastLine: refusedSince }, 'token attempts refused (rate limit or scrypt slots busy)');
+    refusedSince = 0;
+    refusedLoggedAt = now;
+  };
 
-  async function token(req: IncomingMessage): Promise<Outcome> {
+  async function token(req: IncomingMessage, res: ServerResponse): Promise<Outcome> {
     const oauth = (status: number, error: string, description: string, headers?: Record<string, string>): Outcome => ({
       status,
       body: { error, error_description: description },
@@ -92,7 +163,7 @@ export function createRequestHandler(ctx: ServiceContext, options: HttpOptions) 
     }
     let form: URLSearchParams;
     try {
-      form = new URLSearchParams((await readBody(req, TOKEN_BODY_LIMIT)).toString('utf8'));
+      form = new URLSearchParams((await readBody(req, res, TOKEN_BODY_LIMIT)).toString('utf8'));
     } catch (err) {
       if (err instanceof TooLarge) return oauth(413, 'invalid_request', `the form body is over ${TOKEN_BODY_LIMIT} bytes`);
       throw err;
@@ -101,7 +172,19 @@ export function createRequestHandler(ctx: ServiceContext, options: HttpOptions) 
     const username = form.get('username');
     const password = form.get('password');
     if (!username || !password) return oauth(400, 'invalid_request', 'username (API key) and password (API secret) are required');
-    const grant = await options.tokens.grant(username, password);
+    const admission = options.guard.admit(req.socket.remoteAddress, username);
+    if (!admission.ok) {
+      const why = admission.reason === 'busy' ? 'the service is verifying other secrets right now' : admission.reason === 'key' ? 'too many failed attempts for this API key' : 'too many token requests from this address';
+      return { ...oauth(admission.status, admission.status === 429 ? 'slow_down' : 'temporarily_unavailable', `${why}; retry after ${admission.retryAfterSec} s`, { 'retry-after': String(admission.retryAfterSec), connection: 'close' }), refused: admission.reason };
+    }
+    let refusedSecret = false;
+    let grant: Awaited<ReturnType<TokenStore['grant']>>;
+    try {
+      grant = await options.tokens.grant(username, password);
+      refusedSecret = grant === undefined;
+    } finally {
+      admission.done(!refusedSecret);
+    }
     if (!grant) return oauth(400, 'invalid_grant', 'unknown API key or wrong secret');
     options.stats.tokensIssued++;
     return {
@@ -112,7 +195,7 @@ export function createRequestHandler(ctx: ServiceContext, options: HttpOptions) 
     };
   }
 
-  async function api(req: IncomingMessage, url: URL): Promise<Outcome> {
+  async function api(req: IncomingMessage, res: ServerResponse, url: URL): Promise<Outcome> {
     const match = matchPath(url.pathname);
     if (!match) return envelope(404, 'INVALID_PARAMETERS', `no operation at ${url.pathname}; the operations are under /api/attendance/ (the report there only) and /attendance/api/`);
     const route = match.table[req.method ?? ''];
@@ -136,7 +219,7 @@ export function createRequestHandler(ctx: ServiceContext, options: HttpOptions) 
     if (route.body) {
       let raw: Buffer;
       try {
-        raw = await readBody(req, ctx.limits.maxBodyBytes);
+        raw = await readBody(req, res, ctx.limits.maxBodyBytes);
       } catch (err) {
         if (err instanceof TooLarge) return { ...envelope(413, 'INVALID_PARAMETERS', `the body is over the limit of ${ctx.limits.maxBodyBytes} bytes; send fewer items per request`), role: check.role, operation: route.operation };
         throw err;
@@ -168,8 +251,12 @@ export function createRequestHandler(ctx: ServiceContext, options: HttpOptions) 
       url = new URL('http://service.invalid/');
     }
     try {
-      outcome = url.pathname === '/oauth/token' ? await token(req) : await api(req, url);
+      outcome = url.pathname === '/oauth/token' ? await token(req, res) : await api(req, res, url);
     } catch (err) {
+      if (err instanceof ClientGone) {
+        log.info({ reqId, method: req.method, path: url.pathname, ms: monotonicMs() - started }, 'client went away before its body arrived');
+        return;
+      }
       if (err instanceof BadRequest) {
         outcome = envelope(err.status, 'INVALID_PARAMETERS', err.message);
       } else {
@@ -185,8 +272,8 @@ export function createRequestHandler(ctx: ServiceContext, options: HttpOptions) 
       res.writeHead(outcome.status, {
         'content-type': 'application/json; charset=utf-8',
         'content-length': Buffer.byteLength(text),
-        ...(outcome.status === 413 ? { connection: 'close' } : {}),
         ...outcome.headers,
+        ...(!req.complete ? closeAfterAnswer(req) : {}),
       });
     }
     res.end(text);
@@ -201,8 +288,10 @@ export function createRequestHandler(ctx: ServiceContext, options: HttpOptions) 
       ...(outcome.operation ? { operation: outcome.operation } : {}),
       ...(outcome.items !== undefined ? { items: outcome.items } : {}),
       ...(outcome.role ? { role: outcome.role } : {}),
+      ...(outcome.refused ? { refused: outcome.refused } : {}),
     };
-    if (outcome.status >= 500) log.error(line, 'request');
+    if (outcome.refused) logRefused(line);
+    else if (outcome.status >= 500) log.error(line, 'request');
     else if (outcome.status >= 400) log.warn(line, 'request');
     else log.info(line, 'request');
   };

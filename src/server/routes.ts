@@ -2,6 +2,7 @@
  * The service's routes: the nine operations under /api/attendance/... and /attendance/api/...
  * (the report under the first only). A trailing slash is optional everywhere.
  */
+import { lookupEmployeeCode } from '../api/employee-code.js';
 import { PATH_PREFIX } from '../api/paths.js';
 import type { PathForm } from '../api/types.js';
 import { addEvents, deleteEvents, getEvents } from './events.js';
@@ -28,8 +29,14 @@ export interface Route {
 
 type Table = Record<string, Route>;
 
+/** `?code=` as a lookup key (NFC, as codes are stored). */
+function lookupQuery(query: URLSearchParams): string | null {
+  const code = query.get('code');
+  return code === null ? null : lookupEmployeeCode(code);
+}
+
 const USER: Table = {
-  GET: { operation: 'getUser', write: false, body: false, run: (ctx, i) => getUser(ctx, i.query.get('code')) },
+  GET: { operation: 'getUser', write: false, body: false, run: (ctx, i) => getUser(ctx, lookupQuery(i.query)) },
   POST: { operation: 'addOrUpdateUser', write: true, body: true, run: (ctx, i) => addOrUpdateUser(ctx, i.body) },
 };
 const USER_CODE: Table = { DELETE: { operation: 'deleteUser', write: true, body: false, run: (ctx, i) => deleteUser(ctx, i.code) } };
@@ -54,7 +61,7 @@ export function matchPath(pathname: string): { table: Table; code: string; form:
     let code = '';
     if (segs.length === 2 && segs[0] !== 'report') {
       try {
-        code = decodeURIComponent(segs[1]!);
+        code = lookupEmployeeCode(decodeURIComponent(segs[1]!));
       } catch {
         throw new BadRequest(`the employee code in the path is not valid percent-encoding: "${segs[1]}"`);
       }

@@ -13,21 +13,37 @@
  * await service.close();
  * ```
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { availableParallelism } from 'node:os';
 import type { TzOffsetUnit } from '../api/date-time.js';
 import { AgentError } from '../core/errors.js';
 import { logger as makeLogger, type Logger } from '../core/logger.js';
 import { createApiKey, DEFAULT_TOKEN_RECHECK_MS, TokenStore, type ApiKeyPair, type Role } from './auth.js';
 import { BiometricSeal } from './biometric-seal.js';
 import { DEFAULT_LIMITS, type ServiceContext, type ServiceLimits } from './context.js';
-import { createRequestHandler } from './http.js';
+import { createRequestHandler, isClosingAfterAnswer } from './http.js';
+import { TokenGuard, type TokenGuardOptions } from './token-guard.js';
 import { DEFAULT_SHIFTS, loadShiftsFile, parseShifts, type Shifts, type ShiftsConfig } from './shifts.js';
 import { openServiceStore } from './store/open.js';
 import type { ServiceStore } from './store/store.js';
 
 export const DEFAULT_CLIENT_ID = 'edge-agent';
 export const DEFAULT_TOKEN_TTL_SEC = 3600;
+
+/** How long a client may take and how many may connect (docs/integrator.md, Limits). */
+export interface HttpServerLimits {
+  /** The request's headers must have arrived within this time (ms). Default 10 s. */
+  headersTimeoutMs: number;
+  /** The whole request, body included, within this time (ms). Default 60 s. */
+  requestTimeoutMs: number;
+  /** An idle kept-alive connection is closed after this time (ms). Default 10 s. */
+  keepAliveTimeoutMs: number;
+  /** Connections at once; more are closed as they come. Default 512. */
+  maxConnections: number;
+}
+
+export const DEFAULT_HTTP_LIMITS: HttpServerLimits = { headersTimeoutMs: 10_000, requestTimeoutMs: 60_000, keepAliveTimeoutMs: 10_000, maxConnections: 512 };
 
 export interface AttendanceServiceOptions {
   /**
@@ -46,6 +62,13 @@ export interface AttendanceServiceOptions {
   limits?: Partial<ServiceLimits>;
   /** Unit of `tzOffset` on the wire. Default minutes east of UTC. */
   tzOffsetUnit?: TzOffsetUnit;
+  /** Timeouts and the connection cap of the HTTP server. */
+  http?: Partial<HttpServerLimits>;
+  /**
+   * Rate limits of the token endpoint and the bound on scrypt work in flight (token-guard.ts).
+   * Per process: each replica counts its own clients.
+   */
+  tokenGuard?: TokenGuardOptions;
   /**
    * 32-byte key sealing biometric records. Default: the file of EDGE_AGENT_BIOMETRIC_KEY_FILE or
    * the systemd credential biometric-key; on SQLite else a 0600 key file next to the database.
@@ -67,7 +90,7 @@ export interface AttendanceService {
   createApiKey(role: Role): Promise<ApiKeyPair>;
   /** Invalidates every access token issued so far. */
   revokeTokens(): Promise<void>;
-  stats(): { requests: number; tokensIssued: number };
+  stats(): { requests: number; tokensIssued: number; tokensRefused: { address: number; key: number; busy: number }; connectionsDropped: number };
   /** Resolves when the database is open and migrated (rejects with why it cannot be). */
   ready(): Promise<void>;
 }
@@ -97,6 +120,9 @@ export function createAttendanceService(options: AttendanceServiceOptions): Atte
   const ttl = options.tokenTtlSec ?? DEFAULT_TOKEN_TTL_SEC;
   if (!(ttl > 0)) throw new AgentError('SERVER_BAD_OPTION', `tokenTtlSec must be positive, got ${ttl}`, { tokenTtlSec: ttl });
   const stats = { requests: 0, tokensIssued: 0 };
+  const httpLimits: HttpServerLimits = { ...DEFAULT_HTTP_LIMITS, ...options.http };
+  const guard = new TokenGuard(options.tokenGuard, availableParallelism());
+  let connectionsDropped = 0;
 
   const opened = (async () => {
     const store = await openServiceStore(options.dbPath);
@@ -105,7 +131,7 @@ export function createAttendanceService(options: AttendanceServiceOptions): Atte
       await checkBiometricKey(store, seal);
       const ctx: ServiceContext = { store, shifts, tzOffsetUnit: options.tzOffsetUnit ?? 'minutes', seal, limits };
       const tokens = new TokenStore(store, ttl, options.tokenRecheckMs ?? DEFAULT_TOKEN_RECHECK_MS);
-      return { store, ctx, tokens, handler: createRequestHandler(ctx, { clientId: options.clientId ?? DEFAULT_CLIENT_ID, tokens, log, stats }) };
+      return { store, ctx, tokens, handler: createRequestHandler(ctx, { clientId: options.clientId ?? DEFAULT_CLIENT_ID, tokens, guard, log, stats }) };
     } catch (err) {
       await store.close().catch(() => undefined);
       throw err;
@@ -127,17 +153,36 @@ export function createAttendanceService(options: AttendanceServiceOptions): Atte
     async listen(port = 0, host = '127.0.0.1') {
       const { handler } = await opened;
       if (server) throw new AgentError('SERVER_ALREADY_LISTENING', `the service already listens at ${url}`, { url });
-      const srv = createServer((req, res) => {
+      const serve = (req: IncomingMessage, res: ServerResponse) => {
         handler(req, res).catch((err) => {
           log.error({ err }, 'request handler failed');
           if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
           res.end(JSON.stringify({ statusCode: 'ERROR', statusDescription: 'system error', returnValue: null }));
         });
+      };
+      // The timeouts are checked this often (node's default, 30 s, would let a slow client keep
+      // its socket that much longer than the limit).
+      const srv = createServer({ connectionsCheckingInterval: Math.max(100, Math.min(1000, httpLimits.headersTimeoutMs / 4)) }, serve);
+      // `Expect: 100-continue`: the handler says continue only when it reads a body it will take.
+      srv.on('checkContinue', serve);
+      // Slow clients cannot hold sockets: headers, the whole request and idle keep-alive each
+      // have a limit, and connections over the cap are closed as they come (node's 'drop').
+      srv.headersTimeout = httpLimits.headersTimeoutMs;
+      srv.requestTimeout = httpLimits.requestTimeoutMs;
+      srv.keepAliveTimeout = httpLimits.keepAliveTimeoutMs;
+      srv.maxConnections = httpLimits.maxConnections;
+      srv.on('drop', (data?: { remoteAddress?: string }) => {
+        connectionsDropped++;
+        if (connectionsDropped === 1 || connectionsDropped % 1000 === 0) log.warn({ maxConnections: httpLimits.maxConnections, dropped: connectionsDropped, remoteAddress: data?.remoteAddress }, 'connection cap reached: new connections are closed');
       });
-      srv.keepAliveTimeout = 10_000;
       srv.on('clientError', (err, socket) => {
-        log.warn({ err: { message: err.message, code: (err as { code?: string }).code } }, 'malformed HTTP request');
-        if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Type: application/json\r\n\r\n{"statusCode":"INVALID_PARAMETERS","statusDescription":"malformed HTTP request","returnValue":null}');
+        // The client of an answered, closing connection stopped mid-body: nothing to tell it.
+        if (isClosingAfterAnswer(socket as Socket)) return void socket.destroy();
+        const code = (err as { code?: string }).code;
+        const timedOut = code === 'ERR_HTTP_REQUEST_TIMEOUT';
+        log.warn({ err: { message: err.message, code } }, timedOut ? 'request not received in time: connection closed' : 'malformed HTTP request');
+        const [status, text] = timedOut ? ['408 Request Timeout', `the request did not arrive within ${httpLimits.requestTimeoutMs} ms (headers within ${httpLimits.headersTimeoutMs} ms)`] : ['400 Bad Request', 'malformed HTTP request'];
+        if (socket.writable) socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Type: application/json\r\n\r\n${JSON.stringify({ statusCode: 'INVALID_PARAMETERS', statusDescription: text, returnValue: null })}`);
         else socket.destroy();
       });
       await new Promise<void>((resolve, reject) => {
@@ -183,6 +228,6 @@ export function createAttendanceService(options: AttendanceServiceOptions): Atte
       const { tokens } = await opened;
       await tokens.revokeAll();
     },
-    stats: () => ({ ...stats }),
+    stats: () => ({ ...stats, tokensRefused: { ...guard.refused }, connectionsDropped }),
   };
 }

@@ -11,8 +11,9 @@
 import { normalizeStatus } from '../api/normalize.js';
 import type { User } from '../api/types.js';
 import { answer, BadRequest, fail, isObject, ok, type HandlerResult } from './envelope.js';
-import { FIELD_LIMITS, isValidEmployeeCode, type ServiceContext } from './context.js';
-import { hashSecret } from './secret-hash.js';
+import { EMPLOYEE_CODE_RULE, lookupEmployeeCode } from '../api/employee-code.js';
+import { hashSecret } from '../core/secret-hash.js';
+import { employeeCodeProblem, FIELD_LIMITS, isValidEmployeeCode, type ServiceContext } from './context.js';
 import type { UserRow } from './store/store.js';
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
@@ -37,7 +38,7 @@ function optString(body: Record<string, unknown>, field: keyof typeof FIELD_LIMI
 
 export async function addOrUpdateUser(ctx: ServiceContext, body: unknown): Promise<HandlerResult> {
   if (!isObject(body)) throw new BadRequest('the body must be a JSON object (a user)');
-  const code = body.employeeCode;
+  const code = typeof body.employeeCode === 'string' ? lookupEmployeeCode(body.employeeCode) : body.employeeCode;
   if (code !== undefined && code !== null && typeof code !== 'string') throw new BadRequest('employeeCode must be a string');
   const firstName = optString(body, 'firstName');
   const lastName = optString(body, 'lastName');
@@ -52,7 +53,7 @@ export async function addOrUpdateUser(ctx: ServiceContext, body: unknown): Promi
   }
 
   if (!isValidEmployeeCode(code)) {
-    return answer(fail('INVALID_EMPCODE', `employeeCode must be 1 to ${FIELD_LIMITS.employeeCode} characters without spaces, "/", "\\", "?", "#" or "%"`));
+    return answer(fail('INVALID_EMPCODE', `${employeeCodeProblem(code)}: an employee code is ${EMPLOYEE_CODE_RULE}`));
   }
   if (!firstName || firstName.trim() === '') return answer(fail('FIRST_NAME_EMPTY', 'firstName is empty'));
   if (!lastName || lastName.trim() === '') return answer(fail('Last_NAME_EMPTY', 'lastName is empty'));

@@ -8,14 +8,18 @@ import { statfs } from 'node:fs/promises';
 import mqtt from 'mqtt';
 import { AttendanceClient } from '../api/client.js';
 import { AgentError, describeError, isAgentError } from '../core/errors.js';
+import { looseModes } from '../core/private-files.js';
 import { SqliteDatabase } from '../core/sqlite.js';
 import { withTimeout } from '../core/time.js';
 import { mqttClientOptions } from '../daemon/upstreams.js';
 import { agentDatabasePath } from '../store/agent-db.js';
-import { Outbox, type OutboxStatus } from '../store/outbox.js';
-import { detectClock, type ClockState } from '../daemon/clock.js';
+import { Outbox, type HeldStatus, type OutboxStatus } from '../store/outbox.js';
+import { clockSources, DEFAULT_SOURCES, detectClock, type ClockState } from '../daemon/clock.js';
+import { clockReport } from '../daemon/time-authority.js';
+import { clockAlerts, type Alert } from '../ops/alerts.js';
 import { loadConfig, secretsFilePath, type AgentConfig, type LoadConfigOptions, type ScannerConfig } from '../config/config.js';
 import { loadSecrets, type Secrets } from '../config/secrets.js';
+import { noConfigError, type ConfigLocation } from '../config/locate.js';
 
 export type CheckStatus = 'pass' | 'warn' | 'fail';
 
@@ -27,9 +31,22 @@ export interface CheckResult {
   hint: string | null;
 }
 
+/** The figures behind the clock check, for --json (`clock` beside `checks`). */
+export interface ClockFigures {
+  trusted: boolean;
+  source: string;
+  lastTrustedAt: string | null;
+  steps: number;
+  lastStep: { sizeSec: number; at: string } | null;
+  held: HeldStatus;
+  alerts: Alert[];
+}
+
 export interface DoctorReport {
   ok: boolean;
   checks: CheckResult[];
+  /** The clock as the time authority judges it, with the terminal's database; absent without one. */
+  clock?: ClockFigures;
 }
 
 const pass = (name: string, detail: string): CheckResult => ({ name, status: 'pass', detail, hint: null });
@@ -44,10 +61,14 @@ function fromError(name: string, err: unknown, fallbackHint: string, status: Che
 
 // ---- config and secrets ------------------------------------------------------------------
 
-export function checkConfig(options: LoadConfigOptions): { result: CheckResult; config: (AgentConfig & { source: string | null }) | null } {
+export function checkConfig(options: LoadConfigOptions, location?: ConfigLocation): { result: CheckResult; config: (AgentConfig & { source: string | null }) | null } {
+  if (location && !location.file) {
+    return { result: fail('config', `no configuration found; looked at: ${location.looked.join(', ')}`, noConfigError(location).hint!), config: null };
+  }
   try {
     const config = loadConfig(options);
-    return { result: pass('config', `${config.source ?? 'defaults and environment'} is valid (configVersion ${config.configVersion}, terminal ${config.terminal.id} at ${config.terminal.site})`), config };
+    const whose = location?.origin === 'demo' ? " (the embedded demo's: no other configuration was found)" : '';
+    return { result: pass('config', `${config.source ?? 'defaults and environment'}${whose} is valid (configVersion ${config.configVersion}, terminal ${config.terminal.id} at ${config.terminal.site}, data ${config.dataDir})`), config };
   } catch (err) {
     const r = fromError('config', err, 'fix the config file or run "edge-agent provision"');
     if (isAgentError(err) && typeof err.context.key === 'string') r.detail += ` [key: ${err.context.key}]`;
@@ -95,7 +116,7 @@ export interface ApiCheckInput {
 export async function checkApiToken(input: ApiCheckInput): Promise<CheckResult> {
   const name = 'api-token';
   if (!input.url && input.required) return fail(name, 'upstream includes api but api.url is not set: the agent cannot start', 'give --api URL to "edge-agent provision", or --upstream mqtt');
-  if (!input.url) return warn(name, 'no API configured (api.url is null): punches go to MQTT only', 'set --api URL with "edge-agent provision" if this terminal should deliver to the attendance API');
+  if (!input.url) return warn(name, 'no API configured (api.url is null): punches go to the broker only (upstream mqtt)', 'set --api URL with "edge-agent provision" if this terminal should deliver to the attendance API');
   if (!input.apiKey || !input.apiSecret) return fail(name, `API ${input.url} configured but the ${input.apiKey ? 'secret' : 'key'} is missing`, 'give --api-key and --api-secret-file to "edge-agent provision"');
   const client = new AttendanceClient({ baseUrl: input.url, clientId: input.clientId, apiKey: input.apiKey, apiSecret: input.apiSecret, pathForm: input.pathForm, timeoutMs: input.timeoutMs });
   try {
@@ -117,7 +138,7 @@ export async function checkMqttConnection(input: MqttCheckInput): Promise<CheckR
   const name = 'mqtt';
   const url = input.config.mqtt.url;
   if (!url && input.config.upstream.includes('mqtt')) return fail(name, 'upstream includes mqtt but mqtt.url is not set: the agent cannot start', 'give --mqtt URL to "edge-agent provision", or --upstream api');
-  if (!url) return warn(name, 'no MQTT broker configured (mqtt.url is null): no remote monitoring', 'set --mqtt URL with "edge-agent provision" so operations can see this terminal');
+  if (!url) return warn(name, 'no MQTT broker configured (mqtt.url is null): no remote monitoring', 'set --mqtt URL with "edge-agent provision" so operations can see this terminal (monitoring only: punches go to the broker as well only with --upstream mqtt or api,mqtt)');
   const timeoutMs = input.timeoutMs ?? 10_000;
   let client: mqtt.MqttClient | null = null;
   try {
@@ -134,7 +155,8 @@ export async function checkMqttConnection(input: MqttCheckInput): Promise<CheckR
       timeoutMs,
       () => new AgentError('OPS_MQTT_TIMEOUT', `no answer from the broker at ${url} within ${timeoutMs} ms`, { url }, { retryable: true }),
     );
-    return pass(name, `connected to ${url}${options.username ? ` as ${options.username}` : ''}${options.ca || options.cert ? ' with TLS files' : ''}`);
+    const role = input.config.upstream.includes('mqtt') ? 'monitoring and delivery of punches' : 'monitoring only: punches are not delivered here';
+    return pass(name, `connected to ${url}${options.username ? ` as ${options.username}` : ''}${options.ca || options.cert ? ' with TLS files' : ''} (${role})`);
   } catch (err) {
     const e = err as { code?: unknown; message?: string };
     const refused = /not authori[sz]ed|bad user ?name or password/i.test(e.message ?? '') || e.code === 4 || e.code === 5;
@@ -188,10 +210,27 @@ export async function checkScanners(scanners: readonly ScannerConfig[], probe: S
       const info = await probe(s);
       out.push(pass(name, `answers: ${info.model}${info.firmware ? ` firmware ${info.firmware}` : ''}${info.serial ? ` serial ${info.serial}` : ''}`));
     } catch (err) {
-      out.push(fromError(name, err, `check the cable and that ${s.path} is the scanner (ls -l /dev/fingerprint* /dev/iris* /dev/ttyUSB*)`));
+      const r = fromError(name, err, `check the cable and that ${s.path} is the scanner (ls -l /dev/fingerprint* /dev/iris* /dev/ttyUSB*)`);
+      r.hint = scannerHint(s, r.detail) ?? r.hint;
+      out.push(r);
     }
   }
   return out;
+}
+
+/**
+ * What a failed probe most likely means, where the driver's own hint would mislead: a port held by
+ * another process (the running agent of another data folder, a second command) is not a baud rate
+ * problem; a module that stays silent is most often at another baud rate or of another family.
+ */
+export function scannerHint(s: ScannerConfig, detail: string): string | null {
+  if (/cannot lock port|resource temporarily unavailable|EAGAIN|EBUSY|in use by another/i.test(detail)) {
+    return `another process holds ${s.path}: the running agent (systemctl status edge-agent; stop it to test the scanner here) or another edge-agent command; "fuser -v ${s.path}" names it`;
+  }
+  if (/TIMEOUT|no answer|no reply/i.test(detail) && s.family !== 'iris-hid') {
+    return `nothing answered ${s.family} at ${s.baud ?? 'its default'} baud: a module at another baud rate or of another family stays silent; "edge-agent devices --port ${s.path}" tries every family and baud rate and says which answers (then provision --scanner family:${s.path}:baud)`;
+  }
+  return null;
 }
 
 // ---- storage -----------------------------------------------------------------------------
@@ -212,6 +251,19 @@ export async function checkDatabase(dataDir: string): Promise<CheckResult> {
   } finally {
     await db?.close().catch(() => undefined);
   }
+}
+
+/**
+ * The data folder 0700 and the database, WAL and shared-memory files 0600: they hold employee
+ * codes, punch times and templates. Checked before anything here opens the database for writing
+ * (which tightens the modes itself), so what was found is what is reported.
+ */
+export function checkFileModes(dataDir: string): CheckResult {
+  const name = 'file-modes';
+  if (!existsSync(dataDir)) return warn(name, `no data folder yet at ${dataDir}`, 'the agent creates it (0700) at its first start, or edge-agent provision does');
+  const loose = looseModes(dataDir, [agentDatabasePath(dataDir)]);
+  if (loose.length === 0) return pass(name, `${dataDir} is 0700, its database files 0600`);
+  return fail(name, `readable by others: ${loose.map((l) => `${l.path} ${l.mode} (must be ${l.want})`).join(', ')}`, `chmod 700 ${dataDir}; chmod 600 ${agentDatabasePath(dataDir)}*  (the agent also tightens them when it opens the database, and logs it)`);
 }
 
 export const DISK_FAIL_BYTES = 64 * 1024 * 1024;
@@ -237,12 +289,43 @@ export async function checkDisk(dataDir: string, statfsFn: typeof statfs = statf
 
 // ---- clock and outbox --------------------------------------------------------------------
 
-export async function checkClock(detect: () => Promise<ClockState> = () => detectClock()): Promise<CheckResult> {
+/**
+ * The clock as the time authority judges it: the sources, and (with the terminal's database) the
+ * latest time already trusted, the last step seen and the punches held for the clock.
+ */
+export async function checkClock(detect?: () => Promise<ClockState>, options: { config?: AgentConfig | null } = {}): Promise<CheckResult> {
+  return (await checkClockFigures(detect, options.config ?? null)).result;
+}
+
+/** The clock check and, with the terminal's database, the figures behind it (doctor --json `clock`). */
+export async function checkClockFigures(detect: (() => Promise<ClockState>) | undefined, config: AgentConfig | null): Promise<{ result: CheckResult; figures?: ClockFigures }> {
   const name = 'clock';
-  const s = await detect();
-  if (s.synchronized && s.source !== 'assumed') return pass(name, s.detail);
-  if (s.synchronized) return warn(name, s.detail, 'enable time synchronization (timedatectl set-ntp true) so the terminal can tell a wrong clock');
-  return warn(name, `${s.detail}; punches are marked and corrected once it synchronizes, nothing is lost`, 'check NTP: timedatectl timesync-status; the terminal needs UDP port 123 to an NTP server');
+  const path = config ? agentDatabasePath(config.dataDir) : null;
+  if (!config || !path || !existsSync(path)) {
+    const s = await (detect ?? (() => detectClock({ sources: config ? clockSources(config.clock.sources) : DEFAULT_SOURCES })))();
+    if (s.synchronized && s.source !== 'assumed') return { result: pass(name, s.detail) };
+    if (s.synchronized) return { result: warn(name, s.detail, 'enable time synchronization (timedatectl set-ntp true) so the terminal can tell a wrong clock') };
+    return { result: warn(name, `${s.detail}; punches are marked and corrected once it synchronizes, nothing is lost`, 'check NTP: timedatectl timesync-status; the terminal needs UDP port 123 to an NTP server') };
+  }
+  let db: SqliteDatabase | null = null;
+  try {
+    db = await SqliteDatabase.open(path);
+    const clock = await clockReport(db, config, detect ? { detect: () => detect() } : {});
+    const held = (await (await Outbox.open(db, { sinks: config.upstream })).status({ anchoredBoots: clock.anchoredBoots })).held;
+    const alerts = clockAlerts({ held, holdAlertHours: config.outbox.unsyncedHoldHours, clockDetail: clock.detail });
+    const step = clock.lastStep ? `last step ${clock.lastStep.sizeSec > 0 ? '+' : ''}${clock.lastStep.sizeSec} s at ${clock.lastStep.at} (${clock.steps} seen)` : 'no step seen';
+    const heldText = `${held.clock} punch(es) held for the clock, ${held.earlierBoot} of an earlier boot waiting for a decision, ${held.review} for review`;
+    const figures: ClockFigures = { trusted: clock.trusted, source: clock.source, lastTrustedAt: clock.lastTrustedAt, steps: clock.steps, lastStep: clock.lastStep, held, alerts };
+    const detail = `${clock.trusted ? 'trusted' : 'NOT TRUSTED'}: ${clock.detail}; ${heldText}; ${step}`;
+    if (alerts.length) return { result: warn(name, `${detail}; ${alerts.map((a) => `${a.code}: ${a.message}`).join('; ')}`, alerts.map((a) => a.hint).join('; ')), figures };
+    if (!clock.trusted) return { result: warn(name, `${detail}; punches are marked and held until their time is corrected, nothing is lost`, clock.source === 'seen' ? 'the clock went back: check NTP (timedatectl timesync-status); punches wait until it passes the time already seen' : 'check NTP: timedatectl timesync-status; the terminal needs UDP port 123 to an NTP server'), figures };
+    if (clock.source === 'assumed') return { result: warn(name, detail, 'enable time synchronization (timedatectl set-ntp true) so the terminal can tell a wrong clock'), figures };
+    return { result: pass(name, detail), figures };
+  } catch (err) {
+    return { result: fromError(name, err, 'see the database check') };
+  } finally {
+    await db?.close().catch(() => undefined);
+  }
 }
 
 export function judgeOutbox(s: OutboxStatus): CheckResult {
@@ -293,6 +376,8 @@ export async function checkTemplateKey(dataDir: string, key: Buffer | null, veri
 
 export interface DoctorOptions {
   config: LoadConfigOptions;
+  /** Where the rule found the config (`locateConfig`): none found is a failed config check naming where it looked. */
+  location?: ConfigLocation;
   /** Override the secrets file (default: from the config). */
   secretsFile?: string;
   credentialsDir?: string | null;
@@ -328,12 +413,25 @@ export async function checkModels(needed: boolean): Promise<CheckResult> {
   }
 }
 
+/** Whether the terminal holds a key that signs MQTT commands (and where it is), when it takes commands at all. */
+export function checkOpsKey(config: AgentConfig, secrets: Pick<Secrets, 'opsKey' | 'opsKeys' | 'sources'> | null): CheckResult {
+  if (!config.mqtt.url || !config.ops.enabled) return pass('ops-key', `not needed: this terminal takes no commands over MQTT (${config.mqtt.url ? 'ops.enabled is false' : 'no mqtt.url'})`);
+  if (!secrets) return warn('ops-key', 'not checked: the secrets could not be read', 'fix the secrets first (see the secrets check)');
+  const operators = Object.keys(secrets.opsKeys).sort();
+  if (!secrets.opsKey && operators.length === 0) {
+    return warn('ops-key', 'no ops key (opsKey or opsKeys in the secrets): every command over MQTT (ping, delete-user, restart, ...) is refused with OPS_UNAUTHENTICATED', 'run "edge-agent provision --ops-key-file FILE" with the site\'s key from central operations, or --generate-ops-key');
+  }
+  const held = [...(secrets.opsKey ? [`opsKey (key id site) from ${secrets.sources.opsKey ?? 'the secrets'}`] : []), ...(operators.length ? [`opsKeys ${operators.join(', ')} from ${secrets.sources.opsKeys ?? 'the secrets'}`] : [])];
+  return pass('ops-key', `commands over MQTT must be signed: ${held.join('; ')}; signatures are accepted within ±${config.ops.authWindowSec} s of this terminal's clock`);
+}
+
 export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
   const checks: CheckResult[] = [];
-  const { result, config } = checkConfig(options.config);
+  const { result, config } = checkConfig(options.config, options.location);
   checks.push(result);
   if (!config) {
-    for (const n of ['secrets', 'api-token', 'mqtt', 'scanners', 'template-key', 'database', 'outbox']) checks.push(warn(n, 'not checked: the config is not valid', 'fix the config first (see the config check)'));
+    const why = options.location && !options.location.file ? 'there is no config' : 'the config is not valid';
+    for (const n of ['secrets', 'api-token', 'mqtt', 'ops-key', 'scanners', 'template-key', 'database', 'file-modes', 'outbox']) checks.push(warn(n, `not checked: ${why}`, 'fix the config first (see the config check)'));
     checks.push(await checkClock(options.detectClock));
     return { ok: false, checks };
   }
@@ -345,17 +443,19 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
     checkApiToken({ url: config.api.url, pathForm: config.api.pathForm, clientId: config.api.clientId, timeoutMs, apiKey: secrets?.apiKey ?? null, apiSecret: secrets?.apiSecret ?? null, required: config.upstream.includes('api') }),
     checkMqttConnection({ config, secrets: { mqttUsername: secrets?.mqttUsername ?? null, mqttPassword: secrets?.mqttPassword ?? null }, timeoutMs }),
   ]);
-  checks.push(api, broker);
+  checks.push(api, broker, checkOpsKey(config, secrets));
   const running = options.daemonRunning ? await options.daemonRunning(config.dataDir) : false;
   const held = running && options.heldScanners ? await options.heldScanners(config.dataDir).catch(() => null) : null;
   checks.push(...(await checkScanners(config.scanners, options.probeScanner ?? null, { simulate: config.simulate, daemonRunning: running, held })));
   checks.push(await checkTemplateKey(config.dataDir, secrets?.templateKey ?? null, options.verifyTemplateKey ?? null));
   checks.push(await checkModels(config.scanners.length > 0 || config.simulate));
   checks.push(await checkDatabase(config.dataDir));
+  checks.push(checkFileModes(config.dataDir));
   checks.push(await checkDisk(config.dataDir));
-  checks.push(await checkClock(options.detectClock));
+  const clock = await checkClockFigures(options.detectClock, config);
+  checks.push(clock.result);
   checks.push(await checkOutbox(config.dataDir, { sinks: config.upstream, maxPending: config.outbox.maxPending }));
-  return { ok: checks.every((c) => c.status !== 'fail'), checks };
+  return { ok: checks.every((c) => c.status !== 'fail'), checks, ...(clock.figures ? { clock: clock.figures } : {}) };
 }
 
 /** The report for a person: one line a check, the hint under each warn and fail. */

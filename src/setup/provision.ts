@@ -4,16 +4,18 @@
  * kept), check what can be checked (API token, MQTT connection, scanners), write config and
  * secrets atomically (secrets 0600), and print a summary that never shows a secret.
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
 import YAML from 'yaml';
 import { AgentError } from '../core/errors.js';
 import { writeFileAtomic } from '../core/atomic-file.js';
+import { makePrivateDir } from '../core/private-files.js';
 import { checkApiToken, checkMqttConnection, checkScanners, type CheckResult } from './doctor.js';
 import { discoverScanners, scannerProbe } from './scanner-probe.js';
 import { verifyTemplateKey } from '../store/template-cache.js';
-import { mergeConfig, parseConfig, readConfigFile, ScannerConfigSchema, type AgentConfig, type ScannerConfig } from '../config/config.js';
-import { emptySecrets, generateKey, loadSecrets, maskSecret, parseKey, writeSecrets, type Secrets } from '../config/secrets.js';
+import { defaultDataDir } from '../config/locate.js';
+import { BADGE_LINE_FORMATS, mergeConfig, parseConfig, readConfigFile, ScannerConfigSchema, type AgentConfig, type ScannerConfig } from '../config/config.js';
+import { emptySecrets, generateKey, loadSecrets, maskSecret, writeSecrets, type Secrets } from '../config/secrets.js';
 
 export type SecretValues = Omit<Secrets, 'sources'>;
 
@@ -39,6 +41,12 @@ export interface ProvisionAnswers {
   mqttPassword?: string | null;
   templateKey?: Buffer;
   siteKey?: Buffer;
+  /** The site's ops key (signs MQTT commands); null removes it. */
+  opsKey?: Buffer | null;
+  /** Generate a new ops key (when none is given). */
+  generateOpsKey?: boolean;
+  /** Operators' ops keys by key id, added to (or replacing) those held. */
+  operatorKeys?: Record<string, Buffer>;
 }
 
 export interface ExistingSetup {
@@ -48,34 +56,25 @@ export interface ExistingSetup {
   exists: boolean;
 }
 
-/** `family:path[:baud]`, e.g. `r30x:/dev/fingerprint0:57600` or `gt521:/dev/ttyUSB0`. */
+/**
+ * `family:path[:baud][:format]`, e.g. `r30x:/dev/fingerprint0:57600`, `gt521:/dev/ttyUSB0`,
+ * `badge-serial:/dev/ttyUSB1:9600:em4100-hex` or `badge-hid:/dev/hidraw2:wiegand26` (a badge
+ * reader's line format last).
+ */
 export function parseScannerSpec(spec: string): ScannerConfig {
-  const m = /^([a-z0-9-]+):(.+?)(?::(\d+))?$/.exec(spec.trim());
-  const bad = (why: string) => new AgentError('CLI_USAGE', `--scanner ${spec}: ${why}`, { flag: 'scanner', value: spec }, { hint: 'write --scanner family:path[:baud], e.g. --scanner r30x:/dev/fingerprint0:57600 (families: r30x, gt521, iris-hid)' });
-  if (!m) throw bad('not family:path[:baud]');
+  const formats = BADGE_LINE_FORMATS.join('|');
+  const m = new RegExp(`^([a-z0-9-]+):(.+?)(?::(\\d+))?(?::(${formats}))?$`).exec(spec.trim());
+  const bad = (why: string) => new AgentError('CLI_USAGE', `--scanner ${spec}: ${why}`, { flag: 'scanner', value: spec }, { hint: 'write --scanner family:path[:baud][:format], e.g. --scanner r30x:/dev/fingerprint0:57600 or badge-serial:/dev/ttyUSB1:9600:em4100-hex (families: r30x, gt521, iris-hid, badge-serial, badge-hid)' });
+  if (!m) throw bad('not family:path[:baud][:format]');
   const candidate: Record<string, unknown> = { family: m[1], path: m[2] };
   if (m[3]) candidate.baud = Number(m[3]);
+  if (m[4]) candidate.format = m[4];
   const r = ScannerConfigSchema.safeParse(candidate);
   if (!r.success) throw bad(r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
   return r.data;
 }
 
-/** Reads a file holding one secret (trailing newline dropped); names the flag when it cannot. */
-export function readSecretFile(file: string, flag: string): string {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (err) {
-    throw new AgentError('SECRETS_UNREADABLE', `cannot read ${flag} ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, { file, flag }, { hint: `check the path given to ${flag}`, cause: err });
-  }
-  const value = text.replace(/\r?\n$/, '');
-  if (!value) throw new AgentError('SECRETS_EMPTY', `${flag} ${file} is empty`, { file, flag }, { hint: `write the secret into ${file}` });
-  return value;
-}
-
-export function readKeyFile(file: string, flag: string, name: 'templateKey' | 'siteKey'): Buffer {
-  return parseKey(readSecretFile(file, flag), name);
-}
+export { isOperatorKeyId, readKeyFile, readSecretFile } from '../config/secrets.js';
 
 export function readExisting(configFile: string, secretsFile: string): ExistingSetup {
   const exists = existsSync(configFile);
@@ -102,18 +101,15 @@ export interface MergedSetup {
   /** Dotted keys and secret names that this run changed. */
   changed: string[];
   generatedTemplateKey: boolean;
+  generatedOpsKey: boolean;
 }
 
-/** Where the data folder goes when nobody said: /var/lib/edge-agent for a config in /etc, else next to the config. */
-export function defaultDataDir(configFile: string | undefined): string {
-  if (!configFile) return resolve('./data');
-  const abs = resolve(configFile);
-  return abs.startsWith('/etc/') ? '/var/lib/edge-agent' : join(dirname(abs), 'data');
-}
+/** Where the data folder goes when nobody said (the same rule as loading a config that names none). */
+export { defaultDataDir };
 
 /**
- * Answers over the existing setup. Without `upstream`, punches go to every upstream that has a
- * URL when a URL was given in this run; otherwise upstream stays as it was. configVersion + 1.
+ * Answers over the existing setup. Without `upstream` it stays as it was (default api), less an
+ * upstream whose URL was removed: `--mqtt` alone is monitoring, never delivery. configVersion + 1.
  */
 
 export function mergeSetup(existing: ExistingSetup, a: ProvisionAnswers, paths: { secretsFile: string; configFile?: string }): MergedSetup {
@@ -137,11 +133,13 @@ export function mergeSetup(existing: ExistingSetup, a: ProvisionAnswers, paths: 
   // The data folder must not depend on the folder provision (or the agent) happens to run in.
   if (raw.dataDir === undefined) raw.dataDir = defaultDataDir(paths.configFile);
   if (a.upstream) raw.upstream = a.upstream;
-  else if (a.apiUrl !== undefined || a.mqttUrl !== undefined) {
+  else if (Array.isArray(raw.upstream) && (a.apiUrl !== undefined || a.mqttUrl !== undefined)) {
+    // An upstream whose URL this run removed goes with it; none is ever added without --upstream:
+    // a broker URL alone is monitoring, punches go to the broker only when asked for.
     const api = (raw.api as Record<string, unknown> | undefined)?.url;
     const mq = (raw.mqtt as Record<string, unknown> | undefined)?.url;
-    const ups = [...(api ? ['api'] : []), ...(mq ? ['mqtt'] : [])];
-    if (ups.length) raw.upstream = ups;
+    const kept = (raw.upstream as unknown[]).filter((u) => (u === 'api' && api) || (u === 'mqtt' && mq));
+    raw.upstream = kept.length ? kept : ['api'];
   }
   raw = { ...raw, configVersion: (typeof existing.raw.configVersion === 'number' ? existing.raw.configVersion : 0) + 1 };
   const config = parseConfig(raw, 'the new configuration');
@@ -160,13 +158,24 @@ export function mergeSetup(existing: ExistingSetup, a: ProvisionAnswers, paths: 
   setSecret('mqttPassword', a.mqttPassword);
   setSecret('templateKey', a.templateKey);
   setSecret('siteKey', a.siteKey);
+  setSecret('opsKey', a.opsKey);
+  for (const [id, key] of Object.entries(a.operatorKeys ?? {})) {
+    if (!secrets.opsKeys[id]?.equals(key)) changed.push(`opsKeys.${id}`);
+    secrets.opsKeys = { ...secrets.opsKeys, [id]: key };
+  }
+  let generatedOpsKey = false;
+  if (a.generateOpsKey && a.opsKey === undefined) {
+    secrets.opsKey = generateKey();
+    generatedOpsKey = true;
+    changed.push('opsKey');
+  }
   let generatedTemplateKey = false;
   if (!secrets.templateKey) {
     secrets.templateKey = generateKey();
     generatedTemplateKey = true;
     changed.push('templateKey');
   }
-  return { raw, config, secrets, changed, generatedTemplateKey };
+  return { raw, config, secrets, changed, generatedTemplateKey, generatedOpsKey };
 }
 
 function changedKeys(a: unknown, b: unknown, prefix = ''): string[] {
@@ -181,9 +190,10 @@ function changedKeys(a: unknown, b: unknown, prefix = ''): string[] {
   return JSON.stringify(a) === JSON.stringify(b) ? [] : [prefix];
 }
 
-/** Writes the config (0644, no secrets in it) and the secrets (0600), each atomically. */
+/** Creates the data folder 0700, writes the config (0644, no secrets in it) and the secrets (0600), each atomically. */
 export function writeSetup(configFile: string, secretsFile: string, merged: MergedSetup): void {
   const header = `# edge-agent configuration, written by "edge-agent provision" (configVersion ${merged.config.configVersion}).\n# Secrets are not here: they are in ${resolve(secretsFile)} (mode 0600).\n`;
+  makePrivateDir(merged.config.dataDir, { tighten: true });
   writeSecrets(secretsFile, merged.secrets);
   writeFileAtomic(configFile, header + YAML.stringify(merged.raw), 0o644);
 }
@@ -205,8 +215,17 @@ export function summarize(config: AgentConfig, secrets: SecretValues, files: { c
     ['scanners', config.scanners.length ? config.scanners.map((s) => `${s.family}:${s.path}${s.baud ? `:${s.baud}` : ''}`).join(', ') : '(none)'],
     ['template key', maskSecret(secrets.templateKey)],
     ['site key', maskSecret(secrets.siteKey)],
+    ['ops key', opsKeySummary(config, secrets)],
   ];
   return rows;
+}
+
+/** Where the keys that sign MQTT commands are, and what happens without one. */
+export function opsKeySummary(config: AgentConfig, secrets: Pick<SecretValues, 'opsKey' | 'opsKeys'>): string {
+  const operators = Object.keys(secrets.opsKeys ?? {}).sort();
+  const held = `${maskSecret(secrets.opsKey)}${operators.length ? `; operator keys: ${operators.join(', ')}` : ''}`;
+  const none = !secrets.opsKey && operators.length === 0;
+  return config.mqtt.url && config.ops.enabled && none ? `${held}: MQTT commands are refused until one is set (--ops-key-file or --generate-ops-key)` : held;
 }
 
 export function formatSummary(rows: Array<[string, string]>): string {

@@ -3,26 +3,30 @@
  * this path answer?" (open it, ask what it is, close it) and "which scanners are attached?"
  * (discovery). Path `sim` means an in-process simulated scanner, and says so.
  */
-import { openScanner } from '../../drivers/open-scanner.js';
+import { createScanner } from '../../drivers/open-scanner.js';
 import { discoverDevices } from '../../drivers/discovery.js';
-import { createSimulatedScanner } from '../../drivers/simulated.js';
 import type { Scanner } from '../../drivers/scanner.js';
 import type { ScannerConfig } from '../config/config.js';
 import type { ScannerProbe } from './doctor.js';
 
 export const scannerProbe: ScannerProbe = async (s) => {
+  const simulated = s.path === 'sim';
   let scanner: Scanner;
-  let simulated = false;
-  if (s.path === 'sim') {
-    scanner = (await createSimulatedScanner(s.family, s.baud ? { baud: s.baud } : {})).scanner;
-    await scanner.open();
-    simulated = true;
+  if (simulated) {
+    const { createSimulatedScanner } = await import('../../drivers/simulated.js');
+    const { syntheticImages } = await import('../synthetic/simulator-sources.js');
+    scanner = (await createSimulatedScanner(s.family, { images: syntheticImages, ...(s.baud ? { baud: s.baud } : {}), ...(s.format ? { format: s.format } : {}) })).scanner;
   } else {
-    scanner = await openScanner({ family: s.family, path: s.path, ...(s.baud ? { baud: s.baud } : {}) });
+    scanner = await createScanner({ family: s.family, path: s.path, ...(s.baud ? { baud: s.baud } : {}), ...(s.format ? { format: s.format } : {}) });
   }
+  // Closed on every path, a failed open included (a module at another baud rate or of another
+  // family does not answer): a port left open keeps the command alive and locks the port.
   try {
+    await scanner.open();
     const info = await scanner.info();
-    return { model: simulated ? `${info.model} (simulated)` : info.model, firmware: info.firmware, serial: info.serial };
+    // A badge reader answers nothing: an open port is all that can be checked without a card.
+    const model = scanner.capabilities.credential ? `${info.model} (port opens; a reader says nothing until a card is read: hold one to it to check)` : info.model;
+    return { model: simulated ? `${model} (simulated)` : model, firmware: info.firmware, serial: info.serial };
   } finally {
     await scanner.close().catch(() => undefined);
   }

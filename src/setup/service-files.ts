@@ -5,12 +5,13 @@
  * dedicated user where possible, and say what it did and what is left to do.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmdirSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AgentError } from '../core/errors.js';
 import { writeFileAtomic } from '../core/atomic-file.js';
+import { installRelease, readRelease, RELEASES_HOME, type ReleaseStep } from './releases.js';
 
 /** The repository's (or the installed package's) `systemd/` folder. */
 export function systemdDir(): string {
@@ -55,10 +56,130 @@ export function defaultExecStart(entry = process.argv[1] ?? ''): string {
   return parts.join(' ');
 }
 
-/** The shipped unit with its ExecStart replaced (everything else stays as shipped). */
-export function renderUnit(template: string, execStart: string): string {
+/** The entry point of the current release, as the unit and the command link name it. */
+export const CURRENT_ENTRY = `/${RELEASES_HOME}/current/dist/src/cli/main.js`;
+
+/** The command line that runs whichever release is current (an installed release). */
+export function releaseExecStart(node = process.execPath): string {
+  return `${node} ${CURRENT_ENTRY} run`;
+}
+
+/** The terminal's config file, the one provision writes and the service runs with. */
+export const TERMINAL_CONFIG = '/etc/edge-agent/config.yaml';
+
+/**
+ * The `edge-agent` command of an installed release (/usr/bin/edge-agent from the package,
+ * /usr/local/bin/edge-agent from install-service): runs the current release and, when no config
+ * is named, the terminal's own once it exists, so "sudo edge-agent queue status" looks at the
+ * service's outbox, not at ./data.
+ */
+export function commandScript(node = process.execPath): string {
+  return `#!/bin/sh
+# edge-agent: the current release (${`/${RELEASES_HOME}/current`}); written by the edge-agent package or install-service.
+if [ -z "\${EDGE_AGENT_CONFIG:-}" ] && [ -f ${TERMINAL_CONFIG} ]; then
+  EDGE_AGENT_CONFIG=${TERMINAL_CONFIG}
+  export EDGE_AGENT_CONFIG
+fi
+exec ${node} ${CURRENT_ENTRY} "$@"
+`;
+}
+
+/**
+ * The shipped unit with its ExecStart replaced and, with `notifyAccess`, its NotifyAccess=.
+ * Everything else stays as shipped. (install-service and the package keep the shipped
+ * NotifyAccess=main and add the drop-in below where the addon does not load.)
+ */
+export function renderUnit(template: string, execStart: string, notifyAccess?: 'main' | 'all'): string {
   if (!/^ExecStart=.*$/m.test(template)) throw new AgentError('AGENT_FILES_MISSING', 'the unit template has no ExecStart line', {});
-  return template.replace(/^ExecStart=.*$/m, `ExecStart=${execStart}`);
+  const unit = template.replace(/^ExecStart=.*$/m, `ExecStart=${execStart}`);
+  return notifyAccess ? unit.replace(/^NotifyAccess=.*$/m, `NotifyAccess=${notifyAccess}`) : unit;
+}
+
+/** What the unit's sandbox hides from the service: ProtectHome=yes and PrivateTmp=yes. */
+export const HIDDEN_FROM_SERVICE = ['/home', '/root', '/run/user', '/tmp', '/var/tmp'] as const;
+
+/** The absolute paths of a command line that the service could not see (symbolic links followed). */
+export function hiddenPaths(execStart: string): string[] {
+  const out: string[] = [];
+  for (const word of execStart.split(/\s+/)) {
+    if (!word.startsWith('/')) continue;
+    let real = word;
+    try {
+      real = realpathSync(word);
+    } catch {
+      // not there (yet): judged as written
+    }
+    for (const p of new Set([word, real])) if (HIDDEN_FROM_SERVICE.some((h) => p === h || p.startsWith(`${h}/`))) out.push(p === word ? word : `${word} (-> ${real})`);
+  }
+  return [...new Set(out)];
+}
+
+/** The Node version of the command line's first word (`v20.11.1`), or null when it cannot be run. */
+export function nodeVersionOf(execStart: string): string | null {
+  const node = execStart.trim().split(/\s+/)[0] ?? '';
+  if (node === process.execPath) return process.version;
+  const r = spawnSync(node, ['--version'], { encoding: 'utf8', timeout: 10_000 });
+  return !r.error && r.status === 0 ? r.stdout.trim() : null;
+}
+
+/** The USB bridge behind a serial port, from sysfs: what a udev rule can name it by. */
+export interface UsbSerialAdapter {
+  /** The port as given (`/dev/ttyUSB0`) and its kernel name (`ttyUSB0`). */
+  port: string;
+  kernel: string;
+  vendor: string;
+  product: string;
+  /** The bridge's serial number; null for bridges without one (CH340). */
+  serial: string | null;
+  /** The USB device's name in sysfs (`1-1.3`): the physical port it is plugged into. */
+  usbPath: string;
+}
+
+function readAttr(dir: string, name: string): string | null {
+  try {
+    return readFileSync(join(dir, name), 'utf8').trim() || null;
+  } catch {
+    return null;
+  }
+}
+
+/** Reads a serial port's USB bridge from sysfs; null when the port is not on USB (a pty, the Pi UART). */
+export function usbAdapterOf(port: string, sysfsRoot = '/sys'): UsbSerialAdapter | null {
+  let kernel = basename(port);
+  try {
+    kernel = basename(realpathSync(port));
+  } catch {
+    // a name only (tests, a port not plugged in): taken as the kernel name
+  }
+  let dir: string;
+  try {
+    dir = realpathSync(join(sysfsRoot, 'class/tty', kernel, 'device'));
+  } catch {
+    return null;
+  }
+  for (let i = 0; i < 6 && dir.startsWith(sysfsRoot) && dir !== sysfsRoot; i++, dir = dirname(dir)) {
+    const vendor = readAttr(dir, 'idVendor');
+    const product = readAttr(dir, 'idProduct');
+    if (vendor && product) return { port, kernel, vendor: vendor.toLowerCase(), product: product.toLowerCase(), serial: readAttr(dir, 'serial'), usbPath: basename(dir) };
+  }
+  return null;
+}
+
+/** Every USB serial bridge plugged in now (ttyUSB*, ttyACM*), for the technician to choose from. */
+export function listUsbSerialAdapters(sysfsRoot = '/sys'): UsbSerialAdapter[] {
+  let names: string[] = [];
+  try {
+    names = readdirSync(join(sysfsRoot, 'class/tty')).filter((n) => /^tty(USB|ACM)\d+$/.test(n)).sort();
+  } catch {
+    return [];
+  }
+  return names.flatMap((n) => usbAdapterOf(`/dev/${n}`, sysfsRoot) ?? []);
+}
+
+/** The udev line naming one scanner's bridge `/dev/fingerprintN`: by serial number, else by USB port. */
+export function fingerprintRule(a: UsbSerialAdapter, index: number): string {
+  const by = a.serial ? `ATTRS{serial}=="${a.serial.replace(/["\\]/g, '')}"` : `KERNELS=="${a.usbPath}"`;
+  return `SUBSYSTEM=="tty", ATTRS{idVendor}=="${a.vendor}", ATTRS{idProduct}=="${a.product}", ${by}, SYMLINK+="fingerprint${index}", GROUP="dialout", MODE="0660", ENV{ID_MM_DEVICE_IGNORE}="1"`;
 }
 
 export interface InstallOptions {
@@ -71,26 +192,101 @@ export interface InstallOptions {
   irisUsb?: string[];
   /** Where the shipped files are (default: `systemdDir()`). */
   sourceDir?: string;
+  /**
+   * A release folder to install side by side under `<prefix>/opt/edge-agent/releases/` (the one
+   * install-service runs from, when it runs from an unpacked release tarball), with the command
+   * linked as `/usr/local/bin/edge-agent`.
+   */
+  release?: string | null;
+  /** Serial ports of the scanners (`/dev/ttyUSB0`): their USB bridges become /dev/fingerprint0, 1, ... */
+  scannerPorts?: string[];
+  /** Where sysfs is (tests: a folder laid out like /sys). */
+  sysfsRoot?: string;
 }
 
-/** The udev rules with one line per iris camera model at the `@iris-rules@` marker. */
-export function renderRules(template: string, group: string, irisUsb: readonly string[] = []): string {
+/**
+ * The udev rules with one line per iris camera model at the `@iris-rules@` marker and one line per
+ * scanner's USB bridge (by serial number) at the `@fingerprint-rules@` marker.
+ */
+export function renderRules(template: string, group: string, irisUsb: readonly string[] = [], scanners: readonly UsbSerialAdapter[] = []): string {
   const lines = irisUsb.map((id) => {
     const m = /^([0-9a-fA-F]{4}):([0-9a-fA-F]{4})$/.exec(id.trim());
     if (!m) throw new AgentError('CLI_USAGE', `--iris-usb ${id} is not a USB id pair VVVV:PPPP`, { value: id }, { hint: 'take the ids from "edge-agent devices" or lsusb, e.g. --iris-usb 1d6b:0104' });
     return `SUBSYSTEM=="hidraw", ATTRS{idVendor}=="${m[1]!.toLowerCase()}", ATTRS{idProduct}=="${m[2]!.toLowerCase()}", SYMLINK+="iris%n", GROUP="${group}", MODE="0660"`;
   });
-  return template.replace(/GROUP="edge-agent"/g, `GROUP="${group}"`).replace(/^# @iris-rules@$/m, lines.length ? lines.join('\n') : '# @iris-rules@');
+  const fingers = scanners.map((a, i) => fingerprintRule(a, i));
+  return template
+    .replace(/GROUP="edge-agent"/g, `GROUP="${group}"`)
+    .replace(/^# @iris-rules@$/m, lines.length ? lines.join('\n') : '# @iris-rules@')
+    .replace(/^# @fingerprint-rules@$/m, fingers.length ? fingers.join('\n') : '# @fingerprint-rules@');
 }
 
-export interface InstallStep {
-  action: string;
-  path?: string;
-  status: 'done' | 'would do' | 'skipped' | 'failed';
-  detail?: string;
+export type InstallStep = ReleaseStep;
+
+/**
+ * The drop-in that gives the unit NotifyAccess=all where the unix-dgram addon does not load with
+ * the unit's node (the package's postinst writes the same file, systemd/debian/postinst).
+ */
+export const NOTIFY_DROPIN = `etc/systemd/system/${UNIT_NAME}.d/notify-access.conf`;
+
+/** Loads a package with `node` in a child, as the service would: null when it loads, else why not. */
+export function loadError(node: string, pkgDir: string | null): string | null {
+  if (!pkgDir) return 'the unix-dgram package is not installed';
+  const script = 'try { require(process.argv[1]) } catch (e) { console.log(String(e.message).split("\\nRequire stack")[0].replace(/\\s+/g, " ").slice(0, 240)); process.exit(1) }';
+  const r = spawnSync(node, ['-e', script, pkgDir], { encoding: 'utf8', timeout: 60_000 });
+  if (r.status === 0) return null;
+  return r.stdout.trim() || r.stderr.trim().split('\n')[0] || r.error?.message || `${node} exited with ${r.status}`;
 }
 
-function run(cmd: string, args: string[]): { ok: boolean; out: string } {
+/** The unix-dgram package this code would load (a checkout's or an installed package's), or null. */
+function ownUnixDgram(): string | null {
+  try {
+    return dirname(createRequire(import.meta.url).resolve('unix-dgram/package.json'));
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The unit says NotifyAccess=main: the agent sends its own notifications through the unix-dgram
+ * addon. Where that addon (`pkgDir`) does not load with `node` (the unit's), the agent sends
+ * through systemd-notify, a child, whose messages `main` drops, and the watchdog would restart it:
+ * then the drop-in says NotifyAccess=all; where it loads, a drop-in left by an earlier install goes.
+ */
+export function notifyAccessStep(root: string, pkgDir: string | null, node: string, dryRun: boolean): InstallStep {
+  const path = join(root, NOTIFY_DROPIN);
+  const why = loadError(node, pkgDir);
+  const act = dryRun ? 'would do' : 'done';
+  if (why === null) {
+    const detail = `NotifyAccess=main as the unit says: the unix-dgram addon loads with ${node}`;
+    if (!existsSync(path)) return { action: 'keep NotifyAccess=main', status: 'skipped', detail };
+    if (!dryRun) {
+      rmSync(path, { force: true });
+      try {
+        rmdirSync(dirname(path)); // only when empty: a drop-in of the technician's stays
+      } catch {
+        // not empty
+      }
+    }
+    return { action: 'remove NotifyAccess drop-in', path, status: act, detail };
+  }
+  const text = `# Written by edge-agent install-service: the unix-dgram addon${pkgDir ? ` ${pkgDir}` : ''} does not load
+# with ${node} (${why}),
+# so the agent sends its notifications through systemd-notify, a child process, whose messages
+# NotifyAccess=main would drop. Removed when a release whose addon loads is installed.
+[Service]
+NotifyAccess=all
+`;
+  const detail = `NotifyAccess=all: the unix-dgram addon does not load with ${node} (${why}), so the agent sends through systemd-notify`;
+  if (existsSync(path) && readFileSync(path, 'utf8') === text) return { action: 'write NotifyAccess drop-in', path, status: 'skipped', detail: `${detail} (already written)` };
+  if (!dryRun) {
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileAtomic(path, text, 0o644);
+  }
+  return { action: 'write NotifyAccess drop-in', path, status: act, detail };
+}
+
+export function run(cmd: string, args: string[]): { ok: boolean; out: string } {
   const r = spawnSync(cmd, args, { encoding: 'utf8' });
   return { ok: !r.error && r.status === 0, out: `${r.stdout ?? ''}${r.stderr ?? ''}${r.error ? r.error.message : ''}`.trim() };
 }
@@ -110,14 +306,66 @@ export function installService(options: InstallOptions): InstallStep[] {
   const rulesPath = join(root, 'etc/udev/rules.d', RULES_NAME);
   const confDir = join(root, 'etc/edge-agent');
 
-  const unit = renderUnit(readFileSync(join(src, UNIT_NAME), 'utf8'), options.execStart).replace(/^User=.*$/m, `User=${options.user}`).replace(/^Group=.*$/m, `Group=${options.user}`);
-  if (!options.dryRun) writeFileAtomic(unitPath, unit, 0o644);
-  steps.push({ action: 'write systemd unit', path: unitPath, status: act, detail: `ExecStart=${options.execStart}` });
+  // What the unit runs must be there for the service: checked before anything is written.
+  const version = nodeVersionOf(options.execStart);
+  const major = version ? Number(/^v?(\d+)/.exec(version)?.[1]) : NaN;
+  const node = options.execStart.trim().split(/\s+/)[0];
+  if (!(major >= 20)) {
+    steps.push({ action: 'check Node version', status: 'failed', detail: `${version ? `${node} is Node ${version}` : `cannot run ${node} --version`}; edge-agent needs Node 20 or newer: install it system-wide (Debian/Raspberry Pi OS: NodeSource's nodejs 20 or 22 into /usr/bin/node), then run install-service again with it` });
+  } else steps.push({ action: 'check Node version', status: 'done', detail: `${node} is Node ${version}` });
+  const hidden = hiddenPaths(options.execStart);
+  if (hidden.length && !onHost) {
+    // Staged into another root (an SD card image, a test): its paths are the target's, and this
+    // machine cannot say what the target hides. Said, not refused.
+    steps.push({ action: 'check ExecStart is visible to the service', status: 'skipped', detail: `staged under ${root}: on this machine ${hidden.join(', ')} would be hidden from the service (ProtectHome, PrivateTmp); make sure the target has them elsewhere` });
+  } else if (hidden.length) {
+    steps.push({
+      action: 'check ExecStart is visible to the service',
+      status: 'failed',
+      detail: `the unit runs with ProtectHome=yes and PrivateTmp=yes, which hide ${HIDDEN_FROM_SERVICE.join(', ')} from the service, so it could not start ${hidden.join(', ')}. Install the release under /opt/edge-agent (ExecStart=/usr/bin/node /opt/edge-agent/current/dist/src/cli/main.js run) with Node system-wide, and run install-service from there; or give --exec-start with paths the service can see`,
+    });
+  } else steps.push({ action: 'check ExecStart is visible to the service', status: 'done', detail: `nothing it runs is under ${HIDDEN_FROM_SERVICE.join(', ')}` });
+  const adapters: UsbSerialAdapter[] = [];
+  for (const port of options.scannerPorts ?? []) {
+    const a = usbAdapterOf(port, options.sysfsRoot);
+    if (a) adapters.push(a);
+    else steps.push({ action: 'name the scanner adapter', path: port, status: 'failed', detail: `${port} is not a USB serial bridge this machine has (unplugged, a typo, or the Pi UART, which is /dev/fingerprint-uart0 already): "edge-agent devices" lists the ports` });
+  }
+  if (steps.some((s) => s.status === 'failed')) return steps;
 
-  const rules = renderRules(readFileSync(join(src, RULES_NAME), 'utf8'), options.user, options.irisUsb);
+  const releases = join(root, RELEASES_HOME, 'releases');
+  // The unix-dgram addon the service will load: the installed release's, or this copy's own.
+  let addon = options.release ? join(options.release, 'node_modules/unix-dgram') : ownUnixDgram();
+  if (options.release && resolve(options.release).startsWith(`${releases}/`)) {
+    // Already installed (by the package, or by install-service before): nothing to copy or link.
+    steps.push({ action: 'install release', path: options.release, status: 'skipped', detail: 'it runs from the installed releases already' });
+  } else if (options.release) {
+    steps.push(...installRelease(options.release, root, options.dryRun));
+    if (!options.dryRun) addon = join(releases, readRelease(options.release)!.version, 'node_modules/unix-dgram');
+    const bin = join(root, 'usr/local/bin/edge-agent');
+    if (!options.dryRun) writeFileAtomic(bin, commandScript(), 0o755);
+    steps.push({ action: 'write the command', path: bin, status: act, detail: `runs ${CURRENT_ENTRY} (with ${TERMINAL_CONFIG} once provision wrote it)` });
+  }
+
+  // The Debian package ships its unit in /lib/systemd/system; a copy in /etc would hide its updates.
+  const packaged = join(root, 'lib/systemd/system', UNIT_NAME);
+  if (existsSync(packaged)) {
+    steps.push({ action: 'write systemd unit', path: unitPath, status: 'skipped', detail: `the package's unit ${packaged} is used (change it with systemctl edit edge-agent)` });
+  } else {
+    const unit = renderUnit(readFileSync(join(src, UNIT_NAME), 'utf8'), options.execStart).replace(/^User=.*$/m, `User=${options.user}`).replace(/^Group=.*$/m, `Group=${options.user}`);
+    if (!options.dryRun) writeFileAtomic(unitPath, unit, 0o644);
+    steps.push({ action: 'write systemd unit', path: unitPath, status: act, detail: `ExecStart=${options.execStart}` });
+    // The node the unit runs: ExecStart's program.
+    steps.push(notifyAccessStep(root, addon, options.execStart.split(/\s+/)[0]!, options.dryRun));
+  }
+
+  const rules = renderRules(readFileSync(join(src, RULES_NAME), 'utf8'), options.user, options.irisUsb, adapters);
   if (!options.dryRun) writeFileAtomic(rulesPath, rules, 0o644);
   const iris = options.irisUsb?.length ? `/dev/irisN for ${options.irisUsb.join(', ')}` : 'no iris camera model given (--iris-usb VVVV:PPPP)';
-  steps.push({ action: 'write udev rules', path: rulesPath, status: act, detail: `/dev/fingerprintN (serial bridges, group dialout); ${iris}` });
+  const named = adapters.map((a, i) => `/dev/fingerprint${i} = ${a.port} (${a.vendor}:${a.product} ${a.serial ? `serial ${a.serial}` : `on USB port ${a.usbPath}, it has no serial number`})`);
+  const plugged = adapters.length ? [] : listUsbSerialAdapters(options.sysfsRoot).map((a) => `${a.port} (${a.vendor}:${a.product}${a.serial ? ` serial ${a.serial}` : ''})`);
+  const fingers = named.length ? named.join(', ') : `no scanner adapter named (--scanner-port PORT names its USB bridge /dev/fingerprint0 by serial number${plugged.length ? `; plugged in now: ${plugged.join(', ')}` : ''})`;
+  steps.push({ action: 'write udev rules', path: rulesPath, status: act, detail: `${fingers}; the Pi UART (serial0) is /dev/fingerprint-uart0; ${iris}` });
 
   // 0755: the service user reads config.yaml here; secrets.yaml stays 0600 root and reaches the
   // service through LoadCredential=.

@@ -6,6 +6,7 @@
  * Wire form (JSON): {"v": 1, "alg": "A256GCM", "kid": "<8 hex of sha256(key)>", "nonce": b64, "data": b64(ciphertext || tag)}
  */
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { z } from 'zod';
 import { AgentError } from '../core/errors.js';
 
 export function keyId(key: Buffer): string {
@@ -24,16 +25,28 @@ export function sealSiteRecord(key: Buffer, site: string, employeeCode: string, 
   return Buffer.from(JSON.stringify({ v: 1, alg: 'A256GCM', kid: keyId(key), nonce: nonce.toString('base64'), data: data.toString('base64') }));
 }
 
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+const EnvelopeSchema = z.object({
+  v: z.literal(1),
+  alg: z.literal('A256GCM'),
+  kid: z.string().max(64),
+  nonce: z.string().length(16).regex(BASE64),
+  data: z.string().regex(BASE64),
+});
+
 export function openSiteRecord(key: Buffer, site: string, employeeCode: string, payload: Buffer): Buffer {
-  let env: { v?: unknown; alg?: unknown; kid?: unknown; nonce?: unknown; data?: unknown };
+  let json: unknown;
   try {
-    env = JSON.parse(payload.toString('utf8')) as typeof env;
+    json = JSON.parse(payload.toString('utf8'));
   } catch {
     throw new AgentError('OPS_SYNC_MALFORMED', `the site template message for ${employeeCode} is not JSON`, { employeeCode });
   }
-  if (env.v !== 1 || env.alg !== 'A256GCM' || typeof env.nonce !== 'string' || typeof env.data !== 'string') {
+  const parsed = EnvelopeSchema.safeParse(json);
+  if (!parsed.success) {
     throw new AgentError('OPS_SYNC_MALFORMED', `the site template message for ${employeeCode} is not a v1 A256GCM envelope`, { employeeCode });
   }
+  const env = parsed.data;
   if (env.kid !== keyId(key)) {
     throw new AgentError('OPS_SYNC_WRONG_KEY', `the site template message for ${employeeCode} was sealed under another site key (kid ${String(env.kid)}, ours ${keyId(key)})`, { employeeCode, kid: env.kid }, { hint: 'give every terminal of the site the same site key (edge-agent provision --site-key-file)' });
   }

@@ -3,16 +3,21 @@
  * comparable between punches of the same boot. Where the file does not exist (not Linux, a
  * sandbox) a random id per process stands in, so a correction never spans processes it cannot
  * prove share a clock.
+ *
+ * Tests simulate a reboot by pointing `EDGE_AGENT_TEST_BOOT_ID_FILE` at a file of their own
+ * (read once per process, like the kernel's); nothing else sets it.
  */
 import { readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
+
+export const KERNEL_BOOT_ID_FILE = '/proc/sys/kernel/random/boot_id';
 
 let cached: string | null = null;
 
 export function currentBootId(): string {
   if (cached) return cached;
   try {
-    cached = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim() || null;
+    cached = readFileSync(process.env.EDGE_AGENT_TEST_BOOT_ID_FILE || KERNEL_BOOT_ID_FILE, 'utf8').trim() || null;
   } catch {
     cached = null;
   }

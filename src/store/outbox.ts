@@ -15,24 +15,38 @@
  * Size cap: when pending + dead events reach `maxPending`, `record` refuses with
  * `STORE_OUTBOX_FULL`. Nothing already recorded is ever dropped to make room.
  *
- * Clock hold: a punch taken before the clock synchronized (`clockSynced=false`) is held from
- * delivery until `correctUnsynced` rewrites its time (same boot only) or `unsyncedHoldHours`
- * passed; then it goes as it is, still marked unsynced.
+ * Clock hold: a punch taken while the wall clock was not trusted (`clockSynced=false`) is held
+ * from delivery, whatever its age, until its time is corrected from the monotonic clock
+ * (`correctWithin`, run by the time authority in src/daemon/clock.ts) or a person releases it as
+ * it is (`releaseWithin`, `edge-agent queue release-unsynced`: it stays marked). A check-out
+ * whose time is before its check-in is not delivered: `flagForReview` makes it a dead letter
+ * with status `CLOCK_ORDER` (the uploader checks every batch with `orderProblems`).
  *
  * Every write is one transaction (`SqliteDatabase.transaction`); `record` returns after COMMIT,
  * which with `synchronous=FULL` means the punch survives a power cut.
  */
+import { checkEmployeeCode, EMPLOYEE_CODE_RULE, showCode } from '../api/employee-code.js';
 import { AgentError } from '../core/errors.js';
 import { TypedEmitter } from '../core/events.js';
 import { monotonicMs } from '../core/time.js';
 import type { Migration, SqliteDatabase } from '../core/sqlite.js';
 import { currentBootId } from './boot-id.js';
 import { formatLocal, parseLocal } from './local-time.js';
-import { ulid } from './ulid.js';
+import { ulid, ULID_RE } from './ulid.js';
 
 export type Direction = 'in' | 'out';
-export type PunchSource = 'finger' | 'iris' | 'manual';
+/**
+ * What a punch came from: a finger, an eye, a badge, a badge then a finger or an eye (the policy
+ * asked for both), or a person's manual entry.
+ */
+export const PUNCH_SOURCES = ['finger', 'iris', 'badge', 'badge+finger', 'badge+iris', 'manual'] as const;
+export type PunchSource = (typeof PUNCH_SOURCES)[number];
 export type EventState = 'pending' | 'dead' | 'delivered';
+/** Where a punch's time came from: the terminal's clock, or a person (`punch --at`, an import). */
+export type TimeSource = 'clock' | 'manual';
+
+/** Dead-letter status of a check-out found before its check-in (held for a person's review). */
+export const CLOCK_ORDER_STATUS = 'CLOCK_ORDER';
 
 /** What a caller records. Clock fields default to "synchronized, this boot, now". */
 export interface PunchInput {
@@ -55,6 +69,13 @@ export interface PunchInput {
   clockSynced?: boolean;
   bootId?: string;
   monotonicMs?: number;
+  /** Default `clock`; `manual` for a time a person gave. */
+  timeSource?: TimeSource;
+  /**
+   * The punch's id when the caller derives a stable one (an import: `derivedUlid`); default a new
+   * ULID. A punch whose id is already recorded is skipped, not recorded twice.
+   */
+  id?: string;
 }
 
 /** One recorded punch as read back. */
@@ -74,6 +95,11 @@ export interface OutboxEvent {
   createdAt: number;
   clockSynced: boolean;
   clockCorrected: boolean;
+  /** Taken with an untrusted clock and sent as it is by a person's decision (queue release-unsynced). */
+  clockReleased: boolean;
+  timeSource: TimeSource;
+  bootId: string;
+  monotonicMs: number;
   state: EventState;
 }
 
@@ -108,6 +134,19 @@ export interface OutboxStatus {
   unsynced: number;
   maxPending: number;
   perSink: Record<string, { pending: number; dead: number }>;
+  /** The unsynced punches by what they wait for. */
+  held: HeldStatus;
+}
+
+export interface HeldStatus {
+  /** Waiting for trusted time on this boot (or on an earlier boot with a trusted reading to correct them from). */
+  clock: number;
+  /** Of an earlier boot without any trusted reading (no monotonic link): waiting for a person's decision. */
+  earlierBoot: number;
+  /** How long the oldest punch of this boot has waited, on the monotonic clock; null when none. */
+  oldestClockSec: number | null;
+  /** Check-outs found before their check-in: dead letters with status CLOCK_ORDER, for review. */
+  review: number;
 }
 
 export interface OutboxOptions {
@@ -115,9 +154,13 @@ export interface OutboxOptions {
   sinks?: string[];
   /** Pending + dead punches at which new punches are refused. Default 500,000. */
   maxPending?: number;
-  /** Hours an unsynced punch is held for correction before it goes as it is. Default 24. */
-  unsyncedHoldHours?: number;
   now?: () => number;
+}
+
+/** A trusted (wall, monotonic) reading of one boot: the base for correcting that boot's punches. */
+export interface CorrectionAnchor {
+  wallMs: number;
+  monoMs: number;
 }
 
 /** Outcome of one item at one sink, as the uploader applies it. */
@@ -183,10 +226,23 @@ export const OUTBOX_MIGRATIONS: Migration[] = [
       END;
     `,
   },
+  {
+    version: 2,
+    description: 'time source of a punch, release of unsynced punches by decision',
+    up: `
+      ALTER TABLE outbox_events ADD COLUMN time_source TEXT NOT NULL DEFAULT 'clock' CHECK (time_source IN ('clock', 'manual'));
+      ALTER TABLE outbox_events ADD COLUMN clock_released INTEGER NOT NULL DEFAULT 0;
+      DROP INDEX outbox_events_unsynced;
+      CREATE INDEX outbox_events_unsynced ON outbox_events (boot_id) WHERE clock_synced = 0 AND clock_corrected = 0 AND clock_released = 0;
+    `,
+  },
 ];
 
+/** The punches still held for the clock (SQL condition on outbox_events). */
+const HELD = 'clock_synced = 0 AND clock_corrected = 0 AND clock_released = 0';
+
 const EVENT_COLUMNS = `e.seq, e.id, e.employee_code, e.direction, e.local_time, e.tz_offset, e.in_time, e.in_id, e.shift, e.source, e.score,
-  e.terminal_id, e.created_at, e.clock_synced, e.clock_corrected, e.state`;
+  e.terminal_id, e.created_at, e.clock_synced, e.clock_corrected, e.clock_released, e.time_source, e.boot_id, e.monotonic_ms, e.state`;
 
 interface EventRow {
   seq: number;
@@ -204,6 +260,10 @@ interface EventRow {
   created_at: number;
   clock_synced: number;
   clock_corrected: number;
+  clock_released: number;
+  time_source: TimeSource;
+  boot_id: string;
+  monotonic_ms: number;
   state: EventState;
 }
 
@@ -224,12 +284,17 @@ function toEvent(r: EventRow): OutboxEvent {
     createdAt: r.created_at,
     clockSynced: r.clock_synced === 1,
     clockCorrected: r.clock_corrected === 1,
+    clockReleased: r.clock_released === 1,
+    timeSource: r.time_source,
+    bootId: r.boot_id,
+    monotonicMs: r.monotonic_ms,
     state: r.state,
   };
 }
 
 const INSERT_EVENT = `INSERT INTO outbox_events (id, employee_code, direction, local_time, tz_offset, in_time, in_id, shift, source, score, terminal_id,
-  created_at, clock_synced, boot_id, monotonic_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+  created_at, clock_synced, boot_id, monotonic_ms, time_source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+  ON CONFLICT (id) DO NOTHING`;
 
 /** How many rows `nextBatch` looks at per call at most, so a long blocked head cannot stall a call. */
 const MAX_SCAN_ROWS = 200_000;
@@ -238,7 +303,6 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
   readonly db: SqliteDatabase;
   readonly sinks: readonly string[];
   readonly maxPending: number;
-  readonly unsyncedHoldMs: number;
   readonly #now: () => number;
 
   private constructor(db: SqliteDatabase, options: OutboxOptions) {
@@ -247,7 +311,6 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
     this.sinks = [...new Set(options.sinks ?? ['api'])];
     if (this.sinks.length === 0) throw new AgentError('STORE_NO_SINKS', 'the outbox needs at least one sink', {}, { hint: 'set upstream to api, mqtt or both' });
     this.maxPending = options.maxPending ?? 500_000;
-    this.unsyncedHoldMs = (options.unsyncedHoldHours ?? 24) * 3_600_000;
     this.#now = options.now ?? Date.now;
   }
 
@@ -259,18 +322,22 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
 
   #validate(p: PunchInput): void {
     const bad = (what: string, value: unknown, hint: string) => new AgentError('STORE_BAD_PUNCH', `punch has ${what}: ${JSON.stringify(value)}`, { field: what, value }, { hint });
-    if (typeof p.employeeCode !== 'string' || p.employeeCode.trim() === '' || p.employeeCode.length > 64) throw bad('no valid employee code', p.employeeCode, 'give the employee code (1 to 64 characters)');
+    const code = checkEmployeeCode(p.employeeCode);
+    if (!code.ok || code.code !== p.employeeCode) throw bad(`an invalid employee code (${code.ok ? 'not in Unicode NFC' : code.problem})`, showCode(p.employeeCode), `an employee code is ${EMPLOYEE_CODE_RULE}`);
     if (p.direction !== 'in' && p.direction !== 'out') throw bad('an invalid direction', p.direction, 'use in or out');
     if (!Number.isInteger(p.tzOffset) || Math.abs(p.tzOffset) > 18 * 60) throw bad('an invalid tzOffset', p.tzOffset, 'minutes east of UTC, between -1080 and 1080');
     parseLocal(p.localTime, p.tzOffset);
     if (p.inTime != null) parseLocal(p.inTime, p.tzOffset);
-    if (!['finger', 'iris', 'manual'].includes(p.source)) throw bad('an invalid source', p.source, 'use finger, iris or manual');
+    if (!(PUNCH_SOURCES as readonly string[]).includes(p.source)) throw bad('an invalid source', p.source, `use ${PUNCH_SOURCES.join(', ')}`);
+    if (p.timeSource !== undefined && p.timeSource !== 'clock' && p.timeSource !== 'manual') throw bad('an invalid time source', p.timeSource, 'use clock or manual');
+    if (p.id !== undefined && !ULID_RE.test(p.id)) throw bad('an invalid id', p.id, 'an id is a ULID (26 characters of Crockford base 32), or left out');
   }
 
   #params(p: PunchInput, id: string, now: number): (string | number | null)[] {
     return [
       id, p.employeeCode, p.direction, p.localTime, p.tzOffset, p.inTime ?? null, p.inId ?? null, p.shift ?? null, p.source,
       p.score ?? null, p.terminalId, p.createdAt ?? now, p.clockSynced === false ? 0 : 1, p.bootId ?? currentBootId(), p.monotonicMs ?? monotonicMs(),
+      p.timeSource ?? 'clock',
     ];
   }
 
@@ -288,9 +355,11 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
     );
   }
 
-  async #insert(db: SqliteDatabase, p: PunchInput, now: number): Promise<{ id: string; seq: number }> {
-    const id = ulid(now);
-    const { lastID } = await db.run(INSERT_EVENT, this.#params(p, id, now));
+  /** Inserts one punch; null when a punch with its (given) id is already recorded. */
+  async #insert(db: SqliteDatabase, p: PunchInput, now: number): Promise<{ id: string; seq: number } | null> {
+    const id = p.id ?? ulid(now);
+    const { changes, lastID } = await db.run(INSERT_EVENT, this.#params(p, id, now));
+    if (changes === 0) return null;
     for (const sink of this.sinks) await db.run('INSERT INTO outbox_deliveries (sink, seq) VALUES (?, ?)', [sink, lastID]);
     return { id, seq: lastID };
   }
@@ -302,7 +371,9 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
     const result = await this.db.transaction(async (db) => {
       const undelivered = await this.#undelivered(db);
       if (undelivered >= this.maxPending) throw this.#full(undelivered, 1);
-      return this.#insert(db, punch, now);
+      const inserted = await this.#insert(db, punch, now);
+      if (!inserted) throw new AgentError('STORE_BAD_PUNCH', `a punch with id ${punch.id} is already recorded`, { id: punch.id }, { hint: 'give each punch its own id, or leave it out for a new one' });
+      return inserted;
     });
     this.emit('recorded', result);
     return result;
@@ -310,10 +381,11 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
 
   /**
    * Records many punches, one transaction per thousand (an import of a paper log). Every punch is
-   * validated before anything is written. When the cap is reached, the chunk that would pass it
+   * validated before anything is written. A punch whose given id is already recorded is skipped
+   * (an import run again after an interruption records only what is missing); `skipped` counts them. When the cap is reached, the chunk that would pass it
    * is refused with `STORE_OUTBOX_FULL` whose context says how many were recorded before.
    */
-  async recordMany(punches: PunchInput[], chunkSize = 1000): Promise<{ ids: string[] }> {
+  async recordMany(punches: PunchInput[], chunkSize = 1000, onProgress?: (recorded: number, total: number) => void): Promise<{ ids: string[]; skipped: number }> {
     punches.forEach((p, i) => {
       try {
         this.#validate(p);
@@ -323,25 +395,34 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
       }
     });
     const ids: string[] = [];
+    let skipped = 0;
     for (let start = 0; start < punches.length; start += chunkSize) {
       const chunk = punches.slice(start, start + chunkSize);
       const now = this.#now();
       try {
         const chunkIds = await this.db.transaction(async (db) => {
           const undelivered = await this.#undelivered(db);
-          if (undelivered + chunk.length > this.maxPending) throw this.#full(undelivered, chunk.length);
+          // Punches already recorded under their given id take no room (a repeated import).
+          const given = chunk.flatMap((p) => (p.id ? [p.id] : []));
+          const present = given.length ? ((await db.get<{ n: number }>('SELECT COUNT(*) AS n FROM outbox_events WHERE id IN (SELECT value FROM json_each(?))', [JSON.stringify(given)]))?.n ?? 0) : 0;
+          if (undelivered + chunk.length - present > this.maxPending) throw this.#full(undelivered, chunk.length - present);
           const out: string[] = [];
-          for (const p of chunk) out.push((await this.#insert(db, p, now)).id);
+          for (const p of chunk) {
+            const inserted = await this.#insert(db, p, now);
+            if (inserted) out.push(inserted.id);
+          }
           return out;
         });
         ids.push(...chunkIds);
+        skipped += chunk.length - chunkIds.length;
+        onProgress?.(ids.length + skipped, punches.length);
       } catch (err) {
-        if (err instanceof AgentError) err.context.recorded = ids.length;
+        if (err instanceof AgentError) Object.assign(err.context, { recorded: ids.length, skipped });
         throw err;
       }
     }
     if (ids.length) this.emit('recorded', { id: ids[ids.length - 1]!, seq: -1 });
-    return { ids };
+    return { ids, skipped };
   }
 
   /** The latest punch of an employee (any state), for the punch policy. */
@@ -370,28 +451,50 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
     return out;
   }
 
-  async status(): Promise<OutboxStatus> {
+  /**
+   * Counts for `queue status`, doctor and the metrics. The held punches are split by what they
+   * wait for: `bootId` is this boot, `anchoredBoots` the earlier boots that have a trusted reading
+   * to correct their punches from (the time authority's anchors), `monoNowMs` measures the wait.
+   */
+  async status(options: { bootId?: string; monoNowMs?: number; anchoredBoots?: readonly string[] } = {}): Promise<OutboxStatus> {
     const now = this.#now();
     const counts = await this.db.all<{ state: EventState; n: number }>('SELECT state, n FROM outbox_counts');
     const n = (s: EventState) => counts.find((c) => c.state === s)?.n ?? 0;
     const oldest = await this.db.get<{ created_at: number }>("SELECT created_at FROM outbox_events WHERE state = 'pending' ORDER BY seq LIMIT 1");
     const last = await this.db.get<{ t: number | null }>('SELECT MAX(done_at) AS t FROM outbox_events WHERE done_at IS NOT NULL');
-    const unsynced = await this.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM outbox_events WHERE clock_synced = 0 AND clock_corrected = 0 AND state = 'pending'");
     // Per sink and state: range counts on the (sink, state, seq) index, never a full scan.
     const perSink: OutboxStatus['perSink'] = {};
     for (const s of this.sinks) {
       const count = async (state: string) => (await this.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM outbox_deliveries WHERE sink = ? AND state = ?', [s, state]))?.n ?? 0;
       perSink[s] = { pending: await count('pending'), dead: await count('dead') };
     }
+    const held = await this.#held(options.bootId ?? currentBootId(), options.monoNowMs ?? monotonicMs(), options.anchoredBoots ?? []);
     return {
       pending: n('pending'),
       dead: n('dead'),
       delivered: n('delivered'),
       oldestPendingAgeSec: oldest ? Math.max(0, Math.round((now - oldest.created_at) / 1000)) : null,
       lastDeliveryAt: last?.t != null ? new Date(last.t).toISOString() : null,
-      unsynced: unsynced?.n ?? 0,
+      unsynced: held.clock + held.earlierBoot,
       maxPending: this.maxPending,
       perSink,
+      held,
+    };
+  }
+
+  async #held(bootId: string, monoNowMs: number, anchoredBoots: readonly string[]): Promise<HeldStatus> {
+    // The partial index outbox_events_unsynced holds exactly these rows.
+    const byBoot = await this.db.all<{ boot_id: string; n: number; mono: number }>(
+      `SELECT boot_id, COUNT(*) AS n, MIN(monotonic_ms) AS mono FROM outbox_events WHERE ${HELD} AND state = 'pending' GROUP BY boot_id`,
+    );
+    const linked = new Set([bootId, ...anchoredBoots]);
+    const review = await this.db.get<{ n: number }>("SELECT COUNT(DISTINCT seq) AS n FROM outbox_deliveries WHERE state = 'dead' AND last_status = ?", [CLOCK_ORDER_STATUS]);
+    const mine = byBoot.find((r) => r.boot_id === bootId);
+    return {
+      clock: byBoot.filter((r) => linked.has(r.boot_id)).reduce((a, r) => a + r.n, 0),
+      earlierBoot: byBoot.filter((r) => !linked.has(r.boot_id)).reduce((a, r) => a + r.n, 0),
+      oldestClockSec: mine ? Math.max(0, Math.round((monoNowMs - mine.mono) / 1000)) : null,
+      review: review?.n ?? 0,
     };
   }
 
@@ -455,21 +558,104 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
 
   /**
    * The clock synchronized: rewrites the local time of this boot's undelivered unsynced punches
-   * as `wallNow − (monoNow − monoAtPunch)` and marks them corrected. Check-outs that carry the
-   * inTime of a corrected check-in get the corrected inTime. Returns how many were corrected.
+   * as `wallNow − (monoNow − monoAtPunch)` and marks them corrected. Returns how many.
    */
   async correctUnsynced(at: { bootId: string; wallNowMs: number; monoNowMs: number }): Promise<number> {
-    return this.db.transaction(async (db) => {
-      const rows = await db.all<{ seq: number; id: string; tz_offset: number; monotonic_ms: number }>(
-        "SELECT seq, id, tz_offset, monotonic_ms FROM outbox_events WHERE boot_id = ? AND clock_synced = 0 AND clock_corrected = 0 AND state <> 'delivered'",
-        [at.bootId],
-      );
-      for (const r of rows) {
-        const local = formatLocal(at.wallNowMs - (at.monoNowMs - r.monotonic_ms), r.tz_offset);
-        await db.run('UPDATE outbox_events SET local_time = ?, clock_corrected = 1 WHERE seq = ?', [local, r.seq]);
-        await db.run("UPDATE outbox_events SET in_time = ? WHERE in_id = ? AND state <> 'delivered'", [local, r.id]);
+    return this.db.transaction((db) => this.correctWithin(db, new Map([[at.bootId, { wallMs: at.wallNowMs, monoMs: at.monoNowMs }]])));
+  }
+
+  /**
+   * Inside the caller's transaction (the time authority changes its state in the same one):
+   * every undelivered unsynced punch of a boot in `anchors` gets the local time
+   * `anchor.wall + (monoAtPunch − anchor.mono)` (and that as its recording time) and is marked
+   * corrected; check-outs that carry such a check-in's inTime get the corrected one. Returns how
+   * many were corrected.
+   */
+  async correctWithin(db: SqliteDatabase, anchors: ReadonlyMap<string, CorrectionAnchor>): Promise<number> {
+    if (anchors.size === 0) return 0;
+    const rows = await db.all<{ seq: number; id: string; tz_offset: number; monotonic_ms: number; boot_id: string }>(
+      `SELECT seq, id, tz_offset, monotonic_ms, boot_id FROM outbox_events
+       WHERE ${HELD} AND state <> 'delivered' AND boot_id IN (SELECT value FROM json_each(?))`,
+      [JSON.stringify([...anchors.keys()])],
+    );
+    if (rows.length === 0) return 0;
+    const fixed = rows.map((r) => {
+      const a = anchors.get(r.boot_id)!;
+      const instant = a.wallMs + (r.monotonic_ms - a.monoMs);
+      return { seq: r.seq, id: r.id, instant, local: formatLocal(instant, r.tz_offset) };
+    });
+    const json = JSON.stringify(fixed);
+    await db.run(
+      `UPDATE outbox_events AS e SET local_time = j.local, created_at = j.instant, clock_corrected = 1
+       FROM (SELECT value ->> 'seq' AS seq, value ->> 'local' AS local, value ->> 'instant' AS instant FROM json_each(?)) AS j
+       WHERE e.seq = j.seq`,
+      [json],
+    );
+    await db.run(
+      `UPDATE outbox_events AS e SET in_time = j.local
+       FROM (SELECT value ->> 'id' AS id, value ->> 'local' AS local FROM json_each(?)) AS j
+       WHERE e.in_id = j.id AND e.state <> 'delivered'`,
+      [json],
+    );
+    return rows.length;
+  }
+
+  /** Boots that have unsynced punches still held (to keep their anchors). */
+  async heldBoots(db: SqliteDatabase = this.db): Promise<string[]> {
+    return (await db.all<{ boot_id: string }>(`SELECT DISTINCT boot_id FROM outbox_events WHERE ${HELD} AND state <> 'delivered'`)).map((r) => r.boot_id);
+  }
+
+  /**
+   * Inside the caller's transaction: a person's (or the configured rule's) decision to send held
+   * punches as they are. They keep `clock_synced = 0` and get `clock_released = 1`. Only punches
+   * of other boots than `exceptBoot` (null: every boot), and only `ids` when given. Returns how many.
+   */
+  async releaseWithin(db: SqliteDatabase, options: { exceptBoot: string | null; ids?: readonly string[] }): Promise<number> {
+    const { changes } = await db.run(
+      `UPDATE outbox_events SET clock_released = 1
+       WHERE ${HELD} AND state <> 'delivered' AND (? IS NULL OR boot_id <> ?) AND (? IS NULL OR id IN (SELECT value FROM json_each(?)))`,
+      [options.exceptBoot, options.exceptBoot, options.ids ? 1 : null, JSON.stringify(options.ids ?? [])],
+    );
+    return changes;
+  }
+
+  /**
+   * Check-outs of `items` whose time is before that of the check-in they close (a step of the
+   * clock, a released punch, a mistyped manual time): delivered, they would be a new, impossible
+   * event. Compared as instants, with the check-in's own offset. Read only.
+   */
+  async orderProblems(items: readonly OutboxEvent[]): Promise<Array<{ seq: number; reason: string }>> {
+    const outs = items.filter((i) => i.direction === 'out' && (i.inId || i.inTime));
+    if (outs.length === 0) return [];
+    const ins = new Map(
+      (await this.db.all<{ id: string; local_time: string; tz_offset: number }>('SELECT id, local_time, tz_offset FROM outbox_events WHERE id IN (SELECT value FROM json_each(?))', [JSON.stringify(outs.map((o) => o.inId).filter(Boolean))])).map((r) => [r.id, r]),
+    );
+    const problems: Array<{ seq: number; reason: string }> = [];
+    for (const o of outs) {
+      const row = o.inId ? ins.get(o.inId) : undefined;
+      const inLocal = row?.local_time ?? o.inTime;
+      if (!inLocal) continue;
+      const inAt = parseLocal(inLocal, row?.tz_offset ?? o.tzOffset);
+      if (parseLocal(o.localTime, o.tzOffset) < inAt) {
+        problems.push({ seq: o.seq, reason: `check-out at ${o.localTime} is before its check-in at ${inLocal} (a clock step or a mistyped time): not sent; review it, then purge it and record the right punches with "edge-agent punch --at"` });
       }
-      return rows.length;
+    }
+    return problems;
+  }
+
+  /** Makes punches dead letters with status CLOCK_ORDER and the reason, for a person's review. */
+  async flagForReview(problems: ReadonlyArray<{ seq: number; reason: string }>): Promise<number> {
+    if (problems.length === 0) return 0;
+    const now = this.#now();
+    return this.db.transaction(async (db) => {
+      const { changes } = await db.run(
+        `UPDATE outbox_deliveries AS d SET state = 'dead', last_status = ?, last_error = j.reason
+         FROM (SELECT value ->> 'seq' AS seq, value ->> 'reason' AS reason FROM json_each(?)) AS j
+         WHERE d.state = 'pending' AND d.seq = j.seq`,
+        [CLOCK_ORDER_STATUS, JSON.stringify(problems)],
+      );
+      await this.#refreshStates(db, JSON.stringify(problems.map((p) => p.seq)), now);
+      return changes;
     });
   }
 
@@ -495,8 +681,9 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
   /**
    * The next items for `sink`, in recording order, keeping per-employee order: at most one item
    * per employee per batch (a check-out never travels before its check-in was acknowledged), and
-   * once an employee has a pending item that is not due yet (backing off) or held (clock not
-   * synchronized), none of that employee's later items are taken. Dead letters do not block.
+   * once an employee has a pending item that is not due yet (backing off) or held (its time not
+   * trusted and not corrected or released, whatever its age), none of that employee's later items
+   * are taken. Dead letters do not block.
    */
   async nextBatch(sink: string, limit: number, now: number = this.#now(), busyEmployees?: ReadonlySet<string>): Promise<OutboxItem[]> {
     const chosen: number[] = [];
@@ -508,8 +695,8 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
     // Scan narrow rows in recording order; SQLite itself skips the employees already blocked, so
     // a long run of one employee's punches costs a C loop, not JavaScript objects.
     while (chosen.length < limit && scanned < MAX_SCAN_ROWS) {
-      const rows = await this.db.all<{ seq: number; code: string; next: number; cs: number; cc: number; ca: number }>(
-        `SELECT d.seq, e.employee_code AS code, d.next_attempt_at AS next, e.clock_synced AS cs, e.clock_corrected AS cc, e.created_at AS ca
+      const rows = await this.db.all<{ seq: number; code: string; next: number; cs: number; cc: number; cr: number }>(
+        `SELECT d.seq, e.employee_code AS code, d.next_attempt_at AS next, e.clock_synced AS cs, e.clock_corrected AS cc, e.clock_released AS cr
          FROM outbox_deliveries d JOIN outbox_events e ON e.seq = d.seq
          WHERE d.sink = ? AND d.state = 'pending' AND d.seq > ? AND e.employee_code NOT IN (SELECT value FROM json_each(?))
          ORDER BY d.seq LIMIT ?`,
@@ -520,7 +707,7 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
         // One item per employee per batch (the next waits until this one is acknowledged); an
         // item backing off or held for the clock blocks its employee's later items.
         blocked.add(r.code);
-        const held = r.cs === 0 && r.cc === 0 && now - r.ca < this.unsyncedHoldMs;
+        const held = r.cs === 0 && r.cc === 0 && r.cr === 0;
         if (held || r.next > now) continue;
         chosen.push(r.seq);
         if (chosen.length >= limit) break;

@@ -7,17 +7,34 @@
  * with is `STORE_TEMPLATE_KEY_WRONG` at open (a key-check row is sealed with the first key), so a
  * wrong key never looks like an empty cache. Deleting a user deletes their templates (foreign key,
  * cascade). `added`/`removed` events let the in-memory indexes follow changes incrementally.
+ *
+ * Each person also has a site-sync version (person_versions, migration 2) that only grows and
+ * outlives a deletion: `replacePerson` and `deletePerson` change the templates only together with
+ * a higher version, in one transaction, so a stale or replayed site record changes nothing.
  */
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
+import { checkEmployeeCode as checkCode, EMPLOYEE_CODE_RULE } from '../api/employee-code.js';
 import { AgentError } from '../core/errors.js';
 import { TypedEmitter } from '../core/events.js';
 import { SqliteDatabase } from '../core/sqlite.js';
 import { agentDatabasePath } from './agent-db.js';
 import { checkTemplateKey, openTemplate, sealTemplate } from './template-crypto.js';
-import { FORMAT_MODALITY, MODALITIES, TEMPLATE_MIGRATIONS, type Modality, type TemplateFormat, type TemplateRow, type UserRow } from './template-schema.js';
+import { FORMAT_MODALITY, MODALITIES, TEMPLATE_MIGRATIONS, type Modality, type PersonVersion, type PersonVersionRow, type TemplateFormat, type TemplateRow, type UserRow } from './template-schema.js';
 
-export type { Modality, TemplateFormat } from './template-schema.js';
+export type { Modality, PersonVersion, TemplateFormat } from './template-schema.js';
+
+/** A version to record: `updatedAt` defaults to now. */
+export type NewPersonVersion = Omit<PersonVersion, 'deleted' | 'updatedAt'> & { updatedAt?: string };
+
+function toPersonVersion(r: PersonVersionRow): PersonVersion {
+  return { employeeCode: r.employee_code, version: r.version, deleted: r.deleted === 1, digest: r.digest, origin: r.origin, updatedAt: r.updated_at };
+}
+
+/** True when `next` may replace `held`: a higher version, or the same one whose digest was not known. */
+function supersedes(next: NewPersonVersion, held: PersonVersionRow | undefined): boolean {
+  return !held || next.version > held.version || (next.version === held.version && held.digest === null);
+}
 
 const KEY_CHECK_PLAINTEXT = Buffer.from('edge-agent template key check v1', 'utf8');
 const KEY_CHECK_ID = '#key-check';
@@ -27,7 +44,7 @@ export interface TemplateMeta {
   id: string;
   employeeCode: string;
   modality: Modality;
-  /** Finger position (e.g. "right-index" or an ISO position number) or eye ("left", "right"). */
+  /** Finger position (e.g. "right-index" or an ISO position number), eye ("left", "right"), or a badge's label ("badge", "card-2"). */
   position: string;
   format: TemplateFormat;
   sensorModel: string | null;
@@ -106,7 +123,7 @@ function invalid(message: string, context: Record<string, unknown>, hint?: strin
 }
 
 function emptyCounts(): Record<Modality, number> {
-  return { finger: 0, iris: 0, embedding: 0 };
+  return { finger: 0, iris: 0, embedding: 0, badge: 0 };
 }
 
 export class TemplateCache extends TypedEmitter<TemplateCacheEvents> {
@@ -151,7 +168,7 @@ export class TemplateCache extends TypedEmitter<TemplateCacheEvents> {
 
   /** Creates or updates a user (name fields optional; null clears, undefined keeps). */
   async upsertUser(user: { employeeCode: string; firstName?: string | null; lastName?: string | null; displayName?: string | null }): Promise<void> {
-    checkEmployeeCode(user.employeeCode);
+    const employeeCode = checkEmployeeCode(user.employeeCode);
     await this.#db.transaction(async (db) => {
       await db.run(
         `INSERT INTO template_users (employee_code, first_name, last_name, display_name, updated_at) VALUES (?, ?, ?, ?, ?)
@@ -161,7 +178,7 @@ export class TemplateCache extends TypedEmitter<TemplateCacheEvents> {
            display_name = CASE WHEN ? THEN excluded.display_name ELSE display_name END,
            updated_at = excluded.updated_at`,
         [
-          user.employeeCode,
+          employeeCode,
           user.firstName ?? null,
           user.lastName ?? null,
           user.displayName ?? null,
@@ -192,25 +209,33 @@ export class TemplateCache extends TypedEmitter<TemplateCacheEvents> {
   /** Stores several templates in one transaction (a sync batch): all or none. */
   async addTemplates(list: NewTemplate[]): Promise<TemplateMeta[]> {
     const metas = list.map((t) => this.#validate(t));
+    const replaced = await this.#db.transaction((db) => this.#insert(db, metas, list));
+    this.#emitAdded(metas, list, replaced);
+    return metas;
+  }
+
+  /** Inserts (or replaces by id) validated templates inside a transaction; resolves to what each id held before. */
+  async #insert(db: SqliteDatabase, metas: TemplateMeta[], list: NewTemplate[]): Promise<Array<{ employee_code: string; modality: Modality } | undefined>> {
     const sealed = metas.map((m, i) => sealTemplate(this.#key, m.id, m.employeeCode, list[i]!.data));
-    const replaced = await this.#db.transaction(async (db) => {
-      const old: Array<{ employee_code: string; modality: Modality } | undefined> = [];
-      const now = this.#now().toISOString();
-      for (let i = 0; i < metas.length; i++) {
-        const meta = metas[i]!;
-        old.push(await db.get<{ employee_code: string; modality: Modality }>('SELECT employee_code, modality FROM templates WHERE id = ?', [meta.id]));
-        await db.run('INSERT INTO template_users (employee_code, updated_at) VALUES (?, ?) ON CONFLICT (employee_code) DO NOTHING', [meta.employeeCode, now]);
-        await db.run(
-          `INSERT INTO templates (id, employee_code, modality, position, format, sensor_model, quality, created_at, source_terminal, version, nonce, blob)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-           ON CONFLICT (id) DO UPDATE SET employee_code = excluded.employee_code, modality = excluded.modality, position = excluded.position,
-             format = excluded.format, sensor_model = excluded.sensor_model, quality = excluded.quality, created_at = excluded.created_at,
-             source_terminal = excluded.source_terminal, version = excluded.version, nonce = excluded.nonce, blob = excluded.blob`,
-          [meta.id, meta.employeeCode, meta.modality, meta.position, meta.format, meta.sensorModel, meta.quality, meta.createdAt, meta.sourceTerminal, meta.version, sealed[i]!.nonce, sealed[i]!.blob],
-        );
-      }
-      return old;
-    });
+    const old: Array<{ employee_code: string; modality: Modality } | undefined> = [];
+    const now = this.#now().toISOString();
+    for (let i = 0; i < metas.length; i++) {
+      const meta = metas[i]!;
+      old.push(await db.get<{ employee_code: string; modality: Modality }>('SELECT employee_code, modality FROM templates WHERE id = ?', [meta.id]));
+      await db.run('INSERT INTO template_users (employee_code, updated_at) VALUES (?, ?) ON CONFLICT (employee_code) DO NOTHING', [meta.employeeCode, now]);
+      await db.run(
+        `INSERT INTO templates (id, employee_code, modality, position, format, sensor_model, quality, created_at, source_terminal, version, nonce, blob)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (id) DO UPDATE SET employee_code = excluded.employee_code, modality = excluded.modality, position = excluded.position,
+           format = excluded.format, sensor_model = excluded.sensor_model, quality = excluded.quality, created_at = excluded.created_at,
+           source_terminal = excluded.source_terminal, version = excluded.version, nonce = excluded.nonce, blob = excluded.blob`,
+        [meta.id, meta.employeeCode, meta.modality, meta.position, meta.format, meta.sensorModel, meta.quality, meta.createdAt, meta.sourceTerminal, meta.version, sealed[i]!.nonce, sealed[i]!.blob],
+      );
+    }
+    return old;
+  }
+
+  #emitAdded(metas: TemplateMeta[], list: NewTemplate[], replaced: Array<{ employee_code: string; modality: Modality } | undefined>): void {
     for (let i = 0; i < metas.length; i++) {
       const meta = metas[i]!;
       const was = replaced[i];
@@ -219,11 +244,87 @@ export class TemplateCache extends TypedEmitter<TemplateCacheEvents> {
       }
       this.emit('added', { ...meta, data: list[i]!.data });
     }
-    return metas;
+  }
+
+  async #heldVersion(db: SqliteDatabase, employeeCode: string): Promise<PersonVersionRow | undefined> {
+    return db.get<PersonVersionRow>('SELECT * FROM person_versions WHERE employee_code = ?', [employeeCode]);
+  }
+
+  async #writeVersion(db: SqliteDatabase, v: NewPersonVersion, deleted: boolean): Promise<void> {
+    await db.run(
+      `INSERT INTO person_versions (employee_code, version, deleted, digest, origin, updated_at) VALUES (?, ?, ?, ?, ?, ?)
+       ON CONFLICT (employee_code) DO UPDATE SET version = excluded.version, deleted = excluded.deleted, digest = excluded.digest, origin = excluded.origin, updated_at = excluded.updated_at`,
+      [v.employeeCode, v.version, deleted ? 1 : 0, v.digest, v.origin, v.updatedAt ?? this.#now().toISOString()],
+    );
+  }
+
+  #checkVersion(v: NewPersonVersion): string {
+    if (!Number.isSafeInteger(v.version) || v.version < 0) throw invalid(`a person version must be a whole number from 0, got ${v.version}`, { version: v.version });
+    return checkEmployeeCode(v.employeeCode);
+  }
+
+  /** The person's site-sync version (a tombstone after a deletion), or null when this terminal never heard of them. */
+  async personVersion(employeeCode: string): Promise<PersonVersion | null> {
+    const r = await this.#heldVersion(this.#db, employeeCode);
+    return r ? toPersonVersion(r) : null;
+  }
+
+  /**
+   * Records a version for a live person without touching their templates (after this terminal
+   * published them); only above the version held. Resolves to whether it was written.
+   */
+  async notePersonVersion(v: NewPersonVersion): Promise<boolean> {
+    const employeeCode = this.#checkVersion(v);
+    return this.#db.transaction(async (db) => {
+      if (!supersedes(v, await this.#heldVersion(db, employeeCode))) return false;
+      await this.#writeVersion(db, { ...v, employeeCode }, false);
+      return true;
+    });
+  }
+
+  /**
+   * Replaces all of a person's templates with `templates` and records version `v`, in one
+   * transaction, when `v` is above the version held; resolves to false (nothing changed) otherwise.
+   */
+  async replacePerson(v: NewPersonVersion, templates: NewTemplate[]): Promise<boolean> {
+    const employeeCode = this.#checkVersion(v);
+    const metas = templates.map((t) => this.#validate({ ...t, employeeCode, version: v.version }));
+    const outcome = await this.#db.transaction(async (db) => {
+      if (!supersedes(v, await this.#heldVersion(db, employeeCode))) return null;
+      const gone = await db.all<{ id: string; modality: Modality }>('SELECT id, modality FROM templates WHERE employee_code = ?', [employeeCode]);
+      await db.run('DELETE FROM templates WHERE employee_code = ?', [employeeCode]);
+      const replaced = await this.#insert(db, metas, templates);
+      await this.#writeVersion(db, { ...v, employeeCode }, false);
+      return { gone, replaced };
+    });
+    if (!outcome) return false;
+    for (const r of outcome.gone) this.emit('removed', { id: r.id, employeeCode, modality: r.modality });
+    this.#emitAdded(metas, templates, outcome.replaced);
+    return true;
+  }
+
+  /**
+   * Deletes a person (user and templates) and records tombstone version `v`, in one transaction,
+   * when `v` is above the version held; resolves to the templates removed, or null (nothing
+   * changed) when `v` is not above.
+   */
+  async deletePerson(v: NewPersonVersion): Promise<number | null> {
+    const employeeCode = this.#checkVersion(v);
+    const gone = await this.#db.transaction(async (db) => {
+      if (!supersedes(v, await this.#heldVersion(db, employeeCode))) return null;
+      const rows = await db.all<{ id: string; modality: Modality }>('SELECT id, modality FROM templates WHERE employee_code = ?', [employeeCode]);
+      await db.run('DELETE FROM templates WHERE employee_code = ?', [employeeCode]);
+      await db.run('DELETE FROM template_users WHERE employee_code = ?', [employeeCode]);
+      await this.#writeVersion(db, { ...v, employeeCode }, true);
+      return rows;
+    });
+    if (!gone) return null;
+    for (const r of gone) this.emit('removed', { id: r.id, employeeCode, modality: r.modality });
+    return gone.length;
   }
 
   #validate(t: NewTemplate): TemplateMeta {
-    checkEmployeeCode(t.employeeCode);
+    const employeeCode = checkEmployeeCode(t.employeeCode);
     if (!(MODALITIES as readonly string[]).includes(t.modality)) throw invalid(`unknown modality "${t.modality}"`, { modality: t.modality }, `use one of ${MODALITIES.join(', ')}`);
     const formatModality = (FORMAT_MODALITY as Record<string, Modality>)[t.format];
     if (!formatModality) throw invalid(`unknown template format "${t.format}"`, { format: t.format }, `use one of ${Object.keys(FORMAT_MODALITY).join(', ')}`);
@@ -233,10 +334,11 @@ export class TemplateCache extends TypedEmitter<TemplateCacheEvents> {
       throw invalid(`an iris template's position is the eye: left, right or unknown (got "${t.position}")`, { position: t.position });
     }
     if (t.data.length === 0) throw invalid('empty template data', { id: t.id });
+    if (t.format === 'badge-hmac-sha256' && t.data.length !== 32) throw invalid(`a badge credential is a 32-byte keyed hash, got ${t.data.length} bytes`, { id: t.id });
     if (t.quality !== undefined && t.quality !== null && (!Number.isInteger(t.quality) || t.quality < 0 || t.quality > 255)) throw invalid(`quality ${t.quality} is not 0-255`, { quality: t.quality });
     return {
       id: t.id ?? randomUUID(),
-      employeeCode: t.employeeCode,
+      employeeCode,
       modality: t.modality,
       position: t.position,
       format: t.format,
@@ -379,10 +481,11 @@ function wrongKey(path: string): AgentError {
   });
 }
 
-function checkEmployeeCode(code: string): void {
-  if (typeof code !== 'string' || code.length === 0 || code.length > 64) {
-    throw invalid(`employee code must be 1-64 characters, got ${JSON.stringify(code)}`, { employeeCode: code });
-  }
+/** The code in NFC by the shared rule (src/api/employee-code.ts), or STORE_TEMPLATE_INVALID. */
+function checkEmployeeCode(code: string): string {
+  const r = checkCode(code);
+  if (!r.ok) throw invalid(r.problem, {}, `an employee code is ${EMPLOYEE_CODE_RULE}`);
+  return r.code;
 }
 
 /**

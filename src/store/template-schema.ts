@@ -5,13 +5,14 @@
  */
 import type { Migration } from '../core/sqlite.js';
 
-export const MODALITIES = ['finger', 'iris', 'embedding'] as const;
+export const MODALITIES = ['finger', 'iris', 'embedding', 'badge'] as const;
 export type Modality = (typeof MODALITIES)[number];
 
 /**
  * Template formats and their modality: ISO/IEC 19794-2 and ANSI INCITS 378 minutiae records, the
  * agent's iris code v1, the R30x module's own character file, the GT-521 module's own template,
- * and float32 face/eye embeddings.
+ * float32 face/eye embeddings, and a badge's keyed hash (HMAC-SHA256 of the card's credential,
+ * never the card number itself: src/terminal/credentials.ts).
  */
 export const FORMAT_MODALITY = {
   'iso19794-2': 'finger',
@@ -20,6 +21,7 @@ export const FORMAT_MODALITY = {
   gt521: 'finger',
   'iris-code-v1': 'iris',
   'embedding-f32': 'embedding',
+  'badge-hmac-sha256': 'badge',
 } as const satisfies Record<string, Modality>;
 export type TemplateFormat = keyof typeof FORMAT_MODALITY;
 
@@ -59,7 +61,76 @@ export const TEMPLATE_MIGRATIONS: Migration[] = [
       );
     `,
   },
+  {
+    version: 2,
+    description: 'person versions: the site-sync version of each person, deletions (tombstones) included',
+    // One row per person the terminal has heard of, kept after a deletion (deleted = 1): a site
+    // record whose version is not above it is refused, so a replayed old record cannot bring a
+    // deleted person back. Filled from the templates' own versions on the way in.
+    up: `
+      CREATE TABLE person_versions (
+        employee_code TEXT PRIMARY KEY,
+        version INTEGER NOT NULL CHECK (version >= 0),
+        deleted INTEGER NOT NULL DEFAULT 0 CHECK (deleted IN (0, 1)),
+        digest TEXT,
+        origin TEXT,
+        updated_at TEXT NOT NULL
+      );
+      INSERT INTO person_versions (employee_code, version, deleted, digest, origin, updated_at)
+        SELECT employee_code, MAX(version), 0, NULL, NULL, strftime('%Y-%m-%dT%H:%M:%fZ', 'now') FROM templates GROUP BY employee_code;
+    `,
+  },
+  {
+    version: 3,
+    description: 'badge credentials: modality badge (a keyed hash of the card, sealed like every template)',
+    // SQLite cannot change a CHECK constraint in place: the table is rebuilt with the same rows
+    // (nothing references templates; its foreign key to template_users is kept).
+    up: `
+      CREATE TABLE templates_v3 (
+        id TEXT PRIMARY KEY,
+        employee_code TEXT NOT NULL REFERENCES template_users (employee_code) ON DELETE CASCADE,
+        modality TEXT NOT NULL CHECK (modality IN ('finger', 'iris', 'embedding', 'badge')),
+        position TEXT NOT NULL,
+        format TEXT NOT NULL,
+        sensor_model TEXT,
+        quality INTEGER,
+        created_at TEXT NOT NULL,
+        source_terminal TEXT,
+        version INTEGER NOT NULL DEFAULT 0,
+        nonce BLOB NOT NULL,
+        blob BLOB NOT NULL
+      );
+      INSERT INTO templates_v3 (rowid, id, employee_code, modality, position, format, sensor_model, quality, created_at, source_terminal, version, nonce, blob)
+        SELECT rowid, id, employee_code, modality, position, format, sensor_model, quality, created_at, source_terminal, version, nonce, blob FROM templates;
+      DROP TABLE templates;
+      ALTER TABLE templates_v3 RENAME TO templates;
+      CREATE INDEX templates_employee ON templates (employee_code);
+      CREATE INDEX templates_modality ON templates (modality);
+    `,
+  },
 ];
+
+/** A person's site-sync version as a terminal keeps it (person_versions). */
+export interface PersonVersion {
+  employeeCode: string;
+  /** Only grows: a record (or tombstone) is applied only above it. */
+  version: number;
+  /** True after a deletion (a tombstone): the person has no templates here. */
+  deleted: boolean;
+  /** SHA-256 (hex) of the record's plaintext, telling a repeat of the same record from another one of the same version; null when not known (filled from the templates). */
+  digest: string | null;
+  origin: string | null;
+  updatedAt: string;
+}
+
+export interface PersonVersionRow {
+  employee_code: string;
+  version: number;
+  deleted: number;
+  digest: string | null;
+  origin: string | null;
+  updated_at: string;
+}
 
 export interface TemplateRow {
   id: string;

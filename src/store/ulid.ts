@@ -3,7 +3,7 @@
  * by creation time and carry no coordination. Monotonic within one process: two ids made in the
  * same millisecond still sort in the order they were made.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 
 const ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 
@@ -47,4 +47,24 @@ export function ulidTime(id: string): number {
   let t = 0;
   for (const ch of id.slice(0, 10)) t = t * 32 + ALPHABET.indexOf(ch);
   return t;
+}
+
+/** A ULID as the outbox stores it: 26 Crockford base-32 characters. */
+export const ULID_RE = /^[0-9A-HJKMNP-TV-Z]{26}$/;
+
+/**
+ * The same ULID for the same `(timeMs, key)` on every run: the time part is `timeMs`, the other
+ * 80 bits the first 80 of SHA-256(`key`). An import gives each line such an id, so importing a
+ * file again finds what it recorded before and a consumer that drops repeats by id sees one.
+ */
+export function derivedUlid(timeMs: number, key: string): string {
+  const digest = createHash('sha256').update(key, 'utf8').digest();
+  let bits = 0n;
+  for (let i = 0; i < 10; i++) bits = (bits << 8n) | BigInt(digest[i]!);
+  let random = '';
+  for (let i = 0; i < 16; i++) {
+    random = ALPHABET[Number(bits & 31n)]! + random;
+    bits >>= 5n;
+  }
+  return encodeTime(Math.max(0, Math.min(2 ** 48 - 1, Math.floor(timeMs)))) + random;
 }

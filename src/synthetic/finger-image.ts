@@ -114,7 +114,7 @@ export function syntheticFingerImage(fingerId: number, impressionNo: number, wid
 }
 
 /**
- * The scanner simulators' image source (drivers/simulated.ts uses it): virtual
+ * The scanner simulators' finger source (src/synthetic/simulator-sources.ts wires it in): virtual
  * finger `fingerId` at its `impressionNo`-th capture, an 8-bit 500 dpi image of the sensor's size
  * (R30x 256×288 by default).
  */

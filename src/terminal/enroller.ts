@@ -10,14 +10,19 @@
  *  5. the templates replace this person's earlier ones of the same modality and position in the
  *     local cache, are uploaded through operation 4 (each item's outcome shown), and published
  *     to the site.
+ *
+ * A badge (modality `badge`) is one card read on the badge reader: badge-enroller.ts.
  */
 import type { CapturedImage, Scanner, ScannerModality } from '../../drivers/scanner.js';
 import type { AttendanceClient } from '../api/client.js';
+import { parseEmployeeCode } from '../api/employee-code.js';
 import { AgentError, toAgentError } from '../core/errors.js';
 import { logger } from '../core/logger.js';
 import { monotonicMs } from '../core/time.js';
 import type { ModuleSlots } from '../store/module-slots.js';
 import type { NewTemplate, TemplateCache, TemplateFormat } from '../store/template-cache.js';
+import { enrollBadge, identifyBadgeOnce } from './badge-enroller.js';
+import type { CredentialHasher } from './credentials.js';
 import type { Embedder, Extractor } from './engines.js';
 import type { Identifier } from './identifier.js';
 import type { ScannerWorker } from './scanner-worker.js';
@@ -34,6 +39,8 @@ export interface EnrolTerminal {
   readonly embedder: Embedder | null;
   readonly slots: ModuleSlots | null;
   readonly workers: ReadonlyMap<string, ScannerWorker>;
+  /** Badge credentials' keyed hashes (badge enrolment). */
+  readonly credentials?: CredentialHasher | null;
   /** Shares a person's templates with the site; false when site sync is off. */
   publishPerson(employeeCode: string): Promise<boolean>;
 }
@@ -59,6 +66,11 @@ export interface EnrollResult {
   upload: Array<{ statusCode: string; statusDescription: string | null }> | null;
   uploadError: string | null;
   publishedToSite: boolean;
+}
+
+/** Where an enrolment goes when not told: the right index finger, the right eye, the badge. */
+export function defaultPosition(modality: ScannerModality): string {
+  return modality === 'iris' ? 'right' : modality === 'badge' ? 'badge' : 'right-index';
 }
 
 /** The worker of the first scanner of a modality that is ready (or the first of that modality). */
@@ -91,7 +103,8 @@ async function capture(rt: EnrolTerminal, scanner: Scanner, modality: ScannerMod
 }
 
 export async function enroll(rt: EnrolTerminal, client: AttendanceClient | null, req: EnrollRequest, progress: Progress = () => undefined, scannerKey?: string): Promise<EnrollResult> {
-  const { employeeCode, modality, position } = req;
+  const { modality, position } = req;
+  const employeeCode = parseEmployeeCode(req.employeeCode);
   const captures = req.captures ?? 3;
   const minQuality = req.minQuality ?? 40;
   const timeoutMs = req.presenceTimeoutMs ?? 20_000;
@@ -114,6 +127,7 @@ export async function enroll(rt: EnrolTerminal, client: AttendanceClient | null,
   }
 
   const worker = workerFor(rt, modality, scannerKey);
+  if (modality === 'badge') return enrollBadge(rt, { employeeCode, name, position, timeoutMs }, progress, worker);
   const identifier = rt.identifier;
   const taken: Array<{ format: TemplateFormat; data: Uint8Array; quality: number; image: CapturedImage }> = [];
   let moduleTemplate: { format: string; data: Uint8Array } | null = null;
@@ -250,6 +264,7 @@ export async function identifyOnce(rt: EnrolTerminal, modality: ScannerModality,
   if (!rt.identifier) throw new AgentError('AGENT_NO_TEMPLATE_CACHE', 'the template cache is not open on this terminal', {}, { hint: 'set a template key (edge-agent provision) and restart' });
   const identifier = rt.identifier;
   const worker = workerFor(rt, modality, scannerKey);
+  if (modality === 'badge') return identifyBadgeOnce(rt, worker, progress, timeoutMs);
   return worker.withScanner(async (scanner) => {
     progress({ step: 'capture', message: modality === 'finger' ? 'place the finger' : 'look at the camera' });
     const t0 = monotonicMs();

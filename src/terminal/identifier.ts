@@ -23,8 +23,8 @@ export type Decision = 'accept' | 'reject';
 
 export interface IdentifyRequest {
   modality: Modality;
-  /** Template bytes in the modality's standard format, or an already decoded template. */
-  template: Uint8Array | IrisCode | FingerTemplate;
+  /** Template bytes in the modality's standard format, or an already decoded template; for a badge, the card read (credentials.ts). */
+  template: Uint8Array | IrisCode | FingerTemplate | { credential: string };
 }
 
 export interface Identification {
@@ -105,7 +105,8 @@ export interface IdentifierOptions {
   biometrics: Pick<AgentConfig['biometrics'], 'fingerThreshold' | 'irisThreshold' | 'irisShiftRange'>;
   iris?: Omit<IrisIndexOptions, 'shiftRange'>;
   /** More matchers, or replacements by modality (built in: iris; the finger matcher is
-   * `FingerMatcher` of biometric-engines.ts, passed in by the agent). */
+   * `FingerMatcher` of biometric-engines.ts and the badge matcher `BadgeMatcher` of
+   * credentials.ts, passed in by the agent). */
   matchers?: ModalityMatcher[];
 }
 

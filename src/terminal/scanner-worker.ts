@@ -1,11 +1,13 @@
 /**
  * One scanner's life in the daemon: open it (again and again with backoff while it is unplugged),
- * wait for a finger or an eye, identify it (the module's own search first where the module keeps
- * templates, then host matching from the image), punch, and give feedback on the module.
+ * wait for a finger, an eye or a badge, identify it (a card reader's badge by its keyed hash; the
+ * module's own search first where the module keeps templates, then host matching from the
+ * image), punch, and give feedback on the module (a reader without lights: on the terminal's
+ * other scanners, `fallbackFeedback`).
  *
  * The worker never branches on the scanner family: it asks for capabilities.
  */
-import type { CapturedImage, Feedback, Scanner, ScannerInfo, ScannerModality } from '../../drivers/scanner.js';
+import type { BadgeRead, BiometricModality, CapturedImage, Feedback, Scanner, ScannerInfo, ScannerModality } from '../../drivers/scanner.js';
 import { backoffDelay } from '../core/backoff.js';
 import { AgentError, toAgentError } from '../core/errors.js';
 import { TypedEmitter } from '../core/events.js';
@@ -21,7 +23,10 @@ export interface Identification {
 }
 
 /** Host matching from an image (extraction + 1:N). */
-export type IdentifyImage = (modality: ScannerModality, image: CapturedImage) => Promise<Identification>;
+export type IdentifyImage = (modality: BiometricModality, image: CapturedImage) => Promise<Identification>;
+
+/** A badge read identified by its keyed hash against the enrolled badges. */
+export type IdentifyCredential = (read: BadgeRead) => Promise<Identification>;
 
 /** Which employee a module slot holds, for the module-search path. */
 export type SlotOwner = (scannerKey: string, slot: number) => Promise<string | null>;
@@ -30,8 +35,10 @@ export interface PunchResult {
   recorded: boolean;
   direction?: 'in' | 'out';
   reason?: string;
+  /** Not a punch nor a duplicate: the policy awaits a second factor, or does not accept this one. */
+  outcome?: 'awaiting' | 'denied';
 }
-export type PunchFn = (p: { employeeCode: string; source: 'finger' | 'iris'; score: number }) => Promise<PunchResult>;
+export type PunchFn = (p: { employeeCode: string; source: ScannerModality; score: number }) => Promise<PunchResult>;
 
 export type ScannerStatus = 'connecting' | 'ready' | 'disconnected' | 'stopped';
 
@@ -40,7 +47,8 @@ export interface CaptureOutcome {
   path: 'module' | 'host' | null;
   employeeCode: string | null;
   score: number | null;
-  result: 'punched' | 'duplicate' | 'unknown' | 'try-again' | 'refused';
+  /** `awaiting`: a first factor taken (policy `both`); `denied`: the policy does not take this kind of read here. */
+  result: 'punched' | 'duplicate' | 'unknown' | 'try-again' | 'refused' | 'awaiting' | 'denied';
   direction?: 'in' | 'out';
   /** Milliseconds from the finger or eye noticed to the punch durable (or the decision). */
   latencyMs: number;
@@ -57,6 +65,8 @@ export interface ScannerWorkerOptions {
   key: string;
   open: () => Promise<Scanner>;
   identifyImage: IdentifyImage;
+  /** Badge readers: who holds the card (absent: badges are not identified here). */
+  identifyCredential?: IdentifyCredential;
   slotOwner: SlotOwner;
   punch: PunchFn;
   /** Called once the scanner is open (and after each reconnection), e.g. to place module templates. */
@@ -69,6 +79,8 @@ export interface ScannerWorkerOptions {
   liftTimeoutMs?: number;
   /** Minimum module score counted as a match on the module path. */
   moduleMinScore?: number;
+  /** Feedback for a card reader that has no light of its own (the terminal's other scanners). */
+  fallbackFeedback?: (kind: Feedback) => Promise<void>;
 }
 
 export class ScannerWorker extends TypedEmitter<ScannerWorkerEvents> {
@@ -144,8 +156,10 @@ export class ScannerWorker extends TypedEmitter<ScannerWorkerEvents> {
   async #openWithBackoff(): Promise<void> {
     let attempt = 0;
     while (!this.#abort.signal.aborted) {
+      let opening: Scanner | null = null;
       try {
         const scanner = await this.#o.open();
+        opening = scanner;
         const info = await scanner.open();
         this.#scanner = scanner;
         this.#info = info;
@@ -162,9 +176,11 @@ export class ScannerWorker extends TypedEmitter<ScannerWorkerEvents> {
         const e = toAgentError(err, 'AGENT_SCANNER_OPEN');
         const delay = backoffDelay(attempt++, { baseMs: this.#o.reopenBaseMs ?? 500, capMs: this.#o.reopenCapMs ?? 30_000 }) + 100;
         if (attempt === 1 || attempt % 10 === 0) this.#log.warn({ code: e.code, err: e.message, retryInMs: delay }, 'scanner not available');
-        this.#setStatus('disconnected', e.message);
+        // The one that failed to open holds its port too: closed, or the next try finds it locked.
+        if (opening && opening !== this.#scanner) await opening.close().catch(() => undefined);
         await this.#scanner?.close().catch(() => undefined);
         this.#scanner = null;
+        this.#setStatus('disconnected', e.message);
         await sleep(delay, this.#abort.signal).catch(() => undefined);
       }
     }
@@ -211,12 +227,12 @@ export class ScannerWorker extends TypedEmitter<ScannerWorkerEvents> {
     }
   }
 
-  /** One press is one capture: wait until the finger is lifted (or the eye has gone). */
+  /** One press is one capture: wait until the finger is lifted (or the eye has gone). A card reader has nothing to lift: its next read is the next card. */
   async #settle(scanner: Scanner): Promise<void> {
     const signal = this.#abort.signal;
     const deadline = monotonicMs() + (this.#o.liftTimeoutMs ?? 10_000);
     try {
-      while (!signal.aborted && monotonicMs() < deadline) {
+      while (!scanner.capabilities.credential && !signal.aborted && monotonicMs() < deadline) {
         if (!(await scanner.waitForPresence({ timeoutMs: 100, signal }))) break;
         await sleep(100, signal);
       }
@@ -226,9 +242,20 @@ export class ScannerWorker extends TypedEmitter<ScannerWorkerEvents> {
     }
   }
 
+  /**
+   * Shows `kind` on this scanner when it is ready and has lights (another scanner's outcome: a
+   * card reader's without lights). Never fails: a busy or absent scanner just shows nothing.
+   */
+  async feedbackIfAble(kind: Feedback): Promise<void> {
+    const scanner = this.#scanner;
+    if (!scanner || this.#status !== 'ready' || !scanner.capabilities.feedback) return;
+    await scanner.feedback(kind).catch((err: unknown) => this.#log.debug({ err: String(err), kind }, 'feedback for another scanner failed'));
+  }
+
   async #feedback(scanner: Scanner, kind: Feedback): Promise<void> {
     try {
-      await scanner.feedback(kind);
+      if (scanner.capabilities.credential && !scanner.capabilities.feedback && this.#o.fallbackFeedback) await this.#o.fallbackFeedback(kind);
+      else await scanner.feedback(kind);
     } catch (err) {
       this.#log.debug({ err: (err as Error).message, kind }, 'feedback failed');
     }
@@ -240,14 +267,18 @@ export class ScannerWorker extends TypedEmitter<ScannerWorkerEvents> {
     const base = { scanner: key };
     let ident: Identification | null = null;
     try {
-      if (scanner.capabilities.moduleSearch) {
+      if (scanner.capabilities.credential && scanner.readCredential) {
+        const read = await scanner.readCredential();
+        ident = this.#o.identifyCredential ? await this.#o.identifyCredential(read) : { employeeCode: null, modality: 'badge', score: 0, decision: 'reject', path: 'host' };
+      }
+      if (!ident && scanner.capabilities.moduleSearch) {
         const hit = await scanner.searchOnModule();
         if (hit && hit.score >= (this.#o.moduleMinScore ?? 0)) {
           const code = await this.#o.slotOwner(key, hit.slot);
           if (code) ident = { employeeCode: code, modality: scanner.modality, score: hit.score, decision: 'accept', path: 'module' };
         }
       }
-      if (!ident && scanner.capabilities.image) {
+      if (!ident && scanner.capabilities.image && scanner.modality !== 'badge') {
         const image = await scanner.captureImage();
         ident = await this.#o.identifyImage(scanner.modality, image);
       }
@@ -260,7 +291,7 @@ export class ScannerWorker extends TypedEmitter<ScannerWorkerEvents> {
     }
     if (!ident || ident.decision !== 'accept' || !ident.employeeCode) {
       await this.#feedback(scanner, 'unknown');
-      return { ...base, path: ident?.path ?? null, employeeCode: null, score: ident?.score ?? null, result: 'unknown', latencyMs: monotonicMs() - t0 };
+      return { ...base, path: ident?.path ?? null, employeeCode: null, score: ident?.score ?? null, result: 'unknown', latencyMs: monotonicMs() - t0, ...(scanner.capabilities.credential ? { detail: 'badge not enrolled' } : {}) };
     }
     let punched: PunchResult;
     try {
@@ -272,6 +303,11 @@ export class ScannerWorker extends TypedEmitter<ScannerWorkerEvents> {
       return { ...base, path: ident.path, employeeCode: ident.employeeCode, score: ident.score, result: 'refused', latencyMs: monotonicMs() - t0, detail: `${e.code}: ${e.message}` };
     }
     const latencyMs = monotonicMs() - t0;
+    if (punched.outcome) {
+      // Nothing recorded: the policy waits for the second factor (go on), or takes another kind of read here.
+      await this.#feedback(scanner, punched.outcome === 'awaiting' ? 'enrol-step' : 'try-again');
+      return { ...base, path: ident.path, employeeCode: ident.employeeCode, score: ident.score, result: punched.outcome, latencyMs, ...(punched.reason ? { detail: punched.reason } : {}) };
+    }
     // Feedback only after the punch is durable in the outbox.
     await this.#feedback(scanner, 'accepted');
     return {

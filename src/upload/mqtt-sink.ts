@@ -11,12 +11,14 @@
  */
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
 import { AgentError } from '../core/errors.js';
+import { RepeatedWarning } from '../core/repeated-warning.js';
 import { backoffDelay } from '../core/backoff.js';
 import { logger } from '../core/logger.js';
 import type { OutboxItem } from '../store/outbox.js';
 import type { DeliverOptions, ItemOutcome, Sink } from './sink.js';
 
 import { mqttAccessOptions, type MqttAccess } from './mqtt-options.js';
+import { publishChecked } from './mqtt-publish.js';
 
 const log = logger('upload:mqtt');
 
@@ -51,6 +53,8 @@ export function eventPayload(item: OutboxItem, site: string): Record<string, unk
     score: item.score,
     clockSynced: item.clockSynced,
     clockCorrected: item.clockCorrected,
+    clockReleased: item.clockReleased,
+    timeSource: item.timeSource,
     recordedAt: new Date(item.createdAt).toISOString(),
   };
 }
@@ -63,6 +67,7 @@ export class MqttSink implements Sink {
   #closing = false;
   #reconnectAttempt = 0;
   #reconnectTimer: NodeJS.Timeout | null = null;
+  readonly #away = new RepeatedWarning(log);
 
   constructor(options: MqttSinkOptions) {
     this.#o = options;
@@ -88,9 +93,12 @@ export class MqttSink implements Sink {
     this.#client = client;
     client.on('connect', () => {
       this.#reconnectAttempt = 0;
-      log.info({ url: o.url, topic: this.topic }, 'connected to the broker');
+      if (this.#away.failures) this.#away.ok({ url: o.url, topic: this.topic }, 'connected to the broker again');
+      else log.info({ url: o.url, topic: this.topic }, 'connected to the broker');
     });
-    client.on('error', (err) => log.warn({ err: err.message }, 'broker connection error'));
+    client.on('error', (err) => {
+      if (!this.#closing) this.#away.warn({ url: o.url, err: err.message }, 'cannot reach the broker to deliver punches; they wait in the outbox');
+    });
     client.on('close', () => this.#scheduleReconnect());
     // Wait for the first connection attempt, but never hold the daemon's start on a broker that
     // does not answer: the punches wait in the outbox and the reconnects go on.
@@ -131,12 +139,13 @@ export class MqttSink implements Sink {
     const client: MqttClient = current;
     const outcomes: ItemOutcome[] = items.map(() => ({ outcome: 'retry', description: 'no PUBACK from the broker in time' }));
     const publishes = items.map((item, i) =>
-      client.publishAsync(this.topic, JSON.stringify(eventPayload(item, this.#o.site)), { qos: 1 }).then(
+      publishChecked(client, this.topic, JSON.stringify(eventPayload(item, this.#o.site)), { qos: 1 }).then(
         () => {
           outcomes[i] = { outcome: 'delivered' };
         },
-        (err: Error) => {
-          outcomes[i] = { outcome: 'retry', description: `publish failed: ${err.message}` };
+        (err: AgentError) => {
+          // A punch MQTT cannot carry is never sent (it would poison mqtt.js's store): a dead letter.
+          outcomes[i] = err.code === 'MQTT_PUBLISH_INVALID' ? { outcome: 'dead', status: err.code, description: err.message } : { outcome: 'retry', description: `publish failed: ${err.message}` };
         },
       ),
     );

@@ -11,6 +11,10 @@
  *   others go on.
  * A batch carries at most one item per employee, so a check-out never travels with (or before)
  * an unacknowledged check-in of the same person.
+ * Time: punches whose time is not trusted are never claimed (the outbox holds them until
+ * corrected or released); while the time authority settles (`gate.open()` false: its first
+ * judgement, a clock step being judged) nothing is claimed at all; and a check-out found before
+ * its check-in is not sent but flagged for review (a dead letter with status CLOCK_ORDER).
  * A whole-request failure (the sink throws) leaves the batch pending and backs the sink off
  * (exponential, full jitter, `retryAfterMs` of a 429 honoured), without counting against any item.
  *
@@ -28,9 +32,16 @@ import type { ItemOutcome, Sink } from './sink.js';
 
 const log = logger('upload:uploader');
 
+/** The time authority as the uploader asks it: may punches be claimed now? */
+export interface DeliveryGate {
+  open(): boolean;
+}
+
 export interface UploaderOptions {
   outbox: Outbox;
   sinks: Sink[];
+  /** Nothing is claimed while it is closed (the daemon passes its time authority). Default: always open. */
+  gate?: DeliveryGate;
   batchSize?: number;
   backoffBaseMs?: number;
   backoffCapMs?: number;
@@ -45,6 +56,7 @@ export interface UploaderOptions {
 export interface UploaderEvents extends Record<string, unknown> {
   delivered: { sink: string; count: number; ids: string[] };
   dead: { sink: string; id: string; employeeCode: string; status: string; description: string };
+  review: { ids: string[]; reasons: string[] };
   error: { sink: string; error: AgentError; retryInMs: number; batchSize: number };
 }
 
@@ -73,6 +85,7 @@ export class Uploader extends TypedEmitter<UploaderEvents> {
   readonly #idlePollMs: number;
   readonly #stopGraceMs: number;
   readonly #now: () => number;
+  readonly #gate: DeliveryGate | null;
   readonly #loops = new Map<string, SinkLoop>();
   /** Loop state of `runOnce` callers (tests, tools) that did not `start()`. */
   readonly #spare = new Map<string, SinkLoop>();
@@ -89,6 +102,7 @@ export class Uploader extends TypedEmitter<UploaderEvents> {
     this.#idlePollMs = options.idlePollMs ?? 1000;
     this.#stopGraceMs = options.stopGraceMs ?? 5000;
     this.#now = options.now ?? Date.now;
+    this.#gate = options.gate ?? null;
   }
 
   /** Starts one loop per sink (connecting sinks that keep a connection). */
@@ -118,10 +132,27 @@ export class Uploader extends TypedEmitter<UploaderEvents> {
   }
 
   async #round(loop: SinkLoop, signal: AbortSignal): Promise<number> {
-    const batch = await this.outbox.nextBatch(loop.sink.name, loop.size, this.#now());
+    const batch = await this.#claim(loop, undefined);
     if (batch.length === 0) return 0;
     await this.#deliver(loop, batch, signal);
     return batch.length;
+  }
+
+  /**
+   * The next batch, unless the time authority is settling; check-outs found before their
+   * check-in leave it as dead letters for review (they would be a new, impossible event).
+   */
+  async #claim(loop: SinkLoop, busy: ReadonlySet<string> | undefined): Promise<OutboxItem[]> {
+    if (this.#gate && !this.#gate.open()) return [];
+    const batch = await this.outbox.nextBatch(loop.sink.name, loop.size, this.#now(), busy);
+    const problems = await this.outbox.orderProblems(batch);
+    if (problems.length === 0) return batch;
+    await this.outbox.flagForReview(problems);
+    const flagged = new Set(problems.map((p) => p.seq));
+    const ids = batch.filter((b) => flagged.has(b.seq)).map((b) => b.id);
+    log.warn({ sink: loop.sink.name, ids, reasons: problems.map((p) => p.reason) }, 'check-out before its check-in: not sent, kept as a dead letter (CLOCK_ORDER) for review');
+    this.emit('review', { ids, reasons: problems.map((p) => p.reason) });
+    return batch.filter((b) => !flagged.has(b.seq));
   }
 
   /** Hands one batch over and applies its outcomes; throws (with `retryInMs`) on a whole-request failure. */
@@ -210,7 +241,7 @@ export class Uploader extends TypedEmitter<UploaderEvents> {
       let batch: OutboxItem[] = [];
       let retryIn = 0;
       try {
-        batch = await this.outbox.nextBatch(loop.sink.name, loop.size, this.#now(), flight?.employees);
+        batch = await this.#claim(loop, flight?.employees);
       } catch (err) {
         log.error({ err: toAgentError(err).toJSON(), sink: loop.sink.name }, 'reading the outbox failed');
         retryIn = this.#backoff.baseMs;

@@ -24,7 +24,7 @@ import { R30xSimulator } from '../../drivers/r30x/simulator.js';
 import { R30xDriver } from '../../drivers/r30x/driver.js';
 import { HEADER_LENGTH, dataPacketsWireBytes } from '../../drivers/r30x/codec.js';
 import { CHAR_FILE_BYTES, IMAGE_BYTES } from '../../drivers/r30x/protocol.js';
-import { defaultFingerImageSource } from '../../drivers/simulated.js';
+import { syntheticImages } from '../../src/synthetic/simulator-sources.js';
 import { Gt521Simulator } from '../../drivers/gt521/simulator.js';
 import { Gt521Driver } from '../../drivers/gt521/driver.js';
 import { createSimulatedScanner } from '../../drivers/simulated.js';
@@ -98,7 +98,7 @@ async function pairAt(baud: number): Promise<{ pair: PtyPair; device: SerialTran
 
 async function benchR30x(baud: number, out: Transfer[]): Promise<void> {
   const { pair, device, host } = await pairAt(baud);
-  const sim = new R30xSimulator(device, { baud, pacing: true, imageSource: await defaultFingerImageSource(), model: 'R503' });
+  const sim = new R30xSimulator(device, { baud, pacing: true, imageSource: syntheticImages.finger, model: 'R503' });
   await host.open();
   const d = new R30xDriver(host, { baud, timeoutMs: 1000 });
   try {
@@ -142,7 +142,7 @@ async function benchR30x(baud: number, out: Transfer[]): Promise<void> {
 
 async function benchGt521(baud: number, out: Transfer[]): Promise<void> {
   const { pair, device, host } = await pairAt(baud);
-  const sim = new Gt521Simulator({ baud, pace: true, images: await defaultFingerImageSource() });
+  const sim = new Gt521Simulator({ baud, pace: true, images: syntheticImages.finger });
   await sim.attach(device);
   await host.open();
   const d = new Gt521Driver(host, { baud, timeoutMs: 1000 });
@@ -152,7 +152,7 @@ async function benchGt521(baud: number, out: Transfer[]): Promise<void> {
     const data = (n: number) => 4 + n + 2;
     const tplWire = 2 * GT_PACKET + data(GT_TEMPLATE_SIZE);
     record(out, 'gt521 GetTemplate', baud, await time(SMALL_RUNS, () => d.getTemplate(0)), tplWire, true, SMALL_RUNS);
-    sim.placeFinger(4242);
+    sim.present(4242);
     const rawRuns = baud >= 38400 ? RUNS : 1;
     record(out, 'gt521 GetRawImage', baud, await time(rawRuns, () => d.getRawImage()), 2 * GT_PACKET + data(GT_RAW_SIZE), true, rawRuns);
     await d.cmosLed(true);
@@ -168,7 +168,7 @@ async function benchGt521(baud: number, out: Transfer[]): Promise<void> {
 }
 
 async function benchIris(out: Transfer[]): Promise<void> {
-  const { scanner, simulator } = await createSimulatedScanner('iris-hid', { pacing: true });
+  const { scanner, simulator } = await createSimulatedScanner('iris-hid', { images: syntheticImages, pacing: true });
   await scanner.open();
   try {
     simulator.present(7);

@@ -39,22 +39,20 @@ import type { CaptureOutcome } from '../../src/terminal/scanner-worker.js';
 import { openAgentDatabase } from '../../src/store/agent-db.js';
 import { TemplateCache, type NewTemplate } from '../../src/store/template-cache.js';
 import { SerialTransport } from '../../drivers/transport/serial-transport.js';
-import { attachSimulator, createSimulatedScanner, defaultEyeImageSource, type SimulatorControl } from '../../drivers/simulated.js';
+import { attachSimulator, createSimulatedScanner, type SimulatorControl } from '../../drivers/simulated.js';
+import { syntheticImages } from '../../src/synthetic/simulator-sources.js';
 import { HEADER_LENGTH, dataPacketsWireBytes } from '../../drivers/r30x/codec.js';
 import { IMAGE_BYTES } from '../../drivers/r30x/protocol.js';
 import { encodeIrisTemplate } from '../../src/biometrics/iris/iris-code.js';
 import { syntheticIrisEye, syntheticIrisSample } from '../../src/synthetic/iris-code.js';
 import { createPtyPair, type PtyPair } from '../helpers/pty.js';
 import { startService, type InProcessService } from '../helpers/service.js';
+import { progress } from '../../src/cli/progress.js';
 import { moduleTemplateOf, terminalDir, type TerminalDir } from '../helpers/agent.js';
+import { benchArgs } from './bench-args.js';
 
 setLogLevel('*', 'error');
-const args = process.argv.slice(2);
-const json = args.includes('--json');
-const flag = (name: string, fallback: number) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? Number(args[i + 1]) : fallback;
-};
+const { json, flag } = benchArgs();
 const RUNS = flag('runs', 40);
 const HOST_RUNS = flag('host-runs', 6);
 const IRIS_RUNS = flag('iris-runs', 40);
@@ -174,7 +172,7 @@ async function serialRig(): Promise<SerialRig> {
   const pty = await createPtyPair();
   const device = new SerialTransport({ path: pty.b, baud: BAUD });
   await device.open();
-  const sim = await attachSimulator('r30x', device, { baud: BAUD, pacing: true });
+  const sim = await attachSimulator('r30x', device, { images: syntheticImages, baud: BAUD, pacing: true });
   return {
     pty,
     sim,
@@ -201,7 +199,12 @@ async function modulePath(service: InProcessService): Promise<Record<string, unk
   try {
     await waitUntil(() => t.runtime.workers.get(key)?.status === 'ready', 30_000, 'module ready');
     const samples: Sample[] = [];
-    for (let i = 0; i < RUNS; i++) samples.push(await onePunch(t, rig.sim, key, people[i % people.length]!.fingerId, 'module', 10_000));
+    const bar = progress('module-path punches', { total: RUNS, unit: 'punches' });
+    for (let i = 0; i < RUNS; i++) {
+      samples.push(await onePunch(t, rig.sim, key, people[i % people.length]!.fingerId, 'module', 10_000));
+      bar.update(i + 1);
+    }
+    bar.finish();
     const floorMs = (MODULE_PATH_WIRE_BYTES * 10 * 1000) / BAUD;
     const s = summarize(samples);
     return { baud: BAUD, ...s, floorMs: round(floorMs), wireBytes: MODULE_PATH_WIRE_BYTES, ratioP50: round(s.p50Ms / floorMs), ratioP95: round(s.p95Ms / floorMs), templatesOnModule: people.length };
@@ -224,7 +227,7 @@ async function hostPath(service: InProcessService, extractorReady: boolean): Pro
   const extractor = (await createExtractor(probeConfig))!;
   const db = await openAgentDatabase(dir.dataDir);
   const cache = await TemplateCache.open(db, { key: dir.templateKey });
-  const { scanner, simulator } = await createSimulatedScanner('r30x');
+  const { scanner, simulator } = await createSimulatedScanner('r30x', { images: syntheticImages });
   await scanner.open();
   const extractMs: number[] = [];
   for (const p of people) {
@@ -246,7 +249,12 @@ async function hostPath(service: InProcessService, extractorReady: boolean): Pro
   try {
     await waitUntil(() => t.runtime.workers.get(key)?.status === 'ready', 30_000, 'module ready');
     const samples: Sample[] = [];
-    for (let i = 0; i < HOST_RUNS; i++) samples.push(await onePunch(t, rig.sim, key, people[i % people.length]!.fingerId, 'host', 30_000));
+    const bar = progress('host-path punches', { total: HOST_RUNS, unit: 'punches' });
+    for (let i = 0; i < HOST_RUNS; i++) {
+      samples.push(await onePunch(t, rig.sim, key, people[i % people.length]!.fingerId, 'host', 30_000));
+      bar.update(i + 1);
+    }
+    bar.finish();
     const s = summarize(samples);
     const ident = t.runtime.identifier?.metrics().find((m) => m.modality === 'finger');
     return { baud: BAUD, ...s, floorMs: round(floorMs), wireBytes: imageWireBytes, ratioP50: round(s.p50Ms / floorMs), ratioP95: round(s.p95Ms / floorMs), breakdown: { extractMedianMs: round(quantile(extractMs, 0.5)), identifyP95Ms: ident?.p95Ms ?? null } };
@@ -266,7 +274,7 @@ async function irisPath(service: InProcessService, extractorReady: boolean): Pro
   const db = await openAgentDatabase(dir.dataDir);
   const cache = await TemplateCache.open(db, { key: dir.templateKey });
   const t0 = performance.now();
-  const { scanner, simulator } = await createSimulatedScanner('iris-hid');
+  const { scanner, simulator } = await createSimulatedScanner('iris-hid', { images: syntheticImages });
   await scanner.open();
   const captureMs: number[] = [];
   const extractMs: number[] = [];
@@ -316,7 +324,7 @@ async function irisPath(service: InProcessService, extractorReady: boolean): Pro
     }
     // The simulated camera draws each synthetic eye when it captures (a real camera exposes a
     // frame instead): draw the same frames again to show that share.
-    const render = await defaultEyeImageSource();
+    const render = syntheticImages.iris;
     const renderMs = shown.map(({ eye, impression }) => {
       const r0 = performance.now();
       render(eye, impression);

@@ -29,6 +29,7 @@ import { formatLocal } from '../../src/store/local-time.js';
 import { ApiSink } from '../../src/upload/api-sink.js';
 import { Uploader } from '../../src/upload/uploader.js';
 import { startServiceProcess } from '../helpers/service.js';
+import { progress } from '../../src/cli/progress.js';
 
 const json = process.argv.includes('--json');
 const BACKLOG = Number(process.env.BENCH_QUEUE_BACKLOG ?? 100_000);
@@ -69,15 +70,19 @@ function* punches(n: number, offsetDays = 0): Generator<PunchInput> {
 
 /** Records `n` punches, one transaction per thousand (as `punch --import` does). */
 async function recordBacklog(outbox: Outbox, n: number, offsetDays = 0): Promise<void> {
+  const bar = progress(`recording ${n} punches`, { total: n, unit: 'punches' }); // stderr, on a terminal only
   let chunk: PunchInput[] = [];
+  let done = 0;
   for (const p of punches(n, offsetDays)) {
     chunk.push(p);
     if (chunk.length === 1000) {
       await outbox.recordMany(chunk);
+      bar.update((done += chunk.length));
       chunk = [];
     }
   }
   if (chunk.length) await outbox.recordMany(chunk);
+  bar.finish();
 }
 
 interface DrainResult {
@@ -113,9 +118,11 @@ async function drain(outbox: Outbox, sinkClient: AttendanceClient, batchSize: nu
   let delivered = 0;
   let rssWarm: number | null = null;
   let rssMaxWarm = 0;
+  const bar = progress(`draining (batches of ${batchSize})`, { total, unit: 'punches' });
   const finished = new Promise<void>((resolve) =>
     uploader.on('delivered', (e) => {
       delivered += e.count;
+      bar.update(delivered);
       const rss = process.memoryUsage().rss;
       if (rssWarm === null && delivered >= Math.min(WARMUP_EVENTS, total / 10)) rssWarm = rss;
       if (rssWarm !== null) rssMaxWarm = Math.max(rssMaxWarm, rss);
@@ -128,6 +135,7 @@ async function drain(outbox: Outbox, sinkClient: AttendanceClient, batchSize: nu
   const elapsed = ms(t0);
   if ((await outbox.status()).pending !== 0) throw new Error('the drain ended with punches still pending');
   await uploader.stop();
+  bar.finish();
   clearInterval(sampler);
   if (process.env.BENCH_QUEUE_DEBUG) {
     const v8 = await import('node:v8');

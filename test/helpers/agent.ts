@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { createSimulatedScanner } from '../../drivers/simulated.js';
+import { syntheticImages } from '../../src/synthetic/simulator-sources.js';
 import { openAgentDatabase } from '../../src/store/agent-db.js';
 import { SqliteDatabase } from '../../src/core/sqlite.js';
 import { TemplateCache } from '../../src/store/template-cache.js';
@@ -40,7 +41,7 @@ export function terminalDir(options: { siteKey?: Buffer; extra?: Record<string, 
  * (two presses, RegModel, UpChar) and returns the module's template (format r30x-char).
  */
 export async function moduleTemplateOf(fingerId: number): Promise<{ format: 'r30x-char'; data: Uint8Array }> {
-  const { scanner, simulator } = await createSimulatedScanner('r30x');
+  const { scanner, simulator } = await createSimulatedScanner('r30x', { images: syntheticImages });
   await scanner.open();
   try {
     simulator.present(fingerId);
@@ -84,10 +85,10 @@ export interface SimulatedModule {
   stop(): Promise<number | null>;
 }
 
-/** `edge-agent simulate r30x --link DIR/fp` as a child process (paced at the baud rate on a real pty). */
-export async function startSimulatedModule(args: string[] = []): Promise<SimulatedModule> {
+/** `edge-agent simulate r30x --link DIR/fp` (or another serial `kind`: gt521, badge) as a child process (paced at the baud rate on a real pty). */
+export async function startSimulatedModule(args: string[] = [], kind: 'r30x' | 'gt521' | 'badge' = 'r30x'): Promise<SimulatedModule> {
   const link = join(mkdtempSync(join(tmpdir(), 'agent-e2e-pty-')), 'fp');
-  const child = spawnCli(['simulate', 'r30x', '--link', link, ...args]);
+  const child = spawnCli(['simulate', kind, '--link', link, ...args]);
   let device: string | undefined;
   try {
     [, device] = await waitForLine(child, /^device: (.+)$/, 20_000, 'stdout');

@@ -1,11 +1,15 @@
 /** Runs the real `edge-agent` CLI in a child process (through tsx, from the sources). */
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
+import { existsSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { descendants, killPids } from './procs.js';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const CLI_ENTRY = `${ROOT}src/cli/main.ts`;
-export const TSX_IMPORT = ['--import', 'tsx'];
+/** tsx by its file URL, so a child runs from any working folder (a test of running elsewhere). */
+export const TSX_IMPORT = ['--import', import.meta.resolve('tsx')];
 
 export interface CliResult {
   code: number | null;
@@ -25,14 +29,71 @@ export function killTree(child: ChildProcess): void {
   killPids(below);
 }
 
+/**
+ * The environment of a child a test starts: this one's, without the test suite's own
+ * `EDGE_AGENT_TEST_*` switches (the agent would take them for configuration keys and refuse
+ * them), with `extra` on top.
+ */
+export function childEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('EDGE_AGENT_TEST_')) env[k] = v;
+  return { ...env, ...extra };
+}
+
+/** The last this many characters of each stream are kept for a failure message. */
+const KEEP = 32_000;
+const outputs = new WeakMap<ChildProcess, { stdout: string; stderr: string }>();
+
+/**
+ * Keeps what `child` writes (the tail of stdout and stderr) for `outputOf`, without echoing it:
+ * the suite prints the reporter only. With `EDGE_AGENT_TEST_LOGS=1` each line is echoed to
+ * stderr too, prefixed with the child's pid.
+ */
+export function captureOutput(child: ChildProcess): ChildProcess {
+  const out = { stdout: '', stderr: '' };
+  outputs.set(child, out);
+  const echo = process.env.EDGE_AGENT_TEST_LOGS === '1';
+  for (const name of ['stdout', 'stderr'] as const) {
+    child[name]?.on('data', (d: Buffer) => {
+      const text = d.toString();
+      out[name] = (out[name] + text).slice(-KEEP);
+      if (echo) process.stderr.write(text.replace(/^(?=.)/gm, `[${child.pid} ${name}] `));
+    });
+  }
+  return child;
+}
+
+/** What a child started through `spawnCli` (or given to `captureOutput`) wrote, for a failure message. */
+export function outputOf(child: ChildProcess): string {
+  const out = outputs.get(child);
+  if (!out) return '(output not captured)';
+  return `--- stdout of ${child.pid} (last ${KEEP} characters) ---\n${out.stdout}\n--- stderr ---\n${out.stderr}`;
+}
+
+/**
+ * The configuration a child finds when its test gives none (`$EDGE_AGENT_CONFIG`): an empty file
+ * in the test file's temp folder, so every default applies and the data folder is `data` beside
+ * it. Commands that record or read punches refuse to run without a configuration (src/config/
+ * locate.ts); the tests that give `--data` and flags keep working, and none of them can pick up
+ * this machine's /etc/edge-agent/config.yaml or a checkout's demo config. A test of the rule
+ * itself passes `EDGE_AGENT_CONFIG: ''` (and the EDGE_AGENT_TEST_*_CONFIG seams) in `env`.
+ */
+export function testConfigFile(): string {
+  const file = join(tmpdir(), 'edge-agent-test-config.yaml');
+  if (!existsSync(file)) writeFileSync(file, '# the configuration of children that were given none (test/helpers/cli.ts): every default\n{}\n');
+  return file;
+}
+
 /** Starts `edge-agent ...args` and returns the child (for daemons and kill tests). */
 export function spawnCli(args: string[], options: SpawnOptions = {}): ChildProcess {
-  return spawn(process.execPath, [...TSX_IMPORT, CLI_ENTRY, ...args], {
-    cwd: ROOT,
-    stdio: ['pipe', 'pipe', 'pipe'],
-    ...options,
-    env: { ...process.env, EDGE_AGENT_LOG_LEVEL: process.env.EDGE_AGENT_LOG_LEVEL ?? 'warn', ...options.env },
-  });
+  return captureOutput(
+    spawn(process.execPath, [...TSX_IMPORT, CLI_ENTRY, ...args], {
+      cwd: ROOT,
+      stdio: ['pipe', 'pipe', 'pipe'],
+      ...options,
+      env: childEnv({ EDGE_AGENT_LOG_LEVEL: process.env.EDGE_AGENT_LOG_LEVEL ?? 'warn', EDGE_AGENT_CONFIG: process.env.EDGE_AGENT_CONFIG ?? testConfigFile(), ...options.env }),
+    }),
+  );
 }
 
 /** Runs `edge-agent ...args` to completion. */
@@ -64,7 +125,7 @@ export function waitForLine(child: ChildProcess, re: RegExp, timeoutMs = 20_000,
     const streams = stream === 'both' ? [child.stdout, child.stderr] : [child[stream]];
     const timer = setTimeout(() => {
       cleanup();
-      reject(new Error(`no line matching ${re} within ${timeoutMs} ms; output so far:\n${buf}`));
+      reject(new Error(`no line matching ${re} within ${timeoutMs} ms\n${outputs.has(child) ? outputOf(child) : `output so far:\n${buf}`}`));
     }, timeoutMs);
     const onData = (d: Buffer) => {
       buf += d.toString();
@@ -79,7 +140,7 @@ export function waitForLine(child: ChildProcess, re: RegExp, timeoutMs = 20_000,
     };
     const onExit = () => {
       cleanup();
-      reject(new Error(`process exited before a line matching ${re}; output:\n${buf}`));
+      reject(new Error(`process exited (${child.exitCode ?? child.signalCode}) before a line matching ${re}\n${outputs.has(child) ? outputOf(child) : `output:\n${buf}`}`));
     };
     function cleanup() {
       clearTimeout(timer);

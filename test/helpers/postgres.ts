@@ -7,9 +7,9 @@
  *   describe.skipIf(!hasPostgres())(`... (${needs(...POSTGRES_PROGRAMS)})`, ...)
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { chownSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, chownSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import pg from 'pg';
 import { freePort } from './broker.js';
 import { has, which } from './system.js';
@@ -54,6 +54,20 @@ function runAs(): { uid: number; gid: number } | undefined {
   return { uid: Number(uid), gid: Number(gid) };
 }
 
+/**
+ * Lets `nobody` reach `dir`: a test file's temporary folder (test/helpers/sandbox.ts) is made
+ * 0700 by mkdtemp, so each folder above `dir` that this process owns and others cannot pass
+ * through gets the x bit for others (pass through, not list). Nothing else changes.
+ */
+function letThrough(dir: string): void {
+  const uid = process.getuid?.();
+  for (let d = dirname(dir); ; d = dirname(d)) {
+    const st = statSync(d);
+    if (st.uid === uid && (st.mode & 0o001) === 0) chmodSync(d, (st.mode & 0o7777) | 0o001);
+    if (dirname(d) === d) break;
+  }
+}
+
 function run(program: string, args: string[], cwd: string, timeoutMs = 60_000): Promise<void> {
   const path = which(program);
   if (!path) throw new Error(`${program} is not installed (apt-get install postgresql)`);
@@ -76,7 +90,10 @@ function run(program: string, args: string[], cwd: string, timeoutMs = 60_000): 
 export async function startPostgres(options: StartPostgresOptions = {}): Promise<TestPostgres> {
   const dir = mkdtempSync(join(tmpdir(), 'edge-agent-pg-'));
   const user = runAs();
-  if (user) chownSync(dir, user.uid, user.gid);
+  if (user) {
+    letThrough(dir);
+    chownSync(dir, user.uid, user.gid);
+  }
   const data = join(dir, 'data');
   const settings: Record<string, string | number> = {
     listen_addresses: '127.0.0.1',

@@ -102,12 +102,12 @@ export async function startService(options: StartServiceOptions = {}): Promise<I
 export async function startServiceProcess(options: StartServiceOptions & { extraArgs?: string[] } = {}): Promise<ChildService> {
   const { dbPath, cleanup } = tempDb(options.dbPath);
   const clientId = options.clientId ?? DEFAULT_CLIENT_ID;
-  const key = async (role: string) => {
-    const r = await runCli(['keys', 'create', '--db', dbPath, '--role', role, '--json']);
+  const key = async (role: string, create = false) => {
+    const r = await runCli(['keys', 'create', '--db', dbPath, '--role', role, '--json', ...(create ? ['--create'] : [])]);
     if (r.code !== 0) throw new Error(`keys create failed: ${r.stderr}`);
     return JSON.parse(r.stdout) as { apiKey: string; apiSecret: string };
   };
-  const admin = await key('admin');
+  const admin = await key('admin', true);
   const audit = await key('admin-audit');
   const args = ['serve', '--port', String(options.port ?? 0), '--db', dbPath, '--client-id', clientId];
   if (options.tokenTtlSec) args.push('--token-ttl', String(options.tokenTtlSec));

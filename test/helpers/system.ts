@@ -11,8 +11,12 @@
  * `/usr/lib/postgresql/<version>/bin` (Debian's initdb and pg_ctl, newest first), answered once
  * per program per process. `EDGE_AGENT_TEST_HIDE` (comma-separated names) hides programs that
  * exist, to try the fresh-machine tier on a full machine.
+ *
+ * Optional native addons (`unix-dgram`) are the same kind of tier: npm skips one that does not
+ * build, so a test that needs one asks `loads('unix-dgram')` and says `(needs the unix-dgram addon)`.
  */
 import { accessSync, constants, readdirSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { delimiter, join } from 'node:path';
 
 const known = new Map<string, string | null>();
@@ -63,4 +67,14 @@ export function has(...programs: string[]): boolean {
 /** The reason to put in a skipped suite's name: `needs socat, mosquitto`. */
 export function needs(...programs: string[]): string {
   return `needs ${programs.join(', ')}`;
+}
+
+/** True when the optional package `name` is installed and loads (a native addon that built). */
+export function loads(name: string): boolean {
+  try {
+    createRequire(import.meta.url)(name);
+    return true;
+  } catch {
+    return false;
+  }
 }

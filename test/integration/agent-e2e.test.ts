@@ -10,6 +10,7 @@ import type { ChildProcess } from 'node:child_process';
 import { AttendanceClient } from '../../src/api/client.js';
 import { startService, type InProcessService } from '../helpers/service.js';
 import { daemonStatus, seedModuleTemplates, startAgent, startSimulatedModule, stopChild, terminalDir, until, type SimulatedModule } from '../helpers/agent.js';
+import { has } from '../helpers/system.js';
 
 let service: InProcessService;
 let admin: AttendanceClient;
@@ -43,7 +44,7 @@ async function scannerState(dataDir: string): Promise<{ status: string; capture:
   return { status: scanners[0]!.status, capture: s.metrics.capture as Capture };
 }
 
-describe('edge-agent run end to end', () => {
+describe.skipIf(!has('socat'))('edge-agent run end to end, the module on a real pty (needs socat)', () => {
   it('a finger on the pty module becomes exactly one event in the service; an unknown finger none; unplugged and plugged back it punches again', async () => {
     const dir = terminalDir();
     await seedModuleTemplates(dir, [

@@ -45,7 +45,7 @@ describe('edge-agent enroll without a running agent', () => {
     const dir = terminalDir();
     const bad = await runCli(['enroll', 'E4001', '--modality', 'nose', '--data', dir.dataDir]);
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toMatch(/CLI_USAGE: --modality takes finger or iris, got "nose"/);
+    expect(bad.stderr).toMatch(/CLI_USAGE: --modality takes finger, iris or badge, got "nose"/);
     const none = await runCli(['enroll', '--data', dir.dataDir]);
     expect(none.code).toBe(2);
     expect(none.stderr).toMatch(/CLI_USAGE: name one employee code/);

@@ -1,11 +1,22 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import mqtt from 'mqtt';
-import { mkdtempSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startBroker, type TestBroker } from '../helpers/broker.js';
 import { nextMessage } from '../helpers/mqtt.js';
-import { spawnCli, waitForLine } from '../helpers/cli.js';
+import { runCli, spawnCli, waitForLine } from '../helpers/cli.js';
+import { startSimulatedModule, stopChild, terminalDir } from '../helpers/agent.js';
+import { has } from '../helpers/system.js';
+import { signedRequest } from '../../src/ops/ops-client.js';
+
+/** A data folder whose secrets hold the site's ops key. */
+function dataWithOpsKey(opsKey: Buffer): string {
+  const data = mkdtempSync(join(tmpdir(), 'agent-ops-'));
+  writeFileSync(join(data, 'secrets.yaml'), `opsKey: ${opsKey.toString('hex')}\n`, { mode: 0o600 });
+  return data;
+}
 
 let broker: TestBroker;
 beforeAll(async () => {
@@ -17,8 +28,9 @@ afterAll(async () => {
 
 
 describe('edge-agent run against a real broker', () => {
-  it('publishes a retained online state and metrics, answers ping with the same transaction, and is lost after SIGKILL', async () => {
-    const data = mkdtempSync(join(tmpdir(), 'agent-ops-'));
+  it('publishes a retained online state and metrics, answers signed commands with the same transaction, refuses unsigned ones, and is lost after SIGKILL', async () => {
+    const opsKey = randomBytes(32);
+    const data = dataWithOpsKey(opsKey);
     const child = spawnCli(['run', '--data', data, '--terminal', 'gate-7', '--site', 'plant-a', '--mqtt', broker.url, '--upstream', 'mqtt'], { env: { EDGE_AGENT_OPS__METRICS_INTERVAL_SEC: '1' } });
     try {
       await waitForLine(child, /edge-agent running/, 30_000);
@@ -34,17 +46,24 @@ describe('edge-agent run against a real broker', () => {
       const answers: Array<Record<string, unknown>> = [];
       client.on('message', (_t, m) => answers.push(JSON.parse(m.toString())));
       await client.subscribeAsync('attendance/plant-a/gate-7/res/+', { qos: 1 });
-      await client.publishAsync('attendance/plant-a/gate-7/req/ping', JSON.stringify({ transaction: 'tx-4242' }), { qos: 1 });
-      await client.publishAsync('attendance/plant-a/gate-7/req/queue-status', JSON.stringify({ transaction: 'tx-q' }), { qos: 1 });
-      await client.publishAsync('attendance/plant-a/gate-7/req/self-destruct', JSON.stringify({ transaction: 'tx-x' }), { qos: 1 });
+      const base = { prefix: 'attendance', site: 'plant-a', terminal: 'gate-7' };
+      const signed = (command: string, transaction: string) => signedRequest({ base, command, args: {}, key: opsKey, kid: 'site', transaction, ts: Date.now() });
+      await client.publishAsync('attendance/plant-a/gate-7/req/ping', signed('ping', 'tx-4242'), { qos: 1 });
+      await client.publishAsync('attendance/plant-a/gate-7/req/queue-status', signed('queue-status', 'tx-q'), { qos: 1 });
+      await client.publishAsync('attendance/plant-a/gate-7/req/self-destruct', signed('self-destruct', 'tx-x'), { qos: 1 });
       await client.publishAsync('attendance/plant-a/gate-7/req/ping', 'not json', { qos: 1 });
+      // The same read-only ping without a signature, and one signed for another terminal: refused.
+      await client.publishAsync('attendance/plant-a/gate-7/req/ping', JSON.stringify({ transaction: 'tx-unsigned' }), { qos: 1 });
+      await client.publishAsync('attendance/plant-a/gate-7/req/ping', signedRequest({ base: { ...base, terminal: 'gate-8' }, command: 'ping', args: {}, key: opsKey, kid: 'site', transaction: 'tx-elsewhere', ts: Date.now() }), { qos: 1 });
       const deadline = Date.now() + 10_000;
-      while (answers.length < 4 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      while (answers.length < 6 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
       await client.endAsync();
       expect(answers.find((a) => a.transaction === 'tx-4242')).toMatchObject({ status: 'ok', result: { pong: true, terminal: 'gate-7' } });
       expect(answers.find((a) => a.transaction === 'tx-q')).toMatchObject({ status: 'ok', result: { pending: 0 } });
       expect(answers.find((a) => a.transaction === 'tx-x')).toMatchObject({ status: 'error', error: { code: 'OPS_UNKNOWN_COMMAND' } });
       expect(answers.find((a) => a.transaction === null)).toMatchObject({ status: 'error', error: { code: 'OPS_BAD_REQUEST' } });
+      expect(answers.find((a) => a.transaction === 'tx-unsigned')).toMatchObject({ status: 'error', error: { code: 'OPS_UNAUTHENTICATED' } });
+      expect(answers.find((a) => a.transaction === 'tx-elsewhere')).toMatchObject({ status: 'error', error: { code: 'OPS_UNAUTHENTICATED' } });
 
       child.kill('SIGKILL');
       expect(await nextMessage(broker.url, 'attendance/plant-a/gate-7/state', (s) => s === 'lost')).toBe('lost');
@@ -63,4 +82,40 @@ describe('edge-agent run against a real broker', () => {
     expect(await exited).toBe(0);
     expect(await nextMessage(broker.url, 'attendance/plant-a/gate-8/state', () => true)).toBe('offline');
   });
+});
+
+describe.skipIf(!has('socat'))('a scanner unplugged and plugged back, as operations see it (needs socat)', () => {
+  it('degraded with the scanner and its error while it is gone; healthy, with no stale error, once it is back; fleet --check says so', async () => {
+    const sim = await startSimulatedModule();
+    const dir = terminalDir();
+    const child = spawnCli(['run', '--data', dir.dataDir, '--terminal', 'gate-u', '--site', 'plant-u', '--mqtt', broker.url, '--upstream', 'mqtt', '--scanner', `r30x:${sim.device}:57600`], { env: { EDGE_AGENT_OPS__METRICS_INTERVAL_SEC: '1' } });
+    const topic = 'attendance/plant-u/gate-u/metrics';
+    const metrics = async (ok: (m: Record<string, any>) => boolean) => JSON.parse(await nextMessage(broker.url, topic, (s) => ok(JSON.parse(s)), 30_000)) as Record<string, any>;
+    const check = () => runCli(['fleet', '--check', '--mqtt', broker.url, '--site', 'plant-u']);
+    try {
+      await waitForLine(child, /edge-agent running/, 30_000);
+      const ready = await metrics((m) => m.health === 'ok' && m.scanners?.[0]?.status === 'ready');
+      expect(ready).toMatchObject({ degraded: [], lastError: null, lastErrorAt: null });
+
+      expect(await sim.send('fault unplug on')).toBe('ok: fault unplug on');
+      const gone = await metrics((m) => m.health === 'degraded' && m.scanners?.[0]?.status !== 'ready' && typeof m.lastError === 'string');
+      expect(gone.degraded[0]).toMatch(new RegExp(`^scanner r30x:${sim.device} (disconnected|connecting)$`));
+      expect(gone.lastError).toMatch(/^AGENT_SCANNER_DISCONNECTED: /);
+      expect(Date.parse(gone.lastErrorAt)).toBeGreaterThan(Date.now() - 60_000);
+      const bad = await check();
+      expect(bad.code).toBe(1);
+      expect(bad.stdout).toMatch(/gate-u +degraded .*r30x:\S+ (disconnected|connecting)/);
+      expect(bad.stdout).toMatch(/^CRITICAL: 1 of 1 terminal\(s\) lost or degraded: plant-u\/gate-u degraded: scanner r30x:/m);
+
+      expect(await sim.send('fault unplug off')).toBe('ok: fault unplug off');
+      const back = await metrics((m) => m.health === 'ok' && m.scanners?.[0]?.status === 'ready');
+      expect(back).toMatchObject({ degraded: [], lastError: null, lastErrorAt: null });
+      const good = await check();
+      expect(good.code, good.stdout).toBe(0);
+      expect(good.stdout).toMatch(/gate-u +online .* 1\/1 ready/);
+    } finally {
+      await stopChild(child);
+      await sim.stop();
+    }
+  }, 120_000);
 });

@@ -94,6 +94,22 @@ function contractSuite(database: ServiceDatabase): void {
       expect((await admin.getUser('U2')).statusCode).toBe('USER_NOT_AVAILABLE');
     });
 
+    it('applies the shared employee-code rule: refuses a lone surrogate, . and .., bidi and zero-width characters; stores and finds codes in NFC', async () => {
+      for (const employeeCode of ['\ud800', 'E\udc001', '.', '..', 'E\u202e1', 'E\u200b1', 'x'.repeat(65)]) {
+        const env = await admin.addOrUpdateUser({ employeeCode, firstName: 'X', lastName: 'Y' });
+        expect(env.statusCode, JSON.stringify(employeeCode)).toBe('INVALID_EMPCODE');
+        expect(env.statusDescription).toMatch(/an employee code is 1 to 64 characters/);
+      }
+      const events = await admin.addEvents([{ employeeCode: 'E\u2066X', inTime: '2024-02-01 09:00:00' }]);
+      expect(codes(events)).toEqual(['INVALID_PARAMETERS']);
+      // Added decomposed, found composed (by path and by query) and the other way round.
+      expect((await admin.addOrUpdateUser({ employeeCode: 'Jose\u0301', firstName: 'Jos\u00e9', lastName: 'N' })).returnValue).toMatchObject({ employeeCode: 'Jos\u00e9' });
+      expect((await admin.getUser('Jos\u00e9')).statusCode).toBe('SUCCESS');
+      expect((await admin.getUser('Jose\u0301')).statusCode).toBe('SUCCESS');
+      expect(codes(await admin.addEvents([{ employeeCode: 'Jose\u0301', inTime: '2024-02-01 09:00:00' }]))).toEqual(['SUCCESS']);
+      expect((await admin.deleteUser('Jose\u0301')).statusCode).toBe('SUCCESS');
+    });
+
     it('deletes a user and their biometrics, keeps their events', async () => {
       await admin.addOrUpdateUser({ employeeCode: 'GONE', firstName: 'G', lastName: 'One' });
       await admin.updateBiometrics('GONE', [{ modality: 'finger', template: TEMPLATE_BYTES.toString('base64') }]);

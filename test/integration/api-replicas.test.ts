@@ -135,7 +135,7 @@ describe.skipIf(!hasPostgres())(`replicas of the attendance service on one Postg
       }
     });
 
-    it('keys create and serve take the URL; the password never reaches the output', async () => {
+    it('keys create, list, revoke and serve take the URL; the password never reaches the output; a revoked key stops on every replica', async () => {
       const withPassword = url.replace('postgres@', 'postgres:s3cret-pw@');
       const made = await runCli(['keys', 'create', '--db', withPassword, '--role', 'admin', '--json']);
       expect(made.code).toBe(0);
@@ -156,7 +156,33 @@ describe.skipIf(!hasPostgres())(`replicas of the attendance service on one Postg
       }
       expect(output).toContain('attendance service listening');
       expect(output).not.toContain('s3cret-pw');
-    });
+
+      // keys list and revoke take the URL too; a revoked key's tokens stop on every replica.
+      const tokenOn = replicas.map((r) => client(r, { apiKey: pair.apiKey, apiSecret: pair.apiSecret }));
+      const tokens = await Promise.all(tokenOn.map((c) => c.getToken()));
+      const listed = await runCli(['keys', 'list', '--db', withPassword, '--json']);
+      expect(listed.code).toBe(0);
+      expect(listed.stdout + listed.stderr).not.toContain('s3cret-pw');
+      const keys = (JSON.parse(listed.stdout) as { keys: Array<{ apiKey: string; activeTokens: number }> }).keys;
+      // The client on the new serve process took one, and one on each replica.
+      expect(keys.find((k) => k.apiKey === pair.apiKey)?.activeTokens).toBe(4);
+      const revoked = await runCli(['keys', 'revoke', pair.apiKey, '--db', withPassword, '--yes', '--json']);
+      expect(revoked.code).toBe(0);
+      expect(JSON.parse(revoked.stdout)).toEqual({ revoked: pair.apiKey });
+      const missing = await runCli(['keys', 'revoke', pair.apiKey, '--db', withPassword, '--yes']);
+      expect(missing.code).toBe(1);
+      expect(missing.stderr).toContain('CLI_NOT_FOUND');
+      expect(missing.stderr).not.toContain('s3cret-pw');
+      // Each replica looks at a cached token again within 5 s (DEFAULT_TOKEN_RECHECK_MS).
+      const statusOn = (i: number) => fetch(`${replicas[i]!.url}/api/attendance/user?code=x`, { headers: { authorization: `Bearer ${tokens[i]}` } }).then((r) => r.status);
+      const deadline = Date.now() + 15_000;
+      let statuses = await Promise.all(replicas.map((_, i) => statusOn(i)));
+      while (statuses.some((st) => st !== 401) && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 250));
+        statuses = await Promise.all(replicas.map((_, i) => statusOn(i)));
+      }
+      expect(statuses).toEqual([401, 401, 401]);
+    }, 60_000);
   });
 
   it('the enrolment limit holds across replicas enrolling at once', async () => {

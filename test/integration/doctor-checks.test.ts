@@ -5,11 +5,12 @@ import type { statfs } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { AgentError } from '../../src/core/errors.js';
 import { parseConfig } from '../../src/config/config.js';
-import { checkApiToken, checkClock, checkDatabase, checkDisk, checkMqttConnection, checkScanners, checkTemplateKey, formatReport, judgeOutbox, runDoctor } from '../../src/setup/doctor.js';
-import { generateKey } from '../../src/config/secrets.js';
+import { checkApiToken, checkClock, checkClockFigures, checkDatabase, checkDisk, checkMqttConnection, checkOpsKey, checkScanners, checkTemplateKey, formatReport, judgeOutbox, runDoctor } from '../../src/setup/doctor.js';
+import { emptySecrets, generateKey } from '../../src/config/secrets.js';
 import { openAgentDatabase } from '../../src/store/agent-db.js';
 import { TemplateCache, verifyTemplateKey } from '../../src/store/template-cache.js';
 import { Outbox, type OutboxStatus } from '../../src/store/outbox.js';
+import { ClockStore } from '../../src/store/clock-store.js';
 import { freePort } from '../helpers/broker.js';
 
 const root = mkdtempSync(join(tmpdir(), 'doctor-'));
@@ -79,7 +80,7 @@ describe('doctor checks on broken parts (real files, real sockets)', () => {
   });
 
   it('outbox: dead letters and an old backlog warn, a nearly full outbox fails', () => {
-    const base: OutboxStatus = { pending: 0, dead: 0, delivered: 10, oldestPendingAgeSec: null, lastDeliveryAt: null, unsynced: 0, maxPending: 1000, perSink: {} };
+    const base: OutboxStatus = { pending: 0, dead: 0, delivered: 10, oldestPendingAgeSec: null, lastDeliveryAt: null, unsynced: 0, maxPending: 1000, perSink: {}, held: { clock: 0, earlierBoot: 0, oldestClockSec: null, review: 0 } };
     expect(judgeOutbox(base).status).toBe('pass');
     expect(judgeOutbox({ ...base, dead: 2 })).toMatchObject({ status: 'warn', hint: expect.stringContaining('queue list --dead') });
     expect(judgeOutbox({ ...base, pending: 5, oldestPendingAgeSec: 7200 }).status).toBe('warn');
@@ -104,6 +105,21 @@ describe('doctor checks on broken parts (real files, real sockets)', () => {
     expect((await checkMqttConnection({ config: parseConfig({}), secrets: { mqttUsername: null, mqttPassword: null } })).status).toBe('warn');
   });
 
+  it('ops key: not needed without MQTT commands, a warning when they would all be refused, where it is when held', () => {
+    const withMqtt = parseConfig({ mqtt: { url: 'mqtt://127.0.0.1:1883' } });
+    expect(checkOpsKey(parseConfig({}), null).status).toBe('pass');
+    expect(checkOpsKey(parseConfig({ mqtt: { url: 'mqtt://127.0.0.1:1883' }, ops: { enabled: false } }), null).detail).toContain('ops.enabled is false');
+    const none = checkOpsKey(withMqtt, { ...emptySecrets() });
+    expect(none.status).toBe('warn');
+    expect(none.detail).toContain('OPS_UNAUTHENTICATED');
+    expect(none.hint).toContain('--ops-key-file');
+    const key = generateKey();
+    const held = checkOpsKey(withMqtt, { ...emptySecrets(), opsKey: key, opsKeys: { alice: generateKey() }, sources: { opsKey: '/etc/edge-agent/secrets.yaml', opsKeys: 'credential:ops-keys' } });
+    expect(held.status).toBe('pass');
+    expect(held.detail).toContain('opsKey (key id site) from /etc/edge-agent/secrets.yaml; opsKeys alice from credential:ops-keys');
+    expect(held.detail).not.toContain(key.toString('hex'));
+  });
+
   it('scanners: none configured warns, a scanner that does not answer fails, one held by the agent warns', async () => {
     expect((await checkScanners([], null))[0]!.status).toBe('warn');
     const s = [{ family: 'r30x' as const, path: '/dev/ttyUSB9' }];
@@ -123,6 +139,27 @@ describe('doctor checks on broken parts (real files, real sockets)', () => {
     expect((await checkClock(async () => ({ synchronized: true, source: 'timedatectl', detail: 'yes' }))).status).toBe('pass');
     expect((await checkClock(async () => ({ synchronized: true, source: 'assumed', detail: '?' }))).status).toBe('warn');
     expect((await checkClock(async () => ({ synchronized: false, source: 'year', detail: '1970' }))).status).toBe('warn');
+  });
+
+  it('clock with the terminal database: a clock behind a time already trusted, held punches and the last step, in text and data', async () => {
+    const config = parseConfig({ dataDir: folder() });
+    const db = await openAgentDatabase(config.dataDir);
+    const outbox = await Outbox.open(db);
+    const store = await ClockStore.open(db);
+    const seen = Date.now() + 3_600_000; // the terminal already trusted a time an hour ahead of this clock
+    await db.transaction(async (tx) => {
+      await store.writeJudgement(tx, { trusted: true, source: 'timedatectl', detail: 'yes', bootId: 'b1', monoMs: 1, lastTrustedMs: seen });
+      await store.recordStep(tx, { sizeMs: -3_600_000, at: Date.UTC(2026, 5, 1, 7), bootId: 'b1' });
+    });
+    await outbox.record({ employeeCode: 'A', direction: 'in', localTime: '2020-01-01 00:00:00', tzOffset: 0, source: 'finger', terminalId: 't', clockSynced: false, bootId: 'an-earlier-boot', monotonicMs: 1 });
+    await db.close();
+    const { result: r, figures } = await checkClockFigures(async () => ({ synchronized: true, source: 'timedatectl', detail: 'yes' }), config);
+    expect(r.status).toBe('warn');
+    expect(r.detail).toMatch(/^NOT TRUSTED: the clock says .* earlier than .* already trusted/);
+    expect(r.detail).toContain('1 of an earlier boot waiting for a decision');
+    expect(r.detail).toContain('last step -3600 s at 2026-06-01T07:00:00.000Z (1 seen)');
+    expect(r.hint).toContain('edge-agent queue release-unsynced');
+    expect(figures).toMatchObject({ trusted: false, source: 'seen', steps: 1, lastStep: { sizeSec: -3600 }, held: { earlierBoot: 1 }, alerts: [{ code: 'CLOCK_EARLIER_BOOT_HELD' }] });
   });
 
   it('a broken config fails doctor with the key named, and nothing after it passes', async () => {

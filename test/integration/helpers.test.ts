@@ -1,4 +1,4 @@
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import mqtt from 'mqtt';
 import { SerialPort } from 'serialport';
 import { startBroker, type TestBroker } from '../helpers/broker.js';
@@ -8,30 +8,31 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { killTree, runCli, spawnCli, waitForLine } from '../helpers/cli.js';
 import { descendants, procFile } from '../helpers/procs.js';
+import { has } from '../helpers/system.js';
 
 // The test harness itself: a real broker, a real PTY pair and the real CLI.
 describe('test harness', () => {
-  const brokers: TestBroker[] = [];
-  afterAll(async () => {
-    for (const b of brokers) await b.stop();
+  it('relays a retained message through aedes', async () => {
+    await expectRelay(await startBroker({ prefer: 'aedes' }), 'aedes');
   });
 
-  for (const prefer of ['mosquitto', 'aedes'] as const) {
-    it(`relays a retained message through ${prefer}`, async () => {
-      const broker = await startBroker({ prefer });
-      brokers.push(broker);
-      if (prefer === 'mosquitto' && process.env.CI) expect(broker.kind).toBe('mosquitto');
-      const pub = await mqtt.connectAsync(broker.url);
-      await pub.publishAsync('t/x', 'hello', { retain: true, qos: 1 });
-      const sub = await mqtt.connectAsync(broker.url);
-      const got = new Promise<string>((resolve) => sub.on('message', (_t, m) => resolve(m.toString())));
-      await sub.subscribeAsync('t/x');
-      expect(await got).toBe('hello');
-      await pub.endAsync();
-      await sub.endAsync();
-    });
-  }
+  it('runs the CLI', async () => {
+    const r = await runCli(['help']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('version');
+    const bad = await runCli(['no-such-command']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('unknown command');
+  });
+});
 
+describe.skipIf(!has('mosquitto'))('test harness with Mosquitto (needs mosquitto)', () => {
+  it('relays a retained message through mosquitto', async () => {
+    await expectRelay(await startBroker(), 'mosquitto');
+  });
+});
+
+describe.skipIf(!has('socat'))('test harness with socat PTYs (needs socat)', () => {
   it('moves bytes across a socat PTY pair', async () => {
     const pair = await createPtyPair();
     const a = new SerialPort({ path: pair.a, baudRate: 57600 });
@@ -56,13 +57,20 @@ describe('test harness', () => {
     // SIGKILL is delivered at once; the orphaned socat is a zombie at most (its environ reads empty).
     await expect.poll(() => procFile(socat[0]!, 'environ') ?? '', { timeout: 5000 }).toBe('');
   });
-
-  it('runs the CLI', async () => {
-    const r = await runCli(['help']);
-    expect(r.code).toBe(0);
-    expect(r.stdout).toContain('version');
-    const bad = await runCli(['no-such-command']);
-    expect(bad.code).toBe(2);
-    expect(bad.stderr).toContain('unknown command');
-  });
 });
+
+async function expectRelay(broker: TestBroker, kind: TestBroker['kind']): Promise<void> {
+  try {
+    expect(broker.kind).toBe(kind);
+    const pub = await mqtt.connectAsync(broker.url);
+    await pub.publishAsync('t/x', 'hello', { retain: true, qos: 1 });
+    const sub = await mqtt.connectAsync(broker.url);
+    const got = new Promise<string>((resolve) => sub.on('message', (_t, m) => resolve(m.toString())));
+    await sub.subscribeAsync('t/x');
+    expect(await got).toBe('hello');
+    await pub.endAsync();
+    await sub.endAsync();
+  } finally {
+    await broker.stop();
+  }
+}

@@ -103,4 +103,36 @@ describe('edge-agent punch / run / queue', () => {
     expect(bad.stderr).toMatch(/CLI_IMPORT_BAD_LINE: .*line 2: "direction" must be "in" or "out"/);
     expect((await queueStatus()).pending).toBe(2);
   });
+
+  it('an import run again after an interruption records only what is missing, under the same ids', async () => {
+    const data = join(dir, 'data-import');
+    const args = common.map((a) => (a === join(dir, 'data') ? data : a));
+    const file = join(dir, 'big-log.jsonl');
+    const lines = Array.from({ length: 2500 }, (_, i) => JSON.stringify({ code: `P${i % 40}`, direction: i % 80 < 40 ? 'in' : 'out', at: `2026-02-${String(1 + Math.floor(i / 100)).padStart(2, '0')} ${String(6 + (i % 80 < 40 ? 0 : 9)).padStart(2, '0')}:${String(i % 60).padStart(2, '0')}:00`, tz: 60 }));
+    writeFileSync(file, `${lines.join('\n')}\n`);
+    const ids = async () => ((JSON.parse((await runCli(['queue', 'list', '--json', '--limit', '10000', ...args])).stdout) as Array<{ id: string }>).map((r) => r.id).sort());
+    // Interrupted after the first chunk of 1000: the outbox's cap stops it half-way.
+    const cut = await runCli(['punch', '--import', file, '--json', ...args], { env: { EDGE_AGENT_OUTBOX__MAX_PENDING: '1500' } });
+    expect(cut.code).toBe(1);
+    expect(cut.stderr).toMatch(/STORE_OUTBOX_FULL/);
+    const first = await ids();
+    expect(first).toHaveLength(1000);
+    // Run again: the rest only, and it says how much it skipped.
+    const again = await runCli(['punch', '--import', file, ...args]);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toMatch(/imported 1500 punch\(es\) .*; skipped 1000 already recorded by an earlier run of this import \(sha256:[0-9a-f]{64}\)/);
+    const all = await ids();
+    expect(all).toHaveLength(2500);
+    expect(all.filter((id) => first.includes(id))).toHaveLength(1000);
+    // Once more: nothing new, the same 2500 ids.
+    const third = await runCli(['punch', '--import', file, '--json', ...args]);
+    expect(JSON.parse(third.stdout)).toMatchObject({ recorded: 0, skipped: 2500, importId: expect.stringMatching(/^sha256:/) });
+    expect(await ids()).toEqual(all);
+    // With --import-id, a copy with lines added at its end skips what the named import recorded.
+    const named = join(dir, 'named.jsonl');
+    writeFileSync(named, `${lines.slice(0, 10).join('\n')}\n`);
+    expect(JSON.parse((await runCli(['punch', '--import', named, '--import-id', 'paper-2026-02', '--json', ...args])).stdout)).toMatchObject({ recorded: 10, skipped: 0 });
+    writeFileSync(named, `${lines.slice(0, 12).join('\n')}\n`);
+    expect(JSON.parse((await runCli(['punch', '--import', named, '--import-id', 'paper-2026-02', '--json', ...args])).stdout)).toMatchObject({ recorded: 2, skipped: 10, importId: 'paper-2026-02' });
+  }, 120_000);
 });

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdtempSync, readFileSync, statSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,6 +9,7 @@ import { emptySecrets, generateKey, loadSecrets } from '../../src/config/secrets
 import { openAgentDatabase } from '../../src/store/agent-db.js';
 import { TemplateCache } from '../../src/store/template-cache.js';
 import { AgentError } from '../../src/core/errors.js';
+import { has } from '../helpers/system.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'provision-cli-'));
 
@@ -70,6 +71,45 @@ describe('edge-agent provision: front-end rules', { timeout: 60_000 }, () => {
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain('SECRETS_BAD_KEY');
   });
+
+  it('writes the ops keys (site and operators) into the 0600 secrets, generates one on request, never prints them, and says where they are', async () => {
+    const opsFile = join(dir, 'ops.key');
+    const aliceFile = join(dir, 'alice.key');
+    const ops = 'ef'.repeat(32);
+    const alice = '12'.repeat(32);
+    writeFileSync(opsFile, `${ops}\n`, { mode: 0o600 });
+    writeFileSync(aliceFile, alice, { mode: 0o600 });
+    const secretsFile = join(dir, 'ops-secrets.yaml');
+    const config = join(dir, 'ops.yaml');
+    const base = ['provision', '--non-interactive', '--config', config, '--secrets', secretsFile, '--mqtt', 'mqtt://127.0.0.1:9', '--no-check'];
+    const none = await runCli(base);
+    expect(none.code, none.stderr).toBe(0);
+    expect(none.stdout).toMatch(/ops key\s+\(not set\): MQTT commands are refused until one is set/);
+    const r = await runCli([...base, '--ops-key-file', opsFile, '--operator-key', `alice=${aliceFile}`]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/ops key\s+set \(256-bit key\); operator keys: alice/);
+    expect(r.stdout + r.stderr).not.toContain(ops);
+    expect(r.stdout + r.stderr).not.toContain(alice);
+    let s = loadSecrets({ file: secretsFile, credentialsDir: null });
+    expect(s.opsKey!.toString('hex')).toBe(ops);
+    expect(s.opsKeys.alice!.toString('hex')).toBe(alice);
+    expect(statSync(secretsFile).mode & 0o777).toBe(0o600);
+    const gen = await runCli([...base, '--generate-ops-key', '--json']);
+    expect(gen.code, gen.stderr).toBe(0);
+    const out = JSON.parse(gen.stdout) as { generatedOpsKey: boolean; changed: string[] };
+    expect(out.generatedOpsKey).toBe(true);
+    expect(out.changed).toContain('opsKey');
+    s = loadSecrets({ file: secretsFile, credentialsDir: null });
+    expect(s.opsKey).toHaveLength(32);
+    expect(s.opsKey!.toString('hex')).not.toBe(ops);
+    expect(s.opsKeys.alice!.toString('hex')).toBe(alice); // kept
+    expect(gen.stdout).not.toContain(s.opsKey!.toString('hex'));
+    const both = await runCli([...base, '--generate-ops-key', '--ops-key-file', opsFile]);
+    expect(both.code).toBe(2);
+    const badId = await runCli([...base, '--operator-key', `site=${aliceFile}`]);
+    expect(badId.code).toBe(2);
+    expect(badId.stderr).toContain('--operator-key');
+  });
 });
 
 describe('edge-agent provision and stored templates', { timeout: 60_000 }, () => {
@@ -96,7 +136,7 @@ describe('edge-agent provision and stored templates', { timeout: 60_000 }, () =>
   });
 });
 
-describe('edge-agent provision --discover-port', { timeout: 60_000 }, () => {
+describe.skipIf(!has('socat'))('edge-agent provision --discover-port, a module on a real pty (needs socat)', { timeout: 60_000 }, () => {
   let service: InProcessService;
   beforeAll(async () => {
     service = await startService();
@@ -135,6 +175,11 @@ describe('provision logic', () => {
     expect(parseScannerSpec('iris-hid:/dev/hidraw0')).toEqual({ family: 'iris-hid', path: '/dev/hidraw0' });
     expect(() => parseScannerSpec('r31x:/dev/ttyUSB0')).toThrow(AgentError);
     expect(() => parseScannerSpec('/dev/ttyUSB0')).toThrow(/family:path/);
+    // A badge reader's line format comes last, with or without a baud rate.
+    expect(parseScannerSpec('badge-serial:/dev/ttyUSB1:9600:em4100-hex')).toEqual({ family: 'badge-serial', path: '/dev/ttyUSB1', baud: 9600, format: 'em4100-hex' });
+    expect(parseScannerSpec('badge-hid:/dev/hidraw2:wiegand26')).toEqual({ family: 'badge-hid', path: '/dev/hidraw2', format: 'wiegand26' });
+    expect(() => parseScannerSpec('r30x:/dev/ttyUSB0:57600:wiegand26')).toThrow(/format: is the line format of a badge reader/);
+    expect(() => parseScannerSpec('badge-hid:/dev/hidraw2:em4100-hex')).toThrow(/cannot type/);
   });
 
   it('keeps what is not given, bumps configVersion, generates a template key once', () => {
@@ -144,14 +189,20 @@ describe('provision logic', () => {
     const m = mergeSetup(existing, { mqttUrl: 'mqtt://b.example', apiSecret: 'sec' }, { secretsFile: join(dir, 's.yaml') });
     expect(m.config.configVersion).toBe(5);
     expect(m.config.terminal.id).toBe('gate-1');
-    expect(m.config.upstream).toEqual(['api', 'mqtt']);
+    // A broker URL alone is monitoring: punches keep going to the API only.
+    expect(m.config.upstream).toEqual(['api']);
     expect(m.generatedTemplateKey).toBe(true);
-    expect(m.changed).toEqual(expect.arrayContaining(['mqtt.url', 'upstream', 'apiSecret', 'templateKey']));
+    expect(m.changed).toEqual(expect.arrayContaining(['mqtt.url', 'apiSecret', 'templateKey']));
+    expect(m.changed).not.toContain('upstream');
     const again = mergeSetup({ raw: m.raw, secrets: m.secrets, exists: true }, {}, { secretsFile: join(dir, 's.yaml') });
     expect(again.generatedTemplateKey).toBe(false);
     expect(again.secrets.templateKey!.equals(m.secrets.templateKey!)).toBe(true);
     expect(again.changed).toEqual([]);
     expect(mergeSetup({ raw: {}, secrets: emptySecrets(), exists: false }, { upstream: ['mqtt'], mqttUrl: 'mqtt://x' }, { secretsFile: 's' }).config.upstream).toEqual(['mqtt']);
+    expect(mergeSetup({ raw: {}, secrets: emptySecrets(), exists: false }, { mqttUrl: 'mqtt://x' }, { secretsFile: 's' }).raw.upstream).toBeUndefined();
+    // Removing the broker takes mqtt out of the delivery targets it was in.
+    const both = mergeSetup({ raw: { upstream: ['api', 'mqtt'], api: { url: 'http://a' }, mqtt: { url: 'mqtt://b' } }, secrets: emptySecrets(), exists: true }, { mqttUrl: null }, { secretsFile: 's' });
+    expect(both.config.upstream).toEqual(['api']);
     expect(defaultDataDir('/etc/edge-agent/config.yaml')).toBe('/var/lib/edge-agent');
     expect(defaultDataDir('/srv/t1/config.yaml')).toBe('/srv/t1/data');
   });

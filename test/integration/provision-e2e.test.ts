@@ -9,6 +9,7 @@ import { startBroker, type TestBroker } from '../helpers/broker.js';
 import { startService, type InProcessService } from '../helpers/service.js';
 import { loadSecrets, secretValues } from '../../src/config/secrets.js';
 import { AttendanceClient } from '../../src/api/client.js';
+import { has } from '../helpers/system.js';
 
 /**
  * The technician's path end to end, with real parts: the attendance service on loopback, a real
@@ -16,7 +17,7 @@ import { AttendanceClient } from '../../src/api/client.js';
  * provision (non-interactive) → punch → run delivers it → doctor passes → a broken config fails
  * doctor with the key named; and no output of any of these ever holds a secret.
  */
-describe('provision → run → doctor, end to end', { timeout: 90_000 }, () => {
+describe.skipIf(!has('socat'))('provision → run → doctor, end to end, the module on a real pty (needs socat)', { timeout: 90_000 }, () => {
   let service: InProcessService;
   let broker: TestBroker;
   let sim: ChildProcess;
@@ -59,14 +60,15 @@ describe('provision → run → doctor, end to end', { timeout: 90_000 }, () => 
       'provision', '--non-interactive', '--config', configFile, '--secrets', secretsFile, '--data', data,
       '--terminal', 'gate-7', '--site', 'plant-1', '--timezone', 'Europe/Berlin', '--mode', 'toggle',
       '--api', service.url, '--client-id', service.clientId, '--api-key', service.apiKey, '--api-secret-file', secretFile,
-      '--mqtt', broker.url, '--mqtt-username', 'gate-7', '--mqtt-password-file', mqttPasswordFile,
-      '--scanner', `r30x:${device}:57600`, '--json',
+      '--mqtt', broker.url, '--mqtt-username', 'gate-7', '--mqtt-password-file', mqttPasswordFile, '--upstream', 'api,mqtt',
+      '--scanner', `r30x:${device}:57600`, '--generate-ops-key', '--json',
     ]);
     expect(r.code, r.stderr).toBe(0);
-    const out = JSON.parse(r.stdout) as { ok: boolean; configVersion: number; generatedTemplateKey: boolean; checks: Array<{ name: string; status: string }>; summary: Record<string, string> };
+    const out = JSON.parse(r.stdout) as { ok: boolean; configVersion: number; generatedTemplateKey: boolean; generatedOpsKey: boolean; checks: Array<{ name: string; status: string }>; summary: Record<string, string> };
     expect(out.ok).toBe(true);
     expect(out.configVersion).toBe(1);
     expect(out.generatedTemplateKey).toBe(true);
+    expect(out.generatedOpsKey).toBe(true);
     expect(out.checks.map((c) => [c.name, c.status])).toEqual([
       ['api-token', 'pass'],
       ['mqtt', 'pass'],
@@ -80,6 +82,7 @@ describe('provision → run → doctor, end to end', { timeout: 90_000 }, () => 
     expect(secrets.apiSecret).toBe(service.apiSecret);
     expect(secrets.mqttPassword).toBe(mqttPassword);
     expect(secrets.templateKey).toHaveLength(32);
+    expect(secrets.opsKey).toHaveLength(32);
 
     const config = YAML.parse(readFileSync(configFile, 'utf8')) as Record<string, any>;
     expect(config.terminal).toEqual({ id: 'gate-7', site: 'plant-1', timeZone: 'Europe/Berlin', mode: 'toggle' });
@@ -108,6 +111,10 @@ describe('provision → run → doctor, end to end', { timeout: 90_000 }, () => 
         if (q.code === 0) delivered = (JSON.parse(q.stdout) as { delivered: number }).delivered;
       }
       expect(delivered, daemonOut).toBe(1);
+      // The key provision generated signs commands: ops send finds it through the config's secretsFile.
+      const ping = await run(['ops', 'send', '--config', configFile, 'ping', '--json']);
+      expect(ping.code, ping.stderr).toBe(0);
+      expect(JSON.parse(ping.stdout)).toMatchObject({ status: 'ok', result: { pong: true, terminal: 'gate-7' } });
     } finally {
       const exited = new Promise((r) => daemon.once('exit', r));
       daemon.kill('SIGTERM');
@@ -122,7 +129,8 @@ describe('provision → run → doctor, end to end', { timeout: 90_000 }, () => 
     expect(report.ok, r.stdout).toBe(true);
     expect(r.code).toBe(0);
     const status = Object.fromEntries(report.checks.map((c) => [c.name, c.status]));
-    for (const name of ['config', 'secrets', 'api-token', 'mqtt', `scanner r30x:${device}`, 'template-key', 'database', 'disk', 'outbox']) expect(status[name], name).toBe('pass');
+    for (const name of ['config', 'secrets', 'api-token', 'mqtt', 'ops-key', `scanner r30x:${device}`, 'template-key', 'database', 'file-modes', 'disk', 'outbox']) expect(status[name], name).toBe('pass');
+    expect(report.checks.find((c) => c.name === 'ops-key')?.detail).toContain(`opsKey (key id site) from ${secretsFile}`);
     expect(['pass', 'warn']).toContain(status.clock);
     for (const c of report.checks) expect(Object.keys(c).sort()).toEqual(['detail', 'hint', 'name', 'status']);
   });

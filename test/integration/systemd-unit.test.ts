@@ -1,10 +1,11 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCli, ROOT } from '../helpers/cli.js';
-import { parseUnit, renderUnit } from '../../src/setup/service-files.js';
+import { CLI_ENTRY, runCli, ROOT } from '../helpers/cli.js';
+import { has, loads } from '../helpers/system.js';
+import { defaultExecStart, hiddenPaths, installService, listUsbSerialAdapters, NOTIFY_DROPIN, parseUnit, renderRules, renderUnit, usbAdapterOf } from '../../src/setup/service-files.js';
 
 const UNIT = join(ROOT, 'systemd/edge-agent.service');
 const RULES = join(ROOT, 'systemd/99-edge-agent.rules');
@@ -15,10 +16,10 @@ const template = readFileSync(UNIT, 'utf8');
  * /usr/bin/node (Debian's node); where node lives elsewhere (CI images, nvm) we verify a copy
  * whose ExecStart names this node binary, changing nothing else.
  */
-function unitCopy(execStart: string): string {
+function unitCopy(execStart: string, notifyAccess?: 'main' | 'all'): string {
   const dir = mkdtempSync(join(tmpdir(), 'unit-'));
   const file = join(dir, 'edge-agent.service');
-  writeFileSync(file, renderUnit(template, execStart));
+  writeFileSync(file, renderUnit(template, execStart, notifyAccess));
   return file;
 }
 
@@ -26,12 +27,14 @@ function values(key: string): string[] {
   return (parseUnit(template).get('Service') ?? []).filter(([k]) => k === key).map(([, v]) => v);
 }
 
-describe('systemd unit', () => {
-  it('passes systemd-analyze verify', () => {
-    const file = unitCopy(`${process.execPath} ${ROOT}dist/src/cli/main.js run`);
-    const r = spawnSync('systemd-analyze', ['verify', file], { encoding: 'utf8' });
-    expect(`${r.stdout}${r.stderr}`.trim()).toBe('');
-    expect(r.status).toBe(0);
+describe.skipIf(!has('systemd-analyze'))('systemd unit under systemd-analyze (needs systemd-analyze)', () => {
+  it('passes systemd-analyze verify, with NotifyAccess=main as shipped and =all as the drop-in sets it where the addon does not load', () => {
+    for (const access of ['main', 'all'] as const) {
+      const file = unitCopy(`${process.execPath} ${ROOT}dist/src/cli/main.js run`, access);
+      const r = spawnSync('systemd-analyze', ['verify', file], { encoding: 'utf8' });
+      expect(`${r.stdout}${r.stderr}`.trim()).toBe('');
+      expect(r.status).toBe(0);
+    }
   });
 
   it('verify really checks: a unit whose binary does not exist fails', () => {
@@ -50,9 +53,18 @@ describe('systemd unit', () => {
     expect(exposure).toBeGreaterThan(0);
   });
 
+  it('the unit install-service writes for this checkout passes verify as it is (its ExecStart runs the sources through tsx)', () => {
+    // install-service writes exactly this (its test below checks the rest against renderUnit).
+    const file = unitCopy(defaultExecStart(CLI_ENTRY));
+    const v = spawnSync('systemd-analyze', ['verify', file], { encoding: 'utf8' });
+    expect(v.status, v.stderr).toBe(0);
+  });
+});
+
+describe('systemd unit', () => {
   it('is Type=notify with a watchdog, restarts always, runs as its own user with serial and HID access', () => {
     expect(values('Type')).toEqual(['notify']);
-    expect(values('NotifyAccess')).toEqual(['all']);
+    expect(values('NotifyAccess')).toEqual(['main']); // the agent sends its own datagrams
     expect(Number(values('WatchdogSec')[0])).toBeGreaterThan(0);
     expect(values('Restart')).toEqual(['always']);
     expect(values('User')).toEqual(['edge-agent']);
@@ -65,6 +77,8 @@ describe('systemd unit', () => {
     expect(values('MemoryDenyWriteExecute')).toEqual([]); // V8's JIT needs W+X pages
     expect(values('ProcSubset')).toEqual([]); // would hide /proc/sys/kernel/random/boot_id
     expect(values('LoadCredential')[0]).toMatch(/^secrets\.yaml:/);
+    // It points at the configuration alone: the data folder is the config's, as for every command.
+    expect(values('Environment')).toEqual(['EDGE_AGENT_CONFIG=/etc/edge-agent/config.yaml', 'EDGE_AGENT_SECRETS=%d/secrets.yaml', 'NODE_ENV=production']);
     for (const k of ['ProtectSystem', 'ProtectHome', 'NoNewPrivileges', 'PrivateTmp']) expect(values(k)).toHaveLength(1);
   });
 });
@@ -80,13 +94,41 @@ function expectWellFormed(lines: string[]): void {
 }
 
 describe('udev rules', { timeout: 60_000 }, () => {
-  it('give serial fingerprint modules a stable name and group access in well-formed rules', () => {
+  it('name no USB bridge by its make alone (a CP2102 may be a Zigbee dongle), and cover the Pi UART (serial0, ttyS0, ttyAMA0)', () => {
     const lines = ruleLines(readFileSync(RULES, 'utf8'));
     expectWellFormed(lines);
     const text = lines.join('\n');
-    expect(text).toContain('SYMLINK+="fingerprint%n"');
-    expect(text).toMatch(/SUBSYSTEM=="tty".*GROUP="dialout", MODE="0660"/);
+    expect(text).not.toMatch(/idVendor/); // bridges are named by serial number, by install-service --scanner-port
+    expect(text).toContain('SUBSYSTEM=="tty", KERNEL=="ttyS0|ttyAMA0", SYMLINK=="serial0", SYMLINK+="fingerprint-uart0", GROUP="dialout", MODE="0660"');
+    expect(text).toMatch(/KERNEL=="ttyS0\|ttyAMA0", GROUP="dialout", MODE="0660"$/m);
     expect(text).not.toContain('hidraw'); // no HID device gets access until its model is named
+  });
+
+  it('name a scanner bridge by its serial number, or by its USB port when it has none', () => {
+    // a sysfs laid out as the kernel does: /sys/class/tty/ttyUSB0/device -> .../1-1.3/1-1.3:1.0/ttyUSB0
+    const sys = mkdtempSync(join(tmpdir(), 'sysfs-'));
+    const plug = (tty: string, usb: string, ids: Record<string, string>) => {
+      const dev = join(sys, 'devices/platform/usb1', usb);
+      mkdirSync(join(dev, `${usb}:1.0`, tty), { recursive: true });
+      for (const [k, v] of Object.entries(ids)) writeFileSync(join(dev, k), `${v}\n`);
+      mkdirSync(join(sys, 'class/tty', tty), { recursive: true });
+      symlinkSync(join(dev, `${usb}:1.0`, tty), join(sys, 'class/tty', tty, 'device'));
+    };
+    plug('ttyUSB0', '1-1.3', { idVendor: '10C4', idProduct: 'ea60', serial: '0001' });
+    plug('ttyUSB1', '1-1.4', { idVendor: '1a86', idProduct: '7523' });
+    const cp = usbAdapterOf('/dev/ttyUSB0', sys)!;
+    const ch = usbAdapterOf('/dev/ttyUSB1', sys)!;
+    expect(cp).toEqual({ port: '/dev/ttyUSB0', kernel: 'ttyUSB0', vendor: '10c4', product: 'ea60', serial: '0001', usbPath: '1-1.3' });
+    expect(ch.serial).toBeNull();
+    expect(usbAdapterOf('/dev/ttyS0', sys)).toBeNull();
+    expect(listUsbSerialAdapters(sys).map((a) => a.port)).toEqual(['/dev/ttyUSB0', '/dev/ttyUSB1']);
+    const lines = ruleLines(renderRules(readFileSync(RULES, 'utf8'), 'edge-agent', [], [cp, ch]));
+    expectWellFormed(lines);
+    expect(lines).toContain('SUBSYSTEM=="tty", ATTRS{idVendor}=="10c4", ATTRS{idProduct}=="ea60", ATTRS{serial}=="0001", SYMLINK+="fingerprint0", GROUP="dialout", MODE="0660", ENV{ID_MM_DEVICE_IGNORE}="1"');
+    expect(lines).toContain('SUBSYSTEM=="tty", ATTRS{idVendor}=="1a86", ATTRS{idProduct}=="7523", KERNELS=="1-1.4", SYMLINK+="fingerprint1", GROUP="dialout", MODE="0660", ENV{ID_MM_DEVICE_IGNORE}="1"');
+    const steps = installService({ prefix: mkdtempSync(join(tmpdir(), 'prefix-')), dryRun: true, user: 'edge-agent', execStart: defaultExecStart(CLI_ENTRY), scannerPorts: ['/dev/ttyUSB0', '/dev/ttyUSB9'], sysfsRoot: sys });
+    expect(steps.find((x) => x.action === 'name the scanner adapter')).toMatchObject({ path: '/dev/ttyUSB9', status: 'failed' });
+    expect(steps.some((x) => x.action === 'write systemd unit')).toBe(false);
   });
 
   it('give a named iris camera model /dev/irisN and the agent group, through install-service --iris-usb', async () => {
@@ -113,8 +155,15 @@ describe('edge-agent install-service', { timeout: 60_000 }, () => {
     expect(out.ok).toBe(true);
     const unitPath = join(prefix, 'etc/systemd/system/edge-agent.service');
     const rulesPath = join(prefix, 'etc/udev/rules.d/99-edge-agent.rules');
+    // NotifyAccess=main as shipped where the unix-dgram addon loads (the agent sends its own
+    // datagrams); where it does not, a drop-in says NotifyAccess=all (systemd-notify sends).
+    const addon = loads('unix-dgram');
     expect(out.steps.map((s) => [s.action, s.status])).toEqual([
+      ['check Node version', 'done'],
+      // A checkout under /tmp or /home (CI's, a contributor's) is reported, not refused, when staged under a prefix.
+      ['check ExecStart is visible to the service', hiddenPaths(defaultExecStart(CLI_ENTRY)).length ? 'skipped' : 'done'],
       ['write systemd unit', 'done'],
+      addon ? ['keep NotifyAccess=main', 'skipped'] : ['write NotifyAccess drop-in', 'done'],
       ['write udev rules', 'done'],
       ['create config folder', 'done'],
       ['create user', 'skipped'],
@@ -124,15 +173,34 @@ describe('edge-agent install-service', { timeout: 60_000 }, () => {
     expect(unit).toContain(`ExecStart=${process.execPath} --import `);
     expect(unit).toContain('src/cli/main.ts run');
     expect(unit.replace(/^ExecStart=.*$/m, '')).toBe(template.replace(/^ExecStart=.*$/m, ''));
+    expect(out.steps[3]!.detail).toContain(addon ? `the unix-dgram addon loads with ${process.execPath}` : 'NotifyAccess=all');
+    expect(existsSync(join(prefix, NOTIFY_DROPIN))).toBe(!addon);
     expect(readFileSync(rulesPath, 'utf8')).toBe(readFileSync(RULES, 'utf8'));
     expect(statSync(join(prefix, 'etc/edge-agent')).isDirectory()).toBe(true);
-    // The installed unit passes verify as it is (its ExecStart binary exists here).
-    const v = spawnSync('systemd-analyze', ['verify', unitPath], { encoding: 'utf8' });
-    expect(v.status, v.stderr).toBe(0);
 
     const text = await runCli(['install-service', '--prefix', prefix]);
     expect(text.stdout).toContain(`done      write systemd unit ${unitPath}`);
     expect(text.stdout).toContain('useradd --system');
+  });
+
+  it('refuses, writing nothing, an ExecStart the unit\'s sandbox hides (ProtectHome, PrivateTmp) or a Node older than 20', async () => {
+    const prefix = mkdtempSync(join(tmpdir(), 'prefix-'));
+    const oldNode = join(mkdtempSync(join(tmpdir(), 'node18-')), 'node');
+    writeFileSync(oldNode, '#!/bin/sh\necho v18.19.1\n', { mode: 0o755 });
+    // On this machine (no --prefix: a prefix stages another root, whose paths cannot be checked here), as a dry run.
+    const r = await runCli(['install-service', '--dry-run', '--exec-start', `${oldNode} /home/pi/edge-agent/dist/src/cli/main.js run`]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain(`failed    check Node version\n          ${oldNode} is Node v18.19.1; edge-agent needs Node 20 or newer`);
+    expect(r.stdout).toMatch(/failed {4}check ExecStart is visible to the service\n {10}the unit runs with ProtectHome=yes and PrivateTmp=yes, .*could not start .*node18-.*\/node, \/home\/pi\/edge-agent\/dist\/src\/cli\/main\.js\. Install the release under \/opt\/edge-agent/);
+    expect(r.stdout).toContain('refused: nothing written');
+    // Staged into another root, the hidden paths are said, not refused (they are the target's).
+    const staged = await runCli(['install-service', '--prefix', prefix, '--dry-run', '--exec-start', `${process.execPath} /home/pi/edge-agent/dist/src/cli/main.js run`]);
+    expect(staged.code, staged.stdout).toBe(0);
+    expect(staged.stdout).toContain(`skipped   check ExecStart is visible to the service\n          staged under ${prefix}: on this machine /home/pi/edge-agent/dist/src/cli/main.js would be hidden`);
+    expect(existsSync(join(prefix, 'etc'))).toBe(false);
+    expect(hiddenPaths('/usr/bin/node /opt/edge-agent/current/dist/src/cli/main.js run')).toEqual([]);
+    expect(hiddenPaths('/root/.nvm/versions/node/v20.1.0/bin/node /opt/x run')).toEqual(['/root/.nvm/versions/node/v20.1.0/bin/node']);
+    expect(hiddenPaths('/usr/bin/node /var/tmp/a.js')).toEqual(['/var/tmp/a.js']);
   });
 
   it('changes nothing with --dry-run', async () => {

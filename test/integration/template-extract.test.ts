@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { writePgm } from '../../src/biometrics/image/pgm.js';
 import { writePng } from '../../src/biometrics/image/png.js';
+import { resize } from '../../src/biometrics/image/resample.js';
 import { decodeFingerTemplate } from '../../src/biometrics/finger/iso19794-2.js';
 import { decodeIrisTemplate } from '../../src/biometrics/iris/iris-code.js';
 import { syntheticFingerImage } from '../../src/synthetic/finger-image.js';
@@ -26,6 +27,25 @@ describe('edge-agent template extract', () => {
     const e = await runCli(['template', 'extract', '--modality', 'iris', '--image', join(dir, 'e.png'), '--out', join(dir, 'e.iris')]);
     expect(e.code).toBe(0);
     expect(decodeIrisTemplate(readFileSync(join(dir, 'e.iris'))).quality).toBeGreaterThan(0);
+  }, 60_000);
+
+  it('reads a fingerprint at the resolution the image states, and warns when it has to assume 500 dpi', async () => {
+    const im = syntheticFingerImage(63, 1);
+    const big = resize(im, im.width * 2, im.height * 2);
+    writeFileSync(join(dir, 'stated.pgm'), writePgm({ ...big, dpi: 1000 }));
+    writeFileSync(join(dir, 'silent.png'), writePng(big));
+    const stated = await runCli(['template', 'extract', '--modality', 'finger', '--image', join(dir, 'stated.pgm'), '--out', join(dir, 'stated.iso'), '--json']);
+    expect(stated.code).toBe(0);
+    expect(JSON.parse(stated.stdout)).toMatchObject({ dpi: 1000, dpiSource: 'image' });
+    expect(stated.stderr).not.toMatch(/warning/);
+    const silent = await runCli(['template', 'extract', '--modality', 'finger', '--image', join(dir, 'silent.png'), '--out', join(dir, 'silent.iso'), '--json']);
+    expect(silent.code).toBe(0);
+    expect(JSON.parse(silent.stdout)).toMatchObject({ dpi: 500, dpiSource: 'assumed' });
+    expect(silent.stderr).toMatch(/warning: .*silent\.png does not say its resolution: assumed 500 dpi; pass --dpi N/);
+    const given = await runCli(['template', 'extract', '--modality', 'finger', '--image', join(dir, 'silent.png'), '--out', join(dir, 'given.iso'), '--dpi', '1000', '--json']);
+    expect(JSON.parse(given.stdout)).toMatchObject({ dpi: 1000, dpiSource: 'given' });
+    // Same finger, same resolution: the stated and the given one give the same template.
+    expect(readFileSync(join(dir, 'given.iso'))).toEqual(readFileSync(join(dir, 'stated.iso')));
   }, 60_000);
 
   it('refuses a closed eye with the reason and writes nothing', async () => {

@@ -5,7 +5,7 @@
 import { encodeIso19794_2 } from '../finger/iso19794-2.js';
 import type { GrayImage } from '../image/gray-image.js';
 import { encodeIrisTemplate } from '../iris/iris-code.js';
-import { extractFinger, type FingerExtractOptions } from './finger-pipeline.js';
+import { extractFinger, type DpiSource, type FingerExtractOptions } from './finger-pipeline.js';
 import { extractIris, type IrisExtractOptions } from './iris-pipeline.js';
 
 export type Modality = 'finger' | 'iris';
@@ -24,13 +24,16 @@ export interface ExtractResult {
   quality: number;
   /** Minutiae count (finger) or usable code bits (iris). */
   features: number;
+  /** Finger: the resolution the image was read at and where it came from (given, the image's, assumed 500). */
+  dpi?: number;
+  dpiSource?: DpiSource;
   timings: Record<string, number>;
 }
 
 export async function extractTemplate(req: ExtractRequest): Promise<ExtractResult> {
   if (req.modality === 'finger') {
     const r = await extractFinger(req.image, req.finger);
-    return { modality: 'finger', template: encodeIso19794_2(r.template), quality: r.template.quality, features: r.template.minutiae.length, timings: r.timings };
+    return { modality: 'finger', template: encodeIso19794_2(r.template), quality: r.template.quality, features: r.template.minutiae.length, dpi: r.dpi, dpiSource: r.dpiSource, timings: r.timings };
   }
   const r = await extractIris(req.image, req.iris);
   return { modality: 'iris', template: encodeIrisTemplate(r.code), quality: r.code.quality, features: Math.round(r.validFraction * 2048), timings: r.timings };

@@ -26,7 +26,7 @@ const PERIODS = FINGER_BANK_LAYOUT.periods;
 export const FINGER_MODEL = 'finger-gabor-bank.onnx';
 
 export interface FingerExtractOptions extends MinutiaeOptions {
-  /** Resolution of the input image (default 500); other resolutions are resampled to 500 dpi. */
+  /** Resolution of the input image; without it the image's own (`GrayImage.dpi`), else 500 is assumed. Resampled to 500 dpi. */
   dpi?: number;
   /** Segmentation block size and relative contrast threshold. */
   segmentBlock?: number;
@@ -41,8 +41,30 @@ export interface FingerExtractOptions extends MinutiaeOptions {
   minCoherence?: number;
 }
 
+/** Where the resolution an image was read at came from: given, stated by the image, or assumed. */
+export type DpiSource = 'given' | 'image' | 'assumed';
+
+/** The scanner resolutions a fingerprint image may plausibly have (ISO/IEC 19794-4 uses 250–1000 and up). */
+export const FINGER_DPI_RANGE = { min: 250, max: 2000 } as const;
+
+/**
+ * The resolution to read a fingerprint image at: the one given (the scanner's, --dpi), else the
+ * one the image states when it is a plausible scanner resolution (a PNG saved at a screen default
+ * of 72 or 96 dpi says nothing about the finger), else 500 dpi, assumed. `ignored` is an image's
+ * implausible statement.
+ */
+export function fingerResolution(given: number | undefined, stated: number | undefined): { dpi: number; source: DpiSource; ignored?: number } {
+  const plausible = (v: number | undefined): v is number => v !== undefined && v >= FINGER_DPI_RANGE.min && v <= FINGER_DPI_RANGE.max;
+  if (given !== undefined && given > 0) return { dpi: given, source: 'given' };
+  if (plausible(stated)) return { dpi: stated, source: 'image' };
+  return { dpi: 500, source: 'assumed', ...(stated !== undefined && stated > 0 ? { ignored: stated } : {}) };
+}
+
 export interface FingerExtraction {
   template: FingerTemplate;
+  /** The resolution the image was read at and where it came from. */
+  dpi: number;
+  dpiSource: DpiSource;
   /** Timings of the stages in milliseconds. */
   timings: Record<string, number>;
 }
@@ -51,7 +73,8 @@ export async function extractFinger(input: GrayImage, opts: FingerExtractOptions
   assertGrayImage(input, 'fingerprint image');
   const t0 = performance.now();
   const timings: Record<string, number> = {};
-  const img = resampleToDpi(input, opts.dpi ?? 500, 500);
+  const resolution = fingerResolution(opts.dpi, input.dpi);
+  const img = resampleToDpi(input, resolution.dpi, 500);
   const { width: W, height: H } = img;
   if (W < 64 || H < 64) {
     throw new AgentError('BIOMETRICS_UNUSABLE_CAPTURE', `fingerprint image ${W}×${H} at 500 dpi is too small to extract minutiae`, { reason: 'too-small', width: W, height: H }, { hint: 'capture a larger area of the finger or check the configured dpi' });
@@ -120,6 +143,8 @@ export async function extractFinger(input: GrayImage, opts: FingerExtractOptions
   timings.total = performance.now() - t0;
   return {
     template: { width: W, height: H, resolutionPpcm: DEFAULT_RESOLUTION_PPCM, quality, minutiae },
+    dpi: resolution.dpi,
+    dpiSource: resolution.source,
     timings,
   };
 }

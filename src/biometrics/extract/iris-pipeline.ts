@@ -3,8 +3,9 @@
  *
  * Localization (iris-segmentation.ts: pupil, limbus, refusal of closed / off-axis / too small /
  * blurred eyes) → rubber-sheet normalization into a 32 × 256 strip (ρ from the pupil edge to the
- * limbus along rays from the pupil centre, θ all the way round) with a noise mask (eyelids: bright
- * smooth skin; lashes: dark; specular reflections: saturated) → Gabor encoding by the ONNX model
+ * limbus along rays from the pupil centre, θ all the way round) with a noise mask relative to the
+ * iris's own level (eyelids: smoothly brighter; lashes: darker; reflections: far brighter) → a
+ * refusal ('occluded') when too little iris is left → Gabor encoding by the ONNX model
  * → phase quantization (sign of the real and imaginary parts) → `IrisCode` with its mask and a
  * quality score.
  */
@@ -51,20 +52,31 @@ export async function extractIris(img: GrayImage, opts: IrisExtractOptions = {})
       strip[i * COLS + j] = sampleBilinear(f, W, H, pupil.x + d * c, pupil.y + d * s);
     }
   }
-  // Noise mask: reflections (saturated, grown), lashes (dark), eyelid skin (bright and smooth).
-  const sorted = Float32Array.from(strip).sort();
-  const median = sorted[sorted.length >> 1]!;
+  // Noise mask, relative to this iris (cameras differ: an iris may be gray 50 or 150): its level m
+  // and spread σ (median and 1.4826 × median absolute deviation) on the lateral sectors, where
+  // eyelids rarely reach; lashes are darker than m − max(20, 2.5σ), eyelid skin is smoothly
+  // brighter than m + max(20, 2.5σ), a reflection brighter than m + max(60, 5σ) or saturated.
+  const lateral: number[] = [];
+  for (let j = 0; j < COLS; j++) {
+    if (Math.abs(Math.cos((2 * Math.PI * j) / COLS)) < 0.7) continue;
+    for (let i = 0; i < ROWS; i++) lateral.push(strip[i * COLS + j]!);
+  }
+  lateral.sort((a, b) => a - b);
+  const m = lateral[lateral.length >> 1]!;
+  const dev = lateral.map((v) => Math.abs(v - m)).sort((a, b) => a - b);
+  const sigma = 1.4826 * dev[dev.length >> 1]!;
+  const darkBelow = m - Math.max(20, 2.5 * sigma), brightAbove = m + Math.max(20, 2.5 * sigma), glintAbove = Math.min(250, m + Math.max(60, 5 * sigma));
   const smooth = boxBlur(strip, COLS, ROWS, 2);
   const bad = new Uint8Array(ROWS * COLS);
   for (let k = 0; k < strip.length; k++) {
     const v = strip[k]!;
-    if (v > 235 || v < 45 || smooth[k]! > median + 38) bad[k] = 1;
+    if (v > glintAbove || v < darkBelow || smooth[k]! > brightAbove) bad[k] = 1;
   }
   const grown = boxBlur(Float32Array.from(bad), COLS, ROWS, 2);
   let sum = 0, sq = 0, n = 0;
   for (let k = 0; k < strip.length; k++) if (grown[k]! === 0) { sum += strip[k]!; sq += strip[k]! ** 2; n++; }
   if (n < strip.length * 0.2) {
-    throw new AgentError('BIOMETRICS_UNUSABLE_CAPTURE', 'the iris is mostly hidden by the eyelids', { reason: 'closed', visibleFraction: n / strip.length }, { hint: 'ask the person to open the eye wide and look into the camera', retryable: true });
+    throw new AgentError('BIOMETRICS_UNUSABLE_CAPTURE', 'the iris is mostly hidden (eyelids, lashes, reflections)', { reason: 'occluded', visibleFraction: n / strip.length }, { hint: 'ask the person to open the eye wide, look into the camera and keep hair and glasses frames out of the way', retryable: true });
   }
   const mean = sum / n, sd = Math.sqrt(Math.max(1e-6, sq / n - mean * mean));
   const norm = new Float32Array(ROWS * COLS);
@@ -91,9 +103,9 @@ export async function extractIris(img: GrayImage, opts: IrisExtractOptions = {})
   }
   const validFraction = valid / (RINGS * ANGLES);
   if (validFraction < (opts.minValidFraction ?? 0.35)) {
-    throw new AgentError('BIOMETRICS_UNUSABLE_CAPTURE', `only ${(validFraction * 100).toFixed(0)} % of the iris is usable (eyelids, lashes, reflections)`, { reason: 'closed', validFraction }, { hint: 'ask the person to open the eye wide and look into the camera', retryable: true });
+    throw new AgentError('BIOMETRICS_UNUSABLE_CAPTURE', `only ${(validFraction * 100).toFixed(0)} % of the iris is usable (eyelids, lashes, reflections)`, { reason: 'occluded', validFraction }, { hint: 'ask the person to open the eye wide, look into the camera and keep hair and glasses frames out of the way', retryable: true });
   }
-  const sharpQ = Math.min(1, loc.sharpness / 40);
+  const sharpQ = loc.sharpness;
   const sizeQ = Math.min(1, iris.r / 100);
   const quality = Math.max(1, Math.min(100, Math.round(100 * Math.min(1, validFraction / 0.7) * (0.5 + 0.5 * sharpQ) * (0.6 + 0.4 * sizeQ))));
   const code = createIrisCode(

@@ -8,6 +8,8 @@ export interface GrayImage {
   height: number;
   /** width × height bytes, row-major, 0 = black. */
   pixels: Uint8Array;
+  /** Resolution in dots per inch when the source states it (PNG pHYs, PGM comment, the scanner); absent = unknown. */
+  dpi?: number;
 }
 
 /** Checks that an image's size and buffer agree, or throws `BIOMETRICS_BAD_IMAGE`. */

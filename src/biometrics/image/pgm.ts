@@ -1,5 +1,7 @@
 /**
  * Netpbm graymaps: binary `P5` (8 or 16 bit) and plain `P2` read, binary `P5` 8-bit written.
+ * Netpbm has no resolution field; a header comment stating it (`# 500 dpi`, `# resolution: 500
+ * dpi`, `# 1000 ppi`) is read, and written when the image has one.
  */
 import { AgentError } from '../../core/errors.js';
 import { assertGrayImage, type GrayImage } from './gray-image.js';
@@ -17,11 +19,16 @@ export function readPgm(bytes: Uint8Array): GrayImage {
   const plain = bytes[1] === 0x32;
   let pos = 2;
   const fields: number[] = [];
+  let dpi: number | undefined;
   // Header: width, height, maxval; whitespace and # comments in between.
   while (fields.length < 3) {
     while (pos < bytes.length) {
       const c = bytes[pos]!;
-      if (c === 0x23) { while (pos < bytes.length && bytes[pos] !== 0x0a) pos++; } else if (c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d) pos++; else break;
+      if (c === 0x23) {
+        const start = pos;
+        while (pos < bytes.length && bytes[pos] !== 0x0a) pos++;
+        dpi ??= commentDpi(Buffer.from(bytes.subarray(start + 1, pos)).toString('latin1'));
+      } else if (c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d) pos++; else break;
     }
     let n = '';
     while (pos < bytes.length && bytes[pos]! >= 0x30 && bytes[pos]! <= 0x39) n += String.fromCharCode(bytes[pos++]!);
@@ -42,7 +49,7 @@ export function readPgm(bytes: Uint8Array): GrayImage {
       pixels[i++] = Math.round(Math.min(maxval, Number(tok)) * scale);
     }
     if (i < pixels.length) throw bad(`pixel data truncated: ${i} of ${pixels.length} values`);
-    return { width, height, pixels };
+    return dpi === undefined ? { width, height, pixels } : { width, height, pixels, dpi };
   }
   pos++; // the single whitespace after maxval
   const bpp = maxval < 256 ? 1 : 2;
@@ -51,12 +58,19 @@ export function readPgm(bytes: Uint8Array): GrayImage {
     const v = bpp === 1 ? bytes[pos + i]! : (bytes[pos + 2 * i]! << 8) | bytes[pos + 2 * i + 1]!;
     pixels[i] = maxval === 255 ? v : Math.round(Math.min(v, maxval) * scale);
   }
-  return { width, height, pixels };
+  return dpi === undefined ? { width, height, pixels } : { width, height, pixels, dpi };
+}
+
+/** A resolution stated in a header comment: a number followed by dpi or ppi. */
+function commentDpi(comment: string): number | undefined {
+  const m = /(\d+(?:\.\d+)?)\s*(?:dpi|ppi)\b/i.exec(comment);
+  const v = m ? Number(m[1]) : NaN;
+  return v > 0 ? v : undefined;
 }
 
 export function writePgm(img: GrayImage): Uint8Array {
   assertGrayImage(img);
-  const header = Buffer.from(`P5\n${img.width} ${img.height}\n255\n`, 'latin1');
+  const header = Buffer.from(`P5\n${img.dpi ? `# resolution ${img.dpi} dpi\n` : ''}${img.width} ${img.height}\n255\n`, 'latin1');
   const out = new Uint8Array(header.length + img.pixels.length);
   out.set(header, 0);
   out.set(img.pixels, header.length);

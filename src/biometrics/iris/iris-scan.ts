@@ -36,10 +36,14 @@ export function normalizeHdRaw(hdRaw: number, bits: number): number {
   return 0.5 - (0.5 - hdRaw) * Math.sqrt(bits / HD_NORMALIZATION_BITS);
 }
 
-/** Daugman's normalization clamped to [0, 1]: the distance reported and compared with thresholds. */
+/**
+ * Daugman's normalization, the distance reported and compared with thresholds: not clamped at 0
+ * (two captures that agree on many bits go below it, and a clamp would report a good match and a
+ * perfect one alike), at most 1 (1 also means "not comparable").
+ */
 export function normalizeHd(hdRaw: number, bits: number): number {
   const hd = normalizeHdRaw(hdRaw, bits);
-  return hd < 0 ? 0 : hd > 1 ? 1 : hd;
+  return hd > 1 ? 1 : hd;
 }
 
 /** Writes one code's 128 words (code plane then mask plane) at `out[offset]`. */
@@ -158,7 +162,7 @@ export function exactScore(g: Int32Array, base: number, p: PreparedProbe): Exact
   return { hd: normalizeHd(bestRaw, bestBits), hdRaw: bestRaw, bits: bestBits, shift: bestShift };
 }
 
-/** Orders two exact scores, best first: by reported distance, then by the unclamped one. */
+/** Orders two exact scores, best first: by reported distance (then by the unclamped one, which differs only above 1). */
 export function compareScores(a: ExactScore, b: ExactScore): number {
   return a.hd - b.hd || normalizeHdRaw(a.hdRaw, a.bits) - normalizeHdRaw(b.hdRaw, b.bits);
 }

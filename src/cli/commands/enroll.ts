@@ -3,13 +3,14 @@ import { action, defineCommand, intFlag, printJson, usageError, withJson } from 
 import { withCommonOptions, withScannerOptions, type CommonValues, type ScannerValues } from '../common-options.js';
 import type { EnrollResult } from '../../terminal/enroller.js';
 
-function printResult(r: EnrollResult): void {
+function printResult(r: EnrollResult, apiConfigured: boolean): void {
   const who = r.name ? `${r.employeeCode} (${r.name})` : r.employeeCode;
   process.stdout.write(`enrolled ${who}: ${r.modality} ${r.position}, ${r.templates.length} template(s) stored\n`);
   // Each item's outcome was printed as it came (progress); here the tally.
   if (r.upload) process.stdout.write(`  upload: ${r.upload.filter((u) => u.statusCode === 'SUCCESS').length} of ${r.upload.length} item(s) accepted by the attendance service\n`);
   else if (r.uploadError) process.stdout.write(`  upload failed: ${r.uploadError} (the templates are enrolled here; enrol again to repeat the upload)\n`);
-  else process.stdout.write('  not uploaded: no attendance API configured\n');
+  else if (r.modality === 'badge') process.stdout.write('  not uploaded: a badge stays with the terminals of the site (the service keeps no badges)\n');
+  else process.stdout.write(apiConfigured ? '  not uploaded: only a module template was taken (vendor format; the service takes templates from image captures)\n' : '  not uploaded: no attendance API configured\n');
   process.stdout.write(`  site: ${r.publishedToSite ? 'published to every terminal of the site' : 'not published (no MQTT broker or site key)'}\n`);
 }
 
@@ -18,17 +19,19 @@ type Values = CommonValues & ScannerValues & { modality?: string; position?: str
 export default function register(program: Command): Command {
   const cmd = defineCommand(program, {
     name: 'enroll [code]',
-    summary: "enrol an employee's finger or iris (captures, quality gate, duplicate check, upload, site)",
+    summary: "enrol an employee's finger, iris or badge (captures, quality gate, duplicate check, upload, site)",
     audience: 'technician',
     details: `Enrols employee CODE: checks the person exists in the attendance service, takes the captures
 through the quality gate, refuses a finger or eye already enrolled to someone else, stores the
 templates (encrypted) here, uploads them to the service (each item's outcome is shown) and
 publishes them to the site. Runs through the agent's control socket when the agent runs on this
-data folder (it holds the scanners), else opens the scanners in this process.`,
+data folder (it holds the scanners), else opens the scanners in this process.
+With --modality badge it reads one card on the badge reader and stores its keyed hash (never
+the number): the fallback for a person who cannot enrol a finger or an eye.`,
   })
-    .option('--modality <modality>', 'what to enrol: finger or iris (default finger)')
-    .option('--position <position>', 'finger position (default right-index) or eye (left, right; default right)')
-    .option('--present <id>', 'with a simulated scanner in this process: virtual finger (or eye) ID is presented and lifted whenever the enrolment asks for it')
+    .option('--modality <modality>', 'what to enrol: finger, iris or badge (default finger)')
+    .option('--position <position>', 'finger position (default right-index), eye (left, right; default right) or badge label (default badge)')
+    .option('--present <id>', 'with a simulated scanner in this process: virtual finger (or eye) ID is presented and lifted whenever the enrolment asks for it; for a badge, the card number')
     .option('--captures <n>', 'captures to take (default 3)')
     .option('--min-quality <n>', 'quality gate 0..100 (default 40)');
   withJson(cmd, 'print the result as one JSON object (progress goes to stderr)');
@@ -39,19 +42,28 @@ data folder (it holds the scanners), else opens the scanners in this process.`,
     const { configForFlags, secretsFor } = await import('../../config/load.js');
     const { applyScannerFlags, withTerminal } = await import('../terminal-session.js');
     const { describeProgress, modalityFlag, simulatedPerson } = await import('../enrol-session.js');
+    const { defaultPosition } = await import('../../terminal/enroller.js');
     const employeeCode = positionals[0]?.trim();
     if (!employeeCode) throw usageError('enroll', 'name one employee code: edge-agent enroll CODE');
     const modality = modalityFlag(values.modality);
-    const position = values.position ?? (modality === 'iris' ? 'right' : 'right-index');
+    const position = values.position ?? defaultPosition(modality);
     const captures = intFlag('captures', values.captures);
     const minQuality = intFlag('min-quality', values['min-quality']);
     if (captures !== undefined && (captures < 1 || captures > 10)) throw usageError('enroll', '--captures takes 1..10', { captures });
     if (minQuality !== undefined && (minQuality < 0 || minQuality > 100)) throw usageError('enroll', '--min-quality takes 0..100', { minQuality });
     const presentId = intFlag('present', values.present);
-    const config = applyScannerFlags(configForFlags(values), values);
+    const config = applyScannerFlags(configForFlags(values, process.env, { command: 'edge-agent enroll' }), values);
     const secrets = secretsFor(config, values);
     const json = values.json === true;
-    const say = (line: string) => (json ? process.stderr : process.stdout).write(`${line}\n`);
+    // On a terminal a bar counts the captures (below the step lines); otherwise just the lines.
+    const { progress } = await import('../progress.js');
+    const bar = progress('captures', { unit: 'captures', everyMs: 0 });
+    const show = (e: Record<string, unknown>) => {
+      bar.say(describeProgress(e), json ? process.stderr : process.stdout);
+      if (e.step === 'captured' && typeof e.capture === 'number' && typeof e.of === 'number') bar.update(e.capture, e.of);
+      if (e.step === 'captures-done') bar.finish();
+    };
+    const say = (line: string) => bar.say(line, json ? process.stderr : process.stdout);
     const body = {
       employeeCode,
       modality,
@@ -60,34 +72,39 @@ data folder (it holds the scanners), else opens the scanners in this process.`,
       ...(minQuality !== undefined ? { minQuality } : {}),
     };
 
-    const result = await withTerminal<EnrollResult>(
-      config,
-      secrets,
-      async (call) => {
-        if (presentId !== undefined) {
-          throw new AgentError('CLI_USAGE', '--present works with simulated scanners opened by this command; the agent runs on this data folder and holds its scanners', {}, { hint: 'present the finger on the running agent\'s scanner, or stop the agent' });
-        }
-        say(`enrolling ${employeeCode} through the running agent`);
-        return (await call('enroll', body, (e) => say(describeProgress(e)))) as EnrollResult;
-      },
-      async (rt) => {
-        const { enroll } = await import('../../terminal/enroller.js');
-        const { createAttendanceClient } = await import('../../daemon/upstreams.js');
-        const client = config.api.url && secrets.apiKey && secrets.apiSecret ? createAttendanceClient(config, secrets) : null;
-        let person: Awaited<ReturnType<typeof simulatedPerson>> | null = null;
-        if (presentId !== undefined) person = simulatedPerson(rt, modality, presentId);
-        try {
-          return await enroll(rt, client, { employeeCode, modality, position, ...(captures !== undefined ? { captures } : {}), ...(minQuality !== undefined ? { minQuality } : {}) }, (e) => {
-            say(describeProgress(e));
-            person?.onProgress(e);
-          });
-        } finally {
-          await person?.stop();
-        }
-      },
-    );
+    let result: EnrollResult;
+    try {
+      result = await withTerminal<EnrollResult>(
+        config,
+        secrets,
+        async (call) => {
+          if (presentId !== undefined) {
+            throw new AgentError('CLI_USAGE', '--present works with simulated scanners opened by this command; the agent runs on this data folder and holds its scanners', {}, { hint: 'present the finger on the running agent\'s scanner, or stop the agent' });
+          }
+          say(`enrolling ${employeeCode} through the running agent`);
+          return (await call('enroll', body, show)) as EnrollResult;
+        },
+        async (rt) => {
+          const { enroll } = await import('../../terminal/enroller.js');
+          const { createAttendanceClient } = await import('../../daemon/upstreams.js');
+          const client = config.api.url && secrets.apiKey && secrets.apiSecret ? createAttendanceClient(config, secrets) : null;
+          let person: Awaited<ReturnType<typeof simulatedPerson>> | null = null;
+          if (presentId !== undefined) person = simulatedPerson(rt, modality, presentId);
+          try {
+            return await enroll(rt, client, { employeeCode, modality, position, ...(captures !== undefined ? { captures } : {}), ...(minQuality !== undefined ? { minQuality } : {}) }, (e) => {
+              show(e);
+              person?.onProgress(e);
+            });
+          } finally {
+            await person?.stop();
+          }
+        },
+      );
+    } finally {
+      bar.finish();
+    }
     if (json) printJson(result);
-    else printResult(result);
+    else printResult(result, config.api.url !== null);
     return 0;
   });
 }

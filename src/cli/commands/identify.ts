@@ -5,6 +5,15 @@ import type { IdentifyOnceResult } from '../../terminal/enroller.js';
 
 type Values = CommonValues & ScannerValues & { modality?: string; present?: string; json?: boolean };
 
+/**
+ * A score for a person: a finger score as a whole number (301), an iris distance with two
+ * decimals (0.18). --json keeps the exact figure.
+ */
+export function scoreText(score: number | null | undefined, modality: string): string {
+  if (score === null || score === undefined || !Number.isFinite(score)) return 'n/a';
+  return modality === 'iris' ? score.toFixed(2) : String(Math.round(score));
+}
+
 export default function register(program: Command): Command {
   const cmd = defineCommand(program, {
     name: 'identify',
@@ -15,7 +24,7 @@ it is and the score. Nothing is punched. Runs through the agent's control socket
 runs on this data folder, else opens the scanners in this process.
 Exit code 0 when someone was identified, 1 when nobody matched.`,
   })
-    .option('--modality <modality>', 'finger or iris (default finger)')
+    .option('--modality <modality>', 'finger, iris or badge (default finger)')
     .option('--present <id>', 'with a simulated scanner in this process: virtual finger (or eye) ID is presented when the capture is asked for');
   withJson(cmd, 'print the result as one JSON object');
   withScannerOptions(cmd);
@@ -27,7 +36,7 @@ Exit code 0 when someone was identified, 1 when nobody matched.`,
     const { describeProgress, modalityFlag, simulatedPerson } = await import('../enrol-session.js');
     const modality = modalityFlag(values.modality);
     const presentId = intFlag('present', values.present);
-    const config = applyScannerFlags(configForFlags(values), values);
+    const config = applyScannerFlags(configForFlags(values, process.env, { command: 'edge-agent identify' }), values);
     const secrets = secretsFor(config, values);
     const json = values.json === true;
     const say = (line: string) => (json ? process.stderr : process.stdout).write(`${line}\n`);
@@ -56,8 +65,8 @@ Exit code 0 when someone was identified, 1 when nobody matched.`,
       },
     );
     if (json) printJson(r);
-    else if (r.decision === 'accept' && r.employeeCode) process.stdout.write(`identified ${r.employeeCode}${r.name ? ` (${r.name})` : ''}: score ${r.score ?? 'n/a'} (${r.modality}, ${r.ms} ms)\n`);
-    else process.stdout.write(`not identified: nobody enrolled here matches (best score ${r.score ?? 'n/a'}, ${r.modality}, ${r.ms} ms)\n`);
+    else if (r.decision === 'accept' && r.employeeCode) process.stdout.write(`identified ${r.employeeCode}${r.name ? ` (${r.name})` : ''}: score ${scoreText(r.score, r.modality)} (${r.modality}, ${Math.round(r.ms)} ms)\n`);
+    else process.stdout.write(`not identified: nobody enrolled here matches (best score ${scoreText(r.score, r.modality)}, ${r.modality}, ${Math.round(r.ms)} ms)\n`);
     return r.decision === 'accept' && r.employeeCode ? 0 : 1;
   });
 }

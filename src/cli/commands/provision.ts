@@ -17,6 +17,9 @@ type Values = CommonValues & {
   'tls-key'?: string;
   'template-key-file'?: string;
   'site-key-file'?: string;
+  'ops-key-file'?: string;
+  'generate-ops-key'?: boolean;
+  'operator-key'?: string[];
   /** False with --no-check. */
   check?: boolean;
   json?: boolean;
@@ -24,7 +27,7 @@ type Values = CommonValues & {
 
 /** The answers the flags give; a flag not given keeps what the existing setup has. */
 export function answersFromFlags(v: Values, setup: typeof import('../../setup/provision.js')): ProvisionAnswers {
-  const { parseScannerSpec, readKeyFile, readSecretFile } = setup;
+  const { isOperatorKeyId, parseScannerSpec, readKeyFile, readSecretFile } = setup;
   const a: ProvisionAnswers = {};
   if (v.terminal !== undefined) a.terminalId = v.terminal;
   if (v.site !== undefined) a.site = v.site;
@@ -47,6 +50,16 @@ export function answersFromFlags(v: Values, setup: typeof import('../../setup/pr
   if (v['mqtt-password-file'] !== undefined) a.mqttPassword = readSecretFile(v['mqtt-password-file'], '--mqtt-password-file');
   if (v['template-key-file'] !== undefined) a.templateKey = readKeyFile(v['template-key-file'], '--template-key-file', 'templateKey');
   if (v['site-key-file'] !== undefined) a.siteKey = readKeyFile(v['site-key-file'], '--site-key-file', 'siteKey');
+  if (v['ops-key-file'] !== undefined) a.opsKey = readKeyFile(v['ops-key-file'], '--ops-key-file', 'opsKey');
+  if (v['generate-ops-key']) {
+    if (v['ops-key-file'] !== undefined) throw usageError('provision', 'give --ops-key-file or --generate-ops-key, not both');
+    a.generateOpsKey = true;
+  }
+  for (const spec of v['operator-key'] ?? []) {
+    const m = /^([^=]+)=(.+)$/.exec(spec);
+    if (!m || !isOperatorKeyId(m[1]!)) throw usageError('provision', `--operator-key ${spec}: write ID=FILE, the id letters, digits, dot, dash or underscore (not "site")`, { value: spec });
+    a.operatorKeys = { ...a.operatorKeys, [m[1]!]: readKeyFile(m[2]!, '--operator-key', `opsKeys.${m[1]!}`) };
+  }
   return a;
 }
 
@@ -74,6 +87,9 @@ remove an upstream.`,
     .option('--tls-key <file>', 'client key for the broker (PEM)')
     .option('--template-key-file <file>', '32-byte key (64 hex); one is generated when the setup has none')
     .option('--site-key-file <file>', "the site's key for template sync")
+    .option('--ops-key-file <file>', "the site's ops key (opsKey): commands over MQTT signed with it are accepted")
+    .option('--generate-ops-key', 'generate a new ops key into the secrets file (give it to central operations)')
+    .addOption(repeatable('--operator-key <id=file>', "an operator's ops key (opsKeys.<id>, repeatable)"))
     .option('--no-check', 'write without checking API, MQTT and scanners (offline bench setup)');
   withJson(cmd);
   withCommonOptions(cmd);
@@ -105,12 +121,13 @@ remove an upstream.`,
     const { merged, checks } = await provision(files, answersFromFlags(values, setup), { check: values.check !== false, discover: values['discover-port'] ? { port: values['discover-port'] } : (values.discover ?? false) });
     const rows = summarize(merged.config, merged.secrets, files);
     if (values.json) {
-      printJson({ ok: true, configVersion: merged.config.configVersion, config: files.config, secrets: files.secrets, changed: merged.changed, generatedTemplateKey: merged.generatedTemplateKey, checks, summary: Object.fromEntries(rows) });
+      printJson({ ok: true, configVersion: merged.config.configVersion, config: files.config, secrets: files.secrets, changed: merged.changed, generatedTemplateKey: merged.generatedTemplateKey, generatedOpsKey: merged.generatedOpsKey, checks, summary: Object.fromEntries(rows) });
     } else {
       const lines = [`provisioned ${merged.config.terminal.id} (configVersion ${merged.config.configVersion})`, formatSummary(rows)];
       if (checks.length) lines.push('checks:', ...checks.map((c) => `  ${c.status.toUpperCase().padEnd(4)}  ${c.name}: ${c.detail}`));
       else lines.push('checks: not run (--no-check)');
       lines.push(`changed: ${merged.changed.length ? merged.changed.join(', ') : 'nothing'}${merged.generatedTemplateKey ? ' (a new template key was generated)' : ''}`);
+      if (merged.generatedOpsKey) lines.push(`a new ops key was generated: it is opsKey in ${files.secrets}; central operations sign commands with it (edge-agent ops send --key-file FILE holding it)`);
       lines.push('next: edge-agent doctor, then systemctl enable --now edge-agent');
       process.stdout.write(`${lines.join('\n')}\n`);
     }

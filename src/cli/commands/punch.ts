@@ -1,11 +1,14 @@
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { action, defineCommand, printJson, usageError, withJson } from '../command.js';
 import { withCommonOptions, type CommonValues } from '../common-options.js';
 import { AgentError } from '../../core/errors.js';
 import type { AgentConfig } from '../../config/config.js';
-import { LOCAL_TIME_RE, parseLocal, zoneOffsetMinutes } from '../../store/local-time.js';
+import { formatLocal, LOCAL_TIME_RE, parseLocal, zoneOffsetMinutes } from '../../store/local-time.js';
 import type { Outbox, PunchInput } from '../../store/outbox.js';
+import { derivedUlid } from '../../store/ulid.js';
+import type { PunchClock, PunchResult } from '../../terminal/punch-policy.js';
 
 /** `--tz` / import `tz`: a number in the configured unit, or `±HH:MM`. Returns minutes. */
 export function parseTz(value: unknown, config: AgentConfig, where: string): number {
@@ -21,15 +24,34 @@ export function parseTz(value: unknown, config: AgentConfig, where: string): num
   return minutes;
 }
 
-async function importFile(file: string, config: AgentConfig, outbox: Outbox): Promise<{ recorded: number }> {
-  let text: string;
+/** What an import recorded, what it found recorded by an earlier run of the same import, and under which import id. */
+export interface ImportResult {
+  recorded: number;
+  skipped: number;
+  importId: string;
+}
+
+/**
+ * An import is a person's statement of times: every punch is marked `timeSource: manual` and goes
+ * through the time authority, which refuses a time in the future of a trusted clock.
+ *
+ * Each line gets a stable id (`derivedUlid` of its time and `<import id>:<line number>`); the
+ * import id is `--import-id`, or the SHA-256 of the file's content. Importing the same file again
+ * (after a crash half-way, or by mistake) records only what is missing and counts the rest as
+ * skipped; MQTT consumers, which drop repeats by id, see each punch once.
+ */
+async function importFile(file: string, config: AgentConfig, outbox: Outbox, clock: PunchClock, givenImportId?: string): Promise<ImportResult> {
+  let bytes: Buffer;
   try {
-    text = readFileSync(file, 'utf8');
+    bytes = readFileSync(file);
   } catch (err) {
     throw new AgentError('CLI_IMPORT_UNREADABLE', `cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { file }, { hint: 'check the path', cause: err });
   }
+  const importId = givenImportId ?? `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
+  const text = bytes.toString('utf8');
   const punches: PunchInput[] = [];
   const openIn = new Map<string, { localTime: string; instant: number }>();
+  const stamp = clock.stamp();
   text.split(/\r?\n/).forEach((line, i) => {
     if (line.trim() === '') return;
     const where = `${file} line ${i + 1}`;
@@ -45,8 +67,13 @@ async function importFile(file: string, config: AgentConfig, outbox: Outbox): Pr
     if (typeof row.at !== 'string' || !LOCAL_TIME_RE.test(row.at)) throw bad('"at" must be "yyyy-MM-dd HH:mm:ss"');
     const tz = row.tz === undefined || row.tz === null ? zoneOffsetMinutes(config.terminal.timeZone, parseLocal(row.at, 0)) : parseTz(row.tz, config, where);
     const instant = parseLocal(row.at, tz);
+    if (stamp.trusted && instant > stamp.wallMs + 60_000) throw bad(`"at" ${row.at} is in the future (the clock, trusted, says ${formatLocal(stamp.wallMs, tz)})`);
     const code = row.code.trim();
-    const p: PunchInput = { employeeCode: code, direction: row.direction, localTime: row.at, tzOffset: tz, source: 'manual', terminalId: config.terminal.id, shift: config.policy.shift };
+    const p: PunchInput = {
+      employeeCode: code, direction: row.direction, localTime: row.at, tzOffset: tz, source: 'manual', terminalId: config.terminal.id, shift: config.policy.shift,
+      timeSource: 'manual', clockSynced: true, createdAt: stamp.wallMs, bootId: stamp.bootId, monotonicMs: stamp.monoMs,
+      id: derivedUlid(instant, `${importId}:${i + 1}`),
+    };
     if (row.direction === 'in') openIn.set(code, { localTime: row.at, instant });
     else {
       const open = openIn.get(code);
@@ -55,11 +82,23 @@ async function importFile(file: string, config: AgentConfig, outbox: Outbox): Pr
     }
     punches.push(p);
   });
-  const { ids } = await outbox.recordMany(punches);
-  return { recorded: ids.length };
+  const { progress } = await import('../progress.js');
+  const bar = progress(`importing ${file}`, { total: punches.length, unit: 'punches' });
+  try {
+    const { ids, skipped } = await outbox.recordMany(punches, 1000, (n, total) => bar.update(n, total));
+    return { recorded: ids.length, skipped, importId };
+  } finally {
+    bar.finish();
+  }
 }
 
-type Values = CommonValues & { code?: string; in?: boolean; out?: boolean; at?: string; tz?: string; import?: string; json?: boolean };
+type Values = CommonValues & { code?: string; in?: boolean; out?: boolean; at?: string; tz?: string; import?: string; 'import-id'?: string; json?: boolean };
+
+function describePunch(result: PunchResult, code: string, dedupeWindowSec: number): string {
+  if (!result.recorded) return `not recorded: ${code} punched ${Math.abs(result.secondsAgo)} s ${result.secondsAgo >= 0 ? 'ago' : 'later'} (id ${result.previousId}), inside the ${dedupeWindowSec} s dedupe window\n`;
+  const clock = result.timeSource === 'manual' ? ' (time given by hand)' : result.clockTrusted ? '' : ' (clock not trusted: held until its time is corrected)';
+  return `recorded ${result.direction === 'in' ? 'check-in' : 'check-out'} of ${code} at ${result.localTime} (tzOffset ${result.tzOffset} min)${clock}${result.inTime ? `, closing the check-in of ${result.inTime}` : ''}; id ${result.id}\n`;
+}
 
 export default function register(program: Command): Command {
   const cmd = defineCommand(program, {
@@ -67,50 +106,69 @@ export default function register(program: Command): Command {
     summary: 'record a manual punch (or import many) into the outbox',
     audience: 'technician',
     details: `Records a manual punch through the same policy (mode, dedupe, check-out closing its check-in)
-and the same durable outbox as a scanner; it is delivered by the running agent.
+and the same time authority as a scanner: while the agent runs it records it itself; otherwise
+this command judges the clock the same way. Without --at the punch gets the clock's time, marked
+and held like a scanner's while the clock is not trusted; with --at (and in an import) the time
+is a person's, marked manual. The running agent delivers it.
   edge-agent punch --code C [--in|--out] [--at "yyyy-MM-dd HH:mm:ss"] [--tz N]
-  edge-agent punch --import FILE`,
+  edge-agent punch --import FILE [--import-id ID]
+An import can be run again (after a crash half-way): each line has a stable id, from the file's
+content hash (or --import-id) and its line number, so only what is missing is recorded.`,
   })
     .option('--code <code>', 'employee code')
     .option('--in', 'a check-in (default: the terminal mode; toggle closes an open check-in)')
     .option('--out', 'a check-out')
-    .option('--at <time>', 'local time of the punch, "yyyy-MM-dd HH:mm:ss" (default now)')
+    .option('--at <time>', 'local time of the punch, "yyyy-MM-dd HH:mm:ss" (default now, from the clock); marked manual')
     .option('--tz <offset>', "offset east of UTC of that time, in the configured api.tzOffsetUnit (minutes by default), or as +HH:MM (default: the terminal time zone's offset)")
-    .option('--import <file>', 'JSON lines {"code", "direction": "in"|"out", "at": "yyyy-MM-dd HH:mm:ss", "tz"} recorded as they are (no dedupe), one transaction per thousand');
+    .option('--import <file>', 'JSON lines {"code", "direction": "in"|"out", "at": "yyyy-MM-dd HH:mm:ss", "tz"} recorded as they are (no dedupe, marked manual), one transaction per thousand; run again, it records only what is missing')
+    .option('--import-id <id>', "names the import instead of the file's content hash: each line's id is derived from it and the line number, so a copy of the file with lines added at its end still skips the lines recorded before");
   withJson(cmd);
   withCommonOptions(cmd);
   return action<Values>(cmd, async (values) => {
     const { configForFlags } = await import('../../config/load.js');
     const { openOutbox } = await import('../../daemon/daemon.js');
+    const { TimeAuthority } = await import('../../daemon/time-authority.js');
     const { PunchPolicy } = await import('../../terminal/punch-policy.js');
+    const { callDaemon, controlSocketPath, isDaemonListening } = await import('../../daemon/control-socket.js');
     if (values.in && values.out) throw usageError('punch', 'give --in or --out, not both');
     if (!values.import && !values.code) throw usageError('punch', 'punch needs --code C (or --import FILE)');
     if (values.import && (values.code || values.at || values.in || values.out)) throw usageError('punch', '--import takes its punches from the file; leave out --code, --at, --in and --out');
-    const config = configForFlags(values);
+    if (values['import-id'] !== undefined && !values.import) throw usageError('punch', '--import-id names an import: give --import FILE too');
+    if (values['import-id'] !== undefined && !/^[\x21-\x7e]{1,128}$/.test(values['import-id'])) throw usageError('punch', '--import-id is 1 to 128 printable ASCII characters without spaces', { flag: 'import-id' });
+    const config = configForFlags(values, process.env, { command: 'edge-agent punch' });
+    const request = values.import
+      ? null
+      : {
+          employeeCode: values.code!,
+          source: 'manual' as const,
+          ...(values.at ? { at: values.at } : {}),
+          ...(values.tz !== undefined ? { tzOffset: parseTz(values.tz, config, '--tz') } : {}),
+          ...(values.in ? { direction: 'in' as const } : values.out ? { direction: 'out' as const } : {}),
+        };
+    const print = (result: PunchResult) => {
+      if (values.json) printJson(result);
+      else process.stdout.write(describePunch(result, values.code!, config.policy.dedupeWindowSec));
+    };
+    // The running agent records it itself: its time authority knows the steps it has seen.
+    const socket = controlSocketPath(config.dataDir);
+    if (request && (await isDaemonListening(socket))) {
+      print((await callDaemon(socket, 'punch', request)) as PunchResult);
+      return 0;
+    }
     const { db, outbox } = await openOutbox(config);
+    const time = TimeAuthority.fromConfig(config, db, outbox);
     try {
-      if (values.import) {
-        const r = await importFile(values.import, config, outbox);
+      await time.start({ tick: false });
+      if (!request) {
+        const r = await importFile(values.import!, config, outbox, time, values['import-id']);
         if (values.json) printJson(r);
-        else process.stdout.write(`imported ${r.recorded} punch(es) from ${values.import} into the outbox\n`);
+        else process.stdout.write(`imported ${r.recorded} punch(es) from ${values.import} into the outbox${r.skipped ? `; skipped ${r.skipped} already recorded by an earlier run of this import (${r.importId})` : ''}\n`);
         return 0;
       }
-      const policy = PunchPolicy.fromConfig(config, outbox);
-      const result = await policy.punch({
-        employeeCode: values.code!,
-        source: 'manual',
-        ...(values.at ? { at: values.at } : {}),
-        ...(values.tz !== undefined ? { tzOffset: parseTz(values.tz, config, '--tz') } : {}),
-        ...(values.in ? { direction: 'in' as const } : values.out ? { direction: 'out' as const } : {}),
-      });
-      if (values.json) printJson(result);
-      else if (result.recorded) {
-        process.stdout.write(`recorded ${result.direction === 'in' ? 'check-in' : 'check-out'} of ${values.code} at ${result.localTime} (tzOffset ${result.tzOffset} min)${result.inTime ? `, closing the check-in of ${result.inTime}` : ''}; id ${result.id}\n`);
-      } else {
-        process.stdout.write(`not recorded: ${values.code} punched ${Math.abs(result.secondsAgo)} s ${result.secondsAgo >= 0 ? 'ago' : 'later'} (id ${result.previousId}), inside the ${config.policy.dedupeWindowSec} s dedupe window\n`);
-      }
+      print(await PunchPolicy.fromConfig(config, outbox, time).punch(request));
       return 0;
     } finally {
+      await time.stop();
       await db.close();
     }
   });

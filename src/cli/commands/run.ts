@@ -9,7 +9,7 @@ async function configuredSession(values: Values): Promise<Session> {
   const { configForFlags, secretsFor } = await import('../../config/load.js');
   const { applyScannerFlags } = await import('../terminal-session.js');
   const load = () => {
-    const config = applyScannerFlags(configForFlags(values), values);
+    const config = applyScannerFlags(configForFlags(values, process.env, { command: 'edge-agent run' }), values);
     return { config, secrets: secretsFor(config, values) };
   };
   return { ...load(), reload: async () => load() };

@@ -1,58 +1,57 @@
-import type { Command } from '../command.js';
-import { intFlag, parseCommandArgs } from '../args.js';
-import { AgentError } from '../../core/errors.js';
-import { createAttendanceService, DEFAULT_CLIENT_ID, DEFAULT_TOKEN_TTL_SEC } from '../../server/service.js';
-import { displayDb } from '../../server/store/open.js';
+/**
+ * `edge-agent serve --db FILE|URL [--port P] [options]`: the attendance service on SQLite, or on
+ * PostgreSQL for a `postgres://` URL (several serve processes on one database are replicas).
+ */
+import { Option, type Command } from 'commander';
+import { action, defineCommand, intFlag, usageError } from '../command.js';
+import { DEFAULT_LIMITS } from '../../server/context.js';
 
-const usage = `usage: edge-agent serve --port P --db FILE|URL [options]
-  Runs the attendance service (all nine operations, OAuth2, roles, the work-hour report) on
-  SQLite or PostgreSQL, and serves until SIGINT or SIGTERM. Prints the URL it listens on.
-  Several serve processes on one PostgreSQL database are replicas (docs/central.md).
+type Values = { port?: string; host?: string; db: string; 'client-id'?: string; shifts?: string; 'token-ttl'?: string; 'tz-offset-unit'?: 'minutes' | 'hours'; 'max-body-bytes'?: string; 'max-connections'?: string };
 
-  --port P              TCP port; 0 picks a free one (default 8080)
-  --host H              address to listen on (default 127.0.0.1)
-  --db FILE|URL         the service's SQLite file (created if missing), or a PostgreSQL URL
-                        postgres://user@host:5432/db (password from PGPASSWORD or ~/.pgpass;
-                        biometric key from EDGE_AGENT_BIOMETRIC_KEY_FILE)
-  --client-id ID        OAuth2 client id expected in the token request (default ${DEFAULT_CLIENT_ID})
-  --shifts FILE         shifts for events and the report (JSON or YAML; default GENERAL 09:00-17:00, 60 min break)
-  --token-ttl SEC       access token lifetime in seconds (default ${DEFAULT_TOKEN_TTL_SEC})
-  --tz-offset-unit U    unit of tzOffset on the wire: minutes (default) or hours
-  --max-body-bytes N    largest request body accepted (default 8388608)
+/**
+ * Defaults the help states. The service's own constants live in src/server/service.ts, which loads
+ * SQLite, so help does not import them; a test checks that they agree.
+ */
+export const SERVE_HELP_DEFAULTS = { clientId: 'edge-agent', tokenTtlSec: 3600, maxConnections: 512 };
 
-  Create API keys with: edge-agent keys create --db FILE|URL --role admin|admin-audit`;
-
-const command: Command = {
-  summary: 'run the attendance service (HTTP, OAuth2, SQLite or PostgreSQL)',
-  usage,
-  async run(argv) {
-    const { values } = parseCommandArgs(
-      argv,
-      {
-        port: { type: 'string' },
-        host: { type: 'string' },
-        db: { type: 'string' },
-        'client-id': { type: 'string' },
-        shifts: { type: 'string' },
-        'token-ttl': { type: 'string' },
-        'tz-offset-unit': { type: 'string' },
-        'max-body-bytes': { type: 'string' },
-      },
-      usage,
-      false,
-    );
-    if (!values.db) throw new AgentError('CLI_USAGE', 'serve needs --db FILE|URL (the service database)', {}, { hint: usage });
+export default function register(program: Command): Command {
+  const cmd = defineCommand(program, {
+    name: 'serve',
+    summary: 'run the attendance service (HTTP, OAuth2, SQLite or PostgreSQL)',
+    audience: 'site',
+    details: `Runs the attendance service (all nine operations, OAuth2, roles, the work-hour report) on
+SQLite or PostgreSQL, and serves until SIGINT or SIGTERM. Prints the URL it listens on.
+Several serve processes on one PostgreSQL database are replicas of one service (docs/central.md):
+the password comes from PGPASSWORD or ~/.pgpass, never the URL in a unit file, and every replica
+needs the same biometric key (EDGE_AGENT_BIOMETRIC_KEY_FILE or the systemd credential biometric-key).
+Create API keys with: edge-agent keys create --db FILE|URL --role admin|admin-audit`,
+  })
+    .requiredOption('--db <file|url>', "the service's SQLite file (created if missing), or a PostgreSQL URL postgres://user@host:5432/db[?pool_max=N] (the database must exist)")
+    .option('--port <port>', 'TCP port; 0 picks a free one (default 8080)')
+    .option('--host <host>', 'address to listen on (default 127.0.0.1)')
+    .option('--client-id <id>', `OAuth2 client id expected in the token request (default ${SERVE_HELP_DEFAULTS.clientId})`)
+    .option('--shifts <file>', 'shifts for events and the report (JSON or YAML; default GENERAL 09:00-17:00, 60 min break)')
+    .option('--token-ttl <sec>', `access token lifetime in seconds (default ${SERVE_HELP_DEFAULTS.tokenTtlSec})`)
+    .addOption(new Option('--tz-offset-unit <unit>', 'unit of tzOffset on the wire: minutes (default) or hours').choices(['minutes', 'hours']))
+    .option('--max-body-bytes <n>', `largest request body accepted (default ${DEFAULT_LIMITS.maxBodyBytes})`)
+    .option('--max-connections <n>', `connections at once; more are closed as they come (default ${SERVE_HELP_DEFAULTS.maxConnections})`);
+  return action<Values>(cmd, async (values) => {
     const unit = values['tz-offset-unit'] ?? 'minutes';
-    if (unit !== 'minutes' && unit !== 'hours') throw new AgentError('CLI_USAGE', `--tz-offset-unit is minutes or hours, got "${unit}"`, {}, { hint: usage });
     const port = intFlag('port', values.port, 8080)!;
-    if (port < 0 || port > 65535) throw new AgentError('CLI_USAGE', `--port must be 0..65535, got ${port}`, {}, { hint: usage });
+    if (port < 0 || port > 65535) throw usageError('serve', `--port must be 0..65535, got ${port}`, { flag: 'port', value: port });
+    const tokenTtlSec = intFlag('token-ttl', values['token-ttl']);
+    const maxBodyBytes = intFlag('max-body-bytes', values['max-body-bytes']);
+    const maxConnections = intFlag('max-connections', values['max-connections']);
+    if (maxConnections !== undefined && maxConnections < 1) throw usageError('serve', `--max-connections must be at least 1, got ${maxConnections}`, { flag: 'max-connections', value: maxConnections });
+    const { createAttendanceService, DEFAULT_CLIENT_ID, DEFAULT_TOKEN_TTL_SEC } = await import('../../server/service.js');
     const service = createAttendanceService({
       dbPath: values.db,
       clientId: values['client-id'] ?? DEFAULT_CLIENT_ID,
-      tokenTtlSec: intFlag('token-ttl', values['token-ttl'], DEFAULT_TOKEN_TTL_SEC)!,
+      tokenTtlSec: tokenTtlSec ?? DEFAULT_TOKEN_TTL_SEC,
       ...(values.shifts ? { shifts: values.shifts } : {}),
       tzOffsetUnit: unit,
-      ...(values['max-body-bytes'] ? { maxBodyBytes: intFlag('max-body-bytes', values['max-body-bytes'])! } : {}),
+      ...(maxBodyBytes !== undefined ? { maxBodyBytes } : {}),
+      ...(maxConnections !== undefined ? { http: { maxConnections } } : {}),
     });
     let url: string;
     try {
@@ -61,6 +60,7 @@ const command: Command = {
       await service.close().catch(() => undefined);
       throw err;
     }
+    const { displayDb } = await import('../../server/store/open.js');
     process.stdout.write(`attendance service listening on ${url} (database ${displayDb(values.db)}; Ctrl-C stops it)\n`);
     return new Promise<number>((resolve) => {
       const stop = (signal: string) => {
@@ -80,6 +80,5 @@ const command: Command = {
       process.on('SIGINT', onInt);
       process.on('SIGTERM', onTerm);
     });
-  },
-};
-export default command;
+  });
+}

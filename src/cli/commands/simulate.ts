@@ -1,47 +1,40 @@
 /**
- * `edge-agent simulate r30x|gt521 --link PATH [--baud N]`: serves a byte-exact module simulator on
- * one end of a socat pty pair and prints `device: PATH` for the other end, which any driver (or
- * `edge-agent devices --port PATH`) opens like a real serial port. `edge-agent simulate iris`
- * serves in-process. Control commands arrive on stdin, one per line (see USAGE).
+ * `edge-agent simulate r30x|gt521|badge --link PATH [--baud N]`: serves a byte-exact module (or
+ * serial badge reader) simulator on one end of a socat pty pair and prints `device: PATH` for the
+ * other end, which any driver (or `edge-agent devices --port PATH`, or `edge-agent run --scanner
+ * badge-serial:PATH`) opens like a real serial port. `edge-agent simulate iris` and
+ * `simulate badge-hid` serve in-process. Control commands arrive on stdin, one per line (see
+ * CONTROL).
  */
 import { execFileSync } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import type { Command } from '../command.js';
-import { intFlag, parseCommandArgs } from '../args.js';
+import type { Command } from 'commander';
+import { action, defineCommand, intFlag, usageError, withVerbs } from '../command.js';
 import { AgentError, describeError } from '../../core/errors.js';
 import type { Scanner, ScannerFamily } from '../../../drivers/scanner.js';
-import { SerialTransport } from '../../../drivers/transport/serial-transport.js';
-import { createSocatPair, type SocatPair } from '../../../drivers/transport/socat-pair.js';
-import { attachSimulator, createSimulatedScanner, type SimulatorControl } from '../../../drivers/simulated.js';
+import type { SocatPair } from '../../../drivers/transport/socat-pair.js';
+import type { SimulatorControl } from '../../../drivers/simulated.js';
 
-const USAGE = `usage: edge-agent simulate r30x|gt521 --link PATH [--baud N] [--model NAME] [--capacity N] [--enroll SLOT:ID,...]
-       edge-agent simulate iris
+type Values = { link?: string; baud?: string; model?: string; capacity?: string; enroll?: string; format?: string };
 
-Serves a simulated scanner module on a pseudo-terminal. The module answers the same bytes as the
-hardware, paced at the baud rate. It prints "device: PATH" once the port is ready; open that
-path like a serial port (edge-agent devices --port PATH).
-
-options:
-  --link PATH        where the serial port appears (a symlink to the pty), e.g. /tmp/ttyR30X
-  --baud N           the module's line speed (r30x default 57600, gt521 default 9600)
-  --model NAME       r30x: R503 (default), R307, R305, AS608, ZFM-20; gt521: GT-521F32, GT-521F52
-  --capacity N       module library size (default: the model's)
-  --enroll SLOT:ID   store virtual finger ID in slot SLOT at start (comma-separated list)
-
-control commands on stdin, one per line (each answered by "ok: ..." or "error: ..."):
+const CONTROL = `Control commands on stdin, one per line (each answered by "ok: ..." or "error: ..."):
   finger ID              put virtual finger ID (a number, the synthetic finger seed) on the sensor
   eye ID                 show virtual eye ID to an iris camera
-  lift                   take the finger (or eye) away
+  card N                 hold card number N to a badge reader (0..4294967295; wiegand26: < 16777216)
+  lift                   take the finger (or eye, or card) away
   enroll SLOT ID         store virtual finger ID in module slot SLOT
   capture                (iris) capture through the in-process driver; prints size and quality
   fault NAME on|off|N    switch a fault: bad-checksum, dropped-bytes (on, or for the next N packets),
                          stall, unplug (on: socat stops and the port vanishes; off: plugged back
-                         in at the same path, library kept), no-finger, low-quality
+                         in at the same path, library kept), no-finger, low-quality; badge
+                         readers: garbage (line noise before the next N cards), bad-checksum
+                         (formats with a checksum or parity), dropped-bytes, stall, unplug
   quit                   stop the simulator
 Stop it with Ctrl-C (SIGINT) or SIGTERM as well.`;
 
-const SERIAL_FAMILIES: Record<string, ScannerFamily> = { r30x: 'r30x', gt521: 'gt521' };
-const DEFAULT_BAUD: Record<string, number> = { r30x: 57600, gt521: 9600 };
+const SERIAL_FAMILIES: Record<string, ScannerFamily> = { r30x: 'r30x', gt521: 'gt521', badge: 'badge-serial' };
+const DEFAULT_BAUD: Record<string, number> = { r30x: 57600, gt521: 9600, badge: 9600 };
+const FORMAT_HELP = 'the line format: em4100-dec (default: 10 digits, CR LF), em4100-hex (STX, 10 hex digits, XOR checksum, ETX; repeated every 50 ms while the card stays), wiegand26 or wiegand34 (a bit line with parity)';
 
 /**
  * Reads the host side's line speed with stty (a few ms). Cached while the host keeps talking:
@@ -66,27 +59,68 @@ function hostBaudReader(path: string): (fresh?: boolean) => number | null {
   };
 }
 
-const command: Command = {
-  summary: 'serve a simulated scanner module on a pseudo-terminal (r30x, gt521) or in-process (iris)',
-  usage: USAGE,
-  async run(argv) {
-    const { values, positionals } = parseCommandArgs(
-      argv,
-      {
-        link: { type: 'string' },
-        baud: { type: 'string' },
-        model: { type: 'string' },
-        capacity: { type: 'string' },
-        enroll: { type: 'string' },
-      },
-      USAGE,
-    );
-    const kind = positionals[0];
-    if (!kind || positionals.length > 1) throw new AgentError('CLI_USAGE', 'name one family: r30x, gt521 or iris', {}, { hint: USAGE });
+export default function register(program: Command): Command {
+  const simulate = defineCommand(program, {
+    name: 'simulate',
+    summary: 'serve a simulated scanner module or badge reader on a pseudo-terminal (r30x, gt521, badge) or in-process (iris, badge-hid)',
+    audience: 'technician',
+    details: `The module answers the same bytes as the hardware, paced at the baud rate. It prints
+"device: PATH" once the port is ready; open that path like a serial port
+(edge-agent devices --port PATH). "edge-agent simulate <verb> --help" lists the control commands.`,
+  });
+  withVerbs(simulate);
+  const serial = (cmd: Command, family: string, example: string) =>
+    cmd
+      .requiredOption('--link <path>', `where the serial port appears (a symlink to the pty), e.g. ${example}`)
+      .option('--baud <n>', `the module's line speed (default ${DEFAULT_BAUD[family]})`);
+  const enroll = (cmd: Command) => cmd.option('--enroll <slot:id,...>', 'store virtual finger ID in slot SLOT at start (comma-separated list)');
+
+  const r30x = defineCommand(simulate, { name: 'r30x', summary: 'an R30x fingerprint module (R503, R307, R305, AS608, ZFM-20) on a pseudo-terminal', details: CONTROL });
+  serial(r30x, 'r30x', '/tmp/ttyR30X')
+    .option('--model <name>', 'R503 (default), R307, R305, AS608 or ZFM-20')
+    .option('--capacity <n>', "module library size (default: the model's)");
+  action<Values>(enroll(r30x), serveSimulator('r30x'));
+
+  const gt521 = defineCommand(simulate, { name: 'gt521', summary: 'a GT-521 fingerprint module on a pseudo-terminal', details: CONTROL });
+  serial(gt521, 'gt521', '/tmp/ttyGT').option('--model <name>', 'GT-521F52 (default, 3000 templates) or GT-521F32 (200)');
+  action<Values>(enroll(gt521), serveSimulator('gt521'));
+
+  const iris = defineCommand(simulate, { name: 'iris', summary: 'an iris camera (USB HID), served in-process', details: CONTROL })
+    .alias('iris-hid')
+    .option('--model <name>', 'the model the camera reports (default SIM-IRIS-1)');
+  action<Values>(iris, serveSimulator('iris'));
+
+  const badge = defineCommand(simulate, { name: 'badge', summary: 'a serial badge reader (EM4100 125 kHz, Wiegand-to-UART) on a pseudo-terminal', details: CONTROL }).alias('badge-serial');
+  serial(badge, 'badge', '/tmp/ttyBADGE').option('--format <format>', FORMAT_HELP);
+  action<Values>(badge, serveSimulator('badge'));
+
+  const badgeHid = defineCommand(simulate, { name: 'badge-hid', summary: 'a USB keyboard-wedge badge reader (HID), served in-process; prints each card the in-process reader reads', details: CONTROL }).option(
+    '--format <format>',
+    'the line format it types: em4100-dec (default), wiegand26 or wiegand34',
+  );
+  action<Values>(badgeHid, serveSimulator('badge-hid'));
+  return simulate;
+}
+
+/** The action of `simulate <kind>`: serves until "quit", SIGINT or SIGTERM. */
+function serveSimulator(kind: string): (values: Values) => Promise<number> {
+  return async (values) => {
+    const { SerialTransport } = await import('../../../drivers/transport/serial-transport.js');
+    const { createSocatPair } = await import('../../../drivers/transport/socat-pair.js');
+    const { attachSimulator, createSimulatedScanner } = await import('../../../drivers/simulated.js');
+    const { syntheticImages } = await import('../../synthetic/simulator-sources.js');
     const capacity = intFlag('capacity', values.capacity);
+    // Checked before a pty or socat exists, so a typo leaves nothing behind.
+    const enrolments = (values.enroll ?? '').split(',').filter(Boolean).map((item): [number, number] => {
+      const [slot, id] = item.split(':').map(Number);
+      if (!Number.isInteger(slot) || !Number.isInteger(id)) throw usageError(`simulate ${kind}`, `--enroll takes SLOT:ID pairs, got "${item}"`, { flag: 'enroll', value: item });
+      return [slot!, id!];
+    });
     const options = {
+      images: syntheticImages,
       ...(values.model ? { model: values.model } : {}),
       ...(capacity !== undefined ? { capacity } : {}),
+      ...(values.format ? { format: values.format } : {}),
     };
     let simulator: SimulatorControl;
     let pair: SocatPair | undefined;
@@ -100,13 +134,18 @@ const command: Command = {
       simulator = sim.simulator;
       inProcess = sim.scanner;
       process.stdout.write(`device: in-process ${info.model} (${info.family})\n`);
+    } else if (kind === 'badge-hid') {
+      const sim = await createSimulatedScanner('badge-hid', { ...options, pacing: true });
+      const info = await sim.scanner.open();
+      simulator = sim.simulator;
+      inProcess = sim.scanner;
+      process.stdout.write(`device: in-process ${info.model} (${info.family})\n`);
+      void printReads(sim.scanner);
     } else {
-      const family = SERIAL_FAMILIES[kind];
-      if (!family) throw new AgentError('CLI_USAGE', `unknown family "${kind}"`, { family: kind }, { hint: USAGE });
-      if (!values.link) throw new AgentError('CLI_USAGE', '--link PATH is required for a serial module', {}, { hint: USAGE });
+      const family = SERIAL_FAMILIES[kind]!;
       const baud = intFlag('baud', values.baud, DEFAULT_BAUD[kind])!;
       serialBaud = baud;
-      pair = await createSocatPair(values.link);
+      pair = await createSocatPair(values.link!);
       const device = new SerialTransport({ path: pair.deviceLink, baud });
       try {
         await device.open();
@@ -118,13 +157,11 @@ const command: Command = {
         throw err;
       }
       process.stdout.write(`device: ${pair.hostLink}\n`);
-      process.stderr.write(`simulating ${kind} at ${baud} baud; control commands on stdin ("edge-agent help simulate")\n`);
+      process.stderr.write(`simulating ${kind} at ${baud} baud; control commands on stdin ("edge-agent simulate ${kind} --help")\n`);
     }
-    for (const item of (values.enroll ?? '').split(',').filter(Boolean)) {
-      const [slot, id] = item.split(':').map(Number);
-      if (!Number.isInteger(slot) || !Number.isInteger(id)) throw new AgentError('CLI_USAGE', `--enroll takes SLOT:ID pairs, got "${item}"`, {}, { hint: USAGE });
+    for (const [slot, id] of enrolments) {
       if (!simulator.enroll) throw new AgentError('CLI_USAGE', `this simulator keeps no module slots`, {});
-      simulator.enroll(slot!, id!);
+      simulator.enroll(slot, id);
     }
 
     return await new Promise<number>((resolve) => {
@@ -174,6 +211,19 @@ const command: Command = {
       // stdin closing does not stop the simulator (it may run in the background); signals do.
     });
 
+    /** The in-process keyboard-wedge reader's reads, as they come (a simulator's own cards: printing them is fine). */
+    async function printReads(reader: Scanner): Promise<void> {
+      while (!stopping) {
+        if (!(await reader.waitForPresence({ timeoutMs: 500 }))) continue;
+        try {
+          const read = await reader.readCredential!();
+          process.stdout.write(`read: ${read.format} card ${read.credential}\n`);
+        } catch (err) {
+          process.stdout.write(`read failed: ${describeError(err).replace(/\n/g, ' ')}\n`);
+        }
+      }
+    }
+
     /** Unplug: socat stops, the port vanishes. Plug back: a new pty at the same path, same module. */
     async function replug(unplug: boolean): Promise<void> {
       if (unplug) {
@@ -198,6 +248,7 @@ const command: Command = {
       switch (cmd) {
         case 'finger':
         case 'eye':
+        case 'card':
         case 'present':
           simulator.present(num(a, 'an id'));
           return;
@@ -212,15 +263,16 @@ const command: Command = {
           if (!a || !b) throw new AgentError('CLI_USAGE', 'fault NAME on|off|N');
           const value = b === 'on' ? true : b === 'off' ? false : num(b, 'on, off or a count');
           simulator.setFault(a, value);
+          // An in-process HID device comes back on the bus (the reader reopens it by itself).
+          if (a === 'unplug' && value === false && !pair && 'replug' in simulator) (simulator as { replug(): void }).replug();
           return;
         }
         case 'quit':
         case 'exit':
           return 'quit';
         default:
-          throw new AgentError('CLI_USAGE', `unknown control command "${cmd}"; use finger, eye, lift, enroll, fault or quit`);
+          throw new AgentError('CLI_USAGE', `unknown control command "${cmd}"; use finger, eye, card, lift, enroll, fault or quit`);
       }
     }
-  },
-};
-export default command;
+  };
+}

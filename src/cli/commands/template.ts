@@ -1,15 +1,13 @@
-import type { Command } from '../command.js';
-import { dispatchVerb } from '../subcommands.js';
+/**
+ * `edge-agent template info|compare|extract`: biometric template files. Each verb is a file of
+ * `../template/`, owned by the feature it serves.
+ */
+import type { Command } from 'commander';
+import { defineCommand, registerFolder, withVerbs } from '../command.js';
 
-const verbs = new URL('../template/', import.meta.url);
-
-const command: Command = {
-  summary: 'biometric templates: info, compare, extract',
-  usage: `usage: edge-agent template <verb> [options]
-  info FILE                                   what a template file holds
-  compare A B [--json]                        score and decision for two template files
-  compare --pairs FILE [--json]               one score per tab-separated pair of paths
-  extract --modality finger|iris --image FILE --out FILE [--json]`,
-  run: (argv) => dispatchVerb('template', verbs, argv),
-};
-export default command;
+export default async function register(program: Command): Promise<Command> {
+  const template = defineCommand(program, { name: 'template', summary: 'biometric templates: info, compare, extract', audience: 'integrators' });
+  withVerbs(template);
+  await registerFolder(template, new URL('../template/', import.meta.url));
+  return template;
+}

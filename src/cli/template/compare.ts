@@ -1,44 +1,52 @@
 import { dirname, resolve } from 'node:path';
-import type { Command } from '../command.js';
-import { parseCommandArgs, printJson } from '../args.js';
+import type { Command } from 'commander';
+import { action, defineCommand, printJson, usageError, withJson } from '../command.js';
 import { AgentError, describeError, toAgentError } from '../../core/errors.js';
-import { loadConfig } from '../../config/config.js';
-import { compareTemplates, readTemplate, type LoadedTemplate, type TemplateThresholds } from '../../biometrics/template-file.js';
+import type { LoadedTemplate, TemplateThresholds } from '../../biometrics/template-file.js';
 import { readTemplateFile } from './info.js';
 
-const usage = `usage: edge-agent template compare A B [--json] [--threshold N] [--shift-range N] [--config FILE]
-       edge-agent template compare --pairs FILE [--json] [--threshold N] [--shift-range N] [--config FILE]
-  Scores two template files of the same modality (ISO/IEC 19794-2 or ANSI 378 fingers, iris
-  code v1) and says accept or reject at the configured threshold (biometrics.fingerThreshold:
-  score ≈ −10·log10 FMR, higher is better; biometrics.irisThreshold: normalized Hamming
-  distance, lower is better). --threshold overrides the threshold of the modality compared.
-  --pairs FILE: one pair per line, two paths separated by a tab (relative paths are relative to
-  FILE's folder; blank lines and lines starting with # are skipped); prints one line per pair
-  in the same order: the score, or "error CODE: message" for a pair that cannot be compared
-  (the exit code is then 1).`;
+type Values = { json?: boolean; pairs?: string; threshold?: string; 'shift-range'?: string; config?: string };
 
 function numberFlag(name: string, v: string | undefined): number | undefined {
   if (v === undefined) return undefined;
   const n = Number(v);
-  if (!Number.isFinite(n)) throw new AgentError('CLI_USAGE', `--${name} takes a number, got "${v}"`, { flag: name, value: v }, { hint: usage });
+  if (v.trim() === '' || !Number.isFinite(n)) throw usageError('template compare', `--${name} takes a number, got "${v}"`, { flag: name, value: v });
   return n;
 }
 
-const command: Command = {
-  summary: 'score and decision for two template files, or a list of pairs',
-  usage,
-  async run(argv) {
-    const { values, positionals } = parseCommandArgs(
-      argv,
-      { json: { type: 'boolean' }, pairs: { type: 'string' }, threshold: { type: 'string' }, 'shift-range': { type: 'string' }, config: { type: 'string' } },
-      usage,
-    );
-    const bio = loadConfig({ file: values.config ?? null }).biometrics;
+export default function register(template: Command): Command {
+  const cmd = defineCommand(template, {
+    name: 'compare',
+    summary: 'score and decision for two template files, or a list of pairs',
+    details: `Scores two template files of the same modality (ISO/IEC 19794-2 or ANSI 378 fingers, iris
+code v1) and says accept or reject at the configured threshold (biometrics.fingerThreshold:
+score ≈ −10·log10 FMR, higher is better; biometrics.irisThreshold: normalized Hamming
+distance, lower is better).
+--pairs FILE: one pair per line, two paths separated by a tab (relative paths are relative to
+FILE's folder; blank lines and lines starting with # are skipped); prints one line per pair
+in the same order: the score, or "error CODE: message" for a pair that cannot be compared
+(the exit code is then 1).`,
+  })
+    .usage('[options] A B | --pairs FILE [options]')
+    .argument('[A]', 'a template file')
+    .argument('[B]', 'the template file to compare it with');
+  withJson(cmd, 'print the result as JSON on stdout (with --pairs: one JSON object per line)');
+  cmd
+    .option('--pairs <file>', 'compare the pairs listed in FILE instead of A and B')
+    .option('--threshold <n>', "the threshold of the modality compared, instead of the config's")
+    .option('--shift-range <n>', 'iris: column shifts tried each way, a whole number 0-63 (default biometrics.irisShiftRange of the config)')
+    .option('--config <file>', 'config file to take the thresholds from');
+  return action<Values>(cmd, async (values, positionals) => {
     const threshold = numberFlag('threshold', values.threshold);
     const shiftRange = numberFlag('shift-range', values['shift-range']);
     if (shiftRange !== undefined && (!Number.isInteger(shiftRange) || shiftRange < 0 || shiftRange > 63)) {
-      throw new AgentError('CLI_USAGE', `--shift-range takes a whole number 0-63, got ${shiftRange}`, {}, { hint: usage });
+      throw usageError('template compare', `--shift-range takes a whole number 0-63, got ${shiftRange}`, { flag: 'shift-range', value: shiftRange });
     }
+    if (values.pairs === undefined && positionals.length !== 2) throw usageError('template compare', 'template compare takes two files A B, or --pairs FILE');
+    if (values.pairs !== undefined && positionals.length > 0) throw usageError('template compare', '--pairs takes no other file arguments');
+    const { configForFlags } = await import('../../config/load.js');
+    const { compareTemplates, readTemplate } = await import('../../biometrics/template-file.js');
+    const bio = configForFlags({ ...(values.config ? { config: values.config } : {}) }, process.env, { require: false }).biometrics;
     const thresholds = (modality: string): TemplateThresholds => ({
       irisThreshold: modality === 'iris' && threshold !== undefined ? threshold : bio.irisThreshold,
       fingerThreshold: modality === 'finger' && threshold !== undefined ? threshold : bio.fingerThreshold,
@@ -60,13 +68,11 @@ const command: Command = {
     };
 
     if (values.pairs === undefined) {
-      if (positionals.length !== 2) throw new AgentError('CLI_USAGE', 'template compare takes two files A B, or --pairs FILE', {}, { hint: usage });
       const r = one(positionals[0]!, positionals[1]!, positionals[0]!, positionals[1]!);
       if (values.json) printJson(r);
       else process.stdout.write(`${r.modality} score ${r.score.toFixed(4)} (${r.scoreKind}; threshold ${r.threshold}): ${r.decision}\n`);
       return 0;
     }
-    if (positionals.length > 0) throw new AgentError('CLI_USAGE', '--pairs takes no other file arguments', {}, { hint: usage });
     const listFile = values.pairs;
     const text = Buffer.from(readTemplateFile(listFile)).toString('utf8');
     const base = dirname(resolve(listFile));
@@ -92,6 +98,5 @@ const command: Command = {
     }
     if (out.length > 0) process.stdout.write(`${out.join('\n')}\n`);
     return failed > 0 ? 1 : 0;
-  },
-};
-export default command;
+  });
+}

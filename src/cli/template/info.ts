@@ -1,12 +1,7 @@
 import { readFileSync } from 'node:fs';
-import type { Command } from '../command.js';
-import { parseCommandArgs, printJson } from '../args.js';
+import type { Command } from 'commander';
+import { action, defineCommand, printJson, withJson } from '../command.js';
 import { AgentError } from '../../core/errors.js';
-import { describeTemplate, readTemplate } from '../../biometrics/template-file.js';
-
-const usage = `usage: edge-agent template info FILE [--json]
-  Says what a template file holds (format, version, counts, quality), never the biometric data.
-  Formats: iris code v1 (EAIR…), ISO/IEC 19794-2 and ANSI INCITS 378 minutiae records (FMR…).`;
 
 /** Reads a template file, turning file-system errors into AgentErrors. */
 export function readTemplateFile(file: string): Uint8Array {
@@ -18,17 +13,19 @@ export function readTemplateFile(file: string): Uint8Array {
   }
 }
 
-const command: Command = {
-  summary: 'what a template file holds (format, version, counts, quality)',
-  usage,
-  async run(argv) {
-    const { values, positionals } = parseCommandArgs(argv, { json: { type: 'boolean' } }, usage);
-    if (positionals.length !== 1) throw new AgentError('CLI_USAGE', 'template info takes one FILE', {}, { hint: usage });
-    const file = positionals[0]!;
-    const info = { file, ...describeTemplate(readTemplate(readTemplateFile(file), file)) };
+export default function register(template: Command): Command {
+  const cmd = defineCommand(template, {
+    name: 'info',
+    summary: 'what a template file holds (format, version, counts, quality)',
+    details: `Says what a template file holds (format, version, counts, quality), never the biometric data.
+Formats: iris code v1 (EAIR…), ISO/IEC 19794-2 and ANSI INCITS 378 minutiae records (FMR…).`,
+  }).argument('<FILE>', 'the template file');
+  withJson(cmd);
+  return action<{ json?: boolean }>(cmd, async (values, [file]) => {
+    const { describeTemplate, readTemplate } = await import('../../biometrics/template-file.js');
+    const info = { file: file!, ...describeTemplate(readTemplate(readTemplateFile(file!), file!)) };
     if (values.json) printJson(info);
     else process.stdout.write(`${Object.entries(info).map(([k, v]) => `${k.padEnd(14)} ${v === null ? '-' : String(v)}`).join('\n')}\n`);
     return 0;
-  },
-};
-export default command;
+  });
+}

@@ -9,6 +9,7 @@ import { ModuleSlots } from '../../store/module-slots.js';
 import { TemplateCache } from '../../store/template-cache.js';
 import type { AgentConfig } from '../../config/config.js';
 import { Identifier, type ModalityMatcher } from '../../terminal/identifier.js';
+import { BadgeMatcher, CredentialHasher } from '../../terminal/credentials.js';
 import type { Extractor } from '../../terminal/engines.js';
 import { createEmbedder, createEmbeddingMatcher } from '../biometric-engines.js';
 import type { DaemonComponent, DaemonContext } from '../daemon.js';
@@ -50,7 +51,8 @@ export class BiometricsComponent implements DaemonComponent {
     rt.cache = await TemplateCache.open(ctx.db, { key: rt.secrets.templateKey });
     const finger = await this.#fingerMatcher(rt.config);
     const embedding = createEmbeddingMatcher(rt.config);
-    const matchers = [finger, embedding].filter((m): m is NonNullable<typeof m> => m !== null);
+    rt.credentials = new CredentialHasher({ siteKey: rt.secrets.siteKey, templateKey: rt.secrets.templateKey });
+    const matchers = [finger, embedding, new BadgeMatcher(rt.credentials)].filter((m): m is NonNullable<typeof m> => m !== null);
     rt.identifier = await Identifier.build(rt.cache, { biometrics: rt.config.biometrics, matchers });
     rt.embedder = createEmbedder(rt.config);
     rt.extractor = await this.#createExtractor(rt.config);
@@ -62,6 +64,7 @@ export class BiometricsComponent implements DaemonComponent {
     await rt.identifier?.close().catch(() => undefined);
     rt.extractor = null;
     rt.identifier = null;
+    rt.credentials = null;
     rt.cache = null;
   }
 }

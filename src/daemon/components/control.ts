@@ -2,12 +2,40 @@
  * The control component: the local control socket that `edge-agent enroll` and `identify` use
  * while the daemon holds the scanners.
  */
+import { z } from 'zod';
+import { employeeCodeSchema } from '../../api/employee-code.js';
 import { ControlServer, controlSocketPath } from '../control-socket.js';
-import { enroll, identifyOnce } from '../../terminal/enroller.js';
-import type { DaemonComponent } from '../daemon.js';
+import { defaultPosition, enroll, identifyOnce } from '../../terminal/enroller.js';
+import { isDateTime, MAX_TZ_OFFSET_MINUTES } from '../../api/date-time.js';
+import type { DaemonComponent, DaemonContext } from '../daemon.js';
 import { deletePersonTemplates } from '../people.js';
 import type { TerminalRuntime } from '../runtime.js';
 import { createAttendanceClient } from '../upstreams.js';
+
+/** Finger, eye, or a badge (one card read on the badge reader). */
+const modality = z.enum(['finger', 'iris', 'badge']).default('finger');
+const scanner = z.string().min(1).max(128).optional();
+
+/** The bodies of the control actions (edge-agent enroll and identify send them). */
+export const EnrollBody = z.strictObject({
+  employeeCode: employeeCodeSchema,
+  modality,
+  position: z.string().min(1).max(32).optional(),
+  captures: z.number().int().min(1).max(10).optional(),
+  minQuality: z.number().int().min(0).max(100).optional(),
+  scanner,
+});
+export const IdentifyBody = z.strictObject({ modality, scanner });
+export const DeleteUserBody = z.strictObject({ employeeCode: employeeCodeSchema });
+/** `edge-agent punch` while the daemon runs (tzOffset in minutes east of UTC). */
+export const PunchBody = z.strictObject({
+  employeeCode: employeeCodeSchema,
+  at: z.string().max(19).refine(isDateTime, 'at must be "yyyy-MM-dd HH:mm:ss"').optional(),
+  tzOffset: z.number().min(-MAX_TZ_OFFSET_MINUTES).max(MAX_TZ_OFFSET_MINUTES).optional(),
+  direction: z.enum(['in', 'out']).optional(),
+  /** A punch sent through the control socket is manual, whatever it says. */
+  source: z.literal('manual').optional(),
+});
 
 export class ControlComponent implements DaemonComponent {
   readonly name = 'control';
@@ -18,24 +46,39 @@ export class ControlComponent implements DaemonComponent {
     this.#rt = rt;
   }
 
-  async start(): Promise<void> {
+  async start(ctx: DaemonContext): Promise<void> {
     const rt = this.#rt;
     const client = rt.config.api.url && rt.secrets.apiKey && rt.secrets.apiSecret ? createAttendanceClient(rt.config, rt.secrets) : null;
-    const modality = (v: unknown) => (v === 'iris' ? 'iris' : 'finger') as 'finger' | 'iris';
     const server = new ControlServer(controlSocketPath(rt.config.dataDir))
       .handle('ping', async () => ({ pong: true, terminal: rt.config.terminal.id }))
       .handle('status', async () => ({ info: await rt.info(), metrics: await rt.metrics() }))
-      .handle('enroll', (body, progress) =>
-        enroll(rt, client, {
-          employeeCode: String(body.employeeCode ?? ''),
-          modality: modality(body.modality),
-          position: typeof body.position === 'string' ? body.position : modality(body.modality) === 'iris' ? 'right' : 'right-index',
-          ...(typeof body.captures === 'number' ? { captures: body.captures } : {}),
-          ...(typeof body.minQuality === 'number' ? { minQuality: body.minQuality } : {}),
-        }, progress, typeof body.scanner === 'string' ? body.scanner : undefined),
+      .handle(
+        'enroll',
+        (body, progress) =>
+          enroll(rt, client, {
+            employeeCode: body.employeeCode,
+            modality: body.modality,
+            position: body.position ?? defaultPosition(body.modality),
+            ...(body.captures !== undefined ? { captures: body.captures } : {}),
+            ...(body.minQuality !== undefined ? { minQuality: body.minQuality } : {}),
+          }, progress, body.scanner),
+        EnrollBody,
       )
-      .handle('identify', (body, progress) => identifyOnce(rt, modality(body.modality), progress, typeof body.scanner === 'string' ? body.scanner : undefined))
-      .handle('delete-user', (body) => deletePersonTemplates(rt, String(body.employeeCode ?? '')));
+      .handle('identify', (body, progress) => identifyOnce(rt, body.modality, progress, body.scanner), IdentifyBody)
+      .handle('delete-user', (body) => deletePersonTemplates(rt, body.employeeCode), DeleteUserBody)
+      // `edge-agent punch` while the daemon runs: the same policy and time authority as a scanner.
+      .handle(
+        'punch',
+        (body) =>
+          ctx.policy.punch({
+            employeeCode: body.employeeCode,
+            source: 'manual',
+            ...(body.at !== undefined ? { at: body.at } : {}),
+            ...(body.tzOffset !== undefined ? { tzOffset: body.tzOffset } : {}),
+            ...(body.direction !== undefined ? { direction: body.direction } : {}),
+          }),
+        PunchBody,
+      );
     await server.start();
     this.#server = server;
   }

@@ -3,12 +3,16 @@
  * commands; it also notes delivery errors and dead letters as the terminal's last error.
  */
 import { AgentError } from '../../core/errors.js';
+import { logger } from '../../core/logger.js';
+import { keyringOf, OpsAuthenticator } from '../../ops/ops-auth.js';
 import { createOpsRouter } from '../../ops/ops-router.js';
 import { TerminalOps } from '../../ops/terminal-ops.js';
 import type { DaemonComponent, DaemonContext } from '../daemon.js';
 import { deletePersonTemplates } from '../people.js';
 import type { TerminalRuntime } from '../runtime.js';
 import { mqttClientOptions } from '../upstreams.js';
+
+const log = logger('ops:terminal');
 
 export interface OpsHooks {
   reloadConfig(): Promise<unknown>;
@@ -28,13 +32,19 @@ export class OpsComponent implements DaemonComponent {
   async start(ctx: DaemonContext): Promise<void> {
     const rt = this.#rt;
     const { config, secrets } = rt;
-    ctx.uploader.on('error', ({ sink, error }) => rt.noteError(new AgentError(error.code, `${sink}: ${error.message}`)));
-    ctx.uploader.on('dead', ({ sink, id, status, description }) => rt.noteError(new AgentError('UPLOAD_DEAD_LETTER', `${sink}: ${id} ${status} ${description}`)));
+    // A delivery error holds until that upstream takes a punch again; dead letters until none is left.
+    ctx.uploader.on('error', ({ sink, error }) => rt.noteError(new AgentError(error.code, `${sink}: ${error.message}`), `upload:${sink}`));
+    ctx.uploader.on('delivered', ({ sink }) => rt.resolve(`upload:${sink}`));
+    ctx.uploader.on('dead', ({ sink, id, status, description }) => rt.noteError(new AgentError('UPLOAD_DEAD_LETTER', `${sink}: ${id} ${status} ${description}`), 'dead-letters'));
     if (!config.mqtt.url || !config.ops.enabled) return;
+    const keyring = keyringOf(secrets);
+    if (keyring.ids.length === 0) log.warn('no ops key in the secrets: every MQTT command is refused (OPS_UNAUTHENTICATED); set opsKey with edge-agent provision --ops-key-file');
+    const verifier = new OpsAuthenticator({ site: config.terminal.site, terminal: config.terminal.id, keyring, windowMs: config.ops.authWindowSec * 1000 });
     const router = createOpsRouter({
       terminal: config.terminal.id,
       info: () => rt.info(),
       queueStatus: () => ctx.outbox.status(),
+      queueList: (o) => ctx.outbox.list(o),
       retryDead: (ids) => ctx.outbox.retryDead(ids),
       syncTemplates: async () => {
         if (!rt.siteSync) throw new AgentError('OPS_SYNC_OFF', 'site template sync is off on this terminal', {}, { hint: 'it needs mqtt.url, a template key and a site key' });
@@ -44,7 +54,7 @@ export class OpsComponent implements DaemonComponent {
       reloadConfig: () => this.#hooks.reloadConfig(),
       deleteUser: (code) => deletePersonTemplates(rt, code),
       restart: () => this.#hooks.restart(),
-    });
+    }, verifier);
     const ops = new TerminalOps({
       url: config.mqtt.url,
       mqttOptions: mqttClientOptions(config, secrets, `${config.terminal.id}-ops`),
@@ -53,6 +63,7 @@ export class OpsComponent implements DaemonComponent {
       metrics: () => rt.metrics(),
       metricsIntervalMs: config.ops.metricsIntervalSec * 1000,
       router,
+      maxPayloadBytes: config.mqtt.maxPayloadBytes,
     });
     await ops.start(1500);
     rt.ops = ops;

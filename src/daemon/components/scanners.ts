@@ -36,14 +36,19 @@ export class ScannersComponent implements DaemonComponent {
     const key = scannerKey(target);
     if (target.path === 'sim') {
       const { createSimulatedScanner } = await import('../../../drivers/simulated.js');
+      const { syntheticImages } = await import('../../synthetic/simulator-sources.js');
       return async () => {
-        const { scanner, simulator } = await createSimulatedScanner(target.family, target.baud !== undefined ? { baud: target.baud } : {});
+        const { scanner, simulator } = await createSimulatedScanner(target.family, {
+          images: syntheticImages,
+          ...(target.baud !== undefined ? { baud: target.baud } : {}),
+          ...(target.format !== undefined ? { format: target.format } : {}),
+        });
         this.#rt.simulators.set(key, simulator);
         return scanner;
       };
     }
     const { createScanner } = await import('../../../drivers/open-scanner.js');
-    return () => createScanner({ family: target.family, path: target.path, ...(target.baud !== undefined ? { baud: target.baud } : {}) });
+    return () => createScanner({ family: target.family, path: target.path, ...(target.baud !== undefined ? { baud: target.baud } : {}), ...(target.format !== undefined ? { format: target.format } : {}) });
   }
 
   async start(ctx: DaemonContext): Promise<void> {
@@ -54,18 +59,32 @@ export class ScannersComponent implements DaemonComponent {
         key,
         open: await this.#opener(target),
         identifyImage: (modality, image) => rt.identifyImage(modality, image),
+        identifyCredential: (read) => rt.identifyCredential(read),
         slotOwner: async (k, slot) => (rt.slots ? rt.slots.owner(k, slot) : null),
+        // Through the credential rule (policy.require): a badge may only be the first of two factors.
         punch: async ({ employeeCode, source, score }) => {
-          const r = await ctx.policy.punch({ employeeCode, source, score });
-          return r.recorded ? { recorded: true, direction: r.direction } : { recorded: false, reason: `${r.reason}: already recorded ${r.secondsAgo}s ago` };
+          const r = await ctx.policy.present({ employeeCode, source, score });
+          if (r.recorded) return { recorded: true, direction: r.direction };
+          if (r.reason === 'awaiting') return { recorded: false, outcome: 'awaiting', reason: `badge taken: the finger or eye within ${r.withinSec} s` };
+          if (r.reason === 'not-accepted') return { recorded: false, outcome: 'denied', reason: r.detail };
+          return { recorded: false, reason: `${r.reason}: already recorded ${r.secondsAgo}s ago` };
+        },
+        // A card reader without a light: the terminal's other scanners show the outcome.
+        fallbackFeedback: async (kind) => {
+          await Promise.all(
+            [...rt.workers.values()]
+              .filter((w) => w.key !== key)
+              .map((w) => w.feedbackIfAble(kind)),
+          );
         },
         onReady: async (scanner, info) => {
           if (!rt.cache || !rt.slots || !scanner.capabilities.moduleSearch) return;
           const cache = rt.cache;
           try {
             await placeModuleTemplates({ scanner, info, scannerKey: key, slots: rt.slots, templatesOfFormat: (format) => moduleTemplatesOf(cache, format) });
+            rt.resolve(`modules:${key}`);
           } catch (err) {
-            rt.noteError(err);
+            rt.noteError(err, `modules:${key}`);
             log.warn({ scanner: key, err: toAgentError(err).toJSON() }, 'could not place module templates; host matching covers everyone');
           }
         },
@@ -73,11 +92,15 @@ export class ScannersComponent implements DaemonComponent {
       worker.on('capture', (outcome) => {
         rt.noteCapture(outcome);
         const level = outcome.result === 'refused' ? 'error' : 'info';
+        // The badge's number is never logged: a badge outcome names the person, never the card.
         log[level]({ scanner: key, result: outcome.result, employeeCode: outcome.employeeCode, path: outcome.path, score: outcome.score, direction: outcome.direction, latencyMs: outcome.latencyMs, detail: outcome.detail }, `capture: ${outcome.result}`);
       });
       worker.on('status', (s) => {
-        if (s.status === 'disconnected' && s.error) rt.noteError(new AgentError('AGENT_SCANNER_DISCONNECTED', `${key}: ${s.error}`));
+        // The scanner's error holds until it is ready again.
+        if (s.status === 'disconnected' && s.error) rt.noteError(new AgentError('AGENT_SCANNER_DISCONNECTED', `${key}: ${s.error}`), `scanner:${key}`);
+        else if (s.status === 'ready') rt.resolve(`scanner:${key}`);
         void rt.ops?.publishInfo();
+        void rt.ops?.publishMetrics(); // the fleet sees a scanner go (degraded) and come back at once
       });
       rt.workers.set(key, worker);
       worker.start();

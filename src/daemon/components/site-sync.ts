@@ -37,11 +37,15 @@ export class SiteSyncComponent implements DaemonComponent {
       terminal: config.terminal.id,
       key: secrets.siteKey,
       store: siteStore(rt.cache),
+      maxPayloadBytes: config.mqtt.maxPayloadBytes,
     });
-    sync.on('error', ({ error }) => rt.noteError(error));
+    // A record that could not be applied holds until a record of that person applies.
+    sync.on('error', ({ employeeCode, error }) => rt.noteError(error, `site:${employeeCode}`));
+    sync.on('removed', ({ employeeCode }) => rt.resolve(`site:${employeeCode}`));
     // The modules follow the cache: a person received from the site is placed in a slot (after a
     // burst of retained records, once), a person deleted through the site leaves the modules now.
-    sync.on('applied', () => {
+    sync.on('applied', ({ employeeCode }) => {
+      rt.resolve(`site:${employeeCode}`);
       if (this.#placeTimer) clearTimeout(this.#placeTimer);
       this.#placeTimer = setTimeout(() => {
         this.#placeTimer = null;

@@ -5,7 +5,7 @@
  * locks, savepoints and transactions.
  */
 import type { Role } from '../roles.js';
-import type { Attempt, EventRow, EventUpsert, NewBiometric, NewUser, ReportRow, StoreOps, UserRow, UserUpdate } from './store.js';
+import type { ApiKeyInfo, Attempt, EventRow, EventUpsert, NewBiometric, NewUser, ReportRow, StoreOps, UserRow, UserUpdate } from './store.js';
 
 export const EVENT_COLUMNS = 'id, employee_code, in_time, out_time, shift, tz_offset';
 const USER_COLUMNS = 'employee_code, first_name, last_name, email, login_name, status, group_code';
@@ -49,6 +49,20 @@ export abstract class SqlOps implements StoreOps {
 
   async deleteTokens(): Promise<void> {
     await this.rows(null, 'DELETE FROM server_tokens');
+  }
+
+  async apiKeys(nowMs: number): Promise<ApiKeyInfo[]> {
+    const rows = await this.rows<{ api_key: string; role: Role; created_at: string; active: number }>(
+      null,
+      'SELECT k.api_key, k.role, k.created_at, (SELECT COUNT(*) FROM server_tokens t WHERE t.api_key = k.api_key AND t.expires_at > $1) AS active FROM server_api_keys k ORDER BY k.created_at, k.api_key',
+      [nowMs],
+    );
+    return rows.map((r) => ({ apiKey: r.api_key, role: r.role, createdAt: r.created_at, activeTokens: Number(r.active) }));
+  }
+
+  async deleteApiKey(apiKey: string): Promise<boolean> {
+    await this.rows(null, 'DELETE FROM server_tokens WHERE api_key = $1', [apiKey]);
+    return (await this.rows(null, 'DELETE FROM server_api_keys WHERE api_key = $1 RETURNING api_key', [apiKey])).length > 0;
   }
 
   /** Records `check` as the biometric key's check value unless one is recorded; true when the recorded one is `check`. */

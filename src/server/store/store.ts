@@ -78,6 +78,15 @@ export interface NewBiometric {
 /** The outcome of `attempt`: the value, or the database's refusal of just that work. */
 export type Attempt<T> = { value: T } | { refused: Error };
 
+/** An API key as `edge-agent keys list` shows it (never its secret, which is only a hash here). */
+export interface ApiKeyInfo {
+  apiKey: string;
+  role: Role;
+  createdAt: string;
+  /** Access tokens of this key that have not expired. */
+  activeTokens: number;
+}
+
 /** What can be done inside a transaction (and, for reads and single writes, outside one). */
 export interface StoreOps {
   // ---- API keys and tokens ----
@@ -87,6 +96,10 @@ export interface StoreOps {
   insertToken(tokenHash: string, apiKey: string, role: Role, expiresAtMs: number, nowMs: number): Promise<void>;
   token(tokenHash: string): Promise<{ role: Role; expiresAtMs: number } | undefined>;
   deleteTokens(): Promise<void>;
+  /** Every key with its tokens not expired at `nowMs`, by creation time (then key). */
+  apiKeys(nowMs: number): Promise<ApiKeyInfo[]>;
+  /** Deletes a key and its tokens; false when there is no such key. */
+  deleteApiKey(apiKey: string): Promise<boolean>;
 
   // ---- users ----
   user(code: string): Promise<UserRow | undefined>;

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSimulatedScanner } from '../../../drivers/simulated.js';
+import { syntheticImages } from '../../../src/synthetic/simulator-sources.js';
 import type { R30xSimulator } from '../../../drivers/r30x/simulator.js';
 import type { TerminalRuntime } from '../../../src/daemon/runtime.js';
 import { describeProgress, modalityFlag, simulatedPerson } from '../../../src/cli/enrol-session.js';
@@ -11,7 +12,7 @@ afterEach(async () => {
 });
 
 async function runtimeWithModule(): Promise<TerminalRuntime> {
-  const made = await createSimulatedScanner('r30x');
+  const made = await createSimulatedScanner('r30x', { images: syntheticImages });
   sim = made.simulator;
   return { simulators: new Map([['sim:r30x', made.simulator]]) } as unknown as TerminalRuntime;
 }
@@ -20,12 +21,15 @@ describe('enroll/identify command helpers', () => {
   it('reads --modality and refuses anything else', () => {
     expect(modalityFlag(undefined)).toBe('finger');
     expect(modalityFlag('iris')).toBe('iris');
+    expect(modalityFlag('badge')).toBe('badge');
     expect(() => modalityFlag('nose')).toThrow(expect.objectContaining({ code: 'CLI_USAGE' }));
   });
 
   it('turns progress events into lines a person reads', () => {
     expect(describeProgress({ step: 'captured', capture: 2, of: 3, quality: 71 })).toBe('  capture 2/3 taken (quality 71)');
     expect(describeProgress({ step: 'upload', item: 1, statusCode: 'SUCCESS', statusDescription: 'enrolled' })).toBe('  upload item 1: SUCCESS (enrolled)');
+    // a module template alone: said as it is, not "upload item undefined: undefined"
+    expect(describeProgress({ step: 'upload', message: 'only a module template was taken (vendor format): nothing uploaded to the service' })).toBe('  only a module template was taken (vendor format): nothing uploaded to the service');
     expect(describeProgress({ step: 'upload', error: 'API_TIMEOUT: no answer', message: 'enrol again' })).toBe('  upload failed: API_TIMEOUT: no answer (enrol again)');
     expect(describeProgress({ step: 'module', press: 1 })).toBe('  module press 1 read');
     expect(describeProgress({ step: 'user', message: 'E1 is Ada' })).toBe('  E1 is Ada');
@@ -35,17 +39,17 @@ describe('enroll/identify command helpers', () => {
     const rt = await runtimeWithModule();
     const person = simulatedPerson(rt, 'finger', 42);
     person.onProgress({ step: 'capture', capture: 1, of: 3 });
-    expect(sim!.finger).toBe(42);
+    expect(sim!.presented).toBe(42);
     person.onProgress({ step: 'captured', capture: 1, of: 3, quality: 80 });
-    expect(sim!.finger).toBeNull();
+    expect(sim!.presented).toBeNull();
     person.onProgress({ step: 'module', message: 'enrolling on the module' });
-    expect(sim!.finger).toBe(42);
+    expect(sim!.presented).toBe(42);
     person.onProgress({ step: 'module', press: 1 });
-    expect(sim!.finger).toBeNull();
+    expect(sim!.presented).toBeNull();
     await new Promise((r) => setTimeout(r, 500));
-    expect(sim!.finger).toBe(42);
+    expect(sim!.presented).toBe(42);
     person.onProgress({ step: 'module', press: 2 });
-    expect(sim!.finger).toBeNull();
+    expect(sim!.presented).toBeNull();
     await person.stop();
   });
 
@@ -53,9 +57,9 @@ describe('enroll/identify command helpers', () => {
     const rt = await runtimeWithModule();
     const person = simulatedPerson(rt, 'finger', 7, { holdMs: 50 });
     person.onProgress({ step: 'capture' });
-    expect(sim!.finger).toBe(7);
+    expect(sim!.presented).toBe(7);
     await new Promise((r) => setTimeout(r, 120));
-    expect(sim!.finger).toBeNull();
+    expect(sim!.presented).toBeNull();
     await person.stop();
     expect(() => simulatedPerson(rt, 'iris', 1)).toThrow(expect.objectContaining({ code: 'CLI_USAGE' }));
   });

@@ -34,6 +34,15 @@ describe('config: defaults and layers', () => {
     expect(secretsFilePath(c)).toBe(join(c.dataDir, 'secrets.yaml'));
   });
 
+  it('gives the operations console loopback, alert rules and no Home Assistant by default, and checks what a file sets', () => {
+    const c = loadConfig({ file: file(''), env: {} });
+    expect(c.console).toMatchObject({ host: '127.0.0.1', port: 8470, tls: null, historyHours: 24, homeAssistant: { sites: [], discoveryPrefix: 'homeassistant' } });
+    expect(c.console.alerts).toEqual({ lostMinutes: 2, silentMinutes: 5, oldestPendingMinutes: 30, deadLetters: true, clockUnsynchronized: true, minFreeDiskMb: 200, maxCpuTempC: 80, terminalAlerts: true });
+    expect(loadConfig({ file: file('console: {alerts: {lostMinutes: null}, homeAssistant: {sites: ["*"]}}'), env: {} }).console).toMatchObject({ alerts: { lostMinutes: null }, homeAssistant: { sites: ['*'] } });
+    expect(failure(() => loadConfig({ file: file('console: {homeAssistant: {sites: ["plant a"]}}'), env: {} })).message).toContain('console.homeAssistant.sites');
+    expect(failure(() => loadConfig({ file: file('console: {allowedOrigins: ["https://ops.example.com/path"]}'), env: {} })).message).toContain('console.allowedOrigins');
+  });
+
   it('reads JSON as well as YAML', () => {
     const c = loadConfig({ file: file('{"terminal": {"id": "gate-7"}}', 'json'), env: {} });
     expect(c.terminal.id).toBe('gate-7');
@@ -49,6 +58,12 @@ describe('config: defaults and layers', () => {
     expect(c.outbox.batchSize).toBe(50);
   });
 
+  it('leaves the tests\' own EDGE_AGENT_TEST_* variables out of the configuration', () => {
+    const env = { EDGE_AGENT_TEST_HIDE: 'socat', EDGE_AGENT_TEST_CLOCK_OFFSET_FILE: '/tmp/x', EDGE_AGENT_CLOCK__SOURCES: '[]' };
+    expect(configFromEnv(env)).toEqual({ clock: { sources: [] } });
+    expect(loadConfig({ env }).clock.sources).toEqual([]);
+  });
+
   it('keeps a string key a string when the environment value looks like a number', () => {
     expect(configFromEnv({ EDGE_AGENT_TERMINAL__ID: '123' })).toEqual({ terminal: { id: '123' } });
     expect(loadConfig({ env: { EDGE_AGENT_TERMINAL__ID: '123' } }).terminal.id).toBe('123');
@@ -61,7 +76,7 @@ describe('config: defaults and layers', () => {
       upstream: ['api', 'mqtt'],
     });
     expect(envName('api.pathForm')).toBe('EDGE_AGENT_API__PATH_FORM');
-    // what the systemd unit sets
+    // the generic form still works (the unit sets none: the data folder comes from the config)
     expect(configFromEnv({ EDGE_AGENT_DATA_DIR: '/var/lib/edge-agent', EDGE_AGENT_LOGGING__MODULES: '{"drivers:*":"debug"}' })).toEqual({
       dataDir: '/var/lib/edge-agent',
       logging: { modules: { 'drivers:*': 'debug' } },
@@ -72,10 +87,15 @@ describe('config: defaults and layers', () => {
     expect(configFromFlags({ api: 'http://h', mqtt: 'mqtt://b', 'log-format': 'pretty', secrets: '/s' })).toEqual({
       api: { url: 'http://h' },
       mqtt: { url: 'mqtt://b' },
-      upstream: ['api', 'mqtt'],
       logging: { format: 'pretty' },
       secretsFile: '/s',
     });
+  });
+
+  it('--mqtt alone is monitoring: punches go to the broker only with --upstream', () => {
+    expect(configFromFlags({ mqtt: 'mqtt://b' })).toEqual({ mqtt: { url: 'mqtt://b' } });
+    expect(loadConfig({ env: {}, overrides: configFromFlags({ api: 'http://h', mqtt: 'mqtt://b' }) }).upstream).toEqual(['api']);
+    expect(configFromFlags({ mqtt: 'mqtt://b', upstream: 'api,mqtt' }).upstream).toEqual(['api', 'mqtt']);
   });
 });
 
@@ -187,3 +207,27 @@ describe('config: logging', () => {
     expect(levels['drivers:x']).toBe('debug');
   });
 });
+
+describe('config: badge readers and what a person must present', () => {
+  it('takes badge readers with their line format, and the credential rule with its window', () => {
+    const c = parseConfig({ scanners: [{ family: 'badge-serial', path: '/dev/ttyUSB1', format: 'em4100-hex' }, { family: 'badge-hid', path: '/dev/hidraw0' }], policy: { require: 'both', bothWithinSec: 20 } });
+    expect(c.scanners).toEqual([{ family: 'badge-serial', path: '/dev/ttyUSB1', format: 'em4100-hex' }, { family: 'badge-hid', path: '/dev/hidraw0' }]);
+    expect(c.policy).toMatchObject({ require: 'both', bothWithinSec: 20 });
+    expect(parseConfig({}).policy).toMatchObject({ require: 'either', bothWithinSec: 15 });
+  });
+
+  it('names the mistake: a format on a fingerprint module, an unknown format, an unknown rule', () => {
+    const err = (raw: unknown) => {
+      try {
+        parseConfig(raw);
+      } catch (e) {
+        return e as AgentError;
+      }
+      throw new Error('accepted');
+    };
+    expect(err({ scanners: [{ family: 'r30x', path: '/dev/ttyUSB0', format: 'em4100-dec' }] })).toMatchObject({ code: 'CONFIG_INVALID', context: { key: 'scanners.0.format' }, hint: expect.stringContaining('only for badge-serial and badge-hid') });
+    expect(err({ scanners: [{ family: 'badge-serial', path: '/dev/ttyUSB0', format: 'em4200' }] })).toMatchObject({ code: 'CONFIG_BAD_ENUM', context: { key: 'scanners.0.format' } });
+    expect(err({ policy: { require: 'finger' } })).toMatchObject({ code: 'CONFIG_BAD_ENUM', hint: expect.stringContaining('either') });
+  });
+});
+

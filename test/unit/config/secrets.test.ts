@@ -86,4 +86,48 @@ describe('secrets', () => {
     const k = generateKey();
     expect(secretValues({ ...emptySecrets(), apiSecret: 'x1', templateKey: k })).toEqual(['x1', k.toString('hex'), k.toString('base64')]);
   });
+
+  it('holds the site ops key and operators\' keys by id (file and credentials), and writes them back', () => {
+    const file = join(dir, 'ops', 'secrets.yaml');
+    const opsKey = generateKey();
+    const alice = generateKey();
+    writeSecrets(file, { ...emptySecrets(), opsKey, opsKeys: { alice } });
+    const text = readFileSync(file, 'utf8');
+    expect(text).toContain(`opsKey: ${opsKey.toString('hex')}`);
+    expect(text).toContain(`alice: ${alice.toString('hex')}`);
+    const s = loadSecrets({ file, credentialsDir: null });
+    expect(s.opsKey?.equals(opsKey)).toBe(true);
+    expect(s.opsKeys.alice?.equals(alice)).toBe(true);
+    expect(secretValues(s)).toEqual(expect.arrayContaining([opsKey.toString('hex'), alice.toString('base64')]));
+    const cred = join(dir, 'ops-creds');
+    mkdirSync(cred);
+    const bob = generateKey();
+    writeFileSync(join(cred, 'ops-keys'), `bob: ${bob.toString('hex')}\n`);
+    const c = loadSecrets({ file, credentialsDir: cred });
+    expect(Object.keys(c.opsKeys)).toEqual(['bob']);
+    expect(c.sources.opsKeys).toBe('credential:ops-keys');
+  });
+
+  it('holds the console password (file or credential console-password) and writes it back', () => {
+    const file = join(dir, 'console', 'secrets.yaml');
+    writeSecrets(file, { ...emptySecrets(), consolePassword: 'scrypt$16384$8$1$c2FsdHNhbHRzYWx0c2FsdA==$aGFzaGhhc2hoYXNoaGFzaGhhc2hoYXNoaGFzaGhhc2g=' });
+    expect(loadSecrets({ file, credentialsDir: null }).consolePassword).toMatch(/^scrypt\$16384\$/);
+    const cred = join(dir, 'console-creds');
+    mkdirSync(cred);
+    writeFileSync(join(cred, 'console-password'), 'from systemd\n');
+    const c = loadSecrets({ file, credentialsDir: cred });
+    expect(c.consolePassword).toBe('from systemd');
+    expect(c.sources.consolePassword).toBe('credential:console-password');
+    expect(secretValues(c)).toContain('from systemd');
+  });
+
+  it('refuses operator key ids that are not allowed and keys that are not 32 bytes', () => {
+    const file = join(dir, 'ops-bad.yaml');
+    writeFileSync(file, `opsKeys:\n  site: ${'11'.repeat(32)}\n`, { mode: 0o600 });
+    expect(failure(() => loadSecrets({ file, credentialsDir: null })).code).toBe('SECRETS_SYNTAX');
+    writeFileSync(file, `opsKeys:\n  alice: abc\n`, { mode: 0o600 });
+    expect(failure(() => loadSecrets({ file, credentialsDir: null })).code).toBe('SECRETS_BAD_KEY');
+    writeFileSync(file, `opsKeys: [1, 2]\n`, { mode: 0o600 });
+    expect(failure(() => loadSecrets({ file, credentialsDir: null })).code).toBe('SECRETS_SYNTAX');
+  });
 });

@@ -47,6 +47,25 @@ describe('SqliteDatabase', () => {
     await db.close();
   });
 
+  it('refuses a database a newer version migrated further, before touching it', async () => {
+    const path = tmp();
+    const newer = await SqliteDatabase.open(path);
+    const m = [{ version: 1, description: 'a', up: 'CREATE TABLE a (x)' }, { version: 2, description: 'b', up: 'ALTER TABLE a ADD COLUMN y' }];
+    await newer.migrate('one', m);
+    await newer.transaction((d) => d.run('INSERT INTO a VALUES (1, 2)'));
+    await newer.close();
+
+    const older = await SqliteDatabase.open(path);
+    const err = await older.migrate('one', m.slice(0, 1)).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'STORE_SCHEMA_TOO_NEW', context: { component: 'one', version: 2, known: 1 } });
+    expect((err as { hint: string }).hint).toContain('edge-agent rollback');
+    // Other components and the data are untouched; the newer schema still opens.
+    expect(await older.migrate('two', [{ version: 1, description: 'c', up: 'CREATE TABLE c (x)' }])).toBe(1);
+    expect(await older.all('SELECT x, y FROM a')).toEqual([{ x: 1, y: 2 }]);
+    expect(await older.migrate('one', m)).toBe(2);
+    await older.close();
+  });
+
   it('names a file that is not a database', async () => {
     const path = tmp();
     writeFileSync(path, 'this is not sqlite at all, not even close'.repeat(100));

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { z } from 'zod';
 import { AgentError } from '../../../src/core/errors.js';
 import { callDaemon, ControlServer, isDaemonListening } from '../../../src/daemon/control-socket.js';
 
@@ -10,10 +11,14 @@ describe('control socket', () => {
     const path = join(mkdtempSync(join(tmpdir(), 'ctl-')), 'control.sock');
     const server = new ControlServer(path)
       .handle('ping', async () => ({ pong: true }))
-      .handle('count', async (body, progress) => {
-        for (let i = 1; i <= Number(body.to); i++) progress({ step: i });
-        return { counted: body.to };
-      })
+      .handle(
+        'count',
+        async (body, progress) => {
+          for (let i = 1; i <= body.to; i++) progress({ step: i });
+          return { counted: body.to };
+        },
+        z.strictObject({ to: z.number().int().min(1).max(10) }),
+      )
       .handle('fail', async () => {
         throw new AgentError('ENROLL_DUPLICATE', 'already enrolled to E2', {}, { hint: 'use another finger' });
       });
@@ -25,6 +30,12 @@ describe('control socket', () => {
     expect(steps).toEqual([1, 2, 3]);
     await expect(callDaemon(path, 'fail', {})).rejects.toMatchObject({ code: 'ENROLL_DUPLICATE', hint: 'use another finger' });
     await expect(callDaemon(path, 'nope', {})).rejects.toMatchObject({ code: 'AGENT_CONTROL_UNKNOWN' });
+    // Bodies are checked against the action's schema before the handler sees them.
+    await expect(callDaemon(path, 'count', { to: 1e9 })).rejects.toMatchObject({ code: 'AGENT_CONTROL_BAD_REQUEST', message: expect.stringContaining('"to"') });
+    await expect(callDaemon(path, 'count', { to: 2, extra: 'x' })).rejects.toMatchObject({ code: 'AGENT_CONTROL_BAD_REQUEST' });
+    await expect(callDaemon(path, 'ping', { anything: 1 })).rejects.toMatchObject({ code: 'AGENT_CONTROL_BAD_REQUEST' });
+    await expect(callDaemon(path, 'count', { to: 'x'.repeat(70_000) })).rejects.toMatchObject({ code: 'AGENT_CONTROL_BAD_REQUEST', message: expect.stringContaining('over 65536 bytes') });
+    expect(steps).toEqual([1, 2, 3]);
     // A second daemon on the same data folder is refused.
     await expect(new ControlServer(path).start()).rejects.toMatchObject({ code: 'AGENT_ALREADY_RUNNING' });
     await server.stop();

@@ -35,7 +35,7 @@ describe('Daemon', () => {
         events.push(`stop ${name}`);
       },
     });
-    const bare = new Daemon({ config, secrets: emptySecrets(), sinks: [sink], idlePollMs: 10 });
+    const bare = new Daemon({ config, secrets: emptySecrets(), sinks: [sink], idlePollMs: 10, clock: { sources: [] } });
     const ctx = await bare.start();
     const r = await ctx.policy.punch({ employeeCode: '1042', source: 'finger' });
     expect(r).toMatchObject({ recorded: true, direction: 'in' });
@@ -43,7 +43,7 @@ describe('Daemon', () => {
     expect(sink.accepted.map((a) => [a.employeeCode, a.terminalId])).toEqual([['1042', 'gate-7']]);
     await bare.stop();
 
-    const daemon = new Daemon({ config, secrets: emptySecrets(), sinks: [new MemorySink('api')] });
+    const daemon = new Daemon({ config, secrets: emptySecrets(), sinks: [new MemorySink('api')], clock: { sources: [] } });
     daemon.use(component('a')).use(component('b'));
     await daemon.start();
     await daemon.stop();
@@ -59,23 +59,21 @@ describe('Daemon', () => {
 });
 
 describe('clock and punch policy', () => {
-  it('marks punches taken while the clock is not synchronized, once the clock monitor is linked', async () => {
-    const { ClockMonitor } = await import('../../../src/daemon/clock.js');
-    const { ClockPolicyLink } = await import('../../../src/daemon/components/clock.js');
+  it('the daemon starts its time authority before anything else: punches are marked with its judgement', async () => {
     const config = parseConfig({ dataDir: dir, terminal: { id: 'gate-7', mode: 'in' } });
     let synced = false;
-    const clock = new ClockMonitor({ detect: async () => ({ synchronized: synced, source: 'test', detail: 'test' }), unsyncedIntervalMs: 60_000 });
-    const daemon = new Daemon({ config, secrets: emptySecrets(), sinks: [new MemorySink('api')] });
-    daemon.use(clock).use(new ClockPolicyLink(clock));
+    const daemon = new Daemon({ config, secrets: emptySecrets(), sinks: [new MemorySink('api')], clock: { detect: async () => ({ synchronized: synced, source: 'test', detail: 'test' }), tickMs: 60_000 } });
+    const seen: string[] = [];
+    daemon.use({ name: 'first', start: async (ctx) => void seen.push(`judged ${ctx.time.judgement()?.source}`), stop: async () => undefined });
     const ctx = await daemon.start();
+    expect(seen).toEqual(['judged test']);
     const a = await ctx.policy.punch({ employeeCode: '1', source: 'finger' });
     synced = true;
-    await clock.check();
+    await ctx.time.check();
     const b = await ctx.policy.punch({ employeeCode: '2', source: 'finger' });
-    const list = await ctx.outbox.list({ limit: 10 });
-    const byId = new Map(list.map((e) => [e.id, e]));
-    expect(a.recorded && byId.get(a.id)?.clockSynced).toBe(false);
-    expect(b.recorded && byId.get(b.id)?.clockSynced).toBe(true);
+    // The first was corrected when the clock became trusted; the second was trusted when taken.
+    expect(a.recorded && (await ctx.outbox.get(a.id))).toMatchObject({ clockSynced: false, clockCorrected: true });
+    expect(b.recorded && (await ctx.outbox.get(b.id))).toMatchObject({ clockSynced: true });
     await daemon.stop();
   });
 });
@@ -83,13 +81,13 @@ describe('clock and punch policy', () => {
 describe('a daemon that does not deliver', () => {
   it('needs no upstream, records punches and leaves their delivery rows for the real daemon', async () => {
     const config = parseConfig({ dataDir: dir, upstream: ['api'], terminal: { mode: 'in' } });
-    const d = new Daemon({ config, secrets: emptySecrets(), deliver: false });
+    const d = new Daemon({ config, secrets: emptySecrets(), deliver: false, clock: { sources: [] } });
     const ctx = await d.start();
     const r = await ctx.policy.punch({ employeeCode: '77', source: 'manual' });
     expect(r.recorded).toBe(true);
     await d.stop();
     const sink = new MemorySink('api');
-    const real = new Daemon({ config, secrets: emptySecrets(), sinks: [sink], idlePollMs: 10 });
+    const real = new Daemon({ config, secrets: emptySecrets(), sinks: [sink], idlePollMs: 10, clock: { sources: [] } });
     const ctx2 = await real.start();
     await until(async () => (await ctx2.outbox.status()).delivered === 1);
     expect(sink.accepted.map((a) => a.employeeCode)).toEqual(['77']);

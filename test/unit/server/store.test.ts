@@ -100,6 +100,26 @@ function storeContract(database: ServiceDatabase): void {
     expect(await store.token('t-new')).toBeUndefined();
   });
 
+  it('lists keys by creation with their unexpired tokens as numbers; deleting a key takes its tokens, and a second delete says there was none', async () => {
+    await fresh();
+    await store.transaction(async (tx) => {
+      await tx.insertApiKey('ak_b', 'hash-b', 'admin-audit', '2024-05-01T10:00:00.000Z');
+      await tx.insertApiKey('ak_a', 'hash-a', 'admin', '2024-05-01T11:00:00.000Z');
+      await tx.insertToken('t-a1', 'ak_a', 'admin', 10_000, 0);
+      await tx.insertToken('t-a2', 'ak_a', 'admin', 10_000, 0);
+      await tx.insertToken('t-a3', 'ak_a', 'admin', 3_000, 0);
+    });
+    expect(await store.apiKeys(5_000)).toEqual([
+      { apiKey: 'ak_b', role: 'admin-audit', createdAt: '2024-05-01T10:00:00.000Z', activeTokens: 0 },
+      { apiKey: 'ak_a', role: 'admin', createdAt: '2024-05-01T11:00:00.000Z', activeTokens: 2 },
+    ]);
+    expect(await store.transaction((tx) => tx.deleteApiKey('ak_a'))).toBe(true);
+    expect(await store.token('t-a1')).toBeUndefined();
+    expect(await store.apiKey('ak_a')).toBeUndefined();
+    expect(await store.transaction((tx) => tx.deleteApiKey('ak_a'))).toBe(false);
+    expect((await store.apiKeys(5_000)).map((k) => k.apiKey)).toEqual(['ak_b']);
+  });
+
   it('records the biometric key check once; another key is told apart', async () => {
     await fresh();
     expect(await store.sameBiometricKey('check-a')).toBe(true);

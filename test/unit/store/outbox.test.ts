@@ -5,8 +5,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isAgentError } from '../../../src/core/errors.js';
 import type { SqliteDatabase } from '../../../src/core/sqlite.js';
 import { openAgentDatabase } from '../../../src/store/agent-db.js';
-import { Outbox, type PunchInput } from '../../../src/store/outbox.js';
-import { ulid, ulidTime } from '../../../src/store/ulid.js';
+import { Outbox, OUTBOX_MIGRATIONS, type PunchInput } from '../../../src/store/outbox.js';
+import { derivedUlid, ulid, ULID_RE, ulidTime } from '../../../src/store/ulid.js';
 
 let dir: string;
 let db: SqliteDatabase;
@@ -31,6 +31,15 @@ describe('ulid', () => {
     expect(new Set(ids).size).toBe(500);
     expect(ulidTime(ids[0]!)).toBe(1_700_000_000_000);
     expect(ulid(1_700_000_000_001) > ids[499]!).toBe(true);
+  });
+
+  it('derives the same id from the same time and key, another from another key', () => {
+    const a = derivedUlid(1_772_348_400_000, 'sha256:ab:1');
+    expect(a).toMatch(ULID_RE);
+    expect(derivedUlid(1_772_348_400_000, 'sha256:ab:1')).toBe(a);
+    expect(derivedUlid(1_772_348_400_000, 'sha256:ab:2')).not.toBe(a);
+    expect(ulidTime(a)).toBe(1_772_348_400_000);
+    expect(derivedUlid(-5, 'k').slice(0, 10)).toBe('0000000000');
   });
 });
 
@@ -75,6 +84,21 @@ describe('Outbox', () => {
     expect(isAgentError(err, 'STORE_OUTBOX_FULL')).toBe(true);
     expect((err as { context: { recorded: number } }).context.recorded).toBe(20);
     expect((await outbox.status()).pending).toBe(20);
+  });
+
+  it('recordMany skips punches whose given id is recorded, counting them, and they take no room under the cap', async () => {
+    const outbox = await Outbox.open(db, { maxPending: 30 });
+    const many = Array.from({ length: 25 }, (_, i) => punch(`E${i}`, 'in', { id: derivedUlid(1_772_348_400_000 + i, `imp:${i + 1}`) }));
+    expect(await outbox.recordMany(many.slice(0, 10), 4)).toMatchObject({ skipped: 0 });
+    const again = await outbox.recordMany(many, 4);
+    expect(again.skipped).toBe(10);
+    expect(again.ids).toEqual(many.slice(10).map((p) => p.id));
+    expect((await outbox.status()).pending).toBe(25);
+    // Nothing new: 25 already there and a cap of 30 is no obstacle.
+    expect(await outbox.recordMany(many, 25)).toEqual({ ids: [], skipped: 25 });
+    await expect(outbox.record(many[0]!)).rejects.toMatchObject({ code: 'STORE_BAD_PUNCH' });
+    await expect(outbox.record(punch('X', 'in', { id: 'not-a-ulid' }))).rejects.toMatchObject({ code: 'STORE_BAD_PUNCH' });
+    expect((await outbox.status()).pending).toBe(25);
   });
 
   it('takes batches in recording order and never passes an employee whose earlier item is backing off', async () => {
@@ -159,15 +183,17 @@ describe('Outbox', () => {
     expect(await outbox.status()).toMatchObject({ pending: 1, delivered: 0 });
   });
 
-  it('holds unsynced punches until corrected, rewriting their time from the monotonic clock', async () => {
+  it('holds unsynced punches until corrected, rewriting their time from the monotonic clock; whatever their age', async () => {
     const wall = Date.UTC(2026, 2, 1, 7, 0, 0);
-    const outbox = await Outbox.open(db, { now: () => wall, unsyncedHoldHours: 24 });
+    const outbox = await Outbox.open(db, { now: () => wall });
     const inP = await outbox.record(punch('A', 'in', { localTime: '1970-01-01 00:10:00', clockSynced: false, bootId: 'boot-1', monotonicMs: 100_000 }));
     await outbox.record(punch('A', 'out', { localTime: '1970-01-01 00:20:00', inTime: '1970-01-01 00:10:00', inId: inP.id, clockSynced: false, bootId: 'boot-1', monotonicMs: 700_000 }));
     await outbox.record(punch('B', 'in', { clockSynced: false, bootId: 'boot-2', monotonicMs: 5 }));
     await outbox.record(punch('C', 'in'));
     expect((await outbox.nextBatch('api', 10)).map((e) => e.employeeCode)).toEqual(['C']);
-    expect((await outbox.status()).unsynced).toBe(3);
+    expect(await outbox.status({ bootId: 'boot-1', monoNowMs: 400_000 })).toMatchObject({ unsynced: 3, held: { clock: 2, earlierBoot: 1, oldestClockSec: 300, review: 0 } });
+    // boot-2 has a trusted reading (an anchor): its punch will be corrected, it waits for no decision.
+    expect((await outbox.status({ bootId: 'boot-1', anchoredBoots: ['boot-2'] })).held).toMatchObject({ clock: 3, earlierBoot: 0 });
     // Synchronized at wall 08:00:00 UTC when the monotonic clock read 1,000,000 ms.
     const n = await outbox.correctUnsynced({ bootId: 'boot-1', wallNowMs: Date.UTC(2026, 2, 1, 8, 0, 0), monoNowMs: 1_000_000 });
     expect(n).toBe(2);
@@ -176,11 +202,61 @@ describe('Outbox', () => {
       ['A', '2026-03-01 08:45:00', null, false, true],
       ['C', '2026-03-01 08:00:00', null, true, false],
     ]);
+    // The recording time is corrected too (the age of the backlog is right again).
+    expect(batch[0]!.createdAt).toBe(Date.UTC(2026, 2, 1, 7, 45, 0));
     const out = await outbox.get((await outbox.list()).find((e) => e.direction === 'out')!.id);
     expect(out).toMatchObject({ localTime: '2026-03-01 08:55:00', inTime: '2026-03-01 08:45:00', clockCorrected: true });
-    // boot-2 cannot be corrected; it goes as it is once the hold passed.
-    const later = await outbox.nextBatch('api', 10, wall + 25 * 3_600_000);
-    expect(later.map((e) => e.employeeCode)).toContain('B');
+    // boot-2 cannot be corrected: a year later it is still held (the hold has no age limit) ...
+    expect((await outbox.nextBatch('api', 10, wall + 365 * 86_400_000)).map((e) => e.employeeCode)).not.toContain('B');
+    // ... until a person releases it: it goes as it is, still marked.
+    await db.transaction((tx) => outbox.releaseWithin(tx, { exceptBoot: 'boot-1' }));
+    const released = (await outbox.nextBatch('api', 10)).find((e) => e.employeeCode === 'B');
+    expect(released).toMatchObject({ clockSynced: false, clockCorrected: false, clockReleased: true, bootId: 'boot-2' });
+    expect((await outbox.status({ bootId: 'boot-1' })).unsynced).toBe(0);
+  });
+
+  it('corrects the punches of an earlier boot from that boot\'s own anchor, in the caller\'s transaction', async () => {
+    const outbox = await Outbox.open(db);
+    await outbox.record(punch('A', 'in', { localTime: '2020-01-01 00:00:00', clockSynced: false, bootId: 'old', monotonicMs: 50_000 }));
+    await outbox.record(punch('B', 'in', { localTime: '2020-01-01 00:00:00', clockSynced: false, bootId: 'never-trusted', monotonicMs: 50_000 }));
+    // The old boot was trusted at 09:00:00 with the monotonic clock at 20,000 ms: the punch was 30 s later.
+    const n = await db.transaction((tx) => outbox.correctWithin(tx, new Map([['old', { wallMs: Date.UTC(2026, 2, 1, 9, 0, 0), monoMs: 20_000 }]])));
+    expect(n).toBe(1);
+    const rows = await outbox.list();
+    expect(rows.map((r) => [r.employeeCode, r.localTime, r.clockCorrected])).toEqual([
+      ['A', '2026-03-01 10:00:30', true],
+      ['B', '2020-01-01 00:00:00', false],
+    ]);
+    expect(await outbox.heldBoots()).toEqual(['never-trusted']);
+    // Correcting again changes nothing.
+    expect(await db.transaction((tx) => outbox.correctWithin(tx, new Map([['old', { wallMs: 0, monoMs: 0 }]])))).toBe(0);
+  });
+
+  it('finds check-outs before their check-in and flags them for review instead of sending them', async () => {
+    const outbox = await Outbox.open(db);
+    const a = await outbox.record(punch('A', 'in', { localTime: '2026-03-01 10:00:00' }));
+    await outbox.record(punch('A', 'out', { localTime: '2026-03-01 09:00:00', inTime: '2026-03-01 10:00:00', inId: a.id }));
+    await outbox.record(punch('B', 'out', { localTime: '2026-03-01 17:00:00', inTime: '2026-03-01 08:00:00' }));
+    await outbox.record(punch('C', 'out', { localTime: '2026-03-01 07:00:00', inTime: '2026-03-01 08:00:00' }));
+    await outbox.applyResults('api', [{ seq: 1, outcome: 'delivered' }]);
+    const batch = await outbox.nextBatch('api', 10);
+    const problems = await outbox.orderProblems(batch);
+    expect(problems.map((p) => batch.find((b) => b.seq === p.seq)!.employeeCode)).toEqual(['A', 'C']);
+    expect(problems[0]!.reason).toContain('check-out at 2026-03-01 09:00:00 is before its check-in at 2026-03-01 10:00:00');
+    expect(await outbox.flagForReview(problems)).toBe(2);
+    expect((await outbox.list({ dead: true })).map((e) => [e.employeeCode, e.deliveries[0]!.lastStatus])).toEqual([['A', 'CLOCK_ORDER'], ['C', 'CLOCK_ORDER']]);
+    expect((await outbox.status()).held.review).toBe(2);
+    expect((await outbox.nextBatch('api', 10)).map((e) => e.employeeCode)).toEqual(['B']);
+  });
+
+  it('migrates an outbox of the first schema: its rows keep their state and get the clock columns', async () => {
+    await db.migrate('outbox', OUTBOX_MIGRATIONS.filter((m) => m.version === 1));
+    await db.transaction((tx) =>
+      tx.run(`INSERT INTO outbox_events (id, employee_code, direction, local_time, tz_offset, source, terminal_id, created_at, clock_synced, boot_id, monotonic_ms)
+              VALUES ('X1', 'A', 'in', '2020-01-01 00:00:00', 0, 'finger', 't', 0, 0, 'b0', 7)`),
+    );
+    const outbox = await Outbox.open(db);
+    expect(await outbox.list()).toMatchObject([{ id: 'X1', clockSynced: false, clockReleased: false, timeSource: 'clock', bootId: 'b0', monotonicMs: 7 }]);
   });
 
   it('reconciles deliveries when the configured sinks change', async () => {

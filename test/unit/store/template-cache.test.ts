@@ -48,7 +48,7 @@ describe('TemplateCache', () => {
     expect(meta).toMatchObject({ id: 't1', employeeCode: 'E001', modality: 'finger', position: 'right-index', format: 'iso19794-2', sensorModel: 'R503', quality: 80, sourceTerminal: 'gate-1', version: 7 });
     const got = (await cache.getTemplate('t1')) as StoredTemplate;
     expect(Buffer.from(got.data).equals(data)).toBe(true);
-    expect(await cache.countsByModality()).toEqual({ finger: 1, iris: 1, embedding: 0 });
+    expect(await cache.countsByModality()).toEqual({ finger: 1, iris: 1, embedding: 0, badge: 0 });
     expect(await cache.maxVersion()).toBe(7);
     expect((await cache.listUsers()).map((u) => u.employeeCode)).toEqual(['E001']);
     await cache.upsertUser({ employeeCode: 'E001', firstName: 'Ada' });
@@ -99,7 +99,7 @@ describe('TemplateCache', () => {
     expect(removed.sort()).toEqual(['a', 'b']);
     expect(await cache.getTemplate('a')).toBeNull();
     expect(await cache.getUser('E1')).toBeNull();
-    expect(await cache.countsByModality()).toEqual({ finger: 1, iris: 0, embedding: 0 });
+    expect(await cache.countsByModality()).toEqual({ finger: 1, iris: 0, embedding: 0, badge: 0 });
     const rows = await db.all('SELECT id FROM templates WHERE employee_code = ?', ['E1']);
     expect(rows).toEqual([]);
   });
@@ -143,9 +143,87 @@ describe('TemplateCache', () => {
     const cache = await TemplateCache.open(db, { key });
     const err = await errorOf(cache.addTemplates([finger('E1', Uint8Array.of(1), { id: 'ok' }), { employeeCode: 'E1', modality: 'iris', position: 'left', format: 'iso19794-2', data: Uint8Array.of(1) }]));
     expect(err.code).toBe('STORE_TEMPLATE_INVALID');
-    expect(await cache.countsByModality()).toEqual({ finger: 0, iris: 0, embedding: 0 });
+    expect(await cache.countsByModality()).toEqual({ finger: 0, iris: 0, embedding: 0, badge: 0 });
     const eye = await errorOf(cache.addTemplate({ employeeCode: 'E1', modality: 'iris', position: 'right-index', format: 'iris-code-v1', data: Uint8Array.of(1) }));
     expect(eye.code).toBe('STORE_TEMPLATE_INVALID');
     expect(eye.message).toMatch(/left, right or unknown/);
+  });
+
+  it('refuses codes outside the shared rule and stores them in NFC', async () => {
+    const cache = await TemplateCache.open(db, { key });
+    for (const code of ['\ud800', '..', 'E\u202e1', 'x'.repeat(65)]) expect((await errorOf(cache.addTemplate(finger(code, Uint8Array.of(1))))).code).toBe('STORE_TEMPLATE_INVALID');
+    const stored = await cache.addTemplate(finger('Jose\u0301', Uint8Array.of(1)));
+    expect(stored.employeeCode).toBe('Jos\u00e9');
+    expect((await cache.listUsers()).map((u) => u.employeeCode)).toEqual(['Jos\u00e9']);
+  });
+
+  it('keeps a version per person that only grows, and outlives a deletion (migration 2)', async () => {
+    let cache = await TemplateCache.open(db, { key });
+    const removed: string[] = [];
+    cache.on('removed', (r) => removed.push(r.id));
+    expect(await cache.personVersion('E1')).toBeNull();
+    const v = (version: number, digest: string | null = `d${version}`) => ({ employeeCode: 'E1', version, digest, origin: 'gate-1' });
+    expect(await cache.replacePerson(v(100), [finger('E1', Uint8Array.of(1), { id: 'a' }), finger('E1', Uint8Array.of(2), { id: 'b' })])).toBe(true);
+    expect(await cache.personVersion('E1')).toMatchObject({ version: 100, deleted: false, digest: 'd100', origin: 'gate-1' });
+    // Not above: nothing changes, in one transaction.
+    expect(await cache.replacePerson(v(100, 'other'), [finger('E1', Uint8Array.of(9), { id: 'z' })])).toBe(false);
+    expect(await cache.replacePerson(v(50), [finger('E1', Uint8Array.of(9), { id: 'z' })])).toBe(false);
+    expect((await cache.listTemplateMeta({ employeeCode: 'E1' })).map((t) => t.id)).toEqual(['a', 'b']);
+    // A newer record replaces all of the person's templates.
+    expect(await cache.replacePerson(v(200), [finger('E1', Uint8Array.of(3), { id: 'c' })])).toBe(true);
+    expect((await cache.listTemplateMeta({ employeeCode: 'E1' })).map((t) => [t.id, t.version])).toEqual([['c', 200]]);
+    expect(removed.sort()).toEqual(['a', 'b']);
+    // A tombstone deletes and stays; an older record cannot bring the person back, after a reopen too.
+    expect(await cache.deletePerson(v(150))).toBeNull();
+    expect(await cache.deletePerson(v(300))).toBe(1);
+    expect(await cache.getUser('E1')).toBeNull();
+    cache = await reopen();
+    expect(await cache.personVersion('E1')).toMatchObject({ version: 300, deleted: true });
+    expect(await cache.replacePerson(v(250), [finger('E1', Uint8Array.of(4), { id: 'd' })])).toBe(false);
+    expect(await cache.notePersonVersion(v(299))).toBe(false);
+    expect(await cache.countsByModality()).toEqual({ finger: 0, iris: 0, embedding: 0, badge: 0 });
+    expect(await cache.replacePerson(v(301), [finger('E1', Uint8Array.of(4), { id: 'd' })])).toBe(true);
+    expect(await cache.personVersion('E1')).toMatchObject({ version: 301, deleted: false });
+    expect((await errorOf(cache.notePersonVersion(v(-1)))).code).toBe('STORE_TEMPLATE_INVALID');
+  });
+
+  it('fills person versions from the templates of a cache made before them', async () => {
+    // A cache at migration 1 with a synced person (version 1234) and a local one (version 0).
+    await db.migrate('templates', (await import('../../../src/store/template-schema.js')).TEMPLATE_MIGRATIONS.filter((m) => m.version === 1));
+    let cache = await TemplateCache.open(db, { key });
+    expect(await cache.personVersion('E1')).toBeNull(); // opening migrated it: nobody yet
+    await db.exec("DELETE FROM person_versions; DELETE FROM schema_migrations WHERE component = 'templates' AND version >= 2; DROP TABLE person_versions");
+    await cache.addTemplate(finger('E1', Uint8Array.of(1), { version: 1234 }));
+    await cache.addTemplate(finger('E2', Uint8Array.of(2)));
+    cache = await reopen();
+    expect(await cache.personVersion('E1')).toMatchObject({ version: 1234, deleted: false, digest: null });
+    expect(await cache.personVersion('E2')).toMatchObject({ version: 0, deleted: false });
+    // An unknown digest at the same version is taken as the same record (no refusal on upgrade).
+    expect(await cache.notePersonVersion({ employeeCode: 'E1', version: 1234, digest: 'abc', origin: null })).toBe(true);
+    expect(await cache.personVersion('E1')).toMatchObject({ version: 1234, digest: 'abc' });
+  });
+
+  it('takes badges after migration 3, which keeps every template of a cache made before it (rows, ids, blobs)', async () => {
+    const { TEMPLATE_MIGRATIONS } = await import('../../../src/store/template-schema.js');
+    await db.migrate('templates', TEMPLATE_MIGRATIONS.filter((m) => m.version <= 2));
+    let cache = await TemplateCache.open(db, { key });
+    // Opening migrated to the end: go back to a cache of migration 2 holding a template.
+    await db.exec(`DELETE FROM schema_migrations WHERE component = 'templates' AND version = 3;
+      CREATE TABLE t2 AS SELECT * FROM templates; DROP TABLE templates;
+      CREATE TABLE templates (id TEXT PRIMARY KEY, employee_code TEXT NOT NULL REFERENCES template_users (employee_code) ON DELETE CASCADE,
+        modality TEXT NOT NULL CHECK (modality IN ('finger', 'iris', 'embedding')), position TEXT NOT NULL, format TEXT NOT NULL, sensor_model TEXT,
+        quality INTEGER, created_at TEXT NOT NULL, source_terminal TEXT, version INTEGER NOT NULL DEFAULT 0, nonce BLOB NOT NULL, blob BLOB NOT NULL);
+      DROP TABLE t2;`);
+    const kept = await cache.addTemplate(finger('E1', Uint8Array.of(9, 8, 7), { version: 55 }));
+    await expect(db.run("UPDATE templates SET modality = 'badge'")).rejects.toMatchObject({ code: 'SQLITE_CONSTRAINT' });
+    cache = await reopen();
+    expect(await cache.getTemplate(kept.id)).toMatchObject({ employeeCode: 'E1', modality: 'finger', version: 55, data: Uint8Array.of(9, 8, 7) });
+    const badge = await cache.addTemplate({ employeeCode: 'E1', modality: 'badge', position: 'badge', format: 'badge-hmac-sha256', data: new Uint8Array(32).fill(3) });
+    expect(await cache.countsByModality()).toEqual({ finger: 1, iris: 0, embedding: 0, badge: 1 });
+    expect((await cache.getTemplate(badge.id))?.data).toEqual(new Uint8Array(32).fill(3));
+    // A badge is a 32-byte keyed hash, never anything else (a card number would not be).
+    expect((await errorOf(cache.addTemplate({ employeeCode: 'E1', modality: 'badge', position: 'badge', format: 'badge-hmac-sha256', data: Buffer.from('0008844356') })))).toMatchObject({ code: 'STORE_TEMPLATE_INVALID' });
+    expect((await errorOf(cache.addTemplate({ employeeCode: 'E1', modality: 'finger', position: 'badge', format: 'badge-hmac-sha256', data: new Uint8Array(32) })))).toMatchObject({ code: 'STORE_TEMPLATE_INVALID' });
+    expect((await db.integrityCheck())).toEqual(['ok']);
   });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { fingerImageTruth, renderFingerImage, syntheticFingerImage } from '../../../src/synthetic/finger-image.js';
-import { defaultFingerImageSource, fallbackFingerImage } from '../../../drivers/simulated.js';
+import { syntheticImages } from '../../../src/synthetic/simulator-sources.js';
+import { fallbackFingerImage } from '../../../drivers/simulator/images.js';
 
 describe('synthetic finger image', () => {
   it('renders the R30x sensor size by default, reproducibly, with dark ridges at the truth', () => {
@@ -27,7 +28,7 @@ describe('synthetic finger image', () => {
   it('other sensor sizes (GT-521 258×202) and the simulators pick the renderer up', async () => {
     const g = renderFingerImage(3, 1, { width: 258, height: 202 });
     expect([g.width, g.height]).toEqual([258, 202]);
-    const source = await defaultFingerImageSource();
+    const source = syntheticImages.finger;
     expect(source).not.toBe(fallbackFingerImage);
     expect(source(3, 1).pixels).toEqual(renderFingerImage(3, 1).pixels);
   });

@@ -15,7 +15,7 @@ class FakeScanner extends TypedEmitter<ScannerEvents> implements Scanner {
   failImage = false;
   unplugged = false;
   opens = 0;
-  readonly #info: ScannerInfo = { family: 'r30x', modality: 'finger', model: 'fake', firmware: null, serial: null, transport: 'memory', path: 'fake', baud: null, capacity: 10, templates: 0, image: null };
+  readonly #info: ScannerInfo = { family: 'r30x', modality: 'finger', model: 'fake', firmware: null, serial: null, transport: 'memory', path: 'fake', baud: null, capacity: 10, templates: 0, image: null, resolution: { kind: 'dpi', dpi: 500 } };
   async open() {
     if (this.unplugged) throw new AgentError('TRANSPORT_NOT_FOUND', 'unplugged');
     this.opens++;
@@ -167,5 +167,37 @@ describe('scanner worker', () => {
     while (worker.status !== 'ready') await new Promise((r) => setTimeout(r, 10));
     expect(await worker.withScanner(async (s) => (await s.info()).model)).toBe('fake');
     await worker.stop();
+  });
+});
+
+describe('a scanner that does not answer is closed on every try (real drivers over the memory transport)', () => {
+  it('the wrong family on the line: each failed open closes its port, so the next try does not find it locked', async () => {
+    const { createMemoryPair } = await import('../../../drivers/transport/memory-transport.js');
+    const { attachSimulator } = await import('../../../drivers/simulated.js');
+    const { R30xScanner } = await import('../../../drivers/r30x/scanner.js');
+    const { host, device } = createMemoryPair('wrong-family');
+    const { fallbackImages } = await import('../../../drivers/simulator/images.js');
+    const gt521 = await attachSimulator('gt521', device, { pacing: false, images: fallbackImages }); // a GT-521 where an R30x is configured
+    const tries: Array<{ openAfterFailure: boolean }> = [];
+    const worker = new ScannerWorker({
+      key: 'r30x:wrong-family',
+      open: async () => new R30xScanner(host, { timeoutMs: 30 }),
+      identifyImage: async () => ({ employeeCode: null, modality: 'finger', score: 0, decision: 'reject', path: 'host' }),
+      slotOwner: async () => null,
+      punch: async () => ({ recorded: true }),
+      reopenBaseMs: 10,
+      reopenCapMs: 20,
+    });
+    worker.on('status', (s) => {
+      if (s.status === 'disconnected') tries.push({ openAfterFailure: host.isOpen });
+    });
+    worker.start();
+    const deadline = Date.now() + 10_000;
+    while (tries.length < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    await worker.stop();
+    await gt521.close();
+    expect(tries.length).toBeGreaterThanOrEqual(3);
+    expect(tries.every((t) => !t.openAfterFailure)).toBe(true);
+    expect(worker.status).toBe('stopped');
   });
 });

@@ -4,7 +4,7 @@ import type { OutboxItem } from '../../../src/store/outbox.js';
 import { ApiSink, toAttendanceEvent } from '../../../src/upload/api-sink.js';
 
 function item(seq: number, code: string, direction: 'in' | 'out' = 'in', inTime: string | null = null): OutboxItem {
-  return { seq, id: `ID${seq}`, employeeCode: code, direction, localTime: '2026-03-02 08:00:00', tzOffset: 60, inTime, inId: null, shift: null, source: 'finger', score: 90, terminalId: 't', createdAt: 0, clockSynced: true, clockCorrected: false, state: 'pending', attempts: 0 };
+  return { seq, id: `ID${seq}`, employeeCode: code, direction, localTime: '2026-03-02 08:00:00', tzOffset: 60, inTime, inId: null, shift: null, source: 'finger', score: 90, terminalId: 't', createdAt: 0, clockSynced: true, clockCorrected: false, clockReleased: false, timeSource: 'clock', bootId: 'b', monotonicMs: 0, state: 'pending', attempts: 0 };
 }
 const signal = new AbortController().signal;
 

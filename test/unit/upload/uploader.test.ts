@@ -39,6 +39,27 @@ afterEach(async () => {
 });
 
 describe('Uploader', () => {
+  it('claims nothing while the time authority settles, and keeps a check-out before its check-in back for review', async () => {
+    const outbox = await Outbox.open(db);
+    const a = await outbox.record({ ...punch('A'), localTime: '2026-03-02 10:00:00' });
+    await outbox.record({ ...punch('A', 'out'), localTime: '2026-03-02 09:00:00', inTime: '2026-03-02 10:00:00', inId: a.id });
+    await outbox.record(punch('B'));
+    const sink = new MemorySink();
+    let open = false;
+    const up = new Uploader({ outbox, sinks: [sink], idlePollMs: 10, gate: { open: () => open } });
+    const review: string[][] = [];
+    up.on('review', (r) => review.push(r.ids));
+    await up.start();
+    await new Promise((r) => setTimeout(r, 100));
+    expect(sink.batches).toEqual([]);
+    open = true;
+    await until(async () => (await outbox.status()).delivered === 2);
+    await up.stop();
+    expect(sink.accepted.map((i) => [i.employeeCode, i.direction])).toEqual([['A', 'in'], ['B', 'in']]);
+    expect(review).toHaveLength(1);
+    expect((await outbox.list({ dead: true }))[0]).toMatchObject({ employeeCode: 'A', direction: 'out', deliveries: [{ lastStatus: 'CLOCK_ORDER' }] });
+  });
+
   it('drains the backlog in batches of batchSize', async () => {
     const outbox = await Outbox.open(db);
     await outbox.recordMany(Array.from({ length: 450 }, (_, i) => punch(`E${i}`)));

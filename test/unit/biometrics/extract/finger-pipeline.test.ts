@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { isAgentError } from '../../../../src/core/errors.js';
-import { extractFinger } from '../../../../src/biometrics/extract/finger-pipeline.js';
+import { extractFinger, fingerResolution } from '../../../../src/biometrics/extract/finger-pipeline.js';
+import { resize } from '../../../../src/biometrics/image/resample.js';
 import { compareFingerTemplates } from '../../../../src/biometrics/finger/matcher.js';
 import { decodeFingerTemplate, encodeIso19794_2 } from '../../../../src/biometrics/finger/iso19794-2.js';
 import { pack4bit, unpack4bit } from '../../../../src/biometrics/image/four-bit.js';
@@ -57,6 +58,25 @@ describe('fingerprint pipeline', () => {
     expect(t.minutiae.length).toBeGreaterThan(3);
     // A 450 dpi capture is resampled to 500 dpi.
     expect((await extractFinger(small, { dpi: 450 })).template.width).toBe(178);
+  });
+
+  it('reads an image at its stated resolution: a 1000 dpi capture matches the 500 dpi one, read at an assumed 500 it does not', async () => {
+    const im = syntheticFingerImage(15, 1);
+    const at500 = await extractFinger(im);
+    expect([at500.dpi, at500.dpiSource]).toEqual([500, 'assumed']);
+    const big = { ...resize(im, im.width * 2, im.height * 2), dpi: 1000 };
+    const stated = await extractFinger(big);
+    expect([stated.dpi, stated.dpiSource]).toEqual([1000, 'image']);
+    expect(stated.template.width).toBe(im.width);
+    const assumed = await extractFinger({ width: big.width, height: big.height, pixels: big.pixels });
+    expect(assumed.dpiSource).toBe('assumed');
+    const right = compareFingerTemplates(at500.template, stated.template);
+    expect(right).toBeGreaterThan(40);
+    expect(compareFingerTemplates(at500.template, assumed.template)).toBeLessThan(right / 2);
+    // The resolution given (the scanner's) wins over the image's; a screen default is not a scanner's.
+    expect((await extractFinger(big, { dpi: 500 })).dpiSource).toBe('given');
+    expect(fingerResolution(undefined, 72)).toEqual({ dpi: 500, source: 'assumed', ignored: 72 });
+    expect(fingerResolution(0, 569)).toEqual({ dpi: 569, source: 'image' });
   });
 
   it('refuses an empty sensor with BIOMETRICS_UNUSABLE_CAPTURE', async () => {

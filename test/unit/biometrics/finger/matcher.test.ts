@@ -59,6 +59,27 @@ describe('finger matcher', () => {
     expect(compareFingerTemplates({ ...t, minutiae: t.minutiae.slice(0, 1) }, t)).toBe(0);
   });
 
+  it('compares templates of different resolutions in the same units (500 dpi)', () => {
+    const t = first[5]!;
+    const self = compareFingerTemplates(t, t);
+    // The same finger recorded at 1000 dpi: twice the pixels, twice the resolution.
+    const at1000 = { ...t, width: t.width * 2, height: t.height * 2, resolutionPpcm: 2 * t.resolutionPpcm, minutiae: t.minutiae.map((m) => ({ ...m, x: m.x * 2, y: m.y * 2 })) };
+    expect(compareFingerTemplates(t, at1000)).toBeCloseTo(self, 0);
+    // Told the wrong resolution, the edges no longer agree.
+    expect(compareFingerTemplates(t, { ...at1000, resolutionPpcm: t.resolutionPpcm })).toBeLessThan(self / 2);
+  });
+
+  it('pairs minutiae whose neighbours differ between impressions (spurious and missing minutiae)', () => {
+    const t = second[7]!;
+    const self = matchDetail(new FingerProbe(prepareFinger(t)), prepareFinger(t));
+    // Every third minutia lost and as many spurious ones added: the edges of most minutiae change.
+    const noisy = { ...t, minutiae: [...t.minutiae.filter((_, i) => i % 3 !== 0), ...t.minutiae.filter((_, i) => i % 3 === 0).map((m) => ({ ...m, x: (m.x + 23) % t.width, y: (m.y + 37) % t.height, angle: normalizeAngle(m.angle + 2) }))] };
+    const d = matchDetail(new FingerProbe(prepareFinger(t)), prepareFinger(noisy));
+    expect(d.paired).toBeGreaterThanOrEqual(Math.floor(t.minutiae.length * 2 / 3) - 2);
+    expect(d.score).toBeGreaterThan(40);
+    expect(d.raw).toBeLessThan(self.raw);
+  });
+
   it('calibration is monotonic and maps the table onto -10 log10 FMR', () => {
     let prev = -1;
     for (let raw = 0; raw < 200; raw += 0.5) {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { createIrisCode, IRIS_ANGLES, IRIS_RINGS } from '../../../../src/biometrics/iris/iris-code.js';
 import { compareIrisCodes } from '../../../../src/biometrics/iris/iris-match.js';
-import { normalizeHd, HD_NORMALIZATION_BITS } from '../../../../src/biometrics/iris/iris-scan.js';
+import { normalizeHd, normalizeHdRaw, HD_NORMALIZATION_BITS } from '../../../../src/biometrics/iris/iris-scan.js';
 import { idealIrisCode, syntheticIrisEye, syntheticIrisSample } from '../../../../src/synthetic/iris-code.js';
 
 /** The ideal code of an eye turned by `rotation` columns (column a + rotation shows eye column a). */
@@ -12,9 +12,9 @@ function rotatedIdeal(seed: number, rotation: number) {
 }
 
 describe('iris Hamming distance', () => {
-  it('is 0 for identical codes at shift 0', () => {
+  it('is a raw distance of 0 for identical codes at shift 0 (normalized: the lowest possible, below 0)', () => {
     const c = idealIrisCode(syntheticIrisEye(1));
-    expect(compareIrisCodes(c, c)).toEqual({ hd: 0, hdRaw: 0, bits: 2048, shift: 0 });
+    expect(compareIrisCodes(c, c)).toEqual({ hd: normalizeHdRaw(0, 2048), hdRaw: 0, bits: 2048, shift: 0 });
   });
 
   it('finds a rotated copy at the right shift, within the range only', () => {
@@ -22,13 +22,13 @@ describe('iris Hamming distance', () => {
       fc.property(fc.integer({ min: 0, max: 1000 }), fc.integer({ min: -8, max: 8 }), (seed, rotation) => {
         const r = compareIrisCodes(rotatedIdeal(seed, rotation), rotatedIdeal(seed, 0));
         expect(r.shift).toBe(rotation);
-        expect(r.hd).toBe(0);
+        expect(r.hdRaw).toBe(0);
       }),
       { numRuns: 40 },
     );
     const far = compareIrisCodes(rotatedIdeal(5, 12), rotatedIdeal(5, 0));
     expect(far.hd).toBeGreaterThan(0.3);
-    expect(compareIrisCodes(rotatedIdeal(5, 12), rotatedIdeal(5, 0), { shiftRange: 12 })).toMatchObject({ hd: 0, shift: 12 });
+    expect(compareIrisCodes(rotatedIdeal(5, 12), rotatedIdeal(5, 0), { shiftRange: 12 })).toMatchObject({ hdRaw: 0, shift: 12 });
   });
 
   it('is symmetric', () => {
@@ -77,5 +77,18 @@ describe('iris Hamming distance', () => {
     expect(normalizeHd(0.3, 911 * 4)).toBeCloseTo(0.1, 12);
     expect(normalizeHd(0.3, 911 / 4)).toBeCloseTo(0.4, 12);
     expect(normalizeHd(0.5, 2048)).toBe(0.5);
+  });
+
+  it('reports how good a strong match is: the normalized distance goes below 0, the raw one beside it', () => {
+    const eye = syntheticIrisEye(77);
+    const a = syntheticIrisSample(eye, 1).code;
+    const same = compareIrisCodes(a, a);
+    expect(same.hdRaw).toBe(0);
+    expect(same.hd).toBeCloseTo(normalizeHdRaw(0, same.bits), 12);
+    expect(same.hd).toBeLessThan(0);
+    // A genuine pair that is not identical stays above the identical one: no clamp hides it.
+    const b = compareIrisCodes(a, syntheticIrisSample(eye, 2).code);
+    expect(b.hdRaw).toBeGreaterThan(0);
+    expect(b.hd).toBeGreaterThan(same.hd);
   });
 });

@@ -5,7 +5,7 @@ import { Gt521NackError } from '../../../../drivers/gt521/errors.js';
 import { IMAGE_HEIGHT, IMAGE_SIZE, IMAGE_WIDTH, RAW_IMAGE_SIZE, TEMPLATE_SIZE } from '../../../../drivers/gt521/protocol.js';
 import { decodeSimTemplate } from '../../../../drivers/gt521/sim-template.js';
 import { Gt521Simulator, RECEIVED_KEPT, type Gt521SimulatorOptions } from '../../../../drivers/gt521/simulator.js';
-import type { SimImage } from '../../../../drivers/simulator-image.js';
+import type { SimImage } from '../../../../drivers/simulator/images.js';
 import { createMemoryPair } from '../../../../drivers/transport/memory-transport.js';
 
 /** An injected image source: a gradient keyed by finger and impression. */
@@ -97,7 +97,7 @@ describe('GT-521 driver against the simulator (in-process)', () => {
     const { driver, simulator } = await setup();
     expect(await driver.isPressFinger()).toBe(false);
     expect((await nackOf(driver.captureFinger(true))).code).toBe('DRIVER_GT521_FINGER_IS_NOT_PRESSED');
-    simulator.placeFinger(42);
+    simulator.present(42);
     expect(await driver.isPressFinger()).toBe(true);
     await driver.captureFinger(true);
     const tpl = await driver.makeTemplate();
@@ -114,7 +114,7 @@ describe('GT-521 driver against the simulator (in-process)', () => {
 
   it('enrols from three presses into a slot, then verifies and identifies', async () => {
     const { driver, simulator } = await setup();
-    simulator.placeFinger(7);
+    simulator.present(7);
     await driver.enrollStart(3);
     for (const step of [1, 2, 3] as const) {
       await driver.captureFinger(true);
@@ -126,12 +126,12 @@ describe('GT-521 driver against the simulator (in-process)', () => {
     await driver.captureFinger(false);
     expect(await driver.verify(3)).toBe(true);
     expect(await driver.identify()).toBe(3);
-    simulator.placeFinger(8);
+    simulator.present(8);
     await driver.captureFinger(false);
     expect(await driver.verify(3)).toBe(false);
     expect(await driver.identify()).toBeNull();
     // Same finger again: Enroll3 reports the duplicate slot.
-    simulator.placeFinger(7);
+    simulator.present(7);
     await driver.enrollStart(4);
     await driver.captureFinger(true);
     await driver.enroll1();
@@ -145,7 +145,7 @@ describe('GT-521 driver against the simulator (in-process)', () => {
 
   it('enrols without saving and gets the template back from Enroll3', async () => {
     const { driver, simulator } = await setup();
-    simulator.placeFinger(11);
+    simulator.present(11);
     await driver.enrollStart(null);
     await driver.captureFinger(true);
     await driver.enroll1();
@@ -163,11 +163,11 @@ describe('GT-521 driver against the simulator (in-process)', () => {
     simulator.enrollDirect(1, 1);
     expect((await nackOf(driver.enrollStart(1))).code).toBe('DRIVER_GT521_IS_ALREADY_USED');
     expect((await nackOf(driver.enrollStart(5000))).code).toBe('DRIVER_GT521_INVALID_POS');
-    simulator.placeFinger(2);
+    simulator.present(2);
     await driver.enrollStart(2);
     await driver.captureFinger(true);
     await driver.enroll1();
-    simulator.placeFinger(3);
+    simulator.present(3);
     await driver.captureFinger(true);
     expect((await nackOf(driver.enroll2())).code).toBe('DRIVER_GT521_ENROLL_FAILED');
     simulator.faults.lowQuality = true;
@@ -224,7 +224,7 @@ describe('GT-521 driver against the simulator (in-process)', () => {
 
   it('answers no match on an empty database instead of failing', async () => {
     const { driver, simulator } = await setup();
-    simulator.placeFinger(1);
+    simulator.present(1);
     await driver.captureFinger(false);
     expect(await driver.identify()).toBeNull();
     expect(await driver.identifyTemplate(Gt521Simulator.templateFor(1))).toBeNull();
@@ -271,9 +271,9 @@ describe('GT-521 driver faults', () => {
 
   it('recovers when bytes are dropped from the reply and its data packet: the retry succeeds', async () => {
     const { driver, simulator } = await setup({}, { timeoutMs: 150 });
-    simulator.placeFinger(3);
+    simulator.present(3);
     await driver.captureFinger(true);
-    simulator.faults.dropBytes = 2; // the ACK and the data packet each lose 3 bytes
+    simulator.faults.droppedBytes = 2; // the ACK and the data packet each lose 3 bytes
     const tpl = await driver.makeTemplate();
     expect(decodeSimTemplate(tpl)?.fingerId).toBe(3);
     expect(simulator.received.filter((c) => c === 'MakeTemplate')).toHaveLength(2);
@@ -295,7 +295,7 @@ describe('GT-521 driver faults', () => {
 
   it('fails at once with TRANSPORT_DISCONNECTED when unplugged in the middle of GetImage', async () => {
     const { driver, simulator } = await setup({ pace: true, baud: 115200 }, { timeoutMs: 2000 });
-    simulator.placeFinger(4);
+    simulator.present(4);
     await driver.captureFinger(true);
     simulator.faults.unplugAfterBytes = 3000;
     const t0 = Date.now();
@@ -343,7 +343,7 @@ describe('GT-521 driver faults', () => {
 
   it('reports no finger whatever is placed when the sensor is blind', async () => {
     const { driver, simulator } = await setup();
-    simulator.placeFinger(5);
+    simulator.present(5);
     simulator.faults.noFinger = true;
     expect(await driver.isPressFinger()).toBe(false);
     expect((await nackOf(driver.captureFinger(false))).code).toBe('DRIVER_GT521_FINGER_IS_NOT_PRESSED');
@@ -352,7 +352,7 @@ describe('GT-521 driver faults', () => {
   it('gives a low-quality image that matches nothing when the fault is on', async () => {
     const { driver, simulator } = await setup();
     simulator.enrollDirect(0, 5);
-    simulator.placeFinger(5);
+    simulator.present(5);
     await driver.captureFinger(true);
     const good = await driver.getImage();
     simulator.faults.lowQuality = true;

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Gt521Scanner } from '../../../../drivers/gt521/scanner.js';
 import { decodeSimTemplate } from '../../../../drivers/gt521/sim-template.js';
 import { Gt521Simulator } from '../../../../drivers/gt521/simulator.js';
-import type { SimImage } from '../../../../drivers/simulator-image.js';
+import type { SimImage } from '../../../../drivers/simulator/images.js';
 import { createMemoryPair } from '../../../../drivers/transport/memory-transport.js';
 
 const images = (id: number, impression: number): SimImage => ({ width: 258, height: 202, pixels: Uint8Array.from({ length: 258 * 202 }, (_, i) => (i + id * 3 + impression) & 0xff) });
@@ -54,14 +54,14 @@ describe('Gt521Scanner', () => {
     const waiting = scanner.waitForPresence({ timeoutMs: 5000, signal: abort.signal });
     abort.abort();
     expect(await waiting).toBe(false);
-    setTimeout(() => simulator.placeFinger(9), 20);
+    setTimeout(() => simulator.present(9), 20);
     expect(await scanner.waitForPresence({ timeoutMs: 2000 })).toBe(true);
   });
 
   it('captures an image as the module gives it', async () => {
     const { scanner, simulator } = await setup();
     await scanner.open();
-    simulator.placeFinger(9);
+    simulator.present(9);
     const img = await scanner.captureImage();
     expect(img).toMatchObject({ width: 258, height: 202, sourceBitsPerPixel: 8, quality: null });
     expect(img.pixels.length).toBe(258 * 202);
@@ -75,12 +75,12 @@ describe('Gt521Scanner', () => {
     // A person pressing and lifting: on the sensor whenever the module is not between presses.
     // After the third press (step 3) nobody presses again: a late re-press would put finger 31
     // back while the search below expects finger 32.
-    simulator.placeFinger(31);
+    simulator.present(31);
     const enrolled = scanner.enrollOnModule({
       onStep: (s) => {
         steps.push(s);
-        simulator.liftFinger();
-        if (s < 3) setTimeout(() => simulator.placeFinger(31), 15);
+        simulator.lift();
+        if (s < 3) setTimeout(() => simulator.present(31), 15);
       },
     });
     const tpl = await enrolled;
@@ -90,9 +90,9 @@ describe('Gt521Scanner', () => {
     await scanner.storeOnModule(17, tpl);
     expect(await scanner.usedSlots()).toEqual([17]);
     expect((await scanner.readFromModule(17)).data).toEqual(tpl.data);
-    simulator.placeFinger(31);
+    simulator.present(31);
     expect(await scanner.searchOnModule()).toEqual({ slot: 17, score: 100 });
-    simulator.placeFinger(32);
+    simulator.present(32);
     expect(await scanner.searchOnModule()).toBeNull();
     await scanner.deleteOnModule(17);
     await scanner.deleteOnModule(17);

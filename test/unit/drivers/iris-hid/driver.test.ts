@@ -143,6 +143,44 @@ describe('iris HID driver against the simulator', () => {
     expect((await driver.capture({ kind: 3, width: 320, height: 240 })).pixels.length).toBe(320 * 240);
   });
 
+  it('fails the capture with DRIVER_FRAME when a result announces more than the protocol allows, throwing nothing from the listener', async () => {
+    const { driver, simulator } = await setup({}, { timeoutMs: 300 });
+    const { encodeChunk, encodeResult, CHUNK_FLAG_FIRST, RESULT_HEADER_SIZE } = await import('../../../../drivers/iris-hid/protocol.js');
+    const incoming = driver.transport as unknown as { emit(event: 'data', body: Buffer): boolean };
+    // A first chunk of capture `tag` whose header says `pixelBytes` for `width`×`height`.
+    const forged = (tag: number, pixelBytes: number, width = 640, height = 480) => {
+      const head = Buffer.from(encodeResult({ tag, kind: 2, quality: 90, width: 1, height: 1, pupilX: 0, pupilY: 0, irisRadius: 0, flags: 0, captureMs: 0, pixels: new Uint8Array(1) }).subarray(0, RESULT_HEADER_SIZE));
+      head.writeUInt16LE(width, 8);
+      head.writeUInt16LE(height, 10);
+      head.writeUInt32LE(pixelBytes >>> 0, 24);
+      return encodeChunk(0, CHUNK_FLAG_FIRST, Buffer.concat([head, Buffer.alloc(59 - RESULT_HEADER_SIZE)])).subarray(1);
+    };
+    // The tag of the last START_CAPTURE the driver wrote (report 01 10 <tag> ...).
+    const written: Buffer[] = [];
+    const write = driver.transport.write.bind(driver.transport);
+    driver.transport.write = (data: Uint8Array) => (written.push(Buffer.from(data)), write(data));
+    const lastCaptureTag = () => written.filter((w) => w[1] === 0x10).at(-1)![2]!;
+    simulator.lift(); // the camera waits for an eye and sends nothing of its own
+    const before = process.memoryUsage().arrayBuffers;
+    for (const [pixelBytes, width, height] of [[0xfffffff0, 640, 480], [0x7fffffff, 640, 480], [640 * 480 + 1, 640, 480], [320 * 240, 640, 480]] as const) {
+      const capture = driver.capture({ timeoutMs: 5000 });
+      await new Promise((r) => setTimeout(r, 20));
+      expect(() => incoming.emit('data', forged(lastCaptureTag(), pixelBytes, width, height))).not.toThrow();
+      await expect(capture).rejects.toMatchObject({ code: 'DRIVER_FRAME', context: expect.objectContaining({ family: 'iris-hid' }) });
+    }
+    // A header within bounds but of another size than asked for is refused the same way.
+    const other = driver.capture({ timeoutMs: 5000 });
+    await new Promise((r) => setTimeout(r, 20));
+    incoming.emit('data', forged(lastCaptureTag(), 320 * 240, 320, 240));
+    await expect(other).rejects.toMatchObject({ code: 'DRIVER_FRAME' });
+    expect(process.memoryUsage().arrayBuffers - before).toBeLessThan(16 * 1024 * 1024);
+    // The camera is stopped after each refusal and the next capture works.
+    await new Promise((r) => setTimeout(r, 20));
+    expect(simulator.received.filter((c) => c === 'StopCapture').length).toBeGreaterThanOrEqual(5);
+    simulator.present(3);
+    expect((await driver.capture({ kind: 3, width: 320, height: 240 })).pixels.length).toBe(320 * 240);
+  });
+
   it('gives up with DRIVER_CHECKSUM when every copy is damaged', async () => {
     const { driver, simulator } = await setup({}, { retries: 1 });
     simulator.present(2);

@@ -81,6 +81,21 @@ describe('iris HID protocol', () => {
       { numRuns: 150 },
     );
   });
+
+  it('refuses a header announcing more pixels than 640×480, or not width × height, before any buffer is sized from it', async () => {
+    const { readResultHeader, MAX_RESULT_PIXELS } = await import('../../../../drivers/iris-hid/protocol.js');
+    expect(MAX_RESULT_PIXELS).toBe(640 * 480);
+    const r: IrisResult = { tag: 4, kind: 3, quality: 1, width: 320, height: 240, pupilX: 0, pupilY: 0, irisRadius: 0, flags: 0, captureMs: 0, pixels: new Uint8Array(320 * 240) };
+    const msg = Buffer.from(encodeResult(r));
+    expect(readResultHeader(msg)).toEqual({ tag: 4, kind: 3, width: 320, height: 240, pixelBytes: 76_800, total: 32 + 76_800 + 4 });
+    expect(readResultHeader(Buffer.from('NOPE'.padEnd(40, '\0')))).toBeNull();
+    for (const n of [0xfffffff0, 0x7fffffff, 640 * 480 + 1, 76_799]) {
+      const bad = Buffer.from(msg);
+      bad.writeUInt32LE(n, 24);
+      expect(() => readResultHeader(bad)).toThrow(expect.objectContaining({ code: 'DRIVER_FRAME' }));
+      expect(() => decodeResult(bad)).toThrow(expect.objectContaining({ code: 'DRIVER_FRAME' }));
+    }
+  });
 });
 
 describe('iris transfer floor', () => {

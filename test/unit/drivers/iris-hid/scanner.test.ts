@@ -36,6 +36,8 @@ describe('IrisHidScanner', () => {
       capacity: null,
       templates: null,
       image: { width: 640, height: 480, bitsPerPixel: 8 },
+      // Pixels across the iris (ISO/IEC 19794-6), with the ppi the camera reports.
+      resolution: { kind: 'iris', irisDiameterPx: 200, ppi: 460 },
     });
     expect(scanner.capabilities).toEqual({ image: true, moduleSearch: false, moduleEnroll: false, feedback: true });
   });
@@ -48,6 +50,7 @@ describe('IrisHidScanner', () => {
     expect(await scanner.waitForPresence({ timeoutMs: 1000 })).toBe(true);
     const img = await scanner.captureImage();
     expect(img).toMatchObject({ width: 640, height: 480, sourceBitsPerPixel: 8, dpi: 460 });
+    expect(img.irisDiameterPx).toBeGreaterThan(100);
     expect(img.quality).toBeGreaterThanOrEqual(80);
     expect(simulator.received).toContain('SetLights');
     expect(simulator.lastCaptureIr).toBe(IR_CAPTURE_LEVEL);

@@ -53,6 +53,16 @@ describe('R30x exchange state machine', () => {
     expect(commands).toHaveLength(3);
   });
 
+  it('keeps a bounded number of packets a module sends when nobody asked, and works on', async () => {
+    const { driver, device } = await scripted(() => ack(0, [0, 4]));
+    // 20,000 unasked-for acknowledgements in one burst (about 240 KB).
+    await device.write(Buffer.concat(Array.from({ length: 20_000 }, () => ack(0, [0, 1]))));
+    await new Promise((r) => setImmediate(r));
+    expect(driver.waiting).toBeGreaterThan(0);
+    expect(driver.waiting).toBeLessThanOrEqual(4096);
+    expect(await driver.templateCount()).toBe(4);
+  });
+
   it('ignores answers from another module address and garbage around the answer', async () => {
     const { driver } = await scripted(() => Buffer.concat([Buffer.from([1, 2, 0xef]), ack(0, [0, 1], 0x12345678), Buffer.from('noise'), ack(0, [0, 9])]));
     expect(await driver.templateCount()).toBe(9);
@@ -120,6 +130,6 @@ describe('R30x in-process, paced', () => {
     expect(isAgentError(err, 'TRANSPORT_DISCONNECTED')).toBe(true);
     expect(got).toBeLessThan(20_000);
     expect(events).toHaveLength(1);
-    expect(() => sim.setFault('warp' as never, true)).toThrow(/unknown fault/);
+    expect(() => sim.setFault('warp', true)).toThrow(/unknown R30x simulator fault "warp"/);
   });
 });

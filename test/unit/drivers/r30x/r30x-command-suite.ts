@@ -7,7 +7,7 @@ import { isAgentError } from '../../../../src/core/errors.js';
 import type { R30xSimulator } from '../../../../drivers/r30x/simulator.js';
 import type { R30xScanner } from '../../../../drivers/r30x/scanner.js';
 import { IMAGE_BYTES } from '../../../../drivers/r30x/protocol.js';
-import type { SimImage } from '../../../../drivers/simulator-image.js';
+import type { SimImage } from '../../../../drivers/simulator/images.js';
 
 export interface R30xRig {
   scanner: R30xScanner;

@@ -1,0 +1,162 @@
+/**
+ * What stands between `POST /oauth/token` and scrypt: the token endpoint is the one place where a
+ * client with no credentials makes the service do expensive work (one scrypt verification, about
+ * 50 ms of a core and a thread of libuv's pool, which SQLite needs too). So:
+ *
+ * - **per client address** every attempt takes from a token bucket (`perAddress`: a burst, then a
+ *   steady rate); an empty bucket is `429` with `Retry-After`. IPv6 clients are counted per /64,
+ *   the block one host usually holds; IPv4-mapped addresses as IPv4.
+ * - **per API key** every failed attempt takes from the key's bucket (`perKey`); while it is empty
+ *   the key gets `429` whatever the secret, so guessing one key's secret from many addresses is
+ *   as slow as from one. A right secret takes nothing.
+ * - **scrypt in flight** is bounded (`maxVerifying`): an attempt finding every slot taken is
+ *   answered `503` with `Retry-After` at once, never queued, so a burst of bad secrets cannot hold
+ *   the thread pool and slow the other requests.
+ *
+ * Buckets live in memory (a restart forgets them) and at most `maxTracked` of each are kept; the
+ * least recently used goes first.
+ */
+
+/** A token bucket's shape: `burst` attempts at once, refilled at `perMinute`. */
+export interface BucketRate {
+  burst: number;
+  perMinute: number;
+}
+
+export interface TokenGuardOptions {
+  /** Token attempts per client address (IPv6: per /64). Default burst 30, 30 per minute. */
+  perAddress?: BucketRate;
+  /** Failed token attempts per API key. Default burst 10, 10 per minute. */
+  perKey?: BucketRate;
+  /** scrypt verifications at once; more are answered 503. Default 1 per 2 cores, at least 1. */
+  maxVerifying?: number;
+  /** Addresses and keys remembered, each. Default 10,000. */
+  maxTracked?: number;
+  now?: () => number;
+}
+
+export const DEFAULT_TOKEN_GUARD = {
+  perAddress: { burst: 30, perMinute: 30 },
+  perKey: { burst: 10, perMinute: 10 },
+  maxTracked: 10_000,
+} as const;
+
+/** The verdict on one attempt: go ahead (and call `done` with the outcome), or the status to answer now. */
+export type Admission =
+  | { ok: true; done(success: boolean): void }
+  | { ok: false; status: 429 | 503; retryAfterSec: number; reason: 'address' | 'key' | 'busy' };
+
+interface Bucket {
+  tokens: number;
+  at: number;
+}
+
+class Buckets {
+  readonly #map = new Map<string, Bucket>();
+  readonly #rate: BucketRate;
+  readonly #max: number;
+  readonly #now: () => number;
+
+  constructor(rate: BucketRate, max: number, now: () => number) {
+    this.#rate = rate;
+    this.#max = max;
+    this.#now = now;
+  }
+
+  /** Seconds until one attempt is allowed (0: now); `take` also uses it up. */
+  wait(key: string, take: boolean): number {
+    const now = this.#now();
+    const perMs = this.#rate.perMinute / 60_000;
+    let b = this.#map.get(key);
+    if (b) {
+      this.#map.delete(key);
+      b.tokens = Math.min(this.#rate.burst, b.tokens + (now - b.at) * perMs);
+      b.at = now;
+    } else {
+      b = { tokens: this.#rate.burst, at: now };
+    }
+    this.#map.set(key, b); // most recently used last
+    if (this.#map.size > this.#max) this.#map.delete(this.#map.keys().next().value!);
+    if (b.tokens >= 1) {
+      if (take) b.tokens -= 1;
+      return 0;
+    }
+    return Math.max(1, Math.ceil((1 - b.tokens) / perMs / 1000));
+  }
+
+  get size(): number {
+    return this.#map.size;
+  }
+}
+
+/** The address a client is counted under: IPv4 as it is, IPv6 by its /64. */
+export function clientBucketOf(address: string | undefined): string {
+  if (!address) return 'unknown';
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (mapped) return mapped[1]!;
+  if (!address.includes(':')) return address;
+  const [head = '', tail = ''] = address.toLowerCase().split('::');
+  const left = head ? head.split(':') : [];
+  const right = tail ? tail.split(':') : [];
+  const groups = address.includes('::') ? [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right] : left;
+  return `${groups
+    .slice(0, 4)
+    .map((g) => g.replace(/^0+(?=.)/, ''))
+    .join(':')}::/64`;
+}
+
+export class TokenGuard {
+  readonly maxVerifying: number;
+  readonly #addresses: Buckets;
+  readonly #keys: Buckets;
+  #verifying = 0;
+  /** Attempts refused, by reason (for diagnostics). */
+  readonly refused = { address: 0, key: 0, busy: 0 };
+
+  constructor(options: TokenGuardOptions = {}, cores = 2) {
+    const now = options.now ?? Date.now;
+    const max = options.maxTracked ?? DEFAULT_TOKEN_GUARD.maxTracked;
+    this.#addresses = new Buckets(options.perAddress ?? DEFAULT_TOKEN_GUARD.perAddress, max, now);
+    this.#keys = new Buckets(options.perKey ?? DEFAULT_TOKEN_GUARD.perKey, max, now);
+    this.maxVerifying = Math.max(1, options.maxVerifying ?? Math.floor(cores / 2));
+  }
+
+  /** Decides on one token attempt from `address` for `apiKey`, before any secret is verified. */
+  admit(address: string | undefined, apiKey: string): Admission {
+    const byAddress = this.#addresses.wait(clientBucketOf(address), true);
+    if (byAddress > 0) {
+      this.refused.address++;
+      return { ok: false, status: 429, retryAfterSec: byAddress, reason: 'address' };
+    }
+    const byKey = this.#keys.wait(apiKey, false);
+    if (byKey > 0) {
+      this.refused.key++;
+      return { ok: false, status: 429, retryAfterSec: byKey, reason: 'key' };
+    }
+    if (this.#verifying >= this.maxVerifying) {
+      this.refused.busy++;
+      return { ok: false, status: 503, retryAfterSec: 1, reason: 'busy' };
+    }
+    this.#verifying++;
+    let released = false;
+    return {
+      ok: true,
+      done: (success) => {
+        if (released) return;
+        released = true;
+        this.#verifying--;
+        if (!success) this.#keys.wait(apiKey, true);
+      },
+    };
+  }
+
+  /** Verifications running now. */
+  get verifying(): number {
+    return this.#verifying;
+  }
+
+  /** Addresses and keys remembered. */
+  get tracked(): { addresses: number; keys: number } {
+    return { addresses: this.#addresses.size, keys: this.#keys.size };
+  }
+}

@@ -1,0 +1,76 @@
+/**
+ * What the operations console's tests share: a real broker, real agents (`edge-agent run` children
+ * holding the site's ops key, metrics every second) and `edge-agent console` as a child with a
+ * password and the ops key, on a free port; and a login through its real HTTP form.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ChildProcess } from 'node:child_process';
+import { hashSecret } from '../../src/core/secret-hash.js';
+import { startBroker, type TestBroker } from './broker.js';
+import { killTree, spawnCli, waitForLine } from './cli.js';
+import { startAgent, stopChild, terminalDir } from './agent.js';
+
+export const CONSOLE_PASSWORD = 'correct horse battery staple';
+
+export interface ConsoleFixture {
+  broker: TestBroker;
+  opsKey: Buffer;
+  /** `http://127.0.0.1:PORT/` */
+  url: string;
+  console: ChildProcess;
+  agents: Map<string, ChildProcess>;
+  stop(): Promise<void>;
+}
+
+export async function startConsoleFixture(o: { terminals: Array<{ site: string; terminal: string }>; console?: Record<string, unknown> }): Promise<ConsoleFixture> {
+  const broker = await startBroker();
+  const opsKey = randomBytes(32);
+  const agents = new Map<string, ChildProcess>();
+  let consoleChild: ChildProcess | null = null;
+  const stop = async () => {
+    if (consoleChild) await stopChild(consoleChild);
+    await Promise.all([...agents.values()].map((a) => (a.exitCode === null && a.signalCode === null ? stopChild(a) : Promise.resolve(null))));
+    await broker.stop();
+  };
+  try {
+    // Started one after the other: two agents compiling and opening at once on two shared cores is slow.
+    for (const t of o.terminals) {
+      const dir = terminalDir({ extra: { opsKey: opsKey.toString('hex') } });
+      agents.set(`${t.site}/${t.terminal}`, await startAgent(['--data', dir.dataDir, '--terminal', t.terminal, '--site', t.site, '--mqtt', broker.url, '--upstream', 'mqtt'], { EDGE_AGENT_OPS__METRICS_INTERVAL_SEC: '1' }));
+    }
+    const dir = mkdtempSync(join(tmpdir(), 'console-'));
+    const secrets = join(dir, 'secrets.yaml');
+    writeFileSync(secrets, `opsKey: ${opsKey.toString('hex')}\nconsolePassword: '${await hashSecret(CONSOLE_PASSWORD)}'\n`, { mode: 0o600 });
+    const config = join(dir, 'console.json');
+    writeFileSync(config, JSON.stringify({ dataDir: dir, console: o.console ?? {} }));
+    consoleChild = spawnCli(['console', '--config', config, '--secrets', secrets, '--mqtt', broker.url, '--port', '0'], { env: { EDGE_AGENT_LOG_LEVEL: 'info' } });
+    let url: string;
+    try {
+      [, url] = (await waitForLine(consoleChild, /^console listening on (\S+) /, 30_000, 'stdout')) as unknown as [string, string];
+    } catch (err) {
+      killTree(consoleChild);
+      throw err;
+    }
+    return { broker, opsKey, url, console: consoleChild, agents, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+/** Logs in through the form as a browser would (same Origin); returns the Cookie header value. */
+export async function loginCookie(url: string, password = CONSOLE_PASSWORD): Promise<string> {
+  const res = await fetch(new URL('/login', url), {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded', Origin: new URL(url).origin },
+    body: new URLSearchParams({ password }).toString(),
+  });
+  if (res.status !== 303) throw new Error(`login answered ${res.status}: ${await res.text()}`);
+  const cookie = res.headers.get('set-cookie');
+  if (!cookie) throw new Error('login set no cookie');
+  return cookie.split(';')[0]!;
+}

@@ -1,0 +1,85 @@
+import { describe, expect, it } from 'vitest';
+import { ConsoleFleet, stateSince } from '../../../src/console/console-fleet.js';
+import { HISTORY_POINTS, MetricHistory } from '../../../src/console/history.js';
+import { fleetRow, parseMetrics } from '../../../src/ops/fleet-row.js';
+
+const NOW = Date.parse('2026-03-02T08:00:00.000Z');
+const b = (v: unknown) => Buffer.from(typeof v === 'string' ? v : JSON.stringify(v));
+
+function fleet() {
+  const f = new ConsoleFleet({ prefix: 'attendance', historyHours: 24, maxPayloadBytes: 4096, maxTerminals: 3 });
+  const dropped: string[] = [];
+  const removed: string[] = [];
+  f.on('dropped', (r) => dropped.push(r));
+  f.on('remove', (k) => removed.push(k));
+  return { f, dropped, removed };
+}
+
+describe('the console\'s fleet', () => {
+  it('builds a terminal from its retained state, info and metrics, and knows since when it is in its state', () => {
+    const { f } = fleet();
+    f.apply('attendance/plant-a/gate-7/state', b('online'), true, NOW);
+    f.apply('attendance/plant-a/gate-7/info', b({ at: new Date(NOW - 3_600_000).toISOString(), version: '1.0.0' }), true, NOW);
+    f.apply('attendance/plant-a/gate-7/metrics', b({ at: new Date(NOW - 10_000).toISOString(), queue: { pending: 4, dead: 0 }, lastError: 'E1', lastErrorAt: new Date(NOW - 20_000).toISOString() }), true, NOW);
+    const r = f.get('plant-a/gate-7')!;
+    expect(r.row).toMatchObject({ state: 'online', version: '1.0.0', queuePending: 4 });
+    // retained: online since it connected (its info), not exact
+    expect(stateSince(r)).toEqual({ at: NOW - 3_600_000, exact: false });
+    expect(r.errors).toEqual([{ at: new Date(NOW - 20_000).toISOString(), message: 'E1' }]);
+    // a live change is exact
+    f.apply('attendance/plant-a/gate-7/state', b('lost'), false, NOW + 5000);
+    expect(stateSince(f.get('plant-a/gate-7')!)).toEqual({ at: NOW + 5000, exact: true });
+    expect(f.get('plant-a/gate-7')!.transitions.map((t) => t.state)).toEqual(['online', 'lost']);
+    // a lost state kept by the broker dates from when the terminal was last seen
+    f.apply('attendance/plant-a/gate-8/state', b('lost'), true, NOW);
+    f.apply('attendance/plant-a/gate-8/metrics', b({ at: new Date(NOW - 600_000).toISOString() }), true, NOW);
+    expect(stateSince(f.get('plant-a/gate-8')!)).toEqual({ at: NOW - 600_000, exact: false });
+  });
+
+  it('refuses what a terminal could not have published, and never throws', () => {
+    const { f, dropped } = fleet();
+    expect(f.apply('attendance/plant a/gate-7/state', b('online'), false, NOW)).toBeNull();
+    expect(f.apply('attendance/plant-a/gate-7/metrics', b('{not json'), false, NOW)).toBeNull();
+    expect(f.apply('attendance/plant-a/gate-7/metrics', b('[1,2]'), false, NOW)).toBeNull();
+    expect(f.apply('attendance/plant-a/gate-7/metrics', Buffer.alloc(5000, 0x20), false, NOW)).toBeNull();
+    expect(f.apply('attendance/plant-a/gate-7/state', b('<script>'), false, NOW)).toBeNull();
+    expect(dropped).toHaveLength(5);
+    // not a terminal's topic at all: ignored without a word
+    expect(f.apply('attendance/plant-a/templates/E1', b('x'), false, NOW)).toBeNull();
+    expect(f.apply('attendance/plant-a/alerts', b('{}'), false, NOW)).toBeNull();
+    expect(f.apply('other/plant-a/gate-7/state', b('online'), false, NOW)).toBeNull();
+    expect(f.size).toBe(0);
+  });
+
+  it('keeps at most maxTerminals, and forgets a terminal whose retained messages were all cleared', () => {
+    const { f, dropped, removed } = fleet();
+    for (const t of ['a', 'b', 'c', 'd']) f.apply(`attendance/s/${t}/state`, b('online'), false, NOW);
+    expect(f.size).toBe(3);
+    expect(dropped).toEqual(['more than 3 terminals']);
+    f.apply('attendance/s/a/state', b(''), false, NOW);
+    expect(removed).toEqual(['s/a']);
+    expect(f.records().map((r) => r.terminal)).toEqual(['b', 'c']);
+  });
+});
+
+describe('the metric history', () => {
+  it('keeps the worst value of each bucket over the window, and nothing older', () => {
+    const NOW = Date.parse('2026-03-02T08:01:00.000Z'); // the middle of a 2-minute bucket
+    const h = new MetricHistory(24);
+    expect(h.stepMs).toBe(120_000);
+    const row = (pending: number, disk: number) => fleetRow('s', 't', 'online', null, parseMetrics({ queue: { pending }, system: { freeDiskMb: disk } }));
+    h.add(row(3, 900), NOW - 10_000, NOW);
+    h.add(row(7, 950), NOW - 5_000, NOW);
+    h.add(row(1, 800), NOW - 3_600_000, NOW);
+    h.add(row(99, 1), NOW - 25 * 3_600_000, NOW); // outside the window
+    const v = h.view(NOW);
+    const series = (name: string) => v.series.find((s) => s.name === name)!.values;
+    expect(series('queuePending')).toHaveLength(HISTORY_POINTS);
+    expect(series('queuePending').at(-1)).toBe(7);
+    expect(series('freeDiskMb').at(-1)).toBe(900);
+    expect(series('queuePending').filter((x) => x !== null)).toEqual([1, 7]);
+    expect(series('cpuTempC').every((x) => x === null)).toBe(true);
+    // a day later the slots have been reused: the old figures are gone
+    expect(h.view(NOW + 24 * 3_600_000).series.find((s) => s.name === 'queuePending')!.values.filter((x) => x !== null)).toEqual([]);
+  });
+});

@@ -1,0 +1,53 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parseConfig } from '../../../src/config/config.js';
+import { emptySecrets } from '../../../src/config/secrets.js';
+import { AgentError } from '../../../src/core/errors.js';
+import { TerminalRuntime } from '../../../src/daemon/runtime.js';
+import type { ScannerWorker } from '../../../src/terminal/scanner-worker.js';
+
+function runtime(): TerminalRuntime {
+  const config = parseConfig({ dataDir: mkdtempSync(join(tmpdir(), 'runtime-')) });
+  return new TerminalRuntime(config, { ...emptySecrets(), sources: {} });
+}
+
+describe('the terminal runtime tells the truth about what is wrong now', () => {
+  it('a scanner error holds while it is gone and is cleared when it is back; the newest error that holds is the last one', async () => {
+    const rt = runtime();
+    const worker = { key: 'r30x:/dev/fp0', status: 'disconnected', info: null } as unknown as ScannerWorker;
+    rt.workers.set(worker.key, worker);
+    rt.noteError(new AgentError('AGENT_SCANNER_DISCONNECTED', 'r30x:/dev/fp0: unplugged'), 'scanner:r30x:/dev/fp0');
+    let m = await rt.metrics();
+    expect(m).toMatchObject({ health: 'degraded', degraded: ['scanner r30x:/dev/fp0 disconnected'], lastError: 'AGENT_SCANNER_DISCONNECTED: r30x:/dev/fp0: unplugged' });
+    expect(m.scanners).toEqual([{ key: 'r30x:/dev/fp0', status: 'disconnected', family: null, error: 'AGENT_SCANNER_DISCONNECTED: r30x:/dev/fp0: unplugged' }]);
+    expect(Date.parse(m.lastErrorAt as string)).toBeGreaterThan(Date.now() - 5000);
+
+    rt.noteError(new AgentError('API_TIMEOUT', 'api: no answer'), 'upload:api');
+    expect(rt.lastError?.message).toBe('API_TIMEOUT: api: no answer');
+
+    (worker as { status: string }).status = 'ready';
+    rt.resolve('scanner:r30x:/dev/fp0');
+    m = await rt.metrics();
+    expect(m).toMatchObject({ health: 'degraded', degraded: ['API_TIMEOUT: api: no answer'], lastError: 'API_TIMEOUT: api: no answer' });
+
+    rt.resolve('upload:api');
+    m = await rt.metrics();
+    expect(m).toMatchObject({ health: 'ok', degraded: [], lastError: null, lastErrorAt: null });
+  });
+
+  it('a refused capture holds until that scanner records a punch again; a module placement error is a last error, not degraded', () => {
+    const rt = runtime();
+    rt.noteCapture({ scanner: 'sim:r30x', path: 'host', employeeCode: 'E1', score: 50, result: 'refused', latencyMs: 5, detail: 'STORE_FULL: outbox full' });
+    expect(rt.health([])).toEqual({ state: 'degraded', reasons: ['STORE_FULL: outbox full'] });
+    rt.noteCapture({ scanner: 'sim:r30x', path: 'host', employeeCode: null, score: null, result: 'try-again', latencyMs: 5 });
+    expect(rt.health([]).state).toBe('degraded');
+    rt.noteCapture({ scanner: 'sim:r30x', path: 'host', employeeCode: 'E1', score: 50, result: 'punched', latencyMs: 5 });
+    expect(rt.health([])).toEqual({ state: 'ok', reasons: [] });
+
+    rt.noteError(new AgentError('DRIVER_R30X_FLASH', 'flash error'), 'modules:sim:r30x');
+    expect(rt.health([{ code: 'CLOCK_HELD_LONG' }])).toEqual({ state: 'degraded', reasons: ['alert CLOCK_HELD_LONG'] });
+    expect(rt.lastError?.source).toBe('modules:sim:r30x');
+  });
+});
