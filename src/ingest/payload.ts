@@ -2,11 +2,13 @@
  * The MQTT event payload as the terminals publish it (src/upload/mqtt-sink.ts `eventPayload`,
  * docs/operator.md): `{id, terminal, site, employeeCode, direction, time, tzOffset, inTime, shift,
  * source, score, clockSynced, clockCorrected, recordedAt}`. Checked before anything is done with
- * it: bounded size, JSON, the fields an attendance event needs, in range. Fields this version
+ * it: bounded size, JSON, the fields an attendance event needs, in range, the employee code by
+ * the shared rule. Fields this version
  * does not know are ignored (a newer terminal may send more).
  */
 import { z } from 'zod';
 import { parseDateTime } from '../api/date-time.js';
+import { checkEmployeeCode } from '../api/employee-code.js';
 import type { AttendanceEvent } from '../api/types.js';
 import { toAttendanceEvent } from '../upload/api-sink.js';
 
@@ -20,7 +22,8 @@ const PayloadSchema = z.object({
   id: z.string().min(1).max(64),
   terminal: z.string().max(128).nullish(),
   site: z.string().max(128).nullish(),
-  employeeCode: z.string().min(1).max(64),
+  /** Bounded here; the shared rule (src/api/employee-code.ts) is applied after the schema. */
+  employeeCode: z.string().min(1).max(512),
   direction: z.enum(['in', 'out']),
   time: dateTime,
   /** Minutes east of UTC, as the outbox keeps it. */
@@ -57,12 +60,16 @@ export function parsePayload(payload: Buffer): ParsedPayload {
   const p = parsed.data;
   if (parseDateTime(p.time) === undefined) return { ok: false, reason: `time: ${p.time} is not a date-time that exists` };
   if (p.inTime && parseDateTime(p.inTime) === undefined) return { ok: false, reason: `inTime: ${p.inTime} is not a date-time that exists` };
+  // The rule terminals and the service share: a code that breaks it is a dead letter here instead
+  // of a request the service refuses; a code sent decomposed goes on in NFC, as the service keeps it.
+  const code = checkEmployeeCode(p.employeeCode);
+  if (!code.ok) return { ok: false, reason: `employeeCode: ${code.problem}` };
   const recorded = p.recordedAt ? Date.parse(p.recordedAt) : NaN;
   return {
     ok: true,
     value: {
       id: p.id,
-      event: toAttendanceEvent({ employeeCode: p.employeeCode, direction: p.direction, localTime: p.time, tzOffset: p.tzOffset, inTime: p.inTime ?? null, shift: p.shift ?? null }),
+      event: toAttendanceEvent({ employeeCode: code.code, direction: p.direction, localTime: p.time, tzOffset: p.tzOffset, inTime: p.inTime ?? null, shift: p.shift ?? null }),
       recordedAtMs: Number.isNaN(recorded) ? null : recorded,
       terminal: p.terminal ?? null,
     },

@@ -41,12 +41,20 @@ describe('parsePayload', () => {
     ['a direction that is neither in nor out', { ...base, direction: 'sideways' }, /^direction:/],
     ['a time not in the date-time form', { ...base, time: '2026-03-02T07:58:00' }, /^time:.*yyyy-MM-dd HH:mm:ss/],
     ['a tzOffset beyond 14 hours', { ...base, tzOffset: 900 }, /^tzOffset:/],
-    ['an employee code of 65 characters', { ...base, employeeCode: 'x'.repeat(65) }, /^employeeCode:/],
+    ['an employee code of 65 characters', { ...base, employeeCode: 'x'.repeat(65) }, /^employeeCode:.*longer than 64/],
+    ['an employee code with a slash', { ...base, employeeCode: 'E/7' }, /^employeeCode:.*U\+002F/],
+    ['an employee code with a bidi override', { ...base, employeeCode: 'E\u202e7' }, /^employeeCode:.*U\+202E/],
+    ['an employee code that is ..', { ...base, employeeCode: '..' }, /^employeeCode:.*not an employee code/],
     ['an array', [base], /\(message\)/],
   ])('refuses %s, saying what is wrong', (_what, payload, reason) => {
     const r = parse(payload);
     expect(r.ok).toBe(false);
     expect(!r.ok && r.reason).toMatch(reason);
+  });
+
+  it('passes a code sent decomposed on in NFC, as the service stores it', () => {
+    const r = parse({ ...base, employeeCode: 'Jose\u0301' });
+    expect(r.ok && r.value.event.employeeCode).toBe('Jos\u00e9');
   });
 
   it(`refuses a message over ${MAX_PAYLOAD_BYTES} bytes without reading it`, () => {
