@@ -11,8 +11,13 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Agent, request } from 'node:http';
 import { connect, type Socket } from 'node:net';
-import { createAttendanceService, type AttendanceService, type AttendanceServiceOptions } from '../../src/server/service.js';
-import { clientBucketOf, TokenGuard } from '../../src/server/token-guard.js';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SERVE_HELP_DEFAULTS } from '../../src/cli/commands/serve.js';
+import { createAttendanceService, DEFAULT_CLIENT_ID, DEFAULT_HTTP_LIMITS, DEFAULT_TOKEN_TTL_SEC, type AttendanceService, type AttendanceServiceOptions } from '../../src/server/service.js';
+import { clientBucketOf, DEFAULT_TOKEN_GUARD, TokenGuard } from '../../src/server/token-guard.js';
+import { killTree, runCli, spawnCli, waitForLine } from '../helpers/cli.js';
 import { SERVICE_DATABASES, type ServiceDatabase } from '../helpers/databases.js';
 
 const cleanup: Array<() => Promise<void> | void> = [];
@@ -239,5 +244,23 @@ describe('the token guard', () => {
     expect(attempt('a')).toBe(0);
     for (const addr of ['b', 'c', 'd', 'e']) attempt(addr);
     expect(guard.tracked.addresses).toBe(3);
+  });
+});
+
+describe('serve --token-rate', () => {
+  it('sets the per-address limit of the token endpoint (behind a load balancer every client has its address); the help states the service\'s defaults', async () => {
+    expect(SERVE_HELP_DEFAULTS).toEqual({ clientId: DEFAULT_CLIENT_ID, tokenTtlSec: DEFAULT_TOKEN_TTL_SEC, maxConnections: DEFAULT_HTTP_LIMITS.maxConnections, tokenRate: DEFAULT_TOKEN_GUARD.perAddress.burst });
+    expect(DEFAULT_TOKEN_GUARD.perAddress.perMinute).toBe(DEFAULT_TOKEN_GUARD.perAddress.burst);
+    expect((await runCli(['serve', '--db', ':memory:', '--token-rate', '0'])).stderr).toContain('--token-rate must be at least 1');
+    const db = join(mkdtempSync(join(tmpdir(), 'token-rate-')), 'service.db');
+    const made = await runCli(['keys', 'create', '--db', db, '--create', '--role', 'admin', '--json']);
+    const { apiKey } = JSON.parse(made.stdout) as { apiKey: string };
+    const child = spawnCli(['serve', '--port', '0', '--db', db, '--token-rate', '2']);
+    cleanup.push(() => killTree(child));
+    const [, base] = await waitForLine(child, /listening on (http:\/\/\S+)/, 30_000, 'stdout');
+    const url = new URL(base!);
+    const statuses = [];
+    for (let i = 0; i < 3; i++) statuses.push((await tokenAttempt(url, apiKey, 'wrong')).status);
+    expect(statuses).toEqual([400, 400, 429]);
   });
 });

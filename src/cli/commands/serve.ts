@@ -6,13 +6,13 @@ import { Option, type Command } from 'commander';
 import { action, defineCommand, intFlag, usageError } from '../command.js';
 import { DEFAULT_LIMITS } from '../../server/context.js';
 
-type Values = { port?: string; host?: string; db: string; 'client-id'?: string; shifts?: string; 'token-ttl'?: string; 'tz-offset-unit'?: 'minutes' | 'hours'; 'max-body-bytes'?: string; 'max-connections'?: string };
+type Values = { port?: string; host?: string; db: string; 'client-id'?: string; shifts?: string; 'token-ttl'?: string; 'tz-offset-unit'?: 'minutes' | 'hours'; 'max-body-bytes'?: string; 'max-connections'?: string; 'token-rate'?: string };
 
 /**
  * Defaults the help states. The service's own constants live in src/server/service.ts, which loads
  * SQLite, so help does not import them; a test checks that they agree.
  */
-export const SERVE_HELP_DEFAULTS = { clientId: 'edge-agent', tokenTtlSec: 3600, maxConnections: 512 };
+export const SERVE_HELP_DEFAULTS = { clientId: 'edge-agent', tokenTtlSec: 3600, maxConnections: 512, tokenRate: 30 };
 
 export default function register(program: Command): Command {
   const cmd = defineCommand(program, {
@@ -34,7 +34,11 @@ Create API keys with: edge-agent keys create --db FILE|URL --role admin|admin-au
     .option('--token-ttl <sec>', `access token lifetime in seconds (default ${SERVE_HELP_DEFAULTS.tokenTtlSec})`)
     .addOption(new Option('--tz-offset-unit <unit>', 'unit of tzOffset on the wire: minutes (default) or hours').choices(['minutes', 'hours']))
     .option('--max-body-bytes <n>', `largest request body accepted (default ${DEFAULT_LIMITS.maxBodyBytes})`)
-    .option('--max-connections <n>', `connections at once; more are closed as they come (default ${SERVE_HELP_DEFAULTS.maxConnections})`);
+    .option('--max-connections <n>', `connections at once; more are closed as they come (default ${SERVE_HELP_DEFAULTS.maxConnections})`)
+    .option(
+      '--token-rate <n>',
+      `token requests per client address: n at once, then n a minute (default ${SERVE_HELP_DEFAULTS.tokenRate}); behind a load balancer every client has its address, so raise it there`,
+    );
   return action<Values>(cmd, async (values) => {
     const unit = values['tz-offset-unit'] ?? 'minutes';
     const port = intFlag('port', values.port, 8080)!;
@@ -43,6 +47,8 @@ Create API keys with: edge-agent keys create --db FILE|URL --role admin|admin-au
     const maxBodyBytes = intFlag('max-body-bytes', values['max-body-bytes']);
     const maxConnections = intFlag('max-connections', values['max-connections']);
     if (maxConnections !== undefined && maxConnections < 1) throw usageError('serve', `--max-connections must be at least 1, got ${maxConnections}`, { flag: 'max-connections', value: maxConnections });
+    const tokenRate = intFlag('token-rate', values['token-rate']);
+    if (tokenRate !== undefined && tokenRate < 1) throw usageError('serve', `--token-rate must be at least 1, got ${tokenRate}`, { flag: 'token-rate', value: tokenRate });
     const { createAttendanceService, DEFAULT_CLIENT_ID, DEFAULT_TOKEN_TTL_SEC } = await import('../../server/service.js');
     const service = createAttendanceService({
       dbPath: values.db,
@@ -52,6 +58,7 @@ Create API keys with: edge-agent keys create --db FILE|URL --role admin|admin-au
       tzOffsetUnit: unit,
       ...(maxBodyBytes !== undefined ? { maxBodyBytes } : {}),
       ...(maxConnections !== undefined ? { http: { maxConnections } } : {}),
+      ...(tokenRate !== undefined ? { tokenGuard: { perAddress: { burst: tokenRate, perMinute: tokenRate } } } : {}),
     });
     let url: string;
     try {
