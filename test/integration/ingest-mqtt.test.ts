@@ -260,3 +260,68 @@ describe.skipIf(!has('mosquitto'))(`the ingest in this process: repeats and stop
     await pub.endAsync();
   });
 });
+
+describe('the ingest on MQTT 3.1.1', () => {
+  let svc: InProcessService;
+  let admin: AttendanceClient;
+
+  beforeAll(async () => {
+    setLogLevel('ingest', 'error');
+    svc = await startService();
+    admin = new AttendanceClient({ baseUrl: svc.url, clientId: svc.clientId, apiKey: svc.apiKey, apiSecret: svc.apiSecret });
+    await admin.addOrUpdateUser({ employeeCode: 'E1', firstName: 'Three', lastName: 'One' });
+  });
+  afterAll(async () => {
+    await svc?.stop();
+  });
+
+  const ingestOn = (url: string, clientId: string, group: string | null, protocol: 4 | 'auto') =>
+    new Ingest({
+      ...INGEST_DEFAULTS,
+      url,
+      prefix: PREFIX,
+      group,
+      clientId,
+      connections: group === null ? 1 : 2,
+      protocol,
+      api: new AttendanceClient({ baseUrl: svc.url, clientId: svc.clientId, apiKey: svc.apiKey, apiSecret: svc.apiSecret }),
+      deadLetterTopic: defaultDeadLetterTopic(PREFIX),
+    });
+  const stored = async (day: string) => (await admin.getEvents({ code: 'E1', from: `${day} 00:00:00`, to: `${day} 23:59:59` })).returnValue!.length;
+
+  it('falls back to 3.1.1 on a broker that refuses MQTT 5 and stores every punch once with a plain subscription (aedes)', async () => {
+    const broker = await startBroker({ prefer: 'aedes' });
+    const ingest = ingestOn(broker.url, `plain-${process.pid}`, null, 'auto');
+    try {
+      await ingest.start();
+      expect(ingest.protocol).toBe(4);
+      const pub = await publisher(broker.url);
+      await publish(pub, Array.from({ length: 5 }, (_, i) => punch({ time: `2024-08-10 08:0${i}:00` })));
+      await until('all accepted', () => ingest.metrics.accepted === 5);
+      expect(await stored('2024-08-10')).toBe(5);
+      expect(ingest.pendingCount).toBe(0);
+      await pub.endAsync();
+    } finally {
+      await ingest.stop();
+      await broker.stop();
+    }
+  });
+
+  it.skipIf(!has('mosquitto'))(`shares a subscription over 3.1.1 where the broker takes $share there (Mosquitto; ${needs('mosquitto')})`, async () => {
+    const broker = await startBroker();
+    const ingests = [ingestOn(broker.url, `v311a-${process.pid}`, 'v311', 4), ingestOn(broker.url, `v311b-${process.pid}`, 'v311', 4)];
+    try {
+      for (const i of ingests) await i.start();
+      expect(ingests.map((i) => i.protocol)).toEqual([4, 4]);
+      const pub = await publisher(broker.url);
+      await publish(pub, Array.from({ length: 40 }, (_, i) => punch({ time: `2024-08-11 08:${String(i).padStart(2, '0')}:00` })));
+      await until('all accepted', () => ingests[0]!.metrics.accepted + ingests[1]!.metrics.accepted === 40);
+      expect(ingests.every((i) => i.metrics.accepted > 0)).toBe(true);
+      expect(await stored('2024-08-11')).toBe(40);
+      await pub.endAsync();
+    } finally {
+      for (const i of ingests) await i.stop();
+      await broker.stop();
+    }
+  });
+});
