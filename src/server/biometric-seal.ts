@@ -15,22 +15,33 @@
  * an HMAC check value of the key, so a replica started with another key refuses to start too.
  */
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AgentError } from '../core/errors.js';
 
 export const BIOMETRIC_KEY_ENV = 'EDGE_AGENT_BIOMETRIC_KEY_FILE';
 const MAKE_KEY_HINT = `make one key for every replica (openssl rand -hex 32 > /etc/edge-agent/biometric.key; chmod 600 it) and give it to each with ${BIOMETRIC_KEY_ENV}=FILE or as the systemd credential "biometric-key"`;
 
-/** A key file: 32 raw bytes, or 64 hex characters (a trailing newline is fine). */
+/**
+ * A key file: 32 raw bytes, or 64 hex characters (a trailing newline is fine). One that group or
+ * others may read is refused, as the agent refuses such a secrets file: every replica's key opens
+ * every stored template.
+ */
 function readKeyFile(file: string, source: string): Buffer {
   let raw: Buffer;
+  let mode: number;
   try {
+    mode = statSync(file).mode & 0o777;
     raw = readFileSync(file);
   } catch (err) {
     throw new AgentError('SERVER_BIOMETRIC_KEY', `cannot read the biometric key file ${file} (${source}): ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { file }, {
       hint: `check the path and that the service user may read it; ${MAKE_KEY_HINT}`,
       cause: err,
+    });
+  }
+  if ((mode & 0o077) !== 0) {
+    throw new AgentError('SERVER_BIOMETRIC_KEY', `the biometric key file ${file} (${source}) may be read by others (mode 0${mode.toString(8)})`, { file, mode: `0${mode.toString(8)}` }, {
+      hint: `run: chmod 600 ${file} (owned by the user the service runs as)`,
     });
   }
   const text = raw.toString('latin1').trim();
