@@ -14,12 +14,14 @@ import { AttendanceClient } from '../../src/api/client.js';
 import { setLogLevel } from '../../src/core/logger.js';
 import { Ingest, INGEST_DEFAULTS, defaultDeadLetterTopic } from '../../src/ingest/ingest.js';
 import { startBroker, type TestBroker } from '../helpers/broker.js';
-import { killTree, spawnCli, waitForLine } from '../helpers/cli.js';
+import { killTree, runCli, spawnCli, waitForLine } from '../helpers/cli.js';
 import { nextMessage } from '../helpers/mqtt.js';
 import { startService, type InProcessService } from '../helpers/service.js';
 import { has, needs } from '../helpers/system.js';
 
 const PREFIX = 'att';
+/** A central host: no terminal's config anywhere (the ingest needs none with its flags). */
+const NO_CONFIG = { EDGE_AGENT_CONFIG: '', EDGE_AGENT_TEST_INSTALLED_CONFIG: '/nonexistent/edge-agent/config.yaml', EDGE_AGENT_TEST_DEMO_CONFIG: '' };
 let seq = 0;
 
 function punch(overrides: Record<string, unknown> = {}): Record<string, unknown> {
@@ -109,7 +111,7 @@ describe.skipIf(!has('mosquitto'))(`edge-agent ingest on a shared subscription (
       '--metrics-port', '0',
       '--secrets', join(dir, 'no-secrets.yaml'),
       ...extra,
-    ]);
+    ], { env: NO_CONFIG });
     children.push(child);
     const [, metricsUrl] = await waitForLine(child, /metrics on (http:\/\/\S+)\/metrics/, 30_000, 'stdout');
     return { child, metricsUrl: metricsUrl! };
@@ -190,13 +192,17 @@ describe.skipIf(!has('mosquitto'))(`edge-agent ingest on a shared subscription (
     await pub.endAsync();
   });
 
-  it('refuses --no-share with several connections, and a bad --mqtt-version, as usage errors', async () => {
+  it('refuses --no-share with several connections, and a bad --mqtt-version, as usage errors; without a config it needs its key on the command line', async () => {
     for (const args of [['--no-share'], ['--mqtt-version', '6']]) {
       const child = spawnCli(['ingest', '--mqtt', broker.url, '--api', svc.url, '--api-key', 'k', '--api-secret-file', secretFile, ...args]);
       children.push(child);
       const code = await new Promise<number | null>((r) => child.once('exit', r));
       expect(code).toBe(2);
     }
+    // Without its API key on the command line it needs a config to find it in, and says where it looked.
+    const noKey = await runCli(['ingest', '--mqtt', broker.url, '--api', svc.url], { env: NO_CONFIG });
+    expect(noKey.code).toBe(1);
+    expect(noKey.stderr).toContain('CONFIG_NONE: edge-agent ingest needs');
   });
 });
 

@@ -80,6 +80,11 @@ not acknowledged. SIGTERM drains, then stops. See docs/central.md.`,
       ...(values['path-form'] ? { 'path-form': values['path-form'] } : {}),
       ...(values['log-level'] ? { 'log-level': values['log-level'] } : {}),
       ...(values['log-format'] ? { 'log-format': values['log-format'] } : {}),
+    }, process.env, {
+      // A central host has no terminal's config: the broker, the API and its key on the command
+      // line are enough; otherwise a config names what is missing.
+      require: !(values.mqtt && values.api && values['api-key'] && values['api-secret-file']),
+      command: 'edge-agent ingest',
     });
     applyLogging(config.logging);
     if (!config.mqtt.url) throw usageError('ingest', 'ingest needs the broker: --mqtt mqtt://host:1883 (or mqtt.url in the config)');
