@@ -257,7 +257,16 @@ export class PgStore extends PgOps implements ServiceStore {
       try {
         await client.query('CREATE TABLE IF NOT EXISTS schema_migrations (component TEXT NOT NULL, version INTEGER NOT NULL, description TEXT NOT NULL, applied_at TEXT NOT NULL, PRIMARY KEY (component, version))');
         const current = (await client.query<{ v: number | null }>("SELECT MAX(version) AS v FROM schema_migrations WHERE component = 'server'")).rows[0]?.v ?? 0;
-        for (const m of [...migrations].sort((a, b) => a.version - b.version)) {
+        const sorted = [...migrations].sort((a, b) => a.version - b.version);
+        const known = sorted.at(-1)?.version ?? 0;
+        // Migrations only go forward (as on SQLite, core/sqlite.ts): a replica of an older release
+        // would misread tables a newer one changed, so it refuses before reading or writing.
+        if (current > known) {
+          throw new AgentError('STORE_SCHEMA_TOO_NEW', `${this.where}: the server schema is at version ${current}, newer than the ${known} this edge-agent knows`, { db: this.where, version: current, known }, {
+            hint: 'a newer edge-agent serve (or keys) migrated this database: run every replica on that release (in a rolling upgrade, start the new replicas and stop the old ones); migrations only go forward',
+          });
+        }
+        for (const m of sorted) {
           if (m.version <= current) continue;
           await client.query('BEGIN');
           try {

@@ -48,6 +48,12 @@ function storeContract(database: ServiceDatabase): void {
     expect(Number(rows[0]!.v)).toBeGreaterThanOrEqual(1);
   });
 
+  it('refuses a database a newer release migrated past what this one knows, before reading or writing', async () => {
+    await fresh();
+    await database.query(url, "INSERT INTO schema_migrations (component, version, description, applied_at) VALUES ('server', 999, 'from the future', $1)", [NOW]);
+    await expect(openServiceStore(url)).rejects.toMatchObject({ code: 'STORE_SCHEMA_TOO_NEW', message: expect.stringContaining('version 999') });
+  });
+
   it('upserts check-ins by identity: a replay keeps the check-out and a named shift, many at once', async () => {
     await fresh();
     const [first] = await store.transaction((tx) => tx.upsertEvents([checkIn('E1', '2024-05-01 09:00:00', { outTime: '2024-05-01 17:00:00', shift: 'NIGHT', shiftGiven: true })], NOW));
