@@ -10,7 +10,8 @@
  *    not take are asked again, and the captures taken before are kept;
  *  - presses of different fingers on a GT-521 make the module forget its enrolment: its presses
  *    start again, the captures stay;
- *  - a press that fails every try ends with a clear error, not a hang.
+ *  - a press that fails every try ends with a clear error, not a hang;
+ *  - a second enrolment on a scanner already enrolling is refused at once.
  * The refusal of a scanner another process holds is in enrol-busy-scanner.test.ts.
  */
 import { afterEach, describe, expect, it } from 'vitest';
@@ -194,6 +195,24 @@ describe('guided enrolment on an R30x (3 captures + 2 module presses)', () => {
     expect(result.moduleError).toMatch(/press 2 of 2 was not taken in 3 tries/);
     expect(p.events.find((e) => e.step === 'module' && e.error)!.message).toMatch(/the 3 captures are kept/);
     expect(result.templates.map((t) => t.format)).toEqual(['iso19794-2', 'iso19794-2', 'iso19794-2']);
+  }, 90_000);
+});
+
+describe('one enrolment at a time on a scanner', () => {
+  it('a second enrolment while one runs is refused at once, and the first goes on', async () => {
+    const { rt, sim } = await terminal('r30x');
+    const p = person(sim, 1001);
+    let second: Promise<unknown> | null = null;
+    const first = run(rt, REQ, (e) => {
+      // While the first waits for press 1, another enrolment on the same scanner.
+      if (e.step === 'plan') second = run(rt, { ...REQ, employeeCode: 'E7009' }, () => undefined).then(() => null, (err: unknown) => err);
+      p.onProgress(e);
+    });
+    expect((await first).templates).toHaveLength(4);
+    expect(await second).toMatchObject({ code: 'AGENT_SCANNER_BUSY', message: 'an enrolment is already running on scanner sim:r30x', hint: expect.stringMatching(/wait for it to finish/) });
+    // Once it is done the scanner takes the next one.
+    const q = person(sim, 1002);
+    expect((await run(rt, { ...REQ, employeeCode: 'E7009' }, q.onProgress)).templates).toHaveLength(4);
   }, 90_000);
 });
 
