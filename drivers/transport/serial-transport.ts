@@ -21,7 +21,7 @@ import { TypedEmitter } from '../../src/core/events.js';
 import { logger } from '../../src/core/logger.js';
 import type { ByteTransport, TransportEvents } from './transport.js';
 import { closedError, disconnectedError } from './errors.js';
-import { describeHolder, portHolders } from './port-holders.js';
+import { busyError } from './port-holders.js';
 
 const log = logger('drivers:serial');
 
@@ -176,15 +176,7 @@ export function openError(path: string, baud: number, err: Error): AgentError {
   }
   // serialport takes an exclusive lock (flock): "Error Resource temporarily unavailable Cannot lock port".
   if (/EBUSY|EAGAIN|lock(ed)? port|cannot lock|Resource temporarily unavailable|busy/i.test(msg)) {
-    const holders = portHolders(path);
-    const who = holders.length > 0 ? holders.map(describeHolder).join(', ') : 'another program';
-    return new AgentError('TRANSPORT_BUSY', `${path} is in use by another program: ${who} holds it`, { ...ctx, holders: holders.map((h) => ({ pid: h.pid, command: h.command })) }, {
-      hint: holders.length > 0
-        ? `stop ${holders.map((h) => `pid ${h.pid}`).join(', ')} or let it do the work (the running agent: enrol through it, or systemctl stop edge-agent); a serial console on the Pi UART: disable it with raspi-config, Interface Options, Serial Port`
-        : `"fuser -v ${path}" (as root) names it: the running agent (enrol through it, or systemctl stop edge-agent), another edge-agent command, or a serial console on the Pi UART (disable it with raspi-config)`,
-      retryable: true,
-      cause: err,
-    });
+    return busyError(path, path, ctx, err);
   }
   return new AgentError('TRANSPORT_OPEN_FAILED', `could not open ${path} at ${baud} baud: ${msg}`, ctx, {
     hint: 'check that the path is a serial device and that the baud rate is one the adapter supports',
