@@ -11,7 +11,8 @@
  *  - presses of different fingers on a GT-521 make the module forget its enrolment: its presses
  *    start again, the captures stay;
  *  - a press that fails every try ends with a clear error, not a hang;
- *  - a second enrolment on a scanner already enrolling is refused at once.
+ *  - a second enrolment on a scanner already enrolling is refused at once;
+ *  - without image extraction the module enrols alone, prompted the same way.
  * The refusal of a scanner another process holds is in enrol-busy-scanner.test.ts.
  */
 import { afterEach, describe, expect, it } from 'vitest';
@@ -213,6 +214,18 @@ describe('one enrolment at a time on a scanner', () => {
     // Once it is done the scanner takes the next one.
     const q = person(sim, 1002);
     expect((await run(rt, { ...REQ, employeeCode: 'E7009' }, q.onProgress)).templates).toHaveLength(4);
+  }, 90_000);
+});
+
+describe('without image extraction (the models failed to load)', () => {
+  it('enrols on the module alone: one press to check the finger is not enrolled, then the module presses, each prompted', async () => {
+    const { rt, sim } = await terminal('r30x');
+    const noExtractor = Object.create(rt, { extractor: { value: null } }) as TerminalRuntime;
+    const p = person(sim, 1001);
+    const result = await run(noExtractor, REQ, p.onProgress);
+    expect(script(p.events)).toEqual(['plan 3', 'place 1/3', 'lift 1/3', 'module-place 2/3', 'read 2/3', 'lift 2/3', 'module-place 3/3', 'read 3/3', 'lift 3/3']);
+    expect(p.events[1]!.message).toMatch(/^no image extraction here: enrolling on the module only, 3 presses \(1 to check/);
+    expect(result.templates.map((t) => t.format)).toEqual(['r30x-char']);
   }, 90_000);
 });
 
