@@ -16,10 +16,10 @@ export interface PressSteps {
   options: ModuleEnrollOptions;
   /** How long a press (and a lift) may take (ms). */
   pressTimeoutMs: number;
-  /** Waits until a finger is on the sensor; false when none came within `timeoutMs`. */
-  placed(timeoutMs: number): Promise<boolean>;
-  /** Waits until the sensor is free; false when the finger stayed for `timeoutMs`. */
-  lifted(timeoutMs: number): Promise<boolean>;
+  /** Waits until a finger is on the sensor; false when none came within `timeoutMs` (or on abort). */
+  placed(timeoutMs: number, signal?: AbortSignal): Promise<boolean>;
+  /** Waits until the sensor is free; false when the finger stayed for `timeoutMs` (or on abort). */
+  lifted(timeoutMs: number, signal?: AbortSignal): Promise<boolean>;
   /** Reads press `step` (1-based) into the module; throws when the module did not take it. */
   read(step: number): Promise<void>;
   /** After a press the module did not take: the press to ask next (default: the same one). */
@@ -36,22 +36,32 @@ export function pressCanBeRetried(err: AgentError): boolean {
 /** First reminder to lift after this long; the rest of the press timeout after the reminder. */
 const LIFT_REMINDER_MS = 4000;
 
+/** The signal's reason when it is an error, else CORE_ABORTED. */
+function aborted(signal: AbortSignal): Error {
+  return signal.reason instanceof Error ? signal.reason : new AgentError('CORE_ABORTED', 'the module enrolment was cancelled', {}, { hint: 'run the enrolment again' });
+}
+
 export async function enrolByPresses(s: PressSteps): Promise<void> {
   const { presses, options } = s;
+  const { signal } = options;
   const retries = options.retries ?? 2;
-  const prompt = (p: Omit<PressPrompt, 'of'>) => options.onPrompt?.({ ...p, of: presses });
+  const prompt = (p: Omit<PressPrompt, 'of'>) => {
+    if (signal?.aborted) throw aborted(signal);
+    options.onPrompt?.({ ...p, of: presses });
+  };
   const tries = new Map<number, number>();
   const lift = async (press: number) => {
     prompt({ press, action: 'lift' });
-    if (await s.lifted(Math.min(LIFT_REMINDER_MS, s.pressTimeoutMs))) return;
+    if (await s.lifted(Math.min(LIFT_REMINDER_MS, s.pressTimeoutMs), signal)) return;
     prompt({ press, action: 'lift', reason: 'the finger is still on the sensor' });
-    if (await s.lifted(s.pressTimeoutMs)) return;
+    if (await s.lifted(s.pressTimeoutMs, signal)) return;
+    if (signal?.aborted) throw aborted(signal);
     throw new AgentError('DRIVER_FINGER_NOT_LIFTED', `the finger stayed on the sensor after press ${press} of ${presses}`, { press, of: presses }, { hint: 'lift the finger off the sensor between presses, then place it again when asked', retryable: true });
   };
   let reason: string | undefined;
   for (let step = 1; step <= presses; ) {
     prompt(reason ? { press: step, action: 'again', reason } : { press: step, action: 'place' });
-    if (!(await s.placed(s.pressTimeoutMs))) throw s.noFinger(step);
+    if (!(await s.placed(s.pressTimeoutMs, signal))) throw signal?.aborted ? aborted(signal) : s.noFinger(step);
     try {
       await s.read(step);
     } catch (err) {

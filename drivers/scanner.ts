@@ -121,6 +121,8 @@ export interface ModuleEnrollOptions {
    * that do not agree): the earlier presses are kept and only that one is asked again. Default 2.
    */
   retries?: number;
+  /** Stops waiting for presses (the enrolment was cancelled): rejects with the signal's reason. */
+  signal?: AbortSignal;
 }
 
 export interface ScannerEvents extends Record<string, unknown> {

@@ -157,8 +157,8 @@ export class Gt521Scanner extends ScannerBase implements Scanner {
       presses,
       options,
       pressTimeoutMs: this.#opts.pressTimeoutMs,
-      placed: (timeoutMs) => this.#waitFinger(true, timeoutMs),
-      lifted: (timeoutMs) => this.#waitFinger(false, timeoutMs),
+      placed: (timeoutMs, signal) => this.#waitFinger(true, timeoutMs, signal),
+      lifted: (timeoutMs, signal) => this.#waitFinger(false, timeoutMs, signal),
       read: async (step) => {
         await this.driver.captureFinger(true);
         if (step === 1) await this.driver.enroll1();

@@ -152,8 +152,8 @@ export class R30xScanner extends ScannerBase implements Scanner {
       options,
       pressTimeoutMs,
       // A finger seen is an image taken (GenImg), ready for Img2Tz.
-      placed: (timeoutMs) => this.waitForPresence({ timeoutMs }),
-      lifted: (timeoutMs) => this.#waitForLift(timeoutMs),
+      placed: (timeoutMs, signal) => this.waitForPresence({ timeoutMs, ...(signal ? { signal } : {}) }),
+      lifted: (timeoutMs, signal) => this.#waitForLift(timeoutMs, signal),
       read: async (step) => {
         await this.#neutral(() => this.driver.img2Tz(step as 1 | 2));
         if (step === presses) await this.driver.regModel();
@@ -203,11 +203,11 @@ export class R30xScanner extends ScannerBase implements Scanner {
     }
   }
 
-  /** True once the sensor is free; false when the finger stayed for `timeoutMs`. */
-  async #waitForLift(timeoutMs: number): Promise<boolean> {
+  /** True once the sensor is free; false when the finger stayed for `timeoutMs` (or on abort). */
+  async #waitForLift(timeoutMs: number, signal?: AbortSignal): Promise<boolean> {
     const deadline = performance.now() + timeoutMs;
     while (await this.driver.fingerPresent()) {
-      if (performance.now() > deadline) return false;
+      if (performance.now() > deadline || signal?.aborted) return false;
       await sleep(this.#options.pollMs ?? 100);
     }
     return true;

@@ -115,6 +115,7 @@ export const ERROR_CODES = {
   DRIVER_UNKNOWN_FAMILY: { layer: 'drivers', retryable: false, hint: 'use r30x, gt521, iris-hid, badge-serial or badge-hid; "edge-agent devices" tells which scanner is attached' },
   DRIVER_UNSUPPORTED: { layer: 'drivers', retryable: false, hint: 'this scanner cannot do that: check its capabilities (edge-agent devices)' },
   ENROLL_API_ERROR: { layer: 'terminal', retryable: true, hint: 'check the service logs' },
+  ENROLL_CANCELLED: { layer: 'terminal', retryable: true, hint: 'the enrolment was stopped before it finished and nothing was stored: run the command again' },
   ENROLL_DUPLICATE: { layer: 'terminal', retryable: false, hint: 'a person is enrolled once: check who is in front of the scanner, or delete the other enrolment first' },
   ENROLL_LOW_QUALITY: { layer: 'terminal', retryable: false, hint: 'clean the sensor and the finger and press flat, or look straight at the camera; or enrol another finger' },
   ENROLL_TIMEOUT: { layer: 'terminal', retryable: true, hint: 'present it when the scanner asks, then run the command again' },

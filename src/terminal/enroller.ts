@@ -62,6 +62,8 @@ export interface EnrollRequest {
   /** Minimum extraction quality (0..100) for a capture to count. */
   minQuality?: number;
   presenceTimeoutMs?: number;
+  /** Cancels the enrolment (the client went away): nothing is stored, the scanner is freed. */
+  signal?: AbortSignal;
 }
 
 export type Progress = (event: Record<string, unknown>) => void;
@@ -97,10 +99,10 @@ export function workerFor(rt: EnrolTerminal, modality: ScannerModality, key?: st
   return chosen;
 }
 
-/** True once the finger is off the sensor (the eye out of view); false when it stayed for `timeoutMs`. */
-async function waitForLift(scanner: Scanner, timeoutMs = 10_000): Promise<boolean> {
+/** True once the finger is off the sensor (the eye out of view); false when it stayed for `timeoutMs` (or on abort). */
+async function waitForLift(scanner: Scanner, timeoutMs = 10_000, signal?: AbortSignal): Promise<boolean> {
   const deadline = monotonicMs() + timeoutMs;
-  while (monotonicMs() < deadline) {
+  while (monotonicMs() < deadline && !signal?.aborted) {
     if (!(await scanner.waitForPresence({ timeoutMs: 150 }))) return true;
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -123,16 +125,36 @@ const TRIES_PER_PRESS = 3;
 /** First reminder to lift after this long. */
 const LIFT_REMINDER_MS = 4000;
 
-async function capture(rt: EnrolTerminal, scanner: Scanner, modality: ScannerModality, timeoutMs: number): Promise<{ format: TemplateFormat; data: Uint8Array; quality: number; image: CapturedImage }> {
+async function capture(rt: EnrolTerminal, scanner: Scanner, modality: ScannerModality, timeoutMs: number, signal?: AbortSignal): Promise<{ format: TemplateFormat; data: Uint8Array; quality: number; image: CapturedImage }> {
   if (!rt.extractor) throw new AgentError('AGENT_NO_EXTRACTOR', 'image extraction is not available on this terminal', {}, { hint: 'the template key is missing or the models failed to load: run "edge-agent doctor"' });
-  if (!(await scanner.waitForPresence({ timeoutMs }))) {
+  if (!(await scanner.waitForPresence({ timeoutMs, ...(signal ? { signal } : {}) }))) {
+    if (signal?.aborted) throw signal.reason as Error;
     throw new AgentError('ENROLL_TIMEOUT', `no ${modality === 'finger' ? 'finger on the sensor' : 'eye in view'} within ${Math.round(timeoutMs / 1000)} s`, { modality }, { hint: 'present it when the scanner asks, then run the command again', retryable: true });
   }
   const image = await scanner.captureImage();
   return { ...(await rt.extractor.extract(modality, image)), image };
 }
 
-export async function enroll(rt: EnrolTerminal, client: AttendanceClient | null, req: EnrollRequest, progress: Progress = () => undefined, scannerKey?: string): Promise<EnrollResult> {
+export async function enroll(rt: EnrolTerminal, client: AttendanceClient | null, req: EnrollRequest, report: Progress = () => undefined, scannerKey?: string): Promise<EnrollResult> {
+  // A cancelled enrolment (its client gone) stops at its next step or wait, storing nothing.
+  const cancel = new AbortController();
+  const cancelled = () => cancel.abort(new AgentError('ENROLL_CANCELLED', 'the enrolment was cancelled before it finished (the command was stopped); nothing was stored', { employeeCode: req.employeeCode }));
+  if (req.signal?.aborted) cancelled();
+  req.signal?.addEventListener('abort', cancelled, { once: true });
+  try {
+    return await enrollSteps(rt, client, req, report, cancel.signal, scannerKey);
+  } finally {
+    req.signal?.removeEventListener('abort', cancelled);
+  }
+}
+
+async function enrollSteps(rt: EnrolTerminal, client: AttendanceClient | null, req: EnrollRequest, report: Progress, signal: AbortSignal, scannerKey?: string): Promise<EnrollResult> {
+  // Until the captures are done; from storing on the enrolment completes whatever the client does.
+  let cancellable = true;
+  const progress: Progress = (e) => {
+    if (cancellable) signal.throwIfAborted();
+    report(e);
+  };
   const { modality, position } = req;
   const employeeCode = parseEmployeeCode(req.employeeCode);
   const captures = req.captures ?? 3;
@@ -176,15 +198,17 @@ export async function enroll(rt: EnrolTerminal, client: AttendanceClient | null,
       /** Asks to lift after press `press` (once more when it stays), so the next press is a new one. */
       const lift = async (press: number, presses: number) => {
         progress({ step: 'lift', press, presses, message: say.lift });
-        if (await waitForLift(scanner, LIFT_REMINDER_MS)) return;
+        if (await waitForLift(scanner, LIFT_REMINDER_MS, signal)) return;
         progress({ step: 'lift', press, presses, again: true, message: say.stillThere });
-        if (await waitForLift(scanner, timeoutMs)) return;
+        if (await waitForLift(scanner, timeoutMs, signal)) return;
+        signal.throwIfAborted();
         throw new AgentError('ENROLL_TIMEOUT', `${modality === 'finger' ? 'the finger stayed on the sensor' : 'the eye stayed in view'} for ${Math.round((LIFT_REMINDER_MS + timeoutMs) / 1000)} s after press ${press} of ${presses}`, { modality, press, presses }, { hint: `${say.lift} between presses, then run the command again`, retryable: true });
       };
       /** The module's own enrolment: presses numbered after the `before` ones, each prompted. */
       const onModule = (before: number, presses: number) =>
         scanner.enrollOnModule({
           retries: tries - 1,
+          signal,
           onPrompt: (p) => {
             const press = before + p.press;
             if (p.action === 'lift') progress({ step: 'lift', press, presses, ...(p.reason ? { again: true } : {}), message: p.reason ? say.stillThere : say.lift });
@@ -203,7 +227,8 @@ export async function enroll(rt: EnrolTerminal, client: AttendanceClient | null,
         const presses = 1 + modulePresses;
         progress({ step: 'plan', presses, captures: 0, modulePresses, message: `no image extraction here: enrolling on the module only, ${presses} presses (1 to check the finger is not enrolled yet, ${modulePresses} for the module's own enrolment); ${say.place(true)} when asked and ${say.liftAfter} after each` });
         progress({ step: 'capture', capture: 1, of: 1, press: 1, presses, action: 'place', message: `press 1 of ${presses}: ${say.place(true)}` });
-        if (!(await scanner.waitForPresence({ timeoutMs }))) {
+        if (!(await scanner.waitForPresence({ timeoutMs, signal }))) {
+          signal.throwIfAborted();
           throw new AgentError('ENROLL_TIMEOUT', `no finger on the sensor within ${Math.round(timeoutMs / 1000)} s`, { modality }, { hint: 'present it when the scanner asks, then run the command again', retryable: true });
         }
         const hit = await scanner.searchOnModule();
@@ -234,10 +259,10 @@ export async function enroll(rt: EnrolTerminal, client: AttendanceClient | null,
           await scanner.feedback('enrol-step').catch(() => undefined);
           let t: Awaited<ReturnType<typeof capture>> | null = null;
           try {
-            t = await capture(rt, scanner, modality, timeoutMs);
+            t = await capture(rt, scanner, modality, timeoutMs, signal);
           } catch (err) {
             const e = toAgentError(err);
-            if (e.code === 'ENROLL_TIMEOUT' || /TRANSPORT|DISCONNECT/.test(e.code)) throw e;
+            if (e.code === 'ENROLL_TIMEOUT' || e.code === 'ENROLL_CANCELLED' || /TRANSPORT|DISCONNECT/.test(e.code)) throw e;
             reason = `not usable: ${e.code}: ${e.message}`;
           }
           if (t && t.quality < minQuality) reason = `quality ${t.quality} is below ${minQuality}`;
@@ -268,6 +293,7 @@ export async function enroll(rt: EnrolTerminal, client: AttendanceClient | null,
         } catch (err) {
           // The captures are the enrolment (host matching, the service, the site); the module's
           // template only speeds up identification on this module. Keep them.
+          if (signal.aborted) throw err;
           const e = toAgentError(err);
           moduleError = `${e.code}: ${e.message}`;
           progress({ step: 'module', error: moduleError, message: `the module's own enrolment failed (${moduleError}); the ${taken.length} captures are kept and identify this finger from images; enrol again to put it on the module too` });
@@ -281,6 +307,7 @@ export async function enroll(rt: EnrolTerminal, client: AttendanceClient | null,
   }
 
   progress({ step: 'captures-done', message: 'captures done: the scanner is free again' });
+  cancellable = false;
   const version = Date.now();
   const createdAt = new Date(version).toISOString();
   const terminal = rt.config.terminal.id;

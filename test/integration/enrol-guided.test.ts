@@ -11,7 +11,8 @@
  *  - presses of different fingers on a GT-521 make the module forget its enrolment: its presses
  *    start again, the captures stay;
  *  - a press that fails every try ends with a clear error, not a hang;
- *  - a second enrolment on a scanner already enrolling is refused at once;
+ *  - a second enrolment on a scanner already enrolling is refused at once; a cancelled one stops
+ *    at once and stores nothing;
  *  - without image extraction the module enrols alone, prompted the same way.
  * The refusal of a scanner another process holds is in enrol-busy-scanner.test.ts.
  */
@@ -214,6 +215,26 @@ describe('one enrolment at a time on a scanner', () => {
     // Once it is done the scanner takes the next one.
     const q = person(sim, 1002);
     expect((await run(rt, { ...REQ, employeeCode: 'E7009' }, q.onProgress)).templates).toHaveLength(4);
+  }, 90_000);
+});
+
+describe('a cancelled enrolment (the command stopped)', () => {
+  it('stops at once, stores nothing, and leaves the scanner to the next enrolment', async () => {
+    const { rt, sim } = await terminal('r30x');
+    const stop = new AbortController();
+    // Press 1 is taken; the command is stopped while press 2 is awaited (nobody presses).
+    const p = person(sim, 1001, (e) => {
+      if (e.step === 'capture' && e.press === 2) {
+        setTimeout(() => stop.abort(), 200);
+        return true;
+      }
+      return false;
+    });
+    const err = await run(rt, { ...REQ, signal: stop.signal }, p.onProgress).then(() => null, (e: unknown) => e);
+    expect(err).toMatchObject({ code: 'ENROLL_CANCELLED', message: expect.stringMatching(/nothing was stored/) });
+    expect(await rt.cache!.listTemplateMeta({ employeeCode: 'E7001' })).toEqual([]);
+    const q = person(sim, 1001);
+    expect((await run(rt, REQ, q.onProgress)).templates).toHaveLength(4);
   }, 90_000);
 });
 
