@@ -85,9 +85,11 @@ export class ControlServer {
   async #serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
     res.setHeader('content-type', 'application/x-ndjson');
     const write = (obj: Record<string, unknown>) => res.write(`${JSON.stringify(obj)}\n`);
+    // The client hung up before the handler finished (a Ctrl-C on the command): tell the handler.
     const gone = new AbortController();
+    let answered = false;
     res.on('close', () => {
-      if (!res.writableFinished) gone.abort();
+      if (!answered) gone.abort();
     });
     try {
       const action = (req.url ?? '/').replace(/^\//, '').split('?')[0]!.slice(0, 64);
@@ -100,7 +102,7 @@ export class ControlServer {
         const why = body.error.issues.slice(0, 5).map((i) => `${i.path.length ? `"${i.path.join('.')}"` : 'body'}: ${i.message}`).join('; ');
         throw new AgentError('AGENT_CONTROL_BAD_REQUEST', `bad request for ${action}: ${why}`, { action });
       }
-      const result = await entry.handler(body.data as never, (event) => write({ type: 'progress', ...event }), gone.signal);
+      const result = await entry.handler(body.data as never, (event) => write({ type: 'progress', ...event }), gone.signal).finally(() => (answered = true));
       write({ type: 'result', result: result ?? null });
     } catch (err) {
       const e = toAgentError(err, 'AGENT_CONTROL_FAILED');
