@@ -108,12 +108,9 @@ describe(`the technician's walk-through, as written in docs/technician.md (scann
       const lines = buf.split('\n');
       buf = lines.pop()!;
       for (const l of lines) {
-        if (/place the finger|enrolling on the module: place the same finger/.test(l)) send(`finger ${FINGER}`);
-        else if (/capture \d+\/\d+ taken|; again$/.test(l)) send('lift');
-        else if (/module press 1 read/.test(l)) {
-          send('lift');
-          send(`finger ${FINGER}`, 400);
-        } else if (/module press 2 read|^(not )?identified/.test(l)) send('lift');
+        // The prompts: "press 2 of 5: place the same finger again", "lift your finger" (identify: "place the finger").
+        if (/^\s+(press \d+ of \d+( again)?: )?place the (same )?finger/.test(l)) send(`finger ${FINGER}`);
+        else if (/lift your finger|still on the sensor: lift it|^(not )?identified/.test(l)) send('lift');
       }
     });
   }
