@@ -8,7 +8,7 @@
  * subject) and every cross-subject impostor pair is compared once (a < b). A pair with a refused
  * image counts as a non-match, so refusals show in the FNMR as they would at the terminal.
  *
- * Per modality (and per iris folder): fte (finger) / fta (iris), eer, fnmrAtFmr1e2, fnmrAtFmr1e3
+ * Per modality (and per iris folder): fte (finger; iris: fta, and fte with the same value), eer, fnmrAtFmr1e2, fnmrAtFmr1e3
  * (null, with a note, when fewer than 1/FMR impostor pairs exist), fnmrAtThreshold and fmrAtThreshold
  * at the configured threshold (config defaults: fingerThreshold, irisThreshold), extractP50Ms /
  * extractP95Ms (wall clock, single image, sequential) beside the CPU time, and the ratio to the
@@ -284,6 +284,9 @@ async function irisBench(dir: string) {
     images: items.length,
     subjects: new Set(samples.map((s) => s.subject)).size,
     fta: r4(fta),
+    // The key list names fte for every modality: each image is one attempt here, so the
+    // failures to enrol and to acquire are the same count.
+    fte: r4(fta),
     failures: fails,
     threshold,
     ...r,
