@@ -4,8 +4,10 @@
  *
  * From the top: cli > embedded > setup > daemon > terminal > ops, site-sync > upload > config
  * > biometrics > store > api > drivers > core. `server` (the attendance service) sits beside them
- * and shares only api and core. `console` (the operations console's web server) sits beside the
- * daemon, above ops: it reads the fleet over MQTT and signs commands; only the CLI starts it. `synthetic` (seeded fake fingers and eyes) is for the wiring of
+ * and shares only api and core. `ingest` (the central MQTT consumer) sits beside ops: it uses
+ * delivery's API batch rules and MQTT options, the config types, the API client and core.
+ * `console` (the operations console's web server) sits beside the daemon, above ops: it reads
+ * the fleet over MQTT and signs commands; only the CLI starts it. `synthetic` (seeded fake fingers and eyes) is for the wiring of
  * simulators, tests and benchmarks: never imported by drivers or the product's biometrics.
  */
 const only = (name, from, allowed, comment) => ({
@@ -28,6 +30,7 @@ module.exports = {
     only('synthetic-on-biometrics', '^src/synthetic/', ['src/synthetic', 'src/biometrics', 'src/core', 'drivers'], 'synthetic data may use the codecs and the simulators\' image types'),
     only('config-below-the-agent', '^src/config/', ['src/config', 'src/core'], 'configuration knows nothing of what it configures'),
     only('upload-below-ops', '^src/upload/', ['src/upload', 'src/config', 'src/store', 'src/api', 'src/core'], 'delivery drains the outbox; it does not know ops, the terminal or the daemon'),
+    only('ingest-beside-ops', '^src/ingest/', ['src/ingest', 'src/upload', 'src/config', 'src/api', 'src/core'], 'the central ingest talks MQTT and the attendance API; it knows no terminal, daemon or service internals'),
     only('ops-below-the-terminal', '^src/(ops|site-sync)/', ['src/ops', 'src/site-sync', 'src/upload', 'src/config', 'src/store', 'src/api', 'src/core'], 'ops and site sync talk MQTT; they never reach scanners or the daemon'),
     only('console-above-ops', '^src/console/', ['src/console', 'src/ops', 'src/upload', 'src/config', 'src/api', 'src/core'], 'the console watches and commands terminals over MQTT (ops); it never reaches the daemon, a terminal\'s store or scanners'),
     {

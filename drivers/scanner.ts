@@ -77,6 +77,8 @@ export interface ScannerCapabilities {
   moduleSearch: boolean;
   /** Enrols on the module from several presses and returns its template (`enrollOnModule`). */
   moduleEnroll: boolean;
+  /** How many presses the module's own enrolment takes (R30x 2, GT-521 3), where it enrols. */
+  moduleEnrollPresses?: number;
   /** LED or beep feedback beyond a no-op. */
   feedback: boolean;
   /** Reads badges (`readCredential`): a card reader. Absent on scanners that read no cards. */
@@ -93,6 +95,34 @@ export interface BadgeRead {
   credential: string;
   /** The line format it arrived in (`em4100-dec`, ...). */
   format: string;
+}
+
+/**
+ * What a module enrolment asks of the person, before each step: place the finger for press
+ * `press` of `of` (`again` after a press that did not count, with the `reason`), or lift it.
+ */
+export interface PressPrompt {
+  press: number;
+  of: number;
+  action: 'place' | 'again' | 'lift';
+  /** Why a press is asked again (the module's refusal), or that the finger is still on the sensor. */
+  reason?: string;
+}
+
+export interface ModuleEnrollOptions {
+  /** Presses asked for; a module takes its own number (R30x 2, GT-521 3) and refuses or ignores others. */
+  presses?: number;
+  /** After each press the module read (1-based). */
+  onStep?: (step: number) => void;
+  /** Before each step: what the person should do now (place, place again, lift). */
+  onPrompt?: (prompt: PressPrompt) => void;
+  /**
+   * Tries more for one press that did not count (a poor image, a finger lifted too soon, presses
+   * that do not agree): the earlier presses are kept and only that one is asked again. Default 2.
+   */
+  retries?: number;
+  /** Stops waiting for presses (the enrolment was cancelled): rejects with the signal's reason. */
+  signal?: AbortSignal;
 }
 
 export interface ScannerEvents extends Record<string, unknown> {
@@ -118,8 +148,11 @@ export interface Scanner extends TypedEmitter<ScannerEvents> {
   captureImage(): Promise<CapturedImage>;
   /** Captures and searches the module's own slots; null when nothing matched. */
   searchOnModule(): Promise<ModuleSearchResult | null>;
-  /** Enrols on the module from repeated presses; returns the module template (not stored in a slot). */
-  enrollOnModule(options?: { presses?: number; onStep?: (step: number) => void }): Promise<ModuleTemplate>;
+  /**
+   * Enrols on the module from repeated presses; returns the module template (not stored in a
+   * slot). A press that does not count is asked again (`retries`), keeping the earlier ones.
+   */
+  enrollOnModule(options?: ModuleEnrollOptions): Promise<ModuleTemplate>;
   /** Writes a module template into a slot. */
   storeOnModule(slot: number, template: ModuleTemplate): Promise<void>;
   /** Reads the module template stored in a slot. */

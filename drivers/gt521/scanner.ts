@@ -10,7 +10,8 @@
 import { AgentError } from '../../src/core/errors.js';
 import { logger } from '../../src/core/logger.js';
 import { sleep } from '../../src/core/time.js';
-import type { CapturedImage, Feedback, ModuleSearchResult, ModuleTemplate, Scanner, ScannerCapabilities, ScannerInfo } from '../scanner.js';
+import type { CapturedImage, Feedback, ModuleEnrollOptions, ModuleSearchResult, ModuleTemplate, Scanner, ScannerCapabilities, ScannerInfo } from '../scanner.js';
+import { enrolByPresses } from '../module-enrolment.js';
 import { ScannerBase } from '../scanner-base.js';
 import type { ReopenOptions } from '../transport/reopen.js';
 import type { ByteTransport } from '../transport/transport.js';
@@ -46,7 +47,7 @@ export interface Gt521ScannerOptions {
 export class Gt521Scanner extends ScannerBase implements Scanner {
   readonly family = 'gt521' as const;
   readonly modality = 'finger' as const;
-  readonly capabilities: ScannerCapabilities = { image: true, moduleSearch: true, moduleEnroll: true, feedback: true };
+  readonly capabilities: ScannerCapabilities = { image: true, moduleSearch: true, moduleEnroll: true, moduleEnrollPresses: 3, feedback: true };
   readonly driver: Gt521Driver;
   readonly #opts: Required<Omit<Gt521ScannerOptions, 'transport' | 'reconnect'>>;
   #info: ScannerInfo | null = null;
@@ -139,25 +140,38 @@ export class Gt521Scanner extends ScannerBase implements Scanner {
     return slot === null ? null : { slot, score: 100 };
   }
 
-  /** Always three presses (the module's enrolment); `presses` other than 3 is refused. */
-  async enrollOnModule(options: { presses?: number; onStep?: (step: number) => void } = {}): Promise<ModuleTemplate> {
+  /**
+   * Always three presses (the module's enrolment); `presses` other than 3 is refused. A press the
+   * module does not take (a poor image, no finger when captured) is asked again, keeping the
+   * earlier ones; presses of different fingers make the module forget the enrolment
+   * (NACK_ENROLL_FAILED), which then starts again from the first press.
+   */
+  async enrollOnModule(options: ModuleEnrollOptions = {}): Promise<ModuleTemplate> {
     const presses = options.presses ?? 3;
     if (presses !== 3) {
       throw new AgentError('DRIVER_BAD_PARAM', `a GT-521 enrols from exactly 3 presses, not ${presses}`, { family: 'gt521', presses }, { hint: 'Ask for 3 presses.' });
     }
     await this.driver.enrollStart(null);
     let template: Buffer | null = null;
-    for (let step = 1; step <= 3; step++) {
-      if (!(await this.#waitFinger(true, this.#opts.pressTimeoutMs))) throw noFinger(step, this.#opts.pressTimeoutMs);
-      await this.driver.captureFinger(true);
-      if (step === 1) await this.driver.enroll1();
-      else if (step === 2) await this.driver.enroll2();
-      else template = await this.driver.enroll3(true);
-      options.onStep?.(step);
-      if (step < 3 && !(await this.#waitFinger(false, this.#opts.pressTimeoutMs))) {
-        throw new AgentError('DRIVER_FINGER_NOT_LIFTED', `enrolment press ${step}: the finger stayed on the sensor`, { family: 'gt521', step }, { hint: 'Lift the finger between presses, then press again.', retryable: true });
-      }
-    }
+    await enrolByPresses({
+      presses,
+      options,
+      pressTimeoutMs: this.#opts.pressTimeoutMs,
+      placed: (timeoutMs, signal) => this.#waitFinger(true, timeoutMs, signal),
+      lifted: (timeoutMs, signal) => this.#waitFinger(false, timeoutMs, signal),
+      read: async (step) => {
+        await this.driver.captureFinger(true);
+        if (step === 1) await this.driver.enroll1();
+        else if (step === 2) await this.driver.enroll2();
+        else template = await this.driver.enroll3(true);
+      },
+      restartAt: async (err, step) => {
+        if (!(err instanceof Gt521NackError && err.nack === NackCode.EnrollFailed)) return step;
+        await this.driver.enrollStart(null);
+        return 1;
+      },
+      noFinger: (step) => noFinger(step, this.#opts.pressTimeoutMs),
+    });
     return { format: GT521_TEMPLATE_FORMAT, data: new Uint8Array(template!) };
   }
 

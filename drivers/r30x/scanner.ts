@@ -11,7 +11,8 @@
 import { AgentError, isAgentError } from '../../src/core/errors.js';
 import { logger } from '../../src/core/logger.js';
 import { sleep } from '../../src/core/time.js';
-import type { CapturedImage, Feedback, ModuleSearchResult, ModuleTemplate, Scanner, ScannerCapabilities, ScannerInfo } from '../scanner.js';
+import type { CapturedImage, Feedback, ModuleEnrollOptions, ModuleSearchResult, ModuleTemplate, Scanner, ScannerCapabilities, ScannerInfo } from '../scanner.js';
+import { enrolByPresses } from '../module-enrolment.js';
 import { ScannerBase } from '../scanner-base.js';
 import type { ByteTransport } from '../transport/transport.js';
 import { R30xDriver, type ProductInfo, type R30xDriverOptions, type SystemParameters } from './driver.js';
@@ -58,7 +59,7 @@ export class R30xScanner extends ScannerBase implements Scanner {
   }
 
   get capabilities(): ScannerCapabilities {
-    return { image: true, moduleSearch: true, moduleEnroll: true, feedback: this.#led };
+    return { image: true, moduleSearch: true, moduleEnroll: true, moduleEnrollPresses: 2, feedback: this.#led };
   }
 
   protected resetLink(): void {
@@ -137,20 +138,28 @@ export class R30xScanner extends ScannerBase implements Scanner {
     return this.driver.search(1, 0, capacity, { hiSpeed: true });
   }
 
-  async enrollOnModule(options: { presses?: number; onStep?: (step: number) => void } = {}): Promise<ModuleTemplate> {
-    // The module has two character buffers: two presses make one template.
+  /**
+   * Two presses into the module's two character buffers, then RegModel. A press the module does
+   * not take (a poor image, the finger lifted too soon) is asked again, keeping the first; presses
+   * that do not combine ask the second again (module-enrolment.ts).
+   */
+  async enrollOnModule(options: ModuleEnrollOptions = {}): Promise<ModuleTemplate> {
     const presses = 2;
     if (options.presses !== undefined && options.presses !== presses) log.debug({ asked: options.presses }, 'R30x enrols from two presses');
-    const timeoutMs = this.#options.pressTimeoutMs ?? 15_000;
-    for (let step = 1; step <= presses; step++) {
-      if (step > 1) await this.#waitForLift(timeoutMs);
-      if (!(await this.waitForPresence({ timeoutMs }))) {
-        throw new AgentError('DRIVER_NO_FINGER', `no finger on the sensor within ${timeoutMs} ms for press ${step} of ${presses}`, { step }, { hint: 'place the finger on the sensor when the LED asks for it', retryable: true });
-      }
-      await this.#neutral(() => this.driver.img2Tz(step as 1 | 2));
-      options.onStep?.(step);
-    }
-    await this.driver.regModel();
+    const pressTimeoutMs = this.#options.pressTimeoutMs ?? 15_000;
+    await enrolByPresses({
+      presses,
+      options,
+      pressTimeoutMs,
+      // A finger seen is an image taken (GenImg), ready for Img2Tz.
+      placed: (timeoutMs, signal) => this.waitForPresence({ timeoutMs, ...(signal ? { signal } : {}) }),
+      lifted: (timeoutMs, signal) => this.#waitForLift(timeoutMs, signal),
+      read: async (step) => {
+        await this.#neutral(() => this.driver.img2Tz(step as 1 | 2));
+        if (step === presses) await this.driver.regModel();
+      },
+      noFinger: (step) => new AgentError('DRIVER_NO_FINGER', `no finger on the sensor within ${pressTimeoutMs} ms for press ${step} of ${presses}`, { step }, { hint: 'place the finger on the sensor when the LED asks for it', retryable: true }),
+    });
     return { format: R30X_TEMPLATE_FORMAT, data: await this.driver.upChar(1) };
   }
 
@@ -194,12 +203,14 @@ export class R30xScanner extends ScannerBase implements Scanner {
     }
   }
 
-  async #waitForLift(timeoutMs: number): Promise<void> {
+  /** True once the sensor is free; false when the finger stayed for `timeoutMs` (or on abort). */
+  async #waitForLift(timeoutMs: number, signal?: AbortSignal): Promise<boolean> {
     const deadline = performance.now() + timeoutMs;
     while (await this.driver.fingerPresent()) {
-      if (performance.now() > deadline) throw new AgentError('DRIVER_FINGER_NOT_LIFTED', 'the finger stayed on the sensor between presses', {}, { hint: 'lift the finger and place it again', retryable: true });
+      if (performance.now() > deadline || signal?.aborted) return false;
       await sleep(this.#options.pollMs ?? 100);
     }
+    return true;
   }
 
   /** Maps the device statuses the agent acts on to family-neutral codes. */

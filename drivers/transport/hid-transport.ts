@@ -12,6 +12,9 @@
  * the transport runs the same on a real device and on an in-process device (the iris simulator,
  * the tests; this machine has no /dev/uhid to fake a kernel HID device).
  *
+ * A device another process holds (hidraw does not stop a second reader, which would take some of
+ * the reports) is refused with `TRANSPORT_BUSY`, naming it.
+ *
  * Disconnect: node-hid reports a removed device as an `error` from its read loop; that (or a
  * failed call whose /dev node has vanished) makes the transport emit `disconnect` once and reject
  * every pending and later call with `TRANSPORT_DISCONNECTED`. A call the device refuses while it
@@ -22,6 +25,7 @@ import { AgentError } from '../../src/core/errors.js';
 import { TypedEmitter } from '../../src/core/events.js';
 import { logger } from '../../src/core/logger.js';
 import { closedError, disconnectedError } from './errors.js';
+import { busyError, portHolders } from './port-holders.js';
 import type { ReportTransport, TransportEvents } from './transport.js';
 
 const log = logger('drivers:hid');
@@ -79,6 +83,13 @@ export class HidTransport extends TypedEmitter<TransportEvents> implements Repor
 
   async open(): Promise<void> {
     if (this.isOpen) return;
+    // hidraw lets any number of processes open a device, and each then gets only some of its
+    // reports: a second reader (an enrolment beside the running agent) would break both. Refuse
+    // while another process holds it (as /proc shows it: every process to root).
+    if (this.path.startsWith('/dev/') && existsSync(this.path)) {
+      const others = portHolders(this.path).filter((h) => !h.self);
+      if (others.length > 0) throw busyError(this.path, `HID device ${this.path}`, { path: this.path }, undefined, others);
+    }
     let device: HidDeviceHandle;
     try {
       device = await this.#opener(this.path);
@@ -183,9 +194,7 @@ export function hidOpenError(path: string, err: Error): AgentError {
       cause: err,
     });
   }
-  if (/EBUSY|busy/i.test(err.message)) {
-    return new AgentError('TRANSPORT_OPEN_FAILED', `HID device ${path} is in use: ${err.message}`, ctx, { hint: 'stop the other program holding the device', retryable: true, cause: err });
-  }
+  if (/EBUSY|busy/i.test(err.message)) return busyError(path, `HID device ${path}`, ctx, err);
   // On hidraw an existing node that will not open is almost always a permission problem.
   if (onDisk || /EACCES|EPERM|permission/i.test(err.message)) {
     return new AgentError('TRANSPORT_PERMISSION', `not allowed to open ${path}: ${err.message}`, ctx, {

@@ -2,7 +2,8 @@
  * A serial port (USB-UART adapter, the Pi's UART, or a pseudo-terminal) on `serialport`.
  *
  * - Open errors become `TRANSPORT_NOT_FOUND` (no such device), `TRANSPORT_PERMISSION` (not in the
- *   `dialout` group / no udev rule) or `TRANSPORT_OPEN_FAILED` (busy, bad settings), each with a hint.
+ *   `dialout` group / no udev rule), `TRANSPORT_BUSY` (another process holds it: named where
+ *   /proc shows it) or `TRANSPORT_OPEN_FAILED` (bad settings), each with a hint.
  * - A device that goes away is noticed three ways: serialport's own `close` with `disconnected`,
  *   a failed write (EIO), and a watchdog that checks the device path still exists (a USB adapter
  *   pulled out, or the pseudo-terminal's socat gone, does not always wake a pending read).
@@ -20,6 +21,7 @@ import { TypedEmitter } from '../../src/core/events.js';
 import { logger } from '../../src/core/logger.js';
 import type { ByteTransport, TransportEvents } from './transport.js';
 import { closedError, disconnectedError } from './errors.js';
+import { busyError } from './port-holders.js';
 
 const log = logger('drivers:serial');
 
@@ -172,12 +174,9 @@ export function openError(path: string, baud: number, err: Error): AgentError {
       cause: err,
     });
   }
-  if (/EBUSY|locked|busy/i.test(msg)) {
-    return new AgentError('TRANSPORT_OPEN_FAILED', `${path} is in use by another program`, ctx, {
-      hint: 'stop the other program using the port (a serial console on the Pi UART: disable it with raspi-config, Interface Options, Serial Port)',
-      retryable: true,
-      cause: err,
-    });
+  // serialport takes an exclusive lock (flock): "Error Resource temporarily unavailable Cannot lock port".
+  if (/EBUSY|EAGAIN|lock(ed)? port|cannot lock|Resource temporarily unavailable|busy/i.test(msg)) {
+    return busyError(path, path, ctx, err);
   }
   return new AgentError('TRANSPORT_OPEN_FAILED', `could not open ${path} at ${baud} baud: ${msg}`, ctx, {
     hint: 'check that the path is a serial device and that the baud rate is one the adapter supports',

@@ -5,7 +5,7 @@
  *
  * Contract (checked by one contract suite run against every implementation):
  * - `open()` resolves once the device is usable, or rejects with an AgentError
- *   (`TRANSPORT_OPEN_FAILED`, `TRANSPORT_NOT_FOUND`, `TRANSPORT_PERMISSION`).
+ *   (`TRANSPORT_OPEN_FAILED`, `TRANSPORT_BUSY`, `TRANSPORT_NOT_FOUND`, `TRANSPORT_PERMISSION`).
  * - `write()` rejects with `TRANSPORT_DISCONNECTED` when the device is gone, never hangs.
  * - `data` carries bytes (or one whole input report) in arrival order.
  * - `disconnect` fires once when the device goes away without `close()` being called; after it

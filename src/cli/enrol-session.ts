@@ -1,8 +1,8 @@
 /**
  * What `enroll` and `identify` share on the command line: the `--modality` flag, one readable
  * line per progress event of the enrolment (or identification), and the simulated person of
- * `--present ID`, who presents a virtual finger or eye whenever the scanner asks for it and lifts
- * it after each capture (the way a person follows the terminal's prompts).
+ * `--present ID`, who presents a virtual finger or eye whenever the enrolment asks for a press and
+ * lifts it when asked to (the way a person follows the terminal's prompts).
  */
 import type { ScannerModality } from '../../drivers/scanner.js';
 import type { SimulatorControl } from '../../drivers/simulated.js';
@@ -28,7 +28,8 @@ export function describeProgress(e: Record<string, unknown>): string {
     case 'stored':
       return `  stored ${String(e.templates)} template(s) in the encrypted cache`;
     case 'module':
-      return e.press !== undefined ? `  module press ${String(e.press)} read` : `  ${String(e.message ?? 'enrolling on the module')}`;
+      if (e.read === true) return `  press ${String(e.press)} of ${String(e.presses)} read by the module (${String(e.modulePress)}/${String(e.of)})`;
+      return `  ${String(e.message ?? 'enrolling on the module')}`;
     default:
       return `  ${typeof e.message === 'string' ? e.message : JSON.stringify(e)}`;
   }
@@ -61,17 +62,12 @@ export function simulatedPerson(rt: TerminalRuntime, modality: ScannerModality, 
           // Without a later prompt to lift on (identify), the person lifts after a moment.
           if (options.holdMs !== undefined) later(options.holdMs, () => sim.lift());
           break;
-        case 'captured':
-        case 'retry':
+        case 'lift':
           sim.lift();
           break;
         case 'module':
-          if (e.press === undefined) sim.present(id);
-          else {
-            // The module reads two presses: lift, and press again once the lift was seen.
-            sim.lift();
-            if (Number(e.press) === 1) later(400, () => sim.present(id));
-          }
+          // Pressed when the module asks (a moment after the prompt, as a person does).
+          if (e.action === 'place' || e.action === 'again') later(150, () => sim.present(id));
           break;
         default:
           break;

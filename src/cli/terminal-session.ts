@@ -42,9 +42,11 @@ export async function withTerminal<T>(
   for (const c of components) daemon.use(c);
   await daemon.start();
   try {
-    // Give the scanners a moment to open before asking for a capture.
+    // Give the scanners a moment to open before asking for a capture; one that another process
+    // holds (the agent's service) will not open here, and the command says so at once.
     const deadline = Date.now() + 10_000;
-    while ([...runtime.workers.values()].some((w) => w.status !== 'ready') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    const opening = () => [...runtime.workers.values()].filter((w) => w.status !== 'ready' && w.lastError?.code !== 'TRANSPORT_BUSY');
+    while (opening().length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     return await inProcess(runtime);
   } finally {
     await daemon.stop();

@@ -8,7 +8,7 @@
  * `DRIVER_GT521_<NACK name>` and `DRIVER_IRIS_<status name>` come from the drivers' status tables,
  * and `SQLITE_<result code>` from SQLite's (see `DeviceStatusCode` and `src/core/sqlite.ts`).
  */
-export type ErrorLayer = 'core' | 'api' | 'server' | 'store' | 'biometrics' | 'config' | 'upload' | 'ops' | 'site-sync' | 'terminal' | 'daemon' | 'setup' | 'cli' | 'console' | 'drivers' | 'embedded';
+export type ErrorLayer = 'core' | 'api' | 'server' | 'ingest' | 'store' | 'biometrics' | 'config' | 'upload' | 'ops' | 'site-sync' | 'terminal' | 'daemon' | 'setup' | 'cli' | 'console' | 'drivers' | 'embedded';
 
 export interface ErrorCodeInfo {
   readonly layer: ErrorLayer;
@@ -30,6 +30,7 @@ export const ERROR_CODES = {
   AGENT_NO_TEMPLATE_CACHE: { layer: 'daemon', retryable: false, hint: 'set a template key (edge-agent provision) and restart' },
   AGENT_NO_TEMPLATE_KEY: { layer: 'daemon', retryable: false, hint: 'run "edge-agent provision" (it generates one) or put templateKey (64 hex characters) in the secrets file' },
   AGENT_PUNCH: { layer: 'daemon', retryable: false, hint: 'recording a punch failed: run "edge-agent doctor" (disk, database) and check the logs' },
+  AGENT_SCANNER_BUSY: { layer: 'daemon', retryable: true, hint: 'another process holds the scanner: enrol and identify through the running agent (edge-agent enroll with its configuration goes through its control socket), or stop it first (systemctl stop edge-agent)' },
   AGENT_SCANNER_DISCONNECTED: { layer: 'daemon', retryable: false, hint: 'check the scanner cable and power; the agent reopens it by itself when it is back' },
   AGENT_SCANNER_OPEN: { layer: 'daemon', retryable: false, hint: 'the scanner could not be opened: check the cable, the path and the baud rate; the agent keeps trying' },
   AGENT_SCANNER_UNAVAILABLE: { layer: 'daemon', retryable: true, hint: 'check the cable and "edge-agent devices"; the agent reconnects by itself' },
@@ -114,10 +115,14 @@ export const ERROR_CODES = {
   DRIVER_UNKNOWN_FAMILY: { layer: 'drivers', retryable: false, hint: 'use r30x, gt521, iris-hid, badge-serial or badge-hid; "edge-agent devices" tells which scanner is attached' },
   DRIVER_UNSUPPORTED: { layer: 'drivers', retryable: false, hint: 'this scanner cannot do that: check its capabilities (edge-agent devices)' },
   ENROLL_API_ERROR: { layer: 'terminal', retryable: true, hint: 'check the service logs' },
+  ENROLL_CANCELLED: { layer: 'terminal', retryable: true, hint: 'the enrolment was stopped before it finished and nothing was stored: run the command again' },
   ENROLL_DUPLICATE: { layer: 'terminal', retryable: false, hint: 'a person is enrolled once: check who is in front of the scanner, or delete the other enrolment first' },
   ENROLL_LOW_QUALITY: { layer: 'terminal', retryable: false, hint: 'clean the sensor and the finger and press flat, or look straight at the camera; or enrol another finger' },
   ENROLL_TIMEOUT: { layer: 'terminal', retryable: true, hint: 'present it when the scanner asks, then run the command again' },
   ENROLL_UNKNOWN_USER: { layer: 'terminal', retryable: false, hint: 'add the person in the attendance service first (operation 1), then enrol' },
+  INGEST_MQTT_CONNECT: { layer: 'ingest', retryable: true, hint: 'check --mqtt, the MQTT credentials and that the broker runs and is reachable from here' },
+  INGEST_METRICS_LISTEN: { layer: 'ingest', retryable: false, hint: 'another program uses the metrics port: choose another with --metrics-port (0 picks a free one)' },
+  INGEST_NO_SHARED_SUBSCRIPTIONS: { layer: 'ingest', retryable: false, hint: 'use a broker with shared subscriptions (Mosquitto 2, EMQX, HiveMQ, VerneMQ), or run a single ingest with --no-share' },
   INTERNAL: { layer: 'core', retryable: false, hint: 'this is a bug in edge-agent: report it with the log lines around it' },
   MQTT_UNAVAILABLE: { layer: 'upload', retryable: true, hint: 'check mqtt.url and that the broker runs; punches wait in the outbox and go when it is back' },
   MQTT_PUBLISH_FAILED: { layer: 'upload', retryable: true, hint: 'the broker did not take the message: check the connection and the broker log (message_size_limit, ACLs)' },
@@ -154,6 +159,10 @@ export const ERROR_CODES = {
   SERVER_BAD_OPTION: { layer: 'server', retryable: false, hint: 'check the option named in the message' },
   SERVER_BAD_ROLE: { layer: 'server', retryable: false, hint: 'use admin or admin-audit' },
   SERVER_BIOMETRIC_KEY: { layer: 'server', retryable: false, hint: 'give a 32-byte key or delete the key file to have a new one made (stored biometrics then become unreadable)' },
+  SERVER_DB_ERROR: { layer: 'server', retryable: false, hint: 'the database failed the statement: the service log has the details; check the database server\'s log' },
+  SERVER_DB_REFUSED: { layer: 'server', retryable: false, hint: 'the database refused the row (a constraint or a trigger): the service log names it' },
+  SERVER_DB_UNAVAILABLE: { layer: 'server', retryable: true, hint: 'PostgreSQL cannot be reached, refuses the login or is shutting down: check that it runs, the URL, the password (PGPASSWORD or ~/.pgpass) and max_connections; requests answer 503 until it is back' },
+  SERVER_DB_URL: { layer: 'server', retryable: false, hint: 'give --db a file path (SQLite) or a URL postgres://user@host:5432/database' },
   SERVER_LISTEN: { layer: 'server', retryable: false, hint: 'the port may be taken or not allowed: choose another with --port, or stop the program using it' },
   SERVER_SHIFTS_INVALID: { layer: 'server', retryable: false, hint: 'the shifts file holds {defaultShift, shifts: [{name, start: "HH:MM", end: "HH:MM"}]}; fix what is named' },
   SETUP_NO_PREVIOUS_RELEASE: { layer: 'setup', retryable: false, hint: 'only one release is installed; to go back, install the older release (dpkg -i edge-agent_<version>_<arch>.deb, or install-service from its tarball)' },
@@ -170,6 +179,7 @@ export const ERROR_CODES = {
   STORE_TEMPLATE_KEY_INVALID: { layer: 'store', retryable: false, hint: 'write templateKey as 64 hex characters (openssl rand -hex 32)' },
   STORE_TEMPLATE_KEY_MISSING: { layer: 'store', retryable: false, hint: 'run "edge-agent provision" (it generates one), or put templateKey (64 hex characters, openssl rand -hex 32) in the 0600 secrets file or the systemd credential "template-key"' },
   STORE_TEMPLATE_KEY_WRONG: { layer: 'store', retryable: false, hint: 'restore the templateKey the templates were stored with (secrets file or systemd credential "template-key"); or, to start over, delete the templates and sync them again from the site' },
+  TRANSPORT_BUSY: { layer: 'drivers', retryable: true, hint: 'another program holds the device (the running agent, another edge-agent command, a serial console): stop it or let it do the work' },
   TRANSPORT_CLOSED: { layer: 'drivers', retryable: false, hint: 'open the transport before using it' },
   TRANSPORT_DISCONNECTED: { layer: 'drivers', retryable: true, hint: 'check the cable and the module power; the agent reconnects by itself when the device is back' },
   TRANSPORT_IO: { layer: 'drivers', retryable: true, hint: 'the device is there but did not take the report: check it is the expected device and firmware' },

@@ -18,7 +18,8 @@ import { z } from 'zod';
 import { AgentError, isErrorCode, toAgentError } from '../core/errors.js';
 import { logger } from '../core/logger.js';
 
-export type ControlHandler<B = Record<string, unknown>> = (body: B, progress: (event: Record<string, unknown>) => void) => Promise<unknown>;
+/** `signal` aborts when the client goes away before the answer (a Ctrl-C on `edge-agent enroll`). */
+export type ControlHandler<B = Record<string, unknown>> = (body: B, progress: (event: Record<string, unknown>) => void, signal: AbortSignal) => Promise<unknown>;
 
 /** The body of an action that takes nothing. */
 export const EMPTY_BODY = z.strictObject({});
@@ -84,6 +85,12 @@ export class ControlServer {
   async #serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
     res.setHeader('content-type', 'application/x-ndjson');
     const write = (obj: Record<string, unknown>) => res.write(`${JSON.stringify(obj)}\n`);
+    // The client hung up before the handler finished (a Ctrl-C on the command): tell the handler.
+    const gone = new AbortController();
+    let answered = false;
+    res.on('close', () => {
+      if (!answered) gone.abort();
+    });
     try {
       const action = (req.url ?? '/').replace(/^\//, '').split('?')[0]!.slice(0, 64);
       const entry = this.#handlers.get(action);
@@ -95,7 +102,7 @@ export class ControlServer {
         const why = body.error.issues.slice(0, 5).map((i) => `${i.path.length ? `"${i.path.join('.')}"` : 'body'}: ${i.message}`).join('; ');
         throw new AgentError('AGENT_CONTROL_BAD_REQUEST', `bad request for ${action}: ${why}`, { action });
       }
-      const result = await entry.handler(body.data as never, (event) => write({ type: 'progress', ...event }));
+      const result = await entry.handler(body.data as never, (event) => write({ type: 'progress', ...event }), gone.signal).finally(() => (answered = true));
       write({ type: 'result', result: result ?? null });
     } catch (err) {
       const e = toAgentError(err, 'AGENT_CONTROL_FAILED');

@@ -32,6 +32,14 @@ export interface ClockView {
   metrics(): Record<string, unknown> & { clockDetail: string };
 }
 
+/** Problems kept per kind of source (the part of its name before the first colon). */
+export const MAX_PROBLEMS_PER_KIND = 32;
+
+function problemKind(source: string): string {
+  const i = source.indexOf(':');
+  return i < 0 ? source : source.slice(0, i);
+}
+
 export class TerminalRuntime {
   readonly config: AgentConfig;
   readonly secrets: Secrets;
@@ -82,6 +90,20 @@ export class TerminalRuntime {
     const e = toAgentError(err);
     this.#problems.delete(source); // newest last
     this.#problems.set(source, { at: new Date().toISOString(), message: `${e.code}: ${e.message}` });
+    // Some sources are named by what came off the wire (`site:<employeeCode>` for a record that
+    // could not be applied): anyone on the broker can make new ones. Each kind keeps its newest
+    // MAX_PROBLEMS_PER_KIND, so a flood neither grows memory without end nor pushes out the
+    // problems that degrade the terminal (upload, capture, scanner).
+    const kind = problemKind(source);
+    let same = 0;
+    for (const k of this.#problems.keys()) if (problemKind(k) === kind) same++;
+    for (const k of this.#problems.keys()) {
+      if (same <= MAX_PROBLEMS_PER_KIND) break;
+      if (problemKind(k) === kind) {
+        this.#problems.delete(k);
+        same--;
+      }
+    }
   }
 
   /** `source` works again: its error is no longer reported. */

@@ -11,6 +11,7 @@ import { toAgentError } from '../core/errors.js';
 import { logger } from '../core/logger.js';
 import { publishChecked } from '../upload/mqtt-publish.js';
 import { RepeatedWarning } from '../core/repeated-warning.js';
+import { ThrottledLog } from '../core/throttled-log.js';
 import type { CommandResponse, CommandRouter } from './commands.js';
 import { requestTopic, responseTopic, terminalTopic, type TopicBase } from './topics.js';
 
@@ -46,6 +47,8 @@ export class TerminalOps extends TypedEmitter<TerminalOpsEvents> {
   #lastPublishAt: string | null = null;
   /** The broker away: one warning, then fewer and fewer, each with the count left out. */
   readonly #away = new RepeatedWarning(log);
+  /** Error answers: anyone on the broker can send a request that earns one, as fast as it likes. */
+  readonly #refusals = new ThrottledLog(log);
 
   constructor(options: TerminalOpsOptions) {
     super();
@@ -124,7 +127,7 @@ export class TerminalOps extends TypedEmitter<TerminalOpsEvents> {
     if (!topic.startsWith(prefix)) return;
     const command = topic.slice(prefix.length);
     const response = await this.#o.router.handle(command, payload);
-    if (response.status === 'error') log.warn({ command: response.command, transaction: response.transaction, error: response.error }, 'command answered with an error');
+    if (response.status === 'error') this.#refusals.warn({ command: response.command, transaction: response.transaction, error: response.error }, 'command answered with an error');
     else log.info({ command, transaction: response.transaction }, 'command answered');
     const client = this.#client;
     if (client) {

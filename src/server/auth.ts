@@ -5,15 +5,20 @@
  *   `edge-agent keys create` or `createApiKey`; its secret is shown once and stored scrypt-hashed.
  * - `POST /oauth/token` (password grant, `Authorization: Basic base64(clientId + ":")`) exchanges
  *   key and secret for a random bearer token, valid `tokenTtlSec` (default 3600 s). The token's
- *   SHA-256 is stored with the key's role, so tokens survive a restart of the service.
+ *   SHA-256 is stored with the key's role, so tokens survive a restart of the service and a
+ *   token issued by one replica is accepted by every replica on the same database.
+ * - Each replica keeps the tokens it has seen in memory and reads them again from the database
+ *   when they were last read more than `recheckMs` ago (default 5 s): a revocation on one replica
+ *   reaches the others within that time.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { AgentError } from '../core/errors.js';
-import type { SqliteDatabase } from '../core/sqlite.js';
 import { hashSecret, verifySecret } from '../core/secret-hash.js';
+import { isRole, ROLES, type Role } from './roles.js';
+import type { ApiKeyInfo, ServiceStore } from './store/store.js';
 
-export const ROLES = ['admin', 'admin-audit'] as const;
-export type Role = (typeof ROLES)[number];
+export { isRole, ROLES, type ApiKeyInfo, type Role };
+export const DEFAULT_TOKEN_RECHECK_MS = 5000;
 
 export interface ApiKeyPair {
   apiKey: string;
@@ -27,105 +32,90 @@ export interface TokenGrant {
   role: Role;
 }
 
-export function isRole(v: unknown): v is Role {
-  return typeof v === 'string' && (ROLES as readonly string[]).includes(v);
-}
-
 let dummyHash: Promise<string> | undefined;
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 
-export async function createApiKey(db: SqliteDatabase, role: Role): Promise<ApiKeyPair> {
+export async function createApiKey(store: ServiceStore, role: Role): Promise<ApiKeyPair> {
   if (!isRole(role)) {
     throw new AgentError('SERVER_BAD_ROLE', `unknown role "${String(role)}"`, { role }, { hint: `use one of ${ROLES.join(', ')}` });
   }
   const apiKey = `ak_${randomBytes(12).toString('hex')}`;
   const apiSecret = randomBytes(24).toString('base64url');
   const hash = await hashSecret(apiSecret);
-  await db.transaction((tx) => tx.run('INSERT INTO server_api_keys (api_key, secret_hash, role, created_at) VALUES (?, ?, ?, ?)', [apiKey, hash, role, new Date().toISOString()]));
+  await store.transaction((tx) => tx.insertApiKey(apiKey, hash, role, new Date().toISOString()));
   return { apiKey, apiSecret, role };
 }
 
-export interface ApiKeyInfo {
-  apiKey: string;
-  role: Role;
-  createdAt: string;
-  /** Access tokens of this key that have not expired. */
-  activeTokens: number;
+/**
+ * The keys of the service (never their secrets, which are only hashes here), by creation time.
+ */
+export function listApiKeys(store: ServiceStore, now = Date.now()): Promise<ApiKeyInfo[]> {
+  return store.apiKeys(now);
 }
 
 /**
- * The keys of the service (never their secrets, which are only hashes here) and revoking one:
- * the key and its tokens go at once; a running service stops taking its cached tokens within
- * `TOKEN_RECHECK_MS`. (The only key SQL outside `createApiKey`, kept together for the storage
- * interface.)
+ * Deletes a key and its tokens at once; false when there is no such key. A running service (every
+ * replica) stops taking the tokens it has cached within its recheck time (`DEFAULT_TOKEN_RECHECK_MS`).
  */
-export async function listApiKeys(db: SqliteDatabase, now = Date.now()): Promise<ApiKeyInfo[]> {
-  const rows = await db.all<{ api_key: string; role: Role; created_at: string; active: number }>(
-    'SELECT k.api_key, k.role, k.created_at, (SELECT COUNT(*) FROM server_tokens t WHERE t.api_key = k.api_key AND t.expires_at > ?) AS active FROM server_api_keys k ORDER BY k.created_at, k.api_key',
-    [now],
-  );
-  return rows.map((r) => ({ apiKey: r.api_key, role: r.role, createdAt: r.created_at, activeTokens: r.active }));
+export function revokeApiKey(store: ServiceStore, apiKey: string): Promise<boolean> {
+  return store.transaction((tx) => tx.deleteApiKey(apiKey));
 }
 
-/** Deletes a key and its tokens; false when there is no such key. */
-export async function revokeApiKey(db: SqliteDatabase, apiKey: string): Promise<boolean> {
-  return db.transaction(async (tx) => {
-    await tx.run('DELETE FROM server_tokens WHERE api_key = ?', [apiKey]);
-    return (await tx.run('DELETE FROM server_api_keys WHERE api_key = ?', [apiKey])).changes > 0;
-  });
+interface CachedToken {
+  role: Role;
+  expiresAt: number;
+  /** When the database last said the token exists (Date.now()). */
+  checkedAt: number;
 }
-
-/** How long a running service trusts a token it has seen before it looks again (a revoked key's tokens stop within this). */
-export const TOKEN_RECHECK_MS = 30_000;
 
 export class TokenStore {
-  readonly #db: SqliteDatabase;
+  readonly #store: ServiceStore;
   readonly #ttlSec: number;
-  readonly #cache = new Map<string, { role: Role; expiresAt: number; checkedAt: number }>();
+  readonly #recheckMs: number;
+  readonly #cache = new Map<string, CachedToken>();
 
-  constructor(db: SqliteDatabase, ttlSec: number) {
-    this.#db = db;
+  constructor(store: ServiceStore, ttlSec: number, recheckMs = DEFAULT_TOKEN_RECHECK_MS) {
+    this.#store = store;
     this.#ttlSec = ttlSec;
+    this.#recheckMs = recheckMs;
   }
 
   /** Exchanges key and secret for a token; `undefined` when they do not match. */
   async grant(apiKey: string, apiSecret: string): Promise<TokenGrant | undefined> {
-    const row = await this.#db.get<{ secret_hash: string; role: Role }>('SELECT secret_hash, role FROM server_api_keys WHERE api_key = ?', [apiKey]);
+    const row = await this.#store.apiKey(apiKey);
     if (!row) {
       // Same work as for a known key, so the answer time does not tell which keys exist.
       dummyHash ??= hashSecret('not a key');
       await verifySecret(apiSecret, await dummyHash);
       return undefined;
     }
-    if (!(await verifySecret(apiSecret, row.secret_hash))) return undefined;
+    if (!(await verifySecret(apiSecret, row.secretHash))) return undefined;
     const accessToken = randomBytes(32).toString('base64url');
-    const expiresAt = Date.now() + this.#ttlSec * 1000;
+    const now = Date.now();
+    const expiresAt = now + this.#ttlSec * 1000;
     const hash = sha256(accessToken);
-    await this.#db.transaction(async (tx) => {
-      await tx.run('DELETE FROM server_tokens WHERE expires_at < ?', [Date.now()]);
-      await tx.run('INSERT INTO server_tokens (token_hash, api_key, role, expires_at) VALUES (?, ?, ?, ?)', [hash, apiKey, row.role, expiresAt]);
-    });
-    for (const [h, entry] of this.#cache) if (entry.expiresAt <= Date.now()) this.#cache.delete(h);
-    this.#cache.set(hash, { role: row.role, expiresAt, checkedAt: Date.now() });
+    await this.#store.transaction((tx) => tx.insertToken(hash, apiKey, row.role, expiresAt, now));
+    for (const [h, entry] of this.#cache) if (entry.expiresAt <= now) this.#cache.delete(h);
+    this.#cache.set(hash, { role: row.role, expiresAt, checkedAt: now });
     return { accessToken, expiresInSec: this.#ttlSec, role: row.role };
   }
 
   /** The role of a valid token, or why it is not valid. */
   async check(token: string): Promise<{ role: Role } | { problem: 'unknown' | 'expired' }> {
     const hash = sha256(token);
+    const now = Date.now();
     let entry = this.#cache.get(hash);
-    // Looked up again now and then: `edge-agent keys revoke` deletes tokens behind this process's back.
-    if (!entry || Date.now() - entry.checkedAt >= TOKEN_RECHECK_MS) {
-      const row = await this.#db.get<{ role: Role; expires_at: number }>('SELECT role, expires_at FROM server_tokens WHERE token_hash = ?', [hash]);
+    if (!entry || now - entry.checkedAt > this.#recheckMs) {
+      const row = await this.#store.token(hash);
       if (!row) {
         this.#cache.delete(hash);
         return { problem: 'unknown' };
       }
-      entry = { role: row.role, expiresAt: row.expires_at, checkedAt: Date.now() };
+      entry = { role: row.role, expiresAt: row.expiresAtMs, checkedAt: now };
       this.#cache.set(hash, entry);
     }
-    if (Date.now() >= entry.expiresAt) {
+    if (now >= entry.expiresAt) {
       this.#cache.delete(hash);
       return { problem: 'expired' };
     }
@@ -135,6 +125,6 @@ export class TokenStore {
   /** Invalidates every token issued so far (clients obtain new ones on their next 401). */
   async revokeAll(): Promise<void> {
     this.#cache.clear();
-    await this.#db.transaction((tx) => tx.run('DELETE FROM server_tokens'));
+    await this.#store.transaction((tx) => tx.deleteTokens());
   }
 }

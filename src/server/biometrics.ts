@@ -10,7 +10,7 @@
  */
 import { MODALITIES } from '../api/types.js';
 import { answer, BadRequest, fail, isObject, ok, plural, type HandlerResult } from './envelope.js';
-import { userExists, type ServiceContext } from './context.js';
+import type { ServiceContext } from './context.js';
 
 const BASE64 = /^(?:[A-Za-z0-9+/_-]{4})*(?:[A-Za-z0-9+/_-]{2}(?:==)?|[A-Za-z0-9+/_-]{3}=?)?$/;
 
@@ -65,8 +65,10 @@ export async function updateBiometrics(ctx: ServiceContext, code: string, body: 
   const items = body.length;
   if (items === 0) return answer(fail('INVALID_PARAMETERS', 'the array of biometric items is empty'), { items });
   const checked = body.map(checkItem);
-  return ctx.db.transaction(async (tx) => {
-    if (!(await userExists(ctx, code))) return answer(fail('USER_NOT_AVAILABLE', `no user with employeeCode "${code}"`), { items });
+  // The employee is locked so that two replicas enrolling at once cannot pass the limit together.
+  return ctx.store.transaction(async (tx) => {
+    await tx.lockEmployees([code]);
+    if (!(await tx.user(code))) return answer(fail('USER_NOT_AVAILABLE', `no user with employeeCode "${code}"`), { items });
     const results = [];
     for (const c of checked) {
       if ('error' in c) {
@@ -74,24 +76,22 @@ export async function updateBiometrics(ctx: ServiceContext, code: string, body: 
         continue;
       }
       const digest = ctx.seal.digest(c.modality, c.image ?? '', c.template ?? '');
-      const dup = await tx.get('SELECT 1 AS x FROM server_biometrics WHERE employee_code = ? AND modality = ? AND digest = ?', [code, c.modality, digest]);
-      if (dup) {
+      if (await tx.hasBiometric(code, c.modality, digest)) {
         results.push(ok(null, 'already enrolled; kept once'));
         continue;
       }
-      const count = await tx.get<{ n: number }>('SELECT COUNT(*) AS n FROM server_biometrics WHERE employee_code = ? AND modality = ?', [code, c.modality]);
-      if ((count?.n ?? 0) >= ctx.limits.maxRecordsPerModality) {
+      if ((await tx.countBiometrics(code, c.modality)) >= ctx.limits.maxRecordsPerModality) {
         results.push(fail('ENROLLMENT_ERROR', `employee already has ${ctx.limits.maxRecordsPerModality} ${c.modality} records; delete them before enrolling again`));
         continue;
       }
-      await tx.run('INSERT INTO server_biometrics (employee_code, modality, digest, sealed_image, sealed_template, created_at) VALUES (?, ?, ?, ?, ?, ?)', [
-        code,
-        c.modality,
+      await tx.insertBiometric({
+        employeeCode: code,
+        modality: c.modality,
         digest,
-        c.image ? ctx.seal.seal(c.image) : null,
-        c.template ? ctx.seal.seal(c.template) : null,
-        new Date().toISOString(),
-      ]);
+        sealedImage: c.image ? ctx.seal.seal(c.image) : null,
+        sealedTemplate: c.template ? ctx.seal.seal(c.template) : null,
+        createdAt: new Date().toISOString(),
+      });
       results.push(ok(null, 'enrolled'));
     }
     const good = results.filter((r) => r.statusCode === 'SUCCESS').length;
@@ -100,9 +100,10 @@ export async function updateBiometrics(ctx: ServiceContext, code: string, body: 
 }
 
 export async function deleteBiometrics(ctx: ServiceContext, code: string): Promise<HandlerResult> {
-  return ctx.db.transaction(async (tx) => {
-    if (!(await userExists(ctx, code))) return answer(fail('USER_NOT_AVAILABLE', `no user with employeeCode "${code}"`));
-    const r = await tx.run('DELETE FROM server_biometrics WHERE employee_code = ?', [code]);
-    return answer(ok(null, `${r.changes} biometric ${plural(r.changes, 'record')} deleted`));
+  return ctx.store.transaction(async (tx) => {
+    await tx.lockEmployees([code]);
+    if (!(await tx.user(code))) return answer(fail('USER_NOT_AVAILABLE', `no user with employeeCode "${code}"`));
+    const n = await tx.deleteBiometrics(code);
+    return answer(ok(null, `${n} biometric ${plural(n, 'record')} deleted`));
   });
 }

@@ -1,9 +1,9 @@
-/** What every handler of the service needs: the database, shifts, units, limits, the seal. */
+/** What every handler of the service needs: the store, shifts, units, limits, the seal. */
 import type { TzOffsetUnit } from '../api/date-time.js';
 import { checkEmployeeCode } from '../api/employee-code.js';
-import type { SqliteDatabase } from '../core/sqlite.js';
 import type { BiometricSeal } from './biometric-seal.js';
 import type { Shifts } from './shifts.js';
+import type { ServiceStore } from './store/store.js';
 
 /** The documented limits of the service (docs/integrator.md, Limits). */
 export interface ServiceLimits {
@@ -40,7 +40,8 @@ export const FIELD_LIMITS = {
 } as const;
 
 export interface ServiceContext {
-  db: SqliteDatabase;
+  /** SQLite or PostgreSQL (store/store.ts). */
+  store: ServiceStore;
   shifts: Shifts;
   tzOffsetUnit: TzOffsetUnit;
   seal: BiometricSeal;
@@ -56,8 +57,4 @@ export function employeeCodeProblem(v: unknown): string | null {
 
 export function isValidEmployeeCode(v: unknown): v is string {
   return employeeCodeProblem(v) === null;
-}
-
-export async function userExists(ctx: ServiceContext, code: string): Promise<boolean> {
-  return (await ctx.db.get('SELECT 1 AS x FROM server_users WHERE employee_code = ?', [code])) !== undefined;
 }

@@ -8,55 +8,26 @@
  * succeeds without changing anything. With neither, it is INVALID_PARAMETERS (matching event
  * cannot be found).
  *
- * A batch is one SQLite transaction with prepared statements: one lookup of the batch's employees,
- * one statement per run of consecutive check-ins (json_each), one per out-only event. Each item
+ * A batch is one transaction of the store (SQLite or PostgreSQL): one lookup of the batch's
+ * employees, one statement per run of consecutive check-ins, one per out-only event. Each item
  * is one row written by one statement, so it is written whole or not at all; a run the database
  * refuses is redone item by item so that only the refused item fails (ERROR). Each item gets its
  * own envelope.
+ *
+ * Several replicas on one database: the identity is a unique key (two replicas storing the same
+ * event leave one row), and the employees of a batch's out-only events are locked for the
+ * transaction, so that two replicas never close the same check-in with different check-outs.
  */
 import { DATE_TIME_PATTERN, MAX_TZ_OFFSET_MINUTES, parseDateTime, tzOffsetFromWire, tzOffsetToWire } from '../api/date-time.js';
 import { lookupEmployeeCode } from '../api/employee-code.js';
 import { eventShift, toNumber } from '../api/normalize.js';
 import type { Envelope } from '../api/types.js';
-import { isAgentError } from '../core/errors.js';
 import { logger } from '../core/logger.js';
-import type { SqliteDatabase } from '../core/sqlite.js';
 import { answer, BadRequest, fail, isObject, ok, plural, type HandlerResult } from './envelope.js';
-import { employeeCodeProblem, isValidEmployeeCode, userExists, type ServiceContext } from './context.js';
-
-interface EventRow {
-  id: number;
-  employee_code: string;
-  in_time: string;
-  out_time: string | null;
-  shift: string;
-  tz_offset: number;
-}
+import { employeeCodeProblem, isValidEmployeeCode, type ServiceContext } from './context.js';
+import type { EventRow, EventUpsert, StoreOps } from './store/store.js';
 
 const log = logger('server:events');
-
-const COLUMNS = 'id, employee_code, in_time, out_time, shift, tz_offset';
-
-const ON_CONFLICT = `ON CONFLICT (employee_code, in_time) DO UPDATE SET
-    out_time = COALESCE(excluded.out_time, server_events.out_time),
-    shift = CASE WHEN excluded.shift_given THEN excluded.shift ELSE server_events.shift END,
-    shift_given = MAX(server_events.shift_given, excluded.shift_given),
-    tz_offset = excluded.tz_offset,
-    in_utc = excluded.in_utc,
-    updated_at = excluded.updated_at
-  RETURNING ${COLUMNS}`;
-const UPSERT = `INSERT INTO server_events (employee_code, in_time, out_time, in_utc, shift, shift_given, tz_offset, created_at, updated_at)
-  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8)
-  ${ON_CONFLICT}`;
-/** The same upsert for a run of events at once: ?1 is a JSON array of [code, in, out, inUtc, shift, given, tz]. */
-const UPSERT_MANY = `INSERT INTO server_events (employee_code, in_time, out_time, in_utc, shift, shift_given, tz_offset, created_at, updated_at)
-  SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]'), json_extract(value, '$[3]'),
-         json_extract(value, '$[4]'), json_extract(value, '$[5]'), json_extract(value, '$[6]'), ?2, ?2
-    FROM json_each(?1) WHERE 1
-  ${ON_CONFLICT}`;
-const REPLAYED_OUT = `SELECT ${COLUMNS} FROM server_events WHERE employee_code = ? AND out_time = ? ORDER BY in_utc DESC LIMIT 1`;
-const LATEST_OPEN = `SELECT id FROM server_events WHERE employee_code = ? AND out_time IS NULL AND in_utc <= ? ORDER BY in_utc DESC LIMIT 1`;
-const CLOSE = `UPDATE server_events SET out_time = ?, updated_at = ? WHERE id = ? RETURNING ${COLUMNS}`;
 
 export interface CheckedEvent {
   employeeCode: string;
@@ -123,17 +94,26 @@ function requireArray(ctx: ServiceContext, body: unknown): unknown[] {
   return body;
 }
 
-async function storeOne(ctx: ServiceContext, tx: SqliteDatabase, e: CheckedEvent, now: string): Promise<Envelope<unknown>> {
+function toUpsert(e: CheckedEvent): EventUpsert {
+  return { employeeCode: e.employeeCode, inTime: e.inTime!, outTime: e.outTime, inUtc: e.inMs! - e.tzMinutes * 60_000, shift: e.shift, shiftGiven: e.shiftGiven, tzMinutes: e.tzMinutes };
+}
+
+async function storeOne(ctx: ServiceContext, tx: StoreOps, e: CheckedEvent, now: string): Promise<Envelope<unknown>> {
   if (e.inTime !== null) {
-    const row = await tx.get<EventRow>(UPSERT, [e.employeeCode, e.inTime, e.outTime, e.inMs! - e.tzMinutes * 60_000, e.shift, e.shiftGiven ? 1 : 0, e.tzMinutes, now]);
+    const [row] = await tx.upsertEvents([toUpsert(e)], now);
     return ok(eventFromRow(ctx, row!), 'stored');
   }
-  const replay = await tx.get<EventRow>(REPLAYED_OUT, [e.employeeCode, e.outTime]);
+  const replay = await tx.eventClosedAt(e.employeeCode, e.outTime!);
   if (replay) return ok(eventFromRow(ctx, replay), 'already closed with this outTime; nothing changed');
-  const open = await tx.get<{ id: number }>(LATEST_OPEN, [e.employeeCode, e.outMs! - e.tzMinutes * 60_000]);
-  if (!open) return fail('INVALID_PARAMETERS', `matching event cannot be found: ${e.employeeCode} has no open check-in before ${e.outTime}`);
-  const row = await tx.get<EventRow>(CLOSE, [e.outTime, now, open.id]);
-  return ok(eventFromRow(ctx, row!), 'closed the latest open check-in');
+  // The check-in found may be closed by a check-in+check-out of another replica before this
+  // update: then the next latest open one is looked for.
+  for (let i = 0; i < 5; i++) {
+    const open = await tx.latestOpenEvent(e.employeeCode, e.outMs! - e.tzMinutes * 60_000);
+    if (open === undefined) return fail('INVALID_PARAMETERS', `matching event cannot be found: ${e.employeeCode} has no open check-in before ${e.outTime}`);
+    const row = await tx.closeEvent(open, e.outTime!, now);
+    if (row) return ok(eventFromRow(ctx, row), 'closed the latest open check-in');
+  }
+  return fail('ERROR', 'the open check-ins of this employee kept changing while closing one; send the event again');
 }
 
 export async function addEvents(ctx: ServiceContext, body: unknown): Promise<HandlerResult> {
@@ -142,11 +122,11 @@ export async function addEvents(ctx: ServiceContext, body: unknown): Promise<Han
   if (items === 0) return answer(fail('INVALID_PARAMETERS', 'the array of events is empty'), { items });
   const checked = list.map((item) => checkEvent(ctx, item));
   const now = new Date().toISOString();
-  return ctx.db.transaction(async (tx) => {
-    // One lookup for every employee of the batch (a fixed statement: the codes travel as JSON).
-    const codes = [...new Set(checked.flatMap((c) => ('error' in c ? [] : [c.employeeCode])))];
-    const rows = await tx.all<{ employee_code: string }>('SELECT employee_code FROM server_users WHERE employee_code IN (SELECT value FROM json_each(?))', [JSON.stringify(codes)]);
-    const known = new Set(rows.map((r) => r.employee_code));
+  const closing = [...new Set(checked.flatMap((c) => ('error' in c || c.inTime !== null ? [] : [c.employeeCode])))];
+  return ctx.store.transaction(async (tx) => {
+    await tx.lockEmployees(closing);
+    // One lookup for every employee of the batch.
+    const known = await tx.knownUsers([...new Set(checked.flatMap((c) => ('error' in c ? [] : [c.employeeCode])))]);
     const results: Envelope<unknown>[] = new Array<Envelope<unknown>>(items);
     // Consecutive check-ins are stored by one statement; an out-only event depends on what came
     // before it, so the run before it is stored first.
@@ -170,46 +150,56 @@ export async function addEvents(ctx: ServiceContext, body: unknown): Promise<Han
   });
 }
 
-/** `storeOne`, with a database refusal of this one item (a constraint) as its ERROR. */
-async function storeOneGuarded(ctx: ServiceContext, tx: SqliteDatabase, e: CheckedEvent, now: string): Promise<Envelope<unknown>> {
-  try {
-    return await storeOne(ctx, tx, e, now);
-  } catch (err) {
-    // SQLite undid just that statement; anything else (disk full, corruption) aborts the batch.
-    if (!isAgentError(err, 'SQLITE_CONSTRAINT')) throw err;
-    log.error({ err, employeeCode: e.employeeCode }, 'event refused by the database');
-    return fail('ERROR', 'system error storing this event; see the service log');
-  }
+/** `storeOne`, with a database refusal of this one item (a constraint, a trigger) as its ERROR. */
+async function storeOneGuarded(ctx: ServiceContext, tx: StoreOps, e: CheckedEvent, now: string): Promise<Envelope<unknown>> {
+  const r = await tx.attempt(() => storeOne(ctx, tx, e, now));
+  if ('value' in r) return r.value;
+  log.error({ err: r.refused, employeeCode: e.employeeCode }, 'event refused by the database');
+  return fail('ERROR', 'system error storing this event; see the service log');
 }
 
 /**
- * Stores a run of check-in events with one statement. A run holding the same identity twice, or
- * one the database refuses (the statement is undone whole), is stored item by item instead.
+ * Stores a run of check-in events: one statement for each stretch of it in which no identity
+ * repeats (a batch holding a check-in and, later, its check-out with inTime is two statements, the
+ * second applied after the first, as item by item). A statement the database refuses (undone
+ * whole) is redone item by item, so that only the refused item fails.
  */
-async function storeRun(ctx: ServiceContext, tx: SqliteDatabase, run: Array<{ index: number; event: CheckedEvent }>, now: string, results: Envelope<unknown>[]): Promise<void> {
+async function storeRun(ctx: ServiceContext, tx: StoreOps, run: Array<{ index: number; event: CheckedEvent }>, now: string, results: Envelope<unknown>[]): Promise<void> {
   const key = (code: string, inTime: string) => `${code}\u0000${inTime}`;
-  const keys = new Set(run.map((r) => key(r.event.employeeCode, r.event.inTime!)));
-  if (run.length > 1 && keys.size === run.length) {
-    const payload = JSON.stringify(run.map(({ event: e }) => [e.employeeCode, e.inTime, e.outTime, e.inMs! - e.tzMinutes * 60_000, e.shift, e.shiftGiven ? 1 : 0, e.tzMinutes]));
-    try {
-      const rows = await tx.all<EventRow>(UPSERT_MANY, [payload, now]);
-      const byKey = new Map(rows.map((r) => [key(r.employee_code, r.in_time), r]));
-      if (byKey.size === run.length) {
-        for (const { index, event } of run) results[index] = ok(eventFromRow(ctx, byKey.get(key(event.employeeCode, event.inTime!))!), 'stored');
-        return;
-      }
-      throw new Error(`the batch upsert returned ${byKey.size} rows for ${run.length} events`);
-    } catch (err) {
-      if (!isAgentError(err, 'SQLITE_CONSTRAINT')) throw err;
-      log.warn({ events: run.length }, 'the database refused a run of events; storing them one by one');
+  let part: typeof run = [];
+  let keys = new Set<string>();
+  for (const item of run) {
+    const k = key(item.event.employeeCode, item.event.inTime!);
+    if (keys.has(k)) {
+      await storePart(ctx, tx, part, now, results, key);
+      part = [];
+      keys = new Set();
     }
+    part.push(item);
+    keys.add(k);
   }
-  for (const { index, event } of run) results[index] = await storeOneGuarded(ctx, tx, event, now);
+  await storePart(ctx, tx, part, now, results, key);
 }
 
-async function codeKnown(ctx: ServiceContext, code: string): Promise<boolean> {
-  if (await userExists(ctx, code)) return true;
-  return (await ctx.db.get('SELECT 1 AS x FROM server_events WHERE employee_code = ? LIMIT 1', [code])) !== undefined;
+async function storePart(
+  ctx: ServiceContext,
+  tx: StoreOps,
+  part: Array<{ index: number; event: CheckedEvent }>,
+  now: string,
+  results: Envelope<unknown>[],
+  key: (code: string, inTime: string) => string,
+): Promise<void> {
+  if (part.length > 1) {
+    const stored = await tx.attempt(() => tx.upsertEvents(part.map((r) => toUpsert(r.event)), now));
+    if ('value' in stored) {
+      const byKey = new Map(stored.value.map((r) => [key(r.employee_code, r.in_time), r]));
+      if (byKey.size !== part.length) throw new Error(`the batch upsert returned ${byKey.size} rows for ${part.length} events`);
+      for (const { index, event } of part) results[index] = ok(eventFromRow(ctx, byKey.get(key(event.employeeCode, event.inTime!))!), 'stored');
+      return;
+    }
+    log.warn({ events: part.length }, 'the database refused a run of events; storing them one by one');
+  }
+  for (const { index, event } of part) results[index] = await storeOneGuarded(ctx, tx, event, now);
 }
 
 export async function deleteEvents(ctx: ServiceContext, code: string, body: unknown): Promise<HandlerResult> {
@@ -221,8 +211,9 @@ export async function deleteEvents(ctx: ServiceContext, code: string, body: unkn
     const withCode = isObject(item) && (item.employeeCode === undefined || item.employeeCode === null) ? { ...item, employeeCode: code } : item;
     return checkEvent(ctx, withCode);
   });
-  return ctx.db.transaction(async (tx) => {
-    if (!(await codeKnown(ctx, code))) return answer(fail('USER_NOT_AVAILABLE', `no user and no events with employeeCode "${code}"`), { items });
+  return ctx.store.transaction(async (tx) => {
+    await tx.lockEmployees([code]);
+    if (!(await tx.employeeKnown(code))) return answer(fail('USER_NOT_AVAILABLE', `no user and no events with employeeCode "${code}"`), { items });
     const results: Envelope<unknown>[] = [];
     for (const c of checked) {
       if ('error' in c) {
@@ -233,15 +224,12 @@ export async function deleteEvents(ctx: ServiceContext, code: string, body: unkn
         results.push(fail('INVALID_PARAMETERS', `the event's employeeCode "${c.employeeCode}" is not the one of the path ("${code}")`));
         continue;
       }
-      const row =
-        c.inTime !== null
-          ? await tx.get<EventRow>(`SELECT ${COLUMNS} FROM server_events WHERE employee_code = ? AND in_time = ?`, [code, c.inTime])
-          : await tx.get<EventRow>(REPLAYED_OUT, [code, c.outTime]);
+      const row = c.inTime !== null ? await tx.eventAt(code, c.inTime) : await tx.eventClosedAt(code, c.outTime!);
       if (!row || (c.outTime !== null && row.out_time !== c.outTime)) {
         results.push(fail('INVALID_PARAMETERS', 'matching event cannot be found'));
         continue;
       }
-      await tx.run('DELETE FROM server_events WHERE id = ?', [row.id]);
+      await tx.deleteEvent(row.id);
       results.push(ok(eventFromRow(ctx, row), 'deleted'));
     }
     const good = results.filter((r) => r.statusCode === 'SUCCESS').length;
@@ -256,13 +244,8 @@ export async function getEvents(ctx: ServiceContext, query: URLSearchParams): Pr
   if (parseDateTime(from) === undefined) return answer(fail('INVALID_TIME_FORMAT', `from "${from ?? ''}" is not a date-time of the form ${DATE_TIME_PATTERN}`));
   if (parseDateTime(to) === undefined) return answer(fail('INVALID_TIME_FORMAT', `to "${to ?? ''}" is not a date-time of the form ${DATE_TIME_PATTERN}`));
   const limit = ctx.limits.maxEventsReturned;
-  let rows: EventRow[];
-  if (code) {
-    if (!(await codeKnown(ctx, code))) return answer(fail('USER_NOT_AVAILABLE', `no user and no events with employeeCode "${code}"`));
-    rows = await ctx.db.all<EventRow>(`SELECT ${COLUMNS} FROM server_events WHERE employee_code = ? AND in_time BETWEEN ? AND ? ORDER BY in_time, id LIMIT ?`, [code, from, to, limit + 1]);
-  } else {
-    rows = await ctx.db.all<EventRow>(`SELECT ${COLUMNS} FROM server_events WHERE in_time BETWEEN ? AND ? ORDER BY in_time, employee_code, id LIMIT ?`, [from, to, limit + 1]);
-  }
+  if (code && !(await ctx.store.employeeKnown(code))) return answer(fail('USER_NOT_AVAILABLE', `no user and no events with employeeCode "${code}"`));
+  let rows = await ctx.store.events({ code: code || null, from: from!, to: to!, limit: limit + 1 });
   const truncated = rows.length > limit;
   if (truncated) rows = rows.slice(0, limit);
   const description = truncated ? `the first ${limit} events only: narrow the range to see the rest` : `${rows.length} ${plural(rows.length, 'event')}`;

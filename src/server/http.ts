@@ -13,7 +13,7 @@
  * | every scrypt slot busy (token-guard.ts) | 503 (Retry-After: 1) | OAuth error temporarily_unavailable |
  * | token missing, unknown or expired | 401 (WWW-Authenticate: Bearer) | UNAUTHORIZED |
  * | write with an admin-audit key | 403 | FORBIDDEN |
- * | database busy or disk full | 503 (Retry-After: 5) | ERROR |
+ * | database busy, disk full or unreachable | 503 (Retry-After: 5) | ERROR |
  * | any other failure | 500 | ERROR |
  *
  * Every request gives one pino line (`server:http`): method, path, HTTP status, statusCode,
@@ -260,7 +260,7 @@ export function createRequestHandler(ctx: ServiceContext, options: HttpOptions) 
       if (err instanceof BadRequest) {
         outcome = envelope(err.status, 'INVALID_PARAMETERS', err.message);
       } else {
-        const busy = isAgentError(err) && (err.code === 'SQLITE_BUSY' || err.code === 'SQLITE_DISK_FULL');
+        const busy = isAgentError(err) && (err.code === 'SQLITE_BUSY' || err.code === 'SQLITE_DISK_FULL' || err.code === 'SERVER_DB_UNAVAILABLE');
         log.error({ err, reqId, method: req.method, path: url.pathname }, 'request failed');
         outcome = busy
           ? envelope(503, 'ERROR', `the service cannot store right now (${(err as { code: string }).code}); retry later (request ${reqId})`, { 'retry-after': '5' })

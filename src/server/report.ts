@@ -14,20 +14,10 @@ import { DATE_TIME_PATTERN, formatDateTime, parseDateTime, tzOffsetToWire } from
 import { GROUP_TYPES, WORK_HOUR_DURATIONS, type GroupType, type WorkHourRow } from '../api/types.js';
 import { answer, fail, ok, plural, type HandlerResult } from './envelope.js';
 import type { ServiceContext } from './context.js';
+import type { ReportRow as Row } from './store/store.js';
 import { computeDay, type Durations, type Session } from './work-hours.js';
 
 const DAY = 86_400_000;
-
-interface Row {
-  employee_code: string;
-  in_time: string;
-  out_time: string | null;
-  shift: string;
-  tz_offset: number;
-  first_name: string;
-  last_name: string;
-  group_code: string | null;
-}
 
 /** Wall-clock ms of 00:00 of the first day of the period containing `dayMs`. */
 export function periodStart(dayMs: number, type: GroupType): number {
@@ -77,13 +67,7 @@ export async function workHourReport(ctx: ServiceContext, query: URLSearchParams
   if (page < 1) return bad('pagenumber starts at 1');
   if (size < 1 || size > ctx.limits.maxPageSize) return bad(`pagesize must be between 1 and ${ctx.limits.maxPageSize}`);
 
-  const rows = await ctx.db.all<Row>(
-    `SELECT e.employee_code, e.in_time, e.out_time, e.shift, e.tz_offset, u.first_name, u.last_name, u.group_code
-       FROM server_events e JOIN server_users u ON u.employee_code = e.employee_code
-      WHERE e.in_time BETWEEN ? AND ?
-      ORDER BY e.employee_code, e.in_time`,
-    [from, to],
-  );
+  const rows = await ctx.store.reportRows(from!, to!);
   const groups = new Set(groupCodes);
   // employee → (day, shift) → the events of that shift on that day
   const days = new Map<string, { user: Row; byDay: Map<string, { dayMs: number; shift: string; evs: Row[] }> }>();

@@ -1,7 +1,9 @@
 /**
  * The attendance service as a library: `createAttendanceService(options)` opens (lazily) its
- * SQLite file, applies the `server` migrations, and serves over node:http when `listen` is called.
- * Used by `edge-agent serve`, by the agent's embedded default and by the tests.
+ * store (an SQLite file, or PostgreSQL for a `postgres://` URL: store/store.ts), applies the
+ * `server` migrations, and serves over node:http when `listen` is called. Used by
+ * `edge-agent serve`, by the agent's embedded default and by the tests. Several services on one
+ * PostgreSQL database are replicas of one service: any of them answers any request.
  *
  * ```ts
  * const service = createAttendanceService({ dbPath: 'data/service.db' });
@@ -17,14 +19,14 @@ import { availableParallelism } from 'node:os';
 import type { TzOffsetUnit } from '../api/date-time.js';
 import { AgentError } from '../core/errors.js';
 import { logger as makeLogger, type Logger } from '../core/logger.js';
-import { SqliteDatabase } from '../core/sqlite.js';
-import { createApiKey, TokenStore, type ApiKeyPair, type Role } from './auth.js';
+import { createApiKey, DEFAULT_TOKEN_RECHECK_MS, TokenStore, type ApiKeyPair, type Role } from './auth.js';
 import { BiometricSeal } from './biometric-seal.js';
 import { DEFAULT_LIMITS, type ServiceContext, type ServiceLimits } from './context.js';
 import { createRequestHandler, isClosingAfterAnswer } from './http.js';
-import { SERVER_MIGRATIONS } from './schema.js';
 import { TokenGuard, type TokenGuardOptions } from './token-guard.js';
 import { DEFAULT_SHIFTS, loadShiftsFile, parseShifts, type Shifts, type ShiftsConfig } from './shifts.js';
+import { openServiceStore } from './store/open.js';
+import type { ServiceStore } from './store/store.js';
 
 export const DEFAULT_CLIENT_ID = 'edge-agent';
 export const DEFAULT_TOKEN_TTL_SEC = 3600;
@@ -44,7 +46,10 @@ export interface HttpServerLimits {
 export const DEFAULT_HTTP_LIMITS: HttpServerLimits = { headersTimeoutMs: 10_000, requestTimeoutMs: 60_000, keepAliveTimeoutMs: 10_000, maxConnections: 512 };
 
 export interface AttendanceServiceOptions {
-  /** The SQLite file (created if missing), or ':memory:'. */
+  /**
+   * The SQLite file (created if missing), ':memory:', or a PostgreSQL URL
+   * (`postgres://user@host:5432/db`, optionally `?pool_max=N`; the database must exist).
+   */
   dbPath: string;
   /** The OAuth2 client id the token endpoint expects in its Basic header. Default `edge-agent`. */
   clientId?: string;
@@ -59,10 +64,18 @@ export interface AttendanceServiceOptions {
   tzOffsetUnit?: TzOffsetUnit;
   /** Timeouts and the connection cap of the HTTP server. */
   http?: Partial<HttpServerLimits>;
-  /** Rate limits of the token endpoint and the bound on scrypt work in flight (token-guard.ts). */
+  /**
+   * Rate limits of the token endpoint and the bound on scrypt work in flight (token-guard.ts).
+   * Per process: each replica counts its own clients.
+   */
   tokenGuard?: TokenGuardOptions;
-  /** 32-byte key sealing biometric records; default a 0600 key file next to the database. */
+  /**
+   * 32-byte key sealing biometric records. Default: the file of EDGE_AGENT_BIOMETRIC_KEY_FILE or
+   * the systemd credential biometric-key; on SQLite else a 0600 key file next to the database.
+   */
   biometricKey?: Buffer;
+  /** A token seen is read again from the database after this many ms (revocations reach every replica). Default 5000. */
+  tokenRecheckMs?: number;
   logger?: Logger;
 }
 
@@ -87,16 +100,17 @@ function resolveShifts(shifts: ShiftsConfig | string | undefined): Shifts {
   return parseShifts(shifts ?? DEFAULT_SHIFTS, 'shifts');
 }
 
-/** Opens the service database and applies the `server` migrations. */
-export async function openServiceDatabase(dbPath: string): Promise<SqliteDatabase> {
-  const db = await SqliteDatabase.open(dbPath);
-  try {
-    await db.migrate('server', SERVER_MIGRATIONS);
-  } catch (err) {
-    await db.close().catch(() => undefined);
-    throw err;
-  }
-  return db;
+/** Opens the service's store (SQLite file or PostgreSQL URL) and applies the `server` migrations. */
+export function openServiceDatabase(db: string): Promise<ServiceStore> {
+  return openServiceStore(db);
+}
+
+/** The key check value recorded in the database must be this key's: else the records are sealed under another. */
+async function checkBiometricKey(store: ServiceStore, seal: BiometricSeal): Promise<void> {
+  if (await store.sameBiometricKey(seal.keyCheck())) return;
+  throw new AgentError('SERVER_BIOMETRIC_KEY', `the biometric records in ${store.where} are sealed under another key than the one this service was given`, { db: store.where }, {
+    hint: 'give this service (every replica) the key the database was started with; stored biometrics cannot be read under another key',
+  });
 }
 
 export function createAttendanceService(options: AttendanceServiceOptions): AttendanceService {
@@ -111,11 +125,17 @@ export function createAttendanceService(options: AttendanceServiceOptions): Atte
   let connectionsDropped = 0;
 
   const opened = (async () => {
-    const db = await openServiceDatabase(options.dbPath);
-    const seal = options.biometricKey ? new BiometricSeal(options.biometricKey) : BiometricSeal.forDatabase(options.dbPath);
-    const ctx: ServiceContext = { db, shifts, tzOffsetUnit: options.tzOffsetUnit ?? 'minutes', seal, limits };
-    const tokens = new TokenStore(db, ttl);
-    return { db, ctx, tokens, handler: createRequestHandler(ctx, { clientId: options.clientId ?? DEFAULT_CLIENT_ID, tokens, guard, log, stats }) };
+    const store = await openServiceStore(options.dbPath);
+    try {
+      const seal = BiometricSeal.forService({ kind: store.kind, path: options.dbPath }, options.biometricKey);
+      await checkBiometricKey(store, seal);
+      const ctx: ServiceContext = { store, shifts, tzOffsetUnit: options.tzOffsetUnit ?? 'minutes', seal, limits };
+      const tokens = new TokenStore(store, ttl, options.tokenRecheckMs ?? DEFAULT_TOKEN_RECHECK_MS);
+      return { store, ctx, tokens, handler: createRequestHandler(ctx, { clientId: options.clientId ?? DEFAULT_CLIENT_ID, tokens, guard, log, stats }) };
+    } catch (err) {
+      await store.close().catch(() => undefined);
+      throw err;
+    }
   })();
   opened.catch(() => undefined); // reported by whichever method awaits it
 
@@ -183,7 +203,7 @@ export function createAttendanceService(options: AttendanceServiceOptions): Atte
       server = srv;
       const addr = srv.address() as AddressInfo;
       url = `http://${addr.family === 'IPv6' ? `[${addr.address}]` : addr.address}:${addr.port}`;
-      log.info({ url, db: options.dbPath }, 'attendance service listening');
+      log.info({ url, db: (await opened).store.where }, 'attendance service listening');
       return url;
     },
     async close() {
@@ -198,11 +218,11 @@ export function createAttendanceService(options: AttendanceServiceOptions): Atte
         });
       }
       const o = await opened.catch(() => undefined);
-      await o?.db.close();
+      await o?.store.close();
     },
     async createApiKey(role) {
-      const { db } = await opened;
-      return createApiKey(db, role);
+      const { store } = await opened;
+      return createApiKey(store, role);
     },
     async revokeTokens() {
       const { tokens } = await opened;

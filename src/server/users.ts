@@ -12,21 +12,11 @@ import { normalizeStatus } from '../api/normalize.js';
 import type { User } from '../api/types.js';
 import { answer, BadRequest, fail, isObject, ok, type HandlerResult } from './envelope.js';
 import { EMPLOYEE_CODE_RULE, lookupEmployeeCode } from '../api/employee-code.js';
-import { employeeCodeProblem, FIELD_LIMITS, isValidEmployeeCode, type ServiceContext } from './context.js';
 import { hashSecret } from '../core/secret-hash.js';
-
-interface UserRow {
-  employee_code: string;
-  first_name: string;
-  last_name: string;
-  email: string | null;
-  login_name: string | null;
-  status: string;
-  group_code: string | null;
-}
+import { employeeCodeProblem, FIELD_LIMITS, isValidEmployeeCode, type ServiceContext } from './context.js';
+import type { UserRow } from './store/store.js';
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
-const SELECT_USER = 'SELECT employee_code, first_name, last_name, email, login_name, status, group_code FROM server_users WHERE employee_code = ?';
 
 export function userFromRow(r: UserRow): User {
   const u: User = { employeeCode: r.employee_code, firstName: r.first_name, lastName: r.last_name };
@@ -71,24 +61,33 @@ export async function addOrUpdateUser(ctx: ServiceContext, body: unknown): Promi
 
   const passwordHash = password ? await hashSecret(password) : null;
   const now = new Date().toISOString();
-  return ctx.db.transaction(async (tx) => {
-    const existing = await tx.get<UserRow>(SELECT_USER, [code]);
+  // Two replicas adding the same employee (or loginName) at once: the loser's insert meets the
+  // unique key, its transaction runs again and sees the winner's row.
+  return ctx.store.transaction(async (tx) => {
+    const existing = await tx.user(code);
     if (!existing && loginName) {
-      const other = await tx.get<{ employee_code: string }>('SELECT employee_code FROM server_users WHERE login_name = ?', [loginName]);
-      if (other) return answer(fail('INVALID_EMPCODE', `loginName "${loginName}" is already used by employee ${other.employee_code}`));
+      const other = await tx.userCodeByLogin(loginName);
+      if (other !== undefined) return answer(fail('INVALID_EMPCODE', `loginName "${loginName}" is already used by employee ${other}`));
     }
     if (existing) {
-      await tx.run(
-        'UPDATE server_users SET first_name = ?, last_name = ?, email = ?, status = ?, group_code = ?, updated_at = ? WHERE employee_code = ?',
-        [firstName, lastName, email === undefined ? existing.email : email || null, status ?? existing.status, groupCode === undefined ? existing.group_code : groupCode || null, now, code],
+      await tx.updateUser(
+        code,
+        {
+          first_name: firstName,
+          last_name: lastName,
+          email: email === undefined ? existing.email : email || null,
+          status: status ?? existing.status,
+          group_code: groupCode === undefined ? existing.group_code : groupCode || null,
+        },
+        now,
       );
     } else {
-      await tx.run(
-        'INSERT INTO server_users (employee_code, first_name, last_name, email, login_name, password_hash, status, group_code, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-        [code, firstName, lastName, email || null, loginName || null, passwordHash, status ?? '0', groupCode || null, now, now],
+      await tx.insertUser(
+        { employee_code: code, first_name: firstName, last_name: lastName, email: email || null, login_name: loginName || null, password_hash: passwordHash, status: status ?? '0', group_code: groupCode || null },
+        now,
       );
     }
-    const row = (await tx.get<UserRow>(SELECT_USER, [code]))!;
+    const row = (await tx.user(code))!;
     const user = userFromRow(row);
     if (!existing && password) user.password = password;
     return answer(ok(user, existing ? 'user updated (loginName and password are never changed on update)' : 'user added'));
@@ -96,18 +95,17 @@ export async function addOrUpdateUser(ctx: ServiceContext, body: unknown): Promi
 }
 
 export async function deleteUser(ctx: ServiceContext, code: string): Promise<HandlerResult> {
-  return ctx.db.transaction(async (tx) => {
-    const row = await tx.get<UserRow>(SELECT_USER, [code]);
+  return ctx.store.transaction(async (tx) => {
+    const row = await tx.user(code);
     if (!row) return answer(fail('USER_NOT_AVAILABLE', `no user with employeeCode "${code}"`));
-    await tx.run('DELETE FROM server_biometrics WHERE employee_code = ?', [code]);
-    await tx.run('DELETE FROM server_users WHERE employee_code = ?', [code]);
+    await tx.deleteUser(code);
     return answer(ok(userFromRow(row), 'user and biometric records deleted; attendance events are kept'));
   });
 }
 
 export async function getUser(ctx: ServiceContext, code: string | null): Promise<HandlerResult> {
   if (code === null || code === '') throw new BadRequest('the query parameter code (employeeCode) is required');
-  const row = await ctx.db.get<UserRow>(SELECT_USER, [code]);
+  const row = await ctx.store.user(code);
   if (!row) return answer(fail('USER_NOT_AVAILABLE', `no user with employeeCode "${code}"`));
   return answer(ok(userFromRow(row)));
 }

@@ -224,8 +224,10 @@ export async function checkScanners(scanners: readonly ScannerConfig[], probe: S
  * problem; a module that stays silent is most often at another baud rate or of another family.
  */
 export function scannerHint(s: ScannerConfig, detail: string): string | null {
-  if (/cannot lock port|resource temporarily unavailable|EAGAIN|EBUSY|in use by another/i.test(detail)) {
-    return `another process holds ${s.path}: the running agent (systemctl status edge-agent; stop it to test the scanner here) or another edge-agent command; "fuser -v ${s.path}" names it`;
+  if (/TRANSPORT_BUSY|cannot lock port|resource temporarily unavailable|EAGAIN|EBUSY|in use by another/i.test(detail)) {
+    // The driver names the holder where /proc shows it (TRANSPORT_BUSY ... pid N (command)).
+    const named = /\bpid \d+/.test(detail);
+    return `another process holds ${s.path}${named ? ' (named above)' : ''}: the running agent (systemctl status edge-agent; stop it to test the scanner here, or enrol through it) or another edge-agent command${named ? '' : `; "fuser -v ${s.path}" names it`}`;
   }
   if (/TIMEOUT|no answer|no reply/i.test(detail) && s.family !== 'iris-hid') {
     return `nothing answered ${s.family} at ${s.baud ?? 'its default'} baud: a module at another baud rate or of another family stays silent; "edge-agent devices --port ${s.path}" tries every family and baud rate and says which answers (then provision --scanner family:${s.path}:baud)`;

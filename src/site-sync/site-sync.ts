@@ -26,6 +26,7 @@ import { TypedEmitter } from '../core/events.js';
 import { logger } from '../core/logger.js';
 import { FORMAT_MODALITY, MODALITIES } from '../store/template-schema.js';
 import { DEFAULT_MAX_PAYLOAD_BYTES, publishChecked } from '../upload/mqtt-publish.js';
+import { ThrottledLog } from '../core/throttled-log.js';
 import { RepeatedWarning } from '../core/repeated-warning.js';
 import { openSiteRecord, sealSiteRecord } from './site-crypto.js';
 import { decodeTopicPart, siteTemplatesTopic } from '../ops/topics.js';
@@ -185,6 +186,8 @@ export class SiteTemplateSync extends TypedEmitter<SiteSyncEvents> {
   #client: MqttClient | null = null;
   #stopping = false;
   readonly #away = new RepeatedWarning(log);
+  /** Refused and failed messages: anyone on the broker can publish them, as fast as it likes. */
+  readonly #noted = new ThrottledLog(log);
   /** Messages are applied one at a time, in arrival order. */
   #chain: Promise<void> = Promise.resolve();
   readonly counters = { applied: 0, removed: 0, skipped: 0, refused: 0, errors: 0, published: 0 };
@@ -223,7 +226,7 @@ export class SiteTemplateSync extends TypedEmitter<SiteSyncEvents> {
 
   #refuse(employeeCode: string | null, reason: string, context: Record<string, unknown> = {}): void {
     this.counters.refused++;
-    log.warn({ employeeCode, ...context, code: 'OPS_SYNC_REFUSED' }, `site template message refused: ${reason}`);
+    this.#noted.warn({ employeeCode, ...context, code: 'OPS_SYNC_REFUSED' }, `site template message refused: ${reason}`);
     this.emit('refused', { employeeCode, reason });
   }
 
@@ -275,7 +278,7 @@ export class SiteTemplateSync extends TypedEmitter<SiteSyncEvents> {
     } catch (err) {
       const e = toAgentError(err, 'OPS_SYNC_FAILED', { employeeCode });
       this.counters.errors++;
-      log.error({ employeeCode, code: e.code, err: e.message }, 'a site template message could not be applied');
+      this.#noted.error({ employeeCode, code: e.code, err: e.message }, 'a site template message could not be applied');
       if (this.listenerCount('error') > 0) this.emit('error', { employeeCode, error: e });
     }
   }

@@ -37,6 +37,12 @@ export interface EyeRenderOptions {
   reflections?: number;
   /** Number of eyelashes over the iris (default 24). */
   lashes?: number;
+  /** Pupil radius over iris radius (default per eye, 0.34-0.44; MMU2's camera sees about 0.2-0.3). */
+  pupilRatio?: number;
+  /** Iris gray level (default per eye, 105-130; a dark iris under near infrared is about 60-80). */
+  irisLevel?: number;
+  /** One of the reflections falls inside the pupil, near its centre (as on MMU2's camera). */
+  reflectionInPupil?: boolean;
 }
 
 export interface EyeTruth {
@@ -125,9 +131,9 @@ export function renderEye(eyeSeed: number, sampleSeed: number, opts: EyeRenderOp
 
   // Per eye: size, pupil ratio and offset, iris brightness and contrast.
   const baseR = eye.range(100, 118);
-  const basePupil = eye.range(0.34, 0.44);
+  const basePupil = opts.pupilRatio ?? eye.range(0.34, 0.44);
   const pOffX = eye.range(-0.04, 0.04), pOffY = eye.range(-0.03, 0.05);
-  const irisLevel = eye.range(105, 130);
+  const irisLevel = opts.irisLevel ?? eye.range(105, 130);
   const irisContrast = eye.range(26, 34);
 
   // Per sample: scale, position, dilation, rotation, eyelids.
@@ -216,7 +222,7 @@ export function renderEye(eyeSeed: number, sampleSeed: number, opts: EyeRenderOp
   const reflections: Circle[] = [];
   const nRefl = opts.closed ? 0 : opts.reflections ?? 2;
   for (let k = 0; k < nRefl; k++) {
-    const a = smp.range(0, 2 * Math.PI), d = smp.range(0.5, 1.3) * rp;
+    const a = smp.range(0, 2 * Math.PI), d = (k === 0 && opts.reflectionInPupil ? 0.4 : smp.range(0.5, 1.3)) * rp;
     const c: Circle = { x: pupil.x + aspect * d * Math.cos(a), y: pupil.y + d * Math.sin(a) * 0.6, r: Math.max(2, smp.range(0.05, 0.08) * R) };
     reflections.push(c);
     for (let yy = Math.max(0, Math.floor(c.y - c.r - 2)); yy <= Math.min(height - 1, Math.ceil(c.y + c.r + 2)); yy++) {

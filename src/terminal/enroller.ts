@@ -3,10 +3,16 @@
  * the CLI when no daemon runs. Enrolment:
  *
  *  1. the person must exist in the attendance service (operation 3);
- *  2. three captures, each through the quality gate (a low-quality capture is asked again);
+ *  2. three captures, each through the quality gate, then where the module enrols on its own
+ *     (serial modules) its presses (R30x 2, GT-521 3) for the module-search path. The total is
+ *     announced first, and every press is prompted ("press 2 of 5: place the same finger
+ *     again", "lift your finger"); a press not taken (poor, lifted too soon, pressed before the
+ *     lift was seen) is asked again, keeping the presses before it, up to three tries a press;
+ *     a module enrolment that fails after its tries keeps the captures (the finger is identified
+ *     from images) and says so;
  *  3. each capture is checked 1:N: a finger or eye already enrolled to someone else is refused;
- *  4. where the module enrols on its own (serial modules), its template is taken too, for the
- *     module-search path;
+ *  4. a scanner another process holds (the agent's service) is refused at once, naming it, as is
+ *     a second enrolment on a scanner already enrolling;
  *  5. the templates replace this person's earlier ones of the same modality and position in the
  *     local cache, are uploaded through operation 4 (each item's outcome shown), and published
  *     to the site.
@@ -29,6 +35,9 @@ import type { ScannerWorker } from './scanner-worker.js';
 import { moduleTemplatesOf, placeModuleTemplates } from './module-cache.js';
 
 const log = logger('agent:enroll');
+
+/** Scanners an enrolment is using now: a second one on the same scanner is refused, not queued. */
+const enrolling = new WeakSet<ScannerWorker>();
 
 /** The parts of a running terminal that enrolment and identification use (the daemon's runtime). */
 export interface EnrolTerminal {
@@ -53,6 +62,8 @@ export interface EnrollRequest {
   /** Minimum extraction quality (0..100) for a capture to count. */
   minQuality?: number;
   presenceTimeoutMs?: number;
+  /** Cancels the enrolment (the client went away): nothing is stored, the scanner is freed. */
+  signal?: AbortSignal;
 }
 
 export type Progress = (event: Record<string, unknown>) => void;
@@ -66,6 +77,8 @@ export interface EnrollResult {
   upload: Array<{ statusCode: string; statusDescription: string | null }> | null;
   uploadError: string | null;
   publishedToSite: boolean;
+  /** The module's own enrolment failed after its retries (the captures were kept): why. */
+  moduleError?: string | null;
 }
 
 /** Where an enrolment goes when not told: the right index finger, the right eye, the badge. */
@@ -76,33 +89,72 @@ export function defaultPosition(modality: ScannerModality): string {
 /** The worker of the first scanner of a modality that is ready (or the first of that modality). */
 export function workerFor(rt: EnrolTerminal, modality: ScannerModality, key?: string): ScannerWorker {
   const workers = [...rt.workers.values()];
-  const chosen = key ? rt.workers.get(key) : (workers.find((w) => w.info?.modality === modality && w.status === 'ready') ?? workers.find((w) => w.info?.modality === modality));
+  const chosen = key ? rt.workers.get(key) : (workers.find((w) => w.modality === modality && w.status === 'ready') ?? workers.find((w) => w.modality === modality));
   if (!chosen) {
     throw new AgentError('AGENT_NO_SCANNER', key ? `no scanner "${key}" on this terminal` : `no ${modality} scanner on this terminal`, { modality, key: key ?? null }, {
       hint: `scanners here: ${workers.map((w) => w.key).join(', ') || 'none'}; configure one with --scanner family:path or in the config`,
     });
   }
+  chosen.assertNotHeldElsewhere();
   return chosen;
 }
 
-async function waitForLift(scanner: Scanner, timeoutMs = 10_000): Promise<void> {
+/** True once the finger is off the sensor (the eye out of view); false when it stayed for `timeoutMs` (or on abort). */
+async function waitForLift(scanner: Scanner, timeoutMs = 10_000, signal?: AbortSignal): Promise<boolean> {
   const deadline = monotonicMs() + timeoutMs;
-  while (monotonicMs() < deadline) {
-    if (!(await scanner.waitForPresence({ timeoutMs: 150 }))) return;
+  while (monotonicMs() < deadline && !signal?.aborted) {
+    if (!(await scanner.waitForPresence({ timeoutMs: 150 }))) return true;
     await new Promise((r) => setTimeout(r, 100));
   }
+  return false;
 }
 
-async function capture(rt: EnrolTerminal, scanner: Scanner, modality: ScannerModality, timeoutMs: number): Promise<{ format: TemplateFormat; data: Uint8Array; quality: number; image: CapturedImage }> {
+/** What the person is told, by modality: a finger is placed and lifted, an eye looks and looks away. */
+function words(modality: ScannerModality) {
+  const finger = modality === 'finger';
+  return {
+    place: (first: boolean) => (finger ? (first ? 'place the finger' : 'place the same finger again') : first ? 'look at the camera' : 'look at the camera again'),
+    lift: finger ? 'lift your finger' : 'look away from the camera',
+    liftAfter: finger ? 'lift it' : 'look away',
+    stillThere: finger ? 'the finger is still on the sensor: lift it' : 'still in view: look away from the camera',
+  };
+}
+
+/** Tries for one press before the enrolment gives up (a press not taken is asked again, the others kept). */
+const TRIES_PER_PRESS = 3;
+/** First reminder to lift after this long. */
+const LIFT_REMINDER_MS = 4000;
+
+async function capture(rt: EnrolTerminal, scanner: Scanner, modality: ScannerModality, timeoutMs: number, signal?: AbortSignal): Promise<{ format: TemplateFormat; data: Uint8Array; quality: number; image: CapturedImage }> {
   if (!rt.extractor) throw new AgentError('AGENT_NO_EXTRACTOR', 'image extraction is not available on this terminal', {}, { hint: 'the template key is missing or the models failed to load: run "edge-agent doctor"' });
-  if (!(await scanner.waitForPresence({ timeoutMs }))) {
+  if (!(await scanner.waitForPresence({ timeoutMs, ...(signal ? { signal } : {}) }))) {
+    if (signal?.aborted) throw signal.reason as Error;
     throw new AgentError('ENROLL_TIMEOUT', `no ${modality === 'finger' ? 'finger on the sensor' : 'eye in view'} within ${Math.round(timeoutMs / 1000)} s`, { modality }, { hint: 'present it when the scanner asks, then run the command again', retryable: true });
   }
   const image = await scanner.captureImage();
   return { ...(await rt.extractor.extract(modality, image)), image };
 }
 
-export async function enroll(rt: EnrolTerminal, client: AttendanceClient | null, req: EnrollRequest, progress: Progress = () => undefined, scannerKey?: string): Promise<EnrollResult> {
+export async function enroll(rt: EnrolTerminal, client: AttendanceClient | null, req: EnrollRequest, report: Progress = () => undefined, scannerKey?: string): Promise<EnrollResult> {
+  // A cancelled enrolment (its client gone) stops at its next step or wait, storing nothing.
+  const cancel = new AbortController();
+  const cancelled = () => cancel.abort(new AgentError('ENROLL_CANCELLED', 'the enrolment was cancelled before it finished (the command was stopped); nothing was stored', { employeeCode: req.employeeCode }));
+  if (req.signal?.aborted) cancelled();
+  req.signal?.addEventListener('abort', cancelled, { once: true });
+  try {
+    return await enrollSteps(rt, client, req, report, cancel.signal, scannerKey);
+  } finally {
+    req.signal?.removeEventListener('abort', cancelled);
+  }
+}
+
+async function enrollSteps(rt: EnrolTerminal, client: AttendanceClient | null, req: EnrollRequest, report: Progress, signal: AbortSignal, scannerKey?: string): Promise<EnrollResult> {
+  // Until the captures are done; from storing on the enrolment completes whatever the client does.
+  let cancellable = true;
+  const progress: Progress = (e) => {
+    if (cancellable) signal.throwIfAborted();
+    report(e);
+  };
   const { modality, position } = req;
   const employeeCode = parseEmployeeCode(req.employeeCode);
   const captures = req.captures ?? 3;
@@ -128,77 +180,134 @@ export async function enroll(rt: EnrolTerminal, client: AttendanceClient | null,
 
   const worker = workerFor(rt, modality, scannerKey);
   if (modality === 'badge') return enrollBadge(rt, { employeeCode, name, position, timeoutMs }, progress, worker);
+  if (enrolling.has(worker)) {
+    throw new AgentError('AGENT_SCANNER_BUSY', `an enrolment is already running on scanner ${worker.key}`, { scanner: worker.key }, { hint: 'wait for it to finish (or stop it with Ctrl-C), then run the command again', retryable: true });
+  }
   const identifier = rt.identifier;
+  const say = words(modality);
+  const tries = TRIES_PER_PRESS;
   const taken: Array<{ format: TemplateFormat; data: Uint8Array; quality: number; image: CapturedImage }> = [];
   let moduleTemplate: { format: string; data: Uint8Array } | null = null;
+  let moduleError: string | null = null;
   let sensorModel: string | null = null;
-  await worker.withScanner(async (scanner) => {
-    sensorModel = (await scanner.info()).model;
-    if (!rt.extractor) {
-      // No image extraction on this terminal (models missing): a serial module still enrols on
-      // its own and identifies by its own search, so enrol there only, checking duplicates with
-      // the module's search.
-      if (!scanner.capabilities.moduleEnroll) {
-        throw new AgentError('AGENT_NO_EXTRACTOR', 'image extraction is not available on this terminal and this scanner cannot enrol on its own', { modality }, { hint: 'run "edge-agent doctor": the extraction models failed to load' });
+  enrolling.add(worker);
+  try {
+    await worker.withScanner(async (scanner) => {
+      sensorModel = (await scanner.info()).model;
+      const modulePresses = scanner.capabilities.moduleEnroll ? (scanner.capabilities.moduleEnrollPresses ?? 2) : 0;
+      /** Asks to lift after press `press` (once more when it stays), so the next press is a new one. */
+      const lift = async (press: number, presses: number) => {
+        progress({ step: 'lift', press, presses, message: say.lift });
+        if (await waitForLift(scanner, LIFT_REMINDER_MS, signal)) return;
+        progress({ step: 'lift', press, presses, again: true, message: say.stillThere });
+        if (await waitForLift(scanner, timeoutMs, signal)) return;
+        signal.throwIfAborted();
+        throw new AgentError('ENROLL_TIMEOUT', `${modality === 'finger' ? 'the finger stayed on the sensor' : 'the eye stayed in view'} for ${Math.round((LIFT_REMINDER_MS + timeoutMs) / 1000)} s after press ${press} of ${presses}`, { modality, press, presses }, { hint: `${say.lift} between presses, then run the command again`, retryable: true });
+      };
+      /** The module's own enrolment: presses numbered after the `before` ones, each prompted. */
+      const onModule = (before: number, presses: number) =>
+        scanner.enrollOnModule({
+          retries: tries - 1,
+          signal,
+          onPrompt: (p) => {
+            const press = before + p.press;
+            if (p.action === 'lift') progress({ step: 'lift', press, presses, ...(p.reason ? { again: true } : {}), message: p.reason ? say.stillThere : say.lift });
+            else progress({ step: 'module', action: p.action, press, presses, modulePress: p.press, of: p.of, ...(p.reason ? { reason: p.reason } : {}), message: p.action === 'again' ? `press ${press} of ${presses} again: ${say.place(false)} (the module did not take it: ${p.reason})` : `press ${press} of ${presses}: ${say.place(false)} (the module's own enrolment, ${p.press} of ${p.of})` });
+          },
+          onStep: (step) => progress({ step: 'module', read: true, press: before + step, presses, modulePress: step, of: modulePresses }),
+        });
+
+      if (!rt.extractor) {
+        // No image extraction on this terminal (models missing): a serial module still enrols on
+        // its own and identifies by its own search, so enrol there only, checking duplicates with
+        // the module's search (one press), then the module's presses.
+        if (!scanner.capabilities.moduleEnroll) {
+          throw new AgentError('AGENT_NO_EXTRACTOR', 'image extraction is not available on this terminal and this scanner cannot enrol on its own', { modality }, { hint: 'run "edge-agent doctor": the extraction models failed to load' });
+        }
+        const presses = 1 + modulePresses;
+        progress({ step: 'plan', presses, captures: 0, modulePresses, message: `no image extraction here: enrolling on the module only, ${presses} presses (1 to check the finger is not enrolled yet, ${modulePresses} for the module's own enrolment); ${say.place(true)} when asked and ${say.liftAfter} after each` });
+        progress({ step: 'capture', capture: 1, of: 1, press: 1, presses, action: 'place', message: `press 1 of ${presses}: ${say.place(true)}` });
+        if (!(await scanner.waitForPresence({ timeoutMs, signal }))) {
+          signal.throwIfAborted();
+          throw new AgentError('ENROLL_TIMEOUT', `no finger on the sensor within ${Math.round(timeoutMs / 1000)} s`, { modality }, { hint: 'present it when the scanner asks, then run the command again', retryable: true });
+        }
+        const hit = await scanner.searchOnModule();
+        const owner = hit && rt.slots ? await rt.slots.owner(worker.key, hit.slot) : null;
+        if (owner && owner !== employeeCode) {
+          await scanner.feedback('error').catch(() => undefined);
+          throw new AgentError('ENROLL_DUPLICATE', `this finger is already enrolled to employee ${owner} (module slot ${hit!.slot})`, { employeeCode, other: owner }, { hint: 'a person is enrolled once: check who is in front of the scanner, or delete the other enrolment first' });
+        }
+        await lift(1, presses);
+        moduleTemplate = await onModule(1, presses);
+        await lift(presses, presses);
+        return;
       }
-      progress({ step: 'capture', capture: 1, of: 1, message: 'no image extraction here: enrolling on the module only; place the finger' });
-      if (!(await scanner.waitForPresence({ timeoutMs }))) {
-        throw new AgentError('ENROLL_TIMEOUT', `no finger on the sensor within ${Math.round(timeoutMs / 1000)} s`, { modality }, { hint: 'present it when the scanner asks, then run the command again', retryable: true });
+
+      const presses = captures + modulePresses;
+      progress({
+        step: 'plan',
+        presses,
+        captures,
+        modulePresses,
+        message: `${presses} ${modality === 'finger' ? 'presses' : 'captures'}${modulePresses > 0 ? `: ${captures} captures, then ${modulePresses} for the module's own enrolment` : ''}; ${say.place(true)} when asked and ${say.liftAfter} after each`,
+      });
+      while (taken.length < captures) {
+        const press = taken.length + 1;
+        let reason: string | null = null;
+        for (let attempt = 1; ; attempt++) {
+          progress({ step: 'capture', capture: press, of: captures, press, presses, action: reason ? 'again' : 'place', message: reason ? `press ${press} of ${presses} again: ${say.place(press === 1)} (try ${attempt} of ${tries})` : `press ${press} of ${presses}: ${say.place(press === 1)}` });
+          await scanner.feedback('enrol-step').catch(() => undefined);
+          let t: Awaited<ReturnType<typeof capture>> | null = null;
+          try {
+            t = await capture(rt, scanner, modality, timeoutMs, signal);
+          } catch (err) {
+            const e = toAgentError(err);
+            if (e.code === 'ENROLL_TIMEOUT' || e.code === 'ENROLL_CANCELLED' || /TRANSPORT|DISCONNECT/.test(e.code)) throw e;
+            reason = `not usable: ${e.code}: ${e.message}`;
+          }
+          if (t && t.quality < minQuality) reason = `quality ${t.quality} is below ${minQuality}`;
+          else if (t) {
+            const dup = await identifier.identify({ modality, template: t.data });
+            if (dup.decision === 'accept' && dup.employeeCode && dup.employeeCode !== employeeCode) {
+              await scanner.feedback('error').catch(() => undefined);
+              throw new AgentError('ENROLL_DUPLICATE', `this ${modality} is already enrolled to employee ${dup.employeeCode} (score ${dup.score})`, { employeeCode, other: dup.employeeCode, score: dup.score }, { hint: 'a person is enrolled once: check who is in front of the scanner, or delete the other enrolment first' });
+            }
+            taken.push(t);
+            progress({ step: 'captured', capture: taken.length, of: captures, press, presses, quality: t.quality });
+            await scanner.feedback('accepted').catch(() => undefined);
+            break;
+          }
+          if (attempt >= tries) {
+            throw new AgentError('ENROLL_LOW_QUALITY', `press ${press} of ${presses} was not taken in ${tries} tries (last: ${reason}); nothing was stored`, { employeeCode, press, presses, tries, captures: taken.length }, { hint: modality === 'finger' ? 'clean the sensor and the finger, press flat, or enrol another finger; then run the command again' : 'look straight at the camera with eyes wide open, remove glasses; then run the command again' });
+          }
+          progress({ step: 'retry', press, presses, attempt, tries, ...(t ? { quality: t.quality } : {}), message: `press ${press} of ${presses} not taken (${reason}); the ${taken.length} taken before are kept` });
+          await scanner.feedback('try-again').catch(() => undefined);
+          await lift(press, presses);
+        }
+        await lift(press, presses);
       }
-      const hit = await scanner.searchOnModule();
-      const owner = hit && rt.slots ? await rt.slots.owner(worker.key, hit.slot) : null;
-      if (owner && owner !== employeeCode) {
-        await scanner.feedback('error').catch(() => undefined);
-        throw new AgentError('ENROLL_DUPLICATE', `this finger is already enrolled to employee ${owner} (module slot ${hit!.slot})`, { employeeCode, other: owner }, { hint: 'a person is enrolled once: check who is in front of the scanner, or delete the other enrolment first' });
+      if (modulePresses > 0) {
+        try {
+          moduleTemplate = await onModule(captures, presses);
+          await lift(presses, presses);
+        } catch (err) {
+          // The captures are the enrolment (host matching, the service, the site); the module's
+          // template only speeds up identification on this module. Keep them.
+          if (signal.aborted) throw err;
+          const e = toAgentError(err);
+          moduleError = `${e.code}: ${e.message}`;
+          progress({ step: 'module', error: moduleError, message: `the module's own enrolment failed (${moduleError}); the ${taken.length} captures are kept and identify this finger from images; enrol again to put it on the module too` });
+          await scanner.feedback('try-again').catch(() => undefined);
+          await waitForLift(scanner, LIFT_REMINDER_MS).catch(() => false);
+        }
       }
-      await waitForLift(scanner);
-      progress({ step: 'module', message: 'enrolling on the module: place the same finger when asked' });
-      moduleTemplate = await scanner.enrollOnModule({ onStep: (step) => progress({ step: 'module', press: step }) });
-      await waitForLift(scanner);
-      return;
-    }
-    let attempts = 0;
-    while (taken.length < captures) {
-      if (++attempts > captures * 3) {
-        throw new AgentError('ENROLL_LOW_QUALITY', `only ${taken.length} of ${captures} captures passed the quality gate (${minQuality}) in ${attempts - 1} attempts`, { employeeCode, captures: taken.length }, { hint: modality === 'finger' ? 'clean the sensor and the finger, press flat, or enrol another finger' : 'look straight at the camera with eyes wide open, remove glasses' });
-      }
-      progress({ step: 'capture', capture: taken.length + 1, of: captures, message: `${modality === 'finger' ? 'place the finger' : 'look at the camera'} (${taken.length + 1}/${captures})` });
-      await scanner.feedback('enrol-step').catch(() => undefined);
-      let t: Awaited<ReturnType<typeof capture>>;
-      try {
-        t = await capture(rt, scanner, modality, timeoutMs);
-      } catch (err) {
-        const e = toAgentError(err);
-        if (e.code === 'ENROLL_TIMEOUT' || /TRANSPORT|DISCONNECT/.test(e.code)) throw e;
-        progress({ step: 'retry', message: `capture not usable (${e.code}: ${e.message}); again` });
-        await scanner.feedback('try-again').catch(() => undefined);
-        await waitForLift(scanner);
-        continue;
-      }
-      if (t.quality < minQuality) {
-        progress({ step: 'retry', quality: t.quality, message: `quality ${t.quality} is below ${minQuality}; again` });
-        await scanner.feedback('try-again').catch(() => undefined);
-        await waitForLift(scanner);
-        continue;
-      }
-      const dup = await identifier.identify({ modality, template: t.data });
-      if (dup.decision === 'accept' && dup.employeeCode && dup.employeeCode !== employeeCode) {
-        await scanner.feedback('error').catch(() => undefined);
-        throw new AgentError('ENROLL_DUPLICATE', `this ${modality} is already enrolled to employee ${dup.employeeCode} (score ${dup.score})`, { employeeCode, other: dup.employeeCode, score: dup.score }, { hint: 'a person is enrolled once: check who is in front of the scanner, or delete the other enrolment first' });
-      }
-      taken.push(t);
-      progress({ step: 'captured', capture: taken.length, of: captures, quality: t.quality });
-      await scanner.feedback('accepted').catch(() => undefined);
-      await waitForLift(scanner);
-    }
-    if (scanner.capabilities.moduleEnroll) {
-      progress({ step: 'module', message: 'enrolling on the module: place the same finger when asked' });
-      moduleTemplate = await scanner.enrollOnModule({ onStep: (step) => progress({ step: 'module', press: step }) });
-      await waitForLift(scanner);
-    }
-  });
+    });
+  } finally {
+    enrolling.delete(worker);
+  }
 
   progress({ step: 'captures-done', message: 'captures done: the scanner is free again' });
+  cancellable = false;
   const version = Date.now();
   const createdAt = new Date(version).toISOString();
   const terminal = rt.config.terminal.id;
@@ -247,7 +356,7 @@ export async function enroll(rt: EnrolTerminal, client: AttendanceClient | null,
       .catch((err: unknown) => log.warn({ err: toAgentError(err).toJSON() }, 'module placement after enrolment failed'));
   }
 
-  return { employeeCode, name, modality, position, templates: stored.map((s) => ({ id: s.id, format: s.format, quality: s.quality })), upload, uploadError, publishedToSite };
+  return { employeeCode, name, modality, position, templates: stored.map((s) => ({ id: s.id, format: s.format, quality: s.quality })), upload, uploadError, publishedToSite, moduleError };
 }
 
 export interface IdentifyOnceResult {

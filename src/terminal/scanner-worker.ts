@@ -63,6 +63,8 @@ export interface ScannerWorkerEvents extends Record<string, unknown> {
 export interface ScannerWorkerOptions {
   /** Stable key of this scanner (config path or simulator name). */
   key: string;
+  /** What the scanner reads, known from its family before it ever opened. */
+  modality?: ScannerModality;
   open: () => Promise<Scanner>;
   identifyImage: IdentifyImage;
   /** Badge readers: who holds the card (absent: badges are not identified here). */
@@ -90,6 +92,7 @@ export class ScannerWorker extends TypedEmitter<ScannerWorkerEvents> {
   #scanner: Scanner | null = null;
   #info: ScannerInfo | null = null;
   #status: ScannerStatus = 'connecting';
+  #lastError: AgentError | null = null;
   #loop: Promise<void> | null = null;
   /** Exclusive use of the scanner (enrolment borrows it from the capture loop). */
   #lock: Promise<void> = Promise.resolve();
@@ -113,6 +116,35 @@ export class ScannerWorker extends TypedEmitter<ScannerWorkerEvents> {
     return this.#info;
   }
 
+  /** What it reads: from the open scanner, else from its family. */
+  get modality(): ScannerModality | null {
+    return this.#info?.modality ?? this.#o.modality ?? null;
+  }
+
+  /** Why the last open failed (null once it is ready): `TRANSPORT_BUSY` when another process holds it. */
+  get lastError(): AgentError | null {
+    return this.#lastError;
+  }
+
+  /**
+   * Refuses at once when another process holds the device (AGENT_SCANNER_BUSY, naming it where
+   * the system shows it), instead of waiting for a scanner this process will not get.
+   */
+  assertNotHeldElsewhere(): void {
+    const e = this.#lastError;
+    if (this.#status === 'ready' || e?.code !== 'TRANSPORT_BUSY') return;
+    const holders = (e.context.holders as Array<{ pid: number; command: string }> | undefined) ?? [];
+    const who = holders.length > 0 ? holders.map((h) => `pid ${h.pid}${h.command ? ` (${h.command})` : ''}`).join(', ') : 'another process';
+    const agent = holders.some((h) => /edge-agent|cli\/main\.[jt]s/.test(h.command));
+    throw new AgentError('AGENT_SCANNER_BUSY', `scanner ${this.#o.key} is held by ${who}${agent ? ': an edge-agent runs with it' : ''}`, { scanner: this.#o.key, holders }, {
+      hint: agent
+        ? 'enrol through that agent: run edge-agent enroll with its configuration (--config FILE, or none for the service\'s /etc/edge-agent/config.yaml) and it goes through the agent\'s control socket; or stop it first (systemctl stop edge-agent)'
+        : 'stop the program holding the port, then run the command again; when it is the agent\'s service, enrol through it (edge-agent enroll with the service\'s configuration) or systemctl stop edge-agent',
+      retryable: true,
+      cause: e,
+    });
+  }
+
   #setStatus(status: ScannerStatus, error?: string): void {
     if (status === this.#status && !error) return;
     this.#status = status;
@@ -133,7 +165,8 @@ export class ScannerWorker extends TypedEmitter<ScannerWorkerEvents> {
 
   /**
    * Runs `fn` with the scanner while the capture loop waits (enrolment, identify on demand).
-   * Rejects with AGENT_SCANNER_UNAVAILABLE when the scanner is not connected.
+   * Rejects with AGENT_SCANNER_BUSY when another process holds the device, and with
+   * AGENT_SCANNER_UNAVAILABLE when the scanner is not connected.
    */
   async withScanner<T>(fn: (scanner: Scanner) => Promise<T>): Promise<T> {
     this.#paused++;
@@ -144,6 +177,7 @@ export class ScannerWorker extends TypedEmitter<ScannerWorkerEvents> {
       await prev;
       const scanner = this.#scanner;
       if (!scanner || this.#status !== 'ready') {
+        this.assertNotHeldElsewhere();
         throw new AgentError('AGENT_SCANNER_UNAVAILABLE', `scanner ${this.#o.key} is ${this.#status}`, { scanner: this.#o.key }, { hint: 'check the cable and "edge-agent devices"; the agent reconnects by itself', retryable: true });
       }
       return await fn(scanner);
@@ -169,11 +203,13 @@ export class ScannerWorker extends TypedEmitter<ScannerWorkerEvents> {
           this.#setStatus('disconnected', err.message);
         });
         await this.#o.onReady?.(scanner, info);
+        this.#lastError = null;
         this.#setStatus('ready');
         this.#log.info({ family: info.family, model: info.model, path: info.path }, 'scanner ready');
         return;
       } catch (err) {
         const e = toAgentError(err, 'AGENT_SCANNER_OPEN');
+        this.#lastError = e;
         const delay = backoffDelay(attempt++, { baseMs: this.#o.reopenBaseMs ?? 500, capMs: this.#o.reopenCapMs ?? 30_000 }) + 100;
         if (attempt === 1 || attempt % 10 === 0) this.#log.warn({ code: e.code, err: e.message, retryInMs: delay }, 'scanner not available');
         // The one that failed to open holds its port too: closed, or the next try finds it locked.

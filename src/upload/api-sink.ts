@@ -27,7 +27,10 @@ export type EventsClient = Pick<AttendanceClient, 'addEvents'>;
 
 export const DEAD_STATUSES = new Set(['USER_NOT_AVAILABLE', 'INVALID_PARAMETERS']);
 
-export function toAttendanceEvent(item: OutboxItem): AttendanceEvent {
+/** The fields of a punch its attendance event is made of (an outbox item, or a punch read from MQTT). */
+export type PunchFields = Pick<OutboxItem, 'employeeCode' | 'tzOffset' | 'direction' | 'localTime' | 'inTime' | 'shift'>;
+
+export function toAttendanceEvent(item: PunchFields): AttendanceEvent {
   const e: AttendanceEvent = { employeeCode: item.employeeCode, tzOffset: item.tzOffset };
   if (item.direction === 'in') e.inTime = item.localTime;
   else {
@@ -45,6 +48,38 @@ export function classify(status: string, description: string | undefined): ItemO
   return { outcome: 'retry', status, description: text };
 }
 
+/**
+ * Operation 6 for a batch, one outcome per event in order (the rules at the top of this file);
+ * the agent's outbox and the central MQTT ingest deliver through it.
+ */
+export async function deliverEvents(client: EventsClient, events: readonly AttendanceEvent[], signal?: AbortSignal): Promise<ItemOutcome[]> {
+  if (events.length === 0) return [];
+  const env: Envelope<Envelope<AttendanceEvent>[]> = await client.addEvents([...events], { signal });
+  const results = env.returnValue;
+  if (Array.isArray(results)) {
+    if (results.length !== events.length) {
+      throw new AgentError('API_BAD_RESPONSE', `the service answered ${results.length} results for ${events.length} events`, { sent: events.length, answered: results.length }, {
+        hint: 'api.url may point at something that is not the attendance service; it is retried later',
+        retryable: true,
+      });
+    }
+    return results.map((r) => classify(r.statusCode, r.statusDescription));
+  }
+  if (env.statusCode === 'SUCCESS') {
+    throw new AgentError('API_BAD_RESPONSE', 'the service answered SUCCESS without per-event results', { sent: events.length }, { hint: 'it is retried later', retryable: true });
+  }
+  if (events.length === 1) return [classify(env.statusCode, env.statusDescription)];
+  if (env.statusCode === 'ERROR') {
+    // A system error for the whole request says nothing about any one item: retry them all.
+    return events.map(() => ({ outcome: 'retry', status: 'ERROR', description: env.statusDescription ?? 'system error on the service' }));
+  }
+  log.debug({ statusCode: env.statusCode, size: events.length }, 'batch refused as a whole; splitting it to find the item');
+  const mid = Math.ceil(events.length / 2);
+  const left = await deliverEvents(client, events.slice(0, mid), signal);
+  const right = await deliverEvents(client, events.slice(mid), signal);
+  return [...left, ...right];
+}
+
 export class ApiSink implements Sink {
   readonly name = 'api';
   readonly #client: EventsClient;
@@ -53,32 +88,8 @@ export class ApiSink implements Sink {
     this.#client = client;
   }
 
-  async deliver(items: readonly OutboxItem[], options: DeliverOptions): Promise<ItemOutcome[]> {
-    if (items.length === 0) return [];
-    const env: Envelope<Envelope<AttendanceEvent>[]> = await this.#client.addEvents(items.map(toAttendanceEvent), { signal: options.signal });
-    const results = env.returnValue;
-    if (Array.isArray(results)) {
-      if (results.length !== items.length) {
-        throw new AgentError('API_BAD_RESPONSE', `the service answered ${results.length} results for ${items.length} events`, { sent: items.length, answered: results.length }, {
-          hint: 'api.url may point at something that is not the attendance service; it is retried later',
-          retryable: true,
-        });
-      }
-      return results.map((r) => classify(r.statusCode, r.statusDescription));
-    }
-    if (env.statusCode === 'SUCCESS') {
-      throw new AgentError('API_BAD_RESPONSE', 'the service answered SUCCESS without per-event results', { sent: items.length }, { hint: 'it is retried later', retryable: true });
-    }
-    if (items.length === 1) return [classify(env.statusCode, env.statusDescription)];
-    if (env.statusCode === 'ERROR') {
-      // A system error for the whole request says nothing about any one item: retry them all.
-      return items.map(() => ({ outcome: 'retry', status: 'ERROR', description: env.statusDescription ?? 'system error on the service' }));
-    }
-    log.debug({ statusCode: env.statusCode, size: items.length }, 'batch refused as a whole; splitting it to find the item');
-    const mid = Math.ceil(items.length / 2);
-    const left = await this.deliver(items.slice(0, mid), options);
-    const right = await this.deliver(items.slice(mid), options);
-    return [...left, ...right];
+  deliver(items: readonly OutboxItem[], options: DeliverOptions): Promise<ItemOutcome[]> {
+    return deliverEvents(this.#client, items.map(toAttendanceEvent), options.signal);
   }
 
   async close(): Promise<void> {

@@ -1,5 +1,5 @@
 /**
- * `npm run bench:real -- --fingers DIR [--dpi N] --iris DIR [--iris DIR2] [--json]`
+ * `npm run bench:real -- --fingers DIR [--dpi N] --iris DIR [--iris DIR2] [--degrade] [--json]`
  *
  * Recognition on real captures, FVC-style. Every `<subject>_<impression>.(png|pgm)` image of a
  * folder is extracted in-process through the product's pipeline (the same call as
@@ -8,7 +8,7 @@
  * subject) and every cross-subject impostor pair is compared once (a < b). A pair with a refused
  * image counts as a non-match, so refusals show in the FNMR as they would at the terminal.
  *
- * Per modality (and per iris folder): fte (finger) / fta (iris), eer, fnmrAtFmr1e2, fnmrAtFmr1e3
+ * Per modality (and per iris folder): fte (finger; iris: fta, and fte with the same value), eer, fnmrAtFmr1e2, fnmrAtFmr1e3
  * (null, with a note, when fewer than 1/FMR impostor pairs exist), fnmrAtThreshold and fmrAtThreshold
  * at the configured threshold (config defaults: fingerThreshold, irisThreshold), extractP50Ms /
  * extractP95Ms (wall clock, single image, sequential) beside the CPU time, and the ratio to the
@@ -17,6 +17,12 @@
  * quality score predicts the errors: the genuine pairs sorted by the lower quality of their two
  * captures, the false non-matches that involve the lowest-quality fifth of the captures, and the
  * error-versus-reject curve (FNMR after refusing the worst 0/5/10/20 % of captures).
+ *
+ * `--degrade` adds `fingerWithPoorCaptures`: the finger folder again with, beside every image, a
+ * poor capture of the same finger made from it (faint, smudged, partial or dry in turn, see
+ * src/synthetic/poor-capture.ts), and `byCapture`: per kind its quality and refusals and the share of the false
+ * non-matches at the threshold it carries. A real set of good captures has too few errors to show
+ * where they come from; this shows whether the quality score points at the captures that cause them.
  *
  * Resolution: `--dpi N` for the finger folder; without it each image's own resolution (PNG pHYs,
  * PGM comment) is used, and an image without one is taken as 500 dpi and counted in `dpiAssumed`.
@@ -33,6 +39,7 @@ import { FingerProbe, compareProbe, prepareFinger, type PreparedFinger } from '.
 import { decodeIrisTemplate, type IrisCode } from '../../src/biometrics/iris/iris-code.js';
 import { compareIrisCodes } from '../../src/biometrics/iris/iris-match.js';
 import { toAgentError } from '../../src/core/errors.js';
+import { DEGRADATIONS, degradeFinger, type Degradation } from '../../src/synthetic/poor-capture.js';
 import { equalErrorRate, fnmrAtFmr, nextUp, quantile, ratesAt, sortedScores } from './error-rates.js';
 
 const { values } = parseArgs({
@@ -41,11 +48,12 @@ const { values } = parseArgs({
     dpi: { type: 'string' },
     iris: { type: 'string', multiple: true },
     json: { type: 'boolean' },
+    degrade: { type: 'boolean' },
   },
   strict: true,
 });
 if (!values.fingers && !values.iris?.length) {
-  process.stderr.write('usage: npm run bench:real -- --fingers DIR [--dpi N] --iris DIR [--iris DIR2] [--json]\n');
+  process.stderr.write('usage: npm run bench:real -- --fingers DIR [--dpi N] --iris DIR [--iris DIR2] [--degrade] [--json]\n');
   process.exit(2);
 }
 const log = (m: string) => { if (!values.json) process.stderr.write(`${m}\n`); };
@@ -55,7 +63,7 @@ const IRIS_FLOOR = { source: 'issue 14 target on each of MMU2 and CASIA-IrisV1',
 
 const defaults = ConfigSchema.parse({}).biometrics as { fingerThreshold: number; irisThreshold: number; irisShiftRange: number };
 
-interface Sample { file: string; subject: string; impression: string }
+interface Sample { file: string; subject: string; impression: string; degrade?: Degradation }
 
 /** `<subject>_<impression>.(png|pgm)`: the subject is everything before the last underscore. */
 function listSamples(dir: string): Sample[] {
@@ -80,7 +88,8 @@ async function extractAll<T>(samples: Sample[], modality: 'finger' | 'iris', dec
   // Warm-up: the first extraction creates the ONNX session and JIT-compiles.
   await extractTemplate({ modality, image: decodeImage(readFileSync(samples[0]!.file)) }).catch(() => undefined);
   for (const s of samples) {
-    const image = decodeImage(readFileSync(s.file));
+    const read = decodeImage(readFileSync(s.file));
+    const image = s.degrade ? degradeFinger(read, s.degrade, items.length) : read;
     const c0 = cpuMs(), t0 = performance.now();
     try {
       // The pipeline reads the image at the resolution given, else the one it states, else 500.
@@ -154,6 +163,35 @@ function qualityReport<T>(items: Extracted<T>[], p: PairScores, threshold: numbe
   };
 }
 
+/**
+ * Per kind of capture (good, or how it was made poor): its quality, its refusals, and the false
+ * non-matches at the threshold that involve it (a pair of two poor captures counts for both; for
+ * the good ones, the pairs of two good captures).
+ */
+function byCapture<T>(items: Extracted<T>[], p: PairScores, threshold: number) {
+  const kindOf = (i: number) => items[i]!.sample.degrade ?? 'good';
+  const fnm = p.genPairs.filter((_, k) => p.gen[k]! < threshold);
+  const out: Record<string, unknown> = {};
+  for (const kind of ['good', ...DEGRADATIONS]) {
+    const idx = items.map((_, i) => i).filter((i) => kindOf(i) === kind);
+    const q = idx.filter((i) => items[i]!.ok).map((i) => items[i]!.quality).sort((a, b) => a - b);
+    // Good captures: pairs of two good ones; a poor kind: every pair it is in.
+    const involves = ([a, b]: [number, number]) => (kind === 'good' ? kindOf(a) === kind && kindOf(b) === kind : kindOf(a) === kind || kindOf(b) === kind);
+    const pairs = p.genPairs.filter(involves);
+    const misses = fnm.filter(involves).length;
+    out[kind] = {
+      captures: idx.length,
+      refused: idx.length - q.length,
+      qualityMedian: q.length ? quantile(q, 0.5) : null,
+      qualityP20: q.length ? quantile(q, 0.2) : null,
+      genuinePairs: pairs.length,
+      fnmrAtThreshold: r4(pairs.length ? misses / pairs.length : 0),
+      shareOfFalseNonMatches: fnm.length ? r4(misses / fnm.length) : null,
+    };
+  }
+  return { threshold, falseNonMatches: fnm.length, kinds: out };
+}
+
 function rates(p: PairScores, threshold: number) {
   const gen = sortedScores(p.gen), imp = sortedScores(p.imp);
   const at2 = fnmrAtFmr(gen, imp, 1e-2), at3 = fnmrAtFmr(gen, imp, 1e-3);
@@ -186,9 +224,11 @@ function failures<T>(items: Extracted<T>[]) {
   return items.filter((i) => i.failure).map((i) => ({ file: basename(i.sample.file), ...i.failure! }));
 }
 
-async function fingerBench(dir: string, dpiFlag?: number) {
-  const samples = listSamples(dir);
-  log(`fingers: ${samples.length} images in ${dir}`);
+async function fingerBench(dir: string, dpiFlag?: number, degrade = false) {
+  const good = listSamples(dir);
+  // --degrade: beside each image a poor capture of the same finger (src/synthetic/poor-capture.ts), the kinds in turn.
+  const samples = degrade ? [...good, ...good.map((s, i) => ({ ...s, impression: `${s.impression}~${DEGRADATIONS[i % DEGRADATIONS.length]}`, degrade: DEGRADATIONS[i % DEGRADATIONS.length]! }))] : good;
+  log(`fingers: ${samples.length} images in ${dir}${degrade ? ' (half of them made poor)' : ''}`);
   const { items, dpiAssumed } = await extractAll(samples, 'finger', (b) => prepareFinger(decodeFingerTemplate(b)), dpiFlag);
   const probes = items.map((i) => (i.ok ? new FingerProbe(i.ok) : null));
   const t0 = performance.now();
@@ -212,6 +252,7 @@ async function fingerBench(dir: string, dpiFlag?: number) {
     comparisonsPerSec: Math.round(((p.gen.length + p.imp.length) / compareMs) * 1000),
     meanMinutiae: r1(items.filter((i) => i.ok).reduce((s, i) => s + i.ok!.data[i.ok!.offset]!, 0) / Math.max(1, items.filter((i) => i.ok).length)),
     quality: qualityReport(items, p, r.thresholdAtFmr1e3 ?? threshold),
+    ...(degrade ? { byCapture: byCapture(items, p, threshold) } : {}),
     floor: FINGER_FLOOR,
     ratios: {
       eer: r.eer === null ? null : r4(r.eer / FINGER_FLOOR.eer),
@@ -243,6 +284,9 @@ async function irisBench(dir: string) {
     images: items.length,
     subjects: new Set(samples.map((s) => s.subject)).size,
     fta: r4(fta),
+    // The issue's key list names fte for every modality: each image is one attempt here, so the
+    // failures to enrol and to acquire are the same count.
+    fte: r4(fta),
     failures: fails,
     threshold,
     ...r,
@@ -264,6 +308,7 @@ if (values.fingers) {
   const dpi = values.dpi !== undefined ? Number(values.dpi) : undefined;
   if (dpi !== undefined && !(dpi >= 100 && dpi <= 2000)) { process.stderr.write(`--dpi ${values.dpi}: give 100..2000\n`); process.exit(2); }
   out.finger = await fingerBench(values.fingers, dpi);
+  if (values.degrade) out.fingerWithPoorCaptures = await fingerBench(values.fingers, dpi, true);
 }
 if (values.iris?.length) {
   const sets: Record<string, unknown> = {};

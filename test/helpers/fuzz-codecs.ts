@@ -2,7 +2,8 @@
  * Every parser and decoder that reads bytes from outside, as a fuzz target: the R30x and GT-521
  * stream parsers with their per-command codecs, the iris HID reports and result messages, the iris
  * driver's report listener during a capture, ISO/IEC 19794-2 and ANSI INCITS 378 minutiae records,
- * iris codes, template files, site records (sealed and plain) and signed ops requests.
+ * iris codes, template files, site records (sealed and plain), signed ops requests, and badge
+ * readers' lines (serial) and keyboard reports (USB keyboard wedge) through the readers' listeners.
  *
  * A frame is random bytes, a valid frame, or a valid frame with a few mutations (bit flips, bytes
  * set, the interesting values a length field hides behind such as 0x7FFFFFFF and 0xFFFFFFF0, cuts,
@@ -55,6 +56,11 @@ import {
   readResultHeader,
   RESULT_HEADER_SIZE,
 } from '../../drivers/iris-hid/protocol.js';
+import { BADGE_CODECS, BADGE_FORMATS, MAX_FRAME_BYTES } from '../../drivers/badge/formats.js';
+import { BadgeHidReader } from '../../drivers/badge/hid-reader.js';
+import { typeText } from '../../drivers/badge/keyboard.js';
+import { MAX_QUEUED, type BadgeReader } from '../../drivers/badge/reader.js';
+import { BadgeSerialReader } from '../../drivers/badge/serial-reader.js';
 import { disconnectedError } from '../../drivers/transport/errors.js';
 import type { ReportTransport, TransportEvents } from '../../drivers/transport/transport.js';
 
@@ -667,5 +673,72 @@ const opsRequests: FuzzCodec = {
   },
 };
 
+// ---- badge readers -----------------------------------------------------------------------------
+
+/** Card frames of every line format (bit lines and facility,card pairs, some with a broken check). */
+const badgeFrame = fc
+  .record({ format: fc.constantFrom(...BADGE_FORMATS), value: fc.nat(0xffffff), style: fc.constantFrom('bits' as const, 'pair' as const), badChecksum: fc.boolean() })
+  .map((c) => Buffer.from(BADGE_CODECS[c.format].encode(c.value, { style: c.style, badChecksum: c.badChecksum }), 'latin1'));
+
+/**
+ * A badge reader fed through its transport's data listener, as the device would: nothing may come
+ * out of the listener (nothing catches it there), a read or a failed read waits as a result or an
+ * AgentError, and what waits is bounded (the reads queued, the line kept for its delimiter).
+ */
+function badgeTarget(make: (wire: FuzzHid, format: (typeof BADGE_FORMATS)[number]) => BadgeReader, formats: readonly (typeof BADGE_FORMATS)[number][], toWire: (frame: Uint8Array) => Buffer[]): () => FuzzTarget {
+  let made = 0;
+  return () => {
+    const wire = new FuzzHid();
+    const reader = make(wire, formats[made++ % formats.length]!);
+    const baseline = process.memoryUsage().arrayBuffers;
+    return {
+      async feed(frame) {
+        for (const chunk of toWire(frame)) {
+          try {
+            wire.send(chunk);
+          } catch (err) {
+            throw new Error(`the badge reader's data listener threw: ${(err as Error).stack ?? String(err)}`);
+          }
+        }
+        // Take what waits, as the scanner worker would: reads, or AgentErrors for misreads.
+        for (let i = 0; i <= MAX_QUEUED; i++) {
+          try {
+            await reader.readCredential();
+          } catch (err) {
+            if (!isAgentError(err)) throw err;
+            if (err.code === 'DRIVER_NO_CARD') break;
+          }
+        }
+      },
+      held: () => process.memoryUsage().arrayBuffers - baseline,
+    };
+  };
+}
+
+const badgeSerial: FuzzCodec = {
+  name: 'badge serial',
+  maxRandom: 200,
+  // A reader keeps at most MAX_FRAME_BYTES of a line and MAX_QUEUED reads; what is measured is the
+  // process's ArrayBuffer memory, so the bound is loose and catches a buffer that grows without end.
+  maxHeld: 64 * 1024 * 1024,
+  valid: fc.oneof(badgeFrame, fc.array(badgeFrame, { minLength: 2, maxLength: 4 }).map((f) => Buffer.concat(f)), fc.constant(Buffer.alloc(MAX_FRAME_BYTES + 1, 0x31))),
+  create: badgeTarget((wire, format) => new BadgeSerialReader(wire, { format, holdOffMs: 0 }), BADGE_FORMATS, (frame) => [Buffer.from(frame)]),
+};
+
+const TYPEABLE = BADGE_FORMATS.filter((f) => BADGE_CODECS[f].typeable);
+const badgeKeyboard: FuzzCodec = {
+  name: 'badge keyboard',
+  maxRandom: 64,
+  maxHeld: 64 * 1024 * 1024,
+  // One frame is the reports that type a card; a mutated one has keys, modifiers and lengths changed.
+  valid: badgeFrame.filter((b) => b[0] !== 0x02).map((b) => Buffer.concat(typeText(b.toString('latin1')))),
+  create: badgeTarget((wire, format) => new BadgeHidReader({ transport: wire, format, holdOffMs: 0 }), TYPEABLE, (frame) => {
+    // Boot-keyboard reports of 8 bytes (the last one as short as the frame leaves it).
+    const out: Buffer[] = [];
+    for (let o = 0; o < frame.length; o += 8) out.push(Buffer.from(frame.subarray(o, o + 8)));
+    return out;
+  }),
+};
+
 /** Every codec, in the order the benchmark reports them. */
-export const FUZZ_CODECS: readonly FuzzCodec[] = [r30x, gt521, irisHid, irisDriver, iso19794, ansi378, irisCode, templateFile, siteRecords, opsRequests];
+export const FUZZ_CODECS: readonly FuzzCodec[] = [r30x, gt521, irisHid, irisDriver, iso19794, ansi378, irisCode, templateFile, siteRecords, opsRequests, badgeSerial, badgeKeyboard];

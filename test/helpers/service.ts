@@ -14,8 +14,11 @@ import type { ShiftsConfig } from '../../src/server/shifts.js';
 import { killTree, runCli, spawnCli, waitForLine } from './cli.js';
 
 export interface StartServiceOptions {
-  /** SQLite file to use (kept on stop); default a new temporary file (removed on stop). */
+  /** SQLite file or PostgreSQL URL to use (kept on stop); default a new temporary SQLite file (removed on stop). */
   dbPath?: string;
+  /** The biometric key (PostgreSQL needs one: see test/helpers/databases.ts). */
+  biometricKey?: Buffer;
+  tokenRecheckMs?: number;
   tokenTtlSec?: number;
   shifts?: ShiftsConfig | string;
   clientId?: string;
@@ -63,6 +66,8 @@ export async function startService(options: StartServiceOptions = {}): Promise<I
     ...(options.shifts ? { shifts: options.shifts } : {}),
     ...(options.tzOffsetUnit ? { tzOffsetUnit: options.tzOffsetUnit } : {}),
     ...(options.limits ? { limits: options.limits } : {}),
+    ...(options.biometricKey ? { biometricKey: options.biometricKey } : {}),
+    ...(options.tokenRecheckMs !== undefined ? { tokenRecheckMs: options.tokenRecheckMs } : {}),
   });
   try {
     const admin = await service.createApiKey('admin');

@@ -7,14 +7,15 @@
  * so a missing program is known before the test starts and the summary says why it was skipped,
  * instead of a spawn that fails or a wait that runs into its timeout.
  *
- * Looked up on `$PATH` plus `/usr/sbin` and `/sbin` (Debian puts mosquitto there), answered once
+ * Looked up on `$PATH` plus `/usr/sbin` and `/sbin` (Debian puts mosquitto there) and
+ * `/usr/lib/postgresql/<version>/bin` (Debian's initdb and pg_ctl, newest first), answered once
  * per program per process. `EDGE_AGENT_TEST_HIDE` (comma-separated names) hides programs that
  * exist, to try the fresh-machine tier on a full machine.
  *
  * Optional native addons (`unix-dgram`) are the same kind of tier: npm skips one that does not
  * build, so a test that needs one asks `loads('unix-dgram')` and says `(needs the unix-dgram addon)`.
  */
-import { accessSync, constants, statSync } from 'node:fs';
+import { accessSync, constants, readdirSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { delimiter, join } from 'node:path';
 
@@ -24,12 +25,24 @@ function hidden(): Set<string> {
   return new Set((process.env.EDGE_AGENT_TEST_HIDE ?? '').split(',').map((s) => s.trim()).filter(Boolean));
 }
 
+/** Debian's PostgreSQL program folders, newest version first. */
+function postgresDirs(): string[] {
+  try {
+    return readdirSync('/usr/lib/postgresql')
+      .filter((v) => /^\d+$/.test(v))
+      .sort((a, b) => Number(b) - Number(a))
+      .map((v) => `/usr/lib/postgresql/${v}/bin`);
+  } catch {
+    return [];
+  }
+}
+
 /** The absolute path of `program`, or null where this machine does not have it. */
 export function which(program: string): string | null {
   if (known.has(program)) return known.get(program)!;
   let found: string | null = null;
   if (!hidden().has(program)) {
-    const dirs = [...(process.env.PATH ?? '').split(delimiter), '/usr/sbin', '/sbin'].filter(Boolean);
+    const dirs = [...(process.env.PATH ?? '').split(delimiter), '/usr/sbin', '/sbin', ...postgresDirs()].filter(Boolean);
     for (const dir of dirs) {
       const candidate = join(dir, program);
       try {

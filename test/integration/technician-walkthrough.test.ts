@@ -108,12 +108,9 @@ describe(`the technician's walk-through, as written in docs/technician.md (scann
       const lines = buf.split('\n');
       buf = lines.pop()!;
       for (const l of lines) {
-        if (/place the finger|enrolling on the module: place the same finger/.test(l)) send(`finger ${FINGER}`);
-        else if (/capture \d+\/\d+ taken|; again$/.test(l)) send('lift');
-        else if (/module press 1 read/.test(l)) {
-          send('lift');
-          send(`finger ${FINGER}`, 400);
-        } else if (/module press 2 read|^(not )?identified/.test(l)) send('lift');
+        // The prompts: "press 2 of 5: place the same finger again", "lift your finger" (identify: "place the finger").
+        if (/^\s+(press \d+ of \d+( again)?: )?place the (same )?finger/.test(l)) send(`finger ${FINGER}`);
+        else if (/lift your finger|still on the sensor: lift it|^(not )?identified/.test(l)) send('lift');
       }
     });
   }
@@ -158,7 +155,7 @@ describe(`the technician's walk-through, as written in docs/technician.md (scann
     expect(commands[0]).toMatch(/^edge-agent keys create/);
     expect(commands).toContain('edge-agent install-service --dry-run');
     expect(commands.at(-1)).toBe('edge-agent fleet --check');
-    const hidden = hiddenPaths(defaultExecStart(CLI_ENTRY)).length > 0; // a checkout the unit could not see: refused, as documented
+    const hidden = hiddenPaths(defaultExecStart(CLI_ENTRY)).length > 0; // a checkout the unit could not see (CI's under /tmp)
     const done: string[] = [];
 
     for (const line of commands) {
@@ -177,9 +174,15 @@ describe(`the technician's walk-through, as written in docs/technician.md (scann
         apiKey = /^apiKey: +(\S+)$/m.exec(r.stdout)![1]!;
         apiSecret = /^apiSecret: +(\S+)$/m.exec(r.stdout)![1]!;
       } else if (line.startsWith('edge-agent install-service')) {
-        if (hidden) {
+        if (hidden && line.includes('--dry-run')) {
+          // On this machine, a checkout the unit could not see is refused, as documented.
           expect(r.code, out).toBe(1);
           expect(r.stdout, out).toContain('refused: nothing written');
+        } else if (hidden) {
+          // Staged under the test's prefix, the hidden paths are the target's: said, not refused.
+          expect(r.code, out).toBe(0);
+          expect(r.stdout, out).toMatch(/^skipped +check ExecStart is visible to the service\n +staged under /m);
+          expect(existsSync(join(T, 'etc/systemd/system/edge-agent.service')), out).toBe(true);
         } else {
           expect(r.code, out).toBe(0);
           if (line.includes('--dry-run')) expect(r.stdout, out).toMatch(/^would do +write systemd unit \/etc\/systemd\/system\/edge-agent\.service$/m);

@@ -19,10 +19,14 @@ describe('edge-agent template extract', () => {
     writeFileSync(join(dir, 'e.png'), writePng(renderEye(61, 1)));
     const f = await runCli(['template', 'extract', '--modality', 'finger', '--image', join(dir, 'f.pgm'), '--out', join(dir, 'f.iso'), '--json']);
     expect(f.code).toBe(0);
-    const summary = JSON.parse(f.stdout) as { minutiae: number; bytes: number };
+    const summary = JSON.parse(f.stdout) as { minutiae: number; bytes: number; quality: number; qualityFeatures: Record<string, number> };
     const t = decodeFingerTemplate(readFileSync(join(dir, 'f.iso')));
     expect(t.minutiae.length).toBe(summary.minutiae);
     expect(summary.minutiae).toBeGreaterThan(10);
+    // The measures behind the quality score, for a technician judging a sensor's captures.
+    expect(Object.keys(summary.qualityFeatures).sort()).toEqual(['areaMm2', 'clarity', 'coherence', 'minutiae', 'sharpness']);
+    expect(summary.qualityFeatures.minutiae).toBe(summary.minutiae);
+    expect(t.quality).toBe(summary.quality);
     expect(statSync(join(dir, 'f.iso')).mode & 0o777).toBe(0o600);
     const e = await runCli(['template', 'extract', '--modality', 'iris', '--image', join(dir, 'e.png'), '--out', join(dir, 'e.iris')]);
     expect(e.code).toBe(0);

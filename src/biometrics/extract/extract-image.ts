@@ -6,6 +6,7 @@ import { encodeIso19794_2 } from '../finger/iso19794-2.js';
 import type { GrayImage } from '../image/gray-image.js';
 import { encodeIrisTemplate } from '../iris/iris-code.js';
 import { extractFinger, type DpiSource, type FingerExtractOptions } from './finger-pipeline.js';
+import type { FingerQualityFeatures } from './finger-quality.js';
 import { extractIris, type IrisExtractOptions } from './iris-pipeline.js';
 
 export type Modality = 'finger' | 'iris';
@@ -27,13 +28,15 @@ export interface ExtractResult {
   /** Finger: the resolution the image was read at and where it came from (given, the image's, assumed 500). */
   dpi?: number;
   dpiSource?: DpiSource;
+  /** Finger: the measures the quality score was made of (finger-quality.ts). */
+  qualityFeatures?: FingerQualityFeatures;
   timings: Record<string, number>;
 }
 
 export async function extractTemplate(req: ExtractRequest): Promise<ExtractResult> {
   if (req.modality === 'finger') {
     const r = await extractFinger(req.image, req.finger);
-    return { modality: 'finger', template: encodeIso19794_2(r.template), quality: r.template.quality, features: r.template.minutiae.length, dpi: r.dpi, dpiSource: r.dpiSource, timings: r.timings };
+    return { modality: 'finger', template: encodeIso19794_2(r.template), quality: r.template.quality, features: r.template.minutiae.length, dpi: r.dpi, dpiSource: r.dpiSource, qualityFeatures: r.qualityFeatures, timings: r.timings };
   }
   const r = await extractIris(req.image, req.iris);
   return { modality: 'iris', template: encodeIrisTemplate(r.code), quality: r.code.quality, features: Math.round(r.validFraction * 2048), timings: r.timings };

@@ -12,6 +12,7 @@ import { boxBlur } from '../image/filters.js';
 import { assertGrayImage, type GrayImage } from '../image/gray-image.js';
 import { resampleToDpi } from '../image/resample.js';
 import { orientationField, ridgePeriod, segment } from './finger-fields.js';
+import { fingerQualityScore, printAreaMm2, ridgeClarity, ridgeSharpness, type FingerQualityFeatures } from './finger-quality.js';
 import { detectMinutiae, type MinutiaeOptions } from './minutiae-detect.js';
 import { FINGER_MODEL } from './model-path.js';
 import { getSession, ort } from './onnx-sessions.js';
@@ -67,6 +68,8 @@ export interface FingerExtraction {
   /** The resolution the image was read at and where it came from. */
   dpi: number;
   dpiSource: DpiSource;
+  /** What the quality score was made of (finger-quality.ts). */
+  qualityFeatures: FingerQualityFeatures;
   /** Timings of the stages in milliseconds. */
   timings: Record<string, number>;
 }
@@ -140,13 +143,20 @@ export async function extractFinger(input: GrayImage, opts: FingerExtractOptions
   if (minutiae.length > max) minutiae = [...minutiae].sort((a, b) => b.quality - a.quality).slice(0, max);
   timings.minutiae = performance.now() - t2;
 
-  // View quality: mean coherence over the fingerprint area, weighted by its coverage.
-  const quality = Math.round(Math.max(1, Math.min(100, meanCoherence * 110 * Math.min(1, seg.coverage / 0.4))));
+  const qualityFeatures: FingerQualityFeatures = {
+    clarity: ridgeClarity(centred, enhanced, seg.mask, W, H),
+    coherence: meanCoherence,
+    areaMm2: printAreaMm2(seg.mask),
+    minutiae: minutiae.length,
+    sharpness: ridgeSharpness(f, varL, seg.mask, W, H),
+  };
+  const quality = fingerQualityScore(qualityFeatures);
   timings.total = performance.now() - t0;
   return {
     template: { width: W, height: H, resolutionPpcm: DEFAULT_RESOLUTION_PPCM, quality, minutiae },
     dpi: resolution.dpi,
     dpiSource: resolution.source,
+    qualityFeatures,
     timings,
   };
 }

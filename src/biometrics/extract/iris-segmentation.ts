@@ -501,7 +501,10 @@ export function localizeIris(img: GrayImage, opts: IrisCheckOptions = {}): IrisL
     // the pupil is as dark and even as the pupil).
     const key = (c: Judged) => c.inside + 2 * c.spread;
     const best = Math.min(...clear.map(key));
-    return clear.sort((a, b) => (key(a) <= best + 6 ? 0 : 1) - (key(b) <= best + 6 ? 0 : 1) || b.circle.r - a.circle.r || key(a) - key(b));
+    // The rest follow darkest and most even first: by size, a dark iris (a large, dark, round blob
+    // round a small pupil) would crowd the pupil out of the three that are refined.
+    const inBest = (c: Judged) => key(c) <= best + 6;
+    return clear.sort((a, b) => (inBest(a) ? 0 : 1) - (inBest(b) ? 0 : 1) || (inBest(a) ? b.circle.r - a.circle.r : 0) || key(a) - key(b));
   };
   const judged0 = cands0.map((c) => judge(c, 0));
   const screened = choose(judged0);

@@ -6,6 +6,7 @@ import type { EnrollResult } from '../../terminal/enroller.js';
 function printResult(r: EnrollResult, apiConfigured: boolean): void {
   const who = r.name ? `${r.employeeCode} (${r.name})` : r.employeeCode;
   process.stdout.write(`enrolled ${who}: ${r.modality} ${r.position}, ${r.templates.length} template(s) stored\n`);
+  if (r.moduleError) process.stdout.write(`  not on the module: ${r.moduleError} (identified from the captures; enrol again to put it on the module)\n`);
   // Each item's outcome was printed as it came (progress); here the tally.
   if (r.upload) process.stdout.write(`  upload: ${r.upload.filter((u) => u.statusCode === 'SUCCESS').length} of ${r.upload.length} item(s) accepted by the attendance service\n`);
   else if (r.uploadError) process.stdout.write(`  upload failed: ${r.uploadError} (the templates are enrolled here; enrol again to repeat the upload)\n`);
@@ -24,15 +25,19 @@ export default function register(program: Command): Command {
     details: `Enrols employee CODE: checks the person exists in the attendance service, takes the captures
 through the quality gate, refuses a finger or eye already enrolled to someone else, stores the
 templates (encrypted) here, uploads them to the service (each item's outcome is shown) and
-publishes them to the site. Runs through the agent's control socket when the agent runs on this
-data folder (it holds the scanners), else opens the scanners in this process.
+publishes them to the site. Every press is prompted with the total ("press 2 of 5: place the
+same finger again", "lift your finger"); a press not taken is asked again (three tries a
+press), keeping the ones before it. Runs through the agent's control socket when the agent
+runs on this data folder (it holds the scanners), else opens the scanners in this process; a
+scanner another process holds (an agent of another configuration) is refused at once, naming
+that process.
 With --modality badge it reads one card on the badge reader and stores its keyed hash (never
 the number): the fallback for a person who cannot enrol a finger or an eye.`,
   })
     .option('--modality <modality>', 'what to enrol: finger, iris or badge (default finger)')
     .option('--position <position>', 'finger position (default right-index), eye (left, right; default right) or badge label (default badge)')
     .option('--present <id>', 'with a simulated scanner in this process: virtual finger (or eye) ID is presented and lifted whenever the enrolment asks for it; for a badge, the card number')
-    .option('--captures <n>', 'captures to take (default 3)')
+    .option('--captures <n>', 'image captures to take (default 3); a fingerprint module adds its own presses (R30x 2, GT-521 3), and the total is announced first')
     .option('--min-quality <n>', 'quality gate 0..100 (default 40)');
   withJson(cmd, 'print the result as one JSON object (progress goes to stderr)');
   withScannerOptions(cmd);
@@ -57,10 +62,11 @@ the number): the fallback for a person who cannot enrol a finger or an eye.`,
     const json = values.json === true;
     // On a terminal a bar counts the captures (below the step lines); otherwise just the lines.
     const { progress } = await import('../progress.js');
-    const bar = progress('captures', { unit: 'captures', everyMs: 0 });
+    const bar = progress('presses', { unit: 'presses', everyMs: 0 });
     const show = (e: Record<string, unknown>) => {
       bar.say(describeProgress(e), json ? process.stderr : process.stdout);
-      if (e.step === 'captured' && typeof e.capture === 'number' && typeof e.of === 'number') bar.update(e.capture, e.of);
+      const taken = e.step === 'captured' || (e.step === 'module' && e.read === true);
+      if (taken && typeof e.press === 'number' && typeof e.presses === 'number') bar.update(e.press, e.presses);
       if (e.step === 'captures-done') bar.finish();
     };
     const say = (line: string) => bar.say(line, json ? process.stderr : process.stdout);

@@ -1,25 +1,27 @@
 /**
- * `edge-agent keys create|list|revoke --db FILE`: API keys of the attendance service, in its
- * database (the service may be running).
+ * `edge-agent keys create|list|revoke --db FILE|URL`: API keys of the attendance service, in its
+ * database, SQLite or PostgreSQL (the service and its replicas may be running).
  */
 import { Option, type Command } from 'commander';
 import { action, defineCommand, printJson, withJson, withVerbs } from '../command.js';
 import { ROLES, type Role } from '../../server/auth.js';
-import type { SqliteDatabase } from '../../core/sqlite.js';
+import type { ServiceStore } from '../../server/store/store.js';
 
 type Values = { db: string; role?: Role; create?: boolean; yes?: boolean; json?: boolean };
 
-const DB_OPTION = ['--db <file>', "the attendance service's SQLite file (as for \"edge-agent serve --db\")"] as const;
+const DB_OPTION = ['--db <file|url>', "the attendance service's SQLite file or PostgreSQL URL (as for \"edge-agent serve --db\")"] as const;
 
 /**
- * Opens the service database; a file that does not exist is refused (a typo must not make a new,
- * empty database that no service reads), unless `create`.
+ * Opens the service database; an SQLite file that does not exist is refused (a typo must not make
+ * a new, empty database that no service reads), unless `create`. A PostgreSQL database must exist
+ * already (its tables are made on first use, as by serve).
  */
-async function withServiceDb<T>(file: string, create: boolean, fn: (db: SqliteDatabase) => Promise<T>): Promise<T> {
+async function withServiceDb<T>(file: string, create: boolean, fn: (db: ServiceStore) => Promise<T>): Promise<T> {
   const { existsSync } = await import('node:fs');
   const { resolve } = await import('node:path');
   const { AgentError } = await import('../../core/errors.js');
-  if (!create && !existsSync(file)) {
+  const { isPostgresUrl } = await import('../../server/store/store.js');
+  if (!create && !isPostgresUrl(file) && !existsSync(file)) {
     throw new AgentError('CLI_DB_MISSING', `there is no service database at ${resolve(file)}: nothing was created`, { file }, {
       hint: 'give the file "edge-agent serve --db" uses; to start a new service database there, add --create',
     });
@@ -71,8 +73,8 @@ makes it.`,
   const revoke = defineCommand(keys, {
     name: 'revoke <apiKey>',
     summary: 'delete an API key and its tokens (asks first, or --yes)',
-    details: `Clients using the key are refused from now on (a running service within 30 s, when it looks
-at a token it has cached again). Exit code 1 when there is no such key.`,
+    details: `Clients using the key are refused from now on (a running service, every replica, within 5 s,
+when it looks at a token it has cached again). Exit code 1 when there is no such key.`,
   })
     .requiredOption(...DB_OPTION)
     .option('--yes', 'do not ask');
@@ -85,7 +87,7 @@ at a token it has cached again). Exit code 1 when there is no such key.`,
     return withServiceDb(values.db, false, async (db) => {
       const { listApiKeys } = await import('../../server/auth.js');
       const key = (await listApiKeys(db)).find((k) => k.apiKey === apiKey);
-      if (!key) throw new AgentError('CLI_NOT_FOUND', `no API key ${apiKey} in ${values.db}: nothing revoked`, { apiKey }, { hint: `"edge-agent keys list --db ${values.db}" shows the keys` });
+      if (!key) throw new AgentError('CLI_NOT_FOUND', `no API key ${apiKey} in ${db.where}: nothing revoked`, { apiKey }, { hint: `"edge-agent keys list --db ${db.where}" shows the keys` });
       if (!(await confirmed(`Revoke ${apiKey} (${key.role}, ${key.activeTokens} token(s) in use)? Its clients are refused from now on.`, values.yes, 'keys revoke'))) {
         process.stdout.write('nothing revoked\n');
         return 1;

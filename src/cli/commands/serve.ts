@@ -1,26 +1,32 @@
-/** `edge-agent serve --db FILE [--port P] [options]`: the attendance service on SQLite. */
+/**
+ * `edge-agent serve --db FILE|URL [--port P] [options]`: the attendance service on SQLite, or on
+ * PostgreSQL for a `postgres://` URL (several serve processes on one database are replicas).
+ */
 import { Option, type Command } from 'commander';
 import { action, defineCommand, intFlag, usageError } from '../command.js';
 import { DEFAULT_LIMITS } from '../../server/context.js';
 
-type Values = { port?: string; host?: string; db: string; 'client-id'?: string; shifts?: string; 'token-ttl'?: string; 'tz-offset-unit'?: 'minutes' | 'hours'; 'max-body-bytes'?: string; 'max-connections'?: string };
+type Values = { port?: string; host?: string; db: string; 'client-id'?: string; shifts?: string; 'token-ttl'?: string; 'tz-offset-unit'?: 'minutes' | 'hours'; 'max-body-bytes'?: string; 'max-connections'?: string; 'token-rate'?: string };
 
 /**
  * Defaults the help states. The service's own constants live in src/server/service.ts, which loads
  * SQLite, so help does not import them; a test checks that they agree.
  */
-export const SERVE_HELP_DEFAULTS = { clientId: 'edge-agent', tokenTtlSec: 3600, maxConnections: 512 };
+export const SERVE_HELP_DEFAULTS = { clientId: 'edge-agent', tokenTtlSec: 3600, maxConnections: 512, tokenRate: 30 };
 
 export default function register(program: Command): Command {
   const cmd = defineCommand(program, {
     name: 'serve',
-    summary: 'run the attendance service (HTTP, OAuth2, SQLite)',
+    summary: 'run the attendance service (HTTP, OAuth2, SQLite or PostgreSQL)',
     audience: 'site',
     details: `Runs the attendance service (all nine operations, OAuth2, roles, the work-hour report) on
-SQLite, and serves until SIGINT or SIGTERM. Prints the URL it listens on.
-Create API keys with: edge-agent keys create --db FILE --role admin|admin-audit`,
+SQLite or PostgreSQL, and serves until SIGINT or SIGTERM. Prints the URL it listens on.
+Several serve processes on one PostgreSQL database are replicas of one service (docs/central.md):
+the password comes from PGPASSWORD or ~/.pgpass, never the URL in a unit file, and every replica
+needs the same biometric key (EDGE_AGENT_BIOMETRIC_KEY_FILE or the systemd credential biometric-key).
+Create API keys with: edge-agent keys create --db FILE|URL --role admin|admin-audit`,
   })
-    .requiredOption('--db <file>', "the service's SQLite file (created if missing)")
+    .requiredOption('--db <file|url>', "the service's SQLite file (created if missing), or a PostgreSQL URL postgres://user@host:5432/db[?pool_max=N] (the database must exist)")
     .option('--port <port>', 'TCP port; 0 picks a free one (default 8080)')
     .option('--host <host>', 'address to listen on (default 127.0.0.1)')
     .option('--client-id <id>', `OAuth2 client id expected in the token request (default ${SERVE_HELP_DEFAULTS.clientId})`)
@@ -28,7 +34,11 @@ Create API keys with: edge-agent keys create --db FILE --role admin|admin-audit`
     .option('--token-ttl <sec>', `access token lifetime in seconds (default ${SERVE_HELP_DEFAULTS.tokenTtlSec})`)
     .addOption(new Option('--tz-offset-unit <unit>', 'unit of tzOffset on the wire: minutes (default) or hours').choices(['minutes', 'hours']))
     .option('--max-body-bytes <n>', `largest request body accepted (default ${DEFAULT_LIMITS.maxBodyBytes})`)
-    .option('--max-connections <n>', `connections at once; more are closed as they come (default ${SERVE_HELP_DEFAULTS.maxConnections})`);
+    .option('--max-connections <n>', `connections at once; more are closed as they come (default ${SERVE_HELP_DEFAULTS.maxConnections})`)
+    .option(
+      '--token-rate <n>',
+      `token requests per client address: n at once, then n a minute (default ${SERVE_HELP_DEFAULTS.tokenRate}); behind a load balancer every client has its address, so raise it there`,
+    );
   return action<Values>(cmd, async (values) => {
     const unit = values['tz-offset-unit'] ?? 'minutes';
     const port = intFlag('port', values.port, 8080)!;
@@ -37,6 +47,8 @@ Create API keys with: edge-agent keys create --db FILE --role admin|admin-audit`
     const maxBodyBytes = intFlag('max-body-bytes', values['max-body-bytes']);
     const maxConnections = intFlag('max-connections', values['max-connections']);
     if (maxConnections !== undefined && maxConnections < 1) throw usageError('serve', `--max-connections must be at least 1, got ${maxConnections}`, { flag: 'max-connections', value: maxConnections });
+    const tokenRate = intFlag('token-rate', values['token-rate']);
+    if (tokenRate !== undefined && tokenRate < 1) throw usageError('serve', `--token-rate must be at least 1, got ${tokenRate}`, { flag: 'token-rate', value: tokenRate });
     const { createAttendanceService, DEFAULT_CLIENT_ID, DEFAULT_TOKEN_TTL_SEC } = await import('../../server/service.js');
     const service = createAttendanceService({
       dbPath: values.db,
@@ -46,6 +58,7 @@ Create API keys with: edge-agent keys create --db FILE --role admin|admin-audit`
       tzOffsetUnit: unit,
       ...(maxBodyBytes !== undefined ? { maxBodyBytes } : {}),
       ...(maxConnections !== undefined ? { http: { maxConnections } } : {}),
+      ...(tokenRate !== undefined ? { tokenGuard: { perAddress: { burst: tokenRate, perMinute: tokenRate } } } : {}),
     });
     let url: string;
     try {
@@ -54,7 +67,8 @@ Create API keys with: edge-agent keys create --db FILE --role admin|admin-audit`
       await service.close().catch(() => undefined);
       throw err;
     }
-    process.stdout.write(`attendance service listening on ${url} (database ${values.db}; Ctrl-C stops it)\n`);
+    const { displayDb } = await import('../../server/store/open.js');
+    process.stdout.write(`attendance service listening on ${url} (database ${displayDb(values.db)}; Ctrl-C stops it)\n`);
     return new Promise<number>((resolve) => {
       const stop = (signal: string) => {
         process.off('SIGINT', onInt);

@@ -18,7 +18,7 @@ An unusable capture fails with BIOMETRICS_UNUSABLE_CAPTURE and the reason.`,
     .requiredOption('--image <file>', 'the grayscale image, PGM or PNG')
     .requiredOption('--out <file>', 'where to write the template (mode 0600)')
     .option('--dpi <n>', 'resolution of a fingerprint image; without it the image\'s own (PNG pHYs, a PGM comment such as "# 500 dpi"), else 500 is assumed, with a warning. Resampled to 500');
-  withJson(cmd, 'print {"modality", "image", "out", "width", "height", "dpi", "dpiSource" (finger), "bytes", "quality", "minutiae"|"validBits", "ms", "warnings"?}');
+  withJson(cmd, 'print {"modality", "image", "out", "width", "height", "dpi", "dpiSource" (finger), "bytes", "quality", "qualityFeatures" (finger), "minutiae"|"validBits", "ms", "warnings"?}');
   return action<Values>(cmd, async (values) => {
     const modality = values.modality;
     const dpi = intFlag('dpi', values.dpi);
@@ -51,9 +51,14 @@ An unusable capture fails with BIOMETRICS_UNUSABLE_CAPTURE and the reason.`,
       const e = err as NodeJS.ErrnoException;
       throw new AgentError('CLI_FILE_UNWRITABLE', `cannot write ${values.out}: ${e.code ?? e.message}`, { file: values.out }, { hint: 'check the directory exists, is writable and has free space' });
     }
-    const summary = { modality, image: values.image, out: values.out, width: image.width, height: image.height, ...(modality === 'finger' ? { dpi: r.dpi, dpiSource: r.dpiSource } : {}), bytes: r.template.length, quality: r.quality, [modality === 'finger' ? 'minutiae' : 'validBits']: r.features, ms, ...(warnings.length ? { warnings } : {}) };
+    const summary = { modality, image: values.image, out: values.out, width: image.width, height: image.height, ...(modality === 'finger' ? { dpi: r.dpi, dpiSource: r.dpiSource } : {}), bytes: r.template.length, quality: r.quality, ...(r.qualityFeatures ? { qualityFeatures: roundFeatures(r.qualityFeatures) } : {}), [modality === 'finger' ? 'minutiae' : 'validBits']: r.features, ms, ...(warnings.length ? { warnings } : {}) };
     if (values.json) printJson(summary);
     else process.stdout.write(`${modality} template written to ${values.out}: ${r.template.length} bytes, quality ${r.quality}, ${modality === 'finger' ? `${r.features} minutiae, read at ${r.dpi} dpi (${r.dpiSource})` : `${r.features} valid bits`} (${ms} ms)\n`);
     return 0;
   });
+}
+
+/** The quality measures at a precision a technician can read (3 decimals). */
+function roundFeatures(f: object): Record<string, number> {
+  return Object.fromEntries(Object.entries(f as Record<string, number>).map(([k, v]) => [k, Math.round(v * 1000) / 1000]));
 }

@@ -59,13 +59,14 @@ export class ControlComponent implements DaemonComponent {
       .handle('status', async () => ({ info: await rt.info(), metrics: await rt.metrics() }))
       .handle(
         'enroll',
-        (body, progress) =>
+        (body, progress, signal) =>
           enroll(rt, client, {
             employeeCode: body.employeeCode,
             modality: body.modality,
             position: body.position ?? defaultPosition(body.modality),
             ...(body.captures !== undefined ? { captures: body.captures } : {}),
             ...(body.minQuality !== undefined ? { minQuality: body.minQuality } : {}),
+            signal,
           }, progress, body.scanner),
         EnrollBody,
       )

@@ -53,10 +53,12 @@ export class ScannersComponent implements DaemonComponent {
 
   async start(ctx: DaemonContext): Promise<void> {
     const rt = this.#rt;
+    const { familyEntry } = await import('../../../drivers/families.js');
     for (const target of scannerTargets(rt.config)) {
       const key = scannerKey(target);
       const worker = new ScannerWorker({
         key,
+        modality: familyEntry(target.family).modality,
         open: await this.#opener(target),
         identifyImage: (modality, image) => rt.identifyImage(modality, image),
         identifyCredential: (read) => rt.identifyCredential(read),

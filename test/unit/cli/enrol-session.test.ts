@@ -31,24 +31,28 @@ describe('enroll/identify command helpers', () => {
     // a module template alone: said as it is, not "upload item undefined: undefined"
     expect(describeProgress({ step: 'upload', message: 'only a module template was taken (vendor format): nothing uploaded to the service' })).toBe('  only a module template was taken (vendor format): nothing uploaded to the service');
     expect(describeProgress({ step: 'upload', error: 'API_TIMEOUT: no answer', message: 'enrol again' })).toBe('  upload failed: API_TIMEOUT: no answer (enrol again)');
-    expect(describeProgress({ step: 'module', press: 1 })).toBe('  module press 1 read');
+    expect(describeProgress({ step: 'module', read: true, press: 4, presses: 5, modulePress: 1, of: 2 })).toBe('  press 4 of 5 read by the module (1/2)');
+    expect(describeProgress({ step: 'module', action: 'place', press: 4, presses: 5, message: 'press 4 of 5: place the same finger again' })).toBe('  press 4 of 5: place the same finger again');
+    expect(describeProgress({ step: 'lift', press: 1, presses: 5, message: 'lift your finger' })).toBe('  lift your finger');
     expect(describeProgress({ step: 'user', message: 'E1 is Ada' })).toBe('  E1 is Ada');
   });
 
-  it('the simulated person presses when asked and lifts after each capture and between the module presses', async () => {
+  it('the simulated person presses when a press is asked for and lifts when asked to', async () => {
     const rt = await runtimeWithModule();
     const person = simulatedPerson(rt, 'finger', 42);
-    person.onProgress({ step: 'capture', capture: 1, of: 3 });
+    person.onProgress({ step: 'capture', capture: 1, of: 3, press: 1, presses: 5, action: 'place' });
     expect(sim!.presented).toBe(42);
     person.onProgress({ step: 'captured', capture: 1, of: 3, quality: 80 });
+    expect(sim!.presented).toBe(42); // taken, but not lifted until asked
+    person.onProgress({ step: 'lift', press: 1, presses: 5 });
     expect(sim!.presented).toBeNull();
-    person.onProgress({ step: 'module', message: 'enrolling on the module' });
+    person.onProgress({ step: 'module', action: 'place', press: 4, presses: 5 });
+    expect(sim!.presented).toBeNull(); // a moment after the prompt, as a person does
+    await new Promise((r) => setTimeout(r, 300));
     expect(sim!.presented).toBe(42);
-    person.onProgress({ step: 'module', press: 1 });
-    expect(sim!.presented).toBeNull();
-    await new Promise((r) => setTimeout(r, 500));
+    person.onProgress({ step: 'module', read: true, press: 4, presses: 5 });
     expect(sim!.presented).toBe(42);
-    person.onProgress({ step: 'module', press: 2 });
+    person.onProgress({ step: 'lift', press: 4, presses: 5 });
     expect(sim!.presented).toBeNull();
     await person.stop();
   });

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { request } from 'node:http';
 import { z } from 'zod';
 import { AgentError } from '../../../src/core/errors.js';
 import { callDaemon, ControlServer, isDaemonListening } from '../../../src/daemon/control-socket.js';
@@ -41,5 +42,39 @@ describe('control socket', () => {
     await server.stop();
     expect(await isDaemonListening(path)).toBe(false);
     await expect(callDaemon(path, 'ping', {})).rejects.toMatchObject({ code: 'AGENT_CONTROL_UNREACHABLE' });
+  });
+
+  it('aborts the handler when the client goes away before the answer (a Ctrl-C on the command)', async () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'ctl-')), 'control.sock');
+    let sawAbort: (why: string) => void;
+    const aborted = new Promise<string>((r) => (sawAbort = r));
+    let finishedSignal: AbortSignal | null = null;
+    const server = new ControlServer(path)
+      .handle('wait', async (_body, progress, signal) => {
+        progress({ step: 'waiting' });
+        await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+        sawAbort('aborted');
+        return null;
+      })
+      .handle('quick', async (_body, _progress, signal) => {
+        finishedSignal = signal;
+        return { ok: true };
+      });
+    await server.start();
+    try {
+      // A finished call does not abort its handler's signal.
+      expect(await callDaemon(path, 'quick', {})).toEqual({ ok: true });
+      await new Promise((r) => setTimeout(r, 50));
+      expect(finishedSignal!.aborted).toBe(false);
+      // The client reads the first progress line and hangs up.
+      const req = request({ socketPath: path, method: 'POST', path: '/wait', headers: { 'content-type': 'application/json' } }, (res) => {
+        res.once('data', () => req.destroy());
+      });
+      req.on('error', () => undefined);
+      req.end('{}');
+      expect(await aborted).toBe('aborted');
+    } finally {
+      await server.stop();
+    }
   });
 });

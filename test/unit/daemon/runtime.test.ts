@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../src/config/config.js';
 import { emptySecrets } from '../../../src/config/secrets.js';
 import { AgentError } from '../../../src/core/errors.js';
-import { TerminalRuntime } from '../../../src/daemon/runtime.js';
+import { MAX_PROBLEMS_PER_KIND, TerminalRuntime } from '../../../src/daemon/runtime.js';
 import type { ScannerWorker } from '../../../src/terminal/scanner-worker.js';
 
 function runtime(): TerminalRuntime {
@@ -49,5 +49,18 @@ describe('the terminal runtime tells the truth about what is wrong now', () => {
     rt.noteError(new AgentError('DRIVER_R30X_FLASH', 'flash error'), 'modules:sim:r30x');
     expect(rt.health([{ code: 'CLOCK_HELD_LONG' }])).toEqual({ state: 'degraded', reasons: ['alert CLOCK_HELD_LONG'] });
     expect(rt.lastError?.source).toBe('modules:sim:r30x');
+  });
+
+  it('keeps a bounded number of problems named from the wire, and a flood of them pushes out none that degrade the terminal', async () => {
+    const rt = runtime();
+    rt.noteError(new AgentError('API_TIMEOUT', 'api: no answer'), 'upload:api');
+    // Garbage published on 20,000 template topics: each a record that could not be applied.
+    for (let i = 0; i < 20_000; i++) rt.noteError(new AgentError('OPS_SYNC_MALFORMED', 'not a sealed record'), `site:E${i}`);
+    const problems = rt.problems();
+    expect(problems.filter((p) => p.source.startsWith('site:'))).toHaveLength(MAX_PROBLEMS_PER_KIND);
+    expect(problems.at(-1)!.source).toBe('site:E19999'); // the newest are kept
+    expect(problems.map((p) => p.source)).toContain('upload:api');
+    const m = await rt.metrics();
+    expect(m).toMatchObject({ health: 'degraded', degraded: ['API_TIMEOUT: api: no answer'], lastError: 'OPS_SYNC_MALFORMED: not a sealed record' });
   });
 });

@@ -3,6 +3,7 @@ import { TypedEmitter } from '../../../src/core/events.js';
 import { AgentError } from '../../../src/core/errors.js';
 import type { CapturedImage, Feedback, ModuleSearchResult, Scanner, ScannerEvents, ScannerInfo } from '../../../drivers/scanner.js';
 import { ScannerWorker, type CaptureOutcome } from '../../../src/terminal/scanner-worker.js';
+import { workerFor } from '../../../src/terminal/enroller.js';
 
 /** An in-memory scanner for the worker's unit tests (the drivers have their own simulators). */
 class FakeScanner extends TypedEmitter<ScannerEvents> implements Scanner {
@@ -201,3 +202,58 @@ describe('a scanner that does not answer is closed on every try (real drivers ov
     expect(worker.status).toBe('stopped');
   });
 });
+
+describe('a scanner another process holds', () => {
+  it('is refused at once with AGENT_SCANNER_BUSY naming the holder (enrol through that agent), and used once it is free', async () => {
+    const scanner = new FakeScanner();
+    let held = true;
+    const busy = () =>
+      new AgentError('TRANSPORT_BUSY', '/dev/fingerprint0 is in use by another program', { path: '/dev/fingerprint0', holders: [{ pid: 4242, command: 'node /opt/edge-agent/current/dist/cli/main.js run' }] });
+    const worker = new ScannerWorker({
+      key: 'r30x:/dev/fingerprint0',
+      modality: 'finger',
+      open: async () => {
+        if (held) throw busy();
+        return scanner;
+      },
+      identifyImage: async (modality) => ({ employeeCode: null, modality, score: 0, decision: 'reject', path: 'host' }),
+      slotOwner: async () => null,
+      punch: async () => ({ recorded: true }),
+      reopenBaseMs: 5,
+      reopenCapMs: 20,
+    });
+    worker.start();
+    try {
+      await until(async () => worker.lastError?.code === 'TRANSPORT_BUSY');
+      // Never opened, yet known as the finger scanner: the enroller finds it and is told who holds it.
+      const rt = { workers: new Map([[worker.key, worker]]) } as unknown as Parameters<typeof workerFor>[0];
+      const err = (() => {
+        try {
+          workerFor(rt, 'finger');
+          return null;
+        } catch (e) {
+          return e as AgentError;
+        }
+      })();
+      expect(err).toMatchObject({ code: 'AGENT_SCANNER_BUSY', message: 'scanner r30x:/dev/fingerprint0 is held by pid 4242 (node /opt/edge-agent/current/dist/cli/main.js run): an edge-agent runs with it' });
+      expect(err!.hint).toMatch(/^enrol through that agent: run edge-agent enroll with its configuration .* control socket; or stop it first \(systemctl stop edge-agent\)$/);
+      await expect(worker.withScanner(async () => 'used')).rejects.toMatchObject({ code: 'AGENT_SCANNER_BUSY' });
+
+      held = false;
+      await until(async () => worker.status === 'ready');
+      expect(worker.lastError).toBeNull();
+      expect(workerFor(rt, 'finger')).toBe(worker);
+      expect(await worker.withScanner(async () => 'used')).toBe('used');
+    } finally {
+      await worker.stop();
+    }
+  });
+});
+
+async function until(fn: () => Promise<boolean>, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await fn())) {
+    if (Date.now() > deadline) throw new Error('not reached');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}

@@ -40,7 +40,7 @@ describe('Gt521Scanner', () => {
       templates: 1,
       image: { width: 258, height: 202, bitsPerPixel: 8 },
     });
-    expect(scanner.capabilities).toEqual({ image: true, moduleSearch: true, moduleEnroll: true, feedback: true });
+    expect(scanner.capabilities).toEqual({ image: true, moduleSearch: true, moduleEnroll: true, moduleEnrollPresses: 3, feedback: true });
     simulator.enrollDirect(1, 2);
     expect((await scanner.info()).templates).toBe(2);
   });

@@ -1,6 +1,9 @@
 // The HID transport against the transport contract, on an in-process device behind node-hid's
 // HIDAsync shape (this kernel has no /dev/uhid), and with the real node-hid for open errors.
 import { EventEmitter } from 'node:events';
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { HidTransport, hidOpenError, type HidDeviceHandle } from '../../../../drivers/transport/hid-transport.js';
 import { isAgentError } from '../../../../src/core/errors.js';
@@ -155,6 +158,36 @@ describe('HID transport', () => {
     expect(perm.code).toBe('TRANSPORT_PERMISSION');
     expect(perm.hint).toMatch(/udev/);
     expect(hidOpenError('1-1.2:1.0', new Error('weird')).code).toBe('TRANSPORT_OPEN_FAILED');
-    expect(hidOpenError('/dev/null', new Error('Device or resource busy')).code).toBe('TRANSPORT_OPEN_FAILED');
+    expect(hidOpenError('/dev/null', new Error('Device or resource busy')).code).toBe('TRANSPORT_BUSY');
+  });
+});
+
+// hidraw lets a second process open the camera and take some of its reports: the transport
+// refuses a device another process holds. A file under /dev/shm held by a child stands in for
+// /dev/hidraw0 held by the running agent (the opener is the seam, and would succeed).
+describe.skipIf(!existsSync('/dev/shm'))('a HID device another process holds (needs /dev/shm)', () => {
+  it('is TRANSPORT_BUSY naming the holder, and opens once it is free', async () => {
+    const path = join('/dev/shm', `edge-agent-hid-${process.pid}-${Date.now()}`);
+    writeFileSync(path, '');
+    const holder = spawn('sh', ['-c', `exec sleep 60 < '${path}'`], { stdio: 'ignore' });
+    try {
+      // Until the shell has exec'd sleep with the file open.
+      for (let i = 0; i < 200 && !readFileSync(`/proc/${holder.pid}/cmdline`, 'utf8').startsWith('sleep'); i++) await new Promise((r) => setTimeout(r, 25));
+      const device = new EventEmitter() as unknown as HidDeviceHandle;
+      Object.assign(device, { close: async () => undefined });
+      const t = new HidTransport({ path, open: async () => device });
+      const err = await t.open().then(() => null, (e: unknown) => e);
+      expect(isAgentError(err, 'TRANSPORT_BUSY')).toBe(true);
+      expect((err as Error).message).toBe(`HID device ${path} is in use by another program: pid ${holder.pid} (sleep 60) holds it`);
+      expect(t.isOpen).toBe(false);
+      holder.kill();
+      await new Promise((r) => holder.once('exit', r));
+      await t.open();
+      expect(t.isOpen).toBe(true);
+      await t.close();
+    } finally {
+      holder.kill();
+      rmSync(path, { force: true });
+    }
   });
 });

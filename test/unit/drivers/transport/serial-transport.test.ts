@@ -11,7 +11,7 @@ import { createPtyPair } from '../../../helpers/pty.js';
 import { has } from '../../../helpers/system.js';
 import { transportContract } from './transport-contract.js';
 import { mockLine, ptyLine, type SerialLine } from './serial-lines.js';
-import { isAgentError } from '../../../../src/core/errors.js';
+import { isAgentError, type AgentError } from '../../../../src/core/errors.js';
 
 function serialContract(name: string, makeLine: () => Promise<SerialLine>, makeMissing: () => SerialTransport): void {
   transportContract(name, {
@@ -79,6 +79,27 @@ describe.skipIf(!has('socat'))('serial transport on a real pty (needs socat)', (
     await t.close();
     await pair?.close();
   });
+
+  it('a port another opener holds is TRANSPORT_BUSY naming the holder (serialport locks it), and opens once it is free', async () => {
+    const pair = await createPtyPair();
+    const first = new SerialTransport({ path: pair.a, baud: 57600 });
+    await first.open();
+    try {
+      const err = await new SerialTransport({ path: pair.a, baud: 57600 }).open().then(() => null, (e: unknown) => e);
+      expect(isAgentError(err, 'TRANSPORT_BUSY')).toBe(true);
+      const e = err as AgentError;
+      expect(e.message).toContain(`this process (pid ${process.pid})`);
+      expect(e.context.holders).toEqual([expect.objectContaining({ pid: process.pid })]);
+      expect(e.hint).toContain(`stop pid ${process.pid}`);
+    } finally {
+      await first.close();
+    }
+    const second = new SerialTransport({ path: pair.a, baud: 57600 });
+    await second.open();
+    expect(second.isOpen).toBe(true);
+    await second.close();
+    await pair.close();
+  });
 });
 
 describe('serial transport', () => {
@@ -93,11 +114,14 @@ describe('serial transport', () => {
     expect(err.hint).toMatch(/udev/);
   });
 
-  it('maps a busy port to TRANSPORT_OPEN_FAILED and anything else too', async () => {
+  it("maps serialport's 'Cannot lock port' to TRANSPORT_BUSY, anything else to TRANSPORT_OPEN_FAILED", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'serial-'));
     const p = join(dir, 'not-a-tty');
     writeFileSync(p, '');
-    expect(openError(p, 9600, new Error('Error Resource temporarily unavailable Cannot lock port')).code).toBe('TRANSPORT_OPEN_FAILED');
+    const busy = openError(p, 9600, new Error('Error Resource temporarily unavailable Cannot lock port'));
+    expect(busy.code).toBe('TRANSPORT_BUSY');
+    expect(busy.message).toMatch(/is in use by another program/);
+    expect(busy.hint).toMatch(/fuser -v|stop pid/);
     // A regular file is not a tty: serialport refuses it.
     const err = await new SerialTransport({ path: p, baud: 9600 }).open().then(() => null, (e: unknown) => e);
     expect(isAgentError(err, 'TRANSPORT_OPEN_FAILED')).toBe(true);

@@ -1,5 +1,5 @@
-/** The service's tables (component `server` of the shared migration table). */
-import type { Migration } from '../core/sqlite.js';
+/** The service's tables on SQLite (component `server` of the shared migration table). pg-schema.ts is the same on PostgreSQL. */
+import type { Migration } from '../../core/sqlite.js';
 
 export const SERVER_MIGRATIONS: Migration[] = [
   {
@@ -62,5 +62,10 @@ export const SERVER_MIGRATIONS: Migration[] = [
     version: 2,
     description: 'events remember whether their shift was given (a replay without a shift keeps it)',
     up: 'ALTER TABLE server_events ADD COLUMN shift_given INTEGER NOT NULL DEFAULT 1',
+  },
+  {
+    version: 3,
+    description: 'the check value of the biometric key (a service started with another key refuses to start)',
+    up: 'CREATE TABLE server_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)',
   },
 ];
