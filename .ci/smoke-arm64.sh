@@ -91,7 +91,9 @@ sender="$(cat "$work/sender.txt")"
 [ "$(sed -n '2,$p' "$work/notify.txt")" = "$(printf 'READY=1\nSTATUS=smoke %s' "$sender")" ] || fail "the datagram is not READY=1 + STATUS: $(cat "$work/notify.txt")"
 step "sd_notify: READY=1 from the agent's own pid $sender over unix-dgram"
 
-common=(--data "$work/data" --terminal pi-smoke --api http://127.0.0.1:9)
+# Commands that record or read punches need a configuration (no silent ./data): every default.
+printf '{}\n' > "$work/config.yaml"
+common=(--config "$work/config.yaml" --data "$work/data" --terminal pi-smoke --api http://127.0.0.1:9)
 ea punch --code 1042 --in --at '2026-03-02 07:58:00' --tz 60 "${common[@]}" >/dev/null
 pending="$(ea queue status --json "${common[@]}" | node -p 'JSON.parse(require("fs").readFileSync(0, "utf8")).pending')"
 [ "$pending" = 1 ] || fail "queue status shows $pending pending, not 1"
