@@ -18,7 +18,7 @@
  * Floor compared with: 500 ms for each command on x86 (`ratioToFloor` = median / 500).
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildAgent, ROOT } from './built-agent.js';
@@ -62,7 +62,10 @@ function time(cmd: string, argv: string[], runs: number, env: NodeJS.ProcessEnv 
 
 function measure(node: string, entry: string, runs: number): { nodeAlone: Figure; help: Figure; queueStatus: Figure } {
   const data = mkdtempSync(join(tmpdir(), 'edge-agent-bench-startup-'));
-  const queue = [entry, 'queue', 'status', '--data', data, '--terminal', 'bench', '--api', 'http://127.0.0.1:9'];
+  // queue status needs a configuration (it never falls back to ./data): every default, beside the data.
+  const config = join(data, 'config.yaml');
+  writeFileSync(config, '{}\n');
+  const queue = [entry, 'queue', 'status', '--config', config, '--data', data, '--terminal', 'bench', '--api', 'http://127.0.0.1:9'];
   try {
     time(node, queue, 1); // creates and migrates agent.db
     return { nodeAlone: time(node, ['-e', '0'], runs), help: time(node, [entry, 'help'], runs), queueStatus: time(node, queue, runs) };

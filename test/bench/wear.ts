@@ -106,7 +106,10 @@ async function idle(dataDir: string): Promise<{ windowSec: number; writeBytes: n
   const built = buildAgent();
   const secretFile = join(work, 'api-secret');
   writeFileSync(secretFile, `${service.apiSecret}\n`, { mode: 0o600 });
-  const child = spawn(process.execPath, [built.entry, 'run', '--data', dataDir, '--terminal', 'bench-wear', '--api', service.url, '--client-id', service.clientId, '--api-key', service.apiKey, '--api-secret-file', secretFile], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, EDGE_AGENT_LOG_LEVEL: 'warn' } });
+  // run needs a configuration (it never falls back to ./data): every default.
+  const config = join(work, 'config.yaml');
+  writeFileSync(config, '{}\n');
+  const child = spawn(process.execPath, [built.entry, 'run', '--config', config, '--data', dataDir, '--terminal', 'bench-wear', '--api', service.url, '--client-id', service.clientId, '--api-key', service.apiKey, '--api-secret-file', secretFile], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, EDGE_AGENT_LOG_LEVEL: 'warn' } });
   try {
     await waitForLine(child, /edge-agent running/, 60_000, 'stderr');
     await sleep(5000); // start-up done: the retention pass and the first poll
