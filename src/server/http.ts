@@ -174,6 +174,8 @@ export function createRequestHandler(ctx: ServiceContext, options: HttpOptions) 
     if (!username || !password) return oauth(400, 'invalid_request', 'username (API key) and password (API secret) are required');
     const admission = options.guard.admit(req.socket.remoteAddress, username);
     if (!admission.ok) {
+      // A refused client waits for its answer (a timer, nothing else): see TokenGuard.
+      if (admission.status === 429 && options.guard.refusalDelayMs > 0) await new Promise((r) => setTimeout(r, options.guard.refusalDelayMs));
       const why = admission.reason === 'busy' ? 'the service is verifying other secrets right now' : admission.reason === 'key' ? 'too many failed attempts for this API key' : 'too many token requests from this address';
       return { ...oauth(admission.status, admission.status === 429 ? 'slow_down' : 'temporarily_unavailable', `${why}; retry after ${admission.retryAfterSec} s`, { 'retry-after': String(admission.retryAfterSec), connection: 'close' }), refused: admission.reason };
     }

@@ -12,6 +12,11 @@
  * - **scrypt in flight** is bounded (`maxVerifying`): an attempt finding every slot taken is
  *   answered `503` with `Retry-After` at once, never queued, so a burst of bad secrets cannot hold
  *   the thread pool and slow the other requests.
+ * - **a refused client waits** (`refusalDelayMs`) before its `429`: a client that keeps trying
+ *   gets its answers at that pace instead of as fast as it can open connections, so 64
+ *   connections of bad secrets cost the service a few hundred answers a second, not thousands
+ *   (each answer, and the new connection the `Connection: close` makes it open, is a turn of the
+ *   event loop the other requests wait behind). Waiting is a timer: it costs nothing meanwhile.
  *
  * Buckets live in memory (a restart forgets them) and at most `maxTracked` of each are kept; the
  * least recently used goes first.
@@ -32,6 +37,8 @@ export interface TokenGuardOptions {
   maxVerifying?: number;
   /** Addresses and keys remembered, each. Default 10,000. */
   maxTracked?: number;
+  /** How long a refused (429) attempt waits for its answer. Default 1 s (the shortest Retry-After). */
+  refusalDelayMs?: number;
   now?: () => number;
 }
 
@@ -39,6 +46,7 @@ export const DEFAULT_TOKEN_GUARD = {
   perAddress: { burst: 30, perMinute: 30 },
   perKey: { burst: 10, perMinute: 10 },
   maxTracked: 10_000,
+  refusalDelayMs: 1000,
 } as const;
 
 /** The verdict on one attempt: go ahead (and call `done` with the outcome), or the status to answer now. */
@@ -107,6 +115,8 @@ export function clientBucketOf(address: string | undefined): string {
 
 export class TokenGuard {
   readonly maxVerifying: number;
+  /** How long a refused (429) attempt waits for its answer. */
+  readonly refusalDelayMs: number;
   readonly #addresses: Buckets;
   readonly #keys: Buckets;
   #verifying = 0;
@@ -119,6 +129,7 @@ export class TokenGuard {
     this.#addresses = new Buckets(options.perAddress ?? DEFAULT_TOKEN_GUARD.perAddress, max, now);
     this.#keys = new Buckets(options.perKey ?? DEFAULT_TOKEN_GUARD.perKey, max, now);
     this.maxVerifying = Math.max(1, options.maxVerifying ?? Math.floor(cores / 2));
+    this.refusalDelayMs = Math.max(0, options.refusalDelayMs ?? DEFAULT_TOKEN_GUARD.refusalDelayMs);
   }
 
   /** Decides on one token attempt from `address` for `apiKey`, before any secret is verified. */

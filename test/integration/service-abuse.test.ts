@@ -106,8 +106,12 @@ function sheddingSuites(database: ServiceDatabase): void {
     it('limits attempts per client address with 429 and Retry-After; other addresses are not affected', async () => {
       const { service, url, apiKey, apiSecret } = await serve({ tokenGuard: { perAddress: { burst: 3, perMinute: 6 }, perKey: { burst: 100, perMinute: 100 } } });
       for (let i = 0; i < 3; i++) expect((await tokenAttempt(url, apiKey, 'wrong')).status).toBe(400);
+      const asked = performance.now();
       const limited = await tokenAttempt(url, apiKey, apiSecret);
       expect(limited.status).toBe(429);
+      // A refused client waits for its answer (the default 1 s, the shortest Retry-After), so trying again at once cannot
+      // make the service answer thousands of refusals a second.
+      expect(performance.now() - asked).toBeGreaterThanOrEqual(950);
       expect(Number(limited.headers['retry-after'])).toBeGreaterThanOrEqual(1);
       expect(Number(limited.headers['retry-after'])).toBeLessThanOrEqual(10);
       expect(JSON.parse(limited.body)).toMatchObject({ error: 'slow_down', error_description: expect.stringContaining('this address') });
