@@ -17,6 +17,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { AgentError, isErrorCode, toAgentError } from '../core/errors.js';
 import { logger } from '../core/logger.js';
+import { eachLine } from '../core/lines.js';
 
 /** `signal` aborts when the client goes away before the answer (a Ctrl-C on `edge-agent enroll`). */
 export type ControlHandler<B = Record<string, unknown>> = (body: B, progress: (event: Record<string, unknown>) => void, signal: AbortSignal) => Promise<unknown>;
@@ -147,24 +148,17 @@ export function isDaemonListening(path: string): Promise<boolean> {
 export function callDaemon(path: string, action: string, body: Record<string, unknown>, onProgress: (event: Record<string, unknown>) => void = () => undefined): Promise<unknown> {
   return new Promise((resolve, reject) => {
     const req = request({ socketPath: path, method: 'POST', path: `/${action}` }, (res) => {
-      let buf = '';
       let done = false;
-      res.on('data', (d: Buffer) => {
-        buf += d.toString('utf8');
-        let nl: number;
-        while ((nl = buf.indexOf('\n')) >= 0) {
-          const line = buf.slice(0, nl);
-          buf = buf.slice(nl + 1);
-          if (!line.trim()) continue;
-          const msg = JSON.parse(line) as { type: string; result?: unknown; error?: { code: string; message: string; hint?: string; context?: Record<string, unknown> } } & Record<string, unknown>;
-          if (msg.type === 'progress') onProgress(msg);
-          else if (msg.type === 'result') {
-            done = true;
-            resolve(msg.result);
-          } else if (msg.type === 'error' && msg.error) {
-            done = true;
-            reject(new AgentError(isErrorCode(msg.error.code) ? msg.error.code : 'AGENT_CONTROL_FAILED', msg.error.message, msg.error.context ?? {}, msg.error.hint ? { hint: msg.error.hint } : {}));
-          }
+      eachLine(res, (line) => {
+        if (!line.trim()) return;
+        const msg = JSON.parse(line) as { type: string; result?: unknown; error?: { code: string; message: string; hint?: string; context?: Record<string, unknown> } } & Record<string, unknown>;
+        if (msg.type === 'progress') onProgress(msg);
+        else if (msg.type === 'result') {
+          done = true;
+          resolve(msg.result);
+        } else if (msg.type === 'error' && msg.error) {
+          done = true;
+          reject(new AgentError(isErrorCode(msg.error.code) ? msg.error.code : 'AGENT_CONTROL_FAILED', msg.error.message, msg.error.context ?? {}, msg.error.hint ? { hint: msg.error.hint } : {}));
         }
       });
       res.on('end', () => {

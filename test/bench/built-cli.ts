@@ -42,16 +42,5 @@ export function agentCli(options: { sources?: boolean; log?: (line: string) => v
   return { runtime: 'node dist/src/cli/main.js', spawn: spawnBuilt, run: (args, o = {}) => collectCli(spawnBuilt(args, o), args, o) };
 }
 
-/** Calls `fn` with every line a child writes on `stream` (kept reading, so the pipe never fills). */
-export function eachLine(stream: NodeJS.ReadableStream, fn: (line: string) => void): void {
-  let buf = '';
-  stream.on('data', (d: Buffer) => {
-    buf += d.toString('utf8');
-    let nl: number;
-    while ((nl = buf.indexOf('\n')) >= 0) {
-      const line = buf.slice(0, nl);
-      buf = buf.slice(nl + 1);
-      fn(line);
-    }
-  });
-}
+/** Every line a child writes on a stream, kept reading (one splitter for agent and benches). */
+export { eachLine } from '../../src/core/lines.js';

@@ -1,0 +1,17 @@
+/**
+ * Calls `fn` with every complete line (without its `\n`) that `stream` delivers, as it arrives:
+ * the stream keeps being read, so a child's pipe never fills. A last line without `\n` is not
+ * delivered.
+ */
+export function eachLine(stream: NodeJS.ReadableStream, fn: (line: string) => void): void {
+  let buf = '';
+  stream.on('data', (d: Buffer | string) => {
+    buf += typeof d === 'string' ? d : d.toString('utf8');
+    let nl: number;
+    while ((nl = buf.indexOf('\n')) >= 0) {
+      const line = buf.slice(0, nl);
+      buf = buf.slice(nl + 1);
+      fn(line);
+    }
+  });
+}
