@@ -108,17 +108,27 @@ export async function startSimulatedModule(args: string[] = [], kind: 'r30x' | '
   };
 }
 
-/** SIGTERM, then SIGKILL (with whatever it started) after 10 s; resolves to the exit code. */
-export function stopChild(child: ChildProcess): Promise<number | null> {
+/**
+ * The exit of a child that stops by itself (a simulator told "quit"): resolves to its exit code;
+ * SIGKILLed (with whatever it started) after `timeoutMs`, it resolves to null. Signalling a child
+ * that is already on its way out races its own exit.
+ */
+export function exitOf(child: ChildProcess, timeoutMs = 10_000): Promise<number | null> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode);
   return new Promise((resolve) => {
-    const t = setTimeout(() => killTree(child), 10_000);
+    const t = setTimeout(() => killTree(child), timeoutMs);
     child.once('exit', (code) => {
       clearTimeout(t);
       resolve(code);
     });
-    child.kill('SIGTERM');
   });
+}
+
+/** SIGTERM, then SIGKILL (with whatever it started) after 10 s; resolves to the exit code. */
+export function stopChild(child: ChildProcess): Promise<number | null> {
+  const exit = exitOf(child);
+  if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+  return exit;
 }
 
 /**

@@ -9,16 +9,11 @@ import { runCli, spawnCli, waitForLine } from '../helpers/cli.js';
 import { createPtyPair } from '../helpers/pty.js';
 import { openScanner } from '../../drivers/open-scanner.js';
 import { has } from '../helpers/system.js';
+import { exitOf, stopChild } from '../helpers/agent.js';
 
 const children: ChildProcess[] = [];
 afterAll(async () => {
-  for (const c of children) {
-    if (c.exitCode === null && c.signalCode === null) {
-      const gone = new Promise((r) => c.once('exit', r));
-      c.kill('SIGTERM');
-      await gone;
-    }
-  }
+  for (const c of children) await stopChild(c);
 });
 
 async function simulate(args: string[]): Promise<{ child: ChildProcess; path: string; send(line: string): Promise<string> }> {
@@ -157,8 +152,7 @@ describe('edge-agent simulate iris', () => {
     expect(await say('eye 5', /^ok: eye 5$/)).toBe('ok: eye 5');
     expect(await say('capture', /^(ok|error): capture.*|^error: .*/)).toMatch(/^ok: capture 640x480 quality \d+$/);
     expect(await say('quit', /^ok: quit$/)).toBe('ok: quit');
-    const code = await new Promise((r) => (child.exitCode !== null ? r(child.exitCode) : child.once('exit', r)));
-    expect(code).toBe(0);
+    expect(await exitOf(child)).toBe(0);
   });
 });
 

@@ -5,7 +5,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ChildProcess } from 'node:child_process';
 import { killTree, runCli, spawnCli, waitForLine } from '../helpers/cli.js';
-import { stopChild } from '../helpers/agent.js';
+import { exitOf, stopChild } from '../helpers/agent.js';
 
 const children: ChildProcess[] = [];
 afterEach(async () => {
@@ -40,7 +40,8 @@ describe('edge-agent simulate badge-hid', () => {
     expect(await sim.send('card 16777216')).toMatch(/^error: .*DRIVER_BAD_ARGUMENT/);
     expect(await sim.send('fault no-finger on')).toMatch(/^error: .*unknown keyboard-wedge badge reader simulator fault "no-finger"/);
     expect(await sim.send('quit')).toBe('ok: quit');
-    expect(await stopChild(sim.child)).toBe(0);
+    // "quit" stops it by itself: wait for that exit (a SIGTERM now would race it).
+    expect(await exitOf(sim.child)).toBe(0);
   }, 60_000);
 
   it('refuses a format a keyboard cannot type', async () => {

@@ -164,7 +164,7 @@ function serveSimulator(kind: string): (values: Values) => Promise<number> {
       simulator.enroll(slot, id);
     }
 
-    return await new Promise<number>((resolve) => {
+    const code = await new Promise<number>((resolve) => {
       const rl = createInterface({ input: process.stdin });
       const stop = async (code: number) => {
         if (stopping) return;
@@ -176,8 +176,10 @@ function serveSimulator(kind: string): (values: Values) => Promise<number> {
         await pair?.close();
         resolve(code);
       };
-      process.once('SIGINT', () => void stop(0));
-      process.once('SIGTERM', () => void stop(0));
+      // Kept to the end: a signal while a stop is under way ("quit", then systemd's stop or a
+      // second Ctrl-C) is the same clean stop, not a kill.
+      process.on('SIGINT', () => void stop(0));
+      process.on('SIGTERM', () => void stop(0));
       rl.on('line', (line) => {
         const words = line.trim().split(/\s+/).filter(Boolean);
         if (words.length === 0) return;
@@ -210,6 +212,11 @@ function serveSimulator(kind: string): (values: Values) => Promise<number> {
       });
       // stdin closing does not stop the simulator (it may run in the background); signals do.
     });
+    // Ended here, with the handlers above still in place. Left to end by itself, Node takes them
+    // down while it tears down (5-15 ms after "quit", more on a busy board), and a SIGTERM in that
+    // gap killed the simulator by the signal (no exit code) instead of a clean exit 0. Everything
+    // is closed by now and stdout (a pipe or terminal) is written synchronously on Linux.
+    process.exit(code);
 
     /** The in-process keyboard-wedge reader's reads, as they come (a simulator's own cards: printing them is fine). */
     async function printReads(reader: Scanner): Promise<void> {
