@@ -127,19 +127,21 @@ function serveSimulator(kind: string): (values: Values) => Promise<number> {
     let inProcess: Scanner | undefined;
     let serialBaud = 0;
     let stopping = false;
+    /** "device: ..." (and a note for stderr): printed once a signal stops the simulator cleanly. */
+    let ready: { device: string; note?: string };
 
     if (kind === 'iris' || kind === 'iris-hid') {
       const sim = await createSimulatedScanner('iris-hid', options);
       const info = await sim.scanner.open();
       simulator = sim.simulator;
       inProcess = sim.scanner;
-      process.stdout.write(`device: in-process ${info.model} (${info.family})\n`);
+      ready = { device: `in-process ${info.model} (${info.family})` };
     } else if (kind === 'badge-hid') {
       const sim = await createSimulatedScanner('badge-hid', { ...options, pacing: true });
       const info = await sim.scanner.open();
       simulator = sim.simulator;
       inProcess = sim.scanner;
-      process.stdout.write(`device: in-process ${info.model} (${info.family})\n`);
+      ready = { device: `in-process ${info.model} (${info.family})` };
       void printReads(sim.scanner);
     } else {
       const family = SERIAL_FAMILIES[kind]!;
@@ -156,8 +158,7 @@ function serveSimulator(kind: string): (values: Values) => Promise<number> {
         await pair.close();
         throw err;
       }
-      process.stdout.write(`device: ${pair.hostLink}\n`);
-      process.stderr.write(`simulating ${kind} at ${baud} baud; control commands on stdin ("edge-agent simulate ${kind} --help")\n`);
+      ready = { device: pair.hostLink, note: `simulating ${kind} at ${baud} baud; control commands on stdin ("edge-agent simulate ${kind} --help")` };
     }
     for (const [slot, id] of enrolments) {
       if (!simulator.enroll) throw new AgentError('CLI_USAGE', `this simulator keeps no module slots`, {});
@@ -180,6 +181,10 @@ function serveSimulator(kind: string): (values: Values) => Promise<number> {
       // second Ctrl-C) is the same clean stop, not a kill.
       process.on('SIGINT', () => void stop(0));
       process.on('SIGTERM', () => void stop(0));
+      // Only now: whoever waits for this line may stop the simulator at once, and before the
+      // handlers above a SIGTERM killed it by the signal (with a socat left behind).
+      process.stdout.write(`device: ${ready.device}\n`);
+      if (ready.note) process.stderr.write(`${ready.note}\n`);
       rl.on('line', (line) => {
         const words = line.trim().split(/\s+/).filter(Boolean);
         if (words.length === 0) return;
