@@ -819,11 +819,13 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
     let after = 0;
     let scanned = 0;
     // Scan narrow rows in recording order; SQLite itself skips the employees already blocked, so
-    // a long run of one employee's punches costs a C loop, not JavaScript objects.
+    // a long run of one employee's punches costs a C loop, not JavaScript objects. The walk goes
+    // through the index of open deliveries (INDEXED BY): planned without statistics, SQLite took
+    // the primary key from the first seq and stepped over every settled delivery on every batch.
     while (chosen.length < limit && scanned < MAX_SCAN_ROWS) {
       const rows = await this.db.all<{ seq: number; code: string; next: number; cs: number; cc: number; cr: number }>(
         `SELECT d.seq, e.employee_code AS code, d.next_attempt_at AS next, e.clock_synced AS cs, e.clock_corrected AS cc, e.clock_released AS cr
-         FROM outbox_deliveries d JOIN outbox_events e ON e.seq = d.seq
+         FROM outbox_deliveries d INDEXED BY outbox_deliveries_open JOIN outbox_events e ON e.seq = d.seq
          WHERE d.sink = ? AND d.state = 'pending' AND d.seq > ? AND e.employee_code NOT IN (SELECT value FROM json_each(?))
          ORDER BY d.seq LIMIT ?`,
         [sink, after, JSON.stringify([...blocked]), page],

@@ -157,6 +157,23 @@ describe('outbox statements of a batch find their rows by seq', () => {
     await expectNoBacklogReads(statements.filter((s) => !s.sql.includes('INSERT OR IGNORE INTO outbox_deliveries') && !s.sql.includes('SELECT DISTINCT seq')));
   });
 
+  it('the next batch walks the pending deliveries only, never the delivered and dead ones before them', async () => {
+    // Planned without statistics, SQLite walked the primary key (sink, seq) from the start and
+    // filtered state: every batch stepped over all settled deliveries, and a million-punch drain
+    // slowed from 13,000 to 2,400 punches a second as it went (62 ms a batch at 985,000 settled).
+    const outbox = await Outbox.open(db);
+    await outbox.recordMany(Array.from({ length: 40 }, (_, i) => punch(`E${i % 20}`)));
+    const statements = await capture(() => outbox.nextBatch('api', 10, Date.now(), new Set(['E1'])));
+    const scans = statements.filter((c) => /d\.seq > \?/.test(c.sql));
+    expect(scans.length).toBeGreaterThan(0);
+    const walksPending = (plan: string[]) => plan.some((d) => tableOf(d) === 'deliveries' && /\(sink=\? AND state=\? AND seq>\?\)/.test(d));
+    for (const c of scans) expect(walksPending(await planOf(c)), c.sql).toBe(true);
+    // The check catches the statement as it was.
+    const old = { ...scans[0]!, sql: scans[0]!.sql.replace(/ INDEXED BY \w+/, '') };
+    expect(old.sql).not.toBe(scans[0]!.sql);
+    expect(walksPending(await planOf(old))).toBe(false);
+  });
+
   it('two sinks: each sink\'s outcomes and the punch state from both', async () => {
     const outbox = await Outbox.open(db, { sinks: ['api', 'mqtt'] });
     await outbox.recordMany(Array.from({ length: 50 }, (_, i) => punch(`E${i}`)));
