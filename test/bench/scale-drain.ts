@@ -9,7 +9,9 @@
  * with USER_NOT_AVAILABLE, dead letters. 1 % (check-ins of known employees) are refused by the
  * service's database the first two times it stores them (a trigger, RAISE(FAIL), installed from
  * a second connection the way test/integration/api-contract.test.ts makes the database refuse):
- * the service answers that item ERROR, the agent retries it after its backoff, and it goes.
+ * the service answers that item ERROR, the agent retries it after its backoff, and it goes. Two
+ * requests, not two statements: the service stores a refused run again in halves, and every
+ * statement of one request (its `updated_at`) that holds the item is refused alike.
  *
  * Measured:
  * - importPerSec: punches per second through `punch --import` (reading, checking, recording);
@@ -137,11 +139,12 @@ export async function benchDrain(options: DrainOptions = {}): Promise<Record<str
     closeSync(fd);
     const serviceDb = await SqliteDatabase.open(service.dbPath);
     await serviceDb.exec(`
-      CREATE TABLE bench_flaky (employee_code TEXT NOT NULL, in_time TEXT NOT NULL, fails INTEGER NOT NULL, PRIMARY KEY (employee_code, in_time)) WITHOUT ROWID;
+      CREATE TABLE bench_flaky (employee_code TEXT NOT NULL, in_time TEXT NOT NULL, fails INTEGER NOT NULL, last_request TEXT, PRIMARY KEY (employee_code, in_time)) WITHOUT ROWID;
       CREATE TRIGGER bench_flaky_event BEFORE INSERT ON server_events
-        WHEN (SELECT fails FROM bench_flaky WHERE employee_code = NEW.employee_code AND in_time = NEW.in_time) > 0
+        WHEN (SELECT fails > 0 OR last_request IS NEW.updated_at FROM bench_flaky WHERE employee_code = NEW.employee_code AND in_time = NEW.in_time)
       BEGIN
-        UPDATE bench_flaky SET fails = fails - 1 WHERE employee_code = NEW.employee_code AND in_time = NEW.in_time;
+        UPDATE bench_flaky SET fails = fails - 1, last_request = NEW.updated_at
+          WHERE employee_code = NEW.employee_code AND in_time = NEW.in_time AND last_request IS NOT NEW.updated_at;
         SELECT RAISE(FAIL, 'refused by the benchmark: a passing fault');
       END;`);
     await serviceDb.transaction((db) => db.run('INSERT INTO bench_flaky (employee_code, in_time, fails) SELECT value ->> 0, value ->> 1, 2 FROM json_each(?)', [JSON.stringify(flaky)]));

@@ -452,6 +452,26 @@ function contractSuite(database: ServiceDatabase): void {
     });
   });
 
+  describe('a long run of check-ins with refusals in it', () => {
+    it('only the refused items are ERROR, wherever they are in the run; every other item is stored once', async () => {
+      const s = await start();
+      try {
+        const c = makeClient(s);
+        const codesOf = Array.from({ length: 41 }, (_, i) => `RUN${i}`);
+        for (const code of codesOf) await c.addOrUpdateUser({ employeeCode: code, firstName: 'R', lastName: code });
+        // The service stores a refused run again in halves: refusals first, last and side by side.
+        const refused = ['RUN0', 'RUN17', 'RUN18', 'RUN40'];
+        for (const code of refused) await database.refuse(s.dbPath, 'server_events', 'INSERT', code);
+        const env = await c.addEvents(codesOf.map((code) => ({ employeeCode: code, inTime: '2024-08-02 08:00:00' })));
+        expect(codes(env)).toEqual(codesOf.map((code) => (refused.includes(code) ? 'ERROR' : 'SUCCESS')));
+        const stored = await c.getEvents({ from: '2024-08-02 00:00:00', to: '2024-08-02 23:59:59' });
+        expect(stored.returnValue!.map((e) => e.returnValue!.employeeCode).sort()).toEqual(codesOf.filter((code) => !refused.includes(code)).sort());
+      } finally {
+        await s.stop();
+      }
+    });
+  });
+
   describe('ERROR from every operation when the database fails', () => {
     it('answers HTTP 500 ERROR for each of the nine operations, keeps running, and recovers', async () => {
       const s = await start();
