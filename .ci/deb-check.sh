@@ -39,7 +39,7 @@ echo "deb-check: $(basename "$deb"): $(dpkg-deb -f "$deb" Depends)"
 
 unit="$root/lib/systemd/system/edge-agent.service"
 [ -f "$unit" ] || fail "no unit at /lib/systemd/system/edge-agent.service"
-grep -qx 'ExecStart=/usr/bin/node --max-semi-space-size=4 /opt/edge-agent/current/dist/src/cli/main.js run' "$unit" || fail "the unit does not run /opt/edge-agent/current"
+grep -qx 'ExecStart=/usr/bin/node --max-semi-space-size=4 --heap-growing-percent=20 /opt/edge-agent/current/dist/src/cli/main.js run' "$unit" || fail "the unit does not run /opt/edge-agent/current"
 [ -f "$root/etc/udev/rules.d/99-edge-agent.rules" ] || fail "no udev rules"
 grep -qx '/etc/udev/rules.d/99-edge-agent.rules' "$root/var/lib/dpkg/info/edge-agent.conffiles" || fail "the rules are not a conffile"
 grep -q '^edge-agent:x:[0-9]*:[0-9]*::/var/lib/edge-agent:/usr/sbin/nologin$' "$root/etc/passwd" || fail "no system user edge-agent"

@@ -43,7 +43,7 @@ import { formatLocal } from '../../src/store/local-time.js';
 import { waitForLine } from '../helpers/cli.js';
 import { startServiceProcess } from '../helpers/service.js';
 import { daemonStatus, outboxCounts, stopChild } from '../helpers/agent.js';
-import { DAEMON_ENV, agentCli, type AgentCli } from './built-cli.js';
+import { agentCli, type AgentCli } from './built-cli.js';
 import { RssSampler, cpuMs, round } from './proc-sample.js';
 
 export interface DrainOptions {
@@ -92,7 +92,7 @@ async function until(cond: () => Promise<boolean>, timeoutMs: number, what: stri
 /** Starts `run`; its log lines are read (and counted) so a full pipe never blocks it. */
 async function startRun(cli: AgentCli, args: string[]): Promise<{ child: ChildProcess; startMs: number; lines: () => number }> {
   const t0 = performance.now();
-  const child = cli.spawn(['run', ...args], { env: { EDGE_AGENT_LOG_LEVEL: 'info', ...DAEMON_ENV } });
+  const child = cli.spawnDaemon(args, { EDGE_AGENT_LOG_LEVEL: 'info' });
   let lines = 0;
   // BENCH_SCALE_RUN_LOG=FILE keeps what `run` logs (for looking into a slow or stuck drain).
   const keep = process.env.BENCH_SCALE_RUN_LOG ? openSync(process.env.BENCH_SCALE_RUN_LOG, 'a') : null;

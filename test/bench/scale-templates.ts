@@ -24,7 +24,7 @@ import { callDaemon, controlSocketPath } from '../../src/daemon/control-socket.j
 import type { IdentifyOnceResult } from '../../src/terminal/enroller.js';
 import { waitForLine } from '../helpers/cli.js';
 import { stopChild } from '../helpers/agent.js';
-import { DAEMON_ENV, agentCli, eachLine, type AgentCli } from './built-cli.js';
+import { agentCli, eachLine, type AgentCli } from './built-cli.js';
 import { fillTemplateCache } from './scale-fill.js';
 import { RssSampler, percentile, round } from './proc-sample.js';
 
@@ -47,7 +47,7 @@ interface Started {
 /** Starts run, resolves at "edge-agent running" with the identifier's build report from its log. */
 async function start(cli: AgentCli, args: string[]): Promise<Started> {
   const t0 = performance.now();
-  const child = cli.spawn(['run', ...args], { env: { EDGE_AGENT_LOG_LEVEL: 'info', ...DAEMON_ENV } });
+  const child = cli.spawnDaemon(args, { EDGE_AGENT_LOG_LEVEL: 'info' });
   let build: Record<string, unknown> | null = null;
   eachLine(child.stdout!, (line) => {
     if (line.includes('identification indexes built')) build = JSON.parse(line) as Record<string, unknown>;

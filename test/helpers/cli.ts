@@ -84,10 +84,10 @@ export function testConfigFile(): string {
   return file;
 }
 
-/** Starts `edge-agent ...args` and returns the child (for daemons and kill tests). */
-export function spawnCli(args: string[], options: SpawnOptions = {}): ChildProcess {
+/** Starts `edge-agent ...args` and returns the child (for daemons and kill tests); `nodeFlags` go before the script, as in the unit's ExecStart. */
+export function spawnCli(args: string[], options: SpawnOptions = {}, nodeFlags: readonly string[] = []): ChildProcess {
   return captureOutput(
-    spawn(process.execPath, [...TSX_IMPORT, CLI_ENTRY, ...args], {
+    spawn(process.execPath, [...nodeFlags, ...TSX_IMPORT, CLI_ENTRY, ...args], {
       cwd: ROOT,
       stdio: ['pipe', 'pipe', 'pipe'],
       ...options,

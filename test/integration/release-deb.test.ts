@@ -84,7 +84,7 @@ describe.skipIf(!has(...PROGRAMS) || !asRoot)(`the Debian package in a scratch r
     const said = dpkg(root, '-i', deb1);
     expect(said).toContain('created the system user edge-agent');
     const unit = join(root, 'lib/systemd/system/edge-agent.service');
-    expect(readFileSync(unit, 'utf8')).toMatch(/^ExecStart=\/usr\/bin\/node --max-semi-space-size=4 \/opt\/edge-agent\/current\/dist\/src\/cli\/main\.js run$/m);
+    expect(readFileSync(unit, 'utf8')).toMatch(/^ExecStart=\/usr\/bin\/node --max-semi-space-size=4 --heap-growing-percent=20 \/opt\/edge-agent\/current\/dist\/src\/cli\/main\.js run$/m);
     expect(readFileSync(join(root, 'etc/udev/rules.d/99-edge-agent.rules'), 'utf8')).toContain('SYMLINK+="fingerprint-uart0"');
     expect(readFileSync(join(root, 'var/lib/dpkg/info/edge-agent.conffiles'), 'utf8').trim()).toBe('/etc/udev/rules.d/99-edge-agent.rules');
     const user = readFileSync(join(root, 'etc/passwd'), 'utf8').split('\n').find((l) => l.startsWith('edge-agent:'))!;
