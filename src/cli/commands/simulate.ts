@@ -174,8 +174,15 @@ function serveSimulator(kind: string): (values: Values) => Promise<number> {
         process.stdin.destroy();
         await inProcess?.close().catch(() => undefined);
         await simulator.close().catch(() => undefined);
-        await pair?.close();
-        resolve(code);
+        // A socat that will not go must not keep the simulator from ending: say so, exit 1.
+        const closed = await (pair?.close() ?? Promise.resolve()).then(
+          () => true,
+          (err: unknown) => {
+            process.stderr.write(`edge-agent simulate: could not close the pseudo-terminal pair: ${describeError(err)}\n  hint: look for a socat left running (pgrep -a socat) and stop it\n`);
+            return false;
+          },
+        );
+        resolve(closed ? code : 1);
       };
       // Kept to the end: a signal while a stop is under way ("quit", then systemd's stop or a
       // second Ctrl-C) is the same clean stop, not a kill.
