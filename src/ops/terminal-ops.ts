@@ -45,6 +45,8 @@ export class TerminalOps extends TypedEmitter<TerminalOpsEvents> {
   #connected = false;
   #stopping = false;
   #lastPublishAt: string | null = null;
+  /** Per retained leaf: the last gather-and-publish, and the one waiting to start (see #inOrder). */
+  readonly #queues = { info: { tail: Promise.resolve(), waiting: null as Promise<void> | null }, metrics: { tail: Promise.resolve(), waiting: null as Promise<void> | null } };
   /** The broker away: one warning, then fewer and fewer, each with the count left out. */
   readonly #away = new RepeatedWarning(log);
   /** Error answers: anyone on the broker can send a request that earns one, as fast as it likes. */
@@ -153,21 +155,45 @@ export class TerminalOps extends TypedEmitter<TerminalOpsEvents> {
     }
   }
 
-  async publishInfo(): Promise<void> {
-    try {
-      await this.#publish('info', { ...(await this.#o.info()), at: new Date().toISOString() }, true);
-    } catch (err) {
-      log.warn({ err: (err as Error).message }, 'could not gather info');
-    }
+  /**
+   * Gathers and publishes one retained leaf, one at a time and in the order asked. Gathering
+   * takes a while (the outbox, the scanners): run side by side, the snapshot gathered on connect
+   * ("connecting") was published after the one a scanner's "ready" asked for, and the fleet saw
+   * the terminal degraded until the next metrics. A call made while one is waiting to start
+   * shares it: that one gathers the newest state anyway.
+   */
+  #inOrder(leaf: 'info' | 'metrics', run: () => Promise<void>): Promise<void> {
+    const q = this.#queues[leaf];
+    if (q.waiting) return q.waiting;
+    const next = q.tail.then(() => {
+      q.waiting = null;
+      return run();
+    });
+    q.waiting = next;
+    q.tail = next.catch(() => undefined);
+    return next;
   }
 
-  async publishMetrics(): Promise<void> {
-    if (!this.#connected) return;
-    try {
-      await this.#publish('metrics', { ...(await this.#o.metrics()), at: new Date().toISOString() }, true);
-    } catch (err) {
-      log.warn({ err: (err as Error).message }, 'could not gather metrics');
-    }
+
+  publishInfo(): Promise<void> {
+    return this.#inOrder('info', async () => {
+      try {
+        await this.#publish('info', { ...(await this.#o.info()), at: new Date().toISOString() }, true);
+      } catch (err) {
+        log.warn({ err: (err as Error).message }, 'could not gather info');
+      }
+    });
+  }
+
+  publishMetrics(): Promise<void> {
+    if (!this.#connected) return Promise.resolve();
+    return this.#inOrder('metrics', async () => {
+      try {
+        await this.#publish('metrics', { ...(await this.#o.metrics()), at: new Date().toISOString() }, true);
+      } catch (err) {
+        log.warn({ err: (err as Error).message }, 'could not gather metrics');
+      }
+    });
   }
 
   /** Publishes `offline` (a clean stop) and disconnects; the last will is not sent. */

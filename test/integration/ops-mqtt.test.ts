@@ -63,6 +63,36 @@ describe('terminal ops over a real broker', () => {
     expect(await nextMessage(broker.url, 'att/s1/t1/state')).toBe('offline');
   });
 
+  it('retains the newest info when a slow gather started first: publishes of a leaf go one at a time, in order', async () => {
+    // On connect the agent gathers info while its scanner is still connecting; the scanner is
+    // ready a moment later and asks again. The first gather, slower, used to publish last.
+    let scanner = 'connecting';
+    let calls = 0;
+    const ops = new TerminalOps({
+      url: broker.url,
+      base: { prefix: 'att', site: 's1', terminal: 't-order' },
+      info: async () => {
+        const seen = scanner;
+        if (++calls === 2) await new Promise((r) => setTimeout(r, 400));
+        return { scanners: { sim: seen } };
+      },
+      metrics: () => ({}),
+      metricsIntervalMs: 60_000,
+      router: new CommandRouter(verifier('t-order')),
+    });
+    await ops.start(5000);
+    try {
+      const slow = ops.publishInfo();
+      await new Promise((r) => setTimeout(r, 50));
+      scanner = 'ready';
+      await Promise.all([slow, ops.publishInfo()]);
+      expect(calls).toBe(3);
+      expect(JSON.parse(await nextMessage(broker.url, 'att/s1/t-order/info')).scanners).toEqual({ sim: 'ready' });
+    } finally {
+      await ops.stop();
+    }
+  });
+
   it('leaves a retained lost state through the last will when the process is killed', async () => {
     const script = `
       import { TerminalOps } from './src/ops/terminal-ops.ts';

@@ -221,7 +221,7 @@ describe(`the technician's walk-through, as written in docs/technician.md (scann
         expect(r.stdout, `${out}\nagent:\n${agent ? outputOf(agent) : ''}`).toMatch(/^delivered +1 +\(last delivery /m);
         expect(r.stdout).toMatch(/^pending +0/m);
       } else if (line === 'edge-agent fleet --check') {
-        expect(r.code, out).toBe(0);
+        expect(r.code, `${out}\nagent:\n${agent ? outputOf(agent) : ''}`).toBe(0);
         expect(r.stdout, out).toMatch(/plant-north +gate-1 +online +\S+ ago +1\/1 ready +0 /);
         expect(r.stdout, out).toMatch(/^OK: 1 terminal\(s\), none lost or degraded$/m);
       } else {

@@ -65,8 +65,12 @@ export class OpsComponent implements DaemonComponent {
       router,
       maxPayloadBytes: config.mqtt.maxPayloadBytes,
     });
-    await ops.start(1500);
+    // Known to the others before it connects: a scanner that becomes ready while the first
+    // info is gathered asks for another, which goes after it (TerminalOps publishes a leaf in
+    // order). Set after the start, that ask was lost and the fleet saw "connecting" until the
+    // next metrics. Before the connection a publish is a no-op; the connection publishes anew.
     rt.ops = ops;
+    await ops.start(1500);
   }
 
   async stop(): Promise<void> {
