@@ -110,8 +110,12 @@ done
 step "template extract finger + iris: byte-identical to $(uname -m) ($(stat -c %s "$work/img/finger.$arch") + $(stat -c %s "$work/img/iris.$arch") B)"
 
 # Started directly, not through ea (a function runs in a subshell): $! is then the agent's own
-# process (the wrapper execs qemu, which passes signals on), so Ctrl-C reaches it.
-"$node_cmd" "$rel/dist/src/cli/main.js" run --embedded --data "$work/embedded" > "$work/embedded.log" 2>&1 &
+# process (the wrapper execs qemu, which passes signals on), so Ctrl-C reaches it. With the node
+# flags the unit gives the daemon (DAEMON_NODE_FLAGS, read from the release): this node must take them.
+daemon_flags="$(node --input-type=module -e "import('$rel/dist/src/setup/service-files.js').then((m) => console.log(m.DAEMON_NODE_FLAGS.join(' ')))")"
+[ -n "$daemon_flags" ] || fail "could not read DAEMON_NODE_FLAGS from the release"
+# shellcheck disable=SC2086 # the flags are words
+"$node_cmd" $daemon_flags "$rel/dist/src/cli/main.js" run --embedded --data "$work/embedded" > "$work/embedded.log" 2>&1 &
 embedded_pid=$!
 deadline=$(( $(date +%s) + ${SMOKE_EMBEDDED_TIMEOUT:-900} ))
 until grep -qE 'delivered: [0-9]+ punch\(es\) to api' "$work/embedded.log"; do
@@ -119,7 +123,7 @@ until grep -qE 'delivered: [0-9]+ punch\(es\) to api' "$work/embedded.log"; do
   [ "$(date +%s)" -lt "$deadline" ] || { cat "$work/embedded.log" >&2; fail "run --embedded delivered nothing in ${SMOKE_EMBEDDED_TIMEOUT:-900} s"; }
   sleep 2
 done
-step "run --embedded: $(grep -m1 -oE 'delivered: [0-9]+ punch\(es\) to api' "$work/embedded.log")"
+step "run --embedded ($daemon_flags): $(grep -m1 -oE 'delivered: [0-9]+ punch\(es\) to api' "$work/embedded.log")"
 kill -INT "$embedded_pid"
 code=0; wait "$embedded_pid" || code=$?
 embedded_pid=""
