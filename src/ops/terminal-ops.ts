@@ -174,7 +174,6 @@ export class TerminalOps extends TypedEmitter<TerminalOpsEvents> {
     return next;
   }
 
-
   publishInfo(): Promise<void> {
     return this.#inOrder('info', async () => {
       try {

@@ -354,6 +354,17 @@ const INSERT_DELIVERIES_AFTER = 'INSERT INTO outbox_deliveries (sink, seq) SELEC
 const SEQS = 'SELECT value FROM json_each(?)';
 const OUTCOME_VALUE = (column: string) => `(SELECT o.${column} FROM temp.outbox_outcomes o WHERE o.seq = outbox_deliveries.seq)`;
 
+/** The sink set the deliveries were last reconciled with, sorted (empty: not known). */
+async function reconciledSinks(db: SqliteDatabase): Promise<string[]> {
+  return (await db.all<{ sink: string }>('SELECT sink FROM outbox_sinks ORDER BY sink')).map((r) => r.sink);
+}
+
+/** `sorted` (sorted) holds the same sinks as `sinks` (distinct, any order). */
+function sameSinks(sorted: readonly string[], sinks: readonly string[]): boolean {
+  const other = [...sinks].sort();
+  return sorted.length === other.length && sorted.every((s, i) => s === other[i]);
+}
+
 /** How many rows `nextBatch` looks at per call at most, so a long blocked head cannot stall a call. */
 const MAX_SCAN_ROWS = 200_000;
 
@@ -379,9 +390,8 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
     await db.migrate('outbox', OUTBOX_MIGRATIONS);
     await db.exec(OUTCOMES_TABLE);
     const outbox = new Outbox(db, options);
-    const known = (await db.all<{ sink: string }>('SELECT sink FROM outbox_sinks ORDER BY sink')).map((r) => r.sink);
-    const mine = [...outbox.sinks].sort();
-    outbox.#otherSinks = known.length > 0 && (known.length !== mine.length || known.some((s, i) => s !== mine[i]));
+    const known = await reconciledSinks(db);
+    outbox.#otherSinks = known.length > 0 && !sameSinks(known, outbox.sinks);
     return outbox;
   }
 
@@ -788,8 +798,7 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
     const now = this.#now();
     const wanted = [...new Set(sinks)].sort();
     await this.db.transaction(async (db) => {
-      const known = (await db.all<{ sink: string }>('SELECT sink FROM outbox_sinks ORDER BY sink')).map((r) => r.sink);
-      if (known.length === wanted.length && known.every((s, i) => s === wanted[i])) return;
+      if (sameSinks(await reconciledSinks(db), wanted)) return;
       const json = JSON.stringify(wanted);
       const stale = await db.all<{ seq: number }>("SELECT DISTINCT seq FROM outbox_deliveries WHERE state = 'pending' AND sink NOT IN (SELECT value FROM json_each(?))", [json]);
       for (const sink of wanted) {

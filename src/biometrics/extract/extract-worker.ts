@@ -5,8 +5,7 @@
 import { parentPort } from 'node:worker_threads';
 import { isAgentError } from '../../core/errors.js';
 import { extractTemplate, type ExtractRequest } from './extract-image.js';
-import { FINGER_MODEL } from './finger-pipeline.js';
-import { IRIS_MODEL } from './iris-pipeline.js';
+import { FINGER_MODEL, IRIS_MODEL } from './model-path.js';
 import { getSession, setInferenceThreads } from './onnx-sessions.js';
 
 /** `warm`: load both bundled models now (at start-up) rather than at the first capture. */

@@ -26,8 +26,6 @@ export const FINGER_BANK_LAYOUT = { orientations: 16, periods: [7.5, 10] } as co
 const ORIENTATIONS = FINGER_BANK_LAYOUT.orientations;
 const PERIODS = FINGER_BANK_LAYOUT.periods;
 
-export { FINGER_MODEL };
-
 export interface FingerExtractOptions extends MinutiaeOptions {
   /** Resolution of the input image; without it the image's own (`GrayImage.dpi`), else 500 is assumed. Resampled to 500 dpi. */
   dpi?: number;

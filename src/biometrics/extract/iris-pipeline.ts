@@ -18,8 +18,6 @@ import { localizeIris, type IrisCheckOptions, type IrisLocalization } from './ir
 import { IRIS_MODEL } from './model-path.js';
 import { getSession, ort } from './onnx-sessions.js';
 
-
-export { IRIS_MODEL };
 const ROWS = 32, COLS = 256, RINGS = 8, ANGLES = 128;
 
 export interface IrisExtractOptions extends IrisCheckOptions {

@@ -46,4 +46,4 @@ export async function releaseSessions(): Promise<void> {
   for (const s of all) await (await s.catch(() => undefined))?.release();
 }
 
-export { ort, modelPath };
+export { ort };
