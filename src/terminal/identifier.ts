@@ -24,7 +24,7 @@ import { IrisIndex, type IrisIndexOptions } from '../biometrics/iris/iris-index.
 import { MODALITIES } from '../store/template-schema.js';
 import type { ChangeState, Modality, StoredTemplate, TemplateCache } from '../store/template-cache.js';
 import { readIndexSnapshot, writeIndexSnapshot } from '../store/index-snapshot.js';
-import { idsFromBytes, idsToBytes, positions, type SnapshotLoad, type SnapshotPart } from '../biometrics/snapshot-part.js';
+import { count, idsFromBytes, idsToBytes, positions, type SnapshotLoad, type SnapshotPart } from '../biometrics/snapshot-part.js';
 import type { AgentConfig } from '../config/config.js';
 import { LatencyWindow } from '../core/latency.js';
 
@@ -247,12 +247,12 @@ export class Identifier {
         targets.push(...load.targets);
       }
       // The owners: the employee codes once, then per matcher the employee number of each slot.
-      const sizes = header.matchers.owners as { employees?: unknown } | undefined;
-      if (typeof sizes?.employees !== 'number' || !Number.isInteger(sizes.employees) || sizes.employees < 0) return 'it has no owners';
-      employeesBytes = new Uint8Array(sizes.employees);
+      const employees = count((header.matchers.owners ?? {}) as Record<string, unknown>, 'employees');
+      if (employees === null) return 'it has no owners';
+      employeesBytes = new Uint8Array(employees);
       for (const m of capable) {
-        const n = (header.matchers[m.modality] as Record<string, unknown>).owners;
-        if (typeof n !== 'number' || !Number.isInteger(n) || n < 0) return `it has no owners of the ${m.modality} templates`;
+        const n = count(header.matchers[m.modality] as Record<string, unknown>, 'owners');
+        if (n === null) return `it has no owners of the ${m.modality} templates`;
         numbers.set(m, new Int32Array(n));
       }
       return [...targets, employeesBytes, ...capable.map((m) => numbers.get(m)!)];
