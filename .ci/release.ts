@@ -30,7 +30,15 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CHECKSUM_FILE, RELEASE_FILE, checksumText, type ReleaseInfo } from '../src/setup/releases.js';
 import { buildDeb } from './release/deb.js';
-import { BUILT_ADDONS, cachedAddon, checkNativeModules, defaultCacheDir, provideAddon, pruneForeignBinaries, type Arch } from './release/native.js';
+import {
+  BUILT_ADDONS,
+  cachedAddon,
+  checkNativeModules,
+  defaultCacheDir,
+  provideAddon,
+  pruneForeignBinaries,
+  type Arch,
+} from './release/native.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
@@ -96,7 +104,8 @@ rmSync(join(stage, 'node_modules/.package-lock.json'), { force: true });
 
 // What runs: the models, the unit and the rules, and a package.json without the development side.
 mkdirSync(join(stage, 'models'));
-for (const f of readdirSync(join(ROOT, 'models'))) if (f.endsWith('.onnx') || f === 'README.md') cpSync(join(ROOT, 'models', f), join(stage, 'models', f));
+for (const f of readdirSync(join(ROOT, 'models')))
+  if (f.endsWith('.onnx') || f === 'README.md') cpSync(join(ROOT, 'models', f), join(stage, 'models', f));
 mkdirSync(join(stage, 'systemd'));
 for (const f of ['edge-agent.service', '99-edge-agent.rules']) cpSync(join(ROOT, 'systemd', f), join(stage, 'systemd', f));
 const { devDependencies: _dev, scripts: _scripts, ...runtime } = pkg;
@@ -106,12 +115,18 @@ rmSync(join(stage, '.npmrc'));
 chmodSync(join(stage, 'dist/src/cli/main.js'), 0o755);
 
 const commit = spawnSync('git', ['rev-parse', 'HEAD'], { cwd: ROOT, encoding: 'utf8' });
-const info: ReleaseInfo = { name: 'edge-agent', version: pkg.version, arch, ...(commit.status === 0 ? { commit: commit.stdout.trim() } : {}) };
+const info: ReleaseInfo = {
+  name: 'edge-agent',
+  version: pkg.version,
+  arch,
+  ...(commit.status === 0 ? { commit: commit.stdout.trim() } : {}),
+};
 writeFileSync(join(stage, RELEASE_FILE), `${JSON.stringify(info, null, 2)}\n`);
 writeFileSync(join(stage, CHECKSUM_FILE), checksumText(stage));
 
 // Reproducible archive: sorted names, root owner, one timestamp (the commit's).
-const epoch = process.env.SOURCE_DATE_EPOCH ?? (spawnSync('git', ['log', '-1', '--format=%ct'], { cwd: ROOT, encoding: 'utf8' }).stdout.trim() || '0');
+const epoch =
+  process.env.SOURCE_DATE_EPOCH ?? (spawnSync('git', ['log', '-1', '--format=%ct'], { cwd: ROOT, encoding: 'utf8' }).stdout.trim() || '0');
 const tarball = join(outDir, `${name}.tar.gz`);
 sh('tar', ['--sort=name', '--owner=0', '--group=0', '--numeric-owner', `--mtime=@${epoch}`, '-czf', tarball, '-C', stageRoot, name]);
 log(`${tarball} (${Math.round(Number(sh('stat', ['-c', '%s', tarball])) / 1048576)} MB)`);

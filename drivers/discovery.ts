@@ -60,7 +60,9 @@ export interface Probe {
 
 /** The serial families' probes, from the registry: those that can be probed (a badge reader says nothing until a card is read). */
 function serialProbes(): Probe[] {
-  return familiesOn('serial').filter((e) => e.probeable !== false).map((e) => ({ family: e.family, bauds: e.probeBauds, run: (path, baud, timeoutMs) => e.probe(path, { baud, timeoutMs }) }));
+  return familiesOn('serial')
+    .filter((e) => e.probeable !== false)
+    .map((e) => ({ family: e.family, bauds: e.probeBauds, run: (path, baud, timeoutMs) => e.probe(path, { baud, timeoutMs }) }));
 }
 
 /** Serial ports on this machine: serialport's list (udev) merged with a scan of /dev. */
@@ -92,8 +94,13 @@ export interface HidDeviceSummary {
 /** HID devices (node-hid); empty when node-hid cannot enumerate (no hidraw access). */
 export async function listHidDevices(): Promise<HidDeviceSummary[]> {
   try {
-    const hid = (await import('node-hid')) as unknown as { devices(): Array<{ path?: string; vendorId: number; productId: number; product?: string }> };
-    return hid.devices().filter((d) => d.path).map((d) => ({ path: d.path!, vendorId: d.vendorId, productId: d.productId, product: d.product ?? null }));
+    const hid = (await import('node-hid')) as unknown as {
+      devices(): Array<{ path?: string; vendorId: number; productId: number; product?: string }>;
+    };
+    return hid
+      .devices()
+      .filter((d) => d.path)
+      .map((d) => ({ path: d.path!, vendorId: d.vendorId, productId: d.productId, product: d.product ?? null }));
   } catch (err) {
     log.debug({ err: String(err) }, 'HID enumeration failed');
     return [];
@@ -101,7 +108,10 @@ export async function listHidDevices(): Promise<HidDeviceSummary[]> {
 }
 
 /** Probes one serial port with every known protocol; the first answer wins. */
-export async function probeSerialPort(path: string, options: { baud?: number; timeoutMs?: number; probes?: Probe[] } = {}): Promise<PortReport> {
+export async function probeSerialPort(
+  path: string,
+  options: { baud?: number; timeoutMs?: number; probes?: Probe[] } = {},
+): Promise<PortReport> {
   const t0 = performance.now();
   const probes = options.probes ?? serialProbes();
   const timeoutMs = options.timeoutMs ?? 250;
@@ -118,7 +128,14 @@ export async function probeSerialPort(path: string, options: { baud?: number; ti
     try {
       const found = await probe.run(path, baud, timeoutMs);
       if (found) {
-        return { path, transport: 'serial', device: { path, transport: 'serial', family: probe.family, baud, ...found }, error: null, tried, ms: performance.now() - t0 };
+        return {
+          path,
+          transport: 'serial',
+          device: { path, transport: 'serial', family: probe.family, baud, ...found },
+          error: null,
+          tried,
+          ms: performance.now() - t0,
+        };
       }
     } catch (err) {
       if (isAgentError(err) && err.code.startsWith('TRANSPORT_')) {
@@ -133,14 +150,23 @@ export async function probeSerialPort(path: string, options: { baud?: number; ti
 /** Every port with what answered on it (or why nothing could). */
 export async function discoverPorts(options: DiscoveryOptions = {}): Promise<PortReport[]> {
   const paths = options.port ? [options.port] : await listSerialPorts();
-  const reports = await Promise.all(paths.map((p) => probeSerialPort(p, { ...(options.baud ? { baud: options.baud } : {}), ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}) })));
+  const reports = await Promise.all(
+    paths.map((p) =>
+      probeSerialPort(p, {
+        ...(options.baud ? { baud: options.baud } : {}),
+        ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
+      }),
+    ),
+  );
   if (!options.port) {
     const hids = await listHidDevices();
-    const found = await Promise.all(hids.map(async (h) => {
-      const t0 = performance.now();
-      const { device, tried } = await probeHid(h);
-      return { path: h.path, transport: 'hid' as const, device, error: null, tried, ms: performance.now() - t0 };
-    }));
+    const found = await Promise.all(
+      hids.map(async (h) => {
+        const t0 = performance.now();
+        const { device, tried } = await probeHid(h);
+        return { path: h.path, transport: 'hid' as const, device, error: null, tried, ms: performance.now() - t0 };
+      }),
+    );
     reports.push(...found);
   }
   return reports;

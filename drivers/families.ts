@@ -40,7 +40,12 @@ export function familyEntry<F extends ScannerFamily>(family: F): Families[F];
 export function familyEntry(family: string): ScannerFamilyEntry;
 export function familyEntry(family: string): ScannerFamilyEntry {
   if (!isScannerFamily(family)) {
-    throw new AgentError('DRIVER_UNKNOWN_FAMILY', `no driver for scanner family "${family}"`, { family }, { hint: `use ${SCANNER_FAMILIES.join(', ')}; "edge-agent devices" tells which one is attached` });
+    throw new AgentError(
+      'DRIVER_UNKNOWN_FAMILY',
+      `no driver for scanner family "${family}"`,
+      { family },
+      { hint: `use ${SCANNER_FAMILIES.join(', ')}; "edge-agent devices" tells which one is attached` },
+    );
   }
   return FAMILIES[family] as ScannerFamilyEntry;
 }

@@ -41,7 +41,11 @@ export interface SimulatedScanner<S extends SimulatorControl = SimulatorControl>
   simulator: S;
 }
 
-export interface ScannerFamilyEntry<F extends ScannerFamily = ScannerFamily, Sim extends SimulatorControl = SimulatorControl, Opts = object> {
+export interface ScannerFamilyEntry<
+  F extends ScannerFamily = ScannerFamily,
+  Sim extends SimulatorControl = SimulatorControl,
+  Opts = object,
+> {
   readonly family: F;
   readonly modality: ScannerModality;
   /** `serial`: a byte stream (discovery probes serial ports); `hid`: USB HID reports. */
@@ -93,7 +97,9 @@ export interface SerialFamilyDefinition<F extends ScannerFamily, Sim extends Sim
 export const DEFAULT_PROBE_TIMEOUT_MS = 250;
 
 /** A serial family's entry from its definition. */
-export function serialFamily<F extends ScannerFamily, Sim extends SimulatorControl, Opts extends SerialScannerOptions>(def: SerialFamilyDefinition<F, Sim, Opts>): ScannerFamilyEntry<F, Sim, Opts> {
+export function serialFamily<F extends ScannerFamily, Sim extends SimulatorControl, Opts extends SerialScannerOptions>(
+  def: SerialFamilyDefinition<F, Sim, Opts>,
+): ScannerFamilyEntry<F, Sim, Opts> {
   return {
     family: def.family,
     modality: def.modality,
@@ -119,7 +125,11 @@ export function serialFamily<F extends ScannerFamily, Sim extends SimulatorContr
       const { host, device } = createMemoryPair(`sim-${def.family}`);
       await device.open();
       const simulator = await def.simulator(device, { pacing: false, ...options });
-      const scanner = def.scanner(host, { baud: options.baud ?? def.defaultBaud, ...(options.format !== undefined ? { format: options.format } : {}), ...options.scanner } as Opts);
+      const scanner = def.scanner(host, {
+        baud: options.baud ?? def.defaultBaud,
+        ...(options.format !== undefined ? { format: options.format } : {}),
+        ...options.scanner,
+      } as Opts);
       return { scanner, simulator };
     },
     attachSimulator: (transport, options) => def.simulator(transport, options),

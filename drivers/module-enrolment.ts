@@ -38,7 +38,9 @@ const LIFT_REMINDER_MS = 4000;
 
 /** The signal's reason when it is an error, else CORE_ABORTED. */
 function aborted(signal: AbortSignal): Error {
-  return signal.reason instanceof Error ? signal.reason : new AgentError('CORE_ABORTED', 'the module enrolment was cancelled', {}, { hint: 'run the enrolment again' });
+  return signal.reason instanceof Error
+    ? signal.reason
+    : new AgentError('CORE_ABORTED', 'the module enrolment was cancelled', {}, { hint: 'run the enrolment again' });
 }
 
 export async function enrolByPresses(s: PressSteps): Promise<void> {
@@ -56,7 +58,12 @@ export async function enrolByPresses(s: PressSteps): Promise<void> {
     prompt({ press, action: 'lift', reason: 'the finger is still on the sensor' });
     if (await s.lifted(s.pressTimeoutMs, signal)) return;
     if (signal?.aborted) throw aborted(signal);
-    throw new AgentError('DRIVER_FINGER_NOT_LIFTED', `the finger stayed on the sensor after press ${press} of ${presses}`, { press, of: presses }, { hint: 'lift the finger off the sensor between presses, then place it again when asked', retryable: true });
+    throw new AgentError(
+      'DRIVER_FINGER_NOT_LIFTED',
+      `the finger stayed on the sensor after press ${press} of ${presses}`,
+      { press, of: presses },
+      { hint: 'lift the finger off the sensor between presses, then place it again when asked', retryable: true },
+    );
   };
   let reason: string | undefined;
   for (let step = 1; step <= presses; ) {
@@ -70,7 +77,12 @@ export async function enrolByPresses(s: PressSteps): Promise<void> {
       tries.set(step, tried);
       if (!pressCanBeRetried(e)) throw e;
       if (tried > retries) {
-        throw new AgentError(e.code, `press ${step} of ${presses} was not taken in ${tried} tries: ${e.message}`, { ...e.context, press: step, of: presses, tries: tried }, { hint: e.hint, retryable: true, cause: e });
+        throw new AgentError(
+          e.code,
+          `press ${step} of ${presses} was not taken in ${tried} tries: ${e.message}`,
+          { ...e.context, press: step, of: presses, tries: tried },
+          { hint: e.hint, retryable: true, cause: e },
+        );
       }
       reason = e.message;
       await lift(step);

@@ -28,17 +28,36 @@ export type { SimulatedScanner } from './family.js';
 export const SIMULATED_FAMILIES: readonly ScannerFamily[] = SCANNER_FAMILIES;
 
 /** Puts the family's simulator on a device-side byte transport (already open or opened by it). */
-export async function attachSimulator<F extends ScannerFamily>(family: F, transport: ByteTransport, options: SimulatorOptions): Promise<SimulatorOf<F>>;
-export async function attachSimulator(family: ScannerFamily, transport: ByteTransport, options: SimulatorOptions): Promise<SimulatorControl> {
+export async function attachSimulator<F extends ScannerFamily>(
+  family: F,
+  transport: ByteTransport,
+  options: SimulatorOptions,
+): Promise<SimulatorOf<F>>;
+export async function attachSimulator(
+  family: ScannerFamily,
+  transport: ByteTransport,
+  options: SimulatorOptions,
+): Promise<SimulatorControl> {
   const entry = familyEntry(family);
   if (!entry.attachSimulator) {
-    throw new AgentError('DRIVER_UNKNOWN_FAMILY', `the ${family} simulator is a HID device, not a byte stream: it runs in-process only`, { family }, { hint: `use createSimulatedScanner('${family}') (edge-agent simulate iris)` });
+    throw new AgentError(
+      'DRIVER_UNKNOWN_FAMILY',
+      `the ${family} simulator is a HID device, not a byte stream: it runs in-process only`,
+      { family },
+      { hint: `use createSimulatedScanner('${family}') (edge-agent simulate iris)` },
+    );
   }
   return entry.attachSimulator(transport, options);
 }
 
 /** A scanner of `family` wired in-process to its simulator. The scanner is not opened yet. */
-export async function createSimulatedScanner<F extends ScannerFamily>(family: F, options: SimulatorOptions & { scanner?: ScannerOptionsOf<F> }): Promise<SimulatedScanner<SimulatorOf<F>>>;
-export async function createSimulatedScanner(family: ScannerFamily, options: SimulatorOptions & { scanner?: unknown }): Promise<SimulatedScanner> {
+export async function createSimulatedScanner<F extends ScannerFamily>(
+  family: F,
+  options: SimulatorOptions & { scanner?: ScannerOptionsOf<F> },
+): Promise<SimulatedScanner<SimulatorOf<F>>>;
+export async function createSimulatedScanner(
+  family: ScannerFamily,
+  options: SimulatorOptions & { scanner?: unknown },
+): Promise<SimulatedScanner> {
   return familyEntry(family).simulate(options as SimulatorOptions & { scanner?: object });
 }

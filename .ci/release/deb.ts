@@ -49,17 +49,24 @@ export function buildDeb(releaseDir: string, outDir: string, options: DebOptions
 
   const unitDir = join(root, 'lib/systemd/system');
   mkdirSync(unitDir, { recursive: true });
-  writeFileSync(join(unitDir, UNIT_NAME), renderUnit(readFileSync(join(options.systemdDir, UNIT_NAME), 'utf8'), releaseExecStart('/usr/bin/node')), { mode: 0o644 });
+  writeFileSync(
+    join(unitDir, UNIT_NAME),
+    renderUnit(readFileSync(join(options.systemdDir, UNIT_NAME), 'utf8'), releaseExecStart('/usr/bin/node')),
+    { mode: 0o644 },
+  );
   const rulesDir = join(root, 'etc/udev/rules.d');
   mkdirSync(rulesDir, { recursive: true });
-  writeFileSync(join(rulesDir, RULES_NAME), renderRules(readFileSync(join(options.systemdDir, RULES_NAME), 'utf8'), 'edge-agent'), { mode: 0o644 });
+  writeFileSync(join(rulesDir, RULES_NAME), renderRules(readFileSync(join(options.systemdDir, RULES_NAME), 'utf8'), 'edge-agent'), {
+    mode: 0o644,
+  });
   mkdirSync(join(root, 'usr/bin'), { recursive: true });
   writeFileSync(join(root, 'usr/bin/edge-agent'), commandScript('/usr/bin/node'), { mode: 0o755 });
 
   const control = join(root, 'DEBIAN');
   mkdirSync(control);
   const kb = sh('du', ['-sk', '--exclude=DEBIAN', root]).split(/\s/)[0]!;
-  const fill = (text: string) => text.replaceAll('@VERSION@', info.version).replaceAll('@DEB_ARCH@', debArch).replaceAll('@INSTALLED_SIZE@', kb);
+  const fill = (text: string) =>
+    text.replaceAll('@VERSION@', info.version).replaceAll('@DEB_ARCH@', debArch).replaceAll('@INSTALLED_SIZE@', kb);
   const templates = join(options.systemdDir, 'debian');
   for (const name of readdirSync(templates)) {
     writeFileSync(join(control, name), fill(readFileSync(join(templates, name), 'utf8')));

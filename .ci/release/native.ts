@@ -6,7 +6,19 @@
  * the package's prebuilt binary if it has any and GitHub is reachable, else a cross-build.
  */
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, openSync, readdirSync, readSync, closeSync, readFileSync, rmdirSync, rmSync, statSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readSync,
+  closeSync,
+  readFileSync,
+  rmdirSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 
@@ -80,7 +92,8 @@ export function checkNativeModules(nodeModules: string, arch: Arch): Record<stri
   for (const pkg of NATIVE_PACKAGES) {
     const dir = join(nodeModules, pkg);
     const list: string[] = [];
-    if (existsSync(dir)) walk(dir, (p) => p.endsWith('.node') && elfMachine(p) === MACHINE[arch] && list.push(p.slice(nodeModules.length + 1)));
+    if (existsSync(dir))
+      walk(dir, (p) => p.endsWith('.node') && elfMachine(p) === MACHINE[arch] && list.push(p.slice(nodeModules.length + 1)));
     if (list.length === 0) throw new Error(`release: ${pkg} has no native module for linux-${arch}`);
     found[pkg] = list;
   }
@@ -132,11 +145,18 @@ export function defaultCacheDir(): string {
 }
 
 function run(cmd: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = {}, timeoutMs = 30 * 60_000): { ok: boolean; out: string } {
-  const r = spawnSync(cmd, args, { cwd, env: { ...process.env, ...env }, encoding: 'utf8', timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024 });
+  const r = spawnSync(cmd, args, {
+    cwd,
+    env: { ...process.env, ...env },
+    encoding: 'utf8',
+    timeout: timeoutMs,
+    maxBuffer: 64 * 1024 * 1024,
+  });
   return { ok: r.status === 0, out: `${r.stdout ?? ''}${r.stderr ?? ''}${r.error ? String(r.error) : ''}` };
 }
 
-const versionOf = (pkgDir: string): string => (JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8')) as { version: string }).version;
+const versionOf = (pkgDir: string): string =>
+  (JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8')) as { version: string }).version;
 
 /**
  * The cache key of an addon: the package version, the target, and what else the binary depends
@@ -171,7 +191,8 @@ export function headersAbi(nodedir: string): string | null {
  * was obtained goes into the cache; only the binary stays in build/. Returns how it was obtained.
  */
 export function provideAddon(spec: AddonSpec, stagedPkg: string, arch: Arch, opts: AddonOptions): string {
-  if (!existsSync(join(stagedPkg, 'package.json'))) throw new Error(`release: ${spec.pkg} is not in the staged node_modules (npm ci left it out?)`);
+  if (!existsSync(join(stagedPkg, 'package.json')))
+    throw new Error(`release: ${spec.pkg} is not in the staged node_modules (npm ci left it out?)`);
   const version = versionOf(stagedPkg);
   const cross = arch !== (process.arch as Arch);
   const cxx = cross ? 'aarch64-linux-gnu-g++' : 'g++';
@@ -187,8 +208,10 @@ export function provideAddon(spec: AddonSpec, stagedPkg: string, arch: Arch, opt
       copyFileSync(target, cached);
     }
     // Only the addon is needed at run time (sqlite3's objects and SQLite sources are ~20 MB).
-    for (const e of readdirSync(join(stagedPkg, 'build'))) if (e !== 'Release') rmSync(join(stagedPkg, 'build', e), { recursive: true, force: true });
-    for (const e of readdirSync(join(stagedPkg, 'build/Release'))) if (e !== spec.binary) rmSync(join(stagedPkg, 'build/Release', e), { recursive: true, force: true });
+    for (const e of readdirSync(join(stagedPkg, 'build')))
+      if (e !== 'Release') rmSync(join(stagedPkg, 'build', e), { recursive: true, force: true });
+    for (const e of readdirSync(join(stagedPkg, 'build/Release')))
+      if (e !== spec.binary) rmSync(join(stagedPkg, 'build/Release', e), { recursive: true, force: true });
     opts.log(`${spec.pkg} ${version} for linux-${arch}: ${how}`);
     return how;
   };
@@ -196,24 +219,44 @@ export function provideAddon(spec: AddonSpec, stagedPkg: string, arch: Arch, opt
 
   const host = join(opts.hostModules, spec.pkg);
   const hostBinary = join(host, 'build/Release', spec.binary);
-  if (!cross && existsSync(hostBinary) && versionOf(host) === version) return keep(hostBinary, 'the checkout\'s own build');
+  if (!cross && existsSync(hostBinary) && versionOf(host) === version) return keep(hostBinary, "the checkout's own build");
 
   if (spec.prebuilds) {
-    const prebuild = run(join(opts.hostModules, '.bin/prebuild-install'), ['-r', 'napi', '--arch', arch, '--platform', 'linux'], stagedPkg, {}, 120_000);
-    if (prebuild.ok && existsSync(target)) return keep(target, 'the project\'s prebuilt binary');
-    opts.log(`${spec.pkg}: no prebuilt binary reachable (${prebuild.out.trim().split('\n').pop() || 'prebuild-install said nothing'}); building it${cross ? ` with ${cxx}` : ''}`);
+    const prebuild = run(
+      join(opts.hostModules, '.bin/prebuild-install'),
+      ['-r', 'napi', '--arch', arch, '--platform', 'linux'],
+      stagedPkg,
+      {},
+      120_000,
+    );
+    if (prebuild.ok && existsSync(target)) return keep(target, "the project's prebuilt binary");
+    opts.log(
+      `${spec.pkg}: no prebuilt binary reachable (${prebuild.out.trim().split('\n').pop() || 'prebuild-install said nothing'}); building it${cross ? ` with ${cxx}` : ''}`,
+    );
   }
 
   if (spec.abi === 'node') {
     // A nan addon loads only on the Node ABI it was compiled against: the headers must be those
     // of the release's Node (this Node's major version), or the cache key would lie.
     const abi = headersAbi(opts.nodedir);
-    if (abi !== process.versions.modules) throw new Error(`release: the Node headers in ${opts.nodedir} are for Node ABI ${abi ?? '(unknown)'}, not ${process.versions.modules} (Node ${process.versions.node}): ${spec.pkg} built against them would not load on the release's Node; give --nodedir with Node ${process.versions.node.split('.')[0]} headers`);
+    if (abi !== process.versions.modules)
+      throw new Error(
+        `release: the Node headers in ${opts.nodedir} are for Node ABI ${abi ?? '(unknown)'}, not ${process.versions.modules} (Node ${process.versions.node}): ${spec.pkg} built against them would not load on the release's Node; give --nodedir with Node ${process.versions.node.split('.')[0]} headers`,
+      );
   }
-  if (cross && !run(cxx, ['--version'], stagedPkg).ok) throw new Error(`release: cross-building ${spec.pkg} for ${arch} needs ${cxx} (apt-get install g++-aarch64-linux-gnu)`);
+  if (cross && !run(cxx, ['--version'], stagedPkg).ok)
+    throw new Error(`release: cross-building ${spec.pkg} for ${arch} needs ${cxx} (apt-get install g++-aarch64-linux-gnu)`);
   const env: NodeJS.ProcessEnv = cross ? { CC: 'aarch64-linux-gnu-gcc', CXX: cxx, LINK: cxx, AR: 'aarch64-linux-gnu-ar' } : {};
   const started = Date.now();
-  const gyp = run(join(opts.hostModules, '.bin/node-gyp'), ['rebuild', `--arch=${arch}`, `--nodedir=${opts.nodedir}`, '-j', 'max'], stagedPkg, env);
+  const gyp = run(
+    join(opts.hostModules, '.bin/node-gyp'),
+    ['rebuild', `--arch=${arch}`, `--nodedir=${opts.nodedir}`, '-j', 'max'],
+    stagedPkg,
+    env,
+  );
   if (!gyp.ok) throw new Error(`release: building ${spec.pkg} for ${arch} failed:\n${gyp.out.split('\n').slice(-30).join('\n')}`);
-  return keep(target, `built in ${Math.round((Date.now() - started) / 1000)} s (${cross ? 'cross-compiled' : 'compiled'}, cached as ${key})`);
+  return keep(
+    target,
+    `built in ${Math.round((Date.now() - started) / 1000)} s (${cross ? 'cross-compiled' : 'compiled'}, cached as ${key})`,
+  );
 }

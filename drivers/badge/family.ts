@@ -32,7 +32,11 @@ const serialEntry = serialFamily({
 });
 
 /** A reader answers nothing, so there is nothing to probe: no port is opened. */
-export const badgeSerialFamily: ScannerFamilyEntry<'badge-serial', BadgeSerialSimulator, BadgeSerialReaderOptions> = { ...serialEntry, probeable: false, probe: async () => null };
+export const badgeSerialFamily: ScannerFamilyEntry<'badge-serial', BadgeSerialSimulator, BadgeSerialReaderOptions> = {
+  ...serialEntry,
+  probeable: false,
+  probe: async () => null,
+};
 
 export const badgeHidFamily: ScannerFamilyEntry<'badge-hid', BadgeHidSimulator, Omit<BadgeHidReaderOptions, 'transport'>> = {
   family: 'badge-hid',
@@ -43,12 +47,22 @@ export const badgeHidFamily: ScannerFamilyEntry<'badge-hid', BadgeHidSimulator, 
   resolution: NO_IMAGE,
   probeable: false,
   // A HID path (/dev/hidrawN) of a boot keyboard: reports carry no report id.
-  create: (target) => new BadgeHidReader({ transport: new HidTransport({ path: target.path, numberedReports: false }), ...(target.format !== undefined ? { format: target.format } : {}) }),
+  create: (target) =>
+    new BadgeHidReader({
+      transport: new HidTransport({ path: target.path, numberedReports: false }),
+      ...(target.format !== undefined ? { format: target.format } : {}),
+    }),
   // A keyboard-wedge reader is a keyboard: nothing tells it from one without a card.
   probe: async () => null,
   async simulate(options) {
-    const simulator = new BadgeHidSimulator({ pace: options.pacing ?? false, ...(options.format !== undefined ? { format: options.format } : {}) });
+    const simulator = new BadgeHidSimulator({
+      pace: options.pacing ?? false,
+      ...(options.format !== undefined ? { format: options.format } : {}),
+    });
     const transport = new HidTransport({ path: 'sim:badge-hid', open: simulator.opener, numberedReports: false });
-    return { scanner: new BadgeHidReader({ ...(options.format !== undefined ? { format: options.format } : {}), ...options.scanner, transport }), simulator };
+    return {
+      scanner: new BadgeHidReader({ ...(options.format !== undefined ? { format: options.format } : {}), ...options.scanner, transport }),
+      simulator,
+    };
   },
 };

@@ -90,7 +90,12 @@ function misread(kind: 'checksum' | 'format', detail: string): FrameVerdict {
 
 function checkValue(value: number, bits: 24 | 32): void {
   if (!Number.isSafeInteger(value) || value < 0 || value >= 2 ** bits) {
-    throw new AgentError('DRIVER_BAD_ARGUMENT', `card number ${value} does not fit ${bits} bits`, { value, bits }, { hint: `a card number is 0..${2 ** bits - 1}` });
+    throw new AgentError(
+      'DRIVER_BAD_ARGUMENT',
+      `card number ${value} does not fit ${bits} bits`,
+      { value, bits },
+      { hint: `a card number is 0..${2 ** bits - 1}` },
+    );
   }
 }
 
@@ -180,8 +185,9 @@ function wiegand(name: 'wiegand26' | 'wiegand34', total: 26 | 34): BadgeFormatCo
       if (/^[01]+$/.test(text)) {
         if (text.length !== total) return misread('format', `${text.length} bits; ${name} has ${total}`);
         const data = text.slice(1, -1);
-        if ((ones(text.slice(0, half + 1)) % 2) !== 0) return misread('checksum', `the even parity over bits 1-${half} does not hold`);
-        if ((ones(text.slice(half + 1)) % 2) !== 1) return misread('checksum', `the odd parity over bits ${half + 1}-${dataBits} does not hold`);
+        if (ones(text.slice(0, half + 1)) % 2 !== 0) return misread('checksum', `the even parity over bits 1-${half} does not hold`);
+        if (ones(text.slice(half + 1)) % 2 !== 1)
+          return misread('checksum', `the odd parity over bits ${half + 1}-${dataBits} does not hold`);
         return { ok: true, card: { bits, value: parseInt(data, 2) } };
       }
       const pair = /^(\d{1,5}),(\d{1,5})$/.exec(text);
@@ -189,7 +195,8 @@ function wiegand(name: 'wiegand26' | 'wiegand34', total: 26 | 34): BadgeFormatCo
       const facility = Number(pair[1]);
       const card = Number(pair[2]);
       // The numbers stay out of the detail: it is logged, and a card number is never logged.
-      if (facility >= 2 ** facilityBits || card > 0xffff) return misread('format', `facility or card out of range (facility < ${2 ** facilityBits}, card < 65536)`);
+      if (facility >= 2 ** facilityBits || card > 0xffff)
+        return misread('format', `facility or card out of range (facility < ${2 ** facilityBits}, card < 65536)`);
       return { ok: true, card: { bits, value: facility * 65536 + card } };
     },
   };
@@ -210,11 +217,23 @@ export function isBadgeFormat(name: string): name is BadgeFormat {
 export function badgeCodec(name: string | undefined, options: { keyboard?: boolean } = {}): BadgeFormatCodec {
   const format = name ?? DEFAULT_BADGE_FORMAT;
   if (!isBadgeFormat(format)) {
-    throw new AgentError('DRIVER_BAD_ARGUMENT', `unknown badge line format "${format}"`, { format }, { hint: `use ${BADGE_FORMATS.join(', ')} (docs/hardware.md, Badge readers)` });
+    throw new AgentError(
+      'DRIVER_BAD_ARGUMENT',
+      `unknown badge line format "${format}"`,
+      { format },
+      { hint: `use ${BADGE_FORMATS.join(', ')} (docs/hardware.md, Badge readers)` },
+    );
   }
   const codec = BADGE_CODECS[format];
   if (options.keyboard && !codec.typeable) {
-    throw new AgentError('DRIVER_BAD_ARGUMENT', `a keyboard-wedge reader cannot send ${format} (its frames start with STX)`, { format }, { hint: `use ${BADGE_FORMATS.filter((f) => BADGE_CODECS[f].typeable).join(', ')} for a keyboard-wedge reader, or read the card on a serial reader` });
+    throw new AgentError(
+      'DRIVER_BAD_ARGUMENT',
+      `a keyboard-wedge reader cannot send ${format} (its frames start with STX)`,
+      { format },
+      {
+        hint: `use ${BADGE_FORMATS.filter((f) => BADGE_CODECS[f].typeable).join(', ')} for a keyboard-wedge reader, or read the card on a serial reader`,
+      },
+    );
   }
   return codec;
 }

@@ -144,10 +144,13 @@ export class BadgeHidSimulator extends SimulatorBase {
 
   #schedule(): void {
     if (this.#timer || this.faults.stall || this.#outbox.length === 0) return;
-    this.#timer = setTimeout(() => {
-      this.#timer = null;
-      this.#pump();
-    }, this.pace ? this.reportIntervalMs : 0);
+    this.#timer = setTimeout(
+      () => {
+        this.#timer = null;
+        this.#pump();
+      },
+      this.pace ? this.reportIntervalMs : 0,
+    );
   }
 
   #pump(): void {

@@ -21,7 +21,17 @@
 import { ReadlineParser } from '@serialport/parser-readline';
 import { AgentError } from '../../src/core/errors.js';
 import type { logger } from '../../src/core/logger.js';
-import type { BadgeRead, CapturedImage, Feedback, ModuleSearchResult, ModuleTemplate, Scanner, ScannerCapabilities, ScannerFamily, ScannerInfo } from '../scanner.js';
+import type {
+  BadgeRead,
+  CapturedImage,
+  Feedback,
+  ModuleSearchResult,
+  ModuleTemplate,
+  Scanner,
+  ScannerCapabilities,
+  ScannerFamily,
+  ScannerInfo,
+} from '../scanner.js';
 import { ScannerBase, type ScannerBaseOptions } from '../scanner-base.js';
 import type { ByteTransport } from '../transport/transport.js';
 import { MAX_FRAME_BYTES, credentialOf, type BadgeFormatCodec } from './formats.js';
@@ -55,7 +65,13 @@ type Queued = { read: BadgeRead } | { error: AgentError };
 export abstract class BadgeReader<T extends ByteTransport = ByteTransport> extends ScannerBase<T> implements Scanner {
   abstract readonly family: ScannerFamily;
   readonly modality = 'badge' as const;
-  readonly capabilities: ScannerCapabilities = { image: false, moduleSearch: false, moduleEnroll: false, feedback: false, credential: true };
+  readonly capabilities: ScannerCapabilities = {
+    image: false,
+    moduleSearch: false,
+    moduleEnroll: false,
+    feedback: false,
+    credential: true,
+  };
   readonly stats: BadgeReaderStats = { reads: 0, repeats: 0, misreads: 0, noise: 0 };
   protected readonly codec: BadgeFormatCodec;
   readonly #holdOffMs: number;
@@ -123,10 +139,20 @@ export abstract class BadgeReader<T extends ByteTransport = ByteTransport> exten
     this.#push({
       error:
         verdict.kind === 'checksum'
-          ? new AgentError('DRIVER_CHECKSUM', `the badge read failed its check: ${verdict.detail}`, { format: this.codec.name }, { hint: 'hold the card still over the reader and present it again', retryable: true })
-          : new AgentError('DRIVER_PROTOCOL', `the badge reader sent a frame that is not ${this.codec.name}: ${verdict.detail}`, { format: this.codec.name }, {
-              hint: `present the card again; if it repeats, check the reader's output format against scanners[].format (${this.codec.name})`,
-            }),
+          ? new AgentError(
+              'DRIVER_CHECKSUM',
+              `the badge read failed its check: ${verdict.detail}`,
+              { format: this.codec.name },
+              { hint: 'hold the card still over the reader and present it again', retryable: true },
+            )
+          : new AgentError(
+              'DRIVER_PROTOCOL',
+              `the badge reader sent a frame that is not ${this.codec.name}: ${verdict.detail}`,
+              { format: this.codec.name },
+              {
+                hint: `present the card again; if it repeats, check the reader's output format against scanners[].format (${this.codec.name})`,
+              },
+            ),
     });
   }
 
@@ -184,7 +210,8 @@ export abstract class BadgeReader<T extends ByteTransport = ByteTransport> exten
   }
 
   async info(): Promise<ScannerInfo> {
-    if (!this.#open) throw new AgentError('DRIVER_NOT_OPEN', 'the badge reader is not open', { family: this.family }, { hint: 'Call open() first.' });
+    if (!this.#open)
+      throw new AgentError('DRIVER_NOT_OPEN', 'the badge reader is not open', { family: this.family }, { hint: 'Call open() first.' });
     return this.#infoNow();
   }
 
@@ -247,6 +274,11 @@ export abstract class BadgeReader<T extends ByteTransport = ByteTransport> exten
   async feedback(_kind: Feedback): Promise<void> {}
 
   #unsupported(what: string): AgentError {
-    return new AgentError('DRIVER_UNSUPPORTED', `${what} is not something a badge reader does`, { family: this.family, what }, { hint: 'badge readers read cards (readCredential); check scanner.capabilities' });
+    return new AgentError(
+      'DRIVER_UNSUPPORTED',
+      `${what} is not something a badge reader does`,
+      { family: this.family, what },
+      { hint: 'badge readers read cards (readCredential); check scanner.capabilities' },
+    );
   }
 }

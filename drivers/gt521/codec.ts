@@ -60,7 +60,12 @@ function checksumError(kind: string, bytes: Uint8Array, expected: number, got: n
 export function decodePacket(bytes: Uint8Array): Gt521Packet {
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   if (buf.length !== PACKET_SIZE || buf[0] !== CMD_START[0] || buf[1] !== CMD_START[1]) {
-    throw new AgentError('DRIVER_FRAME', `not a GT-521 command/response packet (${buf.length} bytes)`, { family: 'gt521', length: buf.length }, { hint: 'Check the device family and the baud rate.' });
+    throw new AgentError(
+      'DRIVER_FRAME',
+      `not a GT-521 command/response packet (${buf.length} bytes)`,
+      { family: 'gt521', length: buf.length },
+      { hint: 'Check the device family and the baud rate.' },
+    );
   }
   const expected = checksum16(buf, 0, 10);
   const got = buf.readUInt16LE(10);
@@ -72,7 +77,12 @@ export function decodePacket(bytes: Uint8Array): Gt521Packet {
 export function decodeData(bytes: Uint8Array): Gt521DataPacket {
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   if (buf.length < DATA_OVERHEAD || buf[0] !== DATA_START[0] || buf[1] !== DATA_START[1]) {
-    throw new AgentError('DRIVER_FRAME', `not a GT-521 data packet (${buf.length} bytes)`, { family: 'gt521', length: buf.length }, { hint: 'Check the device family and the baud rate.' });
+    throw new AgentError(
+      'DRIVER_FRAME',
+      `not a GT-521 data packet (${buf.length} bytes)`,
+      { family: 'gt521', length: buf.length },
+      { hint: 'Check the device family and the baud rate.' },
+    );
   }
   const expected = checksum16(buf, 0, buf.length - 2);
   const got = buf.readUInt16LE(buf.length - 2);

@@ -60,7 +60,12 @@ export interface Gt521DeviceInfo {
 
 export function decodeDeviceInfo(data: Buffer): Gt521DeviceInfo {
   if (data.length !== DEVINFO_SIZE) {
-    throw new AgentError('DRIVER_FRAME', `GT-521 Open info has ${data.length} bytes, expected ${DEVINFO_SIZE}`, { family: 'gt521' }, { hint: 'Check the module model and firmware.' });
+    throw new AgentError(
+      'DRIVER_FRAME',
+      `GT-521 Open info has ${data.length} bytes, expected ${DEVINFO_SIZE}`,
+      { family: 'gt521' },
+      { hint: 'Check the module model and firmware.' },
+    );
   }
   return { firmwareVersion: data.readUInt32LE(0), isoAreaMaxSize: data.readUInt32LE(4), serialNumber: Buffer.from(data.subarray(8, 24)) };
 }
@@ -85,11 +90,19 @@ const slotParameter = { encodeRequest: ({ slot }: { slot: number }) => slot, dec
 const slotAnswer = { encodeResponse: ({ slot }: { slot: number }) => ({ parameter: slot }), decodeResponse: (slot: number) => ({ slot }) };
 
 function missingData(name: string): AgentError {
-  return new AgentError('DRIVER_FRAME', `GT-521 ${name}: the ACK came without its data packet`, { family: 'gt521', command: name }, { hint: 'Check the module model and firmware.' });
+  return new AgentError(
+    'DRIVER_FRAME',
+    `GT-521 ${name}: the ACK came without its data packet`,
+    { family: 'gt521', command: name },
+    { hint: 'Check the module model and firmware.' },
+  );
 }
 
 /** An answer that is a data packet of `bytes` (a template or an image), always sent. */
-function bulk<Req>(name: Gt521CommandName, bytes: number): Pick<Gt521CommandCodec<Req, { data: Buffer }>, 'moduleData' | 'encodeResponse' | 'decodeResponse'> {
+function bulk<Req>(
+  name: Gt521CommandName,
+  bytes: number,
+): Pick<Gt521CommandCodec<Req, { data: Buffer }>, 'moduleData' | 'encodeResponse' | 'decodeResponse'> {
   return {
     moduleData: () => bytes,
     encodeResponse: ({ data }) => ({ parameter: 0, data }),
@@ -116,8 +129,18 @@ export const Gt521 = {
   }),
   Close: command<Empty, Empty>('Close', { retryable: true, ...noParameter, ...ackOnly }),
   /** The module ACKs at the old speed, then both sides switch. */
-  ChangeBaud: command<{ baud: number }, Empty>('ChangeBaud', { retryable: false, encodeRequest: ({ baud }) => baud, decodeRequest: (baud) => ({ baud }), ...ackOnly }),
-  CmosLed: command<{ on: boolean }, Empty>('CmosLed', { retryable: true, encodeRequest: ({ on }) => (on ? 1 : 0), decodeRequest: (p) => ({ on: p !== 0 }), ...ackOnly }),
+  ChangeBaud: command<{ baud: number }, Empty>('ChangeBaud', {
+    retryable: false,
+    encodeRequest: ({ baud }) => baud,
+    decodeRequest: (baud) => ({ baud }),
+    ...ackOnly,
+  }),
+  CmosLed: command<{ on: boolean }, Empty>('CmosLed', {
+    retryable: true,
+    encodeRequest: ({ on }) => (on ? 1 : 0),
+    decodeRequest: (p) => ({ on: p !== 0 }),
+    ...ackOnly,
+  }),
   GetEnrollCount: command<Empty, { count: number }>('GetEnrollCount', {
     retryable: true,
     ...noParameter,
@@ -162,17 +185,49 @@ export const Gt521 = {
   /** 1:N of the last capture: the matching slot, or NACK_IDENTIFY_FAILED. */
   Identify: command<Empty, { slot: number }>('Identify', { retryable: true, workMs: WORK_MS.search, ...noParameter, ...slotAnswer }),
   /** 1:1 of an uploaded template against a slot. */
-  VerifyTemplate: command<{ slot: number }, Empty>('VerifyTemplate', { retryable: true, workMs: WORK_MS.search, hostData: TEMPLATE_SIZE, ...slotParameter, ...ackOnly }),
+  VerifyTemplate: command<{ slot: number }, Empty>('VerifyTemplate', {
+    retryable: true,
+    workMs: WORK_MS.search,
+    hostData: TEMPLATE_SIZE,
+    ...slotParameter,
+    ...ackOnly,
+  }),
   /** 1:N of an uploaded template. */
-  IdentifyTemplate: command<Empty, { slot: number }>('IdentifyTemplate', { retryable: true, workMs: WORK_MS.search, hostData: TEMPLATE_SIZE, ...noParameter, ...slotAnswer }),
+  IdentifyTemplate: command<Empty, { slot: number }>('IdentifyTemplate', {
+    retryable: true,
+    workMs: WORK_MS.search,
+    hostData: TEMPLATE_SIZE,
+    ...noParameter,
+    ...slotAnswer,
+  }),
   /** `best`: the slower, better image (for enrolment). */
-  CaptureFinger: command<{ best: boolean }, Empty>('CaptureFinger', { retryable: true, workMs: WORK_MS.capture, encodeRequest: ({ best }) => (best ? 1 : 0), decodeRequest: (p) => ({ best: p !== 0 }), ...ackOnly }),
-  MakeTemplate: command<Empty, { data: Buffer }>('MakeTemplate', { retryable: true, workMs: WORK_MS.enroll, ...noParameter, ...bulk('MakeTemplate', TEMPLATE_SIZE) }),
+  CaptureFinger: command<{ best: boolean }, Empty>('CaptureFinger', {
+    retryable: true,
+    workMs: WORK_MS.capture,
+    encodeRequest: ({ best }) => (best ? 1 : 0),
+    decodeRequest: (p) => ({ best: p !== 0 }),
+    ...ackOnly,
+  }),
+  MakeTemplate: command<Empty, { data: Buffer }>('MakeTemplate', {
+    retryable: true,
+    workMs: WORK_MS.enroll,
+    ...noParameter,
+    ...bulk('MakeTemplate', TEMPLATE_SIZE),
+  }),
   /** The last captured image: 258 × 202, 8 bits a pixel. */
   GetImage: command<Empty, { data: Buffer }>('GetImage', { retryable: true, ...noParameter, ...bulk('GetImage', IMAGE_SIZE) }),
   /** A live 160 × 120 preview (no capture needed). */
-  GetRawImage: command<Empty, { data: Buffer }>('GetRawImage', { retryable: true, workMs: WORK_MS.capture, ...noParameter, ...bulk('GetRawImage', RAW_IMAGE_SIZE) }),
-  GetTemplate: command<{ slot: number }, { data: Buffer }>('GetTemplate', { retryable: true, ...slotParameter, ...bulk('GetTemplate', TEMPLATE_SIZE) }),
+  GetRawImage: command<Empty, { data: Buffer }>('GetRawImage', {
+    retryable: true,
+    workMs: WORK_MS.capture,
+    ...noParameter,
+    ...bulk('GetRawImage', RAW_IMAGE_SIZE),
+  }),
+  GetTemplate: command<{ slot: number }, { data: Buffer }>('GetTemplate', {
+    retryable: true,
+    ...slotParameter,
+    ...bulk('GetTemplate', TEMPLATE_SIZE),
+  }),
   /** Writes the uploaded template into `slot`, checking for duplicates unless told not to. */
   SetTemplate: command<{ slot: number; checkDuplicate: boolean }, Empty>('SetTemplate', {
     retryable: false,

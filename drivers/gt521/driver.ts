@@ -56,7 +56,12 @@ export function gt521FloorMs(name: keyof typeof GT521_BULK, baud: number): numbe
 
 function checkTemplate(template: Uint8Array): void {
   if (template.length !== TEMPLATE_SIZE) {
-    throw new AgentError('DRIVER_BAD_TEMPLATE', `a GT-521 template has ${TEMPLATE_SIZE} bytes, this one ${template.length}`, { family: 'gt521', length: template.length }, { hint: 'Only templates read from a GT-521 module (GetTemplate, MakeTemplate, Enroll3) can be written to one.' });
+    throw new AgentError(
+      'DRIVER_BAD_TEMPLATE',
+      `a GT-521 template has ${TEMPLATE_SIZE} bytes, this one ${template.length}`,
+      { family: 'gt521', length: template.length },
+      { hint: 'Only templates read from a GT-521 module (GetTemplate, MakeTemplate, Enroll3) can be written to one.' },
+    );
   }
 }
 
@@ -101,7 +106,12 @@ export class Gt521Driver {
    */
   async changeBaud(baud: number): Promise<void> {
     if (!(BAUD_RATES as readonly number[]).includes(baud)) {
-      throw new AgentError('DRIVER_BAD_PARAM', `GT-521 modules run at ${BAUD_RATES.join(', ')} baud, not ${baud}`, { family: 'gt521', baud }, { hint: `Choose one of ${BAUD_RATES.join(', ')}.` });
+      throw new AgentError(
+        'DRIVER_BAD_PARAM',
+        `GT-521 modules run at ${BAUD_RATES.join(', ')} baud, not ${baud}`,
+        { family: 'gt521', baud },
+        { hint: `Choose one of ${BAUD_RATES.join(', ')}.` },
+      );
     }
     await this.#x(Gt521.ChangeBaud, { baud });
     await this.transport.setBaudRate?.(baud);

@@ -43,6 +43,9 @@ export function timeoutError(command: number, ms: number, path: string, stage: s
     'DRIVER_TIMEOUT',
     `GT-521 ${commandName(command)}: no ${stage} from the module on ${path} within ${ms} ms`,
     { family: 'gt521', command: commandName(command), ms, path, stage },
-    { hint: 'Check that the module is powered and wired (TX/RX crossed), and that the baud rate matches (9600 by default).', retryable: true },
+    {
+      hint: 'Check that the module is powered and wired (TX/RX crossed), and that the baud rate matches (9600 by default).',
+      retryable: true,
+    },
   );
 }

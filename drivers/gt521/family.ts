@@ -17,7 +17,13 @@ export const gt521Family = serialFamily({
     return r && { model: r.model, firmware: r.firmware, capacity: r.capacity, templates: r.templates };
   },
   simulator: async (transport, o) => {
-    const sim = new Gt521Simulator({ images: o.images.finger, baud: o.baud, pace: o.pacing, model: o.model as Gt521Model | undefined, hostBaud: o.hostBaud });
+    const sim = new Gt521Simulator({
+      images: o.images.finger,
+      baud: o.baud,
+      pace: o.pacing,
+      model: o.model as Gt521Model | undefined,
+      hostBaud: o.hostBaud,
+    });
     await sim.attach(transport);
     return sim;
   },

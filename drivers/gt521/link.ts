@@ -99,7 +99,16 @@ export class Gt521Link {
       this.#parser.push(chunk);
     } catch (err) {
       this.#parser.reset();
-      this.#fail(err instanceof AgentError ? err : new AgentError('DRIVER_FRAME', `GT-521 stream could not be read: ${(err as Error).message}`, { family: 'gt521' }, { cause: err }));
+      this.#fail(
+        err instanceof AgentError
+          ? err
+          : new AgentError(
+              'DRIVER_FRAME',
+              `GT-521 stream could not be read: ${(err as Error).message}`,
+              { family: 'gt521' },
+              { cause: err },
+            ),
+      );
     }
   };
   readonly #onDisconnect = (err: Error) => {

@@ -10,7 +10,16 @@
 import { AgentError } from '../../src/core/errors.js';
 import { logger } from '../../src/core/logger.js';
 import { sleep } from '../../src/core/time.js';
-import type { CapturedImage, Feedback, ModuleEnrollOptions, ModuleSearchResult, ModuleTemplate, Scanner, ScannerCapabilities, ScannerInfo } from '../scanner.js';
+import type {
+  CapturedImage,
+  Feedback,
+  ModuleEnrollOptions,
+  ModuleSearchResult,
+  ModuleTemplate,
+  Scanner,
+  ScannerCapabilities,
+  ScannerInfo,
+} from '../scanner.js';
 import { enrolByPresses } from '../module-enrolment.js';
 import { ScannerBase } from '../scanner-base.js';
 import type { ReopenOptions } from '../transport/reopen.js';
@@ -47,7 +56,13 @@ export interface Gt521ScannerOptions {
 export class Gt521Scanner extends ScannerBase implements Scanner {
   readonly family = 'gt521' as const;
   readonly modality = 'finger' as const;
-  readonly capabilities: ScannerCapabilities = { image: true, moduleSearch: true, moduleEnroll: true, moduleEnrollPresses: 3, feedback: true };
+  readonly capabilities: ScannerCapabilities = {
+    image: true,
+    moduleSearch: true,
+    moduleEnroll: true,
+    moduleEnrollPresses: 3,
+    feedback: true,
+  };
   readonly driver: Gt521Driver;
   readonly #opts: Required<Omit<Gt521ScannerOptions, 'transport' | 'reconnect'>>;
   #info: ScannerInfo | null = null;
@@ -149,7 +164,12 @@ export class Gt521Scanner extends ScannerBase implements Scanner {
   async enrollOnModule(options: ModuleEnrollOptions = {}): Promise<ModuleTemplate> {
     const presses = options.presses ?? 3;
     if (presses !== 3) {
-      throw new AgentError('DRIVER_BAD_PARAM', `a GT-521 enrols from exactly 3 presses, not ${presses}`, { family: 'gt521', presses }, { hint: 'Ask for 3 presses.' });
+      throw new AgentError(
+        'DRIVER_BAD_PARAM',
+        `a GT-521 enrols from exactly 3 presses, not ${presses}`,
+        { family: 'gt521', presses },
+        { hint: 'Ask for 3 presses.' },
+      );
     }
     await this.driver.enrollStart(null);
     let template: Buffer | null = null;
@@ -177,7 +197,12 @@ export class Gt521Scanner extends ScannerBase implements Scanner {
 
   async storeOnModule(slot: number, template: ModuleTemplate): Promise<void> {
     if (template.format !== GT521_TEMPLATE_FORMAT) {
-      throw new AgentError('DRIVER_BAD_TEMPLATE', `a GT-521 cannot store a "${template.format}" template`, { family: 'gt521', format: template.format }, { hint: 'Only templates made by a GT-521 module can be stored on one.' });
+      throw new AgentError(
+        'DRIVER_BAD_TEMPLATE',
+        `a GT-521 cannot store a "${template.format}" template`,
+        { family: 'gt521', format: template.format },
+        { hint: 'Only templates made by a GT-521 module can be stored on one.' },
+      );
     }
     await this.driver.setTemplate(slot, template.data, { checkDuplicate: false });
   }
@@ -236,5 +261,10 @@ function notOpen(): AgentError {
 }
 
 function noFinger(step: number, ms: number): AgentError {
-  return new AgentError('DRIVER_NO_FINGER', `enrolment press ${step}: no finger on the sensor within ${ms} ms`, { family: 'gt521', step, ms }, { hint: 'Place the finger flat on the sensor when the light is on.', retryable: true });
+  return new AgentError(
+    'DRIVER_NO_FINGER',
+    `enrolment press ${step}: no finger on the sensor within ${ms} ms`,
+    { family: 'gt521', step, ms },
+    { hint: 'Place the finger flat on the sensor when the light is on.', retryable: true },
+  );
 }

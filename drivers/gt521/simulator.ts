@@ -42,7 +42,6 @@ import { decodeSimTemplate, encodeSimTemplate, simTemplatesMatch, type SimTempla
 
 export { RECEIVED_KEPT } from '../simulator/base.js';
 
-
 export type Gt521Model = (typeof MODELS)[number]['model'];
 
 export interface Gt521SimulatorOptions {
@@ -104,7 +103,16 @@ export class Gt521Simulator extends SerialSimulator {
   #awaiting: ((data: Buffer) => void | Promise<void>) | null = null;
 
   constructor(options: Gt521SimulatorOptions) {
-    super({ device: 'GT-521', baud: options.baud ?? DEFAULT_BAUD, ...(options.pace !== undefined ? { pacing: options.pace } : {}), ...(options.hostBaud ? { hostBaud: options.hostBaud } : {}), ...(options.unplug ? { unplug: options.unplug } : {}) }, 3);
+    super(
+      {
+        device: 'GT-521',
+        baud: options.baud ?? DEFAULT_BAUD,
+        ...(options.pace !== undefined ? { pacing: options.pace } : {}),
+        ...(options.hostBaud ? { hostBaud: options.hostBaud } : {}),
+        ...(options.unplug ? { unplug: options.unplug } : {}),
+      },
+      3,
+    );
     this.model = options.model ?? 'GT-521F52';
     this.capacity = MODELS.find((m) => m.model === this.model)!.capacity;
     this.firmwareVersion = options.firmwareVersion ?? 0x20150930;
@@ -223,7 +231,10 @@ export class Gt521Simulator extends SerialSimulator {
 
   /** What the module does for each command (the rest get NACK_IS_NOT_SUPPORTED). */
   readonly #handlers: Handlers = {
-    Open: ({ extraInfo }) => ack(extraInfo ? { firmwareVersion: this.firmwareVersion, isoAreaMaxSize: this.isoAreaMaxSize, serialNumber: this.serialNumber } : null),
+    Open: ({ extraInfo }) =>
+      ack(
+        extraInfo ? { firmwareVersion: this.firmwareVersion, isoAreaMaxSize: this.isoAreaMaxSize, serialNumber: this.serialNumber } : null,
+      ),
     Close: () => {
       this.led = false;
       return ack({});
@@ -280,7 +291,10 @@ export class Gt521Simulator extends SerialSimulator {
     VerifyTemplate: ({ slot }) => {
       if (this.#badSlot(slot)) return nack(NackCode.InvalidPos);
       if (!this.slots.has(slot)) return nack(NackCode.IsNotUsed);
-      return { upload: (template) => (simTemplatesMatch(decodeSimTemplate(template), decodeSimTemplate(this.slots.get(slot)!)) ? ack({}) : nack(NackCode.VerifyFailed)) };
+      return {
+        upload: (template) =>
+          simTemplatesMatch(decodeSimTemplate(template), decodeSimTemplate(this.slots.get(slot)!)) ? ack({}) : nack(NackCode.VerifyFailed),
+      };
     },
     IdentifyTemplate: () => {
       if (this.slots.size === 0) return nack(NackCode.DbIsEmpty);
@@ -318,7 +332,11 @@ export class Gt521Simulator extends SerialSimulator {
       const pixels =
         finger === null
           ? new Uint8Array(RAW_IMAGE_WIDTH * RAW_IMAGE_HEIGHT).fill(this.led ? 230 : 20)
-          : this.#image({ fingerId: finger, impression: this.impressions(finger), quality: this.faults.lowQuality ? 20 : 80 }, RAW_IMAGE_WIDTH, RAW_IMAGE_HEIGHT);
+          : this.#image(
+              { fingerId: finger, impression: this.impressions(finger), quality: this.faults.lowQuality ? 20 : 80 },
+              RAW_IMAGE_WIDTH,
+              RAW_IMAGE_HEIGHT,
+            );
       return ack({ data: Buffer.from(pixels) });
     },
     GetTemplate: ({ slot }) => {

@@ -47,19 +47,36 @@ type Empty = Record<string, never>;
 const noParams = { encodeRequest: (_req: Empty) => new Uint8Array(0), decodeRequest: (_params: Buffer): Empty => ({}) };
 
 export const IrisCommands = {
-  StartCapture: { name: 'StartCapture', command: IrisCommand.StartCapture, encodeRequest: encodeCaptureParams, decodeRequest: decodeCaptureParams } satisfies IrisCommandCodec<CaptureRequest>,
+  StartCapture: {
+    name: 'StartCapture',
+    command: IrisCommand.StartCapture,
+    encodeRequest: encodeCaptureParams,
+    decodeRequest: decodeCaptureParams,
+  } satisfies IrisCommandCodec<CaptureRequest>,
   StopCapture: { name: 'StopCapture', command: IrisCommand.StopCapture, ...noParams } satisfies IrisCommandCodec<Empty>,
   ResendResult: { name: 'ResendResult', command: IrisCommand.ResendResult, ...noParams } satisfies IrisCommandCodec<Empty>,
 } as const;
 
 export const IrisFeatures = {
-  DeviceInfo: { name: 'DeviceInfo', reportId: ReportId.DeviceInfo, encode: encodeDeviceInfo, decode: decodeDeviceInfo } satisfies IrisFeatureCodec<IrisDeviceInfo>,
+  DeviceInfo: {
+    name: 'DeviceInfo',
+    reportId: ReportId.DeviceInfo,
+    encode: encodeDeviceInfo,
+    decode: decodeDeviceInfo,
+  } satisfies IrisFeatureCodec<IrisDeviceInfo>,
   Lights: { name: 'Lights', reportId: ReportId.Lights, encode: encodeLights, decode: decodeLights } satisfies IrisFeatureCodec<IrisLights>,
-  Status: { name: 'Status', reportId: ReportId.Status, encode: encodeStatus, decode: decodeStatus } satisfies IrisFeatureCodec<IrisStatusReport>,
+  Status: {
+    name: 'Status',
+    reportId: ReportId.Status,
+    encode: encodeStatus,
+    decode: decodeStatus,
+  } satisfies IrisFeatureCodec<IrisStatusReport>,
 } as const;
 
 /** The codec of a command code (what the simulator looks up for each output report). */
-export const IRIS_COMMANDS: ReadonlyMap<number, IrisCommandCodec<unknown>> = new Map(Object.values(IrisCommands).map((c) => [c.command, c as IrisCommandCodec<unknown>]));
+export const IRIS_COMMANDS: ReadonlyMap<number, IrisCommandCodec<unknown>> = new Map(
+  Object.values(IrisCommands).map((c) => [c.command, c as IrisCommandCodec<unknown>]),
+);
 
 /** A command's name for messages and logs. */
 export function irisCommandName(code: number): string {

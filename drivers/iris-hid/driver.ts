@@ -143,9 +143,20 @@ export class IrisHidDriver {
   async capture(request: Partial<CaptureRequest> = {}): Promise<IrisResult> {
     const req: CaptureRequest = { kind: IrisImageKind.Vga, width: 640, height: 480, timeoutMs: 5000, minQuality: 0, ...request };
     if (!ALLOWED_KINDS.some((k) => k.kind === req.kind && k.width === req.width && k.height === req.height)) {
-      throw new AgentError('DRIVER_BAD_PARAM', `no iris image kind ${req.kind} at ${req.width}×${req.height}`, { family: 'iris-hid', ...req }, { hint: 'Use kind 2 (640×480), 3 or 7 (640×480 or 320×240).' });
+      throw new AgentError(
+        'DRIVER_BAD_PARAM',
+        `no iris image kind ${req.kind} at ${req.width}×${req.height}`,
+        { family: 'iris-hid', ...req },
+        { hint: 'Use kind 2 (640×480), 3 or 7 (640×480 or 320×240).' },
+      );
     }
-    if (this.#transfer) throw new AgentError('DRIVER_BUSY', 'an iris capture is already running', { family: 'iris-hid' }, { hint: 'Wait for it or stop it first.', retryable: true });
+    if (this.#transfer)
+      throw new AgentError(
+        'DRIVER_BUSY',
+        'an iris capture is already running',
+        { family: 'iris-hid' },
+        { hint: 'Wait for it or stop it first.', retryable: true },
+      );
     const tag = this.#nextTag();
     const result = this.#receive(tag, req);
     try {
@@ -172,7 +183,12 @@ export class IrisHidDriver {
       tag,
       answer: awaitAnswer(this.timeoutMs, () => {
         this.#waiters = this.#waiters.filter((w) => w !== waiter);
-        return new AgentError('DRIVER_TIMEOUT', `iris camera did not answer ${codec.name} within ${this.timeoutMs} ms`, { family: 'iris-hid', command: codec.name, ms: this.timeoutMs, path: this.transport.path }, { hint: 'Check the USB cable; unplug and replug the camera.', retryable: true });
+        return new AgentError(
+          'DRIVER_TIMEOUT',
+          `iris camera did not answer ${codec.name} within ${this.timeoutMs} ms`,
+          { family: 'iris-hid', command: codec.name, ms: this.timeoutMs, path: this.transport.path },
+          { hint: 'Check the USB cable; unplug and replug the camera.', retryable: true },
+        );
       }),
     };
     this.#waiters.push(waiter);
@@ -198,7 +214,18 @@ export class IrisHidDriver {
       let timer: NodeJS.Timeout | undefined;
       const arm = (ms: number, stage: string) => {
         clearTimeout(timer);
-        timer = setTimeout(() => finish(new AgentError('DRIVER_TIMEOUT', `iris camera: no ${stage} within ${ms} ms`, { family: 'iris-hid', stage, ms, path: this.transport.path }, { hint: 'The camera stopped sending; check the USB cable and power, then unplug and replug it.', retryable: true })), ms);
+        timer = setTimeout(
+          () =>
+            finish(
+              new AgentError(
+                'DRIVER_TIMEOUT',
+                `iris camera: no ${stage} within ${ms} ms`,
+                { family: 'iris-hid', stage, ms, path: this.transport.path },
+                { hint: 'The camera stopped sending; check the USB cable and power, then unplug and replug it.', retryable: true },
+              ),
+            ),
+          ms,
+        );
       };
       const finish = (err: Error | null, result?: IrisResult) => {
         clearTimeout(timer);
@@ -230,7 +257,8 @@ export class IrisHidDriver {
       const transfer: Transfer = {
         tag,
         onReply: (r) => {
-          if (r.command === IrisCommands.StartCapture.command && r.tag === tag && r.status !== IrisStatus.Ok) finish(new IrisStatusError(r.status, 'StartCapture'));
+          if (r.command === IrisCommands.StartCapture.command && r.tag === tag && r.status !== IrisStatus.Ok)
+            finish(new IrisStatusError(r.status, 'StartCapture'));
         },
         onChunk: (seq, flags, payload) => {
           if (buf === null) {
@@ -239,12 +267,26 @@ export class IrisHidDriver {
             const header = readResultHeader(payload);
             if (header === null) return;
             if (header.kind !== req.kind || header.width !== req.width || header.height !== req.height) {
-              return finish(new AgentError('DRIVER_FRAME', `iris camera announced a kind ${header.kind} ${header.width}×${header.height} result for a kind ${req.kind} ${req.width}×${req.height} capture`, { family: 'iris-hid', kind: header.kind, width: header.width, height: header.height }, { hint: 'The camera does not follow protocol version 1: check its firmware.' }));
+              return finish(
+                new AgentError(
+                  'DRIVER_FRAME',
+                  `iris camera announced a kind ${header.kind} ${header.width}×${header.height} result for a kind ${req.kind} ${req.width}×${req.height} capture`,
+                  { family: 'iris-hid', kind: header.kind, width: header.width, height: header.height },
+                  { hint: 'The camera does not follow protocol version 1: check its firmware.' },
+                ),
+              );
             }
             total = header.total;
             buf = Buffer.alloc(Math.ceil(total / CHUNK_PAYLOAD) * CHUNK_PAYLOAD);
           } else if (seq !== nextSeq) {
-            return restart(new AgentError('DRIVER_SEQUENCE', `iris result chunk ${seq} came where ${nextSeq} was due`, { family: 'iris-hid', expected: nextSeq, got: seq }, { hint: 'Reports were lost on the USB link; check the cable and the hub.', retryable: true }));
+            return restart(
+              new AgentError(
+                'DRIVER_SEQUENCE',
+                `iris result chunk ${seq} came where ${nextSeq} was due`,
+                { family: 'iris-hid', expected: nextSeq, got: seq },
+                { hint: 'Reports were lost on the USB link; check the cable and the hub.', retryable: true },
+              ),
+            );
           }
           payload.copy(buf, seq * CHUNK_PAYLOAD);
           filled = Math.min(total, (seq + 1) * CHUNK_PAYLOAD);
@@ -275,7 +317,14 @@ export class IrisHidDriver {
     try {
       this.#dispatch(body);
     } catch (err) {
-      const e = isAgentError(err) ? err : new AgentError('DRIVER_FRAME', `iris camera sent an input report the driver cannot read: ${(err as Error).message}`, { family: 'iris-hid', length: body.length }, { cause: err });
+      const e = isAgentError(err)
+        ? err
+        : new AgentError(
+            'DRIVER_FRAME',
+            `iris camera sent an input report the driver cannot read: ${(err as Error).message}`,
+            { family: 'iris-hid', length: body.length },
+            { cause: err },
+          );
       if (this.#transfer) this.#transfer.fail(e);
       else log.warn({ code: e.code, err: e.message }, 'input report dropped');
     }

@@ -15,7 +15,11 @@ export const irisHidFamily: ScannerFamilyEntry<'iris-hid', IrisHidSimulator, Omi
   probeBauds: [],
   resolution: IRIS_HID_RESOLUTION,
   // A HID path (/dev/hidrawN); no baud rate.
-  create: (target) => new IrisHidScanner({ transport: new HidTransport({ path: target.path, inputReportId: ReportId.Input }), ...(target.timeoutMs !== undefined ? { timeoutMs: target.timeoutMs } : {}) }),
+  create: (target) =>
+    new IrisHidScanner({
+      transport: new HidTransport({ path: target.path, inputReportId: ReportId.Input }),
+      ...(target.timeoutMs !== undefined ? { timeoutMs: target.timeoutMs } : {}),
+    }),
   async probe(path, options = {}) {
     const r = await probeIrisHid(path, options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {});
     return r && { model: r.model, firmware: r.firmware, capacity: r.capacity, templates: r.templates };
@@ -23,7 +27,11 @@ export const irisHidFamily: ScannerFamilyEntry<'iris-hid', IrisHidSimulator, Omi
   // In-process on the HID seam: the simulator is the device node-hid would open. (No byte-stream
   // simulator: a HID camera cannot sit on a pty.)
   async simulate(options) {
-    const simulator = new IrisHidSimulator({ images: options.images.iris, pace: options.pacing ?? false, ...(options.model !== undefined ? { model: options.model } : {}) });
+    const simulator = new IrisHidSimulator({
+      images: options.images.iris,
+      pace: options.pacing ?? false,
+      ...(options.model !== undefined ? { model: options.model } : {}),
+    });
     const transport = new HidTransport({ path: 'sim:iris-hid', open: simulator.opener, inputReportId: ReportId.Input });
     return { scanner: new IrisHidScanner({ ...options.scanner, transport }), simulator };
   },

@@ -16,7 +16,10 @@ export interface IrisHidProbeResult {
   templates: null;
 }
 
-export async function probeIrisHid(path: string, options: { timeoutMs?: number; open?: HidOpener } = {}): Promise<IrisHidProbeResult | null> {
+export async function probeIrisHid(
+  path: string,
+  options: { timeoutMs?: number; open?: HidOpener } = {},
+): Promise<IrisHidProbeResult | null> {
   const transport = new HidTransport({ path, inputReportId: ReportId.Input, ...(options.open ? { open: options.open } : {}) });
   try {
     await withTimeout(transport.open(), options.timeoutMs ?? 1000);

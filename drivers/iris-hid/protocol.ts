@@ -48,14 +48,44 @@ export interface IrisStatusInfo {
 }
 
 export const IRIS_STATUS: Readonly<Record<number, IrisStatusInfo>> = {
-  0x01: { name: 'BUSY', message: 'the camera is already capturing', hint: 'Stop the running capture first or wait for its result.', retryable: true },
-  0x02: { name: 'NO_EYE', message: 'no eye came into view before the capture timeout', hint: 'Ask the person to look into the camera at 25-35 cm.', retryable: true },
-  0x03: { name: 'LOW_QUALITY', message: 'the eye image is below the requested quality', hint: 'Ask the person to open the eye wide, hold still and remove glasses.', retryable: true },
-  0x04: { name: 'BAD_PARAM', message: 'the camera refused a command parameter', hint: 'Check the image kind and size: 640×480 (kinds 2, 3, 7) or 320×240 (kinds 3, 7).', retryable: false },
-  0x05: { name: 'UNKNOWN_COMMAND', message: 'the camera does not know the command', hint: 'Check the camera firmware speaks protocol version 1.', retryable: false },
+  0x01: {
+    name: 'BUSY',
+    message: 'the camera is already capturing',
+    hint: 'Stop the running capture first or wait for its result.',
+    retryable: true,
+  },
+  0x02: {
+    name: 'NO_EYE',
+    message: 'no eye came into view before the capture timeout',
+    hint: 'Ask the person to look into the camera at 25-35 cm.',
+    retryable: true,
+  },
+  0x03: {
+    name: 'LOW_QUALITY',
+    message: 'the eye image is below the requested quality',
+    hint: 'Ask the person to open the eye wide, hold still and remove glasses.',
+    retryable: true,
+  },
+  0x04: {
+    name: 'BAD_PARAM',
+    message: 'the camera refused a command parameter',
+    hint: 'Check the image kind and size: 640×480 (kinds 2, 3, 7) or 320×240 (kinds 3, 7).',
+    retryable: false,
+  },
+  0x05: {
+    name: 'UNKNOWN_COMMAND',
+    message: 'the camera does not know the command',
+    hint: 'Check the camera firmware speaks protocol version 1.',
+    retryable: false,
+  },
   0x06: { name: 'NO_RESULT', message: 'the camera holds no result to resend', hint: 'Start a new capture.', retryable: false },
   0x07: { name: 'CANCELLED', message: 'the capture was stopped', hint: 'Start a new capture.', retryable: true },
-  0x08: { name: 'HARDWARE_ERROR', message: 'the camera reported a hardware fault', hint: 'Unplug and replug the camera; replace it if it persists.', retryable: false },
+  0x08: {
+    name: 'HARDWARE_ERROR',
+    message: 'the camera reported a hardware fault',
+    hint: 'Unplug and replug the camera; replace it if it persists.',
+    retryable: false,
+  },
 };
 
 /** Image kinds, numbered like the image types of ISO/IEC 19794-6:2011. */
@@ -141,7 +171,10 @@ export interface IrisResult {
 }
 
 function ascii(buf: Buffer, offset: number, length: number): string {
-  return buf.subarray(offset, offset + length).toString('latin1').replace(/\0+$/, '');
+  return buf
+    .subarray(offset, offset + length)
+    .toString('latin1')
+    .replace(/\0+$/, '');
 }
 
 function report(id: number): Buffer {
@@ -338,7 +371,12 @@ export function readResultHeader(head: Buffer): IrisResultHeader | null {
   const width = head.readUInt16LE(8);
   const height = head.readUInt16LE(10);
   if (pixelBytes > MAX_RESULT_PIXELS || pixelBytes !== width * height) {
-    throw new AgentError('DRIVER_FRAME', `iris result header announces ${pixelBytes} pixel bytes for ${width}×${height}; the protocol allows width × height up to ${MAX_RESULT_PIXELS}`, { family: 'iris-hid', pixelBytes, width, height }, { hint: 'The camera sent a result header that is not protocol version 1: check its firmware.' });
+    throw new AgentError(
+      'DRIVER_FRAME',
+      `iris result header announces ${pixelBytes} pixel bytes for ${width}×${height}; the protocol allows width × height up to ${MAX_RESULT_PIXELS}`,
+      { family: 'iris-hid', pixelBytes, width, height },
+      { hint: 'The camera sent a result header that is not protocol version 1: check its firmware.' },
+    );
   }
   return { tag: head[5]!, kind: head[6]!, width, height, pixelBytes, total: resultLength(pixelBytes) };
 }
@@ -352,13 +390,23 @@ export function peekResultLength(head: Buffer): number | null {
 export function decodeResult(b: Buffer): IrisResult {
   const header = readResultHeader(b);
   if (header === null || b.length < header.total) {
-    throw new AgentError('DRIVER_FRAME', 'iris result message is not a protocol-1 result', { family: 'iris-hid', length: b.length }, { hint: 'Check the camera speaks protocol version 1.' });
+    throw new AgentError(
+      'DRIVER_FRAME',
+      'iris result message is not a protocol-1 result',
+      { family: 'iris-hid', length: b.length },
+      { hint: 'Check the camera speaks protocol version 1.' },
+    );
   }
   const { pixelBytes: n, width, height } = header;
   const expected = crc32(b.subarray(0, RESULT_HEADER_SIZE + n));
   const got = b.readUInt32LE(RESULT_HEADER_SIZE + n);
   if (expected !== got) {
-    throw new AgentError('DRIVER_CHECKSUM', `iris result with a bad CRC-32 (expected 0x${expected.toString(16)}, got 0x${got.toString(16)})`, { family: 'iris-hid', expected, got }, { hint: 'USB noise or a failing cable; the result is requested again.', retryable: true });
+    throw new AgentError(
+      'DRIVER_CHECKSUM',
+      `iris result with a bad CRC-32 (expected 0x${expected.toString(16)}, got 0x${got.toString(16)})`,
+      { family: 'iris-hid', expected, got },
+      { hint: 'USB noise or a failing cable; the result is requested again.', retryable: true },
+    );
   }
   return {
     tag: b[5]!,
@@ -400,5 +448,10 @@ export function chunkResult(message: Buffer): Buffer[] {
 }
 
 function badReport(what: string, b: Buffer): AgentError {
-  return new AgentError('DRIVER_FRAME', `malformed iris ${what} report (${b.length} bytes, id ${b[0]})`, { family: 'iris-hid', report: what, length: b.length }, { hint: 'Check that the device is an iris camera speaking protocol version 1.' });
+  return new AgentError(
+    'DRIVER_FRAME',
+    `malformed iris ${what} report (${b.length} bytes, id ${b[0]})`,
+    { family: 'iris-hid', report: what, length: b.length },
+    { hint: 'Check that the device is an iris camera speaking protocol version 1.' },
+  );
 }

@@ -74,7 +74,12 @@ export class IrisHidScanner extends ScannerBase<ReportTransport> implements Scan
   protected async handshake(): Promise<ScannerInfo> {
     this.#device = await this.driver.deviceInfo();
     if (this.#device.protocolVersion !== 1) {
-      throw new AgentError('DRIVER_UNSUPPORTED', `the iris camera speaks protocol version ${this.#device.protocolVersion}, this driver version 1`, { family: 'iris-hid', version: this.#device.protocolVersion }, { hint: 'Update the agent or use a camera with protocol version 1 firmware.' });
+      throw new AgentError(
+        'DRIVER_UNSUPPORTED',
+        `the iris camera speaks protocol version ${this.#device.protocolVersion}, this driver version 1`,
+        { family: 'iris-hid', version: this.#device.protocolVersion },
+        { hint: 'Update the agent or use a camera with protocol version 1 firmware.' },
+      );
     }
     this.#lights = { ir: 0, color: 0, blink: 0 };
     await this.driver.setLights(this.#lights);
@@ -106,7 +111,8 @@ export class IrisHidScanner extends ScannerBase<ReportTransport> implements Scan
   }
 
   async info(): Promise<ScannerInfo> {
-    if (!this.#device) throw new AgentError('DRIVER_NOT_OPEN', 'the iris camera is not open', { family: 'iris-hid' }, { hint: 'Call open() first.' });
+    if (!this.#device)
+      throw new AgentError('DRIVER_NOT_OPEN', 'the iris camera is not open', { family: 'iris-hid' }, { hint: 'Call open() first.' });
     return this.#infoNow();
   }
 
@@ -129,10 +135,22 @@ export class IrisHidScanner extends ScannerBase<ReportTransport> implements Scan
   async captureImage(): Promise<CapturedImage> {
     await this.#setLights({ ir: IR_CAPTURE_LEVEL });
     try {
-      const r = await this.driver.capture({ ...this.#opts.image, timeoutMs: this.#opts.captureTimeoutMs, minQuality: this.#opts.minQuality });
+      const r = await this.driver.capture({
+        ...this.#opts.image,
+        timeoutMs: this.#opts.captureTimeoutMs,
+        minQuality: this.#opts.minQuality,
+      });
       const res = this.#device ? irisResolution(this.#device.model, this.#device.ppi) : null;
       const ppi = res?.kind === 'iris' ? (res.ppi ?? 0) : 0;
-      return { width: r.width, height: r.height, pixels: r.pixels, sourceBitsPerPixel: 8, dpi: ppi, irisDiameterPx: r.irisRadius > 0 ? 2 * r.irisRadius : null, quality: r.quality };
+      return {
+        width: r.width,
+        height: r.height,
+        pixels: r.pixels,
+        sourceBitsPerPixel: 8,
+        dpi: ppi,
+        irisDiameterPx: r.irisRadius > 0 ? 2 * r.irisRadius : null,
+        quality: r.quality,
+      };
     } finally {
       if (this.transport.isOpen) await this.#setLights({ ir: 0 }).catch(() => undefined);
     }
@@ -177,5 +195,10 @@ export class IrisHidScanner extends ScannerBase<ReportTransport> implements Scan
 }
 
 function unsupported(what: string): AgentError {
-  return new AgentError('DRIVER_UNSUPPORTED', `${what} is not something an iris camera does`, { family: 'iris-hid', what }, { hint: 'Check scanner.capabilities before calling module operations; iris templates live on the host.' });
+  return new AgentError(
+    'DRIVER_UNSUPPORTED',
+    `${what} is not something an iris camera does`,
+    { family: 'iris-hid', what },
+    { hint: 'Check scanner.capabilities before calling module operations; iris templates live on the host.' },
+  );
 }

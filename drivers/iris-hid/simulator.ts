@@ -272,13 +272,26 @@ export class IrisHidSimulator extends SimulatorBase {
     let r: Buffer;
     switch (reportId) {
       case IrisFeatures.DeviceInfo.reportId:
-        r = IrisFeatures.DeviceInfo.encode({ protocolVersion: PROTOCOL_VERSION, model: this.model, firmware: this.firmware, serial: this.serial, sensorWidth: 640, sensorHeight: 480, ppi: 460, capabilities: 0x03 });
+        r = IrisFeatures.DeviceInfo.encode({
+          protocolVersion: PROTOCOL_VERSION,
+          model: this.model,
+          firmware: this.firmware,
+          serial: this.serial,
+          sensorWidth: 640,
+          sensorHeight: 480,
+          ppi: 460,
+          capabilities: 0x03,
+        });
         break;
       case IrisFeatures.Lights.reportId:
         r = IrisFeatures.Lights.encode(this.lights);
         break;
       case IrisFeatures.Status.reportId:
-        r = IrisFeatures.Status.encode({ state: this.#capturing ? 1 : this.#sendingResult() ? 2 : 0, eyeInView: this.eyeInView !== null, lastError: this.#lastError });
+        r = IrisFeatures.Status.encode({
+          state: this.#capturing ? 1 : this.#sendingResult() ? 2 : 0,
+          eyeInView: this.eyeInView !== null,
+          lastError: this.#lastError,
+        });
         break;
       default:
         throw new Error('could not get feature report from device');
@@ -436,7 +449,10 @@ export class IrisHidSimulator extends SimulatorBase {
 }
 
 /** The picture for a capture request: the fitted frame, or a crop around the iris. */
-export function renderKind(img: SimEyeImage, req: { kind: number; width: number; height: number }): { pixels: Uint8Array; cx: number; cy: number; r: number } {
+export function renderKind(
+  img: SimEyeImage,
+  req: { kind: number; width: number; height: number },
+): { pixels: Uint8Array; cx: number; cy: number; r: number } {
   const iris = img.truth?.iris ?? { x: img.width / 2, y: img.height / 2, r: Math.min(img.width, img.height) / 4 };
   if (req.kind === IrisImageKind.Vga) {
     const scale = Math.max(req.width / img.width, req.height / img.height);

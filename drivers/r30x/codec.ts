@@ -42,7 +42,9 @@ export function encodePacket(packet: { address?: number; pid: number; payload: U
   const { pid, payload } = packet;
   const address = packet.address ?? DEFAULT_ADDRESS;
   if (payload.length > MAX_PAYLOAD) {
-    throw new AgentError('DRIVER_PROTOCOL', `an R30x packet carries at most ${MAX_PAYLOAD} bytes, got ${payload.length}`, { length: payload.length });
+    throw new AgentError('DRIVER_PROTOCOL', `an R30x packet carries at most ${MAX_PAYLOAD} bytes, got ${payload.length}`, {
+      length: payload.length,
+    });
   }
   const out = Buffer.alloc(HEADER_LENGTH + payload.length + 2);
   out.writeUInt16BE(START_CODE, 0);

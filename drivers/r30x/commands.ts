@@ -59,7 +59,12 @@ const EMPTY = new Uint8Array(0);
 const none = { encode: (): Uint8Array => EMPTY, decode: (): Empty => ({}) };
 
 export function protocolError(op: string, detail: string): AgentError {
-  return new AgentError('DRIVER_PROTOCOL', `unexpected R30x answer to ${op}: ${detail}`, { op }, { hint: 'the device on this port may not be an R30x module; run "edge-agent devices" to identify it', retryable: true });
+  return new AgentError(
+    'DRIVER_PROTOCOL',
+    `unexpected R30x answer to ${op}: ${detail}`,
+    { op },
+    { hint: 'the device on this port may not be an R30x module; run "edge-agent devices" to identify it', retryable: true },
+  );
 }
 
 function u16(n: number): [number, number] {
@@ -82,7 +87,13 @@ function command<Req, Res>(name: InstructionName, codec: Omit<R30xCommand<Req, R
 
 /** A command with no parameters and an empty acknowledgement. */
 function bare(name: InstructionName, data?: R30xCommand<Empty, Empty>['data']): R30xCommand<Empty, Empty> {
-  return command(name, { ...(data ? { data } : {}), encodeRequest: none.encode, decodeRequest: none.decode, encodeResponse: none.encode, decodeResponse: none.decode });
+  return command(name, {
+    ...(data ? { data } : {}),
+    encodeRequest: none.encode,
+    decodeRequest: none.decode,
+    encodeResponse: none.encode,
+    decodeResponse: none.decode,
+  });
 }
 
 /** A command whose only parameter is a character buffer (1 or 2). */
@@ -166,7 +177,14 @@ export const R30x = {
       tail.writeUInt16BE(r.sensorHeight, 2);
       tail.writeUInt16BE(r.templateSize, 4);
       tail.writeUInt16BE(r.capacity, 6);
-      return Buffer.concat([field(r.model, 16), field(r.batch, 4), field(r.serial, 8), Uint8Array.of(major ?? 0, minor ?? 0), field(r.sensor, 8), tail]);
+      return Buffer.concat([
+        field(r.model, 16),
+        field(r.batch, 4),
+        field(r.serial, 8),
+        Uint8Array.of(major ?? 0, minor ?? 0),
+        field(r.sensor, 8),
+        tail,
+      ]);
     },
     decodeResponse: (p) => {
       if (p.length < 46) throw protocolError('ReadProdInfo', `expected 46 bytes, got ${p.length}`);

@@ -14,8 +14,25 @@ import { AgentError } from '../../src/core/errors.js';
 import { logger } from '../../src/core/logger.js';
 import { OneAtATime } from '../exchange.js';
 import type { ByteTransport } from '../transport/transport.js';
-import { DEFAULT_ADDRESS, HEADER_LENGTH, PacketId, decodeAck, encodeCommand, encodeDataPackets, unpackNibbles, type R30xPacket } from './codec.js';
-import { protocolError, R30x, type CharBuffer, type ProductInfo, type R30xCommand, type SearchHit, type SystemParameters } from './commands.js';
+import {
+  DEFAULT_ADDRESS,
+  HEADER_LENGTH,
+  PacketId,
+  decodeAck,
+  encodeCommand,
+  encodeDataPackets,
+  unpackNibbles,
+  type R30xPacket,
+} from './codec.js';
+import {
+  protocolError,
+  R30x,
+  type CharBuffer,
+  type ProductInfo,
+  type R30xCommand,
+  type SearchHit,
+  type SystemParameters,
+} from './commands.js';
 import { R30xParser, type ParseResult } from './parser.js';
 import { IMAGE_BYTES, IMAGE_HEIGHT, IMAGE_WIDTH, INSTRUCTION_NAMES, Instruction, PACKET_SIZES, Register, statusError } from './protocol.js';
 
@@ -147,7 +164,12 @@ export class R30xDriver {
   async setBaud(baud: number): Promise<void> {
     const n = baud / 9600;
     if (!Number.isInteger(n) || n < 1 || n > 12) {
-      throw new AgentError('DRIVER_BAD_ARGUMENT', `R30x baud rates are 9600 × 1..12, not ${baud}`, { baud }, { hint: 'use 9600, 19200, 38400, 57600 or 115200' });
+      throw new AgentError(
+        'DRIVER_BAD_ARGUMENT',
+        `R30x baud rates are 9600 × 1..12, not ${baud}`,
+        { baud },
+        { hint: 'use 9600, 19200, 38400, 57600 or 115200' },
+      );
     }
     await this.writeRegister(Register.baud, n);
     this.#baud = baud;
@@ -155,7 +177,8 @@ export class R30xDriver {
   }
 
   async setSecurityLevel(level: number): Promise<void> {
-    if (!Number.isInteger(level) || level < 1 || level > 5) throw new AgentError('DRIVER_BAD_ARGUMENT', `security level is 1..5, not ${level}`, { level });
+    if (!Number.isInteger(level) || level < 1 || level > 5)
+      throw new AgentError('DRIVER_BAD_ARGUMENT', `security level is 1..5, not ${level}`, { level });
     await this.writeRegister(Register.securityLevel, level);
   }
 
@@ -200,7 +223,8 @@ export class R30xDriver {
   }
 
   async downChar(buffer: CharBuffer, data: Uint8Array): Promise<void> {
-    if (data.length === 0 || data.length > 4096) throw new AgentError('DRIVER_BAD_ARGUMENT', `a character file is 1..4096 bytes, got ${data.length}`, { bytes: data.length });
+    if (data.length === 0 || data.length > 4096)
+      throw new AgentError('DRIVER_BAD_ARGUMENT', `a character file is 1..4096 bytes, got ${data.length}`, { bytes: data.length });
     await this.#ok(R30x.DownChar, { buffer }, { dataOut: data });
   }
 
@@ -253,14 +277,22 @@ export class R30xDriver {
   // ---------------------------------------------------------------- exchange engine
 
   /** One command through its codec: the confirmation code and, when it is 0, the decoded answer. */
-  async #call<Req, Res>(cmd: R30xCommand<Req, Res>, req: Req, options: ExchangeOptions = {}): Promise<{ code: number; response: Res | null; data?: Buffer }> {
+  async #call<Req, Res>(
+    cmd: R30xCommand<Req, Res>,
+    req: Req,
+    options: ExchangeOptions = {},
+  ): Promise<{ code: number; response: Res | null; data?: Buffer }> {
     const dataIn = cmd.data?.direction === 'in' ? cmd.data.bytes : undefined;
     const r = await this.exchange(cmd.instruction, cmd.encodeRequest(req), { ...(dataIn !== undefined ? { dataIn } : {}), ...options });
     return { code: r.code, response: r.code === 0 ? cmd.decodeResponse(r.params, req) : null, ...(r.data ? { data: r.data } : {}) };
   }
 
   /** As #call, and a non-zero confirmation code is thrown as its named error. */
-  async #ok<Req, Res>(cmd: R30xCommand<Req, Res>, req: Req, options: ExchangeOptions & { context?: Record<string, unknown> } = {}): Promise<{ response: Res; data?: Buffer }> {
+  async #ok<Req, Res>(
+    cmd: R30xCommand<Req, Res>,
+    req: Req,
+    options: ExchangeOptions & { context?: Record<string, unknown> } = {},
+  ): Promise<{ response: Res; data?: Buffer }> {
     const { context, ...exchange } = options;
     const r = await this.#call(cmd, req, exchange);
     if (r.code !== 0) throw statusError(r.code, cmd.instruction, context);
@@ -288,7 +320,11 @@ export class R30xDriver {
         this.#checkGone();
         await this.transport.write(command);
         // Command and acknowledgement (12 bytes + parameters) on the wire, then the module's own time.
-        const ack = await this.#awaitPacket(name, (p) => p.pid === PacketId.ack, (options.timeoutMs ?? this.timeoutMs) + this.#wireMs(command.length + 64));
+        const ack = await this.#awaitPacket(
+          name,
+          (p) => p.pid === PacketId.ack,
+          (options.timeoutMs ?? this.timeoutMs) + this.#wireMs(command.length + 64),
+        );
         const answer = decodeAck(ack);
         if (!answer) throw protocolError(name, 'empty acknowledgement');
         const { code } = answer;
@@ -318,7 +354,12 @@ export class R30xDriver {
     // Between packets allow the wire time of one full packet plus the module's time.
     const gapMs = this.timeoutMs + this.#wireMs(this.packetSize + HEADER_LENGTH + 2);
     while (true) {
-      const p = await this.#awaitPacket(name, (q) => q.pid === PacketId.data || q.pid === PacketId.end, gapMs, () => `after ${got} of ${expected} bytes`);
+      const p = await this.#awaitPacket(
+        name,
+        (q) => q.pid === PacketId.data || q.pid === PacketId.end,
+        gapMs,
+        () => `after ${got} of ${expected} bytes`,
+      );
       parts.push(p.payload);
       got += p.payload.length;
       if (p.pid === PacketId.end) return Buffer.concat(parts);
@@ -340,10 +381,15 @@ export class R30xDriver {
       }
       const left = deadline - performance.now();
       if (left <= 0) {
-        throw new AgentError('DRIVER_TIMEOUT', `no answer from the R30x module to ${name} within ${Math.round(timeoutMs)} ms${progress ? ` (${progress()})` : ''}`, { op: name, timeoutMs: Math.round(timeoutMs), baud: this.#baud, path: this.transport.path }, {
-          hint: 'check that the module is powered and wired TX↔RX, and that the baud rate matches ("edge-agent devices" finds it)',
-          retryable: true,
-        });
+        throw new AgentError(
+          'DRIVER_TIMEOUT',
+          `no answer from the R30x module to ${name} within ${Math.round(timeoutMs)} ms${progress ? ` (${progress()})` : ''}`,
+          { op: name, timeoutMs: Math.round(timeoutMs), baud: this.#baud, path: this.transport.path },
+          {
+            hint: 'check that the module is powered and wired TX↔RX, and that the baud rate matches ("edge-agent devices" finds it)',
+            retryable: true,
+          },
+        );
       }
       await new Promise<void>((resolve) => {
         const timer = setTimeout(done, left);

@@ -17,5 +17,13 @@ export const r30xFamily = serialFamily({
     return r && { model: r.model, firmware: r.firmware, capacity: r.capacity, templates: r.templates };
   },
   simulator: async (transport, o) =>
-    new R30xSimulator(transport, { imageSource: o.images.finger, baud: o.baud, pacing: o.pacing, model: o.model as R30xModel | undefined, capacity: o.capacity, password: o.password, hostBaud: o.hostBaud }),
+    new R30xSimulator(transport, {
+      imageSource: o.images.finger,
+      baud: o.baud,
+      pacing: o.pacing,
+      model: o.model as R30xModel | undefined,
+      capacity: o.capacity,
+      password: o.password,
+      hostBaud: o.hostBaud,
+    }),
 });

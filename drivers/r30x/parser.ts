@@ -48,7 +48,12 @@ export class R30xParser {
       if (got !== want) {
         out.push({
           ok: false,
-          error: new AgentError('DRIVER_CHECKSUM', `R30x packet checksum mismatch (got 0x${got.toString(16)}, computed 0x${want.toString(16)})`, { pid, length, got, want }, { hint: 'electrical noise or a wrong baud rate on the serial line; check the wiring and the baud setting', retryable: true }),
+          error: new AgentError(
+            'DRIVER_CHECKSUM',
+            `R30x packet checksum mismatch (got 0x${got.toString(16)}, computed 0x${want.toString(16)})`,
+            { pid, length, got, want },
+            { hint: 'electrical noise or a wrong baud rate on the serial line; check the wiring and the baud setting', retryable: true },
+          ),
         });
         pos += 1;
         continue;

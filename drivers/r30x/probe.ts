@@ -27,7 +27,12 @@ function notR30x(err: unknown): boolean {
   return code === 'DRIVER_TIMEOUT' || code === 'DRIVER_CHECKSUM' || code === 'DRIVER_PROTOCOL' || code.startsWith('DRIVER_R30X_');
 }
 
-export async function probeR30xTransport(transport: ByteTransport, baud: number, timeoutMs: number, password = 0): Promise<R30xProbeResult | null> {
+export async function probeR30xTransport(
+  transport: ByteTransport,
+  baud: number,
+  timeoutMs: number,
+  password = 0,
+): Promise<R30xProbeResult | null> {
   const driver = new R30xDriver(transport, { baud, timeoutMs, retries: 0, password });
   try {
     let params;
@@ -37,7 +42,15 @@ export async function probeR30xTransport(transport: ByteTransport, baud: number,
     } catch (err) {
       // It answered like an R30x, but wants its handshake password first.
       if (PASSWORD_CODES.has((err as { code?: string }).code ?? '')) {
-        return { model: 'R30x (password set)', firmware: null, serial: null, capacity: null, templates: null, packetSize: null, passwordRequired: true };
+        return {
+          model: 'R30x (password set)',
+          firmware: null,
+          serial: null,
+          capacity: null,
+          templates: null,
+          packetSize: null,
+          passwordRequired: true,
+        };
       }
       throw err;
     }

@@ -66,37 +66,178 @@ export const CONFIRMATION_CODES: ReadonlyMap<number, StatusInfo> = new Map<numbe
   [0x01, { name: 'PACKET_RECEIVE_ERROR', message: 'the module could not receive the packet', hint: CHECK_LINE, retryable: true }],
   [0x02, { name: 'NO_FINGER', message: 'no finger on the sensor', hint: PLACE_FINGER, retryable: true }],
   [0x03, { name: 'IMAGE_FAILED', message: 'the module failed to take an image of the finger', hint: PLACE_FINGER, retryable: true }],
-  [0x06, { name: 'IMAGE_DISORDERLY', message: 'the fingerprint image is too disorderly to extract features', hint: 'clean the sensor and the finger, press flat and try again', retryable: true }],
-  [0x07, { name: 'TOO_FEW_FEATURES', message: 'too few features in the fingerprint image (image too small or faint)', hint: 'press the finger more firmly and cover the whole sensor', retryable: true }],
+  [
+    0x06,
+    {
+      name: 'IMAGE_DISORDERLY',
+      message: 'the fingerprint image is too disorderly to extract features',
+      hint: 'clean the sensor and the finger, press flat and try again',
+      retryable: true,
+    },
+  ],
+  [
+    0x07,
+    {
+      name: 'TOO_FEW_FEATURES',
+      message: 'too few features in the fingerprint image (image too small or faint)',
+      hint: 'press the finger more firmly and cover the whole sensor',
+      retryable: true,
+    },
+  ],
   [0x08, { name: 'NO_MATCH', message: 'the two fingerprints do not match', hint: 'use the same finger for every step', retryable: true }],
-  [0x09, { name: 'NOT_FOUND', message: 'no matching fingerprint in the module library', hint: 'the person is not enrolled on this module; enrol them or sync the templates' }],
-  [0x0a, { name: 'COMBINE_FAILED', message: 'the module could not combine the character files into a template', hint: 'the presses came from different fingers or were poor; restart enrolment with the same finger', retryable: true }],
-  [0x0b, { name: 'BAD_LOCATION', message: 'the template slot is beyond the module library', hint: 'use a slot below the capacity reported by "edge-agent devices"' }],
-  [0x0c, { name: 'TEMPLATE_INVALID', message: 'the template in that slot could not be read or is invalid', hint: 'the slot is empty or corrupt; store the template again' }],
+  [
+    0x09,
+    {
+      name: 'NOT_FOUND',
+      message: 'no matching fingerprint in the module library',
+      hint: 'the person is not enrolled on this module; enrol them or sync the templates',
+    },
+  ],
+  [
+    0x0a,
+    {
+      name: 'COMBINE_FAILED',
+      message: 'the module could not combine the character files into a template',
+      hint: 'the presses came from different fingers or were poor; restart enrolment with the same finger',
+      retryable: true,
+    },
+  ],
+  [
+    0x0b,
+    {
+      name: 'BAD_LOCATION',
+      message: 'the template slot is beyond the module library',
+      hint: 'use a slot below the capacity reported by "edge-agent devices"',
+    },
+  ],
+  [
+    0x0c,
+    {
+      name: 'TEMPLATE_INVALID',
+      message: 'the template in that slot could not be read or is invalid',
+      hint: 'the slot is empty or corrupt; store the template again',
+    },
+  ],
   [0x0d, { name: 'UPLOAD_TEMPLATE_FAILED', message: 'the module failed to upload the template', hint: CHECK_LINE, retryable: true }],
-  [0x0e, { name: 'DATA_RECEIVE_FAILED', message: 'the module cannot receive the following data packets', hint: CHECK_LINE, retryable: true }],
+  [
+    0x0e,
+    { name: 'DATA_RECEIVE_FAILED', message: 'the module cannot receive the following data packets', hint: CHECK_LINE, retryable: true },
+  ],
   [0x0f, { name: 'UPLOAD_IMAGE_FAILED', message: 'the module failed to upload the image', hint: CHECK_LINE, retryable: true }],
-  [0x10, { name: 'DELETE_FAILED', message: 'the module failed to delete the template', hint: 'try again; if it persists the module flash may be worn out', retryable: true }],
-  [0x11, { name: 'CLEAR_FAILED', message: 'the module failed to clear its library', hint: 'try again; if it persists the module flash may be worn out', retryable: true }],
-  [0x13, { name: 'WRONG_PASSWORD', message: 'the module refused the handshake password', hint: 'set the module password in the scanner configuration (scanner.password)' }],
-  [0x15, { name: 'NO_VALID_IMAGE', message: 'there is no valid image in the module image buffer', hint: 'capture an image (finger on the sensor) before this step', retryable: true }],
-  [0x18, { name: 'FLASH_WRITE_FAILED', message: 'the module failed to write its flash', hint: 'try again; if it persists replace the module', retryable: true }],
+  [
+    0x10,
+    {
+      name: 'DELETE_FAILED',
+      message: 'the module failed to delete the template',
+      hint: 'try again; if it persists the module flash may be worn out',
+      retryable: true,
+    },
+  ],
+  [
+    0x11,
+    {
+      name: 'CLEAR_FAILED',
+      message: 'the module failed to clear its library',
+      hint: 'try again; if it persists the module flash may be worn out',
+      retryable: true,
+    },
+  ],
+  [
+    0x13,
+    {
+      name: 'WRONG_PASSWORD',
+      message: 'the module refused the handshake password',
+      hint: 'set the module password in the scanner configuration (scanner.password)',
+    },
+  ],
+  [
+    0x15,
+    {
+      name: 'NO_VALID_IMAGE',
+      message: 'there is no valid image in the module image buffer',
+      hint: 'capture an image (finger on the sensor) before this step',
+      retryable: true,
+    },
+  ],
+  [
+    0x18,
+    {
+      name: 'FLASH_WRITE_FAILED',
+      message: 'the module failed to write its flash',
+      hint: 'try again; if it persists replace the module',
+      retryable: true,
+    },
+  ],
   [0x19, { name: 'UNDEFINED_ERROR', message: 'the module reported an undefined error', hint: 'power-cycle the module', retryable: true }],
   [0x1a, { name: 'INVALID_REGISTER', message: 'invalid register number', hint: 'this module does not have that setting' }],
-  [0x1b, { name: 'BAD_REGISTER_VALUE', message: 'invalid value for the register', hint: 'use a value the module supports (baud 9600×N, security level 1..5, packet size 32/64/128/256)' }],
+  [
+    0x1b,
+    {
+      name: 'BAD_REGISTER_VALUE',
+      message: 'invalid value for the register',
+      hint: 'use a value the module supports (baud 9600×N, security level 1..5, packet size 32/64/128/256)',
+    },
+  ],
   [0x1c, { name: 'BAD_NOTEPAD_PAGE', message: 'wrong notepad page number', hint: 'use a page 0..15' }],
-  [0x1d, { name: 'PORT_FAILED', message: 'the module failed to operate its communication port', hint: 'power-cycle the module', retryable: true }],
+  [
+    0x1d,
+    {
+      name: 'PORT_FAILED',
+      message: 'the module failed to operate its communication port',
+      hint: 'power-cycle the module',
+      retryable: true,
+    },
+  ],
   [0x1f, { name: 'LIBRARY_FULL', message: 'the module library is full', hint: 'delete unused templates or use host matching' }],
-  [0x20, { name: 'BAD_ADDRESS', message: 'the module address is incorrect', hint: 'set the module address in the scanner configuration (scanner.address)' }],
-  [0x21, { name: 'PASSWORD_REQUIRED', message: 'the module requires the handshake password first', hint: 'set the module password in the scanner configuration (scanner.password)' }],
+  [
+    0x20,
+    {
+      name: 'BAD_ADDRESS',
+      message: 'the module address is incorrect',
+      hint: 'set the module address in the scanner configuration (scanner.address)',
+    },
+  ],
+  [
+    0x21,
+    {
+      name: 'PASSWORD_REQUIRED',
+      message: 'the module requires the handshake password first',
+      hint: 'set the module password in the scanner configuration (scanner.password)',
+    },
+  ],
   [0x22, { name: 'TEMPLATE_EMPTY', message: 'the fingerprint template is empty', hint: 'capture or load a template before this step' }],
   [0x24, { name: 'LIBRARY_EMPTY', message: 'the module library is empty', hint: 'enrol or sync templates to the module' }],
   [0x26, { name: 'TIMEOUT', message: 'the module timed out waiting for the finger', hint: PLACE_FINGER, retryable: true }],
   [0x27, { name: 'ALREADY_EXISTS', message: 'the fingerprint is already enrolled', hint: 'the person is already enrolled on this module' }],
-  [0x29, { name: 'SENSOR_HARDWARE_ERROR', message: 'the sensor reported a hardware error', hint: 'power-cycle the module; replace it if it persists' }],
-  [0xfc, { name: 'UNSUPPORTED_COMMAND', message: 'the module does not support this command', hint: 'this module model lacks the feature; the agent works without it' }],
-  [0xfd, { name: 'HARDWARE_ERROR', message: 'the module reported a hardware error', hint: 'power-cycle the module; replace it if it persists' }],
-  [0xfe, { name: 'COMMAND_FAILED', message: 'the module failed to execute the command', hint: 'try again; power-cycle the module if it persists', retryable: true }],
+  [
+    0x29,
+    {
+      name: 'SENSOR_HARDWARE_ERROR',
+      message: 'the sensor reported a hardware error',
+      hint: 'power-cycle the module; replace it if it persists',
+    },
+  ],
+  [
+    0xfc,
+    {
+      name: 'UNSUPPORTED_COMMAND',
+      message: 'the module does not support this command',
+      hint: 'this module model lacks the feature; the agent works without it',
+    },
+  ],
+  [
+    0xfd,
+    { name: 'HARDWARE_ERROR', message: 'the module reported a hardware error', hint: 'power-cycle the module; replace it if it persists' },
+  ],
+  [
+    0xfe,
+    {
+      name: 'COMMAND_FAILED',
+      message: 'the module failed to execute the command',
+      hint: 'try again; power-cycle the module if it persists',
+      retryable: true,
+    },
+  ],
 ]);
 
 export function statusName(code: number): string {
@@ -112,6 +253,9 @@ export function statusError(code: number, instruction: number, context: Record<s
     `DRIVER_R30X_${info ? name : 'UNKNOWN_STATUS'}`,
     `${op}: ${info?.message ?? `the module answered with unknown confirmation code 0x${code.toString(16)}`}`,
     { deviceCode: code, deviceName: name, instruction: op, ...context },
-    { hint: info?.hint ?? 'power-cycle the module; if it persists, check the model is an R30x/ZFM/AS608', retryable: info?.retryable ?? false },
+    {
+      hint: info?.hint ?? 'power-cycle the module; if it persists, check the model is an R30x/ZFM/AS608',
+      retryable: info?.retryable ?? false,
+    },
   );
 }

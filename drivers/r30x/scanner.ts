@@ -11,7 +11,16 @@
 import { AgentError, isAgentError } from '../../src/core/errors.js';
 import { logger } from '../../src/core/logger.js';
 import { sleep } from '../../src/core/time.js';
-import type { CapturedImage, Feedback, ModuleEnrollOptions, ModuleSearchResult, ModuleTemplate, Scanner, ScannerCapabilities, ScannerInfo } from '../scanner.js';
+import type {
+  CapturedImage,
+  Feedback,
+  ModuleEnrollOptions,
+  ModuleSearchResult,
+  ModuleTemplate,
+  Scanner,
+  ScannerCapabilities,
+  ScannerInfo,
+} from '../scanner.js';
 import { enrolByPresses } from '../module-enrolment.js';
 import { ScannerBase } from '../scanner-base.js';
 import type { ByteTransport } from '../transport/transport.js';
@@ -158,7 +167,13 @@ export class R30xScanner extends ScannerBase implements Scanner {
         await this.#neutral(() => this.driver.img2Tz(step as 1 | 2));
         if (step === presses) await this.driver.regModel();
       },
-      noFinger: (step) => new AgentError('DRIVER_NO_FINGER', `no finger on the sensor within ${pressTimeoutMs} ms for press ${step} of ${presses}`, { step }, { hint: 'place the finger on the sensor when the LED asks for it', retryable: true }),
+      noFinger: (step) =>
+        new AgentError(
+          'DRIVER_NO_FINGER',
+          `no finger on the sensor within ${pressTimeoutMs} ms for press ${step} of ${presses}`,
+          { step },
+          { hint: 'place the finger on the sensor when the LED asks for it', retryable: true },
+        ),
     });
     return { format: R30X_TEMPLATE_FORMAT, data: await this.driver.upChar(1) };
   }
@@ -199,7 +214,12 @@ export class R30xScanner extends ScannerBase implements Scanner {
 
   #checkFormat(t: ModuleTemplate): void {
     if (t.format !== R30X_TEMPLATE_FORMAT) {
-      throw new AgentError('DRIVER_TEMPLATE_FORMAT', `an R30x module stores "${R30X_TEMPLATE_FORMAT}" templates, not "${t.format}"`, { format: t.format }, { hint: 'enrol the person on this kind of module, or use host matching' });
+      throw new AgentError(
+        'DRIVER_TEMPLATE_FORMAT',
+        `an R30x module stores "${R30X_TEMPLATE_FORMAT}" templates, not "${t.format}"`,
+        { format: t.format },
+        { hint: 'enrol the person on this kind of module, or use host matching' },
+      );
     }
   }
 
@@ -220,7 +240,8 @@ export class R30xScanner extends ScannerBase implements Scanner {
     } catch (err) {
       if (err instanceof AgentError) {
         const name = err.context.deviceName;
-        if (name === 'NO_FINGER') throw new AgentError('DRIVER_NO_FINGER', err.message, err.context, { hint: err.hint, retryable: true, cause: err });
+        if (name === 'NO_FINGER')
+          throw new AgentError('DRIVER_NO_FINGER', err.message, err.context, { hint: err.hint, retryable: true, cause: err });
         if (name === 'IMAGE_DISORDERLY' || name === 'TOO_FEW_FEATURES' || name === 'IMAGE_FAILED') {
           throw new AgentError('DRIVER_LOW_QUALITY', err.message, err.context, { hint: err.hint, retryable: true, cause: err });
         }

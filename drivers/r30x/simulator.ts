@@ -29,7 +29,17 @@ import { SerialSimulator } from '../simulator/serial.js';
 import { DEFAULT_ADDRESS, PacketId, encodeAck, packNibbles, splitDataPackets, type R30xPacket } from './codec.js';
 import { R30X_COMMANDS, type R30x, type R30xCommand, type R30xCommandName, type SearchHit } from './commands.js';
 import { R30xParser } from './parser.js';
-import { CHAR_FILE_BYTES, IMAGE_HEIGHT, IMAGE_WIDTH, INSTRUCTION_NAMES, Instruction as I, PACKET_SIZES, Register, Status, type InstructionName } from './protocol.js';
+import {
+  CHAR_FILE_BYTES,
+  IMAGE_HEIGHT,
+  IMAGE_WIDTH,
+  INSTRUCTION_NAMES,
+  Instruction as I,
+  PACKET_SIZES,
+  Register,
+  Status,
+  type InstructionName,
+} from './protocol.js';
 import { decodeR30xSimTemplate, encodeR30xSimTemplate, r30xSimScore, r30xSimThreshold } from './sim-template.js';
 
 const log = logger('drivers:r30x-sim');
@@ -106,13 +116,31 @@ export class R30xSimulator extends SerialSimulator {
   constructor(transport: ByteTransport, options: R30xSimulatorOptions) {
     const model = options.model ?? 'R503';
     if (!(model in R30X_MODELS)) {
-      throw new AgentError('DRIVER_BAD_ARGUMENT', `unknown R30x model "${model}"`, { model }, { hint: `models: ${Object.keys(R30X_MODELS).join(', ')}` });
+      throw new AgentError(
+        'DRIVER_BAD_ARGUMENT',
+        `unknown R30x model "${model}"`,
+        { model },
+        { hint: `models: ${Object.keys(R30X_MODELS).join(', ')}` },
+      );
     }
     const baud = options.baud ?? 57600;
     if (!Number.isInteger(baud / 9600) || baud < 9600 || baud > 115200) {
-      throw new AgentError('DRIVER_BAD_ARGUMENT', `an R30x runs at 9600 × N baud (N = 1..12), not ${baud}`, { baud }, { hint: 'use 9600, 19200, 38400, 57600 or 115200' });
+      throw new AgentError(
+        'DRIVER_BAD_ARGUMENT',
+        `an R30x runs at 9600 × N baud (N = 1..12), not ${baud}`,
+        { baud },
+        { hint: 'use 9600, 19200, 38400, 57600 or 115200' },
+      );
     }
-    super({ device: 'R30x', baud, ...(options.pacing !== undefined ? { pacing: options.pacing } : {}), ...(options.hostBaud ? { hostBaud: options.hostBaud } : {}) }, 1);
+    super(
+      {
+        device: 'R30x',
+        baud,
+        ...(options.pacing !== undefined ? { pacing: options.pacing } : {}),
+        ...(options.hostBaud ? { hostBaud: options.hostBaud } : {}),
+      },
+      1,
+    );
     this.#options = options;
     this.model = model;
     this.capacity = options.capacity ?? R30X_MODELS[this.model].capacity;
@@ -144,7 +172,8 @@ export class R30xSimulator extends SerialSimulator {
       if (!r.ok) continue; // a real module ignores a packet with a bad checksum
       const packet = r.packet;
       if (packet.address !== this.address) continue;
-      if (packet.pid === PacketId.command && packet.payload.length > 0) this.record(INSTRUCTION_NAMES.get(packet.payload[0]!) ?? `0x${packet.payload[0]!.toString(16)}`);
+      if (packet.pid === PacketId.command && packet.payload.length > 0)
+        this.record(INSTRUCTION_NAMES.get(packet.payload[0]!) ?? `0x${packet.payload[0]!.toString(16)}`);
       this.later(readyAt, () => this.#handle(packet));
     }
   }
@@ -198,11 +227,33 @@ export class R30xSimulator extends SerialSimulator {
       let status = 0;
       if (this.#image) status |= Status.imageValid;
       if (this.#verified) status |= Status.passwordVerified;
-      return { response: { status, systemId: 0x0009, capacity: this.capacity, securityLevel: this.securityLevel, address: this.address, packetSize: this.packetSize, baud: this.baud } };
+      return {
+        response: {
+          status,
+          systemId: 0x0009,
+          capacity: this.capacity,
+          securityLevel: this.securityLevel,
+          address: this.address,
+          packetSize: this.packetSize,
+          baud: this.baud,
+        },
+      };
     },
     ReadProdInfo: () => {
       const serial = this.#options.serial ?? 'SIM00001';
-      return { response: { model: this.model, batch: 'SIM1', serial, hardwareVersion: '1.2', sensor: 'SIMSENS', sensorWidth: IMAGE_WIDTH, sensorHeight: IMAGE_HEIGHT, templateSize: CHAR_FILE_BYTES, capacity: this.capacity } };
+      return {
+        response: {
+          model: this.model,
+          batch: 'SIM1',
+          serial,
+          hardwareVersion: '1.2',
+          sensor: 'SIMSENS',
+          sensorWidth: IMAGE_WIDTH,
+          sensorHeight: IMAGE_HEIGHT,
+          templateSize: CHAR_FILE_BYTES,
+          capacity: this.capacity,
+        },
+      };
     },
     WriteReg: ({ register, value }) => {
       if (register === Register.baud) {

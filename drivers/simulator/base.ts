@@ -74,7 +74,14 @@ export abstract class SimulatorBase implements SimulatorControl {
    * The picture of `id`'s capture `impression` from `source`, fitted to `width` × `height` and,
    * when `poor`, degraded like a bad capture. Kept for a while: the same capture is asked again.
    */
-  protected picture(source: (id: number, impression: number) => SimImage, id: number, impression: number, width: number, height: number, poor: boolean): Uint8Array {
+  protected picture(
+    source: (id: number, impression: number) => SimImage,
+    id: number,
+    impression: number,
+    width: number,
+    height: number,
+    poor: boolean,
+  ): Uint8Array {
     const key = `${id}/${impression}/${poor}/${width}x${height}`;
     let pixels = this.#pictures.get(key);
     if (!pixels) {

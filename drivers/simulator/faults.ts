@@ -69,7 +69,12 @@ export class FaultSwitches {
   set(name: string, value: boolean | number): void {
     const fault = (this.#faults() as readonly string[]).includes(name) ? (name as FaultName) : this.#options.aliases?.[name];
     if (!fault) {
-      throw new AgentError('DRIVER_SIM_UNKNOWN_FAULT', `unknown ${this.#options.device} simulator fault "${name}"`, { fault: name }, { hint: `faults: ${this.names.join(', ')}` });
+      throw new AgentError(
+        'DRIVER_SIM_UNKNOWN_FAULT',
+        `unknown ${this.#options.device} simulator fault "${name}"`,
+        { fault: name },
+        { hint: `faults: ${this.names.join(', ')}` },
+      );
     }
     const count = value === true ? Number.POSITIVE_INFINITY : value === false ? 0 : value;
     switch (fault) {

@@ -47,8 +47,15 @@ export abstract class SerialSimulator extends SimulatorBase {
   #freshHostBaud = true;
 
   /** @param dropCount bytes the dropped-bytes fault takes out of a frame */
-  constructor(options: SerialSimulatorOptions & { device: string }, readonly dropCount = 1) {
-    super({ device: options.device, ...(options.faults ? { faults: options.faults } : {}), onStall: (on) => this.#pacer && (this.#pacer.stalled = on) });
+  constructor(
+    options: SerialSimulatorOptions & { device: string },
+    readonly dropCount = 1,
+  ) {
+    super({
+      device: options.device,
+      ...(options.faults ? { faults: options.faults } : {}),
+      onStall: (on) => this.#pacer && (this.#pacer.stalled = on),
+    });
     this.#baud = options.baud;
     this.#pacing = options.pacing ?? true;
     this.#hostBaud = options.hostBaud;

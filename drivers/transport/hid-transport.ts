@@ -161,7 +161,16 @@ export class HidTransport extends TypedEmitter<TransportEvents> implements Repor
       this.#lost(err.message, err);
       return disconnectedError(this.path, err.message, err);
     }
-    return new AgentError('TRANSPORT_IO', `HID device ${this.path} refused the ${what}: ${err.message}`, { path: this.path, what }, { hint: 'the device is there but did not take the report: check it is the expected device and firmware', retryable: true, cause: err });
+    return new AgentError(
+      'TRANSPORT_IO',
+      `HID device ${this.path} refused the ${what}: ${err.message}`,
+      { path: this.path, what },
+      {
+        hint: 'the device is there but did not take the report: check it is the expected device and firmware',
+        retryable: true,
+        cause: err,
+      },
+    );
   }
 
   #usable(): HidDeviceHandle {
@@ -209,5 +218,9 @@ export function hidOpenError(path: string, err: Error): AgentError {
       cause: err,
     });
   }
-  return new AgentError('TRANSPORT_OPEN_FAILED', `could not open HID device ${path}: ${err.message}`, ctx, { hint: 'check that no other program holds the device', retryable: true, cause: err });
+  return new AgentError('TRANSPORT_OPEN_FAILED', `could not open HID device ${path}: ${err.message}`, ctx, {
+    hint: 'check that no other program holds the device',
+    retryable: true,
+    cause: err,
+  });
 }

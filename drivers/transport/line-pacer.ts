@@ -110,7 +110,8 @@ export class LinePacer {
 
   #schedule(delay: number): void {
     if (this.#timer || this.#stalled) return;
-    this.#timer = delay <= 0 ? (setImmediate(() => this.#fire()) as unknown as NodeJS.Timeout) : setTimeout(() => this.#fire(), Math.ceil(delay));
+    this.#timer =
+      delay <= 0 ? (setImmediate(() => this.#fire()) as unknown as NodeJS.Timeout) : setTimeout(() => this.#fire(), Math.ceil(delay));
   }
 
   #fire(): void {

@@ -90,14 +90,25 @@ export function describeHolder(h: PortHolder): string {
  * TRANSPORT_BUSY for a device another process holds (`holders`, default: as /proc shows them),
  * naming them in the message and in the context (pid, command) for the layers above.
  */
-export function busyError(path: string, label: string, ctx: Record<string, unknown>, cause?: unknown, holders: PortHolder[] = portHolders(path)): AgentError {
+export function busyError(
+  path: string,
+  label: string,
+  ctx: Record<string, unknown>,
+  cause?: unknown,
+  holders: PortHolder[] = portHolders(path),
+): AgentError {
   const who = holders.length > 0 ? holders.map(describeHolder).join(', ') : 'another program';
-  return new AgentError('TRANSPORT_BUSY', `${label} is in use by another program: ${who} holds it`, { ...ctx, holders: holders.map((h) => ({ pid: h.pid, command: h.command })) }, {
-    hint:
-      holders.length > 0
-        ? `stop ${holders.map((h) => `pid ${h.pid}`).join(', ')} or let it do the work (the running agent: enrol through it, or systemctl stop edge-agent); a serial console on the Pi UART: disable it with raspi-config, Interface Options, Serial Port`
-        : `"fuser -v ${path}" (as root) names it: the running agent (enrol through it, or systemctl stop edge-agent), another edge-agent command, or a serial console on the Pi UART (disable it with raspi-config)`,
-    retryable: true,
-    ...(cause !== undefined ? { cause } : {}),
-  });
+  return new AgentError(
+    'TRANSPORT_BUSY',
+    `${label} is in use by another program: ${who} holds it`,
+    { ...ctx, holders: holders.map((h) => ({ pid: h.pid, command: h.command })) },
+    {
+      hint:
+        holders.length > 0
+          ? `stop ${holders.map((h) => `pid ${h.pid}`).join(', ')} or let it do the work (the running agent: enrol through it, or systemctl stop edge-agent); a serial console on the Pi UART: disable it with raspi-config, Interface Options, Serial Port`
+          : `"fuser -v ${path}" (as root) names it: the running agent (enrol through it, or systemctl stop edge-agent), another edge-agent command, or a serial console on the Pi UART (disable it with raspi-config)`,
+      retryable: true,
+      ...(cause !== undefined ? { cause } : {}),
+    },
+  );
 }

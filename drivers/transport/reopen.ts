@@ -14,7 +14,11 @@ export interface ReopenOptions extends Partial<BackoffOptions> {
 
 /** Resolves once `transport.open()` succeeds; rejects with `CORE_ABORTED` or the last error. */
 export async function reopenWithBackoff(transport: ByteTransport, options: ReopenOptions = {}): Promise<number> {
-  const backoff: BackoffOptions = { baseMs: options.baseMs ?? 200, capMs: options.capMs ?? 10_000, ...(options.random ? { random: options.random } : {}) };
+  const backoff: BackoffOptions = {
+    baseMs: options.baseMs ?? 200,
+    capMs: options.capMs ?? 10_000,
+    ...(options.random ? { random: options.random } : {}),
+  };
   for (let attempt = 0; ; attempt++) {
     if (options.signal?.aborted) throw new AgentError('CORE_ABORTED', 'reconnect aborted');
     try {

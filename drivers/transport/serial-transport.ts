@@ -69,7 +69,12 @@ export class SerialTransport extends TypedEmitter<TransportEvents> implements By
   async open(): Promise<void> {
     if (this.isOpen) return;
     this.#gone = false;
-    const port = new SerialPort({ path: this.path, baudRate: this.#baud, autoOpen: false, ...(this.#binding ? { binding: this.#binding } : {}) } as SerialPortOptions);
+    const port = new SerialPort({
+      path: this.path,
+      baudRate: this.#baud,
+      autoOpen: false,
+      ...(this.#binding ? { binding: this.#binding } : {}),
+    } as SerialPortOptions);
     await new Promise<void>((resolve, reject) => {
       port.open((err) => (err ? reject(openError(this.path, this.#baud, err)) : resolve()));
     });
@@ -125,7 +130,20 @@ export class SerialTransport extends TypedEmitter<TransportEvents> implements By
     this.#baud = baud;
     const port = this.#port;
     if (!port || this.#gone) return;
-    await new Promise<void>((resolve, reject) => port.update({ baudRate: baud }, (err) => (err ? reject(new AgentError('TRANSPORT_OPEN_FAILED', `could not set ${this.path} to ${baud} baud: ${err.message}`, { path: this.path, baud }, { cause: err })) : resolve())));
+    await new Promise<void>((resolve, reject) =>
+      port.update({ baudRate: baud }, (err) =>
+        err
+          ? reject(
+              new AgentError(
+                'TRANSPORT_OPEN_FAILED',
+                `could not set ${this.path} to ${baud} baud: ${err.message}`,
+                { path: this.path, baud },
+                { cause: err },
+              ),
+            )
+          : resolve(),
+      ),
+    );
   }
 
   async close(): Promise<void> {
@@ -186,7 +204,12 @@ export function openError(path: string, baud: number, err: Error): AgentError {
 }
 
 /** Opens the serial port at `path`, runs `fn` on it and closes it again, whatever happens (probes). */
-export async function withSerialPort<T>(path: string, baud: number, fn: (transport: SerialTransport) => Promise<T>, options: { binding?: SerialBinding } = {}): Promise<T> {
+export async function withSerialPort<T>(
+  path: string,
+  baud: number,
+  fn: (transport: SerialTransport) => Promise<T>,
+  options: { binding?: SerialBinding } = {},
+): Promise<T> {
   const transport = new SerialTransport({ path, baud, ...options });
   await transport.open();
   try {

@@ -18,14 +18,26 @@ export interface SocatPair {
 
 export async function createSocatPair(hostLink: string, timeoutMs = 5000): Promise<SocatPair> {
   if (!existsSync(dirname(hostLink))) {
-    throw new AgentError('CLI_USAGE', `the folder of --link ${hostLink} does not exist`, { hostLink }, { hint: 'pick a path in an existing folder, for example /tmp/ttyR30X' });
+    throw new AgentError(
+      'CLI_USAGE',
+      `the folder of --link ${hostLink} does not exist`,
+      { hostLink },
+      { hint: 'pick a path in an existing folder, for example /tmp/ttyR30X' },
+    );
   }
   if (existsSync(hostLink)) {
-    throw new AgentError('TRANSPORT_OPEN_FAILED', `${hostLink} already exists`, { hostLink }, { hint: 'another simulator may be serving there; stop it or pick another --link path', retryable: false });
+    throw new AgentError(
+      'TRANSPORT_OPEN_FAILED',
+      `${hostLink} already exists`,
+      { hostLink },
+      { hint: 'another simulator may be serving there; stop it or pick another --link path', retryable: false },
+    );
   }
   const dir = mkdtempSync(join(tmpdir(), 'sim-pty-'));
   const deviceLink = join(dir, 'device');
-  const proc = spawn('socat', ['-d', '-d', `pty,raw,echo=0,link=${deviceLink}`, `pty,raw,echo=0,link=${hostLink}`], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const proc = spawn('socat', ['-d', '-d', `pty,raw,echo=0,link=${deviceLink}`, `pty,raw,echo=0,link=${hostLink}`], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let stderr = '';
   let spawnError: Error | undefined;
   proc.on('error', (e) => (spawnError = e));
@@ -33,11 +45,21 @@ export async function createSocatPair(hostLink: string, timeoutMs = 5000): Promi
   const deadline = Date.now() + timeoutMs;
   while (!(existsSync(deviceLink) && existsSync(hostLink) && /starting data transfer loop/.test(stderr))) {
     if (spawnError) {
-      throw new AgentError('TRANSPORT_OPEN_FAILED', `could not start socat: ${spawnError.message}`, {}, { hint: 'install socat (sudo apt install socat)', cause: spawnError });
+      throw new AgentError(
+        'TRANSPORT_OPEN_FAILED',
+        `could not start socat: ${spawnError.message}`,
+        {},
+        { hint: 'install socat (sudo apt install socat)', cause: spawnError },
+      );
     }
     if (proc.exitCode !== null || Date.now() > deadline) {
       proc.kill();
-      throw new AgentError('TRANSPORT_OPEN_FAILED', `socat did not create the pty pair: ${stderr.trim().split('\n').pop() ?? ''}`, { hostLink }, { hint: 'check that socat is installed and that the --link folder is writable' });
+      throw new AgentError(
+        'TRANSPORT_OPEN_FAILED',
+        `socat did not create the pty pair: ${stderr.trim().split('\n').pop() ?? ''}`,
+        { hostLink },
+        { hint: 'check that socat is installed and that the --link folder is writable' },
+      );
     }
     await new Promise((r) => setTimeout(r, 20));
   }

@@ -21,9 +21,21 @@ export function buildEmbeddingTiny(): Uint8Array {
     name: 'embedding-tiny',
     doc: 'Fixture for the embedding slot: 32x32 gray -> 16-d vector (seeded, untrained weights).',
     nodes: [
-      { name: 'conv', opType: 'Conv', input: ['input', 'conv_w', 'conv_b'], output: ['c1'], attribute: [intsAttr('kernel_shape', [5, 5]), intsAttr('strides', [2, 2]), intsAttr('pads', [2, 2, 2, 2])] },
+      {
+        name: 'conv',
+        opType: 'Conv',
+        input: ['input', 'conv_w', 'conv_b'],
+        output: ['c1'],
+        attribute: [intsAttr('kernel_shape', [5, 5]), intsAttr('strides', [2, 2]), intsAttr('pads', [2, 2, 2, 2])],
+      },
       { name: 'relu', opType: 'Relu', input: ['c1'], output: ['r1'] },
-      { name: 'pool', opType: 'AveragePool', input: ['r1'], output: ['p1'], attribute: [intsAttr('kernel_shape', [4, 4]), intsAttr('strides', [4, 4])] },
+      {
+        name: 'pool',
+        opType: 'AveragePool',
+        input: ['r1'],
+        output: ['p1'],
+        attribute: [intsAttr('kernel_shape', [4, 4]), intsAttr('strides', [4, 4])],
+      },
       { name: 'flat', opType: 'Flatten', input: ['p1'], output: ['f1'] },
       { name: 'proj', opType: 'MatMul', input: ['f1', 'proj_w'], output: ['embedding'] },
     ],

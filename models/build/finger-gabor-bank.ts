@@ -31,10 +31,12 @@ export function fingerGaborKernels(): Float32Array {
     for (let o = 0; o < orientations; o++) {
       const theta = (o * Math.PI) / orientations;
       // Unit normal to the ridges.
-      const nx = -Math.sin(theta), ny = Math.cos(theta);
+      const nx = -Math.sin(theta),
+        ny = Math.cos(theta);
       const k = f * orientations + o;
       const base = k * size * size;
-      let mean = 0, env = 0;
+      let mean = 0,
+        env = 0;
       for (let y = -half; y <= half; y++) {
         for (let x = -half; x <= half; x++) {
           const g = Math.exp(-(x * x + y * y) / (2 * sigma * sigma));
@@ -66,7 +68,13 @@ export function buildFingerGaborBank(): Uint8Array {
     name: 'finger-gabor-bank',
     doc: `Fingerprint ridge enhancement: ${orientations} orientations x periods ${periods.join('/')} px Gabor bank (${size}x${size}), per-pixel selection by weights, summed.`,
     nodes: [
-      { name: 'bank', opType: 'Conv', input: ['image', 'gabor_weights'], output: ['responses'], attribute: [intsAttr('kernel_shape', [size, size]), intsAttr('pads', [half, half, half, half])] },
+      {
+        name: 'bank',
+        opType: 'Conv',
+        input: ['image', 'gabor_weights'],
+        output: ['responses'],
+        attribute: [intsAttr('kernel_shape', [size, size]), intsAttr('pads', [half, half, half, half])],
+      },
       { name: 'select', opType: 'Mul', input: ['responses', 'select'], output: ['selected'] },
       { name: 'sum', opType: 'ReduceSum', input: ['selected', 'sum_axes'], output: ['enhanced'], attribute: [intAttr('keepdims', 1)] },
     ],

@@ -129,9 +129,14 @@ export class AttendanceClient {
       } catch {
         /* keep the text */
       }
-      throw new AgentError('API_AUTH_FAILED', `the attendance service refused the API key (HTTP ${res.status}): ${reason}`, { operation, path, status: res.status }, {
-        hint: 'check api.clientId in the config and the API key and secret (edge-agent keys create makes a new pair on our service)',
-      });
+      throw new AgentError(
+        'API_AUTH_FAILED',
+        `the attendance service refused the API key (HTTP ${res.status}): ${reason}`,
+        { operation, path, status: res.status },
+        {
+          hint: 'check api.clientId in the config and the API key and secret (edge-agent keys create makes a new pair on our service)',
+        },
+      );
     }
     this.#throwForStatus(operation, path, res, text);
     let body: { access_token?: unknown; expires_in?: unknown; token_type?: unknown };
@@ -173,29 +178,50 @@ export class AttendanceClient {
     }
   }
 
-  #transportError(operation: string, path: string, err: unknown, timeout: AbortSignal | undefined, signal: AbortSignal | undefined): AgentError {
+  #transportError(
+    operation: string,
+    path: string,
+    err: unknown,
+    timeout: AbortSignal | undefined,
+    signal: AbortSignal | undefined,
+  ): AgentError {
     if (signal?.aborted) return new AgentError('CORE_ABORTED', `${operation} aborted by the caller`, { operation, path }, { cause: err });
     const name = (err as { name?: string }).name;
     if (timeout?.aborted || name === 'TimeoutError' || name === 'AbortError') {
-      return new AgentError('API_TIMEOUT', `the attendance service did not answer ${operation} within ${this.options.timeoutMs} ms`, { operation, path, timeoutMs: this.options.timeoutMs }, {
-        hint: 'the service or the network is slow or down; it is retried later (api.timeoutMs sets the limit)',
-        retryable: true,
-        cause: err,
-      });
+      return new AgentError(
+        'API_TIMEOUT',
+        `the attendance service did not answer ${operation} within ${this.options.timeoutMs} ms`,
+        { operation, path, timeoutMs: this.options.timeoutMs },
+        {
+          hint: 'the service or the network is slow or down; it is retried later (api.timeoutMs sets the limit)',
+          retryable: true,
+          cause: err,
+        },
+      );
     }
     const code = networkCode(err);
-    return new AgentError('API_NETWORK', `cannot reach the attendance service at ${this.options.baseUrl} (${code ?? (err as Error).message})`, { operation, path, errno: code }, {
-      hint: 'check api.url in the config, that the service runs, and the network; it is retried later',
-      retryable: true,
-      cause: err,
-    });
+    return new AgentError(
+      'API_NETWORK',
+      `cannot reach the attendance service at ${this.options.baseUrl} (${code ?? (err as Error).message})`,
+      { operation, path, errno: code },
+      {
+        hint: 'check api.url in the config, that the service runs, and the network; it is retried later',
+        retryable: true,
+        cause: err,
+      },
+    );
   }
 
   #badResponse(operation: string, path: string, status: number, what: string): AgentError {
-    return new AgentError('API_BAD_RESPONSE', `${what} (${operation}, HTTP ${status})`, { operation, path, status }, {
-      hint: 'api.url may point at something that is not the attendance service (a proxy or captive portal?); it is retried later',
-      retryable: true,
-    });
+    return new AgentError(
+      'API_BAD_RESPONSE',
+      `${what} (${operation}, HTTP ${status})`,
+      { operation, path, status },
+      {
+        hint: 'api.url may point at something that is not the attendance service (a proxy or captive portal?); it is retried later',
+        retryable: true,
+      },
+    );
   }
 
   /** Throws for the statuses that are not answers (5xx, 429, 403, other 4xx). */
@@ -215,21 +241,36 @@ export class AttendanceClient {
     if (res.status === 429) {
       const retryAfterMs = parseRetryAfter(res.headers.get('retry-after'));
       if (retryAfterMs !== undefined) context.retryAfterMs = retryAfterMs;
-      throw new AgentError('API_RATE_LIMITED', `the attendance service asks to slow down (HTTP 429, ${operation})`, context, { hint: 'retried after the delay the service asked for', retryable: true });
-    }
-    if (res.status >= 500) {
-      throw new AgentError('API_HTTP_5XX', `the attendance service failed (HTTP ${res.status}, ${operation})${said}`, context, { hint: 'a server-side problem; it is retried later; the service logs say more', retryable: true });
-    }
-    if (res.status === 401) {
-      throw new AgentError('API_UNAUTHORIZED', `the attendance service refused the access token for ${operation} even after a refresh (HTTP 401)${said}`, context, {
-        hint: 'check that the API key still exists on the service and that api.clientId is right',
+      throw new AgentError('API_RATE_LIMITED', `the attendance service asks to slow down (HTTP 429, ${operation})`, context, {
+        hint: 'retried after the delay the service asked for',
+        retryable: true,
       });
     }
+    if (res.status >= 500) {
+      throw new AgentError('API_HTTP_5XX', `the attendance service failed (HTTP ${res.status}, ${operation})${said}`, context, {
+        hint: 'a server-side problem; it is retried later; the service logs say more',
+        retryable: true,
+      });
+    }
+    if (res.status === 401) {
+      throw new AgentError(
+        'API_UNAUTHORIZED',
+        `the attendance service refused the access token for ${operation} even after a refresh (HTTP 401)${said}`,
+        context,
+        {
+          hint: 'check that the API key still exists on the service and that api.clientId is right',
+        },
+      );
+    }
     if (res.status === 403) {
-      throw new AgentError('API_FORBIDDEN', `the API key may not ${operation} (HTTP 403)${said}`, context, { hint: 'use a key with the admin role; admin-audit keys may only read' });
+      throw new AgentError('API_FORBIDDEN', `the API key may not ${operation} (HTTP 403)${said}`, context, {
+        hint: 'use a key with the admin role; admin-audit keys may only read',
+      });
     }
     if (res.status >= 400) {
-      throw new AgentError('API_HTTP_4XX', `the attendance service rejected ${operation} (HTTP ${res.status})${said}`, context, { hint: 'the request does not fit this service: check api.url and api.pathForm' });
+      throw new AgentError('API_HTTP_4XX', `the attendance service rejected ${operation} (HTTP ${res.status})${said}`, context, {
+        hint: 'the request does not fit this service: check api.url and api.pathForm',
+      });
     }
     throw this.#badResponse(operation, path, res.status, `unexpected HTTP status ${res.status}`);
   }
@@ -270,10 +311,14 @@ export class AttendanceClient {
 
   #items<T>(operation: string, path: string, env: Envelope<unknown>, read: (v: unknown) => T): Envelope<Envelope<T>[]> {
     if (env.returnValue === null) return env as Envelope<Envelope<T>[]>;
-    if (!Array.isArray(env.returnValue)) throw this.#badResponse(operation, path, 200, 'the answer should carry an array of per-item envelopes');
+    if (!Array.isArray(env.returnValue))
+      throw this.#badResponse(operation, path, 200, 'the answer should carry an array of per-item envelopes');
     const items = env.returnValue.map((item) => {
       if (!isEnvelope(item)) throw this.#badResponse(operation, path, 200, 'a per-item result is not an envelope');
-      const out: Envelope<T> = { statusCode: item.statusCode, returnValue: item.returnValue === null || item.returnValue === undefined ? null : read(item.returnValue) };
+      const out: Envelope<T> = {
+        statusCode: item.statusCode,
+        returnValue: item.returnValue === null || item.returnValue === undefined ? null : read(item.returnValue),
+      };
       if (typeof item.statusDescription === 'string') out.statusDescription = item.statusDescription;
       return out;
     });
@@ -346,12 +391,25 @@ export class AttendanceClient {
   }
 
   /** 9. Only under the `api` path form. Durations in minutes. */
-  async workHourReport(query: { from: string; to: string; grouptype?: GroupType; groupcodes?: string[]; shiftname?: string; pagenumber?: number; pagesize?: number }): Promise<Envelope<WorkHourRow[]>> {
+  async workHourReport(query: {
+    from: string;
+    to: string;
+    grouptype?: GroupType;
+    groupcodes?: string[];
+    shiftname?: string;
+    pagenumber?: number;
+    pagesize?: number;
+  }): Promise<Envelope<WorkHourRow[]>> {
     const path = this.#paths.workHourReport;
     if (!path) {
-      throw new AgentError('API_NOT_SUPPORTED', 'the work-hour report exists only under the /api/attendance path form', { operation: 'workHourReport', pathForm: this.options.pathForm }, {
-        hint: 'set api.pathForm to "api" to use the report',
-      });
+      throw new AgentError(
+        'API_NOT_SUPPORTED',
+        'the work-hour report exists only under the /api/attendance path form',
+        { operation: 'workHourReport', pathForm: this.options.pathForm },
+        {
+          hint: 'set api.pathForm to "api" to use the report',
+        },
+      );
     }
     const env = await this.#request('workHourReport', 'GET', path, {
       query: {

@@ -38,7 +38,12 @@ export function isDateTime(text: unknown): text is string {
 export function requireDateTime(text: unknown, field = 'date-time'): number {
   const ms = parseDateTime(text);
   if (ms === undefined) {
-    throw new AgentError('API_INVALID_DATE_TIME', `${field} "${String(text)}" is not a date-time of the form ${DATE_TIME_PATTERN}`, { field, value: String(text) }, { hint: `write it as ${DATE_TIME_PATTERN}, e.g. 2024-03-05 08:30:00` });
+    throw new AgentError(
+      'API_INVALID_DATE_TIME',
+      `${field} "${String(text)}" is not a date-time of the form ${DATE_TIME_PATTERN}`,
+      { field, value: String(text) },
+      { hint: `write it as ${DATE_TIME_PATTERN}, e.g. 2024-03-05 08:30:00` },
+    );
   }
   return ms;
 }

@@ -38,15 +38,21 @@ export function checkEmployeeCode(v: unknown): EmployeeCodeCheck {
   if (typeof v !== 'string') return { ok: false, problem: `an employee code must be a string, got ${showCode(v)}` };
   if (v.length === 0) return { ok: false, problem: 'the employee code is empty' };
   // A bound before normalising (decomposed input may be several times longer than its NFC form).
-  if (v.length > EMPLOYEE_CODE_MAX_CHARS * 8) return { ok: false, problem: `the employee code ${showCode(v)} is longer than ${EMPLOYEE_CODE_MAX_CHARS} characters` };
-  if (LONE_SURROGATE.test(v)) return { ok: false, problem: `the employee code ${showCode(v)} holds a lone surrogate (not valid Unicode text)` };
+  if (v.length > EMPLOYEE_CODE_MAX_CHARS * 8)
+    return { ok: false, problem: `the employee code ${showCode(v)} is longer than ${EMPLOYEE_CODE_MAX_CHARS} characters` };
+  if (LONE_SURROGATE.test(v))
+    return { ok: false, problem: `the employee code ${showCode(v)} holds a lone surrogate (not valid Unicode text)` };
   const code = v.normalize('NFC');
   const chars = [...code];
-  if (chars.length > EMPLOYEE_CODE_MAX_CHARS) return { ok: false, problem: `the employee code ${showCode(v)} is longer than ${EMPLOYEE_CODE_MAX_CHARS} characters` };
+  if (chars.length > EMPLOYEE_CODE_MAX_CHARS)
+    return { ok: false, problem: `the employee code ${showCode(v)} is longer than ${EMPLOYEE_CODE_MAX_CHARS} characters` };
   const bad = FORBIDDEN.exec(code);
   if (bad) {
     const cp = bad[0].codePointAt(0)!;
-    return { ok: false, problem: `the employee code ${showCode(v)} holds U+${cp.toString(16).toUpperCase().padStart(4, '0')}, which codes may not hold` };
+    return {
+      ok: false,
+      problem: `the employee code ${showCode(v)} holds U+${cp.toString(16).toUpperCase().padStart(4, '0')}, which codes may not hold`,
+    };
   }
   if (code === '.' || code === '..') return { ok: false, problem: `"${code}" is not an employee code` };
   return { ok: true, code };
@@ -55,7 +61,13 @@ export function checkEmployeeCode(v: unknown): EmployeeCodeCheck {
 /** The code in NFC, or `API_EMPLOYEE_CODE_INVALID` saying what is wrong with it. */
 export function parseEmployeeCode(v: unknown): string {
   const r = checkEmployeeCode(v);
-  if (!r.ok) throw new AgentError('API_EMPLOYEE_CODE_INVALID', r.problem, { employeeCode: typeof v === 'string' ? showCode(v) : null }, { hint: `an employee code is ${EMPLOYEE_CODE_RULE}` });
+  if (!r.ok)
+    throw new AgentError(
+      'API_EMPLOYEE_CODE_INVALID',
+      r.problem,
+      { employeeCode: typeof v === 'string' ? showCode(v) : null },
+      { hint: `an employee code is ${EMPLOYEE_CODE_RULE}` },
+    );
   return r.code;
 }
 

@@ -5,7 +5,15 @@
  * holds without any biometric data; `compareTemplates` scores two templates of the same modality.
  */
 import { AgentError } from '../core/errors.js';
-import { IRIS_CODE_BITS, IRIS_FORMAT, IRIS_QUALITY_UNKNOWN, decodeIrisTemplate, isIrisTemplate, validBitCount, type IrisCode } from './iris/iris-code.js';
+import {
+  IRIS_CODE_BITS,
+  IRIS_FORMAT,
+  IRIS_QUALITY_UNKNOWN,
+  decodeIrisTemplate,
+  isIrisTemplate,
+  validBitCount,
+  type IrisCode,
+} from './iris/iris-code.js';
 import { compareIrisCodes } from './iris/iris-match.js';
 import { decodeFingerRecord, decodeFingerTemplate, type FingerRecord } from './finger/iso19794-2.js';
 import { compareFingerTemplates } from './finger/matcher.js';
@@ -30,18 +38,35 @@ export function readTemplate(bytes: Uint8Array, source: string): LoadedTemplate 
     if (bytes.length >= 4 && FMR_MAGIC.every((b, i) => bytes[i] === b)) {
       const record = decodeFingerRecord(bytes);
       if (record.views.length === 0) {
-        throw new AgentError('BIOMETRICS_TEMPLATE_MALFORMED', 'finger minutiae record holds no finger view', { offset: 22 }, { hint: 'export the template again with at least one finger view' });
+        throw new AgentError(
+          'BIOMETRICS_TEMPLATE_MALFORMED',
+          'finger minutiae record holds no finger view',
+          { offset: 22 },
+          { hint: 'export the template again with at least one finger view' },
+        );
       }
-      return { modality: 'finger', format: record.format === 'ansi378-2004' ? 'ansi378' : 'iso19794-2', bytes: bytes.length, record, finger: decodeFingerTemplate(bytes) };
+      return {
+        modality: 'finger',
+        format: record.format === 'ansi378-2004' ? 'ansi378' : 'iso19794-2',
+        bytes: bytes.length,
+        record,
+        finger: decodeFingerTemplate(bytes),
+      };
     }
   } catch (err) {
-    if (err instanceof AgentError) throw new AgentError(err.code, `${source}: ${err.message}`, { ...err.context, file: source }, { hint: err.hint, cause: err });
+    if (err instanceof AgentError)
+      throw new AgentError(err.code, `${source}: ${err.message}`, { ...err.context, file: source }, { hint: err.hint, cause: err });
     throw err;
   }
   const head = Array.from(bytes.subarray(0, 4), (b) => b.toString(16).padStart(2, '0')).join(' ');
-  throw new AgentError('BIOMETRICS_TEMPLATE_UNKNOWN_FORMAT', `${source}: not a template format this agent reads (first bytes ${head || 'none: empty file'})`, { file: source, offset: 0 }, {
-    hint: `give an ISO/IEC 19794-2 or ANSI INCITS 378 minutiae record (starts with "FMR") or an iris code (${IRIS_FORMAT}, starts with "EAIR")`,
-  });
+  throw new AgentError(
+    'BIOMETRICS_TEMPLATE_UNKNOWN_FORMAT',
+    `${source}: not a template format this agent reads (first bytes ${head || 'none: empty file'})`,
+    { file: source, offset: 0 },
+    {
+      hint: `give an ISO/IEC 19794-2 or ANSI INCITS 378 minutiae record (starts with "FMR") or an iris code (${IRIS_FORMAT}, starts with "EAIR")`,
+    },
+  );
 }
 
 /** What a template holds: format, version, counts, quality; never the biometric data itself. */
@@ -87,11 +112,21 @@ export interface TemplateComparison {
   details: Record<string, unknown>;
 }
 
-export function compareTemplates(a: LoadedTemplate, b: LoadedTemplate, thresholds: TemplateThresholds, names: [string, string] = ['A', 'B']): TemplateComparison {
+export function compareTemplates(
+  a: LoadedTemplate,
+  b: LoadedTemplate,
+  thresholds: TemplateThresholds,
+  names: [string, string] = ['A', 'B'],
+): TemplateComparison {
   if (a.modality !== b.modality) {
-    throw new AgentError('BIOMETRICS_MODALITY_MISMATCH', `${names[0]} is a ${a.modality} template (${a.format}) and ${names[1]} a ${b.modality} template (${b.format}): they cannot be compared`, { a: a.format, b: b.format }, {
-      hint: 'compare two finger templates or two iris templates',
-    });
+    throw new AgentError(
+      'BIOMETRICS_MODALITY_MISMATCH',
+      `${names[0]} is a ${a.modality} template (${a.format}) and ${names[1]} a ${b.modality} template (${b.format}): they cannot be compared`,
+      { a: a.format, b: b.format },
+      {
+        hint: 'compare two finger templates or two iris templates',
+      },
+    );
   }
   if (a.modality === 'finger' && b.modality === 'finger') {
     const score = compareFingerTemplates(a.finger, b.finger);

@@ -39,7 +39,8 @@ export function commandFilesIn(dir: URL): Map<string, string> {
   const files = new Map<string, string>();
   for (const f of readdirSync(folder).sort()) {
     const ext = extname(f);
-    if ((ext === '.ts' || ext === '.js') && !f.endsWith('.d.ts') && !files.has(basename(f, ext))) files.set(basename(f, ext), `${folder}/${f}`);
+    if ((ext === '.ts' || ext === '.js') && !f.endsWith('.d.ts') && !files.has(basename(f, ext)))
+      files.set(basename(f, ext), `${folder}/${f}`);
   }
   return files;
 }
@@ -94,7 +95,10 @@ export function flagValues(cmd: Commander): Values {
  * The action: `handler` gets the option values (typed by the command as `V`, keyed by long flag),
  * the positional arguments and the command, and resolves to the exit code.
  */
-export function action<V extends object = Values>(cmd: Commander, handler: (values: V, args: string[], cmd: Commander) => Promise<number>): Commander {
+export function action<V extends object = Values>(
+  cmd: Commander,
+  handler: (values: V, args: string[], cmd: Commander) => Promise<number>,
+): Commander {
   return cmd.action(async (...received: unknown[]) => {
     const self = received[received.length - 1] as Commander;
     process.exitCode = await handler(flagValues(self) as V, self.args, self);
@@ -107,10 +111,17 @@ export function action<V extends object = Values>(cmd: Commander, handler: (valu
  */
 export function withVerbs(cmd: Commander): Commander {
   const path = (c: Commander): string => (c.parent?.parent ? `${path(c.parent)} ${c.name()}` : c.name());
-  return cmd.usage('<verb> [options]').argument('[verb]').action((given: string | undefined) => {
-    const verbs = cmd.commands.map((c) => c.name()).join(', ');
-    throw usageError(path(cmd), given ? `unknown verb "${given}" for ${path(cmd)}; use one of ${verbs}` : `${path(cmd)} needs a verb: ${verbs}`, { verb: given ?? null });
-  });
+  return cmd
+    .usage('<verb> [options]')
+    .argument('[verb]')
+    .action((given: string | undefined) => {
+      const verbs = cmd.commands.map((c) => c.name()).join(', ');
+      throw usageError(
+        path(cmd),
+        given ? `unknown verb "${given}" for ${path(cmd)}; use one of ${verbs}` : `${path(cmd)} needs a verb: ${verbs}`,
+        { verb: given ?? null },
+      );
+    });
 }
 
 /** An option that may be given again and again; its value is the list. */

@@ -14,7 +14,7 @@ export interface ScannerValues {
 
 const COMMON_OPTIONS: Record<keyof typeof COMMON_FLAGS, [flags: string, description: string]> = {
   config: ['--config <file>', 'config file (YAML or JSON); default $EDGE_AGENT_CONFIG, else /etc/edge-agent/config.yaml'],
-  data: ['--data <dir>', 'data folder (database agent.db, secrets.yaml) instead of the config\'s dataDir'],
+  data: ['--data <dir>', "data folder (database agent.db, secrets.yaml) instead of the config's dataDir"],
   terminal: ['--terminal <id>', 'terminal id'],
   site: ['--site <name>', 'site name'],
   mode: ['--mode <mode>', 'terminal mode: in, out or toggle'],
@@ -32,13 +32,21 @@ const COMMON_OPTIONS: Record<keyof typeof COMMON_FLAGS, [flags: string, descript
 
 /** Adds the common options to `cmd`. */
 export function withCommonOptions(cmd: Command): Command {
-  for (const [flags, description] of Object.values(COMMON_OPTIONS)) cmd.addOption(new Option(flags, description).helpGroup('Terminal setup (as for "edge-agent run"):'));
+  for (const [flags, description] of Object.values(COMMON_OPTIONS))
+    cmd.addOption(new Option(flags, description).helpGroup('Terminal setup (as for "edge-agent run"):'));
   return cmd;
 }
 
 /** `--scanner` (repeatable) and `--simulate`: the scanners of `run`, `enroll` and `identify`. */
 export function withScannerOptions(cmd: Command): Command {
   return cmd
-    .addOption(repeatable('--scanner <family:path[:baud][:format]>', 'a scanner (repeatable): r30x, gt521, iris-hid, badge-serial or badge-hid (format: a badge reader\'s em4100-dec, em4100-hex, wiegand26 or wiegand34); path "sim" for a simulator').helpGroup('Scanners:'))
-    .addOption(new Option('--simulate', 'simulated scanners (an R30x module and an iris camera) when none is given').helpGroup('Scanners:'));
+    .addOption(
+      repeatable(
+        '--scanner <family:path[:baud][:format]>',
+        'a scanner (repeatable): r30x, gt521, iris-hid, badge-serial or badge-hid (format: a badge reader\'s em4100-dec, em4100-hex, wiegand26 or wiegand34); path "sim" for a simulator',
+      ).helpGroup('Scanners:'),
+    )
+    .addOption(
+      new Option('--simulate', 'simulated scanners (an R30x module and an iris camera) when none is given').helpGroup('Scanners:'),
+    );
 }

@@ -11,9 +11,14 @@ import { AgentError } from '../core/errors.js';
 export async function confirmed(question: string, yes: boolean | undefined, command: string): Promise<boolean> {
   if (yes) return true;
   if (!process.stdin.isTTY) {
-    throw new AgentError('CLI_CONFIRM_NEEDED', `${command} deletes what cannot be brought back and asks first, but stdin is not a terminal: nothing was deleted`, { command }, {
-      hint: `add --yes to confirm: edge-agent ${command} --yes`,
-    });
+    throw new AgentError(
+      'CLI_CONFIRM_NEEDED',
+      `${command} deletes what cannot be brought back and asks first, but stdin is not a terminal: nothing was deleted`,
+      { command },
+      {
+        hint: `add --yes to confirm: edge-agent ${command} --yes`,
+      },
+    );
   }
   const { confirm } = await import('@inquirer/prompts');
   try {

@@ -28,7 +28,8 @@ export function describeProgress(e: Record<string, unknown>): string {
     case 'stored':
       return `  stored ${String(e.templates)} template(s) in the encrypted cache`;
     case 'module':
-      if (e.read === true) return `  press ${String(e.press)} of ${String(e.presses)} read by the module (${String(e.modulePress)}/${String(e.of)})`;
+      if (e.read === true)
+        return `  press ${String(e.press)} of ${String(e.presses)} read by the module (${String(e.modulePress)}/${String(e.of)})`;
       return `  ${String(e.message ?? 'enrolling on the module')}`;
     default:
       return `  ${typeof e.message === 'string' ? e.message : JSON.stringify(e)}`;
@@ -41,10 +42,20 @@ export interface SimulatedPerson {
 }
 
 /** The person in front of a simulated scanner of this process (`--present ID`). */
-export function simulatedPerson(rt: TerminalRuntime, modality: ScannerModality, id: number, options: { holdMs?: number } = {}): SimulatedPerson {
+export function simulatedPerson(
+  rt: TerminalRuntime,
+  modality: ScannerModality,
+  id: number,
+  options: { holdMs?: number } = {},
+): SimulatedPerson {
   const sim: SimulatorControl | undefined = [...rt.simulators.values()].find((s) => s.modality === modality);
   if (!sim) {
-    throw new AgentError('CLI_USAGE', `--present needs a simulated ${modality} scanner in this process`, { modality }, { hint: 'add --simulate (or --scanner r30x:sim, --scanner iris-hid:sim, --scanner badge-serial:sim)' });
+    throw new AgentError(
+      'CLI_USAGE',
+      `--present needs a simulated ${modality} scanner in this process`,
+      { modality },
+      { hint: 'add --simulate (or --scanner r30x:sim, --scanner iris-hid:sim, --scanner badge-serial:sim)' },
+    );
   }
   const timers = new Set<NodeJS.Timeout>();
   const later = (ms: number, fn: () => void) => {

@@ -62,7 +62,9 @@ export async function main(argv: string[]): Promise<number> {
     if (err instanceof CommanderError) {
       if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return 0;
       const message = err.message.replace(/^error: /, '');
-      process.stderr.write(`edge-agent${name ? ` ${name}` : ''}: CLI_USAGE: ${message}\n  hint: run "edge-agent ${name ? `${name} ` : ''}--help" for the options\n`);
+      process.stderr.write(
+        `edge-agent${name ? ` ${name}` : ''}: CLI_USAGE: ${message}\n  hint: run "edge-agent ${name ? `${name} ` : ''}--help" for the options\n`,
+      );
       return 2;
     }
     process.stderr.write(`edge-agent${name ? ` ${name}` : ''}: ${describeError(err)}\n`);

@@ -50,7 +50,11 @@ export function progressLine(label: string, done: number, total: number | undefi
   if (total && total > 0) {
     const f = Math.min(1, done / total);
     const filled = Math.round(f * WIDTH);
-    parts.push(`[${'#'.repeat(filled)}${'.'.repeat(WIDTH - filled)}]`, `${String(Math.floor(f * 100)).padStart(3)}%`, `${count(done)}/${count(total)}`);
+    parts.push(
+      `[${'#'.repeat(filled)}${'.'.repeat(WIDTH - filled)}]`,
+      `${String(Math.floor(f * 100)).padStart(3)}%`,
+      `${count(done)}/${count(total)}`,
+    );
   } else parts.push(count(done));
   if (rate > 0 && elapsedMs >= 1000) parts.push(`${count(rate)}${unit ? ` ${unit}` : ''}/s`);
   if (total && rate > 0 && done < total && elapsedMs >= 1000) parts.push(`about ${duration((total - done) / rate)} left`);

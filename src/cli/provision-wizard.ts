@@ -9,7 +9,18 @@ import { dirname, join } from 'node:path';
 import { checkbox, confirm, input, password, select } from '@inquirer/prompts';
 import { isTimeZone, parseConfig, type AgentConfig, type ScannerConfig } from '../config/config.js';
 import { checkApiToken, checkMqttConnection, checkScanners, type CheckResult } from '../setup/doctor.js';
-import { formatSummary, mergeSetup, parseScannerSpec, readExisting, readKeyFile, refuseForeignTemplateKey, summarize, writeSetup, type ExistingSetup, type ProvisionAnswers } from '../setup/provision.js';
+import {
+  formatSummary,
+  mergeSetup,
+  parseScannerSpec,
+  readExisting,
+  readKeyFile,
+  refuseForeignTemplateKey,
+  summarize,
+  writeSetup,
+  type ExistingSetup,
+  type ProvisionAnswers,
+} from '../setup/provision.js';
 import { discoverScanners, scannerProbe } from '../setup/scanner-probe.js';
 import { describeError } from '../core/errors.js';
 import { parseKey } from '../config/secrets.js';
@@ -48,25 +59,62 @@ async function untilChecked(what: string, check: () => Promise<CheckResult>, ret
     const c = await check();
     showCheck(c);
     if (c.status !== 'fail') return;
-    const next = await select({ message: `${what} failed. What now?`, choices: [{ name: 'Type it again', value: 'retry' }, { name: 'Stop without writing anything (fix it, then run provision again)', value: 'stop' }] });
+    const next = await select({
+      message: `${what} failed. What now?`,
+      choices: [
+        { name: 'Type it again', value: 'retry' },
+        { name: 'Stop without writing anything (fix it, then run provision again)', value: 'stop' },
+      ],
+    });
     if (next === 'stop') throw new StopWizard();
     await retry();
   }
 }
 
 async function askTerminal(a: ProvisionAnswers, c: AgentConfig | null): Promise<void> {
-  a.terminalId = await input({ message: 'Terminal id', default: c?.terminal.id ?? 'gate-1', validate: (v) => /^[A-Za-z0-9._-]{1,64}$/.test(v) || 'letters, digits, dot, dash or underscore' });
-  a.site = await input({ message: 'Site', default: c?.terminal.site ?? 'site-1', validate: (v) => /^[A-Za-z0-9._-]{1,64}$/.test(v) || 'letters, digits, dot, dash or underscore' });
-  a.timeZone = await input({ message: 'Time zone (IANA)', default: c?.terminal.timeZone ?? Intl.DateTimeFormat().resolvedOptions().timeZone, validate: (v) => isTimeZone(v) || 'an IANA zone such as Europe/Berlin' });
-  a.mode = await select({ message: 'Terminal mode', default: c?.terminal.mode ?? 'toggle', choices: [{ value: 'toggle', name: 'toggle (in, then out)' }, { value: 'in', name: 'in only' }, { value: 'out', name: 'out only' }] });
+  a.terminalId = await input({
+    message: 'Terminal id',
+    default: c?.terminal.id ?? 'gate-1',
+    validate: (v) => /^[A-Za-z0-9._-]{1,64}$/.test(v) || 'letters, digits, dot, dash or underscore',
+  });
+  a.site = await input({
+    message: 'Site',
+    default: c?.terminal.site ?? 'site-1',
+    validate: (v) => /^[A-Za-z0-9._-]{1,64}$/.test(v) || 'letters, digits, dot, dash or underscore',
+  });
+  a.timeZone = await input({
+    message: 'Time zone (IANA)',
+    default: c?.terminal.timeZone ?? Intl.DateTimeFormat().resolvedOptions().timeZone,
+    validate: (v) => isTimeZone(v) || 'an IANA zone such as Europe/Berlin',
+  });
+  a.mode = await select({
+    message: 'Terminal mode',
+    default: c?.terminal.mode ?? 'toggle',
+    choices: [
+      { value: 'toggle', name: 'toggle (in, then out)' },
+      { value: 'in', name: 'in only' },
+      { value: 'out', name: 'out only' },
+    ],
+  });
   a.dataDir = await input({ message: 'Data folder', default: c?.dataDir ?? '/var/lib/edge-agent' });
 }
 
 async function askApi(a: ProvisionAnswers, c: AgentConfig | null, e: ExistingSetup, checking: boolean): Promise<void> {
-  const url = await input({ message: 'Attendance API URL (empty for none)', default: c?.api.url ?? '', validate: (v) => !v || /^https?:\/\/.+/.test(v) || 'an http:// or https:// URL' });
+  const url = await input({
+    message: 'Attendance API URL (empty for none)',
+    default: c?.api.url ?? '',
+    validate: (v) => !v || /^https?:\/\/.+/.test(v) || 'an http:// or https:// URL',
+  });
   a.apiUrl = url || null;
   if (!url) return;
-  a.pathForm = await select({ message: 'API path form', default: c?.api.pathForm ?? 'api', choices: [{ value: 'api', name: '/api/attendance/...' }, { value: 'attendance', name: '/attendance/api/...' }] });
+  a.pathForm = await select({
+    message: 'API path form',
+    default: c?.api.pathForm ?? 'api',
+    choices: [
+      { value: 'api', name: '/api/attendance/...' },
+      { value: 'attendance', name: '/attendance/api/...' },
+    ],
+  });
   a.clientId = await input({ message: 'OAuth2 client id', default: c?.api.clientId ?? 'edge-agent' });
   const askKeys = async () => {
     a.apiKey = await input({ message: 'API key', default: a.apiKey ?? e.secrets.apiKey ?? '', validate: (v) => !!v || 'required' });
@@ -76,7 +124,15 @@ async function askApi(a: ProvisionAnswers, c: AgentConfig | null, e: ExistingSet
   await askKeys();
   await untilChecked(
     'the API key (fetching a token)',
-    () => checkApiToken({ url, pathForm: a.pathForm as AgentConfig['api']['pathForm'], clientId: a.clientId!, timeoutMs: 10_000, apiKey: a.apiKey ?? null, apiSecret: a.apiSecret ?? e.secrets.apiSecret }),
+    () =>
+      checkApiToken({
+        url,
+        pathForm: a.pathForm as AgentConfig['api']['pathForm'],
+        clientId: a.clientId!,
+        timeoutMs: 10_000,
+        apiKey: a.apiKey ?? null,
+        apiSecret: a.apiSecret ?? e.secrets.apiSecret,
+      }),
     askKeys,
     checking,
   );
@@ -84,11 +140,18 @@ async function askApi(a: ProvisionAnswers, c: AgentConfig | null, e: ExistingSet
 
 async function askMqtt(a: ProvisionAnswers, c: AgentConfig | null, e: ExistingSetup, checking: boolean): Promise<void> {
   const askAll = async () => {
-    const url = await input({ message: 'MQTT broker URL (empty for none)', default: c?.mqtt.url ?? '', validate: (v) => !v || /^(mqtts?|wss?|tcp|ssl):\/\/.+/.test(v) || 'an mqtt://, mqtts://, ws:// or wss:// URL' });
+    const url = await input({
+      message: 'MQTT broker URL (empty for none)',
+      default: c?.mqtt.url ?? '',
+      validate: (v) => !v || /^(mqtts?|wss?|tcp|ssl):\/\/.+/.test(v) || 'an mqtt://, mqtts://, ws:// or wss:// URL',
+    });
     a.mqttUrl = url || null;
     if (!url) return;
     a.mqttUsername = (await input({ message: 'MQTT username (empty for none)', default: c?.mqtt.username ?? '' })) || null;
-    const pw = await password({ message: `MQTT password${e.secrets.mqttPassword ? ' (empty keeps the current one)' : ' (empty for none)'}`, mask: '*' });
+    const pw = await password({
+      message: `MQTT password${e.secrets.mqttPassword ? ' (empty keeps the current one)' : ' (empty for none)'}`,
+      mask: '*',
+    });
     if (pw) a.mqttPassword = pw;
     if (url.startsWith('mqtts') || url.startsWith('wss') || url.startsWith('ssl')) {
       a.tlsCa = (await input({ message: 'CA certificate file (empty: system CAs)', default: c?.mqtt.tls.ca ?? '' })) || null;
@@ -101,8 +164,19 @@ async function askMqtt(a: ProvisionAnswers, c: AgentConfig | null, e: ExistingSe
   await untilChecked(
     'the MQTT broker (connecting)',
     async () => {
-      const probe = parseConfig({ terminal: { id: a.terminalId }, mqtt: { url: a.mqttUrl, username: a.mqttUsername ?? null, tls: { ca: a.tlsCa ?? null, cert: a.tlsCert ?? null, key: a.tlsKey ?? null } } });
-      return checkMqttConnection({ config: probe, secrets: { mqttUsername: null, mqttPassword: a.mqttPassword ?? e.secrets.mqttPassword }, timeoutMs: 10_000 });
+      const probe = parseConfig({
+        terminal: { id: a.terminalId },
+        mqtt: {
+          url: a.mqttUrl,
+          username: a.mqttUsername ?? null,
+          tls: { ca: a.tlsCa ?? null, cert: a.tlsCert ?? null, key: a.tlsKey ?? null },
+        },
+      });
+      return checkMqttConnection({
+        config: probe,
+        secrets: { mqttUsername: null, mqttPassword: a.mqttPassword ?? e.secrets.mqttPassword },
+        timeoutMs: 10_000,
+      });
     },
     askAll,
     checking,
@@ -161,7 +235,10 @@ async function askSiteKey(a: ProvisionAnswers, e: ExistingSetup): Promise<void> 
     },
   });
   if (typed) a.siteKey = parseKey(typed, 'siteKey');
-  else if (!e.secrets.siteKey) say('  No site key: templates enrolled here stay here (the first terminal of a site can make one: node -e "console.log(require(\'crypto\').randomBytes(32).toString(\'hex\'))").');
+  else if (!e.secrets.siteKey)
+    say(
+      "  No site key: templates enrolled here stay here (the first terminal of a site can make one: node -e \"console.log(require('crypto').randomBytes(32).toString('hex'))\").",
+    );
 }
 
 async function askScanners(a: ProvisionAnswers, c: AgentConfig | null, checking: boolean): Promise<void> {
@@ -194,9 +271,23 @@ async function chooseScanners(a: ProvisionAnswers, existing: ScannerConfig[], of
   }
   const all = [...existing, ...found.filter((f) => !existing.some((x) => x.path === f.path))];
   const label = (s: ScannerConfig) => `${s.family} at ${s.path}${s.baud ? ` (${s.baud} baud)` : ''}`;
-  let chosen: ScannerConfig[] = all.length ? await checkbox({ message: 'Scanners this terminal uses', choices: all.map((s) => ({ name: label(s), value: s, checked: true })) }) : [];
+  let chosen: ScannerConfig[] = all.length
+    ? await checkbox({ message: 'Scanners this terminal uses', choices: all.map((s) => ({ name: label(s), value: s, checked: true })) })
+    : [];
   for (;;) {
-    const spec = await input({ message: 'Add a scanner by hand as family:path[:baud] (empty when done)', default: '', validate: (v) => { if (!v) return true; try { parseScannerSpec(v); return true; } catch (err) { return describeError(err).split('\n')[0]!; } } });
+    const spec = await input({
+      message: 'Add a scanner by hand as family:path[:baud] (empty when done)',
+      default: '',
+      validate: (v) => {
+        if (!v) return true;
+        try {
+          parseScannerSpec(v);
+          return true;
+        } catch (err) {
+          return describeError(err).split('\n')[0]!;
+        }
+      },
+    });
     if (!spec) break;
     chosen = [...chosen, parseScannerSpec(spec)];
   }
@@ -216,7 +307,10 @@ export async function runWizard(values: { config?: string; secrets?: string; che
 async function wizard(values: { config?: string; secrets?: string }, checking: boolean): Promise<number> {
   say('edge-agent provisioning. Enter accepts the value in brackets; Ctrl-C stops without writing anything.');
   const configFile = await input({ message: 'Config file', default: values.config ?? '/etc/edge-agent/config.yaml' });
-  const secretsFile = await input({ message: 'Secrets file (mode 0600)', default: values.secrets ?? join(dirname(configFile), 'secrets.yaml') });
+  const secretsFile = await input({
+    message: 'Secrets file (mode 0600)',
+    default: values.secrets ?? join(dirname(configFile), 'secrets.yaml'),
+  });
   const existing = readExisting(configFile, secretsFile);
   if (existing.exists) say(`Editing the existing setup in ${configFile}: what you do not change is kept.`);
   const c = current(existing);

@@ -30,7 +30,9 @@ export function applyScannerFlags<C extends AgentConfig>(config: C, values: { sc
 export async function withTerminal<T>(
   config: AgentConfig,
   secrets: Secrets,
-  viaDaemon: (call: (action: string, body: Record<string, unknown>, onProgress?: (e: Record<string, unknown>) => void) => Promise<unknown>) => Promise<T>,
+  viaDaemon: (
+    call: (action: string, body: Record<string, unknown>, onProgress?: (e: Record<string, unknown>) => void) => Promise<unknown>,
+  ) => Promise<T>,
   inProcess: (rt: TerminalRuntime) => Promise<T>,
 ): Promise<T> {
   const socket = controlSocketPath(config.dataDir);

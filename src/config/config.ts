@@ -49,7 +49,11 @@ export const ScannerConfigSchema = z
       ctx.addIssue({ code: 'custom', path: ['format'], message: `is the line format of a badge reader; a ${s.family} scanner has none` });
     }
     if (s.family === 'badge-hid' && s.format === 'em4100-hex') {
-      ctx.addIssue({ code: 'custom', path: ['format'], message: 'em4100-hex frames start with STX, which a keyboard-wedge reader cannot type' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['format'],
+        message: 'em4100-hex frames start with STX, which a keyboard-wedge reader cannot type',
+      });
     }
   });
 
@@ -58,8 +62,14 @@ export const ConfigSchema = z.strictObject({
   configVersion: z.number().int().min(0).default(0),
   terminal: z
     .strictObject({
-      id: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'letters, digits, dot, dash or underscore, at most 64').default('terminal-1'),
-      site: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'letters, digits, dot, dash or underscore, at most 64').default('site-1'),
+      id: z
+        .string()
+        .regex(/^[A-Za-z0-9._-]{1,64}$/, 'letters, digits, dot, dash or underscore, at most 64')
+        .default('terminal-1'),
+      site: z
+        .string()
+        .regex(/^[A-Za-z0-9._-]{1,64}$/, 'letters, digits, dot, dash or underscore, at most 64')
+        .default('site-1'),
       /** IANA time zone used for local punch times and tzOffset. */
       timeZone: z.string().min(1).refine(isTimeZone, 'not a known IANA time zone').default('UTC'),
       mode: z.enum(['in', 'out', 'toggle']).default('toggle'),
@@ -72,7 +82,10 @@ export const ConfigSchema = z.strictObject({
   api: z
     .strictObject({
       /** Base URL of the attendance service; null means no API upstream. */
-      url: z.url({ protocol: /^https?$/ }).nullable().default(null),
+      url: z
+        .url({ protocol: /^https?$/ })
+        .nullable()
+        .default(null),
       pathForm: z.enum(['api', 'attendance']).default('api'),
       clientId: z.string().min(1).default('edge-agent'),
       tzOffsetUnit: z.enum(['minutes', 'hours']).default('minutes'),
@@ -81,15 +94,31 @@ export const ConfigSchema = z.strictObject({
     .prefault({}),
   mqtt: z
     .strictObject({
-      url: z.string().regex(/^(mqtts?|wss?|tcp|ssl):\/\/.+/, 'an mqtt://, mqtts://, ws:// or wss:// URL').nullable().default(null),
-      prefix: z.string().regex(/^[^#+/][^#+]*$/, 'a topic prefix without + or # and not starting with /').default('attendance'),
+      url: z
+        .string()
+        .regex(/^(mqtts?|wss?|tcp|ssl):\/\/.+/, 'an mqtt://, mqtts://, ws:// or wss:// URL')
+        .nullable()
+        .default(null),
+      prefix: z
+        .string()
+        .regex(/^[^#+/][^#+]*$/, 'a topic prefix without + or # and not starting with /')
+        .default('attendance'),
       username: z.string().nullable().default(null),
       tls: z
-        .strictObject({ ca: z.string().nullable().default(null), cert: z.string().nullable().default(null), key: z.string().nullable().default(null) })
+        .strictObject({
+          ca: z.string().nullable().default(null),
+          cert: z.string().nullable().default(null),
+          key: z.string().nullable().default(null),
+        })
         .prefault({}),
       keepaliveSec: z.number().int().positive().default(30),
       /** The largest payload the agent publishes or accepts as a site record (256 KiB); MQTT's own limit is 256 MiB. */
-      maxPayloadBytes: z.number().int().min(4096).max(268_435_455).default(256 * 1024),
+      maxPayloadBytes: z
+        .number()
+        .int()
+        .min(4096)
+        .max(268_435_455)
+        .default(256 * 1024),
     })
     .prefault({}),
   /**
@@ -185,13 +214,27 @@ export const ConfigSchema = z.strictObject({
       host: z.string().min(1).default('127.0.0.1'),
       port: z.number().int().min(0).max(65535).default(8470),
       /** Serve HTTPS with this certificate and key (PEM files); the session cookie is then Secure. */
-      tls: z.strictObject({ cert: z.string().min(1), key: z.string().min(1) }).nullable().default(null),
+      tls: z
+        .strictObject({ cert: z.string().min(1), key: z.string().min(1) })
+        .nullable()
+        .default(null),
       /** Origins a POST may come from besides the console's own (a reverse proxy's https://ops.example.com). */
-      allowedOrigins: z.array(z.string().regex(/^https?:\/\/[^/\s]+$/, 'an origin such as https://ops.example.com (scheme, host, optional port; no path)')).max(16).default([]),
+      allowedOrigins: z
+        .array(z.string().regex(/^https?:\/\/[^/\s]+$/, 'an origin such as https://ops.example.com (scheme, host, optional port; no path)'))
+        .max(16)
+        .default([]),
       /** How long a login lasts without use. */
-      sessionHours: z.number().positive().max(24 * 30).default(12),
+      sessionHours: z
+        .number()
+        .positive()
+        .max(24 * 30)
+        .default(12),
       /** How much metric history each terminal's page shows (kept in memory, 720 points). */
-      historyHours: z.number().positive().max(24 * 7).default(24),
+      historyHours: z
+        .number()
+        .positive()
+        .max(24 * 7)
+        .default(24),
       /** Alert rules; null switches a rule off. Alerts are shown in the page and published retained on <prefix>/<site>/alerts. */
       alerts: z
         .strictObject({
@@ -217,7 +260,10 @@ export const ConfigSchema = z.strictObject({
       homeAssistant: z
         .strictObject({
           sites: z.array(z.string().regex(/^(\*|[A-Za-z0-9._-]{1,64})$/, 'a site id, or * for every site')).default([]),
-          discoveryPrefix: z.string().regex(/^[A-Za-z0-9_-][A-Za-z0-9_/-]{0,63}$/, 'a topic prefix such as homeassistant').default('homeassistant'),
+          discoveryPrefix: z
+            .string()
+            .regex(/^[A-Za-z0-9_-][A-Za-z0-9_/-]{0,63}$/, 'a topic prefix such as homeassistant')
+            .default('homeassistant'),
         })
         .prefault({}),
     })
@@ -269,7 +315,14 @@ const ALIASES: Record<string, string[]> = {
 export function configFromEnv(env: NodeJS.ProcessEnv): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [name, raw] of Object.entries(env)) {
-    if (!name.startsWith('EDGE_AGENT_') || name.startsWith('EDGE_AGENT_TEST_') || name === 'EDGE_AGENT_CONFIG' || raw === undefined || raw === '') continue;
+    if (
+      !name.startsWith('EDGE_AGENT_') ||
+      name.startsWith('EDGE_AGENT_TEST_') ||
+      name === 'EDGE_AGENT_CONFIG' ||
+      raw === undefined ||
+      raw === ''
+    )
+      continue;
     const path = ALIASES[name] ?? name.slice('EDGE_AGENT_'.length).split('__').map(camel);
     let value: unknown = raw;
     try {
@@ -280,7 +333,11 @@ export function configFromEnv(env: NodeJS.ProcessEnv): Record<string, unknown> {
     // A string key keeps its text even when it parses as JSON (EDGE_AGENT_TERMINAL__ID=123).
     const target = schemaAt(path);
     if (target?._zod.def.type === 'string' && typeof value !== 'string' && value !== null) value = raw;
-    if (path[path.length - 1] === 'upstream' && typeof value === 'string') value = value.split(',').map((s) => s.trim()).filter(Boolean);
+    if (path[path.length - 1] === 'upstream' && typeof value === 'string')
+      value = value
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
     let node = out;
     for (const key of path.slice(0, -1)) node = (node[key] = isPlainObject(node[key]) ? node[key] : {}) as Record<string, unknown>;
     node[path[path.length - 1]!] = value;
@@ -299,7 +356,8 @@ const FIXES: Record<string, string> = {
   upstream: 'a list of api and/or mqtt, e.g. ["api", "mqtt"]',
   'scanners.family': 'use r30x, gt521, iris-hid, badge-serial or badge-hid',
   'scanners.path': 'a device path such as /dev/fingerprint0, /dev/ttyUSB0, /dev/hidraw0 or sim',
-  'scanners.format': 'the badge reader\'s line format: em4100-dec, em4100-hex (serial only), wiegand26 or wiegand34; only for badge-serial and badge-hid',
+  'scanners.format':
+    "the badge reader's line format: em4100-dec, em4100-hex (serial only), wiegand26 or wiegand34; only for badge-serial and badge-hid",
   'policy.require': 'use either (finger, eye or badge), biometric, badge, or both (a badge, then a finger or eye)',
   'clock.sources': 'a list of timedatectl, timesyncd and/or chrony (first that can tell decides), or [] for the year alone',
   'clock.earlierBootPunches': 'use hold (until "edge-agent queue release-unsynced") or send (as they are, marked)',
@@ -381,7 +439,10 @@ export function didYouMean(key: string, candidates: string[]): string | null {
   let best: string | null = null;
   let bestD = Infinity;
   for (const c of candidates) {
-    const d = c.toLowerCase() === key.toLowerCase() || c.toLowerCase().replace(/[-_]/g, '') === key.toLowerCase().replace(/[-_]/g, '') ? 0 : editDistance(key, c);
+    const d =
+      c.toLowerCase() === key.toLowerCase() || c.toLowerCase().replace(/[-_]/g, '') === key.toLowerCase().replace(/[-_]/g, '')
+        ? 0
+        : editDistance(key, c);
     if (d < bestD) [best, bestD] = [c, d];
   }
   return best !== null && bestD <= Math.max(2, Math.floor(key.length / 3)) ? best : null;
@@ -432,14 +493,41 @@ function explain(raw: unknown, zodIssues: ReadonlyArray<z.core.$ZodIssue>): Conf
     const fix = FIXES[dotted] ?? FIXES[generic];
     if (issue.code === 'invalid_type') {
       const expected = String(issue.expected);
-      out.push({ code: CONFIG_ERROR_CODES.wrongType, key: dotted || '(root)', value, message: value === undefined ? `${dotted} is required` : `${dotted} must be ${expected === 'object' ? 'a mapping' : expected === 'array' ? 'a list' : `a ${expected}`}, not ${typeName(value)}`, fix: fix ?? `write ${dotted} as a ${expected}` });
+      out.push({
+        code: CONFIG_ERROR_CODES.wrongType,
+        key: dotted || '(root)',
+        value,
+        message:
+          value === undefined
+            ? `${dotted} is required`
+            : `${dotted} must be ${expected === 'object' ? 'a mapping' : expected === 'array' ? 'a list' : `a ${expected}`}, not ${typeName(value)}`,
+        fix: fix ?? `write ${dotted} as a ${expected}`,
+      });
     } else if (issue.code === 'invalid_value') {
       const allowed = issue.values.map((v) => JSON.stringify(v)).join(', ');
-      out.push({ code: CONFIG_ERROR_CODES.badEnum, key: dotted, value, message: `${dotted} must be one of ${allowed}`, fix: fix ?? `use one of ${allowed}` });
+      out.push({
+        code: CONFIG_ERROR_CODES.badEnum,
+        key: dotted,
+        value,
+        message: `${dotted} must be one of ${allowed}`,
+        fix: fix ?? `use one of ${allowed}`,
+      });
     } else if (URL_KEYS.has(generic) || (issue.code === 'invalid_format' && issue.format === 'url')) {
-      out.push({ code: CONFIG_ERROR_CODES.badUrl, key: dotted, value, message: `${dotted} is not a valid URL`, fix: fix ?? 'write a full URL such as https://host:port' });
+      out.push({
+        code: CONFIG_ERROR_CODES.badUrl,
+        key: dotted,
+        value,
+        message: `${dotted} is not a valid URL`,
+        fix: fix ?? 'write a full URL such as https://host:port',
+      });
     } else {
-      out.push({ code: CONFIG_ERROR_CODES.badValue, key: dotted || '(root)', value, message: `${dotted} ${issue.message.replace(/^Invalid input: /, '')}`, fix: fix ?? issue.message });
+      out.push({
+        code: CONFIG_ERROR_CODES.badValue,
+        key: dotted || '(root)',
+        value,
+        message: `${dotted} ${issue.message.replace(/^Invalid input: /, '')}`,
+        fix: fix ?? issue.message,
+      });
     }
   }
   return out;
@@ -448,8 +536,15 @@ function explain(raw: unknown, zodIssues: ReadonlyArray<z.core.$ZodIssue>): Conf
 /** The error for a list of issues: the first one's code, key and fix; every issue listed in the message. */
 export function configError(issues: ConfigIssue[], source: string): AgentError {
   const first = issues[0]!;
-  const lines = issues.map((i) => `${i.key}: ${describeValue(i.value)} is not valid (${i.message}${i.origin ? `, from ${i.origin}` : ''}); fix: ${i.fix}`);
-  return new AgentError(first.code, `${source}: ${lines.join('; ')}`, { key: first.key, value: first.value, origin: first.origin, issues }, { hint: `fix ${first.key}${first.origin ? ` (${first.origin})` : ` in ${source}`}: ${first.fix}` });
+  const lines = issues.map(
+    (i) => `${i.key}: ${describeValue(i.value)} is not valid (${i.message}${i.origin ? `, from ${i.origin}` : ''}); fix: ${i.fix}`,
+  );
+  return new AgentError(
+    first.code,
+    `${source}: ${lines.join('; ')}`,
+    { key: first.key, value: first.value, origin: first.origin, issues },
+    { hint: `fix ${first.key}${first.origin ? ` (${first.origin})` : ` in ${source}`}: ${first.fix}` },
+  );
 }
 
 /** Validates a raw object and returns the config with every default filled in. */
@@ -468,8 +563,20 @@ export function readConfigFile(file: string): Record<string, unknown> {
     text = readFileSync(file, 'utf8');
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
-    const why = e.code === 'ENOENT' ? 'it does not exist' : e.code === 'EACCES' ? 'permission denied' : e.code === 'EISDIR' ? 'it is a folder' : (e.code ?? e.message);
-    throw new AgentError(CONFIG_ERROR_CODES.notFound, `cannot read config file ${file}: ${why}`, { file, key: '(file)' }, { hint: 'pass the path of an existing file with --config, or create one with "edge-agent provision"', cause: err });
+    const why =
+      e.code === 'ENOENT'
+        ? 'it does not exist'
+        : e.code === 'EACCES'
+          ? 'permission denied'
+          : e.code === 'EISDIR'
+            ? 'it is a folder'
+            : (e.code ?? e.message);
+    throw new AgentError(
+      CONFIG_ERROR_CODES.notFound,
+      `cannot read config file ${file}: ${why}`,
+      { file, key: '(file)' },
+      { hint: 'pass the path of an existing file with --config, or create one with "edge-agent provision"', cause: err },
+    );
   }
   let doc: unknown;
   try {
@@ -478,10 +585,21 @@ export function readConfigFile(file: string): Record<string, unknown> {
     const e = err as { message: string; linePos?: Array<{ line: number; col: number }> };
     const pos = e.linePos?.[0];
     const where = pos ? ` at line ${pos.line}, column ${pos.col}` : '';
-    throw new AgentError(CONFIG_ERROR_CODES.syntax, `config file ${file} is not valid YAML or JSON${where}: ${e.message.split('\n')[0]}`, { file, key: '(syntax)', line: pos?.line ?? null, column: pos?.col ?? null }, { hint: `fix the syntax${where} of ${file}`, cause: err });
+    throw new AgentError(
+      CONFIG_ERROR_CODES.syntax,
+      `config file ${file} is not valid YAML or JSON${where}: ${e.message.split('\n')[0]}`,
+      { file, key: '(syntax)', line: pos?.line ?? null, column: pos?.col ?? null },
+      { hint: `fix the syntax${where} of ${file}`, cause: err },
+    );
   }
   if (doc === null || doc === undefined) return {};
-  if (!isPlainObject(doc)) throw new AgentError(CONFIG_ERROR_CODES.wrongType, `config file ${file} must hold a mapping of keys to values, not ${typeName(doc)}`, { file, key: '(root)', value: doc }, { hint: 'start the file with keys such as "terminal:" and "api:"' });
+  if (!isPlainObject(doc))
+    throw new AgentError(
+      CONFIG_ERROR_CODES.wrongType,
+      `config file ${file} must hold a mapping of keys to values, not ${typeName(doc)}`,
+      { file, key: '(root)', value: doc },
+      { hint: 'start the file with keys such as "terminal:" and "api:"' },
+    );
   return doc;
 }
 
@@ -504,7 +622,10 @@ function hasPath(obj: Record<string, unknown>, dotted: string): boolean {
 
 /** The environment variable that sets a dotted key: `api.pathForm` → `EDGE_AGENT_API__PATH_FORM`. */
 export function envName(dotted: string): string {
-  return `EDGE_AGENT_${dotted.split('.').map((p) => p.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase()).join('__')}`;
+  return `EDGE_AGENT_${dotted
+    .split('.')
+    .map((p) => p.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase())
+    .join('__')}`;
 }
 
 /**
@@ -532,7 +653,13 @@ export function loadConfig(options: LoadConfigOptions = {}): AgentConfig & { sou
   const origins = (key: string): string | undefined => {
     const top = key.split('.').slice(0, 2).join('.');
     if (options.overrides && hasPath(options.overrides, key)) return 'a command-line flag';
-    if (hasPath(fromEnv, key)) return `environment ${envName(key.split('.').filter((p) => !/^\d+$/.test(p)).join('.'))}`;
+    if (hasPath(fromEnv, key))
+      return `environment ${envName(
+        key
+          .split('.')
+          .filter((p) => !/^\d+$/.test(p))
+          .join('.'),
+      )}`;
     if (hasPath(fromEnv, top) && !hasPath(fromFile, key)) return `environment ${envName(top)}`;
     return file ? `file ${file}` : undefined;
   };
@@ -589,7 +716,14 @@ export function configFromFlags(values: CommonFlagValues): Record<string, unknow
   if (values['log-format']) set(['logging', 'format'], values['log-format']);
   // --mqtt alone means monitoring (state, metrics, commands, site sync); punches go to the broker
   // only when asked for: --upstream mqtt (or api,mqtt), or `upstream` in the config.
-  if (values.upstream) set(['upstream'], values.upstream.split(',').map((s) => s.trim()).filter(Boolean));
+  if (values.upstream)
+    set(
+      ['upstream'],
+      values.upstream
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    );
   return o;
 }
 

@@ -22,7 +22,11 @@ export interface ConfigForFlagsOptions {
   say?: (line: string) => void;
 }
 
-export function configForFlags(values: CommonFlagValues, env: NodeJS.ProcessEnv = process.env, options: ConfigForFlagsOptions = {}): LoadedConfig {
+export function configForFlags(
+  values: CommonFlagValues,
+  env: NodeJS.ProcessEnv = process.env,
+  options: ConfigForFlagsOptions = {},
+): LoadedConfig {
   const location = locateConfig(values.config, env);
   if (!location.file && options.require !== false) throw noConfigError(location, options.command);
   if (location.note) (options.say ?? ((line: string) => process.stderr.write(`${line}\n`)))(location.note);

@@ -63,14 +63,20 @@ export function locateConfig(flag: string | null | undefined, env: NodeJS.Proces
   const looked: string[] = [];
   if (flag) return { file: flag, origin: 'flag', looked: [`--config ${flag}`], note: null };
   looked.push('--config (not given)');
-  if (env.EDGE_AGENT_CONFIG) return { file: env.EDGE_AGENT_CONFIG, origin: 'env', looked: [...looked, `$EDGE_AGENT_CONFIG=${env.EDGE_AGENT_CONFIG}`], note: null };
+  if (env.EDGE_AGENT_CONFIG)
+    return { file: env.EDGE_AGENT_CONFIG, origin: 'env', looked: [...looked, `$EDGE_AGENT_CONFIG=${env.EDGE_AGENT_CONFIG}`], note: null };
   looked.push('$EDGE_AGENT_CONFIG (not set)');
   const installed = installedConfigPath(env);
   if (existsSync(installed)) return { file: installed, origin: 'installed', looked: [...looked, installed], note: null };
   looked.push(`${installed} (does not exist)`);
   const demo = demoConfigPath(env);
   if (demo && existsSync(demo)) {
-    return { file: demo, origin: 'demo', looked: [...looked, demo], note: `no configuration given: using the embedded demo's ${demo} (in a checkout only; "npm start" writes it). Pass --config FILE for another.` };
+    return {
+      file: demo,
+      origin: 'demo',
+      looked: [...looked, demo],
+      note: `no configuration given: using the embedded demo's ${demo} (in a checkout only; "npm start" writes it). Pass --config FILE for another.`,
+    };
   }
   looked.push(demo ? `${demo} (the embedded demo's; "npm start" writes it)` : "the embedded demo's config (only in a checkout)");
   return { file: null, origin: null, looked, note: null };
@@ -78,9 +84,14 @@ export function locateConfig(flag: string | null | undefined, env: NodeJS.Proces
 
 /** The refusal of a command that needs a configuration and found none. */
 export function noConfigError(location: ConfigLocation, command = 'this command'): AgentError {
-  return new AgentError('CONFIG_NONE', `${command} needs this terminal's configuration and found none; looked at: ${location.looked.join(', ')}`, { looked: location.looked }, {
-    hint: `pass --config FILE or set EDGE_AGENT_CONFIG, or set the terminal up with "edge-agent provision" (writes ${INSTALLED_CONFIG}); nothing was recorded or read`,
-  });
+  return new AgentError(
+    'CONFIG_NONE',
+    `${command} needs this terminal's configuration and found none; looked at: ${location.looked.join(', ')}`,
+    { looked: location.looked },
+    {
+      hint: `pass --config FILE or set EDGE_AGENT_CONFIG, or set the terminal up with "edge-agent provision" (writes ${INSTALLED_CONFIG}); nothing was recorded or read`,
+    },
+  );
 }
 
 /** Where the data folder goes when the config names none: /var/lib/edge-agent for a config in /etc, else `data` next to the config. */

@@ -36,7 +36,16 @@ export interface Secrets {
   sources: Partial<Record<SecretName, string>>;
 }
 
-export type SecretName = 'apiKey' | 'apiSecret' | 'mqttUsername' | 'mqttPassword' | 'templateKey' | 'siteKey' | 'opsKey' | 'opsKeys' | 'consolePassword';
+export type SecretName =
+  | 'apiKey'
+  | 'apiSecret'
+  | 'mqttUsername'
+  | 'mqttPassword'
+  | 'templateKey'
+  | 'siteKey'
+  | 'opsKey'
+  | 'opsKeys'
+  | 'consolePassword';
 
 /** The key id of `opsKey` in a signed command. */
 export const SITE_OPS_KEY_ID = 'site';
@@ -60,7 +69,6 @@ export const CREDENTIAL_NAMES: Record<SecretName, string> = {
   consolePassword: 'console-password',
 };
 
-
 export interface LoadSecretsOptions {
   /** The 0600 secrets file; a missing file is fine (empty), a readable-by-others one is not. */
   file?: string | null;
@@ -81,7 +89,12 @@ export function parseKey(value: string, name: string): Buffer {
   if (/^[0-9a-fA-F]{64}$/.test(v)) key = Buffer.from(v, 'hex');
   else if (/^[A-Za-z0-9+/_-]{43}=?$/.test(v)) key = Buffer.from(v, 'base64');
   if (!key || key.length !== 32) {
-    throw new AgentError('SECRETS_BAD_KEY', `${name} is not a 32-byte key`, { name }, { hint: `write ${name} as 64 hex characters (openssl rand -hex 32)` });
+    throw new AgentError(
+      'SECRETS_BAD_KEY',
+      `${name} is not a 32-byte key`,
+      { name },
+      { hint: `write ${name} as 64 hex characters (openssl rand -hex 32)` },
+    );
   }
   return key;
 }
@@ -89,7 +102,12 @@ export function parseKey(value: string, name: string): Buffer {
 export function checkPrivate(file: string): void {
   const st = statSync(file);
   if ((st.mode & 0o077) !== 0) {
-    throw new AgentError('SECRETS_PERMISSIONS', `secrets file ${file} is readable by others (mode ${(st.mode & 0o777).toString(8)})`, { file, mode: st.mode & 0o777 }, { hint: `run: chmod 600 ${file}` });
+    throw new AgentError(
+      'SECRETS_PERMISSIONS',
+      `secrets file ${file} is readable by others (mode ${(st.mode & 0o777).toString(8)})`,
+      { file, mode: st.mode & 0o777 },
+      { hint: `run: chmod 600 ${file}` },
+    );
   }
 }
 
@@ -98,13 +116,29 @@ function readText(file: string, what: string): string {
     return readFileSync(file, 'utf8');
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
-    const hint = e.code === 'EACCES' ? `permission denied: run this as root or as the agent user (sudo -u edge-agent ..., or sudo)` : e.code === 'ENOENT' ? `${file} does not exist: check the path, or write it with "edge-agent provision"` : 'check the path and that the agent user may read it';
+    const hint =
+      e.code === 'EACCES'
+        ? `permission denied: run this as root or as the agent user (sudo -u edge-agent ..., or sudo)`
+        : e.code === 'ENOENT'
+          ? `${file} does not exist: check the path, or write it with "edge-agent provision"`
+          : 'check the path and that the agent user may read it';
     throw new AgentError('SECRETS_UNREADABLE', `cannot read ${what} ${file}: ${e.code ?? e.message}`, { file }, { hint, cause: err });
   }
 }
 
 export function emptySecrets(): Secrets {
-  return { apiKey: null, apiSecret: null, mqttUsername: null, mqttPassword: null, templateKey: null, siteKey: null, opsKey: null, opsKeys: {}, consolePassword: null, sources: {} };
+  return {
+    apiKey: null,
+    apiSecret: null,
+    mqttUsername: null,
+    mqttPassword: null,
+    templateKey: null,
+    siteKey: null,
+    opsKey: null,
+    opsKeys: {},
+    consolePassword: null,
+    sources: {},
+  };
 }
 
 /** `opsKeys` from a mapping (the secrets file) or YAML text (the credential). */
@@ -114,17 +148,32 @@ function parseOperatorKeys(value: unknown, where: string): Record<string, Buffer
     try {
       doc = YAML.parse(doc);
     } catch (err) {
-      throw new AgentError('SECRETS_SYNTAX', `opsKeys in ${where} is not a YAML mapping`, { where }, { hint: 'write opsKeys as a mapping of key id to key: opsKeys: {alice: <64 hex>}', cause: err });
+      throw new AgentError(
+        'SECRETS_SYNTAX',
+        `opsKeys in ${where} is not a YAML mapping`,
+        { where },
+        { hint: 'write opsKeys as a mapping of key id to key: opsKeys: {alice: <64 hex>}', cause: err },
+      );
     }
   }
   if (doc === null || doc === undefined) return {};
   if (typeof doc !== 'object' || Array.isArray(doc)) {
-    throw new AgentError('SECRETS_SYNTAX', `opsKeys in ${where} must be a mapping of key id to key`, { where }, { hint: 'write opsKeys as a mapping of key id to key: opsKeys: {alice: <64 hex>}' });
+    throw new AgentError(
+      'SECRETS_SYNTAX',
+      `opsKeys in ${where} must be a mapping of key id to key`,
+      { where },
+      { hint: 'write opsKeys as a mapping of key id to key: opsKeys: {alice: <64 hex>}' },
+    );
   }
   const out: Record<string, Buffer> = {};
   for (const [id, key] of Object.entries(doc as Record<string, unknown>)) {
     if (!isOperatorKeyId(id)) {
-      throw new AgentError('SECRETS_SYNTAX', `opsKeys in ${where} has a key id that is not allowed: ${JSON.stringify(id.slice(0, 70))}`, { where }, { hint: 'key ids are letters, digits, dot, dash or underscore, at most 64, and not "site" (that is opsKey)' });
+      throw new AgentError(
+        'SECRETS_SYNTAX',
+        `opsKeys in ${where} has a key id that is not allowed: ${JSON.stringify(id.slice(0, 70))}`,
+        { where },
+        { hint: 'key ids are letters, digits, dot, dash or underscore, at most 64, and not "site" (that is opsKey)' },
+      );
     }
     out[id] = parseKey(String(key), `opsKeys.${id}`);
   }
@@ -153,20 +202,31 @@ export function loadSecrets(options: LoadSecretsOptions = {}): Secrets {
         doc = YAML.parse(readText(options.file, 'secrets file'));
       } catch (err) {
         if (err instanceof AgentError) throw err;
-        throw new AgentError('SECRETS_SYNTAX', `secrets file ${options.file} is not valid YAML or JSON`, { file: options.file }, { hint: 'fix the file or write it again with "edge-agent provision"', cause: err });
+        throw new AgentError(
+          'SECRETS_SYNTAX',
+          `secrets file ${options.file} is not valid YAML or JSON`,
+          { file: options.file },
+          { hint: 'fix the file or write it again with "edge-agent provision"', cause: err },
+        );
       }
       if (doc !== null && doc !== undefined) {
-        if (typeof doc !== 'object' || Array.isArray(doc)) throw new AgentError('SECRETS_SYNTAX', `secrets file ${options.file} must hold a mapping`, { file: options.file });
+        if (typeof doc !== 'object' || Array.isArray(doc))
+          throw new AgentError('SECRETS_SYNTAX', `secrets file ${options.file} must hold a mapping`, { file: options.file });
         for (const [k, v] of Object.entries(doc as Record<string, unknown>)) {
           if (!(k in CREDENTIAL_NAMES)) {
-            throw new AgentError('SECRETS_UNKNOWN_KEY', `secrets file ${options.file} has an unknown key "${k}"`, { file: options.file, key: k }, { hint: `known keys: ${Object.keys(CREDENTIAL_NAMES).join(', ')}` });
+            throw new AgentError(
+              'SECRETS_UNKNOWN_KEY',
+              `secrets file ${options.file} has an unknown key "${k}"`,
+              { file: options.file, key: k },
+              { hint: `known keys: ${Object.keys(CREDENTIAL_NAMES).join(', ')}` },
+            );
           }
           if (v !== null && v !== undefined) set(k as SecretName, v, options.file);
         }
       }
     }
   }
-  const credDir = options.credentialsDir === undefined ? process.env.CREDENTIALS_DIRECTORY ?? null : options.credentialsDir;
+  const credDir = options.credentialsDir === undefined ? (process.env.CREDENTIALS_DIRECTORY ?? null) : options.credentialsDir;
   if (credDir) {
     for (const [name, file] of Object.entries(CREDENTIAL_NAMES) as Array<[SecretName, string]>) {
       const path = join(credDir, file);
@@ -240,7 +300,12 @@ export function readSecretFile(file: string, flag: string): string {
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
-    throw new AgentError('SECRETS_UNREADABLE', `cannot read ${flag} ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, { file, flag }, { hint: `check the path given to ${flag}`, cause: err });
+    throw new AgentError(
+      'SECRETS_UNREADABLE',
+      `cannot read ${flag} ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
+      { file, flag },
+      { hint: `check the path given to ${flag}`, cause: err },
+    );
   }
   const value = text.replace(/\r?\n$/, '');
   if (!value) throw new AgentError('SECRETS_EMPTY', `${flag} ${file} is empty`, { file, flag }, { hint: `write the secret into ${file}` });

@@ -9,7 +9,14 @@ import { oldestPendingAgeNow, type FleetRow } from '../ops/fleet-row.js';
 
 export type AlertRules = AgentConfig['console']['alerts'];
 
-export type ConsoleAlertCode = 'TERMINAL_LOST' | 'TERMINAL_SILENT' | 'QUEUE_OLDEST_PENDING' | 'DEAD_LETTERS' | 'CLOCK_UNSYNCHRONIZED' | 'DISK_LOW' | 'TEMPERATURE_HIGH';
+export type ConsoleAlertCode =
+  | 'TERMINAL_LOST'
+  | 'TERMINAL_SILENT'
+  | 'QUEUE_OLDEST_PENDING'
+  | 'DEAD_LETTERS'
+  | 'CLOCK_UNSYNCHRONIZED'
+  | 'DISK_LOW'
+  | 'TEMPERATURE_HIGH';
 
 export interface RaisedAlert {
   /** A console rule's code, or the terminal's own alert code (CLOCK_HELD_LONG, ...). */
@@ -40,34 +47,71 @@ function minutes(sec: number): string {
 /** The alerts that hold for one terminal now. */
 export function judgeTerminal(row: FleetRow, times: TerminalTimes, rules: AlertRules, now: number): RaisedAlert[] {
   const out: RaisedAlert[] = [];
-  const at = (code: string, severity: RaisedAlert['severity'], message: string, hint: string) => out.push({ code, severity, site: row.site, terminal: row.terminal, message, hint });
+  const at = (code: string, severity: RaisedAlert['severity'], message: string, hint: string) =>
+    out.push({ code, severity, site: row.site, terminal: row.terminal, message, hint });
   const live = row.state === 'online' || row.state === 'degraded';
   const inStateSec = times.stateSince === null ? null : Math.max(0, (now - times.stateSince) / 1000);
   if (rules.lostMinutes !== null && row.state === 'lost' && (inStateSec === null || inStateSec >= rules.lostMinutes * 60)) {
-    at('TERMINAL_LOST', 'critical', `lost${rules.lostMinutes > 0 ? ` for more than ${minutes(rules.lostMinutes * 60)}` : ''}: its connection to the broker died without a clean stop`, 'check power and network at the terminal; the agent reconnects by itself, punches wait in its outbox meanwhile');
+    at(
+      'TERMINAL_LOST',
+      'critical',
+      `lost${rules.lostMinutes > 0 ? ` for more than ${minutes(rules.lostMinutes * 60)}` : ''}: its connection to the broker died without a clean stop`,
+      'check power and network at the terminal; the agent reconnects by itself, punches wait in its outbox meanwhile',
+    );
   }
   const seenSec = row.lastSeen ? (now - Date.parse(row.lastSeen)) / 1000 : null;
   if (rules.silentMinutes !== null && live && seenSec !== null && seenSec > rules.silentMinutes * 60) {
-    at('TERMINAL_SILENT', 'warning', `says ${row.state} but has published nothing for more than ${minutes(rules.silentMinutes * 60)}`, 'a half-open connection or a stuck agent: look at "journalctl -u edge-agent" on the terminal, or send it a ping');
+    at(
+      'TERMINAL_SILENT',
+      'warning',
+      `says ${row.state} but has published nothing for more than ${minutes(rules.silentMinutes * 60)}`,
+      'a half-open connection or a stuck agent: look at "journalctl -u edge-agent" on the terminal, or send it a ping',
+    );
   }
   const oldest = oldestPendingAgeNow(row, now);
   if (rules.oldestPendingMinutes !== null && oldest !== null && (row.queuePending ?? 0) > 0 && oldest > rules.oldestPendingMinutes * 60) {
-    at('QUEUE_OLDEST_PENDING', 'warning', `${row.queuePending} punch(es) pending, the oldest for more than ${minutes(rules.oldestPendingMinutes * 60)}`, 'the upstream does not take them: check its URL, credentials and network (edge-agent doctor on the terminal); held punches wait for a trusted clock');
+    at(
+      'QUEUE_OLDEST_PENDING',
+      'warning',
+      `${row.queuePending} punch(es) pending, the oldest for more than ${minutes(rules.oldestPendingMinutes * 60)}`,
+      'the upstream does not take them: check its URL, credentials and network (edge-agent doctor on the terminal); held punches wait for a trusted clock',
+    );
   }
   if (rules.deadLetters && (row.dead ?? 0) > 0) {
-    at('DEAD_LETTERS', 'warning', `${row.dead} dead letter(s): punches the upstream refused for good`, 'open the terminal\'s page to see them, fix the cause (an unknown employee code, ...) and retry them');
+    at(
+      'DEAD_LETTERS',
+      'warning',
+      `${row.dead} dead letter(s): punches the upstream refused for good`,
+      "open the terminal's page to see them, fix the cause (an unknown employee code, ...) and retry them",
+    );
   }
   if (rules.clockUnsynchronized && row.clockSynchronized === false) {
-    at('CLOCK_UNSYNCHRONIZED', 'warning', 'its clock is not synchronized: new punches are held until it is', 'check time synchronization on the terminal (timedatectl timesync-status, UDP port 123 to the NTP server)');
+    at(
+      'CLOCK_UNSYNCHRONIZED',
+      'warning',
+      'its clock is not synchronized: new punches are held until it is',
+      'check time synchronization on the terminal (timedatectl timesync-status, UDP port 123 to the NTP server)',
+    );
   }
   if (rules.minFreeDiskMb !== null && row.freeDiskMb !== null && row.freeDiskMb < rules.minFreeDiskMb) {
-    at('DISK_LOW', row.freeDiskMb < rules.minFreeDiskMb / 4 ? 'critical' : 'warning', `${row.freeDiskMb} MB free in the data folder (limit ${rules.minFreeDiskMb} MB)`, 'free space on the terminal (old logs: journalctl --vacuum-size=100M) or purge delivered punches (edge-agent queue purge)');
+    at(
+      'DISK_LOW',
+      row.freeDiskMb < rules.minFreeDiskMb / 4 ? 'critical' : 'warning',
+      `${row.freeDiskMb} MB free in the data folder (limit ${rules.minFreeDiskMb} MB)`,
+      'free space on the terminal (old logs: journalctl --vacuum-size=100M) or purge delivered punches (edge-agent queue purge)',
+    );
   }
   if (rules.maxCpuTempC !== null && row.cpuTempC !== null && row.cpuTempC > rules.maxCpuTempC) {
-    at('TEMPERATURE_HIGH', 'warning', `CPU above ${rules.maxCpuTempC} °C (${Math.round(row.cpuTempC)} °C)`, 'check the enclosure\'s ventilation and the sun on it; a Raspberry Pi slows down above 80 °C');
+    at(
+      'TEMPERATURE_HIGH',
+      'warning',
+      `CPU above ${rules.maxCpuTempC} °C (${Math.round(row.cpuTempC)} °C)`,
+      "check the enclosure's ventilation and the sun on it; a Raspberry Pi slows down above 80 °C",
+    );
   }
   if (rules.terminalAlerts) {
-    for (const a of row.terminalAlerts) at(a.code, 'warning', a.message, a.hint ?? 'see the terminal\'s own hint: edge-agent queue status on the terminal');
+    for (const a of row.terminalAlerts)
+      at(a.code, 'warning', a.message, a.hint ?? "see the terminal's own hint: edge-agent queue status on the terminal");
   }
   return out;
 }
@@ -118,5 +162,11 @@ export class AlertBook {
 }
 
 function sorted(alerts: ActiveAlert[]): ActiveAlert[] {
-  return alerts.sort((a, b) => (a.severity === b.severity ? 0 : a.severity === 'critical' ? -1 : 1) || a.site.localeCompare(b.site) || a.terminal.localeCompare(b.terminal) || a.code.localeCompare(b.code));
+  return alerts.sort(
+    (a, b) =>
+      (a.severity === b.severity ? 0 : a.severity === 'critical' ? -1 : 1) ||
+      a.site.localeCompare(b.site) ||
+      a.terminal.localeCompare(b.terminal) ||
+      a.code.localeCompare(b.code),
+  );
 }

@@ -117,7 +117,19 @@ export class ConsoleFleet extends TypedEmitter<ConsoleFleetEvents> {
     if (!r) {
       if (payload.length === 0) return null;
       if (this.#terminals.size >= this.#o.maxTerminals) return this.#drop(`more than ${this.#o.maxTerminals} terminals`);
-      r = { key, site: t.site, terminal: t.terminal, state: null, stateChangedAt: null, info: null, metrics: null, row: fleetRow(t.site, t.terminal, null, null, null), history: null, errors: [], transitions: [] };
+      r = {
+        key,
+        site: t.site,
+        terminal: t.terminal,
+        state: null,
+        stateChangedAt: null,
+        info: null,
+        metrics: null,
+        row: fleetRow(t.site, t.terminal, null, null, null),
+        history: null,
+        errors: [],
+        transitions: [],
+      };
       this.#terminals.set(key, r);
     }
     if (t.leaf === 'state') {

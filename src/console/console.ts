@@ -33,12 +33,34 @@ import { ConsoleFleet, stateSince, type TerminalRecord } from './console-fleet.j
 import { discoveryMessages, siteOptedIn } from './home-assistant.js';
 import { clearedCookie, cookieValue, SESSION_COOKIE, sessionCookie, type ConsoleLogin } from './login.js';
 import { renderPrometheus, type ConsoleHealth } from './prometheus.js';
-import { escapeHtml, fail, hostAllowed, isLoopback, loadAssets, originAllowed, readBody, send, sendAsset, sendError, sendJson, securityHeaders } from './web.js';
+import {
+  escapeHtml,
+  fail,
+  hostAllowed,
+  isLoopback,
+  loadAssets,
+  originAllowed,
+  readBody,
+  send,
+  sendAsset,
+  sendError,
+  sendJson,
+  securityHeaders,
+} from './web.js';
 
 const log = logger('console');
 
 /** The commands the page may send (delete-user and reload-config stay with edge-agent ops send). */
-export const CONSOLE_COMMANDS = ['ping', 'info', 'queue-status', 'queue-list', 'retry-dead', 'sync-templates', 'set-log-level', 'restart'] as const;
+export const CONSOLE_COMMANDS = [
+  'ping',
+  'info',
+  'queue-status',
+  'queue-list',
+  'retry-dead',
+  'sync-templates',
+  'set-log-level',
+  'restart',
+] as const;
 export type ConsoleCommand = (typeof CONSOLE_COMMANDS)[number];
 
 const FLUSH_MS = 500;
@@ -122,14 +144,27 @@ export async function startConsole(o: ConsoleOptions): Promise<RunningConsole> {
   const host = o.host ?? s.host;
   const port = o.port ?? s.port;
   if (!isLoopback(host) && !o.login) {
-    throw new AgentError('CONSOLE_UNSAFE_HOST', `the console would listen on ${host} without a login: anyone who reaches it would see the fleet`, { host });
+    throw new AgentError(
+      'CONSOLE_UNSAFE_HOST',
+      `the console would listen on ${host} without a login: anyone who reaches it would see the fleet`,
+      { host },
+    );
   }
   const assets = loadAssets();
   const secure = s.tls !== null;
   const tls = s.tls ? readTls(s.tls) : null;
   const commands = commandsState(o);
   const startedAt = Date.now();
-  const health: ConsoleHealth = { startedAt, mqttConnected: false, messages: 0, dropped: 0, sseClients: 0, alertPublishes: 0, httpRequests: 0, commandsSent: 0 };
+  const health: ConsoleHealth = {
+    startedAt,
+    mqttConnected: false,
+    messages: 0,
+    dropped: 0,
+    sseClients: 0,
+    alertPublishes: 0,
+    httpRequests: 0,
+    commandsSent: 0,
+  };
 
   const fleet = new ConsoleFleet({ prefix: o.prefix, historyHours: s.historyHours, maxPayloadBytes: o.maxPayloadBytes });
   const book = new AlertBook();
@@ -196,7 +231,13 @@ export async function startConsole(o: ConsoleOptions): Promise<RunningConsole> {
   };
 
   // ---- MQTT ----
-  const client: MqttClient = mqtt.connect(o.url, { reconnectPeriod: 2000, connectTimeout: 10_000, ...o.mqttOptions, clientId: o.mqttOptions?.clientId ?? `console-${process.pid}-${Math.random().toString(16).slice(2, 8)}`, clean: true });
+  const client: MqttClient = mqtt.connect(o.url, {
+    reconnectPeriod: 2000,
+    connectTimeout: 10_000,
+    ...o.mqttOptions,
+    clientId: o.mqttOptions?.clientId ?? `console-${process.pid}-${Math.random().toString(16).slice(2, 8)}`,
+    clean: true,
+  });
   const haStatusTopic = `${s.homeAssistant.discoveryPrefix}/status`;
   client.on('connect', () => {
     health.mqttConnected = true;
@@ -232,7 +273,8 @@ export async function startConsole(o: ConsoleOptions): Promise<RunningConsole> {
     }
   });
 
-  const publish = (topic: string, payload: string) => publishChecked(client, topic, payload, { qos: 1, retain: true }, Math.max(o.maxPayloadBytes, 1024 * 1024));
+  const publish = (topic: string, payload: string) =>
+    publishChecked(client, topic, payload, { qos: 1, retain: true }, Math.max(o.maxPayloadBytes, 1024 * 1024));
 
   const publishSiteAlerts = (now: number) => {
     if (!client.connected) return;
@@ -242,11 +284,17 @@ export async function startConsole(o: ConsoleOptions): Promise<RunningConsole> {
       const keys = alerts.map((a) => `${a.terminal}/${a.code}`).join(',');
       if (publishedAlerts.get(site) === keys) continue;
       publishedAlerts.set(site, keys);
-      const doc = { site, at: new Date(now).toISOString(), count: alerts.length, alerts: alerts.slice(0, MAX_ALERTS_PER_SITE_DOC).map(({ site: _site, ...a }) => a), ...(alerts.length > MAX_ALERTS_PER_SITE_DOC ? { truncated: alerts.length - MAX_ALERTS_PER_SITE_DOC } : {}) };
+      const doc = {
+        site,
+        at: new Date(now).toISOString(),
+        count: alerts.length,
+        alerts: alerts.slice(0, MAX_ALERTS_PER_SITE_DOC).map(({ site: _site, ...a }) => a),
+        ...(alerts.length > MAX_ALERTS_PER_SITE_DOC ? { truncated: alerts.length - MAX_ALERTS_PER_SITE_DOC } : {}),
+      };
       health.alertPublishes++;
       publish(`${o.prefix}/${site}/alerts`, JSON.stringify(doc)).catch((err: unknown) => {
         publishedAlerts.delete(site);
-        log.warn({ err: toAgentError(err).message, site }, 'could not publish the site\'s alerts');
+        log.warn({ err: toAgentError(err).message, site }, "could not publish the site's alerts");
       });
     }
   };
@@ -285,7 +333,14 @@ export async function startConsole(o: ConsoleOptions): Promise<RunningConsole> {
     }
     c.res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
   };
-  const consoleState = () => ({ mqttConnected: health.mqttConnected, loginRequired: o.login !== null, commands, prefix: o.prefix, rules: s.alerts, now: Date.now() });
+  const consoleState = () => ({
+    mqttConnected: health.mqttConnected,
+    loginRequired: o.login !== null,
+    commands,
+    prefix: o.prefix,
+    rules: s.alerts,
+    now: Date.now(),
+  });
   const snapshot = () => ({ console: consoleState(), terminals: fleet.records().map(tableRow), alerts: book.all() });
 
   const flush = () => {
@@ -345,7 +400,10 @@ export async function startConsole(o: ConsoleOptions): Promise<RunningConsole> {
   const authed = (req: IncomingMessage) => !o.login || o.login.valid(sessionOf(req));
 
   const loginPage = (res: ServerResponse, status: number, message: string) => {
-    const html = assets.get('login.html')!.body.toString('utf8').replace('{{message}}', message ? `<p class="error" role="alert">${escapeHtml(message)}</p>` : '');
+    const html = assets
+      .get('login.html')!
+      .body.toString('utf8')
+      .replace('{{message}}', message ? `<p class="error" role="alert">${escapeHtml(message)}</p>` : '');
     send(res, status, html, 'text/html; charset=utf-8');
   };
 
@@ -373,7 +431,8 @@ export async function startConsole(o: ConsoleOptions): Promise<RunningConsole> {
 
   const runCommand = async (req: IncomingMessage): Promise<{ status: number; body: unknown }> => {
     if (!commands.enabled || !o.signer) throw fail(403, 'CONSOLE_COMMANDS_OFF', `commands are off: ${commands.reason}`);
-    if (!/^application\/json\b/.test(req.headers['content-type'] ?? '')) throw fail(415, 'CONSOLE_BAD_REQUEST', 'send the command as application/json');
+    if (!/^application\/json\b/.test(req.headers['content-type'] ?? ''))
+      throw fail(415, 'CONSOLE_BAD_REQUEST', 'send the command as application/json');
     let body: unknown;
     try {
       body = JSON.parse(await readBody(req, 16 * 1024));
@@ -382,13 +441,31 @@ export async function startConsole(o: ConsoleOptions): Promise<RunningConsole> {
       throw fail(400, 'CONSOLE_BAD_REQUEST', 'the body is not JSON');
     }
     const parsed = CommandBody.safeParse(body);
-    if (!parsed.success) throw fail(400, 'CONSOLE_BAD_REQUEST', `not a command: ${parsed.error.issues.slice(0, 3).map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ')}`);
+    if (!parsed.success)
+      throw fail(
+        400,
+        'CONSOLE_BAD_REQUEST',
+        `not a command: ${parsed.error.issues
+          .slice(0, 3)
+          .map((i) => `${i.path.join('.') || 'body'}: ${i.message}`)
+          .join('; ')}`,
+      );
     const { site, terminal, command } = parsed.data;
     const schema = (OPS_ARGUMENTS as Record<string, z.ZodType>)[command] ?? NO_ARGUMENTS;
     const args = schema.safeParse(parsed.data.args ?? {});
-    if (!args.success) throw fail(400, 'CONSOLE_BAD_REQUEST', `bad arguments for ${command}: ${args.error.issues.slice(0, 3).map((i) => `${i.path.join('.') || 'arguments'}: ${i.message}`).join('; ')}`);
-    if (!fleet.get(`${site}/${terminal}`)) throw fail(404, 'CONSOLE_NOT_FOUND', `no terminal ${site}/${terminal} has reported under ${o.prefix}`);
-    if (inFlight >= MAX_COMMANDS_IN_FLIGHT) throw fail(429, 'CONSOLE_BAD_REQUEST', `${MAX_COMMANDS_IN_FLIGHT} commands are already waiting for answers: wait for them`);
+    if (!args.success)
+      throw fail(
+        400,
+        'CONSOLE_BAD_REQUEST',
+        `bad arguments for ${command}: ${args.error.issues
+          .slice(0, 3)
+          .map((i) => `${i.path.join('.') || 'arguments'}: ${i.message}`)
+          .join('; ')}`,
+      );
+    if (!fleet.get(`${site}/${terminal}`))
+      throw fail(404, 'CONSOLE_NOT_FOUND', `no terminal ${site}/${terminal} has reported under ${o.prefix}`);
+    if (inFlight >= MAX_COMMANDS_IN_FLIGHT)
+      throw fail(429, 'CONSOLE_BAD_REQUEST', `${MAX_COMMANDS_IN_FLIGHT} commands are already waiting for answers: wait for them`);
     inFlight++;
     health.commandsSent++;
     const from = req.socket.remoteAddress ?? '?';
@@ -404,12 +481,24 @@ export async function startConsole(o: ConsoleOptions): Promise<RunningConsole> {
         kid: o.signer.kid,
         timeoutMs: o.commandTimeoutMs ?? 10_000,
       });
-      log.info({ site, terminal, command, transaction: response.transaction, status: response.status, from }, 'command sent from the console');
+      log.info(
+        { site, terminal, command, transaction: response.transaction, status: response.status, from },
+        'command sent from the console',
+      );
       return { status: 200, body: response };
     } catch (err) {
       const e = toAgentError(err, 'OPS_COMMAND_FAILED');
       log.warn({ site, terminal, command, code: e.code, from }, 'command from the console got no answer');
-      return { status: 200, body: { transaction: null, status: 'error', command, error: { code: e.code, message: e.message, ...(e.hint ? { hint: e.hint } : {}) }, at: new Date().toISOString() } };
+      return {
+        status: 200,
+        body: {
+          transaction: null,
+          status: 'error',
+          command,
+          error: { code: e.code, message: e.message, ...(e.hint ? { hint: e.hint } : {}) },
+          at: new Date().toISOString(),
+        },
+      };
     } finally {
       inFlight--;
     }
@@ -418,16 +507,26 @@ export async function startConsole(o: ConsoleOptions): Promise<RunningConsole> {
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     health.httpRequests++;
     if (!hostAllowed(host, req.headers.host)) {
-      send(res, 421, 'this console answers only to its own address (loopback): open it as http://127.0.0.1:PORT/ or http://localhost:PORT/\n', 'text/plain; charset=utf-8');
+      send(
+        res,
+        421,
+        'this console answers only to its own address (loopback): open it as http://127.0.0.1:PORT/ or http://localhost:PORT/\n',
+        'text/plain; charset=utf-8',
+      );
       return;
     }
     const url = new URL(req.url ?? '/', 'http://console.invalid');
     const path = url.pathname;
     const method = req.method ?? 'GET';
     if (method === 'POST' && !originAllowed(req, secure, s.allowedOrigins)) {
-      throw fail(403, 'CONSOLE_FORBIDDEN_ORIGIN', `a POST from ${JSON.stringify((req.headers.origin ?? '(no Origin header)').slice(0, 100))} is not from this console`);
+      throw fail(
+        403,
+        'CONSOLE_FORBIDDEN_ORIGIN',
+        `a POST from ${JSON.stringify((req.headers.origin ?? '(no Origin header)').slice(0, 100))} is not from this console`,
+      );
     }
-    if (method !== 'GET' && method !== 'HEAD' && method !== 'POST') throw fail(405, 'CONSOLE_BAD_REQUEST', `${method} is not answered here`);
+    if (method !== 'GET' && method !== 'HEAD' && method !== 'POST')
+      throw fail(405, 'CONSOLE_BAD_REQUEST', `${method} is not answered here`);
 
     if (path.startsWith('/assets/') && method === 'GET') {
       const asset = assets.get(path.slice('/assets/'.length));
@@ -436,10 +535,16 @@ export async function startConsole(o: ConsoleOptions): Promise<RunningConsole> {
     }
     if (path === '/metrics' && method === 'GET') {
       const now = Date.now();
-      const body = renderPrometheus(fleet.records().map((r) => ({ row: r.row, stateSince: stateSince(r).at, alerts: book.count(r.site, r.terminal) })), { ...health, sseClients: clients.size }, book.all(), now);
+      const body = renderPrometheus(
+        fleet.records().map((r) => ({ row: r.row, stateSince: stateSince(r).at, alerts: book.count(r.site, r.terminal) })),
+        { ...health, sseClients: clients.size },
+        book.all(),
+        now,
+      );
       return send(res, 200, body, 'text/plain; version=0.0.4; charset=utf-8');
     }
-    if (path === '/healthz' && method === 'GET') return sendJson(res, 200, { ok: true, mqttConnected: health.mqttConnected, terminals: fleet.size });
+    if (path === '/healthz' && method === 'GET')
+      return sendJson(res, 200, { ok: true, mqttConnected: health.mqttConnected, terminals: fleet.size });
     if (path === '/login') {
       if (!o.login) return send(res, 303, '', 'text/plain', { Location: '/' });
       if (method === 'GET') return loginPage(res, 200, url.searchParams.has('expired') ? 'Your session ended: log in again.' : '');
@@ -448,7 +553,11 @@ export async function startConsole(o: ConsoleOptions): Promise<RunningConsole> {
       const result = await o.login.login(form.get('password') ?? '', req.socket.remoteAddress ?? '?');
       if (!result.ok) {
         log.warn({ from: req.socket.remoteAddress, reason: result.reason }, 'console login refused');
-        return loginPage(res, result.reason === 'throttled' ? 429 : 401, result.reason === 'throttled' ? 'Too many failed attempts from this address: wait a minute.' : 'Wrong password.');
+        return loginPage(
+          res,
+          result.reason === 'throttled' ? 429 : 401,
+          result.reason === 'throttled' ? 'Too many failed attempts from this address: wait a minute.' : 'Wrong password.',
+        );
       }
       log.info({ from: req.socket.remoteAddress }, 'console login');
       return send(res, 303, '', 'text/plain', { Location: '/', 'Set-Cookie': sessionCookie(result.token, secure) });
@@ -469,7 +578,12 @@ export async function startConsole(o: ConsoleOptions): Promise<RunningConsole> {
       return sendJson(res, r.status, r.body);
     }
     if (path === '/api/events' && method === 'GET') {
-      res.writeHead(200, { ...securityHeaders(), 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-store', 'X-Accel-Buffering': 'no' });
+      res.writeHead(200, {
+        ...securityHeaders(),
+        'Content-Type': 'text/event-stream; charset=utf-8',
+        'Cache-Control': 'no-store',
+        'X-Accel-Buffering': 'no',
+      });
       res.write('retry: 2000\n\n');
       const c: LiveClient = { res, token: sessionOf(req) };
       clients.add(c);
@@ -503,7 +617,12 @@ export async function startConsole(o: ConsoleOptions): Promise<RunningConsole> {
     clearInterval(judgeTimer);
     clearInterval(heartbeat);
     await client.endAsync(true).catch(() => undefined);
-    throw new AgentError('CONSOLE_LISTEN', `the console cannot listen on ${host}:${port}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { host, port }, { cause: err });
+    throw new AgentError(
+      'CONSOLE_LISTEN',
+      `the console cannot listen on ${host}:${port}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+      { host, port },
+      { cause: err },
+    );
   }
   const bound = (server.address() as AddressInfo).port;
   const shownHost = host.includes(':') ? `[${host}]` : host;
@@ -533,9 +652,13 @@ function readTls(t: { cert: string; key: string }): { cert: Buffer; key: Buffer 
     try {
       return readFileSync(file);
     } catch (err) {
-      throw new AgentError('CONSOLE_TLS_UNREADABLE', `cannot read the console's TLS ${what} ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { file }, { cause: err });
+      throw new AgentError(
+        'CONSOLE_TLS_UNREADABLE',
+        `cannot read the console's TLS ${what} ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+        { file },
+        { cause: err },
+      );
     }
   };
   return { cert: read(t.cert, 'certificate'), key: read(t.key, 'key') };
 }
-

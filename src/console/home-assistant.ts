@@ -28,7 +28,11 @@ export function siteOptedIn(sites: readonly string[], site: string): boolean {
   return sites.includes('*') || sites.includes(site);
 }
 
-export function discoveryMessages(prefix: string, discoveryPrefix: string, row: Pick<FleetRow, 'site' | 'terminal' | 'version'>): DiscoveryMessage[] {
+export function discoveryMessages(
+  prefix: string,
+  discoveryPrefix: string,
+  row: Pick<FleetRow, 'site' | 'terminal' | 'version'>,
+): DiscoveryMessage[] {
   const base = { prefix, site: row.site, terminal: row.terminal };
   const stateTopic = terminalTopic(base, 'state');
   const metricsTopic = terminalTopic(base, 'metrics');
@@ -46,16 +50,64 @@ export function discoveryMessages(prefix: string, discoveryPrefix: string, row: 
   };
   const sensors: Array<{ id: string; doc: Record<string, unknown> }> = [
     { id: 'state', doc: { name: 'State', state_topic: stateTopic, icon: 'mdi:lan-connect' } },
-    { id: 'queue', doc: { name: 'Queue', state_topic: metricsTopic, value_template: '{{ value_json.queue.pending if value_json.queue else None }}', unit_of_measurement: 'punches', state_class: 'measurement', icon: 'mdi:tray-full', ...availability } },
-    { id: 'dead_letters', doc: { name: 'Dead letters', state_topic: metricsTopic, value_template: '{{ value_json.queue.dead if value_json.queue else None }}', state_class: 'measurement', icon: 'mdi:email-alert', ...availability } },
-    { id: 'last_punch', doc: { name: 'Last punch', state_topic: metricsTopic, value_template: '{{ value_json.capture.lastPunchAt if value_json.capture and value_json.capture.lastPunchAt else None }}', device_class: 'timestamp', ...availability } },
-    { id: 'cpu_temperature', doc: { name: 'CPU temperature', state_topic: metricsTopic, value_template: '{{ value_json.system.cpuTempC if value_json.system and value_json.system.cpuTempC is not none else None }}', device_class: 'temperature', unit_of_measurement: '°C', state_class: 'measurement', entity_category: 'diagnostic', ...availability } },
+    {
+      id: 'queue',
+      doc: {
+        name: 'Queue',
+        state_topic: metricsTopic,
+        value_template: '{{ value_json.queue.pending if value_json.queue else None }}',
+        unit_of_measurement: 'punches',
+        state_class: 'measurement',
+        icon: 'mdi:tray-full',
+        ...availability,
+      },
+    },
+    {
+      id: 'dead_letters',
+      doc: {
+        name: 'Dead letters',
+        state_topic: metricsTopic,
+        value_template: '{{ value_json.queue.dead if value_json.queue else None }}',
+        state_class: 'measurement',
+        icon: 'mdi:email-alert',
+        ...availability,
+      },
+    },
+    {
+      id: 'last_punch',
+      doc: {
+        name: 'Last punch',
+        state_topic: metricsTopic,
+        value_template: '{{ value_json.capture.lastPunchAt if value_json.capture and value_json.capture.lastPunchAt else None }}',
+        device_class: 'timestamp',
+        ...availability,
+      },
+    },
+    {
+      id: 'cpu_temperature',
+      doc: {
+        name: 'CPU temperature',
+        state_topic: metricsTopic,
+        value_template: '{{ value_json.system.cpuTempC if value_json.system and value_json.system.cpuTempC is not none else None }}',
+        device_class: 'temperature',
+        unit_of_measurement: '°C',
+        state_class: 'measurement',
+        entity_category: 'diagnostic',
+        ...availability,
+      },
+    },
   ];
   return sensors.map((s) => {
     const id = `${deviceId}_${s.id}`;
     return {
       topic: `${discoveryPrefix}/sensor/${id}/config`,
-      payload: JSON.stringify({ ...s.doc, unique_id: id, object_id: id, device, origin: { name: 'edge-agent console', sw_version: VERSION } }),
+      payload: JSON.stringify({
+        ...s.doc,
+        unique_id: id,
+        object_id: id,
+        device,
+        origin: { name: 'edge-agent console', sw_version: VERSION },
+      }),
     };
   });
 }

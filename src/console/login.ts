@@ -37,7 +37,12 @@ export class ConsoleLogin {
     if (secret === null) return null;
     const value = secret.trim();
     if (value.startsWith('scrypt$')) {
-      if (!isSecretHash(value)) throw new AgentError('CONSOLE_BAD_PASSWORD', 'consolePassword in the secrets looks like a scrypt hash but is not one edge-agent can check', {});
+      if (!isSecretHash(value))
+        throw new AgentError(
+          'CONSOLE_BAD_PASSWORD',
+          'consolePassword in the secrets looks like a scrypt hash but is not one edge-agent can check',
+          {},
+        );
       return new ConsoleLogin(value, sessionHours * 3_600_000);
     }
     if (value.length < 8) throw new AgentError('CONSOLE_BAD_PASSWORD', 'consolePassword in the secrets is shorter than 8 characters', {});

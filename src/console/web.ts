@@ -13,7 +13,8 @@ import { AgentError, toAgentError } from '../core/errors.js';
 import type { ErrorCode } from '../core/error-codes.js';
 
 const SECURITY_HEADERS: Record<string, string> = {
-  'Content-Security-Policy': "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+  'Content-Security-Policy':
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
   'X-Content-Type-Options': 'nosniff',
   // same-origin, not no-referrer: with no-referrer a browser sends "Origin: null" on a form POST, and the Origin check needs the real one.
   'Referrer-Policy': 'same-origin',
@@ -22,12 +23,24 @@ const SECURITY_HEADERS: Record<string, string> = {
   'Cross-Origin-Resource-Policy': 'same-origin',
 };
 
-export function send(res: ServerResponse, status: number, body: string | Buffer, type: string, headers: Record<string, string | string[]> = {}): void {
+export function send(
+  res: ServerResponse,
+  status: number,
+  body: string | Buffer,
+  type: string,
+  headers: Record<string, string | string[]> = {},
+): void {
   if (res.headersSent) {
     res.end();
     return;
   }
-  res.writeHead(status, { ...SECURITY_HEADERS, 'Content-Type': type, 'Content-Length': Buffer.byteLength(body), 'Cache-Control': 'no-store', ...headers });
+  res.writeHead(status, {
+    ...SECURITY_HEADERS,
+    'Content-Type': type,
+    'Content-Length': Buffer.byteLength(body),
+    'Cache-Control': 'no-store',
+    ...headers,
+  });
   res.end(body);
 }
 
@@ -107,7 +120,12 @@ export function loadAssets(dir = new URL('./assets/', import.meta.url)): Map<str
     try {
       body = readFileSync(new URL(name, dir));
     } catch (err) {
-      throw new AgentError('CONSOLE_ASSETS_MISSING', `the console's page file ${name} is not in ${fileURLToPath(dir)}`, { file: name }, { cause: err });
+      throw new AgentError(
+        'CONSOLE_ASSETS_MISSING',
+        `the console's page file ${name} is not in ${fileURLToPath(dir)}`,
+        { file: name },
+        { cause: err },
+      );
     }
     assets.set(name, { body, type, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"` });
   }

@@ -29,7 +29,18 @@ export function writeFileAtomic(file: string, content: string | Buffer, mode = 0
   } catch (err) {
     rmSync(tmp, { force: true });
     const e = err as NodeJS.ErrnoException;
-    throw new AgentError('AGENT_WRITE_FAILED', `cannot write ${file}: ${e.code ?? e.message}`, { file }, { hint: e.code === 'ENOSPC' ? 'the disk is full: free some space and run again' : 'check that the folder exists and is writable by this user', cause: err });
+    throw new AgentError(
+      'AGENT_WRITE_FAILED',
+      `cannot write ${file}: ${e.code ?? e.message}`,
+      { file },
+      {
+        hint:
+          e.code === 'ENOSPC'
+            ? 'the disk is full: free some space and run again'
+            : 'check that the folder exists and is writable by this user',
+        cause: err,
+      },
+    );
   }
   try {
     const dfd = openSync(dir, 'r');

@@ -34,7 +34,8 @@ function text(v: unknown): string {
 
 /** One pino JSON object as one (or, with a hint, two) readable lines, newline included. */
 export function prettyLine(o: Record<string, unknown>): string {
-  const time = typeof o.time === 'string' ? o.time.replace(/^\d{4}-\d\d-\d\dT/, '') : typeof o.time === 'number' ? localIsoTime(o.time).slice(11) : '';
+  const time =
+    typeof o.time === 'string' ? o.time.replace(/^\d{4}-\d\d-\d\dT/, '') : typeof o.time === 'number' ? localIsoTime(o.time).slice(11) : '';
   const level = typeof o.level === 'string' ? o.level.toUpperCase() : (LEVELS[String(o.level)] ?? String(o.level));
   const err = o.err as { code?: unknown; message?: unknown; hint?: unknown } | string | undefined;
   const code = typeof err === 'object' && err && typeof err.code === 'string' ? err.code : typeof o.code === 'string' ? o.code : null;
@@ -42,7 +43,9 @@ export function prettyLine(o: Record<string, unknown>): string {
   const hint = typeof err === 'object' && err && typeof err.hint === 'string' ? err.hint : null;
   const msg = typeof o.msg === 'string' ? o.msg : '';
   const head = `${code ? `${code}: ` : ''}${msg}${detail && detail !== msg ? `${msg ? ': ' : ''}${detail}` : ''}`;
-  const fields = Object.entries(o).filter(([k, v]) => !SKIP.has(k) && v !== undefined).map(([k, v]) => `${k}=${text(v)}`);
+  const fields = Object.entries(o)
+    .filter(([k, v]) => !SKIP.has(k) && v !== undefined)
+    .map(([k, v]) => `${k}=${text(v)}`);
   const where = typeof o.module === 'string' ? `[${o.module}]` : '';
   const tail = [where, ...fields].filter(Boolean).join(' ');
   const line = `${time} ${level.padEnd(5)} ${head}${tail ? `  ${tail}` : ''}`;

@@ -19,10 +19,34 @@ export const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info'
 
 /** Keys whose values never reach a log line, at any depth up to two levels. */
 export const REDACTED_KEYS = [
-  'template', 'templates', 'image', 'images', 'minutiae', 'irisCode', 'code_bits', 'mask',
-  'password', 'apiSecret', 'secret', 'secrets', 'access_token', 'accessToken', 'token',
-  'authorization', 'Authorization', 'templateKey', 'siteKey', 'key', 'mqttPassword', 'clientSecret',
-  'opsKey', 'opsKeys', 'mac', 'consolePassword', 'cookie', 'session',
+  'template',
+  'templates',
+  'image',
+  'images',
+  'minutiae',
+  'irisCode',
+  'code_bits',
+  'mask',
+  'password',
+  'apiSecret',
+  'secret',
+  'secrets',
+  'access_token',
+  'accessToken',
+  'token',
+  'authorization',
+  'Authorization',
+  'templateKey',
+  'siteKey',
+  'key',
+  'mqttPassword',
+  'clientSecret',
+  'opsKey',
+  'opsKeys',
+  'mac',
+  'consolePassword',
+  'cookie',
+  'session',
 ];
 
 function redactPaths(): string[] {

@@ -41,8 +41,10 @@ export interface Migration {
 const HINTS: Record<string, string> = {
   SQLITE_DISK_FULL: 'the disk is full: free space on the data partition (old logs, images); nothing recorded so far is lost',
   SQLITE_FULL: 'the disk is full: free space on the data partition (old logs, images); nothing recorded so far is lost',
-  SQLITE_BUSY: 'another process was writing to the database longer than the wait allows (an import or another edge-agent command on this data folder): it is retried; if it keeps happening with nothing else running, check with "edge-agent doctor" that no second agent runs on this data folder',
-  SQLITE_LOCKED: 'another process was writing to the database longer than the wait allows (an import or another edge-agent command on this data folder): it is retried; if it keeps happening with nothing else running, check with "edge-agent doctor" that no second agent runs on this data folder',
+  SQLITE_BUSY:
+    'another process was writing to the database longer than the wait allows (an import or another edge-agent command on this data folder): it is retried; if it keeps happening with nothing else running, check with "edge-agent doctor" that no second agent runs on this data folder',
+  SQLITE_LOCKED:
+    'another process was writing to the database longer than the wait allows (an import or another edge-agent command on this data folder): it is retried; if it keeps happening with nothing else running, check with "edge-agent doctor" that no second agent runs on this data folder',
   SQLITE_CORRUPT: 'the database file is damaged: run "edge-agent doctor" and restore it from backup',
   SQLITE_NOTADB: 'the file is not an SQLite database: check the data folder path',
   SQLITE_READONLY: 'the database is read-only: check the permissions of the data folder',
@@ -78,7 +80,8 @@ export function headerProblem(path: string): string | null {
     if (size === 0) return null;
     const head = Buffer.alloc(100);
     const got = readSync(fd, head, 0, 100, 0);
-    if (got < 100 || head.toString('latin1', 0, 16) !== 'SQLite format 3\0') return 'not an SQLite database (its first bytes are not "SQLite format 3")';
+    if (got < 100 || head.toString('latin1', 0, 16) !== 'SQLite format 3\0')
+      return 'not an SQLite database (its first bytes are not "SQLite format 3")';
     const raw = head.readUInt16BE(16);
     const pageSize = raw === 1 ? 65_536 : raw;
     if (pageSize < 512 || (pageSize & (pageSize - 1)) !== 0) return `impossible page size ${raw} in the header`;
@@ -91,7 +94,8 @@ export function headerProblem(path: string): string | null {
     } catch {
       // no WAL
     }
-    if (valid && wal === 0 && counted > size / pageSize) return `the header counts ${counted} pages, the file holds ${size / pageSize} (cut short)`;
+    if (valid && wal === 0 && counted > size / pageSize)
+      return `the header counts ${counted} pages, the file holds ${size / pageSize} (cut short)`;
     return null;
   } finally {
     closeSync(fd);
@@ -243,13 +247,19 @@ export class SqliteDatabase {
    * older release after a rollback would otherwise misread tables whose meaning changed.
    */
   async migrate(component: string, migrations: Migration[]): Promise<number> {
-    await this.exec('CREATE TABLE IF NOT EXISTS schema_migrations (component TEXT NOT NULL, version INTEGER NOT NULL, description TEXT NOT NULL, applied_at TEXT NOT NULL, PRIMARY KEY (component, version))');
+    await this.exec(
+      'CREATE TABLE IF NOT EXISTS schema_migrations (component TEXT NOT NULL, version INTEGER NOT NULL, description TEXT NOT NULL, applied_at TEXT NOT NULL, PRIMARY KEY (component, version))',
+    );
     const row = await this.get<{ v: number | null }>('SELECT MAX(version) AS v FROM schema_migrations WHERE component = ?', [component]);
     const current = row?.v ?? 0;
     const sorted = [...migrations].sort((a, b) => a.version - b.version);
     const known = sorted.length ? sorted[sorted.length - 1]!.version : 0;
     if (current > known) {
-      throw new AgentError('STORE_SCHEMA_TOO_NEW', `${this.path}: the ${component} schema is at version ${current}, newer than the ${known} this edge-agent knows`, { path: this.path, component, version: current, known });
+      throw new AgentError(
+        'STORE_SCHEMA_TOO_NEW',
+        `${this.path}: the ${component} schema is at version ${current}, newer than the ${known} this edge-agent knows`,
+        { path: this.path, component, version: current, known },
+      );
     }
     let applied = current;
     for (const m of sorted) {
@@ -257,7 +267,12 @@ export class SqliteDatabase {
       await this.transaction(async (db) => {
         if (typeof m.up === 'string') await db.exec(m.up);
         else await m.up(db);
-        await db.run('INSERT INTO schema_migrations (component, version, description, applied_at) VALUES (?, ?, ?, ?)', [component, m.version, m.description, new Date().toISOString()]);
+        await db.run('INSERT INTO schema_migrations (component, version, description, applied_at) VALUES (?, ?, ?, ?)', [
+          component,
+          m.version,
+          m.description,
+          new Date().toISOString(),
+        ]);
       });
       applied = m.version;
     }

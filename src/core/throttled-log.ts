@@ -54,7 +54,11 @@ export class ThrottledLog {
     const left = this.#suppressed;
     this.#suppressed = 0;
     if (left === 0) this.#log[level](fields, message);
-    else this.#log[level]({ ...fields, suppressed: left }, `${message} (and ${left} more like it left out since the last line: more than ${this.#burst} in ${Math.round(this.#windowMs / 1000)} s)`);
+    else
+      this.#log[level](
+        { ...fields, suppressed: left },
+        `${message} (and ${left} more like it left out since the last line: more than ${this.#burst} in ${Math.round(this.#windowMs / 1000)} s)`,
+      );
     return true;
   }
 

@@ -13,5 +13,8 @@ export function startWorker(callerUrl: string, relativeNoExtension: string, opti
   // By its file URL: an eval'd worker resolves bare names from the working folder, which need not
   // be the checkout (a command run from /etc/edge-agent or a technician's home).
   const tsx = import.meta.resolve('tsx/esm/api');
-  return new Worker(`import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(url)}); })`, { eval: true, ...options });
+  return new Worker(`import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(url)}); })`, {
+    eval: true,
+    ...options,
+  });
 }

@@ -75,7 +75,8 @@ export class FingerMatcher implements ModalityMatcher {
   async best(template: unknown): Promise<{ id: string; score: number } | null> {
     let probe: FingerTemplate;
     if (template instanceof Uint8Array) probe = decodeFingerTemplate(template);
-    else if (template && typeof template === 'object' && Array.isArray((template as FingerTemplate).minutiae)) probe = template as FingerTemplate;
+    else if (template && typeof template === 'object' && Array.isArray((template as FingerTemplate).minutiae))
+      probe = template as FingerTemplate;
     else throw new AgentError('BIOMETRICS_TEMPLATE_MALFORMED', 'a finger probe must be ISO 19794-2 bytes or a decoded template', {});
     if (this.index.size === 0) return null;
     return this.index.identify(probe, { threshold: Number.NEGATIVE_INFINITY })[0] ?? null;
@@ -102,7 +103,11 @@ export function embeddingToBytes(v: Float32Array): Uint8Array {
 
 export function embeddingFromBytes(bytes: Uint8Array): Float32Array {
   if (bytes.length === 0 || bytes.length % 4 !== 0) {
-    throw new AgentError('BIOMETRICS_TEMPLATE_MALFORMED', `an embedding-f32 template holds whole float32 values; got ${bytes.length} bytes`, { offset: bytes.length - (bytes.length % 4) });
+    throw new AgentError(
+      'BIOMETRICS_TEMPLATE_MALFORMED',
+      `an embedding-f32 template holds whole float32 values; got ${bytes.length} bytes`,
+      { offset: bytes.length - (bytes.length % 4) },
+    );
   }
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const v = new Float32Array(bytes.length / 4);

@@ -101,7 +101,11 @@ export type ClockSourceName = 'timedatectl' | 'timesyncd' | 'chrony';
 
 /** The sources named in the config (`clock.sources`), in that order; none: only the year tells. */
 export function clockSources(names: readonly ClockSourceName[]): ClockSource[] {
-  const make: Record<ClockSourceName, () => ClockSource> = { timedatectl: () => timedatectlSource(), timesyncd: () => timesyncdSource(), chrony: () => chronySource() };
+  const make: Record<ClockSourceName, () => ClockSource> = {
+    timedatectl: () => timedatectlSource(),
+    timesyncd: () => timesyncdSource(),
+    chrony: () => chronySource(),
+  };
   return names.map((n) => make[n]());
 }
 
@@ -115,9 +119,18 @@ export async function detectClock(options: { now?: number; sources?: readonly Cl
   }
   for (const source of options.sources ?? DEFAULT_SOURCES) {
     const r = await source.check();
-    if (r !== null) return { synchronized: r, source: source.name, detail: `${source.name} says ${r ? 'synchronized' : 'not synchronized'} (clock ${iso})` };
+    if (r !== null)
+      return {
+        synchronized: r,
+        source: source.name,
+        detail: `${source.name} says ${r ? 'synchronized' : 'not synchronized'} (clock ${iso})`,
+      };
   }
-  return { synchronized: true, source: 'assumed', detail: `no time service answers (timedatectl, timesyncd, chrony); the clock (${iso}) looks plausible and is taken as right` };
+  return {
+    synchronized: true,
+    source: 'assumed',
+    detail: `no time service answers (timedatectl, timesyncd, chrony); the clock (${iso}) looks plausible and is taken as right`,
+  };
 }
 
 /** The authority's verdict: the sources' answer plus what the terminal has already seen. */

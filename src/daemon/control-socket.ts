@@ -20,7 +20,11 @@ import { logger } from '../core/logger.js';
 import { eachLine } from '../core/lines.js';
 
 /** `signal` aborts when the client goes away before the answer (a Ctrl-C on `edge-agent enroll`). */
-export type ControlHandler<B = Record<string, unknown>> = (body: B, progress: (event: Record<string, unknown>) => void, signal: AbortSignal) => Promise<unknown>;
+export type ControlHandler<B = Record<string, unknown>> = (
+  body: B,
+  progress: (event: Record<string, unknown>) => void,
+  signal: AbortSignal,
+) => Promise<unknown>;
 
 /** The body of an action that takes nothing. */
 export const EMPTY_BODY = z.strictObject({});
@@ -70,7 +74,12 @@ export class ControlServer {
     if (existsSync(this.path)) {
       // A socket left by a killed daemon; a live daemon would answer.
       if (await isDaemonListening(this.path)) {
-        throw new AgentError('AGENT_ALREADY_RUNNING', `another edge-agent is running on this data folder (${this.path} answers)`, { path: this.path }, { hint: 'stop it first (systemctl stop edge-agent) or use another --data folder' });
+        throw new AgentError(
+          'AGENT_ALREADY_RUNNING',
+          `another edge-agent is running on this data folder (${this.path} answers)`,
+          { path: this.path },
+          { hint: 'stop it first (systemctl stop edge-agent) or use another --data folder' },
+        );
       }
       unlinkSync(this.path);
     }
@@ -96,14 +105,24 @@ export class ControlServer {
       const action = (req.url ?? '/').replace(/^\//, '').split('?')[0]!.slice(0, 64);
       const entry = this.#handlers.get(action);
       if (req.method !== 'POST' || !entry) {
-        throw new AgentError('AGENT_CONTROL_UNKNOWN', `unknown control action ${req.method} /${action}`, { action }, { hint: `known: ${[...this.#handlers.keys()].join(', ')}` });
+        throw new AgentError(
+          'AGENT_CONTROL_UNKNOWN',
+          `unknown control action ${req.method} /${action}`,
+          { action },
+          { hint: `known: ${[...this.#handlers.keys()].join(', ')}` },
+        );
       }
       const body = entry.body.safeParse(await readBody(req));
       if (!body.success) {
-        const why = body.error.issues.slice(0, 5).map((i) => `${i.path.length ? `"${i.path.join('.')}"` : 'body'}: ${i.message}`).join('; ');
+        const why = body.error.issues
+          .slice(0, 5)
+          .map((i) => `${i.path.length ? `"${i.path.join('.')}"` : 'body'}: ${i.message}`)
+          .join('; ');
         throw new AgentError('AGENT_CONTROL_BAD_REQUEST', `bad request for ${action}: ${why}`, { action });
       }
-      const result = await entry.handler(body.data as never, (event) => write({ type: 'progress', ...event }), gone.signal).finally(() => (answered = true));
+      const result = await entry
+        .handler(body.data as never, (event) => write({ type: 'progress', ...event }), gone.signal)
+        .finally(() => (answered = true));
       write({ type: 'result', result: result ?? null });
     } catch (err) {
       const e = toAgentError(err, 'AGENT_CONTROL_FAILED');
@@ -145,27 +164,52 @@ export function isDaemonListening(path: string): Promise<boolean> {
 }
 
 /** Calls an action on the daemon; `onProgress` sees each progress line; resolves to the result. */
-export function callDaemon(path: string, action: string, body: Record<string, unknown>, onProgress: (event: Record<string, unknown>) => void = () => undefined): Promise<unknown> {
+export function callDaemon(
+  path: string,
+  action: string,
+  body: Record<string, unknown>,
+  onProgress: (event: Record<string, unknown>) => void = () => undefined,
+): Promise<unknown> {
   return new Promise((resolve, reject) => {
     const req = request({ socketPath: path, method: 'POST', path: `/${action}` }, (res) => {
       let done = false;
       eachLine(res, (line) => {
         if (!line.trim()) return;
-        const msg = JSON.parse(line) as { type: string; result?: unknown; error?: { code: string; message: string; hint?: string; context?: Record<string, unknown> } } & Record<string, unknown>;
+        const msg = JSON.parse(line) as {
+          type: string;
+          result?: unknown;
+          error?: { code: string; message: string; hint?: string; context?: Record<string, unknown> };
+        } & Record<string, unknown>;
         if (msg.type === 'progress') onProgress(msg);
         else if (msg.type === 'result') {
           done = true;
           resolve(msg.result);
         } else if (msg.type === 'error' && msg.error) {
           done = true;
-          reject(new AgentError(isErrorCode(msg.error.code) ? msg.error.code : 'AGENT_CONTROL_FAILED', msg.error.message, msg.error.context ?? {}, msg.error.hint ? { hint: msg.error.hint } : {}));
+          reject(
+            new AgentError(
+              isErrorCode(msg.error.code) ? msg.error.code : 'AGENT_CONTROL_FAILED',
+              msg.error.message,
+              msg.error.context ?? {},
+              msg.error.hint ? { hint: msg.error.hint } : {},
+            ),
+          );
         }
       });
       res.on('end', () => {
         if (!done) reject(new AgentError('AGENT_CONTROL_FAILED', 'the daemon closed the control connection without an answer', { action }));
       });
     });
-    req.on('error', (err) => reject(new AgentError('AGENT_CONTROL_UNREACHABLE', `cannot reach the daemon at ${path}: ${err.message}`, { path }, { hint: 'is edge-agent run running on this data folder?', cause: err })));
+    req.on('error', (err) =>
+      reject(
+        new AgentError(
+          'AGENT_CONTROL_UNREACHABLE',
+          `cannot reach the daemon at ${path}: ${err.message}`,
+          { path },
+          { hint: 'is edge-agent run running on this data folder?', cause: err },
+        ),
+      ),
+    );
     req.end(JSON.stringify(body));
   });
 }

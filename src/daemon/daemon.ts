@@ -135,7 +135,16 @@ export class Daemon {
     this.#pruneTimer = setInterval(() => void this.#prune(), HOUR);
     this.#pruneTimer.unref();
     const st = await outbox.status();
-    this.log.info({ terminal: config.terminal.id, upstream: config.upstream, pending: st.pending, dead: st.dead, components: this.#components.map((c) => c.name) }, 'edge-agent running');
+    this.log.info(
+      {
+        terminal: config.terminal.id,
+        upstream: config.upstream,
+        pending: st.pending,
+        dead: st.dead,
+        components: this.#components.map((c) => c.name),
+      },
+      'edge-agent running',
+    );
     return ctx;
   }
 

@@ -19,11 +19,24 @@ export async function refreshModuleTemplates(rt: TerminalRuntime): Promise<void>
     const info = worker.info;
     if (worker.status !== 'ready' || !info?.moduleTemplateFormat) continue;
     try {
-      await worker.withScanner(async (scanner) => (scanner.capabilities.moduleSearch ? placeModuleTemplates({ scanner, info, scannerKey: worker.key, slots, templatesOfFormat: (format) => moduleTemplatesOf(cache, format) }) : null));
+      await worker.withScanner(async (scanner) =>
+        scanner.capabilities.moduleSearch
+          ? placeModuleTemplates({
+              scanner,
+              info,
+              scannerKey: worker.key,
+              slots,
+              templatesOfFormat: (format) => moduleTemplatesOf(cache, format),
+            })
+          : null,
+      );
       rt.resolve(`modules:${worker.key}`);
     } catch (err) {
       rt.noteError(err, `modules:${worker.key}`);
-      log.warn({ scanner: worker.key, err: toAgentError(err).toJSON() }, 'could not place module templates after a site change; placed again at the next reconnection');
+      log.warn(
+        { scanner: worker.key, err: toAgentError(err).toJSON() },
+        'could not place module templates after a site change; placed again at the next reconnection',
+      );
     }
   }
 }
@@ -38,7 +51,10 @@ export async function clearPersonFromModules(rt: TerminalRuntime, employeeCode: 
       if (worker) await worker.withScanner((s) => s.deleteOnModule(slot));
       moduleSlots++;
     } catch (err) {
-      log.warn({ scanner: key, slot, err: toAgentError(err).toJSON() }, 'could not delete the template from the module now; it is forgotten and overwritten at the next placement');
+      log.warn(
+        { scanner: key, slot, err: toAgentError(err).toJSON() },
+        'could not delete the template from the module now; it is forgotten and overwritten at the next placement',
+      );
     }
     await rt.slots.release(key, slot);
   }
@@ -72,7 +88,13 @@ export async function deletePersonTemplates(rt: TerminalRuntime, employeeCode: s
       }
     }
   }
-  log.info({ employeeCode, templatesRemoved, moduleSlots, site, version }, 'person\'s templates deleted');
-  return { employeeCode, templatesRemoved, moduleSlotsCleared: moduleSlots, deletedAcrossSite: site, version, ...(siteError ? { siteError } : {}) };
+  log.info({ employeeCode, templatesRemoved, moduleSlots, site, version }, "person's templates deleted");
+  return {
+    employeeCode,
+    templatesRemoved,
+    moduleSlotsCleared: moduleSlots,
+    deletedAcrossSite: site,
+    version,
+    ...(siteError ? { siteError } : {}),
+  };
 }
-

@@ -128,16 +128,17 @@ export class TerminalRuntime {
     if (outcome.result === 'punched') {
       this.counters.punched++;
       this.lastPunchAt = new Date().toISOString();
-    }
-    else if (outcome.result === 'duplicate') this.counters.duplicate++;
+    } else if (outcome.result === 'duplicate') this.counters.duplicate++;
     else if (outcome.result === 'unknown') this.counters.unknown++;
     else if (outcome.result === 'try-again') this.counters.tryAgain++;
     else if (outcome.result === 'awaiting') this.counters.awaiting++;
     else if (outcome.result === 'denied') this.counters.denied++;
     else this.counters.refused++;
-    if ((outcome.result === 'punched' || outcome.result === 'duplicate') && outcome.path) this.captureLatency[outcome.path].add(outcome.latencyMs);
+    if ((outcome.result === 'punched' || outcome.result === 'duplicate') && outcome.path)
+      this.captureLatency[outcome.path].add(outcome.latencyMs);
     const source = `capture:${outcome.scanner}`;
-    if (outcome.result === 'refused' && outcome.detail) this.#problems.set(source, { at: new Date().toISOString(), message: outcome.detail });
+    if (outcome.result === 'refused' && outcome.detail)
+      this.#problems.set(source, { at: new Date().toISOString(), message: outcome.detail });
     else if (outcome.result !== 'try-again') this.resolve(source);
   }
 
@@ -214,7 +215,13 @@ export class TerminalRuntime {
     const queue = this.ctx ? await this.ctx.outbox.status() : null;
     // Dead letters stay the last error until they are retried or purged.
     if (queue && queue.dead === 0) this.resolve('dead-letters');
-    const alerts = queue ? clockAlerts({ held: queue.held, holdAlertHours: this.config.outbox.unsyncedHoldHours, clockDetail: this.clock?.metrics().clockDetail ?? null }) : [];
+    const alerts = queue
+      ? clockAlerts({
+          held: queue.held,
+          holdAlertHours: this.config.outbox.unsyncedHoldHours,
+          clockDetail: this.clock?.metrics().clockDetail ?? null,
+        })
+      : [];
     const health = this.health(alerts);
     const lastError = this.lastError;
     const ident = this.identifier?.metrics() ?? [];
@@ -234,7 +241,12 @@ export class TerminalRuntime {
       upload: this.ctx?.uploader.metrics() ?? null,
       health: health.state,
       degraded: health.reasons,
-      scanners: this.scannerViews().map((s) => ({ key: s.key, status: s.status, family: s.family, error: this.#problems.get(`scanner:${String(s.key)}`)?.message ?? null })),
+      scanners: this.scannerViews().map((s) => ({
+        key: s.key,
+        status: s.status,
+        family: s.family,
+        error: this.#problems.get(`scanner:${String(s.key)}`)?.message ?? null,
+      })),
       identification: { p95Ms: idP95, byModality: ident },
       capture: {
         punched: this.counters.punched,

@@ -167,7 +167,9 @@ export class SdNotify {
     sock.on('error', () => undefined); // errors reach the send callback
     try {
       for (let attempt = 0; ; attempt++) {
-        const err = await new Promise<string | null>((resolve) => sock.send(buf, 0, buf.length, this.socket!, (e) => resolve(e ? errnoName(e) : null)));
+        const err = await new Promise<string | null>((resolve) =>
+          sock.send(buf, 0, buf.length, this.socket!, (e) => resolve(e ? errnoName(e) : null)),
+        );
         if (err === null) return this.#sent();
         if (!BUSY.has(err) || attempt >= 6) return this.#failed(`sendto ${this.socket} failed (${err})`, { message });
         await new Promise((r) => setTimeout(r, 10 << attempt));
@@ -186,21 +188,28 @@ export class SdNotify {
     const argv = this.#barrier ? lines : ['--no-block', ...lines];
     return new Promise<boolean>((resolve) => {
       let stderr = '';
-      const child = spawn(this.#command, argv, { env: { ...process.env, NOTIFY_SOCKET: this.socket! }, stdio: ['ignore', 'ignore', 'pipe'] });
+      const child = spawn(this.#command, argv, {
+        env: { ...process.env, NOTIFY_SOCKET: this.socket! },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
       let errored = false;
       child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
       child.on('error', (err: NodeJS.ErrnoException) => {
         errored = true;
         if (err.code === 'ENOENT') {
           this.#missing = true;
-          log.warn({ command: this.#command }, `${this.#command} not found and ${this.#why}: systemd notifications (READY, WATCHDOG) are off; reinstall edge-agent where a C++ compiler is present (npm then builds the addon), install systemd, or run without Type=notify`);
+          log.warn(
+            { command: this.#command },
+            `${this.#command} not found and ${this.#why}: systemd notifications (READY, WATCHDOG) are off; reinstall edge-agent where a C++ compiler is present (npm then builds the addon), install systemd, or run without Type=notify`,
+          );
           resolve(false);
         } else resolve(this.#failed(`cannot run ${this.#command} (${err.message})`, {}));
       });
       child.on('close', (code) => {
         if (errored) return;
         if (code === 0) resolve(this.#sent());
-        else resolve(this.#failed(`${this.#command} exited with ${code}`, { stderr: stderr.trim(), message: lines.join(' ').slice(0, 80) }));
+        else
+          resolve(this.#failed(`${this.#command} exited with ${code}`, { stderr: stderr.trim(), message: lines.join(' ').slice(0, 80) }));
       });
     });
   }
@@ -289,16 +298,20 @@ export class SystemdNotifier {
       this.#timer = setInterval(() => void this.ping(), interval);
       this.#timer.unref();
     }
-    const ready = this.#options.readyStatus?.() ?? (ctx?.config ? `running: terminal ${ctx.config.terminal.id}, upstream ${ctx.config.upstream.join('+')}` : 'running');
+    const ready =
+      this.#options.readyStatus?.() ??
+      (ctx?.config ? `running: terminal ${ctx.config.terminal.id}, upstream ${ctx.config.upstream.join('+')}` : 'running');
     if (this.notify.via === 'systemd-notify') {
       // The shipped unit says NotifyAccess=main, under which systemd drops what a child sends:
       // the agent would never be READY and would be restarted at TimeoutStartSec.
-      log.warn({ socket: this.notify.socket }, 'systemd notifications go through systemd-notify (a child process): the unit needs NotifyAccess=all, which "edge-agent install-service" and the .deb write (edge-agent.service.d/notify-access.conf) where the unix-dgram addon does not load; run install-service again after changing Node, or reinstall edge-agent where a C++ compiler is present so npm builds the addon');
+      log.warn(
+        { socket: this.notify.socket },
+        'systemd notifications go through systemd-notify (a child process): the unit needs NotifyAccess=all, which "edge-agent install-service" and the .deb write (edge-agent.service.d/notify-access.conf) where the unix-dgram addon does not load; run install-service again after changing Node, or reinstall edge-agent where a C++ compiler is present so npm builds the addon',
+      );
     }
     await this.notify.ready(ready);
     log.info({ watchdogMs: interval, via: this.notify.via }, 'told systemd the agent is ready');
   }
-
 
   /** One watchdog ping (with STATUS= when there is a status), withheld while the agent reports itself unhealthy. */
   async ping(): Promise<boolean> {

@@ -38,7 +38,10 @@ function configureFor(session: Session): void {
  * Runs the daemon until a signal; resolves to the process exit code. The session is opened after
  * the signal handlers are in place, so a Ctrl-C during a slow start stops cleanly once started.
  */
-export async function supervise(open: () => Promise<Session>, say: (line: string) => void = (line) => process.stderr.write(`${line}\n`)): Promise<number> {
+export async function supervise(
+  open: () => Promise<Session>,
+  say: (line: string) => void = (line) => process.stderr.write(`${line}\n`),
+): Promise<number> {
   let stopRequested: NodeJS.Signals | null = null;
   let restartRequested = false;
   let wake: (() => void) | null = null;
@@ -63,7 +66,11 @@ export async function supervise(open: () => Promise<Session>, say: (line: string
         },
         reloadConfig: async () => {
           const fresh = await session!.reload();
-          const changed = Object.keys(fresh.config).filter((k) => JSON.stringify((fresh.config as Record<string, unknown>)[k]) !== JSON.stringify((session!.config as Record<string, unknown>)[k]));
+          const changed = Object.keys(fresh.config).filter(
+            (k) =>
+              JSON.stringify((fresh.config as Record<string, unknown>)[k]) !==
+              JSON.stringify((session!.config as Record<string, unknown>)[k]),
+          );
           for (const [pattern, level] of Object.entries(fresh.config.logging.modules)) setLogLevel(pattern, level);
           const live = changed.filter((k) => k === 'logging');
           const needsRestart = changed.filter((k) => k !== 'logging' && k !== 'source');
@@ -71,21 +78,32 @@ export async function supervise(open: () => Promise<Session>, say: (line: string
             session!.config = fresh.config;
             session!.secrets = fresh.secrets;
           }
-          return { changed, appliedLive: live, needsRestart, hint: needsRestart.length ? 'send the restart command to apply the rest' : null };
+          return {
+            changed,
+            appliedLive: live,
+            needsRestart,
+            hint: needsRestart.length ? 'send the restart command to apply the rest' : null,
+          };
         },
       };
       const { components, runtime } = daemonComponents(config, secrets, hooks);
       const daemon = new Daemon({ config, secrets });
       for (const component of components) daemon.use(component);
       await daemon.start();
-      say(`edge-agent running: terminal ${config.terminal.id}, upstream ${config.upstream.join('+')}, scanners ${[...runtime.workers.keys()].join(', ') || 'none'}, data ${config.dataDir}`);
+      say(
+        `edge-agent running: terminal ${config.terminal.id}, upstream ${config.upstream.join('+')}, scanners ${[...runtime.workers.keys()].join(', ') || 'none'}, data ${config.dataDir}`,
+      );
       if (session.afterStart && !restartRequested) {
         await session.afterStart(runtime, daemon).catch((err: unknown) => say(`embedded set-up: ${describeError(err)}`));
         session.afterStart = undefined;
       }
       if (!stopRequested && !restartRequested) await new Promise<void>((resolve) => (wake = resolve));
       wake = null;
-      say(restartRequested && !stopRequested ? 'restart requested: stopping and starting again' : `${stopRequested}: finishing in-flight deliveries and stopping`);
+      say(
+        restartRequested && !stopRequested
+          ? 'restart requested: stopping and starting again'
+          : `${stopRequested}: finishing in-flight deliveries and stopping`,
+      );
       try {
         await daemon.stop();
       } catch (err) {

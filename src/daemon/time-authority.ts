@@ -30,7 +30,17 @@ import { currentBootId } from '../store/boot-id.js';
 import { ClockStore, type ClockAnchor, type ClockStep } from '../store/clock-store.js';
 import type { Outbox } from '../store/outbox.js';
 import type { PunchClock, PunchStamp } from '../terminal/punch-policy.js';
-import { clockSources, detectClock, judgeClock, MIN_PLAUSIBLE_YEAR, wallClock, DEFAULT_SOURCES, type ClockJudgement, type ClockSource, type ClockState } from './clock.js';
+import {
+  clockSources,
+  detectClock,
+  judgeClock,
+  MIN_PLAUSIBLE_YEAR,
+  wallClock,
+  DEFAULT_SOURCES,
+  type ClockJudgement,
+  type ClockSource,
+  type ClockState,
+} from './clock.js';
 
 const log = logger('agent:clock');
 
@@ -121,7 +131,12 @@ export class TimeAuthority extends TypedEmitter<TimeAuthorityEvents> implements 
   #stopped = true;
 
   /** The authority of a terminal: sources, step threshold and earlier-boot rule from `config.clock`. */
-  static fromConfig(config: AgentConfig, db: SqliteDatabase, outbox: TimeAuthorityOptions['outbox'], extra: Partial<TimeAuthorityOptions> = {}): TimeAuthority {
+  static fromConfig(
+    config: AgentConfig,
+    db: SqliteDatabase,
+    outbox: TimeAuthorityOptions['outbox'],
+    extra: Partial<TimeAuthorityOptions> = {},
+  ): TimeAuthority {
     return new TimeAuthority({
       db,
       outbox,
@@ -209,7 +224,11 @@ export class TimeAuthority extends TypedEmitter<TimeAuthorityEvents> implements 
       trusted = false;
       setImmediate(() => this.#tick());
     }
-    if (trusted && (new Date(wall).getUTCFullYear() < MIN_PLAUSIBLE_YEAR || (this.#lastTrustedMs !== null && wall < this.#lastTrustedMs - this.#stepMs))) trusted = false;
+    if (
+      trusted &&
+      (new Date(wall).getUTCFullYear() < MIN_PLAUSIBLE_YEAR || (this.#lastTrustedMs !== null && wall < this.#lastTrustedMs - this.#stepMs))
+    )
+      trusted = false;
     return { wallMs: wall, monoMs: mono, bootId: this.#boot(), trusted };
   }
 
@@ -269,7 +288,8 @@ export class TimeAuthority extends TypedEmitter<TimeAuthorityEvents> implements 
     const changed = !prev || prev.trusted !== next.trusted;
     if (changed) {
       if (next.trusted) log.info({ source: next.source }, `clock trusted: ${next.detail}`);
-      else log.warn({ source: next.source }, `clock not trusted: ${next.detail}; punches are marked and held until their time is corrected`);
+      else
+        log.warn({ source: next.source }, `clock not trusted: ${next.detail}; punches are marked and held until their time is corrected`);
     }
     if (prev && !prev.trusted && next.trusted) this.#syncs++;
     this.#judgement = next;
@@ -278,7 +298,13 @@ export class TimeAuthority extends TypedEmitter<TimeAuthorityEvents> implements 
       this.#anchor = { wall, mono };
     }
     // Write on the first judgement, on a change, while trusted once a minute, and when asked.
-    if (!prev || changed || this.#dirty || this.#pendingSteps.length || (next.trusted && mono - this.#lastWriteMono >= (this.#o.syncedIntervalMs ?? 60_000))) {
+    if (
+      !prev ||
+      changed ||
+      this.#dirty ||
+      this.#pendingSteps.length ||
+      (next.trusted && mono - this.#lastWriteMono >= (this.#o.syncedIntervalMs ?? 60_000))
+    ) {
       try {
         await this.#write(true, { wall, mono });
       } catch (err) {
@@ -302,33 +328,48 @@ export class TimeAuthority extends TypedEmitter<TimeAuthorityEvents> implements 
     const boot = this.#boot();
     const steps = this.#pendingSteps.splice(0);
     const anchor = this.#anchor;
-    const { corrected, released } = await this.#o.db.transaction(async (db) => {
-      for (const s of steps) await store.recordStep(db, s);
-      if (anchor) await store.writeAnchor(db, { bootId: boot, wallMs: anchor.wall, monoMs: anchor.mono });
-      await store.writeJudgement(db, { trusted: j.trusted, source: j.source, detail: j.detail, bootId: boot, monoMs: at.mono, lastTrustedMs: this.#lastTrustedMs });
-      if (!correct) return { corrected: 0, released: 0 };
-      const anchors = await store.anchors(db);
-      // This boot's punches wait for the clock to be trusted; earlier boots' go by their own anchor.
-      if (!j.trusted) anchors.delete(boot);
-      const n = await this.#o.outbox.correctWithin(db, anchors);
-      await store.addCorrected(db, n);
-      const r = this.#o.earlierBootPunches === 'send' ? await this.#o.outbox.releaseWithin(db, { exceptBoot: boot }) : 0;
-      await store.pruneAnchors(db, [boot, ...(await this.#o.outbox.heldBoots(db))]);
-      return { corrected: n, released: r };
-    }).catch((err: unknown) => {
-      this.#pendingSteps.unshift(...steps);
-      throw err;
-    });
+    const { corrected, released } = await this.#o.db
+      .transaction(async (db) => {
+        for (const s of steps) await store.recordStep(db, s);
+        if (anchor) await store.writeAnchor(db, { bootId: boot, wallMs: anchor.wall, monoMs: anchor.mono });
+        await store.writeJudgement(db, {
+          trusted: j.trusted,
+          source: j.source,
+          detail: j.detail,
+          bootId: boot,
+          monoMs: at.mono,
+          lastTrustedMs: this.#lastTrustedMs,
+        });
+        if (!correct) return { corrected: 0, released: 0 };
+        const anchors = await store.anchors(db);
+        // This boot's punches wait for the clock to be trusted; earlier boots' go by their own anchor.
+        if (!j.trusted) anchors.delete(boot);
+        const n = await this.#o.outbox.correctWithin(db, anchors);
+        await store.addCorrected(db, n);
+        const r = this.#o.earlierBootPunches === 'send' ? await this.#o.outbox.releaseWithin(db, { exceptBoot: boot }) : 0;
+        await store.pruneAnchors(db, [boot, ...(await this.#o.outbox.heldBoots(db))]);
+        return { corrected: n, released: r };
+      })
+      .catch((err: unknown) => {
+        this.#pendingSteps.unshift(...steps);
+        throw err;
+      });
     this.#dirty = false;
     this.#lastWriteMono = at.mono;
     if (corrected > 0) {
       this.#corrected += corrected;
-      log.info({ count: corrected }, `corrected the time of ${corrected} punch(es) taken while the clock was not trusted, from the monotonic clock`);
+      log.info(
+        { count: corrected },
+        `corrected the time of ${corrected} punch(es) taken while the clock was not trusted, from the monotonic clock`,
+      );
       this.emit('corrected', { count: corrected });
     }
     if (released > 0) {
       this.#released += released;
-      log.warn({ count: released }, `sent ${released} punch(es) of an earlier boot as they are (clock.earlierBootPunches: send); they stay marked`);
+      log.warn(
+        { count: released },
+        `sent ${released} punch(es) of an earlier boot as they are (clock.earlierBootPunches: send); they stay marked`,
+      );
       this.emit('released', { count: released });
     }
   }
@@ -410,7 +451,10 @@ export async function releaseUnsynced(
     if (!options.all) anchors.delete(boot);
     const corrected = await outbox.correctWithin(tx, anchors);
     await store.addCorrected(tx, corrected);
-    const released = await outbox.releaseWithin(tx, { exceptBoot: options.all ? null : boot, ...(options.ids ? { ids: options.ids } : {}) });
+    const released = await outbox.releaseWithin(tx, {
+      exceptBoot: options.all ? null : boot,
+      ...(options.ids ? { ids: options.ids } : {}),
+    });
     return { released, corrected };
   });
 }

@@ -14,12 +14,24 @@ import type { Sink } from '../upload/sink.js';
 
 export function createAttendanceClient(config: AgentConfig, secrets: Secrets): AttendanceClient {
   if (!config.api.url) {
-    throw new AgentError('CONFIG_MISSING', 'upstream "api" needs api.url', { key: 'api.url' }, { hint: 'set api.url in the config or pass --api URL; to deliver to the broker instead, set upstream: [mqtt] (or pass --upstream mqtt): a broker URL alone is monitoring' });
+    throw new AgentError(
+      'CONFIG_MISSING',
+      'upstream "api" needs api.url',
+      { key: 'api.url' },
+      {
+        hint: 'set api.url in the config or pass --api URL; to deliver to the broker instead, set upstream: [mqtt] (or pass --upstream mqtt): a broker URL alone is monitoring',
+      },
+    );
   }
   if (!secrets.apiKey || !secrets.apiSecret) {
-    throw new AgentError('CONFIG_MISSING', `upstream "api" needs the API ${secrets.apiKey ? 'secret' : 'key'}`, { key: secrets.apiKey ? 'apiSecret' : 'apiKey' }, {
-      hint: 'write apiKey and apiSecret in the secrets file (edge-agent provision), or pass --api-key K --api-secret-file FILE',
-    });
+    throw new AgentError(
+      'CONFIG_MISSING',
+      `upstream "api" needs the API ${secrets.apiKey ? 'secret' : 'key'}`,
+      { key: secrets.apiKey ? 'apiSecret' : 'apiKey' },
+      {
+        hint: 'write apiKey and apiSecret in the secrets file (edge-agent provision), or pass --api-key K --api-secret-file FILE',
+      },
+    );
   }
   return new AttendanceClient({
     baseUrl: config.api.url,
@@ -38,7 +50,12 @@ export function createSinks(config: AgentConfig, secrets: Secrets): Sink[] {
     if (upstream === 'api') sinks.push(new ApiSink(createAttendanceClient(config, secrets)));
     else {
       if (!config.mqtt.url) {
-        throw new AgentError('CONFIG_MISSING', 'upstream "mqtt" needs mqtt.url', { key: 'mqtt.url' }, { hint: 'set mqtt.url in the config or pass --mqtt URL (or remove mqtt from upstream)' });
+        throw new AgentError(
+          'CONFIG_MISSING',
+          'upstream "mqtt" needs mqtt.url',
+          { key: 'mqtt.url' },
+          { hint: 'set mqtt.url in the config or pass --mqtt URL (or remove mqtt from upstream)' },
+        );
       }
       sinks.push(
         new MqttSink({
@@ -56,10 +73,19 @@ export function createSinks(config: AgentConfig, secrets: Secrets): Sink[] {
 
 /** Credentials, TLS files and keepalive from the config and secrets, as every MQTT client here uses them. */
 export function mqttAccess(config: AgentConfig, secrets: Pick<Secrets, 'mqttUsername' | 'mqttPassword'>): MqttAccess {
-  return { username: secrets.mqttUsername ?? config.mqtt.username, password: secrets.mqttPassword, tls: config.mqtt.tls, keepaliveSec: config.mqtt.keepaliveSec };
+  return {
+    username: secrets.mqttUsername ?? config.mqtt.username,
+    password: secrets.mqttPassword,
+    tls: config.mqtt.tls,
+    keepaliveSec: config.mqtt.keepaliveSec,
+  };
 }
 
 /** Options of the agent's other MQTT clients (ops, site sync, doctor, fleet). */
-export function mqttClientOptions(config: AgentConfig, secrets: Pick<Secrets, 'mqttUsername' | 'mqttPassword'>, clientId: string): IClientOptions {
+export function mqttClientOptions(
+  config: AgentConfig,
+  secrets: Pick<Secrets, 'mqttUsername' | 'mqttPassword'>,
+  clientId: string,
+): IClientOptions {
   return { ...mqttAccessOptions(mqttAccess(config, secrets)), clientId, reconnectPeriod: 2000, connectTimeout: 10_000, protocolVersion: 4 };
 }

@@ -37,7 +37,11 @@ export interface TerminalComponentOptions {
 }
 
 /** The terminal's own components around one runtime (also what enroll/identify start without a daemon). */
-export function terminalComponents(config: AgentConfig, secrets: Secrets, options: TerminalComponentOptions = {}): { runtime: TerminalRuntime; components: DaemonComponent[] } {
+export function terminalComponents(
+  config: AgentConfig,
+  secrets: Secrets,
+  options: TerminalComponentOptions = {},
+): { runtime: TerminalRuntime; components: DaemonComponent[] } {
   const runtime = new TerminalRuntime(config, secrets);
   const components: DaemonComponent[] = [
     new BiometricsComponent(runtime, { createExtractor, fingerMatcher: createFingerMatcher }),
@@ -46,10 +50,13 @@ export function terminalComponents(config: AgentConfig, secrets: Secrets, option
   if (options.siteSync !== false) components.push(new SiteSyncComponent(runtime));
   if (options.ops !== false) {
     components.push(
-      new OpsComponent(runtime, options.hooks ?? {
-        reloadConfig: async () => ({ reloaded: false, reason: 'this process cannot reload its configuration' }),
-        restart: () => process.kill(process.pid, 'SIGTERM'),
-      }),
+      new OpsComponent(
+        runtime,
+        options.hooks ?? {
+          reloadConfig: async () => ({ reloaded: false, reason: 'this process cannot reload its configuration' }),
+          restart: () => process.kill(process.pid, 'SIGTERM'),
+        },
+      ),
     );
   }
   if (options.control !== false) components.push(new ControlComponent(runtime));
@@ -57,7 +64,11 @@ export function terminalComponents(config: AgentConfig, secrets: Secrets, option
 }
 
 /** Everything `edge-agent run` plugs into the daemon. */
-export function daemonComponents(config: AgentConfig, secrets: Secrets, hooks?: OpsHooks): { components: DaemonComponent[]; runtime: TerminalRuntime } {
+export function daemonComponents(
+  config: AgentConfig,
+  secrets: Secrets,
+  hooks?: OpsHooks,
+): { components: DaemonComponent[]; runtime: TerminalRuntime } {
   const { runtime, components: terminal } = terminalComponents(config, secrets, hooks ? { hooks } : {});
   const components: DaemonComponent[] = [new ClockLink(runtime), ...terminal, new SystemdNotifier()];
   return { components, runtime };

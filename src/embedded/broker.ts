@@ -30,7 +30,14 @@ export async function startEmbeddedBroker(port = 0, host = '127.0.0.1'): Promise
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) =>
-      reject(new AgentError('AGENT_BROKER_LISTEN', `the embedded MQTT broker cannot listen on ${host}:${port}: ${err.code ?? err.message}`, { host, port }, { hint: 'choose another port or stop what uses it', cause: err })),
+      reject(
+        new AgentError(
+          'AGENT_BROKER_LISTEN',
+          `the embedded MQTT broker cannot listen on ${host}:${port}: ${err.code ?? err.message}`,
+          { host, port },
+          { hint: 'choose another port or stop what uses it', cause: err },
+        ),
+      ),
     );
     server.listen(port, host, () => resolve());
   });

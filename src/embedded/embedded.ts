@@ -95,7 +95,12 @@ export async function startEmbeddedParts(dataDirArg = 'data'): Promise<EmbeddedP
   if (changed) writeSecrets(secretsFile, secrets);
 
   const raw = {
-    terminal: { id: 'demo-terminal', site: 'demo-site', mode: 'toggle', timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC' },
+    terminal: {
+      id: 'demo-terminal',
+      site: 'demo-site',
+      mode: 'toggle',
+      timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC',
+    },
     dataDir,
     api: { url, clientId },
     mqtt: { url: broker.url },
@@ -105,7 +110,11 @@ export async function startEmbeddedParts(dataDirArg = 'data'): Promise<EmbeddedP
     ops: { metricsIntervalSec: 10 },
   };
   const configFile = join(dataDir, 'embedded-config.yaml');
-  writeFileAtomic(configFile, `# Written by "edge-agent run --embedded" for this run (ports change between runs).\n${YAML.stringify(raw)}`, 0o600);
+  writeFileAtomic(
+    configFile,
+    `# Written by "edge-agent run --embedded" for this run (ports change between runs).\n${YAML.stringify(raw)}`,
+    0o600,
+  );
   const config = { ...parseConfig(raw, configFile), source: configFile };
   const banner = [
     'edge-agent: embedded default — nothing here touches real hardware or a real server.',
@@ -135,7 +144,11 @@ export async function startEmbeddedParts(dataDirArg = 'data'): Promise<EmbeddedP
  * checkout through npm (`edge-agent` is not on the PATH there), after an install as `edge-agent`.
  */
 export function followAlong(configFile: string, brokerUrl: string, checkout = isCheckout()): string[] {
-  const commands = (cli: string) => [`${cli} queue status --config ${configFile}`, `${cli} fleet --mqtt ${brokerUrl}`, `${cli} ops send --config ${configFile} ping`];
+  const commands = (cli: string) => [
+    `${cli} queue status --config ${configFile}`,
+    `${cli} fleet --mqtt ${brokerUrl}`,
+    `${cli} ops send --config ${configFile} ping`,
+  ];
   const lines = (label: string, cli: string) => commands(cli).map((c, i) => `  ${(i === 0 ? label : '').padEnd(20)}${c}`);
   return checkout
     ? [...lines('follow along:', 'npm run edge-agent --'), ...lines('  once installed:', 'edge-agent')]
@@ -167,7 +180,14 @@ type Enrolled = Set<string>;
 const enrolledKey = (code: string, modality: 'finger' | 'iris') => `${code}:${modality}`;
 
 /** Creates the demo employees in the service and enrols those the template cache lacks. */
-export async function enrolDemoEmployees(rt: TerminalRuntime, client: AttendanceClient, say: (line: string) => void, turns = new Turns(), enrolled: Enrolled = new Set(), signal?: AbortSignal): Promise<void> {
+export async function enrolDemoEmployees(
+  rt: TerminalRuntime,
+  client: AttendanceClient,
+  say: (line: string) => void,
+  turns = new Turns(),
+  enrolled: Enrolled = new Set(),
+  signal?: AbortSignal,
+): Promise<void> {
   const { enroll } = await import('../terminal/enroller.js');
   const fingerKey = [...rt.workers.keys()].find((k) => k.includes('r30x'));
   const irisKey = [...rt.workers.keys()].find((k) => k.includes('iris'));
@@ -175,7 +195,10 @@ export async function enrolDemoEmployees(rt: TerminalRuntime, client: Attendance
     if (signal?.aborted) return;
     await client.addOrUpdateUser({ employeeCode: e.employeeCode, firstName: e.firstName, lastName: e.lastName, status: '0' });
     const have = rt.cache ? await rt.cache.listTemplateMeta({ employeeCode: e.employeeCode }) : [];
-    for (const [modality, key, id] of [['finger', fingerKey, e.finger], ['iris', irisKey, e.eye]] as const) {
+    for (const [modality, key, id] of [
+      ['finger', fingerKey, e.finger],
+      ['iris', irisKey, e.eye],
+    ] as const) {
       if (signal?.aborted) return;
       if (!key) continue;
       if (have.some((t) => t.modality === modality)) {
@@ -196,9 +219,17 @@ export async function enrolDemoEmployees(rt: TerminalRuntime, client: Attendance
           if (event.step === 'captures-done') ac.abort();
         };
         try {
-          const r = await enroll(rt, client, { employeeCode: e.employeeCode, modality, position: modality === 'finger' ? 'right-index' : 'right', minQuality: 1 }, onProgress, key);
+          const r = await enroll(
+            rt,
+            client,
+            { employeeCode: e.employeeCode, modality, position: modality === 'finger' ? 'right-index' : 'right', minQuality: 1 },
+            onProgress,
+            key,
+          );
           enrolled.add(enrolledKey(e.employeeCode, modality));
-          say(`enrolled ${e.employeeCode} (${e.firstName} ${e.lastName}): ${modality}, ${r.templates.length} templates, upload ${r.upload?.map((u) => u.statusCode).join('/') ?? r.uploadError ?? 'skipped'}`);
+          say(
+            `enrolled ${e.employeeCode} (${e.firstName} ${e.lastName}): ${modality}, ${r.templates.length} templates, upload ${r.upload?.map((u) => u.statusCode).join('/') ?? r.uploadError ?? 'skipped'}`,
+          );
         } catch (err) {
           say(`could not enrol ${e.employeeCode} ${modality}: ${toAgentError(err).message}`);
         } finally {
@@ -212,7 +243,10 @@ export async function enrolDemoEmployees(rt: TerminalRuntime, client: Attendance
 }
 
 /** Visitors: every few seconds an enrolled demo employee presents a finger or an eye. */
-export function startVisitors(rt: TerminalRuntime, options: { minGapMs?: number; maxGapMs?: number; random?: () => number; turns?: Turns; enrolled?: Enrolled } = {}): () => Promise<void> {
+export function startVisitors(
+  rt: TerminalRuntime,
+  options: { minGapMs?: number; maxGapMs?: number; random?: () => number; turns?: Turns; enrolled?: Enrolled } = {},
+): () => Promise<void> {
   const random = options.random ?? Math.random;
   const turns = options.turns ?? new Turns();
   const ac = new AbortController();
@@ -221,7 +255,11 @@ export function startVisitors(rt: TerminalRuntime, options: { minGapMs?: number;
       const gap = (options.minGapMs ?? 3000) + random() * ((options.maxGapMs ?? 7000) - (options.minGapMs ?? 3000));
       await new Promise((r) => setTimeout(r, gap));
       if (ac.signal.aborted) break;
-      const choices = DEMO_EMPLOYEES.flatMap((e) => (['finger', 'iris'] as const).filter((m) => !options.enrolled || options.enrolled.has(enrolledKey(e.employeeCode, m))).map((m) => ({ e, m })));
+      const choices = DEMO_EMPLOYEES.flatMap((e) =>
+        (['finger', 'iris'] as const)
+          .filter((m) => !options.enrolled || options.enrolled.has(enrolledKey(e.employeeCode, m)))
+          .map((m) => ({ e, m })),
+      );
       if (choices.length === 0) continue;
       const { e, m } = choices[Math.floor(random() * choices.length)]!;
       const key = [...rt.simulators.keys()].find((k) => (m === 'iris' ? k.includes('iris') : k.includes('r30x')));
@@ -250,7 +288,9 @@ export function startDemoFloor(rt: TerminalRuntime, client: AttendanceClient, sa
   const enrolled: Enrolled = new Set();
   const ac = new AbortController();
   const stopVisitors = startVisitors(rt, { turns, enrolled, minGapMs: 2000, maxGapMs: 6000 });
-  const enrolling = enrolDemoEmployees(rt, client, say, turns, enrolled, ac.signal).catch((err: unknown) => say(`enrolment stopped: ${toAgentError(err).message}`));
+  const enrolling = enrolDemoEmployees(rt, client, say, turns, enrolled, ac.signal).catch((err: unknown) =>
+    say(`enrolment stopped: ${toAgentError(err).message}`),
+  );
   return async () => {
     ac.abort();
     await stopVisitors();

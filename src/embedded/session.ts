@@ -7,7 +7,10 @@ import { createAttendanceClient } from '../daemon/upstreams.js';
 import type { Session } from '../daemon/supervisor.js';
 import { DEMO_EMPLOYEES, startDemoFloor, startEmbeddedParts } from './embedded.js';
 
-export async function embeddedSession(dataDir: string, out: (line: string) => void = (line) => process.stdout.write(`${line}\n`)): Promise<Session> {
+export async function embeddedSession(
+  dataDir: string,
+  out: (line: string) => void = (line) => process.stdout.write(`${line}\n`),
+): Promise<Session> {
   const parts = await startEmbeddedParts(dataDir);
   for (const line of parts.banner) out(line);
   let stopVisitors: (() => Promise<void>) | null = null;
@@ -23,16 +26,27 @@ export async function embeddedSession(dataDir: string, out: (line: string) => vo
         w.on('capture', (o) => {
           const who = o.employeeCode ? `${o.employeeCode} (${names.get(o.employeeCode) ?? '?'})` : 'someone unknown';
           const iris = o.scanner.includes('iris');
-          if (o.result === 'punched') say(`punch: ${who} checked ${o.direction ?? '?'} by ${iris ? 'iris' : 'finger'} [${o.path} match, ${iris ? `distance ${(o.score ?? 0).toFixed(2)}` : `score ${Math.round(o.score ?? 0)}`}] durable in ${Math.round(o.latencyMs)} ms`);
+          if (o.result === 'punched')
+            say(
+              `punch: ${who} checked ${o.direction ?? '?'} by ${iris ? 'iris' : 'finger'} [${o.path} match, ${iris ? `distance ${(o.score ?? 0).toFixed(2)}` : `score ${Math.round(o.score ?? 0)}`}] durable in ${Math.round(o.latencyMs)} ms`,
+            );
           else if (o.result === 'duplicate') say(`punch: ${who} again within the dedupe window: nothing recorded`);
           else say(`capture: ${o.result}${o.detail ? ` (${o.detail})` : ''}`);
         });
       }
       daemon.context?.uploader.on('delivered', (d) => say(`delivered: ${d.count} punch(es) to ${d.sink}`));
-      const enrolled = rt.cache ? new Set((await rt.cache.listTemplateMeta({})).map((t) => `${t.employeeCode}:${t.modality}`)) : new Set<string>();
-      const missing = DEMO_EMPLOYEES.filter((e) => !enrolled.has(`${e.employeeCode}:finger`) || !enrolled.has(`${e.employeeCode}:iris`)).length;
-      if (missing === 0) say('the synthetic employees were enrolled at an earlier start (their templates are in the data folder); they punch now and then');
-      else if (missing === DEMO_EMPLOYEES.length) say('enrolling the synthetic employees through the simulated scanners (this first start only: the templates stay in the data folder); those enrolled start punching now and then');
+      const enrolled = rt.cache
+        ? new Set((await rt.cache.listTemplateMeta({})).map((t) => `${t.employeeCode}:${t.modality}`))
+        : new Set<string>();
+      const missing = DEMO_EMPLOYEES.filter(
+        (e) => !enrolled.has(`${e.employeeCode}:finger`) || !enrolled.has(`${e.employeeCode}:iris`),
+      ).length;
+      if (missing === 0)
+        say('the synthetic employees were enrolled at an earlier start (their templates are in the data folder); they punch now and then');
+      else if (missing === DEMO_EMPLOYEES.length)
+        say(
+          'enrolling the synthetic employees through the simulated scanners (this first start only: the templates stay in the data folder); those enrolled start punching now and then',
+        );
       else say(`enrolling the ${missing} synthetic employee(s) an earlier start did not finish; the others punch now and then`);
       stopVisitors = startDemoFloor(rt, createAttendanceClient(parts.config, parts.secrets), say);
     },

@@ -126,7 +126,12 @@ interface Connection {
   aliveAt: number;
 }
 
-type SendPacket = (packet: { cmd: string; messageId?: number }, cb?: (err?: Error) => void, cbStorePut?: () => void, noStore?: boolean) => void;
+type SendPacket = (
+  packet: { cmd: string; messageId?: number },
+  cb?: (err?: Error) => void,
+  cbStorePut?: () => void,
+  noStore?: boolean,
+) => void;
 
 /**
  * mqtt.js sends a message's PUBACK as soon as `handleMessage` calls back, and only then reads the
@@ -138,7 +143,12 @@ function holdAcknowledgements(client: MqttClient, conn: Pick<Connection, 'holdin
   const internal = client as unknown as { _sendPacket?: SendPacket };
   const send = internal._sendPacket?.bind(client);
   if (typeof send !== 'function') {
-    throw new AgentError('INTERNAL', 'this mqtt.js has no _sendPacket: the ingest cannot hold acknowledgements', {}, { hint: 'install the mqtt version of package.json (5.x)' });
+    throw new AgentError(
+      'INTERNAL',
+      'this mqtt.js has no _sendPacket: the ingest cannot hold acknowledgements',
+      {},
+      { hint: 'install the mqtt version of package.json (5.x)' },
+    );
   }
   internal._sendPacket = (packet, cb, cbStorePut, noStore) => {
     if (packet.cmd === 'puback' && packet.messageId !== undefined && packet.messageId === conn.holding) {
@@ -213,7 +223,8 @@ export class Ingest {
       await this.close();
       throw new AgentError('INGEST_NO_SHARED_SUBSCRIPTIONS', `the broker at ${o.url} says it has no shared subscriptions`, { url: o.url });
     }
-    if (this.#protocol === 4 && o.group) log.info({ url: o.url }, 'MQTT 3.1.1: the broker cannot say whether it shares $share subscriptions (Mosquitto does)');
+    if (this.#protocol === 4 && o.group)
+      log.info({ url: o.url }, 'MQTT 3.1.1: the broker cannot say whether it shares $share subscriptions (Mosquitto does)');
     await Promise.all(Array.from({ length: o.connections - 1 }, (_, i) => this.#connect(i + 1)));
     this.#publisher = mqtt.connect(o.url, {
       ...mqttAccessOptions(o.access ?? {}),
@@ -224,7 +235,15 @@ export class Ingest {
       connectTimeout: 10_000,
     });
     this.#publisher.on('error', (err) => log.warn({ err: err.message }, 'dead-letter connection error'));
-    log.info({ url: o.url, filter: eventsFilter(o.prefix, o.group), connections: o.connections, protocol: this.#protocol === 5 ? 'MQTT 5' : 'MQTT 3.1.1' }, 'ingest subscribed');
+    log.info(
+      {
+        url: o.url,
+        filter: eventsFilter(o.prefix, o.group),
+        connections: o.connections,
+        protocol: this.#protocol === 5 ? 'MQTT 5' : 'MQTT 3.1.1',
+      },
+      'ingest subscribed',
+    );
   }
 
   /** Opens connection `index` and resolves with its first CONNACK's properties. */
@@ -264,14 +283,23 @@ export class Ingest {
         cleanup();
         client.end(true);
         reject(
-          new AgentError('INGEST_MQTT_CONNECT', `cannot connect to the broker at ${o.url}: ${err.message}`, { url: o.url, clientId: opts.clientId, reasonCode: (err as { code?: unknown }).code ?? null }, { cause: err, retryable: true }),
+          new AgentError(
+            'INGEST_MQTT_CONNECT',
+            `cannot connect to the broker at ${o.url}: ${err.message}`,
+            { url: o.url, clientId: opts.clientId, reasonCode: (err as { code?: unknown }).code ?? null },
+            { cause: err, retryable: true },
+          ),
         );
       };
       const timer = setTimeout(() => fail(new Error('no answer in 10 s')), 10_000);
       const onConnect = (connack: IConnackPacket) => {
         cleanup();
         this.#connections.push(conn);
-        resolve({ ...(connack.properties?.sharedSubscriptionAvailable !== undefined ? { sharedSubscriptionAvailable: connack.properties.sharedSubscriptionAvailable } : {}) });
+        resolve({
+          ...(connack.properties?.sharedSubscriptionAvailable !== undefined
+            ? { sharedSubscriptionAvailable: connack.properties.sharedSubscriptionAvailable }
+            : {}),
+        });
       };
       const onError = (err: Error) => fail(err);
       function cleanup() {
@@ -327,7 +355,16 @@ export class Ingest {
       inFlight.acks.push(ack);
       return;
     }
-    const p: Pending = { id, event: parsed.value.event, raw: payload, recordedAtMs: parsed.value.recordedAtMs, receivedAt: now, acks: [ack], attempts: 0, outOnlyTries: 0 };
+    const p: Pending = {
+      id,
+      event: parsed.value.event,
+      raw: payload,
+      recordedAtMs: parsed.value.recordedAtMs,
+      receivedAt: now,
+      acks: [ack],
+      attempts: 0,
+      outOnlyTries: 0,
+    };
     this.#pending.set(id, p);
     this.#ready.push(p);
     this.#schedule();
@@ -374,13 +411,19 @@ export class Ingest {
     this.metrics.apiRequests++;
     let outcomes: ItemOutcome[];
     try {
-      outcomes = await deliverEvents(o.api, batch.map((p) => p.event));
+      outcomes = await deliverEvents(
+        o.api,
+        batch.map((p) => p.event),
+      );
       this.#requestFailures = 0;
     } catch (err) {
       this.metrics.apiFailures++;
       const delay = backoffDelay(this.#requestFailures++, { baseMs: o.retryBaseMs, capMs: o.retryCapMs });
       const e = err as AgentError;
-      log.warn({ err: { code: e.code, message: e.message }, events: batch.length, retryInMs: delay }, 'the attendance API did not take the batch; it is retried (not acknowledged meanwhile)');
+      log.warn(
+        { err: { code: e.code, message: e.message }, events: batch.length, retryInMs: delay },
+        'the attendance API did not take the batch; it is retried (not acknowledged meanwhile)',
+      );
       this.#later(delay, () => this.#requeue(batch));
       return;
     }
@@ -424,7 +467,13 @@ export class Ingest {
   }
 
   /** Publishes the refusal (QoS 1), then acknowledges; while the broker cannot take it, tries again. */
-  async #deadLetter(p: Pick<Pending, 'raw' | 'acks'> & { id?: string }, status: string, description: string, topic?: string, attempt = 0): Promise<void> {
+  async #deadLetter(
+    p: Pick<Pending, 'raw' | 'acks'> & { id?: string },
+    status: string,
+    description: string,
+    topic?: string,
+    attempt = 0,
+  ): Promise<void> {
     const o = this.options;
     let original: unknown;
     try {
@@ -432,7 +481,14 @@ export class Ingest {
     } catch {
       original = p.raw.toString('utf8').slice(0, 2048);
     }
-    const body = JSON.stringify({ status, description, refusedAt: new Date().toISOString(), ingest: o.clientId, ...(topic ? { topic } : {}), event: original });
+    const body = JSON.stringify({
+      status,
+      description,
+      refusedAt: new Date().toISOString(),
+      ingest: o.clientId,
+      ...(topic ? { topic } : {}),
+      event: original,
+    });
     const publisher = this.#publisher;
     try {
       if (!publisher?.connected) throw new Error('no broker connection');
@@ -464,7 +520,9 @@ export class Ingest {
         const g = this.#gauges();
         const healthy = g.connectionsUp === g.connections && !this.#stopping;
         res.writeHead(healthy ? 200 : 503, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ healthy, ...g, accepted: this.metrics.accepted, protocol: this.#protocol === 5 ? 'MQTT 5' : 'MQTT 3.1.1' }));
+        res.end(
+          JSON.stringify({ healthy, ...g, accepted: this.metrics.accepted, protocol: this.#protocol === 5 ? 'MQTT 5' : 'MQTT 3.1.1' }),
+        );
       } else {
         res.writeHead(404, { 'content-type': 'text/plain' });
         res.end('GET /metrics or /health\n');
@@ -472,7 +530,14 @@ export class Ingest {
     });
     await new Promise<void>((resolve, reject) => {
       srv.once('error', (err: NodeJS.ErrnoException) =>
-        reject(new AgentError('INGEST_METRICS_LISTEN', `cannot listen on ${host}:${port} for /metrics: ${err.message}`, { host, port, errno: err.code ?? null }, { cause: err })),
+        reject(
+          new AgentError(
+            'INGEST_METRICS_LISTEN',
+            `cannot listen on ${host}:${port} for /metrics: ${err.message}`,
+            { host, port, errno: err.code ?? null },
+            { cause: err },
+          ),
+        ),
       );
       srv.listen(port, host, () => resolve());
     });
@@ -485,7 +550,12 @@ export class Ingest {
     let oldest = 0;
     const now = Date.now();
     for (const p of this.#pending.values()) oldest = Math.max(oldest, (now - p.receivedAt) / 1000);
-    return { pending: this.#pending.size, oldestPendingSec: oldest, connectionsUp: this.connectionsUp, connections: this.options.connections };
+    return {
+      pending: this.#pending.size,
+      oldestPendingSec: oldest,
+      connectionsUp: this.connectionsUp,
+      connections: this.options.connections,
+    };
   }
 
   /**
@@ -496,14 +566,17 @@ export class Ingest {
     if (this.#stopping) return;
     this.#stopping = true;
     const filter = eventsFilter(this.options.prefix, this.options.group);
-    await Promise.all(this.#connections.filter((c) => c.up).map((c) => withTimeout(c.client.unsubscribeAsync(filter), 2000).catch(() => undefined)));
+    await Promise.all(
+      this.#connections.filter((c) => c.up).map((c) => withTimeout(c.client.unsubscribeAsync(filter), 2000).catch(() => undefined)),
+    );
     this.#flush();
     const deadline = Date.now() + this.options.drainMs;
     while (Date.now() < deadline && (this.#pending.size > 0 || Date.now() - this.#lastMessageAt < 300)) {
       this.#flush();
       await new Promise((r) => setTimeout(r, 50));
     }
-    if (this.#pending.size > 0) log.warn({ pending: this.#pending.size }, 'stopping with events not yet accepted: the broker sends them again to these sessions');
+    if (this.#pending.size > 0)
+      log.warn({ pending: this.#pending.size }, 'stopping with events not yet accepted: the broker sends them again to these sessions');
     await this.close();
   }
 

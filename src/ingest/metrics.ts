@@ -18,7 +18,9 @@
  */
 
 /** Upper bounds in seconds: fine below a second, where a healthy pipeline is. */
-export const LAG_BUCKETS = [0.005, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10, 30, 60, 300, 900, 3600];
+export const LAG_BUCKETS = [
+  0.005, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10, 30, 60, 300, 900, 3600,
+];
 
 export class Histogram {
   readonly buckets: readonly number[];
@@ -105,8 +107,12 @@ export class IngestMetrics {
   render(g: IngestGauges): string {
     const counter = (name: string, help: string, v: number) => [`# HELP ${name} ${help}`, `# TYPE ${name} counter`, `${name} ${v}`];
     const gauge = (name: string, help: string, v: number) => [`# HELP ${name} ${help}`, `# TYPE ${name} gauge`, `${name} ${v}`];
-    const dead = ['# HELP ingest_dead_letters_total Events refused for good and published to the dead-letter topic, by status', '# TYPE ingest_dead_letters_total counter'];
-    for (const [status, n] of [...this.deadLetters].sort()) dead.push(`ingest_dead_letters_total{status="${status.replace(/["\\\n]/g, '_')}"} ${n}`);
+    const dead = [
+      '# HELP ingest_dead_letters_total Events refused for good and published to the dead-letter topic, by status',
+      '# TYPE ingest_dead_letters_total counter',
+    ];
+    for (const [status, n] of [...this.deadLetters].sort())
+      dead.push(`ingest_dead_letters_total{status="${status.replace(/["\\\n]/g, '_')}"} ${n}`);
     return [
       ...counter('ingest_messages_received_total', 'MQTT messages taken from the broker', this.received),
       ...counter('ingest_messages_redelivered_total', 'Messages the broker marked as redelivered (DUP)', this.redelivered),

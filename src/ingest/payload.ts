@@ -45,7 +45,8 @@ export interface IngestEvent {
 export type ParsedPayload = { ok: true; value: IngestEvent } | { ok: false; reason: string };
 
 export function parsePayload(payload: Buffer): ParsedPayload {
-  if (payload.length > MAX_PAYLOAD_BYTES) return { ok: false, reason: `the message has ${payload.length} bytes, more than ${MAX_PAYLOAD_BYTES}` };
+  if (payload.length > MAX_PAYLOAD_BYTES)
+    return { ok: false, reason: `the message has ${payload.length} bytes, more than ${MAX_PAYLOAD_BYTES}` };
   let json: unknown;
   try {
     json = JSON.parse(payload.toString('utf8'));
@@ -69,7 +70,14 @@ export function parsePayload(payload: Buffer): ParsedPayload {
     ok: true,
     value: {
       id: p.id,
-      event: toAttendanceEvent({ employeeCode: code.code, direction: p.direction, localTime: p.time, tzOffset: p.tzOffset, inTime: p.inTime ?? null, shift: p.shift ?? null }),
+      event: toAttendanceEvent({
+        employeeCode: code.code,
+        direction: p.direction,
+        localTime: p.time,
+        tzOffset: p.tzOffset,
+        inTime: p.inTime ?? null,
+        shift: p.shift ?? null,
+      }),
       recordedAtMs: Number.isNaN(recorded) ? null : recorded,
       terminal: p.terminal ?? null,
     },

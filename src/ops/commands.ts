@@ -17,7 +17,18 @@ import type { RequestVerifier } from './ops-auth.js';
 export type CommandArgs = Record<string, unknown>;
 export type CommandHandler<A = CommandArgs> = (args: A) => Promise<unknown> | unknown;
 
-export const OPS_COMMANDS = ['ping', 'info', 'queue-status', 'queue-list', 'retry-dead', 'sync-templates', 'set-log-level', 'reload-config', 'delete-user', 'restart'] as const;
+export const OPS_COMMANDS = [
+  'ping',
+  'info',
+  'queue-status',
+  'queue-list',
+  'retry-dead',
+  'sync-templates',
+  'set-log-level',
+  'reload-config',
+  'delete-user',
+  'restart',
+] as const;
 export type OpsCommand = (typeof OPS_COMMANDS)[number];
 
 /** The largest request payload read; a longer one is answered OPS_BAD_REQUEST without parsing it. */
@@ -52,13 +63,15 @@ function checkTransaction(t: unknown): string | null {
   if (t === undefined || t === null) return null;
   if (typeof t === 'number' && Number.isFinite(t)) return String(t);
   if (typeof t !== 'string') throw badRequest('transaction must be a string or a number');
-  if (t.length > MAX_TRANSACTION_CHARS || /[\p{Cc}\p{Cs}]/u.test(t)) throw badRequest(`transaction must be at most ${MAX_TRANSACTION_CHARS} printable characters`);
+  if (t.length > MAX_TRANSACTION_CHARS || /[\p{Cc}\p{Cs}]/u.test(t))
+    throw badRequest(`transaction must be at most ${MAX_TRANSACTION_CHARS} printable characters`);
   return t;
 }
 
 /** Parses a request payload; throws OPS_BAD_REQUEST with what was wrong. */
 export function parseRequest(payload: Buffer): ParsedRequest {
-  if (payload.length > MAX_REQUEST_BYTES) throw badRequest(`the request is ${payload.length} bytes; at most ${MAX_REQUEST_BYTES} are read`, { bytes: payload.length });
+  if (payload.length > MAX_REQUEST_BYTES)
+    throw badRequest(`the request is ${payload.length} bytes; at most ${MAX_REQUEST_BYTES} are read`, { bytes: payload.length });
   const text = payload.toString('utf8');
   if (text.trim() === '') return { transaction: null, auth: undefined, args: {} };
   let value: unknown;
@@ -107,7 +120,12 @@ export class CommandRouter {
   }
 
   /** Registers a command; its arguments must pass `args` (no arguments by default), `hint` says how to call it. */
-  register<S extends z.ZodType = typeof NO_ARGUMENTS>(command: string, handler: CommandHandler<z.output<S>>, args?: S, hint = 'this command takes no arguments'): this {
+  register<S extends z.ZodType = typeof NO_ARGUMENTS>(
+    command: string,
+    handler: CommandHandler<z.output<S>>,
+    args?: S,
+    hint = 'this command takes no arguments',
+  ): this {
     this.#handlers.set(command, { handler: handler as CommandHandler<never>, args: args ?? NO_ARGUMENTS, hint });
     return this;
   }
@@ -125,10 +143,21 @@ export class CommandRouter {
       this.#verifier.verify({ command, transaction, args: req.args, auth: req.auth });
       const entry = this.#handlers.get(command);
       if (!entry) {
-        throw new AgentError('OPS_UNKNOWN_COMMAND', `unknown command "${shown(command)}"`, { command: shown(command) }, { hint: `known commands: ${this.commands.join(', ')}` });
+        throw new AgentError(
+          'OPS_UNKNOWN_COMMAND',
+          `unknown command "${shown(command)}"`,
+          { command: shown(command) },
+          { hint: `known commands: ${this.commands.join(', ')}` },
+        );
       }
       const args = entry.args.safeParse(req.args);
-      if (!args.success) throw new AgentError('OPS_BAD_ARGUMENT', `bad arguments for ${command}: ${describeIssues(args.error)}`, { command }, { hint: entry.hint });
+      if (!args.success)
+        throw new AgentError(
+          'OPS_BAD_ARGUMENT',
+          `bad arguments for ${command}: ${describeIssues(args.error)}`,
+          { command },
+          { hint: entry.hint },
+        );
       const result = await entry.handler(args.data as never);
       return { transaction, status: 'ok', command, result: result ?? null, at: at() };
     } catch (err) {

@@ -70,15 +70,28 @@ const MetricsSchema = z.looseObject({
   queue: loose({ pending: count.optional(), dead: count.optional(), delivered: count.optional(), oldestPendingAgeSec: num.optional() }),
   lastDelivery: iso.optional(),
   scanners: z
-    .array(z.looseObject({ key: z.string().max(128).catch('?'), status: z.string().max(32).catch('?'), family: text.optional() }).catch({ key: '?', status: '?', family: null }))
+    .array(
+      z
+        .looseObject({ key: z.string().max(128).catch('?'), status: z.string().max(32).catch('?'), family: text.optional() })
+        .catch({ key: '?', status: '?', family: null }),
+    )
     .max(32)
     .nullable()
     .catch(null),
   identification: loose({ p95Ms: num.optional() }),
-  capture: loose({ punched: count.optional(), modulePathP95Ms: num.optional(), hostPathP95Ms: num.optional(), lastPunchAt: iso.optional() }),
+  capture: loose({
+    punched: count.optional(),
+    modulePathP95Ms: num.optional(),
+    hostPathP95Ms: num.optional(),
+    lastPunchAt: iso.optional(),
+  }),
   clock: loose({ clockTrusted: bool.optional() }),
   alerts: z
-    .array(z.looseObject({ code: z.string().max(64).catch('?'), message: z.string().max(MAX_TEXT).catch(''), hint: text.optional() }).catch({ code: '?', message: '' }))
+    .array(
+      z
+        .looseObject({ code: z.string().max(64).catch('?'), message: z.string().max(MAX_TEXT).catch(''), hint: text.optional() })
+        .catch({ code: '?', message: '' }),
+    )
     .max(32)
     .nullable()
     .catch(null),
@@ -120,7 +133,13 @@ function maxOf(a: number | null | undefined, b: number | null | undefined): numb
 }
 
 /** The row of one terminal from its latest state, info and metrics (each may still be unknown). */
-export function fleetRow(site: string, terminal: string, state: string | null, info: ParsedInfo | null, metrics: ParsedMetrics | null): FleetRow {
+export function fleetRow(
+  site: string,
+  terminal: string,
+  state: string | null,
+  info: ParsedInfo | null,
+  metrics: ParsedMetrics | null,
+): FleetRow {
   const m = metrics;
   const scanners: ScannerSummary[] = (m?.scanners ?? []).map((s) => ({ key: s.key, status: s.status, family: s.family ?? null }));
   const clockFromMetrics = m?.clock?.clockTrusted;

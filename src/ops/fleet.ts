@@ -123,7 +123,23 @@ export class FleetMonitor extends TypedEmitter<FleetEvents> {
     const key = `${t.site}/${t.terminal}`;
     this.#leaves.set(key, (this.#leaves.get(key) ?? 0) | LEAF_BITS[t.leaf as keyof typeof LEAF_BITS]);
     const view: TerminalView = this.#terminals.get(key) ?? {
-      site: t.site, terminal: t.terminal, state: null, lastSeen: null, queueDepth: null, oldestPendingAgeSec: null, dead: null, delivered: null, lastError: null, lastErrorAt: null, health: null, degraded: [], scanners: null, status: null, version: null, clock: null, alerts: [],
+      site: t.site,
+      terminal: t.terminal,
+      state: null,
+      lastSeen: null,
+      queueDepth: null,
+      oldestPendingAgeSec: null,
+      dead: null,
+      delivered: null,
+      lastError: null,
+      lastErrorAt: null,
+      health: null,
+      degraded: [],
+      scanners: null,
+      status: null,
+      version: null,
+      clock: null,
+      alerts: [],
     };
     const text = payload.toString('utf8');
     if (t.leaf === 'state') {
@@ -154,7 +170,8 @@ export class FleetMonitor extends TypedEmitter<FleetEvents> {
             return typeof o?.key === 'string' && typeof o.status === 'string' ? [{ key: o.key, status: o.status }] : [];
           });
         }
-        if (Array.isArray(doc.alerts)) view.alerts = doc.alerts.map((a) => str((a as { code?: unknown } | null)?.code)).filter((c): c is string => c !== null);
+        if (Array.isArray(doc.alerts))
+          view.alerts = doc.alerts.map((a) => str((a as { code?: unknown } | null)?.code)).filter((c): c is string => c !== null);
         const clock = doc.clock as Record<string, unknown> | null | undefined;
         if (clock && typeof clock.clockTrusted === 'boolean') view.clock = clock.clockTrusted ? 'synchronized' : 'unsynchronized';
       } else {
@@ -191,7 +208,12 @@ export class FleetMonitor extends TypedEmitter<FleetEvents> {
     try {
       client = await mqtt.connectAsync(url, { reconnectPeriod: 2000, connectTimeout: 5000, ...options, clean: true });
     } catch (err) {
-      throw new AgentError('OPS_MQTT_CONNECT', `cannot connect to the broker at ${url}: ${(err as Error).message}`, { url }, { hint: 'check the broker URL, credentials and that the broker runs', retryable: true, cause: err });
+      throw new AgentError(
+        'OPS_MQTT_CONNECT',
+        `cannot connect to the broker at ${url}: ${(err as Error).message}`,
+        { url },
+        { hint: 'check the broker URL, credentials and that the broker runs', retryable: true, cause: err },
+      );
     }
     this.#client = client;
     const nonce = randomBytes(8).toString('hex');
@@ -217,19 +239,36 @@ export class FleetMonitor extends TypedEmitter<FleetEvents> {
     // QoS 0: a broker holds back at most so many QoS 1 messages per client (Mosquitto:
     // max_queued_messages 1000) and drops the rest, retained ones included: at QoS 1 a fleet of
     // 10,000 arrived half. A view needs the current state, not every message: QoS 0 gets all of it.
-    await client.subscribeAsync([`${this.#prefix}/${site}/+/state`, `${this.#prefix}/${site}/+/metrics`, `${this.#prefix}/${site}/+/info`, markerTopic], { qos: 0 });
+    await client.subscribeAsync(
+      [`${this.#prefix}/${site}/+/state`, `${this.#prefix}/${site}/+/metrics`, `${this.#prefix}/${site}/+/info`, markerTopic],
+      { qos: 0 },
+    );
     const granted = Date.now();
     lastRetained = granted;
     client.publish(markerTopic, nonce, { qos: 1, retain: false }, () => undefined);
     const afterMarker = wait.afterMarkerMs ?? 300;
     const quiet = wait.quietMs ?? 2000;
     const maxWait = wait.maxWaitMs ?? 30_000;
-    const view = (rule: FirstView['rule'], repaired: number): FirstView => ({ complete: rule !== 'gave-up', rule, terminals: this.#terminals.size, retained, repaired, waitedMs: Date.now() - granted });
+    const view = (rule: FirstView['rule'], repaired: number): FirstView => ({
+      complete: rule !== 'gave-up',
+      rule,
+      terminals: this.#terminals.size,
+      retained,
+      repaired,
+      waitedMs: Date.now() - granted,
+    });
     let rule: FirstView['rule'] | null = null;
     while (!rule) {
       const now = Date.now();
       const idle = now - lastRetained;
-      rule = markerAt !== null && idle >= afterMarker ? 'marker' : markerAt === null && idle >= quiet ? 'quiet' : now - granted >= maxWait ? 'gave-up' : null;
+      rule =
+        markerAt !== null && idle >= afterMarker
+          ? 'marker'
+          : markerAt === null && idle >= quiet
+            ? 'quiet'
+            : now - granted >= maxWait
+              ? 'gave-up'
+              : null;
       if (!rule) await new Promise((r) => setTimeout(r, 20));
     }
     if (rule !== 'marker') return view(rule, 0);
@@ -248,7 +287,8 @@ export class FleetMonitor extends TypedEmitter<FleetEvents> {
       await client.subscribeAsync(topics, { qos: 0 });
       lastRetained = Date.now();
       client.publish(markerTopic, nonce, { qos: 1, retain: false }, () => undefined);
-      while (!(markerAt !== null && Date.now() - lastRetained >= Math.min(afterMarker, 100)) && Date.now() - granted < maxWait) await new Promise((r) => setTimeout(r, 10));
+      while (!(markerAt !== null && Date.now() - lastRetained >= Math.min(afterMarker, 100)) && Date.now() - granted < maxWait)
+        await new Promise((r) => setTimeout(r, 10));
       // The fleet's own subscriptions cover these topics: no need to keep two.
       await client.unsubscribeAsync(topics);
     }
@@ -276,7 +316,14 @@ function show(v: unknown): string {
   return v === null || v === undefined ? '-' : typeof v === 'string' && /\s/.test(v) ? JSON.stringify(v) : String(v);
 }
 
-const LABELS: Record<(typeof VIEW_FIELDS)[number], string> = { status: 'state', queueDepth: 'queue', dead: 'dead', lastError: 'error', version: 'version', clock: 'clock' };
+const LABELS: Record<(typeof VIEW_FIELDS)[number], string> = {
+  status: 'state',
+  queueDepth: 'queue',
+  dead: 'dead',
+  lastError: 'error',
+  version: 'version',
+  clock: 'clock',
+};
 
 /** A text line of `fleet --watch`: time, terminal, each changed field as before→now. */
 export function formatChangeLine(before: TerminalView | undefined, now: TerminalView, changed: string[], at = new Date()): string {
@@ -376,11 +423,23 @@ export function scannerSummary(scanners: TerminalView['scanners']): string {
 export function formatFleetTable(views: TerminalView[], now = Date.now()): string {
   const head = ['SITE', 'TERMINAL', 'STATE', 'LAST SEEN', 'SCANNERS', 'QUEUE', 'OLDEST', 'DEAD', 'LAST ERROR', 'ALERTS'];
   const rows = views.map((v) => [
-    v.site, v.terminal, v.status ?? v.state ?? '?', age(v.lastSeen, now), scannerSummary(v.scanners), v.queueDepth === null ? '-' : String(v.queueDepth),
-    v.oldestPendingAgeSec === null ? '-' : `${v.oldestPendingAgeSec}s`, v.dead === null ? '-' : String(v.dead), v.lastError ? `${v.lastError}${v.lastErrorAt ? ` (since ${age(v.lastErrorAt, now)})` : ''}` : '', v.alerts.join(','),
+    v.site,
+    v.terminal,
+    v.status ?? v.state ?? '?',
+    age(v.lastSeen, now),
+    scannerSummary(v.scanners),
+    v.queueDepth === null ? '-' : String(v.queueDepth),
+    v.oldestPendingAgeSec === null ? '-' : `${v.oldestPendingAgeSec}s`,
+    v.dead === null ? '-' : String(v.dead),
+    v.lastError ? `${v.lastError}${v.lastErrorAt ? ` (since ${age(v.lastErrorAt, now)})` : ''}` : '',
+    v.alerts.join(','),
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (r: string[]) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
+  const line = (r: string[]) =>
+    r
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
   return [line(head), ...rows.map(line)].join('\n') + (views.length === 0 ? '\n(no terminals have reported under this prefix)' : '');
 }
 
@@ -399,10 +458,18 @@ export interface FleetCheck {
 export function checkFleet(views: TerminalView[]): FleetCheck {
   const problems: FleetCheck['problems'] = [];
   for (const v of views) {
-    if (v.status === 'lost') problems.push({ site: v.site, terminal: v.terminal, status: 'lost', why: `gone without a clean stop (last seen ${v.lastSeen ?? 'never'})` });
-    else if (v.status === 'degraded') problems.push({ site: v.site, terminal: v.terminal, status: 'degraded', why: v.degraded.join('; ') || 'degraded' });
+    if (v.status === 'lost')
+      problems.push({
+        site: v.site,
+        terminal: v.terminal,
+        status: 'lost',
+        why: `gone without a clean stop (last seen ${v.lastSeen ?? 'never'})`,
+      });
+    else if (v.status === 'degraded')
+      problems.push({ site: v.site, terminal: v.terminal, status: 'degraded', why: v.degraded.join('; ') || 'degraded' });
   }
-  if (views.length === 0) return { ok: false, problems, summary: 'CRITICAL: no terminal has reported under this prefix (check --mqtt, --prefix and --site)' };
+  if (views.length === 0)
+    return { ok: false, problems, summary: 'CRITICAL: no terminal has reported under this prefix (check --mqtt, --prefix and --site)' };
   if (problems.length === 0) return { ok: true, problems, summary: `OK: ${views.length} terminal(s), none lost or degraded` };
   const list = problems.map((p) => `${p.site}/${p.terminal} ${p.status}: ${p.why}`).join('; ');
   return { ok: false, problems, summary: `CRITICAL: ${problems.length} of ${views.length} terminal(s) lost or degraded: ${list}` };

@@ -37,7 +37,13 @@ export const OpsAuthSchema = z.strictObject({
 
 /** JSON with object keys sorted and no white space: the same text for the same value on both sides. */
 export function canonicalJson(value: unknown, depth = 0): string {
-  if (depth > MAX_DEPTH) throw new AgentError('OPS_BAD_REQUEST', `the arguments are nested deeper than ${MAX_DEPTH} levels`, {}, { hint: 'send flat arguments such as {"employeeCode": "E1001"}' });
+  if (depth > MAX_DEPTH)
+    throw new AgentError(
+      'OPS_BAD_REQUEST',
+      `the arguments are nested deeper than ${MAX_DEPTH} levels`,
+      {},
+      { hint: 'send flat arguments such as {"employeeCode": "E1001"}' },
+    );
   if (value === null || typeof value === 'string' || typeof value === 'boolean') return JSON.stringify(value);
   if (typeof value === 'number') {
     if (!Number.isFinite(value)) throw new AgentError('OPS_BAD_REQUEST', 'a number in the arguments is not finite', {});
@@ -46,7 +52,9 @@ export function canonicalJson(value: unknown, depth = 0): string {
   if (Array.isArray(value)) return `[${value.map((v) => canonicalJson(v, depth + 1)).join(',')}]`;
   if (typeof value === 'object') {
     const obj = value as Record<string, unknown>;
-    const keys = Object.keys(obj).filter((k) => obj[k] !== undefined).sort();
+    const keys = Object.keys(obj)
+      .filter((k) => obj[k] !== undefined)
+      .sort();
     return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k], depth + 1)}`).join(',')}}`;
   }
   throw new AgentError('OPS_BAD_REQUEST', `a value of type ${typeof value} cannot be signed`, {});
@@ -108,7 +116,8 @@ export interface OpsAuthenticatorOptions {
   now?: () => number;
 }
 
-const HINT = 'sign the command with an ops key this terminal holds (edge-agent ops send does it); see docs/operator.md, Authenticated commands';
+const HINT =
+  'sign the command with an ops key this terminal holds (edge-agent ops send does it); see docs/operator.md, Authenticated commands';
 
 export class OpsAuthenticator implements RequestVerifier {
   readonly #o: Required<OpsAuthenticatorOptions>;
@@ -125,26 +134,57 @@ export class OpsAuthenticator implements RequestVerifier {
   }
 
   verify(req: RequestToVerify): string {
-    const refuse = (why: string, context: Record<string, unknown> = {}, hint = HINT) => new AgentError('OPS_UNAUTHENTICATED', `command not authenticated: ${why}`, { command: req.command.slice(0, 64), ...context }, { hint });
+    const refuse = (why: string, context: Record<string, unknown> = {}, hint = HINT) =>
+      new AgentError(
+        'OPS_UNAUTHENTICATED',
+        `command not authenticated: ${why}`,
+        { command: req.command.slice(0, 64), ...context },
+        { hint },
+      );
     if (req.auth === undefined || req.auth === null) throw refuse('the request carries no "auth"');
     const parsed = OpsAuthSchema.safeParse(req.auth);
-    if (!parsed.success) throw refuse(`"auth" is malformed (${parsed.error.issues.map((i) => `${i.path.join('.') || 'auth'}: ${i.message}`).join('; ')})`);
+    if (!parsed.success)
+      throw refuse(`"auth" is malformed (${parsed.error.issues.map((i) => `${i.path.join('.') || 'auth'}: ${i.message}`).join('; ')})`);
     const auth = parsed.data;
     if (req.transaction === null || req.transaction === '') throw refuse('a signed command needs a transaction id');
-    if (this.#o.keyring.ids.length === 0) throw refuse('this terminal holds no ops key', {}, 'put opsKey (or opsKeys.<id>) in the terminal\'s secrets file (edge-agent provision --ops-key-file), then restart the agent');
+    if (this.#o.keyring.ids.length === 0)
+      throw refuse(
+        'this terminal holds no ops key',
+        {},
+        "put opsKey (or opsKeys.<id>) in the terminal's secrets file (edge-agent provision --ops-key-file), then restart the agent",
+      );
     const key = this.#o.keyring.key(auth.kid);
     if (!key) throw refuse(`this terminal holds no ops key with id "${auth.kid}"`, { kid: auth.kid });
-    const expected = mac(key, { site: this.#o.site, terminal: this.#o.terminal, command: req.command, transaction: req.transaction, ts: auth.ts, kid: auth.kid, args: req.args });
+    const expected = mac(key, {
+      site: this.#o.site,
+      terminal: this.#o.terminal,
+      command: req.command,
+      transaction: req.transaction,
+      ts: auth.ts,
+      kid: auth.kid,
+      args: req.args,
+    });
     const given = Buffer.from(auth.mac, 'base64url');
-    if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw refuse('the signature does not match (another key, terminal, command or arguments)', { kid: auth.kid });
+    if (given.length !== expected.length || !timingSafeEqual(given, expected))
+      throw refuse('the signature does not match (another key, terminal, command or arguments)', { kid: auth.kid });
     const now = this.#o.now();
     this.#forget(now);
     if (Math.abs(now - auth.ts) > this.#o.windowMs) {
-      throw refuse(`the signature's time is ${Math.round((auth.ts - now) / 1000)} s from this terminal's clock (at most ${Math.round(this.#o.windowMs / 1000)} s)`, { kid: auth.kid }, 'sign it again now; if it keeps happening, check the clocks (edge-agent doctor shows whether this terminal\'s clock is synchronized)');
+      throw refuse(
+        `the signature's time is ${Math.round((auth.ts - now) / 1000)} s from this terminal's clock (at most ${Math.round(this.#o.windowMs / 1000)} s)`,
+        { kid: auth.kid },
+        "sign it again now; if it keeps happening, check the clocks (edge-agent doctor shows whether this terminal's clock is synchronized)",
+      );
     }
     const id = `${auth.kid}\n${req.transaction}`;
-    if (this.#seen.has(id)) throw refuse(`transaction "${req.transaction.slice(0, 64)}" was already used with key "${auth.kid}" (a replay)`, { kid: auth.kid }, 'give every command a new transaction id');
-    if (this.#seen.size >= this.#o.maxRemembered) throw refuse(`more than ${this.#o.maxRemembered} commands inside the window`, { kid: auth.kid }, 'wait a minute and send it again');
+    if (this.#seen.has(id))
+      throw refuse(
+        `transaction "${req.transaction.slice(0, 64)}" was already used with key "${auth.kid}" (a replay)`,
+        { kid: auth.kid },
+        'give every command a new transaction id',
+      );
+    if (this.#seen.size >= this.#o.maxRemembered)
+      throw refuse(`more than ${this.#o.maxRemembered} commands inside the window`, { kid: auth.kid }, 'wait a minute and send it again');
     this.#seen.set(id, auth.ts + this.#o.windowMs);
     return auth.kid;
   }

@@ -29,7 +29,10 @@ export const OPS_ARGUMENTS = {
   'retry-dead': z.strictObject({ ids: z.array(z.string().min(1).max(64)).max(10_000).optional() }),
   'set-log-level': z.strictObject({
     level: z.enum(LOG_LEVELS as [LogLevel, ...LogLevel[]]),
-    module: z.string().regex(/^[A-Za-z0-9:*._-]{1,128}$/, 'a module name or pattern such as upload:*').optional(),
+    module: z
+      .string()
+      .regex(/^[A-Za-z0-9:*._-]{1,128}$/, 'a module name or pattern such as upload:*')
+      .optional(),
   }),
   'delete-user': z.strictObject({ employeeCode: employeeCodeSchema }),
 };
@@ -37,7 +40,12 @@ export const OPS_ARGUMENTS = {
 export function createOpsRouter(actions: OpsActions, verifier: RequestVerifier): CommandRouter {
   const started = Date.now();
   return new CommandRouter(verifier)
-    .register('ping', () => ({ pong: true, terminal: actions.terminal, uptimeSec: Math.round((Date.now() - started) / 1000), at: new Date().toISOString() }))
+    .register('ping', () => ({
+      pong: true,
+      terminal: actions.terminal,
+      uptimeSec: Math.round((Date.now() - started) / 1000),
+      at: new Date().toISOString(),
+    }))
     .register('info', () => actions.info())
     .register('queue-status', () => actions.queueStatus())
     .register(
@@ -51,7 +59,12 @@ export function createOpsRouter(actions: OpsActions, verifier: RequestVerifier):
       OPS_ARGUMENTS['queue-list'],
       'send {"dead": true} for the dead letters (the default) or false for pending punches, and "limit" 1 to 200 (default 50)',
     )
-    .register('retry-dead', async (args) => ({ retried: await actions.retryDead(args.ids) }), OPS_ARGUMENTS['retry-dead'], 'omit "ids" to retry every dead letter, or send {"ids": ["<event id>", ...]}')
+    .register(
+      'retry-dead',
+      async (args) => ({ retried: await actions.retryDead(args.ids) }),
+      OPS_ARGUMENTS['retry-dead'],
+      'omit "ids" to retry every dead letter, or send {"ids": ["<event id>", ...]}',
+    )
     .register('sync-templates', () => actions.syncTemplates())
     .register(
       'set-log-level',
@@ -64,7 +77,12 @@ export function createOpsRouter(actions: OpsActions, verifier: RequestVerifier):
       `send {"level": one of ${LOG_LEVELS.join(', ')}, "module": optional pattern such as "upload:*"}`,
     )
     .register('reload-config', () => actions.reloadConfig())
-    .register('delete-user', (args) => actions.deleteUser(args.employeeCode), OPS_ARGUMENTS['delete-user'], 'send {"employeeCode": "E1001"}')
+    .register(
+      'delete-user',
+      (args) => actions.deleteUser(args.employeeCode),
+      OPS_ARGUMENTS['delete-user'],
+      'send {"employeeCode": "E1001"}',
+    )
     .register('restart', () => {
       setTimeout(() => actions.restart(), 300).unref();
       return { restarting: true, inMs: 300 };

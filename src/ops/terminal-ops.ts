@@ -46,7 +46,10 @@ export class TerminalOps extends TypedEmitter<TerminalOpsEvents> {
   #stopping = false;
   #lastPublishAt: string | null = null;
   /** Per retained leaf: the last gather-and-publish, and the one waiting to start (see #inOrder). */
-  readonly #queues = { info: { tail: Promise.resolve(), waiting: null as Promise<void> | null }, metrics: { tail: Promise.resolve(), waiting: null as Promise<void> | null } };
+  readonly #queues = {
+    info: { tail: Promise.resolve(), waiting: null as Promise<void> | null },
+    metrics: { tail: Promise.resolve(), waiting: null as Promise<void> | null },
+  };
   /** The broker away: one warning, then fewer and fewer, each with the count left out. */
   readonly #away = new RepeatedWarning(log);
   /** Error answers: anyone on the broker can send a request that earns one, as fast as it likes. */
@@ -93,7 +96,9 @@ export class TerminalOps extends TypedEmitter<TerminalOpsEvents> {
       if (!this.#stopping) this.#away.warn({ url: this.#o.url, err: err.message }, 'cannot reach the broker; reconnecting');
     });
     client.on('message', (topic, payload) => {
-      this.#onMessage(topic, payload).catch((err: unknown) => log.error({ err: toAgentError(err).toJSON() }, 'a request could not be handled'));
+      this.#onMessage(topic, payload).catch((err: unknown) =>
+        log.error({ err: toAgentError(err).toJSON() }, 'a request could not be handled'),
+      );
     });
     this.#timer = setInterval(() => void this.publishMetrics(), this.#o.metricsIntervalMs);
     this.#timer.unref();
@@ -129,7 +134,11 @@ export class TerminalOps extends TypedEmitter<TerminalOpsEvents> {
     if (!topic.startsWith(prefix)) return;
     const command = topic.slice(prefix.length);
     const response = await this.#o.router.handle(command, payload);
-    if (response.status === 'error') this.#refusals.warn({ command: response.command, transaction: response.transaction, error: response.error }, 'command answered with an error');
+    if (response.status === 'error')
+      this.#refusals.warn(
+        { command: response.command, transaction: response.transaction, error: response.error },
+        'command answered with an error',
+      );
     else log.info({ command, transaction: response.transaction }, 'command answered');
     const client = this.#client;
     if (client) {

@@ -34,15 +34,25 @@ function readKeyFile(file: string, source: string): Buffer {
     mode = statSync(file).mode & 0o777;
     raw = readFileSync(file);
   } catch (err) {
-    throw new AgentError('SERVER_BIOMETRIC_KEY', `cannot read the biometric key file ${file} (${source}): ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { file }, {
-      hint: `check the path and that the service user may read it; ${MAKE_KEY_HINT}`,
-      cause: err,
-    });
+    throw new AgentError(
+      'SERVER_BIOMETRIC_KEY',
+      `cannot read the biometric key file ${file} (${source}): ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+      { file },
+      {
+        hint: `check the path and that the service user may read it; ${MAKE_KEY_HINT}`,
+        cause: err,
+      },
+    );
   }
   if ((mode & 0o077) !== 0) {
-    throw new AgentError('SERVER_BIOMETRIC_KEY', `the biometric key file ${file} (${source}) may be read by others (mode 0${mode.toString(8)})`, { file, mode: `0${mode.toString(8)}` }, {
-      hint: `run: chmod 600 ${file} (owned by the user the service runs as)`,
-    });
+    throw new AgentError(
+      'SERVER_BIOMETRIC_KEY',
+      `the biometric key file ${file} (${source}) may be read by others (mode 0${mode.toString(8)})`,
+      { file, mode: `0${mode.toString(8)}` },
+      {
+        hint: `run: chmod 600 ${file} (owned by the user the service runs as)`,
+      },
+    );
   }
   const text = raw.toString('latin1').trim();
   if (raw.length !== 32 && /^[0-9a-fA-F]{64}$/.test(text)) return Buffer.from(text, 'hex');
@@ -53,19 +63,34 @@ export class BiometricSeal {
   readonly #key: Buffer;
 
   constructor(key: Buffer) {
-    if (key.length !== 32) throw new AgentError('SERVER_BIOMETRIC_KEY', `the biometric key has ${key.length} bytes, not 32`, {}, { hint: 'give a 32-byte key or delete the key file to have a new one made (stored biometrics then become unreadable)' });
+    if (key.length !== 32)
+      throw new AgentError(
+        'SERVER_BIOMETRIC_KEY',
+        `the biometric key has ${key.length} bytes, not 32`,
+        {},
+        { hint: 'give a 32-byte key or delete the key file to have a new one made (stored biometrics then become unreadable)' },
+      );
     this.#key = key;
   }
 
   /** The key of a service on `db` (see the top of this file for the order). */
-  static forService(db: { kind: 'sqlite' | 'postgres'; path: string }, given?: Buffer, env: NodeJS.ProcessEnv = process.env): BiometricSeal {
+  static forService(
+    db: { kind: 'sqlite' | 'postgres'; path: string },
+    given?: Buffer,
+    env: NodeJS.ProcessEnv = process.env,
+  ): BiometricSeal {
     if (given) return new BiometricSeal(given);
     const file = env[BIOMETRIC_KEY_ENV];
     if (file) return new BiometricSeal(readKeyFile(file, BIOMETRIC_KEY_ENV));
     const credential = env.CREDENTIALS_DIRECTORY ? join(env.CREDENTIALS_DIRECTORY, 'biometric-key') : undefined;
     if (credential && existsSync(credential)) return new BiometricSeal(readKeyFile(credential, 'systemd credential biometric-key'));
     if (db.kind === 'sqlite') return BiometricSeal.forDatabase(db.path);
-    throw new AgentError('SERVER_BIOMETRIC_KEY', 'the service on PostgreSQL needs its biometric key: no key file is given', {}, { hint: MAKE_KEY_HINT });
+    throw new AgentError(
+      'SERVER_BIOMETRIC_KEY',
+      'the service on PostgreSQL needs its biometric key: no key file is given',
+      {},
+      { hint: MAKE_KEY_HINT },
+    );
   }
 
   /** Loads the key file, creating it (0600) when it does not exist; an in-memory key for `:memory:`. */

@@ -55,13 +55,15 @@ function checkItem(item: unknown): Checked {
   if (image === 'bad') return err('INVALID_PARAMETERS', 'image must be base64 text');
   if (template === 'bad') return err('INVALID_PARAMETERS', 'template must be base64 text');
   if (!image && !template) return err('INVALID_PARAMETERS', 'an item needs an image or a template');
-  if (image && !looksLikeImage(image)) return err('FAILED_TO_EXTRACT', 'no features can be extracted: the image is not PNG, JPEG, JPEG 2000, BMP, PGM or WSQ');
+  if (image && !looksLikeImage(image))
+    return err('FAILED_TO_EXTRACT', 'no features can be extracted: the image is not PNG, JPEG, JPEG 2000, BMP, PGM or WSQ');
   return { modality, image, template };
 }
 
 export async function updateBiometrics(ctx: ServiceContext, code: string, body: unknown): Promise<HandlerResult> {
   if (!Array.isArray(body)) throw new BadRequest('the body must be a JSON array of biometric items');
-  if (body.length > ctx.limits.maxBiometricItemsPerRequest) throw new BadRequest(`at most ${ctx.limits.maxBiometricItemsPerRequest} biometric items per request`);
+  if (body.length > ctx.limits.maxBiometricItemsPerRequest)
+    throw new BadRequest(`at most ${ctx.limits.maxBiometricItemsPerRequest} biometric items per request`);
   const items = body.length;
   if (items === 0) return answer(fail('INVALID_PARAMETERS', 'the array of biometric items is empty'), { items });
   const checked = body.map(checkItem);
@@ -81,7 +83,12 @@ export async function updateBiometrics(ctx: ServiceContext, code: string, body: 
         continue;
       }
       if ((await tx.countBiometrics(code, c.modality)) >= ctx.limits.maxRecordsPerModality) {
-        results.push(fail('ENROLLMENT_ERROR', `employee already has ${ctx.limits.maxRecordsPerModality} ${c.modality} records; delete them before enrolling again`));
+        results.push(
+          fail(
+            'ENROLLMENT_ERROR',
+            `employee already has ${ctx.limits.maxRecordsPerModality} ${c.modality} records; delete them before enrolling again`,
+          ),
+        );
         continue;
       }
       await tx.insertBiometric({

@@ -64,11 +64,13 @@ function checkEvent(ctx: ServiceContext, item: unknown): Checked {
     const n = toNumber(item.tzOffset);
     if (n === undefined) return { error: `tzOffset must be a number (${ctx.tzOffsetUnit} east of UTC)`, employeeCode: code };
     tzMinutes = tzOffsetFromWire(n, ctx.tzOffsetUnit);
-    if (Math.abs(tzMinutes) > MAX_TZ_OFFSET_MINUTES) return { error: `tzOffset ${n} ${ctx.tzOffsetUnit} is outside ±14 hours`, employeeCode: code };
+    if (Math.abs(tzMinutes) > MAX_TZ_OFFSET_MINUTES)
+      return { error: `tzOffset ${n} ${ctx.tzOffsetUnit} is outside ±14 hours`, employeeCode: code };
   }
   if (inT.ms !== null && outT.ms !== null && outT.ms < inT.ms) return { error: 'outTime is before inTime', employeeCode: code };
   const rawShift = item.shift ?? item.shiftName;
-  if (rawShift !== undefined && rawShift !== null && typeof rawShift !== 'string') return { error: 'shift must be a string', employeeCode: code };
+  if (rawShift !== undefined && rawShift !== null && typeof rawShift !== 'string')
+    return { error: 'shift must be a string', employeeCode: code };
   const named = eventShift(item);
   if (named !== null && !ctx.shifts.byName.has(named)) {
     return { error: `unknown shift "${named}"; the service knows ${[...ctx.shifts.byName.keys()].join(', ')}`, employeeCode: code };
@@ -86,17 +88,32 @@ function checkEvent(ctx: ServiceContext, item: unknown): Checked {
 }
 
 export function eventFromRow(ctx: ServiceContext, r: EventRow): Record<string, unknown> {
-  return { employeeCode: r.employee_code, inTime: r.in_time, outTime: r.out_time, shift: r.shift, tzOffset: tzOffsetToWire(r.tz_offset, ctx.tzOffsetUnit) };
+  return {
+    employeeCode: r.employee_code,
+    inTime: r.in_time,
+    outTime: r.out_time,
+    shift: r.shift,
+    tzOffset: tzOffsetToWire(r.tz_offset, ctx.tzOffsetUnit),
+  };
 }
 
 function requireArray(ctx: ServiceContext, body: unknown): unknown[] {
   if (!Array.isArray(body)) throw new BadRequest('the body must be a JSON array of events');
-  if (body.length > ctx.limits.maxEventsPerRequest) throw new BadRequest(`at most ${ctx.limits.maxEventsPerRequest} events per request; split the batch`);
+  if (body.length > ctx.limits.maxEventsPerRequest)
+    throw new BadRequest(`at most ${ctx.limits.maxEventsPerRequest} events per request; split the batch`);
   return body;
 }
 
 function toUpsert(e: CheckedEvent): EventUpsert {
-  return { employeeCode: e.employeeCode, inTime: e.inTime!, outTime: e.outTime, inUtc: e.inMs! - e.tzMinutes * 60_000, shift: e.shift, shiftGiven: e.shiftGiven, tzMinutes: e.tzMinutes };
+  return {
+    employeeCode: e.employeeCode,
+    inTime: e.inTime!,
+    outTime: e.outTime,
+    inUtc: e.inMs! - e.tzMinutes * 60_000,
+    shift: e.shift,
+    shiftGiven: e.shiftGiven,
+    tzMinutes: e.tzMinutes,
+  };
 }
 
 async function storeOne(ctx: ServiceContext, tx: StoreOps, e: CheckedEvent, now: string): Promise<Envelope<unknown>> {
@@ -110,7 +127,8 @@ async function storeOne(ctx: ServiceContext, tx: StoreOps, e: CheckedEvent, now:
   // update: then the next latest open one is looked for.
   for (let i = 0; i < 5; i++) {
     const open = await tx.latestOpenEvent(e.employeeCode, e.outMs! - e.tzMinutes * 60_000);
-    if (open === undefined) return fail('INVALID_PARAMETERS', `matching event cannot be found: ${e.employeeCode} has no open check-in before ${e.outTime}`);
+    if (open === undefined)
+      return fail('INVALID_PARAMETERS', `matching event cannot be found: ${e.employeeCode} has no open check-in before ${e.outTime}`);
     const row = await tx.closeEvent(open, e.outTime!, now);
     if (row) return ok(eventFromRow(ctx, row), 'closed the latest open check-in');
   }
@@ -166,7 +184,13 @@ async function storeOneGuarded(ctx: ServiceContext, tx: StoreOps, e: CheckedEven
  * whole) is split in halves, each stored the same way (see `storePart`), so that only the refused
  * items fail.
  */
-async function storeRun(ctx: ServiceContext, tx: StoreOps, run: Array<{ index: number; event: CheckedEvent }>, now: string, results: Envelope<unknown>[]): Promise<void> {
+async function storeRun(
+  ctx: ServiceContext,
+  tx: StoreOps,
+  run: Array<{ index: number; event: CheckedEvent }>,
+  now: string,
+  results: Envelope<unknown>[],
+): Promise<void> {
   const key = (code: string, inTime: string) => `${code}\u0000${inTime}`;
   let part: typeof run = [];
   let keys = new Set<string>();
@@ -197,11 +221,17 @@ async function storePart(
     results[part[0]!.index] = await storeOneGuarded(ctx, tx, part[0]!.event, now);
     return;
   }
-  const stored = await tx.attempt(() => tx.upsertEvents(part.map((r) => toUpsert(r.event)), now));
+  const stored = await tx.attempt(() =>
+    tx.upsertEvents(
+      part.map((r) => toUpsert(r.event)),
+      now,
+    ),
+  );
   if ('value' in stored) {
     const byKey = new Map(stored.value.map((r) => [key(r.employee_code, r.in_time), r]));
     if (byKey.size !== part.length) throw new Error(`the batch upsert returned ${byKey.size} rows for ${part.length} events`);
-    for (const { index, event } of part) results[index] = ok(eventFromRow(ctx, byKey.get(key(event.employeeCode, event.inTime!))!), 'stored');
+    for (const { index, event } of part)
+      results[index] = ok(eventFromRow(ctx, byKey.get(key(event.employeeCode, event.inTime!))!), 'stored');
     return;
   }
   // Refused (undone whole): halve it until the refused items are alone. A statement the database
@@ -219,12 +249,14 @@ export async function deleteEvents(ctx: ServiceContext, code: string, body: unkn
   if (items === 0) return answer(fail('INVALID_PARAMETERS', 'the array of events is empty'), { items });
   const checked = list.map((item) => {
     // The path names the employee; items may leave employeeCode out.
-    const withCode = isObject(item) && (item.employeeCode === undefined || item.employeeCode === null) ? { ...item, employeeCode: code } : item;
+    const withCode =
+      isObject(item) && (item.employeeCode === undefined || item.employeeCode === null) ? { ...item, employeeCode: code } : item;
     return checkEvent(ctx, withCode);
   });
   return ctx.store.transaction(async (tx) => {
     await tx.lockEmployees([code]);
-    if (!(await tx.employeeKnown(code))) return answer(fail('USER_NOT_AVAILABLE', `no user and no events with employeeCode "${code}"`), { items });
+    if (!(await tx.employeeKnown(code)))
+      return answer(fail('USER_NOT_AVAILABLE', `no user and no events with employeeCode "${code}"`), { items });
     const results: Envelope<unknown>[] = [];
     for (const c of checked) {
       if ('error' in c) {
@@ -252,13 +284,24 @@ export async function getEvents(ctx: ServiceContext, query: URLSearchParams): Pr
   const from = query.get('from');
   const to = query.get('to');
   const code = query.get('code') === null ? null : lookupEmployeeCode(query.get('code')!);
-  if (parseDateTime(from) === undefined) return answer(fail('INVALID_TIME_FORMAT', `from "${from ?? ''}" is not a date-time of the form ${DATE_TIME_PATTERN}`));
-  if (parseDateTime(to) === undefined) return answer(fail('INVALID_TIME_FORMAT', `to "${to ?? ''}" is not a date-time of the form ${DATE_TIME_PATTERN}`));
+  if (parseDateTime(from) === undefined)
+    return answer(fail('INVALID_TIME_FORMAT', `from "${from ?? ''}" is not a date-time of the form ${DATE_TIME_PATTERN}`));
+  if (parseDateTime(to) === undefined)
+    return answer(fail('INVALID_TIME_FORMAT', `to "${to ?? ''}" is not a date-time of the form ${DATE_TIME_PATTERN}`));
   const limit = ctx.limits.maxEventsReturned;
-  if (code && !(await ctx.store.employeeKnown(code))) return answer(fail('USER_NOT_AVAILABLE', `no user and no events with employeeCode "${code}"`));
+  if (code && !(await ctx.store.employeeKnown(code)))
+    return answer(fail('USER_NOT_AVAILABLE', `no user and no events with employeeCode "${code}"`));
   let rows = await ctx.store.events({ code: code || null, from: from!, to: to!, limit: limit + 1 });
   const truncated = rows.length > limit;
   if (truncated) rows = rows.slice(0, limit);
-  const description = truncated ? `the first ${limit} events only: narrow the range to see the rest` : `${rows.length} ${plural(rows.length, 'event')}`;
-  return answer(ok(rows.map((r) => ok(eventFromRow(ctx, r))), description), { items: rows.length });
+  const description = truncated
+    ? `the first ${limit} events only: narrow the range to see the rest`
+    : `${rows.length} ${plural(rows.length, 'event')}`;
+  return answer(
+    ok(
+      rows.map((r) => ok(eventFromRow(ctx, r))),
+      description,
+    ),
+    { items: rows.length },
+  );
 }

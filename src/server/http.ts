@@ -159,7 +159,9 @@ export function createRequestHandler(ctx: ServiceContext, options: HttpOptions) 
     const basic = /^Basic\s+(\S+)$/i.exec(req.headers.authorization ?? '');
     const client = basic ? Buffer.from(basic[1]!, 'base64').toString('utf8') : undefined;
     if (client !== `${options.clientId}:`) {
-      return oauth(401, 'invalid_client', 'Authorization must be "Basic base64(<client id>:)" with this service\'s client id', { 'www-authenticate': 'Basic realm="attendance"' });
+      return oauth(401, 'invalid_client', 'Authorization must be "Basic base64(<client id>:)" with this service\'s client id', {
+        'www-authenticate': 'Basic realm="attendance"',
+      });
     }
     let form: URLSearchParams;
     try {
@@ -175,9 +177,23 @@ export function createRequestHandler(ctx: ServiceContext, options: HttpOptions) 
     const admission = options.guard.admit(req.socket.remoteAddress, username);
     if (!admission.ok) {
       // A refused client waits for its answer (a timer, nothing else): see TokenGuard.
-      if (admission.status === 429 && options.guard.refusalDelayMs > 0) await new Promise((r) => setTimeout(r, options.guard.refusalDelayMs));
-      const why = admission.reason === 'busy' ? 'the service is verifying other secrets right now' : admission.reason === 'key' ? 'too many failed attempts for this API key' : 'too many token requests from this address';
-      return { ...oauth(admission.status, admission.status === 429 ? 'slow_down' : 'temporarily_unavailable', `${why}; retry after ${admission.retryAfterSec} s`, { 'retry-after': String(admission.retryAfterSec), connection: 'close' }), refused: admission.reason };
+      if (admission.status === 429 && options.guard.refusalDelayMs > 0)
+        await new Promise((r) => setTimeout(r, options.guard.refusalDelayMs));
+      const why =
+        admission.reason === 'busy'
+          ? 'the service is verifying other secrets right now'
+          : admission.reason === 'key'
+            ? 'too many failed attempts for this API key'
+            : 'too many token requests from this address';
+      return {
+        ...oauth(
+          admission.status,
+          admission.status === 429 ? 'slow_down' : 'temporarily_unavailable',
+          `${why}; retry after ${admission.retryAfterSec} s`,
+          { 'retry-after': String(admission.retryAfterSec), connection: 'close' },
+        ),
+        refused: admission.reason,
+      };
     }
     let refusedSecret = false;
     let grant: Awaited<ReturnType<TokenStore['grant']>>;
@@ -199,7 +215,12 @@ export function createRequestHandler(ctx: ServiceContext, options: HttpOptions) 
 
   async function api(req: IncomingMessage, res: ServerResponse, url: URL): Promise<Outcome> {
     const match = matchPath(url.pathname);
-    if (!match) return envelope(404, 'INVALID_PARAMETERS', `no operation at ${url.pathname}; the operations are under /api/attendance/ (the report there only) and /attendance/api/`);
+    if (!match)
+      return envelope(
+        404,
+        'INVALID_PARAMETERS',
+        `no operation at ${url.pathname}; the operations are under /api/attendance/ (the report there only) and /attendance/api/`,
+      );
     const route = match.table[req.method ?? ''];
     if (!route) {
       const allow = Object.keys(match.table).join(', ');
@@ -207,15 +228,30 @@ export function createRequestHandler(ctx: ServiceContext, options: HttpOptions) 
     }
     const bearer = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '');
     if (!bearer) {
-      return { ...envelope(401, 'UNAUTHORIZED', 'no access token: send "Authorization: Bearer <token>" with a token from POST /oauth/token', { 'www-authenticate': 'Bearer realm="attendance"' }), operation: route.operation };
+      return {
+        ...envelope(401, 'UNAUTHORIZED', 'no access token: send "Authorization: Bearer <token>" with a token from POST /oauth/token', {
+          'www-authenticate': 'Bearer realm="attendance"',
+        }),
+        operation: route.operation,
+      };
     }
     const check = await options.tokens.check(bearer[1]!);
     if ('problem' in check) {
-      const text = check.problem === 'expired' ? 'the access token has expired: get a new one from POST /oauth/token' : 'unknown access token: get one from POST /oauth/token';
-      return { ...envelope(401, 'UNAUTHORIZED', text, { 'www-authenticate': `Bearer realm="attendance", error="invalid_token"` }), operation: route.operation };
+      const text =
+        check.problem === 'expired'
+          ? 'the access token has expired: get a new one from POST /oauth/token'
+          : 'unknown access token: get one from POST /oauth/token';
+      return {
+        ...envelope(401, 'UNAUTHORIZED', text, { 'www-authenticate': `Bearer realm="attendance", error="invalid_token"` }),
+        operation: route.operation,
+      };
     }
     if (route.write && check.role !== 'admin') {
-      return { ...envelope(403, 'FORBIDDEN', `the API key's role ${check.role} may read but not add, change or delete (${route.operation})`), role: check.role, operation: route.operation };
+      return {
+        ...envelope(403, 'FORBIDDEN', `the API key's role ${check.role} may read but not add, change or delete (${route.operation})`),
+        role: check.role,
+        operation: route.operation,
+      };
     }
     let body: unknown;
     if (route.body) {
@@ -223,20 +259,45 @@ export function createRequestHandler(ctx: ServiceContext, options: HttpOptions) 
       try {
         raw = await readBody(req, res, ctx.limits.maxBodyBytes);
       } catch (err) {
-        if (err instanceof TooLarge) return { ...envelope(413, 'INVALID_PARAMETERS', `the body is over the limit of ${ctx.limits.maxBodyBytes} bytes; send fewer items per request`), role: check.role, operation: route.operation };
+        if (err instanceof TooLarge)
+          return {
+            ...envelope(
+              413,
+              'INVALID_PARAMETERS',
+              `the body is over the limit of ${ctx.limits.maxBodyBytes} bytes; send fewer items per request`,
+            ),
+            role: check.role,
+            operation: route.operation,
+          };
         throw err;
       }
       try {
         body = JSON.parse(raw.toString('utf8'));
       } catch (err) {
-        return { ...envelope(400, 'INVALID_PARAMETERS', raw.length === 0 ? 'the body is empty; send JSON' : `the body is not valid JSON: ${(err as Error).message}`), role: check.role, operation: route.operation };
+        return {
+          ...envelope(
+            400,
+            'INVALID_PARAMETERS',
+            raw.length === 0 ? 'the body is empty; send JSON' : `the body is not valid JSON: ${(err as Error).message}`,
+          ),
+          role: check.role,
+          operation: route.operation,
+        };
       }
     }
     try {
       const r = await route.run(ctx, { code: match.code, query: url.searchParams, body });
-      return { status: r.status, body: r.body, ...(r.headers ? { headers: r.headers } : {}), ...(r.items !== undefined ? { items: r.items } : {}), role: check.role, operation: route.operation };
+      return {
+        status: r.status,
+        body: r.body,
+        ...(r.headers ? { headers: r.headers } : {}),
+        ...(r.items !== undefined ? { items: r.items } : {}),
+        role: check.role,
+        operation: route.operation,
+      };
     } catch (err) {
-      if (err instanceof BadRequest) return { ...envelope(err.status, 'INVALID_PARAMETERS', err.message), role: check.role, operation: route.operation };
+      if (err instanceof BadRequest)
+        return { ...envelope(err.status, 'INVALID_PARAMETERS', err.message), role: check.role, operation: route.operation };
       throw err;
     }
   }
@@ -256,16 +317,25 @@ export function createRequestHandler(ctx: ServiceContext, options: HttpOptions) 
       outcome = url.pathname === '/oauth/token' ? await token(req, res) : await api(req, res, url);
     } catch (err) {
       if (err instanceof ClientGone) {
-        log.info({ reqId, method: req.method, path: url.pathname, ms: monotonicMs() - started }, 'client went away before its body arrived');
+        log.info(
+          { reqId, method: req.method, path: url.pathname, ms: monotonicMs() - started },
+          'client went away before its body arrived',
+        );
         return;
       }
       if (err instanceof BadRequest) {
         outcome = envelope(err.status, 'INVALID_PARAMETERS', err.message);
       } else {
-        const busy = isAgentError(err) && (err.code === 'SQLITE_BUSY' || err.code === 'SQLITE_DISK_FULL' || err.code === 'SERVER_DB_UNAVAILABLE');
+        const busy =
+          isAgentError(err) && (err.code === 'SQLITE_BUSY' || err.code === 'SQLITE_DISK_FULL' || err.code === 'SERVER_DB_UNAVAILABLE');
         log.error({ err, reqId, method: req.method, path: url.pathname }, 'request failed');
         outcome = busy
-          ? envelope(503, 'ERROR', `the service cannot store right now (${(err as { code: string }).code}); retry later (request ${reqId})`, { 'retry-after': '5' })
+          ? envelope(
+              503,
+              'ERROR',
+              `the service cannot store right now (${(err as { code: string }).code}); retry later (request ${reqId})`,
+              { 'retry-after': '5' },
+            )
           : envelope(500, 'ERROR', `system error; the service log has the details (request ${reqId})`);
       }
     }

@@ -53,9 +53,11 @@ export async function workHourReport(ctx: ServiceContext, query: URLSearchParams
   if (toMs === undefined) return bad(`to "${to ?? ''}" is not a date-time of the form ${DATE_TIME_PATTERN}`);
   if (toMs < fromMs) return bad('to is before from');
   const groupType = (query.get('grouptype') || 'DAILY').toUpperCase();
-  if (!(GROUP_TYPES as readonly string[]).includes(groupType)) return bad(`grouptype "${query.get('grouptype')}" is not DAILY, WEEKLY or MONTHLY`);
+  if (!(GROUP_TYPES as readonly string[]).includes(groupType))
+    return bad(`grouptype "${query.get('grouptype')}" is not DAILY, WEEKLY or MONTHLY`);
   const shiftName = query.get('shiftname') || null;
-  if (shiftName !== null && !ctx.shifts.byName.has(shiftName)) return bad(`unknown shiftname "${shiftName}"; the service knows ${[...ctx.shifts.byName.keys()].join(', ')}`);
+  if (shiftName !== null && !ctx.shifts.byName.has(shiftName))
+    return bad(`unknown shiftname "${shiftName}"; the service knows ${[...ctx.shifts.byName.keys()].join(', ')}`);
   const groupCodes = (query.get('groupcodes') ?? '')
     .split(',')
     .map((s) => s.trim())
@@ -88,11 +90,19 @@ export async function workHourReport(ctx: ServiceContext, query: URLSearchParams
   const type = groupType as GroupType;
   const out: Array<WorkHourRow & { _period: number }> = [];
   for (const [code, emp] of days) {
-    const periods = new Map<number, WorkHourRow & { _period: number; _first: number; _last: number | null; _shifts: Set<string>; _days: Set<number> }>();
-    const slots = [...emp.byDay.values()].sort((a, b) => a.dayMs - b.dayMs || parseDateTime(a.evs[0]!.in_time)! - parseDateTime(b.evs[0]!.in_time)!);
+    const periods = new Map<
+      number,
+      WorkHourRow & { _period: number; _first: number; _last: number | null; _shifts: Set<string>; _days: Set<number> }
+    >();
+    const slots = [...emp.byDay.values()].sort(
+      (a, b) => a.dayMs - b.dayMs || parseDateTime(a.evs[0]!.in_time)! - parseDateTime(b.evs[0]!.in_time)!,
+    );
     for (const { dayMs, shift: slotShift, evs } of slots) {
       const shift = ctx.shifts.byName.get(slotShift)!;
-      const sessions: Session[] = evs.map((e) => ({ inMs: parseDateTime(e.in_time)!, outMs: e.out_time === null ? null : (parseDateTime(e.out_time) ?? null) }));
+      const sessions: Session[] = evs.map((e) => ({
+        inMs: parseDateTime(e.in_time)!,
+        outMs: e.out_time === null ? null : (parseDateTime(e.out_time) ?? null),
+      }));
       const d = computeDay(shift, dayMs, sessions);
       const p = periodStart(dayMs, type);
       let row = periods.get(p);
@@ -146,7 +156,12 @@ export async function workHourReport(ctx: ServiceContext, query: URLSearchParams
   const pageCount = Math.max(1, Math.ceil(total / size));
   const pageRows = out.slice((page - 1) * size, page * size).map(({ _period, ...r }) => r);
   return answer(ok(pageRows, `page ${page} of ${pageCount}, ${total} ${plural(total, 'row')} in all`), {
-    headers: { 'x-total-count': String(total), 'x-page-number': String(page), 'x-page-size': String(size), 'x-page-count': String(pageCount) },
+    headers: {
+      'x-total-count': String(total),
+      'x-page-number': String(page),
+      'x-page-size': String(size),
+      'x-page-count': String(pageCount),
+    },
     items: pageRows.length,
   });
 }

@@ -48,7 +48,9 @@ const EVENT: Table = {
   GET: { operation: 'getEvents', write: false, body: false, run: (ctx, i) => getEvents(ctx, i.query) },
   POST: { operation: 'addEvents', write: true, body: true, run: (ctx, i) => addEvents(ctx, i.body) },
 };
-const EVENT_CODE: Table = { DELETE: { operation: 'deleteEvents', write: true, body: true, run: (ctx, i) => deleteEvents(ctx, i.code, i.body) } };
+const EVENT_CODE: Table = {
+  DELETE: { operation: 'deleteEvents', write: true, body: true, run: (ctx, i) => deleteEvents(ctx, i.code, i.body) },
+};
 const REPORT: Table = { GET: { operation: 'workHourReport', write: false, body: false, run: (ctx, i) => workHourReport(ctx, i.query) } };
 
 /** The routes of a path: `undefined` for an unknown path; with `code` when the path carries one. */

@@ -43,7 +43,12 @@ export interface HttpServerLimits {
   maxConnections: number;
 }
 
-export const DEFAULT_HTTP_LIMITS: HttpServerLimits = { headersTimeoutMs: 10_000, requestTimeoutMs: 60_000, keepAliveTimeoutMs: 10_000, maxConnections: 512 };
+export const DEFAULT_HTTP_LIMITS: HttpServerLimits = {
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 60_000,
+  keepAliveTimeoutMs: 10_000,
+  maxConnections: 512,
+};
 
 export interface AttendanceServiceOptions {
   /**
@@ -90,7 +95,12 @@ export interface AttendanceService {
   createApiKey(role: Role): Promise<ApiKeyPair>;
   /** Invalidates every access token issued so far. */
   revokeTokens(): Promise<void>;
-  stats(): { requests: number; tokensIssued: number; tokensRefused: { address: number; key: number; busy: number }; connectionsDropped: number };
+  stats(): {
+    requests: number;
+    tokensIssued: number;
+    tokensRefused: { address: number; key: number; busy: number };
+    connectionsDropped: number;
+  };
   /** Resolves when the database is open and migrated (rejects with why it cannot be). */
   ready(): Promise<void>;
 }
@@ -108,15 +118,24 @@ export function openServiceDatabase(db: string): Promise<ServiceStore> {
 /** The key check value recorded in the database must be this key's: else the records are sealed under another. */
 async function checkBiometricKey(store: ServiceStore, seal: BiometricSeal): Promise<void> {
   if (await store.sameBiometricKey(seal.keyCheck())) return;
-  throw new AgentError('SERVER_BIOMETRIC_KEY', `the biometric records in ${store.where} are sealed under another key than the one this service was given`, { db: store.where }, {
-    hint: 'give this service (every replica) the key the database was started with; stored biometrics cannot be read under another key',
-  });
+  throw new AgentError(
+    'SERVER_BIOMETRIC_KEY',
+    `the biometric records in ${store.where} are sealed under another key than the one this service was given`,
+    { db: store.where },
+    {
+      hint: 'give this service (every replica) the key the database was started with; stored biometrics cannot be read under another key',
+    },
+  );
 }
 
 export function createAttendanceService(options: AttendanceServiceOptions): AttendanceService {
   const log = options.logger ?? makeLogger('server:http');
   const shifts = resolveShifts(options.shifts);
-  const limits: ServiceLimits = { ...DEFAULT_LIMITS, ...options.limits, ...(options.maxBodyBytes ? { maxBodyBytes: options.maxBodyBytes } : {}) };
+  const limits: ServiceLimits = {
+    ...DEFAULT_LIMITS,
+    ...options.limits,
+    ...(options.maxBodyBytes ? { maxBodyBytes: options.maxBodyBytes } : {}),
+  };
   const ttl = options.tokenTtlSec ?? DEFAULT_TOKEN_TTL_SEC;
   if (!(ttl > 0)) throw new AgentError('SERVER_BAD_OPTION', `tokenTtlSec must be positive, got ${ttl}`, { tokenTtlSec: ttl });
   const stats = { requests: 0, tokensIssued: 0 };
@@ -131,7 +150,12 @@ export function createAttendanceService(options: AttendanceServiceOptions): Atte
       await checkBiometricKey(store, seal);
       const ctx: ServiceContext = { store, shifts, tzOffsetUnit: options.tzOffsetUnit ?? 'minutes', seal, limits };
       const tokens = new TokenStore(store, ttl, options.tokenRecheckMs ?? DEFAULT_TOKEN_RECHECK_MS);
-      return { store, ctx, tokens, handler: createRequestHandler(ctx, { clientId: options.clientId ?? DEFAULT_CLIENT_ID, tokens, guard, log, stats }) };
+      return {
+        store,
+        ctx,
+        tokens,
+        handler: createRequestHandler(ctx, { clientId: options.clientId ?? DEFAULT_CLIENT_ID, tokens, guard, log, stats }),
+      };
     } catch (err) {
       await store.close().catch(() => undefined);
       throw err;
@@ -173,25 +197,48 @@ export function createAttendanceService(options: AttendanceServiceOptions): Atte
       srv.maxConnections = httpLimits.maxConnections;
       srv.on('drop', (data?: { remoteAddress?: string }) => {
         connectionsDropped++;
-        if (connectionsDropped === 1 || connectionsDropped % 1000 === 0) log.warn({ maxConnections: httpLimits.maxConnections, dropped: connectionsDropped, remoteAddress: data?.remoteAddress }, 'connection cap reached: new connections are closed');
+        if (connectionsDropped === 1 || connectionsDropped % 1000 === 0)
+          log.warn(
+            { maxConnections: httpLimits.maxConnections, dropped: connectionsDropped, remoteAddress: data?.remoteAddress },
+            'connection cap reached: new connections are closed',
+          );
       });
       srv.on('clientError', (err, socket) => {
         // The client of an answered, closing connection stopped mid-body: nothing to tell it.
         if (isClosingAfterAnswer(socket as Socket)) return void socket.destroy();
         const code = (err as { code?: string }).code;
         const timedOut = code === 'ERR_HTTP_REQUEST_TIMEOUT';
-        log.warn({ err: { message: err.message, code } }, timedOut ? 'request not received in time: connection closed' : 'malformed HTTP request');
-        const [status, text] = timedOut ? ['408 Request Timeout', `the request did not arrive within ${httpLimits.requestTimeoutMs} ms (headers within ${httpLimits.headersTimeoutMs} ms)`] : ['400 Bad Request', 'malformed HTTP request'];
-        if (socket.writable) socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Type: application/json\r\n\r\n${JSON.stringify({ statusCode: 'INVALID_PARAMETERS', statusDescription: text, returnValue: null })}`);
+        log.warn(
+          { err: { message: err.message, code } },
+          timedOut ? 'request not received in time: connection closed' : 'malformed HTTP request',
+        );
+        const [status, text] = timedOut
+          ? [
+              '408 Request Timeout',
+              `the request did not arrive within ${httpLimits.requestTimeoutMs} ms (headers within ${httpLimits.headersTimeoutMs} ms)`,
+            ]
+          : ['400 Bad Request', 'malformed HTTP request'];
+        if (socket.writable)
+          socket.end(
+            `HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Type: application/json\r\n\r\n${JSON.stringify({ statusCode: 'INVALID_PARAMETERS', statusDescription: text, returnValue: null })}`,
+          );
         else socket.destroy();
       });
       await new Promise<void>((resolve, reject) => {
         const onError = (err: NodeJS.ErrnoException) => {
           reject(
-            new AgentError('SERVER_LISTEN', `cannot listen on ${host}:${port}: ${err.message}`, { host, port, errno: err.code }, {
-              hint: err.code === 'EADDRINUSE' ? 'another program uses this port: pick another with --port (0 picks a free one)' : 'check the host and port',
-              cause: err,
-            }),
+            new AgentError(
+              'SERVER_LISTEN',
+              `cannot listen on ${host}:${port}: ${err.message}`,
+              { host, port, errno: err.code },
+              {
+                hint:
+                  err.code === 'EADDRINUSE'
+                    ? 'another program uses this port: pick another with --port (0 picks a free one)'
+                    : 'check the host and port',
+                cause: err,
+              },
+            ),
           );
         };
         srv.once('error', onError);

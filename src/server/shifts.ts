@@ -36,9 +36,15 @@ export const ShiftsConfigSchema = z
       if (names.has(s.name)) ctx.addIssue({ code: 'custom', message: `shift "${s.name}" is defined twice`, path: ['shifts'] });
       names.add(s.name);
       const length = shiftLengthMinutes(toMinutes(s.start), toMinutes(s.end));
-      if (s.breakMinutes >= length) ctx.addIssue({ code: 'custom', message: `shift "${s.name}": breakMinutes ${s.breakMinutes} is not shorter than the shift (${length} min)`, path: ['shifts'] });
+      if (s.breakMinutes >= length)
+        ctx.addIssue({
+          code: 'custom',
+          message: `shift "${s.name}": breakMinutes ${s.breakMinutes} is not shorter than the shift (${length} min)`,
+          path: ['shifts'],
+        });
     }
-    if (!names.has(cfg.defaultShift)) ctx.addIssue({ code: 'custom', message: `defaultShift "${cfg.defaultShift}" is not one of the shifts`, path: ['defaultShift'] });
+    if (!names.has(cfg.defaultShift))
+      ctx.addIssue({ code: 'custom', message: `defaultShift "${cfg.defaultShift}" is not one of the shifts`, path: ['defaultShift'] });
   });
 
 export type ShiftsConfig = z.input<typeof ShiftsConfigSchema>;
@@ -78,9 +84,14 @@ export function parseShifts(raw: unknown, source = 'shifts'): Shifts {
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const where = issue.path.length ? issue.path.join('.') : '(top level)';
-    throw new AgentError('SERVER_SHIFTS_INVALID', `${source}: ${where}: ${issue.message}`, { source, path: issue.path.join('.') }, {
-      hint: 'the shifts file holds {defaultShift, shifts: [{name, start: "HH:MM", end: "HH:MM", breakMinutes}]}',
-    });
+    throw new AgentError(
+      'SERVER_SHIFTS_INVALID',
+      `${source}: ${where}: ${issue.message}`,
+      { source, path: issue.path.join('.') },
+      {
+        hint: 'the shifts file holds {defaultShift, shifts: [{name, start: "HH:MM", end: "HH:MM", breakMinutes}]}',
+      },
+    );
   }
   const byName = new Map<string, Shift>();
   for (const s of parsed.data.shifts) {
@@ -97,13 +108,23 @@ export function loadShiftsFile(file: string): Shifts {
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
-    throw new AgentError('SERVER_SHIFTS_INVALID', `cannot read the shifts file ${file}: ${(err as Error).message}`, { file }, { hint: 'check the path given to --shifts', cause: err });
+    throw new AgentError(
+      'SERVER_SHIFTS_INVALID',
+      `cannot read the shifts file ${file}: ${(err as Error).message}`,
+      { file },
+      { hint: 'check the path given to --shifts', cause: err },
+    );
   }
   let raw: unknown;
   try {
     raw = YAML.parse(text);
   } catch (err) {
-    throw new AgentError('SERVER_SHIFTS_INVALID', `the shifts file ${file} is neither JSON nor YAML: ${(err as Error).message}`, { file }, { hint: 'fix the syntax at the position named', cause: err });
+    throw new AgentError(
+      'SERVER_SHIFTS_INVALID',
+      `the shifts file ${file} is neither JSON nor YAML: ${(err as Error).message}`,
+      { file },
+      { hint: 'fix the syntax at the position named', cause: err },
+    );
   }
   return parseShifts(raw, file);
 }

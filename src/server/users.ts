@@ -83,7 +83,16 @@ export async function addOrUpdateUser(ctx: ServiceContext, body: unknown): Promi
       );
     } else {
       await tx.insertUser(
-        { employee_code: code, first_name: firstName, last_name: lastName, email: email || null, login_name: loginName || null, password_hash: passwordHash, status: status ?? '0', group_code: groupCode || null },
+        {
+          employee_code: code,
+          first_name: firstName,
+          last_name: lastName,
+          email: email || null,
+          login_name: loginName || null,
+          password_hash: passwordHash,
+          status: status ?? '0',
+          group_code: groupCode || null,
+        },
         now,
       );
     }

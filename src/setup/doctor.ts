@@ -61,14 +61,26 @@ function fromError(name: string, err: unknown, fallbackHint: string, status: Che
 
 // ---- config and secrets ------------------------------------------------------------------
 
-export function checkConfig(options: LoadConfigOptions, location?: ConfigLocation): { result: CheckResult; config: (AgentConfig & { source: string | null }) | null } {
+export function checkConfig(
+  options: LoadConfigOptions,
+  location?: ConfigLocation,
+): { result: CheckResult; config: (AgentConfig & { source: string | null }) | null } {
   if (location && !location.file) {
-    return { result: fail('config', `no configuration found; looked at: ${location.looked.join(', ')}`, noConfigError(location).hint!), config: null };
+    return {
+      result: fail('config', `no configuration found; looked at: ${location.looked.join(', ')}`, noConfigError(location).hint!),
+      config: null,
+    };
   }
   try {
     const config = loadConfig(options);
     const whose = location?.origin === 'demo' ? " (the embedded demo's: no other configuration was found)" : '';
-    return { result: pass('config', `${config.source ?? 'defaults and environment'}${whose} is valid (configVersion ${config.configVersion}, terminal ${config.terminal.id} at ${config.terminal.site}, data ${config.dataDir})`), config };
+    return {
+      result: pass(
+        'config',
+        `${config.source ?? 'defaults and environment'}${whose} is valid (configVersion ${config.configVersion}, terminal ${config.terminal.id} at ${config.terminal.site}, data ${config.dataDir})`,
+      ),
+      config,
+    };
   } catch (err) {
     const r = fromError('config', err, 'fix the config file or run "edge-agent provision"');
     if (isAgentError(err) && typeof err.context.key === 'string') r.detail += ` [key: ${err.context.key}]`;
@@ -76,11 +88,17 @@ export function checkConfig(options: LoadConfigOptions, location?: ConfigLocatio
   }
 }
 
-export function checkSecrets(config: AgentConfig, options: { file?: string; credentialsDir?: string | null } = {}): { result: CheckResult; secrets: Secrets | null } {
+export function checkSecrets(
+  config: AgentConfig,
+  options: { file?: string; credentialsDir?: string | null } = {},
+): { result: CheckResult; secrets: Secrets | null } {
   const file = options.file ?? secretsFilePath(config);
   const credentialsDir = options.credentialsDir === undefined ? (process.env.CREDENTIALS_DIRECTORY ?? null) : options.credentialsDir;
   if (!existsSync(file) && !credentialsDir) {
-    return { result: fail('secrets', `no secrets file at ${file} and no systemd credentials`, 'run "edge-agent provision" to write it'), secrets: null };
+    return {
+      result: fail('secrets', `no secrets file at ${file} and no systemd credentials`, 'run "edge-agent provision" to write it'),
+      secrets: null,
+    };
   }
   let secrets: Secrets;
   try {
@@ -94,8 +112,18 @@ export function checkSecrets(config: AgentConfig, options: { file?: string; cred
     if (!secrets.apiSecret) missing.push('apiSecret');
   }
   if (!secrets.templateKey) missing.push('templateKey');
-  const where = existsSync(file) ? `${file} (mode ${(statSync(file).mode & 0o777).toString(8).padStart(4, '0')})` : `credentials in ${credentialsDir}`;
-  if (missing.length) return { result: fail('secrets', `${where} is readable but lacks ${missing.join(', ')}`, 'run "edge-agent provision" and give them (a template key is generated when none is given)'), secrets };
+  const where = existsSync(file)
+    ? `${file} (mode ${(statSync(file).mode & 0o777).toString(8).padStart(4, '0')})`
+    : `credentials in ${credentialsDir}`;
+  if (missing.length)
+    return {
+      result: fail(
+        'secrets',
+        `${where} is readable but lacks ${missing.join(', ')}`,
+        'run "edge-agent provision" and give them (a template key is generated when none is given)',
+      ),
+      secrets,
+    };
   return { result: pass('secrets', `${where} is readable and private; has ${Object.keys(secrets.sources).join(', ')}`), secrets };
 }
 
@@ -115,10 +143,32 @@ export interface ApiCheckInput {
 /** Fetches a token with the API key and secret. */
 export async function checkApiToken(input: ApiCheckInput): Promise<CheckResult> {
   const name = 'api-token';
-  if (!input.url && input.required) return fail(name, 'upstream includes api but api.url is not set: the agent cannot start', 'give --api URL to "edge-agent provision", or --upstream mqtt');
-  if (!input.url) return warn(name, 'no API configured (api.url is null): punches go to the broker only (upstream mqtt)', 'set --api URL with "edge-agent provision" if this terminal should deliver to the attendance API');
-  if (!input.apiKey || !input.apiSecret) return fail(name, `API ${input.url} configured but the ${input.apiKey ? 'secret' : 'key'} is missing`, 'give --api-key and --api-secret-file to "edge-agent provision"');
-  const client = new AttendanceClient({ baseUrl: input.url, clientId: input.clientId, apiKey: input.apiKey, apiSecret: input.apiSecret, pathForm: input.pathForm, timeoutMs: input.timeoutMs });
+  if (!input.url && input.required)
+    return fail(
+      name,
+      'upstream includes api but api.url is not set: the agent cannot start',
+      'give --api URL to "edge-agent provision", or --upstream mqtt',
+    );
+  if (!input.url)
+    return warn(
+      name,
+      'no API configured (api.url is null): punches go to the broker only (upstream mqtt)',
+      'set --api URL with "edge-agent provision" if this terminal should deliver to the attendance API',
+    );
+  if (!input.apiKey || !input.apiSecret)
+    return fail(
+      name,
+      `API ${input.url} configured but the ${input.apiKey ? 'secret' : 'key'} is missing`,
+      'give --api-key and --api-secret-file to "edge-agent provision"',
+    );
+  const client = new AttendanceClient({
+    baseUrl: input.url,
+    clientId: input.clientId,
+    apiKey: input.apiKey,
+    apiSecret: input.apiSecret,
+    pathForm: input.pathForm,
+    timeoutMs: input.timeoutMs,
+  });
   try {
     await client.getToken();
     return pass(name, `${input.url} gave a token for client ${input.clientId}`);
@@ -137,13 +187,27 @@ export interface MqttCheckInput {
 export async function checkMqttConnection(input: MqttCheckInput): Promise<CheckResult> {
   const name = 'mqtt';
   const url = input.config.mqtt.url;
-  if (!url && input.config.upstream.includes('mqtt')) return fail(name, 'upstream includes mqtt but mqtt.url is not set: the agent cannot start', 'give --mqtt URL to "edge-agent provision", or --upstream api');
-  if (!url) return warn(name, 'no MQTT broker configured (mqtt.url is null): no remote monitoring', 'set --mqtt URL with "edge-agent provision" so operations can see this terminal (monitoring only: punches go to the broker as well only with --upstream mqtt or api,mqtt)');
+  if (!url && input.config.upstream.includes('mqtt'))
+    return fail(
+      name,
+      'upstream includes mqtt but mqtt.url is not set: the agent cannot start',
+      'give --mqtt URL to "edge-agent provision", or --upstream api',
+    );
+  if (!url)
+    return warn(
+      name,
+      'no MQTT broker configured (mqtt.url is null): no remote monitoring',
+      'set --mqtt URL with "edge-agent provision" so operations can see this terminal (monitoring only: punches go to the broker as well only with --upstream mqtt or api,mqtt)',
+    );
   const timeoutMs = input.timeoutMs ?? 10_000;
   let client: mqtt.MqttClient | null = null;
   try {
     // A client id of its own: the terminal's id would throw the running agent off the broker.
-    const options = { ...mqttClientOptions(input.config, input.secrets, `${input.config.terminal.id}-doctor-${process.pid}`), reconnectPeriod: 0, connectTimeout: timeoutMs };
+    const options = {
+      ...mqttClientOptions(input.config, input.secrets, `${input.config.terminal.id}-doctor-${process.pid}`),
+      reconnectPeriod: 0,
+      connectTimeout: timeoutMs,
+    };
     client = mqtt.connect(url, options);
     const c = client;
     await withTimeout(
@@ -155,13 +219,24 @@ export async function checkMqttConnection(input: MqttCheckInput): Promise<CheckR
       timeoutMs,
       () => new AgentError('OPS_MQTT_TIMEOUT', `no answer from the broker at ${url} within ${timeoutMs} ms`, { url }, { retryable: true }),
     );
-    const role = input.config.upstream.includes('mqtt') ? 'monitoring and delivery of punches' : 'monitoring only: punches are not delivered here';
-    return pass(name, `connected to ${url}${options.username ? ` as ${options.username}` : ''}${options.ca || options.cert ? ' with TLS files' : ''} (${role})`);
+    const role = input.config.upstream.includes('mqtt')
+      ? 'monitoring and delivery of punches'
+      : 'monitoring only: punches are not delivered here';
+    return pass(
+      name,
+      `connected to ${url}${options.username ? ` as ${options.username}` : ''}${options.ca || options.cert ? ' with TLS files' : ''} (${role})`,
+    );
   } catch (err) {
     const e = err as { code?: unknown; message?: string };
     const refused = /not authori[sz]ed|bad user ?name or password/i.test(e.message ?? '') || e.code === 4 || e.code === 5;
     if (isAgentError(err)) return fromError(name, err, `check that ${url} is reachable from this terminal`);
-    return fail(name, `cannot connect to ${url}: ${e.message ?? String(err)}`, refused ? 'the broker refused the credentials: check --mqtt-username and the MQTT password' : `check that ${url} is reachable from this terminal (firewall, port, TLS files)`);
+    return fail(
+      name,
+      `cannot connect to ${url}: ${e.message ?? String(err)}`,
+      refused
+        ? 'the broker refused the credentials: check --mqtt-username and the MQTT password'
+        : `check that ${url} is reachable from this terminal (firewall, port, TLS files)`,
+    );
   } finally {
     client?.end(true);
   }
@@ -188,27 +263,62 @@ export function heldScannerKey(s: ScannerConfig): string {
  * Opens each scanner and asks what it is; while the agent runs it holds the ports, so the
  * agent's own view (`held`, from its control socket) is judged instead.
  */
-export async function checkScanners(scanners: readonly ScannerConfig[], probe: ScannerProbe | null, options: { simulate?: boolean; daemonRunning?: boolean; held?: HeldScanner[] | null } = {}): Promise<CheckResult[]> {
+export async function checkScanners(
+  scanners: readonly ScannerConfig[],
+  probe: ScannerProbe | null,
+  options: { simulate?: boolean; daemonRunning?: boolean; held?: HeldScanner[] | null } = {},
+): Promise<CheckResult[]> {
   if (!scanners.length) {
-    return [warn('scanners', options.simulate ? 'no scanners configured; the agent runs simulated scanners (simulate: true)' : 'no scanners configured', 'add them with "edge-agent provision --scanner family:path[:baud]"')];
+    return [
+      warn(
+        'scanners',
+        options.simulate ? 'no scanners configured; the agent runs simulated scanners (simulate: true)' : 'no scanners configured',
+        'add them with "edge-agent provision --scanner family:path[:baud]"',
+      ),
+    ];
   }
   const out: CheckResult[] = [];
   for (const s of scanners) {
     const name = `scanner ${s.family}:${s.path}`;
     if (options.daemonRunning) {
       const view = options.held?.find((h) => h.key === heldScannerKey(s));
-      if (!view) out.push(warn(name, 'not opened: the running agent holds the scanners and did not report this one', 'stop the agent (systemctl stop edge-agent) to test the scanner directly'));
+      if (!view)
+        out.push(
+          warn(
+            name,
+            'not opened: the running agent holds the scanners and did not report this one',
+            'stop the agent (systemctl stop edge-agent) to test the scanner directly',
+          ),
+        );
       else if (view.status === 'ready') out.push(pass(name, `answers (through the running agent)${view.model ? `: ${view.model}` : ''}`));
-      else out.push(fail(name, `the running agent cannot use it: ${view.status}`, `check the cable and power; journalctl -u edge-agent shows why (ls -l ${s.path})`));
+      else
+        out.push(
+          fail(
+            name,
+            `the running agent cannot use it: ${view.status}`,
+            `check the cable and power; journalctl -u edge-agent shows why (ls -l ${s.path})`,
+          ),
+        );
       continue;
     }
     if (!probe) {
-      out.push(warn(name, 'not checked: this build has no scanner drivers', 'this build has no drivers for it: reinstall edge-agent from its release'));
+      out.push(
+        warn(
+          name,
+          'not checked: this build has no scanner drivers',
+          'this build has no drivers for it: reinstall edge-agent from its release',
+        ),
+      );
       continue;
     }
     try {
       const info = await probe(s);
-      out.push(pass(name, `answers: ${info.model}${info.firmware ? ` firmware ${info.firmware}` : ''}${info.serial ? ` serial ${info.serial}` : ''}`));
+      out.push(
+        pass(
+          name,
+          `answers: ${info.model}${info.firmware ? ` firmware ${info.firmware}` : ''}${info.serial ? ` serial ${info.serial}` : ''}`,
+        ),
+      );
     } catch (err) {
       const r = fromError(name, err, `check the cable and that ${s.path} is the scanner (ls -l /dev/fingerprint* /dev/iris* /dev/ttyUSB*)`);
       r.hint = scannerHint(s, r.detail) ?? r.hint;
@@ -247,7 +357,11 @@ export async function checkDatabase(dataDir: string): Promise<CheckResult> {
     db = await SqliteDatabase.open(path, { readonly: true });
     const rows = await db.integrityCheck();
     if (rows.length === 1 && rows[0] === 'ok') return pass(name, `${path}: integrity_check ok`);
-    return fail(name, `${path}: integrity_check found ${rows.length} problem(s): ${rows.slice(0, 3).join('; ')}`, 'stop the agent (systemctl stop edge-agent), copy agent.db, agent.db-wal and agent.db-shm aside (pending punches are in them), then restore the database from backup');
+    return fail(
+      name,
+      `${path}: integrity_check found ${rows.length} problem(s): ${rows.slice(0, 3).join('; ')}`,
+      'stop the agent (systemctl stop edge-agent), copy agent.db, agent.db-wal and agent.db-shm aside (pending punches are in them), then restore the database from backup',
+    );
   } catch (err) {
     return fromError(name, err, 'check the data folder and its permissions');
   } finally {
@@ -262,10 +376,15 @@ export async function checkDatabase(dataDir: string): Promise<CheckResult> {
  */
 export function checkFileModes(dataDir: string): CheckResult {
   const name = 'file-modes';
-  if (!existsSync(dataDir)) return warn(name, `no data folder yet at ${dataDir}`, 'the agent creates it (0700) at its first start, or edge-agent provision does');
+  if (!existsSync(dataDir))
+    return warn(name, `no data folder yet at ${dataDir}`, 'the agent creates it (0700) at its first start, or edge-agent provision does');
   const loose = looseModes(dataDir, [agentDatabasePath(dataDir)]);
   if (loose.length === 0) return pass(name, `${dataDir} is 0700, its database files 0600`);
-  return fail(name, `readable by others: ${loose.map((l) => `${l.path} ${l.mode} (must be ${l.want})`).join(', ')}`, `chmod 700 ${dataDir}; chmod 600 ${agentDatabasePath(dataDir)}*  (the agent also tightens them when it opens the database, and logs it)`);
+  return fail(
+    name,
+    `readable by others: ${loose.map((l) => `${l.path} ${l.mode} (must be ${l.want})`).join(', ')}`,
+    `chmod 700 ${dataDir}; chmod 600 ${agentDatabasePath(dataDir)}*  (the agent also tightens them when it opens the database, and logs it)`,
+  );
 }
 
 export const DISK_FAIL_BYTES = 64 * 1024 * 1024;
@@ -281,7 +400,12 @@ export async function checkDisk(dataDir: string, statfsFn: typeof statfs = statf
     const total = Number(s.blocks) * Number(s.bsize);
     const mb = (n: number) => `${Math.round(n / 1024 / 1024)} MB`;
     const detail = `${mb(free)} free of ${mb(total)} at ${dir}`;
-    if (free < DISK_FAIL_BYTES) return fail(name, detail, 'free space now: the outbox refuses punches when the disk is full (journalctl --vacuum-size=50M, remove old images)');
+    if (free < DISK_FAIL_BYTES)
+      return fail(
+        name,
+        detail,
+        'free space now: the outbox refuses punches when the disk is full (journalctl --vacuum-size=50M, remove old images)',
+      );
     if (free < DISK_WARN_BYTES) return warn(name, detail, 'free some space soon (journalctl --vacuum-size=50M)');
     return pass(name, detail);
   } catch (err) {
@@ -300,14 +424,26 @@ export async function checkClock(detect?: () => Promise<ClockState>, options: { 
 }
 
 /** The clock check and, with the terminal's database, the figures behind it (doctor --json `clock`). */
-export async function checkClockFigures(detect: (() => Promise<ClockState>) | undefined, config: AgentConfig | null): Promise<{ result: CheckResult; figures?: ClockFigures }> {
+export async function checkClockFigures(
+  detect: (() => Promise<ClockState>) | undefined,
+  config: AgentConfig | null,
+): Promise<{ result: CheckResult; figures?: ClockFigures }> {
   const name = 'clock';
   const path = config ? agentDatabasePath(config.dataDir) : null;
   if (!config || !path || !existsSync(path)) {
     const s = await (detect ?? (() => detectClock({ sources: config ? clockSources(config.clock.sources) : DEFAULT_SOURCES })))();
     if (s.synchronized && s.source !== 'assumed') return { result: pass(name, s.detail) };
-    if (s.synchronized) return { result: warn(name, s.detail, 'enable time synchronization (timedatectl set-ntp true) so the terminal can tell a wrong clock') };
-    return { result: warn(name, `${s.detail}; punches are marked and corrected once it synchronizes, nothing is lost`, 'check NTP: timedatectl timesync-status; the terminal needs UDP port 123 to an NTP server') };
+    if (s.synchronized)
+      return {
+        result: warn(name, s.detail, 'enable time synchronization (timedatectl set-ntp true) so the terminal can tell a wrong clock'),
+      };
+    return {
+      result: warn(
+        name,
+        `${s.detail}; punches are marked and corrected once it synchronizes, nothing is lost`,
+        'check NTP: timedatectl timesync-status; the terminal needs UDP port 123 to an NTP server',
+      ),
+    };
   }
   let db: SqliteDatabase | null = null;
   try {
@@ -315,13 +451,41 @@ export async function checkClockFigures(detect: (() => Promise<ClockState>) | un
     const clock = await clockReport(db, config, detect ? { detect: () => detect() } : {});
     const held = (await (await Outbox.open(db, { sinks: config.upstream })).status({ anchoredBoots: clock.anchoredBoots })).held;
     const alerts = clockAlerts({ held, holdAlertHours: config.outbox.unsyncedHoldHours, clockDetail: clock.detail });
-    const step = clock.lastStep ? `last step ${clock.lastStep.sizeSec > 0 ? '+' : ''}${clock.lastStep.sizeSec} s at ${clock.lastStep.at} (${clock.steps} seen)` : 'no step seen';
+    const step = clock.lastStep
+      ? `last step ${clock.lastStep.sizeSec > 0 ? '+' : ''}${clock.lastStep.sizeSec} s at ${clock.lastStep.at} (${clock.steps} seen)`
+      : 'no step seen';
     const heldText = `${held.clock} punch(es) held for the clock, ${held.earlierBoot} of an earlier boot waiting for a decision, ${held.review} for review`;
-    const figures: ClockFigures = { trusted: clock.trusted, source: clock.source, lastTrustedAt: clock.lastTrustedAt, steps: clock.steps, lastStep: clock.lastStep, held, alerts };
+    const figures: ClockFigures = {
+      trusted: clock.trusted,
+      source: clock.source,
+      lastTrustedAt: clock.lastTrustedAt,
+      steps: clock.steps,
+      lastStep: clock.lastStep,
+      held,
+      alerts,
+    };
     const detail = `${clock.trusted ? 'trusted' : 'NOT TRUSTED'}: ${clock.detail}; ${heldText}; ${step}`;
-    if (alerts.length) return { result: warn(name, `${detail}; ${alerts.map((a) => `${a.code}: ${a.message}`).join('; ')}`, alerts.map((a) => a.hint).join('; ')), figures };
-    if (!clock.trusted) return { result: warn(name, `${detail}; punches are marked and held until their time is corrected, nothing is lost`, clock.source === 'seen' ? 'the clock went back: check NTP (timedatectl timesync-status); punches wait until it passes the time already seen' : 'check NTP: timedatectl timesync-status; the terminal needs UDP port 123 to an NTP server'), figures };
-    if (clock.source === 'assumed') return { result: warn(name, detail, 'enable time synchronization (timedatectl set-ntp true) so the terminal can tell a wrong clock'), figures };
+    if (alerts.length)
+      return {
+        result: warn(name, `${detail}; ${alerts.map((a) => `${a.code}: ${a.message}`).join('; ')}`, alerts.map((a) => a.hint).join('; ')),
+        figures,
+      };
+    if (!clock.trusted)
+      return {
+        result: warn(
+          name,
+          `${detail}; punches are marked and held until their time is corrected, nothing is lost`,
+          clock.source === 'seen'
+            ? 'the clock went back: check NTP (timedatectl timesync-status); punches wait until it passes the time already seen'
+            : 'check NTP: timedatectl timesync-status; the terminal needs UDP port 123 to an NTP server',
+        ),
+        figures,
+      };
+    if (clock.source === 'assumed')
+      return {
+        result: warn(name, detail, 'enable time synchronization (timedatectl set-ntp true) so the terminal can tell a wrong clock'),
+        figures,
+      };
     return { result: pass(name, detail), figures };
   } catch (err) {
     return { result: fromError(name, err, 'see the database check') };
@@ -334,8 +498,18 @@ export function judgeOutbox(s: OutboxStatus): CheckResult {
   const name = 'outbox';
   const age = s.oldestPendingAgeSec;
   const detail = `${s.pending} pending${age !== null ? ` (oldest ${Math.round(age / 60)} min)` : ''}, ${s.dead} dead letter(s), ${s.delivered} delivered, ${s.unsynced} taken before clock sync`;
-  if (s.pending + s.dead >= s.maxPending * 0.9) return fail(name, `${detail}; at ${s.maxPending} the terminal refuses new punches`, 'restore the connection to the upstream (doctor api-token / mqtt) so the backlog drains');
-  if (s.dead > 0) return warn(name, detail, 'dead letters were refused by the upstream: look at them with "edge-agent queue list --dead" and fix their cause');
+  if (s.pending + s.dead >= s.maxPending * 0.9)
+    return fail(
+      name,
+      `${detail}; at ${s.maxPending} the terminal refuses new punches`,
+      'restore the connection to the upstream (doctor api-token / mqtt) so the backlog drains',
+    );
+  if (s.dead > 0)
+    return warn(
+      name,
+      detail,
+      'dead letters were refused by the upstream: look at them with "edge-agent queue list --dead" and fix their cause',
+    );
   if (age !== null && age > 3600) return warn(name, detail, 'punches are not leaving: check the api-token and mqtt checks');
   return pass(name, detail);
 }
@@ -362,13 +536,34 @@ export type TemplateKeyVerifier = (dataDir: string, key: Buffer) => Promise<{ ok
 
 export async function checkTemplateKey(dataDir: string, key: Buffer | null, verify: TemplateKeyVerifier | null): Promise<CheckResult> {
   const name = 'template-key';
-  if (!key) return fail(name, 'no template key: templates cannot be stored or read', 'run "edge-agent provision" (it generates one when none is given)');
-  if (!verify) return warn(name, 'a 256-bit key is set but this build cannot open the template cache to try it', 'this build has no drivers for it: reinstall edge-agent from its release');
-  if (!existsSync(agentDatabasePath(dataDir))) return warn(name, 'a 256-bit key is set; no database yet to try it on', 'the agent creates the database at its first start');
+  if (!key)
+    return fail(
+      name,
+      'no template key: templates cannot be stored or read',
+      'run "edge-agent provision" (it generates one when none is given)',
+    );
+  if (!verify)
+    return warn(
+      name,
+      'a 256-bit key is set but this build cannot open the template cache to try it',
+      'this build has no drivers for it: reinstall edge-agent from its release',
+    );
+  if (!existsSync(agentDatabasePath(dataDir)))
+    return warn(name, 'a 256-bit key is set; no database yet to try it on', 'the agent creates the database at its first start');
   try {
     const r = await verify(dataDir, key);
-    if (r.ok) return pass(name, r.checked ? `the key decrypts the stored templates (${r.checked} tried)` : 'a valid 256-bit key; no templates stored yet to try it on');
-    return fail(name, r.detail ?? 'the key does not decrypt the stored templates', 'the secrets file holds another key than the one the templates were stored with: restore the right templateKey, or re-sync templates from the site');
+    if (r.ok)
+      return pass(
+        name,
+        r.checked
+          ? `the key decrypts the stored templates (${r.checked} tried)`
+          : 'a valid 256-bit key; no templates stored yet to try it on',
+      );
+    return fail(
+      name,
+      r.detail ?? 'the key does not decrypt the stored templates',
+      'the secrets file holds another key than the one the templates were stored with: restore the right templateKey, or re-sync templates from the site',
+    );
   } catch (err) {
     return fromError(name, err, 'see the database check');
   }
@@ -406,7 +601,10 @@ export async function checkModels(needed: boolean): Promise<CheckResult> {
       const t0 = performance.now();
       const r = await extractor.extract('finger', { ...renderFingerImage(1, 1), dpi: 500 });
       const ms = Math.round(performance.now() - t0);
-      return pass('models', `extraction models load and work (a synthetic fingerprint: ${r.data.length}-byte template, quality ${r.quality}, ${ms} ms)`);
+      return pass(
+        'models',
+        `extraction models load and work (a synthetic fingerprint: ${r.data.length}-byte template, quality ${r.quality}, ${ms} ms)`,
+      );
     } finally {
       await extractor.close();
     }
@@ -417,14 +615,28 @@ export async function checkModels(needed: boolean): Promise<CheckResult> {
 
 /** Whether the terminal holds a key that signs MQTT commands (and where it is), when it takes commands at all. */
 export function checkOpsKey(config: AgentConfig, secrets: Pick<Secrets, 'opsKey' | 'opsKeys' | 'sources'> | null): CheckResult {
-  if (!config.mqtt.url || !config.ops.enabled) return pass('ops-key', `not needed: this terminal takes no commands over MQTT (${config.mqtt.url ? 'ops.enabled is false' : 'no mqtt.url'})`);
+  if (!config.mqtt.url || !config.ops.enabled)
+    return pass(
+      'ops-key',
+      `not needed: this terminal takes no commands over MQTT (${config.mqtt.url ? 'ops.enabled is false' : 'no mqtt.url'})`,
+    );
   if (!secrets) return warn('ops-key', 'not checked: the secrets could not be read', 'fix the secrets first (see the secrets check)');
   const operators = Object.keys(secrets.opsKeys).sort();
   if (!secrets.opsKey && operators.length === 0) {
-    return warn('ops-key', 'no ops key (opsKey or opsKeys in the secrets): every command over MQTT (ping, delete-user, restart, ...) is refused with OPS_UNAUTHENTICATED', 'run "edge-agent provision --ops-key-file FILE" with the site\'s key from central operations, or --generate-ops-key');
+    return warn(
+      'ops-key',
+      'no ops key (opsKey or opsKeys in the secrets): every command over MQTT (ping, delete-user, restart, ...) is refused with OPS_UNAUTHENTICATED',
+      'run "edge-agent provision --ops-key-file FILE" with the site\'s key from central operations, or --generate-ops-key',
+    );
   }
-  const held = [...(secrets.opsKey ? [`opsKey (key id site) from ${secrets.sources.opsKey ?? 'the secrets'}`] : []), ...(operators.length ? [`opsKeys ${operators.join(', ')} from ${secrets.sources.opsKeys ?? 'the secrets'}`] : [])];
-  return pass('ops-key', `commands over MQTT must be signed: ${held.join('; ')}; signatures are accepted within ±${config.ops.authWindowSec} s of this terminal's clock`);
+  const held = [
+    ...(secrets.opsKey ? [`opsKey (key id site) from ${secrets.sources.opsKey ?? 'the secrets'}`] : []),
+    ...(operators.length ? [`opsKeys ${operators.join(', ')} from ${secrets.sources.opsKeys ?? 'the secrets'}`] : []),
+  ];
+  return pass(
+    'ops-key',
+    `commands over MQTT must be signed: ${held.join('; ')}; signatures are accepted within ±${config.ops.authWindowSec} s of this terminal's clock`,
+  );
 }
 
 export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
@@ -433,22 +645,40 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
   checks.push(result);
   if (!config) {
     const why = options.location && !options.location.file ? 'there is no config' : 'the config is not valid';
-    for (const n of ['secrets', 'api-token', 'mqtt', 'ops-key', 'scanners', 'template-key', 'database', 'file-modes', 'outbox']) checks.push(warn(n, `not checked: ${why}`, 'fix the config first (see the config check)'));
+    for (const n of ['secrets', 'api-token', 'mqtt', 'ops-key', 'scanners', 'template-key', 'database', 'file-modes', 'outbox'])
+      checks.push(warn(n, `not checked: ${why}`, 'fix the config first (see the config check)'));
     checks.push(await checkClock(options.detectClock));
     return { ok: false, checks };
   }
-  const sec = checkSecrets(config, { ...(options.secretsFile ? { file: options.secretsFile } : {}), credentialsDir: options.credentialsDir });
+  const sec = checkSecrets(config, {
+    ...(options.secretsFile ? { file: options.secretsFile } : {}),
+    credentialsDir: options.credentialsDir,
+  });
   checks.push(sec.result);
   const secrets = sec.secrets;
   const timeoutMs = options.timeoutMs ?? Math.min(config.api.timeoutMs, 10_000);
   const [api, broker] = await Promise.all([
-    checkApiToken({ url: config.api.url, pathForm: config.api.pathForm, clientId: config.api.clientId, timeoutMs, apiKey: secrets?.apiKey ?? null, apiSecret: secrets?.apiSecret ?? null, required: config.upstream.includes('api') }),
-    checkMqttConnection({ config, secrets: { mqttUsername: secrets?.mqttUsername ?? null, mqttPassword: secrets?.mqttPassword ?? null }, timeoutMs }),
+    checkApiToken({
+      url: config.api.url,
+      pathForm: config.api.pathForm,
+      clientId: config.api.clientId,
+      timeoutMs,
+      apiKey: secrets?.apiKey ?? null,
+      apiSecret: secrets?.apiSecret ?? null,
+      required: config.upstream.includes('api'),
+    }),
+    checkMqttConnection({
+      config,
+      secrets: { mqttUsername: secrets?.mqttUsername ?? null, mqttPassword: secrets?.mqttPassword ?? null },
+      timeoutMs,
+    }),
   ]);
   checks.push(api, broker, checkOpsKey(config, secrets));
   const running = options.daemonRunning ? await options.daemonRunning(config.dataDir) : false;
   const held = running && options.heldScanners ? await options.heldScanners(config.dataDir).catch(() => null) : null;
-  checks.push(...(await checkScanners(config.scanners, options.probeScanner ?? null, { simulate: config.simulate, daemonRunning: running, held })));
+  checks.push(
+    ...(await checkScanners(config.scanners, options.probeScanner ?? null, { simulate: config.simulate, daemonRunning: running, held })),
+  );
   checks.push(await checkTemplateKey(config.dataDir, secrets?.templateKey ?? null, options.verifyTemplateKey ?? null));
   checks.push(await checkModels(config.scanners.length > 0 || config.simulate));
   checks.push(await checkDatabase(config.dataDir));

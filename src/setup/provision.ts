@@ -14,7 +14,15 @@ import { checkApiToken, checkMqttConnection, checkScanners, type CheckResult } f
 import { discoverScanners, scannerProbe } from './scanner-probe.js';
 import { verifyTemplateKey } from '../store/template-cache.js';
 import { defaultDataDir } from '../config/locate.js';
-import { BADGE_LINE_FORMATS, mergeConfig, parseConfig, readConfigFile, ScannerConfigSchema, type AgentConfig, type ScannerConfig } from '../config/config.js';
+import {
+  BADGE_LINE_FORMATS,
+  mergeConfig,
+  parseConfig,
+  readConfigFile,
+  ScannerConfigSchema,
+  type AgentConfig,
+  type ScannerConfig,
+} from '../config/config.js';
 import { emptySecrets, generateKey, loadSecrets, maskSecret, writeSecrets, type Secrets } from '../config/secrets.js';
 
 export type SecretValues = Omit<Secrets, 'sources'>;
@@ -64,7 +72,15 @@ export interface ExistingSetup {
 export function parseScannerSpec(spec: string): ScannerConfig {
   const formats = BADGE_LINE_FORMATS.join('|');
   const m = new RegExp(`^([a-z0-9-]+):(.+?)(?::(\\d+))?(?::(${formats}))?$`).exec(spec.trim());
-  const bad = (why: string) => new AgentError('CLI_USAGE', `--scanner ${spec}: ${why}`, { flag: 'scanner', value: spec }, { hint: 'write --scanner family:path[:baud][:format], e.g. --scanner r30x:/dev/fingerprint0:57600 or badge-serial:/dev/ttyUSB1:9600:em4100-hex (families: r30x, gt521, iris-hid, badge-serial, badge-hid)' });
+  const bad = (why: string) =>
+    new AgentError(
+      'CLI_USAGE',
+      `--scanner ${spec}: ${why}`,
+      { flag: 'scanner', value: spec },
+      {
+        hint: 'write --scanner family:path[:baud][:format], e.g. --scanner r30x:/dev/fingerprint0:57600 or badge-serial:/dev/ttyUSB1:9600:em4100-hex (families: r30x, gt521, iris-hid, badge-serial, badge-hid)',
+      },
+    );
   if (!m) throw bad('not family:path[:baud][:format]');
   const candidate: Record<string, unknown> = { family: m[1], path: m[2] };
   if (m[3]) candidate.baud = Number(m[3]);
@@ -90,7 +106,8 @@ export function readExisting(configFile: string, secretsFile: string): ExistingS
 function set(obj: Record<string, unknown>, path: string[], value: unknown): void {
   if (value === undefined) return;
   let node = obj;
-  for (const k of path.slice(0, -1)) node = (node[k] = typeof node[k] === 'object' && node[k] !== null ? node[k] : {}) as Record<string, unknown>;
+  for (const k of path.slice(0, -1))
+    node = (node[k] = typeof node[k] === 'object' && node[k] !== null ? node[k] : {}) as Record<string, unknown>;
   node[path[path.length - 1]!] = value;
 }
 
@@ -204,15 +221,26 @@ export function summarize(config: AgentConfig, secrets: SecretValues, files: { c
     ['config file', resolve(files.config)],
     ['secrets file', `${resolve(files.secrets)} (0600)`],
     ['config version', String(config.configVersion)],
-    ['terminal', `${config.terminal.id} at site ${config.terminal.site}, mode ${config.terminal.mode}, time zone ${config.terminal.timeZone}`],
+    [
+      'terminal',
+      `${config.terminal.id} at site ${config.terminal.site}, mode ${config.terminal.mode}, time zone ${config.terminal.timeZone}`,
+    ],
     ['data folder', config.dataDir],
     ['upstream', config.upstream.join(', ')],
     ['API', config.api.url ? `${config.api.url} (path form ${config.api.pathForm}, client ${config.api.clientId})` : '(none)'],
     ['API key', maskSecret(secrets.apiKey)],
     ['API secret', maskSecret(secrets.apiSecret)],
-    ['MQTT', config.mqtt.url ? `${config.mqtt.url}${config.mqtt.username ? ` as ${config.mqtt.username}` : ''}${config.mqtt.tls.ca ? `, CA ${config.mqtt.tls.ca}` : ''}${config.mqtt.tls.cert ? `, client cert ${config.mqtt.tls.cert}` : ''}` : '(none)'],
+    [
+      'MQTT',
+      config.mqtt.url
+        ? `${config.mqtt.url}${config.mqtt.username ? ` as ${config.mqtt.username}` : ''}${config.mqtt.tls.ca ? `, CA ${config.mqtt.tls.ca}` : ''}${config.mqtt.tls.cert ? `, client cert ${config.mqtt.tls.cert}` : ''}`
+        : '(none)',
+    ],
     ['MQTT password', maskSecret(secrets.mqttPassword)],
-    ['scanners', config.scanners.length ? config.scanners.map((s) => `${s.family}:${s.path}${s.baud ? `:${s.baud}` : ''}`).join(', ') : '(none)'],
+    [
+      'scanners',
+      config.scanners.length ? config.scanners.map((s) => `${s.family}:${s.path}${s.baud ? `:${s.baud}` : ''}`).join(', ') : '(none)',
+    ],
     ['template key', maskSecret(secrets.templateKey)],
     ['site key', maskSecret(secrets.siteKey)],
     ['ops key', opsKeySummary(config, secrets)],
@@ -225,7 +253,9 @@ export function opsKeySummary(config: AgentConfig, secrets: Pick<SecretValues, '
   const operators = Object.keys(secrets.opsKeys ?? {}).sort();
   const held = `${maskSecret(secrets.opsKey)}${operators.length ? `; operator keys: ${operators.join(', ')}` : ''}`;
   const none = !secrets.opsKey && operators.length === 0;
-  return config.mqtt.url && config.ops.enabled && none ? `${held}: MQTT commands are refused until one is set (--ops-key-file or --generate-ops-key)` : held;
+  return config.mqtt.url && config.ops.enabled && none
+    ? `${held}: MQTT commands are refused until one is set (--ops-key-file or --generate-ops-key)`
+    : held;
 }
 
 export function formatSummary(rows: Array<[string, string]>): string {
@@ -236,7 +266,15 @@ export function formatSummary(rows: Array<[string, string]>): string {
 /** API token, MQTT connection and each scanner, for what the new setup configures. */
 export async function checkSetup(config: AgentConfig, secrets: SecretValues): Promise<CheckResult[]> {
   const [api, broker] = await Promise.all([
-    checkApiToken({ url: config.api.url, pathForm: config.api.pathForm, clientId: config.api.clientId, timeoutMs: Math.min(config.api.timeoutMs, 10_000), apiKey: secrets.apiKey, apiSecret: secrets.apiSecret, required: config.upstream.includes('api') }),
+    checkApiToken({
+      url: config.api.url,
+      pathForm: config.api.pathForm,
+      clientId: config.api.clientId,
+      timeoutMs: Math.min(config.api.timeoutMs, 10_000),
+      apiKey: secrets.apiKey,
+      apiSecret: secrets.apiSecret,
+      required: config.upstream.includes('api'),
+    }),
     checkMqttConnection({ config, secrets, timeoutMs: 10_000 }),
   ]);
   const scanners = config.scanners.length ? await checkScanners(config.scanners, scannerProbe) : [];
@@ -271,21 +309,35 @@ export async function refuseForeignTemplateKey(merged: MergedSetup, existing: Ex
   if (!next || (before && before.equals(next))) return;
   const verdict = await verifyTemplateKey(merged.config.dataDir, next);
   if (!verdict.ok) {
-    throw new AgentError('PROVISION_TEMPLATE_KEY_MISMATCH', `the template key given does not open the templates stored in ${merged.config.dataDir}: ${verdict.detail ?? 'wrong key'}; nothing written`, { dataDir: merged.config.dataDir }, {
-      hint: 'give the key the templates were stored with (--template-key-file, from the old secrets file or backup); to start over instead, delete the templates and sync them again from the site',
-    });
+    throw new AgentError(
+      'PROVISION_TEMPLATE_KEY_MISMATCH',
+      `the template key given does not open the templates stored in ${merged.config.dataDir}: ${verdict.detail ?? 'wrong key'}; nothing written`,
+      { dataDir: merged.config.dataDir },
+      {
+        hint: 'give the key the templates were stored with (--template-key-file, from the old secrets file or backup); to start over instead, delete the templates and sync them again from the site',
+      },
+    );
   }
 }
 
 /** Read, merge, check, write: what both front ends do once they have the answers. */
-export async function provision(files: { config: string; secrets: string }, answers: ProvisionAnswers, options: { check: boolean; discover?: boolean | { port: string } }): Promise<ProvisionResult> {
+export async function provision(
+  files: { config: string; secrets: string },
+  answers: ProvisionAnswers,
+  options: { check: boolean; discover?: boolean | { port: string } },
+): Promise<ProvisionResult> {
   const existing = readExisting(files.config, files.secrets);
   if (options.discover) {
     const found = await discoverScanners(typeof options.discover === 'object' ? options.discover : {});
     if (!found.length) {
-      throw new AgentError('PROVISION_NOTHING_FOUND', `discovery found no scanner${typeof options.discover === 'object' ? ` on ${options.discover.port}` : ''}; nothing written`, {}, { hint: 'check the cable and power (edge-agent devices lists what answers), or give --scanner family:path[:baud]' });
+      throw new AgentError(
+        'PROVISION_NOTHING_FOUND',
+        `discovery found no scanner${typeof options.discover === 'object' ? ` on ${options.discover.port}` : ''}; nothing written`,
+        {},
+        { hint: 'check the cable and power (edge-agent devices lists what answers), or give --scanner family:path[:baud]' },
+      );
     }
-    const known = answers.scanners ?? ((existing.raw.scanners as ScannerConfig[] | undefined) ?? []);
+    const known = answers.scanners ?? (existing.raw.scanners as ScannerConfig[] | undefined) ?? [];
     answers = { ...answers, scanners: [...known, ...found.filter((f) => !known.some((k) => k.path === f.path))] };
   }
   const merged = mergeSetup(existing, answers, { secretsFile: files.secrets, configFile: files.config });

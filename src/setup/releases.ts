@@ -74,7 +74,9 @@ export function releaseLinks(root: string): ReleaseLinks {
   const home = join(resolve(root), RELEASES_HOME);
   let installed: string[] = [];
   try {
-    installed = readdirSync(join(home, 'releases')).filter((v) => !v.startsWith('.')).sort();
+    installed = readdirSync(join(home, 'releases'))
+      .filter((v) => !v.startsWith('.'))
+      .sort();
   } catch {
     // nothing installed yet
   }
@@ -111,7 +113,10 @@ function sha256(file: string): string {
 
 /** The SHA256SUMS text of a release folder (`sha256sum -c SHA256SUMS` checks it). */
 export function checksumText(dir: string): string {
-  return filesBelow(dir).filter((f) => f !== CHECKSUM_FILE).map((f) => `${sha256(join(dir, f))}  ${f}\n`).join('');
+  return filesBelow(dir)
+    .filter((f) => f !== CHECKSUM_FILE)
+    .map((f) => `${sha256(join(dir, f))}  ${f}\n`)
+    .join('');
 }
 
 /** Checks every file SHA256SUMS lists; returns how many, or throws naming what differs. */
@@ -131,7 +136,12 @@ export function verifyRelease(dir: string): number {
     const file = join(dir, m[2]!);
     if (!existsSync(file) || sha256(file) !== m[1]) bad.push(m[2]!);
   }
-  if (bad.length) throw new AgentError('SETUP_RELEASE_DAMAGED', `${bad.length} file(s) of ${dir} differ from ${CHECKSUM_FILE}: ${bad.slice(0, 5).join(', ')}${bad.length > 5 ? ', ...' : ''}`, { dir, files: bad.slice(0, 20) });
+  if (bad.length)
+    throw new AgentError(
+      'SETUP_RELEASE_DAMAGED',
+      `${bad.length} file(s) of ${dir} differ from ${CHECKSUM_FILE}: ${bad.slice(0, 5).join(', ')}${bad.length > 5 ? ', ...' : ''}`,
+      { dir, files: bad.slice(0, 20) },
+    );
   return n;
 }
 
@@ -147,7 +157,12 @@ export function installRelease(from: string, root: string, dryRun: boolean): Rel
   const dest = join(before.home, 'releases', info.version);
   const steps: ReleaseStep[] = [];
   const files = verifyRelease(from);
-  steps.push({ action: 'check release', path: from, status: 'done', detail: `${files} files match ${CHECKSUM_FILE} (edge-agent ${info.version}, ${info.arch})` });
+  steps.push({
+    action: 'check release',
+    path: from,
+    status: 'done',
+    detail: `${files} files match ${CHECKSUM_FILE} (edge-agent ${info.version}, ${info.arch})`,
+  });
   if (resolve(from) !== resolve(dest)) {
     if (!dryRun) {
       const tmp = join(before.home, 'releases', `.${info.version}.${process.pid}`);
@@ -160,12 +175,18 @@ export function installRelease(from: string, root: string, dryRun: boolean): Rel
     }
     steps.push({ action: 'copy release', path: dest, status: act });
   }
-  const previous = before.current !== null && before.current !== info.version ? before.current : before.previous !== info.version ? before.previous : null;
+  const previous =
+    before.current !== null && before.current !== info.version ? before.current : before.previous !== info.version ? before.previous : null;
   if (!dryRun) {
     pointLink(before.home, 'previous', previous);
     pointLink(before.home, 'current', info.version);
   }
-  steps.push({ action: 'make it current', path: join(before.home, 'current'), status: act, detail: `current -> ${info.version}${previous ? `, previous -> ${previous} (edge-agent rollback goes back to it)` : ''}` });
+  steps.push({
+    action: 'make it current',
+    path: join(before.home, 'current'),
+    status: act,
+    detail: `current -> ${info.version}${previous ? `, previous -> ${previous} (edge-agent rollback goes back to it)` : ''}`,
+  });
   const stale = before.installed.filter((v) => v !== info.version && v !== previous);
   if (!dryRun) for (const v of stale) rmSync(join(before.home, 'releases', v), { recursive: true, force: true });
   if (stale.length) steps.push({ action: 'remove older releases', status: act, detail: stale.join(', ') });
@@ -179,12 +200,27 @@ export function rollbackRelease(root: string, dryRun: boolean): { from: string; 
     throw new AgentError('SETUP_NOT_INSTALLED', `no installed release at ${links.home} (no "current" link)`, { home: links.home });
   }
   if (links.previous === null || !existsSync(join(links.home, 'releases', links.previous, RELEASE_FILE))) {
-    throw new AgentError('SETUP_NO_PREVIOUS_RELEASE', `only ${links.current} is installed at ${links.home}: there is no previous release to go back to`, { home: links.home, current: links.current, previous: links.previous });
+    throw new AgentError(
+      'SETUP_NO_PREVIOUS_RELEASE',
+      `only ${links.current} is installed at ${links.home}: there is no previous release to go back to`,
+      { home: links.home, current: links.current, previous: links.previous },
+    );
   }
   const { current: from, previous: to } = links;
   if (!dryRun) {
     pointLink(links.home, 'previous', from);
     pointLink(links.home, 'current', to);
   }
-  return { from, to, steps: [{ action: 'switch release', path: join(links.home, 'current'), status: dryRun ? 'would do' : 'done', detail: `current -> ${to}, previous -> ${from}` }] };
+  return {
+    from,
+    to,
+    steps: [
+      {
+        action: 'switch release',
+        path: join(links.home, 'current'),
+        status: dryRun ? 'would do' : 'done',
+        detail: `current -> ${to}, previous -> ${from}`,
+      },
+    ],
+  };
 }

@@ -15,9 +15,20 @@ export const scannerProbe: ScannerProbe = async (s) => {
   if (simulated) {
     const { createSimulatedScanner } = await import('../../drivers/simulated.js');
     const { syntheticImages } = await import('../synthetic/simulator-sources.js');
-    scanner = (await createSimulatedScanner(s.family, { images: syntheticImages, ...(s.baud ? { baud: s.baud } : {}), ...(s.format ? { format: s.format } : {}) })).scanner;
+    scanner = (
+      await createSimulatedScanner(s.family, {
+        images: syntheticImages,
+        ...(s.baud ? { baud: s.baud } : {}),
+        ...(s.format ? { format: s.format } : {}),
+      })
+    ).scanner;
   } else {
-    scanner = await createScanner({ family: s.family, path: s.path, ...(s.baud ? { baud: s.baud } : {}), ...(s.format ? { format: s.format } : {}) });
+    scanner = await createScanner({
+      family: s.family,
+      path: s.path,
+      ...(s.baud ? { baud: s.baud } : {}),
+      ...(s.format ? { format: s.format } : {}),
+    });
   }
   // Closed on every path, a failed open included (a module at another baud rate or of another
   // family does not answer): a port left open keeps the command alive and locks the port.
@@ -25,7 +36,9 @@ export const scannerProbe: ScannerProbe = async (s) => {
     await scanner.open();
     const info = await scanner.info();
     // A badge reader answers nothing: an open port is all that can be checked without a card.
-    const model = scanner.capabilities.credential ? `${info.model} (port opens; a reader says nothing until a card is read: hold one to it to check)` : info.model;
+    const model = scanner.capabilities.credential
+      ? `${info.model} (port opens; a reader says nothing until a card is read: hold one to it to check)`
+      : info.model;
     return { model: simulated ? `${model} (simulated)` : model, firmware: info.firmware, serial: info.serial };
   } finally {
     await scanner.close().catch(() => undefined);

@@ -20,7 +20,12 @@ export function systemdDir(): string {
     if (existsSync(join(dir, 'systemd', 'edge-agent.service'))) return join(dir, 'systemd');
     dir = dirname(dir);
   }
-  throw new AgentError('AGENT_FILES_MISSING', 'cannot find the systemd/ folder of edge-agent', {}, { hint: 'reinstall edge-agent; the package ships systemd/edge-agent.service' });
+  throw new AgentError(
+    'AGENT_FILES_MISSING',
+    'cannot find the systemd/ folder of edge-agent',
+    {},
+    { hint: 'reinstall edge-agent; the package ships systemd/edge-agent.service' },
+  );
 }
 
 export const UNIT_NAME = 'edge-agent.service';
@@ -131,7 +136,8 @@ export function hiddenPaths(execStart: string): string[] {
     } catch {
       // not there (yet): judged as written
     }
-    for (const p of new Set([word, real])) if (HIDDEN_FROM_SERVICE.some((h) => p === h || p.startsWith(`${h}/`))) out.push(p === word ? word : `${word} (-> ${real})`);
+    for (const p of new Set([word, real]))
+      if (HIDDEN_FROM_SERVICE.some((h) => p === h || p.startsWith(`${h}/`))) out.push(p === word ? word : `${word} (-> ${real})`);
   }
   return [...new Set(out)];
 }
@@ -182,7 +188,15 @@ export function usbAdapterOf(port: string, sysfsRoot = '/sys'): UsbSerialAdapter
   for (let i = 0; i < 6 && dir.startsWith(sysfsRoot) && dir !== sysfsRoot; i++, dir = dirname(dir)) {
     const vendor = readAttr(dir, 'idVendor');
     const product = readAttr(dir, 'idProduct');
-    if (vendor && product) return { port, kernel, vendor: vendor.toLowerCase(), product: product.toLowerCase(), serial: readAttr(dir, 'serial'), usbPath: basename(dir) };
+    if (vendor && product)
+      return {
+        port,
+        kernel,
+        vendor: vendor.toLowerCase(),
+        product: product.toLowerCase(),
+        serial: readAttr(dir, 'serial'),
+        usbPath: basename(dir),
+      };
   }
   return null;
 }
@@ -191,7 +205,9 @@ export function usbAdapterOf(port: string, sysfsRoot = '/sys'): UsbSerialAdapter
 export function listUsbSerialAdapters(sysfsRoot = '/sys'): UsbSerialAdapter[] {
   let names: string[] = [];
   try {
-    names = readdirSync(join(sysfsRoot, 'class/tty')).filter((n) => /^tty(USB|ACM)\d+$/.test(n)).sort();
+    names = readdirSync(join(sysfsRoot, 'class/tty'))
+      .filter((n) => /^tty(USB|ACM)\d+$/.test(n))
+      .sort();
   } catch {
     return [];
   }
@@ -230,10 +246,21 @@ export interface InstallOptions {
  * The udev rules with one line per iris camera model at the `@iris-rules@` marker and one line per
  * scanner's USB bridge (by serial number) at the `@fingerprint-rules@` marker.
  */
-export function renderRules(template: string, group: string, irisUsb: readonly string[] = [], scanners: readonly UsbSerialAdapter[] = []): string {
+export function renderRules(
+  template: string,
+  group: string,
+  irisUsb: readonly string[] = [],
+  scanners: readonly UsbSerialAdapter[] = [],
+): string {
   const lines = irisUsb.map((id) => {
     const m = /^([0-9a-fA-F]{4}):([0-9a-fA-F]{4})$/.exec(id.trim());
-    if (!m) throw new AgentError('CLI_USAGE', `--iris-usb ${id} is not a USB id pair VVVV:PPPP`, { value: id }, { hint: 'take the ids from "edge-agent devices" or lsusb, e.g. --iris-usb 1d6b:0104' });
+    if (!m)
+      throw new AgentError(
+        'CLI_USAGE',
+        `--iris-usb ${id} is not a USB id pair VVVV:PPPP`,
+        { value: id },
+        { hint: 'take the ids from "edge-agent devices" or lsusb, e.g. --iris-usb 1d6b:0104' },
+      );
     return `SUBSYSTEM=="hidraw", ATTRS{idVendor}=="${m[1]!.toLowerCase()}", ATTRS{idProduct}=="${m[2]!.toLowerCase()}", SYMLINK+="iris%n", GROUP="${group}", MODE="0660"`;
   });
   const fingers = scanners.map((a, i) => fingerprintRule(a, i));
@@ -254,7 +281,8 @@ export const NOTIFY_DROPIN = `etc/systemd/system/${UNIT_NAME}.d/notify-access.co
 /** Loads a package with `node` in a child, as the service would: null when it loads, else why not. */
 export function loadError(node: string, pkgDir: string | null): string | null {
   if (!pkgDir) return 'the unix-dgram package is not installed';
-  const script = 'try { require(process.argv[1]) } catch (e) { console.log(String(e.message).split("\\nRequire stack")[0].replace(/\\s+/g, " ").slice(0, 240)); process.exit(1) }';
+  const script =
+    'try { require(process.argv[1]) } catch (e) { console.log(String(e.message).split("\\nRequire stack")[0].replace(/\\s+/g, " ").slice(0, 240)); process.exit(1) }';
   const r = spawnSync(node, ['-e', script, pkgDir], { encoding: 'utf8', timeout: 60_000 });
   if (r.status === 0) return null;
   return r.stdout.trim() || r.stderr.trim().split('\n')[0] || r.error?.message || `${node} exited with ${r.status}`;
@@ -300,7 +328,8 @@ export function notifyAccessStep(root: string, pkgDir: string | null, node: stri
 NotifyAccess=all
 `;
   const detail = `NotifyAccess=all: the unix-dgram addon does not load with ${node} (${why}), so the agent sends through systemd-notify`;
-  if (existsSync(path) && readFileSync(path, 'utf8') === text) return { action: 'write NotifyAccess drop-in', path, status: 'skipped', detail: `${detail} (already written)` };
+  if (existsSync(path) && readFileSync(path, 'utf8') === text)
+    return { action: 'write NotifyAccess drop-in', path, status: 'skipped', detail: `${detail} (already written)` };
   if (!dryRun) {
     mkdirSync(dirname(path), { recursive: true });
     writeFileAtomic(path, text, 0o644);
@@ -333,25 +362,44 @@ export function installService(options: InstallOptions): InstallStep[] {
   const major = version ? Number(/^v?(\d+)/.exec(version)?.[1]) : NaN;
   const node = options.execStart.trim().split(/\s+/)[0];
   if (!(major >= 20)) {
-    steps.push({ action: 'check Node version', status: 'failed', detail: `${version ? `${node} is Node ${version}` : `cannot run ${node} --version`}; edge-agent needs Node 20 or newer: install it system-wide (Debian/Raspberry Pi OS: NodeSource's nodejs 20 or 22 into /usr/bin/node), then run install-service again with it` });
+    steps.push({
+      action: 'check Node version',
+      status: 'failed',
+      detail: `${version ? `${node} is Node ${version}` : `cannot run ${node} --version`}; edge-agent needs Node 20 or newer: install it system-wide (Debian/Raspberry Pi OS: NodeSource's nodejs 20 or 22 into /usr/bin/node), then run install-service again with it`,
+    });
   } else steps.push({ action: 'check Node version', status: 'done', detail: `${node} is Node ${version}` });
   const hidden = hiddenPaths(options.execStart);
   if (hidden.length && !onHost) {
     // Staged into another root (an SD card image, a test): its paths are the target's, and this
     // machine cannot say what the target hides. Said, not refused.
-    steps.push({ action: 'check ExecStart is visible to the service', status: 'skipped', detail: `staged under ${root}: on this machine ${hidden.join(', ')} would be hidden from the service (ProtectHome, PrivateTmp); make sure the target has them elsewhere` });
+    steps.push({
+      action: 'check ExecStart is visible to the service',
+      status: 'skipped',
+      detail: `staged under ${root}: on this machine ${hidden.join(', ')} would be hidden from the service (ProtectHome, PrivateTmp); make sure the target has them elsewhere`,
+    });
   } else if (hidden.length) {
     steps.push({
       action: 'check ExecStart is visible to the service',
       status: 'failed',
       detail: `the unit runs with ProtectHome=yes and PrivateTmp=yes, which hide ${HIDDEN_FROM_SERVICE.join(', ')} from the service, so it could not start ${hidden.join(', ')}. Install the release under /opt/edge-agent (ExecStart=/usr/bin/node ${DAEMON_NODE_FLAGS.join(' ')} /opt/edge-agent/current/dist/src/cli/main.js run) with Node system-wide, and run install-service from there; or give --exec-start with paths the service can see`,
     });
-  } else steps.push({ action: 'check ExecStart is visible to the service', status: 'done', detail: `nothing it runs is under ${HIDDEN_FROM_SERVICE.join(', ')}` });
+  } else
+    steps.push({
+      action: 'check ExecStart is visible to the service',
+      status: 'done',
+      detail: `nothing it runs is under ${HIDDEN_FROM_SERVICE.join(', ')}`,
+    });
   const adapters: UsbSerialAdapter[] = [];
   for (const port of options.scannerPorts ?? []) {
     const a = usbAdapterOf(port, options.sysfsRoot);
     if (a) adapters.push(a);
-    else steps.push({ action: 'name the scanner adapter', path: port, status: 'failed', detail: `${port} is not a USB serial bridge this machine has (unplugged, a typo, or the Pi UART, which is /dev/fingerprint-uart0 already): "edge-agent devices" lists the ports` });
+    else
+      steps.push({
+        action: 'name the scanner adapter',
+        path: port,
+        status: 'failed',
+        detail: `${port} is not a USB serial bridge this machine has (unplugged, a typo, or the Pi UART, which is /dev/fingerprint-uart0 already): "edge-agent devices" lists the ports`,
+      });
   }
   if (steps.some((s) => s.status === 'failed')) return steps;
 
@@ -360,21 +408,38 @@ export function installService(options: InstallOptions): InstallStep[] {
   let addon = options.release ? join(options.release, 'node_modules/unix-dgram') : ownUnixDgram();
   if (options.release && resolve(options.release).startsWith(`${releases}/`)) {
     // Already installed (by the package, or by install-service before): nothing to copy or link.
-    steps.push({ action: 'install release', path: options.release, status: 'skipped', detail: 'it runs from the installed releases already' });
+    steps.push({
+      action: 'install release',
+      path: options.release,
+      status: 'skipped',
+      detail: 'it runs from the installed releases already',
+    });
   } else if (options.release) {
     steps.push(...installRelease(options.release, root, options.dryRun));
     if (!options.dryRun) addon = join(releases, readRelease(options.release)!.version, 'node_modules/unix-dgram');
     const bin = join(root, 'usr/local/bin/edge-agent');
     if (!options.dryRun) writeFileAtomic(bin, commandScript(), 0o755);
-    steps.push({ action: 'write the command', path: bin, status: act, detail: `runs ${CURRENT_ENTRY} (with ${TERMINAL_CONFIG} once provision wrote it)` });
+    steps.push({
+      action: 'write the command',
+      path: bin,
+      status: act,
+      detail: `runs ${CURRENT_ENTRY} (with ${TERMINAL_CONFIG} once provision wrote it)`,
+    });
   }
 
   // The Debian package ships its unit in /lib/systemd/system; a copy in /etc would hide its updates.
   const packaged = join(root, 'lib/systemd/system', UNIT_NAME);
   if (existsSync(packaged)) {
-    steps.push({ action: 'write systemd unit', path: unitPath, status: 'skipped', detail: `the package's unit ${packaged} is used (change it with systemctl edit edge-agent)` });
+    steps.push({
+      action: 'write systemd unit',
+      path: unitPath,
+      status: 'skipped',
+      detail: `the package's unit ${packaged} is used (change it with systemctl edit edge-agent)`,
+    });
   } else {
-    const unit = renderUnit(readFileSync(join(src, UNIT_NAME), 'utf8'), options.execStart).replace(/^User=.*$/m, `User=${options.user}`).replace(/^Group=.*$/m, `Group=${options.user}`);
+    const unit = renderUnit(readFileSync(join(src, UNIT_NAME), 'utf8'), options.execStart)
+      .replace(/^User=.*$/m, `User=${options.user}`)
+      .replace(/^Group=.*$/m, `Group=${options.user}`);
     if (!options.dryRun) writeFileAtomic(unitPath, unit, 0o644);
     steps.push({ action: 'write systemd unit', path: unitPath, status: act, detail: `ExecStart=${options.execStart}` });
     // The node the unit runs: ExecStart's program.
@@ -383,20 +448,52 @@ export function installService(options: InstallOptions): InstallStep[] {
 
   const rules = renderRules(readFileSync(join(src, RULES_NAME), 'utf8'), options.user, options.irisUsb, adapters);
   if (!options.dryRun) writeFileAtomic(rulesPath, rules, 0o644);
-  const iris = options.irisUsb?.length ? `/dev/irisN for ${options.irisUsb.join(', ')}` : 'no iris camera model given (--iris-usb VVVV:PPPP)';
-  const named = adapters.map((a, i) => `/dev/fingerprint${i} = ${a.port} (${a.vendor}:${a.product} ${a.serial ? `serial ${a.serial}` : `on USB port ${a.usbPath}, it has no serial number`})`);
-  const plugged = adapters.length ? [] : listUsbSerialAdapters(options.sysfsRoot).map((a) => `${a.port} (${a.vendor}:${a.product}${a.serial ? ` serial ${a.serial}` : ''})`);
-  const fingers = named.length ? named.join(', ') : `no scanner adapter named (--scanner-port PORT names its USB bridge /dev/fingerprint0 by serial number${plugged.length ? `; plugged in now: ${plugged.join(', ')}` : ''})`;
-  steps.push({ action: 'write udev rules', path: rulesPath, status: act, detail: `${fingers}; the Pi UART (serial0) is /dev/fingerprint-uart0; ${iris}` });
+  const iris = options.irisUsb?.length
+    ? `/dev/irisN for ${options.irisUsb.join(', ')}`
+    : 'no iris camera model given (--iris-usb VVVV:PPPP)';
+  const named = adapters.map(
+    (a, i) =>
+      `/dev/fingerprint${i} = ${a.port} (${a.vendor}:${a.product} ${a.serial ? `serial ${a.serial}` : `on USB port ${a.usbPath}, it has no serial number`})`,
+  );
+  const plugged = adapters.length
+    ? []
+    : listUsbSerialAdapters(options.sysfsRoot).map((a) => `${a.port} (${a.vendor}:${a.product}${a.serial ? ` serial ${a.serial}` : ''})`);
+  const fingers = named.length
+    ? named.join(', ')
+    : `no scanner adapter named (--scanner-port PORT names its USB bridge /dev/fingerprint0 by serial number${plugged.length ? `; plugged in now: ${plugged.join(', ')}` : ''})`;
+  steps.push({
+    action: 'write udev rules',
+    path: rulesPath,
+    status: act,
+    detail: `${fingers}; the Pi UART (serial0) is /dev/fingerprint-uart0; ${iris}`,
+  });
 
   // 0755: the service user reads config.yaml here; secrets.yaml stays 0600 root and reaches the
   // service through LoadCredential=.
   if (!options.dryRun) mkdirSync(confDir, { recursive: true, mode: 0o755 });
-  steps.push({ action: 'create config folder', path: confDir, status: act, detail: 'edge-agent provision writes config.yaml and secrets.yaml (0600) here' });
+  steps.push({
+    action: 'create config folder',
+    path: confDir,
+    status: act,
+    detail: 'edge-agent provision writes config.yaml and secrets.yaml (0600) here',
+  });
 
-  const useradd = ['--system', '--user-group', '--no-create-home', '--home-dir', '/var/lib/edge-agent', '--shell', '/usr/sbin/nologin', options.user];
+  const useradd = [
+    '--system',
+    '--user-group',
+    '--no-create-home',
+    '--home-dir',
+    '/var/lib/edge-agent',
+    '--shell',
+    '/usr/sbin/nologin',
+    options.user,
+  ];
   if (!onHost) {
-    steps.push({ action: 'create user', status: 'skipped', detail: `not on the live system (prefix ${root}); on the terminal run: useradd ${useradd.join(' ')}` });
+    steps.push({
+      action: 'create user',
+      status: 'skipped',
+      detail: `not on the live system (prefix ${root}); on the terminal run: useradd ${useradd.join(' ')}`,
+    });
   } else if (userExists(options.user)) {
     steps.push({ action: 'create user', status: 'skipped', detail: `user ${options.user} exists` });
   } else if (options.dryRun) {
@@ -417,7 +514,11 @@ export function installService(options: InstallOptions): InstallStep[] {
       if (options.dryRun) steps.push({ action, status: 'would do', detail: `${cmd} ${args.join(' ')}` });
       else {
         const r = run(cmd, args);
-        steps.push({ action, status: r.ok ? 'done' : 'failed', detail: r.ok ? `${cmd} ${args.join(' ')}` : `${cmd} ${args.join(' ')}: ${r.out.split('\n')[0]}` });
+        steps.push({
+          action,
+          status: r.ok ? 'done' : 'failed',
+          detail: r.ok ? `${cmd} ${args.join(' ')}` : `${cmd} ${args.join(' ')}: ${r.out.split('\n')[0]}`,
+        });
       }
     }
   }

@@ -22,7 +22,9 @@ export function sealSiteRecord(key: Buffer, site: string, employeeCode: string, 
   const cipher = createCipheriv('aes-256-gcm', key, nonce);
   cipher.setAAD(aad(site, employeeCode));
   const data = Buffer.concat([cipher.update(plaintext), cipher.final(), cipher.getAuthTag()]);
-  return Buffer.from(JSON.stringify({ v: 1, alg: 'A256GCM', kid: keyId(key), nonce: nonce.toString('base64'), data: data.toString('base64') }));
+  return Buffer.from(
+    JSON.stringify({ v: 1, alg: 'A256GCM', kid: keyId(key), nonce: nonce.toString('base64'), data: data.toString('base64') }),
+  );
 }
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
@@ -44,20 +46,33 @@ export function openSiteRecord(key: Buffer, site: string, employeeCode: string, 
   }
   const parsed = EnvelopeSchema.safeParse(json);
   if (!parsed.success) {
-    throw new AgentError('OPS_SYNC_MALFORMED', `the site template message for ${employeeCode} is not a v1 A256GCM envelope`, { employeeCode });
+    throw new AgentError('OPS_SYNC_MALFORMED', `the site template message for ${employeeCode} is not a v1 A256GCM envelope`, {
+      employeeCode,
+    });
   }
   const env = parsed.data;
   if (env.kid !== keyId(key)) {
-    throw new AgentError('OPS_SYNC_WRONG_KEY', `the site template message for ${employeeCode} was sealed under another site key (kid ${String(env.kid)}, ours ${keyId(key)})`, { employeeCode, kid: env.kid }, { hint: 'give every terminal of the site the same site key (edge-agent provision --site-key-file)' });
+    throw new AgentError(
+      'OPS_SYNC_WRONG_KEY',
+      `the site template message for ${employeeCode} was sealed under another site key (kid ${String(env.kid)}, ours ${keyId(key)})`,
+      { employeeCode, kid: env.kid },
+      { hint: 'give every terminal of the site the same site key (edge-agent provision --site-key-file)' },
+    );
   }
   const data = Buffer.from(env.data, 'base64');
-  if (data.length < 16) throw new AgentError('OPS_SYNC_MALFORMED', `the site template message for ${employeeCode} is truncated`, { employeeCode });
+  if (data.length < 16)
+    throw new AgentError('OPS_SYNC_MALFORMED', `the site template message for ${employeeCode} is truncated`, { employeeCode });
   try {
     const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(env.nonce, 'base64'));
     decipher.setAAD(aad(site, employeeCode));
     decipher.setAuthTag(data.subarray(data.length - 16));
     return Buffer.concat([decipher.update(data.subarray(0, data.length - 16)), decipher.final()]);
   } catch (err) {
-    throw new AgentError('OPS_SYNC_TAMPERED', `the site template message for ${employeeCode} failed authentication`, { employeeCode }, { hint: 'the message was altered or moved to another topic; re-enrol or republish from the origin terminal', cause: err });
+    throw new AgentError(
+      'OPS_SYNC_TAMPERED',
+      `the site template message for ${employeeCode} failed authentication`,
+      { employeeCode },
+      { hint: 'the message was altered or moved to another topic; re-enrol or republish from the origin terminal', cause: err },
+    );
   }
 }

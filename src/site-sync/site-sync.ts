@@ -116,12 +116,20 @@ const TemplateSchema = z.object({
 
 const common = {
   employeeCode: z.string().max(512),
-  updatedAt: z.string().max(40).refine((s) => !Number.isNaN(Date.parse(s)), 'a date-time'),
+  updatedAt: z
+    .string()
+    .max(40)
+    .refine((s) => !Number.isNaN(Date.parse(s)), 'a date-time'),
   origin: z.string().regex(TERMINAL_ID, 'a terminal id'),
   templates: z.array(TemplateSchema).max(MAX_TEMPLATES),
 };
 
-const RecordV2Schema = z.object({ v: z.literal(2), version: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER), deleted: z.boolean(), ...common });
+const RecordV2Schema = z.object({
+  v: z.literal(2),
+  version: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER),
+  deleted: z.boolean(),
+  ...common,
+});
 /** Records of agents before versions (v1): live records whose version is their updatedAt in ms. */
 const RecordV1Schema = z.object({ v: z.literal(1), ...common });
 
@@ -131,7 +139,8 @@ export function digestOf(plaintext: Buffer): string {
 
 /** Parses and validates a record's plaintext (v2, or v1 read as a live record versioned by its updatedAt). */
 export function parseRecord(plaintext: Buffer, employeeCode: string): SiteTemplateRecord {
-  const malformed = (why: string) => new AgentError('OPS_SYNC_MALFORMED', `the site template record for ${employeeCode} ${why}`, { employeeCode });
+  const malformed = (why: string) =>
+    new AgentError('OPS_SYNC_MALFORMED', `the site template record for ${employeeCode} ${why}`, { employeeCode });
   let json: unknown;
   try {
     json = JSON.parse(plaintext.toString('utf8'));
@@ -168,14 +177,33 @@ export function nextVersion(held: HeldVersion | null, now: number, atLeast = 0):
 
 /** A tombstone for `employeeCode` above what is held. */
 export function tombstone(employeeCode: string, held: HeldVersion | null, origin: string, now: number): SiteTemplateRecord {
-  return { v: 2, employeeCode, version: nextVersion(held, now), updatedAt: new Date(now).toISOString(), origin, deleted: true, templates: [] };
+  return {
+    v: 2,
+    employeeCode,
+    version: nextVersion(held, now),
+    updatedAt: new Date(now).toISOString(),
+    origin,
+    deleted: true,
+    templates: [],
+  };
 }
 
 /** Deletes a person here with a tombstone above what is held (site sync on or off); the templates removed and the tombstone. */
-export async function deleteWithTombstone(store: SiteTemplateStore, employeeCode: string, origin: string, now: number): Promise<{ removed: number; record: SiteTemplateRecord }> {
+export async function deleteWithTombstone(
+  store: SiteTemplateStore,
+  employeeCode: string,
+  origin: string,
+  now: number,
+): Promise<{ removed: number; record: SiteTemplateRecord }> {
   const record = tombstone(employeeCode, await store.versionOf(employeeCode), origin, now);
   const removed = await store.remove(record, digestOf(Buffer.from(JSON.stringify(record))));
-  if (removed === null) throw new AgentError('OPS_SYNC_FAILED', `the deletion of ${employeeCode} lost against a newer record received meanwhile`, { employeeCode }, { hint: 'send the deletion again' });
+  if (removed === null)
+    throw new AgentError(
+      'OPS_SYNC_FAILED',
+      `the deletion of ${employeeCode} lost against a newer record received meanwhile`,
+      { employeeCode },
+      { hint: 'send the deletion again' },
+    );
   return { removed, record };
 }
 
@@ -194,7 +222,13 @@ export class SiteTemplateSync extends TypedEmitter<SiteSyncEvents> {
 
   constructor(options: SiteSyncOptions) {
     super();
-    if (options.key.length !== 32) throw new AgentError('OPS_SYNC_NO_KEY', 'the site key must be 32 bytes', {}, { hint: 'set siteKey in the secrets file (64 hex characters)' });
+    if (options.key.length !== 32)
+      throw new AgentError(
+        'OPS_SYNC_NO_KEY',
+        'the site key must be 32 bytes',
+        {},
+        { hint: 'set siteKey in the secrets file (64 hex characters)' },
+      );
     this.#o = options;
     this.#max = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
     this.#now = options.now ?? Date.now;
@@ -205,17 +239,25 @@ export class SiteTemplateSync extends TypedEmitter<SiteSyncEvents> {
   }
 
   async start(): Promise<void> {
-    const client = mqtt.connect(this.#o.url, { ...this.#o.mqttOptions, clientId: `${this.#o.terminal}-sync`, clean: true, reconnectPeriod: 2000 });
+    const client = mqtt.connect(this.#o.url, {
+      ...this.#o.mqttOptions,
+      clientId: `${this.#o.terminal}-sync`,
+      clean: true,
+      reconnectPeriod: 2000,
+    });
     this.#client = client;
     client.on('message', (topic, payload) => {
-      this.#chain = this.#chain.then(() => this.#onMessage(topic, payload)).catch((err: unknown) => log.error({ err: toAgentError(err).toJSON() }, 'a site template message could not be handled'));
+      this.#chain = this.#chain
+        .then(() => this.#onMessage(topic, payload))
+        .catch((err: unknown) => log.error({ err: toAgentError(err).toJSON() }, 'a site template message could not be handled'));
     });
     client.on('connect', () => {
       this.#away.ok({ url: this.#o.url }, 'site template sync reached the broker again');
       client.subscribeAsync(this.topicFilter, { qos: 1 }).catch((err: Error) => log.warn({ err: err.message }, 'subscribe failed'));
     });
     client.on('error', (err) => {
-      if (!this.#stopping) this.#away.warn({ url: this.#o.url, err: err.message }, 'site template sync cannot reach the broker; reconnecting');
+      if (!this.#stopping)
+        this.#away.warn({ url: this.#o.url, err: err.message }, 'site template sync cannot reach the broker; reconnecting');
     });
   }
 
@@ -239,14 +281,23 @@ export class SiteTemplateSync extends TypedEmitter<SiteSyncEvents> {
       const decoded = level.length <= 768 ? decodeTopicPart(level) : level;
       const code = checkEmployeeCode(decoded);
       if (!code.ok || code.code !== decoded) {
-        throw new AgentError('OPS_SYNC_MALFORMED', `a site template topic does not name a valid employee code: ${code.ok ? 'not in Unicode NFC' : code.problem}`, {});
+        throw new AgentError(
+          'OPS_SYNC_MALFORMED',
+          `a site template topic does not name a valid employee code: ${code.ok ? 'not in Unicode NFC' : code.problem}`,
+          {},
+        );
       }
       employeeCode = decoded;
       if (payload.length === 0) {
         this.#refuse(employeeCode, 'an empty message deletes nothing (a deletion is a sealed tombstone)');
         return;
       }
-      if (payload.length > this.#max) throw new AgentError('OPS_SYNC_MALFORMED', `the site template message for ${employeeCode} is ${payload.length} bytes; at most ${this.#max} are read`, { employeeCode });
+      if (payload.length > this.#max)
+        throw new AgentError(
+          'OPS_SYNC_MALFORMED',
+          `the site template message for ${employeeCode} is ${payload.length} bytes; at most ${this.#max} are read`,
+          { employeeCode },
+        );
       const plaintext = openSiteRecord(this.#o.key, this.#o.site, employeeCode, payload);
       const record = parseRecord(plaintext, employeeCode);
       const digest = digestOf(plaintext);
@@ -259,8 +310,16 @@ export class SiteTemplateSync extends TypedEmitter<SiteSyncEvents> {
         return;
       }
       if (verdict !== 'apply') {
-        const why = verdict === 'older' ? `version ${record.version} is older than the ${held!.deleted ? 'deletion' : 'record'} held (version ${held!.version})` : `version ${record.version} is the one held, with other content`;
-        this.#refuse(employeeCode, why, { version: record.version, heldVersion: held!.version, origin: record.origin, deleted: record.deleted });
+        const why =
+          verdict === 'older'
+            ? `version ${record.version} is older than the ${held!.deleted ? 'deletion' : 'record'} held (version ${held!.version})`
+            : `version ${record.version} is the one held, with other content`;
+        this.#refuse(employeeCode, why, {
+          version: record.version,
+          heldVersion: held!.version,
+          origin: record.origin,
+          deleted: record.deleted,
+        });
         return;
       }
       if (record.deleted) {
@@ -271,9 +330,13 @@ export class SiteTemplateSync extends TypedEmitter<SiteSyncEvents> {
         this.emit('removed', { employeeCode, templates: n, version: record.version });
         return;
       }
-      if (!(await this.#o.store.apply(record, digest))) return this.#refuse(employeeCode, 'a newer record arrived meanwhile', { version: record.version });
+      if (!(await this.#o.store.apply(record, digest)))
+        return this.#refuse(employeeCode, 'a newer record arrived meanwhile', { version: record.version });
       this.counters.applied++;
-      log.info({ employeeCode, origin: record.origin, version: record.version, templateCount: record.templates.length }, 'templates applied from the site');
+      log.info(
+        { employeeCode, origin: record.origin, version: record.version, templateCount: record.templates.length },
+        'templates applied from the site',
+      );
       this.emit('applied', { employeeCode, origin: record.origin, templates: record.templates.length, version: record.version });
     } catch (err) {
       const e = toAgentError(err, 'OPS_SYNC_FAILED', { employeeCode });
@@ -319,14 +382,26 @@ export class SiteTemplateSync extends TypedEmitter<SiteSyncEvents> {
 
   #plaintext(record: SiteTemplateRecord): Buffer {
     const plaintext = Buffer.from(JSON.stringify(record));
-    if (plaintext.length > this.#max) throw new AgentError('MQTT_PUBLISH_INVALID', `the site record of ${record.employeeCode} is ${plaintext.length} bytes; at most ${this.#max} are published`, { employeeCode: record.employeeCode }, { hint: 'raise mqtt.maxPayloadBytes (and the broker\'s message_size_limit), or enrol fewer templates for this person' });
+    if (plaintext.length > this.#max)
+      throw new AgentError(
+        'MQTT_PUBLISH_INVALID',
+        `the site record of ${record.employeeCode} is ${plaintext.length} bytes; at most ${this.#max} are published`,
+        { employeeCode: record.employeeCode },
+        { hint: "raise mqtt.maxPayloadBytes (and the broker's message_size_limit), or enrol fewer templates for this person" },
+      );
     return plaintext;
   }
 
   async #send(record: SiteTemplateRecord, plaintext: Buffer): Promise<void> {
     const client = this.#requireClient();
     const payload = sealSiteRecord(this.#o.key, this.#o.site, record.employeeCode, plaintext);
-    await publishChecked(client, siteTemplatesTopic(this.#o.prefix, this.#o.site, record.employeeCode), payload, { qos: 1, retain: true }, this.#max);
+    await publishChecked(
+      client,
+      siteTemplatesTopic(this.#o.prefix, this.#o.site, record.employeeCode),
+      payload,
+      { qos: 1, retain: true },
+      this.#max,
+    );
     this.counters.published++;
   }
 

@@ -7,7 +7,13 @@ import type { Modality, TemplateCache, TemplateFormat } from '../store/template-
 import { nextVersion, type SiteTemplateRecord, type SiteTemplateStore } from './site-sync.js';
 
 export function siteStore(cache: TemplateCache): SiteTemplateStore {
-  const version = (r: SiteTemplateRecord, digest: string) => ({ employeeCode: r.employeeCode, version: r.version, digest, origin: r.origin, updatedAt: r.updatedAt });
+  const version = (r: SiteTemplateRecord, digest: string) => ({
+    employeeCode: r.employeeCode,
+    version: r.version,
+    digest,
+    origin: r.origin,
+    updatedAt: r.updatedAt,
+  });
   return {
     async versionOf(employeeCode) {
       const v = await cache.personVersion(employeeCode);
@@ -40,11 +46,25 @@ export function siteStore(cache: TemplateCache): SiteTemplateStore {
  * A person's templates as a site record (after a local enrolment), or null when there are none.
  * Its version is above what this terminal holds for the person (a deletion included).
  */
-export async function siteRecordOf(cache: TemplateCache, employeeCode: string, origin: string, now = Date.now()): Promise<SiteTemplateRecord | null> {
+export async function siteRecordOf(
+  cache: TemplateCache,
+  employeeCode: string,
+  origin: string,
+  now = Date.now(),
+): Promise<SiteTemplateRecord | null> {
   const templates = [];
   let newest = 0;
   for await (const t of cache.listTemplates({ employeeCode })) {
-    templates.push({ id: t.id, modality: t.modality, position: t.position, format: t.format, quality: t.quality, sensorModel: t.sensorModel, createdAt: t.createdAt, data: Buffer.from(t.data).toString('base64') });
+    templates.push({
+      id: t.id,
+      modality: t.modality,
+      position: t.position,
+      format: t.format,
+      quality: t.quality,
+      sensorModel: t.sensorModel,
+      createdAt: t.createdAt,
+      data: Buffer.from(t.data).toString('base64'),
+    });
     newest = Math.max(newest, t.version);
   }
   if (templates.length === 0) return null;

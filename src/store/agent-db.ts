@@ -30,7 +30,10 @@ export const OPEN_CHECK_MS = 1000;
  * `STORE_DATABASE_CORRUPT` with what to do, the same for every command, instead of a command
  * going on with inconsistent counts. Doctor runs the full integrity check.
  */
-export async function openAgentDatabase(dataDir: string, options: { busyTimeoutMs?: number; checkMs?: number } = {}): Promise<SqliteDatabase> {
+export async function openAgentDatabase(
+  dataDir: string,
+  options: { busyTimeoutMs?: number; checkMs?: number } = {},
+): Promise<SqliteDatabase> {
   // The data folder is the agent's alone (punches, templates, secrets): 0700, tightened if looser.
   makePrivateDir(dataDir, { tighten: true });
   const path = agentDatabasePath(dataDir);
@@ -51,7 +54,11 @@ export async function openAgentDatabase(dataDir: string, options: { busyTimeoutM
     await db.close().catch(() => undefined);
     throw corrupt(path, check.problem);
   }
-  if (!check.complete) log.debug({ path, ms: Math.round(monotonicMs() - started) }, 'database checked in part on open (too big to check whole in the time allowed); edge-agent doctor checks all of it');
+  if (!check.complete)
+    log.debug(
+      { path, ms: Math.round(monotonicMs() - started) },
+      'database checked in part on open (too big to check whole in the time allowed); edge-agent doctor checks all of it',
+    );
   return db;
 }
 

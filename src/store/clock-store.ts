@@ -109,7 +109,10 @@ export class ClockStore {
       judgedMonoMs: r?.judged_mono_ms ?? null,
       lastTrustedMs: r?.last_trusted_ms ?? null,
       steps: r?.steps ?? 0,
-      lastStep: r?.last_step_ms != null && r.last_step_at != null ? { sizeMs: r.last_step_ms, at: r.last_step_at, bootId: r.last_step_boot ?? '' } : null,
+      lastStep:
+        r?.last_step_ms != null && r.last_step_at != null
+          ? { sizeMs: r.last_step_ms, at: r.last_step_at, bootId: r.last_step_boot ?? '' }
+          : null,
       corrected: r?.corrected ?? 0,
     };
   }
@@ -120,7 +123,10 @@ export class ClockStore {
   }
 
   /** Records a judgement; `lastTrustedMs` only ever grows. */
-  async writeJudgement(db: SqliteDatabase, j: { trusted: boolean; source: string; detail: string; bootId: string; monoMs: number; lastTrustedMs: number | null }): Promise<void> {
+  async writeJudgement(
+    db: SqliteDatabase,
+    j: { trusted: boolean; source: string; detail: string; bootId: string; monoMs: number; lastTrustedMs: number | null },
+  ): Promise<void> {
     await db.run(
       `UPDATE clock_state SET trusted = ?, source = ?, detail = ?, boot_id = ?, judged_mono_ms = ?,
          last_trusted_ms = CASE WHEN ? IS NULL THEN last_trusted_ms WHEN last_trusted_ms IS NULL OR last_trusted_ms < ? THEN ? ELSE last_trusted_ms END
@@ -131,11 +137,18 @@ export class ClockStore {
 
   /** The latest trusted reading of a boot (replaces the previous one of that boot). */
   async writeAnchor(db: SqliteDatabase, a: ClockAnchor): Promise<void> {
-    await db.run('INSERT INTO clock_anchors (boot_id, wall_ms, mono_ms) VALUES (?, ?, ?) ON CONFLICT (boot_id) DO UPDATE SET wall_ms = excluded.wall_ms, mono_ms = excluded.mono_ms', [a.bootId, a.wallMs, a.monoMs]);
+    await db.run(
+      'INSERT INTO clock_anchors (boot_id, wall_ms, mono_ms) VALUES (?, ?, ?) ON CONFLICT (boot_id) DO UPDATE SET wall_ms = excluded.wall_ms, mono_ms = excluded.mono_ms',
+      [a.bootId, a.wallMs, a.monoMs],
+    );
   }
 
   async recordStep(db: SqliteDatabase, step: ClockStep): Promise<void> {
-    await db.run('UPDATE clock_state SET steps = steps + 1, last_step_ms = ?, last_step_at = ?, last_step_boot = ? WHERE id = 1', [step.sizeMs, step.at, step.bootId]);
+    await db.run('UPDATE clock_state SET steps = steps + 1, last_step_ms = ?, last_step_at = ?, last_step_boot = ? WHERE id = 1', [
+      step.sizeMs,
+      step.at,
+      step.bootId,
+    ]);
   }
 
   async addCorrected(db: SqliteDatabase, n: number): Promise<void> {

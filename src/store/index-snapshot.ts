@@ -55,7 +55,12 @@ function bytesOf(view: ArrayBufferView): Uint8Array {
  * while this runs), to a temporary file made durable and then renamed over the old one.
  * Returns the bytes written.
  */
-export function writeIndexSnapshot(path: string, templateKey: Buffer, header: Omit<SnapshotHeader, 'format' | 'sections'>, sections: ArrayBufferView[]): number {
+export function writeIndexSnapshot(
+  path: string,
+  templateKey: Buffer,
+  header: Omit<SnapshotHeader, 'format' | 'sections'>,
+  sections: ArrayBufferView[],
+): number {
   const full: SnapshotHeader = { format: FORMAT, ...header, sections: sections.map((s) => s.byteLength) };
   const head = Buffer.from(JSON.stringify(full), 'utf8');
   const prefix = Buffer.alloc(8);
@@ -105,12 +110,19 @@ export type SnapshotRead = { ok: true; header: SnapshotHeader } | { ok: false; r
  * to refuse it. The sections are decrypted straight into those arrays; they hold the snapshot
  * only when the result is ok (the tag is checked last: on a failure throw them away).
  */
-export function readIndexSnapshot(path: string, templateKey: Buffer, accept: (header: SnapshotHeader) => ArrayBufferView[] | string): SnapshotRead {
+export function readIndexSnapshot(
+  path: string,
+  templateKey: Buffer,
+  accept: (header: SnapshotHeader) => ArrayBufferView[] | string,
+): SnapshotRead {
   let fd: number;
   try {
     fd = openSync(path, 'r');
   } catch (err) {
-    return { ok: false, reason: (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no snapshot yet' : `cannot open it: ${(err as Error).message}` };
+    return {
+      ok: false,
+      reason: (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no snapshot yet' : `cannot open it: ${(err as Error).message}`,
+    };
   }
   try {
     let pos = 0;
@@ -136,10 +148,12 @@ export function readIndexSnapshot(path: string, templateKey: Buffer, accept: (he
     } catch {
       return { ok: false, reason: 'damaged header' };
     }
-    if (header.format !== FORMAT || !Array.isArray(header.sections)) return { ok: false, reason: `format ${String(header.format)} is not ${FORMAT}` };
+    if (header.format !== FORMAT || !Array.isArray(header.sections))
+      return { ok: false, reason: `format ${String(header.format)} is not ${FORMAT}` };
     const targets = accept(header);
     if (typeof targets === 'string') return { ok: false, reason: targets };
-    if (targets.length !== header.sections.length || targets.some((t, i) => t.byteLength !== header.sections[i])) return { ok: false, reason: 'sections do not match the header' };
+    if (targets.length !== header.sections.length || targets.some((t, i) => t.byteLength !== header.sections[i]))
+      return { ok: false, reason: 'sections do not match the header' };
     const nonce = Buffer.alloc(NONCE_BYTES);
     if (!read(nonce)) return { ok: false, reason: 'truncated' };
     const decipher = createDecipheriv('aes-256-gcm', snapshotKey(templateKey), nonce);

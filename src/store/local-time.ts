@@ -15,7 +15,12 @@ export function parseLocal(local: string, tzOffsetMin: number): number {
   try {
     return toUtcMs(local, tzOffsetMin);
   } catch (err) {
-    throw new AgentError('STORE_BAD_TIME', `"${local}" is not a local time of the form yyyy-MM-dd HH:mm:ss`, { value: local }, { hint: 'write the time as 2026-03-01 07:58:00', cause: err });
+    throw new AgentError(
+      'STORE_BAD_TIME',
+      `"${local}" is not a local time of the form yyyy-MM-dd HH:mm:ss`,
+      { value: local },
+      { hint: 'write the time as 2026-03-01 07:58:00', cause: err },
+    );
   }
 }
 
@@ -23,9 +28,23 @@ export function parseLocal(local: string, tzOffsetMin: number): number {
 export function zoneOffsetMinutes(timeZone: string, utcMs: number): number {
   let parts: Intl.DateTimeFormatPart[];
   try {
-    parts = new Intl.DateTimeFormat('en-US', { timeZone, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric' }).formatToParts(new Date(utcMs));
+    parts = new Intl.DateTimeFormat('en-US', {
+      timeZone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: 'numeric',
+      day: 'numeric',
+      hour: 'numeric',
+      minute: 'numeric',
+      second: 'numeric',
+    }).formatToParts(new Date(utcMs));
   } catch (err) {
-    throw new AgentError('CONFIG_BAD_TIMEZONE', `unknown time zone "${timeZone}"`, { timeZone }, { hint: 'set terminal.timeZone to an IANA name such as Europe/Berlin or UTC', cause: err });
+    throw new AgentError(
+      'CONFIG_BAD_TIMEZONE',
+      `unknown time zone "${timeZone}"`,
+      { timeZone },
+      { hint: 'set terminal.timeZone to an IANA name such as Europe/Berlin or UTC', cause: err },
+    );
   }
   const get = (t: string) => Number(parts.find((p) => p.type === t)?.value);
   const asUtc = Date.UTC(get('year'), get('month') - 1, get('day'), get('hour') % 24, get('minute'), get('second'));

@@ -42,18 +42,30 @@ export class ModuleSlots {
   }
 
   async owner(scannerKey: string, slot: number): Promise<string | null> {
-    const row = await this.#db.get<{ employee_code: string }>('SELECT employee_code FROM module_slots WHERE scanner_key = ? AND slot = ?', [scannerKey, slot]);
+    const row = await this.#db.get<{ employee_code: string }>('SELECT employee_code FROM module_slots WHERE scanner_key = ? AND slot = ?', [
+      scannerKey,
+      slot,
+    ]);
     return row?.employee_code ?? null;
   }
 
   async list(scannerKey: string): Promise<SlotAssignment[]> {
-    const rows = await this.#db.all<{ slot: number; employee_code: string; template_id: string }>('SELECT slot, employee_code, template_id FROM module_slots WHERE scanner_key = ? ORDER BY slot', [scannerKey]);
+    const rows = await this.#db.all<{ slot: number; employee_code: string; template_id: string }>(
+      'SELECT slot, employee_code, template_id FROM module_slots WHERE scanner_key = ? ORDER BY slot',
+      [scannerKey],
+    );
     return rows.map((r) => ({ slot: r.slot, employeeCode: r.employee_code, templateId: r.template_id }));
   }
 
   async assign(scannerKey: string, a: SlotAssignment): Promise<void> {
     await this.#db.transaction((db) =>
-      db.run('INSERT OR REPLACE INTO module_slots (scanner_key, slot, employee_code, template_id, placed_at) VALUES (?, ?, ?, ?, ?)', [scannerKey, a.slot, a.employeeCode, a.templateId, Date.now()]),
+      db.run('INSERT OR REPLACE INTO module_slots (scanner_key, slot, employee_code, template_id, placed_at) VALUES (?, ?, ?, ?, ?)', [
+        scannerKey,
+        a.slot,
+        a.employeeCode,
+        a.templateId,
+        Date.now(),
+      ]),
     );
   }
 
@@ -63,7 +75,10 @@ export class ModuleSlots {
 
   /** Slots holding this employee's templates, on every scanner (for deleting a person). */
   async slotsOf(employeeCode: string): Promise<Array<{ scannerKey: string; slot: number }>> {
-    const rows = await this.#db.all<{ scanner_key: string; slot: number }>('SELECT scanner_key, slot FROM module_slots WHERE employee_code = ?', [employeeCode]);
+    const rows = await this.#db.all<{ scanner_key: string; slot: number }>(
+      'SELECT scanner_key, slot FROM module_slots WHERE employee_code = ?',
+      [employeeCode],
+    );
     return rows.map((r) => ({ scannerKey: r.scanner_key, slot: r.slot }));
   }
 

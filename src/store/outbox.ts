@@ -255,7 +255,8 @@ export const OUTBOX_MIGRATIONS: Migration[] = [
   },
   {
     version: 3,
-    description: 'delivery counters per sink and state, the reconciled sink set, indexes of the check-outs kept back for review and of check-outs by their check-in',
+    description:
+      'delivery counters per sink and state, the reconciled sink set, indexes of the check-outs kept back for review and of check-outs by their check-in',
     up: `
       CREATE TABLE outbox_sink_counts (sink TEXT NOT NULL, state TEXT NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (sink, state)) WITHOUT ROWID;
       INSERT INTO outbox_sink_counts (sink, state, n) SELECT sink, state, COUNT(*) FROM outbox_deliveries GROUP BY sink, state;
@@ -350,7 +351,8 @@ const INSERT_EVENTS = `INSERT INTO outbox_events (id, employee_code, direction, 
     FROM json_each(?) WHERE true ORDER BY key
   ON CONFLICT (id) DO NOTHING`;
 /** One delivery per sink (?1, a JSON array) for every event after seq ?2 (the chunk just inserted). */
-const INSERT_DELIVERIES_AFTER = 'INSERT INTO outbox_deliveries (sink, seq) SELECT s.value, e.seq FROM outbox_events e, json_each(?) s WHERE e.seq > ? ORDER BY e.seq';
+const INSERT_DELIVERIES_AFTER =
+  'INSERT INTO outbox_deliveries (sink, seq) SELECT s.value, e.seq FROM outbox_events e, json_each(?) s WHERE e.seq > ? ORDER BY e.seq';
 const SEQS = 'SELECT value FROM json_each(?)';
 const OUTCOME_VALUE = (column: string) => `(SELECT o.${column} FROM temp.outbox_outcomes o WHERE o.seq = outbox_deliveries.seq)`;
 
@@ -380,7 +382,8 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
     super();
     this.db = db;
     this.sinks = [...new Set(options.sinks ?? ['api'])];
-    if (this.sinks.length === 0) throw new AgentError('STORE_NO_SINKS', 'the outbox needs at least one sink', {}, { hint: 'set upstream to api, mqtt or both' });
+    if (this.sinks.length === 0)
+      throw new AgentError('STORE_NO_SINKS', 'the outbox needs at least one sink', {}, { hint: 'set upstream to api, mqtt or both' });
     this.maxPending = options.maxPending ?? DEFAULT_MAX_PENDING;
     this.#now = options.now ?? Date.now;
   }
@@ -410,22 +413,45 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
   }
 
   #validate(p: PunchInput): void {
-    const bad = (what: string, value: unknown, hint: string) => new AgentError('STORE_BAD_PUNCH', `punch has ${what}: ${JSON.stringify(value)}`, { field: what, value }, { hint });
+    const bad = (what: string, value: unknown, hint: string) =>
+      new AgentError('STORE_BAD_PUNCH', `punch has ${what}: ${JSON.stringify(value)}`, { field: what, value }, { hint });
     const code = checkEmployeeCode(p.employeeCode);
-    if (!code.ok || code.code !== p.employeeCode) throw bad(`an invalid employee code (${code.ok ? 'not in Unicode NFC' : code.problem})`, showCode(p.employeeCode), `an employee code is ${EMPLOYEE_CODE_RULE}`);
+    if (!code.ok || code.code !== p.employeeCode)
+      throw bad(
+        `an invalid employee code (${code.ok ? 'not in Unicode NFC' : code.problem})`,
+        showCode(p.employeeCode),
+        `an employee code is ${EMPLOYEE_CODE_RULE}`,
+      );
     if (p.direction !== 'in' && p.direction !== 'out') throw bad('an invalid direction', p.direction, 'use in or out');
-    if (!Number.isInteger(p.tzOffset) || Math.abs(p.tzOffset) > 18 * 60) throw bad('an invalid tzOffset', p.tzOffset, 'minutes east of UTC, between -1080 and 1080');
+    if (!Number.isInteger(p.tzOffset) || Math.abs(p.tzOffset) > 18 * 60)
+      throw bad('an invalid tzOffset', p.tzOffset, 'minutes east of UTC, between -1080 and 1080');
     parseLocal(p.localTime, p.tzOffset);
     if (p.inTime != null) parseLocal(p.inTime, p.tzOffset);
-    if (!(PUNCH_SOURCES as readonly string[]).includes(p.source)) throw bad('an invalid source', p.source, `use ${PUNCH_SOURCES.join(', ')}`);
-    if (p.timeSource !== undefined && p.timeSource !== 'clock' && p.timeSource !== 'manual') throw bad('an invalid time source', p.timeSource, 'use clock or manual');
-    if (p.id !== undefined && !ULID_RE.test(p.id)) throw bad('an invalid id', p.id, 'an id is a ULID (26 characters of Crockford base 32), or left out');
+    if (!(PUNCH_SOURCES as readonly string[]).includes(p.source))
+      throw bad('an invalid source', p.source, `use ${PUNCH_SOURCES.join(', ')}`);
+    if (p.timeSource !== undefined && p.timeSource !== 'clock' && p.timeSource !== 'manual')
+      throw bad('an invalid time source', p.timeSource, 'use clock or manual');
+    if (p.id !== undefined && !ULID_RE.test(p.id))
+      throw bad('an invalid id', p.id, 'an id is a ULID (26 characters of Crockford base 32), or left out');
   }
 
   #params(p: PunchInput, id: string, now: number): (string | number | null)[] {
     return [
-      id, p.employeeCode, p.direction, p.localTime, p.tzOffset, p.inTime ?? null, p.inId ?? null, p.shift ?? null, p.source,
-      p.score ?? null, p.terminalId, p.createdAt ?? now, p.clockSynced === false ? 0 : 1, p.bootId ?? currentBootId(), p.monotonicMs ?? monotonicMs(),
+      id,
+      p.employeeCode,
+      p.direction,
+      p.localTime,
+      p.tzOffset,
+      p.inTime ?? null,
+      p.inId ?? null,
+      p.shift ?? null,
+      p.source,
+      p.score ?? null,
+      p.terminalId,
+      p.createdAt ?? now,
+      p.clockSynced === false ? 0 : 1,
+      p.bootId ?? currentBootId(),
+      p.monotonicMs ?? monotonicMs(),
       p.timeSource ?? 'clock',
     ];
   }
@@ -440,7 +466,10 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
       'STORE_OUTBOX_FULL',
       `the outbox holds ${undelivered} undelivered punches, the cap is ${this.maxPending}: new punches are refused (nothing recorded is dropped)`,
       { undelivered, maxPending: this.maxPending, adding },
-      { hint: 'restore the connection to the upstream ("edge-agent queue status" shows what waits), retry or purge dead letters ("edge-agent queue list --dead"), or raise outbox.maxPending if the disk has room', retryable: true },
+      {
+        hint: 'restore the connection to the upstream ("edge-agent queue status" shows what waits), retry or purge dead letters ("edge-agent queue list --dead"), or raise outbox.maxPending if the disk has room',
+        retryable: true,
+      },
     );
   }
 
@@ -462,7 +491,13 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
       const undelivered = await this.#undelivered(db);
       if (undelivered >= this.maxPending) throw this.#full(undelivered, 1);
       const inserted = await this.#insert(db, punch, now);
-      if (!inserted) throw new AgentError('STORE_BAD_PUNCH', `a punch with id ${punch.id} is already recorded`, { id: punch.id }, { hint: 'give each punch its own id, or leave it out for a new one' });
+      if (!inserted)
+        throw new AgentError(
+          'STORE_BAD_PUNCH',
+          `a punch with id ${punch.id} is already recorded`,
+          { id: punch.id },
+          { hint: 'give each punch its own id, or leave it out for a new one' },
+        );
       return inserted;
     });
     this.emit('recorded', result);
@@ -478,17 +513,23 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
    * punches recorded meanwhile by the running agent fill the outbox during the import, the chunk
    * that would pass the cap is refused and the error's context says how many were recorded.
    */
-  async recordMany(punches: PunchInput[], chunkSize = 1000, onProgress?: (recorded: number, total: number) => void): Promise<{ ids: string[]; skipped: number }> {
+  async recordMany(
+    punches: PunchInput[],
+    chunkSize = 1000,
+    onProgress?: (recorded: number, total: number) => void,
+  ): Promise<{ ids: string[]; skipped: number }> {
     punches.forEach((p, i) => {
       try {
         this.#validate(p);
       } catch (err) {
-        if (err instanceof AgentError) throw new AgentError(err.code, `punch ${i + 1}: ${err.message}`, { ...err.context, index: i }, { hint: err.hint, cause: err });
+        if (err instanceof AgentError)
+          throw new AgentError(err.code, `punch ${i + 1}: ${err.message}`, { ...err.context, index: i }, { hint: err.hint, cause: err });
         throw err;
       }
     });
     let present = 0;
-    for (let start = 0; start < punches.length; start += chunkSize) present += await this.countRecorded(punches.slice(start, start + chunkSize));
+    for (let start = 0; start < punches.length; start += chunkSize)
+      present += await this.countRecorded(punches.slice(start, start + chunkSize));
     await this.ensureRoom(punches.length - present);
     const ids: string[] = [];
     const sinks = JSON.stringify(this.sinks);
@@ -525,7 +566,13 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
   async countRecorded(punches: readonly PunchInput[], db: SqliteDatabase = this.db): Promise<number> {
     const given = punches.flatMap((p) => (p.id ? [p.id] : []));
     if (given.length === 0) return 0;
-    return (await db.get<{ n: number }>('SELECT COUNT(*) AS n FROM outbox_events WHERE id IN (SELECT value FROM json_each(?))', [JSON.stringify(given)]))?.n ?? 0;
+    return (
+      (
+        await db.get<{ n: number }>('SELECT COUNT(*) AS n FROM outbox_events WHERE id IN (SELECT value FROM json_each(?))', [
+          JSON.stringify(given),
+        ])
+      )?.n ?? 0
+    );
   }
 
   /** Recording for other sinks than the reconciled set: the next `reconcileSinks` must look at every punch. */
@@ -539,13 +586,19 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
       'STORE_OUTBOX_FULL',
       `${adding} punches do not fit: the outbox holds ${undelivered} undelivered punches, the cap is ${this.maxPending} (room for ${room}); nothing was recorded`,
       { undelivered, maxPending: this.maxPending, adding, room, recorded: 0 },
-      { hint: `import at most ${room} punches (split the file), let the backlog drain ("edge-agent queue status"), purge dead letters, or raise outbox.maxPending if the disk has room (about 300 bytes a punch)`, retryable: true },
+      {
+        hint: `import at most ${room} punches (split the file), let the backlog drain ("edge-agent queue status"), purge dead letters, or raise outbox.maxPending if the disk has room (about 300 bytes a punch)`,
+        retryable: true,
+      },
     );
   }
 
   /** The latest punch of an employee (any state), for the punch policy. */
   async lastForEmployee(employeeCode: string): Promise<OutboxEvent | null> {
-    const row = await this.db.get<EventRow>(`SELECT ${EVENT_COLUMNS} FROM outbox_events e WHERE e.employee_code = ? ORDER BY e.seq DESC LIMIT 1`, [employeeCode]);
+    const row = await this.db.get<EventRow>(
+      `SELECT ${EVENT_COLUMNS} FROM outbox_events e WHERE e.employee_code = ? ORDER BY e.seq DESC LIMIT 1`,
+      [employeeCode],
+    );
     return row ? toEvent(row) : null;
   }
 
@@ -556,14 +609,31 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
   }
 
   async #deliveries(seqs: number[]): Promise<Map<number, DeliveryInfo[]>> {
-    const rows = await this.db.all<{ seq: number; sink: string; state: EventState; attempts: number; next_attempt_at: number; last_status: string | null; last_error: string | null; delivered_at: number | null }>(
+    const rows = await this.db.all<{
+      seq: number;
+      sink: string;
+      state: EventState;
+      attempts: number;
+      next_attempt_at: number;
+      last_status: string | null;
+      last_error: string | null;
+      delivered_at: number | null;
+    }>(
       'SELECT seq, sink, state, attempts, next_attempt_at, last_status, last_error, delivered_at FROM outbox_deliveries WHERE seq IN (SELECT value FROM json_each(?)) ORDER BY seq, sink',
       [JSON.stringify(seqs)],
     );
     const out = new Map<number, DeliveryInfo[]>();
     for (const r of rows) {
       const list = out.get(r.seq) ?? [];
-      list.push({ sink: r.sink, state: r.state, attempts: r.attempts, nextAttemptAt: r.next_attempt_at, lastStatus: r.last_status, lastError: r.last_error, deliveredAt: r.delivered_at });
+      list.push({
+        sink: r.sink,
+        state: r.state,
+        attempts: r.attempts,
+        nextAttemptAt: r.next_attempt_at,
+        lastStatus: r.last_status,
+        lastError: r.last_error,
+        deliveredAt: r.delivered_at,
+      });
       out.set(r.seq, list);
     }
     return out;
@@ -578,11 +648,15 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
     const now = this.#now();
     const counts = await this.db.all<{ state: EventState; n: number }>('SELECT state, n FROM outbox_counts');
     const n = (s: EventState) => counts.find((c) => c.state === s)?.n ?? 0;
-    const oldest = await this.db.get<{ created_at: number }>("SELECT created_at FROM outbox_events WHERE state = 'pending' ORDER BY seq LIMIT 1");
+    const oldest = await this.db.get<{ created_at: number }>(
+      "SELECT created_at FROM outbox_events WHERE state = 'pending' ORDER BY seq LIMIT 1",
+    );
     const last = await this.db.get<{ t: number | null }>('SELECT MAX(done_at) AS t FROM outbox_events WHERE done_at IS NOT NULL');
     // Per sink and state: the counters the delivery triggers keep (a count of a million index
     // entries would hold the database, and the punches waiting on it, for half a second).
-    const sinkCounts = await this.db.all<{ sink: string; state: EventState; n: number }>("SELECT sink, state, n FROM outbox_sink_counts WHERE state IN ('pending', 'dead')");
+    const sinkCounts = await this.db.all<{ sink: string; state: EventState; n: number }>(
+      "SELECT sink, state, n FROM outbox_sink_counts WHERE state IN ('pending', 'dead')",
+    );
     const perSink: OutboxStatus['perSink'] = {};
     for (const s of this.sinks) {
       const count = (state: EventState) => sinkCounts.find((c) => c.sink === s && c.state === state)?.n ?? 0;
@@ -614,7 +688,9 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
     );
     const linked = new Set([bootId, ...anchoredBoots]);
     // On the partial index of these dead letters (its condition must be written out to be used).
-    const review = await this.db.get<{ n: number }>(`SELECT COUNT(DISTINCT seq) AS n FROM outbox_deliveries WHERE state = 'dead' AND last_status = '${CLOCK_ORDER_STATUS}'`);
+    const review = await this.db.get<{ n: number }>(
+      `SELECT COUNT(DISTINCT seq) AS n FROM outbox_deliveries WHERE state = 'dead' AND last_status = '${CLOCK_ORDER_STATUS}'`,
+    );
     const mine = byBoot.find((r) => r.boot_id === bootId);
     return {
       clock: byBoot.filter((r) => linked.has(r.boot_id)).reduce((a, r) => a + r.n, 0),
@@ -627,7 +703,10 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
   /** Punches in recording order: pending ones by default, dead letters with `dead`, newest last. */
   async list(options: { dead?: boolean; delivered?: boolean; limit?: number } = {}): Promise<ListedEvent[]> {
     const state: EventState = options.dead ? 'dead' : options.delivered ? 'delivered' : 'pending';
-    const rows = await this.db.all<EventRow>(`SELECT ${EVENT_COLUMNS} FROM outbox_events e WHERE e.state = ? ORDER BY e.seq LIMIT ?`, [state, options.limit ?? 100]);
+    const rows = await this.db.all<EventRow>(`SELECT ${EVENT_COLUMNS} FROM outbox_events e WHERE e.state = ? ORDER BY e.seq LIMIT ?`, [
+      state,
+      options.limit ?? 100,
+    ]);
     const deliveries = await this.#deliveries(rows.map((r) => r.seq));
     return rows.map((r) => ({ ...toEvent(r), deliveries: deliveries.get(r.seq) ?? [] }));
   }
@@ -652,11 +731,16 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
     const now = this.#now();
     return this.db.transaction(async (db) => {
       const rows = ids
-        ? await db.all<{ seq: number }>("SELECT seq FROM outbox_events WHERE id IN (SELECT value FROM json_each(?)) AND +state = 'dead'", [JSON.stringify(ids)]) // by id, not all dead letters
+        ? await db.all<{ seq: number }>("SELECT seq FROM outbox_events WHERE id IN (SELECT value FROM json_each(?)) AND +state = 'dead'", [
+            JSON.stringify(ids),
+          ]) // by id, not all dead letters
         : await db.all<{ seq: number }>("SELECT seq FROM outbox_events WHERE state = 'dead'");
       if (rows.length === 0) return 0;
       const seqs = JSON.stringify(rows.map((r) => r.seq));
-      await db.run("UPDATE outbox_deliveries SET state = 'pending', attempts = 0, next_attempt_at = 0 WHERE state = 'dead' AND seq IN (SELECT value FROM json_each(?))", [seqs]);
+      await db.run(
+        "UPDATE outbox_deliveries SET state = 'pending', attempts = 0, next_attempt_at = 0 WHERE state = 'dead' AND seq IN (SELECT value FROM json_each(?))",
+        [seqs],
+      );
       await this.#refreshStates(db, seqs, now);
       return rows.length;
     });
@@ -679,7 +763,10 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
   /** Deletes delivered punches older than `retentionDays` (by delivery time). Returns the count. */
   async prune(retentionDays: number): Promise<number> {
     const cutoff = this.#now() - retentionDays * 86_400_000;
-    return this.db.transaction(async (db) => (await db.run("DELETE FROM outbox_events WHERE state = 'delivered' AND done_at IS NOT NULL AND done_at < ?", [cutoff])).changes);
+    return this.db.transaction(
+      async (db) =>
+        (await db.run("DELETE FROM outbox_events WHERE state = 'delivered' AND done_at IS NOT NULL AND done_at < ?", [cutoff])).changes,
+    );
   }
 
   /**
@@ -728,7 +815,9 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
 
   /** Boots that have unsynced punches still held (to keep their anchors). */
   async heldBoots(db: SqliteDatabase = this.db): Promise<string[]> {
-    return (await db.all<{ boot_id: string }>(`SELECT DISTINCT boot_id FROM outbox_events WHERE ${HELD} AND state <> 'delivered'`)).map((r) => r.boot_id);
+    return (await db.all<{ boot_id: string }>(`SELECT DISTINCT boot_id FROM outbox_events WHERE ${HELD} AND state <> 'delivered'`)).map(
+      (r) => r.boot_id,
+    );
   }
 
   /**
@@ -754,7 +843,12 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
     const outs = items.filter((i) => i.direction === 'out' && (i.inId || i.inTime));
     if (outs.length === 0) return [];
     const ins = new Map(
-      (await this.db.all<{ id: string; local_time: string; tz_offset: number }>('SELECT id, local_time, tz_offset FROM outbox_events WHERE id IN (SELECT value FROM json_each(?))', [JSON.stringify(outs.map((o) => o.inId).filter(Boolean))])).map((r) => [r.id, r]),
+      (
+        await this.db.all<{ id: string; local_time: string; tz_offset: number }>(
+          'SELECT id, local_time, tz_offset FROM outbox_events WHERE id IN (SELECT value FROM json_each(?))',
+          [JSON.stringify(outs.map((o) => o.inId).filter(Boolean))],
+        )
+      ).map((r) => [r.id, r]),
     );
     const problems: Array<{ seq: number; reason: string }> = [];
     for (const o of outs) {
@@ -763,7 +857,10 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
       if (!inLocal) continue;
       const inAt = parseLocal(inLocal, row?.tz_offset ?? o.tzOffset);
       if (parseLocal(o.localTime, o.tzOffset) < inAt) {
-        problems.push({ seq: o.seq, reason: `check-out at ${o.localTime} is before its check-in at ${inLocal} (a clock step or a mistyped time): not sent; review it, then purge it and record the right punches with "edge-agent punch --at"` });
+        problems.push({
+          seq: o.seq,
+          reason: `check-out at ${o.localTime} is before its check-in at ${inLocal} (a clock step or a mistyped time): not sent; review it, then purge it and record the right punches with "edge-agent punch --at"`,
+        });
       }
     }
     return problems;
@@ -775,7 +872,10 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
     const now = this.#now();
     return this.db.transaction(async (db) => {
       // By the items' seqs (the temporary table), never a join driven by the pending backlog.
-      await db.run("INSERT OR REPLACE INTO temp.outbox_outcomes (seq, dead, status, error, next) SELECT value ->> 'seq', 1, ?, value ->> 'reason', NULL FROM json_each(?)", [CLOCK_ORDER_STATUS, JSON.stringify(problems)]);
+      await db.run(
+        "INSERT OR REPLACE INTO temp.outbox_outcomes (seq, dead, status, error, next) SELECT value ->> 'seq', 1, ?, value ->> 'reason', NULL FROM json_each(?)",
+        [CLOCK_ORDER_STATUS, JSON.stringify(problems)],
+      );
       const { changes } = await db.run(
         `UPDATE outbox_deliveries SET state = 'dead', last_status = ?, last_error = ${OUTCOME_VALUE('error')}
          WHERE state = 'pending' AND seq IN (SELECT seq FROM temp.outbox_outcomes)`,
@@ -800,9 +900,14 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
     await this.db.transaction(async (db) => {
       if (sameSinks(await reconciledSinks(db), wanted)) return;
       const json = JSON.stringify(wanted);
-      const stale = await db.all<{ seq: number }>("SELECT DISTINCT seq FROM outbox_deliveries WHERE state = 'pending' AND sink NOT IN (SELECT value FROM json_each(?))", [json]);
+      const stale = await db.all<{ seq: number }>(
+        "SELECT DISTINCT seq FROM outbox_deliveries WHERE state = 'pending' AND sink NOT IN (SELECT value FROM json_each(?))",
+        [json],
+      );
       for (const sink of wanted) {
-        await db.run("INSERT OR IGNORE INTO outbox_deliveries (sink, seq) SELECT ?, seq FROM outbox_events WHERE state <> 'delivered'", [sink]);
+        await db.run("INSERT OR IGNORE INTO outbox_deliveries (sink, seq) SELECT ?, seq FROM outbox_events WHERE state <> 'delivered'", [
+          sink,
+        ]);
       }
       if (stale.length) {
         await db.run("DELETE FROM outbox_deliveries WHERE state = 'pending' AND sink NOT IN (SELECT value FROM json_each(?))", [json]);
@@ -862,7 +967,6 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
     return rows.map((r) => ({ ...toEvent(r), attempts: r.attempts }));
   }
 
-
   /**
    * Applies one sink's outcomes for a batch in one transaction. Every statement finds its rows by
    * the batch's seqs (primary key lookups), never by scanning the pending backlog: the per-item
@@ -882,46 +986,61 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
         outcomes.push([r.seq, 1, r.status, r.error, null]);
       } else outcomes.push([r.seq, 0, r.status ?? null, r.error, r.nextAttemptAt]);
     }
-    await this.db.transaction(async (db) => {
-      if (delivered.length) {
-        await db.run(
-          `UPDATE outbox_deliveries SET state = 'delivered', attempts = attempts + 1, delivered_at = ?, last_status = 'SUCCESS', last_error = NULL WHERE sink = ? AND state = 'pending' AND seq IN (${SEQS})`,
-          [now, sink, JSON.stringify(delivered)],
-        );
-      }
-      if (outcomes.length) {
-        await db.run('INSERT OR REPLACE INTO temp.outbox_outcomes (seq, dead, status, error, next) SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4 FROM json_each(?)', [JSON.stringify(outcomes)]);
-        if (dead.length) {
+    await this.db.transaction(
+      async (db) => {
+        if (delivered.length) {
           await db.run(
-            `UPDATE outbox_deliveries SET state = 'dead', attempts = attempts + 1, last_status = ${OUTCOME_VALUE('status')}, last_error = ${OUTCOME_VALUE('error')}
+            `UPDATE outbox_deliveries SET state = 'delivered', attempts = attempts + 1, delivered_at = ?, last_status = 'SUCCESS', last_error = NULL WHERE sink = ? AND state = 'pending' AND seq IN (${SEQS})`,
+            [now, sink, JSON.stringify(delivered)],
+          );
+        }
+        if (outcomes.length) {
+          await db.run(
+            'INSERT OR REPLACE INTO temp.outbox_outcomes (seq, dead, status, error, next) SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4 FROM json_each(?)',
+            [JSON.stringify(outcomes)],
+          );
+          if (dead.length) {
+            await db.run(
+              `UPDATE outbox_deliveries SET state = 'dead', attempts = attempts + 1, last_status = ${OUTCOME_VALUE('status')}, last_error = ${OUTCOME_VALUE('error')}
              WHERE sink = ? AND state = 'pending' AND seq IN (SELECT seq FROM temp.outbox_outcomes WHERE dead = 1)`,
-            [sink],
-          );
-        }
-        if (outcomes.length > dead.length) {
-          await db.run(
-            `UPDATE outbox_deliveries SET attempts = attempts + 1, next_attempt_at = ${OUTCOME_VALUE('next')}, last_status = ${OUTCOME_VALUE('status')}, last_error = ${OUTCOME_VALUE('error')}
+              [sink],
+            );
+          }
+          if (outcomes.length > dead.length) {
+            await db.run(
+              `UPDATE outbox_deliveries SET attempts = attempts + 1, next_attempt_at = ${OUTCOME_VALUE('next')}, last_status = ${OUTCOME_VALUE('status')}, last_error = ${OUTCOME_VALUE('error')}
              WHERE sink = ? AND state = 'pending' AND seq IN (SELECT seq FROM temp.outbox_outcomes WHERE dead = 0)`,
-            [sink],
-          );
+              [sink],
+            );
+          }
+          await db.run('DELETE FROM temp.outbox_outcomes');
         }
-        await db.run('DELETE FROM temp.outbox_outcomes');
-      }
-      if (this.sinks.length === 1 && this.sinks[0] === sink) {
-        // One sink: the punch's state is this delivery's state; no need to look at other sinks.
-        if (delivered.length) await db.run(`UPDATE outbox_events SET state = 'delivered', done_at = ? WHERE state = 'pending' AND seq IN (${SEQS})`, [now, JSON.stringify(delivered)]);
-        if (dead.length) await db.run(`UPDATE outbox_events SET state = 'dead' WHERE state = 'pending' AND seq IN (${SEQS})`, [JSON.stringify(dead)]);
-      } else if (delivered.length || dead.length) {
-        await this.#refreshStates(db, JSON.stringify([...delivered, ...dead]), now);
-      }
-    }, { durable: false }); // lost on a power cut, the batch is sent again and the upstream deduplicates
+        if (this.sinks.length === 1 && this.sinks[0] === sink) {
+          // One sink: the punch's state is this delivery's state; no need to look at other sinks.
+          if (delivered.length)
+            await db.run(`UPDATE outbox_events SET state = 'delivered', done_at = ? WHERE state = 'pending' AND seq IN (${SEQS})`, [
+              now,
+              JSON.stringify(delivered),
+            ]);
+          if (dead.length)
+            await db.run(`UPDATE outbox_events SET state = 'dead' WHERE state = 'pending' AND seq IN (${SEQS})`, [JSON.stringify(dead)]);
+        } else if (delivered.length || dead.length) {
+          await this.#refreshStates(db, JSON.stringify([...delivered, ...dead]), now);
+        }
+      },
+      { durable: false },
+    ); // lost on a power cut, the batch is sent again and the upstream deduplicates
   }
 
   /** Records a whole-request failure against a batch without counting it as an item outcome. */
   async noteFailure(sink: string, seqs: number[], error: string): Promise<void> {
     if (seqs.length === 0) return;
     await this.db.transaction(
-      (db) => db.run(`UPDATE outbox_deliveries SET attempts = attempts + 1, last_error = ? WHERE sink = ? AND state = 'pending' AND seq IN (${SEQS})`, [error, sink, JSON.stringify(seqs)]),
+      (db) =>
+        db.run(
+          `UPDATE outbox_deliveries SET attempts = attempts + 1, last_error = ? WHERE sink = ? AND state = 'pending' AND seq IN (${SEQS})`,
+          [error, sink, JSON.stringify(seqs)],
+        ),
       { durable: false },
     );
   }

@@ -20,7 +20,17 @@ import { TypedEmitter } from '../core/events.js';
 import { SqliteDatabase } from '../core/sqlite.js';
 import { agentDatabasePath } from './agent-db.js';
 import { checkTemplateKey, openTemplate, sealTemplate } from './template-crypto.js';
-import { FORMAT_MODALITY, MODALITIES, TEMPLATE_MIGRATIONS, type Modality, type PersonVersion, type PersonVersionRow, type TemplateFormat, type TemplateRow, type UserRow } from './template-schema.js';
+import {
+  FORMAT_MODALITY,
+  MODALITIES,
+  TEMPLATE_MIGRATIONS,
+  type Modality,
+  type PersonVersion,
+  type PersonVersionRow,
+  type TemplateFormat,
+  type TemplateRow,
+  type UserRow,
+} from './template-schema.js';
 
 export type { Modality, PersonVersion, TemplateFormat } from './template-schema.js';
 
@@ -28,7 +38,14 @@ export type { Modality, PersonVersion, TemplateFormat } from './template-schema.
 export type NewPersonVersion = Omit<PersonVersion, 'deleted' | 'updatedAt'> & { updatedAt?: string };
 
 function toPersonVersion(r: PersonVersionRow): PersonVersion {
-  return { employeeCode: r.employee_code, version: r.version, deleted: r.deleted === 1, digest: r.digest, origin: r.origin, updatedAt: r.updated_at };
+  return {
+    employeeCode: r.employee_code,
+    version: r.version,
+    deleted: r.deleted === 1,
+    digest: r.digest,
+    origin: r.origin,
+    updatedAt: r.updated_at,
+  };
 }
 
 /** True when `next` may replace `held`: a higher version, or the same one whose digest was not known. */
@@ -171,12 +188,21 @@ export class TemplateCache extends TypedEmitter<TemplateCacheEvents> {
         if (r && !openTemplate(this.#key, r.id, r.employee_code, r.nonce, r.blob)) throw wrongKey(this.#db.path);
       }
       const sealed = sealTemplate(this.#key, KEY_CHECK_ID, '', KEY_CHECK_PLAINTEXT);
-      await db.run('INSERT INTO template_key_check (id, nonce, blob, created_at) VALUES (1, ?, ?, ?)', [sealed.nonce, sealed.blob, this.#now().toISOString()]);
+      await db.run('INSERT INTO template_key_check (id, nonce, blob, created_at) VALUES (1, ?, ?, ?)', [
+        sealed.nonce,
+        sealed.blob,
+        this.#now().toISOString(),
+      ]);
     });
   }
 
   /** Creates or updates a user (name fields optional; null clears, undefined keeps). */
-  async upsertUser(user: { employeeCode: string; firstName?: string | null; lastName?: string | null; displayName?: string | null }): Promise<void> {
+  async upsertUser(user: {
+    employeeCode: string;
+    firstName?: string | null;
+    lastName?: string | null;
+    displayName?: string | null;
+  }): Promise<void> {
     const employeeCode = checkEmployeeCode(user.employeeCode);
     await this.#db.transaction(async (db) => {
       await db.run(
@@ -202,12 +228,26 @@ export class TemplateCache extends TypedEmitter<TemplateCacheEvents> {
 
   async getUser(employeeCode: string): Promise<TemplateUser | null> {
     const r = await this.#db.get<UserRow>('SELECT * FROM template_users WHERE employee_code = ?', [employeeCode]);
-    return r ? { employeeCode: r.employee_code, firstName: r.first_name, lastName: r.last_name, displayName: r.display_name, updatedAt: r.updated_at } : null;
+    return r
+      ? {
+          employeeCode: r.employee_code,
+          firstName: r.first_name,
+          lastName: r.last_name,
+          displayName: r.display_name,
+          updatedAt: r.updated_at,
+        }
+      : null;
   }
 
   async listUsers(): Promise<TemplateUser[]> {
     const rows = await this.#db.all<UserRow>('SELECT * FROM template_users ORDER BY employee_code');
-    return rows.map((r) => ({ employeeCode: r.employee_code, firstName: r.first_name, lastName: r.last_name, displayName: r.display_name, updatedAt: r.updated_at }));
+    return rows.map((r) => ({
+      employeeCode: r.employee_code,
+      firstName: r.first_name,
+      lastName: r.last_name,
+      displayName: r.display_name,
+      updatedAt: r.updated_at,
+    }));
   }
 
   /** Stores a template (replacing one with the same id), creating its user if needed. */
@@ -224,21 +264,45 @@ export class TemplateCache extends TypedEmitter<TemplateCacheEvents> {
   }
 
   /** Inserts (or replaces by id) validated templates inside a transaction; resolves to what each id held before. */
-  async #insert(db: SqliteDatabase, metas: TemplateMeta[], list: NewTemplate[]): Promise<Array<{ employee_code: string; modality: Modality } | undefined>> {
+  async #insert(
+    db: SqliteDatabase,
+    metas: TemplateMeta[],
+    list: NewTemplate[],
+  ): Promise<Array<{ employee_code: string; modality: Modality } | undefined>> {
     const sealed = metas.map((m, i) => sealTemplate(this.#key, m.id, m.employeeCode, list[i]!.data));
     const old: Array<{ employee_code: string; modality: Modality } | undefined> = [];
     const now = this.#now().toISOString();
     for (let i = 0; i < metas.length; i++) {
       const meta = metas[i]!;
-      old.push(await db.get<{ employee_code: string; modality: Modality }>('SELECT employee_code, modality FROM templates WHERE id = ?', [meta.id]));
-      await db.run('INSERT INTO template_users (employee_code, updated_at) VALUES (?, ?) ON CONFLICT (employee_code) DO NOTHING', [meta.employeeCode, now]);
+      old.push(
+        await db.get<{ employee_code: string; modality: Modality }>('SELECT employee_code, modality FROM templates WHERE id = ?', [
+          meta.id,
+        ]),
+      );
+      await db.run('INSERT INTO template_users (employee_code, updated_at) VALUES (?, ?) ON CONFLICT (employee_code) DO NOTHING', [
+        meta.employeeCode,
+        now,
+      ]);
       await db.run(
         `INSERT INTO templates (id, employee_code, modality, position, format, sensor_model, quality, created_at, source_terminal, version, nonce, blob)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (id) DO UPDATE SET employee_code = excluded.employee_code, modality = excluded.modality, position = excluded.position,
            format = excluded.format, sensor_model = excluded.sensor_model, quality = excluded.quality, created_at = excluded.created_at,
            source_terminal = excluded.source_terminal, version = excluded.version, nonce = excluded.nonce, blob = excluded.blob`,
-        [meta.id, meta.employeeCode, meta.modality, meta.position, meta.format, meta.sensorModel, meta.quality, meta.createdAt, meta.sourceTerminal, meta.version, sealed[i]!.nonce, sealed[i]!.blob],
+        [
+          meta.id,
+          meta.employeeCode,
+          meta.modality,
+          meta.position,
+          meta.format,
+          meta.sensorModel,
+          meta.quality,
+          meta.createdAt,
+          meta.sourceTerminal,
+          meta.version,
+          sealed[i]!.nonce,
+          sealed[i]!.blob,
+        ],
       );
     }
     return old;
@@ -268,7 +332,8 @@ export class TemplateCache extends TypedEmitter<TemplateCacheEvents> {
   }
 
   #checkVersion(v: NewPersonVersion): string {
-    if (!Number.isSafeInteger(v.version) || v.version < 0) throw invalid(`a person version must be a whole number from 0, got ${v.version}`, { version: v.version });
+    if (!Number.isSafeInteger(v.version) || v.version < 0)
+      throw invalid(`a person version must be a whole number from 0, got ${v.version}`, { version: v.version });
     return checkEmployeeCode(v.employeeCode);
   }
 
@@ -300,7 +365,9 @@ export class TemplateCache extends TypedEmitter<TemplateCacheEvents> {
     const metas = templates.map((t) => this.#validate({ ...t, employeeCode, version: v.version }));
     const outcome = await this.#db.transaction(async (db) => {
       if (!supersedes(v, await this.#heldVersion(db, employeeCode))) return null;
-      const gone = await db.all<{ id: string; modality: Modality }>('SELECT id, modality FROM templates WHERE employee_code = ?', [employeeCode]);
+      const gone = await db.all<{ id: string; modality: Modality }>('SELECT id, modality FROM templates WHERE employee_code = ?', [
+        employeeCode,
+      ]);
       await db.run('DELETE FROM templates WHERE employee_code = ?', [employeeCode]);
       const replaced = await this.#insert(db, metas, templates);
       await this.#writeVersion(db, { ...v, employeeCode }, false);
@@ -321,7 +388,9 @@ export class TemplateCache extends TypedEmitter<TemplateCacheEvents> {
     const employeeCode = this.#checkVersion(v);
     const gone = await this.#db.transaction(async (db) => {
       if (!supersedes(v, await this.#heldVersion(db, employeeCode))) return null;
-      const rows = await db.all<{ id: string; modality: Modality }>('SELECT id, modality FROM templates WHERE employee_code = ?', [employeeCode]);
+      const rows = await db.all<{ id: string; modality: Modality }>('SELECT id, modality FROM templates WHERE employee_code = ?', [
+        employeeCode,
+      ]);
       await db.run('DELETE FROM templates WHERE employee_code = ?', [employeeCode]);
       await db.run('DELETE FROM template_users WHERE employee_code = ?', [employeeCode]);
       await this.#writeVersion(db, { ...v, employeeCode }, true);
@@ -334,17 +403,23 @@ export class TemplateCache extends TypedEmitter<TemplateCacheEvents> {
 
   #validate(t: NewTemplate): TemplateMeta {
     const employeeCode = checkEmployeeCode(t.employeeCode);
-    if (!(MODALITIES as readonly string[]).includes(t.modality)) throw invalid(`unknown modality "${t.modality}"`, { modality: t.modality }, `use one of ${MODALITIES.join(', ')}`);
+    if (!(MODALITIES as readonly string[]).includes(t.modality))
+      throw invalid(`unknown modality "${t.modality}"`, { modality: t.modality }, `use one of ${MODALITIES.join(', ')}`);
     const formatModality = (FORMAT_MODALITY as Record<string, Modality>)[t.format];
-    if (!formatModality) throw invalid(`unknown template format "${t.format}"`, { format: t.format }, `use one of ${Object.keys(FORMAT_MODALITY).join(', ')}`);
-    if (formatModality !== t.modality) throw invalid(`format ${t.format} is a ${formatModality} format, not ${t.modality}`, { format: t.format, modality: t.modality });
-    if (!t.position || t.position.length > 32) throw invalid('a template needs a position (finger position or eye), at most 32 characters', { position: t.position });
+    if (!formatModality)
+      throw invalid(`unknown template format "${t.format}"`, { format: t.format }, `use one of ${Object.keys(FORMAT_MODALITY).join(', ')}`);
+    if (formatModality !== t.modality)
+      throw invalid(`format ${t.format} is a ${formatModality} format, not ${t.modality}`, { format: t.format, modality: t.modality });
+    if (!t.position || t.position.length > 32)
+      throw invalid('a template needs a position (finger position or eye), at most 32 characters', { position: t.position });
     if (t.modality === 'iris' && !['left', 'right', 'unknown'].includes(t.position)) {
       throw invalid(`an iris template's position is the eye: left, right or unknown (got "${t.position}")`, { position: t.position });
     }
     if (t.data.length === 0) throw invalid('empty template data', { id: t.id });
-    if (t.format === 'badge-hmac-sha256' && t.data.length !== 32) throw invalid(`a badge credential is a 32-byte keyed hash, got ${t.data.length} bytes`, { id: t.id });
-    if (t.quality !== undefined && t.quality !== null && (!Number.isInteger(t.quality) || t.quality < 0 || t.quality > 255)) throw invalid(`quality ${t.quality} is not 0-255`, { quality: t.quality });
+    if (t.format === 'badge-hmac-sha256' && t.data.length !== 32)
+      throw invalid(`a badge credential is a 32-byte keyed hash, got ${t.data.length} bytes`, { id: t.id });
+    if (t.quality !== undefined && t.quality !== null && (!Number.isInteger(t.quality) || t.quality < 0 || t.quality > 255))
+      throw invalid(`quality ${t.quality} is not 0-255`, { quality: t.quality });
     return {
       id: t.id ?? randomUUID(),
       employeeCode,
@@ -361,7 +436,9 @@ export class TemplateCache extends TypedEmitter<TemplateCacheEvents> {
 
   async removeTemplate(id: string): Promise<boolean> {
     const row = await this.#db.transaction(async (db) => {
-      const r = await db.get<{ employee_code: string; modality: Modality }>('SELECT employee_code, modality FROM templates WHERE id = ?', [id]);
+      const r = await db.get<{ employee_code: string; modality: Modality }>('SELECT employee_code, modality FROM templates WHERE id = ?', [
+        id,
+      ]);
       if (r) await db.run('DELETE FROM templates WHERE id = ?', [id]);
       return r;
     });
@@ -373,7 +450,9 @@ export class TemplateCache extends TypedEmitter<TemplateCacheEvents> {
   /** Deletes a user and every template of theirs; resolves to the number of templates deleted. */
   async deleteUser(employeeCode: string): Promise<number> {
     const gone = await this.#db.transaction(async (db) => {
-      const rows = await db.all<{ id: string; modality: Modality }>('SELECT id, modality FROM templates WHERE employee_code = ?', [employeeCode]);
+      const rows = await db.all<{ id: string; modality: Modality }>('SELECT id, modality FROM templates WHERE employee_code = ?', [
+        employeeCode,
+      ]);
       await db.run('DELETE FROM templates WHERE employee_code = ?', [employeeCode]);
       await db.run('DELETE FROM template_users WHERE employee_code = ?', [employeeCode]);
       return rows;
@@ -385,9 +464,14 @@ export class TemplateCache extends TypedEmitter<TemplateCacheEvents> {
   #decrypt(r: TemplateRow): StoredTemplate {
     const data = openTemplate(this.#key, r.id, r.employee_code, r.nonce, r.blob);
     if (!data) {
-      throw new AgentError('STORE_TEMPLATE_CORRUPT', `template ${r.id} of ${r.employee_code} does not decrypt: it was altered or moved to another row`, { id: r.id, employeeCode: r.employee_code }, {
-        hint: 'run "edge-agent doctor"; delete the template and enrol or sync it again',
-      });
+      throw new AgentError(
+        'STORE_TEMPLATE_CORRUPT',
+        `template ${r.id} of ${r.employee_code} does not decrypt: it was altered or moved to another row`,
+        { id: r.id, employeeCode: r.employee_code },
+        {
+          hint: 'run "edge-agent doctor"; delete the template and enrol or sync it again',
+        },
+      );
     }
     return { ...toMeta(r), data };
   }
@@ -411,10 +495,15 @@ export class TemplateCache extends TypedEmitter<TemplateCacheEvents> {
    * index never holds the whole table in memory twice. A template that does not decrypt throws
    * `STORE_TEMPLATE_CORRUPT` unless `onCorrupt` takes it (then it is skipped).
    */
-  async *listTemplates(filter: { modality?: Modality; employeeCode?: string; onCorrupt?: (err: AgentError) => void } = {}): AsyncGenerator<StoredTemplate> {
+  async *listTemplates(
+    filter: { modality?: Modality; employeeCode?: string; onCorrupt?: (err: AgentError) => void } = {},
+  ): AsyncGenerator<StoredTemplate> {
     let after = -1;
     // One statement per filter, so SQLite walks the modality (or employee) index, not every row.
-    const where = [filter.modality !== undefined ? 'modality = ?' : null, filter.employeeCode !== undefined ? 'employee_code = ?' : null].filter(Boolean);
+    const where = [
+      filter.modality !== undefined ? 'modality = ?' : null,
+      filter.employeeCode !== undefined ? 'employee_code = ?' : null,
+    ].filter(Boolean);
     const sql = `SELECT rowid AS rid, * FROM templates WHERE ${[...where, 'rowid > ?'].join(' AND ')} ORDER BY rowid LIMIT ?`;
     const params = [filter.modality, filter.employeeCode].filter((v): v is string => v !== undefined);
     for (;;) {
@@ -450,7 +539,10 @@ export class TemplateCache extends TypedEmitter<TemplateCacheEvents> {
    * `through`. A template that does not decrypt goes to `onCorrupt` (and is skipped) when given.
    */
   async changesSince(after: number, onCorrupt?: (err: AgentError) => void): Promise<{ through: number; changes: TemplateChange[] }> {
-    const rows = await this.#db.all<{ seq: number; id: string; op: 'put' | 'del' }>('SELECT seq, id, op FROM template_changes WHERE seq > ? ORDER BY seq', [after]);
+    const rows = await this.#db.all<{ seq: number; id: string; op: 'put' | 'del' }>(
+      'SELECT seq, id, op FROM template_changes WHERE seq > ? ORDER BY seq',
+      [after],
+    );
     const latest = new Map<string, 'put' | 'del'>();
     let through = after;
     for (const r of rows) {
@@ -461,7 +553,10 @@ export class TemplateCache extends TypedEmitter<TemplateCacheEvents> {
     const puts = [...latest].filter(([, op]) => op === 'put').map(([id]) => id);
     const found = new Map<string, TemplateRow>();
     for (let i = 0; i < puts.length; i += PAGE) {
-      for (const r of await this.#db.all<TemplateRow>('SELECT * FROM templates WHERE id IN (SELECT value FROM json_each(?))', [JSON.stringify(puts.slice(i, i + PAGE))])) found.set(r.id, r);
+      for (const r of await this.#db.all<TemplateRow>('SELECT * FROM templates WHERE id IN (SELECT value FROM json_each(?))', [
+        JSON.stringify(puts.slice(i, i + PAGE)),
+      ]))
+        found.set(r.id, r);
     }
     for (const [id, op] of latest) {
       const row = op === 'put' ? found.get(id) : undefined;
@@ -490,7 +585,10 @@ export class TemplateCache extends TypedEmitter<TemplateCacheEvents> {
 
   async countsByModality(): Promise<Record<Modality, number>> {
     const out = emptyCounts();
-    for (const r of await this.#db.all<{ modality: Modality; n: number }>('SELECT modality, COUNT(*) AS n FROM templates GROUP BY modality')) out[r.modality] = r.n;
+    for (const r of await this.#db.all<{ modality: Modality; n: number }>(
+      'SELECT modality, COUNT(*) AS n FROM templates GROUP BY modality',
+    ))
+      out[r.modality] = r.n;
     return out;
   }
 
@@ -507,17 +605,28 @@ export class TemplateCache extends TypedEmitter<TemplateCacheEvents> {
     let templates = 0;
     let after = -1;
     for (;;) {
-      const rows = await this.#db.all<TemplateRow & { rid: number }>('SELECT rowid AS rid, id, employee_code, nonce, blob FROM templates WHERE rowid > ? ORDER BY rowid LIMIT ?', [after, PAGE]);
+      const rows = await this.#db.all<TemplateRow & { rid: number }>(
+        'SELECT rowid AS rid, id, employee_code, nonce, blob FROM templates WHERE rowid > ? ORDER BY rowid LIMIT ?',
+        [after, PAGE],
+      );
       for (const r of rows) {
         templates++;
-        if (!openTemplate(this.#key, r.id, r.employee_code, r.nonce, r.blob)) undecryptable.push({ id: r.id, employeeCode: r.employee_code });
+        if (!openTemplate(this.#key, r.id, r.employee_code, r.nonce, r.blob))
+          undecryptable.push({ id: r.id, employeeCode: r.employee_code });
       }
       if (rows.length < PAGE) break;
       after = rows[rows.length - 1]!.rid;
     }
     const users = (await this.#db.get<{ n: number }>('SELECT COUNT(*) AS n FROM template_users'))?.n ?? 0;
     const byModality = await this.countsByModality();
-    return { ok: sqlite.length === 1 && sqlite[0] === 'ok' && undecryptable.length === 0, sqlite, users, templates, byModality, undecryptable };
+    return {
+      ok: sqlite.length === 1 && sqlite[0] === 'ok' && undecryptable.length === 0,
+      sqlite,
+      users,
+      templates,
+      byModality,
+      undecryptable,
+    };
   }
 
   /** For doctor: the key-check row and up to `sample` templates decrypt with this key. */
@@ -534,17 +643,28 @@ export interface KeyVerdict {
 
 async function tryKey(db: SqliteDatabase, key: Buffer, sample: number): Promise<KeyVerdict> {
   const row = await db.get<{ nonce: Buffer; blob: Buffer }>('SELECT nonce, blob FROM template_key_check WHERE id = 1');
-  if (row && !openTemplate(key, KEY_CHECK_ID, '', row.nonce, row.blob)) return { ok: false, checked: 0, detail: 'the key does not open the key-check row of the template cache' };
+  if (row && !openTemplate(key, KEY_CHECK_ID, '', row.nonce, row.blob))
+    return { ok: false, checked: 0, detail: 'the key does not open the key-check row of the template cache' };
   const rows = await db.all<TemplateRow>('SELECT id, employee_code, nonce, blob FROM templates ORDER BY rowid LIMIT ?', [sample]);
   const bad = rows.filter((r) => !openTemplate(key, r.id, r.employee_code, r.nonce, r.blob)).length;
-  if (bad > 0) return { ok: false, checked: rows.length, detail: `${bad} of ${rows.length} templates tried do not decrypt (run the template integrity check)` };
+  if (bad > 0)
+    return {
+      ok: false,
+      checked: rows.length,
+      detail: `${bad} of ${rows.length} templates tried do not decrypt (run the template integrity check)`,
+    };
   return { ok: true, checked: rows.length };
 }
 
 function wrongKey(path: string): AgentError {
-  return new AgentError('STORE_TEMPLATE_KEY_WRONG', `the template key does not match the one the template cache in ${path} was created with`, { path }, {
-    hint: 'restore the templateKey the templates were stored with (secrets file or systemd credential "template-key"); or, to start over, delete the templates and sync them again from the site',
-  });
+  return new AgentError(
+    'STORE_TEMPLATE_KEY_WRONG',
+    `the template key does not match the one the template cache in ${path} was created with`,
+    { path },
+    {
+      hint: 'restore the templateKey the templates were stored with (secrets file or systemd credential "template-key"); or, to start over, delete the templates and sync them again from the site',
+    },
+  );
 }
 
 /** The code in NFC by the shared rule (src/api/employee-code.ts), or STORE_TEMPLATE_INVALID. */

@@ -22,12 +22,22 @@ function aad(id: string, employeeCode: string): Buffer {
 
 export function checkTemplateKey(key: Buffer | null | undefined): Buffer {
   if (!key) {
-    throw new AgentError('STORE_TEMPLATE_KEY_MISSING', 'no template key: the template cache cannot be opened without it', {}, {
-      hint: 'run "edge-agent provision" (it generates one), or put templateKey (64 hex characters, openssl rand -hex 32) in the 0600 secrets file or the systemd credential "template-key"',
-    });
+    throw new AgentError(
+      'STORE_TEMPLATE_KEY_MISSING',
+      'no template key: the template cache cannot be opened without it',
+      {},
+      {
+        hint: 'run "edge-agent provision" (it generates one), or put templateKey (64 hex characters, openssl rand -hex 32) in the 0600 secrets file or the systemd credential "template-key"',
+      },
+    );
   }
   if (key.length !== TEMPLATE_KEY_BYTES) {
-    throw new AgentError('STORE_TEMPLATE_KEY_INVALID', `the template key is ${key.length} bytes, it must be ${TEMPLATE_KEY_BYTES}`, { bytes: key.length }, { hint: 'write templateKey as 64 hex characters (openssl rand -hex 32)' });
+    throw new AgentError(
+      'STORE_TEMPLATE_KEY_INVALID',
+      `the template key is ${key.length} bytes, it must be ${TEMPLATE_KEY_BYTES}`,
+      { bytes: key.length },
+      { hint: 'write templateKey as 64 hex characters (openssl rand -hex 32)' },
+    );
   }
   return key;
 }

@@ -75,9 +75,10 @@ function irisTexture(eyeSeed: number): Float32Array {
     const m = rnd.range(0.2, 3.5);
     const ph = rnd.range(0, 2 * Math.PI);
     const slant = rnd.range(-1.5, 1.5);
-    const amp = 1 / Math.sqrt(n) * rnd.range(0.5, 1.5);
-    const rc = rnd.range(0, 1), rw = rnd.range(0.2, 0.8);
-    for (let j = 0; j < TEX_T; j++) cosT[j] = (2 * Math.PI * j) / TEX_T * n;
+    const amp = (1 / Math.sqrt(n)) * rnd.range(0.5, 1.5);
+    const rc = rnd.range(0, 1),
+      rw = rnd.range(0.2, 0.8);
+    for (let j = 0; j < TEX_T; j++) cosT[j] = ((2 * Math.PI * j) / TEX_T) * n;
     for (let i = 0; i < TEX_R; i++) {
       const rho = i / (TEX_R - 1);
       const env = amp * Math.exp(-((rho - rc) ** 2) / (2 * rw * rw));
@@ -88,8 +89,10 @@ function irisTexture(eyeSeed: number): Float32Array {
   // Crypts: dark blobs.
   const crypts = rnd.int(8, 18);
   for (let c = 0; c < crypts; c++) {
-    const r0 = rnd.range(0.15, 0.85), t0 = rnd.range(0, TEX_T);
-    const sr = rnd.range(0.04, 0.1), st = rnd.range(4, 14);
+    const r0 = rnd.range(0.15, 0.85),
+      t0 = rnd.range(0, TEX_T);
+    const sr = rnd.range(0.04, 0.1),
+      st = rnd.range(4, 14);
     const depth = rnd.range(0.8, 2);
     for (let i = 0; i < TEX_R; i++) {
       const dr = (i / (TEX_R - 1) - r0) / sr;
@@ -116,15 +119,20 @@ function sampleTexture(tex: Float32Array, rho: number, theta: number): number {
   const fr = Math.min(TEX_R - 1, Math.max(0, rho * (TEX_R - 1)));
   let ft = (theta / (2 * Math.PI)) * TEX_T;
   ft = ((ft % TEX_T) + TEX_T) % TEX_T;
-  const r0 = Math.floor(fr), r1 = Math.min(TEX_R - 1, r0 + 1), tr = fr - r0;
-  const t0 = Math.floor(ft) % TEX_T, t1 = (t0 + 1) % TEX_T, tt = ft - Math.floor(ft);
+  const r0 = Math.floor(fr),
+    r1 = Math.min(TEX_R - 1, r0 + 1),
+    tr = fr - r0;
+  const t0 = Math.floor(ft) % TEX_T,
+    t1 = (t0 + 1) % TEX_T,
+    tt = ft - Math.floor(ft);
   const a = tex[r0 * TEX_T + t0]! * (1 - tt) + tex[r0 * TEX_T + t1]! * tt;
   const b = tex[r1 * TEX_T + t0]! * (1 - tt) + tex[r1 * TEX_T + t1]! * tt;
   return a * (1 - tr) + b * tr;
 }
 
 export function renderEye(eyeSeed: number, sampleSeed: number, opts: EyeRenderOptions = {}): EyeImage {
-  const width = opts.width ?? 640, height = opts.height ?? 480;
+  const width = opts.width ?? 640,
+    height = opts.height ?? 480;
   const eye = new SeededRandom(mixSeed(0xe7e, eyeSeed));
   const smp = new SeededRandom(mixSeed(0x5a3, eyeSeed, sampleSeed));
   const tex = irisTexture(eyeSeed);
@@ -132,7 +140,8 @@ export function renderEye(eyeSeed: number, sampleSeed: number, opts: EyeRenderOp
   // Per eye: size, pupil ratio and offset, iris brightness and contrast.
   const baseR = eye.range(100, 118);
   const basePupil = opts.pupilRatio ?? eye.range(0.34, 0.44);
-  const pOffX = eye.range(-0.04, 0.04), pOffY = eye.range(-0.03, 0.05);
+  const pOffX = eye.range(-0.04, 0.04),
+    pOffY = eye.range(-0.03, 0.05);
   const irisLevel = opts.irisLevel ?? eye.range(105, 130);
   const irisContrast = eye.range(26, 34);
 
@@ -167,7 +176,8 @@ export function renderEye(eyeSeed: number, sampleSeed: number, opts: EyeRenderOp
       if (y < yUp || y > yLow || Math.abs(dxc) > eyeHalfWidth) {
         v = skin + 10 * Math.cos(x / 37 + y / 53) + (y < yUp ? Math.min(12, (yUp - y) * 0.6) : 0);
       } else {
-        const px = ex - pupil.x, py = y - pupil.y;
+        const px = ex - pupil.x,
+          py = y - pupil.y;
         const d = Math.hypot(px, py);
         const diC = Math.hypot(ex - cx, y - cy);
         if (d <= rp) {
@@ -190,7 +200,7 @@ export function renderEye(eyeSeed: number, sampleSeed: number, opts: EyeRenderOp
   }
 
   // Eyelashes: dark curved strokes hanging from the upper lid over the iris.
-  const nLashes = opts.closed ? 40 : opts.lashes ?? 24;
+  const nLashes = opts.closed ? 40 : (opts.lashes ?? 24);
   for (let l = 0; l < nLashes; l++) {
     const sx = cx + aspect * smp.range(-1.3, 1.3) * R;
     const dxc = (sx - cx) / aspect;
@@ -203,8 +213,10 @@ export function renderEye(eyeSeed: number, sampleSeed: number, opts: EyeRenderOp
       const t = s / steps;
       const lx = sx + bend * len * t * t;
       const ly = sy + len * t - 0.15 * len;
-      const x0 = Math.floor(lx - w - 1), x1 = Math.ceil(lx + w + 1);
-      const y0 = Math.floor(ly - w - 1), y1 = Math.ceil(ly + w + 1);
+      const x0 = Math.floor(lx - w - 1),
+        x1 = Math.ceil(lx + w + 1);
+      const y0 = Math.floor(ly - w - 1),
+        y1 = Math.ceil(ly + w + 1);
       for (let yy = Math.max(0, y0); yy <= Math.min(height - 1, y1); yy++) {
         for (let xx = Math.max(0, x0); xx <= Math.min(width - 1, x1); xx++) {
           const dd = Math.hypot(xx - lx, yy - ly);
@@ -220,10 +232,15 @@ export function renderEye(eyeSeed: number, sampleSeed: number, opts: EyeRenderOp
 
   // Specular reflections of the illuminators, near the pupil.
   const reflections: Circle[] = [];
-  const nRefl = opts.closed ? 0 : opts.reflections ?? 2;
+  const nRefl = opts.closed ? 0 : (opts.reflections ?? 2);
   for (let k = 0; k < nRefl; k++) {
-    const a = smp.range(0, 2 * Math.PI), d = (k === 0 && opts.reflectionInPupil ? 0.4 : smp.range(0.5, 1.3)) * rp;
-    const c: Circle = { x: pupil.x + aspect * d * Math.cos(a), y: pupil.y + d * Math.sin(a) * 0.6, r: Math.max(2, smp.range(0.05, 0.08) * R) };
+    const a = smp.range(0, 2 * Math.PI),
+      d = (k === 0 && opts.reflectionInPupil ? 0.4 : smp.range(0.5, 1.3)) * rp;
+    const c: Circle = {
+      x: pupil.x + aspect * d * Math.cos(a),
+      y: pupil.y + d * Math.sin(a) * 0.6,
+      r: Math.max(2, smp.range(0.05, 0.08) * R),
+    };
     reflections.push(c);
     for (let yy = Math.max(0, Math.floor(c.y - c.r - 2)); yy <= Math.min(height - 1, Math.ceil(c.y + c.r + 2)); yy++) {
       for (let xx = Math.max(0, Math.floor(c.x - c.r - 2)); xx <= Math.min(width - 1, Math.ceil(c.x + c.r + 2)); xx++) {
@@ -235,7 +252,7 @@ export function renderEye(eyeSeed: number, sampleSeed: number, opts: EyeRenderOp
     }
   }
 
-  const sigma = opts.blurred ? 6 : opts.blur ?? 0.7;
+  const sigma = opts.blurred ? 6 : (opts.blur ?? 0.7);
   const blurred = gaussianBlur(img, width, height, sigma);
   const noise = opts.noise ?? 3;
   const pixels = new Uint8Array(width * height);

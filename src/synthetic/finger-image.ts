@@ -31,7 +31,8 @@ export interface FingerImage extends GrayImage {
 /** Smooth random field in about [−1, 1]: a few long-wavelength sinusoids. */
 function smoothField(rnd: SeededRandom, waves: number, minLambda: number, maxLambda: number): (x: number, y: number) => number {
   const ws = Array.from({ length: waves }, () => {
-    const l = rnd.range(minLambda, maxLambda), d = rnd.range(0, 2 * Math.PI);
+    const l = rnd.range(minLambda, maxLambda),
+      d = rnd.range(0, 2 * Math.PI);
     return { wx: (2 * Math.PI * Math.cos(d)) / l, wy: (2 * Math.PI * Math.sin(d)) / l, ph: rnd.range(0, 2 * Math.PI) };
   });
   return (x, y) => {
@@ -42,7 +43,8 @@ function smoothField(rnd: SeededRandom, waves: number, minLambda: number, maxLam
 }
 
 export function renderFingerprint(finger: SyntheticFinger, imp: Impression, opts: FingerRenderOptions = {}): FingerImage {
-  const width = opts.width ?? imp.width, height = opts.height ?? imp.height;
+  const width = opts.width ?? imp.width,
+    height = opts.height ?? imp.height;
   const scale = 500 / (opts.dpi ?? 500);
   const noise = opts.noise ?? 0.35;
   const rnd = new SeededRandom(mixSeed(0xf19e, finger.seed, opts.seed ?? 0));
@@ -90,8 +92,15 @@ export interface SyntheticFingerImage extends FingerImage {
  * One rendered impression of a synthetic finger, from numbers only (for the simulators): finger
  * `fingerId`, capture `impressionNo`, on a width × height sensor at 500 dpi.
  */
-export function syntheticFingerImage(fingerId: number, impressionNo: number, width = 256, height = 288, noise?: number): SyntheticFingerImage {
-  const mw = Math.max(width, 220), mh = Math.max(height, 260);
+export function syntheticFingerImage(
+  fingerId: number,
+  impressionNo: number,
+  width = 256,
+  height = 288,
+  noise?: number,
+): SyntheticFingerImage {
+  const mw = Math.max(width, 220),
+    mh = Math.max(height, 260);
   const finger = syntheticFinger(fingerId, { width: mw, height: mh });
   const rnd = new SeededRandom(mixSeed(0x1a9e, fingerId, impressionNo));
   const imp = makeImpression(finger, impressionNo, {
@@ -107,7 +116,8 @@ export function syntheticFingerImage(fingerId: number, impressionNo: number, wid
   });
   const img = renderFingerprint(finger, imp, { width, height, seed: impressionNo, ...(noise === undefined ? {} : { noise }) });
   const minutiae = imp.minutiae.filter((m) => {
-    const x = Math.round(m.x), y = Math.round(m.y);
+    const x = Math.round(m.x),
+      y = Math.round(m.y);
     return x >= 0 && y >= 0 && x < width && y < height && img.contact[y * width + x] === 1;
   });
   return { ...img, minutiae, finger, impression: imp };

@@ -27,7 +27,13 @@
  * cos(finger.phase(...toMaster(x, y))).
  */
 import { mixSeed, SeededRandom } from '../biometrics/image/seeded-random.js';
-import { DEFAULT_RESOLUTION_PPCM, normalizeAngle, type FingerTemplate, type Minutia, type MinutiaType } from '../biometrics/finger/template.js';
+import {
+  DEFAULT_RESOLUTION_PPCM,
+  normalizeAngle,
+  type FingerTemplate,
+  type Minutia,
+  type MinutiaType,
+} from '../biometrics/finger/template.js';
 
 const TWO_PI = 2 * Math.PI;
 
@@ -135,7 +141,10 @@ export function syntheticFinger(seed: number, options: SyntheticFingerOptions = 
       if (!inside(x, y)) continue;
       let ok = true;
       for (let j = 0; j < xs.length; j++) {
-        if (Math.hypot(x - xs[j]!, y - ys[j]!) < minDist) { ok = false; break; }
+        if (Math.hypot(x - xs[j]!, y - ys[j]!) < minDist) {
+          ok = false;
+          break;
+        }
       }
       if (!ok) continue;
       xs.push(x);
@@ -185,7 +194,10 @@ export function syntheticFinger(seed: number, options: SyntheticFingerOptions = 
     for (let i = xs.length - 1; i >= 0; i--) {
       for (let j = 0; j < i; j++) {
         if (Math.hypot(xs[i]! - xs[j]!, ys[i]! - ys[j]!) < 12) {
-          xs.splice(i, 1); ys.splice(i, 1); ps.splice(i, 1); wantEnding.splice(i, 1);
+          xs.splice(i, 1);
+          ys.splice(i, 1);
+          ps.splice(i, 1);
+          wantEnding.splice(i, 1);
           removed = true;
           break;
         }
@@ -284,7 +296,13 @@ export function impression(finger: SyntheticFinger, seed: number, options: Impre
     const dir = rng.range(0, TWO_PI);
     const omega = TWO_PI / lambda;
     const amp = (distortion / Math.SQRT2) * rng.range(0.5, 1);
-    waves.push({ ax: amp * rng.range(-1, 1), ay: amp * rng.range(-1, 1), wx: omega * Math.cos(dir), wy: omega * Math.sin(dir), ph: rng.range(0, TWO_PI) });
+    waves.push({
+      ax: amp * rng.range(-1, 1),
+      ay: amp * rng.range(-1, 1),
+      wx: omega * Math.cos(dir),
+      wy: omega * Math.sin(dir),
+      ph: rng.range(0, TWO_PI),
+    });
   }
   const disp = (x: number, y: number): [number, number] => {
     let ux = 0;

@@ -81,11 +81,19 @@ export function syntheticIrisEye(seed: number): SyntheticIrisEye {
 
 /** The eye's own code, unrotated, without noise or occlusion (an ideal enrolment). */
 export function idealIrisCode(eye: SyntheticIrisEye): IrisCode {
-  return createIrisCode((ring, angle, k) => eye.field[(k * RINGS + ring) * ANGLES + angle]! > 0, () => true, 100);
+  return createIrisCode(
+    (ring, angle, k) => eye.field[(k * RINGS + ring) * ANGLES + angle]! > 0,
+    () => true,
+    100,
+  );
 }
 
 /** One capture of `eye`; the same (eye, sampleSeed, options) always gives the same code. */
-export function syntheticIrisSample(eye: SyntheticIrisEye, sampleSeed: number, options: SyntheticIrisSampleOptions = {}): SyntheticIrisSample {
+export function syntheticIrisSample(
+  eye: SyntheticIrisEye,
+  sampleSeed: number,
+  options: SyntheticIrisSampleOptions = {},
+): SyntheticIrisSample {
   const rng = new SeededRandom(mixSeed(0x5a3b, eye.seed, sampleSeed));
   const maxRot = options.maxRotation ?? 4;
   const [nLo, nHi] = options.noise ?? [0.3, 0.7];

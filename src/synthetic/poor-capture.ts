@@ -29,20 +29,25 @@ export function degradeFinger(img: GrayImage, kind: Degradation, seed: number): 
     const b = boxBlur(boxBlur(f, W, H, 2), W, H, 2);
     for (let i = 0; i < f.length; i++) out[i] = clamp(b[i]!);
   } else if (kind === 'partial') {
-    const w = Math.round(W * 0.55), h = Math.round(H * 0.55);
-    const x0 = rnd.next() < 0.5 ? 0 : W - w, y0 = rnd.next() < 0.5 ? 0 : H - h;
+    const w = Math.round(W * 0.55),
+      h = Math.round(H * 0.55);
+    const x0 = rnd.next() < 0.5 ? 0 : W - w,
+      y0 = rnd.next() < 0.5 ? 0 : H - h;
     let bg = 0;
     for (const v of img.pixels) bg = Math.max(bg, v);
-    for (let y = 0; y < H; y++) for (let x = 0; x < W; x++) {
-      const i = y * W + x;
-      out[i] = x >= x0 && x < x0 + w && y >= y0 && y < y0 + h ? img.pixels[i]! : bg;
-    }
+    for (let y = 0; y < H; y++)
+      for (let x = 0; x < W; x++) {
+        const i = y * W + x;
+        out[i] = x >= x0 && x < x0 + w && y >= y0 && y < y0 + h ? img.pixels[i]! : bg;
+      }
   } else {
     // Light patches about a ridge wide, smoothed, over about a third of the image.
     const patches = new Float32Array(W * H);
     const count = Math.round((W * H * 0.33) / (Math.PI * 16));
     for (let k = 0; k < count; k++) {
-      const cx = rnd.int(0, W - 1), cy = rnd.int(0, H - 1), r = rnd.range(2.5, 5.5);
+      const cx = rnd.int(0, W - 1),
+        cy = rnd.int(0, H - 1),
+        r = rnd.range(2.5, 5.5);
       for (let y = Math.max(0, Math.floor(cy - r)); y <= Math.min(H - 1, Math.ceil(cy + r)); y++) {
         for (let x = Math.max(0, Math.floor(cx - r)); x <= Math.min(W - 1, Math.ceil(cx + r)); x++) {
           if ((x - cx) ** 2 + (y - cy) ** 2 <= r * r) patches[y * W + x] = 1;

@@ -59,11 +59,21 @@ export interface BadgeEnrollResult {
 
 async function readBadge(scanner: Scanner, timeoutMs: number, progress: (e: Record<string, unknown>) => void): Promise<BadgeRead> {
   if (!scanner.capabilities.credential || !scanner.readCredential) {
-    throw new AgentError('AGENT_NO_SCANNER', `scanner ${scanner.family} reads no badges`, { family: scanner.family }, { hint: 'configure a badge reader (--scanner badge-serial:/dev/ttyUSB0 or badge-hid:/dev/hidraw0)' });
+    throw new AgentError(
+      'AGENT_NO_SCANNER',
+      `scanner ${scanner.family} reads no badges`,
+      { family: scanner.family },
+      { hint: 'configure a badge reader (--scanner badge-serial:/dev/ttyUSB0 or badge-hid:/dev/hidraw0)' },
+    );
   }
   for (let attempt = 1; ; attempt++) {
     if (!(await scanner.waitForPresence({ timeoutMs }))) {
-      throw new AgentError('ENROLL_TIMEOUT', `no badge read within ${Math.round(timeoutMs / 1000)} s`, { modality: 'badge' }, { hint: 'hold the card flat over the reader when asked, then run the command again', retryable: true });
+      throw new AgentError(
+        'ENROLL_TIMEOUT',
+        `no badge read within ${Math.round(timeoutMs / 1000)} s`,
+        { modality: 'badge' },
+        { hint: 'hold the card flat over the reader when asked, then run the command again', retryable: true },
+      );
     }
     try {
       return await scanner.readCredential();
@@ -76,13 +86,25 @@ async function readBadge(scanner: Scanner, timeoutMs: number, progress: (e: Reco
   }
 }
 
-export async function enrollBadge(rt: BadgeEnrolTerminal, req: BadgeEnrollRequest, progress: (e: Record<string, unknown>) => void, worker: BadgeReaderWorker): Promise<BadgeEnrollResult> {
+export async function enrollBadge(
+  rt: BadgeEnrolTerminal,
+  req: BadgeEnrollRequest,
+  progress: (e: Record<string, unknown>) => void,
+  worker: BadgeReaderWorker,
+): Promise<BadgeEnrollResult> {
   const { employeeCode, position } = req;
-  if (!rt.cache || !rt.identifier || !rt.credentials) throw new AgentError('AGENT_NO_TEMPLATE_CACHE', 'the template cache is not open on this terminal', {}, { hint: 'set a template key (edge-agent provision) and restart' });
+  if (!rt.cache || !rt.identifier || !rt.credentials)
+    throw new AgentError(
+      'AGENT_NO_TEMPLATE_CACHE',
+      'the template cache is not open on this terminal',
+      {},
+      { hint: 'set a template key (edge-agent provision) and restart' },
+    );
   const cache = rt.cache;
   const identifier = rt.identifier;
   const credentials = rt.credentials;
-  if (position.length === 0 || position.length > 32) throw new AgentError('CLI_USAGE', 'a badge position is a label of 1 to 32 characters (default "badge")', { position });
+  if (position.length === 0 || position.length > 32)
+    throw new AgentError('CLI_USAGE', 'a badge position is a label of 1 to 32 characters (default "badge")', { position });
 
   const { read, model } = await worker.withScanner(async (scanner) => {
     const model = (await scanner.info()).model;
@@ -91,7 +113,12 @@ export async function enrollBadge(rt: BadgeEnrolTerminal, req: BadgeEnrollReques
     const dup = await identifier.identify({ modality: 'badge', template: { credential: read.credential } });
     if (dup.decision === 'accept' && dup.employeeCode && dup.employeeCode !== employeeCode) {
       await scanner.feedback('error').catch(() => undefined);
-      throw new AgentError('ENROLL_DUPLICATE', `this badge is already enrolled to employee ${dup.employeeCode}`, { employeeCode, other: dup.employeeCode }, { hint: 'a badge belongs to one person: take another card, or delete the other enrolment first' });
+      throw new AgentError(
+        'ENROLL_DUPLICATE',
+        `this badge is already enrolled to employee ${dup.employeeCode}`,
+        { employeeCode, other: dup.employeeCode },
+        { hint: 'a badge belongs to one person: take another card, or delete the other enrolment first' },
+      );
     }
     await scanner.feedback('accepted').catch(() => undefined);
     return { read, model };
@@ -105,16 +132,39 @@ export async function enrollBadge(rt: BadgeEnrolTerminal, req: BadgeEnrollReques
   }
   if (req.name) await cache.upsertUser({ employeeCode, displayName: req.name });
   const stored = await cache.addTemplates([
-    { employeeCode, modality: 'badge', position, format: BADGE_FORMAT, data: credentials.hash(read.credential), sensorModel: model, createdAt, sourceTerminal: rt.config.terminal.id, version },
+    {
+      employeeCode,
+      modality: 'badge',
+      position,
+      format: BADGE_FORMAT,
+      data: credentials.hash(read.credential),
+      sensorModel: model,
+      createdAt,
+      sourceTerminal: rt.config.terminal.id,
+      version,
+    },
   ]);
   progress({ step: 'stored', templates: stored.length });
   log.info({ employeeCode, modality: 'badge', position, siteWide: credentials.siteWide }, 'badge enrolled');
-  progress({ step: 'no-upload', message: 'a badge is not sent to the attendance service (its biometric items are face, finger and iris): it stays with the terminals of the site' });
+  progress({
+    step: 'no-upload',
+    message:
+      'a badge is not sent to the attendance service (its biometric items are face, finger and iris): it stays with the terminals of the site',
+  });
 
   const publishedToSite = await rt.publishPerson(employeeCode);
   if (publishedToSite) progress({ step: 'site', message: `published to site ${rt.config.terminal.site}` });
   else if (!credentials.siteWide) progress({ step: 'site', message: 'no site key: this badge opens this terminal only' });
-  return { employeeCode, name: req.name, modality: 'badge', position, templates: stored.map((s) => ({ id: s.id, format: s.format, quality: s.quality })), upload: null, uploadError: null, publishedToSite };
+  return {
+    employeeCode,
+    name: req.name,
+    modality: 'badge',
+    position,
+    templates: stored.map((s) => ({ id: s.id, format: s.format, quality: s.quality })),
+    upload: null,
+    uploadError: null,
+    publishedToSite,
+  };
 }
 
 export interface BadgeIdentifyResult {
@@ -127,8 +177,19 @@ export interface BadgeIdentifyResult {
 }
 
 /** One card read, looked up among the enrolled badges, nothing punched (`edge-agent identify --modality badge`). */
-export async function identifyBadgeOnce(rt: BadgeEnrolTerminal, worker: BadgeReaderWorker, progress: (e: Record<string, unknown>) => void, timeoutMs: number): Promise<BadgeIdentifyResult> {
-  if (!rt.identifier || !rt.cache) throw new AgentError('AGENT_NO_TEMPLATE_CACHE', 'the template cache is not open on this terminal', {}, { hint: 'set a template key (edge-agent provision) and restart' });
+export async function identifyBadgeOnce(
+  rt: BadgeEnrolTerminal,
+  worker: BadgeReaderWorker,
+  progress: (e: Record<string, unknown>) => void,
+  timeoutMs: number,
+): Promise<BadgeIdentifyResult> {
+  if (!rt.identifier || !rt.cache)
+    throw new AgentError(
+      'AGENT_NO_TEMPLATE_CACHE',
+      'the template cache is not open on this terminal',
+      {},
+      { hint: 'set a template key (edge-agent provision) and restart' },
+    );
   const identifier = rt.identifier;
   const cache = rt.cache;
   return worker.withScanner(async (scanner) => {
@@ -137,6 +198,13 @@ export async function identifyBadgeOnce(rt: BadgeEnrolTerminal, worker: BadgeRea
     const read = await readBadge(scanner, timeoutMs, progress);
     const r = await identifier.identify({ modality: 'badge', template: { credential: read.credential } });
     const user = r.employeeCode ? await cache.getUser(r.employeeCode) : null;
-    return { employeeCode: r.employeeCode, name: user?.displayName ?? null, modality: 'badge', score: r.score, decision: r.decision, ms: Math.round(performance.now() - t0) };
+    return {
+      employeeCode: r.employeeCode,
+      name: user?.displayName ?? null,
+      modality: 'badge',
+      score: r.score,
+      decision: r.decision,
+      ms: Math.round(performance.now() - t0),
+    };
   });
 }

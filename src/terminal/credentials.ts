@@ -52,7 +52,8 @@ export class CredentialHasher {
   }
 
   #mac(key: Buffer, credential: string): Buffer {
-    if (!CREDENTIAL.test(credential)) throw new AgentError('POLICY_BAD_PUNCH', 'a badge credential is <bits>:<number>', {}, { hint: 'read the badge on a badge reader' });
+    if (!CREDENTIAL.test(credential))
+      throw new AgentError('POLICY_BAD_PUNCH', 'a badge credential is <bits>:<number>', {}, { hint: 'read the badge on a badge reader' });
     return createHmac('sha256', key).update(credential, 'utf8').digest();
   }
 }
@@ -103,7 +104,13 @@ export class BadgeMatcher implements ModalityMatcher {
 
   async best(template: unknown): Promise<{ id: string; score: number } | null> {
     const credential = isCredentialProbe(template) ? template.credential : null;
-    if (credential === null) throw new AgentError('BIOMETRICS_TEMPLATE_MALFORMED', 'a badge is identified by its card read, not by template bytes', {}, { hint: 'pass {credential} from a badge reader' });
+    if (credential === null)
+      throw new AgentError(
+        'BIOMETRICS_TEMPLATE_MALFORMED',
+        'a badge is identified by its card read, not by template bytes',
+        {},
+        { hint: 'pass {credential} from a badge reader' },
+      );
     for (const hash of this.#hasher.candidates(credential)) {
       const ids = this.#byHash.get(hash.toString('hex'));
       if (ids && ids.size > 0) return { id: [...ids][0]!, score: 1 };

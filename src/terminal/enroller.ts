@@ -89,11 +89,18 @@ export function defaultPosition(modality: ScannerModality): string {
 /** The worker of the first scanner of a modality that is ready (or the first of that modality). */
 export function workerFor(rt: EnrolTerminal, modality: ScannerModality, key?: string): ScannerWorker {
   const workers = [...rt.workers.values()];
-  const chosen = key ? rt.workers.get(key) : (workers.find((w) => w.modality === modality && w.status === 'ready') ?? workers.find((w) => w.modality === modality));
+  const chosen = key
+    ? rt.workers.get(key)
+    : (workers.find((w) => w.modality === modality && w.status === 'ready') ?? workers.find((w) => w.modality === modality));
   if (!chosen) {
-    throw new AgentError('AGENT_NO_SCANNER', key ? `no scanner "${key}" on this terminal` : `no ${modality} scanner on this terminal`, { modality, key: key ?? null }, {
-      hint: `scanners here: ${workers.map((w) => w.key).join(', ') || 'none'}; configure one with --scanner family:path or in the config`,
-    });
+    throw new AgentError(
+      'AGENT_NO_SCANNER',
+      key ? `no scanner "${key}" on this terminal` : `no ${modality} scanner on this terminal`,
+      { modality, key: key ?? null },
+      {
+        hint: `scanners here: ${workers.map((w) => w.key).join(', ') || 'none'}; configure one with --scanner family:path or in the config`,
+      },
+    );
   }
   chosen.assertNotHeldElsewhere();
   return chosen;
@@ -113,7 +120,8 @@ async function waitForLift(scanner: Scanner, timeoutMs = 10_000, signal?: AbortS
 function words(modality: ScannerModality) {
   const finger = modality === 'finger';
   return {
-    place: (first: boolean) => (finger ? (first ? 'place the finger' : 'place the same finger again') : first ? 'look at the camera' : 'look at the camera again'),
+    place: (first: boolean) =>
+      finger ? (first ? 'place the finger' : 'place the same finger again') : first ? 'look at the camera' : 'look at the camera again',
     lift: finger ? 'lift your finger' : 'look away from the camera',
     liftAfter: finger ? 'lift it' : 'look away',
     stillThere: finger ? 'the finger is still on the sensor: lift it' : 'still in view: look away from the camera',
@@ -125,20 +133,48 @@ const TRIES_PER_PRESS = 3;
 /** First reminder to lift after this long. */
 const LIFT_REMINDER_MS = 4000;
 
-async function capture(rt: EnrolTerminal, scanner: Scanner, modality: ScannerModality, timeoutMs: number, signal?: AbortSignal): Promise<{ format: TemplateFormat; data: Uint8Array; quality: number; image: CapturedImage }> {
-  if (!rt.extractor) throw new AgentError('AGENT_NO_EXTRACTOR', 'image extraction is not available on this terminal', {}, { hint: 'the template key is missing or the models failed to load: run "edge-agent doctor"' });
+async function capture(
+  rt: EnrolTerminal,
+  scanner: Scanner,
+  modality: ScannerModality,
+  timeoutMs: number,
+  signal?: AbortSignal,
+): Promise<{ format: TemplateFormat; data: Uint8Array; quality: number; image: CapturedImage }> {
+  if (!rt.extractor)
+    throw new AgentError(
+      'AGENT_NO_EXTRACTOR',
+      'image extraction is not available on this terminal',
+      {},
+      { hint: 'the template key is missing or the models failed to load: run "edge-agent doctor"' },
+    );
   if (!(await scanner.waitForPresence({ timeoutMs, ...(signal ? { signal } : {}) }))) {
     if (signal?.aborted) throw signal.reason as Error;
-    throw new AgentError('ENROLL_TIMEOUT', `no ${modality === 'finger' ? 'finger on the sensor' : 'eye in view'} within ${Math.round(timeoutMs / 1000)} s`, { modality }, { hint: 'present it when the scanner asks, then run the command again', retryable: true });
+    throw new AgentError(
+      'ENROLL_TIMEOUT',
+      `no ${modality === 'finger' ? 'finger on the sensor' : 'eye in view'} within ${Math.round(timeoutMs / 1000)} s`,
+      { modality },
+      { hint: 'present it when the scanner asks, then run the command again', retryable: true },
+    );
   }
   const image = await scanner.captureImage();
   return { ...(await rt.extractor.extract(modality, image)), image };
 }
 
-export async function enroll(rt: EnrolTerminal, client: AttendanceClient | null, req: EnrollRequest, report: Progress = () => undefined, scannerKey?: string): Promise<EnrollResult> {
+export async function enroll(
+  rt: EnrolTerminal,
+  client: AttendanceClient | null,
+  req: EnrollRequest,
+  report: Progress = () => undefined,
+  scannerKey?: string,
+): Promise<EnrollResult> {
   // A cancelled enrolment (its client gone) stops at its next step or wait, storing nothing.
   const cancel = new AbortController();
-  const cancelled = () => cancel.abort(new AgentError('ENROLL_CANCELLED', 'the enrolment was cancelled before it finished (the command was stopped); nothing was stored', { employeeCode: req.employeeCode }));
+  const cancelled = () =>
+    cancel.abort(
+      new AgentError('ENROLL_CANCELLED', 'the enrolment was cancelled before it finished (the command was stopped); nothing was stored', {
+        employeeCode: req.employeeCode,
+      }),
+    );
   if (req.signal?.aborted) cancelled();
   req.signal?.addEventListener('abort', cancelled, { once: true });
   try {
@@ -148,7 +184,14 @@ export async function enroll(rt: EnrolTerminal, client: AttendanceClient | null,
   }
 }
 
-async function enrollSteps(rt: EnrolTerminal, client: AttendanceClient | null, req: EnrollRequest, report: Progress, signal: AbortSignal, scannerKey?: string): Promise<EnrollResult> {
+async function enrollSteps(
+  rt: EnrolTerminal,
+  client: AttendanceClient | null,
+  req: EnrollRequest,
+  report: Progress,
+  signal: AbortSignal,
+  scannerKey?: string,
+): Promise<EnrollResult> {
   // Until the captures are done; from storing on the enrolment completes whatever the client does.
   let cancellable = true;
   const progress: Progress = (e) => {
@@ -160,17 +203,33 @@ async function enrollSteps(rt: EnrolTerminal, client: AttendanceClient | null, r
   const captures = req.captures ?? 3;
   const minQuality = req.minQuality ?? 40;
   const timeoutMs = req.presenceTimeoutMs ?? 20_000;
-  if (!rt.cache || !rt.identifier) throw new AgentError('AGENT_NO_TEMPLATE_CACHE', 'the template cache is not open on this terminal', {}, { hint: 'set a template key (edge-agent provision) and restart' });
+  if (!rt.cache || !rt.identifier)
+    throw new AgentError(
+      'AGENT_NO_TEMPLATE_CACHE',
+      'the template cache is not open on this terminal',
+      {},
+      { hint: 'set a template key (edge-agent provision) and restart' },
+    );
 
   let name: string | null = null;
   if (client) {
     progress({ step: 'user', message: `checking ${employeeCode} with the attendance service` });
     const env = await client.getUser(employeeCode);
     if (env.statusCode === 'USER_NOT_AVAILABLE') {
-      throw new AgentError('ENROLL_UNKNOWN_USER', `the attendance service does not know employee ${employeeCode}`, { employeeCode }, { hint: 'add the person in the attendance service first (operation 1), then enrol' });
+      throw new AgentError(
+        'ENROLL_UNKNOWN_USER',
+        `the attendance service does not know employee ${employeeCode}`,
+        { employeeCode },
+        { hint: 'add the person in the attendance service first (operation 1), then enrol' },
+      );
     }
     if (env.statusCode !== 'SUCCESS' || !env.returnValue) {
-      throw new AgentError('ENROLL_API_ERROR', `the attendance service answered ${env.statusCode} for ${employeeCode}: ${env.statusDescription ?? ''}`, { employeeCode, statusCode: env.statusCode }, { hint: 'check the service logs', retryable: true });
+      throw new AgentError(
+        'ENROLL_API_ERROR',
+        `the attendance service answered ${env.statusCode} for ${employeeCode}: ${env.statusDescription ?? ''}`,
+        { employeeCode, statusCode: env.statusCode },
+        { hint: 'check the service logs', retryable: true },
+      );
     }
     name = `${env.returnValue.firstName} ${env.returnValue.lastName}`.trim();
     progress({ step: 'user', message: `${employeeCode} is ${name}` });
@@ -181,7 +240,12 @@ async function enrollSteps(rt: EnrolTerminal, client: AttendanceClient | null, r
   const worker = workerFor(rt, modality, scannerKey);
   if (modality === 'badge') return enrollBadge(rt, { employeeCode, name, position, timeoutMs }, progress, worker);
   if (enrolling.has(worker)) {
-    throw new AgentError('AGENT_SCANNER_BUSY', `an enrolment is already running on scanner ${worker.key}`, { scanner: worker.key }, { hint: 'wait for it to finish (or stop it with Ctrl-C), then run the command again', retryable: true });
+    throw new AgentError(
+      'AGENT_SCANNER_BUSY',
+      `an enrolment is already running on scanner ${worker.key}`,
+      { scanner: worker.key },
+      { hint: 'wait for it to finish (or stop it with Ctrl-C), then run the command again', retryable: true },
+    );
   }
   const identifier = rt.identifier;
   const say = words(modality);
@@ -202,7 +266,12 @@ async function enrollSteps(rt: EnrolTerminal, client: AttendanceClient | null, r
         progress({ step: 'lift', press, presses, again: true, message: say.stillThere });
         if (await waitForLift(scanner, timeoutMs, signal)) return;
         signal.throwIfAborted();
-        throw new AgentError('ENROLL_TIMEOUT', `${modality === 'finger' ? 'the finger stayed on the sensor' : 'the eye stayed in view'} for ${Math.round((LIFT_REMINDER_MS + timeoutMs) / 1000)} s after press ${press} of ${presses}`, { modality, press, presses }, { hint: `${say.lift} between presses, then run the command again`, retryable: true });
+        throw new AgentError(
+          'ENROLL_TIMEOUT',
+          `${modality === 'finger' ? 'the finger stayed on the sensor' : 'the eye stayed in view'} for ${Math.round((LIFT_REMINDER_MS + timeoutMs) / 1000)} s after press ${press} of ${presses}`,
+          { modality, press, presses },
+          { hint: `${say.lift} between presses, then run the command again`, retryable: true },
+        );
       };
       /** The module's own enrolment: presses numbered after the `before` ones, each prompted. */
       const onModule = (before: number, presses: number) =>
@@ -211,8 +280,28 @@ async function enrollSteps(rt: EnrolTerminal, client: AttendanceClient | null, r
           signal,
           onPrompt: (p) => {
             const press = before + p.press;
-            if (p.action === 'lift') progress({ step: 'lift', press, presses, ...(p.reason ? { again: true } : {}), message: p.reason ? say.stillThere : say.lift });
-            else progress({ step: 'module', action: p.action, press, presses, modulePress: p.press, of: p.of, ...(p.reason ? { reason: p.reason } : {}), message: p.action === 'again' ? `press ${press} of ${presses} again: ${say.place(false)} (the module did not take it: ${p.reason})` : `press ${press} of ${presses}: ${say.place(false)} (the module's own enrolment, ${p.press} of ${p.of})` });
+            if (p.action === 'lift')
+              progress({
+                step: 'lift',
+                press,
+                presses,
+                ...(p.reason ? { again: true } : {}),
+                message: p.reason ? say.stillThere : say.lift,
+              });
+            else
+              progress({
+                step: 'module',
+                action: p.action,
+                press,
+                presses,
+                modulePress: p.press,
+                of: p.of,
+                ...(p.reason ? { reason: p.reason } : {}),
+                message:
+                  p.action === 'again'
+                    ? `press ${press} of ${presses} again: ${say.place(false)} (the module did not take it: ${p.reason})`
+                    : `press ${press} of ${presses}: ${say.place(false)} (the module's own enrolment, ${p.press} of ${p.of})`,
+              });
           },
           onStep: (step) => progress({ step: 'module', read: true, press: before + step, presses, modulePress: step, of: modulePresses }),
         });
@@ -222,20 +311,49 @@ async function enrollSteps(rt: EnrolTerminal, client: AttendanceClient | null, r
         // its own and identifies by its own search, so enrol there only, checking duplicates with
         // the module's search (one press), then the module's presses.
         if (!scanner.capabilities.moduleEnroll) {
-          throw new AgentError('AGENT_NO_EXTRACTOR', 'image extraction is not available on this terminal and this scanner cannot enrol on its own', { modality }, { hint: 'run "edge-agent doctor": the extraction models failed to load' });
+          throw new AgentError(
+            'AGENT_NO_EXTRACTOR',
+            'image extraction is not available on this terminal and this scanner cannot enrol on its own',
+            { modality },
+            { hint: 'run "edge-agent doctor": the extraction models failed to load' },
+          );
         }
         const presses = 1 + modulePresses;
-        progress({ step: 'plan', presses, captures: 0, modulePresses, message: `no image extraction here: enrolling on the module only, ${presses} presses (1 to check the finger is not enrolled yet, ${modulePresses} for the module's own enrolment); ${say.place(true)} when asked and ${say.liftAfter} after each` });
-        progress({ step: 'capture', capture: 1, of: 1, press: 1, presses, action: 'place', message: `press 1 of ${presses}: ${say.place(true)}` });
+        progress({
+          step: 'plan',
+          presses,
+          captures: 0,
+          modulePresses,
+          message: `no image extraction here: enrolling on the module only, ${presses} presses (1 to check the finger is not enrolled yet, ${modulePresses} for the module's own enrolment); ${say.place(true)} when asked and ${say.liftAfter} after each`,
+        });
+        progress({
+          step: 'capture',
+          capture: 1,
+          of: 1,
+          press: 1,
+          presses,
+          action: 'place',
+          message: `press 1 of ${presses}: ${say.place(true)}`,
+        });
         if (!(await scanner.waitForPresence({ timeoutMs, signal }))) {
           signal.throwIfAborted();
-          throw new AgentError('ENROLL_TIMEOUT', `no finger on the sensor within ${Math.round(timeoutMs / 1000)} s`, { modality }, { hint: 'present it when the scanner asks, then run the command again', retryable: true });
+          throw new AgentError(
+            'ENROLL_TIMEOUT',
+            `no finger on the sensor within ${Math.round(timeoutMs / 1000)} s`,
+            { modality },
+            { hint: 'present it when the scanner asks, then run the command again', retryable: true },
+          );
         }
         const hit = await scanner.searchOnModule();
         const owner = hit && rt.slots ? await rt.slots.owner(worker.key, hit.slot) : null;
         if (owner && owner !== employeeCode) {
           await scanner.feedback('error').catch(() => undefined);
-          throw new AgentError('ENROLL_DUPLICATE', `this finger is already enrolled to employee ${owner} (module slot ${hit!.slot})`, { employeeCode, other: owner }, { hint: 'a person is enrolled once: check who is in front of the scanner, or delete the other enrolment first' });
+          throw new AgentError(
+            'ENROLL_DUPLICATE',
+            `this finger is already enrolled to employee ${owner} (module slot ${hit!.slot})`,
+            { employeeCode, other: owner },
+            { hint: 'a person is enrolled once: check who is in front of the scanner, or delete the other enrolment first' },
+          );
         }
         await lift(1, presses);
         moduleTemplate = await onModule(1, presses);
@@ -255,7 +373,17 @@ async function enrollSteps(rt: EnrolTerminal, client: AttendanceClient | null, r
         const press = taken.length + 1;
         let reason: string | null = null;
         for (let attempt = 1; ; attempt++) {
-          progress({ step: 'capture', capture: press, of: captures, press, presses, action: reason ? 'again' : 'place', message: reason ? `press ${press} of ${presses} again: ${say.place(press === 1)} (try ${attempt} of ${tries})` : `press ${press} of ${presses}: ${say.place(press === 1)}` });
+          progress({
+            step: 'capture',
+            capture: press,
+            of: captures,
+            press,
+            presses,
+            action: reason ? 'again' : 'place',
+            message: reason
+              ? `press ${press} of ${presses} again: ${say.place(press === 1)} (try ${attempt} of ${tries})`
+              : `press ${press} of ${presses}: ${say.place(press === 1)}`,
+          });
           await scanner.feedback('enrol-step').catch(() => undefined);
           let t: Awaited<ReturnType<typeof capture>> | null = null;
           try {
@@ -270,7 +398,12 @@ async function enrollSteps(rt: EnrolTerminal, client: AttendanceClient | null, r
             const dup = await identifier.identify({ modality, template: t.data });
             if (dup.decision === 'accept' && dup.employeeCode && dup.employeeCode !== employeeCode) {
               await scanner.feedback('error').catch(() => undefined);
-              throw new AgentError('ENROLL_DUPLICATE', `this ${modality} is already enrolled to employee ${dup.employeeCode} (score ${dup.score})`, { employeeCode, other: dup.employeeCode, score: dup.score }, { hint: 'a person is enrolled once: check who is in front of the scanner, or delete the other enrolment first' });
+              throw new AgentError(
+                'ENROLL_DUPLICATE',
+                `this ${modality} is already enrolled to employee ${dup.employeeCode} (score ${dup.score})`,
+                { employeeCode, other: dup.employeeCode, score: dup.score },
+                { hint: 'a person is enrolled once: check who is in front of the scanner, or delete the other enrolment first' },
+              );
             }
             taken.push(t);
             progress({ step: 'captured', capture: taken.length, of: captures, press, presses, quality: t.quality });
@@ -278,9 +411,27 @@ async function enrollSteps(rt: EnrolTerminal, client: AttendanceClient | null, r
             break;
           }
           if (attempt >= tries) {
-            throw new AgentError('ENROLL_LOW_QUALITY', `press ${press} of ${presses} was not taken in ${tries} tries (last: ${reason}); nothing was stored`, { employeeCode, press, presses, tries, captures: taken.length }, { hint: modality === 'finger' ? 'clean the sensor and the finger, press flat, or enrol another finger; then run the command again' : 'look straight at the camera with eyes wide open, remove glasses; then run the command again' });
+            throw new AgentError(
+              'ENROLL_LOW_QUALITY',
+              `press ${press} of ${presses} was not taken in ${tries} tries (last: ${reason}); nothing was stored`,
+              { employeeCode, press, presses, tries, captures: taken.length },
+              {
+                hint:
+                  modality === 'finger'
+                    ? 'clean the sensor and the finger, press flat, or enrol another finger; then run the command again'
+                    : 'look straight at the camera with eyes wide open, remove glasses; then run the command again',
+              },
+            );
           }
-          progress({ step: 'retry', press, presses, attempt, tries, ...(t ? { quality: t.quality } : {}), message: `press ${press} of ${presses} not taken (${reason}); the ${taken.length} taken before are kept` });
+          progress({
+            step: 'retry',
+            press,
+            presses,
+            attempt,
+            tries,
+            ...(t ? { quality: t.quality } : {}),
+            message: `press ${press} of ${presses} not taken (${reason}); the ${taken.length} taken before are kept`,
+          });
           await scanner.feedback('try-again').catch(() => undefined);
           await lift(press, presses);
         }
@@ -296,7 +447,11 @@ async function enrollSteps(rt: EnrolTerminal, client: AttendanceClient | null, r
           if (signal.aborted) throw err;
           const e = toAgentError(err);
           moduleError = `${e.code}: ${e.message}`;
-          progress({ step: 'module', error: moduleError, message: `the module's own enrolment failed (${moduleError}); the ${taken.length} captures are kept and identify this finger from images; enrol again to put it on the module too` });
+          progress({
+            step: 'module',
+            error: moduleError,
+            message: `the module's own enrolment failed (${moduleError}); the ${taken.length} captures are kept and identify this finger from images; enrol again to put it on the module too`,
+          });
           await scanner.feedback('try-again').catch(() => undefined);
           await waitForLift(scanner, LIFT_REMINDER_MS).catch(() => false);
         }
@@ -311,13 +466,47 @@ async function enrollSteps(rt: EnrolTerminal, client: AttendanceClient | null, r
   const version = Date.now();
   const createdAt = new Date(version).toISOString();
   const terminal = rt.config.terminal.id;
-  const news: NewTemplate[] = taken.map((t) => ({ employeeCode, modality, position, format: t.format, data: t.data, quality: Math.round(t.quality), sensorModel, createdAt, sourceTerminal: terminal, version }));
+  const news: NewTemplate[] = taken.map((t) => ({
+    employeeCode,
+    modality,
+    position,
+    format: t.format,
+    data: t.data,
+    quality: Math.round(t.quality),
+    sensorModel,
+    createdAt,
+    sourceTerminal: terminal,
+    version,
+  }));
   // The embedding slot (when configured for this modality) keeps the model's vector of each capture.
   if (rt.embedder && rt.embedder.source === modality) {
-    for (const t of taken) news.push({ employeeCode, modality: 'embedding', position, format: 'embedding-f32', data: await rt.embedder.embed(t.image), quality: Math.round(t.quality), sensorModel, createdAt, sourceTerminal: terminal, version });
+    for (const t of taken)
+      news.push({
+        employeeCode,
+        modality: 'embedding',
+        position,
+        format: 'embedding-f32',
+        data: await rt.embedder.embed(t.image),
+        quality: Math.round(t.quality),
+        sensorModel,
+        createdAt,
+        sourceTerminal: terminal,
+        version,
+      });
   }
   const mt = moduleTemplate as { format: string; data: Uint8Array } | null;
-  if (mt) news.push({ employeeCode, modality, position, format: mt.format as TemplateFormat, data: mt.data, sensorModel, createdAt, sourceTerminal: terminal, version });
+  if (mt)
+    news.push({
+      employeeCode,
+      modality,
+      position,
+      format: mt.format as TemplateFormat,
+      data: mt.data,
+      sensorModel,
+      createdAt,
+      sourceTerminal: terminal,
+      version,
+    });
   // Replace this person's earlier templates of the same modality and position.
   for (const old of await rt.cache.listTemplateMeta({ employeeCode })) {
     const sameModality = old.modality === modality || (old.modality === 'embedding' && rt.embedder?.source === modality);
@@ -334,14 +523,22 @@ async function enrollSteps(rt: EnrolTerminal, client: AttendanceClient | null, r
     progress({ step: 'upload', message: 'only a module template was taken (vendor format): nothing uploaded to the service' });
   } else if (client) {
     try {
-      const env = await client.updateBiometrics(employeeCode, taken.map((t) => ({ modality, template: Buffer.from(t.data).toString('base64') })));
+      const env = await client.updateBiometrics(
+        employeeCode,
+        taken.map((t) => ({ modality, template: Buffer.from(t.data).toString('base64') })),
+      );
       upload = (env.returnValue ?? []).map((i) => ({ statusCode: String(i.statusCode), statusDescription: i.statusDescription ?? null }));
-      if (env.statusCode !== 'SUCCESS' && upload.length === 0) upload = [{ statusCode: String(env.statusCode), statusDescription: env.statusDescription ?? null }];
+      if (env.statusCode !== 'SUCCESS' && upload.length === 0)
+        upload = [{ statusCode: String(env.statusCode), statusDescription: env.statusDescription ?? null }];
       upload.forEach((u, i) => progress({ step: 'upload', item: i + 1, statusCode: u.statusCode, statusDescription: u.statusDescription }));
     } catch (err) {
       const e = toAgentError(err);
       uploadError = `${e.code}: ${e.message}`;
-      progress({ step: 'upload', error: uploadError, message: 'the templates are enrolled here; the upload to the service failed and can be repeated by enrolling again' });
+      progress({
+        step: 'upload',
+        error: uploadError,
+        message: 'the templates are enrolled here; the upload to the service failed and can be repeated by enrolling again',
+      });
     }
   }
 
@@ -352,11 +549,29 @@ async function enrollSteps(rt: EnrolTerminal, client: AttendanceClient | null, r
     const cache = rt.cache;
     const slots = rt.slots;
     await worker
-      .withScanner(async (scanner) => placeModuleTemplates({ scanner, info: await scanner.info(), scannerKey: worker.key, slots, templatesOfFormat: (format) => moduleTemplatesOf(cache, format) }))
+      .withScanner(async (scanner) =>
+        placeModuleTemplates({
+          scanner,
+          info: await scanner.info(),
+          scannerKey: worker.key,
+          slots,
+          templatesOfFormat: (format) => moduleTemplatesOf(cache, format),
+        }),
+      )
       .catch((err: unknown) => log.warn({ err: toAgentError(err).toJSON() }, 'module placement after enrolment failed'));
   }
 
-  return { employeeCode, name, modality, position, templates: stored.map((s) => ({ id: s.id, format: s.format, quality: s.quality })), upload, uploadError, publishedToSite, moduleError };
+  return {
+    employeeCode,
+    name,
+    modality,
+    position,
+    templates: stored.map((s) => ({ id: s.id, format: s.format, quality: s.quality })),
+    upload,
+    uploadError,
+    publishedToSite,
+    moduleError,
+  };
 }
 
 export interface IdentifyOnceResult {
@@ -369,8 +584,20 @@ export interface IdentifyOnceResult {
 }
 
 /** One capture, identified on the host, nothing punched. */
-export async function identifyOnce(rt: EnrolTerminal, modality: ScannerModality, progress: Progress = () => undefined, scannerKey?: string, timeoutMs = 20_000): Promise<IdentifyOnceResult> {
-  if (!rt.identifier) throw new AgentError('AGENT_NO_TEMPLATE_CACHE', 'the template cache is not open on this terminal', {}, { hint: 'set a template key (edge-agent provision) and restart' });
+export async function identifyOnce(
+  rt: EnrolTerminal,
+  modality: ScannerModality,
+  progress: Progress = () => undefined,
+  scannerKey?: string,
+  timeoutMs = 20_000,
+): Promise<IdentifyOnceResult> {
+  if (!rt.identifier)
+    throw new AgentError(
+      'AGENT_NO_TEMPLATE_CACHE',
+      'the template cache is not open on this terminal',
+      {},
+      { hint: 'set a template key (edge-agent provision) and restart' },
+    );
   const identifier = rt.identifier;
   const worker = workerFor(rt, modality, scannerKey);
   if (modality === 'badge') return identifyBadgeOnce(rt, worker, progress, timeoutMs);
@@ -382,7 +609,14 @@ export async function identifyOnce(rt: EnrolTerminal, modality: ScannerModality,
     const user = r.employeeCode && rt.cache ? await rt.cache.getUser(r.employeeCode) : null;
     await scanner.feedback(r.decision === 'accept' ? 'accepted' : 'unknown').catch(() => undefined);
     await waitForLift(scanner);
-    return { employeeCode: r.employeeCode, name: user?.displayName ?? null, modality, score: r.score, decision: r.decision, ms: Math.round(monotonicMs() - t0) };
+    return {
+      employeeCode: r.employeeCode,
+      name: user?.displayName ?? null,
+      modality,
+      score: r.score,
+      decision: r.decision,
+      ms: Math.round(monotonicMs() - t0),
+    };
   });
 }
 
@@ -395,11 +629,29 @@ export const MAX_TEMPLATE_BYTES = 16 * 1024;
  * with the matcher's score. `ms` is the time spent matching.
  */
 export async function identifyTemplate(rt: EnrolTerminal, modality: ScannerModality, data: Uint8Array): Promise<IdentifyOnceResult> {
-  if (!rt.identifier) throw new AgentError('AGENT_NO_TEMPLATE_CACHE', 'the template cache is not open on this terminal', {}, { hint: 'set a template key (edge-agent provision) and restart' });
+  if (!rt.identifier)
+    throw new AgentError(
+      'AGENT_NO_TEMPLATE_CACHE',
+      'the template cache is not open on this terminal',
+      {},
+      { hint: 'set a template key (edge-agent provision) and restart' },
+    );
   if (data.length === 0 || data.length > MAX_TEMPLATE_BYTES) {
-    throw new AgentError('BIOMETRICS_TEMPLATE_MALFORMED', `a template is 1 to ${MAX_TEMPLATE_BYTES} bytes, this one is ${data.length}`, { bytes: data.length }, { hint: 'give an ISO 19794-2 finger record or an iris-code-v1 file (edge-agent template extract makes them)' });
+    throw new AgentError(
+      'BIOMETRICS_TEMPLATE_MALFORMED',
+      `a template is 1 to ${MAX_TEMPLATE_BYTES} bytes, this one is ${data.length}`,
+      { bytes: data.length },
+      { hint: 'give an ISO 19794-2 finger record or an iris-code-v1 file (edge-agent template extract makes them)' },
+    );
   }
   const r = await rt.identifier.identify({ modality, template: data });
   const user = r.employeeCode && rt.cache ? await rt.cache.getUser(r.employeeCode) : null;
-  return { employeeCode: r.employeeCode, name: user?.displayName ?? null, modality, score: r.score, decision: r.decision, ms: Math.round(r.ms * 100) / 100 };
+  return {
+    employeeCode: r.employeeCode,
+    name: user?.displayName ?? null,
+    modality,
+    score: r.score,
+    decision: r.decision,
+    ms: Math.round(r.ms * 100) / 100,
+  };
 }

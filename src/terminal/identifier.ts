@@ -200,7 +200,10 @@ export class Identifier {
   static async build(cache: TemplateCache, options: IdentifierOptions): Promise<Identifier> {
     const t0 = performance.now();
     const matchers = new Map<Modality, ModalityMatcher>();
-    matchers.set('iris', new IrisMatcher(options.biometrics.irisThreshold, { ...options.iris, shiftRange: options.biometrics.irisShiftRange }));
+    matchers.set(
+      'iris',
+      new IrisMatcher(options.biometrics.irisThreshold, { ...options.iris, shiftRange: options.biometrics.irisShiftRange }),
+    );
     for (const m of options.matchers ?? []) matchers.set(m.modality, m);
     const id = new Identifier(cache, [...matchers.values()], options.snapshot ?? null);
     // Subscribe first: a change during the build is applied on top (add replaces, remove is idempotent).
@@ -216,8 +219,16 @@ export class Identifier {
       const counts = await cache.countsByModality();
       for (const m of matchers.values()) await id.#buildFromCache(m, counts[m.modality]);
     }
-    id.#report = { ...id.#report, source: fromSnapshot === true ? 'snapshot' : 'cache', reason: fromSnapshot === true ? null : fromSnapshot, ms: Math.round(performance.now() - t0) };
-    log.info({ counts: Object.fromEntries([...matchers.values()].map((m) => [m.modality, m.size])), skipped: id.#skipped, ...id.#report }, 'identification indexes built');
+    id.#report = {
+      ...id.#report,
+      source: fromSnapshot === true ? 'snapshot' : 'cache',
+      reason: fromSnapshot === true ? null : fromSnapshot,
+      ms: Math.round(performance.now() - t0),
+    };
+    log.info(
+      { counts: Object.fromEntries([...matchers.values()].map((m) => [m.modality, m.size])), skipped: id.#skipped, ...id.#report },
+      'identification indexes built',
+    );
     return id;
   }
 
@@ -236,7 +247,8 @@ export class Identifier {
     const numbers = new Map<ModalityMatcher, Int32Array>();
     const read = readIndexSnapshot(path, templateKey, (header) => {
       if (header.instance !== state.instance) return 'it belongs to another template database';
-      if (header.generation < state.prunedThrough || header.generation > state.generation) return `it holds change ${header.generation}, the cache's log keeps ${state.prunedThrough}..${state.generation}`;
+      if (header.generation < state.prunedThrough || header.generation > state.generation)
+        return `it holds change ${header.generation}, the cache's log keeps ${state.prunedThrough}..${state.generation}`;
       const targets: ArrayBufferView[] = [];
       for (const m of capable) {
         const meta = header.matchers[m.modality] as Record<string, unknown> | undefined;
@@ -286,7 +298,8 @@ export class Identifier {
           const tid = ids[Math.floor(((k + 0.5) * ids.length) / Math.min(SNAPSHOT_SAMPLE, ids.length))]!;
           const t = await this.#cache.getTemplate(tid).catch(() => null);
           // Gone or changed since the snapshot: the change log brings it. Otherwise it must match.
-          if (t && !(m.holds?.(tid, t.data) ?? true) && !(await this.#changedSince(read.header.generation, tid))) throw new Error(`template ${tid} does not match the ${m.modality} index`);
+          if (t && !(m.holds?.(tid, t.data) ?? true) && !(await this.#changedSince(read.header.generation, tid)))
+            throw new Error(`template ${tid} does not match the ${m.modality} index`);
         }
       }
     } catch (err) {
@@ -349,7 +362,11 @@ export class Identifier {
     }
     const employees = idsToBytes(this.#employees);
     matchers.owners = { employees: employees.length };
-    const bytes = writeIndexSnapshot(this.#snapshot.path, this.#snapshot.templateKey, { instance: state.instance, generation, matchers }, [...sections, employees, ...owners]);
+    const bytes = writeIndexSnapshot(this.#snapshot.path, this.#snapshot.templateKey, { instance: state.instance, generation, matchers }, [
+      ...sections,
+      employees,
+      ...owners,
+    ]);
     const ms = Math.round(performance.now() - t0);
     this.#unsnapshotted = 0;
     await this.#cache.pruneChanges(generation);
@@ -369,7 +386,9 @@ export class Identifier {
 
   #ownerOf(templateId: string): { employeeCode: string; modality: Modality } | null {
     const v = this.#owner.get(templateId);
-    return v === undefined ? null : { employeeCode: this.#employees[v >>> MODALITY_BITS]!, modality: MODALITIES[v & ((1 << MODALITY_BITS) - 1)]! };
+    return v === undefined
+      ? null
+      : { employeeCode: this.#employees[v >>> MODALITY_BITS]!, modality: MODALITIES[v & ((1 << MODALITY_BITS) - 1)]! };
   }
 
   #add(t: StoredTemplate): void {
@@ -385,7 +404,10 @@ export class Identifier {
       if (this.#unsnapshotted !== null) this.#unsnapshotted++;
     } catch (err) {
       this.#skipped++;
-      log.error({ id: t.id, employeeCode: t.employeeCode, err: err instanceof AgentError ? err.toJSON() : String(err) }, 'template not indexed: it does not decode');
+      log.error(
+        { id: t.id, employeeCode: t.employeeCode, err: err instanceof AgentError ? err.toJSON() : String(err) },
+        'template not indexed: it does not decode',
+      );
     }
   }
 
@@ -414,7 +436,12 @@ export class Identifier {
   async identify(request: IdentifyRequest): Promise<Identification> {
     const m = this.#matchers.get(request.modality);
     if (!m) {
-      throw new AgentError('BIOMETRICS_MODALITY_UNSUPPORTED', `no ${request.modality} matcher in this agent`, { modality: request.modality }, { hint: 'identify with a finger or iris template' });
+      throw new AgentError(
+        'BIOMETRICS_MODALITY_UNSUPPORTED',
+        `no ${request.modality} matcher in this agent`,
+        { modality: request.modality },
+        { hint: 'identify with a finger or iris template' },
+      );
     }
     const t0 = performance.now();
     const best = await m.best(request.template);
@@ -435,7 +462,13 @@ export class Identifier {
   metrics(): IdentifierMetrics[] {
     return [...this.#matchers.values()].map((m) => {
       const w = this.#latency.get(m.modality)!;
-      return { modality: m.modality, templates: m.size, identifications: this.#counts.get(m.modality)!, p50Ms: w.percentile(50), p95Ms: w.percentile(95) };
+      return {
+        modality: m.modality,
+        templates: m.size,
+        identifications: this.#counts.get(m.modality)!,
+        p50Ms: w.percentile(50),
+        p95Ms: w.percentile(95),
+      };
     });
   }
 

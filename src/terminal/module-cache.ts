@@ -99,7 +99,8 @@ export async function moduleTemplatesOf(cache: TemplateCache, format: string): P
   for await (const t of cache.listTemplates({ modality: 'finger' })) {
     if (t.format !== format) continue;
     const prev = newest.get(t.employeeCode);
-    if (!prev || t.createdAt > prev.createdAt) newest.set(t.employeeCode, { employeeCode: t.employeeCode, templateId: t.id, data: t.data, createdAt: t.createdAt });
+    if (!prev || t.createdAt > prev.createdAt)
+      newest.set(t.employeeCode, { employeeCode: t.employeeCode, templateId: t.id, data: t.data, createdAt: t.createdAt });
   }
   return [...newest.values()].map(({ createdAt: _c, ...r }) => r);
 }

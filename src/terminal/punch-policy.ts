@@ -49,7 +49,16 @@ export interface PunchRequest {
 }
 
 export type PunchResult =
-  | { recorded: true; id: string; direction: Direction; localTime: string; tzOffset: number; inTime?: string; clockTrusted: boolean; timeSource: TimeSource }
+  | {
+      recorded: true;
+      id: string;
+      direction: Direction;
+      localTime: string;
+      tzOffset: number;
+      inTime?: string;
+      clockTrusted: boolean;
+      timeSource: TimeSource;
+    }
   | { recorded: false; reason: 'duplicate'; previousId: string; secondsAgo: number };
 
 /** What a person must present to punch (config `policy.require`). */
@@ -124,7 +133,13 @@ export class PunchPolicy {
   constructor(options: PunchPolicyOptions) {
     this.#o = options;
     const m = /^(\d{2}):(\d{2})$/.exec(options.dayBoundary);
-    if (!m) throw new AgentError('CONFIG_INVALID', `policy.dayBoundary "${options.dayBoundary}" is not HH:MM`, { key: 'policy.dayBoundary' }, { hint: 'write it as 04:00' });
+    if (!m)
+      throw new AgentError(
+        'CONFIG_INVALID',
+        `policy.dayBoundary "${options.dayBoundary}" is not HH:MM`,
+        { key: 'policy.dayBoundary' },
+        { hint: 'write it as 04:00' },
+      );
     this.#boundaryMin = Number(m[1]) * 60 + Number(m[2]);
     zoneOffsetMinutes(options.timeZone, Date.now()); // fails early on an unknown zone
   }
@@ -154,8 +169,12 @@ export class PunchPolicy {
     const badge = p.source === 'badge';
     const punch = (source: PunchSource) => this.punch({ employeeCode: p.employeeCode, source, score: p.score ?? null });
     if (rule === 'either') return punch(p.source);
-    if (rule === 'biometric') return badge ? { recorded: false, reason: 'not-accepted', detail: 'this terminal takes a finger or an eye, not a badge' } : punch(p.source);
-    if (rule === 'badge') return badge ? punch('badge') : { recorded: false, reason: 'not-accepted', detail: 'this terminal takes badges only' };
+    if (rule === 'biometric')
+      return badge
+        ? { recorded: false, reason: 'not-accepted', detail: 'this terminal takes a finger or an eye, not a badge' }
+        : punch(p.source);
+    if (rule === 'badge')
+      return badge ? punch('badge') : { recorded: false, reason: 'not-accepted', detail: 'this terminal takes badges only' };
     const withinSec = this.#o.bothWithinSec ?? 15;
     const now = (this.#o.monoNow ?? monotonicMs)();
     for (const [code, until] of this.#awaiting) if (until <= now) this.#awaiting.delete(code);
@@ -167,7 +186,8 @@ export class PunchPolicy {
       if (this.#awaiting.size > MAX_AWAITING) this.#awaiting.delete(this.#awaiting.keys().next().value!);
       return { recorded: false, reason: 'awaiting', awaiting: 'biometric', withinSec };
     }
-    if (!this.#awaiting.has(key)) return { recorded: false, reason: 'not-accepted', detail: `present the badge first, then the finger or eye within ${withinSec} s` };
+    if (!this.#awaiting.has(key))
+      return { recorded: false, reason: 'not-accepted', detail: `present the badge first, then the finger or eye within ${withinSec} s` };
     this.#awaiting.delete(key);
     return punch(p.source === 'finger' ? 'badge+finger' : 'badge+iris');
   }
@@ -195,7 +215,8 @@ export class PunchPolicy {
    * from it to the latest trusted time. Else unknown.
    */
   #elapsed(last: OutboxEvent, stamp: PunchStamp, instant: number, explicit: boolean): Elapsed {
-    if (!explicit && last.timeSource === 'clock' && last.bootId === stamp.bootId) return { ms: Math.max(0, stamp.monoMs - last.monotonicMs), exact: true };
+    if (!explicit && last.timeSource === 'clock' && last.bootId === stamp.bootId)
+      return { ms: Math.max(0, stamp.monoMs - last.monotonicMs), exact: true };
     const lastKnown = last.clockSynced || last.clockCorrected;
     const lastAt = parseLocal(last.localTime, last.tzOffset);
     if (lastKnown && (explicit || stamp.trusted)) {
@@ -211,12 +232,18 @@ export class PunchPolicy {
   /** Decides, records in the outbox (durably) and says what happened. */
   async punch(req: PunchRequest): Promise<PunchResult> {
     const given = typeof req.employeeCode === 'string' ? req.employeeCode.trim() : '';
-    if (!given) throw new AgentError('POLICY_BAD_PUNCH', 'a punch needs an employee code', {}, { hint: 'give the employee code, e.g. --code 1042' });
+    if (!given)
+      throw new AgentError('POLICY_BAD_PUNCH', 'a punch needs an employee code', {}, { hint: 'give the employee code, e.g. --code 1042' });
     const checked = checkEmployeeCode(given);
     if (!checked.ok) throw new AgentError('POLICY_BAD_PUNCH', checked.problem, {}, { hint: `an employee code is ${EMPLOYEE_CODE_RULE}` });
     const code = checked.code;
     if (req.direction !== undefined && req.direction !== 'in' && req.direction !== 'out') {
-      throw new AgentError('POLICY_BAD_PUNCH', `direction "${String(req.direction)}" is not in or out`, { direction: req.direction }, { hint: 'use in or out' });
+      throw new AgentError(
+        'POLICY_BAD_PUNCH',
+        `direction "${String(req.direction)}" is not in or out`,
+        { direction: req.direction },
+        { hint: 'use in or out' },
+      );
     }
     const stamp = this.#o.clock.stamp();
     let instant: number;
@@ -224,18 +251,30 @@ export class PunchPolicy {
     let localTime: string;
     const explicitTime = req.at !== undefined;
     if (typeof req.at === 'string') {
-      if (!LOCAL_TIME_RE.test(req.at)) throw new AgentError('POLICY_BAD_TIME', `"${req.at}" is not a time of the form yyyy-MM-dd HH:mm:ss`, { at: req.at }, { hint: 'write it as "2026-03-01 07:58:00"' });
+      if (!LOCAL_TIME_RE.test(req.at))
+        throw new AgentError(
+          'POLICY_BAD_TIME',
+          `"${req.at}" is not a time of the form yyyy-MM-dd HH:mm:ss`,
+          { at: req.at },
+          { hint: 'write it as "2026-03-01 07:58:00"' },
+        );
       tzOffset = req.tzOffset ?? zoneOffsetMinutes(this.#o.timeZone, parseLocal(req.at, 0));
       instant = parseLocal(req.at, tzOffset);
       localTime = req.at;
     } else {
       instant = req.at ? req.at.getTime() : stamp.wallMs;
-      if (!Number.isFinite(instant)) throw new AgentError('POLICY_BAD_TIME', 'the punch time is not a valid date', {}, { hint: 'pass a valid Date' });
+      if (!Number.isFinite(instant))
+        throw new AgentError('POLICY_BAD_TIME', 'the punch time is not a valid date', {}, { hint: 'pass a valid Date' });
       tzOffset = req.tzOffset ?? zoneOffsetMinutes(this.#o.timeZone, instant);
       localTime = formatLocal(instant, tzOffset);
     }
     if (explicitTime && stamp.trusted && instant > stamp.wallMs + FUTURE_SLACK_MS) {
-      throw new AgentError('POLICY_BAD_TIME', `${localTime} is in the future (the clock, trusted, says ${formatLocal(stamp.wallMs, tzOffset)})`, { at: localTime }, { hint: 'give the time the punch really happened; leave out --at for now' });
+      throw new AgentError(
+        'POLICY_BAD_TIME',
+        `${localTime} is in the future (the clock, trusted, says ${formatLocal(stamp.wallMs, tzOffset)})`,
+        { at: localTime },
+        { hint: 'give the time the punch really happened; leave out --at for now' },
+      );
     }
 
     const last = await this.#o.outbox.lastForEmployee(code);
@@ -247,7 +286,10 @@ export class PunchPolicy {
       }
     }
     // Now as a local time on the last punch's time line (for the working day), where both are known.
-    const nowLocal = last && elapsed?.exact && (last.clockSynced || last.clockCorrected) ? formatLocal(parseLocal(last.localTime, last.tzOffset) + elapsed.ms, tzOffset) : null;
+    const nowLocal =
+      last && elapsed?.exact && (last.clockSynced || last.clockCorrected)
+        ? formatLocal(parseLocal(last.localTime, last.tzOffset) + elapsed.ms, tzOffset)
+        : null;
 
     let direction: Direction;
     let open: OutboxEvent | null;

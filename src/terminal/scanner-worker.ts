@@ -7,7 +7,15 @@
  *
  * The worker never branches on the scanner family: it asks for capabilities.
  */
-import type { BadgeRead, BiometricModality, CapturedImage, Feedback, Scanner, ScannerInfo, ScannerModality } from '../../drivers/scanner.js';
+import type {
+  BadgeRead,
+  BiometricModality,
+  CapturedImage,
+  Feedback,
+  Scanner,
+  ScannerInfo,
+  ScannerModality,
+} from '../../drivers/scanner.js';
 import { backoffDelay } from '../core/backoff.js';
 import { AgentError, toAgentError } from '../core/errors.js';
 import { TypedEmitter } from '../core/events.js';
@@ -136,13 +144,18 @@ export class ScannerWorker extends TypedEmitter<ScannerWorkerEvents> {
     const holders = (e.context.holders as Array<{ pid: number; command: string }> | undefined) ?? [];
     const who = holders.length > 0 ? holders.map((h) => `pid ${h.pid}${h.command ? ` (${h.command})` : ''}`).join(', ') : 'another process';
     const agent = holders.some((h) => /edge-agent|cli\/main\.[jt]s/.test(h.command));
-    throw new AgentError('AGENT_SCANNER_BUSY', `scanner ${this.#o.key} is held by ${who}${agent ? ': an edge-agent runs with it' : ''}`, { scanner: this.#o.key, holders }, {
-      hint: agent
-        ? 'enrol through that agent: run edge-agent enroll with its configuration (--config FILE, or none for the service\'s /etc/edge-agent/config.yaml) and it goes through the agent\'s control socket; or stop it first (systemctl stop edge-agent)'
-        : 'stop the program holding the port, then run the command again; when it is the agent\'s service, enrol through it (edge-agent enroll with the service\'s configuration) or systemctl stop edge-agent',
-      retryable: true,
-      cause: e,
-    });
+    throw new AgentError(
+      'AGENT_SCANNER_BUSY',
+      `scanner ${this.#o.key} is held by ${who}${agent ? ': an edge-agent runs with it' : ''}`,
+      { scanner: this.#o.key, holders },
+      {
+        hint: agent
+          ? "enrol through that agent: run edge-agent enroll with its configuration (--config FILE, or none for the service's /etc/edge-agent/config.yaml) and it goes through the agent's control socket; or stop it first (systemctl stop edge-agent)"
+          : "stop the program holding the port, then run the command again; when it is the agent's service, enrol through it (edge-agent enroll with the service's configuration) or systemctl stop edge-agent",
+        retryable: true,
+        cause: e,
+      },
+    );
   }
 
   #setStatus(status: ScannerStatus, error?: string): void {
@@ -178,7 +191,12 @@ export class ScannerWorker extends TypedEmitter<ScannerWorkerEvents> {
       const scanner = this.#scanner;
       if (!scanner || this.#status !== 'ready') {
         this.assertNotHeldElsewhere();
-        throw new AgentError('AGENT_SCANNER_UNAVAILABLE', `scanner ${this.#o.key} is ${this.#status}`, { scanner: this.#o.key }, { hint: 'check the cable and "edge-agent devices"; the agent reconnects by itself', retryable: true });
+        throw new AgentError(
+          'AGENT_SCANNER_UNAVAILABLE',
+          `scanner ${this.#o.key} is ${this.#status}`,
+          { scanner: this.#o.key },
+          { hint: 'check the cable and "edge-agent devices"; the agent reconnects by itself', retryable: true },
+        );
       }
       return await fn(scanner);
     } finally {
@@ -211,7 +229,8 @@ export class ScannerWorker extends TypedEmitter<ScannerWorkerEvents> {
         const e = toAgentError(err, 'AGENT_SCANNER_OPEN');
         this.#lastError = e;
         const delay = backoffDelay(attempt++, { baseMs: this.#o.reopenBaseMs ?? 500, capMs: this.#o.reopenCapMs ?? 30_000 }) + 100;
-        if (attempt === 1 || attempt % 10 === 0) this.#log.warn({ code: e.code, err: e.message, retryInMs: delay }, 'scanner not available');
+        if (attempt === 1 || attempt % 10 === 0)
+          this.#log.warn({ code: e.code, err: e.message, retryInMs: delay }, 'scanner not available');
         // The one that failed to open holds its port too: closed, or the next try finds it locked.
         if (opening && opening !== this.#scanner) await opening.close().catch(() => undefined);
         await this.#scanner?.close().catch(() => undefined);
@@ -285,12 +304,15 @@ export class ScannerWorker extends TypedEmitter<ScannerWorkerEvents> {
   async feedbackIfAble(kind: Feedback): Promise<void> {
     const scanner = this.#scanner;
     if (!scanner || this.#status !== 'ready' || !scanner.capabilities.feedback) return;
-    await scanner.feedback(kind).catch((err: unknown) => this.#log.debug({ err: String(err), kind }, 'feedback for another scanner failed'));
+    await scanner
+      .feedback(kind)
+      .catch((err: unknown) => this.#log.debug({ err: String(err), kind }, 'feedback for another scanner failed'));
   }
 
   async #feedback(scanner: Scanner, kind: Feedback): Promise<void> {
     try {
-      if (scanner.capabilities.credential && !scanner.capabilities.feedback && this.#o.fallbackFeedback) await this.#o.fallbackFeedback(kind);
+      if (scanner.capabilities.credential && !scanner.capabilities.feedback && this.#o.fallbackFeedback)
+        await this.#o.fallbackFeedback(kind);
       else await scanner.feedback(kind);
     } catch (err) {
       this.#log.debug({ err: (err as Error).message, kind }, 'feedback failed');
@@ -305,7 +327,9 @@ export class ScannerWorker extends TypedEmitter<ScannerWorkerEvents> {
     try {
       if (scanner.capabilities.credential && scanner.readCredential) {
         const read = await scanner.readCredential();
-        ident = this.#o.identifyCredential ? await this.#o.identifyCredential(read) : { employeeCode: null, modality: 'badge', score: 0, decision: 'reject', path: 'host' };
+        ident = this.#o.identifyCredential
+          ? await this.#o.identifyCredential(read)
+          : { employeeCode: null, modality: 'badge', score: 0, decision: 'reject', path: 'host' };
       }
       if (!ident && scanner.capabilities.moduleSearch) {
         const hit = await scanner.searchOnModule();
@@ -323,11 +347,27 @@ export class ScannerWorker extends TypedEmitter<ScannerWorkerEvents> {
       if (/DISCONNECT|UNPLUG|TRANSPORT/.test(e.code)) throw e;
       await this.#feedback(scanner, 'try-again');
       this.#log.info({ code: e.code, err: e.message }, 'capture not usable; asked to try again');
-      return { ...base, path: null, employeeCode: null, score: null, result: 'try-again', latencyMs: monotonicMs() - t0, detail: `${e.code}: ${e.message}` };
+      return {
+        ...base,
+        path: null,
+        employeeCode: null,
+        score: null,
+        result: 'try-again',
+        latencyMs: monotonicMs() - t0,
+        detail: `${e.code}: ${e.message}`,
+      };
     }
     if (!ident || ident.decision !== 'accept' || !ident.employeeCode) {
       await this.#feedback(scanner, 'unknown');
-      return { ...base, path: ident?.path ?? null, employeeCode: null, score: ident?.score ?? null, result: 'unknown', latencyMs: monotonicMs() - t0, ...(scanner.capabilities.credential ? { detail: 'badge not enrolled' } : {}) };
+      return {
+        ...base,
+        path: ident?.path ?? null,
+        employeeCode: null,
+        score: ident?.score ?? null,
+        result: 'unknown',
+        latencyMs: monotonicMs() - t0,
+        ...(scanner.capabilities.credential ? { detail: 'badge not enrolled' } : {}),
+      };
     }
     let punched: PunchResult;
     try {
@@ -336,13 +376,29 @@ export class ScannerWorker extends TypedEmitter<ScannerWorkerEvents> {
       const e = toAgentError(err, 'AGENT_PUNCH');
       await this.#feedback(scanner, 'error');
       this.#log.error({ code: e.code, err: e.message, employeeCode: ident.employeeCode }, 'the punch could not be recorded');
-      return { ...base, path: ident.path, employeeCode: ident.employeeCode, score: ident.score, result: 'refused', latencyMs: monotonicMs() - t0, detail: `${e.code}: ${e.message}` };
+      return {
+        ...base,
+        path: ident.path,
+        employeeCode: ident.employeeCode,
+        score: ident.score,
+        result: 'refused',
+        latencyMs: monotonicMs() - t0,
+        detail: `${e.code}: ${e.message}`,
+      };
     }
     const latencyMs = monotonicMs() - t0;
     if (punched.outcome) {
       // Nothing recorded: the policy waits for the second factor (go on), or takes another kind of read here.
       await this.#feedback(scanner, punched.outcome === 'awaiting' ? 'enrol-step' : 'try-again');
-      return { ...base, path: ident.path, employeeCode: ident.employeeCode, score: ident.score, result: punched.outcome, latencyMs, ...(punched.reason ? { detail: punched.reason } : {}) };
+      return {
+        ...base,
+        path: ident.path,
+        employeeCode: ident.employeeCode,
+        score: ident.score,
+        result: punched.outcome,
+        latencyMs,
+        ...(punched.reason ? { detail: punched.reason } : {}),
+      };
     }
     // Feedback only after the punch is durable in the outbox.
     await this.#feedback(scanner, 'accepted');

@@ -52,21 +52,35 @@ export function classify(status: string, description: string | undefined): ItemO
  * Operation 6 for a batch, one outcome per event in order (the rules at the top of this file);
  * the agent's outbox and the central MQTT ingest deliver through it.
  */
-export async function deliverEvents(client: EventsClient, events: readonly AttendanceEvent[], signal?: AbortSignal): Promise<ItemOutcome[]> {
+export async function deliverEvents(
+  client: EventsClient,
+  events: readonly AttendanceEvent[],
+  signal?: AbortSignal,
+): Promise<ItemOutcome[]> {
   if (events.length === 0) return [];
   const env: Envelope<Envelope<AttendanceEvent>[]> = await client.addEvents([...events], { signal });
   const results = env.returnValue;
   if (Array.isArray(results)) {
     if (results.length !== events.length) {
-      throw new AgentError('API_BAD_RESPONSE', `the service answered ${results.length} results for ${events.length} events`, { sent: events.length, answered: results.length }, {
-        hint: 'api.url may point at something that is not the attendance service; it is retried later',
-        retryable: true,
-      });
+      throw new AgentError(
+        'API_BAD_RESPONSE',
+        `the service answered ${results.length} results for ${events.length} events`,
+        { sent: events.length, answered: results.length },
+        {
+          hint: 'api.url may point at something that is not the attendance service; it is retried later',
+          retryable: true,
+        },
+      );
     }
     return results.map((r) => classify(r.statusCode, r.statusDescription));
   }
   if (env.statusCode === 'SUCCESS') {
-    throw new AgentError('API_BAD_RESPONSE', 'the service answered SUCCESS without per-event results', { sent: events.length }, { hint: 'it is retried later', retryable: true });
+    throw new AgentError(
+      'API_BAD_RESPONSE',
+      'the service answered SUCCESS without per-event results',
+      { sent: events.length },
+      { hint: 'it is retried later', retryable: true },
+    );
   }
   if (events.length === 1) return [classify(env.statusCode, env.statusDescription)];
   if (env.statusCode === 'ERROR') {

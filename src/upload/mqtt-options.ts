@@ -14,10 +14,15 @@ function tlsFile(what: string, file: string): Buffer {
   try {
     return readFileSync(file);
   } catch (err) {
-    throw new AgentError('CONFIG_TLS_UNREADABLE', `cannot read the MQTT TLS ${what} file ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { file, what }, {
-      hint: `check mqtt.tls.${what} in the config and that the agent user may read the file`,
-      cause: err,
-    });
+    throw new AgentError(
+      'CONFIG_TLS_UNREADABLE',
+      `cannot read the MQTT TLS ${what} file ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+      { file, what },
+      {
+        hint: `check mqtt.tls.${what} in the config and that the agent user may read the file`,
+        cause: err,
+      },
+    );
   }
 }
 

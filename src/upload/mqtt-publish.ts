@@ -21,26 +21,40 @@ const LONE_SURROGATE = /\p{Cs}/u;
 
 /** Throws `MQTT_PUBLISH_INVALID` unless `topic` and `payload` can be published as they are. */
 export function checkPublishable(topic: string, payload: string | Buffer, maxPayloadBytes: number = DEFAULT_MAX_PAYLOAD_BYTES): void {
-  const refuse = (why: string, context: Record<string, unknown>) => new AgentError('MQTT_PUBLISH_INVALID', `not published: ${why}`, { topic: topic.slice(0, 120), ...context });
+  const refuse = (why: string, context: Record<string, unknown>) =>
+    new AgentError('MQTT_PUBLISH_INVALID', `not published: ${why}`, { topic: topic.slice(0, 120), ...context });
   const topicBytes = Buffer.byteLength(topic, 'utf8');
   if (topicBytes === 0) throw refuse('the topic is empty', {});
-  if (topicBytes > MQTT_MAX_TOPIC_BYTES) throw refuse(`the topic is ${topicBytes} bytes; MQTT allows ${MQTT_MAX_TOPIC_BYTES}`, { topicBytes });
+  if (topicBytes > MQTT_MAX_TOPIC_BYTES)
+    throw refuse(`the topic is ${topicBytes} bytes; MQTT allows ${MQTT_MAX_TOPIC_BYTES}`, { topicBytes });
   if (/[+#\u0000]/.test(topic)) throw refuse('the topic holds a wildcard (+ or #) or U+0000', {});
   if (LONE_SURROGATE.test(topic)) throw refuse('the topic is not valid UTF-8 text (a lone surrogate)', {});
   const payloadBytes = typeof payload === 'string' ? Buffer.byteLength(payload, 'utf8') : payload.length;
   const max = Math.min(maxPayloadBytes, MQTT_MAX_PACKET_BYTES - topicBytes - 2 - 2);
-  if (payloadBytes > max) throw refuse(`the payload is ${payloadBytes} bytes; at most ${max} are sent`, { payloadBytes, maxPayloadBytes: max });
+  if (payloadBytes > max)
+    throw refuse(`the payload is ${payloadBytes} bytes; at most ${max} are sent`, { payloadBytes, maxPayloadBytes: max });
 }
 
 /**
  * Checks, then publishes; resolves once the broker took it (PUBACK for QoS 1). Any failure is
  * `MQTT_PUBLISH_INVALID` (nothing sent) or `MQTT_PUBLISH_FAILED` (mqtt.js or the broker refused).
  */
-export async function publishChecked(client: MqttClient, topic: string, payload: string | Buffer, options: IClientPublishOptions, maxPayloadBytes: number = DEFAULT_MAX_PAYLOAD_BYTES): Promise<void> {
+export async function publishChecked(
+  client: MqttClient,
+  topic: string,
+  payload: string | Buffer,
+  options: IClientPublishOptions,
+  maxPayloadBytes: number = DEFAULT_MAX_PAYLOAD_BYTES,
+): Promise<void> {
   checkPublishable(topic, payload, maxPayloadBytes);
   try {
     await client.publishAsync(topic, payload, options);
   } catch (err) {
-    throw new AgentError('MQTT_PUBLISH_FAILED', `publish to ${topic.slice(0, 120)} failed: ${(err as Error).message}`, { topic: topic.slice(0, 120) }, { cause: err });
+    throw new AgentError(
+      'MQTT_PUBLISH_FAILED',
+      `publish to ${topic.slice(0, 120)} failed: ${(err as Error).message}`,
+      { topic: topic.slice(0, 120) },
+      { cause: err },
+    );
   }
 }

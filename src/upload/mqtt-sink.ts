@@ -97,7 +97,8 @@ export class MqttSink implements Sink {
       else log.info({ url: o.url, topic: this.topic }, 'connected to the broker');
     });
     client.on('error', (err) => {
-      if (!this.#closing) this.#away.warn({ url: o.url, err: err.message }, 'cannot reach the broker to deliver punches; they wait in the outbox');
+      if (!this.#closing)
+        this.#away.warn({ url: o.url, err: err.message }, 'cannot reach the broker to deliver punches; they wait in the outbox');
     });
     client.on('close', () => this.#scheduleReconnect());
     // Wait for the first connection attempt, but never hold the daemon's start on a broker that
@@ -118,7 +119,10 @@ export class MqttSink implements Sink {
 
   #scheduleReconnect(): void {
     if (this.#closing || this.#reconnectTimer || !this.#client) return;
-    const delay = backoffDelay(this.#reconnectAttempt++, { baseMs: this.#o.reconnectBaseMs ?? 500, capMs: this.#o.reconnectCapMs ?? 30_000 });
+    const delay = backoffDelay(this.#reconnectAttempt++, {
+      baseMs: this.#o.reconnectBaseMs ?? 500,
+      capMs: this.#o.reconnectCapMs ?? 30_000,
+    });
     log.debug({ delayMs: delay }, 'broker connection lost; reconnecting');
     this.#reconnectTimer = setTimeout(() => {
       this.#reconnectTimer = null;
@@ -131,10 +135,15 @@ export class MqttSink implements Sink {
     if (items.length === 0) return [];
     const current = this.#client;
     if (!current || !current.connected) {
-      throw new AgentError('MQTT_UNAVAILABLE', `not connected to the MQTT broker at ${this.#o.url}`, { url: this.#o.url }, {
-        hint: 'check mqtt.url and that the broker runs; punches wait in the outbox and go when it is back',
-        retryable: true,
-      });
+      throw new AgentError(
+        'MQTT_UNAVAILABLE',
+        `not connected to the MQTT broker at ${this.#o.url}`,
+        { url: this.#o.url },
+        {
+          hint: 'check mqtt.url and that the broker runs; punches wait in the outbox and go when it is back',
+          retryable: true,
+        },
+      );
     }
     const client: MqttClient = current;
     const outcomes: ItemOutcome[] = items.map(() => ({ outcome: 'retry', description: 'no PUBACK from the broker in time' }));
@@ -145,7 +154,10 @@ export class MqttSink implements Sink {
         },
         (err: AgentError) => {
           // A punch MQTT cannot carry is never sent (it would poison mqtt.js's store): a dead letter.
-          outcomes[i] = err.code === 'MQTT_PUBLISH_INVALID' ? { outcome: 'dead', status: err.code, description: err.message } : { outcome: 'retry', description: `publish failed: ${err.message}` };
+          outcomes[i] =
+            err.code === 'MQTT_PUBLISH_INVALID'
+              ? { outcome: 'dead', status: err.code, description: err.message }
+              : { outcome: 'retry', description: `publish failed: ${err.message}` };
         },
       ),
     );
@@ -165,10 +177,15 @@ export class MqttSink implements Sink {
     if (!client.connected && outcomes.some((o) => o.outcome !== 'delivered')) {
       // The broker went away mid-batch: the whole batch waits for the reconnect (what was already
       // acknowledged goes again; consumers drop it by id).
-      throw new AgentError('MQTT_UNAVAILABLE', `the connection to the MQTT broker at ${this.#o.url} was lost during a batch`, { url: this.#o.url }, {
-        hint: 'check that the broker runs; punches wait in the outbox and go when it is back',
-        retryable: true,
-      });
+      throw new AgentError(
+        'MQTT_UNAVAILABLE',
+        `the connection to the MQTT broker at ${this.#o.url} was lost during a batch`,
+        { url: this.#o.url },
+        {
+          hint: 'check that the broker runs; punches wait in the outbox and go when it is back',
+          retryable: true,
+        },
+      );
     }
     // On abort (release), what was acknowledged counts as delivered; the rest stays pending.
     return outcomes;

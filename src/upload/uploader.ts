@@ -115,7 +115,11 @@ export class Uploader extends TypedEmitter<UploaderEvents> {
     this.outbox = options.outbox;
     this.sinks = options.sinks;
     this.#batchSize = options.batchSize ?? 200;
-    this.#backoff = { baseMs: options.backoffBaseMs ?? 1000, capMs: options.backoffCapMs ?? 300_000, ...(options.random ? { random: options.random } : {}) };
+    this.#backoff = {
+      baseMs: options.backoffBaseMs ?? 1000,
+      capMs: options.backoffCapMs ?? 300_000,
+      ...(options.random ? { random: options.random } : {}),
+    };
     this.#idlePollMs = options.idlePollMs ?? 1000;
     this.#stopGraceMs = options.stopGraceMs ?? 5000;
     this.#now = options.now ?? Date.now;
@@ -131,7 +135,9 @@ export class Uploader extends TypedEmitter<UploaderEvents> {
     this.outbox.on('recorded', this.#onRecorded);
     for (const sink of this.sinks) {
       const loop: SinkLoop = { sink, running: Promise.resolve(), inflight: null, wake: null, failures: 0, size: this.#batchSize };
-      loop.running = this.#run(loop).catch((err) => log.error({ err: toAgentError(err).toJSON(), sink: sink.name }, 'uploader loop ended by an error'));
+      loop.running = this.#run(loop).catch((err) =>
+        log.error({ err: toAgentError(err).toJSON(), sink: sink.name }, 'uploader loop ended by an error'),
+      );
       this.#loops.set(sink.name, loop);
     }
   }
@@ -152,7 +158,8 @@ export class Uploader extends TypedEmitter<UploaderEvents> {
 
   /** One round for one sink: returns how many items were handed over (0 when nothing was due). */
   async runOnce(sink: Sink, signal: AbortSignal = new AbortController().signal): Promise<number> {
-    const loop = this.#loops.get(sink.name) ?? this.#spare.get(sink.name) ?? { sink, running: Promise.resolve(), inflight: null, wake: null, failures: 0, size: this.#batchSize };
+    const loop = this.#loops.get(sink.name) ??
+      this.#spare.get(sink.name) ?? { sink, running: Promise.resolve(), inflight: null, wake: null, failures: 0, size: this.#batchSize };
     this.#spare.set(sink.name, loop);
     return this.#round(loop, signal);
   }
@@ -176,7 +183,10 @@ export class Uploader extends TypedEmitter<UploaderEvents> {
     await this.outbox.flagForReview(problems);
     const flagged = new Set(problems.map((p) => p.seq));
     const ids = batch.filter((b) => flagged.has(b.seq)).map((b) => b.id);
-    log.warn({ sink: loop.sink.name, ids, reasons: problems.map((p) => p.reason) }, 'check-out before its check-in: not sent, kept as a dead letter (CLOCK_ORDER) for review');
+    log.warn(
+      { sink: loop.sink.name, ids, reasons: problems.map((p) => p.reason) },
+      'check-out before its check-in: not sent, kept as a dead letter (CLOCK_ORDER) for review',
+    );
     this.emit('review', { ids, reasons: problems.map((p) => p.reason) });
     return batch.filter((b) => !flagged.has(b.seq));
   }
@@ -188,7 +198,12 @@ export class Uploader extends TypedEmitter<UploaderEvents> {
     try {
       outcomes = await sink.deliver(batch, { signal });
       if (outcomes.length !== batch.length) {
-        throw new AgentError('UPLOAD_SINK_BROKEN', `sink ${sink.name} answered ${outcomes.length} outcomes for ${batch.length} items`, { sink: sink.name }, { retryable: true });
+        throw new AgentError(
+          'UPLOAD_SINK_BROKEN',
+          `sink ${sink.name} answered ${outcomes.length} outcomes for ${batch.length} items`,
+          { sink: sink.name },
+          { retryable: true },
+        );
       }
     } catch (err) {
       const e = toAgentError(err, 'UPLOAD_FAILED', { sink: sink.name });
@@ -196,10 +211,20 @@ export class Uploader extends TypedEmitter<UploaderEvents> {
       // The service's own Retry-After wins over our backoff cap (bounded to an hour against nonsense).
       const retryAfter = typeof e.context.retryAfterMs === 'number' ? Math.min(e.context.retryAfterMs, 3_600_000) : 0;
       const delay = Math.max(retryAfter, backoffDelay(loop.failures++, this.#backoff));
-      (e.retryable ? log.warn : log.error).call(log, { err: e.toJSON(), sink: sink.name, batch: batch.length, retryInMs: delay }, `delivery to ${sink.name} failed`);
+      (e.retryable ? log.warn : log.error).call(
+        log,
+        { err: e.toJSON(), sink: sink.name, batch: batch.length, retryInMs: delay },
+        `delivery to ${sink.name} failed`,
+      );
       // An 'error' event without a listener would throw (EventEmitter rule): emit only when heard.
       if (this.listenerCount('error') > 0) this.emit('error', { sink: sink.name, error: e, retryInMs: delay, batchSize: batch.length });
-      await this.outbox.noteFailure(sink.name, batch.map((b) => b.seq), `${e.code}: ${e.message}`).catch(() => undefined);
+      await this.outbox
+        .noteFailure(
+          sink.name,
+          batch.map((b) => b.seq),
+          `${e.code}: ${e.message}`,
+        )
+        .catch(() => undefined);
       if (ISOLATABLE.has(e.code) && loop.failures >= 2) {
         // The same kind of answer again: perhaps one item makes the upstream fail. Halve the
         // batches until it is alone, then let that item back off on its own so the others go.
@@ -207,9 +232,20 @@ export class Uploader extends TypedEmitter<UploaderEvents> {
         else {
           const item = batch[0]!;
           await this.outbox
-            .applyResults(sink.name, [{ seq: item.seq, outcome: 'retry', status: e.code, error: `${e.code}: ${e.message}`, nextAttemptAt: this.#now() + backoffDelay(item.attempts, this.#backoff) }])
+            .applyResults(sink.name, [
+              {
+                seq: item.seq,
+                outcome: 'retry',
+                status: e.code,
+                error: `${e.code}: ${e.message}`,
+                nextAttemptAt: this.#now() + backoffDelay(item.attempts, this.#backoff),
+              },
+            ])
             .catch(() => undefined);
-          log.warn({ sink: sink.name, id: item.id, employeeCode: item.employeeCode, err: e.code }, 'this punch alone makes the upstream fail: it backs off on its own, the others go on');
+          log.warn(
+            { sink: sink.name, id: item.id, employeeCode: item.employeeCode, err: e.code },
+            'this punch alone makes the upstream fail: it backs off on its own, the others go on',
+          );
         }
       }
       throw Object.assign(e, { retryInMs: delay });
@@ -240,7 +276,10 @@ export class Uploader extends TypedEmitter<UploaderEvents> {
     if (refused.length) {
       const byStatus: Record<string, number> = {};
       for (const r of refused) byStatus[r.status] = (byStatus[r.status] ?? 0) + 1;
-      log.warn({ sink: sink.name, count: refused.length, byStatus, first: refused.slice(0, 3) }, `${refused.length === 1 ? 'punch' : `${refused.length} punches`} refused for good: kept as dead letters (edge-agent queue list --dead)`);
+      log.warn(
+        { sink: sink.name, count: refused.length, byStatus, first: refused.slice(0, 3) },
+        `${refused.length === 1 ? 'punch' : `${refused.length} punches`} refused for good: kept as dead letters (edge-agent queue list --dead)`,
+      );
     }
   }
 

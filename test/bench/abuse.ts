@@ -34,15 +34,26 @@ interface Reply {
   body: string;
 }
 
-function send(agent: Agent, url: URL, method: string, path: string, headers: Record<string, string>, body?: string, localAddress?: string): Promise<Reply> {
+function send(
+  agent: Agent,
+  url: URL,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body?: string,
+  localAddress?: string,
+): Promise<Reply> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: url.hostname, port: url.port, method, path, headers, agent, ...(localAddress ? { localAddress } : {}) }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
-      res.on('error', reject);
-    });
+    const req = request(
+      { host: url.hostname, port: url.port, method, path, headers, agent, ...(localAddress ? { localAddress } : {}) },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -59,10 +70,17 @@ async function attack(base: string, apiKey: string): Promise<void> {
     if (m === 'stop') stop = true;
   });
   const form = new URLSearchParams({ grant_type: 'password', username: apiKey, password: 'not-the-secret' }).toString();
-  const headers = { authorization: `Basic ${Buffer.from('edge-agent:').toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded', 'content-length': String(Buffer.byteLength(form)) };
+  const headers = {
+    authorization: `Basic ${Buffer.from('edge-agent:').toString('base64')}`,
+    'content-type': 'application/x-www-form-urlencoded',
+    'content-length': String(Buffer.byteLength(form)),
+  };
   const loop = async () => {
     while (!stop) {
-      const r = await send(agent, url, 'POST', '/oauth/token', headers, form).catch((e: NodeJS.ErrnoException) => ({ status: 0, body: e.code ?? e.message }));
+      const r = await send(agent, url, 'POST', '/oauth/token', headers, form).catch((e: NodeJS.ErrnoException) => ({
+        status: 0,
+        body: e.code ?? e.message,
+      }));
       const k = r.status === 0 ? `error ${r.body}` : String(r.status);
       counts[k] = (counts[k] ?? 0) + 1;
     }
@@ -89,7 +107,12 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
 
-async function measure(base: string, token: string, code: string, ms: number): Promise<{ requests: number; p50: number; p99: number; max: number; errors: number }> {
+async function measure(
+  base: string,
+  token: string,
+  code: string,
+  ms: number,
+): Promise<{ requests: number; p50: number; p99: number; max: number; errors: number }> {
   const url = new URL(base);
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   const headers = { authorization: `Bearer ${token}` };
@@ -98,7 +121,9 @@ async function measure(base: string, token: string, code: string, ms: number): P
   const until = performance.now() + ms;
   while (performance.now() < until) {
     const t0 = performance.now();
-    const r = await send(agent, url, 'GET', `/attendance/api/user?code=${encodeURIComponent(code)}`, headers, undefined, '127.0.0.2').catch(() => ({ status: 0, body: '' }));
+    const r = await send(agent, url, 'GET', `/attendance/api/user?code=${encodeURIComponent(code)}`, headers, undefined, '127.0.0.2').catch(
+      () => ({ status: 0, body: '' }),
+    );
     if (r.status !== 200) errors++;
     else lat.push(performance.now() - t0);
   }
@@ -115,9 +140,28 @@ async function main(): Promise<void> {
     const url = new URL(service.url);
     const agent = new Agent({ keepAlive: false });
     const form = new URLSearchParams({ grant_type: 'password', username: service.apiKey, password: service.apiSecret }).toString();
-    const tokenReply = await send(agent, url, 'POST', '/oauth/token', { authorization: `Basic ${Buffer.from(`${service.clientId}:`).toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' }, form, '127.0.0.2');
+    const tokenReply = await send(
+      agent,
+      url,
+      'POST',
+      '/oauth/token',
+      {
+        authorization: `Basic ${Buffer.from(`${service.clientId}:`).toString('base64')}`,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      form,
+      '127.0.0.2',
+    );
     const token = (JSON.parse(tokenReply.body) as { access_token: string }).access_token;
-    const user = await send(agent, url, 'POST', '/attendance/api/user', { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, JSON.stringify({ employeeCode: 'A1', firstName: 'Ada', lastName: 'Bench' }), '127.0.0.2');
+    const user = await send(
+      agent,
+      url,
+      'POST',
+      '/attendance/api/user',
+      { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      JSON.stringify({ employeeCode: 'A1', firstName: 'Ada', lastName: 'Bench' }),
+      '127.0.0.2',
+    );
     if (user.status !== 200) throw new Error(`add user failed: ${user.status} ${user.body}`);
 
     await measure(service.url, token, 'A1', 1000); // warm-up
@@ -126,7 +170,9 @@ async function main(): Promise<void> {
     const idle = await measure(service.url, token, 'A1', seconds * 1000);
     const idleCpu = cpu0 === null ? null : cpuMs(pid)! - cpu0;
 
-    attacker = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), '--attacker', service.url, service.apiKey], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    attacker = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), '--attacker', service.url, service.apiKey], {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
     await new Promise<void>((resolve, reject) => {
       attacker!.once('message', () => resolve());
       attacker!.once('exit', (code) => reject(new Error(`the attacker exited (${code})`)));
@@ -156,8 +202,12 @@ async function main(): Promise<void> {
     };
     if (json) process.stdout.write(`${JSON.stringify(result)}\n`);
     else {
-      process.stdout.write(`idle p99 ${idle.p99} ms (p50 ${idle.p50}, ${idle.requests} requests; service CPU ${result.idle.serviceCpuPct} %)\n`);
-      process.stdout.write(`under abuse p99 ${underAbuse.p99} ms (p50 ${underAbuse.p50}, ${underAbuse.requests} requests; service CPU ${result.underAbuse.serviceCpuPct} %; attacker ${total} attempts: ${JSON.stringify(attempts)})\n`);
+      process.stdout.write(
+        `idle p99 ${idle.p99} ms (p50 ${idle.p50}, ${idle.requests} requests; service CPU ${result.idle.serviceCpuPct} %)\n`,
+      );
+      process.stdout.write(
+        `under abuse p99 ${underAbuse.p99} ms (p50 ${underAbuse.p50}, ${underAbuse.requests} requests; service CPU ${result.underAbuse.serviceCpuPct} %; attacker ${total} attempts: ${JSON.stringify(attempts)})\n`,
+      );
       process.stdout.write(`ratio ${ratio} (floor ≤ ${FLOOR})\n`);
     }
   } finally {

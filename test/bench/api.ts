@@ -28,7 +28,13 @@ const dir = mkdtempSync(join(tmpdir(), 'edge-agent-bench-api-'));
 const service = createAttendanceService({ dbPath: join(dir, 'service.db') });
 const key = await service.createApiKey('admin');
 const url = await service.listen(0, '127.0.0.1');
-const client = new AttendanceClient({ baseUrl: url, clientId: 'edge-agent', apiKey: key.apiKey, apiSecret: key.apiSecret, timeoutMs: 60_000 });
+const client = new AttendanceClient({
+  baseUrl: url,
+  clientId: 'edge-agent',
+  apiKey: key.apiKey,
+  apiSecret: key.apiSecret,
+  timeoutMs: 60_000,
+});
 
 for (let i = 0; i < EMPLOYEES; i++) await client.addOrUpdateUser({ employeeCode: `B${i}`, firstName: 'Bench', lastName: `No ${i}` });
 
@@ -44,13 +50,17 @@ function nextEvents(n: number): AttendanceEvent[] {
 
 await client.addEvents(nextEvents(10)); // warm-up: token, connection, statements
 
-async function rate(batchSize: number, totalEvents: number): Promise<{ eventsPerSec: number; requests: number; events: number; ms: number }> {
+async function rate(
+  batchSize: number,
+  totalEvents: number,
+): Promise<{ eventsPerSec: number; requests: number; events: number; ms: number }> {
   const requests = Math.max(1, Math.round(totalEvents / batchSize));
   const batches = Array.from({ length: requests }, () => nextEvents(batchSize));
   const started = process.hrtime.bigint();
   for (const b of batches) {
     const env = await client.addEvents(b);
-    if (env.statusCode !== 'SUCCESS' || env.returnValue!.some((i) => i.statusCode !== 'SUCCESS')) throw new Error(`batch refused: ${JSON.stringify(env).slice(0, 300)}`);
+    if (env.statusCode !== 'SUCCESS' || env.returnValue!.some((i) => i.statusCode !== 'SUCCESS'))
+      throw new Error(`batch refused: ${JSON.stringify(env).slice(0, 300)}`);
   }
   const ms = Number(process.hrtime.bigint() - started) / 1e6;
   return { eventsPerSec: Math.round((requests * batchSize * 1000) / ms), requests, events: requests * batchSize, ms: Math.round(ms) };

@@ -22,7 +22,10 @@ export interface BuiltAgent {
 export function buildAgent(): BuiltAgent {
   const dir = mkdtempSync(join(tmpdir(), 'edge-agent-built-'));
   const tsconfig = existsSync(join(ROOT, 'tsconfig.build.json')) ? 'tsconfig.build.json' : 'tsconfig.json';
-  const r = spawnSync(join(ROOT, 'node_modules/.bin/tsc'), ['-p', tsconfig, '--outDir', join(dir, 'dist'), '--sourceMap', 'false'], { cwd: ROOT, encoding: 'utf8' });
+  const r = spawnSync(join(ROOT, 'node_modules/.bin/tsc'), ['-p', tsconfig, '--outDir', join(dir, 'dist'), '--sourceMap', 'false'], {
+    cwd: ROOT,
+    encoding: 'utf8',
+  });
   if (r.status !== 0) throw new Error(`tsc -p ${tsconfig} failed:\n${r.stdout}${r.stderr}`);
   for (const name of ['node_modules', 'models', 'systemd']) symlinkSync(join(ROOT, name), join(dir, name));
   copyFileSync(join(ROOT, 'package.json'), join(dir, 'package.json'));

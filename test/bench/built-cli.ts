@@ -12,7 +12,6 @@ import { join } from 'node:path';
 import { DAEMON_ENVIRONMENT, DAEMON_NODE_FLAGS } from '../../src/setup/service-files.js';
 import { ROOT, collectCli, spawnCli, testConfigFile, type CliResult } from '../helpers/cli.js';
 
-
 export interface AgentCli {
   /** How the CLI runs: 'node dist/src/cli/main.js' or 'tsx src/cli/main.ts'. */
   runtime: string;
@@ -45,12 +44,23 @@ export function agentCli(options: { sources?: boolean; log?: (line: string) => v
   if (!existsSync(BUILT_ENTRY) || statSync(BUILT_ENTRY).mtimeMs < started - 1000) throw new Error(`tsc did not emit ${BUILT_ENTRY}`);
   const spawnBuilt = (args: string[], o: SpawnOptions = {}, nodeFlags: readonly string[] = []) =>
     // Like the tests' children: an empty configuration (every default) unless one is given.
-    spawn(process.execPath, [...nodeFlags, BUILT_ENTRY, ...args], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'], ...o, env: { ...process.env, EDGE_AGENT_LOG_LEVEL: process.env.EDGE_AGENT_LOG_LEVEL ?? 'warn', EDGE_AGENT_CONFIG: process.env.EDGE_AGENT_CONFIG ?? testConfigFile(), ...o.env } });
+    spawn(process.execPath, [...nodeFlags, BUILT_ENTRY, ...args], {
+      cwd: ROOT,
+      stdio: ['pipe', 'pipe', 'pipe'],
+      ...o,
+      env: {
+        ...process.env,
+        EDGE_AGENT_LOG_LEVEL: process.env.EDGE_AGENT_LOG_LEVEL ?? 'warn',
+        EDGE_AGENT_CONFIG: process.env.EDGE_AGENT_CONFIG ?? testConfigFile(),
+        ...o.env,
+      },
+    });
   return {
     runtime: 'node dist/src/cli/main.js',
     spawn: spawnBuilt,
     spawnDaemon: (args, env = {}) => spawnBuilt(['run', ...args], { env: { ...DAEMON_ENVIRONMENT, ...env } }, DAEMON_NODE_FLAGS),
-    run: (args, o = {}) => collectCli(spawnBuilt(args, o), args, o) };
+    run: (args, o = {}) => collectCli(spawnBuilt(args, o), args, o),
+  };
 }
 
 /** Every line a child writes on a stream, kept reading (one splitter for agent and benches). */

@@ -41,7 +41,9 @@ let retries = 0;
 
 async function connect(): Promise<void> {
   for (let i = from; i < to; i += 50) {
-    const batch = Array.from({ length: Math.min(50, to - i) }, (_, j) => mqtt.connectAsync(url, { clientId: `bench-terminal-${i + j}`, clean: true, reconnectPeriod: 1000, keepalive: 60 }));
+    const batch = Array.from({ length: Math.min(50, to - i) }, (_, j) =>
+      mqtt.connectAsync(url, { clientId: `bench-terminal-${i + j}`, clean: true, reconnectPeriod: 1000, keepalive: 60 }),
+    );
     clients.push(...(await Promise.all(batch)));
   }
 }

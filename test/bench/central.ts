@@ -79,9 +79,23 @@ async function startFleetBroker(): Promise<{ url: string; kind: 'mosquitto' | 'a
   }
   const port = await freePort();
   const conf = join(dir, 'mosquitto.conf');
-  writeFileSync(conf, [`listener ${port} 127.0.0.1`, 'allow_anonymous true', 'persistence false', 'max_queued_messages 0', 'max_inflight_messages 500', 'max_connections -1', 'set_tcp_nodelay true', ''].join('\n'));
+  writeFileSync(
+    conf,
+    [
+      `listener ${port} 127.0.0.1`,
+      'allow_anonymous true',
+      'persistence false',
+      'max_queued_messages 0',
+      'max_inflight_messages 500',
+      'max_connections -1',
+      'set_tcp_nodelay true',
+      '',
+    ].join('\n'),
+  );
   // 1,000 terminals and the ingests' connections need more descriptors than a default 1024.
-  mosquitto = spawn('/bin/sh', ['-c', 'ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"; exec "$0" -c "$1"', bin, conf], { stdio: 'ignore' });
+  mosquitto = spawn('/bin/sh', ['-c', 'ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"; exec "$0" -c "$1"', bin, conf], {
+    stdio: 'ignore',
+  });
   const deadline = Date.now() + 10_000;
   for (;;) {
     const up = await mqtt.connectAsync(`mqtt://127.0.0.1:${port}`, { connectTimeout: 1000, reconnectPeriod: 0 }).then(
@@ -107,14 +121,17 @@ function drain(child: ChildProcess, name: string): void {
         const level = /"level":"(\w+)"/.exec(line)?.[1];
         if (level === 'warn') childLog.warn++;
         if (level === 'error' || level === 'fatal') childLog.error++;
-        if (level === 'warn' || level === 'error' || level === 'fatal') childLog.last = [...childLog.last.slice(-(Number(process.env.BENCH_LOG_LINES ?? 5) - 1)), `${name}: ${line.slice(0, 300)}`];
+        if (level === 'warn' || level === 'error' || level === 'fatal')
+          childLog.last = [...childLog.last.slice(-(Number(process.env.BENCH_LOG_LINES ?? 5) - 1)), `${name}: ${line.slice(0, 300)}`];
       }
     });
   }
 }
 
 async function startServe(url: string, keyFile: string): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawnCli(['serve', '--port', '0', '--db', url], { env: { EDGE_AGENT_BIOMETRIC_KEY_FILE: keyFile, EDGE_AGENT_LOG_LEVEL: 'warn' } });
+  const child = spawnCli(['serve', '--port', '0', '--db', url], {
+    env: { EDGE_AGENT_BIOMETRIC_KEY_FILE: keyFile, EDGE_AGENT_LOG_LEVEL: 'warn' },
+  });
   children.add(child);
   const [, base] = await waitForLine(child, /listening on (http:\/\/\S+)/, 60_000, 'stdout');
   drain(child, 'serve');
@@ -127,19 +144,35 @@ interface IngestProc {
   metricsUrl: string;
 }
 
-async function startIngest(index: number, mqttUrl: string, apiUrl: string, apiKey: string, secretFile: string, share: boolean): Promise<IngestProc> {
+async function startIngest(
+  index: number,
+  mqttUrl: string,
+  apiUrl: string,
+  apiKey: string,
+  secretFile: string,
+  share: boolean,
+): Promise<IngestProc> {
   const child = spawnCli(
     [
       'ingest',
-      '--mqtt', mqttUrl,
-      '--api', apiUrl,
-      '--api-key', apiKey,
-      '--api-secret-file', secretFile,
-      '--prefix', PREFIX,
-      '--mqtt-client-id', `bench-ingest-${index}`,
-      '--connections', String(share ? CONNECTIONS : 1),
-      '--metrics-port', '0',
-      '--secrets', join(dir, 'none.yaml'),
+      '--mqtt',
+      mqttUrl,
+      '--api',
+      apiUrl,
+      '--api-key',
+      apiKey,
+      '--api-secret-file',
+      secretFile,
+      '--prefix',
+      PREFIX,
+      '--mqtt-client-id',
+      `bench-ingest-${index}`,
+      '--connections',
+      String(share ? CONNECTIONS : 1),
+      '--metrics-port',
+      '0',
+      '--secrets',
+      join(dir, 'none.yaml'),
       ...(share ? [] : ['--no-share']),
     ],
     { env: { EDGE_AGENT_LOG_LEVEL: 'warn' } },
@@ -175,17 +208,35 @@ class Fleet {
     const per = Math.ceil(TERMINALS / TERMINAL_PROCS);
     for (let from = 0; from < TERMINALS; from += per) {
       const to = Math.min(TERMINALS, from + per);
-      const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'test/bench/central-terminals.ts'), url, PREFIX, String(from), String(to), String(EMPLOYEES_PER_TERMINAL)], {
-        cwd: ROOT,
-        stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-      });
+      const child = spawn(
+        process.execPath,
+        [
+          '--import',
+          'tsx',
+          join(ROOT, 'test/bench/central-terminals.ts'),
+          url,
+          PREFIX,
+          String(from),
+          String(to),
+          String(EMPLOYEES_PER_TERMINAL),
+        ],
+        {
+          cwd: ROOT,
+          stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+        },
+      );
       children.add(child);
       this.#procs.push({ child, terminals: to - from });
     }
-    await Promise.all(this.#procs.map(({ child }) => new Promise<void>((resolve, reject) => {
-      child.once('exit', (code) => reject(new Error(`a terminals process exited with ${code} before it was ready`)));
-      child.on('message', (m: { type: string }) => m.type === 'ready' && resolve());
-    })));
+    await Promise.all(
+      this.#procs.map(
+        ({ child }) =>
+          new Promise<void>((resolve, reject) => {
+            child.once('exit', (code) => reject(new Error(`a terminals process exited with ${code} before it was ready`)));
+            child.on('message', (m: { type: string }) => m.type === 'ready' && resolve());
+          }),
+      ),
+    );
   }
 
   /** Publishes `total` punches at `rate` per second over all terminals; resolves when the broker acknowledged all. */
@@ -195,39 +246,48 @@ class Fleet {
     const shares = this.#procs.map(({ terminals }) => Math.round((total * terminals) / TERMINALS));
     shares[shares.length - 1]! += total - shares.reduce((a, b) => a + b, 0);
     const results = await Promise.all(
-      this.#procs.map(({ child, terminals }, i) =>
-        new Promise<TerminalsDone>((resolve) => {
-          const onMessage = (m: { type: 'progress'; sent: number } | TerminalsDone) => {
-            if (m.type === 'progress') {
-              sent.set(child, m.sent);
-              if (!halfDone && [...sent.values()].reduce((a, b) => a + b, 0) >= total / 2) {
-                halfDone = true;
-                onHalf();
+      this.#procs.map(
+        ({ child, terminals }, i) =>
+          new Promise<TerminalsDone>((resolve) => {
+            const onMessage = (m: { type: 'progress'; sent: number } | TerminalsDone) => {
+              if (m.type === 'progress') {
+                sent.set(child, m.sent);
+                if (!halfDone && [...sent.values()].reduce((a, b) => a + b, 0) >= total / 2) {
+                  halfDone = true;
+                  onHalf();
+                }
+              } else {
+                child.off('message', onMessage);
+                resolve(m);
               }
-            } else {
-              child.off('message', onMessage);
-              resolve(m);
-            }
-          };
-          child.on('message', onMessage);
-          const run: TerminalsRun = { type: 'run', total: shares[i]!, rate: (rate * terminals) / TERMINALS, day };
-          child.send(run);
-        }),
+            };
+            child.on('message', onMessage);
+            const run: TerminalsRun = { type: 'run', total: shares[i]!, rate: (rate * terminals) / TERMINALS, day };
+            child.send(run);
+          }),
       ),
     );
     for (const r of results) {
       for (const [employee, inTime, outTime, at] of r.published) this.published.push({ employee, inTime, outTime, at });
       this.failures += r.retries;
     }
-    return { firstPublishAt: Math.min(...results.map((r) => r.firstPublishAt)), lastPublishAt: Math.max(...results.map((r) => r.lastPublishAt)) };
+    return {
+      firstPublishAt: Math.min(...results.map((r) => r.firstPublishAt)),
+      lastPublishAt: Math.max(...results.map((r) => r.lastPublishAt)),
+    };
   }
 
   async close(): Promise<void> {
-    await Promise.all(this.#procs.map(({ child }) => new Promise<void>((resolve) => {
-      if (child.exitCode !== null) return resolve();
-      child.once('exit', () => resolve());
-      child.send({ type: 'close' });
-    })));
+    await Promise.all(
+      this.#procs.map(
+        ({ child }) =>
+          new Promise<void>((resolve) => {
+            if (child.exitCode !== null) return resolve();
+            child.once('exit', () => resolve());
+            child.send({ type: 'close' });
+          }),
+      ),
+    );
   }
 }
 
@@ -302,8 +362,13 @@ function cpuSeconds(pid: number | undefined): number {
 
 async function main(): Promise<void> {
   const loadBefore = loadavg().map((l) => Math.round(l * 100) / 100);
-  say(`starting PostgreSQL, the broker, ${REPLICAS} serve replicas, ${INGESTS} ingests, ${TERMINALS} terminals (load ${loadBefore.join(' ')})`);
-  pgServer = await startPostgres({ durable: true, settings: { track_commit_timestamp: 'on', shared_buffers: '128MB', max_wal_size: '1GB' } });
+  say(
+    `starting PostgreSQL, the broker, ${REPLICAS} serve replicas, ${INGESTS} ingests, ${TERMINALS} terminals (load ${loadBefore.join(' ')})`,
+  );
+  pgServer = await startPostgres({
+    durable: true,
+    settings: { track_commit_timestamp: 'on', shared_buffers: '128MB', max_wal_size: '1GB' },
+  });
   const dbUrl = await pgServer.createDatabase('central');
   const dbName = new URL(dbUrl).pathname.slice(1);
   const keyFile = join(dir, 'biometric.key');
@@ -324,7 +389,11 @@ async function main(): Promise<void> {
   const share = brokerInfo.kind === 'mosquitto';
   const replicas = await Promise.all(Array.from({ length: REPLICAS }, () => startServe(dbUrl, keyFile)));
   const ingestCount = share ? INGESTS : 1;
-  const ingests: IngestProc[] = await Promise.all(Array.from({ length: ingestCount }, (_, i) => startIngest(i, brokerInfo.url, replicas[i % REPLICAS]!.url, key.apiKey, secretFile, share)));
+  const ingests: IngestProc[] = await Promise.all(
+    Array.from({ length: ingestCount }, (_, i) =>
+      startIngest(i, brokerInfo.url, replicas[i % REPLICAS]!.url, key.apiKey, secretFile, share),
+    ),
+  );
   const fleet = new Fleet();
   await fleet.connect(brokerInfo.url);
   say(`${fleet.terminals} terminals connected to ${brokerInfo.kind} from ${TERMINAL_PROCS} processes`);
@@ -335,7 +404,10 @@ async function main(): Promise<void> {
   say(`warm-up: ${warm} punches`);
   await fleet.run(warm, RATE, '2024-12-31', () => undefined);
   for (const deadline = Date.now() + 120_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 200))) {
-    const [c] = await pgServer.query<{ n: string }>(dbName, "SELECT COUNT(*) + COUNT(out_time) AS n FROM server_events WHERE in_time LIKE '2024-12-31%'");
+    const [c] = await pgServer.query<{ n: string }>(
+      dbName,
+      "SELECT COUNT(*) + COUNT(out_time) AS n FROM server_events WHERE in_time LIKE '2024-12-31%'",
+    );
     if (Number(c!.n) >= warm) break;
   }
   const runs: Record<string, unknown> = {};
@@ -358,7 +430,9 @@ async function main(): Promise<void> {
       ingest: new Map(ingests.map((i) => [i.child.pid, cpuSeconds(i.child.pid)])),
       broker: cpuSeconds(mosquitto?.pid),
       postgres: cpuSeconds(pgServer.pid),
-      terminals: [...children].filter((c) => (c.spawnargs ?? []).some((a) => a.endsWith('central-terminals.ts'))).reduce((sum, c) => sum + cpuSeconds(c.pid), 0),
+      terminals: [...children]
+        .filter((c) => (c.spawnargs ?? []).some((a) => a.endsWith('central-terminals.ts')))
+        .reduce((sum, c) => sum + cpuSeconds(c.pid), 0),
       bench: process.cpuUsage(),
     };
     let killedAt: number | null = null;
@@ -373,9 +447,11 @@ async function main(): Promise<void> {
       children.delete(victim.child);
       say(`  SIGKILL ingest ${victim.index} at half; restarting it in ${RESTART_AFTER_MS} ms with the same client id`);
       setTimeout(() => {
-        void startIngest(victim.index, brokerInfo.url, replicas[victim.index % REPLICAS]!.url, key.apiKey, secretFile, share).then((fresh) => {
-          ingests[ingests.indexOf(victim)] = fresh;
-        });
+        void startIngest(victim.index, brokerInfo.url, replicas[victim.index % REPLICAS]!.url, key.apiKey, secretFile, share).then(
+          (fresh) => {
+            ingests[ingests.indexOf(victim)] = fresh;
+          },
+        );
       }, RESTART_AFTER_MS);
     };
     say(`${name}: ${total} punches at ${RATE}/s`);
@@ -388,7 +464,11 @@ async function main(): Promise<void> {
     let closed = 0;
     let lastChange = Date.now();
     for (;;) {
-      const [c] = await pgServer.query<{ n: string; closed: string }>(dbName, 'SELECT COUNT(*) AS n, COUNT(out_time) AS closed FROM server_events WHERE in_time LIKE $1', [`${day}%`]);
+      const [c] = await pgServer.query<{ n: string; closed: string }>(
+        dbName,
+        'SELECT COUNT(*) AS n, COUNT(out_time) AS closed FROM server_events WHERE in_time LIKE $1',
+        [`${day}%`],
+      );
       const [n, cl] = [Number(c!.n), Number(c!.closed)];
       if (n !== rows || cl !== closed) lastChange = Date.now();
       [rows, closed] = [n, cl];
@@ -401,7 +481,11 @@ async function main(): Promise<void> {
       const s = await scrape(ing.metricsUrl);
       if (s) last.set(ing.metricsUrl, s.text);
     }
-    const [{ at }] = (await pgServer.query<{ at: Date }>(dbName, 'SELECT max(pg_xact_commit_timestamp(xmin)) AS at FROM server_events WHERE in_time LIKE $1', [`${day}%`])) as [{ at: Date }];
+    const [{ at }] = (await pgServer.query<{ at: Date }>(
+      dbName,
+      'SELECT max(pg_xact_commit_timestamp(xmin)) AS at FROM server_events WHERE in_time LIKE $1',
+      [`${day}%`],
+    )) as [{ at: Date }];
     const lastCommitAt = at.getTime();
     // Lost and doubled, by counting against what was published.
     const stored = await pgServer.query<{ employee_code: string; in_time: string; out_time: string | null; created_at: string }>(
@@ -425,7 +509,8 @@ async function main(): Promise<void> {
       .filter((p) => p.outTime === null && createdAt.has(`${p.employee}|${p.inTime}`))
       .map((p) => createdAt.get(`${p.employee}|${p.inTime}`)! - p.at)
       .sort((a, b) => a - b);
-    const pct = (q: number) => (checkInMs.length ? Math.max(0, checkInMs[Math.min(checkInMs.length - 1, Math.floor(q * checkInMs.length))]!) : null);
+    const pct = (q: number) =>
+      checkInMs.length ? Math.max(0, checkInMs[Math.min(checkInMs.length - 1, Math.floor(q * checkInMs.length))]!) : null;
     let lost = 0;
     const expectedKeys = new Set<string>();
     for (const p of published) {
@@ -436,10 +521,13 @@ async function main(): Promise<void> {
     const extra = [...byKey.keys()].filter((k) => !expectedKeys.has(k)).length;
     doubled += extra;
     // Per run: histograms and counters minus what the same processes had at the start.
-    const diff = (url: string, text: string, name: string) => counter(text, name) - (startTexts.has(url) ? counter(startTexts.get(url)!, name) : 0);
+    const diff = (url: string, text: string, name: string) =>
+      counter(text, name) - (startTexts.has(url) ? counter(startTexts.get(url)!, name) : 0);
     const runHistos = [...last].map(([url, text]) => {
       const h = histogram(text, 'ingest_lag_seconds');
-      const before = startTexts.has(url) ? histogram(startTexts.get(url)!, 'ingest_lag_seconds') : { buckets: new Map<number, number>(), count: 0 };
+      const before = startTexts.has(url)
+        ? histogram(startTexts.get(url)!, 'ingest_lag_seconds')
+        : { buckets: new Map<number, number>(), count: 0 };
       return { buckets: new Map([...h.buckets].map(([b, n]) => [b, n - (before.buckets.get(b) ?? 0)])), count: h.count - before.count };
     });
     const seconds = (lastCommitAt - firstPublishAt) / 1000;
@@ -456,8 +544,19 @@ async function main(): Promise<void> {
       offeredPerSec: Math.round(published.length / ((lastPublishAt - firstPublishAt) / 1000)),
       firstPublishToLastCommitMs: Math.round(seconds * 1000),
       lastPublishToLastCommitMs: lastCommitAt - lastPublishAt,
-      publishToCommittedMs: { p50: pct(0.5), p95: pct(0.95), p99: pct(0.99), samples: checkInMs.length, what: 'check-ins: publish to the row stored (created_at, before COMMIT)' },
-      publishToAcceptedMsAsIngestsSawIt: { p50: ms(quantile(runHistos, 0.5)), p95: ms(quantile(runHistos, 0.95)), p99: ms(quantile(runHistos, 0.99)), samples: runHistos.reduce((s, h) => s + h.count, 0) },
+      publishToCommittedMs: {
+        p50: pct(0.5),
+        p95: pct(0.95),
+        p99: pct(0.99),
+        samples: checkInMs.length,
+        what: 'check-ins: publish to the row stored (created_at, before COMMIT)',
+      },
+      publishToAcceptedMsAsIngestsSawIt: {
+        p50: ms(quantile(runHistos, 0.5)),
+        p95: ms(quantile(runHistos, 0.95)),
+        p99: ms(quantile(runHistos, 0.99)),
+        samples: runHistos.reduce((s, h) => s + h.count, 0),
+      },
       ingest: {
         accepted: [...last].reduce((s, [u, t]) => s + diff(u, t, 'ingest_events_accepted_total'), 0),
         duplicatesDropped: [...last].reduce((s, [u, t]) => s + diff(u, t, 'ingest_duplicates_dropped_total'), 0),
@@ -465,7 +564,10 @@ async function main(): Promise<void> {
         apiRequests: [...last].reduce((s, [u, t]) => s + diff(u, t, 'ingest_api_requests_total'), 0),
         deadLetters: [...last].reduce((s, [u, t]) => s + diff(u, t, 'ingest_dead_letters_total'), 0),
         apiFailures: [...last].reduce((s, [u, t]) => s + diff(u, t, 'ingest_api_failures_total'), 0),
-        perProcess: [...last].map(([u, t]) => ({ accepted: diff(u, t, 'ingest_events_accepted_total'), redelivered: diff(u, t, 'ingest_messages_redelivered_total') })),
+        perProcess: [...last].map(([u, t]) => ({
+          accepted: diff(u, t, 'ingest_events_accepted_total'),
+          redelivered: diff(u, t, 'ingest_messages_redelivered_total'),
+        })),
       },
       publishRetries: fleet.failures,
       cpuSeconds: {
@@ -474,10 +576,16 @@ async function main(): Promise<void> {
         ingests: round1(ingests.reduce((s, i) => s + cpuSeconds(i.child.pid) - (cpuBefore.ingest.get(i.child.pid) ?? 0), 0)),
         broker: round1(cpuSeconds(mosquitto?.pid) - cpuBefore.broker),
         postgres: round1(cpuSeconds(pgServer.pid) - cpuBefore.postgres),
-        terminals: round1([...children].filter((c) => (c.spawnargs ?? []).some((a) => a.endsWith('central-terminals.ts'))).reduce((sum, c) => sum + cpuSeconds(c.pid), 0) - cpuBefore.terminals),
+        terminals: round1(
+          [...children]
+            .filter((c) => (c.spawnargs ?? []).some((a) => a.endsWith('central-terminals.ts')))
+            .reduce((sum, c) => sum + cpuSeconds(c.pid), 0) - cpuBefore.terminals,
+        ),
         bench: round1((bench.user + bench.system) / 1e6),
       },
-      ...(killedAt !== null ? { killedAtMs: killedAt - firstPublishAt, restartedAfterMs: RESTART_AFTER_MS, heldUnacknowledgedAtKill: heldAtKill } : {}),
+      ...(killedAt !== null
+        ? { killedAtMs: killedAt - firstPublishAt, restartedAfterMs: RESTART_AFTER_MS, heldUnacknowledgedAtKill: heldAtKill }
+        : {}),
       loadavg: loadavg().map((l) => Math.round(l * 100) / 100),
     };
     runs[name] = result;

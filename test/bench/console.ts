@@ -67,14 +67,19 @@ process.env.TMPDIR = dir;
 const broker = await startBroker();
 const fleet = await simulatedFleet({ url: broker.url, terminals: TERMINALS });
 writeFileSync(join(dir, 'console.json'), JSON.stringify({ dataDir: dir }));
-const consoleChild = spawnCli(['console', '--config', join(dir, 'console.json'), '--secrets', join(dir, 'secrets.yaml'), '--mqtt', broker.url, '--port', '0'], { env: { EDGE_AGENT_LOG_LEVEL: 'warn' } });
+const consoleChild = spawnCli(
+  ['console', '--config', join(dir, 'console.json'), '--secrets', join(dir, 'secrets.yaml'), '--mqtt', broker.url, '--port', '0'],
+  { env: { EDGE_AGENT_LOG_LEVEL: 'warn' } },
+);
 let context: Awaited<ReturnType<typeof launchChromium>> | null = null;
 try {
   await fleet.publishAll();
   const [, url] = (await waitForLine(consoleChild, /^console listening on (\S+) /, 60_000, 'stdout')) as unknown as [string, string];
   // The console has taken every retained terminal's state, info and metrics before the page is opened.
   for (const deadline = Date.now() + 60_000; ; ) {
-    const body = (await (await fetch(new URL('/api/fleet', url))).json()) as { terminals: Array<{ metricsAt: number | null; version: string | null }> };
+    const body = (await (await fetch(new URL('/api/fleet', url))).json()) as {
+      terminals: Array<{ metricsAt: number | null; version: string | null }>;
+    };
     const complete = body.terminals.filter((t) => t.metricsAt !== null && t.version !== null).length;
     if (complete >= TERMINALS) break;
     if (Date.now() > deadline) throw new Error(`the console has the info and metrics of ${complete} of ${TERMINALS} terminals after 60 s`);
@@ -93,7 +98,10 @@ try {
   const rendered = await page.evaluate(`document.querySelectorAll('tbody tr[data-key]').length`);
   // When the page had produced the frame with every row, on this machine's clock: the polling of
   // waitForSelector is not counted.
-  const marks = (await page.evaluate('({ origin: performance.timeOrigin, view: window.__firstFullView })')) as { origin: number; view: number };
+  const marks = (await page.evaluate('({ origin: performance.timeOrigin, view: window.__firstFullView })')) as {
+    origin: number;
+    view: number;
+  };
   const firstViewMs = Math.round(marks.origin + marks.view - started);
   const pageFirstViewMs = Math.round(marks.view);
   if (rendered !== TERMINALS) throw new Error(`the page shows ${String(rendered)} rows, not ${TERMINALS}`);
@@ -102,14 +110,31 @@ try {
   const cdp = await context.newCDPSession(page);
   await cdp.send('Performance.enable');
   const taskSeconds = async () => (await cdp.send('Performance.getMetrics')).metrics.find((m) => m.name === 'TaskDuration')?.value ?? 0;
-  const chromiumPids = () => descendants(process.pid).filter((p) => !descendants(consoleChild.pid!).includes(p) && p !== consoleChild.pid && (procFile(p, 'cmdline') ?? '').includes('chromium'));
+  const chromiumPids = () =>
+    descendants(process.pid).filter(
+      (p) => !descendants(consoleChild.pid!).includes(p) && p !== consoleChild.pid && (procFile(p, 'cmdline') ?? '').includes('chromium'),
+    );
   const flow = fleet.flow(PER_SEC);
   await new Promise((r) => setTimeout(r, 2000)); // updates reach the page before measuring
   const pids0 = chromiumPids();
-  const cpu0 = { task: await taskSeconds(), chromium: pids0.reduce((s, p) => s + cpuSeconds(p), 0), renderer: pids0.filter(isRenderer).reduce((s, p) => s + cpuSeconds(p), 0), server: cpuSeconds(consoleChild.pid!), rows: (await page.evaluate('window.__rowsApplied || 0')) as number, at: Date.now() };
+  const cpu0 = {
+    task: await taskSeconds(),
+    chromium: pids0.reduce((s, p) => s + cpuSeconds(p), 0),
+    renderer: pids0.filter(isRenderer).reduce((s, p) => s + cpuSeconds(p), 0),
+    server: cpuSeconds(consoleChild.pid!),
+    rows: (await page.evaluate('window.__rowsApplied || 0')) as number,
+    at: Date.now(),
+  };
   await new Promise((r) => setTimeout(r, SECONDS * 1000));
   const pids1 = chromiumPids();
-  const cpu1 = { task: await taskSeconds(), chromium: pids1.reduce((s, p) => s + cpuSeconds(p), 0), renderer: pids1.filter(isRenderer).reduce((s, p) => s + cpuSeconds(p), 0), server: cpuSeconds(consoleChild.pid!), rows: (await page.evaluate('window.__rowsApplied || 0')) as number, at: Date.now() };
+  const cpu1 = {
+    task: await taskSeconds(),
+    chromium: pids1.reduce((s, p) => s + cpuSeconds(p), 0),
+    renderer: pids1.filter(isRenderer).reduce((s, p) => s + cpuSeconds(p), 0),
+    server: cpuSeconds(consoleChild.pid!),
+    rows: (await page.evaluate('window.__rowsApplied || 0')) as number,
+    at: Date.now(),
+  };
   const sent = await flow.stop();
   const wall = (cpu1.at - cpu0.at) / 1000;
   const pct = (a: number, b: number) => Math.round(((b - a) / wall) * 1000) / 10;

@@ -31,7 +31,12 @@ import { createSimulatedScanner } from '../../drivers/simulated.js';
 import { resultWireBytes } from '../../drivers/iris-hid/simulator.js';
 import type { IrisHidScanner } from '../../drivers/iris-hid/scanner.js';
 import { CHUNK_PAYLOAD, IrisImageKind } from '../../drivers/iris-hid/protocol.js';
-import { IMAGE_SIZE as GT_IMAGE_SIZE, PACKET_SIZE as GT_PACKET, RAW_IMAGE_SIZE as GT_RAW_SIZE, TEMPLATE_SIZE as GT_TEMPLATE_SIZE } from '../../drivers/gt521/protocol.js';
+import {
+  IMAGE_SIZE as GT_IMAGE_SIZE,
+  PACKET_SIZE as GT_PACKET,
+  RAW_IMAGE_SIZE as GT_RAW_SIZE,
+  TEMPLATE_SIZE as GT_TEMPLATE_SIZE,
+} from '../../drivers/gt521/protocol.js';
 
 interface Transfer {
   name: string;
@@ -77,10 +82,33 @@ async function time(runs: number, fn: () => Promise<unknown>): Promise<number> {
   return median(ms);
 }
 
-function record(out: Transfer[], name: string, baud: number | null, ms: number, wireBytes: number, bulk: boolean, runs: number, floor?: number): void {
+function record(
+  out: Transfer[],
+  name: string,
+  baud: number | null,
+  ms: number,
+  wireBytes: number,
+  bulk: boolean,
+  runs: number,
+  floor?: number,
+): void {
   const f = floor ?? floorMs(wireBytes, baud!);
-  out.push({ name, baud, ms: round(ms), floorMs: round(f), ratio: round(ms / f, 3), minMs: round(lastMin), minRatio: round(lastMin / f, 3), bulk, wireBytes, runs });
-  if (!json) process.stderr.write(`${name.padEnd(22)} ${String(baud ?? 'usb').padStart(6)} baud  ${round(ms).toFixed(1).padStart(9)} ms  floor ${round(f).toFixed(1).padStart(9)} ms  ×${(ms / f).toFixed(3)}\n`);
+  out.push({
+    name,
+    baud,
+    ms: round(ms),
+    floorMs: round(f),
+    ratio: round(ms / f, 3),
+    minMs: round(lastMin),
+    minRatio: round(lastMin / f, 3),
+    bulk,
+    wireBytes,
+    runs,
+  });
+  if (!json)
+    process.stderr.write(
+      `${name.padEnd(22)} ${String(baud ?? 'usb').padStart(6)} baud  ${round(ms).toFixed(1).padStart(9)} ms  floor ${round(f).toFixed(1).padStart(9)} ms  ×${(ms / f).toFixed(3)}\n`,
+    );
 }
 
 function round(x: number, digits = 1): number {
@@ -175,7 +203,9 @@ async function benchIris(out: Transfer[]): Promise<void> {
     const wire = resultWireBytes(640, 480);
     const reports = Math.ceil(wire / CHUNK_PAYLOAD);
     const floor = reports * simulator.reportIntervalMs;
-    const ms = await time(RUNS, () => (scanner as IrisHidScanner).driver.capture({ kind: IrisImageKind.Vga, width: 640, height: 480, timeoutMs: 5000, minQuality: 0 }));
+    const ms = await time(RUNS, () =>
+      (scanner as IrisHidScanner).driver.capture({ kind: IrisImageKind.Vga, width: 640, height: 480, timeoutMs: 5000, minQuality: 0 }),
+    );
     record(out, 'iris-hid capture 640x480', null, ms, wire, true, RUNS, floor);
   } finally {
     await scanner.close();
@@ -204,7 +234,10 @@ async function main(): Promise<void> {
     seconds: round((performance.now() - t0) / 1000),
   };
   if (json) process.stdout.write(`${JSON.stringify(result)}\n`);
-  else process.stdout.write(`worst bulk ratio ×${result.worstRatio} (target ≤ ×${result.target}); worst overall ×${result.worstRatioAll}; load ${result.load.after.join(' ')}\n`);
+  else
+    process.stdout.write(
+      `worst bulk ratio ×${result.worstRatio} (target ≤ ×${result.target}); worst overall ×${result.worstRatioAll}; load ${result.load.after.join(' ')}\n`,
+    );
 }
 
 main().then(

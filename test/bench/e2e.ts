@@ -119,7 +119,14 @@ interface Sample {
 }
 
 /** Presents `id`, waits for the punch to be durable and the worker's outcome, lifts. */
-async function onePunch(t: Terminal, sim: SimulatorControl, scannerKey: string, id: number, expectPath: 'module' | 'host', timeoutMs: number): Promise<Sample> {
+async function onePunch(
+  t: Terminal,
+  sim: SimulatorControl,
+  scannerKey: string,
+  id: number,
+  expectPath: 'module' | 'host',
+  timeoutMs: number,
+): Promise<Sample> {
   const outbox = t.daemon.context!.outbox;
   const worker = t.runtime.workers.get(scannerKey)!;
   let durableAt = 0;
@@ -142,7 +149,9 @@ async function onePunch(t: Terminal, sim: SimulatorControl, scannerKey: string, 
   await new Promise((r) => setTimeout(r, Math.random() * 100));
   const t0 = performance.now();
   sim.present(id);
-  const timer = new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`no punch within ${timeoutMs} ms for ${id}`)), timeoutMs).unref());
+  const timer = new Promise<never>((_, reject) =>
+    setTimeout(() => reject(new Error(`no punch within ${timeoutMs} ms for ${id}`)), timeoutMs).unref(),
+  );
   const o = await Promise.race([outcome, timer]);
   if (o.result !== 'punched' || o.path !== expectPath) {
     sim.lift();
@@ -158,7 +167,14 @@ async function onePunch(t: Terminal, sim: SimulatorControl, scannerKey: string, 
 function summarize(samples: Sample[]) {
   const ms = samples.map((s) => s.ms);
   const w = samples.map((s) => s.workerMs);
-  return { runs: samples.length, p50Ms: round(quantile(ms, 0.5)), p95Ms: round(quantile(ms, 0.95)), maxMs: round(Math.max(...ms)), workerP50Ms: round(quantile(w, 0.5)), workerP95Ms: round(quantile(w, 0.95)) };
+  return {
+    runs: samples.length,
+    p50Ms: round(quantile(ms, 0.5)),
+    p95Ms: round(quantile(ms, 0.95)),
+    maxMs: round(Math.max(...ms)),
+    workerP50Ms: round(quantile(w, 0.5)),
+    workerP95Ms: round(quantile(w, 0.95)),
+  };
 }
 
 interface SerialRig {
@@ -190,7 +206,13 @@ async function modulePath(service: InProcessService): Promise<Record<string, unk
   const cache = await TemplateCache.open(db, { key: dir.templateKey });
   for (const p of people) {
     const t = await moduleTemplateOf(p.fingerId);
-    await cache.addTemplate({ employeeCode: p.employeeCode, modality: 'finger', position: 'right-index', format: 'r30x-char', data: t.data });
+    await cache.addTemplate({
+      employeeCode: p.employeeCode,
+      modality: 'finger',
+      position: 'right-index',
+      format: 'r30x-char',
+      data: t.data,
+    });
   }
   await db.close();
   const rig = await serialRig();
@@ -207,7 +229,15 @@ async function modulePath(service: InProcessService): Promise<Record<string, unk
     bar.finish();
     const floorMs = (MODULE_PATH_WIRE_BYTES * 10 * 1000) / BAUD;
     const s = summarize(samples);
-    return { baud: BAUD, ...s, floorMs: round(floorMs), wireBytes: MODULE_PATH_WIRE_BYTES, ratioP50: round(s.p50Ms / floorMs), ratioP95: round(s.p95Ms / floorMs), templatesOnModule: people.length };
+    return {
+      baud: BAUD,
+      ...s,
+      floorMs: round(floorMs),
+      wireBytes: MODULE_PATH_WIRE_BYTES,
+      ratioP50: round(s.p50Ms / floorMs),
+      ratioP95: round(s.p95Ms / floorMs),
+      templatesOnModule: people.length,
+    };
   } finally {
     await t.stop();
     await rig.close();
@@ -219,7 +249,12 @@ async function hostPath(service: InProcessService, extractorReady: boolean): Pro
   const packetSize = 128;
   const imageWireBytes = dataPacketsWireBytes(IMAGE_BYTES, packetSize) + packet(1) * 2; // UpImage command + ack, then the data packets
   const floorMs = (imageWireBytes * 10 * 1000) / BAUD;
-  if (!extractorReady) return { baud: BAUD, floorMs: round(floorMs), skipped: 'no image extractor in this build yet (src/daemon/biometric-engines.ts returns none): the host path cannot identify' };
+  if (!extractorReady)
+    return {
+      baud: BAUD,
+      floorMs: round(floorMs),
+      skipped: 'no image extractor in this build yet (src/daemon/biometric-engines.ts returns none): the host path cannot identify',
+    };
   const dir = terminalDir();
   const people = Array.from({ length: 3 }, (_, i) => ({ employeeCode: `H${100 + i}`, fingerId: 8000 + i }));
   // Enrol each person's host template by extracting a first capture of their finger.
@@ -237,7 +272,14 @@ async function hostPath(service: InProcessService, extractorReady: boolean): Pro
     const e0 = performance.now();
     const x = await extractor.extract('finger', image);
     extractMs.push(performance.now() - e0);
-    await cache.addTemplate({ employeeCode: p.employeeCode, modality: 'finger', position: 'right-index', format: x.format, data: x.data, quality: Math.round(x.quality) });
+    await cache.addTemplate({
+      employeeCode: p.employeeCode,
+      modality: 'finger',
+      position: 'right-index',
+      format: x.format,
+      data: x.data,
+      quality: Math.round(x.quality),
+    });
   }
   await scanner.close();
   await simulator.close();
@@ -257,7 +299,15 @@ async function hostPath(service: InProcessService, extractorReady: boolean): Pro
     bar.finish();
     const s = summarize(samples);
     const ident = t.runtime.identifier?.metrics().find((m) => m.modality === 'finger');
-    return { baud: BAUD, ...s, floorMs: round(floorMs), wireBytes: imageWireBytes, ratioP50: round(s.p50Ms / floorMs), ratioP95: round(s.p95Ms / floorMs), breakdown: { extractMedianMs: round(quantile(extractMs, 0.5)), identifyP95Ms: ident?.p95Ms ?? null } };
+    return {
+      baud: BAUD,
+      ...s,
+      floorMs: round(floorMs),
+      wireBytes: imageWireBytes,
+      ratioP50: round(s.p50Ms / floorMs),
+      ratioP95: round(s.p95Ms / floorMs),
+      breakdown: { extractMedianMs: round(quantile(extractMs, 0.5)), identifyP95Ms: ident?.p95Ms ?? null },
+    };
   } finally {
     await t.stop();
     await rig.close();
@@ -266,7 +316,12 @@ async function hostPath(service: InProcessService, extractorReady: boolean): Pro
 }
 
 async function irisPath(service: InProcessService, extractorReady: boolean): Promise<Record<string, unknown>> {
-  if (!extractorReady) return { n: IRIS_N, skipped: 'no image extractor in this build yet (src/daemon/biometric-engines.ts returns none): an eye image cannot become an iris code' };
+  if (!extractorReady)
+    return {
+      n: IRIS_N,
+      skipped:
+        'no image extractor in this build yet (src/daemon/biometric-engines.ts returns none): an eye image cannot become an iris code',
+    };
   const dir = terminalDir();
   const people = Array.from({ length: 5 }, (_, i) => ({ employeeCode: `I${100 + i}`, eyeId: 9000 + i }));
   const probeConfig = agentConfig(dir, service, []);
@@ -287,7 +342,14 @@ async function irisPath(service: InProcessService, extractorReady: boolean): Pro
     const e0 = performance.now();
     const x = await extractor.extract('iris', image);
     extractMs.push(performance.now() - e0);
-    await cache.addTemplate({ employeeCode: p.employeeCode, modality: 'iris', position: 'right', format: x.format, data: x.data, quality: Math.round(x.quality) });
+    await cache.addTemplate({
+      employeeCode: p.employeeCode,
+      modality: 'iris',
+      position: 'right',
+      format: x.format,
+      data: x.data,
+      quality: Math.round(x.quality),
+    });
   }
   await scanner.close();
   await simulator.close();
@@ -298,7 +360,13 @@ async function irisPath(service: InProcessService, extractorReady: boolean): Pro
     const batch: NewTemplate[] = [];
     for (let i = start; i < Math.min(fill, start + 1000); i++) {
       const eye = syntheticIrisEye(1_000_000 + i);
-      batch.push({ employeeCode: `S${i}`, modality: 'iris', position: 'right', format: 'iris-code-v1', data: encodeIrisTemplate(syntheticIrisSample(eye, 1).code) });
+      batch.push({
+        employeeCode: `S${i}`,
+        modality: 'iris',
+        position: 'right',
+        format: 'iris-code-v1',
+        data: encodeIrisTemplate(syntheticIrisSample(eye, 1).code),
+      });
     }
     await cache.addTemplates(batch);
   }
@@ -337,7 +405,12 @@ async function irisPath(service: InProcessService, extractorReady: boolean): Pro
       ...summarize(samples),
       // Where the time goes: a 640×480 capture over the in-process HID seam (unpaced), extraction
       // (worker thread, ONNX), the 1:N search; measured apart, under the same load.
-      breakdown: { captureMedianMs: round(quantile(captureMs, 0.5)), extractMedianMs: round(quantile(extractMs, 0.5)), identifyP95Ms: ident?.p95Ms ?? null, simulatorRenderMedianMs: round(quantile(renderMs, 0.5)) },
+      breakdown: {
+        captureMedianMs: round(quantile(captureMs, 0.5)),
+        extractMedianMs: round(quantile(extractMs, 0.5)),
+        identifyP95Ms: ident?.p95Ms ?? null,
+        simulatorRenderMedianMs: round(quantile(renderMs, 0.5)),
+      },
       startMs: Math.round(buildMs),
     };
   } finally {
@@ -361,7 +434,8 @@ async function main(): Promise<void> {
     const iris = await irisPath(service, extractorReady);
     const result = {
       bench: 'e2e',
-      measured: 'present() on the simulator → punch committed in the outbox (outbox "recorded" event); worker* = the scanner worker latencyMs (presence noticed → durable)',
+      measured:
+        'present() on the simulator → punch committed in the outbox (outbox "recorded" event); worker* = the scanner worker latencyMs (presence noticed → durable)',
       modulePath: module,
       hostPath: host,
       iris,

@@ -19,7 +19,8 @@ export function sortedScores(v: ArrayLike<number>): Float64Array {
 
 /** Fraction of the sorted array at or above t. */
 export function fractionAtOrAbove(sorted: Float64Array, t: number): number {
-  let lo = 0, hi = sorted.length;
+  let lo = 0,
+    hi = sorted.length;
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
     if (sorted[mid]! < t) lo = mid + 1;
@@ -54,7 +55,8 @@ export function ratesAt(gen: Float64Array, imp: Float64Array, t: number): { fnmr
 export function equalErrorRate(gen: Float64Array, imp: Float64Array): number {
   if (!gen.length || !imp.length) return NaN;
   const ts = sortedScores([...gen, ...imp, Infinity]);
-  let t1: { fmr: number; fnmr: number } | null = null, t2: { fmr: number; fnmr: number } | null = null;
+  let t1: { fmr: number; fnmr: number } | null = null,
+    t2: { fmr: number; fnmr: number } | null = null;
   for (let i = 0; i < ts.length; i++) {
     if (i > 0 && ts[i] === ts[i - 1]) continue;
     const r = ratesAt(gen, imp, ts[i]!);

@@ -43,7 +43,8 @@ const r3 = (x: number) => Math.round(x * 1000) / 1000;
 /** Ground-truth minutiae the sensor sees with at least `m` px of finger all round. */
 function visibleTruth(im: SyntheticFingerImage, m = 14): Minutia[] {
   return im.minutiae.filter((g) => {
-    const x = Math.round(g.x), y = Math.round(g.y);
+    const x = Math.round(g.x),
+      y = Math.round(g.y);
     if (x < m || y < m || x >= im.width - m || y >= im.height - m) return false;
     for (let yy = y - m; yy <= y + m; yy++) for (let xx = x - m; xx <= x + m; xx++) if (!im.contact[yy * im.width + xx]) return false;
     return true;
@@ -54,15 +55,22 @@ function matchCount(truth: Minutia[], found: Minutia[]): number {
   const used = new Uint8Array(found.length);
   let n = 0;
   for (const g of truth) {
-    let best = -1, bd = Infinity;
+    let best = -1,
+      bd = Infinity;
     for (let j = 0; j < found.length; j++) {
       if (used[j]) continue;
       const m = found[j]!;
       const d = Math.hypot(m.x - g.x, m.y - g.y);
       const da = Math.abs(Math.atan2(Math.sin(m.angle - g.angle), Math.cos(m.angle - g.angle)));
-      if (d <= 10 && da <= Math.PI / 6 && d < bd) { bd = d; best = j; }
+      if (d <= 10 && da <= Math.PI / 6 && d < bd) {
+        bd = d;
+        best = j;
+      }
     }
-    if (best >= 0) { used[best] = 1; n++; }
+    if (best >= 0) {
+      used[best] = 1;
+      n++;
+    }
   }
   return n;
 }
@@ -77,8 +85,11 @@ function fnmrAt(genuine: number[], impostor: number[], fmr: number): { fnmr: num
 }
 
 async function fingerBench() {
-  const lat: number[] = [], cpu: number[] = [];
-  let tp = 0, truthN = 0, foundN = 0;
+  const lat: number[] = [],
+    cpu: number[] = [];
+  let tp = 0,
+    truthN = 0,
+    foundN = 0;
   const templates: FingerTemplate[][] = [];
   // Warm-up: the first run creates the session and JIT-compiles.
   await extractFinger(syntheticFingerImage(9999, 1));
@@ -99,10 +110,12 @@ async function fingerBench() {
     }
     templates.push(row);
   }
-  const genuine: number[] = [], impostor: number[] = [];
+  const genuine: number[] = [],
+    impostor: number[] = [];
   for (let a = 0; a < FINGERS; a++) {
     genuine.push(compareFingerTemplates(templates[a]![0]!, templates[a]![1]!));
-    for (let b = a + 1; b < FINGERS; b++) for (const i of [0, 1]) for (const j of [0, 1]) impostor.push(compareFingerTemplates(templates[a]![i]!, templates[b]![j]!));
+    for (let b = a + 1; b < FINGERS; b++)
+      for (const i of [0, 1]) for (const j of [0, 1]) impostor.push(compareFingerTemplates(templates[a]![i]!, templates[b]![j]!));
   }
   lat.sort((a, b) => a - b);
   const at = fnmrAt(genuine, impostor, 1e-3);
@@ -111,7 +124,12 @@ async function fingerBench() {
     size: '256x288@500dpi',
     p50Ms: r3(pct(lat, 0.5)),
     p95Ms: r3(pct(lat, 0.95)),
-    cpuP50Ms: r3(pct(cpu.sort((a, b) => a - b), 0.5)),
+    cpuP50Ms: r3(
+      pct(
+        cpu.sort((a, b) => a - b),
+        0.5,
+      ),
+    ),
     cpuP95Ms: r3(pct(cpu, 0.95)),
     recall: r3(tp / truthN),
     precision: r3(tp / foundN),
@@ -125,7 +143,8 @@ async function fingerBench() {
 }
 
 async function irisBench() {
-  const lat: number[] = [], cpu: number[] = [];
+  const lat: number[] = [],
+    cpu: number[] = [];
   const codes: Array<Array<IrisCode | undefined>> = [];
   const refusals: Record<string, number> = {};
   await extractIris(renderEye(9999, 1)).catch(() => undefined);
@@ -149,15 +168,19 @@ async function irisBench() {
     }
     codes.push(row);
   }
-  const genuine: number[] = [], impostor: number[] = [];
+  const genuine: number[] = [],
+    impostor: number[] = [];
   for (let a = 0; a < EYES; a++) {
     const [a0, a1] = codes[a]!;
     // A refused sample is a genuine miss (it would not identify the person).
     genuine.push(a0 && a1 ? -compareIrisCodes(a0, a1).hd : -1);
-    for (let b = a + 1; b < EYES; b++) for (const i of [0, 1]) for (const j of [0, 1]) {
-      const x = codes[a]![i], y = codes[b]![j];
-      if (x && y) impostor.push(-compareIrisCodes(x, y).hd);
-    }
+    for (let b = a + 1; b < EYES; b++)
+      for (const i of [0, 1])
+        for (const j of [0, 1]) {
+          const x = codes[a]![i],
+            y = codes[b]![j];
+          if (x && y) impostor.push(-compareIrisCodes(x, y).hd);
+        }
   }
   lat.sort((a, b) => a - b);
   const at = fnmrAt(genuine, impostor, 1e-3);
@@ -168,7 +191,12 @@ async function irisBench() {
     size: '640x480',
     p50Ms: r3(pct(lat, 0.5)),
     p95Ms: r3(pct(lat, 0.95)),
-    cpuP50Ms: r3(pct(cpu.sort((a, b) => a - b), 0.5)),
+    cpuP50Ms: r3(
+      pct(
+        cpu.sort((a, b) => a - b),
+        0.5,
+      ),
+    ),
     cpuP95Ms: r3(pct(cpu, 0.95)),
     failureToAcquire: r3(Object.values(refusals).reduce((a, b) => a + b, 0) / lat.length),
     refusals,

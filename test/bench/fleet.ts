@@ -25,7 +25,13 @@ import { simulatedFleet, type SimulatedFleet } from './console-fleet-publisher.j
 import { RssSampler, cpuMs, round } from './proc-sample.js';
 
 const { values } = parseArgs({
-  options: { json: { type: 'boolean', default: false }, terminals: { type: 'string' }, rate: { type: 'string' }, seconds: { type: 'string' }, tsx: { type: 'boolean', default: false } },
+  options: {
+    json: { type: 'boolean', default: false },
+    terminals: { type: 'string' },
+    rate: { type: 'string' },
+    seconds: { type: 'string' },
+    tsx: { type: 'boolean', default: false },
+  },
   strict: true,
 });
 const TERMINALS = Number(values.terminals ?? 10_000);

@@ -55,11 +55,25 @@ async function fuzz(codec: FuzzCodec): Promise<CodecResult> {
   }
   await closeCounting(target);
   const seconds = (performance.now() - started) / 1000;
-  return { codec: codec.name, frames, framesPerSec: Math.round(frames / seconds), crashes, examples, seconds: Math.round(seconds * 10) / 10 };
+  return {
+    codec: codec.name,
+    frames,
+    framesPerSec: Math.round(frames / seconds),
+    crashes,
+    examples,
+    seconds: Math.round(seconds * 10) / 10,
+  };
 
   function note(crash: unknown, bytes: Uint8Array | null): void {
     crashes++;
-    if (examples.length < 3) examples.push({ frame: bytes ? Buffer.from(bytes).toString('hex').slice(0, 256) : '(closing)', error: String((crash as Error)?.stack ?? crash).split('\n').slice(0, 4).join(' | ') });
+    if (examples.length < 3)
+      examples.push({
+        frame: bytes ? Buffer.from(bytes).toString('hex').slice(0, 256) : '(closing)',
+        error: String((crash as Error)?.stack ?? crash)
+          .split('\n')
+          .slice(0, 4)
+          .join(' | '),
+      });
   }
   async function closeCounting(t: typeof target): Promise<void> {
     try {
@@ -75,7 +89,10 @@ const results: CodecResult[] = [];
 for (const codec of codecs) {
   const r = await fuzz(codec);
   results.push(r);
-  if (!json) process.stdout.write(`${r.codec.padEnd(16)} ${r.frames} frames  ${String(r.framesPerSec).padStart(8)} frames/s  ${r.crashes} crash(es)${r.examples.length ? `\n  e.g. ${r.examples[0]!.error}\n  frame ${r.examples[0]!.frame}` : ''}\n`);
+  if (!json)
+    process.stdout.write(
+      `${r.codec.padEnd(16)} ${r.frames} frames  ${String(r.framesPerSec).padStart(8)} frames/s  ${r.crashes} crash(es)${r.examples.length ? `\n  e.g. ${r.examples[0]!.error}\n  frame ${r.examples[0]!.frame}` : ''}\n`,
+    );
 }
 const crashes = results.reduce((n, r) => n + r.crashes, 0);
 const out = {

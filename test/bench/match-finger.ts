@@ -91,7 +91,10 @@ function equalErrorRate(gen: Float64Array, imp: Float64Array): number {
     const fmr = fractionAbove(imp, t);
     const fnmr = 1 - fractionAbove(gen, t);
     const gap = Math.abs(fmr - fnmr);
-    if (gap < bestGap) { bestGap = gap; best = (fmr + fnmr) / 2; }
+    if (gap < bestGap) {
+      bestGap = gap;
+      best = (fmr + fnmr) / 2;
+    }
   }
   return best;
 }

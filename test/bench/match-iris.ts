@@ -149,7 +149,10 @@ export async function benchIris(options: IrisBenchOptions = {}): Promise<IrisBen
     const auto = await timed('auto', true);
     log(`iris: ${2 * searches} searches on the default path, p95 ${auto.p95.toFixed(1)} ms`);
     const inProcess = await timed('in-process', false);
-    const identifyPath = index.workerCount > 0 && n >= index.workerThreshold ? `calling thread + ${index.workerCount} worker(s) claiming chunks, caller takes over unfinished ones` : 'in-process';
+    const identifyPath =
+      index.workerCount > 0 && n >= index.workerThreshold
+        ? `calling thread + ${index.workerCount} worker(s) claiming chunks, caller takes over unfinished ones`
+        : 'in-process';
 
     // FNIR at FPIR 1 %: the threshold below which 1 % of non-mated searches return someone.
     floors.sort((a, b) => a - b);

@@ -9,7 +9,13 @@ import { parseArgs } from 'node:util';
 import { benchIris } from './match-iris.js';
 
 const { values } = parseArgs({
-  options: { json: { type: 'boolean' }, 'iris-n': { type: 'string' }, 'finger-n': { type: 'string' }, only: { type: 'string' }, searches: { type: 'string' } },
+  options: {
+    json: { type: 'boolean' },
+    'iris-n': { type: 'string' },
+    'finger-n': { type: 'string' },
+    only: { type: 'string' },
+    searches: { type: 'string' },
+  },
   strict: true,
 });
 const log = (m: string) => process.stderr.write(`${m}\n`);
@@ -26,7 +32,11 @@ if (values.only !== 'iris') {
   }
 }
 if (values.only !== 'finger') {
-  out.iris = await benchIris({ ...(values['iris-n'] ? { n: Number(values['iris-n']) } : {}), ...(values.searches ? { searches: Number(values.searches) } : {}), log });
+  out.iris = await benchIris({
+    ...(values['iris-n'] ? { n: Number(values['iris-n']) } : {}),
+    ...(values.searches ? { searches: Number(values.searches) } : {}),
+    log,
+  });
 }
 out.loadAverage = loadavg().map((x) => Math.round(x * 100) / 100);
 process.stdout.write(values.json ? `${JSON.stringify(out)}\n` : `${JSON.stringify(out, null, 2)}\n`);

@@ -62,7 +62,16 @@ function* punches(n: number, offsetDays = 0): Generator<PunchInput> {
       for (let e = 0; e < EMPLOYEES && made < n; e++, made++) {
         const inTime = formatLocal(base + 7 * 3_600_000 + (e % 60) * 60_000, 60);
         const localTime = direction === 'in' ? inTime : formatLocal(base + 15 * 3_600_000 + (e % 60) * 60_000, 60);
-        yield { employeeCode: `Q${e}`, direction, localTime, ...(direction === 'out' ? { inTime } : {}), tzOffset: 60, source: 'finger', score: 80, terminalId: 'bench-1' };
+        yield {
+          employeeCode: `Q${e}`,
+          direction,
+          localTime,
+          ...(direction === 'out' ? { inTime } : {}),
+          tzOffset: 60,
+          source: 'finger',
+          score: 80,
+          terminalId: 'bench-1',
+        };
       }
     }
   }
@@ -100,7 +109,14 @@ const mb = (bytes: number) => Math.round((bytes / 1048576) * 10) / 10;
 
 async function drain(outbox: Outbox, sinkClient: AttendanceClient, batchSize: number): Promise<DrainResult> {
   const total = (await outbox.status()).pending;
-  const uploader = new Uploader({ outbox, sinks: [new ApiSink(sinkClient)], batchSize, idlePollMs: 5, backoffBaseMs: 50, backoffCapMs: 500 });
+  const uploader = new Uploader({
+    outbox,
+    sinks: [new ApiSink(sinkClient)],
+    batchSize,
+    idlePollMs: 5,
+    backoffBaseMs: 50,
+    backoffCapMs: 500,
+  });
   let errors = 0;
   uploader.on('error', () => errors++);
   const rss0 = process.memoryUsage().rss;
@@ -142,7 +158,9 @@ async function drain(outbox: Outbox, sinkClient: AttendanceClient, batchSize: nu
     const vm = await import('node:vm');
     v8.setFlagsFromString('--expose-gc');
     (vm.runInNewContext('gc') as () => void)();
-    process.stderr.write(`memory at start ${JSON.stringify(m0)}\nmemory at peak ${JSON.stringify(peak)}\nafter gc ${JSON.stringify(process.memoryUsage())}\n`);
+    process.stderr.write(
+      `memory at start ${JSON.stringify(m0)}\nmemory at peak ${JSON.stringify(peak)}\nafter gc ${JSON.stringify(process.memoryUsage())}\n`,
+    );
   }
   if (errors) process.stderr.write(`note: ${errors} whole-request failures during the drain (retried)\n`);
   return {
@@ -156,7 +174,13 @@ async function drain(outbox: Outbox, sinkClient: AttendanceClient, batchSize: nu
 
 const service = await startServiceProcess();
 try {
-  const admin = new AttendanceClient({ baseUrl: service.url, clientId: service.clientId, apiKey: service.apiKey, apiSecret: service.apiSecret, timeoutMs: 60_000 });
+  const admin = new AttendanceClient({
+    baseUrl: service.url,
+    clientId: service.clientId,
+    apiKey: service.apiKey,
+    apiSecret: service.apiSecret,
+    timeoutMs: 60_000,
+  });
   for (let e = 0; e < EMPLOYEES; e++) await admin.addOrUpdateUser({ employeeCode: `Q${e}`, firstName: 'Queue', lastName: `Bench ${e}` });
 
   // 1. Durable commits, one transaction each, and the disk's own fsync.
@@ -184,7 +208,13 @@ try {
 
   // 2. Batched against one event per request (the tools we are compared with), interleaved
   //    rounds on the same service; the ratio is of the medians (the machine is shared).
-  const sinkClient = new AttendanceClient({ baseUrl: service.url, clientId: service.clientId, apiKey: service.apiKey, apiSecret: service.apiSecret, timeoutMs: 60_000 });
+  const sinkClient = new AttendanceClient({
+    baseUrl: service.url,
+    clientId: service.clientId,
+    apiKey: service.apiKey,
+    apiSecret: service.apiSecret,
+    timeoutMs: 60_000,
+  });
   await sinkClient.getToken();
   const ratioDb = await openAgentDatabase(join(dir, 'ratio'));
   const ratioOutbox = await Outbox.open(ratioDb, { maxPending: 10_000_000 });

@@ -56,14 +56,21 @@ if (!values.fingers && !values.iris?.length) {
   process.stderr.write('usage: npm run bench:real -- --fingers DIR [--dpi N] --iris DIR [--iris DIR2] [--degrade] [--json]\n');
   process.exit(2);
 }
-const log = (m: string) => { if (!values.json) process.stderr.write(`${m}\n`); };
+const log = (m: string) => {
+  if (!values.json) process.stderr.write(`${m}\n`);
+};
 
 const FINGER_FLOOR = { source: 'SourceAFIS 3.18.1 on the shared pyfnprint set at 500 dpi', eer: 0.0007, fnmrAtFmr1e3: 0.0022, fte: 0 };
 const IRIS_FLOOR = { source: 'issue 14 target on each of MMU2 and CASIA-IrisV1', fta: 0.05, eer: 0.01 };
 
 const defaults = ConfigSchema.parse({}).biometrics as { fingerThreshold: number; irisThreshold: number; irisShiftRange: number };
 
-interface Sample { file: string; subject: string; impression: string; degrade?: Degradation }
+interface Sample {
+  file: string;
+  subject: string;
+  impression: string;
+  degrade?: Degradation;
+}
 
 /** `<subject>_<impression>.(png|pgm)`: the subject is everything before the last underscore. */
 function listSamples(dir: string): Sample[] {
@@ -76,13 +83,29 @@ function listSamples(dir: string): Sample[] {
   return out;
 }
 
-const cpuMs = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1000; };
+const cpuMs = () => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+};
 const r4 = (x: number | null) => (x === null || !Number.isFinite(x) ? x : Math.round(x * 1e4) / 1e4);
 const r1 = (x: number) => Math.round(x * 10) / 10;
 
-interface Extracted<T> { sample: Sample; ok: T | null; quality: number; failure?: { code: string; reason: string | null; message: string } ; ms: number; cpu: number; dpi?: number | undefined }
+interface Extracted<T> {
+  sample: Sample;
+  ok: T | null;
+  quality: number;
+  failure?: { code: string; reason: string | null; message: string };
+  ms: number;
+  cpu: number;
+  dpi?: number | undefined;
+}
 
-async function extractAll<T>(samples: Sample[], modality: 'finger' | 'iris', decode: (b: Uint8Array) => T, dpiFlag?: number): Promise<{ items: Extracted<T>[]; dpiAssumed: number }> {
+async function extractAll<T>(
+  samples: Sample[],
+  modality: 'finger' | 'iris',
+  decode: (b: Uint8Array) => T,
+  dpiFlag?: number,
+): Promise<{ items: Extracted<T>[]; dpiAssumed: number }> {
   const items: Extracted<T>[] = [];
   let dpiAssumed = 0;
   // Warm-up: the first extraction creates the ONNX session and JIT-compiles.
@@ -90,30 +113,56 @@ async function extractAll<T>(samples: Sample[], modality: 'finger' | 'iris', dec
   for (const s of samples) {
     const read = decodeImage(readFileSync(s.file));
     const image = s.degrade ? degradeFinger(read, s.degrade, items.length) : read;
-    const c0 = cpuMs(), t0 = performance.now();
+    const c0 = cpuMs(),
+      t0 = performance.now();
     try {
       // The pipeline reads the image at the resolution given, else the one it states, else 500.
-      const r = await extractTemplate({ modality, image, ...(modality === 'finger' && dpiFlag !== undefined ? { finger: { dpi: dpiFlag } } : {}) });
+      const r = await extractTemplate({
+        modality,
+        image,
+        ...(modality === 'finger' && dpiFlag !== undefined ? { finger: { dpi: dpiFlag } } : {}),
+      });
       if (r.dpiSource === 'assumed') dpiAssumed++;
       items.push({ sample: s, ok: decode(r.template), quality: r.quality, ms: performance.now() - t0, cpu: cpuMs() - c0, dpi: r.dpi });
     } catch (err) {
       const e = toAgentError(err);
-      items.push({ sample: s, ok: null, quality: 0, failure: { code: e.code, reason: (e.context.reason as string | undefined) ?? null, message: e.message }, ms: performance.now() - t0, cpu: cpuMs() - c0, dpi: undefined });
+      items.push({
+        sample: s,
+        ok: null,
+        quality: 0,
+        failure: { code: e.code, reason: (e.context.reason as string | undefined) ?? null, message: e.message },
+        ms: performance.now() - t0,
+        cpu: cpuMs() - c0,
+        dpi: undefined,
+      });
     }
   }
   return { items, dpiAssumed };
 }
 
-interface PairScores { gen: number[]; imp: number[]; genPairs: Array<[number, number]>; impPairs: Array<[number, number]> }
+interface PairScores {
+  gen: number[];
+  imp: number[];
+  genPairs: Array<[number, number]>;
+  impPairs: Array<[number, number]>;
+}
 
 /** Every genuine and cross-subject impostor pair once (a < b); a refused image scores -Infinity. */
 function allPairs<T>(items: Extracted<T>[], score: (a: T, b: T, ia: number, ib: number) => number): PairScores {
   const out: PairScores = { gen: [], imp: [], genPairs: [], impPairs: [] };
-  for (let a = 0; a < items.length; a++) for (let b = a + 1; b < items.length; b++) {
-    const A = items[a]!, B = items[b]!;
-    const s = A.ok !== null && B.ok !== null ? score(A.ok, B.ok, a, b) : -Infinity;
-    if (A.sample.subject === B.sample.subject) { out.gen.push(s); out.genPairs.push([a, b]); } else { out.imp.push(s); out.impPairs.push([a, b]); }
-  }
+  for (let a = 0; a < items.length; a++)
+    for (let b = a + 1; b < items.length; b++) {
+      const A = items[a]!,
+        B = items[b]!;
+      const s = A.ok !== null && B.ok !== null ? score(A.ok, B.ok, a, b) : -Infinity;
+      if (A.sample.subject === B.sample.subject) {
+        out.gen.push(s);
+        out.genPairs.push([a, b]);
+      } else {
+        out.imp.push(s);
+        out.impPairs.push([a, b]);
+      }
+    }
   return out;
 }
 
@@ -121,7 +170,7 @@ function spearman(x: number[], y: number[]): number {
   const rank = (v: number[]) => {
     const idx = v.map((_, i) => i).sort((a, b) => v[a]! - v[b]!);
     const r = new Array<number>(v.length);
-    for (let i = 0; i < idx.length;) {
+    for (let i = 0; i < idx.length; ) {
       let j = i;
       while (j + 1 < idx.length && v[idx[j + 1]!] === v[idx[i]!]) j++;
       for (let k = i; k <= j; k++) r[idx[k]!] = (i + j) / 2;
@@ -129,10 +178,19 @@ function spearman(x: number[], y: number[]): number {
     }
     return r;
   };
-  const rx = rank(x), ry = rank(y), n = x.length;
-  const mx = rx.reduce((a, b) => a + b, 0) / n, my = ry.reduce((a, b) => a + b, 0) / n;
-  let sxy = 0, sxx = 0, syy = 0;
-  for (let i = 0; i < n; i++) { sxy += (rx[i]! - mx) * (ry[i]! - my); sxx += (rx[i]! - mx) ** 2; syy += (ry[i]! - my) ** 2; }
+  const rx = rank(x),
+    ry = rank(y),
+    n = x.length;
+  const mx = rx.reduce((a, b) => a + b, 0) / n,
+    my = ry.reduce((a, b) => a + b, 0) / n;
+  let sxy = 0,
+    sxx = 0,
+    syy = 0;
+  for (let i = 0; i < n; i++) {
+    sxy += (rx[i]! - mx) * (ry[i]! - my);
+    sxx += (rx[i]! - mx) ** 2;
+    syy += (ry[i]! - my) ** 2;
+  }
   return sxx && syy ? sxy / Math.sqrt(sxx * syy) : 0;
 }
 
@@ -150,11 +208,23 @@ function qualityReport<T>(items: Extracted<T>[], p: PairScores, threshold: numbe
   const erc = [0, 0.05, 0.1, 0.2].map((reject) => {
     const cut = reject === 0 ? -Infinity : quantile(sortedQ, reject);
     const kept = p.gen.filter((_, k) => Math.min(q[p.genPairs[k]![0]]!, q[p.genPairs[k]![1]]!) > cut);
-    return { rejectedCaptures: reject, fnmr: r4(kept.length ? kept.filter((s) => s < threshold).length / kept.length : 0), genuinePairs: kept.length };
+    return {
+      rejectedCaptures: reject,
+      fnmr: r4(kept.length ? kept.filter((s) => s < threshold).length / kept.length : 0),
+      genuinePairs: kept.length,
+    };
   });
   return {
-    min: sortedQ[0], p20: lowCut, median: quantile(sortedQ, 0.5), max: sortedQ[sortedQ.length - 1],
-    genuineScoreVsPairQuality: r4(spearman(pairQ, p.gen.map((s) => (Number.isFinite(s) ? s : -1e9)))),
+    min: sortedQ[0],
+    p20: lowCut,
+    median: quantile(sortedQ, 0.5),
+    max: sortedQ[sortedQ.length - 1],
+    genuineScoreVsPairQuality: r4(
+      spearman(
+        pairQ,
+        p.gen.map((s) => (Number.isFinite(s) ? s : -1e9)),
+      ),
+    ),
     falseNonMatches: fnm.length,
     falseNonMatchesWithLowQualityCapture: withLow,
     lowQualityShareOfFalseNonMatches: fnm.length ? r4(withLow / fnm.length) : null,
@@ -174,9 +244,13 @@ function byCapture<T>(items: Extracted<T>[], p: PairScores, threshold: number) {
   const out: Record<string, unknown> = {};
   for (const kind of ['good', ...DEGRADATIONS]) {
     const idx = items.map((_, i) => i).filter((i) => kindOf(i) === kind);
-    const q = idx.filter((i) => items[i]!.ok).map((i) => items[i]!.quality).sort((a, b) => a - b);
+    const q = idx
+      .filter((i) => items[i]!.ok)
+      .map((i) => items[i]!.quality)
+      .sort((a, b) => a - b);
     // Good captures: pairs of two good ones; a poor kind: every pair it is in.
-    const involves = ([a, b]: [number, number]) => (kind === 'good' ? kindOf(a) === kind && kindOf(b) === kind : kindOf(a) === kind || kindOf(b) === kind);
+    const involves = ([a, b]: [number, number]) =>
+      kind === 'good' ? kindOf(a) === kind && kindOf(b) === kind : kindOf(a) === kind || kindOf(b) === kind;
     const pairs = p.genPairs.filter(involves);
     const misses = fnm.filter(involves).length;
     out[kind] = {
@@ -193,12 +267,18 @@ function byCapture<T>(items: Extracted<T>[], p: PairScores, threshold: number) {
 }
 
 function rates(p: PairScores, threshold: number) {
-  const gen = sortedScores(p.gen), imp = sortedScores(p.imp);
-  const at2 = fnmrAtFmr(gen, imp, 1e-2), at3 = fnmrAtFmr(gen, imp, 1e-3);
+  const gen = sortedScores(p.gen),
+    imp = sortedScores(p.imp);
+  const at2 = fnmrAtFmr(gen, imp, 1e-2),
+    at3 = fnmrAtFmr(gen, imp, 1e-3);
   const atT = ratesAt(gen, imp, threshold);
   const notes: string[] = [];
-  for (const [name, at] of [['1e-2', at2], ['1e-3', at3]] as const) {
-    if (!at.resolved) notes.push(`FMR ${name} needs at least ${at.impostorsNeeded} impostor pairs, this set has ${imp.length}: not resolved`);
+  for (const [name, at] of [
+    ['1e-2', at2],
+    ['1e-3', at3],
+  ] as const) {
+    if (!at.resolved)
+      notes.push(`FMR ${name} needs at least ${at.impostorsNeeded} impostor pairs, this set has ${imp.length}: not resolved`);
   }
   return {
     genuinePairs: gen.length,
@@ -216,8 +296,14 @@ function rates(p: PairScores, threshold: number) {
 }
 
 function timing<T>(items: Extracted<T>[]) {
-  const ms = items.map((i) => i.ms).sort((a, b) => a - b), cpu = items.map((i) => i.cpu).sort((a, b) => a - b);
-  return { extractP50Ms: r1(quantile(ms, 0.5)), extractP95Ms: r1(quantile(ms, 0.95)), extractCpuP50Ms: r1(quantile(cpu, 0.5)), extractCpuP95Ms: r1(quantile(cpu, 0.95)) };
+  const ms = items.map((i) => i.ms).sort((a, b) => a - b),
+    cpu = items.map((i) => i.cpu).sort((a, b) => a - b);
+  return {
+    extractP50Ms: r1(quantile(ms, 0.5)),
+    extractP95Ms: r1(quantile(ms, 0.95)),
+    extractCpuP50Ms: r1(quantile(cpu, 0.5)),
+    extractCpuP95Ms: r1(quantile(cpu, 0.95)),
+  };
 }
 
 function failures<T>(items: Extracted<T>[]) {
@@ -227,7 +313,16 @@ function failures<T>(items: Extracted<T>[]) {
 async function fingerBench(dir: string, dpiFlag?: number, degrade = false) {
   const good = listSamples(dir);
   // --degrade: beside each image a poor capture of the same finger (src/synthetic/poor-capture.ts), the kinds in turn.
-  const samples = degrade ? [...good, ...good.map((s, i) => ({ ...s, impression: `${s.impression}~${DEGRADATIONS[i % DEGRADATIONS.length]}`, degrade: DEGRADATIONS[i % DEGRADATIONS.length]! }))] : good;
+  const samples = degrade
+    ? [
+        ...good,
+        ...good.map((s, i) => ({
+          ...s,
+          impression: `${s.impression}~${DEGRADATIONS[i % DEGRADATIONS.length]}`,
+          degrade: DEGRADATIONS[i % DEGRADATIONS.length]!,
+        })),
+      ]
+    : good;
   log(`fingers: ${samples.length} images in ${dir}${degrade ? ' (half of them made poor)' : ''}`);
   const { items, dpiAssumed } = await extractAll(samples, 'finger', (b) => prepareFinger(decodeFingerTemplate(b)), dpiFlag);
   const probes = items.map((i) => (i.ok ? new FingerProbe(i.ok) : null));
@@ -250,7 +345,9 @@ async function fingerBench(dir: string, dpiFlag?: number, degrade = false) {
     ...r,
     ...timing(items),
     comparisonsPerSec: Math.round(((p.gen.length + p.imp.length) / compareMs) * 1000),
-    meanMinutiae: r1(items.filter((i) => i.ok).reduce((s, i) => s + i.ok!.data[i.ok!.offset]!, 0) / Math.max(1, items.filter((i) => i.ok).length)),
+    meanMinutiae: r1(
+      items.filter((i) => i.ok).reduce((s, i) => s + i.ok!.data[i.ok!.offset]!, 0) / Math.max(1, items.filter((i) => i.ok).length),
+    ),
     quality: qualityReport(items, p, r.thresholdAtFmr1e3 ?? threshold),
     ...(degrade ? { byCapture: byCapture(items, p, threshold) } : {}),
     floor: FINGER_FLOOR,
@@ -272,12 +369,20 @@ async function irisBench(dir: string) {
     return -s.hd;
   });
   // Raw (unnormalised) distances beside the normalised ones, for reading the separation.
-  allPairs<IrisCode>(items, (a, b) => compareIrisCodes(a, b, { shiftRange: defaults.irisShiftRange }).hdRaw).gen.forEach((v) => Number.isFinite(v) && raw.gen.push(v));
+  allPairs<IrisCode>(items, (a, b) => compareIrisCodes(a, b, { shiftRange: defaults.irisShiftRange }).hdRaw).gen.forEach(
+    (v) => Number.isFinite(v) && raw.gen.push(v),
+  );
   const threshold = defaults.irisThreshold;
   const fails = failures(items);
   const r = rates(p, -threshold);
   const fta = fails.length / items.length;
-  const dist = (v: number[]) => { const s = v.filter(Number.isFinite).map((x) => -x).sort((a, b) => a - b); return { min: r4(s[0] ?? NaN), median: r4(quantile(s, 0.5)), max: r4(s[s.length - 1] ?? NaN) }; };
+  const dist = (v: number[]) => {
+    const s = v
+      .filter(Number.isFinite)
+      .map((x) => -x)
+      .sort((a, b) => a - b);
+    return { min: r4(s[0] ?? NaN), median: r4(quantile(s, 0.5)), max: r4(s[s.length - 1] ?? NaN) };
+  };
   const rawSorted = raw.gen.sort((a, b) => a - b);
   return {
     dir: resolve(dir),
@@ -306,7 +411,10 @@ const loadBefore = loadavg();
 const out: Record<string, unknown> = {};
 if (values.fingers) {
   const dpi = values.dpi !== undefined ? Number(values.dpi) : undefined;
-  if (dpi !== undefined && !(dpi >= 100 && dpi <= 2000)) { process.stderr.write(`--dpi ${values.dpi}: give 100..2000\n`); process.exit(2); }
+  if (dpi !== undefined && !(dpi >= 100 && dpi <= 2000)) {
+    process.stderr.write(`--dpi ${values.dpi}: give 100..2000\n`);
+    process.exit(2);
+  }
   out.finger = await fingerBench(values.fingers, dpi);
   if (values.degrade) out.fingerWithPoorCaptures = await fingerBench(values.fingers, dpi, true);
 }
@@ -315,6 +423,10 @@ if (values.iris?.length) {
   for (const dir of values.iris) sets[basename(resolve(dir))] = await irisBench(dir);
   out.iris = sets;
 }
-out.load = { before: loadBefore.map((x) => r1(x * 10) / 10), after: loadavg().map((x) => r1(x * 10) / 10), cores: (await import('node:os')).cpus().length };
+out.load = {
+  before: loadBefore.map((x) => r1(x * 10) / 10),
+  after: loadavg().map((x) => r1(x * 10) / 10),
+  cores: (await import('node:os')).cpus().length,
+};
 out.note = 'extraction latency is in-process, single image, sequential, 1 inference thread, on a machine shared with other work (see load)';
 process.stdout.write(values.json ? `${JSON.stringify(out)}\n` : `${JSON.stringify(out, null, 2)}\n`);

@@ -118,7 +118,13 @@ export async function benchDrain(options: DrainOptions = {}): Promise<Record<str
   service.child.stderr!.resume();
   let run: ChildProcess | null = null;
   try {
-    const admin = new AttendanceClient({ baseUrl: service.url, clientId: service.clientId, apiKey: service.apiKey, apiSecret: service.apiSecret, timeoutMs: 60_000 });
+    const admin = new AttendanceClient({
+      baseUrl: service.url,
+      clientId: service.clientId,
+      apiKey: service.apiKey,
+      apiSecret: service.apiSecret,
+      timeoutMs: 60_000,
+    });
     log(`registering ${KNOWN} of ${EMPLOYEES} employees on the service`);
     for (let e = 0; e < KNOWN; e++) await admin.addOrUpdateUser({ employeeCode: `S${e}`, firstName: 'Scale', lastName: `Bench ${e}` });
 
@@ -147,11 +153,28 @@ export async function benchDrain(options: DrainOptions = {}): Promise<Record<str
           WHERE employee_code = NEW.employee_code AND in_time = NEW.in_time AND last_request IS NOT NEW.updated_at;
         SELECT RAISE(FAIL, 'refused by the benchmark: a passing fault');
       END;`);
-    await serviceDb.transaction((db) => db.run('INSERT INTO bench_flaky (employee_code, in_time, fails) SELECT value ->> 0, value ->> 1, 2 FROM json_each(?)', [JSON.stringify(flaky)]));
+    await serviceDb.transaction((db) =>
+      db.run('INSERT INTO bench_flaky (employee_code, in_time, fails) SELECT value ->> 0, value ->> 1, 2 FROM json_each(?)', [
+        JSON.stringify(flaky),
+      ]),
+    );
 
     const secretFile = join(dir, 'api-secret');
     writeFileSync(secretFile, service.apiSecret, { mode: 0o600 });
-    const common = ['--data', dataDir, '--terminal', 'gate-scale', '--api', service.url, '--client-id', service.clientId, '--api-key', service.apiKey, '--api-secret-file', secretFile];
+    const common = [
+      '--data',
+      dataDir,
+      '--terminal',
+      'gate-scale',
+      '--api',
+      service.url,
+      '--client-id',
+      service.clientId,
+      '--api-key',
+      service.apiKey,
+      '--api-secret-file',
+      secretFile,
+    ];
 
     log('importing with edge-agent punch --import');
     const ti = performance.now();
@@ -164,7 +187,7 @@ export async function benchDrain(options: DrainOptions = {}): Promise<Record<str
     const db = await openAgentDatabase(dataDir);
     await db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
     const pragma = async (name: string) => (await db.all<Record<string, number>>(`PRAGMA ${name}`))[0]![name]!;
-    const bytesPerPunch = Math.round(((await pragma('page_count')) - (await pragma('freelist_count'))) * (await pragma('page_size')) / N);
+    const bytesPerPunch = Math.round((((await pragma('page_count')) - (await pragma('freelist_count'))) * (await pragma('page_size'))) / N);
     const outbox = await Outbox.open(db);
     const statusRuns: number[] = [];
     for (let i = 0; i < 5; i++) {
@@ -176,7 +199,8 @@ export async function benchDrain(options: DrainOptions = {}): Promise<Record<str
     const tc = performance.now();
     const statusCli = await cli.run(['queue', 'status', '--json', ...common], { timeoutMs: 120_000 });
     const statusCliMs = Math.round(performance.now() - tc);
-    if (statusCli.code !== 0 || (JSON.parse(statusCli.stdout) as { pending: number }).pending !== N) throw new Error(`queue status did not show the backlog: ${statusCli.stdout}${statusCli.stderr}`);
+    if (statusCli.code !== 0 || (JSON.parse(statusCli.stdout) as { pending: number }).pending !== N)
+      throw new Error(`queue status did not show the backlog: ${statusCli.stdout}${statusCli.stderr}`);
 
     // A run that starts on the full backlog and is stopped while it drains it.
     log('run on the full backlog, then SIGTERM while it drains');
@@ -208,18 +232,30 @@ export async function benchDrain(options: DrainOptions = {}): Promise<Record<str
       );
     }, 5000);
     let progress = 0;
-    await until(async () => {
-      const c = await outboxCounts(dataDir);
-      if (c.delivered + c.dead - progress >= N / 10) {
-        progress = c.delivered + c.dead;
-        log(`  ${progress} of ${N} settled, run RSS ${rss.lastMb} MB`);
-      }
-      return c.pending === 0;
-    }, 3_600_000, 'the drain', 250);
+    await until(
+      async () => {
+        const c = await outboxCounts(dataDir);
+        if (c.delivered + c.dead - progress >= N / 10) {
+          progress = c.delivered + c.dead;
+          log(`  ${progress} of ${N} settled, run RSS ${rss.lastMb} MB`);
+        }
+        return c.pending === 0;
+      },
+      3_600_000,
+      'the drain',
+      250,
+    );
     const drainMs = performance.now() - t0;
     clearInterval(poll);
     const final = await daemonStatus(dataDir);
-    const upload = final.metrics.upload as { recordOutcomesP95Ms: number | null; recordOutcomesMaxMs: number | null; batches: number; retried: number; dead: number; delivered: number };
+    const upload = final.metrics.upload as {
+      recordOutcomesP95Ms: number | null;
+      recordOutcomesMaxMs: number | null;
+      batches: number;
+      retried: number;
+      dead: number;
+      delivered: number;
+    };
     if (upload.recordOutcomesP95Ms !== null) p95s.push(upload.recordOutcomesP95Ms);
     const cpuDrainMs = (cpuMs(run.pid!) ?? 0) - cpu0;
     rss.stop();

@@ -29,8 +29,12 @@ export async function fillTemplateCache(
   const out: FilledCache = { fingerProbes: [], irisProbes: [] };
   try {
     const cache = await TemplateCache.open(db, { key });
-    const fingerProbeAt = new Set(Array.from({ length: options.probes }, (_, s) => Math.floor(((s + 0.5) / options.probes) * options.fingers)));
-    const irisProbeAt = new Set(Array.from({ length: options.probes }, (_, s) => Math.floor(((s + 0.5) / options.probes) * options.irises)));
+    const fingerProbeAt = new Set(
+      Array.from({ length: options.probes }, (_, s) => Math.floor(((s + 0.5) / options.probes) * options.fingers)),
+    );
+    const irisProbeAt = new Set(
+      Array.from({ length: options.probes }, (_, s) => Math.floor(((s + 0.5) / options.probes) * options.irises)),
+    );
     let batch: NewTemplate[] = [];
     const flush = async () => {
       if (batch.length) await cache.addTemplates(batch);
@@ -39,15 +43,28 @@ export async function fillTemplateCache(
     for (let i = 0; i < options.fingers; i++) {
       const finger = syntheticFinger(FINGER_SEED + i);
       const employeeCode = `F${i}`;
-      batch.push({ employeeCode, modality: 'finger', position: 'right-index', format: 'iso19794-2', data: encodeIso19794_2(impressionTemplate(impression(finger, 0))) });
-      if (fingerProbeAt.has(i)) out.fingerProbes.push({ employeeCode, template: encodeIso19794_2(impressionTemplate(impression(finger, 1))) });
+      batch.push({
+        employeeCode,
+        modality: 'finger',
+        position: 'right-index',
+        format: 'iso19794-2',
+        data: encodeIso19794_2(impressionTemplate(impression(finger, 0))),
+      });
+      if (fingerProbeAt.has(i))
+        out.fingerProbes.push({ employeeCode, template: encodeIso19794_2(impressionTemplate(impression(finger, 1))) });
       if (batch.length === 1000) await flush();
       if ((i + 1) % 2500 === 0) options.log?.(`  ${i + 1} of ${options.fingers} finger templates stored`);
     }
     for (let i = 0; i < options.irises; i++) {
       const eye = syntheticIrisEye(IRIS_SEED + i);
       const employeeCode = `P${i >> 1}`;
-      batch.push({ employeeCode, modality: 'iris', position: i % 2 ? 'right' : 'left', format: 'iris-code-v1', data: encodeIrisTemplate(syntheticIrisSample(eye, 0).code) });
+      batch.push({
+        employeeCode,
+        modality: 'iris',
+        position: i % 2 ? 'right' : 'left',
+        format: 'iris-code-v1',
+        data: encodeIrisTemplate(syntheticIrisSample(eye, 0).code),
+      });
       if (irisProbeAt.has(i)) out.irisProbes.push({ employeeCode, template: encodeIrisTemplate(syntheticIrisSample(eye, 100 + i).code) });
       if (batch.length === 1000) await flush();
       if ((i + 1) % 25_000 === 0) options.log?.(`  ${i + 1} of ${options.irises} iris codes stored`);

@@ -98,12 +98,21 @@ export async function benchTemplates(options: TemplatesOptions = {}): Promise<Re
       for (let i = 0; i < searches; i++) {
         const p = list[i % list.length]!;
         const t = performance.now();
-        const r = (await callDaemon(socket, 'identify-template', { modality, template: Buffer.from(p.template).toString('base64') })) as IdentifyOnceResult;
+        const r = (await callDaemon(socket, 'identify-template', {
+          modality,
+          template: Buffer.from(p.template).toString('base64'),
+        })) as IdentifyOnceResult;
         roundTrip.push(performance.now() - t);
         agentMs.push(r.ms);
         if (r.decision === 'accept' && r.employeeCode === p.employeeCode) accepted++;
       }
-      return { p50Ms: round(percentile(agentMs, 50)!, 2), p95Ms: round(percentile(agentMs, 95)!, 2), roundTripP95Ms: round(percentile(roundTrip, 95)!, 2), accepted, searches };
+      return {
+        p50Ms: round(percentile(agentMs, 50)!, 2),
+        p95Ms: round(percentile(agentMs, 95)!, 2),
+        roundTripP95Ms: round(percentile(roundTrip, 95)!, 2),
+        accepted,
+        searches,
+      };
     };
     log(`${searches} finger identifications`);
     const finger = await identify('finger', probes.fingerProbes);

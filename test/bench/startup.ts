@@ -40,7 +40,9 @@ interface Figure {
 
 /** CPU time of the reaped children of this process so far (cutime + cstime of /proc/self/stat). */
 function childrenCpuMs(): number {
-  const fields = readFileSync('/proc/self/stat', 'utf8').replace(/^.*\) /, '').split(' ');
+  const fields = readFileSync('/proc/self/stat', 'utf8')
+    .replace(/^.*\) /, '')
+    .split(' ');
   return ((Number(fields[13]) + Number(fields[14])) * 1000) / 100; // fields 16 and 17, in clock ticks (USER_HZ = 100)
 }
 
@@ -75,8 +77,10 @@ function measure(node: string, entry: string, runs: number): { nodeAlone: Figure
 }
 
 function arm64Kit(): { node: string; release: string } | { skipped: string } {
-  if (spawnSync('sh', ['-c', 'command -v qemu-aarch64-static']).status !== 0) return { skipped: 'no qemu-aarch64-static (apt-get install qemu-user-static)' };
-  const cache = process.env.EDGE_RELEASE_CACHE ?? join(process.env.XDG_CACHE_HOME ?? join(process.env.HOME ?? '/root', '.cache'), 'edge-agent-release');
+  if (spawnSync('sh', ['-c', 'command -v qemu-aarch64-static']).status !== 0)
+    return { skipped: 'no qemu-aarch64-static (apt-get install qemu-user-static)' };
+  const cache =
+    process.env.EDGE_RELEASE_CACHE ?? join(process.env.XDG_CACHE_HOME ?? join(process.env.HOME ?? '/root', '.cache'), 'edge-agent-release');
   const node = join(cache, `arm64-node-${process.versions.node}`, 'node-arm64');
   if (!existsSync(node)) return { skipped: `no arm64 Node at ${node} (bash .ci/qemu-arm64.sh)` };
   const stage = join(ROOT, 'dist/release/stage-arm64');
@@ -93,14 +97,18 @@ try {
   built.remove();
 }
 const kit = arm64Kit();
-const arm64Qemu = 'skipped' in kit ? kit : { release: kit.release, ...measure(kit.node, join(kit.release, 'dist/src/cli/main.js'), QEMU_RUNS) };
+const arm64Qemu =
+  'skipped' in kit ? kit : { release: kit.release, ...measure(kit.node, join(kit.release, 'dist/src/cli/main.js'), QEMU_RUNS) };
 
 const result = {
   bench: 'startup',
   machine: { arch: process.arch, cores: cpus().length, loadAvg1: Math.round(loadavg()[0]! * 100) / 100 },
   floorMs: FLOOR_MS,
   [process.arch]: x86,
-  ratioToFloor: { help: Math.round((x86.help.medianMs / FLOOR_MS) * 100) / 100, queueStatus: Math.round((x86.queueStatus.medianMs / FLOOR_MS) * 100) / 100 },
+  ratioToFloor: {
+    help: Math.round((x86.help.medianMs / FLOOR_MS) * 100) / 100,
+    queueStatus: Math.round((x86.queueStatus.medianMs / FLOOR_MS) * 100) / 100,
+  },
   arm64Qemu,
   loadAvgAfter: Math.round(loadavg()[0]! * 100) / 100,
 };

@@ -58,22 +58,44 @@ function folderBytes(dir: string): number {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const work = mkdtempSync(join(tmpdir(), 'edge-agent-bench-wear-'));
 const service = await startServiceProcess();
-const admin = new AttendanceClient({ baseUrl: service.url, clientId: service.clientId, apiKey: service.apiKey, apiSecret: service.apiSecret });
+const admin = new AttendanceClient({
+  baseUrl: service.url,
+  clientId: service.clientId,
+  apiKey: service.apiKey,
+  apiSecret: service.apiSecret,
+});
 for (let e = 0; e < EMPLOYEES; e++) await admin.addOrUpdateUser({ employeeCode: `W${e}`, firstName: 'Wear', lastName: `Bench ${e}` });
 const secrets: Secrets = { ...emptySecrets(), apiKey: service.apiKey, apiSecret: service.apiSecret };
 
 function configFor(dataDir: string): AgentConfig {
-  return parseConfig({ terminal: { id: 'bench-wear', site: 'bench', mode: 'toggle' }, dataDir, api: { url: service.url, clientId: service.clientId }, upstream: ['api'], policy: { dedupeWindowSec: 0 }, logging: { level: 'error' } }, 'bench');
+  return parseConfig(
+    {
+      terminal: { id: 'bench-wear', site: 'bench', mode: 'toggle' },
+      dataDir,
+      api: { url: service.url, clientId: service.clientId },
+      upstream: ['api'],
+      policy: { dedupeWindowSec: 0 },
+      logging: { level: 'error' },
+    },
+    'bench',
+  );
 }
 
 /** Punch i: employee i mod 50, an hour after that employee's previous punch, in and out in turn. */
 function punchAt(i: number): { employeeCode: string; at: string; direction: 'in' | 'out' } {
   const e = i % EMPLOYEES;
   const round = Math.floor(i / EMPLOYEES);
-  return { employeeCode: `W${e}`, at: formatLocal(Date.UTC(2026, 0, 5, 6, 0, 0) + round * 3_600_000 + e * 1000, 60), direction: round % 2 === 0 ? 'in' : 'out' };
+  return {
+    employeeCode: `W${e}`,
+    at: formatLocal(Date.UTC(2026, 0, 5, 6, 0, 0) + round * 3_600_000 + e * 1000, 60),
+    direction: round % 2 === 0 ? 'in' : 'out',
+  };
 }
 
-async function punches(dataDir: string, oneByOne: boolean): Promise<{ punches: number; writeBytes: number; bytesPerPunch: number; seconds: number; dataFolderBytes: number }> {
+async function punches(
+  dataDir: string,
+  oneByOne: boolean,
+): Promise<{ punches: number; writeBytes: number; bytesPerPunch: number; seconds: number; dataFolderBytes: number }> {
   const daemon = new Daemon({ config: configFor(dataDir), secrets, idlePollMs: 50 });
   const ctx = await daemon.start();
   let delivered = 0;
@@ -99,7 +121,13 @@ async function punches(dataDir: string, oneByOne: boolean): Promise<{ punches: n
   const seconds = (Date.now() - t0) / 1000;
   await daemon.stop();
   if (s.delivered !== PUNCHES) throw new Error(`${s.delivered} delivered, not ${PUNCHES} (events seen: ${delivered})`);
-  return { punches: PUNCHES, writeBytes: written, bytesPerPunch: Math.round(written / PUNCHES), seconds: Math.round(seconds * 10) / 10, dataFolderBytes: folderBytes(dataDir) };
+  return {
+    punches: PUNCHES,
+    writeBytes: written,
+    bytesPerPunch: Math.round(written / PUNCHES),
+    seconds: Math.round(seconds * 10) / 10,
+    dataFolderBytes: folderBytes(dataDir),
+  };
 }
 
 async function idle(dataDir: string): Promise<{ windowSec: number; writeBytes: number; perHourExtrapolated: number }> {
@@ -109,7 +137,28 @@ async function idle(dataDir: string): Promise<{ windowSec: number; writeBytes: n
   // run needs a configuration (it never falls back to ./data): every default.
   const config = join(work, 'config.yaml');
   writeFileSync(config, '{}\n');
-  const child = spawn(process.execPath, [built.entry, 'run', '--config', config, '--data', dataDir, '--terminal', 'bench-wear', '--api', service.url, '--client-id', service.clientId, '--api-key', service.apiKey, '--api-secret-file', secretFile], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, EDGE_AGENT_LOG_LEVEL: 'warn' } });
+  const child = spawn(
+    process.execPath,
+    [
+      built.entry,
+      'run',
+      '--config',
+      config,
+      '--data',
+      dataDir,
+      '--terminal',
+      'bench-wear',
+      '--api',
+      service.url,
+      '--client-id',
+      service.clientId,
+      '--api-key',
+      service.apiKey,
+      '--api-secret-file',
+      secretFile,
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, EDGE_AGENT_LOG_LEVEL: 'warn' } },
+  );
   try {
     await waitForLine(child, /edge-agent running/, 60_000, 'stderr');
     await sleep(5000); // start-up done: the retention pass and the first poll
@@ -137,7 +186,10 @@ try {
     bytesPerHourIdle: idleFigure.perHourExtrapolated,
     oneByOne,
     burst: { ...burst, bytesPer1000: Math.round((burst.writeBytes * 1000) / PUNCHES) },
-    idle: { ...idleFigure, note: `measured over ${IDLE_SEC} s and multiplied by ${Math.round((3600 / IDLE_SEC) * 100) / 100}; the hourly retention pass ran at start, outside the window` },
+    idle: {
+      ...idleFigure,
+      note: `measured over ${IDLE_SEC} s and multiplied by ${Math.round((3600 / IDLE_SEC) * 100) / 100}; the hourly retention pass ran at start, outside the window`,
+    },
     perDay: { punches: PUNCHES_PER_DAY, bytes: perDay, mb: Math.round((perDay / 1048576) * 100) / 100 },
   };
   process.stdout.write(json ? `${JSON.stringify(result)}\n` : `${JSON.stringify(result, null, 2)}\n`);

@@ -31,7 +31,11 @@ export function terminalDir(options: { siteKey?: Buffer; extra?: Record<string, 
   const templateKey = randomBytes(32);
   const siteKey = options.siteKey ?? randomBytes(32);
   const secretsFile = join(dataDir, 'secrets.yaml');
-  const lines = [`templateKey: ${templateKey.toString('hex')}`, `siteKey: ${siteKey.toString('hex')}`, ...Object.entries(options.extra ?? {}).map(([k, v]) => `${k}: ${v}`)];
+  const lines = [
+    `templateKey: ${templateKey.toString('hex')}`,
+    `siteKey: ${siteKey.toString('hex')}`,
+    ...Object.entries(options.extra ?? {}).map(([k, v]) => `${k}: ${v}`),
+  ];
   writeFileSync(secretsFile, `${lines.join('\n')}\n`, { mode: 0o600 });
   return { dataDir, templateKey, siteKey, secretsFile };
 }
@@ -69,7 +73,14 @@ export async function seedModuleTemplates(dir: TerminalDir, people: Array<{ empl
     for (const p of people) {
       const t = await moduleTemplateOf(p.fingerId);
       await cache.upsertUser({ employeeCode: p.employeeCode });
-      await cache.addTemplate({ employeeCode: p.employeeCode, modality: 'finger', position: 'right-index', format: t.format, data: t.data, sensorModel: 'R503' });
+      await cache.addTemplate({
+        employeeCode: p.employeeCode,
+        modality: 'finger',
+        position: 'right-index',
+        format: t.format,
+        data: t.data,
+        sensorModel: 'R503',
+      });
     }
   } finally {
     await db.close();
@@ -148,7 +159,10 @@ export async function startAgent(args: string[], env: Record<string, string> = {
 
 /** The daemon's `status` over its control socket (info and metrics). */
 export async function daemonStatus(dataDir: string): Promise<{ info: Record<string, unknown>; metrics: Record<string, unknown> }> {
-  return (await callDaemon(controlSocketPath(dataDir), 'status', {})) as { info: Record<string, unknown>; metrics: Record<string, unknown> };
+  return (await callDaemon(controlSocketPath(dataDir), 'status', {})) as {
+    info: Record<string, unknown>;
+    metrics: Record<string, unknown>;
+  };
 }
 
 /** Polls `fn` until it returns a truthy value (or throws after `timeoutMs`). */

@@ -206,7 +206,15 @@ export async function startTlsBroker(kind: 'mosquitto' | 'aedes', user: string, 
     if (!bin || !passwdBin) throw new Error('mosquitto and mosquitto_passwd are needed: declare the suite with describe.skipIf(!has(...))');
     const passwd = spawnSync(passwdBin, ['-b', '-c', join(dir, 'passwd'), user, password], { encoding: 'utf8' });
     if (passwd.status !== 0) throw new Error(`mosquitto_passwd failed: ${passwd.stderr}`);
-    const m = await startMosquitto(bin, dir, (port) => [`listener ${port} 127.0.0.1`, `cafile ${certs.ca}`, `certfile ${certs.cert}`, `keyfile ${certs.key}`, 'allow_anonymous false', `password_file ${join(dir, 'passwd')}`, 'user root']);
+    const m = await startMosquitto(bin, dir, (port) => [
+      `listener ${port} 127.0.0.1`,
+      `cafile ${certs.ca}`,
+      `certfile ${certs.cert}`,
+      `keyfile ${certs.key}`,
+      'allow_anonymous false',
+      `password_file ${join(dir, 'passwd')}`,
+      'user root',
+    ]);
     return {
       url: `mqtts://127.0.0.1:${m.port}`,
       kind,

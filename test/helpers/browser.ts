@@ -9,10 +9,23 @@ import { join } from 'node:path';
 import { chromium, type BrowserContext } from 'playwright-core';
 import { which } from './system.js';
 
-export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+export const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 export async function launchChromium(options: { viewport?: { width: number; height: number } } = {}): Promise<BrowserContext> {
   const executablePath = which('chromium');
-  if (!executablePath) throw new Error('chromium is needed: declare the suite with describe.skipIf(!has(\'chromium\'))');
-  return chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), 'chromium-profile-')), { executablePath, args: CHROMIUM_ARGS, viewport: options.viewport ?? { width: 1400, height: 900 } });
+  if (!executablePath) throw new Error("chromium is needed: declare the suite with describe.skipIf(!has('chromium'))");
+  return chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), 'chromium-profile-')), {
+    executablePath,
+    args: CHROMIUM_ARGS,
+    viewport: options.viewport ?? { width: 1400, height: 900 },
+  });
 }

@@ -80,7 +80,8 @@ export function outputOf(child: ChildProcess): string {
  */
 export function testConfigFile(): string {
   const file = join(tmpdir(), 'edge-agent-test-config.yaml');
-  if (!existsSync(file)) writeFileSync(file, '# the configuration of children that were given none (test/helpers/cli.ts): every default\n{}\n');
+  if (!existsSync(file))
+    writeFileSync(file, '# the configuration of children that were given none (test/helpers/cli.ts): every default\n{}\n');
   return file;
 }
 
@@ -91,7 +92,11 @@ export function spawnCli(args: string[], options: SpawnOptions = {}, nodeFlags: 
       cwd: ROOT,
       stdio: ['pipe', 'pipe', 'pipe'],
       ...options,
-      env: childEnv({ EDGE_AGENT_LOG_LEVEL: process.env.EDGE_AGENT_LOG_LEVEL ?? 'warn', EDGE_AGENT_CONFIG: process.env.EDGE_AGENT_CONFIG ?? testConfigFile(), ...options.env }),
+      env: childEnv({
+        EDGE_AGENT_LOG_LEVEL: process.env.EDGE_AGENT_LOG_LEVEL ?? 'warn',
+        EDGE_AGENT_CONFIG: process.env.EDGE_AGENT_CONFIG ?? testConfigFile(),
+        ...options.env,
+      }),
     }),
   );
 }
@@ -110,7 +115,9 @@ export function collectCli(child: ChildProcess, args: string[], options: { input
     child.stderr?.on('data', (d: Buffer) => (stderr += d));
     const timer = setTimeout(() => {
       killTree(child);
-      reject(new Error(`edge-agent ${args.join(' ')} did not finish in ${options.timeoutMs ?? 60_000} ms\nstdout: ${stdout}\nstderr: ${stderr}`));
+      reject(
+        new Error(`edge-agent ${args.join(' ')} did not finish in ${options.timeoutMs ?? 60_000} ms\nstdout: ${stdout}\nstderr: ${stderr}`),
+      );
     }, options.timeoutMs ?? 60_000);
     child.on('error', reject);
     child.on('close', (code, signal) => {
@@ -123,13 +130,20 @@ export function collectCli(child: ChildProcess, args: string[], options: { input
 }
 
 /** Resolves with the first line of the child's stdout (or stderr) matching `re`. */
-export function waitForLine(child: ChildProcess, re: RegExp, timeoutMs = 20_000, stream: 'stdout' | 'stderr' | 'both' = 'both'): Promise<RegExpMatchArray> {
+export function waitForLine(
+  child: ChildProcess,
+  re: RegExp,
+  timeoutMs = 20_000,
+  stream: 'stdout' | 'stderr' | 'both' = 'both',
+): Promise<RegExpMatchArray> {
   return new Promise((resolve, reject) => {
     let buf = '';
     const streams = stream === 'both' ? [child.stdout, child.stderr] : [child[stream]];
     const timer = setTimeout(() => {
       cleanup();
-      reject(new Error(`no line matching ${re} within ${timeoutMs} ms\n${outputs.has(child) ? outputOf(child) : `output so far:\n${buf}`}`));
+      reject(
+        new Error(`no line matching ${re} within ${timeoutMs} ms\n${outputs.has(child) ? outputOf(child) : `output so far:\n${buf}`}`),
+      );
     }, timeoutMs);
     const onData = (d: Buffer) => {
       buf += d.toString();
@@ -144,7 +158,11 @@ export function waitForLine(child: ChildProcess, re: RegExp, timeoutMs = 20_000,
     };
     const onExit = () => {
       cleanup();
-      reject(new Error(`process exited (${child.exitCode ?? child.signalCode}) before a line matching ${re}\n${outputs.has(child) ? outputOf(child) : `output:\n${buf}`}`));
+      reject(
+        new Error(
+          `process exited (${child.exitCode ?? child.signalCode}) before a line matching ${re}\n${outputs.has(child) ? outputOf(child) : `output:\n${buf}`}`,
+        ),
+      );
     };
     function cleanup() {
       clearTimeout(timer);

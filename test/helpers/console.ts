@@ -25,28 +25,42 @@ export interface ConsoleFixture {
   stop(): Promise<void>;
 }
 
-export async function startConsoleFixture(o: { terminals: Array<{ site: string; terminal: string }>; console?: Record<string, unknown> }): Promise<ConsoleFixture> {
+export async function startConsoleFixture(o: {
+  terminals: Array<{ site: string; terminal: string }>;
+  console?: Record<string, unknown>;
+}): Promise<ConsoleFixture> {
   const broker = await startBroker();
   const opsKey = randomBytes(32);
   const agents = new Map<string, ChildProcess>();
   let consoleChild: ChildProcess | null = null;
   const stop = async () => {
     if (consoleChild) await stopChild(consoleChild);
-    await Promise.all([...agents.values()].map((a) => (a.exitCode === null && a.signalCode === null ? stopChild(a) : Promise.resolve(null))));
+    await Promise.all(
+      [...agents.values()].map((a) => (a.exitCode === null && a.signalCode === null ? stopChild(a) : Promise.resolve(null))),
+    );
     await broker.stop();
   };
   try {
     // Started one after the other: two agents compiling and opening at once on two shared cores is slow.
     for (const t of o.terminals) {
       const dir = terminalDir({ extra: { opsKey: opsKey.toString('hex') } });
-      agents.set(`${t.site}/${t.terminal}`, await startAgent(['--data', dir.dataDir, '--terminal', t.terminal, '--site', t.site, '--mqtt', broker.url, '--upstream', 'mqtt'], { EDGE_AGENT_OPS__METRICS_INTERVAL_SEC: '1' }));
+      agents.set(
+        `${t.site}/${t.terminal}`,
+        await startAgent(['--data', dir.dataDir, '--terminal', t.terminal, '--site', t.site, '--mqtt', broker.url, '--upstream', 'mqtt'], {
+          EDGE_AGENT_OPS__METRICS_INTERVAL_SEC: '1',
+        }),
+      );
     }
     const dir = mkdtempSync(join(tmpdir(), 'console-'));
     const secrets = join(dir, 'secrets.yaml');
-    writeFileSync(secrets, `opsKey: ${opsKey.toString('hex')}\nconsolePassword: '${await hashSecret(CONSOLE_PASSWORD)}'\n`, { mode: 0o600 });
+    writeFileSync(secrets, `opsKey: ${opsKey.toString('hex')}\nconsolePassword: '${await hashSecret(CONSOLE_PASSWORD)}'\n`, {
+      mode: 0o600,
+    });
     const config = join(dir, 'console.json');
     writeFileSync(config, JSON.stringify({ dataDir: dir, console: o.console ?? {} }));
-    consoleChild = spawnCli(['console', '--config', config, '--secrets', secrets, '--mqtt', broker.url, '--port', '0'], { env: { EDGE_AGENT_LOG_LEVEL: 'info' } });
+    consoleChild = spawnCli(['console', '--config', config, '--secrets', secrets, '--mqtt', broker.url, '--port', '0'], {
+      env: { EDGE_AGENT_LOG_LEVEL: 'info' },
+    });
     let url: string;
     try {
       [, url] = (await waitForLine(consoleChild, /^console listening on (\S+) /, 30_000, 'stdout')) as unknown as [string, string];

@@ -46,7 +46,8 @@ export interface ServiceDatabase {
   renameTables(dbPath: string, tables: string[], back?: boolean): Promise<void>;
 }
 
-const rename = (tables: string[], back: boolean) => tables.map((t) => (back ? `ALTER TABLE ${t}_away RENAME TO ${t}` : `ALTER TABLE ${t} RENAME TO ${t}_away`));
+const rename = (tables: string[], back: boolean) =>
+  tables.map((t) => (back ? `ALTER TABLE ${t}_away RENAME TO ${t}` : `ALTER TABLE ${t} RENAME TO ${t}_away`));
 
 function sqlite(): ServiceDatabase {
   const withDb = async <T>(path: string, fn: (db: SqliteDatabase) => Promise<T>): Promise<T> => {
@@ -74,9 +75,14 @@ function sqlite(): ServiceDatabase {
     async serviceOptions() {
       return { dbPath: await fresh() };
     },
-    query: <T>(path: string, sql: string, params: unknown[] = []) => withDb(path, (db) => db.all<T>(sql.replace(/\$(\d+)/g, '?$1'), params as never)),
+    query: <T>(path: string, sql: string, params: unknown[] = []) =>
+      withDb(path, (db) => db.all<T>(sql.replace(/\$(\d+)/g, '?$1'), params as never)),
     refuse: (path, table, op, code) =>
-      withDb(path, (db) => db.exec(`CREATE TRIGGER refuse_${++triggers} BEFORE ${op} ON ${table} WHEN NEW.employee_code = '${code}' BEGIN SELECT RAISE(ABORT, 'refused by test trigger'); END`)),
+      withDb(path, (db) =>
+        db.exec(
+          `CREATE TRIGGER refuse_${++triggers} BEFORE ${op} ON ${table} WHEN NEW.employee_code = '${code}' BEGIN SELECT RAISE(ABORT, 'refused by test trigger'); END`,
+        ),
+      ),
     renameTables: (path, tables, back = false) =>
       withDb(path, async (db) => {
         for (const s of rename(tables, back)) await db.exec(s);
@@ -112,8 +118,14 @@ function postgres(): ServiceDatabase {
     query: <T>(url: string, sql: string, params: unknown[] = []) => running().query(dbName(url), sql, params) as Promise<T[]>,
     async refuse(url, table, op, code) {
       const fn = `refuse_${++triggers}`;
-      await running().query(dbName(url), `CREATE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused by test trigger'; END $$`);
-      await running().query(dbName(url), `CREATE TRIGGER ${fn} BEFORE ${op} ON ${table} FOR EACH ROW WHEN (NEW.employee_code = '${code}') EXECUTE FUNCTION ${fn}()`);
+      await running().query(
+        dbName(url),
+        `CREATE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused by test trigger'; END $$`,
+      );
+      await running().query(
+        dbName(url),
+        `CREATE TRIGGER ${fn} BEFORE ${op} ON ${table} FOR EACH ROW WHEN (NEW.employee_code = '${code}') EXECUTE FUNCTION ${fn}()`,
+      );
     },
     async renameTables(url, tables, back = false) {
       for (const s of rename(tables, back)) await running().query(dbName(url), s);

@@ -87,7 +87,9 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
       switch (fault.kind) {
         case 'status':
           res.writeHead(fault.status, { 'content-type': 'application/json', ...fault.headers });
-          res.end(fault.body ?? JSON.stringify({ statusCode: 'ERROR', statusDescription: `injected HTTP ${fault.status}`, returnValue: null }));
+          res.end(
+            fault.body ?? JSON.stringify({ statusCode: 'ERROR', statusDescription: `injected HTTP ${fault.status}`, returnValue: null }),
+          );
           return;
         case 'stall':
           return; // never answered

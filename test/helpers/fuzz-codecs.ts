@@ -27,7 +27,15 @@ import { parseRecord } from '../../src/site-sync/site-sync.js';
 import { parseRequest } from '../../src/ops/commands.js';
 import { OpsAuthenticator, signCommand } from '../../src/ops/ops-auth.js';
 import { OPS_ARGUMENTS } from '../../src/ops/ops-router.js';
-import { decodeAck, encodeAck, encodeDataPackets, encodePacket as encodeR30xPacket, HEADER_LENGTH, MAX_PAYLOAD, checksum as r30xChecksum } from '../../drivers/r30x/codec.js';
+import {
+  decodeAck,
+  encodeAck,
+  encodeDataPackets,
+  encodePacket as encodeR30xPacket,
+  HEADER_LENGTH,
+  MAX_PAYLOAD,
+  checksum as r30xChecksum,
+} from '../../drivers/r30x/codec.js';
 import { R30X_COMMANDS } from '../../drivers/r30x/commands.js';
 import { R30xParser } from '../../drivers/r30x/parser.js';
 import { checksum16, encodeData as encodeGt521Data, encodePacket as encodeGt521Packet } from '../../drivers/gt521/codec.js';
@@ -193,7 +201,12 @@ export function frameArb(codec: FuzzCodec): fc.Arbitrary<FuzzFrame> {
   return fc.oneof(
     { weight: 1, arbitrary: fc.uint8Array({ maxLength: codec.maxRandom }).map((bytes) => ({ bytes, fix: false })) },
     { weight: 1, arbitrary: codec.valid.map((bytes) => ({ bytes, fix: false })) },
-    { weight: 4, arbitrary: fc.tuple(codec.valid, fc.array(mutationArb, { minLength: 1, maxLength: 6 }), fc.boolean()).map(([v, m, fix]) => ({ bytes: applyMutations(v, m), fix })) },
+    {
+      weight: 4,
+      arbitrary: fc
+        .tuple(codec.valid, fc.array(mutationArb, { minLength: 1, maxLength: 6 }), fc.boolean())
+        .map(([v, m, fix]) => ({ bytes: applyMutations(v, m), fix })),
+    },
   );
 }
 
@@ -258,9 +271,22 @@ const r30x: FuzzCodec = {
   // The parser keeps at most one unfinished packet (header, 512-byte payload, checksum).
   maxHeld: HEADER_LENGTH + MAX_PAYLOAD + 2,
   valid: fc.oneof(
-    fc.record({ pid: fc.constantFrom(0x01, 0x02, 0x07, 0x08), payload: fc.uint8Array({ maxLength: 300 }), address: fc.constantFrom(0xffffffff, 0x12345678) }).map((p) => encodeR30xPacket(p)),
-    fc.tuple(fc.nat(255), fc.constantFrom(0, 2, 4, 16, 32, 46, 64).chain((n) => fc.uint8Array({ minLength: n, maxLength: n }))).map(([code, params]) => encodeAck(code, params)),
-    fc.tuple(fc.uint8Array({ minLength: 1, maxLength: 600 }), fc.constantFrom(32, 64, 128, 256)).map(([data, size]) => encodeDataPackets(data, size)),
+    fc
+      .record({
+        pid: fc.constantFrom(0x01, 0x02, 0x07, 0x08),
+        payload: fc.uint8Array({ maxLength: 300 }),
+        address: fc.constantFrom(0xffffffff, 0x12345678),
+      })
+      .map((p) => encodeR30xPacket(p)),
+    fc
+      .tuple(
+        fc.nat(255),
+        fc.constantFrom(0, 2, 4, 16, 32, 46, 64).chain((n) => fc.uint8Array({ minLength: n, maxLength: n })),
+      )
+      .map(([code, params]) => encodeAck(code, params)),
+    fc
+      .tuple(fc.uint8Array({ minLength: 1, maxLength: 600 }), fc.constantFrom(32, 64, 128, 256))
+      .map(([data, size]) => encodeDataPackets(data, size)),
   ),
   create() {
     const parser = new R30xParser();
@@ -302,7 +328,10 @@ const gt521: FuzzCodec = {
   maxHeld: 0,
   valid: fc.oneof(
     fc.record({ parameter: fc.nat(), code: fc.constantFrom(ACK, NACK, ...Object.values(Gt521Command)) }).map((p) => encodeGt521Packet(p)),
-    fc.constantFrom(DEVINFO_SIZE, TEMPLATE_SIZE, 16).chain((n) => fc.uint8Array({ minLength: n, maxLength: n })).map((d) => encodeGt521Data(d)),
+    fc
+      .constantFrom(DEVINFO_SIZE, TEMPLATE_SIZE, 16)
+      .chain((n) => fc.uint8Array({ minLength: n, maxLength: n }))
+      .map((d) => encodeGt521Data(d)),
     fc.uint8Array({ maxLength: 300 }).map((d) => encodeGt521Data(d)),
   ),
   create() {
@@ -331,7 +360,8 @@ const gt521: FuzzCodec = {
         const out = Uint8Array.from(frame);
         const dv = new DataView(out.buffer);
         if (out.length >= 12 && out[0] === 0x55 && out[1] === 0xaa) dv.setUint16(10, checksum16(out, 0, 10), true);
-        else if (out.length >= 6 && out[0] === 0x5a && out[1] === 0xa5) dv.setUint16(out.length - 2, checksum16(out, 0, out.length - 2), true);
+        else if (out.length >= 6 && out[0] === 0x5a && out[1] === 0xa5)
+          dv.setUint16(out.length - 2, checksum16(out, 0, out.length - 2), true);
         return out;
       },
     };
@@ -341,10 +371,33 @@ const gt521: FuzzCodec = {
 // ---- iris HID --------------------------------------------------------------------------------
 
 /** Sizes a header may announce: the values length fields break on, and any. */
-const announced = fc.oneof(fc.constantFrom(0, 1, 320 * 240, 640 * 480, 640 * 480 + 1, 0x7fffffff, 0x80000000, 0xfffffff0, 0xffffffff), fc.nat());
+const announced = fc.oneof(
+  fc.constantFrom(0, 1, 320 * 240, 640 * 480, 640 * 480 + 1, 0x7fffffff, 0x80000000, 0xfffffff0, 0xffffffff),
+  fc.nat(),
+);
 const smallResult = fc
-  .record({ width: fc.integer({ min: 1, max: 40 }), height: fc.integer({ min: 1, max: 30 }), tag: fc.nat(255), kind: fc.constantFrom(2, 3, 7), seed: fc.nat(255) })
-  .map((r) => encodeResult({ tag: r.tag, kind: r.kind, quality: 80, width: r.width, height: r.height, pupilX: 5, pupilY: 6, irisRadius: 7, flags: 1, captureMs: 99, pixels: Uint8Array.from({ length: r.width * r.height }, (_, i) => (i + r.seed) & 0xff) }));
+  .record({
+    width: fc.integer({ min: 1, max: 40 }),
+    height: fc.integer({ min: 1, max: 30 }),
+    tag: fc.nat(255),
+    kind: fc.constantFrom(2, 3, 7),
+    seed: fc.nat(255),
+  })
+  .map((r) =>
+    encodeResult({
+      tag: r.tag,
+      kind: r.kind,
+      quality: 80,
+      width: r.width,
+      height: r.height,
+      pupilX: 5,
+      pupilY: 6,
+      irisRadius: 7,
+      flags: 1,
+      captureMs: 99,
+      pixels: Uint8Array.from({ length: r.width * r.height }, (_, i) => (i + r.seed) & 0xff),
+    }),
+  );
 
 /** Makes a result message's CRC-32 right again when its header's sizes fit the frame. */
 function fixResultCrc(frame: Uint8Array): Uint8Array {
@@ -361,11 +414,41 @@ const irisHid: FuzzCodec = {
   maxRandom: 200,
   maxHeld: 0,
   valid: fc.oneof(
-    fc.record({ model: fc.string({ maxLength: 16 }), serial: fc.string({ maxLength: 16 }), ppi: fc.nat(0xffff) }).map((i) => encodeDeviceInfo({ protocolVersion: 1, model: i.model, firmware: '1.0', serial: i.serial, sensorWidth: 640, sensorHeight: 480, ppi: i.ppi, capabilities: 3 })),
+    fc
+      .record({ model: fc.string({ maxLength: 16 }), serial: fc.string({ maxLength: 16 }), ppi: fc.nat(0xffff) })
+      .map((i) =>
+        encodeDeviceInfo({
+          protocolVersion: 1,
+          model: i.model,
+          firmware: '1.0',
+          serial: i.serial,
+          sensorWidth: 640,
+          sensorHeight: 480,
+          ppi: i.ppi,
+          capabilities: 3,
+        }),
+      ),
     fc.record({ ir: fc.nat(255), color: fc.nat(3), blink: fc.nat(1) }).map(encodeLights),
     fc.record({ state: fc.nat(2), eyeInView: fc.boolean(), lastError: fc.nat(8) }).map(encodeStatus),
-    fc.record({ command: fc.constantFrom(0x10, 0x11, 0x12), tag: fc.nat(255), kind: fc.constantFrom(2, 3, 7), timeoutMs: fc.integer({ min: 1, max: 65535 }) }).map((c) => encodeCommand(c.command, c.tag, c.command === 0x10 ? encodeCaptureParams({ kind: c.kind, width: 320, height: 240, timeoutMs: c.timeoutMs, minQuality: 0 }) : undefined)),
-    fc.record({ command: fc.nat(255), tag: fc.nat(255), status: fc.nat(9), detail: fc.uint8Array({ maxLength: 8 }) }).map((r) => encodeReply({ ...r, detail: Buffer.from(r.detail) }).subarray(1)),
+    fc
+      .record({
+        command: fc.constantFrom(0x10, 0x11, 0x12),
+        tag: fc.nat(255),
+        kind: fc.constantFrom(2, 3, 7),
+        timeoutMs: fc.integer({ min: 1, max: 65535 }),
+      })
+      .map((c) =>
+        encodeCommand(
+          c.command,
+          c.tag,
+          c.command === 0x10
+            ? encodeCaptureParams({ kind: c.kind, width: 320, height: 240, timeoutMs: c.timeoutMs, minQuality: 0 })
+            : undefined,
+        ),
+      ),
+    fc
+      .record({ command: fc.nat(255), tag: fc.nat(255), status: fc.nat(9), detail: fc.uint8Array({ maxLength: 8 }) })
+      .map((r) => encodeReply({ ...r, detail: Buffer.from(r.detail) }).subarray(1)),
     smallResult.map((m) => chunkResult(m)[0]!.subarray(1)),
     smallResult,
     fc.tuple(smallResult, announced).map(([m, n]) => {
@@ -427,16 +510,32 @@ class FuzzHid extends TypedEmitter<TransportEvents> implements ReportTransport {
 
 const CAPTURE = { kind: 3, width: 320, height: 240, timeoutMs: 60_000, minQuality: 0 };
 /** The input reports (without report id) of one 320×240 result of capture tag 0. */
-const RESULT_CHUNKS = chunkResult(encodeResult({ tag: 0, kind: 3, quality: 90, width: 320, height: 240, pupilX: 160, pupilY: 120, irisRadius: 60, flags: 1, captureMs: 5, pixels: Uint8Array.from({ length: 320 * 240 }, (_, i) => i & 0xff) })).map((r) => r.subarray(1));
+const RESULT_CHUNKS = chunkResult(
+  encodeResult({
+    tag: 0,
+    kind: 3,
+    quality: 90,
+    width: 320,
+    height: 240,
+    pupilX: 160,
+    pupilY: 120,
+    irisRadius: 60,
+    flags: 1,
+    captureMs: 5,
+    pixels: Uint8Array.from({ length: 320 * 240 }, (_, i) => i & 0xff),
+  }),
+).map((r) => r.subarray(1));
 
 /** A first chunk whose header announces any size: the structure a length-field bug hides in. */
-const firstChunkAnnouncing = fc.record({ n: announced, width: fc.constantFrom(320, 640, 0, 0xffff), height: fc.constantFrom(240, 480, 0, 0xffff) }).map(({ n, width, height }) => {
-  const body = Buffer.from(RESULT_CHUNKS[0]!);
-  body.writeUInt16LE(width, 4 + 8);
-  body.writeUInt16LE(height, 4 + 10);
-  body.writeUInt32LE(n >>> 0, 4 + 24);
-  return body;
-});
+const firstChunkAnnouncing = fc
+  .record({ n: announced, width: fc.constantFrom(320, 640, 0, 0xffff), height: fc.constantFrom(240, 480, 0, 0xffff) })
+  .map(({ n, width, height }) => {
+    const body = Buffer.from(RESULT_CHUNKS[0]!);
+    body.writeUInt16LE(width, 4 + 8);
+    body.writeUInt16LE(height, 4 + 10);
+    body.writeUInt32LE(n >>> 0, 4 + 24);
+    return body;
+  });
 
 const irisDriver: FuzzCodec = {
   name: 'iris-hid driver',
@@ -447,7 +546,12 @@ const irisDriver: FuzzCodec = {
     { weight: 3, arbitrary: fc.constant(RESULT_CHUNKS[0]!) },
     { weight: 2, arbitrary: firstChunkAnnouncing },
     { weight: 3, arbitrary: fc.integer({ min: 1, max: RESULT_CHUNKS.length - 1 }).map((i) => RESULT_CHUNKS[i]!) },
-    { weight: 1, arbitrary: fc.record({ status: fc.nat(9) }).map((r) => encodeReply({ command: 0x10, tag: 0, status: r.status, detail: Buffer.alloc(0) }).subarray(1)) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .record({ status: fc.nat(9) })
+        .map((r) => encodeReply({ command: 0x10, tag: 0, status: r.status, detail: Buffer.alloc(0) }).subarray(1)),
+    },
   ),
   create() {
     const transport = new FuzzHid();
@@ -509,10 +613,27 @@ const irisDriver: FuzzCodec = {
 
 // ---- finger minutiae records -----------------------------------------------------------------
 
-const minutia = fc.record({ x: fc.nat(800), y: fc.nat(800), angle: fc.double({ min: 0, max: 6.28, noNaN: true }), type: fc.constantFrom('ending' as const, 'bifurcation' as const, 'other' as const), quality: fc.nat(100) });
-const view = fc.record({ fingerPosition: fc.nat(10), viewNumber: fc.nat(15), impressionType: fc.nat(15), quality: fc.nat(100), minutiae: fc.array(minutia, { maxLength: 40 }) });
+const minutia = fc.record({
+  x: fc.nat(800),
+  y: fc.nat(800),
+  angle: fc.double({ min: 0, max: 6.28, noNaN: true }),
+  type: fc.constantFrom('ending' as const, 'bifurcation' as const, 'other' as const),
+  quality: fc.nat(100),
+});
+const view = fc.record({
+  fingerPosition: fc.nat(10),
+  viewNumber: fc.nat(15),
+  impressionType: fc.nat(15),
+  quality: fc.nat(100),
+  minutiae: fc.array(minutia, { maxLength: 40 }),
+});
 const isoRecord = fc
-  .record({ width: fc.integer({ min: 1, max: 800 }), height: fc.integer({ min: 1, max: 800 }), captureEquipment: fc.nat(0xffff), views: fc.array(view, { minLength: 1, maxLength: 3 }) })
+  .record({
+    width: fc.integer({ min: 1, max: 800 }),
+    height: fc.integer({ min: 1, max: 800 }),
+    captureEquipment: fc.nat(0xffff),
+    views: fc.array(view, { minLength: 1, maxLength: 3 }),
+  })
   .map((r) => encodeFingerRecord({ ...r, resolutionXPpcm: 197, resolutionYPpcm: 197 }));
 
 type ViewValue = typeof view extends fc.Arbitrary<infer V> ? V : never;
@@ -549,7 +670,14 @@ function ansiRecord(r: { width: number; height: number; views: ViewValue[]; long
   }
   return out;
 }
-const ansi = fc.record({ width: fc.integer({ min: 1, max: 800 }), height: fc.integer({ min: 1, max: 800 }), views: fc.array(view, { minLength: 1, maxLength: 3 }), long: fc.boolean() }).map(ansiRecord);
+const ansi = fc
+  .record({
+    width: fc.integer({ min: 1, max: 800 }),
+    height: fc.integer({ min: 1, max: 800 }),
+    views: fc.array(view, { minLength: 1, maxLength: 3 }),
+    long: fc.boolean(),
+  })
+  .map(ansiRecord);
 
 function fingerTarget(): FuzzTarget {
   return {
@@ -567,7 +695,11 @@ const ansi378: FuzzCodec = { name: 'ansi378', maxRandom: 400, maxHeld: 0, valid:
 // ---- iris codes and template files -----------------------------------------------------------
 
 const irisTemplate = fc
-  .record({ code: fc.uint8Array({ minLength: IRIS_CODE_BYTES, maxLength: IRIS_CODE_BYTES }), mask: fc.uint8Array({ minLength: IRIS_CODE_BYTES, maxLength: IRIS_CODE_BYTES }), quality: fc.oneof(fc.nat(100), fc.constant(255)) })
+  .record({
+    code: fc.uint8Array({ minLength: IRIS_CODE_BYTES, maxLength: IRIS_CODE_BYTES }),
+    mask: fc.uint8Array({ minLength: IRIS_CODE_BYTES, maxLength: IRIS_CODE_BYTES }),
+    quality: fc.oneof(fc.nat(100), fc.constant(255)),
+  })
   .map((c) => encodeIrisTemplate({ version: 1, rings: 8, angles: 128, ...c }));
 
 function fixTrailingCrc(frame: Uint8Array): Uint8Array {
@@ -590,7 +722,11 @@ const templateFile: FuzzCodec = {
   maxRandom: 600,
   maxHeld: 0,
   valid: fc.oneof(isoRecord, ansi, irisTemplate),
-  create: () => ({ feed: (frame) => void readTemplate(frame, 'fuzz'), held: () => 0, fixup: (f) => (f[0] === 0x45 ? fixTrailingCrc(f) : f) }),
+  create: () => ({
+    feed: (frame) => void readTemplate(frame, 'fuzz'),
+    held: () => 0,
+    fixup: (f) => (f[0] === 0x45 ? fixTrailingCrc(f) : f),
+  }),
 };
 
 // ---- site records ----------------------------------------------------------------------------
@@ -601,15 +737,41 @@ const siteRecordText = fc
     version: fc.integer({ min: 1, max: 2 ** 40 }),
     deleted: fc.boolean(),
     v: fc.constantFrom(1, 2),
-    templates: fc.array(fc.record({ id: fc.string({ minLength: 1, maxLength: 12 }), modality: fc.constantFrom('finger', 'iris'), position: fc.constantFrom(null, 'right-index'), format: fc.constantFrom('iso19794-2', 'iris-code-v1', 'r30x-char'), quality: fc.oneof(fc.constant(null), fc.nat(100)), sensorModel: fc.constant(null), data: fc.uint8Array({ maxLength: 48 }).map((d) => Buffer.from(d).toString('base64')) }), { maxLength: 3 }),
+    templates: fc.array(
+      fc.record({
+        id: fc.string({ minLength: 1, maxLength: 12 }),
+        modality: fc.constantFrom('finger', 'iris'),
+        position: fc.constantFrom(null, 'right-index'),
+        format: fc.constantFrom('iso19794-2', 'iris-code-v1', 'r30x-char'),
+        quality: fc.oneof(fc.constant(null), fc.nat(100)),
+        sensorModel: fc.constant(null),
+        data: fc.uint8Array({ maxLength: 48 }).map((d) => Buffer.from(d).toString('base64')),
+      }),
+      { maxLength: 3 },
+    ),
   })
-  .map((r) => Buffer.from(JSON.stringify({ v: r.v, version: r.version, deleted: r.deleted && r.templates.length === 0, employeeCode: 'E1', updatedAt: '2026-03-01T08:00:00.000Z', origin: 'gate-1', templates: r.templates.map((t) => ({ ...t, createdAt: '2026-03-01T08:00:00.000Z' })) })));
+  .map((r) =>
+    Buffer.from(
+      JSON.stringify({
+        v: r.v,
+        version: r.version,
+        deleted: r.deleted && r.templates.length === 0,
+        employeeCode: 'E1',
+        updatedAt: '2026-03-01T08:00:00.000Z',
+        origin: 'gate-1',
+        templates: r.templates.map((t) => ({ ...t, createdAt: '2026-03-01T08:00:00.000Z' })),
+      }),
+    ),
+  );
 
 const siteRecords: FuzzCodec = {
   name: 'site records',
   maxRandom: 400,
   maxHeld: 0,
-  valid: fc.oneof(siteRecordText, siteRecordText.map((p) => sealSiteRecord(SITE_KEY, 'plant-1', 'E1', p))),
+  valid: fc.oneof(
+    siteRecordText,
+    siteRecordText.map((p) => sealSiteRecord(SITE_KEY, 'plant-1', 'E1', p)),
+  ),
   create: () => ({
     feed(frame) {
       const b = Buffer.from(frame);
@@ -636,11 +798,27 @@ const opsRequests: FuzzCodec = {
   name: 'ops requests',
   maxRandom: 400,
   maxHeld: 0,
-  valid: fc.record({ transaction: fc.string({ minLength: 1, maxLength: 20 }), args: opsArgs, ts: fc.integer({ min: 0, max: 2 ** 45 }) }).map((r) => Buffer.from(JSON.stringify({ transaction: r.transaction, ...r.args, auth: { kid: 'site', ts: r.ts, mac: randomBytes(32).toString('base64url') } }))),
+  valid: fc
+    .record({ transaction: fc.string({ minLength: 1, maxLength: 20 }), args: opsArgs, ts: fc.integer({ min: 0, max: 2 ** 45 }) })
+    .map((r) =>
+      Buffer.from(
+        JSON.stringify({
+          transaction: r.transaction,
+          ...r.args,
+          auth: { kid: 'site', ts: r.ts, mac: randomBytes(32).toString('base64url') },
+        }),
+      ),
+    ),
   create() {
     let now = 1_800_000_000_000;
     let n = 0;
-    const auth = new OpsAuthenticator({ site: 'plant-1', terminal: 'gate-1', keyring: { key: (kid) => (kid === 'site' ? OPS_KEY : null), ids: ['site'] }, windowMs: 60_000, now: () => now });
+    const auth = new OpsAuthenticator({
+      site: 'plant-1',
+      terminal: 'gate-1',
+      keyring: { key: (kid) => (kid === 'site' ? OPS_KEY : null), ids: ['site'] },
+      windowMs: 60_000,
+      now: () => now,
+    });
     return {
       feed(frame) {
         now += 1000;
@@ -662,7 +840,15 @@ const opsRequests: FuzzCodec = {
         const { transaction, auth: _auth, ...args } = value as Record<string, unknown>;
         const t = typeof transaction === 'string' && transaction !== '' ? transaction : `t${n}`;
         try {
-          const signed = signCommand(OPS_KEY, { site: 'plant-1', terminal: 'gate-1', command: SIGNED_COMMANDS[n % SIGNED_COMMANDS.length]!, transaction: t, ts: now + 1000, kid: 'site', args });
+          const signed = signCommand(OPS_KEY, {
+            site: 'plant-1',
+            terminal: 'gate-1',
+            command: SIGNED_COMMANDS[n % SIGNED_COMMANDS.length]!,
+            transaction: t,
+            ts: now + 1000,
+            kid: 'site',
+            args,
+          });
           return Buffer.from(JSON.stringify({ ...args, transaction: t, auth: signed }));
         } catch (err) {
           if (isAgentError(err)) return frame; // arguments that cannot be signed stay unsigned
@@ -677,7 +863,12 @@ const opsRequests: FuzzCodec = {
 
 /** Card frames of every line format (bit lines and facility,card pairs, some with a broken check). */
 const badgeFrame = fc
-  .record({ format: fc.constantFrom(...BADGE_FORMATS), value: fc.nat(0xffffff), style: fc.constantFrom('bits' as const, 'pair' as const), badChecksum: fc.boolean() })
+  .record({
+    format: fc.constantFrom(...BADGE_FORMATS),
+    value: fc.nat(0xffffff),
+    style: fc.constantFrom('bits' as const, 'pair' as const),
+    badChecksum: fc.boolean(),
+  })
   .map((c) => Buffer.from(BADGE_CODECS[c.format].encode(c.value, { style: c.style, badChecksum: c.badChecksum }), 'latin1'));
 
 /**
@@ -685,7 +876,11 @@ const badgeFrame = fc
  * out of the listener (nothing catches it there), a read or a failed read waits as a result or an
  * AgentError, and what waits is bounded (the reads queued, the line kept for its delimiter).
  */
-function badgeTarget(make: (wire: FuzzHid, format: (typeof BADGE_FORMATS)[number]) => BadgeReader, formats: readonly (typeof BADGE_FORMATS)[number][], toWire: (frame: Uint8Array) => Buffer[]): () => FuzzTarget {
+function badgeTarget(
+  make: (wire: FuzzHid, format: (typeof BADGE_FORMATS)[number]) => BadgeReader,
+  formats: readonly (typeof BADGE_FORMATS)[number][],
+  toWire: (frame: Uint8Array) => Buffer[],
+): () => FuzzTarget {
   let made = 0;
   return () => {
     const wire = new FuzzHid();
@@ -721,8 +916,16 @@ const badgeSerial: FuzzCodec = {
   // A reader keeps at most MAX_FRAME_BYTES of a line and MAX_QUEUED reads; what is measured is the
   // process's ArrayBuffer memory, so the bound is loose and catches a buffer that grows without end.
   maxHeld: 64 * 1024 * 1024,
-  valid: fc.oneof(badgeFrame, fc.array(badgeFrame, { minLength: 2, maxLength: 4 }).map((f) => Buffer.concat(f)), fc.constant(Buffer.alloc(MAX_FRAME_BYTES + 1, 0x31))),
-  create: badgeTarget((wire, format) => new BadgeSerialReader(wire, { format, holdOffMs: 0 }), BADGE_FORMATS, (frame) => [Buffer.from(frame)]),
+  valid: fc.oneof(
+    badgeFrame,
+    fc.array(badgeFrame, { minLength: 2, maxLength: 4 }).map((f) => Buffer.concat(f)),
+    fc.constant(Buffer.alloc(MAX_FRAME_BYTES + 1, 0x31)),
+  ),
+  create: badgeTarget(
+    (wire, format) => new BadgeSerialReader(wire, { format, holdOffMs: 0 }),
+    BADGE_FORMATS,
+    (frame) => [Buffer.from(frame)],
+  ),
 };
 
 const TYPEABLE = BADGE_FORMATS.filter((f) => BADGE_CODECS[f].typeable);
@@ -732,13 +935,30 @@ const badgeKeyboard: FuzzCodec = {
   maxHeld: 64 * 1024 * 1024,
   // One frame is the reports that type a card; a mutated one has keys, modifiers and lengths changed.
   valid: badgeFrame.filter((b) => b[0] !== 0x02).map((b) => Buffer.concat(typeText(b.toString('latin1')))),
-  create: badgeTarget((wire, format) => new BadgeHidReader({ transport: wire, format, holdOffMs: 0 }), TYPEABLE, (frame) => {
-    // Boot-keyboard reports of 8 bytes (the last one as short as the frame leaves it).
-    const out: Buffer[] = [];
-    for (let o = 0; o < frame.length; o += 8) out.push(Buffer.from(frame.subarray(o, o + 8)));
-    return out;
-  }),
+  create: badgeTarget(
+    (wire, format) => new BadgeHidReader({ transport: wire, format, holdOffMs: 0 }),
+    TYPEABLE,
+    (frame) => {
+      // Boot-keyboard reports of 8 bytes (the last one as short as the frame leaves it).
+      const out: Buffer[] = [];
+      for (let o = 0; o < frame.length; o += 8) out.push(Buffer.from(frame.subarray(o, o + 8)));
+      return out;
+    },
+  ),
 };
 
 /** Every codec, in the order the benchmark reports them. */
-export const FUZZ_CODECS: readonly FuzzCodec[] = [r30x, gt521, irisHid, irisDriver, iso19794, ansi378, irisCode, templateFile, siteRecords, opsRequests, badgeSerial, badgeKeyboard];
+export const FUZZ_CODECS: readonly FuzzCodec[] = [
+  r30x,
+  gt521,
+  irisHid,
+  irisDriver,
+  iso19794,
+  ansi378,
+  irisCode,
+  templateFile,
+  siteRecords,
+  opsRequests,
+  badgeSerial,
+  badgeKeyboard,
+];

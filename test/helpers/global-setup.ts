@@ -23,6 +23,9 @@ export default function setup(): () => void {
     // reports that itself).
     for (const n of readdirSync(root).filter((n) => n.startsWith(ours))) rmSync(join(root, n), { recursive: true, force: true });
     const left = readdirSync(root).filter((n) => !before.has(n) && LITTER.test(n));
-    if (left.length) console.warn(`temp folders: new in ${root} during the run, made outside a test's sandbox (another process, or a test that passes its own TMPDIR): ${left.join(', ')}`);
+    if (left.length)
+      console.warn(
+        `temp folders: new in ${root} during the run, made outside a test's sandbox (another process, or a test that passes its own TMPDIR): ${left.join(', ')}`,
+      );
   };
 }

@@ -46,7 +46,9 @@ export async function sweepLeaks(): Promise<void> {
   if (left.length === 0) return;
   killPids(left.map((p) => p.pid));
   const file = expect.getState().testPath ?? 'this test file';
-  console.warn(`leak-guard: ${file} left running ${left.length} process(es), now killed:\n${left.map((p) => `  ${p.pid} ${p.cmd.slice(0, 200)}`).join('\n')}`);
+  console.warn(
+    `leak-guard: ${file} left running ${left.length} process(es), now killed:\n${left.map((p) => `  ${p.pid} ${p.cmd.slice(0, 200)}`).join('\n')}`,
+  );
 }
 
 process.once('exit', () => killPids(owned().map((p) => p.pid)));

@@ -1,7 +1,12 @@
 /** MQTT helpers for tests: the first message on a topic (retained or live) that satisfies a predicate. */
 import mqtt from 'mqtt';
 
-export function nextMessage(url: string, topic: string, predicate: (payload: string) => boolean = () => true, timeoutMs = 15_000): Promise<string> {
+export function nextMessage(
+  url: string,
+  topic: string,
+  predicate: (payload: string) => boolean = () => true,
+  timeoutMs = 15_000,
+): Promise<string> {
   return new Promise((resolve, reject) => {
     const c = mqtt.connect(url);
     const timer = setTimeout(() => {

@@ -8,7 +8,9 @@ import { readFileSync, writeFileSync } from 'node:fs';
 const out = process.env.NATIVE_MODULES_LOG;
 if (out) {
   process.on('exit', () => {
-    const mapped = readFileSync('/proc/self/maps', 'utf8').split('\n').map((line) => line.split(/\s+/)[5] ?? '');
+    const mapped = readFileSync('/proc/self/maps', 'utf8')
+      .split('\n')
+      .map((line) => line.split(/\s+/)[5] ?? '');
     const native = [...new Set(mapped.filter((p) => p.endsWith('.node') || /libonnxruntime/.test(p)))];
     writeFileSync(out, native.map((p) => `${p}\n`).join(''));
   });

@@ -98,39 +98,45 @@ export function parsePrometheusText(text: string): Map<string, Family> {
       currentFamily = name;
     }
   };
-  text.slice(0, -1).split('\n').forEach((raw, idx) => {
-    const line = idx + 1;
-    if (raw.startsWith('#')) {
-      const m = /^# (HELP|TYPE) (\S+) ?(.*)$/.exec(raw);
-      if (!m) throw new Error(`line ${line}: a comment that is not HELP or TYPE: ${raw}`);
-      const [, kind, name, rest] = m as unknown as [string, string, string, string];
-      if (!METRIC.test(name)) throw new Error(`line ${line}: bad metric name ${name}`);
-      enter(name, line);
-      const f = family(name);
-      if (kind === 'HELP') {
-        if (f.help !== null) throw new Error(`line ${line}: HELP twice for ${name}`);
-        if (/\\[^\\n]/.test(rest.replace(/\\\\/g, ''))) throw new Error(`line ${line}: bad escape in HELP`);
-        f.help = rest;
-      } else {
-        if (f.type !== null) throw new Error(`line ${line}: TYPE twice for ${name}`);
-        if (f.samples.length) throw new Error(`line ${line}: TYPE after samples of ${name}`);
-        if (!TYPES.has(rest)) throw new Error(`line ${line}: unknown type ${rest}`);
-        f.type = rest;
+  text
+    .slice(0, -1)
+    .split('\n')
+    .forEach((raw, idx) => {
+      const line = idx + 1;
+      if (raw.startsWith('#')) {
+        const m = /^# (HELP|TYPE) (\S+) ?(.*)$/.exec(raw);
+        if (!m) throw new Error(`line ${line}: a comment that is not HELP or TYPE: ${raw}`);
+        const [, kind, name, rest] = m as unknown as [string, string, string, string];
+        if (!METRIC.test(name)) throw new Error(`line ${line}: bad metric name ${name}`);
+        enter(name, line);
+        const f = family(name);
+        if (kind === 'HELP') {
+          if (f.help !== null) throw new Error(`line ${line}: HELP twice for ${name}`);
+          if (/\\[^\\n]/.test(rest.replace(/\\\\/g, ''))) throw new Error(`line ${line}: bad escape in HELP`);
+          f.help = rest;
+        } else {
+          if (f.type !== null) throw new Error(`line ${line}: TYPE twice for ${name}`);
+          if (f.samples.length) throw new Error(`line ${line}: TYPE after samples of ${name}`);
+          if (!TYPES.has(rest)) throw new Error(`line ${line}: unknown type ${rest}`);
+          f.type = rest;
+        }
+        return;
       }
-      return;
-    }
-    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)(?: (-?\d+))?$/.exec(raw);
-    if (!m) throw new Error(`line ${line}: not a sample: ${JSON.stringify(raw)}`);
-    const [, name, labelText, valueText] = m as unknown as [string, string, string | undefined, string];
-    if (!FLOAT.test(valueText)) throw new Error(`line ${line}: not a number: ${valueText}`);
-    const labels = labelText ? parseLabels(labelText, line) : {};
-    const key = `${name}{${Object.entries(labels).sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(',')}}`;
-    if (seen.has(key)) throw new Error(`line ${line}: series ${key} twice`);
-    seen.add(key);
-    const fname = familyOf(name, families);
-    enter(fname, line);
-    const value = valueText === '+Inf' || valueText === 'Inf' ? Infinity : valueText === '-Inf' ? -Infinity : Number(valueText);
-    family(fname).samples.push({ name, labels, value });
-  });
+      const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)(?: (-?\d+))?$/.exec(raw);
+      if (!m) throw new Error(`line ${line}: not a sample: ${JSON.stringify(raw)}`);
+      const [, name, labelText, valueText] = m as unknown as [string, string, string | undefined, string];
+      if (!FLOAT.test(valueText)) throw new Error(`line ${line}: not a number: ${valueText}`);
+      const labels = labelText ? parseLabels(labelText, line) : {};
+      const key = `${name}{${Object.entries(labels)
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
+        .join(',')}}`;
+      if (seen.has(key)) throw new Error(`line ${line}: series ${key} twice`);
+      seen.add(key);
+      const fname = familyOf(name, families);
+      enter(fname, line);
+      const value = valueText === '+Inf' || valueText === 'Inf' ? Infinity : valueText === '-Inf' ? -Infinity : Number(valueText);
+      family(fname).samples.push({ name, labels, value });
+    });
   return families;
 }

@@ -9,7 +9,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { setLogLevel, type LogLevel } from '../../src/core/logger.js';
-import { createAttendanceService, DEFAULT_CLIENT_ID, type AttendanceService, type AttendanceServiceOptions } from '../../src/server/service.js';
+import {
+  createAttendanceService,
+  DEFAULT_CLIENT_ID,
+  type AttendanceService,
+  type AttendanceServiceOptions,
+} from '../../src/server/service.js';
 import type { ShiftsConfig } from '../../src/server/shifts.js';
 import { killTree, runCli, spawnCli, waitForLine } from './cli.js';
 

@@ -22,7 +22,12 @@ import { delimiter, join } from 'node:path';
 const known = new Map<string, string | null>();
 
 function hidden(): Set<string> {
-  return new Set((process.env.EDGE_AGENT_TEST_HIDE ?? '').split(',').map((s) => s.trim()).filter(Boolean));
+  return new Set(
+    (process.env.EDGE_AGENT_TEST_HIDE ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+  );
 }
 
 /** Debian's PostgreSQL program folders, newest version first. */

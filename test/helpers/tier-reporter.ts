@@ -20,7 +20,9 @@ export default class TierReporter implements Reporter {
     const total = [...skipped.values()].reduce((a, b) => a + b, 0);
     const lines = [...skipped].map(([where, n]) => `  ${where} (${n} test${n === 1 ? '' : 's'})`);
     const strict = process.env.EDGE_AGENT_TEST_NO_SKIPS === '1';
-    const head = strict ? `FAIL: ${total} skipped test(s), and EDGE_AGENT_TEST_NO_SKIPS=1 wants none (install what they need):` : `Skipped ${total} test(s): this machine lacks what they need (see "needs" in each name):`;
+    const head = strict
+      ? `FAIL: ${total} skipped test(s), and EDGE_AGENT_TEST_NO_SKIPS=1 wants none (install what they need):`
+      : `Skipped ${total} test(s): this machine lacks what they need (see "needs" in each name):`;
     process.stdout.write(`\n${head}\n${lines.join('\n')}\n`);
     if (strict) process.exitCode = 1;
   }

@@ -80,7 +80,19 @@ describe.skipIf(!has('socat'))('a badge on a serial reader on a real pty becomes
     writeFileSync(secretFile, service.apiSecret, { mode: 0o600 });
     const api = ['--api', service.url, '--client-id', service.clientId, '--api-key', service.apiKey, '--api-secret-file', secretFile];
     sim = await startSimulatedModule(['--format', 'em4100-hex'], 'badge');
-    agent = await startAgent(['--data', dir.dataDir, '--terminal', 'door-e2e', '--site', 'plant-e2e', '--mode', 'in', '--scanner', `badge-serial:${sim.device}:9600:em4100-hex`, ...api]);
+    agent = await startAgent([
+      '--data',
+      dir.dataDir,
+      '--terminal',
+      'door-e2e',
+      '--site',
+      'plant-e2e',
+      '--mode',
+      'in',
+      '--scanner',
+      `badge-serial:${sim.device}:9600:em4100-hex`,
+      ...api,
+    ]);
     const dataDir = dir.dataDir;
     const state = async () => {
       const s = await daemonStatus(dataDir);
@@ -110,10 +122,14 @@ describe.skipIf(!has('socat'))('a badge on a serial reader on a real pty becomes
     await until(async () => (await state()).capture.punched === 1, 10_000, 'badge punch');
     await new Promise((r) => setTimeout(r, 500)); // held in the field: the reader repeats its frame
     await sim.send('lift');
-    const [ada] = await until(async () => {
-      const e = await events('E3001');
-      return e.length > 0 ? e : null;
-    }, 15_000, 'the event of E3001 in the service');
+    const [ada] = await until(
+      async () => {
+        const e = await events('E3001');
+        return e.length > 0 ? e : null;
+      },
+      15_000,
+      'the event of E3001 in the service',
+    );
     expect(ada).toMatchObject({ employeeCode: 'E3001' });
     expect(ada!.inTime).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/);
 
@@ -152,7 +168,10 @@ describe('a badge on the in-process serial reader becomes one punch (the daemon 
       api: { url: service.url, clientId: service.clientId },
       upstream: ['api'],
       // The badge reader, and a fingerprint module beside it whose ring light shows the badge's outcome (the reader has none).
-      scanners: [{ family: 'badge-serial', path: 'sim', format: 'wiegand34' }, { family: 'r30x', path: 'sim' }],
+      scanners: [
+        { family: 'badge-serial', path: 'sim', format: 'wiegand34' },
+        { family: 'r30x', path: 'sim' },
+      ],
       ops: { enabled: false },
       outbox: { backoffBaseMs: 100, backoffCapMs: 500 },
     });
@@ -164,19 +183,34 @@ describe('a badge on the in-process serial reader becomes one punch (the daemon 
     await daemon.start();
     try {
       const worker = runtime.workers.get('sim:badge-serial')!;
-      await until(async () => worker.status === 'ready' && runtime.workers.get('sim:r30x')!.status === 'ready', 20_000, 'badge reader and module ready');
+      await until(
+        async () => worker.status === 'ready' && runtime.workers.get('sim:r30x')!.status === 'ready',
+        20_000,
+        'badge reader and module ready',
+      );
       const ring = () => (runtime.simulators.get('sim:r30x') as R30xSimulator).led?.color;
       const reader = runtime.simulators.get('sim:badge-serial')!;
       const outcomes: CaptureOutcome[] = [];
       worker.on('capture', (o) => outcomes.push(o));
 
       const progress: Array<Record<string, unknown>> = [];
-      const result = await enroll(runtime, createAttendanceClient(config, secrets), { employeeCode: 'E3002', modality: 'badge', position: 'badge' }, (e) => {
-        progress.push(e);
-        if (e.step === 'capture') reader.present(ADA_CARD);
-      });
+      const result = await enroll(
+        runtime,
+        createAttendanceClient(config, secrets),
+        { employeeCode: 'E3002', modality: 'badge', position: 'badge' },
+        (e) => {
+          progress.push(e);
+          if (e.step === 'capture') reader.present(ADA_CARD);
+        },
+      );
       reader.lift();
-      expect(result).toMatchObject({ employeeCode: 'E3002', modality: 'badge', name: 'Ada E3002', templates: [{ format: 'badge-hmac-sha256', quality: null }], upload: null });
+      expect(result).toMatchObject({
+        employeeCode: 'E3002',
+        modality: 'badge',
+        name: 'Ada E3002',
+        templates: [{ format: 'badge-hmac-sha256', quality: null }],
+        upload: null,
+      });
       expect(progress.map((e) => e.step)).toEqual(expect.arrayContaining(['user', 'capture', 'badge-read', 'stored', 'no-upload']));
       expect(await runtime.cache!.countsByModality()).toMatchObject({ badge: 1 });
       await new Promise((r) => setTimeout(r, 1600)); // the same card again so soon is the same presentation
@@ -186,10 +220,14 @@ describe('a badge on the in-process serial reader becomes one punch (the daemon 
       await until(async () => outcomes.length === 1, 10_000, 'the badge punch');
       expect(outcomes[0]).toMatchObject({ result: 'punched', employeeCode: 'E3002', direction: 'in' });
       await until(async () => ring() === LedColor.green, 5000, 'the module ring green for the badge punch');
-      const [ev] = await until(async () => {
-        const e = await events('E3002');
-        return e.length > 0 ? e : null;
-      }, 15_000, 'the event of E3002 in the service');
+      const [ev] = await until(
+        async () => {
+          const e = await events('E3002');
+          return e.length > 0 ? e : null;
+        },
+        15_000,
+        'the event of E3002 in the service',
+      );
       expect(ev).toMatchObject({ employeeCode: 'E3002' });
 
       await new Promise((r) => setTimeout(r, 1600)); // past the reader's hold-off

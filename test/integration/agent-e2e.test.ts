@@ -9,7 +9,16 @@ import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { AttendanceClient } from '../../src/api/client.js';
 import { startService, type InProcessService } from '../helpers/service.js';
-import { daemonStatus, seedModuleTemplates, startAgent, startSimulatedModule, stopChild, terminalDir, until, type SimulatedModule } from '../helpers/agent.js';
+import {
+  daemonStatus,
+  seedModuleTemplates,
+  startAgent,
+  startSimulatedModule,
+  stopChild,
+  terminalDir,
+  until,
+  type SimulatedModule,
+} from '../helpers/agent.js';
 import { has } from '../helpers/system.js';
 
 let service: InProcessService;
@@ -20,7 +29,11 @@ let agent: ChildProcess | null = null;
 beforeAll(async () => {
   service = await startService();
   admin = new AttendanceClient({ baseUrl: service.url, clientId: service.clientId, apiKey: service.apiKey, apiSecret: service.apiSecret });
-  for (const [code, first] of [['E2001', 'Ada'], ['E2002', 'Alan']] as const) await admin.addOrUpdateUser({ employeeCode: code, firstName: first, lastName: 'Test', status: '0' });
+  for (const [code, first] of [
+    ['E2001', 'Ada'],
+    ['E2002', 'Alan'],
+  ] as const)
+    await admin.addOrUpdateUser({ employeeCode: code, firstName: first, lastName: 'Test', status: '0' });
 });
 
 afterAll(async () => {
@@ -55,9 +68,24 @@ describe.skipIf(!has('socat'))('edge-agent run end to end, the module on a real 
     writeFileSync(secretFile, service.apiSecret, { mode: 0o600 });
     sim = await startSimulatedModule();
     agent = await startAgent([
-      '--data', dir.dataDir, '--terminal', 'gate-e2e', '--site', 'plant-e2e', '--mode', 'in',
-      '--scanner', `r30x:${sim.device}:57600`,
-      '--api', service.url, '--client-id', service.clientId, '--api-key', service.apiKey, '--api-secret-file', secretFile,
+      '--data',
+      dir.dataDir,
+      '--terminal',
+      'gate-e2e',
+      '--site',
+      'plant-e2e',
+      '--mode',
+      'in',
+      '--scanner',
+      `r30x:${sim.device}:57600`,
+      '--api',
+      service.url,
+      '--client-id',
+      service.clientId,
+      '--api-key',
+      service.apiKey,
+      '--api-secret-file',
+      secretFile,
     ]);
     const dataDir = dir.dataDir;
     await until(async () => (await scannerState(dataDir)).status === 'ready', 20_000, 'scanner ready');
@@ -67,17 +95,25 @@ describe.skipIf(!has('socat'))('edge-agent run end to end, the module on a real 
     await until(async () => (await scannerState(dataDir)).capture.punched === 1, 10_000, 'punch of E2001');
     await new Promise((r) => setTimeout(r, 800)); // the finger stays on: still one capture
     expect(await sim.send('lift')).toBe('ok: lift');
-    const [ada] = await until(async () => {
-      const e = await events('E2001');
-      return e.length > 0 ? e : null;
-    }, 15_000, 'event of E2001 in the service');
+    const [ada] = await until(
+      async () => {
+        const e = await events('E2001');
+        return e.length > 0 ? e : null;
+      },
+      15_000,
+      'event of E2001 in the service',
+    );
     expect(ada).toMatchObject({ employeeCode: 'E2001' });
     expect(ada!.inTime).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/);
     expect((await scannerState(dataDir)).capture).toMatchObject({ punched: 1, duplicate: 0 });
 
     // An unknown finger: the module search misses, nobody is punched.
     await sim.send('finger 999');
-    await until(async () => (await scannerState(dataDir)).capture.unknown === 1, 25_000, 'unknown finger noticed (the module misses, the image goes up for host matching)');
+    await until(
+      async () => (await scannerState(dataDir)).capture.unknown === 1,
+      25_000,
+      'unknown finger noticed (the module misses, the image goes up for host matching)',
+    );
     await sim.send('lift');
 
     // Unplugged and plugged back in: the agent reconnects by itself (no restart) and punches.

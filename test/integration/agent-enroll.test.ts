@@ -15,7 +15,12 @@ let agent: ChildProcess | null = null;
 
 beforeAll(async () => {
   service = await startService();
-  const admin = new AttendanceClient({ baseUrl: service.url, clientId: service.clientId, apiKey: service.apiKey, apiSecret: service.apiSecret });
+  const admin = new AttendanceClient({
+    baseUrl: service.url,
+    clientId: service.clientId,
+    apiKey: service.apiKey,
+    apiSecret: service.apiSecret,
+  });
   await admin.addOrUpdateUser({ employeeCode: 'E4001', firstName: 'Ada', lastName: 'Lovelace', status: '0' });
   await admin.addOrUpdateUser({ employeeCode: 'E4002', firstName: 'Grace', lastName: 'Hopper', status: '0' });
 });
@@ -28,7 +33,18 @@ afterAll(async () => {
 function apiFlags(dir: TerminalDir): string[] {
   const secretFile = join(dir.dataDir, 'api-secret');
   writeFileSync(secretFile, service.apiSecret, { mode: 0o600 });
-  return ['--data', dir.dataDir, '--api', service.url, '--client-id', service.clientId, '--api-key', service.apiKey, '--api-secret-file', secretFile];
+  return [
+    '--data',
+    dir.dataDir,
+    '--api',
+    service.url,
+    '--client-id',
+    service.clientId,
+    '--api-key',
+    service.apiKey,
+    '--api-secret-file',
+    secretFile,
+  ];
 }
 
 describe('edge-agent enroll without a running agent', () => {

@@ -51,7 +51,26 @@ async function cached(dir: TerminalDir, employeeCode: string): Promise<string[]>
 
 function record(employeeCode: string, version: number, id: string, data: Uint8Array): SiteTemplateRecord {
   const at = new Date(version).toISOString();
-  return { v: 2, employeeCode, version, updatedAt: at, origin: 'enrol-station', deleted: false, templates: [{ id, modality: 'finger', position: 'right-index', format: 'r30x-char', quality: null, sensorModel: 'R503', createdAt: at, data: Buffer.from(data).toString('base64') }] };
+  return {
+    v: 2,
+    employeeCode,
+    version,
+    updatedAt: at,
+    origin: 'enrol-station',
+    deleted: false,
+    templates: [
+      {
+        id,
+        modality: 'finger',
+        position: 'right-index',
+        format: 'r30x-char',
+        quality: null,
+        sensorModel: 'R503',
+        createdAt: at,
+        data: Buffer.from(data).toString('base64'),
+      },
+    ],
+  };
 }
 
 describe('a running agent against an attacker on the broker', () => {
@@ -60,7 +79,18 @@ describe('a running agent against an attacker on the broker', () => {
     const opsKey = randomBytes(32);
     const a = terminalDir({ siteKey, extra: { opsKey: opsKey.toString('hex') } });
     const b = terminalDir({ siteKey, extra: { opsKey: opsKey.toString('hex') } });
-    const args = (dir: TerminalDir, id: string) => ['--data', dir.dataDir, '--terminal', id, '--site', SITE, '--mqtt', broker.url, '--upstream', 'mqtt'];
+    const args = (dir: TerminalDir, id: string) => [
+      '--data',
+      dir.dataDir,
+      '--terminal',
+      id,
+      '--site',
+      SITE,
+      '--mqtt',
+      broker.url,
+      '--upstream',
+      'mqtt',
+    ];
     const start = async (dir: TerminalDir, id: string) => {
       const child = await startAgent(args(dir, id));
       agents.add(child);
@@ -68,10 +98,24 @@ describe('a running agent against an attacker on the broker', () => {
     };
     const agentA = await start(a, 'gate-a');
     let agentB = await start(b, 'gate-b');
-    const siteSync = async (dir: TerminalDir) => (await daemonStatus(dir.dataDir)).metrics.siteSync as { applied: number; removed: number; skipped: number; refused: number; errors: number };
+    const siteSync = async (dir: TerminalDir) =>
+      (await daemonStatus(dir.dataDir)).metrics.siteSync as {
+        applied: number;
+        removed: number;
+        skipped: number;
+        refused: number;
+        errors: number;
+      };
 
     // Two people reach both terminals from an enrolment station of the site; E1 is enrolled twice.
-    const station = new SiteTemplateSync({ url: broker.url, prefix: PREFIX, site: SITE, terminal: 'enrol-station', key: siteKey, store: { versionOf: async () => null, apply: async () => true, remove: async () => 0, note: async () => undefined } });
+    const station = new SiteTemplateSync({
+      url: broker.url,
+      prefix: PREFIX,
+      site: SITE,
+      terminal: 'enrol-station',
+      key: siteKey,
+      store: { versionOf: async () => null, apply: async () => true, remove: async () => 0, note: async () => undefined },
+    });
     await station.start();
     const [t1, t2, t3] = await Promise.all([moduleTemplateOf(601), moduleTemplateOf(602), moduleTemplateOf(603)]);
     const now = Date.now();
@@ -107,8 +151,10 @@ describe('a running agent against an attacker on the broker', () => {
     });
     await attacker.subscribeAsync(`${PREFIX}/${SITE}/gate-a/res/+`, { qos: 1 });
     const answerTo = (tx: string) => until(async () => answers.get(tx), 15_000, `answer to ${tx}`);
-    const send = (command: string, payload: string | Buffer) => attacker.publishAsync(`${PREFIX}/${SITE}/gate-a/req/${command}`, payload, { qos: 1 });
-    const sign = (command: string, transaction: string, argsOf: Record<string, unknown>, key = opsKey) => signedRequest({ base, command, args: argsOf, key, kid: 'site', transaction, ts: Date.now() });
+    const send = (command: string, payload: string | Buffer) =>
+      attacker.publishAsync(`${PREFIX}/${SITE}/gate-a/req/${command}`, payload, { qos: 1 });
+    const sign = (command: string, transaction: string, argsOf: Record<string, unknown>, key = opsKey) =>
+      signedRequest({ base, command, args: argsOf, key, kid: 'site', transaction, ts: Date.now() });
 
     const code70k = 'x'.repeat(70_000);
     await send('delete-user', JSON.stringify({ transaction: 'tx-70k-unsigned', employeeCode: code70k }));
@@ -131,11 +177,21 @@ describe('a running agent against an attacker on the broker', () => {
     expect(await answerTo('tx-ping-once')).toMatchObject({ status: 'ok' });
     answers.delete('tx-ping-once');
     await send('ping', replayed); // the same signed request again: a replay
-    expect((await answerTo('tx-ping-once')).error).toMatchObject({ code: 'OPS_UNAUTHENTICATED', message: expect.stringContaining('replay') });
+    expect((await answerTo('tx-ping-once')).error).toMatchObject({
+      code: 'OPS_UNAUTHENTICATED',
+      message: expect.stringContaining('replay'),
+    });
 
     // 10 MB: the broker may refuse it (message_size_limit) or pass it on; either way the agent lives.
-    const big = Buffer.concat([Buffer.from('{"transaction":"tx-10mb","employeeCode":"'), Buffer.alloc(10 * 1024 * 1024, 0x78), Buffer.from('"}')]);
-    const delivered = await send('delete-user', big).then(() => true, () => false);
+    const big = Buffer.concat([
+      Buffer.from('{"transaction":"tx-10mb","employeeCode":"'),
+      Buffer.alloc(10 * 1024 * 1024, 0x78),
+      Buffer.from('"}'),
+    ]);
+    const delivered = await send('delete-user', big).then(
+      () => true,
+      () => false,
+    );
     if (delivered && attacker.connected) {
       const r = await until(async () => answers.get('tx-10mb'), 30_000, 'answer to the 10 MB request').catch(() => null);
       // Passed on by the broker: answered without being read; dropped by the broker: no answer.
@@ -151,11 +207,16 @@ describe('a running agent against an attacker on the broker', () => {
     // A reconnection (the path where a poisoned mqtt.js store threw and killed the agent): still alive.
     await broker.stop();
     await broker.restart();
-    await until(async () => (await nextMessage(broker.url, `${PREFIX}/${SITE}/gate-a/state`, (s) => s === 'online', 20_000)) === 'online', 30_000, 'gate-a online again');
+    await until(
+      async () => (await nextMessage(broker.url, `${PREFIX}/${SITE}/gate-a/state`, (s) => s === 'online', 20_000)) === 'online',
+      30_000,
+      'gate-a online again',
+    );
     expect(agentA.exitCode).toBeNull();
     const keyFile = join(a.dataDir, 'operator-ops.key');
     writeFileSync(keyFile, opsKey.toString('hex'), { mode: 0o600 });
-    const opsSend = (...rest: string[]) => runCli(['ops', 'send', '--mqtt', broker.url, '--site', SITE, '--key-file', keyFile, ...rest], { timeoutMs: 60_000 });
+    const opsSend = (...rest: string[]) =>
+      runCli(['ops', 'send', '--mqtt', broker.url, '--site', SITE, '--key-file', keyFile, ...rest], { timeoutMs: 60_000 });
     const ping = await opsSend('--terminal', 'gate-a', 'ping', '--json');
     expect(ping.code, ping.stderr).toBe(0);
     expect(JSON.parse(ping.stdout)).toMatchObject({ status: 'ok', result: { pong: true, terminal: 'gate-a' } });
@@ -164,9 +225,11 @@ describe('a running agent against an attacker on the broker', () => {
     const writer = await mqtt.connectAsync(broker.url);
     const refusedBefore = [(await siteSync(a)).refused, (await siteSync(b)).refused];
     await writer.publishAsync(`${PREFIX}/${SITE}/templates/E1`, Buffer.alloc(0), { qos: 1, retain: true });
-    for (const [i, dir] of [a, b].entries()) await until(async () => (await siteSync(dir)).refused === refusedBefore[i]! + 1, 15_000, 'empty message refused');
+    for (const [i, dir] of [a, b].entries())
+      await until(async () => (await siteSync(dir)).refused === refusedBefore[i]! + 1, 15_000, 'empty message refused');
     await writer.publishAsync(`${PREFIX}/${SITE}/templates/E1`, oldE1!, { qos: 1, retain: true });
-    for (const [i, dir] of [a, b].entries()) await until(async () => (await siteSync(dir)).refused === refusedBefore[i]! + 2, 15_000, 'replayed record refused');
+    for (const [i, dir] of [a, b].entries())
+      await until(async () => (await siteSync(dir)).refused === refusedBefore[i]! + 2, 15_000, 'replayed record refused');
     await writer.endAsync();
     await intact();
     expect((await siteSync(a)).removed).toBe(0);
@@ -177,7 +240,11 @@ describe('a running agent against an attacker on the broker', () => {
     const del = await opsSend('--terminal', 'gate-a', 'delete-user', '--arg', 'employeeCode=E1');
     expect(del.code, del.stderr).toBe(0);
     expect(del.stdout).toContain('ok: delete-user on plant-abuse/gate-a');
-    expect(JSON.parse(del.stdout.slice(del.stdout.indexOf('{')))).toMatchObject({ employeeCode: 'E1', templatesRemoved: 1, deletedAcrossSite: true });
+    expect(JSON.parse(del.stdout.slice(del.stdout.indexOf('{')))).toMatchObject({
+      employeeCode: 'E1',
+      templatesRemoved: 1,
+      deletedAcrossSite: true,
+    });
     expect(await cached(a, 'E1')).toEqual([]);
     expect(await cached(b, 'E1')).toEqual(before.e1); // still there: gate-b was off
     agentB = await start(b, 'gate-b');
@@ -190,7 +257,8 @@ describe('a running agent against an attacker on the broker', () => {
     const late = await mqtt.connectAsync(broker.url);
     await late.publishAsync(`${PREFIX}/${SITE}/templates/E1`, oldE1!, { qos: 1, retain: true });
     await late.endAsync();
-    for (const [i, dir] of [a, b].entries()) await until(async () => (await siteSync(dir)).refused === refusedNow[i]! + 1, 15_000, 'replay after the deletion refused');
+    for (const [i, dir] of [a, b].entries())
+      await until(async () => (await siteSync(dir)).refused === refusedNow[i]! + 1, 15_000, 'replay after the deletion refused');
     for (const dir of [a, b]) expect(await cached(dir, 'E1')).toEqual([]);
 
     for (const child of [agentA, agentB]) {

@@ -26,12 +26,14 @@ afterAll(async () => {
   await broker.stop();
 });
 
-
 describe('edge-agent run against a real broker', () => {
   it('publishes a retained online state and metrics, answers signed commands with the same transaction, refuses unsigned ones, and is lost after SIGKILL', async () => {
     const opsKey = randomBytes(32);
     const data = dataWithOpsKey(opsKey);
-    const child = spawnCli(['run', '--data', data, '--terminal', 'gate-7', '--site', 'plant-a', '--mqtt', broker.url, '--upstream', 'mqtt'], { env: { EDGE_AGENT_OPS__METRICS_INTERVAL_SEC: '1' } });
+    const child = spawnCli(
+      ['run', '--data', data, '--terminal', 'gate-7', '--site', 'plant-a', '--mqtt', broker.url, '--upstream', 'mqtt'],
+      { env: { EDGE_AGENT_OPS__METRICS_INTERVAL_SEC: '1' } },
+    );
     try {
       await waitForLine(child, /edge-agent running/, 30_000);
       expect(await nextMessage(broker.url, 'attendance/plant-a/gate-7/state', (s) => s === 'online')).toBe('online');
@@ -47,14 +49,27 @@ describe('edge-agent run against a real broker', () => {
       client.on('message', (_t, m) => answers.push(JSON.parse(m.toString())));
       await client.subscribeAsync('attendance/plant-a/gate-7/res/+', { qos: 1 });
       const base = { prefix: 'attendance', site: 'plant-a', terminal: 'gate-7' };
-      const signed = (command: string, transaction: string) => signedRequest({ base, command, args: {}, key: opsKey, kid: 'site', transaction, ts: Date.now() });
+      const signed = (command: string, transaction: string) =>
+        signedRequest({ base, command, args: {}, key: opsKey, kid: 'site', transaction, ts: Date.now() });
       await client.publishAsync('attendance/plant-a/gate-7/req/ping', signed('ping', 'tx-4242'), { qos: 1 });
       await client.publishAsync('attendance/plant-a/gate-7/req/queue-status', signed('queue-status', 'tx-q'), { qos: 1 });
       await client.publishAsync('attendance/plant-a/gate-7/req/self-destruct', signed('self-destruct', 'tx-x'), { qos: 1 });
       await client.publishAsync('attendance/plant-a/gate-7/req/ping', 'not json', { qos: 1 });
       // The same read-only ping without a signature, and one signed for another terminal: refused.
       await client.publishAsync('attendance/plant-a/gate-7/req/ping', JSON.stringify({ transaction: 'tx-unsigned' }), { qos: 1 });
-      await client.publishAsync('attendance/plant-a/gate-7/req/ping', signedRequest({ base: { ...base, terminal: 'gate-8' }, command: 'ping', args: {}, key: opsKey, kid: 'site', transaction: 'tx-elsewhere', ts: Date.now() }), { qos: 1 });
+      await client.publishAsync(
+        'attendance/plant-a/gate-7/req/ping',
+        signedRequest({
+          base: { ...base, terminal: 'gate-8' },
+          command: 'ping',
+          args: {},
+          key: opsKey,
+          kid: 'site',
+          transaction: 'tx-elsewhere',
+          ts: Date.now(),
+        }),
+        { qos: 1 },
+      );
       const deadline = Date.now() + 10_000;
       while (answers.length < 6 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
       await client.endAsync();
@@ -62,8 +77,14 @@ describe('edge-agent run against a real broker', () => {
       expect(answers.find((a) => a.transaction === 'tx-q')).toMatchObject({ status: 'ok', result: { pending: 0 } });
       expect(answers.find((a) => a.transaction === 'tx-x')).toMatchObject({ status: 'error', error: { code: 'OPS_UNKNOWN_COMMAND' } });
       expect(answers.find((a) => a.transaction === null)).toMatchObject({ status: 'error', error: { code: 'OPS_BAD_REQUEST' } });
-      expect(answers.find((a) => a.transaction === 'tx-unsigned')).toMatchObject({ status: 'error', error: { code: 'OPS_UNAUTHENTICATED' } });
-      expect(answers.find((a) => a.transaction === 'tx-elsewhere')).toMatchObject({ status: 'error', error: { code: 'OPS_UNAUTHENTICATED' } });
+      expect(answers.find((a) => a.transaction === 'tx-unsigned')).toMatchObject({
+        status: 'error',
+        error: { code: 'OPS_UNAUTHENTICATED' },
+      });
+      expect(answers.find((a) => a.transaction === 'tx-elsewhere')).toMatchObject({
+        status: 'error',
+        error: { code: 'OPS_UNAUTHENTICATED' },
+      });
 
       child.kill('SIGKILL');
       expect(await nextMessage(broker.url, 'attendance/plant-a/gate-7/state', (s) => s === 'lost')).toBe('lost');
@@ -74,7 +95,19 @@ describe('edge-agent run against a real broker', () => {
 
   it('says offline on a clean stop', async () => {
     const data = mkdtempSync(join(tmpdir(), 'agent-ops-'));
-    const child = spawnCli(['run', '--data', data, '--terminal', 'gate-8', '--site', 'plant-a', '--mqtt', broker.url, '--upstream', 'mqtt']);
+    const child = spawnCli([
+      'run',
+      '--data',
+      data,
+      '--terminal',
+      'gate-8',
+      '--site',
+      'plant-a',
+      '--mqtt',
+      broker.url,
+      '--upstream',
+      'mqtt',
+    ]);
     await waitForLine(child, /edge-agent running/, 30_000);
     expect(await nextMessage(broker.url, 'attendance/plant-a/gate-8/state', (s) => s === 'online')).toBe('online');
     const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
@@ -88,9 +121,27 @@ describe.skipIf(!has('socat'))('a scanner unplugged and plugged back, as operati
   it('degraded with the scanner and its error while it is gone; healthy, with no stale error, once it is back; fleet --check says so', async () => {
     const sim = await startSimulatedModule();
     const dir = terminalDir();
-    const child = spawnCli(['run', '--data', dir.dataDir, '--terminal', 'gate-u', '--site', 'plant-u', '--mqtt', broker.url, '--upstream', 'mqtt', '--scanner', `r30x:${sim.device}:57600`], { env: { EDGE_AGENT_OPS__METRICS_INTERVAL_SEC: '1' } });
+    const child = spawnCli(
+      [
+        'run',
+        '--data',
+        dir.dataDir,
+        '--terminal',
+        'gate-u',
+        '--site',
+        'plant-u',
+        '--mqtt',
+        broker.url,
+        '--upstream',
+        'mqtt',
+        '--scanner',
+        `r30x:${sim.device}:57600`,
+      ],
+      { env: { EDGE_AGENT_OPS__METRICS_INTERVAL_SEC: '1' } },
+    );
     const topic = 'attendance/plant-u/gate-u/metrics';
-    const metrics = async (ok: (m: Record<string, any>) => boolean) => JSON.parse(await nextMessage(broker.url, topic, (s) => ok(JSON.parse(s)), 30_000)) as Record<string, any>;
+    const metrics = async (ok: (m: Record<string, any>) => boolean) =>
+      JSON.parse(await nextMessage(broker.url, topic, (s) => ok(JSON.parse(s)), 30_000)) as Record<string, any>;
     const check = () => runCli(['fleet', '--check', '--mqtt', broker.url, '--site', 'plant-u']);
     try {
       await waitForLine(child, /edge-agent running/, 30_000);

@@ -13,7 +13,17 @@ import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { startBroker, type TestBroker } from '../helpers/broker.js';
 import { runCli } from '../helpers/cli.js';
-import { daemonStatus, moduleTemplateOf, startAgent, startSimulatedModule, stopChild, terminalDir, until, type SimulatedModule, type TerminalDir } from '../helpers/agent.js';
+import {
+  daemonStatus,
+  moduleTemplateOf,
+  startAgent,
+  startSimulatedModule,
+  stopChild,
+  terminalDir,
+  until,
+  type SimulatedModule,
+  type TerminalDir,
+} from '../helpers/agent.js';
 import { openAgentDatabase } from '../../src/store/agent-db.js';
 import { TemplateCache } from '../../src/store/template-cache.js';
 import { parseRecord, SiteTemplateSync, type SiteTemplateRecord } from '../../src/site-sync/site-sync.js';
@@ -39,12 +49,16 @@ afterAll(async () => {
 const SITE = 'plant-sync';
 
 /** The person's templates in a terminal's cache (read beside the running daemon; WAL allows it). */
-async function cachedTemplates(dir: TerminalDir, employeeCode: string): Promise<Array<{ id: string; format: string; data: string; sourceTerminal: string | null }>> {
+async function cachedTemplates(
+  dir: TerminalDir,
+  employeeCode: string,
+): Promise<Array<{ id: string; format: string; data: string; sourceTerminal: string | null }>> {
   const db = await openAgentDatabase(dir.dataDir);
   try {
     const cache = await TemplateCache.open(db, { key: dir.templateKey });
     const out = [];
-    for await (const t of cache.listTemplates({ employeeCode })) out.push({ id: t.id, format: t.format, data: Buffer.from(t.data).toString('base64'), sourceTerminal: t.sourceTerminal });
+    for await (const t of cache.listTemplates({ employeeCode }))
+      out.push({ id: t.id, format: t.format, data: Buffer.from(t.data).toString('base64'), sourceTerminal: t.sourceTerminal });
     return out;
   } finally {
     await db.close();
@@ -55,7 +69,9 @@ async function cachedTemplates(dir: TerminalDir, employeeCode: string): Promise<
 async function placedOnModules(dir: TerminalDir, employeeCode: string): Promise<string[]> {
   const db = await openAgentDatabase(dir.dataDir);
   try {
-    const rows = await db.all<{ template_id: string }>('SELECT template_id FROM module_slots WHERE employee_code = ? ORDER BY slot', [employeeCode]);
+    const rows = await db.all<{ template_id: string }>('SELECT template_id FROM module_slots WHERE employee_code = ? ORDER BY slot', [
+      employeeCode,
+    ]);
     return rows.map((r) => r.template_id);
   } finally {
     await db.close();
@@ -70,7 +86,18 @@ function record(employeeCode: string, updatedAt: Date, data: Uint8Array, id: str
     deleted: false,
     updatedAt: updatedAt.toISOString(),
     origin: 'enrol-station',
-    templates: [{ id, modality: 'finger', position: 'right-index', format: 'r30x-char', quality: null, sensorModel: 'R503', createdAt: updatedAt.toISOString(), data: Buffer.from(data).toString('base64') }],
+    templates: [
+      {
+        id,
+        modality: 'finger',
+        position: 'right-index',
+        format: 'r30x-char',
+        quality: null,
+        sensorModel: 'R503',
+        createdAt: updatedAt.toISOString(),
+        data: Buffer.from(data).toString('base64'),
+      },
+    ],
   };
 }
 
@@ -85,12 +112,34 @@ describe.skipIf(!has('socat'))('site template sync between two running agents, o
     sim = await startSimulatedModule(['--baud', '115200']);
     for (let i = 0; i < 2; i++) {
       const scanner = i === 1 ? ['--scanner', `r30x:${sim.device}:115200`] : [];
-      agents.push(await startAgent(['--data', dirs[i]!.dataDir, '--terminal', ids[i]!, '--site', SITE, '--mqtt', broker.url, '--upstream', 'mqtt', ...scanner]));
+      agents.push(
+        await startAgent([
+          '--data',
+          dirs[i]!.dataDir,
+          '--terminal',
+          ids[i]!,
+          '--site',
+          SITE,
+          '--mqtt',
+          broker.url,
+          '--upstream',
+          'mqtt',
+          ...scanner,
+        ]),
+      );
     }
     const capture = async () => (await daemonStatus(dirs[1]!.dataDir)).metrics.capture as { punched: number; unknown: number };
-    const scannerReady = async () => ((await daemonStatus(dirs[1]!.dataDir)).info.scanners as Array<{ status: string }>)[0]!.status === 'ready';
+    const scannerReady = async () =>
+      ((await daemonStatus(dirs[1]!.dataDir)).info.scanners as Array<{ status: string }>)[0]!.status === 'ready';
     await until(scannerReady, 20_000, 'module of gate-s2 ready');
-    const counters = async (i: number) => (await daemonStatus(dirs[i]!.dataDir)).metrics.siteSync as { applied: number; removed: number; skipped: number; refused: number; errors: number };
+    const counters = async (i: number) =>
+      (await daemonStatus(dirs[i]!.dataDir)).metrics.siteSync as {
+        applied: number;
+        removed: number;
+        skipped: number;
+        refused: number;
+        errors: number;
+      };
     const fingerCount = async (i: number) => ((await daemonStatus(dirs[i]!.dataDir)).info.templates as { finger: number }).finger;
     for (let i = 0; i < 2; i++) expect(await fingerCount(i)).toBe(0);
 
@@ -110,7 +159,9 @@ describe.skipIf(!has('socat'))('site template sync between two running agents, o
       for (let i = 0; i < 2; i++) {
         await until(async () => (await counters(i)).applied === 1, 15_000, `record applied on ${ids[i]}`);
         const held = await cachedTemplates(dirs[i]!, 'E3001');
-        expect(held).toEqual([{ id: 'tpl-1', format: 'r30x-char', data: Buffer.from(first.data).toString('base64'), sourceTerminal: 'enrol-station' }]);
+        expect(held).toEqual([
+          { id: 'tpl-1', format: 'r30x-char', data: Buffer.from(first.data).toString('base64'), sourceTerminal: 'enrol-station' },
+        ]);
         expect(await fingerCount(i)).toBe(1);
       }
 
@@ -121,12 +172,18 @@ describe.skipIf(!has('socat'))('site template sync between two running agents, o
       await station.publish(record('E3001', new Date(t1.getTime() - 1000), first.data, 'tpl-0'));
       for (let i = 0; i < 2; i++) {
         await until(async () => (await counters(i)).refused === 1, 15_000, `older record refused on ${ids[i]}`);
-        expect((await cachedTemplates(dirs[i]!, 'E3001')).map((t) => [t.id, t.data])).toEqual([['tpl-2', Buffer.from(second.data).toString('base64')]]);
+        expect((await cachedTemplates(dirs[i]!, 'E3001')).map((t) => [t.id, t.data])).toEqual([
+          ['tpl-2', Buffer.from(second.data).toString('base64')],
+        ]);
       }
       // The synced person is placed on the second terminal's module: their finger punches there.
       // Placement follows the applied record (debounced, then written to the module over the
       // serial line), so the finger goes on once the slot map holds the newer template.
-      await until(async () => (await placedOnModules(dirs[1]!, 'E3001')).join(',') === 'tpl-2', 15_000, 'newer template placed on the module of gate-s2');
+      await until(
+        async () => (await placedOnModules(dirs[1]!, 'E3001')).join(',') === 'tpl-2',
+        15_000,
+        'newer template placed on the module of gate-s2',
+      );
       await sim.send('finger 502');
       await until(async () => (await capture()).punched === 1, 15_000, 'synced person punched on gate-s2');
       await sim.send('lift');
@@ -137,11 +194,25 @@ describe.skipIf(!has('socat'))('site template sync between two running agents, o
     // delete-user over MQTT on the first terminal: gone there and, through the site, on the second.
     const client = await mqtt.connectAsync(broker.url);
     try {
-      const answer = new Promise<Record<string, unknown>>((resolve) => client.on('message', (_t, m) => resolve(JSON.parse(m.toString()) as Record<string, unknown>)));
+      const answer = new Promise<Record<string, unknown>>((resolve) =>
+        client.on('message', (_t, m) => resolve(JSON.parse(m.toString()) as Record<string, unknown>)),
+      );
       await client.subscribeAsync(`attendance/${SITE}/gate-s1/res/delete-user`, { qos: 1 });
-      const request = signedRequest({ base: { prefix: 'attendance', site: SITE, terminal: 'gate-s1' }, command: 'delete-user', args: { employeeCode: 'E3001' }, key: opsKey, kid: 'site', transaction: 'tx-del-1', ts: Date.now() });
+      const request = signedRequest({
+        base: { prefix: 'attendance', site: SITE, terminal: 'gate-s1' },
+        command: 'delete-user',
+        args: { employeeCode: 'E3001' },
+        key: opsKey,
+        kid: 'site',
+        transaction: 'tx-del-1',
+        ts: Date.now(),
+      });
       await client.publishAsync(`attendance/${SITE}/gate-s1/req/delete-user`, request, { qos: 1 });
-      expect(await answer).toMatchObject({ transaction: 'tx-del-1', status: 'ok', result: { employeeCode: 'E3001', templatesRemoved: 1, deletedAcrossSite: true } });
+      expect(await answer).toMatchObject({
+        transaction: 'tx-del-1',
+        status: 'ok',
+        result: { employeeCode: 'E3001', templatesRemoved: 1, deletedAcrossSite: true },
+      });
     } finally {
       await client.endAsync();
     }
@@ -158,21 +229,46 @@ describe.skipIf(!has('socat'))('site template sync between two running agents, o
     expect((await capture()).punched).toBe(1);
     // The broker keeps the sealed tombstone, not the person's templates: a terminal joining later deletes them too.
     const tomb = await nextMessage(broker.url, `attendance/${SITE}/templates/E3001`);
-    expect(parseRecord(openSiteRecord(siteKey, SITE, 'E3001', Buffer.from(tomb)), 'E3001')).toMatchObject({ deleted: true, templates: [], origin: 'gate-s1' });
+    expect(parseRecord(openSiteRecord(siteKey, SITE, 'E3001', Buffer.from(tomb)), 'E3001')).toMatchObject({
+      deleted: true,
+      templates: [],
+      origin: 'gate-s1',
+    });
 
     // Enrolled on a third terminal of the site (its agent stopped, so the enrolment runs in the
     // command: simulated scanners, extraction, module template), published, applied on both
     // running terminals, placed on the second one's module, and that finger punches there.
     const third = terminalDir({ siteKey });
-    const enrolled = await runCli(['enroll', 'E3002', '--simulate', '--present', '1001', '--data', third.dataDir, '--terminal', 'gate-s3', '--site', SITE, '--mqtt', broker.url], { timeoutMs: 90_000 });
+    const enrolled = await runCli(
+      [
+        'enroll',
+        'E3002',
+        '--simulate',
+        '--present',
+        '1001',
+        '--data',
+        third.dataDir,
+        '--terminal',
+        'gate-s3',
+        '--site',
+        SITE,
+        '--mqtt',
+        broker.url,
+      ],
+      { timeoutMs: 90_000 },
+    );
     expect(enrolled.stderr).toBe('');
     expect(enrolled.code).toBe(0);
     expect(enrolled.stdout).toMatch(/published to site plant-sync/);
     for (let i = 0; i < 2; i++) {
-      const held = await until(async () => {
-        const t = await cachedTemplates(dirs[i]!, 'E3002');
-        return t.length > 0 ? t : null;
-      }, 15_000, `enrolment of E3002 applied on ${ids[i]}`);
+      const held = await until(
+        async () => {
+          const t = await cachedTemplates(dirs[i]!, 'E3002');
+          return t.length > 0 ? t : null;
+        },
+        15_000,
+        `enrolment of E3002 applied on ${ids[i]}`,
+      );
       expect(held.every((t) => t.sourceTerminal === 'gate-s3')).toBe(true);
       expect(held.map((t) => t.format).sort()).toEqual(['iso19794-2', 'iso19794-2', 'iso19794-2', 'r30x-char']);
     }

@@ -31,13 +31,24 @@ describe('edge-agent serve and keys create', () => {
     expect(svc.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     const tokenRes = await fetch(`${svc.url}/oauth/token`, {
       method: 'POST',
-      headers: { authorization: `Basic ${Buffer.from('plant-7:').toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
+      headers: {
+        authorization: `Basic ${Buffer.from('plant-7:').toString('base64')}`,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
       body: new URLSearchParams({ grant_type: 'password', username: svc.apiKey, password: svc.apiSecret }).toString(),
     });
     const { access_token } = (await tokenRes.json()) as { access_token: string };
     const auth = { authorization: `Bearer ${access_token}`, 'content-type': 'application/json' };
-    await fetch(`${svc.url}/api/attendance/user`, { method: 'POST', headers: auth, body: JSON.stringify({ employeeCode: 'C1', firstName: 'Cli', lastName: 'Ent' }) });
-    const ev = await fetch(`${svc.url}/api/attendance/event`, { method: 'POST', headers: auth, body: JSON.stringify([{ employeeCode: 'C1', inTime: '2024-07-01 05:50:00' }]) });
+    await fetch(`${svc.url}/api/attendance/user`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ employeeCode: 'C1', firstName: 'Cli', lastName: 'Ent' }),
+    });
+    const ev = await fetch(`${svc.url}/api/attendance/event`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify([{ employeeCode: 'C1', inTime: '2024-07-01 05:50:00' }]),
+    });
     const body = (await ev.json()) as { returnValue: Array<{ returnValue: { shift: string } }> };
     expect(body.returnValue[0]!.returnValue.shift).toBe('EARLY'); // the default shift of --shifts
 
@@ -49,7 +60,9 @@ describe('edge-agent serve and keys create', () => {
     expect(out).toContain('SIGTERM: stopping');
 
     const db = await SqliteDatabase.open(svc.dbPath, { readonly: true });
-    const keys = await db.all<{ api_key: string; secret_hash: string; role: string }>('SELECT api_key, secret_hash, role FROM server_api_keys ORDER BY role');
+    const keys = await db.all<{ api_key: string; secret_hash: string; role: string }>(
+      'SELECT api_key, secret_hash, role FROM server_api_keys ORDER BY role',
+    );
     const events = await db.get<{ n: number }>('SELECT COUNT(*) AS n FROM server_events');
     await db.close();
     expect(keys.map((k) => k.role)).toEqual(['admin', 'admin-audit']);

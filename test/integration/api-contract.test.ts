@@ -56,17 +56,46 @@ function contractSuite(database: ServiceDatabase): void {
 
   describe('users (operations 1-3)', () => {
     it('adds a user and returns it with the password as given; status as a bare number is read', async () => {
-      const env = await admin.addOrUpdateUser({ employeeCode: 'U1', firstName: 'Ann', lastName: 'Lee', email: 'ann@example.com', loginName: 'ann', password: 'pw-1', status: 0, groupCode: 'G1' });
+      const env = await admin.addOrUpdateUser({
+        employeeCode: 'U1',
+        firstName: 'Ann',
+        lastName: 'Lee',
+        email: 'ann@example.com',
+        loginName: 'ann',
+        password: 'pw-1',
+        status: 0,
+        groupCode: 'G1',
+      });
       expect(env.statusCode).toBe('SUCCESS');
-      expect(env.returnValue).toEqual({ employeeCode: 'U1', firstName: 'Ann', lastName: 'Lee', email: 'ann@example.com', loginName: 'ann', password: 'pw-1', status: '0', groupCode: 'G1' });
+      expect(env.returnValue).toEqual({
+        employeeCode: 'U1',
+        firstName: 'Ann',
+        lastName: 'Lee',
+        email: 'ann@example.com',
+        loginName: 'ann',
+        password: 'pw-1',
+        status: '0',
+        groupCode: 'G1',
+      });
     });
 
     it('updates by employeeCode without changing loginName or password', async () => {
-      const env = await admin.addOrUpdateUser({ employeeCode: 'U1', firstName: 'Anna', lastName: 'Lee', loginName: 'other', password: 'pw-2', status: '1' });
+      const env = await admin.addOrUpdateUser({
+        employeeCode: 'U1',
+        firstName: 'Anna',
+        lastName: 'Lee',
+        loginName: 'other',
+        password: 'pw-2',
+        status: '1',
+      });
       expect(env.statusCode).toBe('SUCCESS');
       expect(env.returnValue).toMatchObject({ firstName: 'Anna', loginName: 'ann', status: '1', email: 'ann@example.com' });
       expect(env.returnValue!.password).toBeUndefined();
-      const [row] = await database.query<{ password_hash: string }>(svc.dbPath, 'SELECT password_hash FROM server_users WHERE employee_code = $1', ['U1']);
+      const [row] = await database.query<{ password_hash: string }>(
+        svc.dbPath,
+        'SELECT password_hash FROM server_users WHERE employee_code = $1',
+        ['U1'],
+      );
       expect(row!.password_hash).toMatch(/^scrypt\$/);
       expect(row!.password_hash).not.toContain('pw-1');
     });
@@ -103,7 +132,9 @@ function contractSuite(database: ServiceDatabase): void {
       const events = await admin.addEvents([{ employeeCode: 'E\u2066X', inTime: '2024-02-01 09:00:00' }]);
       expect(codes(events)).toEqual(['INVALID_PARAMETERS']);
       // Added decomposed, found composed (by path and by query) and the other way round.
-      expect((await admin.addOrUpdateUser({ employeeCode: 'Jose\u0301', firstName: 'Jos\u00e9', lastName: 'N' })).returnValue).toMatchObject({ employeeCode: 'Jos\u00e9' });
+      expect(
+        (await admin.addOrUpdateUser({ employeeCode: 'Jose\u0301', firstName: 'Jos\u00e9', lastName: 'N' })).returnValue,
+      ).toMatchObject({ employeeCode: 'Jos\u00e9' });
       expect((await admin.getUser('Jos\u00e9')).statusCode).toBe('SUCCESS');
       expect((await admin.getUser('Jose\u0301')).statusCode).toBe('SUCCESS');
       expect(codes(await admin.addEvents([{ employeeCode: 'Jose\u0301', inTime: '2024-02-01 09:00:00' }]))).toEqual(['SUCCESS']);
@@ -121,7 +152,11 @@ function contractSuite(database: ServiceDatabase): void {
       const events = await admin.getEvents({ code: 'GONE', from: '2024-02-01 00:00:00', to: '2024-02-01 23:59:59' });
       expect(events.statusCode).toBe('SUCCESS');
       expect(events.returnValue).toHaveLength(1);
-      const [bio] = await database.query<{ n: number | string }>(svc.dbPath, 'SELECT COUNT(*) AS n FROM server_biometrics WHERE employee_code = $1', ['GONE']);
+      const [bio] = await database.query<{ n: number | string }>(
+        svc.dbPath,
+        'SELECT COUNT(*) AS n FROM server_biometrics WHERE employee_code = $1',
+        ['GONE'],
+      );
       expect(Number(bio!.n)).toBe(0);
     });
   });
@@ -141,7 +176,14 @@ function contractSuite(database: ServiceDatabase): void {
         { modality: 'finger', template: 'not base64!' },
       ]);
       expect(env.statusCode).toBe('SUCCESS');
-      expect(codes(env)).toEqual(['SUCCESS', 'BIOMETRIC_TYPE_NOT_SUPPORTED', 'INVALID_PARAMETERS', 'FAILED_TO_EXTRACT', 'SUCCESS', 'INVALID_PARAMETERS']);
+      expect(codes(env)).toEqual([
+        'SUCCESS',
+        'BIOMETRIC_TYPE_NOT_SUPPORTED',
+        'INVALID_PARAMETERS',
+        'FAILED_TO_EXTRACT',
+        'SUCCESS',
+        'INVALID_PARAMETERS',
+      ]);
       for (const item of env.returnValue!) expect(item.returnValue).toBeNull();
     });
 
@@ -153,7 +195,10 @@ function contractSuite(database: ServiceDatabase): void {
         { modality: 'finger', template: Buffer.from('third finger').toString('base64') },
       ]);
       expect(codes(more)).toEqual(['SUCCESS', 'ENROLLMENT_ERROR']);
-      const rows = await database.query<{ sealed_template: Buffer | null }>(svc.dbPath, "SELECT sealed_template FROM server_biometrics WHERE employee_code = 'B1' AND modality = 'finger'");
+      const rows = await database.query<{ sealed_template: Buffer | null }>(
+        svc.dbPath,
+        "SELECT sealed_template FROM server_biometrics WHERE employee_code = 'B1' AND modality = 'finger'",
+      );
       expect(rows).toHaveLength(2);
       for (const r of rows) expect(r.sealed_template!.includes(Buffer.from('minutiae-template'))).toBe(false);
     });
@@ -190,11 +235,32 @@ function contractSuite(database: ServiceDatabase): void {
         { employeeCode: 'E1', outTime: '2024-03-04 12:30:00' },
       ]);
       expect(env.statusCode).toBe('SUCCESS');
-      expect(codes(env)).toEqual(['SUCCESS', 'USER_NOT_AVAILABLE', 'INVALID_PARAMETERS', 'INVALID_PARAMETERS', 'INVALID_PARAMETERS', 'INVALID_PARAMETERS', 'INVALID_PARAMETERS', 'SUCCESS']);
-      expect(env.returnValue![0]!.returnValue).toEqual({ employeeCode: 'E1', inTime: '2024-03-04 08:45:00', outTime: null, shift: 'GENERAL', tzOffset: 0 });
+      expect(codes(env)).toEqual([
+        'SUCCESS',
+        'USER_NOT_AVAILABLE',
+        'INVALID_PARAMETERS',
+        'INVALID_PARAMETERS',
+        'INVALID_PARAMETERS',
+        'INVALID_PARAMETERS',
+        'INVALID_PARAMETERS',
+        'SUCCESS',
+      ]);
+      expect(env.returnValue![0]!.returnValue).toEqual({
+        employeeCode: 'E1',
+        inTime: '2024-03-04 08:45:00',
+        outTime: null,
+        shift: 'GENERAL',
+        tzOffset: 0,
+      });
       expect(env.returnValue![6]!.statusDescription).toContain('matching event cannot be found');
       // the out-only event closed the open check-in
-      expect(env.returnValue![7]!.returnValue).toEqual({ employeeCode: 'E1', inTime: '2024-03-04 08:45:00', outTime: '2024-03-04 12:30:00', shift: 'GENERAL', tzOffset: 0 });
+      expect(env.returnValue![7]!.returnValue).toEqual({
+        employeeCode: 'E1',
+        inTime: '2024-03-04 08:45:00',
+        outTime: '2024-03-04 12:30:00',
+        shift: 'GENERAL',
+        tzOffset: 0,
+      });
     });
 
     it('replays create no second event; a replayed out-only event of a closed one succeeds', async () => {
@@ -211,22 +277,44 @@ function contractSuite(database: ServiceDatabase): void {
     });
 
     it('a run of check-ins is stored at once; duplicates within a batch and replays keep one event each; a replay without a shift keeps it', async () => {
-      const run: AttendanceEvent[] = Array.from({ length: 50 }, (_, i) => ({ employeeCode: i % 2 ? 'E1' : 'E2', inTime: `2024-03-20 ${String(6 + Math.floor(i / 4)).padStart(2, '0')}:${String((i % 4) * 15).padStart(2, '0')}:00`, shift: 'NIGHT' }));
+      const run: AttendanceEvent[] = Array.from({ length: 50 }, (_, i) => ({
+        employeeCode: i % 2 ? 'E1' : 'E2',
+        inTime: `2024-03-20 ${String(6 + Math.floor(i / 4)).padStart(2, '0')}:${String((i % 4) * 15).padStart(2, '0')}:00`,
+        shift: 'NIGHT',
+      }));
       expect(codes(await admin.addEvents(run)).every((c) => c === 'SUCCESS')).toBe(true);
       // replay without shift, with a duplicate inside the batch that also closes the first event
-      const replay = await admin.addEvents([...run.map((e) => ({ ...e, shift: null })), { employeeCode: 'E2', inTime: run[0]!.inTime!, outTime: '2024-03-20 23:00:00' }]);
+      const replay = await admin.addEvents([
+        ...run.map((e) => ({ ...e, shift: null })),
+        { employeeCode: 'E2', inTime: run[0]!.inTime!, outTime: '2024-03-20 23:00:00' },
+      ]);
       expect(codes(replay).every((c) => c === 'SUCCESS')).toBe(true);
       expect(replay.returnValue![0]!.returnValue!.shift).toBe('NIGHT');
       const got = await admin.getEvents({ from: '2024-03-20 00:00:00', to: '2024-03-20 23:59:59' });
       expect(got.returnValue).toHaveLength(50);
       expect(got.returnValue!.every((e) => e.returnValue!.shift === 'NIGHT')).toBe(true);
-      expect(got.returnValue!.filter((e) => e.returnValue!.outTime !== null).map((e) => [e.returnValue!.employeeCode, e.returnValue!.inTime])).toEqual([['E2', run[0]!.inTime]]);
+      expect(
+        got.returnValue!.filter((e) => e.returnValue!.outTime !== null).map((e) => [e.returnValue!.employeeCode, e.returnValue!.inTime]),
+      ).toEqual([['E2', run[0]!.inTime]]);
       // an explicit shift does change it
-      const changed = await admin.addEvents([{ employeeCode: 'E1', inTime: run[1]!.inTime!, shift: 'GENERAL' }, { employeeCode: 'E1', inTime: run[3]!.inTime!, shift: 'GENERAL' }]);
+      const changed = await admin.addEvents([
+        { employeeCode: 'E1', inTime: run[1]!.inTime!, shift: 'GENERAL' },
+        { employeeCode: 'E1', inTime: run[3]!.inTime!, shift: 'GENERAL' },
+      ]);
       expect(changed.returnValue!.map((i) => i.returnValue!.shift)).toEqual(['GENERAL', 'GENERAL']);
-      const cleanup = await admin.deleteEvents('E1', got.returnValue!.filter((e) => e.returnValue!.employeeCode === 'E1').map((e) => ({ employeeCode: 'E1', inTime: e.returnValue!.inTime! })));
+      const cleanup = await admin.deleteEvents(
+        'E1',
+        got
+          .returnValue!.filter((e) => e.returnValue!.employeeCode === 'E1')
+          .map((e) => ({ employeeCode: 'E1', inTime: e.returnValue!.inTime! })),
+      );
       expect(codes(cleanup).every((c) => c === 'SUCCESS')).toBe(true);
-      await admin.deleteEvents('E2', got.returnValue!.filter((e) => e.returnValue!.employeeCode === 'E2').map((e) => ({ employeeCode: 'E2', inTime: e.returnValue!.inTime! })));
+      await admin.deleteEvents(
+        'E2',
+        got
+          .returnValue!.filter((e) => e.returnValue!.employeeCode === 'E2')
+          .map((e) => ({ employeeCode: 'E2', inTime: e.returnValue!.inTime! })),
+      );
       expect((await admin.getEvents({ from: '2024-03-20 00:00:00', to: '2024-03-20 23:59:59' })).returnValue).toHaveLength(0);
     });
 
@@ -236,7 +324,11 @@ function contractSuite(database: ServiceDatabase): void {
         { employeeCode: 'E2', inTime: '2024-03-05 08:00:00', shift: 'GENERAL' },
       ]);
       const closed = await admin.addEvents([{ employeeCode: 'E2', outTime: '2024-03-06 06:10:00' }]);
-      expect(closed.returnValue![0]!.returnValue).toMatchObject({ inTime: '2024-03-05 21:50:00', outTime: '2024-03-06 06:10:00', shift: 'NIGHT' });
+      expect(closed.returnValue![0]!.returnValue).toMatchObject({
+        inTime: '2024-03-05 21:50:00',
+        outTime: '2024-03-06 06:10:00',
+        shift: 'NIGHT',
+      });
       const morning = await admin.getEvents({ code: 'E2', from: '2024-03-05 08:00:00', to: '2024-03-05 08:00:00' });
       expect(morning.returnValue![0]!.returnValue!.outTime).toBeNull();
     });
@@ -244,7 +336,9 @@ function contractSuite(database: ServiceDatabase): void {
     it('get events: INVALID_TIME_FORMAT, USER_NOT_AVAILABLE, and all employees without code', async () => {
       expect((await admin.getEvents({ from: '2024-03-04', to: '2024-03-05 00:00:00' })).statusCode).toBe('INVALID_TIME_FORMAT');
       expect((await admin.getEvents({ from: '2024-03-04 00:00:00', to: '2024-03-31 25:00:00' })).statusCode).toBe('INVALID_TIME_FORMAT');
-      expect((await admin.getEvents({ code: 'NOBODY', from: '2024-03-04 00:00:00', to: '2024-03-05 00:00:00' })).statusCode).toBe('USER_NOT_AVAILABLE');
+      expect((await admin.getEvents({ code: 'NOBODY', from: '2024-03-04 00:00:00', to: '2024-03-05 00:00:00' })).statusCode).toBe(
+        'USER_NOT_AVAILABLE',
+      );
       const all = await admin.getEvents({ from: '2024-03-04 00:00:00', to: '2024-03-05 23:59:59' });
       expect(all.statusCode).toBe('SUCCESS');
       expect(new Set(all.returnValue!.map((e) => e.returnValue!.employeeCode))).toEqual(new Set(['E1', 'E2']));
@@ -262,7 +356,9 @@ function contractSuite(database: ServiceDatabase): void {
       expect(env.statusCode).toBe('SUCCESS');
       expect(codes(env)).toEqual(['SUCCESS', 'INVALID_PARAMETERS', 'INVALID_PARAMETERS', 'INVALID_PARAMETERS']);
       expect(env.returnValue![0]!.returnValue).toMatchObject({ inTime: '2024-03-07 09:00:00', outTime: '2024-03-07 17:00:00' });
-      expect((await admin.deleteEvents('NOBODY', [{ employeeCode: 'NOBODY', inTime: '2024-03-07 09:00:00' }])).statusCode).toBe('USER_NOT_AVAILABLE');
+      expect((await admin.deleteEvents('NOBODY', [{ employeeCode: 'NOBODY', inTime: '2024-03-07 09:00:00' }])).statusCode).toBe(
+        'USER_NOT_AVAILABLE',
+      );
       expect((await admin.deleteEvents('E2', [])).statusCode).toBe('INVALID_PARAMETERS');
     });
   });
@@ -300,11 +396,27 @@ function contractSuite(database: ServiceDatabase): void {
     it('filters by shiftname and groups WEEKLY and MONTHLY by summing days', async () => {
       const night = await admin.workHourReport({ from: '2024-03-01 00:00:00', to: '2024-03-31 23:59:59', shiftname: 'NIGHT' });
       expect(night.returnValue!.map((r) => [r.employeeCode, r.workHours, r.shiftWorkHours, r.overtime])).toEqual([['E2', 500, 450, 50]]);
-      const weekly = await admin.workHourReport({ from: '2024-03-01 00:00:00', to: '2024-03-31 23:59:59', grouptype: 'WEEKLY', groupcodes: ['G2'] });
+      const weekly = await admin.workHourReport({
+        from: '2024-03-01 00:00:00',
+        to: '2024-03-31 23:59:59',
+        grouptype: 'WEEKLY',
+        groupcodes: ['G2'],
+      });
       // E2 in the week of 2024-03-04, all on 2024-03-05: a NIGHT shift (500 worked) and an open GENERAL check-in (0 worked), each against its own shift
       expect(weekly.returnValue).toHaveLength(1);
-      expect(weekly.returnValue![0]).toMatchObject({ employeeCode: 'E2', workHours: 500, shiftHours: 960, firstCheckin: '2024-03-05 08:00:00', lastCheckout: '2024-03-06 06:10:00' });
-      expect(weekly.returnValue![0]!.customdata).toMatchObject({ periodStart: '2024-03-04', periodEnd: '2024-03-10', days: 1, shifts: ['GENERAL', 'NIGHT'] });
+      expect(weekly.returnValue![0]).toMatchObject({
+        employeeCode: 'E2',
+        workHours: 500,
+        shiftHours: 960,
+        firstCheckin: '2024-03-05 08:00:00',
+        lastCheckout: '2024-03-06 06:10:00',
+      });
+      expect(weekly.returnValue![0]!.customdata).toMatchObject({
+        periodStart: '2024-03-04',
+        periodEnd: '2024-03-10',
+        days: 1,
+        shifts: ['GENERAL', 'NIGHT'],
+      });
       const monthly = await admin.workHourReport({ from: '2024-03-01 00:00:00', to: '2024-03-31 23:59:59', grouptype: 'MONTHLY' });
       expect(monthly.returnValue!.map((r) => r.employeeCode)).toEqual(['E1', 'E2']);
       expect(monthly.returnValue![0]!.customdata).toMatchObject({ periodStart: '2024-03-01', periodEnd: '2024-03-31' });
@@ -413,10 +525,15 @@ function contractSuite(database: ServiceDatabase): void {
         await c.addOrUpdateUser({ employeeCode: 'H1', firstName: 'H', lastName: 'Ours' });
         const env = await c.addEvents([{ employeeCode: 'H1', inTime: '2024-05-01 09:00:00', tzOffset: 330 }]);
         expect(env.returnValue![0]!.returnValue!.tzOffset).toBe(330);
-        const raw = await fetch(`${h.url}/api/attendance/event?code=H1&from=2024-05-01%2000:00:00&to=2024-05-01%2023:59:59`, { headers: { authorization: `Bearer ${await c.getToken()}` } });
+        const raw = await fetch(`${h.url}/api/attendance/event?code=H1&from=2024-05-01%2000:00:00&to=2024-05-01%2023:59:59`, {
+          headers: { authorization: `Bearer ${await c.getToken()}` },
+        });
         const body = (await raw.json()) as { returnValue: Array<{ returnValue: { tzOffset: number } }> };
         expect(body.returnValue[0]!.returnValue.tzOffset).toBe(5.5);
-        const [row] = await database.query<{ tz_offset: number }>(h.dbPath, "SELECT tz_offset FROM server_events WHERE employee_code = 'H1'");
+        const [row] = await database.query<{ tz_offset: number }>(
+          h.dbPath,
+          "SELECT tz_offset FROM server_events WHERE employee_code = 'H1'",
+        );
         expect(row!.tz_offset).toBe(330);
       } finally {
         await h.stop();
@@ -425,7 +542,7 @@ function contractSuite(database: ServiceDatabase): void {
   });
 
   describe('system errors: ERROR, and no item half written', () => {
-    it('a database refusal of one event is that item\'s ERROR; the others are stored; a failing user write is HTTP 500 ERROR', async () => {
+    it("a database refusal of one event is that item's ERROR; the others are stored; a failing user write is HTTP 500 ERROR", async () => {
       const s = await start();
       try {
         const c = makeClient(s);
@@ -441,7 +558,9 @@ function contractSuite(database: ServiceDatabase): void {
         ]);
         expect(codes(env)).toEqual(['SUCCESS', 'ERROR', 'SUCCESS']);
         const stored = await c.getEvents({ from: '2024-08-01 00:00:00', to: '2024-08-01 23:59:59' });
-        expect(stored.returnValue!.map((e) => [e.returnValue!.employeeCode, e.returnValue!.outTime])).toEqual([['OK1', '2024-08-01 17:00:00']]);
+        expect(stored.returnValue!.map((e) => [e.returnValue!.employeeCode, e.returnValue!.outTime])).toEqual([
+          ['OK1', '2024-08-01 17:00:00'],
+        ]);
         const err = await failure(c.addOrUpdateUser({ employeeCode: 'BOOM', firstName: 'B', lastName: 'Changed' }));
         expect(err.code).toBe('API_HTTP_5XX');
         expect(err.context).toMatchObject({ status: 500, statusCode: 'ERROR' });
@@ -465,7 +584,9 @@ function contractSuite(database: ServiceDatabase): void {
         const env = await c.addEvents(codesOf.map((code) => ({ employeeCode: code, inTime: '2024-08-02 08:00:00' })));
         expect(codes(env)).toEqual(codesOf.map((code) => (refused.includes(code) ? 'ERROR' : 'SUCCESS')));
         const stored = await c.getEvents({ from: '2024-08-02 00:00:00', to: '2024-08-02 23:59:59' });
-        expect(stored.returnValue!.map((e) => e.returnValue!.employeeCode).sort()).toEqual(codesOf.filter((code) => !refused.includes(code)).sort());
+        expect(stored.returnValue!.map((e) => e.returnValue!.employeeCode).sort()).toEqual(
+          codesOf.filter((code) => !refused.includes(code)).sort(),
+        );
       } finally {
         await s.stop();
       }

@@ -29,7 +29,12 @@ function rawHttpSuite(database: ServiceDatabase): void {
     });
   }
 
-  async function call(method: string, path: string, body?: unknown, tok: string | null = token): Promise<{ status: number; json: { statusCode: string; statusDescription?: string; returnValue: unknown }; headers: Headers }> {
+  async function call(
+    method: string,
+    path: string,
+    body?: unknown,
+    tok: string | null = token,
+  ): Promise<{ status: number; json: { statusCode: string; statusDescription?: string; returnValue: unknown }; headers: Headers }> {
     const headers: Record<string, string> = {};
     if (tok) headers.authorization = `Bearer ${tok}`;
     const init: RequestInit = { method, headers };
@@ -75,10 +80,18 @@ function rawHttpSuite(database: ServiceDatabase): void {
 
   describe('token endpoint', () => {
     it('refuses a wrong client id, grant type, key or secret with OAuth2 errors', async () => {
-      const wrongClient = await fetch(`${url}/oauth/token`, { method: 'POST', headers: { authorization: `Basic ${Buffer.from('edge-agent:').toString('base64')}` }, body: 'grant_type=password&username=a&password=b' });
+      const wrongClient = await fetch(`${url}/oauth/token`, {
+        method: 'POST',
+        headers: { authorization: `Basic ${Buffer.from('edge-agent:').toString('base64')}` },
+        body: 'grant_type=password&username=a&password=b',
+      });
       expect(wrongClient.status).toBe(401);
       expect(await wrongClient.json()).toMatchObject({ error: 'invalid_client' });
-      const grant = await fetch(`${url}/oauth/token`, { method: 'POST', headers: { authorization: basic }, body: 'grant_type=client_credentials' });
+      const grant = await fetch(`${url}/oauth/token`, {
+        method: 'POST',
+        headers: { authorization: basic },
+        body: 'grant_type=client_credentials',
+      });
       expect(grant.status).toBe(400);
       expect(await grant.json()).toMatchObject({ error: 'unsupported_grant_type' });
       const bad = await getToken('ak_nope', 'nope');
@@ -91,11 +104,21 @@ function rawHttpSuite(database: ServiceDatabase): void {
 
   describe('exact status codes of section 7 over plain HTTP', () => {
     it('user operations', async () => {
-      expect((await call('POST', '/api/attendance/user', { employeeCode: 'R1', firstName: 'Raw', lastName: 'One', status: 0 })).json.statusCode).toBe('SUCCESS');
-      expect((await call('POST', '/api/attendance/user', { employeeCode: 'R2', firstName: '', lastName: 'X' })).json.statusCode).toBe('FIRST_NAME_EMPTY');
-      expect((await call('POST', '/api/attendance/user', { employeeCode: 'R2', firstName: 'X', lastName: '' })).json.statusCode).toBe('Last_NAME_EMPTY');
-      expect((await call('POST', '/api/attendance/user', { employeeCode: 'R2', firstName: 'X', lastName: 'Y', email: 'x@' })).json.statusCode).toBe('INVALID_EMAIL');
-      expect((await call('POST', '/api/attendance/user', { employeeCode: 'a/b', firstName: 'X', lastName: 'Y' })).json.statusCode).toBe('INVALID_EMPCODE');
+      expect(
+        (await call('POST', '/api/attendance/user', { employeeCode: 'R1', firstName: 'Raw', lastName: 'One', status: 0 })).json.statusCode,
+      ).toBe('SUCCESS');
+      expect((await call('POST', '/api/attendance/user', { employeeCode: 'R2', firstName: '', lastName: 'X' })).json.statusCode).toBe(
+        'FIRST_NAME_EMPTY',
+      );
+      expect((await call('POST', '/api/attendance/user', { employeeCode: 'R2', firstName: 'X', lastName: '' })).json.statusCode).toBe(
+        'Last_NAME_EMPTY',
+      );
+      expect(
+        (await call('POST', '/api/attendance/user', { employeeCode: 'R2', firstName: 'X', lastName: 'Y', email: 'x@' })).json.statusCode,
+      ).toBe('INVALID_EMAIL');
+      expect((await call('POST', '/api/attendance/user', { employeeCode: 'a/b', firstName: 'X', lastName: 'Y' })).json.statusCode).toBe(
+        'INVALID_EMPCODE',
+      );
       const got = await call('GET', '/api/attendance/user?code=R1');
       expect(got).toMatchObject({ status: 200, json: { statusCode: 'SUCCESS', returnValue: { employeeCode: 'R1', status: '0' } } });
       expect((await call('GET', '/api/attendance/user?code=NONE')).json.statusCode).toBe('USER_NOT_AVAILABLE');
@@ -103,15 +126,24 @@ function rawHttpSuite(database: ServiceDatabase): void {
     });
 
     it('biometric operations', async () => {
-      const env = await call('POST', '/api/attendance/biometric/R1/', [{ modality: 'finger', template: 'AAECAw==' }, { modality: 'voice', template: 'AA==' }, { modality: 'iris' }, { modality: 'face', image: 'AAECAw==' }]);
+      const env = await call('POST', '/api/attendance/biometric/R1/', [
+        { modality: 'finger', template: 'AAECAw==' },
+        { modality: 'voice', template: 'AA==' },
+        { modality: 'iris' },
+        { modality: 'face', image: 'AAECAw==' },
+      ]);
       expect(env.status).toBe(200);
-      expect((env.json.returnValue as Array<{ statusCode: string; returnValue: unknown }>).map((i) => [i.statusCode, i.returnValue])).toEqual([
+      expect(
+        (env.json.returnValue as Array<{ statusCode: string; returnValue: unknown }>).map((i) => [i.statusCode, i.returnValue]),
+      ).toEqual([
         ['SUCCESS', null],
         ['BIOMETRIC_TYPE_NOT_SUPPORTED', null],
         ['INVALID_PARAMETERS', null],
         ['FAILED_TO_EXTRACT', null],
       ]);
-      expect((await call('POST', '/api/attendance/biometric/NONE/', [{ modality: 'finger', template: 'AA==' }])).json.statusCode).toBe('USER_NOT_AVAILABLE');
+      expect((await call('POST', '/api/attendance/biometric/NONE/', [{ modality: 'finger', template: 'AA==' }])).json.statusCode).toBe(
+        'USER_NOT_AVAILABLE',
+      );
       expect((await call('DELETE', '/api/attendance/biometric/R1/')).json).toMatchObject({ statusCode: 'SUCCESS', returnValue: null });
       expect((await call('DELETE', '/api/attendance/biometric/NONE')).json.statusCode).toBe('USER_NOT_AVAILABLE');
     });
@@ -127,26 +159,60 @@ function rawHttpSuite(database: ServiceDatabase): void {
       expect(env.json.statusCode).toBe('SUCCESS');
       const items = env.json.returnValue as Array<{ statusCode: string; returnValue: Record<string, unknown> | null }>;
       expect(items.map((i) => i.statusCode)).toEqual(['SUCCESS', 'USER_NOT_AVAILABLE', 'SUCCESS', 'INVALID_PARAMETERS']);
-      expect(items[2]!.returnValue).toEqual({ employeeCode: 'R1', inTime: '2024-06-03 08:55:00', outTime: '2024-06-03 17:05:00', shift: 'GENERAL', tzOffset: 120 });
-      expect((await call('GET', '/api/attendance/event?from=2024-06-03&to=2024-06-04%2000:00:00')).json.statusCode).toBe('INVALID_TIME_FORMAT');
-      expect((await call('GET', '/api/attendance/event?code=NONE&from=2024-06-03%2000:00:00&to=2024-06-04%2000:00:00')).json.statusCode).toBe('USER_NOT_AVAILABLE');
+      expect(items[2]!.returnValue).toEqual({
+        employeeCode: 'R1',
+        inTime: '2024-06-03 08:55:00',
+        outTime: '2024-06-03 17:05:00',
+        shift: 'GENERAL',
+        tzOffset: 120,
+      });
+      expect((await call('GET', '/api/attendance/event?from=2024-06-03&to=2024-06-04%2000:00:00')).json.statusCode).toBe(
+        'INVALID_TIME_FORMAT',
+      );
+      expect(
+        (await call('GET', '/api/attendance/event?code=NONE&from=2024-06-03%2000:00:00&to=2024-06-04%2000:00:00')).json.statusCode,
+      ).toBe('USER_NOT_AVAILABLE');
       const del = await call('DELETE', '/api/attendance/event/R1/', [{ inTime: '2024-06-04 08:00:00' }]);
       expect((del.json.returnValue as Array<{ statusCode: string }>)[0]!.statusCode).toBe('INVALID_PARAMETERS');
     });
 
     it('the report, with every field of 2.5 and paging headers', async () => {
-      const r = await call('GET', '/api/attendance/report/workhour?from=2024-06-01%2000:00:00&to=2024-06-30%2023:59:59&grouptype=DAILY&pagenumber=1&pagesize=50');
+      const r = await call(
+        'GET',
+        '/api/attendance/report/workhour?from=2024-06-01%2000:00:00&to=2024-06-30%2023:59:59&grouptype=DAILY&pagenumber=1&pagesize=50',
+      );
       expect(r.status).toBe(200);
       expect(r.headers.get('x-total-count')).toBe('1');
       expect(r.headers.get('x-page-size')).toBe('50');
       const row = (r.json.returnValue as Array<Record<string, unknown>>)[0]!;
       expect(Object.keys(row)).toEqual([
-        'employeeCode', 'firstName', 'lastName', 'customdata', 'shiftHours', 'shiftWorkHours', 'workHours', 'inOuttime', 'productiveHours', 'productiveWorkHours',
-        'overtime', 'earlyArrival', 'lateArrival', 'earlyDepature', 'lateDepature', 'totalUnProductiveHours', 'actualBreakHours', 'firstCheckin', 'lastCheckout', 'tzOffset',
+        'employeeCode',
+        'firstName',
+        'lastName',
+        'customdata',
+        'shiftHours',
+        'shiftWorkHours',
+        'workHours',
+        'inOuttime',
+        'productiveHours',
+        'productiveWorkHours',
+        'overtime',
+        'earlyArrival',
+        'lateArrival',
+        'earlyDepature',
+        'lateDepature',
+        'totalUnProductiveHours',
+        'actualBreakHours',
+        'firstCheckin',
+        'lastCheckout',
+        'tzOffset',
       ]);
       expect(row).toMatchObject({ workHours: 490, lateArrival: 0, earlyArrival: 5, lateDepature: 5, tzOffset: 120 });
       expect((await call('GET', '/api/attendance/report/workhour?from=x&to=y')).json.statusCode).toBe('INVALID_PARAMETERS');
-      expect((await call('GET', '/api/attendance/report/workhour?from=2024-06-01%2000:00:00&to=2024-06-30%2023:59:59&pagesize=abc')).json.statusCode).toBe('INVALID_PARAMETERS');
+      expect(
+        (await call('GET', '/api/attendance/report/workhour?from=2024-06-01%2000:00:00&to=2024-06-30%2023:59:59&pagesize=abc')).json
+          .statusCode,
+      ).toBe('INVALID_PARAMETERS');
     });
   });
 
@@ -155,9 +221,30 @@ function rawHttpSuite(database: ServiceDatabase): void {
       ['malformed JSON', 'POST', '/api/attendance/event', '[{"employeeCode":', 400, 'INVALID_PARAMETERS'],
       ['empty body', 'POST', '/api/attendance/user', '', 400, 'INVALID_PARAMETERS'],
       ['an object where an array belongs', 'POST', '/api/attendance/event', { employeeCode: 'R1' }, 400, 'INVALID_PARAMETERS'],
-      ['a number where a string belongs', 'POST', '/api/attendance/user', { employeeCode: 'R9', firstName: 42, lastName: 'X' }, 400, 'INVALID_PARAMETERS'],
-      ['a bad status', 'POST', '/api/attendance/user', { employeeCode: 'R9', firstName: 'A', lastName: 'X', status: 'maybe' }, 400, 'INVALID_PARAMETERS'],
-      ['too many events', 'POST', '/api/attendance/event', Array.from({ length: 11 }, () => ({ employeeCode: 'R1', inTime: '2024-01-01 08:00:00' })), 400, 'INVALID_PARAMETERS'],
+      [
+        'a number where a string belongs',
+        'POST',
+        '/api/attendance/user',
+        { employeeCode: 'R9', firstName: 42, lastName: 'X' },
+        400,
+        'INVALID_PARAMETERS',
+      ],
+      [
+        'a bad status',
+        'POST',
+        '/api/attendance/user',
+        { employeeCode: 'R9', firstName: 'A', lastName: 'X', status: 'maybe' },
+        400,
+        'INVALID_PARAMETERS',
+      ],
+      [
+        'too many events',
+        'POST',
+        '/api/attendance/event',
+        Array.from({ length: 11 }, () => ({ employeeCode: 'R1', inTime: '2024-01-01 08:00:00' })),
+        400,
+        'INVALID_PARAMETERS',
+      ],
       ['a body over the limit', 'POST', '/api/attendance/event', 'x'.repeat(5000), 413, 'INVALID_PARAMETERS'],
       ['an unknown path', 'GET', '/api/attendance/nothing', undefined, 404, 'INVALID_PARAMETERS'],
       ['the report under the second path form', 'GET', '/attendance/api/report/workhour', undefined, 404, 'INVALID_PARAMETERS'],

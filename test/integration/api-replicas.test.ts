@@ -60,10 +60,13 @@ describe.skipIf(!hasPostgres())(`replicas of the attendance service on one Postg
       await Promise.all(replicas.map((r) => r.stop()));
     });
 
-    it('a token issued by one replica is accepted by every replica, and so is every replica\'s key', async () => {
+    it("a token issued by one replica is accepted by every replica, and so is every replica's key", async () => {
       const res = await fetch(`${replicas[0]!.url}/oauth/token`, {
         method: 'POST',
-        headers: { authorization: `Basic ${Buffer.from(`${replicas[0]!.clientId}:`).toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
+        headers: {
+          authorization: `Basic ${Buffer.from(`${replicas[0]!.clientId}:`).toString('base64')}`,
+          'content-type': 'application/x-www-form-urlencoded',
+        },
         body: new URLSearchParams({ grant_type: 'password', username: replicas[1]!.apiKey, password: replicas[1]!.apiSecret }).toString(),
       });
       expect(res.status).toBe(200);
@@ -81,7 +84,11 @@ describe.skipIf(!hasPostgres())(`replicas of the attendance service on one Postg
       const events: AttendanceEvent[] = [];
       for (let i = 0; i < 200; i++) {
         const minute = String(i % 60).padStart(2, '0');
-        events.push({ employeeCode: `R${i % 20}`, inTime: `2024-07-01 ${String(6 + Math.floor(i / 60)).padStart(2, '0')}:${minute}:00`, ...(i % 3 === 0 ? { outTime: `2024-07-01 20:${minute}:00` } : {}) });
+        events.push({
+          employeeCode: `R${i % 20}`,
+          inTime: `2024-07-01 ${String(6 + Math.floor(i / 60)).padStart(2, '0')}:${minute}:00`,
+          ...(i % 3 === 0 ? { outTime: `2024-07-01 20:${minute}:00` } : {}),
+        });
       }
       events.push({ employeeCode: 'NOBODY', inTime: '2024-07-01 09:00:00' });
       for (let round = 0; round < 5; round++) {
@@ -103,14 +110,21 @@ describe.skipIf(!hasPostgres())(`replicas of the attendance service on one Postg
       const [a, b] = [client(replicas[0]!), client(replicas[2]!)];
       const codes = Array.from({ length: 15 }, (_, i) => `D${i}`);
       for (const code of codes) await a.addOrUpdateUser({ employeeCode: code, firstName: 'Double', lastName: 'Out' });
-      await a.addEvents(codes.flatMap((code) => [{ employeeCode: code, inTime: '2024-07-04 08:00:00' }, { employeeCode: code, inTime: '2024-07-04 12:00:00' }]));
+      await a.addEvents(
+        codes.flatMap((code) => [
+          { employeeCode: code, inTime: '2024-07-04 08:00:00' },
+          { employeeCode: code, inTime: '2024-07-04 12:00:00' },
+        ]),
+      );
       const outs = codes.map((code) => ({ employeeCode: code, outTime: '2024-07-04 13:00:00' }));
       await Promise.all([a.getToken(), b.getToken()]);
       const [fromA, fromB] = await Promise.all([a.addEvents(outs), b.addEvents(outs)]);
       expect([...fromA.returnValue!, ...fromB.returnValue!].every((i) => i.statusCode === 'SUCCESS')).toBe(true);
       const stored = await a.getEvents({ from: '2024-07-04 00:00:00', to: '2024-07-04 23:59:59' });
       for (const code of codes) {
-        const mine = stored.returnValue!.filter((e) => e.returnValue!.employeeCode === code).map((e) => [e.returnValue!.inTime, e.returnValue!.outTime]);
+        const mine = stored
+          .returnValue!.filter((e) => e.returnValue!.employeeCode === code)
+          .map((e) => [e.returnValue!.inTime, e.returnValue!.outTime]);
         expect(mine).toEqual([
           ['2024-07-04 08:00:00', null],
           ['2024-07-04 12:00:00', '2024-07-04 13:00:00'],
@@ -122,7 +136,12 @@ describe.skipIf(!hasPostgres())(`replicas of the attendance service on one Postg
       const [a, b] = [client(replicas[1]!), client(replicas[2]!)];
       const codes = Array.from({ length: 15 }, (_, i) => `C${i}`);
       for (const code of codes) await a.addOrUpdateUser({ employeeCode: code, firstName: 'Check', lastName: 'Out' });
-      await a.addEvents(codes.flatMap((code) => [{ employeeCode: code, inTime: '2024-07-02 08:00:00' }, { employeeCode: code, inTime: '2024-07-02 12:00:00' }]));
+      await a.addEvents(
+        codes.flatMap((code) => [
+          { employeeCode: code, inTime: '2024-07-02 08:00:00' },
+          { employeeCode: code, inTime: '2024-07-02 12:00:00' },
+        ]),
+      );
       const [fromA, fromB] = await Promise.all([
         a.addEvents(codes.map((code) => ({ employeeCode: code, outTime: '2024-07-02 13:00:00' }))),
         b.addEvents(codes.map((code) => ({ employeeCode: code, outTime: '2024-07-02 13:05:00' }))),
@@ -174,7 +193,10 @@ describe.skipIf(!hasPostgres())(`replicas of the attendance service on one Postg
       expect(missing.stderr).toContain('CLI_NOT_FOUND');
       expect(missing.stderr).not.toContain('s3cret-pw');
       // Each replica looks at a cached token again within 5 s (DEFAULT_TOKEN_RECHECK_MS).
-      const statusOn = (i: number) => fetch(`${replicas[i]!.url}/api/attendance/user?code=x`, { headers: { authorization: `Bearer ${tokens[i]}` } }).then((r) => r.status);
+      const statusOn = (i: number) =>
+        fetch(`${replicas[i]!.url}/api/attendance/user?code=x`, { headers: { authorization: `Bearer ${tokens[i]}` } }).then(
+          (r) => r.status,
+        );
       const deadline = Date.now() + 15_000;
       let statuses = await Promise.all(replicas.map((_, i) => statusOn(i)));
       while (statuses.some((st) => st !== 401) && Date.now() < deadline) {
@@ -187,19 +209,29 @@ describe.skipIf(!hasPostgres())(`replicas of the attendance service on one Postg
 
   it('the enrolment limit holds across replicas enrolling at once', async () => {
     const url = await pgServer.createDatabase('limit');
-    const [one, two] = await Promise.all([0, 1].map(() => startService({ dbPath: url, biometricKey: key, limits: { maxRecordsPerModality: 3 } })));
+    const [one, two] = await Promise.all(
+      [0, 1].map(() => startService({ dbPath: url, biometricKey: key, limits: { maxRecordsPerModality: 3 } })),
+    );
     try {
       const [c1, c2] = [client(one!), client(two!)];
       const codes = Array.from({ length: 8 }, (_, i) => `B${i}`);
       for (const code of codes) await c1.addOrUpdateUser({ employeeCode: code, firstName: 'Bio', lastName: 'Metric' });
       await Promise.all([c1.getToken(), c2.getToken()]);
-      const items = (tag: string) => Array.from({ length: 5 }, (_, i) => ({ modality: 'finger' as const, template: Buffer.from(`${tag}-${i}`).toString('base64') }));
-      const answers = await Promise.all(codes.flatMap((code) => [c1.updateBiometrics(code, items('one')), c2.updateBiometrics(code, items('two'))]));
+      const items = (tag: string) =>
+        Array.from({ length: 5 }, (_, i) => ({ modality: 'finger' as const, template: Buffer.from(`${tag}-${i}`).toString('base64') }));
+      const answers = await Promise.all(
+        codes.flatMap((code) => [c1.updateBiometrics(code, items('one')), c2.updateBiometrics(code, items('two'))]),
+      );
       for (const [i, code] of codes.entries()) {
-        const enrolled = [...answers[2 * i]!.returnValue!, ...answers[2 * i + 1]!.returnValue!].filter((item) => item.statusCode === 'SUCCESS').length;
+        const enrolled = [...answers[2 * i]!.returnValue!, ...answers[2 * i + 1]!.returnValue!].filter(
+          (item) => item.statusCode === 'SUCCESS',
+        ).length;
         expect(enrolled, code).toBe(3);
       }
-      const rows = await pgServer.query<{ n: string }>(new URL(url).pathname.slice(1), 'SELECT COUNT(*) AS n FROM server_biometrics GROUP BY employee_code');
+      const rows = await pgServer.query<{ n: string }>(
+        new URL(url).pathname.slice(1),
+        'SELECT COUNT(*) AS n FROM server_biometrics GROUP BY employee_code',
+      );
       expect(rows.map((r) => Number(r.n))).toEqual(codes.map(() => 3));
     } finally {
       await Promise.all([one?.stop(), two?.stop()]);

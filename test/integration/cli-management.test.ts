@@ -31,14 +31,21 @@ beforeAll(async () => {
   const secrets = join(dir, 'secrets.yaml');
   writeFileSync(secrets, `apiKey: ${service.apiKey}\napiSecret: ${service.apiSecret}\ntemplateKey: ${'ab'.repeat(32)}\n`, { mode: 0o600 });
   config = join(dir, 'config.yaml');
-  writeFileSync(config, `terminal: {id: gate-9, site: plant-m, timeZone: Europe/Berlin}\napi: {url: ${service.url}, clientId: ${service.clientId}}\nsecretsFile: secrets.yaml\n`);
+  writeFileSync(
+    config,
+    `terminal: {id: gate-9, site: plant-m, timeZone: Europe/Berlin}\napi: {url: ${service.url}, clientId: ${service.clientId}}\nsecretsFile: secrets.yaml\n`,
+  );
 });
 afterAll(async () => {
   await service?.stop();
 });
 
 describe('one rule to find the configuration', () => {
-  const none = { EDGE_AGENT_CONFIG: '', EDGE_AGENT_TEST_INSTALLED_CONFIG: '/nonexistent/edge-agent/config.yaml', EDGE_AGENT_TEST_DEMO_CONFIG: '' };
+  const none = {
+    EDGE_AGENT_CONFIG: '',
+    EDGE_AGENT_TEST_INSTALLED_CONFIG: '/nonexistent/edge-agent/config.yaml',
+    EDGE_AGENT_TEST_DEMO_CONFIG: '',
+  };
 
   it('punch and queue status run from another folder refuse without a configuration, name where they looked, and create nothing', async () => {
     const elsewhere = mkdtempSync(join(tmpdir(), 'elsewhere-'));
@@ -46,22 +53,30 @@ describe('one rule to find the configuration', () => {
       runCli(['punch', '--code', 'E1'], { cwd: elsewhere, env: none }),
       runCli(['queue', 'status'], { cwd: elsewhere, env: none }),
     ]);
-    for (const [r, cmd] of [[punch, 'punch'], [status, 'queue']] as const) {
+    for (const [r, cmd] of [
+      [punch, 'punch'],
+      [status, 'queue'],
+    ] as const) {
       expect(r.code, r.stdout).toBe(1);
-      expect(r.stderr).toContain(`CONFIG_NONE: edge-agent ${cmd} needs this terminal's configuration and found none; looked at: --config (not given), $EDGE_AGENT_CONFIG (not set), /nonexistent/edge-agent/config.yaml (does not exist)`);
+      expect(r.stderr).toContain(
+        `CONFIG_NONE: edge-agent ${cmd} needs this terminal's configuration and found none; looked at: --config (not given), $EDGE_AGENT_CONFIG (not set), /nonexistent/edge-agent/config.yaml (does not exist)`,
+      );
       expect(r.stderr).toMatch(/hint: pass --config FILE or set EDGE_AGENT_CONFIG/);
     }
     expect(existsSync(join(elsewhere, 'data'))).toBe(false);
   }, 60_000);
 
-  it('the installed config (the path the unit names) is found without --config, and its data folder is the config\'s', async () => {
-    const r = await runCli(['punch', '--code', 'E1', '--at', '2026-03-02 08:00:00', '--json'], { cwd: mkdtempSync(join(tmpdir(), 'elsewhere-')), env: { ...none, EDGE_AGENT_TEST_INSTALLED_CONFIG: config } });
+  it("the installed config (the path the unit names) is found without --config, and its data folder is the config's", async () => {
+    const r = await runCli(['punch', '--code', 'E1', '--at', '2026-03-02 08:00:00', '--json'], {
+      cwd: mkdtempSync(join(tmpdir(), 'elsewhere-')),
+      env: { ...none, EDGE_AGENT_TEST_INSTALLED_CONFIG: config },
+    });
     expect(r.code, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ recorded: true, tzOffset: 60 }); // Europe/Berlin in March: the config's zone
     expect(existsSync(join(dir, 'data', 'agent.db'))).toBe(true); // `data` beside the config, wherever the command ran
   }, 60_000);
 
-  it('in a checkout, the embedded demo\'s config is used only as the last resort, and it says so', async () => {
+  it("in a checkout, the embedded demo's config is used only as the last resort, and it says so", async () => {
     const r = await runCli(['queue', 'status', '--json'], { env: { ...none, EDGE_AGENT_TEST_DEMO_CONFIG: config } });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toContain(`no configuration given: using the embedded demo's ${config} (in a checkout only`);
@@ -70,7 +85,7 @@ describe('one rule to find the configuration', () => {
 });
 
 describe('users and keys from the CLI', () => {
-  it('adds, lists and removes an employee through the API with the terminal\'s key; remove asks first', async () => {
+  it("adds, lists and removes an employee through the API with the terminal's key; remove asks first", async () => {
     const add = await runCli(['users', 'add', 'E2001', '--first-name', 'Ada', '--last-name', 'Lovelace', '--config', config]);
     expect(add.code, add.stderr).toBe(0);
     expect(add.stdout).toBe('added E2001  Ada Lovelace  active\nnext: edge-agent enroll E2001\n');
@@ -80,7 +95,9 @@ describe('users and keys from the CLI', () => {
 
     const asked = await runCli(['users', 'remove', 'E2001', '--config', config]);
     expect(asked.code).toBe(1);
-    expect(asked.stderr).toMatch(/CLI_CONFIRM_NEEDED: users remove deletes what cannot be brought back and asks first, but stdin is not a terminal: nothing was deleted\n {2}hint: add --yes/);
+    expect(asked.stderr).toMatch(
+      /CLI_CONFIRM_NEEDED: users remove deletes what cannot be brought back and asks first, but stdin is not a terminal: nothing was deleted\n {2}hint: add --yes/,
+    );
     const removed = await runCli(['users', 'remove', 'E2001', '--yes', '--config', config]);
     expect(removed.code, removed.stderr).toBe(0);
     const gone = await runCli(['users', 'remove', 'E2001', '--yes', '--config', config]);
@@ -103,12 +120,22 @@ describe('users and keys from the CLI', () => {
     expect(keys.map((k) => k.apiKey)).toEqual(expect.arrayContaining([service.apiKey, pair.apiKey]));
     expect(list.stdout).not.toContain(pair.apiSecret);
 
-    const client = new AttendanceClient({ baseUrl: service.url, clientId: service.clientId, apiKey: pair.apiKey, apiSecret: pair.apiSecret });
+    const client = new AttendanceClient({
+      baseUrl: service.url,
+      clientId: service.clientId,
+      apiKey: pair.apiKey,
+      apiSecret: pair.apiSecret,
+    });
     await client.getToken();
     expect((await runCli(['keys', 'revoke', pair.apiKey, '--db', service.dbPath])).stderr).toContain('CLI_CONFIRM_NEEDED');
     const revoked = await runCli(['keys', 'revoke', pair.apiKey, '--db', service.dbPath, '--yes']);
     expect(revoked.stdout).toBe(`revoked ${pair.apiKey} and its tokens\n`);
-    const fresh = new AttendanceClient({ baseUrl: service.url, clientId: service.clientId, apiKey: pair.apiKey, apiSecret: pair.apiSecret });
+    const fresh = new AttendanceClient({
+      baseUrl: service.url,
+      clientId: service.clientId,
+      apiKey: pair.apiKey,
+      apiSecret: pair.apiSecret,
+    });
     await expect(fresh.getToken()).rejects.toMatchObject({ code: 'API_AUTH_FAILED' });
     const again = await runCli(['keys', 'revoke', pair.apiKey, '--db', service.dbPath, '--yes']);
     expect(again.code).toBe(1);
@@ -123,7 +150,10 @@ describe('the outbox asks before it deletes and says what an id is', () => {
     const common = ['--config', config, '--data', data];
     const p = await runCli(['punch', '--code', 'E7', '--at', '2026-03-03 08:00:00', '--json', ...common]);
     const { id } = JSON.parse(p.stdout) as { id: string };
-    const [unknown, pending] = await Promise.all([runCli(['queue', 'retry', '--id', 'NOPE', ...common]), runCli(['queue', 'retry', '--id', id, '--json', ...common])]);
+    const [unknown, pending] = await Promise.all([
+      runCli(['queue', 'retry', '--id', 'NOPE', ...common]),
+      runCli(['queue', 'retry', '--id', id, '--json', ...common]),
+    ]);
     expect(unknown.code).toBe(1);
     expect(unknown.stdout).toBe('NOPE: no such punch in this outbox (ids: edge-agent queue list --dead)\n');
     expect(pending.code).toBe(1);
@@ -168,7 +198,21 @@ describe('fleet --check for cron and Nagios-style checks', () => {
   });
 
   const terminal = (name: string, metrics: Record<string, unknown>) => {
-    const o = new TerminalOps({ url: broker.url, base: { prefix: 'chk', site: 's1', terminal: name }, info: () => ({ version: '1' }), metrics: () => metrics, metricsIntervalMs: 60_000, router: new CommandRouter(new OpsAuthenticator({ site: 's1', terminal: name, keyring: keyringOf({ opsKey: randomBytes(32), opsKeys: {} }), windowMs: 300_000 })) });
+    const o = new TerminalOps({
+      url: broker.url,
+      base: { prefix: 'chk', site: 's1', terminal: name },
+      info: () => ({ version: '1' }),
+      metrics: () => metrics,
+      metricsIntervalMs: 60_000,
+      router: new CommandRouter(
+        new OpsAuthenticator({
+          site: 's1',
+          terminal: name,
+          keyring: keyringOf({ opsKey: randomBytes(32), opsKeys: {} }),
+          windowMs: 300_000,
+        }),
+      ),
+    });
     ops.push(o);
     return o;
   };
@@ -185,12 +229,26 @@ describe('fleet --check for cron and Nagios-style checks', () => {
     expect(ok.stdout).toMatch(/gate-1 +online +\S+ ago +1\/1 ready/);
     expect(ok.stdout).toMatch(/^OK: 1 terminal\(s\), none lost or degraded$/m);
 
-    await terminal('gate-2', { health: 'degraded', degraded: ['scanner r30x:/dev/fingerprint0 disconnected'], scanners: [{ key: 'r30x:/dev/fingerprint0', status: 'disconnected' }], lastError: 'AGENT_SCANNER_DISCONNECTED: unplugged', lastErrorAt: new Date().toISOString() }).start(5000);
+    await terminal('gate-2', {
+      health: 'degraded',
+      degraded: ['scanner r30x:/dev/fingerprint0 disconnected'],
+      scanners: [{ key: 'r30x:/dev/fingerprint0', status: 'disconnected' }],
+      lastError: 'AGENT_SCANNER_DISCONNECTED: unplugged',
+      lastErrorAt: new Date().toISOString(),
+    }).start(5000);
     await nextMessage(broker.url, 'chk/s1/gate-2/metrics');
     const bad = await runCli(['fleet', '--check', '--mqtt', broker.url, '--prefix', 'chk', '--json']);
     expect(bad.code).toBe(1);
-    const out = JSON.parse(bad.stdout) as { check: { ok: boolean; problems: Array<{ terminal: string; status: string; why: string }> }; terminals: Array<{ terminal: string; status: string }> };
-    expect(out.check.problems).toEqual([{ site: 's1', terminal: 'gate-2', status: 'degraded', why: 'scanner r30x:/dev/fingerprint0 disconnected' }]);
-    expect(out.terminals.map((t) => [t.terminal, t.status])).toEqual([['gate-1', 'online'], ['gate-2', 'degraded']]);
+    const out = JSON.parse(bad.stdout) as {
+      check: { ok: boolean; problems: Array<{ terminal: string; status: string; why: string }> };
+      terminals: Array<{ terminal: string; status: string }>;
+    };
+    expect(out.check.problems).toEqual([
+      { site: 's1', terminal: 'gate-2', status: 'degraded', why: 'scanner r30x:/dev/fingerprint0 disconnected' },
+    ]);
+    expect(out.terminals.map((t) => [t.terminal, t.status])).toEqual([
+      ['gate-1', 'online'],
+      ['gate-2', 'degraded'],
+    ]);
   }, 90_000);
 });

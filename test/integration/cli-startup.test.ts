@@ -15,9 +15,14 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 let n = 0;
 async function nativeModulesOf(args: string[]): Promise<string[]> {
   const log = join(dir, `native-${n++}`);
-  const r = await runCli(args, { env: { NATIVE_MODULES_LOG: log, NODE_OPTIONS: `--import tsx --import ${join(ROOT, 'test/helpers/native-modules.ts')}` } });
+  const r = await runCli(args, {
+    env: { NATIVE_MODULES_LOG: log, NODE_OPTIONS: `--import tsx --import ${join(ROOT, 'test/helpers/native-modules.ts')}` },
+  });
   expect(r.code, r.stderr).toBe(0);
-  return readFileSync(log, 'utf8').split('\n').filter(Boolean).map((p) => basename(p));
+  return readFileSync(log, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((p) => basename(p));
 }
 
 describe('what each command loads', () => {

@@ -43,7 +43,14 @@ function seamClock(dir: string): ClockDriver {
 
 /** libfaketime from Debian's package (the thread-safe build where there is one). */
 function libfaketime(): string {
-  const dirs = ['/usr/lib/x86_64-linux-gnu/faketime', '/usr/lib/aarch64-linux-gnu/faketime', '/usr/lib/arm-linux-gnueabihf/faketime', '/usr/lib64/faketime', '/usr/lib/faketime', '/usr/local/lib/faketime'];
+  const dirs = [
+    '/usr/lib/x86_64-linux-gnu/faketime',
+    '/usr/lib/aarch64-linux-gnu/faketime',
+    '/usr/lib/arm-linux-gnueabihf/faketime',
+    '/usr/lib64/faketime',
+    '/usr/lib/faketime',
+    '/usr/local/lib/faketime',
+  ];
   for (const d of dirs) for (const f of ['libfaketimeMT.so.1', 'libfaketime.so.1']) if (existsSync(join(d, f))) return join(d, f);
   throw new Error(`faketime is installed but libfaketime.so.1 is in none of ${dirs.join(', ')}`);
 }
@@ -53,7 +60,10 @@ function fakeTimeClock(dir: string): ClockDriver {
   // A relative offset in seconds ("+0", "-189345600"): the faked clock keeps running.
   const write = (ms: number) => writeFileSync(file, `${ms < 0 ? '-' : '+'}${Math.abs(Math.round(ms / 1000))}\n`);
   write(0);
-  return { env: { LD_PRELOAD: libfaketime(), FAKETIME_DONT_FAKE_MONOTONIC: '1', FAKETIME_TIMESTAMP_FILE: file, FAKETIME_NO_CACHE: '1' }, set: write };
+  return {
+    env: { LD_PRELOAD: libfaketime(), FAKETIME_DONT_FAKE_MONOTONIC: '1', FAKETIME_TIMESTAMP_FILE: file, FAKETIME_NO_CACHE: '1' },
+    set: write,
+  };
 }
 
 const monoNow = () => Number(process.hrtime.bigint() / 1_000_000n);
@@ -92,7 +102,12 @@ class Terminal {
 
   constructor(service: InProcessService, makeClock: (dir: string) => ClockDriver) {
     this.service = service;
-    this.admin = new AttendanceClient({ baseUrl: service.url, clientId: service.clientId, apiKey: service.apiKey, apiSecret: service.apiSecret });
+    this.admin = new AttendanceClient({
+      baseUrl: service.url,
+      clientId: service.clientId,
+      apiKey: service.apiKey,
+      apiSecret: service.apiSecret,
+    });
     this.clock = makeClock(this.dir.dataDir);
     this.bootFile = join(this.dir.dataDir, 'boot-id');
     this.boot('boot-A');
@@ -107,11 +122,33 @@ class Terminal {
   get env(): Record<string, string> {
     // No time service is asked (this machine's would decide otherwise): the year and the times
     // already seen judge the clock. No dedupe, so one person can punch twice in a minute.
-    return { ...this.clock.env, EDGE_AGENT_TEST_BOOT_ID_FILE: this.bootFile, EDGE_AGENT_CLOCK__SOURCES: '[]', EDGE_AGENT_POLICY__DEDUPE_WINDOW_SEC: '0' };
+    return {
+      ...this.clock.env,
+      EDGE_AGENT_TEST_BOOT_ID_FILE: this.bootFile,
+      EDGE_AGENT_CLOCK__SOURCES: '[]',
+      EDGE_AGENT_POLICY__DEDUPE_WINDOW_SEC: '0',
+    };
   }
 
   get args(): string[] {
-    return ['--data', this.dir.dataDir, '--terminal', 'gate-clock', '--site', 'plant-clock', '--mode', 'toggle', '--api', this.service.url, '--client-id', this.service.clientId, '--api-key', this.service.apiKey, '--api-secret-file', this.secretFile];
+    return [
+      '--data',
+      this.dir.dataDir,
+      '--terminal',
+      'gate-clock',
+      '--site',
+      'plant-clock',
+      '--mode',
+      'toggle',
+      '--api',
+      this.service.url,
+      '--client-id',
+      this.service.clientId,
+      '--api-key',
+      this.service.apiKey,
+      '--api-secret-file',
+      this.secretFile,
+    ];
   }
 
   async start(): Promise<void> {
@@ -141,8 +178,27 @@ class Terminal {
   }
 
   /** `edge-agent punch --code C [...]`; returns what it printed. */
-  async punch(code: string, extra: string[] = []): Promise<{ recorded: true; id: string; direction: 'in' | 'out'; localTime: string; clockTrusted: boolean; timeSource: string; inTime?: string }> {
-    const r = await this.json<{ recorded: true; id: string; direction: 'in' | 'out'; localTime: string; clockTrusted: boolean; timeSource: string; inTime?: string }>(['punch', '--code', code, ...extra]);
+  async punch(
+    code: string,
+    extra: string[] = [],
+  ): Promise<{
+    recorded: true;
+    id: string;
+    direction: 'in' | 'out';
+    localTime: string;
+    clockTrusted: boolean;
+    timeSource: string;
+    inTime?: string;
+  }> {
+    const r = await this.json<{
+      recorded: true;
+      id: string;
+      direction: 'in' | 'out';
+      localTime: string;
+      clockTrusted: boolean;
+      timeSource: string;
+      inTime?: string;
+    }>(['punch', '--code', code, ...extra]);
     expect(r.recorded).toBe(true);
     return r;
   }
@@ -157,7 +213,9 @@ class Terminal {
   async rows(): Promise<OutboxRow[]> {
     const db = await SqliteDatabase.open(join(this.dir.dataDir, 'agent.db'), { readonly: true });
     try {
-      return await db.all<OutboxRow>('SELECT id, employee_code, direction, local_time, in_id, monotonic_ms, boot_id, clock_synced, clock_corrected, clock_released, time_source FROM outbox_events ORDER BY seq');
+      return await db.all<OutboxRow>(
+        'SELECT id, employee_code, direction, local_time, in_id, monotonic_ms, boot_id, clock_synced, clock_corrected, clock_released, time_source FROM outbox_events ORDER BY seq',
+      );
     } finally {
       await db.close();
     }
@@ -189,9 +247,14 @@ function trueTimes(rows: OutboxRow[], typed: ReadonlyMap<string, number>): Map<s
 }
 
 /** The events the service must end with: one per check-in, closed by the check-out that names it. */
-function expectedEvents(rows: OutboxRow[], truth: ReadonlyMap<string, number>): Array<{ code: string; inAt: number; outAt: number | null }> {
+function expectedEvents(
+  rows: OutboxRow[],
+  truth: ReadonlyMap<string, number>,
+): Array<{ code: string; inAt: number; outAt: number | null }> {
   const outs = new Map(rows.filter((r) => r.direction === 'out' && r.in_id).map((r) => [r.in_id!, r]));
-  return rows.filter((r) => r.direction === 'in').map((r) => ({ code: r.employee_code, inAt: truth.get(r.id)!, outAt: outs.has(r.id) ? truth.get(outs.get(r.id)!.id)! : null }));
+  return rows
+    .filter((r) => r.direction === 'in')
+    .map((r) => ({ code: r.employee_code, inAt: truth.get(r.id)!, outAt: outs.has(r.id) ? truth.get(outs.get(r.id)!.id)! : null }));
 }
 
 /** Exactly the punches taken, at their true times (within 1 s), each once. */
@@ -200,10 +263,17 @@ function expectExactly(events: ServiceEvent[], expected: ReturnType<typeof expec
   const at = (local: string | undefined) => (local ? toUtcMs(local, 0) : null);
   for (const e of expected) {
     const matches = events.filter((s) => s.employeeCode === e.code && Math.abs(at(s.inTime)! - e.inAt) <= 1000);
-    expect(matches, `${e.code} in at ${new Date(e.inAt).toISOString()}: ${JSON.stringify(events.filter((s) => s.employeeCode === e.code))}`).toHaveLength(1);
+    expect(
+      matches,
+      `${e.code} in at ${new Date(e.inAt).toISOString()}: ${JSON.stringify(events.filter((s) => s.employeeCode === e.code))}`,
+    ).toHaveLength(1);
     const out = at(matches[0]!.outTime);
     if (e.outAt === null) expect(out, `${e.code} has no check-out`).toBeNull();
-    else expect(Math.abs(out! - e.outAt), `${e.code} out at ${new Date(e.outAt).toISOString()}, service ${matches[0]!.outTime}`).toBeLessThanOrEqual(1000);
+    else
+      expect(
+        Math.abs(out! - e.outAt),
+        `${e.code} out at ${new Date(e.outAt).toISOString()}, service ${matches[0]!.outTime}`,
+      ).toBeLessThanOrEqual(1000);
   }
 }
 
@@ -251,7 +321,11 @@ function scenarios(makeClock: (dir: string) => ClockDriver): void {
     expect(await t.punch('E3')).toMatchObject({ direction: 'in', clockTrusted: false, timeSource: 'clock' });
     t.clock.set(0);
     await t.start();
-    await until(async () => (await t.events()).length === 3 && (await t.events()).some((e) => e.employeeCode === 'E1' && e.outTime), 20_000, 'E1 out and E3 delivered after the restart');
+    await until(
+      async () => (await t.events()).length === 3 && (await t.events()).some((e) => e.employeeCode === 'E1' && e.outTime),
+      20_000,
+      'E1 out and E3 delivered after the restart',
+    );
 
     // 3. Power cut after the clock was set back (E4 punched meanwhile); the terminal boots again
     // (a new boot id) with a right clock: E4 is corrected from the last trusted time of its boot.
@@ -271,18 +345,29 @@ function scenarios(makeClock: (dir: string) => ClockDriver): void {
     await t.setClock(-3_600_000, false);
     expect(await t.punch('E5')).toMatchObject({ direction: 'out', clockTrusted: false, inTime: expect.any(String) });
     expect(await t.punch('E6')).toMatchObject({ direction: 'in', clockTrusted: false });
-    const metrics = (await daemonStatus(t.dir.dataDir)).metrics as { clock: { clockSteps: number; lastStep: { sizeSec: number } }; queue: { held: { clock: number } } };
+    const metrics = (await daemonStatus(t.dir.dataDir)).metrics as {
+      clock: { clockSteps: number; lastStep: { sizeSec: number } };
+      queue: { held: { clock: number } };
+    };
     expect(metrics.clock.clockSteps).toBe(stepsBefore + 1);
     expect(Math.abs(metrics.clock.lastStep.sizeSec + 3600)).toBeLessThan(3);
     expect(metrics.queue.held.clock).toBe(2);
-    const status = await t.json<{ pending: number; unsynced: number; clock: { trusted: boolean; source: string; lastStep: { sizeSec: number } }; held: { clock: number; earlierBoot: number } }>(['queue', 'status']);
+    const status = await t.json<{
+      pending: number;
+      unsynced: number;
+      clock: { trusted: boolean; source: string; lastStep: { sizeSec: number } };
+      held: { clock: number; earlierBoot: number };
+    }>(['queue', 'status']);
     expect(status).toMatchObject({ unsynced: 2, clock: { trusted: false, source: 'seen' }, held: { clock: 2, earlierBoot: 0 } });
     expect(Math.abs(status.clock.lastStep.sizeSec + 3600)).toBeLessThan(3);
     const text = (await t.cli(['queue', 'status'])).stdout;
     expect(text).toMatch(/^clock +NOT TRUSTED \(seen\)/m);
     expect(text).toMatch(/^last step +-(60 min|1 h) at /m);
     expect(text).toMatch(/^held +2 waiting for a trusted clock/m);
-    const doctor = await t.json<{ checks: Array<{ name: string; status: string; detail: string }>; clock: { trusted: boolean; held: { clock: number }; lastStep: { sizeSec: number } } }>(['doctor']);
+    const doctor = await t.json<{
+      checks: Array<{ name: string; status: string; detail: string }>;
+      clock: { trusted: boolean; held: { clock: number }; lastStep: { sizeSec: number } };
+    }>(['doctor']);
     const clockCheck = doctor.checks.find((c) => c.name === 'clock')!;
     expect(clockCheck).toMatchObject({ status: 'warn', detail: expect.stringContaining('2 punch(es) held for the clock') });
     expect(doctor.clock).toMatchObject({ trusted: false, held: { clock: 2 } });
@@ -292,26 +377,56 @@ function scenarios(makeClock: (dir: string) => ClockDriver): void {
     expect((await t.events()).filter((e) => e.employeeCode === 'E6')).toEqual([]);
     expect((await t.events()).find((e) => e.employeeCode === 'E5')?.outTime ?? null).toBeNull();
     await t.setClock(0, true);
-    await until(async () => (await t.events()).some((e) => e.employeeCode === 'E6'), 20_000, 'E5 out and E6 delivered after the clock came back');
+    await until(
+      async () => (await t.events()).some((e) => e.employeeCode === 'E6'),
+      20_000,
+      'E5 out and E6 delivered after the clock came back',
+    );
 
     // 5. Manual punches: a typed time is a person's statement (marked manual, not held, even
     // while the clock is wrong); a punch without --at is held like a scanner's.
     await t.setClock(to2020(), false);
     await t.punchAt('E7', Date.now() - 10 * 60_000, '--in');
-    await until(async () => (await t.events()).some((e) => e.employeeCode === 'E7'), 20_000, 'E7 typed check-in delivered while the clock is wrong');
+    await until(
+      async () => (await t.events()).some((e) => e.employeeCode === 'E7'),
+      20_000,
+      'E7 typed check-in delivered while the clock is wrong',
+    );
     expect(await t.punch('E7')).toMatchObject({ direction: 'out', clockTrusted: false, timeSource: 'clock' });
     await t.setClock(0, true);
     await until(async () => (await t.events()).some((e) => e.employeeCode === 'E7' && e.outTime), 20_000, 'E7 out delivered');
-    await until(async () => (await t.rows()).every((r) => r.clock_synced === 1 || r.clock_corrected === 1), 10_000, 'every punch trusted or corrected');
+    await until(
+      async () => (await t.rows()).every((r) => r.clock_synced === 1 || r.clock_corrected === 1),
+      10_000,
+      'every punch trusted or corrected',
+    );
 
     // The service holds exactly the punches taken, at their true times, each once: none at an
     // untrusted time, none twice.
     await pause(1500);
     const rows = await t.rows();
     expect(rows.map((r) => [r.employee_code, r.direction])).toEqual([
-      ['E1', 'in'], ['E2', 'in'], ['E1', 'out'], ['E3', 'in'], ['E4', 'in'], ['E5', 'in'], ['E5', 'out'], ['E6', 'in'], ['E7', 'in'], ['E7', 'out'],
+      ['E1', 'in'],
+      ['E2', 'in'],
+      ['E1', 'out'],
+      ['E3', 'in'],
+      ['E4', 'in'],
+      ['E5', 'in'],
+      ['E5', 'out'],
+      ['E6', 'in'],
+      ['E7', 'in'],
+      ['E7', 'out'],
     ]);
-    expect(rows.filter((r) => r.clock_corrected === 1).map((r) => r.employee_code)).toEqual(['E1', 'E2', 'E1', 'E3', 'E4', 'E5', 'E6', 'E7']);
+    expect(rows.filter((r) => r.clock_corrected === 1).map((r) => r.employee_code)).toEqual([
+      'E1',
+      'E2',
+      'E1',
+      'E3',
+      'E4',
+      'E5',
+      'E6',
+      'E7',
+    ]);
     expect(rows.find((r) => r.employee_code === 'E4')!.boot_id).toBe('boot-A');
     expectExactly(await t.events(), expectedEvents(rows, trueTimes(rows, t.typed)));
     await t.stop('SIGTERM');
@@ -333,13 +448,26 @@ function scenarios(makeClock: (dir: string) => ClockDriver): void {
     await until(async () => (await t.events()).some((e) => e.employeeCode === 'E9'), 20_000, 'E9 delivered');
     await pause(2000);
     expect((await t.events()).map((e) => e.employeeCode)).toEqual(['E9']);
-    const metrics = (await daemonStatus(t.dir.dataDir)).metrics as { alerts: Array<{ code: string }>; queue: { held: { earlierBoot: number } } };
+    const metrics = (await daemonStatus(t.dir.dataDir)).metrics as {
+      alerts: Array<{ code: string }>;
+      queue: { held: { earlierBoot: number } };
+    };
     expect(metrics.alerts.map((a) => a.code)).toEqual(['CLOCK_EARLIER_BOOT_HELD']);
     expect(metrics.queue.held.earlierBoot).toBe(1);
-    expect(await t.json(['queue', 'status'])).toMatchObject({ held: { earlierBoot: 1 }, alerts: [{ code: 'CLOCK_EARLIER_BOOT_HELD' }], clock: { trusted: true } });
+    expect(await t.json(['queue', 'status'])).toMatchObject({
+      held: { earlierBoot: 1 },
+      alerts: [{ code: 'CLOCK_EARLIER_BOOT_HELD' }],
+      clock: { trusted: true },
+    });
     expect((await t.cli(['queue', 'status'])).stdout).toMatch(/^ALERT +CLOCK_EARLIER_BOOT_HELD: 1 punch\(es\) of an earlier boot/m);
-    const doctor = await t.json<{ checks: Array<{ name: string; status: string; hint: string | null }>; clock: { alerts: Array<{ code: string }> } }>(['doctor']);
-    expect(doctor.checks.find((c) => c.name === 'clock')).toMatchObject({ status: 'warn', hint: expect.stringContaining('queue release-unsynced') });
+    const doctor = await t.json<{
+      checks: Array<{ name: string; status: string; hint: string | null }>;
+      clock: { alerts: Array<{ code: string }> };
+    }>(['doctor']);
+    expect(doctor.checks.find((c) => c.name === 'clock')).toMatchObject({
+      status: 'warn',
+      hint: expect.stringContaining('queue release-unsynced'),
+    });
     expect(doctor.clock.alerts.map((a) => a.code)).toEqual(['CLOCK_EARLIER_BOOT_HELD']);
 
     // The decision: sent as it is (its time was never known), once, and marked in the outbox.
@@ -348,7 +476,12 @@ function scenarios(makeClock: (dir: string) => ClockDriver): void {
     await pause(1500);
     const e8Events = (await t.events()).filter((e) => e.employeeCode === 'E8');
     expect(e8Events).toEqual([expect.objectContaining({ inTime: e8.localTime })]);
-    expect((await t.rows()).find((r) => r.id === e8.id)).toMatchObject({ clock_synced: 0, clock_corrected: 0, clock_released: 1, boot_id: 'boot-C' });
+    expect((await t.rows()).find((r) => r.id === e8.id)).toMatchObject({
+      clock_synced: 0,
+      clock_corrected: 0,
+      clock_released: 1,
+      boot_id: 'boot-C',
+    });
     await t.stop('SIGTERM');
   }, 180_000);
 }

@@ -25,8 +25,18 @@ async function seriousViolations(page: Page): Promise<string[]> {
   const source = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
   // Evaluated through the DevTools protocol, which the page's Content-Security-Policy does not govern.
   await page.evaluate(source);
-  const violations = (await page.evaluate("axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations)")) as AxeViolation[];
-  return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.impact} ${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join('; ')})`);
+  const violations = (await page.evaluate(
+    "axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations)",
+  )) as AxeViolation[];
+  return violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map(
+      (v) =>
+        `${v.impact} ${v.id}: ${v.help} (${v.nodes
+          .map((n) => n.target.join(' '))
+          .slice(0, 3)
+          .join('; ')})`,
+    );
 }
 
 describe.skipIf(!has('chromium'))('the operations console in Chromium (needs chromium)', () => {
@@ -36,7 +46,10 @@ describe.skipIf(!has('chromium'))('the operations console in Chromium (needs chr
 
   beforeAll(async () => {
     fx = await startConsoleFixture({
-      terminals: [{ site: 'plant-a', terminal: 'gate-1' }, { site: 'plant-a', terminal: 'gate-2' }],
+      terminals: [
+        { site: 'plant-a', terminal: 'gate-1' },
+        { site: 'plant-a', terminal: 'gate-2' },
+      ],
       console: { alerts: { lostMinutes: 0 } },
     });
     context = await launchChromium();
@@ -55,7 +68,9 @@ describe.skipIf(!has('chromium'))('the operations console in Chromium (needs chr
     await page.click('button[type=submit]');
     await page.waitForSelector('body[data-ready]');
     await page.waitForSelector('tr[data-key="plant-a/gate-2"]');
-    expect(await page.locator('tbody[data-site="plant-a"] tr[data-key]').evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-key')))).toEqual(['plant-a/gate-1', 'plant-a/gate-2']);
+    expect(
+      await page.locator('tbody[data-site="plant-a"] tr[data-key]').evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-key'))),
+    ).toEqual(['plant-a/gate-1', 'plant-a/gate-2']);
     // Selectors, not waitForFunction: a string predicate is polled with eval, which the page's CSP forbids.
     await page.waitForSelector('tr.state-online[data-key="plant-a/gate-1"]');
     await page.waitForSelector('tr.state-online[data-key="plant-a/gate-2"]');
@@ -91,7 +106,7 @@ describe.skipIf(!has('chromium'))('the operations console in Chromium (needs chr
     expect(await seriousViolations(page)).toEqual([]);
   });
 
-  it('sends a signed ping from a terminal\'s page and shows the answer', async () => {
+  it("sends a signed ping from a terminal's page and shows the answer", async () => {
     await page.click('tr[data-key="plant-a/gate-1"] th a');
     await page.waitForSelector('#terminal-view:not([hidden])');
     expect(await page.textContent('#terminal-title')).toBe('gate-1 (site plant-a)');

@@ -24,7 +24,10 @@ let cookie: string;
 
 beforeAll(async () => {
   fx = await startConsoleFixture({
-    terminals: [{ site: 'plant-a', terminal: 'gate-1' }, { site: 'plant-b', terminal: 'door-1' }],
+    terminals: [
+      { site: 'plant-a', terminal: 'gate-1' },
+      { site: 'plant-b', terminal: 'door-1' },
+    ],
     console: { alerts: { lostMinutes: 0 }, homeAssistant: { sites: ['plant-a'] } },
   });
   cookie = await loginCookie(fx.url);
@@ -46,16 +49,36 @@ function getWithHost(path: string, host: string): Promise<number> {
   });
 }
 const command = (body: unknown, headers: Record<string, string> = {}) =>
-  fetch(new URL('/api/command', fx.url), { method: 'POST', headers: { 'Content-Type': 'application/json', Origin: new URL(fx.url).origin, Cookie: cookie, ...headers }, body: JSON.stringify(body) });
+  fetch(new URL('/api/command', fx.url), {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Origin: new URL(fx.url).origin, Cookie: cookie, ...headers },
+    body: JSON.stringify(body),
+  });
 
 describe('edge-agent console over HTTP', () => {
   it('serves /metrics as Prometheus text with a series for each terminal, and its own health', async () => {
-    const families = await until(async () => {
-      const f = parsePrometheusText(await (await get('/metrics')).text());
-      return (f.get('edge_agent_queue_pending')?.samples.length ?? 0) === 2 ? f : null;
-    }, 20_000, 'both terminals in /metrics');
-    for (const name of ['edge_agent_terminal_up', 'edge_agent_terminal_state', 'edge_agent_queue_pending', 'edge_agent_queue_dead', 'edge_agent_queue_oldest_pending_seconds', 'edge_agent_clock_synchronized', 'edge_agent_free_disk_bytes', 'edge_agent_terminal_info']) {
-      const terminals = families.get(name)!.samples.map((s) => `${s.labels.site}/${s.labels.terminal}`).sort();
+    const families = await until(
+      async () => {
+        const f = parsePrometheusText(await (await get('/metrics')).text());
+        return (f.get('edge_agent_queue_pending')?.samples.length ?? 0) === 2 ? f : null;
+      },
+      20_000,
+      'both terminals in /metrics',
+    );
+    for (const name of [
+      'edge_agent_terminal_up',
+      'edge_agent_terminal_state',
+      'edge_agent_queue_pending',
+      'edge_agent_queue_dead',
+      'edge_agent_queue_oldest_pending_seconds',
+      'edge_agent_clock_synchronized',
+      'edge_agent_free_disk_bytes',
+      'edge_agent_terminal_info',
+    ]) {
+      const terminals = families
+        .get(name)!
+        .samples.map((s) => `${s.labels.site}/${s.labels.terminal}`)
+        .sort();
       expect(terminals, name).toEqual(['plant-a/gate-1', 'plant-b/door-1']);
     }
     expect(families.get('edge_agent_terminal_up')!.samples.every((s) => s.value === 1)).toBe(true);
@@ -72,7 +95,12 @@ describe('edge-agent console over HTTP', () => {
     expect((await json(api)).error.code).toBe('CONSOLE_LOGIN_REQUIRED');
     expect((await get('/api/events')).status).toBe(401);
     const form = (password: string, headers: Record<string, string>) =>
-      fetch(new URL('/login', fx.url), { method: 'POST', redirect: 'manual', headers: { 'Content-Type': 'application/x-www-form-urlencoded', ...headers }, body: `password=${encodeURIComponent(password)}` });
+      fetch(new URL('/login', fx.url), {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded', ...headers },
+        body: `password=${encodeURIComponent(password)}`,
+      });
     expect((await form('not the password', { Origin: new URL(fx.url).origin })).status).toBe(401);
     // A form posted from another site is refused before the password is even looked at.
     expect((await form('correct horse battery staple', { Origin: 'http://evil.example' })).status).toBe(403);
@@ -95,17 +123,23 @@ describe('edge-agent console over HTTP', () => {
     expect(cross.status).toBe(403);
     expect((await json(cross)).error.code).toBe('CONSOLE_FORBIDDEN_ORIGIN');
     expect((await command({ site: 'plant-a', terminal: 'gate-1', command: 'ping' }, { Cookie: '' })).status).toBe(401);
-    const text = await fetch(new URL('/api/command', fx.url), { method: 'POST', headers: { 'Content-Type': 'text/plain', Origin: new URL(fx.url).origin, Cookie: cookie }, body: '{}' });
+    const text = await fetch(new URL('/api/command', fx.url), {
+      method: 'POST',
+      headers: { 'Content-Type': 'text/plain', Origin: new URL(fx.url).origin, Cookie: cookie },
+      body: '{}',
+    });
     expect(text.status).toBe(415);
   });
 
-  it('sends signed commands from the page\'s API and returns the terminal\'s answer; refuses what the page may not send', async () => {
+  it("sends signed commands from the page's API and returns the terminal's answer; refuses what the page may not send", async () => {
     const ping = await command({ site: 'plant-a', terminal: 'gate-1', command: 'ping' });
     expect(ping.status).toBe(200);
     expect(await json(ping)).toMatchObject({ status: 'ok', command: 'ping', result: { pong: true, terminal: 'gate-1' } });
     const list = await json(await command({ site: 'plant-b', terminal: 'door-1', command: 'queue-list', args: { dead: true } }));
     expect(list).toMatchObject({ status: 'ok', result: { dead: true, count: 0, events: [] } });
-    const level = await json(await command({ site: 'plant-a', terminal: 'gate-1', command: 'set-log-level', args: { level: 'debug', module: 'upload:*' } }));
+    const level = await json(
+      await command({ site: 'plant-a', terminal: 'gate-1', command: 'set-log-level', args: { level: 'debug', module: 'upload:*' } }),
+    );
     expect(level).toMatchObject({ status: 'ok', result: { module: 'upload:*', level: 'debug' } });
     for (const [body, code] of [
       [{ site: 'plant-a', terminal: 'gate-1', command: 'delete-user', args: { employeeCode: 'E1' } }, 'CONSOLE_BAD_REQUEST'],
@@ -119,11 +153,17 @@ describe('edge-agent console over HTTP', () => {
     }
   });
 
-  it('gives a terminal\'s page its history, state changes and commands', async () => {
-    const d: Json = await until(async () => {
-      const body: Json = await json(await get('/api/terminal?key=plant-a/gate-1', { Cookie: cookie }));
-      return body.history?.series.find((s: { name: string }) => s.name === 'queuePending').values.some((v: number | null) => v === 0) ? body : null;
-    }, 15_000, 'history');
+  it("gives a terminal's page its history, state changes and commands", async () => {
+    const d: Json = await until(
+      async () => {
+        const body: Json = await json(await get('/api/terminal?key=plant-a/gate-1', { Cookie: cookie }));
+        return body.history?.series.find((s: { name: string }) => s.name === 'queuePending').values.some((v: number | null) => v === 0)
+          ? body
+          : null;
+      },
+      15_000,
+      'history',
+    );
     expect(d.table).toMatchObject({ key: 'plant-a/gate-1', state: 'online' });
     expect(d.history.series.map((s: { name: string }) => s.name)).toContain('freeDiskMb');
     expect(d.transitions.at(-1).state).toBe('online');
@@ -133,11 +173,17 @@ describe('edge-agent console over HTTP', () => {
 
   it('publishes Home Assistant discovery for the opted-in site only', async () => {
     const doc = JSON.parse(await nextMessage(fx.broker.url, 'homeassistant/sensor/edge_agent_plant-a_gate-1_queue/config'));
-    expect(doc).toMatchObject({ state_topic: 'attendance/plant-a/gate-1/metrics', availability: [{ topic: 'attendance/plant-a/gate-1/state' }], device: { identifiers: ['edge_agent_plant-a_gate-1'] } });
-    await expect(nextMessage(fx.broker.url, 'homeassistant/sensor/edge_agent_plant-b_door-1_queue/config', () => true, 1500)).rejects.toThrow(/no matching message/);
+    expect(doc).toMatchObject({
+      state_topic: 'attendance/plant-a/gate-1/metrics',
+      availability: [{ topic: 'attendance/plant-a/gate-1/state' }],
+      device: { identifiers: ['edge_agent_plant-a_gate-1'] },
+    });
+    await expect(
+      nextMessage(fx.broker.url, 'homeassistant/sensor/edge_agent_plant-b_door-1_queue/config', () => true, 1500),
+    ).rejects.toThrow(/no matching message/);
   });
 
-  it('publishes each site\'s alerts retained, and a killed terminal turns lost with its alert', async () => {
+  it("publishes each site's alerts retained, and a killed terminal turns lost with its alert", async () => {
     const quiet = JSON.parse(await nextMessage(fx.broker.url, 'attendance/plant-b/alerts'));
     expect(quiet).toMatchObject({ site: 'plant-b', count: 0, alerts: [] });
     fx.agents.get('plant-b/door-1')!.kill('SIGKILL');
@@ -159,28 +205,45 @@ describe('edge-agent console over HTTP', () => {
           Array.from({ length: 200 }, (_, j) => `bulk/s${Math.floor((i + j) / 100)}/t${i + j}`).flatMap((base) => [
             pub.publishAsync(`${base}/state`, 'online', { qos: 1, retain: true }),
             pub.publishAsync(`${base}/info`, JSON.stringify({ version: '9.9.9', at: new Date().toISOString() }), { qos: 1, retain: true }),
-            pub.publishAsync(`${base}/metrics`, JSON.stringify({ queue: { pending: 1, dead: 0 }, at: new Date().toISOString() }), { qos: 1, retain: true }),
+            pub.publishAsync(`${base}/metrics`, JSON.stringify({ queue: { pending: 1, dead: 0 }, at: new Date().toISOString() }), {
+              qos: 1,
+              retain: true,
+            }),
           ]),
         );
       }
     } finally {
       await pub.endAsync();
     }
-    const child = spawnCli(['console', '--mqtt', fx.broker.url, '--prefix', 'bulk', '--port', '0', '--secrets', '/nonexistent/secrets.yaml']);
+    const child = spawnCli([
+      'console',
+      '--mqtt',
+      fx.broker.url,
+      '--prefix',
+      'bulk',
+      '--port',
+      '0',
+      '--secrets',
+      '/nonexistent/secrets.yaml',
+    ]);
     try {
       const [, url] = (await waitForLine(child, /^console listening on (\S+) /, 30_000, 'stdout')) as unknown as [string, string];
-      const complete = await until(async () => {
-        const body: Json = await json(await fetch(new URL('/api/fleet', url)));
-        const n = body.terminals.filter((t: Json) => t.version === '9.9.9' && t.pending === 1).length;
-        return n === 1200 ? n : null;
-      }, 30_000, 'all 1,200 terminals with their info and metrics');
+      const complete = await until(
+        async () => {
+          const body: Json = await json(await fetch(new URL('/api/fleet', url)));
+          const n = body.terminals.filter((t: Json) => t.version === '9.9.9' && t.pending === 1).length;
+          return n === 1200 ? n : null;
+        },
+        30_000,
+        'all 1,200 terminals with their info and metrics',
+      );
       expect(complete).toBe(1200);
     } finally {
       if ((await stopChild(child)) === null) killTree(child);
     }
   });
 
-  it('prints a password\'s scrypt hash for consolePassword, and refuses a short one', async () => {
+  it("prints a password's scrypt hash for consolePassword, and refuses a short one", async () => {
     const { verifySecret } = await import('../../src/core/secret-hash.js');
     const r = await runCli(['console', '--hash-password'], { input: 'a long passphrase\n' });
     expect(r.code).toBe(0);
@@ -193,7 +256,17 @@ describe('edge-agent console over HTTP', () => {
   });
 
   it('refuses to listen beyond loopback without a login', async () => {
-    const r = await runCli(['console', '--mqtt', fx.broker.url, '--host', '0.0.0.0', '--port', '0', '--secrets', '/nonexistent/secrets.yaml']);
+    const r = await runCli([
+      'console',
+      '--mqtt',
+      fx.broker.url,
+      '--host',
+      '0.0.0.0',
+      '--port',
+      '0',
+      '--secrets',
+      '/nonexistent/secrets.yaml',
+    ]);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('CONSOLE_UNSAFE_HOST');
   });

@@ -50,8 +50,23 @@ async function topUp(target: number, expected: Map<string, string>, nextDay: { d
       for (let i = 0; i < EMPLOYEES; i++) {
         const inTime = `${day(d)} 07:${String(i % 60).padStart(2, '0')}:00`;
         const outTime = `${day(d)} 16:${String(i % 60).padStart(2, '0')}:00`;
-        punches.push({ employeeCode: `K${i}`, direction: 'in', localTime: inTime, tzOffset: 60, source: 'finger', terminalId: 'gate-crash' });
-        punches.push({ employeeCode: `K${i}`, direction: 'out', localTime: outTime, inTime, tzOffset: 60, source: 'finger', terminalId: 'gate-crash' });
+        punches.push({
+          employeeCode: `K${i}`,
+          direction: 'in',
+          localTime: inTime,
+          tzOffset: 60,
+          source: 'finger',
+          terminalId: 'gate-crash',
+        });
+        punches.push({
+          employeeCode: `K${i}`,
+          direction: 'out',
+          localTime: outTime,
+          inTime,
+          tzOffset: 60,
+          source: 'finger',
+          terminalId: 'gate-crash',
+        });
         expected.set(`K${i}|${inTime}`, outTime);
       }
       await outbox.recordMany(punches);
@@ -75,7 +90,20 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'crash-'));
   const secretFile = join(dir, 'api-secret');
   writeFileSync(secretFile, service.apiSecret, { mode: 0o600 });
-  common = ['--data', join(dir, 'data'), '--terminal', 'gate-crash', '--api', service.url, '--client-id', service.clientId, '--api-key', service.apiKey, '--api-secret-file', secretFile];
+  common = [
+    '--data',
+    join(dir, 'data'),
+    '--terminal',
+    'gate-crash',
+    '--api',
+    service.url,
+    '--client-id',
+    service.clientId,
+    '--api-key',
+    service.apiKey,
+    '--api-secret-file',
+    secretFile,
+  ];
 }, 60_000);
 afterAll(async () => {
   if (agent && agent.exitCode === null && agent.signalCode === null) {
@@ -95,7 +123,10 @@ describe('crash safety', () => {
       for (let i = 0; i < EMPLOYEES; i++) {
         const inTime = `${day(d)} 0${6 + (i % 3)}:${String(i % 60).padStart(2, '0')}:00`;
         const outTime = `${day(d)} 1${5 + (i % 3)}:${String(i % 60).padStart(2, '0')}:00`;
-        lines.push(JSON.stringify({ code: `K${i}`, direction: 'in', at: inTime, tz: 60 }), JSON.stringify({ code: `K${i}`, direction: 'out', at: outTime, tz: 60 }));
+        lines.push(
+          JSON.stringify({ code: `K${i}`, direction: 'in', at: inTime, tz: 60 }),
+          JSON.stringify({ code: `K${i}`, direction: 'out', at: outTime, tz: 60 }),
+        );
         expected.set(`K${i}|${inTime}`, outTime);
       }
     }

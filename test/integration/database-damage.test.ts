@@ -14,7 +14,14 @@ import { openAgentDatabase } from '../../src/store/agent-db.js';
 import { Outbox, type PunchInput } from '../../src/store/outbox.js';
 import { runCli } from '../helpers/cli.js';
 
-const punch = (i: number): PunchInput => ({ employeeCode: `E${i % 50}`, direction: i % 2 ? 'out' : 'in', localTime: '2026-03-01 08:00:00', tzOffset: 60, source: 'manual', terminalId: 't1' });
+const punch = (i: number): PunchInput => ({
+  employeeCode: `E${i % 50}`,
+  direction: i % 2 ? 'out' : 'in',
+  localTime: '2026-03-01 08:00:00',
+  tzOffset: 60,
+  source: 'manual',
+  terminalId: 't1',
+});
 
 /** A data folder with 3000 punches, its WAL checkpointed into agent.db. */
 async function terminalData(): Promise<{ dir: string; secretFile: string; args: string[] }> {
@@ -24,14 +31,20 @@ async function terminalData(): Promise<{ dir: string; secretFile: string; args: 
   await db.close();
   const secretFile = join(dir, 'api-secret');
   writeFileSync(secretFile, 'secret\n', { mode: 0o600 });
-  return { dir, secretFile, args: ['--data', dir, '--terminal', 't1', '--api', 'http://127.0.0.1:9', '--api-key', 'k', '--api-secret-file', secretFile] };
+  return {
+    dir,
+    secretFile,
+    args: ['--data', dir, '--terminal', 't1', '--api', 'http://127.0.0.1:9', '--api-key', 'k', '--api-secret-file', secretFile],
+  };
 }
 
 /** Overwrites 512 bytes inside the first leaf page of `index` (found with dbstat). */
 async function breakPageOf(dir: string, index: string): Promise<number> {
   const path = join(dir, 'agent.db');
   const db = await SqliteDatabase.open(path, { readonly: true });
-  const row = await db.get<{ pageno: number }>("SELECT pageno FROM dbstat WHERE name = ? AND pagetype = 'leaf' ORDER BY pageno LIMIT 1", [index]);
+  const row = await db.get<{ pageno: number }>("SELECT pageno FROM dbstat WHERE name = ? AND pagetype = 'leaf' ORDER BY pageno LIMIT 1", [
+    index,
+  ]);
   const pageSize = (await db.get<{ page_size: number }>('PRAGMA page_size'))!.page_size;
   await db.close();
   const fd = openSync(path, 'r+');
@@ -67,14 +80,23 @@ describe('a damaged terminal database', () => {
     expect(await ok.get('SELECT COUNT(*) AS n FROM outbox_events')).toEqual({ n: 3000 });
     await ok.close();
     truncateSync(join(dir, 'agent.db'), 40 * 4096);
-    await expect(openAgentDatabase(dir)).rejects.toMatchObject({ code: 'STORE_DATABASE_CORRUPT', message: expect.stringContaining('cut short') });
+    await expect(openAgentDatabase(dir)).rejects.toMatchObject({
+      code: 'STORE_DATABASE_CORRUPT',
+      message: expect.stringContaining('cut short'),
+    });
     writeFileSync(join(dir, 'agent.db'), Buffer.alloc(8192, 0x5a));
-    await expect(openAgentDatabase(dir)).rejects.toMatchObject({ code: 'STORE_DATABASE_CORRUPT', message: expect.stringContaining('not an SQLite database') });
+    await expect(openAgentDatabase(dir)).rejects.toMatchObject({
+      code: 'STORE_DATABASE_CORRUPT',
+      message: expect.stringContaining('not an SQLite database'),
+    });
   });
 
   it('finds damage in any b-tree on open, naming the page', async () => {
     const { dir } = await terminalData();
     const page = await breakPageOf(dir, 'outbox_events_employee');
-    await expect(openAgentDatabase(dir)).rejects.toMatchObject({ code: 'STORE_DATABASE_CORRUPT', message: expect.stringContaining(`page ${page}`) });
+    await expect(openAgentDatabase(dir)).rejects.toMatchObject({
+      code: 'STORE_DATABASE_CORRUPT',
+      message: expect.stringContaining(`page ${page}`),
+    });
   });
 });

@@ -5,7 +5,20 @@ import type { statfs } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { AgentError } from '../../src/core/errors.js';
 import { parseConfig } from '../../src/config/config.js';
-import { checkApiToken, checkClock, checkClockFigures, checkDatabase, checkDisk, checkMqttConnection, checkOpsKey, checkScanners, checkTemplateKey, formatReport, judgeOutbox, runDoctor } from '../../src/setup/doctor.js';
+import {
+  checkApiToken,
+  checkClock,
+  checkClockFigures,
+  checkDatabase,
+  checkDisk,
+  checkMqttConnection,
+  checkOpsKey,
+  checkScanners,
+  checkTemplateKey,
+  formatReport,
+  judgeOutbox,
+  runDoctor,
+} from '../../src/setup/doctor.js';
 import { emptySecrets, generateKey } from '../../src/config/secrets.js';
 import { openAgentDatabase } from '../../src/store/agent-db.js';
 import { TemplateCache, verifyTemplateKey } from '../../src/store/template-cache.js';
@@ -72,7 +85,8 @@ describe('doctor checks on broken parts (real files, real sockets)', () => {
   });
 
   it('disk: fails below 64 MB, warns below 512 MB', async () => {
-    const fake = (freeMb: number) => (async () => ({ bavail: (freeMb * 1024 * 1024) / 4096, bsize: 4096, blocks: 1_000_000 })) as unknown as typeof statfs;
+    const fake = (freeMb: number) =>
+      (async () => ({ bavail: (freeMb * 1024 * 1024) / 4096, bsize: 4096, blocks: 1_000_000 })) as unknown as typeof statfs;
     expect((await checkDisk(root, fake(10))).status).toBe('fail');
     expect((await checkDisk(root, fake(300))).status).toBe('warn');
     expect((await checkDisk(root, fake(5000))).status).toBe('pass');
@@ -80,7 +94,20 @@ describe('doctor checks on broken parts (real files, real sockets)', () => {
   });
 
   it('outbox: dead letters and an old backlog warn, a nearly full outbox fails', () => {
-    const base: OutboxStatus = { pending: 0, dead: 0, delivered: 10, oldestPendingAgeSec: null, lastDeliveryAt: null, unsynced: 0, maxPending: 1000, undelivered: 0, capFullPercent: 0, capRoom: 1000, perSink: {}, held: { clock: 0, earlierBoot: 0, oldestClockSec: null, review: 0 } };
+    const base: OutboxStatus = {
+      pending: 0,
+      dead: 0,
+      delivered: 10,
+      oldestPendingAgeSec: null,
+      lastDeliveryAt: null,
+      unsynced: 0,
+      maxPending: 1000,
+      undelivered: 0,
+      capFullPercent: 0,
+      capRoom: 1000,
+      perSink: {},
+      held: { clock: 0, earlierBoot: 0, oldestClockSec: null, review: 0 },
+    };
     expect(judgeOutbox(base).status).toBe('pass');
     expect(judgeOutbox({ ...base, dead: 2 })).toMatchObject({ status: 'warn', hint: expect.stringContaining('queue list --dead') });
     expect(judgeOutbox({ ...base, pending: 5, oldestPendingAgeSec: 7200 }).status).toBe('warn');
@@ -89,32 +116,67 @@ describe('doctor checks on broken parts (real files, real sockets)', () => {
 
   it('API and MQTT: unreachable fails with the error code, not configured warns', async () => {
     const port = await freePort();
-    const api = await checkApiToken({ url: `http://127.0.0.1:${port}`, pathForm: 'api', clientId: 'edge-agent', timeoutMs: 2000, apiKey: 'k', apiSecret: 's' });
+    const api = await checkApiToken({
+      url: `http://127.0.0.1:${port}`,
+      pathForm: 'api',
+      clientId: 'edge-agent',
+      timeoutMs: 2000,
+      apiKey: 'k',
+      apiSecret: 's',
+    });
     expect(api.status).toBe('fail');
     expect(api.detail).toMatch(/^API_(NETWORK|TIMEOUT)/);
-    expect((await checkApiToken({ url: null, pathForm: 'api', clientId: 'x', timeoutMs: 1000, apiKey: null, apiSecret: null })).status).toBe('warn');
+    expect(
+      (await checkApiToken({ url: null, pathForm: 'api', clientId: 'x', timeoutMs: 1000, apiKey: null, apiSecret: null })).status,
+    ).toBe('warn');
     // ... unless punches are meant to go there: then the agent could not even start
-    expect((await checkApiToken({ url: null, pathForm: 'api', clientId: 'x', timeoutMs: 1000, apiKey: null, apiSecret: null, required: true })).status).toBe('fail');
-    expect((await checkMqttConnection({ config: parseConfig({ upstream: ['mqtt'] }), secrets: { mqttUsername: null, mqttPassword: null } })).status).toBe('fail');
-    expect((await checkApiToken({ url: `http://127.0.0.1:${port}`, pathForm: 'api', clientId: 'x', timeoutMs: 1000, apiKey: 'k', apiSecret: null })).status).toBe('fail');
+    expect(
+      (await checkApiToken({ url: null, pathForm: 'api', clientId: 'x', timeoutMs: 1000, apiKey: null, apiSecret: null, required: true }))
+        .status,
+    ).toBe('fail');
+    expect(
+      (await checkMqttConnection({ config: parseConfig({ upstream: ['mqtt'] }), secrets: { mqttUsername: null, mqttPassword: null } }))
+        .status,
+    ).toBe('fail');
+    expect(
+      (
+        await checkApiToken({
+          url: `http://127.0.0.1:${port}`,
+          pathForm: 'api',
+          clientId: 'x',
+          timeoutMs: 1000,
+          apiKey: 'k',
+          apiSecret: null,
+        })
+      ).status,
+    ).toBe('fail');
 
     const config = parseConfig({ mqtt: { url: `mqtt://127.0.0.1:${port}` } });
     const mq = await checkMqttConnection({ config, secrets: { mqttUsername: null, mqttPassword: null }, timeoutMs: 2000 });
     expect(mq.status).toBe('fail');
     expect(mq.detail).toContain(`127.0.0.1:${port}`);
-    expect((await checkMqttConnection({ config: parseConfig({}), secrets: { mqttUsername: null, mqttPassword: null } })).status).toBe('warn');
+    expect((await checkMqttConnection({ config: parseConfig({}), secrets: { mqttUsername: null, mqttPassword: null } })).status).toBe(
+      'warn',
+    );
   });
 
   it('ops key: not needed without MQTT commands, a warning when they would all be refused, where it is when held', () => {
     const withMqtt = parseConfig({ mqtt: { url: 'mqtt://127.0.0.1:1883' } });
     expect(checkOpsKey(parseConfig({}), null).status).toBe('pass');
-    expect(checkOpsKey(parseConfig({ mqtt: { url: 'mqtt://127.0.0.1:1883' }, ops: { enabled: false } }), null).detail).toContain('ops.enabled is false');
+    expect(checkOpsKey(parseConfig({ mqtt: { url: 'mqtt://127.0.0.1:1883' }, ops: { enabled: false } }), null).detail).toContain(
+      'ops.enabled is false',
+    );
     const none = checkOpsKey(withMqtt, { ...emptySecrets() });
     expect(none.status).toBe('warn');
     expect(none.detail).toContain('OPS_UNAUTHENTICATED');
     expect(none.hint).toContain('--ops-key-file');
     const key = generateKey();
-    const held = checkOpsKey(withMqtt, { ...emptySecrets(), opsKey: key, opsKeys: { alice: generateKey() }, sources: { opsKey: '/etc/edge-agent/secrets.yaml', opsKeys: 'credential:ops-keys' } });
+    const held = checkOpsKey(withMqtt, {
+      ...emptySecrets(),
+      opsKey: key,
+      opsKeys: { alice: generateKey() },
+      sources: { opsKey: '/etc/edge-agent/secrets.yaml', opsKeys: 'credential:ops-keys' },
+    });
     expect(held.status).toBe('pass');
     expect(held.detail).toContain('opsKey (key id site) from /etc/edge-agent/secrets.yaml; opsKeys alice from credential:ops-keys');
     expect(held.detail).not.toContain(key.toString('hex'));
@@ -126,13 +188,22 @@ describe('doctor checks on broken parts (real files, real sockets)', () => {
     const failing = await checkScanners(s, async () => {
       throw new AgentError('TRANSPORT_NOT_FOUND', 'no such port /dev/ttyUSB9', {}, { hint: 'plug it in' });
     });
-    expect(failing).toEqual([{ name: 'scanner r30x:/dev/ttyUSB9', status: 'fail', detail: 'TRANSPORT_NOT_FOUND: no such port /dev/ttyUSB9', hint: 'plug it in' }]);
+    expect(failing).toEqual([
+      { name: 'scanner r30x:/dev/ttyUSB9', status: 'fail', detail: 'TRANSPORT_NOT_FOUND: no such port /dev/ttyUSB9', hint: 'plug it in' },
+    ]);
     const probe = async () => ({ model: 'R503', firmware: null, serial: null });
     // While the agent runs it holds the port: its own view is judged instead of opening the port.
     expect((await checkScanners(s, probe, { daemonRunning: true }))[0]!.status).toBe('warn');
-    expect((await checkScanners(s, probe, { daemonRunning: true, held: [{ key: 'r30x:/dev/ttyUSB9', status: 'ready', model: 'R503' }] }))[0]).toMatchObject({ status: 'pass', detail: 'answers (through the running agent): R503' });
-    expect((await checkScanners(s, probe, { daemonRunning: true, held: [{ key: 'r30x:/dev/ttyUSB9', status: 'disconnected' }] }))[0]).toMatchObject({ status: 'fail', detail: 'the running agent cannot use it: disconnected' });
-    expect((await checkScanners(s, async () => ({ model: 'R503', firmware: null, serial: null })))[0]).toMatchObject({ status: 'pass', detail: 'answers: R503' });
+    expect(
+      (await checkScanners(s, probe, { daemonRunning: true, held: [{ key: 'r30x:/dev/ttyUSB9', status: 'ready', model: 'R503' }] }))[0],
+    ).toMatchObject({ status: 'pass', detail: 'answers (through the running agent): R503' });
+    expect(
+      (await checkScanners(s, probe, { daemonRunning: true, held: [{ key: 'r30x:/dev/ttyUSB9', status: 'disconnected' }] }))[0],
+    ).toMatchObject({ status: 'fail', detail: 'the running agent cannot use it: disconnected' });
+    expect((await checkScanners(s, async () => ({ model: 'R503', firmware: null, serial: null })))[0]).toMatchObject({
+      status: 'pass',
+      detail: 'answers: R503',
+    });
   });
 
   it('clock: only a clock a time service calls synchronized passes', async () => {
@@ -151,21 +222,44 @@ describe('doctor checks on broken parts (real files, real sockets)', () => {
       await store.writeJudgement(tx, { trusted: true, source: 'timedatectl', detail: 'yes', bootId: 'b1', monoMs: 1, lastTrustedMs: seen });
       await store.recordStep(tx, { sizeMs: -3_600_000, at: Date.UTC(2026, 5, 1, 7), bootId: 'b1' });
     });
-    await outbox.record({ employeeCode: 'A', direction: 'in', localTime: '2020-01-01 00:00:00', tzOffset: 0, source: 'finger', terminalId: 't', clockSynced: false, bootId: 'an-earlier-boot', monotonicMs: 1 });
+    await outbox.record({
+      employeeCode: 'A',
+      direction: 'in',
+      localTime: '2020-01-01 00:00:00',
+      tzOffset: 0,
+      source: 'finger',
+      terminalId: 't',
+      clockSynced: false,
+      bootId: 'an-earlier-boot',
+      monotonicMs: 1,
+    });
     await db.close();
-    const { result: r, figures } = await checkClockFigures(async () => ({ synchronized: true, source: 'timedatectl', detail: 'yes' }), config);
+    const { result: r, figures } = await checkClockFigures(
+      async () => ({ synchronized: true, source: 'timedatectl', detail: 'yes' }),
+      config,
+    );
     expect(r.status).toBe('warn');
     expect(r.detail).toMatch(/^NOT TRUSTED: the clock says .* earlier than .* already trusted/);
     expect(r.detail).toContain('1 of an earlier boot waiting for a decision');
     expect(r.detail).toContain('last step -3600 s at 2026-06-01T07:00:00.000Z (1 seen)');
     expect(r.hint).toContain('edge-agent queue release-unsynced');
-    expect(figures).toMatchObject({ trusted: false, source: 'seen', steps: 1, lastStep: { sizeSec: -3600 }, held: { earlierBoot: 1 }, alerts: [{ code: 'CLOCK_EARLIER_BOOT_HELD' }] });
+    expect(figures).toMatchObject({
+      trusted: false,
+      source: 'seen',
+      steps: 1,
+      lastStep: { sizeSec: -3600 },
+      held: { earlierBoot: 1 },
+      alerts: [{ code: 'CLOCK_EARLIER_BOOT_HELD' }],
+    });
   });
 
   it('a broken config fails doctor with the key named, and nothing after it passes', async () => {
     const file = join(folder(), 'c.yaml');
     writeFileSync(file, 'api:\n  ur1: http://x\n');
-    const report = await runDoctor({ config: { file, env: {} }, detectClock: async () => ({ synchronized: false, source: 'year', detail: '1970' }) });
+    const report = await runDoctor({
+      config: { file, env: {} },
+      detectClock: async () => ({ synchronized: false, source: 'year', detail: '1970' }),
+    });
     expect(report.ok).toBe(false);
     expect(report.checks[0]).toMatchObject({ name: 'config', status: 'fail' });
     expect(report.checks[0]!.detail).toContain('CONFIG_UNKNOWN_KEY');
@@ -175,7 +269,6 @@ describe('doctor checks on broken parts (real files, real sockets)', () => {
     expect(formatReport(report)).toMatch(/^FAIL\s+config/m);
   });
 });
-
 
 describe('doctor: extraction models', () => {
   it('passes when the bundled models load and extract a synthetic fingerprint, and is a warn without scanners', async () => {

@@ -33,7 +33,16 @@ async function simulate(args: string[]): Promise<{ child: ChildProcess; path: st
 }
 
 interface DevicesJson {
-  devices: Array<{ path: string; transport: string; family: string; model: string; firmware: string | null; capacity: number; templates: number; baud: number }>;
+  devices: Array<{
+    path: string;
+    transport: string;
+    family: string;
+    model: string;
+    firmware: string | null;
+    capacity: number;
+    templates: number;
+    baud: number;
+  }>;
 }
 
 describe.skipIf(!has('socat'))('edge-agent devices on simulated modules (needs socat)', () => {
@@ -44,7 +53,9 @@ describe.skipIf(!has('socat'))('edge-agent devices on simulated modules (needs s
     const r = await runCli(['devices', '--port', sim.path, '--json']);
     expect(r.code, r.stderr).toBe(0);
     const out = JSON.parse(r.stdout) as DevicesJson;
-    expect(out.devices).toEqual([{ path: sim.path, transport: 'serial', family: 'r30x', model: 'R503', firmware: '1.2', capacity: 200, templates: 3, baud: 57600 }]);
+    expect(out.devices).toEqual([
+      { path: sim.path, transport: 'serial', family: 'r30x', model: 'R503', firmware: '1.2', capacity: 200, templates: 3, baud: 57600 },
+    ]);
   });
 
   it('finds the baud rate an R307 is set to (the module does not hear a probe at another speed)', async () => {
@@ -155,4 +166,3 @@ describe('edge-agent simulate iris', () => {
     expect(await exitOf(child)).toBe(0);
   });
 });
-

@@ -23,7 +23,12 @@ describe.skipIf(!has('socat'))('enrolment while the running agent holds the scan
 
   beforeAll(async () => {
     [service, sim] = await Promise.all([startService(), startSimulatedModule()]);
-    const admin = new AttendanceClient({ baseUrl: service.url, clientId: service.clientId, apiKey: service.apiKey, apiSecret: service.apiSecret });
+    const admin = new AttendanceClient({
+      baseUrl: service.url,
+      clientId: service.clientId,
+      apiKey: service.apiKey,
+      apiSecret: service.apiSecret,
+    });
     await admin.addOrUpdateUser({ employeeCode: 'E5001', firstName: 'Ada', lastName: 'Lovelace', status: '0' });
   }, 60_000);
   afterAll(async () => {
@@ -35,7 +40,18 @@ describe.skipIf(!has('socat'))('enrolment while the running agent holds the scan
   function apiFlags(dir: TerminalDir): string[] {
     const secretFile = join(dir.dataDir, 'api-secret');
     writeFileSync(secretFile, service.apiSecret, { mode: 0o600 });
-    return ['--data', dir.dataDir, '--api', service.url, '--client-id', service.clientId, '--api-key', service.apiKey, '--api-secret-file', secretFile];
+    return [
+      '--data',
+      dir.dataDir,
+      '--api',
+      service.url,
+      '--client-id',
+      service.clientId,
+      '--api-key',
+      service.apiKey,
+      '--api-secret-file',
+      secretFile,
+    ];
   }
 
   it('refuses at once, naming the agent and how to enrol; through the agent the presses are prompted and nothing is lost', async () => {
@@ -49,7 +65,9 @@ describe.skipIf(!has('socat'))('enrolment while the running agent holds the scan
     expect(refused.code, refused.stdout + refused.stderr).toBe(1);
     expect(refused.stderr).toContain(`AGENT_SCANNER_BUSY: scanner ${scanner} is held by pid ${agent.pid} (`);
     expect(refused.stderr).toMatch(/: an edge-agent runs with it\n/);
-    expect(refused.stderr).toMatch(/hint: enrol through that agent: run edge-agent enroll with its configuration .*control socket; or stop it first \(systemctl stop edge-agent\)/);
+    expect(refused.stderr).toMatch(
+      /hint: enrol through that agent: run edge-agent enroll with its configuration .*control socket; or stop it first \(systemctl stop edge-agent\)/,
+    );
     expect(refused.stdout).not.toMatch(/place the finger/);
     expect(refused.stderr).not.toMatch(/TemplateNum|AGENT_NO_SCANNER|DRIVER_R30X/);
 
@@ -73,11 +91,18 @@ describe.skipIf(!has('socat'))('enrolment while the running agent holds the scan
     expect(lines[0]).toBe('enrolling E5001 through the running agent');
     const prompts = lines.filter((l) => /^\s+(press \d+ of \d+|lift your finger)/.test(l)).map((l) => l.trim());
     expect(prompts).toEqual([
-      'press 1 of 5: place the finger', 'lift your finger',
-      'press 2 of 5: place the same finger again', 'lift your finger',
-      'press 3 of 5: place the same finger again', 'lift your finger',
-      "press 4 of 5: place the same finger again (the module's own enrolment, 1 of 2)", 'press 4 of 5 read by the module (1/2)', 'lift your finger',
-      "press 5 of 5: place the same finger again (the module's own enrolment, 2 of 2)", 'press 5 of 5 read by the module (2/2)', 'lift your finger',
+      'press 1 of 5: place the finger',
+      'lift your finger',
+      'press 2 of 5: place the same finger again',
+      'lift your finger',
+      'press 3 of 5: place the same finger again',
+      'lift your finger',
+      "press 4 of 5: place the same finger again (the module's own enrolment, 1 of 2)",
+      'press 4 of 5 read by the module (1/2)',
+      'lift your finger',
+      "press 5 of 5: place the same finger again (the module's own enrolment, 2 of 2)",
+      'press 5 of 5 read by the module (2/2)',
+      'lift your finger',
     ]);
     expect(lines).toContain('enrolled E5001 (Ada Lovelace): finger right-index, 4 template(s) stored');
 

@@ -38,7 +38,12 @@ afterEach(async () => {
 /** A terminal with one simulated scanner, started as `edge-agent enroll` starts it without a daemon. */
 async function terminal(family: ScannerFamily): Promise<{ rt: TerminalRuntime; sim: SimulatorControl }> {
   const dir = terminalDir();
-  const config = parseConfig({ dataDir: dir.dataDir, terminal: { id: `enrol-${family}`, site: 'plant' }, scanners: [{ family, path: 'sim' }], ops: { enabled: false } });
+  const config = parseConfig({
+    dataDir: dir.dataDir,
+    terminal: { id: `enrol-${family}`, site: 'plant' },
+    scanners: [{ family, path: 'sim' }],
+    ops: { enabled: false },
+  });
   const secrets = loadSecrets({ file: dir.secretsFile, credentialsDir: null });
   const { runtime, components } = terminalComponents(config, secrets, { ops: false, control: false, siteSync: false });
   const daemon = new Daemon({ config, secrets, deliver: false });
@@ -55,7 +60,11 @@ async function terminal(family: ScannerFamily): Promise<{ rt: TerminalRuntime; s
  * person does) and lifts when asked; `twist` may do otherwise for one event (return true when
  * it handled it).
  */
-function person(sim: SimulatorControl, id: number, twist: (e: Ev, events: Ev[]) => boolean = () => false): { events: Ev[]; onProgress: (e: Ev) => void } {
+function person(
+  sim: SimulatorControl,
+  id: number,
+  twist: (e: Ev, events: Ev[]) => boolean = () => false,
+): { events: Ev[]; onProgress: (e: Ev) => void } {
   const events: Ev[] = [];
   return {
     events,
@@ -99,14 +108,26 @@ describe('guided enrolment on an R30x (3 captures + 2 module presses)', () => {
     const result = await run(rt, REQ, p.onProgress);
     expect(script(p.events)).toEqual([
       'plan 5',
-      'place 1/5', 'taken 1/5', 'lift 1/5',
-      'place 2/5', 'taken 2/5', 'lift 2/5',
-      'place 3/5', 'taken 3/5', 'lift 3/5',
-      'module-place 4/5', 'read 4/5', 'lift 4/5',
-      'module-place 5/5', 'read 5/5', 'lift 5/5',
+      'place 1/5',
+      'taken 1/5',
+      'lift 1/5',
+      'place 2/5',
+      'taken 2/5',
+      'lift 2/5',
+      'place 3/5',
+      'taken 3/5',
+      'lift 3/5',
+      'module-place 4/5',
+      'read 4/5',
+      'lift 4/5',
+      'module-place 5/5',
+      'read 5/5',
+      'lift 5/5',
     ]);
     const said = p.events.map((e) => e.message).filter((m): m is string => typeof m === 'string');
-    expect(said).toContain('5 presses: 3 captures, then 2 for the module\'s own enrolment; place the finger when asked and lift it after each');
+    expect(said).toContain(
+      "5 presses: 3 captures, then 2 for the module's own enrolment; place the finger when asked and lift it after each",
+    );
     expect(said).toContain('press 1 of 5: place the finger');
     expect(said).toContain('press 2 of 5: place the same finger again');
     expect(said).toContain("press 4 of 5: place the same finger again (the module's own enrolment, 1 of 2)");
@@ -152,7 +173,15 @@ describe('guided enrolment on an R30x (3 captures + 2 module presses)', () => {
     });
     const result = await run(rt, REQ, p.onProgress);
     const s = script(p.events);
-    expect(s.slice(s.indexOf('read 4/5'))).toEqual(['read 4/5', 'lift 4/5', 'module-place 5/5', 'lift 5/5', 'module-again 5/5', 'read 5/5', 'lift 5/5']);
+    expect(s.slice(s.indexOf('read 4/5'))).toEqual([
+      'read 4/5',
+      'lift 4/5',
+      'module-place 5/5',
+      'lift 5/5',
+      'module-again 5/5',
+      'read 5/5',
+      'lift 5/5',
+    ]);
     const again = p.events.find((e) => e.action === 'again')!;
     expect(again.message).toMatch(/^press 5 of 5 again: place the same finger again \(the module did not take it: .*features/);
     expect(s.filter((l) => l.startsWith('taken'))).toHaveLength(3);
@@ -169,8 +198,20 @@ describe('guided enrolment on an R30x (3 captures + 2 module presses)', () => {
     });
     const result = await run(rt, REQ, p.onProgress);
     const s = script(p.events);
-    expect(s.slice(0, 9)).toEqual(['plan 5', 'place 1/5', 'taken 1/5', 'lift 1/5', 'place 2/5', 'retry 2/5', 'lift 2/5', 'again 2/5', 'taken 2/5']);
-    expect(p.events.find((e) => e.step === 'retry')!.message).toMatch(/^press 2 of 5 not taken \((quality \d+ is below 40|not usable: BIOMETRICS_\w+: .+)\); the 1 taken before are kept$/);
+    expect(s.slice(0, 9)).toEqual([
+      'plan 5',
+      'place 1/5',
+      'taken 1/5',
+      'lift 1/5',
+      'place 2/5',
+      'retry 2/5',
+      'lift 2/5',
+      'again 2/5',
+      'taken 2/5',
+    ]);
+    expect(p.events.find((e) => e.step === 'retry')!.message).toMatch(
+      /^press 2 of 5 not taken \((quality \d+ is below 40|not usable: BIOMETRICS_\w+: .+)\); the 1 taken before are kept$/,
+    );
     expect(s.filter((l) => l.startsWith('taken'))).toEqual(['taken 1/5', 'taken 2/5', 'taken 3/5']);
     expect(result.templates).toHaveLength(4);
 
@@ -179,9 +220,18 @@ describe('guided enrolment on an R30x (3 captures + 2 module presses)', () => {
       if (e.step === 'capture' && e.press === 2) sim.setFault('low-quality', true);
       return false;
     });
-    const err = await run(rt, { ...REQ, employeeCode: 'E7002' }, q.onProgress).then(() => null, (e: unknown) => e);
+    const err = await run(rt, { ...REQ, employeeCode: 'E7002' }, q.onProgress).then(
+      () => null,
+      (e: unknown) => e,
+    );
     sim.setFault('low-quality', false);
-    expect(err).toMatchObject({ code: 'ENROLL_LOW_QUALITY', message: expect.stringMatching(/^press 2 of 5 was not taken in 3 tries \(last: (quality \d+ is below 40|not usable: BIOMETRICS_\w+: .+)\); nothing was stored$/), hint: expect.stringMatching(/clean the sensor/) });
+    expect(err).toMatchObject({
+      code: 'ENROLL_LOW_QUALITY',
+      message: expect.stringMatching(
+        /^press 2 of 5 was not taken in 3 tries \(last: (quality \d+ is below 40|not usable: BIOMETRICS_\w+: .+)\); nothing was stored$/,
+      ),
+      hint: expect.stringMatching(/clean the sensor/),
+    });
     expect(script(q.events).filter((l) => l.startsWith('retry'))).toEqual(['retry 2/5', 'retry 2/5']);
   }, 90_000);
 
@@ -207,11 +257,19 @@ describe('one enrolment at a time on a scanner', () => {
     let second: Promise<unknown> | null = null;
     const first = run(rt, REQ, (e) => {
       // While the first waits for press 1, another enrolment on the same scanner.
-      if (e.step === 'plan') second = run(rt, { ...REQ, employeeCode: 'E7009' }, () => undefined).then(() => null, (err: unknown) => err);
+      if (e.step === 'plan')
+        second = run(rt, { ...REQ, employeeCode: 'E7009' }, () => undefined).then(
+          () => null,
+          (err: unknown) => err,
+        );
       p.onProgress(e);
     });
     expect((await first).templates).toHaveLength(4);
-    expect(await second).toMatchObject({ code: 'AGENT_SCANNER_BUSY', message: 'an enrolment is already running on scanner sim:r30x', hint: expect.stringMatching(/wait for it to finish/) });
+    expect(await second).toMatchObject({
+      code: 'AGENT_SCANNER_BUSY',
+      message: 'an enrolment is already running on scanner sim:r30x',
+      hint: expect.stringMatching(/wait for it to finish/),
+    });
     // Once it is done the scanner takes the next one.
     const q = person(sim, 1002);
     expect((await run(rt, { ...REQ, employeeCode: 'E7009' }, q.onProgress)).templates).toHaveLength(4);
@@ -230,7 +288,10 @@ describe('a cancelled enrolment (the command stopped)', () => {
       }
       return false;
     });
-    const err = await run(rt, { ...REQ, signal: stop.signal }, p.onProgress).then(() => null, (e: unknown) => e);
+    const err = await run(rt, { ...REQ, signal: stop.signal }, p.onProgress).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(err).toMatchObject({ code: 'ENROLL_CANCELLED', message: expect.stringMatching(/nothing was stored/) });
     expect(await rt.cache!.listTemplateMeta({ employeeCode: 'E7001' })).toEqual([]);
     const q = person(sim, 1001);
@@ -244,7 +305,17 @@ describe('without image extraction (the models failed to load)', () => {
     const noExtractor = Object.create(rt, { extractor: { value: null } }) as TerminalRuntime;
     const p = person(sim, 1001);
     const result = await run(noExtractor, REQ, p.onProgress);
-    expect(script(p.events)).toEqual(['plan 3', 'place 1/3', 'lift 1/3', 'module-place 2/3', 'read 2/3', 'lift 2/3', 'module-place 3/3', 'read 3/3', 'lift 3/3']);
+    expect(script(p.events)).toEqual([
+      'plan 3',
+      'place 1/3',
+      'lift 1/3',
+      'module-place 2/3',
+      'read 2/3',
+      'lift 2/3',
+      'module-place 3/3',
+      'read 3/3',
+      'lift 3/3',
+    ]);
     expect(p.events[1]!.message).toMatch(/^no image extraction here: enrolling on the module only, 3 presses \(1 to check/);
     expect(result.templates.map((t) => t.format)).toEqual(['r30x-char']);
   }, 90_000);
@@ -265,8 +336,35 @@ describe('guided enrolment on a GT-521 (3 captures + 3 module presses)', () => {
     });
     const result = await run(rt, REQ, p.onProgress);
     const s = script(p.events);
-    expect(s.slice(0, 11)).toEqual(['plan 6', 'place 1/6', 'taken 1/6', 'lift 1/6', 'place 2/6', 'taken 2/6', 'lift 2/6', 'place 3/6', 'taken 3/6', 'lift 3/6', 'module-place 4/6']);
-    expect(s.slice(10)).toEqual(['module-place 4/6', 'read 4/6', 'lift 4/6', 'module-place 5/6', 'lift 5/6', 'module-again 4/6', 'read 4/6', 'lift 4/6', 'module-place 5/6', 'read 5/6', 'lift 5/6', 'module-place 6/6', 'read 6/6', 'lift 6/6']);
+    expect(s.slice(0, 11)).toEqual([
+      'plan 6',
+      'place 1/6',
+      'taken 1/6',
+      'lift 1/6',
+      'place 2/6',
+      'taken 2/6',
+      'lift 2/6',
+      'place 3/6',
+      'taken 3/6',
+      'lift 3/6',
+      'module-place 4/6',
+    ]);
+    expect(s.slice(10)).toEqual([
+      'module-place 4/6',
+      'read 4/6',
+      'lift 4/6',
+      'module-place 5/6',
+      'lift 5/6',
+      'module-again 4/6',
+      'read 4/6',
+      'lift 4/6',
+      'module-place 5/6',
+      'read 5/6',
+      'lift 5/6',
+      'module-place 6/6',
+      'read 6/6',
+      'lift 6/6',
+    ]);
     expect(p.events.find((e) => e.action === 'again')!.message).toMatch(/press 4 of 6 again: .*ENROLL|three presses do not agree/);
     expect(result.templates.map((t) => t.format).sort()).toEqual(['gt521', 'iso19794-2', 'iso19794-2', 'iso19794-2']);
   }, 90_000);
@@ -277,7 +375,18 @@ describe('guided enrolment on the iris camera (3 captures, no module)', () => {
     const { rt, sim } = await terminal('iris-hid');
     const p = person(sim, 2001);
     const result = await run(rt, { employeeCode: 'E7003', modality: 'iris', position: 'right' }, p.onProgress);
-    expect(script(p.events)).toEqual(['plan 3', 'place 1/3', 'taken 1/3', 'lift 1/3', 'place 2/3', 'taken 2/3', 'lift 2/3', 'place 3/3', 'taken 3/3', 'lift 3/3']);
+    expect(script(p.events)).toEqual([
+      'plan 3',
+      'place 1/3',
+      'taken 1/3',
+      'lift 1/3',
+      'place 2/3',
+      'taken 2/3',
+      'lift 2/3',
+      'place 3/3',
+      'taken 3/3',
+      'lift 3/3',
+    ]);
     const said = p.events.map((e) => e.message);
     expect(said).toContain('3 captures; look at the camera when asked and look away after each');
     expect(said).toContain('press 2 of 3: look at the camera again');

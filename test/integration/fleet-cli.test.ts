@@ -41,11 +41,19 @@ describe('edge-agent fleet', () => {
   it('shows every terminal once every retained message has arrived, and says so (JSON and text)', async () => {
     const json = await runCli(['fleet', '--json', '--mqtt', broker.url, '--prefix', 'fl'], { timeoutMs: 90_000 });
     expect(json.code, json.stderr).toBe(0);
-    const view = JSON.parse(json.stdout) as { terminals: Array<{ site: string; terminal: string; state: string; queueDepth: number; version: string }>; complete: boolean; retained: number; waitedMs: number };
+    const view = JSON.parse(json.stdout) as {
+      terminals: Array<{ site: string; terminal: string; state: string; queueDepth: number; version: string }>;
+      complete: boolean;
+      retained: number;
+      waitedMs: number;
+    };
     expect(view.complete).toBe(true);
     expect(view.retained).toBe(3 * TERMINALS);
     expect(view.terminals).toHaveLength(TERMINALS);
-    expect(view.terminals.find((t) => t.terminal === terminalName(123).terminal && t.site === terminalName(123).site)).toMatchObject({ state: 'online', version: '0.1.0' });
+    expect(view.terminals.find((t) => t.terminal === terminalName(123).terminal && t.site === terminalName(123).site)).toMatchObject({
+      state: 'online',
+      version: '0.1.0',
+    });
     const text = await runCli(['fleet', '--mqtt', broker.url, '--prefix', 'fl', '--site', 'site-002'], { timeoutMs: 90_000 });
     expect(text.stdout).toMatch(/^SITE +TERMINAL +STATE/);
     expect(text.stdout).toMatch(/\(100 terminal\(s\); every retained message delivered, 300 in [0-9.]+ s\)/);
@@ -76,12 +84,21 @@ describe('edge-agent fleet', () => {
       // A heartbeat of another terminal: new `at`, same queue: nothing to print.
       const other = terminalName(7);
       const seen = first.terminals.find((t) => t.site === other.site && t.terminal === other.terminal)!;
-      await pub.publishAsync(`fl/${other.site}/${other.terminal}/metrics`, JSON.stringify({ at: new Date().toISOString(), queue: { pending: seen.queueDepth, dead: seen.dead, delivered: 99_999, oldestPendingAgeSec: 12 } }), { qos: 1, retain: true });
+      await pub.publishAsync(
+        `fl/${other.site}/${other.terminal}/metrics`,
+        JSON.stringify({
+          at: new Date().toISOString(),
+          queue: { pending: seen.queueDepth, dead: seen.dead, delivered: 99_999, oldestPendingAgeSec: 12 },
+        }),
+        { qos: 1, retain: true },
+      );
       await pub.publishAsync(`fl/${site}/${terminal}/state`, 'online', { qos: 1, retain: true });
       await until(() => lines.length >= 3, 30_000);
       await new Promise((r) => setTimeout(r, 500));
       await pub.endAsync();
-      const changes = lines.slice(1).map((l) => JSON.parse(l) as { terminal: { site: string; terminal: string; state: string }; changed: string[] });
+      const changes = lines
+        .slice(1)
+        .map((l) => JSON.parse(l) as { terminal: { site: string; terminal: string; state: string }; changed: string[] });
       expect(changes.map((c) => [`${c.terminal.site}/${c.terminal.terminal}`, c.terminal.state, c.changed])).toEqual([
         [`${site}/${terminal}`, 'offline', ['status']],
         [`${site}/${terminal}`, 'online', ['status']],
@@ -105,8 +122,21 @@ describe.skipIf(!has('mosquitto'))(`edge-agent fleet on a broker that drops its 
     const asRoot = process.getuid?.() === 0 ? 'user root\n' : '';
     const port = await freePort();
     // Anonymous clients may read the fleet and write terminal topics only: the marker is dropped.
-    writeFileSync(join(dir, 'acl'), ['topic read fl/#', 'topic write fl/+/+/state', 'topic write fl/+/+/info', 'topic write fl/+/+/metrics', 'topic write fl/_publisher/#', ''].join('\n'));
-    writeFileSync(join(dir, 'mosquitto.conf'), `${asRoot}listener ${port} 127.0.0.1\nallow_anonymous true\npersistence false\nacl_file ${join(dir, 'acl')}\n`);
+    writeFileSync(
+      join(dir, 'acl'),
+      [
+        'topic read fl/#',
+        'topic write fl/+/+/state',
+        'topic write fl/+/+/info',
+        'topic write fl/+/+/metrics',
+        'topic write fl/_publisher/#',
+        '',
+      ].join('\n'),
+    );
+    writeFileSync(
+      join(dir, 'mosquitto.conf'),
+      `${asRoot}listener ${port} 127.0.0.1\nallow_anonymous true\npersistence false\nacl_file ${join(dir, 'acl')}\n`,
+    );
     proc = spawn(which('mosquitto')!, ['-c', join(dir, 'mosquitto.conf')], { stdio: 'ignore' });
     url = `mqtt://127.0.0.1:${port}`;
     await until(
@@ -130,12 +160,19 @@ describe.skipIf(!has('mosquitto'))(`edge-agent fleet on a broker that drops its 
   it('says it gave up, after how long, and how many terminals had arrived', async () => {
     const r = await runCli(['fleet', '--mqtt', url, '--prefix', 'fl', '--wait', '1'], { timeoutMs: 60_000 });
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/\(gave up waiting after 1\.[0-9] s: 50 terminal\(s\) and 150 retained message\(s\) had arrived; more may follow\)/);
-    const json = JSON.parse((await runCli(['fleet', '--json', '--mqtt', url, '--prefix', 'fl', '--wait', '1'], { timeoutMs: 60_000 })).stdout) as { complete: boolean; terminals: unknown[] };
+    expect(r.stdout).toMatch(
+      /\(gave up waiting after 1\.[0-9] s: 50 terminal\(s\) and 150 retained message\(s\) had arrived; more may follow\)/,
+    );
+    const json = JSON.parse(
+      (await runCli(['fleet', '--json', '--mqtt', url, '--prefix', 'fl', '--wait', '1'], { timeoutMs: 60_000 })).stdout,
+    ) as { complete: boolean; terminals: unknown[] };
     expect(json.complete).toBe(false);
     expect(json.terminals).toHaveLength(50);
     // Without --wait the quiet rule ends the wait: nothing retained came for 2 s.
-    const quiet = JSON.parse((await runCli(['fleet', '--json', '--mqtt', url, '--prefix', 'fl'], { timeoutMs: 60_000 })).stdout) as { complete: boolean; waitedMs: number };
+    const quiet = JSON.parse((await runCli(['fleet', '--json', '--mqtt', url, '--prefix', 'fl'], { timeoutMs: 60_000 })).stdout) as {
+      complete: boolean;
+      waitedMs: number;
+    };
     expect(quiet.complete).toBe(true);
     expect(quiet.waitedMs).toBeGreaterThanOrEqual(2000);
   }, 120_000);
@@ -148,4 +185,3 @@ async function until(cond: () => boolean | Promise<boolean>, timeoutMs: number):
     await new Promise((r) => setTimeout(r, 50));
   }
 }
-

@@ -33,8 +33,22 @@ beforeAll(async () => {
     const cache = await TemplateCache.open(db, { key: dir.templateKey });
     await cache.upsertUser({ employeeCode: 'E7', displayName: 'Ada Lovelace' });
     const batch = [];
-    for (let e = 0; e < 12; e++) batch.push({ employeeCode: `E${e}`, modality: 'iris' as const, position: 'left', format: 'iris-code-v1' as const, data: irisBytes(3000 + e, 1) });
-    for (let f = 0; f < 6; f++) batch.push({ employeeCode: `E${f}`, modality: 'finger' as const, position: 'right-index', format: 'iso19794-2' as const, data: fingerBytes(3100 + f, 0) });
+    for (let e = 0; e < 12; e++)
+      batch.push({
+        employeeCode: `E${e}`,
+        modality: 'iris' as const,
+        position: 'left',
+        format: 'iris-code-v1' as const,
+        data: irisBytes(3000 + e, 1),
+      });
+    for (let f = 0; f < 6; f++)
+      batch.push({
+        employeeCode: `E${f}`,
+        modality: 'finger' as const,
+        position: 'right-index',
+        format: 'iso19794-2' as const,
+        data: fingerBytes(3100 + f, 0),
+      });
     await cache.addTemplates(batch);
   } finally {
     await db.close();
@@ -73,11 +87,22 @@ describe('edge-agent identify --template', () => {
   it('through the running agent, which loaded the snapshot; the control socket refuses a malformed request', async () => {
     expect(existsSync(join(dir.dataDir, INDEX_SNAPSHOT_FILE))).toBe(true);
     agent = await startAgent([...flags]);
-    const finger = await runCli(['identify', '--template', join(dir.dataDir, 'probe-finger.ist'), '--json', ...flags], { timeoutMs: 120_000 });
+    const finger = await runCli(['identify', '--template', join(dir.dataDir, 'probe-finger.ist'), '--json', ...flags], {
+      timeoutMs: 120_000,
+    });
     expect(finger.code, finger.stderr).toBe(0);
     expect(JSON.parse(finger.stdout)).toMatchObject({ employeeCode: 'E4', modality: 'finger', decision: 'accept' });
-    await expect(callDaemon(controlSocketPath(dir.dataDir), 'identify-template', { modality: 'nose', template: 'AAAA' })).rejects.toMatchObject({ code: 'AGENT_CONTROL_BAD_REQUEST' });
-    await expect(callDaemon(controlSocketPath(dir.dataDir), 'identify-template', { modality: 'iris', template: 'A'.repeat(100_000) })).rejects.toMatchObject({ code: 'AGENT_CONTROL_BAD_REQUEST' });
-    await expect(callDaemon(controlSocketPath(dir.dataDir), 'identify-template', { modality: 'iris', template: Buffer.from('nope').toString('base64') })).rejects.toMatchObject({ code: expect.stringMatching(/^BIOMETRICS_TEMPLATE_/) });
+    await expect(
+      callDaemon(controlSocketPath(dir.dataDir), 'identify-template', { modality: 'nose', template: 'AAAA' }),
+    ).rejects.toMatchObject({ code: 'AGENT_CONTROL_BAD_REQUEST' });
+    await expect(
+      callDaemon(controlSocketPath(dir.dataDir), 'identify-template', { modality: 'iris', template: 'A'.repeat(100_000) }),
+    ).rejects.toMatchObject({ code: 'AGENT_CONTROL_BAD_REQUEST' });
+    await expect(
+      callDaemon(controlSocketPath(dir.dataDir), 'identify-template', {
+        modality: 'iris',
+        template: Buffer.from('nope').toString('base64'),
+      }),
+    ).rejects.toMatchObject({ code: expect.stringMatching(/^BIOMETRICS_TEMPLATE_/) });
   }, 240_000);
 });

@@ -21,7 +21,11 @@ import { has, needs } from '../helpers/system.js';
 
 const PREFIX = 'att';
 /** A central host: no terminal's config anywhere (the ingest needs none with its flags). */
-const NO_CONFIG = { EDGE_AGENT_CONFIG: '', EDGE_AGENT_TEST_INSTALLED_CONFIG: '/nonexistent/edge-agent/config.yaml', EDGE_AGENT_TEST_DEMO_CONFIG: '' };
+const NO_CONFIG = {
+  EDGE_AGENT_CONFIG: '',
+  EDGE_AGENT_TEST_INSTALLED_CONFIG: '/nonexistent/edge-agent/config.yaml',
+  EDGE_AGENT_TEST_DEMO_CONFIG: '',
+};
 let seq = 0;
 
 function punch(overrides: Record<string, unknown> = {}): Record<string, unknown> {
@@ -50,7 +54,9 @@ async function publisher(url: string): Promise<MqttClient> {
 }
 
 async function publish(c: MqttClient, payloads: Array<Record<string, unknown> | string>, terminal = 'T1'): Promise<void> {
-  await Promise.all(payloads.map((p) => c.publishAsync(`${PREFIX}/S1/${terminal}/events`, typeof p === 'string' ? p : JSON.stringify(p), { qos: 1 })));
+  await Promise.all(
+    payloads.map((p) => c.publishAsync(`${PREFIX}/S1/${terminal}/events`, typeof p === 'string' ? p : JSON.stringify(p), { qos: 1 })),
+  );
 }
 
 async function until(what: string, check: () => Promise<boolean> | boolean, timeoutMs = 20_000): Promise<void> {
@@ -97,21 +103,39 @@ describe.skipIf(!has('mosquitto'))(`edge-agent ingest on a shared subscription (
   });
 
   /** An ingest process; `group` apart per test (a killed process's sessions stay members of theirs). */
-  async function startIngest(clientId: string, group: string, extra: string[] = [], apiUrl = svc.url): Promise<{ child: ChildProcess; metricsUrl: string }> {
-    const child = spawnCli([
-      'ingest',
-      '--mqtt', broker.url,
-      '--api', apiUrl,
-      '--api-key', svc.apiKey,
-      '--api-secret-file', secretFile,
-      '--prefix', PREFIX,
-      '--mqtt-client-id', clientId,
-      '--group', group,
-      '--connections', '4',
-      '--metrics-port', '0',
-      '--secrets', join(dir, 'no-secrets.yaml'),
-      ...extra,
-    ], { env: NO_CONFIG });
+  async function startIngest(
+    clientId: string,
+    group: string,
+    extra: string[] = [],
+    apiUrl = svc.url,
+  ): Promise<{ child: ChildProcess; metricsUrl: string }> {
+    const child = spawnCli(
+      [
+        'ingest',
+        '--mqtt',
+        broker.url,
+        '--api',
+        apiUrl,
+        '--api-key',
+        svc.apiKey,
+        '--api-secret-file',
+        secretFile,
+        '--prefix',
+        PREFIX,
+        '--mqtt-client-id',
+        clientId,
+        '--group',
+        group,
+        '--connections',
+        '4',
+        '--metrics-port',
+        '0',
+        '--secrets',
+        join(dir, 'no-secrets.yaml'),
+        ...extra,
+      ],
+      { env: NO_CONFIG },
+    );
     children.push(child);
     const [, metricsUrl] = await waitForLine(child, /metrics on (http:\/\/\S+)\/metrics/, 30_000, 'stdout');
     return { child, metricsUrl: metricsUrl! };
@@ -123,16 +147,32 @@ describe.skipIf(!has('mosquitto'))(`edge-agent ingest on a shared subscription (
     const a = await startIngest(`share-a-${process.pid}`, 'share');
     const b = await startIngest(`share-b-${process.pid}`, 'share');
     const pub = await publisher(broker.url);
-    const punches = Array.from({ length: 200 }, (_, i) => punch({ employeeCode: `E${(i % 4) + 1}`, time: `2024-08-02 ${String(6 + Math.floor(i / 60)).padStart(2, '0')}:${String(i % 60).padStart(2, '0')}:00` }));
+    const punches = Array.from({ length: 200 }, (_, i) =>
+      punch({
+        employeeCode: `E${(i % 4) + 1}`,
+        time: `2024-08-02 ${String(6 + Math.floor(i / 60)).padStart(2, '0')}:${String(i % 60).padStart(2, '0')}:00`,
+      }),
+    );
     await publish(pub, punches);
     await pub.endAsync();
     await until('200 events on the service', async () => (await stored('2024-08-02 00:00:00', '2024-08-02 23:59:59')).length === 200);
-    await until('both ingests to count what they took', async () => (await metric(a.metricsUrl, 'ingest_events_accepted_total')) + (await metric(b.metricsUrl, 'ingest_events_accepted_total')) === 200);
-    const [fromA, fromB] = [await metric(a.metricsUrl, 'ingest_events_accepted_total'), await metric(b.metricsUrl, 'ingest_events_accepted_total')];
+    await until(
+      'both ingests to count what they took',
+      async () =>
+        (await metric(a.metricsUrl, 'ingest_events_accepted_total')) + (await metric(b.metricsUrl, 'ingest_events_accepted_total')) === 200,
+    );
+    const [fromA, fromB] = [
+      await metric(a.metricsUrl, 'ingest_events_accepted_total'),
+      await metric(b.metricsUrl, 'ingest_events_accepted_total'),
+    ];
     expect(fromA).toBeGreaterThan(0);
     expect(fromB).toBeGreaterThan(0);
     expect(await metric(a.metricsUrl, 'ingest_pending_events')).toBe(0);
-    const health = (await (await fetch(`${a.metricsUrl}/health`)).json()) as { healthy: boolean; connections: number; connectionsUp: number };
+    const health = (await (await fetch(`${a.metricsUrl}/health`)).json()) as {
+      healthy: boolean;
+      connections: number;
+      connectionsUp: number;
+    };
     expect(health).toMatchObject({ healthy: true, connections: 4, connectionsUp: 4 });
     const text = await (await fetch(`${a.metricsUrl}/metrics`)).text();
     expect(text).toContain('# TYPE ingest_lag_seconds histogram');
@@ -170,7 +210,11 @@ describe.skipIf(!has('mosquitto'))(`edge-agent ingest on a shared subscription (
     const who = punch({ employeeCode: 'NOBODY', time: '2024-08-04 08:00:00' });
     await publish(pub, [who, '{"id": "x", "direction": "sideways"}']);
     const dead = JSON.parse(await unknown) as { status: string; description: string; event: Record<string, unknown>; ingest: string };
-    expect(dead).toMatchObject({ status: 'USER_NOT_AVAILABLE', event: { id: who.id, employeeCode: 'NOBODY' }, ingest: `dead-${process.pid}` });
+    expect(dead).toMatchObject({
+      status: 'USER_NOT_AVAILABLE',
+      event: { id: who.id, employeeCode: 'NOBODY' },
+      ingest: `dead-${process.pid}`,
+    });
     expect(dead.description).toContain('NOBODY');
     const bad = JSON.parse(await garbage) as { status: string; description: string; topic: string };
     expect(bad).toMatchObject({ status: 'INVALID_PAYLOAD', topic: `${PREFIX}/S1/T1/events` });
@@ -187,14 +231,29 @@ describe.skipIf(!has('mosquitto'))(`edge-agent ingest on a shared subscription (
     await publish(pub, [punch({ employeeCode: 'ORDER1', direction: 'out', time: '2024-08-05 17:00:00' })]);
     await new Promise((r) => setTimeout(r, 500));
     await publish(pub, [punch({ employeeCode: 'ORDER1', direction: 'in', time: '2024-08-05 08:00:00' })]);
-    await until('the event closed', async () => (await stored('2024-08-05 00:00:00', '2024-08-05 23:59:59')).some((e) => e.outTime === '2024-08-05 17:00:00'), 15_000);
+    await until(
+      'the event closed',
+      async () => (await stored('2024-08-05 00:00:00', '2024-08-05 23:59:59')).some((e) => e.outTime === '2024-08-05 17:00:00'),
+      15_000,
+    );
     expect(await metric(metricsUrl, 'ingest_dead_letters_total')).toBe(0);
     await pub.endAsync();
   });
 
   it('refuses --no-share with several connections, and a bad --mqtt-version, as usage errors; without a config it needs its key on the command line', async () => {
     for (const args of [['--no-share'], ['--mqtt-version', '6']]) {
-      const child = spawnCli(['ingest', '--mqtt', broker.url, '--api', svc.url, '--api-key', 'k', '--api-secret-file', secretFile, ...args]);
+      const child = spawnCli([
+        'ingest',
+        '--mqtt',
+        broker.url,
+        '--api',
+        svc.url,
+        '--api-key',
+        'k',
+        '--api-secret-file',
+        secretFile,
+        ...args,
+      ]);
       children.push(child);
       const code = await new Promise<number | null>((r) => child.once('exit', r));
       expect(code).toBe(2);
@@ -258,7 +317,10 @@ describe.skipIf(!has('mosquitto'))(`the ingest in this process: repeats and stop
     const ingest = make(`drain-${process.pid}`);
     await ingest.start();
     const pub = await publisher(broker.url);
-    await publish(pub, Array.from({ length: 20 }, (_, i) => punch({ time: `2024-08-07 08:${String(i).padStart(2, '0')}:00` })));
+    await publish(
+      pub,
+      Array.from({ length: 20 }, (_, i) => punch({ time: `2024-08-07 08:${String(i).padStart(2, '0')}:00` })),
+    );
     await until('some received', () => ingest.metrics.received > 0);
     await ingest.stop();
     expect(ingest.pendingCount).toBe(0);
@@ -293,7 +355,8 @@ describe('the ingest on MQTT 3.1.1', () => {
       api: new AttendanceClient({ baseUrl: svc.url, clientId: svc.clientId, apiKey: svc.apiKey, apiSecret: svc.apiSecret }),
       deadLetterTopic: defaultDeadLetterTopic(PREFIX),
     });
-  const stored = async (day: string) => (await admin.getEvents({ code: 'E1', from: `${day} 00:00:00`, to: `${day} 23:59:59` })).returnValue!.length;
+  const stored = async (day: string) =>
+    (await admin.getEvents({ code: 'E1', from: `${day} 00:00:00`, to: `${day} 23:59:59` })).returnValue!.length;
 
   it('falls back to 3.1.1 on a broker that refuses MQTT 5 and stores every punch once with a plain subscription (aedes)', async () => {
     const broker = await startBroker({ prefer: 'aedes' });
@@ -302,7 +365,10 @@ describe('the ingest on MQTT 3.1.1', () => {
       await ingest.start();
       expect(ingest.protocol).toBe(4);
       const pub = await publisher(broker.url);
-      await publish(pub, Array.from({ length: 5 }, (_, i) => punch({ time: `2024-08-10 08:0${i}:00` })));
+      await publish(
+        pub,
+        Array.from({ length: 5 }, (_, i) => punch({ time: `2024-08-10 08:0${i}:00` })),
+      );
       await until('all accepted', () => ingest.metrics.accepted === 5);
       expect(await stored('2024-08-10')).toBe(5);
       expect(ingest.pendingCount).toBe(0);
@@ -313,21 +379,27 @@ describe('the ingest on MQTT 3.1.1', () => {
     }
   });
 
-  it.skipIf(!has('mosquitto'))(`shares a subscription over 3.1.1 where the broker takes $share there (Mosquitto; ${needs('mosquitto')})`, async () => {
-    const broker = await startBroker();
-    const ingests = [ingestOn(broker.url, `v311a-${process.pid}`, 'v311', 4), ingestOn(broker.url, `v311b-${process.pid}`, 'v311', 4)];
-    try {
-      for (const i of ingests) await i.start();
-      expect(ingests.map((i) => i.protocol)).toEqual([4, 4]);
-      const pub = await publisher(broker.url);
-      await publish(pub, Array.from({ length: 40 }, (_, i) => punch({ time: `2024-08-11 08:${String(i).padStart(2, '0')}:00` })));
-      await until('all accepted', () => ingests[0]!.metrics.accepted + ingests[1]!.metrics.accepted === 40);
-      expect(ingests.every((i) => i.metrics.accepted > 0)).toBe(true);
-      expect(await stored('2024-08-11')).toBe(40);
-      await pub.endAsync();
-    } finally {
-      for (const i of ingests) await i.stop();
-      await broker.stop();
-    }
-  });
+  it.skipIf(!has('mosquitto'))(
+    `shares a subscription over 3.1.1 where the broker takes $share there (Mosquitto; ${needs('mosquitto')})`,
+    async () => {
+      const broker = await startBroker();
+      const ingests = [ingestOn(broker.url, `v311a-${process.pid}`, 'v311', 4), ingestOn(broker.url, `v311b-${process.pid}`, 'v311', 4)];
+      try {
+        for (const i of ingests) await i.start();
+        expect(ingests.map((i) => i.protocol)).toEqual([4, 4]);
+        const pub = await publisher(broker.url);
+        await publish(
+          pub,
+          Array.from({ length: 40 }, (_, i) => punch({ time: `2024-08-11 08:${String(i).padStart(2, '0')}:00` })),
+        );
+        await until('all accepted', () => ingests[0]!.metrics.accepted + ingests[1]!.metrics.accepted === 40);
+        expect(ingests.every((i) => i.metrics.accepted > 0)).toBe(true);
+        expect(await stored('2024-08-11')).toBe(40);
+        await pub.endAsync();
+      } finally {
+        for (const i of ingests) await i.stop();
+        await broker.stop();
+      }
+    },
+  );
 });

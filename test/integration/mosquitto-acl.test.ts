@@ -31,12 +31,20 @@ describe.skipIf(!has('mosquitto') || !has('mosquitto_passwd'))('the Mosquitto AC
     const acl = join(dir, 'acl');
     copyFileSync(join(ROOT, 'systemd/mosquitto-acl.example'), acl);
     const asRoot = process.getuid?.() === 0 ? 'user root\n' : '';
-    writeFileSync(join(dir, 'mosquitto.conf'), `${asRoot}listener ${port} 127.0.0.1\nallow_anonymous false\npassword_file ${passwd}\nacl_file ${acl}\npersistence false\n`);
+    writeFileSync(
+      join(dir, 'mosquitto.conf'),
+      `${asRoot}listener ${port} 127.0.0.1\nallow_anonymous false\npassword_file ${passwd}\nacl_file ${acl}\npersistence false\n`,
+    );
     proc = spawn(which('mosquitto')!, ['-c', join(dir, 'mosquitto.conf')], { stdio: ['ignore', 'ignore', 'pipe'] });
     let said = '';
-    proc.stderr!.on('data', (d: Buffer) => { said = (said + d.toString()).slice(-2000); });
+    proc.stderr!.on('data', (d: Buffer) => {
+      said = (said + d.toString()).slice(-2000);
+    });
     for (let i = 0; i < 100; i++) {
-      const ok = await mqtt.connectAsync(url, { username: 'gate-7', password: 'pw-gate-7', reconnectPeriod: 0, connectTimeout: 500 }).then((c) => c.endAsync().then(() => true), () => false);
+      const ok = await mqtt.connectAsync(url, { username: 'gate-7', password: 'pw-gate-7', reconnectPeriod: 0, connectTimeout: 500 }).then(
+        (c) => c.endAsync().then(() => true),
+        () => false,
+      );
       if (ok) return;
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -69,13 +77,18 @@ describe.skipIf(!has('mosquitto') || !has('mosquitto_passwd'))('the Mosquitto AC
       });
       expect(watched).toEqual(['attendance/plant/gate-8/state online']);
       // Operators' commands reach the terminal addressed, and no other.
-      const [to7, to8] = [received(g7, 'attendance/plant/+/req/#', async () => undefined), received(g8, 'attendance/plant/+/req/#', async () => undefined)];
+      const [to7, to8] = [
+        received(g7, 'attendance/plant/+/req/#', async () => undefined),
+        received(g8, 'attendance/plant/+/req/#', async () => undefined),
+      ];
       await new Promise((r) => setTimeout(r, 100));
       await ops.publishAsync('attendance/plant/gate-7/req/ping', '{"transaction":"t1"}', { qos: 1 });
       expect(await to7).toEqual(['attendance/plant/gate-7/req/ping {"transaction":"t1"}']);
       expect(await to8).toEqual([]);
       // Site records pass between terminals.
-      const shared = await received(g8, 'attendance/plant/templates/+', () => g7.publishAsync('attendance/plant/templates/E1', 'sealed', { qos: 1 }));
+      const shared = await received(g8, 'attendance/plant/templates/+', () =>
+        g7.publishAsync('attendance/plant/templates/E1', 'sealed', { qos: 1 }),
+      );
       expect(shared).toEqual(['attendance/plant/templates/E1 sealed']);
     } finally {
       await Promise.all([g7, g8, ops].map((c) => c.endAsync()));

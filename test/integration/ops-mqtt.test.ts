@@ -21,9 +21,9 @@ afterAll(async () => {
   await broker.stop();
 });
 
-
 const OPS_KEY = randomBytes(32);
-const verifier = (terminal: string) => new OpsAuthenticator({ site: 's1', terminal, keyring: keyringOf({ opsKey: OPS_KEY, opsKeys: {} }), windowMs: 300_000 });
+const verifier = (terminal: string) =>
+  new OpsAuthenticator({ site: 's1', terminal, keyring: keyringOf({ opsKey: OPS_KEY, opsKeys: {} }), windowMs: 300_000 });
 
 function makeOps(terminal: string, metrics: () => Record<string, unknown>) {
   const router = new CommandRouter(verifier(terminal)).register('ping', () => ({ pong: true }));
@@ -49,14 +49,38 @@ describe('terminal ops over a real broker', () => {
     const client = await mqtt.connectAsync(broker.url);
     const answer = new Promise<Record<string, unknown>>((resolve) => client.on('message', (_t, m) => resolve(JSON.parse(m.toString()))));
     await client.subscribeAsync('att/s1/t1/res/+');
-    const request = signedRequest({ base: { prefix: 'att', site: 's1', terminal: 't1' }, command: 'ping', args: {}, key: OPS_KEY, kid: 'site', transaction: 'tx-77', ts: Date.now() });
+    const request = signedRequest({
+      base: { prefix: 'att', site: 's1', terminal: 't1' },
+      command: 'ping',
+      args: {},
+      key: OPS_KEY,
+      kid: 'site',
+      transaction: 'tx-77',
+      ts: Date.now(),
+    });
     await client.publishAsync('att/s1/t1/req/ping', request, { qos: 1 });
     expect(await answer).toMatchObject({ transaction: 'tx-77', status: 'ok', result: { pong: true } });
     await client.endAsync();
     // The operator's client: signs, sends, waits for the answer with its transaction.
-    const viaClient = await sendCommand({ url: broker.url, base: { prefix: 'att', site: 's1', terminal: 't1' }, command: 'ping', args: {}, key: OPS_KEY, kid: 'site', timeoutMs: 10_000 });
+    const viaClient = await sendCommand({
+      url: broker.url,
+      base: { prefix: 'att', site: 's1', terminal: 't1' },
+      command: 'ping',
+      args: {},
+      key: OPS_KEY,
+      kid: 'site',
+      timeoutMs: 10_000,
+    });
     expect(viaClient).toMatchObject({ status: 'ok', result: { pong: true } });
-    const unsigned = await sendCommand({ url: broker.url, base: { prefix: 'att', site: 's1', terminal: 't1' }, command: 'ping', args: {}, key: randomBytes(32), kid: 'site', timeoutMs: 10_000 });
+    const unsigned = await sendCommand({
+      url: broker.url,
+      base: { prefix: 'att', site: 's1', terminal: 't1' },
+      command: 'ping',
+      args: {},
+      key: randomBytes(32),
+      kid: 'site',
+      timeoutMs: 10_000,
+    });
     expect(unsigned).toMatchObject({ status: 'error', error: { code: 'OPS_UNAUTHENTICATED' } });
 
     await ops.stop();
@@ -103,7 +127,13 @@ describe('terminal ops over a real broker', () => {
       ops.on('connected', () => console.log('CONNECTED'));
       await ops.start();
     `;
-    const child = captureOutput(spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: ROOT, env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'] }));
+    const child = captureOutput(
+      spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+        cwd: ROOT,
+        env: childEnv(),
+        stdio: ['ignore', 'pipe', 'pipe'],
+      }),
+    );
     await waitForLine(child, /CONNECTED/);
     expect(await nextMessage(broker.url, 'att/s1/t2/state')).toBe('online');
     child.kill('SIGKILL');
@@ -111,13 +141,25 @@ describe('terminal ops over a real broker', () => {
   });
 
   it('shows every terminal in the fleet view', async () => {
-    const ops = makeOps('t3', () => ({ queue: { pending: 5, dead: 2, delivered: 1, oldestPendingAgeSec: 9 }, lastError: 'API_TIMEOUT: no answer' }));
+    const ops = makeOps('t3', () => ({
+      queue: { pending: 5, dead: 2, delivered: 1, oldestPendingAgeSec: 9 },
+      lastError: 'API_TIMEOUT: no answer',
+    }));
     await ops.start(5000);
     await nextMessage(broker.url, 'att/s1/t3/metrics');
     const fleet = new FleetMonitor({ prefix: 'att', site: 's1' });
     await fleet.start(broker.url);
     const t3 = fleet.terminals.find((t) => t.terminal === 't3');
-    expect(t3).toMatchObject({ site: 's1', state: 'online', queueDepth: 5, dead: 2, oldestPendingAgeSec: 9, lastError: 'API_TIMEOUT: no answer', version: '9.9.9', clock: 'synchronized' });
+    expect(t3).toMatchObject({
+      site: 's1',
+      state: 'online',
+      queueDepth: 5,
+      dead: 2,
+      oldestPendingAgeSec: 9,
+      lastError: 'API_TIMEOUT: no answer',
+      version: '9.9.9',
+      clock: 'synchronized',
+    });
     expect(t3?.lastSeen).toBeTruthy();
     await fleet.stop();
     await ops.stop();
@@ -163,8 +205,24 @@ async function until(cond: () => boolean, timeoutMs = 5000): Promise<void> {
 
 function personRecord(employeeCode: string, version: number, origin: string, data = 'tpl'): SiteTemplateRecord {
   return {
-    v: 2, employeeCode, version, updatedAt: new Date(version).toISOString(), origin, deleted: false,
-    templates: [{ id: `${employeeCode}-${version}`, modality: 'finger', position: 'right-index', format: 'iso19794-2', quality: 80, sensorModel: 'R307', createdAt: new Date(version).toISOString(), data: Buffer.from(data).toString('base64') }],
+    v: 2,
+    employeeCode,
+    version,
+    updatedAt: new Date(version).toISOString(),
+    origin,
+    deleted: false,
+    templates: [
+      {
+        id: `${employeeCode}-${version}`,
+        modality: 'finger',
+        position: 'right-index',
+        format: 'iso19794-2',
+        quality: 80,
+        sensorModel: 'R307',
+        createdAt: new Date(version).toISOString(),
+        data: Buffer.from(data).toString('base64'),
+      },
+    ],
   };
 }
 
@@ -247,7 +305,14 @@ describe('site template sync between two terminals', () => {
 
   it('refuses a record sealed under another site key and keeps running', async () => {
     const store = new MemoryStore();
-    const a = new SiteTemplateSync({ url: broker.url, prefix: 'att', site: 'keys', terminal: 'ta', key: randomBytes(32), store: new MemoryStore() });
+    const a = new SiteTemplateSync({
+      url: broker.url,
+      prefix: 'att',
+      site: 'keys',
+      terminal: 'ta',
+      key: randomBytes(32),
+      store: new MemoryStore(),
+    });
     const b = new SiteTemplateSync({ url: broker.url, prefix: 'att', site: 'keys', terminal: 'tb', key: randomBytes(32), store });
     await a.start();
     await b.start();
@@ -263,11 +328,15 @@ describe('site template sync between two terminals', () => {
   });
 });
 
-describe('publishing within MQTT\'s limits', () => {
+describe("publishing within MQTT's limits", () => {
   it('refuses a 70,000-byte topic before mqtt.js stores it, and the client goes on publishing after a reconnect', async () => {
     const client = await mqtt.connectAsync(broker.url, { reconnectPeriod: 200 });
-    await expect(publishChecked(client, `att/s1/${'x'.repeat(70_000)}`, 'x', { qos: 1, retain: true })).rejects.toMatchObject({ code: 'MQTT_PUBLISH_INVALID' });
-    await expect(publishChecked(client, 'att/s1/big', Buffer.alloc(300 * 1024), { qos: 1 })).rejects.toMatchObject({ code: 'MQTT_PUBLISH_INVALID' });
+    await expect(publishChecked(client, `att/s1/${'x'.repeat(70_000)}`, 'x', { qos: 1, retain: true })).rejects.toMatchObject({
+      code: 'MQTT_PUBLISH_INVALID',
+    });
+    await expect(publishChecked(client, 'att/s1/big', Buffer.alloc(300 * 1024), { qos: 1 })).rejects.toMatchObject({
+      code: 'MQTT_PUBLISH_INVALID',
+    });
     // Nothing waits in mqtt.js's store to be written again on the reconnect path.
     await broker.stop();
     await broker.restart();

@@ -45,7 +45,12 @@ afterAll(async () => {
 
 describe('upstream api + mqtt', () => {
   it('done when both have it; the API goes on while the broker is away', async () => {
-    const admin = new AttendanceClient({ baseUrl: service.url, clientId: service.clientId, apiKey: service.apiKey, apiSecret: service.apiSecret });
+    const admin = new AttendanceClient({
+      baseUrl: service.url,
+      clientId: service.clientId,
+      apiKey: service.apiKey,
+      apiSecret: service.apiSecret,
+    });
     for (const c of ['B1', 'B2', 'B3']) await admin.addOrUpdateUser({ employeeCode: c, firstName: 'Both', lastName: c });
     const config = parseConfig({
       dataDir: dir,

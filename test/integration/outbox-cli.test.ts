@@ -38,7 +38,20 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'outbox-cli-'));
   const secretFile = join(dir, 'api-secret');
   writeFileSync(secretFile, `${service.apiSecret}\n`, { mode: 0o600 });
-  common = ['--data', join(dir, 'data'), '--terminal', 'gate-1', '--api', service.url, '--client-id', service.clientId, '--api-key', service.apiKey, '--api-secret-file', secretFile];
+  common = [
+    '--data',
+    join(dir, 'data'),
+    '--terminal',
+    'gate-1',
+    '--api',
+    service.url,
+    '--client-id',
+    service.clientId,
+    '--api-key',
+    service.apiKey,
+    '--api-secret-file',
+    secretFile,
+  ];
 });
 afterAll(async () => {
   await service?.stop();
@@ -79,7 +92,9 @@ describe('edge-agent punch / run / queue', () => {
       expect(out.stdout).toMatch(/recorded check-out of 1042 .*closing the check-in of 2026-03-02 07:58:00/);
       await until(async () => (await outboxCounts(join(dir, 'data'))).delivered === 3);
       const closed = await admin.getEvents({ code: '1042', from: '2026-03-02 00:00:00', to: '2026-03-03 00:00:00' });
-      expect(closed.returnValue?.map((e) => [e.returnValue?.inTime, e.returnValue?.outTime])).toEqual([['2026-03-02 07:58:00', '2026-03-02 16:30:00']]);
+      expect(closed.returnValue?.map((e) => [e.returnValue?.inTime, e.returnValue?.outTime])).toEqual([
+        ['2026-03-02 07:58:00', '2026-03-02 16:30:00'],
+      ]);
     } finally {
       const exit = new Promise<number | null>((r) => agent.once('exit', (code) => r(code)));
       agent.kill('SIGTERM');
@@ -91,13 +106,26 @@ describe('edge-agent punch / run / queue', () => {
 
   it('imports JSON lines in one go and says which line is wrong', async () => {
     const file = join(dir, 'paper-log.jsonl');
-    writeFileSync(file, ['{"code":"1042","direction":"in","at":"2026-03-05 07:00:00","tz":60}', '{"code":"1042","direction":"out","at":"2026-03-05 15:00:00","tz":60}', ''].join('\n'));
+    writeFileSync(
+      file,
+      [
+        '{"code":"1042","direction":"in","at":"2026-03-05 07:00:00","tz":60}',
+        '{"code":"1042","direction":"out","at":"2026-03-05 15:00:00","tz":60}',
+        '',
+      ].join('\n'),
+    );
     const ok = await runCli(['punch', '--import', file, ...common]);
     expect(ok.stdout).toMatch(/imported 2 punch/);
     const list = await runCli(['queue', 'list', '--json', ...common]);
     const rows = JSON.parse(list.stdout) as Array<{ direction: string; inTime: string | null }>;
-    expect(rows.map((r) => [r.direction, r.inTime])).toEqual([['in', null], ['out', '2026-03-05 07:00:00']]);
-    writeFileSync(file, '{"code":"1042","direction":"in","at":"2026-03-06 07:00:00"}\n{"code":"1042","direction":"sideways","at":"2026-03-06 15:00:00"}\n');
+    expect(rows.map((r) => [r.direction, r.inTime])).toEqual([
+      ['in', null],
+      ['out', '2026-03-05 07:00:00'],
+    ]);
+    writeFileSync(
+      file,
+      '{"code":"1042","direction":"in","at":"2026-03-06 07:00:00"}\n{"code":"1042","direction":"sideways","at":"2026-03-06 15:00:00"}\n',
+    );
     const bad = await runCli(['punch', '--import', file, ...common]);
     expect(bad.code).toBe(1);
     expect(bad.stderr).toMatch(/CLI_IMPORT_BAD_LINE: .*line 2: "direction" must be "in" or "out"/);
@@ -107,11 +135,14 @@ describe('edge-agent punch / run / queue', () => {
   it('refuses an import that does not fit under the cap before recording any of it; queue status shows the cap and how full it is', async () => {
     const capped = { env: { EDGE_AGENT_OUTBOX__MAX_PENDING: '5' } };
     const file = join(dir, 'too-many.jsonl');
-    const lines = (n: number, day: string) => Array.from({ length: n }, (_, i) => JSON.stringify({ code: `C${i}`, direction: 'in', at: `2026-03-${day} 07:00:00`, tz: 60 }));
+    const lines = (n: number, day: string) =>
+      Array.from({ length: n }, (_, i) => JSON.stringify({ code: `C${i}`, direction: 'in', at: `2026-03-${day} 07:00:00`, tz: 60 }));
     writeFileSync(file, `${lines(4, '07').join('\n')}\n`);
     const refused = await runCli(['punch', '--import', file, ...common], capped);
     expect(refused.code).toBe(1);
-    expect(refused.stderr).toMatch(/STORE_OUTBOX_FULL: 4 punches do not fit: the outbox holds 2 undelivered punches, the cap is 5 \(room for 3\); nothing was recorded/);
+    expect(refused.stderr).toMatch(
+      /STORE_OUTBOX_FULL: 4 punches do not fit: the outbox holds 2 undelivered punches, the cap is 5 \(room for 3\); nothing was recorded/,
+    );
     expect(refused.stderr).toMatch(/import at most 3 punches/);
     expect((await queueStatus()).pending).toBe(2);
 
@@ -119,7 +150,15 @@ describe('edge-agent punch / run / queue', () => {
     const ok = await runCli(['punch', '--import', file, '--json', ...common], capped);
     expect(JSON.parse(ok.stdout)).toMatchObject({ recorded: 3, skipped: 0 });
     const json = await runCli(['queue', 'status', '--json', ...common], capped);
-    expect(JSON.parse(json.stdout)).toMatchObject({ pending: 5, dead: 0, maxPending: 5, undelivered: 5, capFullPercent: 100, capRoom: 0, perSink: { api: { pending: 5, dead: 0 } } });
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      pending: 5,
+      dead: 0,
+      maxPending: 5,
+      undelivered: 5,
+      capFullPercent: 100,
+      capRoom: 0,
+      perSink: { api: { pending: 5, dead: 0 } },
+    });
     const text = await runCli(['queue', 'status', ...common], capped);
     expect(text.stdout).toMatch(/cap +5 pending\+dead: 100 % full, room for 0 more +\(nearly full/);
     // The default cap holds a month of a busy gate.
@@ -130,9 +169,19 @@ describe('edge-agent punch / run / queue', () => {
     const data = join(dir, 'data-import');
     const args = common.map((a) => (a === join(dir, 'data') ? data : a));
     const file = join(dir, 'big-log.jsonl');
-    const lines = Array.from({ length: 2500 }, (_, i) => JSON.stringify({ code: `P${i % 40}`, direction: i % 80 < 40 ? 'in' : 'out', at: `2026-02-${String(1 + Math.floor(i / 100)).padStart(2, '0')} ${String(6 + (i % 80 < 40 ? 0 : 9)).padStart(2, '0')}:${String(i % 60).padStart(2, '0')}:00`, tz: 60 }));
+    const lines = Array.from({ length: 2500 }, (_, i) =>
+      JSON.stringify({
+        code: `P${i % 40}`,
+        direction: i % 80 < 40 ? 'in' : 'out',
+        at: `2026-02-${String(1 + Math.floor(i / 100)).padStart(2, '0')} ${String(6 + (i % 80 < 40 ? 0 : 9)).padStart(2, '0')}:${String(i % 60).padStart(2, '0')}:00`,
+        tz: 60,
+      }),
+    );
     writeFileSync(file, `${lines.join('\n')}\n`);
-    const ids = async () => ((JSON.parse((await runCli(['queue', 'list', '--json', '--limit', '10000', ...args])).stdout) as Array<{ id: string }>).map((r) => r.id).sort());
+    const ids = async () =>
+      (JSON.parse((await runCli(['queue', 'list', '--json', '--limit', '10000', ...args])).stdout) as Array<{ id: string }>)
+        .map((r) => r.id)
+        .sort();
     // Too many for the cap: refused before anything is written.
     const cut = await runCli(['punch', '--import', file, '--json', ...args], { env: { EDGE_AGENT_OUTBOX__MAX_PENDING: '1500' } });
     expect(cut.code).toBe(1);
@@ -141,13 +190,18 @@ describe('edge-agent punch / run / queue', () => {
     // A named import interrupted after its first chunk of 1000 (as a crash would leave it)...
     const head = join(dir, 'big-log-head.jsonl');
     writeFileSync(head, `${lines.slice(0, 1000).join('\n')}\n`);
-    expect(JSON.parse((await runCli(['punch', '--import', head, '--import-id', 'feb-log', '--json', ...args])).stdout)).toMatchObject({ recorded: 1000, skipped: 0 });
+    expect(JSON.parse((await runCli(['punch', '--import', head, '--import-id', 'feb-log', '--json', ...args])).stdout)).toMatchObject({
+      recorded: 1000,
+      skipped: 0,
+    });
     const first = await ids();
     expect(first).toHaveLength(1000);
     // ...run again on the whole file: the rest only, and it says how much it skipped.
     const again = await runCli(['punch', '--import', file, '--import-id', 'feb-log', ...args]);
     expect(again.code, again.stderr).toBe(0);
-    expect(again.stdout).toMatch(/imported 1500 punch\(es\) .*; skipped 1000 already recorded by an earlier run of this import \(feb-log\)/);
+    expect(again.stdout).toMatch(
+      /imported 1500 punch\(es\) .*; skipped 1000 already recorded by an earlier run of this import \(feb-log\)/,
+    );
     const all = await ids();
     expect(all).toHaveLength(2500);
     expect(all.filter((id) => first.includes(id))).toHaveLength(1000);
@@ -157,15 +211,25 @@ describe('edge-agent punch / run / queue', () => {
     expect(await ids()).toEqual(all);
     // Without --import-id the file's content hash names the import: the same file twice records it once.
     const hashed = await runCli(['punch', '--import', head, '--json', ...args]);
-    expect(JSON.parse(hashed.stdout)).toMatchObject({ recorded: 1000, skipped: 0, importId: expect.stringMatching(/^sha256:[0-9a-f]{64}$/) });
+    expect(JSON.parse(hashed.stdout)).toMatchObject({
+      recorded: 1000,
+      skipped: 0,
+      importId: expect.stringMatching(/^sha256:[0-9a-f]{64}$/),
+    });
     const rehashed = await runCli(['punch', '--import', head, ...args]);
-    expect(rehashed.stdout).toMatch(/imported 0 punch\(es\) .*; skipped 1000 already recorded by an earlier run of this import \(sha256:[0-9a-f]{64}\)/);
+    expect(rehashed.stdout).toMatch(
+      /imported 0 punch\(es\) .*; skipped 1000 already recorded by an earlier run of this import \(sha256:[0-9a-f]{64}\)/,
+    );
     expect(await ids()).toHaveLength(3500);
     // With --import-id, a copy with lines added at its end skips what the named import recorded.
     const named = join(dir, 'named.jsonl');
     writeFileSync(named, `${lines.slice(0, 10).join('\n')}\n`);
-    expect(JSON.parse((await runCli(['punch', '--import', named, '--import-id', 'paper-2026-02', '--json', ...args])).stdout)).toMatchObject({ recorded: 10, skipped: 0 });
+    expect(
+      JSON.parse((await runCli(['punch', '--import', named, '--import-id', 'paper-2026-02', '--json', ...args])).stdout),
+    ).toMatchObject({ recorded: 10, skipped: 0 });
     writeFileSync(named, `${lines.slice(0, 12).join('\n')}\n`);
-    expect(JSON.parse((await runCli(['punch', '--import', named, '--import-id', 'paper-2026-02', '--json', ...args])).stdout)).toMatchObject({ recorded: 2, skipped: 10, importId: 'paper-2026-02' });
+    expect(
+      JSON.parse((await runCli(['punch', '--import', named, '--import-id', 'paper-2026-02', '--json', ...args])).stdout),
+    ).toMatchObject({ recorded: 2, skipped: 10, importId: 'paper-2026-02' });
   }, 120_000);
 });

@@ -40,8 +40,23 @@ async function recordDay(codes: string[]): Promise<string[]> {
   const d = `2026-04-${String(day++).padStart(2, '0')}`;
   const keys: string[] = [];
   for (const c of codes) {
-    await outbox.record({ employeeCode: c, direction: 'in', localTime: `${d} 08:00:00`, tzOffset: 60, source: 'finger', terminalId: 'gate-1' });
-    await outbox.record({ employeeCode: c, direction: 'out', localTime: `${d} 16:00:00`, inTime: `${d} 08:00:00`, tzOffset: 60, source: 'finger', terminalId: 'gate-1' });
+    await outbox.record({
+      employeeCode: c,
+      direction: 'in',
+      localTime: `${d} 08:00:00`,
+      tzOffset: 60,
+      source: 'finger',
+      terminalId: 'gate-1',
+    });
+    await outbox.record({
+      employeeCode: c,
+      direction: 'out',
+      localTime: `${d} 16:00:00`,
+      inTime: `${d} 08:00:00`,
+      tzOffset: 60,
+      source: 'finger',
+      terminalId: 'gate-1',
+    });
     keys.push(`${c}|${d} 08:00:00|${d} 16:00:00`);
   }
   return keys;
@@ -53,7 +68,13 @@ async function serviceEvents(): Promise<string[]> {
 }
 
 function uploader(extra: { timeoutMs?: number } = {}) {
-  const client = new AttendanceClient({ baseUrl: proxy.url, clientId: service.clientId, apiKey: service.apiKey, apiSecret: service.apiSecret, timeoutMs: extra.timeoutMs ?? 3000 });
+  const client = new AttendanceClient({
+    baseUrl: proxy.url,
+    clientId: service.clientId,
+    apiKey: service.apiKey,
+    apiSecret: service.apiSecret,
+    timeoutMs: extra.timeoutMs ?? 3000,
+  });
   const up = new Uploader({ outbox, sinks: [new ApiSink(client)], batchSize: 200, backoffBaseMs: 20, backoffCapMs: 200, idlePollMs: 20 });
   const errors: string[] = [];
   up.on('error', (e) => errors.push(e.error.code));
@@ -88,7 +109,12 @@ describe('uploader against a failing service', () => {
     ['a reset connection', () => proxy.inject({ kind: 'reset' }, 2, '/event'), 'API_NETWORK'],
     ['a garbage body', () => proxy.inject({ kind: 'garbage' }, 2, '/event'), 'API_BAD_RESPONSE'],
     ['a stall before the service saw the request', () => proxy.inject({ kind: 'stall' }, 1, '/event'), 'API_TIMEOUT', { timeoutMs: 400 }],
-    ['a stall after the service stored the batch (the replay must not double)', () => proxy.inject({ kind: 'stall-after-forward' }, 2, '/event'), 'API_TIMEOUT', { timeoutMs: 400 }],
+    [
+      'a stall after the service stored the batch (the replay must not double)',
+      () => proxy.inject({ kind: 'stall-after-forward' }, 2, '/event'),
+      'API_TIMEOUT',
+      { timeoutMs: 400 },
+    ],
   ];
   for (const [name, inject, code, opts] of cases) {
     it(`rides out ${name}: every event once`, async () => {
@@ -185,7 +211,15 @@ describe('uploader against a broker that goes away and comes back', () => {
     // (after the subscriber is back: a broker without persistence keeps nothing for it).
     const relay = await startTcpRelay(broker.port);
     const mqttOutbox = await Outbox.open(db, { sinks: ['mqtt'] });
-    const sink = new MqttSink({ url: relay.url, prefix: 'attendance', site: 's1', terminal: 'gate-9', reconnectBaseMs: 50, reconnectCapMs: 300, publishTimeoutMs: 2000 });
+    const sink = new MqttSink({
+      url: relay.url,
+      prefix: 'attendance',
+      site: 's1',
+      terminal: 'gate-9',
+      reconnectBaseMs: 50,
+      reconnectCapMs: 300,
+      publishTimeoutMs: 2000,
+    });
     const up = new Uploader({ outbox: mqttOutbox, sinks: [sink], backoffBaseMs: 20, backoffCapMs: 200, idlePollMs: 20 });
     const ids = new Set<string>();
     const sub = mqtt.connect(broker.url, { clientId: 'faults-sub', reconnectPeriod: 100 });
@@ -194,12 +228,31 @@ describe('uploader against a broker that goes away and comes back', () => {
     await sub.subscribeAsync(sink.topic, { qos: 1 });
     try {
       await up.start();
-      const first = await mqttOutbox.record({ employeeCode: 'M1', direction: 'in', localTime: '2026-05-01 08:00:00', tzOffset: 0, source: 'iris', terminalId: 'gate-9' });
+      const first = await mqttOutbox.record({
+        employeeCode: 'M1',
+        direction: 'in',
+        localTime: '2026-05-01 08:00:00',
+        tzOffset: 0,
+        source: 'iris',
+        terminalId: 'gate-9',
+      });
       await until(() => ids.has(first.id));
       relay.refuse(true);
       await broker.stop();
       const during: string[] = [];
-      for (let i = 0; i < 5; i++) during.push((await mqttOutbox.record({ employeeCode: `M${i + 2}`, direction: 'in', localTime: '2026-05-01 08:01:00', tzOffset: 0, source: 'iris', terminalId: 'gate-9' })).id);
+      for (let i = 0; i < 5; i++)
+        during.push(
+          (
+            await mqttOutbox.record({
+              employeeCode: `M${i + 2}`,
+              direction: 'in',
+              localTime: '2026-05-01 08:01:00',
+              tzOffset: 0,
+              source: 'iris',
+              terminalId: 'gate-9',
+            })
+          ).id,
+        );
       await new Promise((r) => setTimeout(r, 300));
       expect((await mqttOutbox.status()).pending).toBe(5);
       await broker.restart();

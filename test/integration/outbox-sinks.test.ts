@@ -25,7 +25,9 @@ sinkContract('api', async () => {
     },
     async received() {
       const env = await admin.getEvents({ from: '2000-01-01 00:00:00', to: '2100-01-01 00:00:00' });
-      return (env.returnValue ?? []).map((e) => `${e.returnValue!.employeeCode}|${e.returnValue!.inTime ?? ''}|${e.returnValue!.outTime ?? ''}`);
+      return (env.returnValue ?? []).map(
+        (e) => `${e.returnValue!.employeeCode}|${e.returnValue!.inTime ?? ''}|${e.returnValue!.outTime ?? ''}`,
+      );
     },
     outage: async () => proxy.down(),
     restore: async () => proxy.up(),
@@ -43,12 +45,26 @@ sinkContract('api', async () => {
 sinkContract('mqtt', async () => {
   const broker = await startBroker();
   const relay = await startTcpRelay(broker.port);
-  const sink = new MqttSink({ url: relay.url, prefix: 'attendance', site: 'site-1', terminal: 'gate-1', reconnectBaseMs: 50, reconnectCapMs: 300, publishTimeoutMs: 3000 });
+  const sink = new MqttSink({
+    url: relay.url,
+    prefix: 'attendance',
+    site: 'site-1',
+    terminal: 'gate-1',
+    reconnectBaseMs: 50,
+    reconnectCapMs: 300,
+    publishTimeoutMs: 3000,
+  });
   await sink.start();
   const byId = new Map<string, { employeeCode: string; direction: string; time: string; inTime: string | null }>();
   const sub = mqtt.connect(broker.url, { clientId: 'contract-subscriber', reconnectPeriod: 100 });
   sub.on('message', (_t, payload) => {
-    const m = JSON.parse(payload.toString()) as { id: string; employeeCode: string; direction: string; time: string; inTime: string | null };
+    const m = JSON.parse(payload.toString()) as {
+      id: string;
+      employeeCode: string;
+      direction: string;
+      time: string;
+      inTime: string | null;
+    };
     byId.set(m.id, m); // a consumer dedupes by id
   });
   await new Promise<void>((r) => sub.once('connect', () => r()));

@@ -29,18 +29,52 @@ describe('edge-agent provision: front-end rules', { timeout: 60_000 }, () => {
 
   it('names a bad value with its key and writes nothing', async () => {
     const config = join(dir, 'bad.yaml');
-    const r = await runCli(['provision', '--non-interactive', '--config', config, '--secrets', join(dir, 'bad-secrets.yaml'), '--mode', 'sideways', '--no-check']);
+    const r = await runCli([
+      'provision',
+      '--non-interactive',
+      '--config',
+      config,
+      '--secrets',
+      join(dir, 'bad-secrets.yaml'),
+      '--mode',
+      'sideways',
+      '--no-check',
+    ]);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('CONFIG_BAD_ENUM');
     expect(r.stderr).toContain('terminal.mode');
     expect(existsSync(config)).toBe(false);
-    const tz = await runCli(['provision', '--non-interactive', '--config', config, '--secrets', join(dir, 'bad-secrets.yaml'), '--timezone', 'Mars/Olympus', '--no-check']);
+    const tz = await runCli([
+      'provision',
+      '--non-interactive',
+      '--config',
+      config,
+      '--secrets',
+      join(dir, 'bad-secrets.yaml'),
+      '--timezone',
+      'Mars/Olympus',
+      '--no-check',
+    ]);
     expect(tz.stderr).toContain('terminal.timeZone');
   });
 
   it('writes an offline setup with --no-check and says the checks did not run', async () => {
     const config = join(dir, 'offline.yaml');
-    const r = await runCli(['provision', '--non-interactive', '--config', config, '--secrets', join(dir, 'offline-secrets.yaml'), '--terminal', 'bench-1', '--api', 'http://127.0.0.1:9', '--api-key', 'k1', '--no-check']);
+    const r = await runCli([
+      'provision',
+      '--non-interactive',
+      '--config',
+      config,
+      '--secrets',
+      join(dir, 'offline-secrets.yaml'),
+      '--terminal',
+      'bench-1',
+      '--api',
+      'http://127.0.0.1:9',
+      '--api-key',
+      'k1',
+      '--no-check',
+    ]);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain('checks: not run (--no-check)');
     expect(r.stdout).toMatch(/API key\s+set \(2 characters\)/);
@@ -57,7 +91,19 @@ describe('edge-agent provision: front-end rules', { timeout: 60_000 }, () => {
     writeFileSync(keyFile, `${key}\n`, { mode: 0o600 });
     writeFileSync(siteFile, site, { mode: 0o600 });
     const secretsFile = join(dir, 'keys-secrets.yaml');
-    const r = await runCli(['provision', '--non-interactive', '--config', join(dir, 'keys.yaml'), '--secrets', secretsFile, '--template-key-file', keyFile, '--site-key-file', siteFile, '--no-check']);
+    const r = await runCli([
+      'provision',
+      '--non-interactive',
+      '--config',
+      join(dir, 'keys.yaml'),
+      '--secrets',
+      secretsFile,
+      '--template-key-file',
+      keyFile,
+      '--site-key-file',
+      siteFile,
+      '--no-check',
+    ]);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/template key\s+set \(256-bit key\)/);
     expect(r.stdout).not.toContain('(a new template key was generated)');
@@ -67,7 +113,17 @@ describe('edge-agent provision: front-end rules', { timeout: 60_000 }, () => {
     expect(s.templateKey!.toString('hex')).toBe(key);
     expect(s.siteKey!.toString('hex')).toBe(site);
     writeFileSync(keyFile, 'short');
-    const bad = await runCli(['provision', '--non-interactive', '--config', join(dir, 'keys.yaml'), '--secrets', secretsFile, '--template-key-file', keyFile, '--no-check']);
+    const bad = await runCli([
+      'provision',
+      '--non-interactive',
+      '--config',
+      join(dir, 'keys.yaml'),
+      '--secrets',
+      secretsFile,
+      '--template-key-file',
+      keyFile,
+      '--no-check',
+    ]);
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain('SECRETS_BAD_KEY');
   });
@@ -81,7 +137,17 @@ describe('edge-agent provision: front-end rules', { timeout: 60_000 }, () => {
     writeFileSync(aliceFile, alice, { mode: 0o600 });
     const secretsFile = join(dir, 'ops-secrets.yaml');
     const config = join(dir, 'ops.yaml');
-    const base = ['provision', '--non-interactive', '--config', config, '--secrets', secretsFile, '--mqtt', 'mqtt://127.0.0.1:9', '--no-check'];
+    const base = [
+      'provision',
+      '--non-interactive',
+      '--config',
+      config,
+      '--secrets',
+      secretsFile,
+      '--mqtt',
+      'mqtt://127.0.0.1:9',
+      '--no-check',
+    ];
     const none = await runCli(base);
     expect(none.code, none.stderr).toBe(0);
     expect(none.stdout).toMatch(/ops key\s+\(not set\): MQTT commands are refused until one is set/);
@@ -123,7 +189,17 @@ describe('edge-agent provision and stored templates', { timeout: 60_000 }, () =>
     const right = join(dir, 'right.key');
     writeFileSync(other, generateKey().toString('hex'), { mode: 0o600 });
     writeFileSync(right, stored.toString('hex'), { mode: 0o600 });
-    const args = ['provision', '--non-interactive', '--config', join(dir, 'tk.yaml'), '--secrets', join(dir, 'tk-secrets.yaml'), '--data', data, '--no-check'];
+    const args = [
+      'provision',
+      '--non-interactive',
+      '--config',
+      join(dir, 'tk.yaml'),
+      '--secrets',
+      join(dir, 'tk-secrets.yaml'),
+      '--data',
+      data,
+      '--no-check',
+    ];
     const bad = await runCli([...args, '--template-key-file', other]);
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain('PROVISION_TEMPLATE_KEY_MISMATCH');
@@ -153,12 +229,36 @@ describe.skipIf(!has('socat'))('edge-agent provision --discover-port, a module o
     try {
       const device = (await waitForLine(sim, /device: (\S+)/, 45_000))[1]!;
       const config = join(dir, 'disc.yaml');
-      const r = await runCli(['provision', '--non-interactive', '--config', config, '--secrets', join(dir, 'disc-secrets.yaml'), ...api, '--discover-port', device, '--json']);
+      const r = await runCli([
+        'provision',
+        '--non-interactive',
+        '--config',
+        config,
+        '--secrets',
+        join(dir, 'disc-secrets.yaml'),
+        ...api,
+        '--discover-port',
+        device,
+        '--json',
+      ]);
       expect(r.code, r.stderr).toBe(0);
       const out = JSON.parse(r.stdout) as { checks: Array<{ name: string; status: string }>; summary: Record<string, string> };
       expect(out.summary.scanners).toBe(`r30x:${device}:57600`);
-      expect(out.checks.map((c) => [c.name, c.status])).toEqual([['api-token', 'pass'], ['mqtt', 'warn'], [`scanner r30x:${device}`, 'pass']]);
-      const empty = await runCli(['provision', '--non-interactive', '--config', join(dir, 'disc2.yaml'), '--secrets', join(dir, 'disc2-secrets.yaml'), '--discover-port', join(dir, 'no-such-port')]);
+      expect(out.checks.map((c) => [c.name, c.status])).toEqual([
+        ['api-token', 'pass'],
+        ['mqtt', 'warn'],
+        [`scanner r30x:${device}`, 'pass'],
+      ]);
+      const empty = await runCli([
+        'provision',
+        '--non-interactive',
+        '--config',
+        join(dir, 'disc2.yaml'),
+        '--secrets',
+        join(dir, 'disc2-secrets.yaml'),
+        '--discover-port',
+        join(dir, 'no-such-port'),
+      ]);
       expect(empty.code).toBe(1);
       expect(empty.stderr).toContain('PROVISION_NOTHING_FOUND');
       expect(existsSync(join(dir, 'disc2.yaml'))).toBe(false);
@@ -176,8 +276,17 @@ describe('provision logic', () => {
     expect(() => parseScannerSpec('r31x:/dev/ttyUSB0')).toThrow(AgentError);
     expect(() => parseScannerSpec('/dev/ttyUSB0')).toThrow(/family:path/);
     // A badge reader's line format comes last, with or without a baud rate.
-    expect(parseScannerSpec('badge-serial:/dev/ttyUSB1:9600:em4100-hex')).toEqual({ family: 'badge-serial', path: '/dev/ttyUSB1', baud: 9600, format: 'em4100-hex' });
-    expect(parseScannerSpec('badge-hid:/dev/hidraw2:wiegand26')).toEqual({ family: 'badge-hid', path: '/dev/hidraw2', format: 'wiegand26' });
+    expect(parseScannerSpec('badge-serial:/dev/ttyUSB1:9600:em4100-hex')).toEqual({
+      family: 'badge-serial',
+      path: '/dev/ttyUSB1',
+      baud: 9600,
+      format: 'em4100-hex',
+    });
+    expect(parseScannerSpec('badge-hid:/dev/hidraw2:wiegand26')).toEqual({
+      family: 'badge-hid',
+      path: '/dev/hidraw2',
+      format: 'wiegand26',
+    });
     expect(() => parseScannerSpec('r30x:/dev/ttyUSB0:57600:wiegand26')).toThrow(/format: is the line format of a badge reader/);
     expect(() => parseScannerSpec('badge-hid:/dev/hidraw2:em4100-hex')).toThrow(/cannot type/);
   });
@@ -198,10 +307,19 @@ describe('provision logic', () => {
     expect(again.generatedTemplateKey).toBe(false);
     expect(again.secrets.templateKey!.equals(m.secrets.templateKey!)).toBe(true);
     expect(again.changed).toEqual([]);
-    expect(mergeSetup({ raw: {}, secrets: emptySecrets(), exists: false }, { upstream: ['mqtt'], mqttUrl: 'mqtt://x' }, { secretsFile: 's' }).config.upstream).toEqual(['mqtt']);
-    expect(mergeSetup({ raw: {}, secrets: emptySecrets(), exists: false }, { mqttUrl: 'mqtt://x' }, { secretsFile: 's' }).raw.upstream).toBeUndefined();
+    expect(
+      mergeSetup({ raw: {}, secrets: emptySecrets(), exists: false }, { upstream: ['mqtt'], mqttUrl: 'mqtt://x' }, { secretsFile: 's' })
+        .config.upstream,
+    ).toEqual(['mqtt']);
+    expect(
+      mergeSetup({ raw: {}, secrets: emptySecrets(), exists: false }, { mqttUrl: 'mqtt://x' }, { secretsFile: 's' }).raw.upstream,
+    ).toBeUndefined();
     // Removing the broker takes mqtt out of the delivery targets it was in.
-    const both = mergeSetup({ raw: { upstream: ['api', 'mqtt'], api: { url: 'http://a' }, mqtt: { url: 'mqtt://b' } }, secrets: emptySecrets(), exists: true }, { mqttUrl: null }, { secretsFile: 's' });
+    const both = mergeSetup(
+      { raw: { upstream: ['api', 'mqtt'], api: { url: 'http://a' }, mqtt: { url: 'mqtt://b' } }, secrets: emptySecrets(), exists: true },
+      { mqttUrl: null },
+      { secretsFile: 's' },
+    );
     expect(both.config.upstream).toEqual(['api']);
     expect(defaultDataDir('/etc/edge-agent/config.yaml')).toBe('/var/lib/edge-agent');
     expect(defaultDataDir('/srv/t1/config.yaml')).toBe('/srv/t1/data');

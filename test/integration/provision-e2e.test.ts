@@ -40,8 +40,16 @@ describe.skipIf(!has('socat'))('provision → run → doctor, end to end, the mo
 
   beforeAll(async () => {
     service = await startService();
-    const admin = new AttendanceClient({ baseUrl: service.url, clientId: service.clientId, apiKey: service.apiKey, apiSecret: service.apiSecret });
-    expect((await admin.addOrUpdateUser({ employeeCode: 'E1001', firstName: 'Ann', lastName: 'Lee', loginName: 'e1001', password: 'pw-e1001' })).statusCode).toBe('SUCCESS');
+    const admin = new AttendanceClient({
+      baseUrl: service.url,
+      clientId: service.clientId,
+      apiKey: service.apiKey,
+      apiSecret: service.apiSecret,
+    });
+    expect(
+      (await admin.addOrUpdateUser({ employeeCode: 'E1001', firstName: 'Ann', lastName: 'Lee', loginName: 'e1001', password: 'pw-e1001' }))
+        .statusCode,
+    ).toBe('SUCCESS');
     broker = await startBroker();
     writeFileSync(secretFile, `${service.apiSecret}\n`, { mode: 0o600 });
     writeFileSync(mqttPasswordFile, mqttPassword, { mode: 0o600 });
@@ -57,14 +65,52 @@ describe.skipIf(!has('socat'))('provision → run → doctor, end to end, the mo
 
   it('provisions non-interactively: checks API, MQTT and the scanner, writes config and a 0600 secrets file', async () => {
     const r = await run([
-      'provision', '--non-interactive', '--config', configFile, '--secrets', secretsFile, '--data', data,
-      '--terminal', 'gate-7', '--site', 'plant-1', '--timezone', 'Europe/Berlin', '--mode', 'toggle',
-      '--api', service.url, '--client-id', service.clientId, '--api-key', service.apiKey, '--api-secret-file', secretFile,
-      '--mqtt', broker.url, '--mqtt-username', 'gate-7', '--mqtt-password-file', mqttPasswordFile, '--upstream', 'api,mqtt',
-      '--scanner', `r30x:${device}:57600`, '--generate-ops-key', '--json',
+      'provision',
+      '--non-interactive',
+      '--config',
+      configFile,
+      '--secrets',
+      secretsFile,
+      '--data',
+      data,
+      '--terminal',
+      'gate-7',
+      '--site',
+      'plant-1',
+      '--timezone',
+      'Europe/Berlin',
+      '--mode',
+      'toggle',
+      '--api',
+      service.url,
+      '--client-id',
+      service.clientId,
+      '--api-key',
+      service.apiKey,
+      '--api-secret-file',
+      secretFile,
+      '--mqtt',
+      broker.url,
+      '--mqtt-username',
+      'gate-7',
+      '--mqtt-password-file',
+      mqttPasswordFile,
+      '--upstream',
+      'api,mqtt',
+      '--scanner',
+      `r30x:${device}:57600`,
+      '--generate-ops-key',
+      '--json',
     ]);
     expect(r.code, r.stderr).toBe(0);
-    const out = JSON.parse(r.stdout) as { ok: boolean; configVersion: number; generatedTemplateKey: boolean; generatedOpsKey: boolean; checks: Array<{ name: string; status: string }>; summary: Record<string, string> };
+    const out = JSON.parse(r.stdout) as {
+      ok: boolean;
+      configVersion: number;
+      generatedTemplateKey: boolean;
+      generatedOpsKey: boolean;
+      checks: Array<{ name: string; status: string }>;
+      summary: Record<string, string>;
+    };
     expect(out.ok).toBe(true);
     expect(out.configVersion).toBe(1);
     expect(out.generatedTemplateKey).toBe(true);
@@ -125,11 +171,27 @@ describe.skipIf(!has('socat'))('provision → run → doctor, end to end, the mo
 
   it('doctor --json passes on the provisioned terminal', async () => {
     const r = await run(['doctor', '--config', configFile, '--json']);
-    const report = JSON.parse(r.stdout) as { ok: boolean; checks: Array<{ name: string; status: string; detail: string; hint: string | null }> };
+    const report = JSON.parse(r.stdout) as {
+      ok: boolean;
+      checks: Array<{ name: string; status: string; detail: string; hint: string | null }>;
+    };
     expect(report.ok, r.stdout).toBe(true);
     expect(r.code).toBe(0);
     const status = Object.fromEntries(report.checks.map((c) => [c.name, c.status]));
-    for (const name of ['config', 'secrets', 'api-token', 'mqtt', 'ops-key', `scanner r30x:${device}`, 'template-key', 'database', 'file-modes', 'disk', 'outbox']) expect(status[name], name).toBe('pass');
+    for (const name of [
+      'config',
+      'secrets',
+      'api-token',
+      'mqtt',
+      'ops-key',
+      `scanner r30x:${device}`,
+      'template-key',
+      'database',
+      'file-modes',
+      'disk',
+      'outbox',
+    ])
+      expect(status[name], name).toBe('pass');
     expect(report.checks.find((c) => c.name === 'ops-key')?.detail).toContain(`opsKey (key id site) from ${secretsFile}`);
     expect(['pass', 'warn']).toContain(status.clock);
     for (const c of report.checks) expect(Object.keys(c).sort()).toEqual(['detail', 'hint', 'name', 'status']);
@@ -137,7 +199,17 @@ describe.skipIf(!has('socat'))('provision → run → doctor, end to end, the mo
 
   it('run again, it edits the setup: keeps what is not given, bumps configVersion, keeps the template key', async () => {
     const before = loadSecrets({ file: secretsFile, credentialsDir: null });
-    const r = await run(['provision', '--non-interactive', '--config', configFile, '--secrets', secretsFile, '--site', 'plant-2', '--json']);
+    const r = await run([
+      'provision',
+      '--non-interactive',
+      '--config',
+      configFile,
+      '--secrets',
+      secretsFile,
+      '--site',
+      'plant-2',
+      '--json',
+    ]);
     expect(r.code, r.stderr).toBe(0);
     const out = JSON.parse(r.stdout) as { configVersion: number; changed: string[] };
     expect(out.configVersion).toBe(2);
@@ -153,7 +225,18 @@ describe.skipIf(!has('socat'))('provision → run → doctor, end to end, the mo
     const wrong = join(dir, 'wrong-secret');
     writeFileSync(wrong, 'not-the-secret', { mode: 0o600 });
     const before = readFileSync(configFile, 'utf8');
-    const r = await run(['provision', '--non-interactive', '--config', configFile, '--secrets', secretsFile, '--api-secret-file', wrong, '--terminal', 'gate-8']);
+    const r = await run([
+      'provision',
+      '--non-interactive',
+      '--config',
+      configFile,
+      '--secrets',
+      secretsFile,
+      '--api-secret-file',
+      wrong,
+      '--terminal',
+      'gate-8',
+    ]);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('PROVISION_CHECK_FAILED');
     expect(r.stderr).toContain('API_AUTH_FAILED');
@@ -166,7 +249,10 @@ describe.skipIf(!has('socat'))('provision → run → doctor, end to end, the mo
     writeFileSync(broken, readFileSync(configFile, 'utf8').replace('mode: toggle', 'mode: sideways'));
     const r = await run(['doctor', '--config', broken, '--json']);
     expect(r.code).toBe(1);
-    const report = JSON.parse(r.stdout) as { ok: boolean; checks: Array<{ name: string; status: string; detail: string; hint: string | null }> };
+    const report = JSON.parse(r.stdout) as {
+      ok: boolean;
+      checks: Array<{ name: string; status: string; detail: string; hint: string | null }>;
+    };
     expect(report.ok).toBe(false);
     const config = report.checks.find((c) => c.name === 'config')!;
     expect(config.status).toBe('fail');
@@ -187,7 +273,9 @@ describe.skipIf(!has('socat'))('provision → run → doctor, end to end, the mo
     try {
       const r = await run(['doctor', '--config', configFile, '--json']);
       expect(r.code).toBe(1);
-      const secrets = (JSON.parse(r.stdout) as { checks: Array<{ name: string; status: string; detail: string; hint: string }> }).checks.find((c) => c.name === 'secrets')!;
+      const secrets = (
+        JSON.parse(r.stdout) as { checks: Array<{ name: string; status: string; detail: string; hint: string }> }
+      ).checks.find((c) => c.name === 'secrets')!;
       expect(secrets.status).toBe('fail');
       expect(secrets.detail).toContain('SECRETS_PERMISSIONS');
       expect(secrets.hint).toBe(`run: chmod 600 ${secretsFile}`);

@@ -34,13 +34,33 @@ describe(`provision and doctor against a TLS broker with a password (${kind})`, 
   });
 
   const provision = (extra: string[], name: string) =>
-    runCli(['provision', '--non-interactive', '--config', f(`${name}.yaml`), '--secrets', f(`${name}-secrets.yaml`), '--terminal', 'gate-7', '--mqtt', broker.url, '--upstream', 'mqtt', '--mqtt-username', 'gate-7', ...extra, '--json']);
+    runCli([
+      'provision',
+      '--non-interactive',
+      '--config',
+      f(`${name}.yaml`),
+      '--secrets',
+      f(`${name}-secrets.yaml`),
+      '--terminal',
+      'gate-7',
+      '--mqtt',
+      broker.url,
+      '--upstream',
+      'mqtt',
+      '--mqtt-username',
+      'gate-7',
+      ...extra,
+      '--json',
+    ]);
 
   it('checks CA, credentials and connection, writes the TLS file paths, and doctor agrees', async () => {
     const r = await provision(['--tls-ca', broker.ca, '--mqtt-password-file', f('pw')], 'good');
     expect(r.code, r.stderr).toBe(0);
     const out = JSON.parse(r.stdout) as { checks: Array<{ name: string; status: string; detail: string }> };
-    expect(out.checks.find((c) => c.name === 'mqtt')).toMatchObject({ status: 'pass', detail: `connected to ${broker.url} as gate-7 with TLS files (monitoring and delivery of punches)` });
+    expect(out.checks.find((c) => c.name === 'mqtt')).toMatchObject({
+      status: 'pass',
+      detail: `connected to ${broker.url} as gate-7 with TLS files (monitoring and delivery of punches)`,
+    });
     const config = YAML.parse(readFileSync(f('good.yaml'), 'utf8')) as { mqtt: { tls: { ca: string } }; upstream: string[] };
     expect(config.mqtt.tls.ca).toBe(broker.ca);
     expect(config.upstream).toEqual(['mqtt']);

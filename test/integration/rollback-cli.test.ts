@@ -29,7 +29,11 @@ describe('edge-agent rollback', { timeout: 60_000 }, () => {
     const out = JSON.parse(back.stdout) as { ok: boolean; from: string; to: string; steps: Array<{ action: string; status: string }> };
     expect(out).toMatchObject({ ok: true, from: '1.0.0', to: '0.9.0' });
     // These releases carry no unix-dgram addon: the unit gets the NotifyAccess=all drop-in.
-    expect(out.steps.map((s) => [s.action, s.status])).toEqual([['switch release', 'done'], ['write NotifyAccess drop-in', 'done'], ['restart the service', 'skipped']]);
+    expect(out.steps.map((s) => [s.action, s.status])).toEqual([
+      ['switch release', 'done'],
+      ['write NotifyAccess drop-in', 'done'],
+      ['restart the service', 'skipped'],
+    ]);
     expect(readFileSync(join(root, 'etc/systemd/system/edge-agent.service.d/notify-access.conf'), 'utf8')).toContain('NotifyAccess=all');
     expect(readFileSync(join(root, 'opt/edge-agent/current/dist/VERSION'), 'utf8')).toBe('0.9.0');
 

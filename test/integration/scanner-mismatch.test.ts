@@ -15,13 +15,21 @@ import { startSimulatedModule, type SimulatedModule } from '../helpers/agent.js'
 import { has } from '../helpers/system.js';
 
 /** Runs the CLI; resolves with its output, its exit code and how long it lived after its last output. */
-function timed(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string; totalMs: number; afterLastOutputMs: number }> {
+function timed(
+  args: string[],
+): Promise<{ code: number | null; stdout: string; stderr: string; totalMs: number; afterLastOutputMs: number }> {
   return new Promise((resolve) => {
     const start = Date.now();
     let last = start;
     let stdout = '';
     let stderr = '';
-    const child = captureOutput(spawn(process.execPath, [...TSX_IMPORT, CLI_ENTRY, ...args], { cwd: ROOT, env: childEnv({ EDGE_AGENT_LOG_LEVEL: 'error' }), stdio: ['ignore', 'pipe', 'pipe'] }));
+    const child = captureOutput(
+      spawn(process.execPath, [...TSX_IMPORT, CLI_ENTRY, ...args], {
+        cwd: ROOT,
+        env: childEnv({ EDGE_AGENT_LOG_LEVEL: 'error' }),
+        stdio: ['ignore', 'pipe', 'pipe'],
+      }),
+    );
     child.stdout!.on('data', (d: Buffer) => ((stdout += d), (last = Date.now())));
     child.stderr!.on('data', (d: Buffer) => ((stderr += d), (last = Date.now())));
     const kill = setTimeout(() => child.kill('SIGKILL'), 90_000); // a hang is a failure below, not a wait into the test's timeout
@@ -52,12 +60,19 @@ describe.skipIf(!has('socat'))('doctor and provision against a module at the wro
   }
 
   for (const [what, scanner, hint] of [
-    ['the wrong baud rate', { family: 'r30x', baud: 9600 }, /nothing answered r30x at 9600 baud: a module at another baud rate or of another family stays silent; "edge-agent devices --port/],
+    [
+      'the wrong baud rate',
+      { family: 'r30x', baud: 9600 },
+      /nothing answered r30x at 9600 baud: a module at another baud rate or of another family stays silent; "edge-agent devices --port/,
+    ],
     ['the wrong family', { family: 'gt521' }, /nothing answered gt521 at its default baud/],
   ] as const) {
     it(`doctor with ${what}: the scanner fails with a hint, the process exits, the port is free`, async () => {
       const config = join(dir, `${scanner.family}.yaml`);
-      writeFileSync(config, `dataDir: ${join(dir, 'data')}\nscanners:\n  - {family: ${scanner.family}, path: ${sim.device}${'baud' in scanner ? `, baud: ${scanner.baud}` : ''}}\n`);
+      writeFileSync(
+        config,
+        `dataDir: ${join(dir, 'data')}\nscanners:\n  - {family: ${scanner.family}, path: ${sim.device}${'baud' in scanner ? `, baud: ${scanner.baud}` : ''}}\n`,
+      );
       const r = await timed(['doctor', '--config', config]);
       expect(r.code, r.stdout + r.stderr).toBe(1);
       expect(r.stdout).toMatch(new RegExp(`^FAIL +scanner ${scanner.family}:\\S+ +DRIVER_TIMEOUT: `, 'm'));
@@ -69,7 +84,20 @@ describe.skipIf(!has('socat'))('doctor and provision against a module at the wro
 
   it('provision with the wrong baud rate writes nothing, exits, and leaves the port free', async () => {
     const config = join(dir, 'provisioned.yaml');
-    const r = await timed(['provision', '--non-interactive', '--config', config, '--secrets', join(dir, 's.yaml'), '--api', 'none', '--upstream', 'api', '--scanner', `r30x:${sim.device}:9600`]);
+    const r = await timed([
+      'provision',
+      '--non-interactive',
+      '--config',
+      config,
+      '--secrets',
+      join(dir, 's.yaml'),
+      '--api',
+      'none',
+      '--upstream',
+      'api',
+      '--scanner',
+      `r30x:${sim.device}:9600`,
+    ]);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/PROVISION_CHECK_FAILED: nothing written: .*scanner r30x:\S+: DRIVER_TIMEOUT/);
     expect(r.afterLastOutputMs).toBeLessThan(10_000);

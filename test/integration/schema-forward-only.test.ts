@@ -34,7 +34,11 @@ describe('a database migrated by a newer edge-agent', () => {
 
     // What a later release's migration leaves behind: a version this one does not know.
     const db = await SqliteDatabase.open(join(data, 'agent.db'));
-    await db.transaction((d) => d.run("INSERT INTO schema_migrations (component, version, description, applied_at) VALUES ('outbox', 999, 'from the future', '2030-01-01T00:00:00Z')"));
+    await db.transaction((d) =>
+      d.run(
+        "INSERT INTO schema_migrations (component, version, description, applied_at) VALUES ('outbox', 999, 'from the future', '2030-01-01T00:00:00Z')",
+      ),
+    );
     await db.close();
 
     const q = await runCli(['queue', 'status', ...common]);

@@ -15,7 +15,14 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SERVE_HELP_DEFAULTS } from '../../src/cli/commands/serve.js';
-import { createAttendanceService, DEFAULT_CLIENT_ID, DEFAULT_HTTP_LIMITS, DEFAULT_TOKEN_TTL_SEC, type AttendanceService, type AttendanceServiceOptions } from '../../src/server/service.js';
+import {
+  createAttendanceService,
+  DEFAULT_CLIENT_ID,
+  DEFAULT_HTTP_LIMITS,
+  DEFAULT_TOKEN_TTL_SEC,
+  type AttendanceService,
+  type AttendanceServiceOptions,
+} from '../../src/server/service.js';
 import { clientBucketOf, DEFAULT_TOKEN_GUARD, TokenGuard } from '../../src/server/token-guard.js';
 import { killTree, runCli, spawnCli, waitForLine } from '../helpers/cli.js';
 import { SERVICE_DATABASES, type ServiceDatabase } from '../helpers/databases.js';
@@ -25,7 +32,10 @@ afterEach(async () => {
   for (const c of cleanup.splice(0).reverse()) await c();
 });
 
-async function serveOn(database: ServiceDatabase, options: Partial<AttendanceServiceOptions> = {}): Promise<{ service: AttendanceService; url: URL; apiKey: string; apiSecret: string }> {
+async function serveOn(
+  database: ServiceDatabase,
+  options: Partial<AttendanceServiceOptions> = {},
+): Promise<{ service: AttendanceService; url: URL; apiKey: string; apiSecret: string }> {
   const service = createAttendanceService({ ...(await database.serviceOptions()), ...options });
   cleanup.push(() => service.close());
   const { apiKey, apiSecret } = await service.createApiKey('admin');
@@ -56,7 +66,13 @@ function post(url: URL, path: string, headers: Record<string, string>, body: str
 
 function tokenAttempt(url: URL, apiKey: string, secret: string, from = '127.0.0.1'): Promise<Reply> {
   const form = new URLSearchParams({ grant_type: 'password', username: apiKey, password: secret }).toString();
-  return post(url, '/oauth/token', { authorization: `Basic ${Buffer.from('edge-agent:').toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' }, form, from);
+  return post(
+    url,
+    '/oauth/token',
+    { authorization: `Basic ${Buffer.from('edge-agent:').toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
+    form,
+    from,
+  );
 }
 
 async function tokenOf(url: URL, apiKey: string, apiSecret: string): Promise<string> {
@@ -66,7 +82,12 @@ async function tokenOf(url: URL, apiKey: string, apiSecret: string): Promise<str
 }
 
 /** Everything the server sends on a raw connection until it closes it, and how it closed. */
-function rawExchange(url: URL, head: string, body: { chunk: Buffer; total: number } | null, options: { waitMs?: number } = {}): Promise<{ text: string; closedBy: 'end' | 'reset' | 'timeout'; ms: number }> {
+function rawExchange(
+  url: URL,
+  head: string,
+  body: { chunk: Buffer; total: number } | null,
+  options: { waitMs?: number } = {},
+): Promise<{ text: string; closedBy: 'end' | 'reset' | 'timeout'; ms: number }> {
   return new Promise((resolve) => {
     const t0 = Date.now();
     const s: Socket = connect(Number(url.port), '127.0.0.1');
@@ -104,7 +125,9 @@ function sheddingSuites(database: ServiceDatabase): void {
 
   describe('the token endpoint sheds abuse', () => {
     it('limits attempts per client address with 429 and Retry-After; other addresses are not affected', async () => {
-      const { service, url, apiKey, apiSecret } = await serve({ tokenGuard: { perAddress: { burst: 3, perMinute: 6 }, perKey: { burst: 100, perMinute: 100 } } });
+      const { service, url, apiKey, apiSecret } = await serve({
+        tokenGuard: { perAddress: { burst: 3, perMinute: 6 }, perKey: { burst: 100, perMinute: 100 } },
+      });
       for (let i = 0; i < 3; i++) expect((await tokenAttempt(url, apiKey, 'wrong')).status).toBe(400);
       const asked = performance.now();
       const limited = await tokenAttempt(url, apiKey, apiSecret);
@@ -122,7 +145,9 @@ function sheddingSuites(database: ServiceDatabase): void {
     });
 
     it('limits failed attempts per API key from any address; the right secret takes nothing, other keys go on', async () => {
-      const { service, url, apiKey, apiSecret } = await serve({ tokenGuard: { perAddress: { burst: 100, perMinute: 100 }, perKey: { burst: 3, perMinute: 6 } } });
+      const { service, url, apiKey, apiSecret } = await serve({
+        tokenGuard: { perAddress: { burst: 100, perMinute: 100 }, perKey: { burst: 3, perMinute: 6 } },
+      });
       const other = await service.createApiKey('admin-audit');
       expect((await tokenAttempt(url, apiKey, apiSecret, '127.0.0.2')).status).toBe(200);
       const froms = ['127.0.0.1', '127.0.0.2', '127.0.0.3'];
@@ -136,9 +161,15 @@ function sheddingSuites(database: ServiceDatabase): void {
     });
 
     it('bounds scrypt work in flight: attempts finding every slot busy get 503 at once, not a place in a queue', async () => {
-      const { service, url, apiKey } = await serve({ tokenGuard: { maxVerifying: 1, perAddress: { burst: 1000, perMinute: 1000 }, perKey: { burst: 1000, perMinute: 1000 } } });
+      const { service, url, apiKey } = await serve({
+        tokenGuard: { maxVerifying: 1, perAddress: { burst: 1000, perMinute: 1000 }, perKey: { burst: 1000, perMinute: 1000 } },
+      });
       const started = Date.now();
-      const replies = await Promise.all(Array.from({ length: 12 }, (_, i) => tokenAttempt(url, apiKey, `wrong-${i}`, `127.0.0.${2 + i}`).then((r) => ({ ...r, ms: Date.now() - started }))));
+      const replies = await Promise.all(
+        Array.from({ length: 12 }, (_, i) =>
+          tokenAttempt(url, apiKey, `wrong-${i}`, `127.0.0.${2 + i}`).then((r) => ({ ...r, ms: Date.now() - started })),
+        ),
+      );
       const busy = replies.filter((r) => r.status === 503);
       expect(replies.filter((r) => r.status === 400).length).toBeGreaterThanOrEqual(1);
       expect(busy.length).toBeGreaterThanOrEqual(1);
@@ -155,10 +186,18 @@ function sheddingSuites(database: ServiceDatabase): void {
       const token = await tokenOf(url, apiKey, apiSecret);
       const body = Buffer.alloc(100 * 1024 * 1024, 0x20);
       for (const auth of [`Bearer ${token}`, 'Bearer not-a-token']) {
-        const res = await fetch(`${url.origin}/api/attendance/event`, { method: 'POST', headers: { authorization: auth, 'content-type': 'application/json' }, body });
+        const res = await fetch(`${url.origin}/api/attendance/event`, {
+          method: 'POST',
+          headers: { authorization: auth, 'content-type': 'application/json' },
+          body,
+        });
         expect(res.status).toBe(auth === 'Bearer not-a-token' ? 401 : 413);
         expect(res.headers.get('connection')).toBe('close');
-        expect((await res.json()) as object).toMatchObject(auth === 'Bearer not-a-token' ? { statusCode: 'UNAUTHORIZED' } : { statusCode: 'INVALID_PARAMETERS', statusDescription: expect.stringContaining('4096') });
+        expect((await res.json()) as object).toMatchObject(
+          auth === 'Bearer not-a-token'
+            ? { statusCode: 'UNAUTHORIZED' }
+            : { statusCode: 'INVALID_PARAMETERS', statusDescription: expect.stringContaining('4096') },
+        );
       }
     });
 
@@ -166,25 +205,42 @@ function sheddingSuites(database: ServiceDatabase): void {
       const { url, apiKey, apiSecret } = await serve({ maxBodyBytes: 4096 });
       const token = await tokenOf(url, apiKey, apiSecret);
       const chunk = Buffer.concat([Buffer.from('10000\r\n'), Buffer.alloc(0x10000, 0x20), Buffer.from('\r\n')]);
-      const r = await rawExchange(url, `POST /api/attendance/event HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`, { chunk, total: 100 * 1024 * 1024 });
+      const r = await rawExchange(
+        url,
+        `POST /api/attendance/event HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`,
+        { chunk, total: 100 * 1024 * 1024 },
+      );
       expect(r.text).toMatch(/^HTTP\/1\.1 413 /);
       expect(r.text.toLowerCase()).toContain('connection: close');
       expect(r.closedBy).not.toBe('timeout');
       // The fetch client streams a chunked body the same way and reads the 413.
       const stream = new Blob([Buffer.alloc(20 * 1024 * 1024, 0x20)]).stream();
-      const res = await fetch(`${url.origin}/api/attendance/event`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: stream, duplex: 'half' } as RequestInit);
+      const res = await fetch(`${url.origin}/api/attendance/event`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: stream,
+        duplex: 'half',
+      } as RequestInit);
       expect(res.status).toBe(413);
     });
 
     it('does not tell a client that expects 100-continue to send a body over the limit', async () => {
       const { url, apiKey, apiSecret } = await serve({ maxBodyBytes: 4096 });
       const token = await tokenOf(url, apiKey, apiSecret);
-      const r = await rawExchange(url, `POST /api/attendance/event HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: 104857600\r\nExpect: 100-continue\r\n\r\n`, null);
+      const r = await rawExchange(
+        url,
+        `POST /api/attendance/event HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: 104857600\r\nExpect: 100-continue\r\n\r\n`,
+        null,
+      );
       expect(r.text).toMatch(/^HTTP\/1\.1 413 /);
       expect(r.text).not.toContain('100 Continue');
       // Within the limit it is told to continue and the request is served.
       const body = JSON.stringify([{ employeeCode: 'NOBODY', inTime: '2024-01-01 08:00:00', tzOffset: 0 }]);
-      const ok = await rawExchange(url, `POST /api/attendance/event HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n${body}`, null);
+      const ok = await rawExchange(
+        url,
+        `POST /api/attendance/event HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n${body}`,
+        null,
+      );
       expect(ok.text).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 200 /);
     });
 
@@ -194,7 +250,11 @@ function sheddingSuites(database: ServiceDatabase): void {
       expect(slowHeaders.closedBy).not.toBe('timeout');
       expect(slowHeaders.ms).toBeLessThan(5000);
       expect(slowHeaders.text).toMatch(/^HTTP\/1\.1 408 |^$/);
-      const slowBody = await rawExchange(url, `POST /oauth/token HTTP/1.1\r\nHost: x\r\nAuthorization: Basic ${Buffer.from('edge-agent:').toString('base64')}\r\nContent-Length: 100\r\n\r\ngrant`, null);
+      const slowBody = await rawExchange(
+        url,
+        `POST /oauth/token HTTP/1.1\r\nHost: x\r\nAuthorization: Basic ${Buffer.from('edge-agent:').toString('base64')}\r\nContent-Length: 100\r\n\r\ngrant`,
+        null,
+      );
       expect(slowBody.closedBy).not.toBe('timeout');
       expect(slowBody.ms).toBeLessThan(5000);
       expect(slowBody.ms).toBeGreaterThanOrEqual(900);
@@ -204,9 +264,13 @@ function sheddingSuites(database: ServiceDatabase): void {
     it('closes connections over the cap as they come and serves again once they go', async () => {
       const { service, url } = await serve({ http: { maxConnections: 3 } });
       const held = await Promise.all(
-        Array.from({ length: 3 }, () => new Promise<Socket>((resolve) => {
-          const s = connect(Number(url.port), '127.0.0.1', () => resolve(s));
-        })),
+        Array.from(
+          { length: 3 },
+          () =>
+            new Promise<Socket>((resolve) => {
+              const s = connect(Number(url.port), '127.0.0.1', () => resolve(s));
+            }),
+        ),
       );
       await new Promise((r) => setTimeout(r, 50));
       const over = await rawExchange(url, 'GET /api/attendance/user?code=A HTTP/1.1\r\nHost: x\r\n\r\n', null, { waitMs: 3000 });
@@ -237,7 +301,12 @@ describe('the token guard', () => {
 
   it('refills a bucket over time and forgets the least recently used when full', () => {
     let now = 0;
-    const guard = new TokenGuard({ perAddress: { burst: 2, perMinute: 60 }, perKey: { burst: 100, perMinute: 100 }, maxTracked: 3, now: () => now });
+    const guard = new TokenGuard({
+      perAddress: { burst: 2, perMinute: 60 },
+      perKey: { burst: 100, perMinute: 100 },
+      maxTracked: 3,
+      now: () => now,
+    });
     const attempt = (addr: string) => {
       const a = guard.admit(addr, 'k');
       if (a.ok) a.done(true);
@@ -252,8 +321,13 @@ describe('the token guard', () => {
 });
 
 describe('serve --token-rate', () => {
-  it('sets the per-address limit of the token endpoint (behind a load balancer every client has its address); the help states the service\'s defaults', async () => {
-    expect(SERVE_HELP_DEFAULTS).toEqual({ clientId: DEFAULT_CLIENT_ID, tokenTtlSec: DEFAULT_TOKEN_TTL_SEC, maxConnections: DEFAULT_HTTP_LIMITS.maxConnections, tokenRate: DEFAULT_TOKEN_GUARD.perAddress.burst });
+  it("sets the per-address limit of the token endpoint (behind a load balancer every client has its address); the help states the service's defaults", async () => {
+    expect(SERVE_HELP_DEFAULTS).toEqual({
+      clientId: DEFAULT_CLIENT_ID,
+      tokenTtlSec: DEFAULT_TOKEN_TTL_SEC,
+      maxConnections: DEFAULT_HTTP_LIMITS.maxConnections,
+      tokenRate: DEFAULT_TOKEN_GUARD.perAddress.burst,
+    });
     expect(DEFAULT_TOKEN_GUARD.perAddress.perMinute).toBe(DEFAULT_TOKEN_GUARD.perAddress.burst);
     expect((await runCli(['serve', '--db', ':memory:', '--token-rate', '0'])).stderr).toContain('--token-rate must be at least 1');
     const db = join(mkdtempSync(join(tmpdir(), 'token-rate-')), 'service.db');

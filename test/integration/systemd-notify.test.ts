@@ -36,7 +36,9 @@ describe.skipIf(!loads('unix-dgram'))('edge-agent run under systemd (needs the u
       expect(lines.length).toBeGreaterThan(0);
       for (const l of lines) expect(() => JSON.parse(l)).not.toThrow();
       // sent by the agent itself, not by a systemd-notify per message
-      expect(lines.map((l) => JSON.parse(l) as { module?: string; via?: string }).find((l) => l.module === 'agent:sd-notify')).toMatchObject({ via: 'socket' });
+      expect(
+        lines.map((l) => JSON.parse(l) as { module?: string; via?: string }).find((l) => l.module === 'agent:sd-notify'),
+      ).toMatchObject({ via: 'socket' });
     } finally {
       child.kill('SIGKILL');
       rx.close();

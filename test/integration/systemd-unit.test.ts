@@ -5,7 +5,19 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CLI_ENTRY, runCli, ROOT } from '../helpers/cli.js';
 import { has, loads } from '../helpers/system.js';
-import { DAEMON_ENVIRONMENT, DAEMON_NODE_FLAGS, defaultExecStart, hiddenPaths, installService, listUsbSerialAdapters, NOTIFY_DROPIN, parseUnit, renderRules, renderUnit, usbAdapterOf } from '../../src/setup/service-files.js';
+import {
+  DAEMON_ENVIRONMENT,
+  DAEMON_NODE_FLAGS,
+  defaultExecStart,
+  hiddenPaths,
+  installService,
+  listUsbSerialAdapters,
+  NOTIFY_DROPIN,
+  parseUnit,
+  renderRules,
+  renderUnit,
+  usbAdapterOf,
+} from '../../src/setup/service-files.js';
 
 const UNIT = join(ROOT, 'systemd/edge-agent.service');
 const RULES = join(ROOT, 'systemd/99-edge-agent.rules');
@@ -81,13 +93,21 @@ describe('systemd unit', () => {
     expect(values('LoadCredential')[0]).toMatch(/^secrets\.yaml:/);
     // It points at the configuration alone: the data folder is the config's, as for every command.
     // (and the daemon's memory settings, DAEMON_ENVIRONMENT, checked above).
-    expect(values('Environment')).toEqual(['EDGE_AGENT_CONFIG=/etc/edge-agent/config.yaml', 'EDGE_AGENT_SECRETS=%d/secrets.yaml', 'NODE_ENV=production', ...Object.entries(DAEMON_ENVIRONMENT).map(([k, v]) => `${k}=${v}`)]);
+    expect(values('Environment')).toEqual([
+      'EDGE_AGENT_CONFIG=/etc/edge-agent/config.yaml',
+      'EDGE_AGENT_SECRETS=%d/secrets.yaml',
+      'NODE_ENV=production',
+      ...Object.entries(DAEMON_ENVIRONMENT).map(([k, v]) => `${k}=${v}`),
+    ]);
     for (const k of ['ProtectSystem', 'ProtectHome', 'NoNewPrivileges', 'PrivateTmp']) expect(values(k)).toHaveLength(1);
   });
 });
 
 function ruleLines(text: string): string[] {
-  return text.split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+  return text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l && !l.startsWith('#'));
 }
 
 function expectWellFormed(lines: string[]): void {
@@ -102,7 +122,9 @@ describe('udev rules', { timeout: 60_000 }, () => {
     expectWellFormed(lines);
     const text = lines.join('\n');
     expect(text).not.toMatch(/idVendor/); // bridges are named by serial number, by install-service --scanner-port
-    expect(text).toContain('SUBSYSTEM=="tty", KERNEL=="ttyS0|ttyAMA0", SYMLINK=="serial0", SYMLINK+="fingerprint-uart0", GROUP="dialout", MODE="0660"');
+    expect(text).toContain(
+      'SUBSYSTEM=="tty", KERNEL=="ttyS0|ttyAMA0", SYMLINK=="serial0", SYMLINK+="fingerprint-uart0", GROUP="dialout", MODE="0660"',
+    );
     expect(text).toMatch(/KERNEL=="ttyS0\|ttyAMA0", GROUP="dialout", MODE="0660"$/m);
     expect(text).not.toContain('hidraw'); // no HID device gets access until its model is named
   });
@@ -127,9 +149,20 @@ describe('udev rules', { timeout: 60_000 }, () => {
     expect(listUsbSerialAdapters(sys).map((a) => a.port)).toEqual(['/dev/ttyUSB0', '/dev/ttyUSB1']);
     const lines = ruleLines(renderRules(readFileSync(RULES, 'utf8'), 'edge-agent', [], [cp, ch]));
     expectWellFormed(lines);
-    expect(lines).toContain('SUBSYSTEM=="tty", ATTRS{idVendor}=="10c4", ATTRS{idProduct}=="ea60", ATTRS{serial}=="0001", SYMLINK+="fingerprint0", GROUP="dialout", MODE="0660", ENV{ID_MM_DEVICE_IGNORE}="1"');
-    expect(lines).toContain('SUBSYSTEM=="tty", ATTRS{idVendor}=="1a86", ATTRS{idProduct}=="7523", KERNELS=="1-1.4", SYMLINK+="fingerprint1", GROUP="dialout", MODE="0660", ENV{ID_MM_DEVICE_IGNORE}="1"');
-    const steps = installService({ prefix: mkdtempSync(join(tmpdir(), 'prefix-')), dryRun: true, user: 'edge-agent', execStart: defaultExecStart(CLI_ENTRY), scannerPorts: ['/dev/ttyUSB0', '/dev/ttyUSB9'], sysfsRoot: sys });
+    expect(lines).toContain(
+      'SUBSYSTEM=="tty", ATTRS{idVendor}=="10c4", ATTRS{idProduct}=="ea60", ATTRS{serial}=="0001", SYMLINK+="fingerprint0", GROUP="dialout", MODE="0660", ENV{ID_MM_DEVICE_IGNORE}="1"',
+    );
+    expect(lines).toContain(
+      'SUBSYSTEM=="tty", ATTRS{idVendor}=="1a86", ATTRS{idProduct}=="7523", KERNELS=="1-1.4", SYMLINK+="fingerprint1", GROUP="dialout", MODE="0660", ENV{ID_MM_DEVICE_IGNORE}="1"',
+    );
+    const steps = installService({
+      prefix: mkdtempSync(join(tmpdir(), 'prefix-')),
+      dryRun: true,
+      user: 'edge-agent',
+      execStart: defaultExecStart(CLI_ENTRY),
+      scannerPorts: ['/dev/ttyUSB0', '/dev/ttyUSB9'],
+      sysfsRoot: sys,
+    });
     expect(steps.find((x) => x.action === 'name the scanner adapter')).toMatchObject({ path: '/dev/ttyUSB9', status: 'failed' });
     expect(steps.some((x) => x.action === 'write systemd unit')).toBe(false);
   });
@@ -140,7 +173,9 @@ describe('udev rules', { timeout: 60_000 }, () => {
     expect(r.code, r.stderr).toBe(0);
     const lines = ruleLines(readFileSync(join(prefix, 'etc/udev/rules.d/99-edge-agent.rules'), 'utf8'));
     expectWellFormed(lines);
-    expect(lines).toContain('SUBSYSTEM=="hidraw", ATTRS{idVendor}=="2b7c", ATTRS{idProduct}=="0101", SYMLINK+="iris%n", GROUP="attend", MODE="0660"');
+    expect(lines).toContain(
+      'SUBSYSTEM=="hidraw", ATTRS{idVendor}=="2b7c", ATTRS{idProduct}=="0101", SYMLINK+="iris%n", GROUP="attend", MODE="0660"',
+    );
     const unit = readFileSync(join(prefix, 'etc/systemd/system/edge-agent.service'), 'utf8');
     expect(unit).toMatch(/^User=attend$/m);
     const bad = await runCli(['install-service', '--prefix', prefix, '--iris-usb', 'camera']);
@@ -186,7 +221,7 @@ describe('edge-agent install-service', { timeout: 60_000 }, () => {
     expect(text.stdout).toContain('useradd --system');
   });
 
-  it('refuses, writing nothing, an ExecStart the unit\'s sandbox hides (ProtectHome, PrivateTmp) or a Node older than 20', async () => {
+  it("refuses, writing nothing, an ExecStart the unit's sandbox hides (ProtectHome, PrivateTmp) or a Node older than 20", async () => {
     const prefix = mkdtempSync(join(tmpdir(), 'prefix-'));
     const oldNode = join(mkdtempSync(join(tmpdir(), 'node18-')), 'node');
     writeFileSync(oldNode, '#!/bin/sh\necho v18.19.1\n', { mode: 0o755 });
@@ -194,12 +229,23 @@ describe('edge-agent install-service', { timeout: 60_000 }, () => {
     const r = await runCli(['install-service', '--dry-run', '--exec-start', `${oldNode} /home/pi/edge-agent/dist/src/cli/main.js run`]);
     expect(r.code).toBe(1);
     expect(r.stdout).toContain(`failed    check Node version\n          ${oldNode} is Node v18.19.1; edge-agent needs Node 20 or newer`);
-    expect(r.stdout).toMatch(/failed {4}check ExecStart is visible to the service\n {10}the unit runs with ProtectHome=yes and PrivateTmp=yes, .*could not start .*node18-.*\/node, \/home\/pi\/edge-agent\/dist\/src\/cli\/main\.js\. Install the release under \/opt\/edge-agent/);
+    expect(r.stdout).toMatch(
+      /failed {4}check ExecStart is visible to the service\n {10}the unit runs with ProtectHome=yes and PrivateTmp=yes, .*could not start .*node18-.*\/node, \/home\/pi\/edge-agent\/dist\/src\/cli\/main\.js\. Install the release under \/opt\/edge-agent/,
+    );
     expect(r.stdout).toContain('refused: nothing written');
     // Staged into another root, the hidden paths are said, not refused (they are the target's).
-    const staged = await runCli(['install-service', '--prefix', prefix, '--dry-run', '--exec-start', `${process.execPath} /home/pi/edge-agent/dist/src/cli/main.js run`]);
+    const staged = await runCli([
+      'install-service',
+      '--prefix',
+      prefix,
+      '--dry-run',
+      '--exec-start',
+      `${process.execPath} /home/pi/edge-agent/dist/src/cli/main.js run`,
+    ]);
     expect(staged.code, staged.stdout).toBe(0);
-    expect(staged.stdout).toContain(`skipped   check ExecStart is visible to the service\n          staged under ${prefix}: on this machine /home/pi/edge-agent/dist/src/cli/main.js would be hidden`);
+    expect(staged.stdout).toContain(
+      `skipped   check ExecStart is visible to the service\n          staged under ${prefix}: on this machine /home/pi/edge-agent/dist/src/cli/main.js would be hidden`,
+    );
     expect(existsSync(join(prefix, 'etc'))).toBe(false);
     expect(hiddenPaths('/usr/bin/node /opt/edge-agent/current/dist/src/cli/main.js run')).toEqual([]);
     expect(hiddenPaths('/root/.nvm/versions/node/v20.1.0/bin/node /opt/x run')).toEqual(['/root/.nvm/versions/node/v20.1.0/bin/node']);

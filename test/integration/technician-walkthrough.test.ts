@@ -138,7 +138,9 @@ describe(`the technician's walk-through, as written in docs/technician.md (scann
   /** `systemctl enable --now edge-agent`: `edge-agent run` with the Environment= of the unit install-service wrote. */
   async function startUnit(): Promise<void> {
     const unitFile = join(T, 'etc/systemd/system/edge-agent.service');
-    const envLines = existsSync(unitFile) ? (parseUnit(readFileSync(unitFile, 'utf8')).get('Service') ?? []).filter(([k]) => k === 'Environment').map(([, v]) => v) : ['EDGE_AGENT_CONFIG=/etc/edge-agent/config.yaml'];
+    const envLines = existsSync(unitFile)
+      ? (parseUnit(readFileSync(unitFile, 'utf8')).get('Service') ?? []).filter(([k]) => k === 'Environment').map(([, v]) => v)
+      : ['EDGE_AGENT_CONFIG=/etc/edge-agent/config.yaml'];
     expect(envLines.some((l) => l.startsWith('EDGE_AGENT_DATA_DIR'))).toBe(false); // the config alone says where the data is
     const unitEnv: Record<string, string> = {};
     for (const l of envLines) {
@@ -185,7 +187,8 @@ describe(`the technician's walk-through, as written in docs/technician.md (scann
           expect(existsSync(join(T, 'etc/systemd/system/edge-agent.service')), out).toBe(true);
         } else {
           expect(r.code, out).toBe(0);
-          if (line.includes('--dry-run')) expect(r.stdout, out).toMatch(/^would do +write systemd unit \/etc\/systemd\/system\/edge-agent\.service$/m);
+          if (line.includes('--dry-run'))
+            expect(r.stdout, out).toMatch(/^would do +write systemd unit \/etc\/systemd\/system\/edge-agent\.service$/m);
           else expect(existsSync(join(T, 'etc/systemd/system/edge-agent.service')), out).toBe(true);
         }
       } else if (line.startsWith('edge-agent provision')) {
@@ -196,7 +199,9 @@ describe(`the technician's walk-through, as written in docs/technician.md (scann
         expect(r.stdout, out).toMatch(/PASS +scanner r30x:/);
       } else if (line === 'edge-agent doctor') {
         expect(r.code, out).toBe(0);
-        expect(r.stdout, out).toMatch(new RegExp(`^PASS +config +${T}/etc/edge-agent/config\\.yaml is valid .*data ${T}/var/lib/edge-agent\\)`, 'm'));
+        expect(r.stdout, out).toMatch(
+          new RegExp(`^PASS +config +${T}/etc/edge-agent/config\\.yaml is valid .*data ${T}/var/lib/edge-agent\\)`, 'm'),
+        );
         expect(r.stdout, out).toMatch(/^healthy/m);
       } else if (line.startsWith('edge-agent users add')) {
         expect(r.code, out).toBe(0);

@@ -60,7 +60,13 @@ describe('edge-agent template', () => {
       runCli(['template', 'compare', join(dir, 'f1.fmr'), join(dir, 'a1.iris')]),
     ]);
     expect(info.code).toBe(0);
-    expect(JSON.parse(info.stdout)).toMatchObject({ modality: 'finger', format: 'iso19794-2', version: 'ISO/IEC 19794-2:2005', views: 1, minutiae: String(finger(1, 0).minutiae.length) });
+    expect(JSON.parse(info.stdout)).toMatchObject({
+      modality: 'finger',
+      format: 'iso19794-2',
+      version: 'ISO/IEC 19794-2:2005',
+      views: 1,
+      minutiae: String(finger(1, 0).minutiae.length),
+    });
     const g = JSON.parse(genuine.stdout);
     expect(g).toMatchObject({ modality: 'finger', decision: 'accept', threshold: 40 });
     expect(g.score).toBeCloseTo(compareFingerTemplates(finger(1, 0), finger(1, 1)), 9);
@@ -84,7 +90,10 @@ describe('edge-agent template', () => {
   });
 
   it('compare --pairs prints one score per pair in order, and an error line for a bad pair', async () => {
-    writeFileSync(join(dir, 'pairs.tsv'), ['a1.iris\ta2.iris', '# a comment', 'a1.iris\tb1.iris', '', 'a2.iris\tmissing.iris', `${join(dir, 'b1.iris')}\ta2.iris`].join('\n'));
+    writeFileSync(
+      join(dir, 'pairs.tsv'),
+      ['a1.iris\ta2.iris', '# a comment', 'a1.iris\tb1.iris', '', 'a2.iris\tmissing.iris', `${join(dir, 'b1.iris')}\ta2.iris`].join('\n'),
+    );
     const r = await runCli(['template', 'compare', '--pairs', join(dir, 'pairs.tsv')]);
     expect(r.code).toBe(1);
     const lines = r.stdout.trim().split('\n');
@@ -94,7 +103,10 @@ describe('edge-agent template', () => {
     expect(lines[2]).toMatch(/^error CLI_FILE_UNREADABLE/);
     expect(Number(lines[3])).toBeCloseTo(compareIrisCodes(iris(2, 1), iris(1, 2)).hd, 12);
     const j = await runCli(['template', 'compare', '--pairs', join(dir, 'pairs.tsv'), '--json']);
-    const objs = j.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const objs = j.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(objs.map((o) => o.line)).toEqual([1, 3, 5, 6]);
     expect(objs[2].error.code).toBe('CLI_FILE_UNREADABLE');
     expect(objs[0].decision).toBe('accept');

@@ -17,7 +17,17 @@ describe('edge-agent template extract', () => {
   it('turns a PGM fingerprint into an ISO 19794-2 record and a PNG eye into an iris code', async () => {
     writeFileSync(join(dir, 'f.pgm'), writePgm(syntheticFingerImage(61, 1)));
     writeFileSync(join(dir, 'e.png'), writePng(renderEye(61, 1)));
-    const f = await runCli(['template', 'extract', '--modality', 'finger', '--image', join(dir, 'f.pgm'), '--out', join(dir, 'f.iso'), '--json']);
+    const f = await runCli([
+      'template',
+      'extract',
+      '--modality',
+      'finger',
+      '--image',
+      join(dir, 'f.pgm'),
+      '--out',
+      join(dir, 'f.iso'),
+      '--json',
+    ]);
     expect(f.code).toBe(0);
     const summary = JSON.parse(f.stdout) as { minutiae: number; bytes: number; quality: number; qualityFeatures: Record<string, number> };
     const t = decodeFingerTemplate(readFileSync(join(dir, 'f.iso')));
@@ -38,15 +48,47 @@ describe('edge-agent template extract', () => {
     const big = resize(im, im.width * 2, im.height * 2);
     writeFileSync(join(dir, 'stated.pgm'), writePgm({ ...big, dpi: 1000 }));
     writeFileSync(join(dir, 'silent.png'), writePng(big));
-    const stated = await runCli(['template', 'extract', '--modality', 'finger', '--image', join(dir, 'stated.pgm'), '--out', join(dir, 'stated.iso'), '--json']);
+    const stated = await runCli([
+      'template',
+      'extract',
+      '--modality',
+      'finger',
+      '--image',
+      join(dir, 'stated.pgm'),
+      '--out',
+      join(dir, 'stated.iso'),
+      '--json',
+    ]);
     expect(stated.code).toBe(0);
     expect(JSON.parse(stated.stdout)).toMatchObject({ dpi: 1000, dpiSource: 'image' });
     expect(stated.stderr).not.toMatch(/warning/);
-    const silent = await runCli(['template', 'extract', '--modality', 'finger', '--image', join(dir, 'silent.png'), '--out', join(dir, 'silent.iso'), '--json']);
+    const silent = await runCli([
+      'template',
+      'extract',
+      '--modality',
+      'finger',
+      '--image',
+      join(dir, 'silent.png'),
+      '--out',
+      join(dir, 'silent.iso'),
+      '--json',
+    ]);
     expect(silent.code).toBe(0);
     expect(JSON.parse(silent.stdout)).toMatchObject({ dpi: 500, dpiSource: 'assumed' });
     expect(silent.stderr).toMatch(/warning: .*silent\.png does not say its resolution: assumed 500 dpi; pass --dpi N/);
-    const given = await runCli(['template', 'extract', '--modality', 'finger', '--image', join(dir, 'silent.png'), '--out', join(dir, 'given.iso'), '--dpi', '1000', '--json']);
+    const given = await runCli([
+      'template',
+      'extract',
+      '--modality',
+      'finger',
+      '--image',
+      join(dir, 'silent.png'),
+      '--out',
+      join(dir, 'given.iso'),
+      '--dpi',
+      '1000',
+      '--json',
+    ]);
     expect(JSON.parse(given.stdout)).toMatchObject({ dpi: 1000, dpiSource: 'given' });
     // Same finger, same resolution: the stated and the given one give the same template.
     expect(readFileSync(join(dir, 'given.iso'))).toEqual(readFileSync(join(dir, 'stated.iso')));

@@ -41,7 +41,9 @@ describe('fuzzing every parser and decoder', () => {
     const a = new FrameSource(codec, 7);
     const b = new FrameSource(codec, 7);
     const frames = Array.from({ length: 200 }, () => a.next());
-    expect(frames.map((f) => Buffer.from(f.bytes).toString('hex'))).toEqual(Array.from({ length: 200 }, () => Buffer.from(b.next().bytes).toString('hex')));
+    expect(frames.map((f) => Buffer.from(f.bytes).toString('hex'))).toEqual(
+      Array.from({ length: 200 }, () => Buffer.from(b.next().bytes).toString('hex')),
+    );
     expect(frames.some((f) => f.fix)).toBe(true);
     expect(new Set(frames.map((f) => f.bytes.length)).size).toBeGreaterThan(20);
   });

@@ -27,7 +27,15 @@ export interface EmbeddingModelConfig {
  * The slot's settings from the agent configuration's `biometrics.embedding` block
  * (`{model, width, height, mean, std, inputName, outputName}`).
  */
-export function embeddingModelConfig(c: { model: string; width: number; height: number; mean?: number; std?: number; inputName?: string | undefined; outputName?: string | undefined }): EmbeddingModelConfig {
+export function embeddingModelConfig(c: {
+  model: string;
+  width: number;
+  height: number;
+  mean?: number;
+  std?: number;
+  inputName?: string | undefined;
+  outputName?: string | undefined;
+}): EmbeddingModelConfig {
   return {
     modelPath: c.model,
     inputWidth: c.width,
@@ -47,10 +55,18 @@ export async function embedImage(img: GrayImage, cfg: EmbeddingModelConfig): Pro
   const inputName = cfg.inputName ?? session.inputNames[0]!;
   const outputName = cfg.outputName ?? session.outputNames[0]!;
   if (!session.inputNames.includes(inputName) || !session.outputNames.includes(outputName)) {
-    throw new AgentError('BIOMETRICS_MODEL_INVALID', `embedding model ${cfg.modelPath} has no input "${inputName}" or output "${outputName}"`, { inputs: session.inputNames, outputs: session.outputNames }, { hint: 'set inputName/outputName to names the model has' });
+    throw new AgentError(
+      'BIOMETRICS_MODEL_INVALID',
+      `embedding model ${cfg.modelPath} has no input "${inputName}" or output "${outputName}"`,
+      { inputs: session.inputNames, outputs: session.outputNames },
+      { hint: 'set inputName/outputName to names the model has' },
+    );
   }
-  const c = cfg.channels ?? 1, w = cfg.inputWidth, h = cfg.inputHeight;
-  const mean = cfg.mean ?? 0, std = cfg.std ?? 1;
+  const c = cfg.channels ?? 1,
+    w = cfg.inputWidth,
+    h = cfg.inputHeight;
+  const mean = cfg.mean ?? 0,
+    std = cfg.std ?? 1;
   const small = resize(img, w, h);
   const data = new Float32Array(c * w * h);
   for (let ch = 0; ch < c; ch++) for (let i = 0; i < w * h; i++) data[ch * w * h + i] = (small.pixels[i]! / 255 - mean) / std;
@@ -58,7 +74,12 @@ export async function embedImage(img: GrayImage, cfg: EmbeddingModelConfig): Pro
   try {
     out = await session.run({ [inputName]: new ort.Tensor('float32', data, [1, c, h, w]) });
   } catch (err) {
-    throw new AgentError('BIOMETRICS_MODEL_INVALID', `embedding model ${cfg.modelPath} refused a ${c}×${h}×${w} input: ${(err as Error).message}`, { inputWidth: w, inputHeight: h, channels: c }, { hint: 'check inputWidth, inputHeight and channels against the model', cause: err });
+    throw new AgentError(
+      'BIOMETRICS_MODEL_INVALID',
+      `embedding model ${cfg.modelPath} refused a ${c}×${h}×${w} input: ${(err as Error).message}`,
+      { inputWidth: w, inputHeight: h, channels: c },
+      { hint: 'check inputWidth, inputHeight and channels against the model', cause: err },
+    );
   }
   const t = out[outputName] as ort.Tensor;
   const v = Float32Array.from(t.data as Float32Array);
@@ -66,16 +87,33 @@ export async function embedImage(img: GrayImage, cfg: EmbeddingModelConfig): Pro
   for (const x of v) norm += x * x;
   norm = Math.sqrt(norm);
   if (!(norm > 0) || !Number.isFinite(norm)) {
-    throw new AgentError('BIOMETRICS_UNUSABLE_CAPTURE', 'the embedding model returned a zero or non-finite vector', { reason: 'no-signal' }, { hint: 'check the capture and the model normalization (mean/std)', retryable: true });
+    throw new AgentError(
+      'BIOMETRICS_UNUSABLE_CAPTURE',
+      'the embedding model returned a zero or non-finite vector',
+      { reason: 'no-signal' },
+      { hint: 'check the capture and the model normalization (mean/std)', retryable: true },
+    );
   }
   for (let i = 0; i < v.length; i++) v[i] = v[i]! / norm;
   return v;
 }
 
 export function cosineSimilarity(a: Float32Array, b: Float32Array): number {
-  if (a.length !== b.length) throw new AgentError('BIOMETRICS_TEMPLATE_INVALID', `embeddings of different lengths (${a.length} and ${b.length})`, { a: a.length, b: b.length }, { hint: 're-enrol with the configured embedding model' });
-  let dot = 0, na = 0, nb = 0;
-  for (let i = 0; i < a.length; i++) { dot += a[i]! * b[i]!; na += a[i]! * a[i]!; nb += b[i]! * b[i]!; }
+  if (a.length !== b.length)
+    throw new AgentError(
+      'BIOMETRICS_TEMPLATE_INVALID',
+      `embeddings of different lengths (${a.length} and ${b.length})`,
+      { a: a.length, b: b.length },
+      { hint: 're-enrol with the configured embedding model' },
+    );
+  let dot = 0,
+    na = 0,
+    nb = 0;
+  for (let i = 0; i < a.length; i++) {
+    dot += a[i]! * b[i]!;
+    na += a[i]! * a[i]!;
+    nb += b[i]! * b[i]!;
+  }
   return dot / (Math.sqrt(na * nb) || 1);
 }
 
@@ -91,7 +129,13 @@ export class EmbeddingIndex {
   }
 
   add(id: string, v: Float32Array): void {
-    if (v.length !== this.dimension) throw new AgentError('BIOMETRICS_TEMPLATE_INVALID', `embedding of length ${v.length}, the index holds ${this.dimension}`, { id, length: v.length }, { hint: 're-enrol with the configured embedding model' });
+    if (v.length !== this.dimension)
+      throw new AgentError(
+        'BIOMETRICS_TEMPLATE_INVALID',
+        `embedding of length ${v.length}, the index holds ${this.dimension}`,
+        { id, length: v.length },
+        { hint: 're-enrol with the configured embedding model' },
+      );
     const norm = Math.hypot(...v) || 1;
     let s = this.slot.get(id);
     if (s === undefined) {

@@ -36,8 +36,23 @@ export interface ExtractResult {
 export async function extractTemplate(req: ExtractRequest): Promise<ExtractResult> {
   if (req.modality === 'finger') {
     const r = await extractFinger(req.image, req.finger);
-    return { modality: 'finger', template: encodeIso19794_2(r.template), quality: r.template.quality, features: r.template.minutiae.length, dpi: r.dpi, dpiSource: r.dpiSource, qualityFeatures: r.qualityFeatures, timings: r.timings };
+    return {
+      modality: 'finger',
+      template: encodeIso19794_2(r.template),
+      quality: r.template.quality,
+      features: r.template.minutiae.length,
+      dpi: r.dpi,
+      dpiSource: r.dpiSource,
+      qualityFeatures: r.qualityFeatures,
+      timings: r.timings,
+    };
   }
   const r = await extractIris(req.image, req.iris);
-  return { modality: 'iris', template: encodeIrisTemplate(r.code), quality: r.code.quality, features: Math.round(r.validFraction * 2048), timings: r.timings };
+  return {
+    modality: 'iris',
+    template: encodeIrisTemplate(r.code),
+    quality: r.code.quality,
+    features: Math.round(r.validFraction * 2048),
+    timings: r.timings,
+  };
 }

@@ -9,12 +9,21 @@ import { FINGER_MODEL, IRIS_MODEL } from './model-path.js';
 import { getSession, setInferenceThreads } from './onnx-sessions.js';
 
 /** `warm`: load both bundled models now (at start-up) rather than at the first capture. */
-interface Message { id: number; req?: ExtractRequest; threads?: number; warm?: boolean }
+interface Message {
+  id: number;
+  req?: ExtractRequest;
+  threads?: number;
+  warm?: boolean;
+}
 
-const fail = (err: unknown) => (isAgentError(err) ? err.toJSON() : { code: 'BIOMETRICS_EXTRACT_FAILED', message: (err as Error).message ?? String(err), context: {} });
+const fail = (err: unknown) =>
+  isAgentError(err) ? err.toJSON() : { code: 'BIOMETRICS_EXTRACT_FAILED', message: (err as Error).message ?? String(err), context: {} };
 
 parentPort!.on('message', (msg: Message) => {
-  if (msg.threads !== undefined) { setInferenceThreads(msg.threads); return; }
+  if (msg.threads !== undefined) {
+    setInferenceThreads(msg.threads);
+    return;
+  }
   if (msg.warm) {
     Promise.all([getSession(FINGER_MODEL), getSession(IRIS_MODEL)]).then(
       () => parentPort!.postMessage({ id: msg.id, warmed: true }),

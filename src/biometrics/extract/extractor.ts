@@ -13,7 +13,10 @@ import type { ExtractRequest, ExtractResult, Modality } from './extract-image.js
 // one, on first use below), never in the agent's main thread.
 import { FINGER_MODEL, IRIS_MODEL, modelPath } from './model-path.js';
 
-interface Pending { resolve: (r: ExtractResult) => void; reject: (e: unknown) => void }
+interface Pending {
+  resolve: (r: ExtractResult) => void;
+  reject: (e: unknown) => void;
+}
 
 export class Extractor {
   private worker: Worker | undefined;
@@ -25,17 +28,30 @@ export class Extractor {
   private start(): Worker {
     if (this.worker) return this.worker;
     const w = startWorker(import.meta.url, './extract-worker');
-    w.on('message', (m: { id: number; result?: ExtractResult; error?: { code: string; message: string; hint?: string; retryable?: boolean; context: Record<string, unknown> } }) => {
-      const p = this.pending.get(m.id);
-      if (!p) return;
-      this.pending.delete(m.id);
-      if (m.result) p.resolve({ ...m.result, template: new Uint8Array(m.result.template) });
-      else if (!m.error) p.resolve(undefined as unknown as ExtractResult); // a warm-up's answer
-      else {
-        const e = m.error;
-        p.reject(new AgentError(isErrorCode(e.code) ? e.code : 'INTERNAL', e.message, e.context, { ...(e.hint ? { hint: e.hint } : {}), retryable: e.retryable ?? false }));
-      }
-    });
+    w.on(
+      'message',
+      (m: {
+        id: number;
+        result?: ExtractResult;
+        error?: { code: string; message: string; hint?: string; retryable?: boolean; context: Record<string, unknown> };
+      }) => {
+        const p = this.pending.get(m.id);
+        if (!p) return;
+        this.pending.delete(m.id);
+        if (m.result) p.resolve({ ...m.result, template: new Uint8Array(m.result.template) });
+        else if (!m.error)
+          p.resolve(undefined as unknown as ExtractResult); // a warm-up's answer
+        else {
+          const e = m.error;
+          p.reject(
+            new AgentError(isErrorCode(e.code) ? e.code : 'INTERNAL', e.message, e.context, {
+              ...(e.hint ? { hint: e.hint } : {}),
+              retryable: e.retryable ?? false,
+            }),
+          );
+        }
+      },
+    );
     w.on('error', (err) => this.failAll(err));
     w.on('exit', (code) => {
       this.worker = undefined;
@@ -48,7 +64,12 @@ export class Extractor {
   }
 
   private failAll(err: unknown): void {
-    const e = new AgentError('BIOMETRICS_EXTRACT_FAILED', `the extraction worker failed: ${(err as Error).message ?? String(err)}`, {}, { hint: 'the next request starts a new worker; if it keeps failing, check the models in models/', retryable: true, cause: err });
+    const e = new AgentError(
+      'BIOMETRICS_EXTRACT_FAILED',
+      `the extraction worker failed: ${(err as Error).message ?? String(err)}`,
+      {},
+      { hint: 'the next request starts a new worker; if it keeps failing, check the models in models/', retryable: true, cause: err },
+    );
     for (const p of this.pending.values()) p.reject(e);
     this.pending.clear();
   }
@@ -60,7 +81,9 @@ export class Extractor {
       this.pending.set(id, { resolve, reject });
       if (this.pending.size === 1) w.ref();
       w.postMessage({ id, req });
-    }).finally(() => { if (this.pending.size === 0) this.worker?.unref(); });
+    }).finally(() => {
+      if (this.pending.size === 0) this.worker?.unref();
+    });
   }
 
   /** Starts the worker and loads the bundled models in it; rejects when a model cannot be loaded. */
@@ -71,7 +94,9 @@ export class Extractor {
       this.pending.set(id, { resolve, reject });
       if (this.pending.size === 1) w.ref();
       w.postMessage({ id, warm: true });
-    }).finally(() => { if (this.pending.size === 0) this.worker?.unref(); });
+    }).finally(() => {
+      if (this.pending.size === 0) this.worker?.unref();
+    });
   }
 
   async close(): Promise<void> {
@@ -114,10 +139,18 @@ export async function createImageExtractor(options: ImageExtractorOptions = {}):
   for (const file of [FINGER_MODEL, IRIS_MODEL]) {
     const path = modelPath(file);
     if (!existsSync(path)) {
-      throw new AgentError('BIOMETRICS_MODEL_MISSING', `model file ${path} does not exist`, { path }, { hint: 'run `npm run models` to build the bundled models' });
+      throw new AgentError(
+        'BIOMETRICS_MODEL_MISSING',
+        `model file ${path} does not exist`,
+        { path },
+        { hint: 'run `npm run models` to build the bundled models' },
+      );
     }
   }
-  const worker = options.worker === false ? null : new Extractor(options.inferenceThreads !== undefined ? { inferenceThreads: options.inferenceThreads } : {});
+  const worker =
+    options.worker === false
+      ? null
+      : new Extractor(options.inferenceThreads !== undefined ? { inferenceThreads: options.inferenceThreads } : {});
   // Load the models now, where they will run, so a damaged model shows at start-up and the first
   // capture does not pay for the sessions.
   if (worker) {
@@ -135,12 +168,22 @@ export async function createImageExtractor(options: ImageExtractorOptions = {}):
   let closed = false;
   return {
     async extract(modality, image) {
-      if (closed) throw new AgentError('BIOMETRICS_EXTRACTOR_CLOSED', 'the image extractor is closed', {}, { hint: 'create a new extractor' });
+      if (closed)
+        throw new AgentError('BIOMETRICS_EXTRACTOR_CLOSED', 'the image extractor is closed', {}, { hint: 'create a new extractor' });
       if (modality !== 'finger' && modality !== 'iris') {
-        throw new AgentError('BIOMETRICS_BAD_MODALITY', `cannot extract a template for modality '${String(modality)}'`, { modality }, { hint: "use 'finger' or 'iris'" });
+        throw new AgentError(
+          'BIOMETRICS_BAD_MODALITY',
+          `cannot extract a template for modality '${String(modality)}'`,
+          { modality },
+          { hint: "use 'finger' or 'iris'" },
+        );
       }
       assertGrayImage(image, `${modality} image`);
-      const req: ExtractRequest = { modality, image: { width: image.width, height: image.height, pixels: image.pixels }, ...(image.dpi !== undefined ? { finger: { dpi: image.dpi } } : {}) };
+      const req: ExtractRequest = {
+        modality,
+        image: { width: image.width, height: image.height, pixels: image.pixels },
+        ...(image.dpi !== undefined ? { finger: { dpi: image.dpi } } : {}),
+      };
       const r = worker ? await worker.extract(req) : await inThread!.extractTemplate(req);
       return { format: r.modality === 'finger' ? 'iso19794-2' : 'iris-code-v1', data: r.template, quality: r.quality };
     },

@@ -54,19 +54,34 @@ function percentile(v: Float32Array, p: number): number {
   for (const x of v) bins[Math.min(1023, Math.floor((x / max) * 1024))]!++;
   let acc = 0;
   const target = p * v.length;
-  for (let b = 0; b < 1024; b++) { acc += bins[b]!; if (acc >= target) return ((b + 0.5) / 1024) * max; }
+  for (let b = 0; b < 1024; b++) {
+    acc += bins[b]!;
+    if (acc >= target) return ((b + 0.5) / 1024) * max;
+  }
   return max;
 }
 
 function fillHoles(mask: Uint8Array, width: number, height: number): Uint8Array {
   const outside = new Uint8Array(mask.length);
   const stack: number[] = [];
-  const push = (i: number) => { if (!mask[i] && !outside[i]) { outside[i] = 1; stack.push(i); } };
-  for (let x = 0; x < width; x++) { push(x); push((height - 1) * width + x); }
-  for (let y = 0; y < height; y++) { push(y * width); push(y * width + width - 1); }
+  const push = (i: number) => {
+    if (!mask[i] && !outside[i]) {
+      outside[i] = 1;
+      stack.push(i);
+    }
+  };
+  for (let x = 0; x < width; x++) {
+    push(x);
+    push((height - 1) * width + x);
+  }
+  for (let y = 0; y < height; y++) {
+    push(y * width);
+    push(y * width + width - 1);
+  }
   while (stack.length) {
     const i = stack.pop()!;
-    const x = i % width, y = (i - x) / width;
+    const x = i % width,
+      y = (i - x) / width;
     if (x > 0) push(i - 1);
     if (x < width - 1) push(i + 1);
     if (y > 0) push(i - width);
@@ -88,25 +103,36 @@ export interface OrientationField {
 export function orientationField(img: Float32Array, width: number, height: number, radius = 8): OrientationField {
   const s = boxBlur(img, width, height, 1);
   const n = img.length;
-  const gxx = new Float32Array(n), gyy = new Float32Array(n), gxy = new Float32Array(n);
+  const gxx = new Float32Array(n),
+    gyy = new Float32Array(n),
+    gxy = new Float32Array(n);
   for (let y = 1; y < height - 1; y++) {
     for (let x = 1; x < width - 1; x++) {
       const i = y * width + x;
       const gx = s[i - width + 1]! + 2 * s[i + 1]! + s[i + width + 1]! - s[i - width - 1]! - 2 * s[i - 1]! - s[i + width - 1]!;
       const gy = s[i + width - 1]! + 2 * s[i + width]! + s[i + width + 1]! - s[i - width - 1]! - 2 * s[i - width]! - s[i - width + 1]!;
-      gxx[i] = gx * gx; gyy[i] = gy * gy; gxy[i] = gx * gy;
+      gxx[i] = gx * gx;
+      gyy[i] = gy * gy;
+      gxy[i] = gx * gy;
     }
   }
-  const a = boxBlur(gxx, width, height, radius), b = boxBlur(gyy, width, height, radius), c = boxBlur(gxy, width, height, radius);
-  const c2 = new Float32Array(n), s2 = new Float32Array(n), coherence = new Float32Array(n);
+  const a = boxBlur(gxx, width, height, radius),
+    b = boxBlur(gyy, width, height, radius),
+    c = boxBlur(gxy, width, height, radius);
+  const c2 = new Float32Array(n),
+    s2 = new Float32Array(n),
+    coherence = new Float32Array(n);
   for (let i = 0; i < n; i++) {
-    const d = a[i]! - b[i]!, e = 2 * c[i]!;
+    const d = a[i]! - b[i]!,
+      e = 2 * c[i]!;
     const mag = Math.sqrt(d * d + e * e);
     coherence[i] = mag / (a[i]! + b[i]! + 1e-9);
     // Gradient doubled angle atan2(e, d); the ridge is perpendicular: add π (doubled) → negate.
-    c2[i] = -d; s2[i] = -e;
+    c2[i] = -d;
+    s2[i] = -e;
   }
-  const cs = boxBlur(boxBlur(c2, width, height, 3), width, height, 2), ss = boxBlur(boxBlur(s2, width, height, 3), width, height, 2);
+  const cs = boxBlur(boxBlur(c2, width, height, 3), width, height, 2),
+    ss = boxBlur(boxBlur(s2, width, height, 3), width, height, 2);
   const theta = new Float32Array(n);
   for (let i = 0; i < n; i++) {
     let t = 0.5 * Math.atan2(ss[i]!, cs[i]!);
@@ -122,26 +148,43 @@ export function orientationField(img: Float32Array, width: number, height: numbe
  * period. Blocks without a clean signature take the median of the others; the result is clamped
  * to [minP, maxP].
  */
-export function ridgePeriod(img: Float32Array, width: number, height: number, field: OrientationField, mask: Uint8Array, block = 16, minP = 5, maxP = 15): Float32Array {
-  const bw = Math.ceil(width / block), bh = Math.ceil(height / block);
+export function ridgePeriod(
+  img: Float32Array,
+  width: number,
+  height: number,
+  field: OrientationField,
+  mask: Uint8Array,
+  block = 16,
+  minP = 5,
+  maxP = 15,
+): Float32Array {
+  const bw = Math.ceil(width / block),
+    bh = Math.ceil(height / block);
   const per = new Float32Array(bw * bh).fill(NaN);
-  const L = 32, B = 7;
+  const L = 32,
+    B = 7;
   const sig = new Float32Array(L);
   for (let by = 0; by < bh; by++) {
     for (let bx = 0; bx < bw; bx++) {
-      const cx = Math.min(width - 1, bx * block + block / 2), cy = Math.min(height - 1, by * block + block / 2);
+      const cx = Math.min(width - 1, bx * block + block / 2),
+        cy = Math.min(height - 1, by * block + block / 2);
       const ci = Math.round(cy) * width + Math.round(cx);
       if (!mask[ci]) continue;
       const t = field.theta[ci]!;
-      const ux = Math.cos(t), uy = Math.sin(t); // along the ridge
-      const nx = -uy, ny = ux; // across
+      const ux = Math.cos(t),
+        uy = Math.sin(t); // along the ridge
+      const nx = -uy,
+        ny = ux; // across
       for (let k = 0; k < L; k++) {
-        let acc = 0, cnt = 0;
+        let acc = 0,
+          cnt = 0;
         const d = k - L / 2;
         for (let j = -B; j <= B; j++) {
-          const x = Math.round(cx + d * nx + j * ux), y = Math.round(cy + d * ny + j * uy);
+          const x = Math.round(cx + d * nx + j * ux),
+            y = Math.round(cy + d * ny + j * uy);
           if (x < 0 || y < 0 || x >= width || y >= height) continue;
-          acc += img[y * width + x]!; cnt++;
+          acc += img[y * width + x]!;
+          cnt++;
         }
         sig[k] = cnt ? acc / cnt : 0;
       }
@@ -158,8 +201,12 @@ export function ridgePeriod(img: Float32Array, width: number, height: number, fi
   for (let i = 0; i < per.length; i++) blockMap[i] = Number.isNaN(per[i]!) ? median : per[i]!;
   const smooth = boxBlur(blockMap, bw, bh, 1);
   const out = new Float32Array(width * height);
-  for (let y = 0; y < height; y++) for (let x = 0; x < width; x++) {
-    out[y * width + x] = Math.min(maxP, Math.max(minP, smooth[Math.min(bh - 1, Math.floor(y / block)) * bw + Math.min(bw - 1, Math.floor(x / block))]!));
-  }
+  for (let y = 0; y < height; y++)
+    for (let x = 0; x < width; x++) {
+      out[y * width + x] = Math.min(
+        maxP,
+        Math.max(minP, smooth[Math.min(bh - 1, Math.floor(y / block)) * bw + Math.min(bw - 1, Math.floor(x / block))]!),
+      );
+    }
   return out;
 }

@@ -54,7 +54,10 @@ export const FINGER_DPI_RANGE = { min: 250, max: 2000 } as const;
  * of 72 or 96 dpi says nothing about the finger), else 500 dpi, assumed. `ignored` is an image's
  * implausible statement.
  */
-export function fingerResolution(given: number | undefined, stated: number | undefined): { dpi: number; source: DpiSource; ignored?: number } {
+export function fingerResolution(
+  given: number | undefined,
+  stated: number | undefined,
+): { dpi: number; source: DpiSource; ignored?: number } {
   const plausible = (v: number | undefined): v is number => v !== undefined && v >= FINGER_DPI_RANGE.min && v <= FINGER_DPI_RANGE.max;
   if (given !== undefined && given > 0) return { dpi: given, source: 'given' };
   if (plausible(stated)) return { dpi: stated, source: 'image' };
@@ -80,7 +83,12 @@ export async function extractFinger(input: GrayImage, opts: FingerExtractOptions
   const img = resampleToDpi(input, resolution.dpi, 500);
   const { width: W, height: H } = img;
   if (W < 64 || H < 64) {
-    throw new AgentError('BIOMETRICS_UNUSABLE_CAPTURE', `fingerprint image ${W}×${H} at 500 dpi is too small to extract minutiae`, { reason: 'too-small', width: W, height: H }, { hint: 'capture a larger area of the finger or check the configured dpi' });
+    throw new AgentError(
+      'BIOMETRICS_UNUSABLE_CAPTURE',
+      `fingerprint image ${W}×${H} at 500 dpi is too small to extract minutiae`,
+      { reason: 'too-small', width: W, height: H },
+      { hint: 'capture a larger area of the finger or check the configured dpi' },
+    );
   }
   const n = W * H;
   const f = new Float32Array(n);
@@ -88,7 +96,12 @@ export async function extractFinger(input: GrayImage, opts: FingerExtractOptions
 
   const seg = segment(f, W, H, opts.segmentBlock ?? 12, opts.segmentThreshold ?? 0.3);
   if (seg.coverage < (opts.minCoverage ?? 0.15)) {
-    throw new AgentError('BIOMETRICS_UNUSABLE_CAPTURE', `no fingerprint found: only ${(seg.coverage * 100).toFixed(0)} % of the image shows ridges`, { reason: 'no-finger', coverage: seg.coverage }, { hint: 'place the finger flat on the sensor and capture again', retryable: true });
+    throw new AgentError(
+      'BIOMETRICS_UNUSABLE_CAPTURE',
+      `no fingerprint found: only ${(seg.coverage * 100).toFixed(0)} % of the image shows ridges`,
+      { reason: 'no-finger', coverage: seg.coverage },
+      { hint: 'place the finger flat on the sensor and capture again', retryable: true },
+    );
   }
   timings.segment = performance.now() - t0;
 
@@ -103,22 +116,35 @@ export async function extractFinger(input: GrayImage, opts: FingerExtractOptions
 
   const field = orientationField(centred, W, H, opts.orientationRadius ?? 8);
   timings.orientation = performance.now() - t0 - timings.segment;
-  let coh = 0, cnt = 0;
-  for (let i = 0; i < n; i++) if (seg.mask[i]) { coh += field.coherence[i]!; cnt++; }
+  let coh = 0,
+    cnt = 0;
+  for (let i = 0; i < n; i++)
+    if (seg.mask[i]) {
+      coh += field.coherence[i]!;
+      cnt++;
+    }
   const meanCoherence = cnt ? coh / cnt : 0;
   if (meanCoherence < (opts.minCoherence ?? 0.4)) {
-    throw new AgentError('BIOMETRICS_UNUSABLE_CAPTURE', `no ridge pattern found (orientation coherence ${meanCoherence.toFixed(2)})`, { reason: 'no-ridges', coherence: meanCoherence }, { hint: 'clean the sensor and the finger, press the finger flat and capture again', retryable: true });
+    throw new AgentError(
+      'BIOMETRICS_UNUSABLE_CAPTURE',
+      `no ridge pattern found (orientation coherence ${meanCoherence.toFixed(2)})`,
+      { reason: 'no-ridges', coherence: meanCoherence },
+      { hint: 'clean the sensor and the finger, press the finger flat and capture again', retryable: true },
+    );
   }
   const period = ridgePeriod(centred, W, H, field, seg.mask);
 
   // Selection weights: bilinear in orientation (circular) × period.
   const K = ORIENTATIONS * PERIODS.length;
   const sel = new Float32Array(K * n);
-  const p0 = PERIODS[0]!, p1 = PERIODS[1]!;
+  const p0 = PERIODS[0]!,
+    p1 = PERIODS[1]!;
   for (let i = 0; i < n; i++) {
     if (!seg.mask[i]) continue;
     const o = (field.theta[i]! / Math.PI) * ORIENTATIONS;
-    const o0 = Math.floor(o) % ORIENTATIONS, o1 = (o0 + 1) % ORIENTATIONS, to = o - Math.floor(o);
+    const o0 = Math.floor(o) % ORIENTATIONS,
+      o1 = (o0 + 1) % ORIENTATIONS,
+      to = o - Math.floor(o);
     const tp = Math.min(1, Math.max(0, (period[i]! - p0) / (p1 - p0)));
     sel[o0 * n + i] = (1 - to) * (1 - tp);
     sel[o1 * n + i] = to * (1 - tp);
@@ -127,7 +153,10 @@ export async function extractFinger(input: GrayImage, opts: FingerExtractOptions
   }
   const t1 = performance.now();
   const session = await getSession(FINGER_MODEL);
-  const out = await session.run({ image: new ort.Tensor('float32', centred, [1, 1, H, W]), select: new ort.Tensor('float32', sel, [1, K, H, W]) });
+  const out = await session.run({
+    image: new ort.Tensor('float32', centred, [1, 1, H, W]),
+    select: new ort.Tensor('float32', sel, [1, K, H, W]),
+  });
   const enhanced = out.enhanced!.data as Float32Array;
   timings.enhance = performance.now() - t1;
 

@@ -53,21 +53,37 @@ const MM_PER_PX_500 = 25.4 / 500;
 
 /** Mean correlation of `image` and `enhanced` over blocks that lie wholly in the print. */
 export function ridgeClarity(image: Float32Array, enhanced: Float32Array, mask: Uint8Array, width: number, height: number): number {
-  let sum = 0, blocks = 0;
+  let sum = 0,
+    blocks = 0;
   for (let by = 0; by + BLOCK <= height; by += BLOCK) {
     for (let bx = 0; bx + BLOCK <= width; bx += BLOCK) {
-      let inside = 0, sa = 0, sb = 0, saa = 0, sbb = 0, sab = 0;
+      let inside = 0,
+        sa = 0,
+        sb = 0,
+        saa = 0,
+        sbb = 0,
+        sab = 0;
       for (let y = by; y < by + BLOCK; y++) {
         for (let x = bx; x < bx + BLOCK; x++) {
           const i = y * width + x;
           if (!mask[i]) continue;
-          const a = image[i]!, b = enhanced[i]!;
-          inside++; sa += a; sb += b; saa += a * a; sbb += b * b; sab += a * b;
+          const a = image[i]!,
+            b = enhanced[i]!;
+          inside++;
+          sa += a;
+          sb += b;
+          saa += a * a;
+          sbb += b * b;
+          sab += a * b;
         }
       }
       if (inside < BLOCK * BLOCK * 0.9) continue;
-      const va = saa - (sa * sa) / inside, vb = sbb - (sb * sb) / inside;
-      if (va <= 0 || vb <= 0) { blocks++; continue; }
+      const va = saa - (sa * sa) / inside,
+        vb = sbb - (sb * sb) / inside;
+      if (va <= 0 || vb <= 0) {
+        blocks++;
+        continue;
+      }
       sum += Math.max(0, (sab - (sa * sb) / inside) / Math.sqrt(va * vb));
       blocks++;
     }
@@ -77,14 +93,17 @@ export function ridgeClarity(image: Float32Array, enhanced: Float32Array, mask: 
 
 /** RMS of the image minus its 3×3 mean over the RMS local contrast, on the print. */
 export function ridgeSharpness(raw: Float32Array, localVar: Float32Array, mask: Uint8Array, width: number, height: number): number {
-  let hp = 0, v = 0;
-  for (let y = 1; y < height - 1; y++) for (let x = 1; x < width - 1; x++) {
-    const i = y * width + x;
-    if (!mask[i]) continue;
-    let m = 0;
-    for (let dy = -1; dy <= 1; dy++) for (let dx = -1; dx <= 1; dx++) m += raw[i + dy * width + dx]!;
-    hp += (raw[i]! - m / 9) ** 2; v += localVar[i]!;
-  }
+  let hp = 0,
+    v = 0;
+  for (let y = 1; y < height - 1; y++)
+    for (let x = 1; x < width - 1; x++) {
+      const i = y * width + x;
+      if (!mask[i]) continue;
+      let m = 0;
+      for (let dy = -1; dy <= 1; dy++) for (let dx = -1; dx <= 1; dx++) m += raw[i + dy * width + dx]!;
+      hp += (raw[i]! - m / 9) ** 2;
+      v += localVar[i]!;
+    }
   return v > 0 ? Math.sqrt(hp / v) : 0;
 }
 
@@ -99,7 +118,8 @@ export function printAreaMm2(mask: Uint8Array): number {
 export function fingerQualityScore(f: FingerQualityFeatures): number {
   const M = FINGER_QUALITY_MODEL;
   const term = (v: number, m: { low: number; high: number }) => Math.min(1, Math.max(0.01, (v - m.low) / (m.high - m.low)));
-  let logSum = 0, wsum = 0;
+  let logSum = 0,
+    wsum = 0;
   for (const k of Object.keys(M) as Array<keyof typeof M>) {
     logSum += M[k].weight * Math.log(term(f[k], M[k]));
     wsum += M[k].weight;

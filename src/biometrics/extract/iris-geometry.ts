@@ -13,8 +13,10 @@ export interface Circle {
  * pupil centre (the pupil need not be concentric with the iris).
  */
 export function limbusDistance(pupil: { x: number; y: number }, iris: Circle, theta: number): number {
-  const ux = Math.cos(theta), uy = Math.sin(theta);
-  const wx = pupil.x - iris.x, wy = pupil.y - iris.y;
+  const ux = Math.cos(theta),
+    uy = Math.sin(theta);
+  const wx = pupil.x - iris.x,
+    wy = pupil.y - iris.y;
   const b = ux * wx + uy * wy;
   const c = wx * wx + wy * wy - iris.r * iris.r;
   return -b + Math.sqrt(Math.max(0, b * b - c));

@@ -18,7 +18,10 @@ import { localizeIris, type IrisCheckOptions, type IrisLocalization } from './ir
 import { IRIS_MODEL } from './model-path.js';
 import { getSession, ort } from './onnx-sessions.js';
 
-const ROWS = 32, COLS = 256, RINGS = 8, ANGLES = 128;
+const ROWS = 32,
+  COLS = 256,
+  RINGS = 8,
+  ANGLES = 128;
 
 export interface IrisExtractOptions extends IrisCheckOptions {
   /** Smallest fraction of usable code bits (default 0.35); fewer means the iris is mostly hidden. */
@@ -38,13 +41,15 @@ export async function extractIris(img: GrayImage, opts: IrisExtractOptions = {})
   const loc = localizeIris(img, opts);
   const t1 = performance.now();
   const { pupil, iris } = loc;
-  const W = img.width, H = img.height;
+  const W = img.width,
+    H = img.height;
   const f = Float32Array.from(img.pixels);
   const strip = new Float32Array(ROWS * COLS);
   for (let j = 0; j < COLS; j++) {
     const th = (2 * Math.PI * j) / COLS;
     const lim = limbusDistance(pupil, iris, th);
-    const c = Math.cos(th), s = Math.sin(th);
+    const c = Math.cos(th),
+      s = Math.sin(th);
     for (let i = 0; i < ROWS; i++) {
       // Stay clear of the boundaries themselves (edge blur and localization error).
       const rho = 0.06 + 0.88 * ((i + 0.5) / ROWS);
@@ -65,7 +70,9 @@ export async function extractIris(img: GrayImage, opts: IrisExtractOptions = {})
   const m = lateral[lateral.length >> 1]!;
   const dev = lateral.map((v) => Math.abs(v - m)).sort((a, b) => a - b);
   const sigma = 1.4826 * dev[dev.length >> 1]!;
-  const darkBelow = m - Math.max(20, 2.5 * sigma), brightAbove = m + Math.max(20, 2.5 * sigma), glintAbove = Math.min(250, m + Math.max(60, 5 * sigma));
+  const darkBelow = m - Math.max(20, 2.5 * sigma),
+    brightAbove = m + Math.max(20, 2.5 * sigma),
+    glintAbove = Math.min(250, m + Math.max(60, 5 * sigma));
   const smooth = boxBlur(strip, COLS, ROWS, 2);
   const bad = new Uint8Array(ROWS * COLS);
   for (let k = 0; k < strip.length; k++) {
@@ -73,12 +80,28 @@ export async function extractIris(img: GrayImage, opts: IrisExtractOptions = {})
     if (v > glintAbove || v < darkBelow || smooth[k]! > brightAbove) bad[k] = 1;
   }
   const grown = boxBlur(Float32Array.from(bad), COLS, ROWS, 2);
-  let sum = 0, sq = 0, n = 0;
-  for (let k = 0; k < strip.length; k++) if (grown[k]! === 0) { sum += strip[k]!; sq += strip[k]! ** 2; n++; }
+  let sum = 0,
+    sq = 0,
+    n = 0;
+  for (let k = 0; k < strip.length; k++)
+    if (grown[k]! === 0) {
+      sum += strip[k]!;
+      sq += strip[k]! ** 2;
+      n++;
+    }
   if (n < strip.length * 0.2) {
-    throw new AgentError('BIOMETRICS_UNUSABLE_CAPTURE', 'the iris is mostly hidden (eyelids, lashes, reflections)', { reason: 'occluded', visibleFraction: n / strip.length }, { hint: 'ask the person to open the eye wide, look into the camera and keep hair and glasses frames out of the way', retryable: true });
+    throw new AgentError(
+      'BIOMETRICS_UNUSABLE_CAPTURE',
+      'the iris is mostly hidden (eyelids, lashes, reflections)',
+      { reason: 'occluded', visibleFraction: n / strip.length },
+      {
+        hint: 'ask the person to open the eye wide, look into the camera and keep hair and glasses frames out of the way',
+        retryable: true,
+      },
+    );
   }
-  const mean = sum / n, sd = Math.sqrt(Math.max(1e-6, sq / n - mean * mean));
+  const mean = sum / n,
+    sd = Math.sqrt(Math.max(1e-6, sq / n - mean * mean));
   const norm = new Float32Array(ROWS * COLS);
   for (let k = 0; k < strip.length; k++) norm[k] = grown[k]! > 0 ? 0 : (strip[k]! - mean) / sd;
   const t2 = performance.now();
@@ -92,22 +115,38 @@ export async function extractIris(img: GrayImage, opts: IrisExtractOptions = {})
   const magMedian = [...mags].sort((a, b) => a - b)[mags.length >> 1]!;
   const validAt = new Uint8Array(RINGS * ANGLES);
   let valid = 0;
-  for (let r = 0; r < RINGS; r++) for (let a = 0; a < ANGLES; a++) {
-    let badCount = 0, total = 0;
-    for (let i = Math.max(0, r * 4 - 2); i <= Math.min(ROWS - 1, r * 4 + 2); i++) {
-      for (let dj = -6; dj <= 6; dj++) { total++; badCount += grown[i * COLS + ((2 * a + dj + COLS) % COLS)]! > 0 ? 1 : 0; }
+  for (let r = 0; r < RINGS; r++)
+    for (let a = 0; a < ANGLES; a++) {
+      let badCount = 0,
+        total = 0;
+      for (let i = Math.max(0, r * 4 - 2); i <= Math.min(ROWS - 1, r * 4 + 2); i++) {
+        for (let dj = -6; dj <= 6; dj++) {
+          total++;
+          badCount += grown[i * COLS + ((2 * a + dj + COLS) % COLS)]! > 0 ? 1 : 0;
+        }
+      }
+      const ok = badCount / total < 0.2 && mags[r * ANGLES + a]! > 0.15 * magMedian;
+      validAt[r * ANGLES + a] = ok ? 1 : 0;
+      valid += ok ? 1 : 0;
     }
-    const ok = badCount / total < 0.2 && mags[r * ANGLES + a]! > 0.15 * magMedian;
-    validAt[r * ANGLES + a] = ok ? 1 : 0;
-    valid += ok ? 1 : 0;
-  }
   const validFraction = valid / (RINGS * ANGLES);
   if (validFraction < (opts.minValidFraction ?? 0.35)) {
-    throw new AgentError('BIOMETRICS_UNUSABLE_CAPTURE', `only ${(validFraction * 100).toFixed(0)} % of the iris is usable (eyelids, lashes, reflections)`, { reason: 'occluded', validFraction }, { hint: 'ask the person to open the eye wide, look into the camera and keep hair and glasses frames out of the way', retryable: true });
+    throw new AgentError(
+      'BIOMETRICS_UNUSABLE_CAPTURE',
+      `only ${(validFraction * 100).toFixed(0)} % of the iris is usable (eyelids, lashes, reflections)`,
+      { reason: 'occluded', validFraction },
+      {
+        hint: 'ask the person to open the eye wide, look into the camera and keep hair and glasses frames out of the way',
+        retryable: true,
+      },
+    );
   }
   const sharpQ = loc.sharpness;
   const sizeQ = Math.min(1, iris.r / 100);
-  const quality = Math.max(1, Math.min(100, Math.round(100 * Math.min(1, validFraction / 0.7) * (0.5 + 0.5 * sharpQ) * (0.6 + 0.4 * sizeQ))));
+  const quality = Math.max(
+    1,
+    Math.min(100, Math.round(100 * Math.min(1, validFraction / 0.7) * (0.5 + 0.5 * sharpQ) * (0.6 + 0.4 * sizeQ))),
+  );
   const code = createIrisCode(
     (ring, angle, k) => resp[k * RINGS * ANGLES + ring * ANGLES + angle]! > 0,
     (ring, angle) => validAt[ring * ANGLES + angle] === 1,

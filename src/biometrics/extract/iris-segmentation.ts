@@ -19,7 +19,11 @@ import { AgentError } from '../../core/errors.js';
 import { sampleBilinear } from '../image/filters.js';
 import type { GrayImage } from '../image/gray-image.js';
 
-export interface Circle { x: number; y: number; r: number }
+export interface Circle {
+  x: number;
+  y: number;
+  r: number;
+}
 
 export interface IrisLocalization {
   pupil: Circle;
@@ -41,24 +45,36 @@ export interface IrisCheckOptions {
   minAspect?: number;
 }
 
-function unusable(reason: 'closed' | 'off-axis' | 'too-small' | 'blurred', message: string, context: Record<string, unknown>, hint: string): AgentError {
+function unusable(
+  reason: 'closed' | 'off-axis' | 'too-small' | 'blurred',
+  message: string,
+  context: Record<string, unknown>,
+  hint: string,
+): AgentError {
   return new AgentError('BIOMETRICS_UNUSABLE_CAPTURE', message, { reason, ...context }, { hint, retryable: true });
 }
 
 /** A working copy of an image: float pixels and its scale to the original. */
-interface Work { f: Float32Array; w: number; h: number; q: number }
+interface Work {
+  f: Float32Array;
+  w: number;
+  h: number;
+  q: number;
+}
 
 function downsample(img: GrayImage): Work {
   const { width: W, height: H, pixels } = img;
   // About 240 px on the short side: a 640×480 frame is halved, a 320×240 one kept.
   const q = Math.max(1, Math.round(Math.min(W, H) / 240));
-  const w = Math.floor(W / q), h = Math.floor(H / q);
+  const w = Math.floor(W / q),
+    h = Math.floor(H / q);
   const f = new Float32Array(w * h);
-  for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) {
-    let s = 0;
-    for (let dy = 0; dy < q; dy++) for (let dx = 0; dx < q; dx++) s += pixels[(y * q + dy) * W + x * q + dx]!;
-    f[y * w + x] = s / (q * q);
-  }
+  for (let y = 0; y < h; y++)
+    for (let x = 0; x < w; x++) {
+      let s = 0;
+      for (let dy = 0; dy < q; dy++) for (let dx = 0; dx < q; dx++) s += pixels[(y * q + dy) * W + x * q + dx]!;
+      f[y * w + x] = s / (q * q);
+    }
   return { f, w, h, q };
 }
 
@@ -67,15 +83,20 @@ function integral(f: Float32Array, w: number, h: number): Float64Array {
   const s = new Float64Array((w + 1) * (h + 1));
   for (let y = 0; y < h; y++) {
     let row = 0;
-    for (let x = 0; x < w; x++) { row += f[y * w + x]!; s[(y + 1) * (w + 1) + x + 1] = s[y * (w + 1) + x + 1]! + row; }
+    for (let x = 0; x < w; x++) {
+      row += f[y * w + x]!;
+      s[(y + 1) * (w + 1) + x + 1] = s[y * (w + 1) + x + 1]! + row;
+    }
   }
   return s;
 }
 
 /** Mean over the box [x0, x1) × [y0, y1), clipped to the image. */
 function boxMean(s: Float64Array, w: number, h: number, x0: number, y0: number, x1: number, y1: number): number {
-  x0 = Math.max(0, Math.min(w, Math.round(x0))); x1 = Math.max(0, Math.min(w, Math.round(x1)));
-  y0 = Math.max(0, Math.min(h, Math.round(y0))); y1 = Math.max(0, Math.min(h, Math.round(y1)));
+  x0 = Math.max(0, Math.min(w, Math.round(x0)));
+  x1 = Math.max(0, Math.min(w, Math.round(x1)));
+  y0 = Math.max(0, Math.min(h, Math.round(y0)));
+  y1 = Math.max(0, Math.min(h, Math.round(y1)));
   const n = (x1 - x0) * (y1 - y0);
   if (n <= 0) return NaN;
   const W = w + 1;
@@ -93,14 +114,15 @@ function fillReflections(wk: Work): { image: Float32Array; filled: Uint8Array } 
   const s = integral(f, w, h);
   const r = 6;
   const spot = new Uint8Array(w * h);
-  for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) {
-    const v = f[y * w + x]!;
-    // Far brighter than around it, by at least half the way to white: the illuminator's
-    // reflection (on a dark pupil or iris), not bright iris texture or skin.
-    if (v < 140) continue;
-    const around = boxMean(s, w, h, x - r, y - r, x + r + 1, y + r + 1);
-    if (v - around > Math.max(50, 0.5 * (255 - around))) spot[y * w + x] = 1;
-  }
+  for (let y = 0; y < h; y++)
+    for (let x = 0; x < w; x++) {
+      const v = f[y * w + x]!;
+      // Far brighter than around it, by at least half the way to white: the illuminator's
+      // reflection (on a dark pupil or iris), not bright iris texture or skin.
+      if (v < 140) continue;
+      const around = boxMean(s, w, h, x - r, y - r, x + r + 1, y + r + 1);
+      if (v - around > Math.max(50, 0.5 * (255 - around))) spot[y * w + x] = 1;
+    }
   // Keep small components only (a reflection is a few pixels to a few dozen across).
   const maxArea = Math.max(30, (w * h) / 300);
   const label = new Int32Array(w * h);
@@ -120,7 +142,10 @@ function fillReflections(wk: Work): { image: Float32Array; filled: Uint8Array } 
       const x = j % w;
       for (const k of [j - 1, j + 1, j - w, j + w]) {
         if (k < 0 || k >= spot.length || (k === j - 1 && x === 0) || (k === j + 1 && x === w - 1)) continue;
-        if (spot[k] && !label[k]) { label[k] = next; stack.push(k); }
+        if (spot[k] && !label[k]) {
+          label[k] = next;
+          stack.push(k);
+        }
       }
     }
     next++;
@@ -129,12 +154,15 @@ function fillReflections(wk: Work): { image: Float32Array; filled: Uint8Array } 
     // spreads further round a larger spot.
     const g = Math.min(5, 2 + Math.ceil(0.5 * Math.sqrt(members.length)));
     for (const j of members) {
-      const x = j % w, y = (j - x) / w;
-      for (let dy = -g; dy <= g; dy++) for (let dx = -g; dx <= g; dx++) {
-        if (dx * dx + dy * dy > g * g) continue;
-        const xx = x + dx, yy = y + dy;
-        if (xx >= 0 && yy >= 0 && xx < w && yy < h) holes[yy * w + xx] = 1;
-      }
+      const x = j % w,
+        y = (j - x) / w;
+      for (let dy = -g; dy <= g; dy++)
+        for (let dx = -g; dx <= g; dx++) {
+          if (dx * dx + dy * dy > g * g) continue;
+          const xx = x + dx,
+            yy = y + dy;
+          if (xx >= 0 && yy >= 0 && xx < w && yy < h) holes[yy * w + xx] = 1;
+        }
     }
   }
   const filled = holes.slice();
@@ -146,14 +174,19 @@ function fillReflections(wk: Work): { image: Float32Array; filled: Uint8Array } 
     for (let i = 0; i < holes.length; i++) {
       if (!holes[i]) continue;
       const x = i % w;
-      let sum = 0, n = 0;
+      let sum = 0,
+        n = 0;
       for (const k of [i - 1, i + 1, i - w, i + w, i - w - 1, i - w + 1, i + w - 1, i + w + 1]) {
         if (k < 0 || k >= holes.length || holes[k]) continue;
         const kx = k % w;
         if (Math.abs(kx - x) > 1) continue;
-        sum += out[k]!; n++;
+        sum += out[k]!;
+        n++;
       }
-      if (n >= 2) { out[i] = sum / n; done.push(i); }
+      if (n >= 2) {
+        out[i] = sum / n;
+        done.push(i);
+      }
     }
     for (const i of done) holes[i] = 0;
     remaining -= done.length;
@@ -164,33 +197,53 @@ function fillReflections(wk: Work): { image: Float32Array; filled: Uint8Array } 
 
 /** Mean of `src` over a disk (sampled on rings), NaN when mostly outside the image. */
 function diskMean(src: Float32Array, w: number, h: number, cx: number, cy: number, r: number): number {
-  let sum = 0, n = 0;
+  let sum = 0,
+    n = 0;
   for (const f of [0, 0.35, 0.7, 1]) {
     const m = f === 0 ? sampleBilinear(src, w, h, cx, cy) : ringMean(src, w, h, cx, cy, f * r, COS, SIN);
-    if (Number.isFinite(m)) { sum += m; n++; }
+    if (Number.isFinite(m)) {
+      sum += m;
+      n++;
+    }
   }
   return n ? sum / n : NaN;
 }
 
 /** Standard deviation of `src` over a disk (sampled on rings). */
 function diskSpread(src: Float32Array, w: number, h: number, cx: number, cy: number, r: number): number {
-  let sum = 0, sq = 0, n = 0;
+  let sum = 0,
+    sq = 0,
+    n = 0;
   for (const f of [0.25, 0.5, 0.75, 1]) {
     for (let k = 0; k < RAYS; k += 2) {
-      const x = cx + f * r * COS[k]!, y = cy + f * r * SIN[k]!;
+      const x = cx + f * r * COS[k]!,
+        y = cy + f * r * SIN[k]!;
       if (x < 0 || y < 0 || x > w - 1 || y > h - 1) continue;
       const v = sampleBilinear(src, w, h, x, y);
-      sum += v; sq += v * v; n++;
+      sum += v;
+      sq += v * v;
+      n++;
     }
   }
   return n ? Math.sqrt(Math.max(0, sq / n - (sum / n) ** 2)) : Infinity;
 }
 
 /** Mean of `src` along a circle (n points), or NaN when most of it lies outside the image. */
-function ringMean(src: Float32Array, w: number, h: number, cx: number, cy: number, r: number, cos: Float64Array, sin: Float64Array): number {
-  let s = 0, n = 0;
+function ringMean(
+  src: Float32Array,
+  w: number,
+  h: number,
+  cx: number,
+  cy: number,
+  r: number,
+  cos: Float64Array,
+  sin: Float64Array,
+): number {
+  let s = 0,
+    n = 0;
   for (let k = 0; k < cos.length; k++) {
-    const x = cx + r * cos[k]!, y = cy + r * sin[k]!;
+    const x = cx + r * cos[k]!,
+      y = cy + r * sin[k]!;
     if (x < 0 || y < 0 || x > w - 1 || y > h - 1) continue;
     s += sampleBilinear(src, w, h, x, y);
     n++;
@@ -210,32 +263,46 @@ const SIN = Float64Array.from({ length: RAYS }, (_, k) => Math.sin((2 * Math.PI 
 function pupilCandidates(f: Float32Array, w: number, h: number): Circle[] {
   const s = integral(f, w, h);
   const minDim = Math.min(w, h);
-  const rMin = Math.max(3, 0.02 * minDim), rMax = 0.25 * minDim;
+  const rMin = Math.max(3, 0.02 * minDim),
+    rMax = 0.25 * minDim;
   const found: Array<Circle & { inner: number }> = [];
   const atScale: Array<Circle & { inner: number }> = [];
   for (let r = rMin; r <= rMax; r *= 1.2) {
-    const a = 0.7 * r, b = 1.5 * r, step = Math.max(1, Math.round(r / 4));
-    const gw = Math.floor((w - 2 * r) / step) + 1, gh = Math.floor((h - 2 * r) / step) + 1;
+    const a = 0.7 * r,
+      b = 1.5 * r,
+      step = Math.max(1, Math.round(r / 4));
+    const gw = Math.floor((w - 2 * r) / step) + 1,
+      gh = Math.floor((h - 2 * r) / step) + 1;
     if (gw < 1 || gh < 1) continue;
-    const contrast = new Float32Array(gw * gh), inner = new Float32Array(gw * gh);
-    for (let gy = 0; gy < gh; gy++) for (let gx = 0; gx < gw; gx++) {
-      const x = r + gx * step, y = r + gy * step;
-      const m = boxMean(s, w, h, x - a, y - a, x + a, y + a);
-      const all = boxMean(s, w, h, x - b, y - b, x + b, y + b);
-      const nIn = (2 * a) ** 2, nAll = (2 * b) ** 2;
-      contrast[gy * gw + gx] = (all * nAll - m * nIn) / (nAll - nIn) - m;
-      inner[gy * gw + gx] = m;
-    }
-    for (let gy = 0; gy < gh; gy++) for (let gx = 0; gx < gw; gx++) {
-      const c = contrast[gy * gw + gx]!;
-      if (c < 12) continue;
-      let isMax = true;
-      for (let dy = -1; dy <= 1 && isMax; dy++) for (let dx = -1; dx <= 1; dx++) {
-        const xx = gx + dx, yy = gy + dy;
-        if ((dx || dy) && xx >= 0 && yy >= 0 && xx < gw && yy < gh && contrast[yy * gw + xx]! > c) { isMax = false; break; }
+    const contrast = new Float32Array(gw * gh),
+      inner = new Float32Array(gw * gh);
+    for (let gy = 0; gy < gh; gy++)
+      for (let gx = 0; gx < gw; gx++) {
+        const x = r + gx * step,
+          y = r + gy * step;
+        const m = boxMean(s, w, h, x - a, y - a, x + a, y + a);
+        const all = boxMean(s, w, h, x - b, y - b, x + b, y + b);
+        const nIn = (2 * a) ** 2,
+          nAll = (2 * b) ** 2;
+        contrast[gy * gw + gx] = (all * nAll - m * nIn) / (nAll - nIn) - m;
+        inner[gy * gw + gx] = m;
       }
-      if (isMax) atScale.push({ x: r + gx * step, y: r + gy * step, r, inner: inner[gy * gw + gx]! });
-    }
+    for (let gy = 0; gy < gh; gy++)
+      for (let gx = 0; gx < gw; gx++) {
+        const c = contrast[gy * gw + gx]!;
+        if (c < 12) continue;
+        let isMax = true;
+        for (let dy = -1; dy <= 1 && isMax; dy++)
+          for (let dx = -1; dx <= 1; dx++) {
+            const xx = gx + dx,
+              yy = gy + dy;
+            if ((dx || dy) && xx >= 0 && yy >= 0 && xx < gw && yy < gh && contrast[yy * gw + xx]! > c) {
+              isMax = false;
+              break;
+            }
+          }
+        if (isMax) atScale.push({ x: r + gx * step, y: r + gy * step, r, inner: inner[gy * gw + gx]! });
+      }
     // The darkest three of every scale, so a large pupil is not crowded out by small dark spots
     // (lashes) nor a small one by the iris.
     atScale.sort((p, q) => p.inner - q.inner);
@@ -247,7 +314,8 @@ function pupilCandidates(f: Float32Array, w: number, h: number): Circle[] {
   for (const c of found) {
     // The same blob at a neighbouring scale or position; a blob nested in a larger one (the pupil
     // in the iris) is kept.
-    if (picked.some((p) => Math.hypot(p.x - c.x, p.y - c.y) < Math.min(p.r, c.r) && Math.max(p.r, c.r) < 1.6 * Math.min(p.r, c.r))) continue;
+    if (picked.some((p) => Math.hypot(p.x - c.x, p.y - c.y) < Math.min(p.r, c.r) && Math.max(p.r, c.r) < 1.6 * Math.min(p.r, c.r)))
+      continue;
     picked.push({ x: c.x, y: c.y, r: c.r });
     if (picked.length >= 24) break;
   }
@@ -290,7 +358,15 @@ function fitHarmonics(t: number[], rho: number[]): number[] | null {
   return A.map((row, i) => row[m]! / row[i]!);
 }
 
-interface PupilShape { aspect: number; width: number; contrast: number; edge: number; typicalEdge: number; center: { x: number; y: number }; circle: Circle | null }
+interface PupilShape {
+  aspect: number;
+  width: number;
+  contrast: number;
+  edge: number;
+  typicalEdge: number;
+  center: { x: number; y: number };
+  circle: Circle | null;
+}
 
 /** The pupil's shape, traced from `c` and traced again from the first tracing's centre and size. */
 function pupilShape(src: Float32Array, w: number, h: number, c: Circle, filled: Uint8Array, iterations: number): PupilShape {
@@ -307,7 +383,8 @@ function pupilShape(src: Float32Array, w: number, h: number, c: Circle, filled: 
 }
 
 function traceShape(src: Float32Array, w: number, h: number, p: Circle, filled: Uint8Array): PupilShape & { meanRadius: number } {
-  const xs: number[] = [], ys: number[] = [];
+  const xs: number[] = [],
+    ys: number[] = [];
   const rs: number[] = [];
   const steps: number[] = [];
   const dr = Math.max(0.25, p.r / 40);
@@ -321,7 +398,8 @@ function traceShape(src: Float32Array, w: number, h: number, p: Circle, filled: 
   const near: number[] = [];
   for (const f of [0, 0.15, 0.3, 0.45]) {
     for (let k = 0; k < RAYS; k += f === 0 ? RAYS : 3) {
-      const x = p.x + f * p.r * COS[k]!, y = p.y + f * p.r * SIN[k]!;
+      const x = p.x + f * p.r * COS[k]!,
+        y = p.y + f * p.r * SIN[k]!;
       if (x < 0 || y < 0 || x > w - 1 || y > h - 1 || filled[Math.round(y) * w + Math.round(x)]) continue;
       near.push(sampleBilinear(src, w, h, x, y));
     }
@@ -331,10 +409,12 @@ function traceShape(src: Float32Array, w: number, h: number, p: Circle, filled: 
   const mad = near.length ? near.map((v) => Math.abs(v - inside)).sort((a, b) => a - b)[near.length >> 1]! : 0;
   const level = inside + Math.max(12, 4 * 1.4826 * mad);
   for (let k = 0; k < RAYS; k++) {
-    let found = NaN, step = 0;
+    let found = NaN,
+      step = 0;
     let prev = inside;
     for (let r = 0.2 * p.r; r <= 4 * p.r; r += dr) {
-      const x = p.x + r * COS[k]!, y = p.y + r * SIN[k]!;
+      const x = p.x + r * COS[k]!,
+        y = p.y + r * SIN[k]!;
       if (x < 0 || y < 0 || x > w - 1 || y > h - 1) break;
       const v = sampleBilinear(src, w, h, x, y);
       if (v > level) {
@@ -343,17 +423,29 @@ function traceShape(src: Float32Array, w: number, h: number, p: Circle, filled: 
         // places it (texture next to the pupil shifts a level crossing, not the steepest step).
         step = -Infinity;
         for (let q = Math.max(0.2 * p.r, crossing - d); q <= crossing + d; q += dr / 2) {
-          const xo = p.x + (q + 0.5 * d) * COS[k]!, yo = p.y + (q + 0.5 * d) * SIN[k]!;
-          const xi = p.x + (q - 0.5 * d) * COS[k]!, yi = p.y + (q - 0.5 * d) * SIN[k]!;
+          const xo = p.x + (q + 0.5 * d) * COS[k]!,
+            yo = p.y + (q + 0.5 * d) * SIN[k]!;
+          const xi = p.x + (q - 0.5 * d) * COS[k]!,
+            yi = p.y + (q - 0.5 * d) * SIN[k]!;
           if (xo < 0 || yo < 0 || xo > w - 1 || yo > h - 1 || xi < 0 || yi < 0 || xi > w - 1 || yi > h - 1) continue;
           const st = sampleBilinear(src, w, h, xo, yo) - sampleBilinear(src, w, h, xi, yi);
-          if (st > step) { step = st; found = q; }
+          if (st > step) {
+            step = st;
+            found = q;
+          }
         }
-        if (!Number.isFinite(step)) { found = crossing; step = 0; }
+        if (!Number.isFinite(step)) {
+          found = crossing;
+          step = 0;
+        }
         // A boundary through a filled-in reflection is made up: the ray does not count.
         for (let q = found - d; q <= found + d; q += 0.5) {
-          const x = Math.round(p.x + q * COS[k]!), y = Math.round(p.y + q * SIN[k]!);
-          if (x >= 0 && y >= 0 && x < w && y < h && filled[y * w + x]) { step = NaN; break; }
+          const x = Math.round(p.x + q * COS[k]!),
+            y = Math.round(p.y + q * SIN[k]!);
+          if (x >= 0 && y >= 0 && x < w && y < h && filled[y * w + x]) {
+            step = NaN;
+            break;
+          }
         }
         break;
       }
@@ -380,7 +472,9 @@ function traceShape(src: Float32Array, w: number, h: number, p: Circle, filled: 
   // r₀ ± √(a² + b²)). Fitted by least squares and refitted without the rays it does not explain
   // (a pupil merging into dark lashes above it sends a sector of rays astray), three times.
   let aspect = 1;
-  let mx = p.x, my = p.y, meanRadius = p.r;
+  let mx = p.x,
+    my = p.y,
+    meanRadius = p.r;
   let circle: Circle | null = null;
   let fit: number[] | null = null;
   const rays: number[] = [];
@@ -391,7 +485,10 @@ function traceShape(src: Float32Array, w: number, h: number, p: Circle, filled: 
     let keep = rays;
     let coef: number[] | null = null;
     for (let iter = 0; iter < 4; iter++) {
-      coef = fitHarmonics(keep.map((k) => (2 * Math.PI * k) / RAYS), keep.map((k) => rs[k]!));
+      coef = fitHarmonics(
+        keep.map((k) => (2 * Math.PI * k) / RAYS),
+        keep.map((k) => rs[k]!),
+      );
       if (!coef) break;
       const c = coef;
       const res = keep.map((k) => Math.abs(rs[k]! - harmonic(c, (2 * Math.PI * k) / RAYS)));
@@ -416,9 +513,12 @@ function traceShape(src: Float32Array, w: number, h: number, p: Circle, filled: 
     // merge with the top of the pupil, which would make a round pupil look squashed (or
     // stretched); an eye turned away narrows its pupil in width or in depth, top or not.
     const pts = (pred: (k: number) => boolean) => rays.filter(pred).map((k) => ({ x: p.x + rs[k]! * COS[k]!, y: p.y + rs[k]! * SIN[k]! }));
-    const left = pts((k) => COS[k]! < -0.94), right = pts((k) => COS[k]! > 0.94), low = pts((k) => SIN[k]! > 0.87);
+    const left = pts((k) => COS[k]! < -0.94),
+      right = pts((k) => COS[k]! > 0.94),
+      low = pts((k) => SIN[k]! > 0.87);
     if (left.length >= 2 && right.length >= 2 && low.length >= 2) {
-      const avg = (v: Array<{ x: number; y: number }>, f: (q: { x: number; y: number }) => number) => v.reduce((a, q) => a + f(q), 0) / v.length;
+      const avg = (v: Array<{ x: number; y: number }>, f: (q: { x: number; y: number }) => number) =>
+        v.reduce((a, q) => a + f(q), 0) / v.length;
       const halfWidth = (avg(right, (q) => q.x) - avg(left, (q) => q.x)) / 2;
       const midY = avg([...left, ...right], (q) => q.y);
       const depth = avg(low, (q) => q.y) - midY;
@@ -433,20 +533,26 @@ function traceShape(src: Float32Array, w: number, h: number, p: Circle, filled: 
   // Each ray's profile is taken relative to its own boundary radius b (0.3–1.6 b), and its width
   // times cos α, α the angle between the ray and the boundary's normal from the fitted ρ(θ): an
   // elliptical pupil's rays cross its edge obliquely, which widens it by 1 / cos α.
-  const widths: number[] = [], contrasts: number[] = [];
+  const widths: number[] = [],
+    contrasts: number[] = [];
   const k = Math.max(1, Math.round(1 / dr));
   const prof: number[] = [];
   for (let ray = 0; ray < RAYS; ray++) {
     if (!(steps[ray]! >= 0.5 * median)) continue;
     const b = rs[ray]!;
-    const r0 = 0.3 * b, r1 = 1.6 * b;
+    const r0 = 0.3 * b,
+      r1 = 1.6 * b;
     prof.length = 0;
     for (let r = r0; r <= r1 + 1e-9; r += dr) {
-      const x = p.x + r * COS[ray]!, y = p.y + r * SIN[ray]!;
+      const x = p.x + r * COS[ray]!,
+        y = p.y + r * SIN[ray]!;
       prof.push(x < 0 || y < 0 || x > w - 1 || y > h - 1 ? NaN : sampleBilinear(src, w, h, x, y));
     }
     const at = (f: number) => Math.max(0, Math.min(prof.length - 1, Math.round((f * b - r0) / dr)));
-    const mean = (a: number, b2: number) => { const v = prof.slice(a, b2 + 1).filter(Number.isFinite); return v.length ? v.reduce((x, y) => x + y, 0) / v.length : NaN; };
+    const mean = (a: number, b2: number) => {
+      const v = prof.slice(a, b2 + 1).filter(Number.isFinite);
+      return v.length ? v.reduce((x, y) => x + y, 0) / v.length : NaN;
+    };
     const c = mean(at(1.3), at(1.6)) - mean(at(0.3), at(0.6));
     if (!(c > 0)) continue;
     let slope = 0;
@@ -486,12 +592,24 @@ export function localizeIris(img: GrayImage, opts: IrisCheckOptions = {}): IrisL
   // they settle and chosen from again.
   const rMinPupil = Math.max(3, 0.02 * Math.min(w, h));
   type Judged = { circle: Circle; shape: PupilShape; inside: number; spread: number };
-  const judge = (circle: Circle, iterations: number): Judged => ({ circle, shape: pupilShape(src, w, h, circle, filled, iterations), inside: diskMean(src, w, h, circle.x, circle.y, 0.6 * circle.r), spread: diskSpread(src, w, h, circle.x, circle.y, 0.6 * circle.r) });
+  const judge = (circle: Circle, iterations: number): Judged => ({
+    circle,
+    shape: pupilShape(src, w, h, circle, filled, iterations),
+    inside: diskMean(src, w, h, circle.x, circle.y, 0.6 * circle.r),
+    spread: diskSpread(src, w, h, circle.x, circle.y, 0.6 * circle.r),
+  });
   const choose = (list: Judged[]): Judged[] => {
     // A pupil is evenly dark inside (reflections filled) and returns little light: under 40 % of
     // what surrounds it, or of the image's median level (a dark, low-contrast frame). A tangle of
     // lashes against skin is neither.
-    const ok = list.filter((c) => Number.isFinite(c.shape.edge) && Number.isFinite(c.inside) && c.circle.r >= rMinPupil && c.spread <= 0.3 * c.shape.contrast && (c.inside <= 0.4 * (c.inside + c.shape.contrast) || c.inside <= 0.4 * mid));
+    const ok = list.filter(
+      (c) =>
+        Number.isFinite(c.shape.edge) &&
+        Number.isFinite(c.inside) &&
+        c.circle.r >= rMinPupil &&
+        c.spread <= 0.3 * c.shape.contrast &&
+        (c.inside <= 0.4 * (c.inside + c.shape.contrast) || c.inside <= 0.4 * mid),
+    );
     // A clear edge goes all round: its 35th-percentile ray steps at least 8 gray levels and 40 %
     // of its typical (median) ray. Strength is not compared between candidates: iris to sclera is
     // often a much stronger step than pupil to iris.
@@ -516,10 +634,19 @@ export function localizeIris(img: GrayImage, opts: IrisCheckOptions = {}): IrisL
   });
   const chosen = choose(refined)[0];
   // The circle through the traced boundary where there is one.
-  const pupil: Circle | null = chosen ? (chosen.shape.circle && chosen.shape.circle.r > 0.5 * chosen.circle.r && chosen.shape.circle.r < 4 * chosen.circle.r ? chosen.shape.circle : chosen.circle) : null;
+  const pupil: Circle | null = chosen
+    ? chosen.shape.circle && chosen.shape.circle.r > 0.5 * chosen.circle.r && chosen.shape.circle.r < 4 * chosen.circle.r
+      ? chosen.shape.circle
+      : chosen.circle
+    : null;
   const pupilEdge = chosen?.shape.edge ?? 0;
   if (!pupil || pupilEdge < 6) {
-    throw unusable('closed', 'no pupil found: the eye is closed or not in view', { pupilEdge }, 'ask the person to open the eye wide and look into the camera');
+    throw unusable(
+      'closed',
+      'no pupil found: the eye is closed or not in view',
+      { pupilEdge },
+      'ask the person to open the eye wide and look into the camera',
+    );
   }
 
   // Limbus, on the lateral sectors (20° above to 35° below the horizontal, y down: the upper lid
@@ -530,21 +657,30 @@ export function localizeIris(img: GrayImage, opts: IrisCheckOptions = {}): IrisL
   // may be a crease), where the inside band is still iris.
   const deg = Math.PI / 180;
   const side = Array.from({ length: 12 }, (_, k) => (-20 + (55 * k) / 11) * deg);
-  const rc = Float64Array.from(side, Math.cos), rs = Float64Array.from(side, Math.sin);
-  const lc = Float64Array.from(side, (a) => Math.cos(Math.PI - a)), ls = Float64Array.from(side, (a) => Math.sin(Math.PI - a));
+  const rc = Float64Array.from(side, Math.cos),
+    rs = Float64Array.from(side, Math.sin);
+  const lc = Float64Array.from(side, (a) => Math.cos(Math.PI - a)),
+    ls = Float64Array.from(side, (a) => Math.sin(Math.PI - a));
   const limbusSrc = maskedAsSclera(wk, src);
   const r0 = Math.max(1.15 * pupil.r, pupil.r + 2);
-  const rMin = Math.max(1.3 * pupil.r, pupil.r + 4), rMax = Math.min(6.5 * pupil.r, 0.6 * Math.max(w, h));
+  const rMin = Math.max(1.3 * pupil.r, pupil.r + 4),
+    rMax = Math.min(6.5 * pupil.r, 0.6 * Math.max(w, h));
   const span = Math.max(2, Math.round(pupil.r * 0.25));
   const stepR = Math.max(0.5, pupil.r / 20);
   const n = Math.floor((1.2 * rMax - r0) / stepR) + 1;
-  const left = new Float64Array(n), right = new Float64Array(n);
+  const left = new Float64Array(n),
+    right = new Float64Array(n);
   let iris: Circle = { x: pupil.x, y: pupil.y, r: rMin };
   let irisScore = -Infinity;
   const BAND = 0.2;
   const mean = (prof: Float64Array, a: number, b: number): number => {
-    let sum = 0, cnt = 0;
-    for (let t = a; t <= b; t++) if (Number.isFinite(prof[t]!)) { sum += prof[t]!; cnt++; }
+    let sum = 0,
+      cnt = 0;
+    for (let t = a; t <= b; t++)
+      if (Number.isFinite(prof[t]!)) {
+        sum += prof[t]!;
+        cnt++;
+      }
     return cnt >= (b - a + 1) / 2 ? sum / cnt : NaN;
   };
   /**
@@ -554,7 +690,8 @@ export function localizeIris(img: GrayImage, opts: IrisCheckOptions = {}): IrisL
    * is sclera, and a step there (sclera to skin at the eye's corners) is not the iris's edge.
    */
   const sideStep = (prof: Float64Array, a: number, i: number, j: number, level: number): number => {
-    const inside = mean(prof, a, i - 1), outside = mean(prof, i, j);
+    const inside = mean(prof, a, i - 1),
+      outside = mean(prof, i, j);
     if (!(outside > inside) || inside - level > 0.5 * (outside - level)) return -Infinity;
     return outside - inside;
   };
@@ -563,40 +700,54 @@ export function localizeIris(img: GrayImage, opts: IrisCheckOptions = {}): IrisL
   // 15 % of the pupil radius of the pupil's centre in y and 25 % in x (the pupil sits within a few
   // per cent of the iris's radius of its centre), on a coarse grid the fine search below refines.
   const spanY = Math.max(1, Math.round(pupil.r * 0.15));
-  for (let dy = -spanY; dy <= spanY; dy += Math.max(1, Math.round(spanY / 2))) for (let dx = -span; dx <= span; dx += Math.max(1, Math.round(span / 3))) {
-    const cx = pupil.x + dx, cy = pupil.y + dy;
-    for (let t = 0; t < n; t++) {
-      left[t] = ringMean(limbusSrc, w, h, cx, cy, r0 + t * stepR, lc, ls);
-      right[t] = ringMean(limbusSrc, w, h, cx, cy, r0 + t * stepR, rc, rs);
+  for (let dy = -spanY; dy <= spanY; dy += Math.max(1, Math.round(spanY / 2)))
+    for (let dx = -span; dx <= span; dx += Math.max(1, Math.round(span / 3))) {
+      const cx = pupil.x + dx,
+        cy = pupil.y + dy;
+      for (let t = 0; t < n; t++) {
+        left[t] = ringMean(limbusSrc, w, h, cx, cy, r0 + t * stepR, lc, ls);
+        right[t] = ringMean(limbusSrc, w, h, cx, cy, r0 + t * stepR, rc, rs);
+      }
+      const levelL = mean(left, 0, levelEnd),
+        levelR = mean(right, 0, levelEnd);
+      for (let r = rMin; r <= rMax; r += stepR) {
+        const i = Math.round((r - r0) / stepR),
+          j = Math.min(n - 1, Math.round((r * (1 + BAND) - r0) / stepR));
+        const a = Math.max(0, Math.round((r * (1 - BAND) - r0) / stepR));
+        const sc = Math.min(sideStep(left, a, i, j, levelL), sideStep(right, a, i, j, levelR));
+        if (sc > irisScore) {
+          irisScore = sc;
+          iris = { x: cx, y: cy, r };
+        }
+      }
     }
-    const levelL = mean(left, 0, levelEnd), levelR = mean(right, 0, levelEnd);
-    for (let r = rMin; r <= rMax; r += stepR) {
-      const i = Math.round((r - r0) / stepR), j = Math.min(n - 1, Math.round((r * (1 + BAND) - r0) / stepR));
-      const a = Math.max(0, Math.round((r * (1 - BAND) - r0) / stepR));
-      const sc = Math.min(sideStep(left, a, i, j, levelL), sideStep(right, a, i, j, levelR));
-      if (sc > irisScore) { irisScore = sc; iris = { x: cx, y: cy, r }; }
-    }
-  }
   // Then precisely: the sharpest step (over ±4 % of the radius) within 12 % of that radius and
   // 6 % of it around that centre, again by the weaker side.
   {
     const coarse = iris;
-    const d = Math.max(1.5, 0.04 * coarse.r), cs = Math.max(2, Math.round(0.06 * coarse.r));
+    const d = Math.max(1.5, 0.04 * coarse.r),
+      cs = Math.max(2, Math.round(0.06 * coarse.r));
     let bestFine = -Infinity;
-    for (let dy = -cs; dy <= cs; dy += 1) for (let dx = -cs; dx <= cs; dx += 1) {
-      const cx = coarse.x + dx, cy = coarse.y + dy;
-      for (let r = 0.88 * coarse.r; r <= 1.12 * coarse.r; r += 0.5) {
-        const sl = ringMean(limbusSrc, w, h, cx, cy, r + d, lc, ls) - ringMean(limbusSrc, w, h, cx, cy, r - d, lc, ls);
-        const sr = ringMean(limbusSrc, w, h, cx, cy, r + d, rc, rs) - ringMean(limbusSrc, w, h, cx, cy, r - d, rc, rs);
-        const sc = Math.min(Number.isFinite(sl) ? sl : -Infinity, Number.isFinite(sr) ? sr : -Infinity);
-        if (sc > bestFine) { bestFine = sc; iris = { x: cx, y: cy, r }; }
+    for (let dy = -cs; dy <= cs; dy += 1)
+      for (let dx = -cs; dx <= cs; dx += 1) {
+        const cx = coarse.x + dx,
+          cy = coarse.y + dy;
+        for (let r = 0.88 * coarse.r; r <= 1.12 * coarse.r; r += 0.5) {
+          const sl = ringMean(limbusSrc, w, h, cx, cy, r + d, lc, ls) - ringMean(limbusSrc, w, h, cx, cy, r - d, lc, ls);
+          const sr = ringMean(limbusSrc, w, h, cx, cy, r + d, rc, rs) - ringMean(limbusSrc, w, h, cx, cy, r - d, rc, rs);
+          const sc = Math.min(Number.isFinite(sl) ? sl : -Infinity, Number.isFinite(sr) ? sr : -Infinity);
+          if (sc > bestFine) {
+            bestFine = sc;
+            iris = { x: cx, y: cy, r };
+          }
+        }
       }
-    }
   }
 
   const shape = chosen!.shape;
   const full = (c: Circle): Circle => ({ x: (c.x + 0.5) * q - 0.5, y: (c.y + 0.5) * q - 0.5, r: c.r * q });
-  const fullPupil = full(pupil), fullIris = full(iris);
+  const fullPupil = full(pupil),
+    fullIris = full(iris);
   // The pupil bounds the iris from below (pupil/iris ratio at most 0.75): a limbus found inside
   // that is a wrong one (a blurred eye's soft limbus), and neither size nor focus is judged on it.
   // The edge width counts relative to the iris: the code's Gabor filters see the iris at a scale
@@ -610,15 +761,30 @@ export function localizeIris(img: GrayImage, opts: IrisCheckOptions = {}): IrisL
   // a sharp edge over more pixels). Judged before size: a blurred limbus may be found too small.
   const maxWidth = opts.maxEdgeWidth ?? 0.06;
   if (shape.width > 4.5 && edgeWidth > maxWidth) {
-    throw unusable('blurred', `the eye image is out of focus (the pupil's edge spreads over ${(100 * edgeWidth).toFixed(0)} % of the iris radius, at most ${(100 * maxWidth).toFixed(0)} %)`, { edgeWidth, maxEdgeWidth: maxWidth, workingWidthPx: shape.width, pupil: fullPupil, iris: fullIris }, 'ask the person to hold still at the focus distance and capture again');
+    throw unusable(
+      'blurred',
+      `the eye image is out of focus (the pupil's edge spreads over ${(100 * edgeWidth).toFixed(0)} % of the iris radius, at most ${(100 * maxWidth).toFixed(0)} %)`,
+      { edgeWidth, maxEdgeWidth: maxWidth, workingWidthPx: shape.width, pupil: fullPupil, iris: fullIris },
+      'ask the person to hold still at the focus distance and capture again',
+    );
   }
   const minR = opts.minIrisRadius ?? 40;
   if (irisR < minR) {
-    throw unusable('too-small', `the iris is ${Math.round(2 * irisR)} px across, at least ${2 * minR} px are needed`, { irisRadius: irisR, minIrisRadius: minR, pupil: fullPupil, iris: fullIris }, 'ask the person to come closer to the camera');
+    throw unusable(
+      'too-small',
+      `the iris is ${Math.round(2 * irisR)} px across, at least ${2 * minR} px are needed`,
+      { irisRadius: irisR, minIrisRadius: minR, pupil: fullPupil, iris: fullIris },
+      'ask the person to come closer to the camera',
+    );
   }
   const minAspect = opts.minAspect ?? 0.75;
   if (shape.aspect < minAspect) {
-    throw unusable('off-axis', `the pupil is seen as an ellipse (aspect ${shape.aspect.toFixed(2)}): the gaze is off-axis`, { aspect: shape.aspect, pupil: fullPupil, iris: fullIris }, 'ask the person to look straight into the camera');
+    throw unusable(
+      'off-axis',
+      `the pupil is seen as an ellipse (aspect ${shape.aspect.toFixed(2)}): the gaze is off-axis`,
+      { aspect: shape.aspect, pupil: fullPupil, iris: fullIris },
+      'ask the person to look straight into the camera',
+    );
   }
   return { pupil: fullPupil, iris: fullIris, sharpness, aspect: shape.aspect, pupilContrast: shape.contrast };
 }
@@ -634,7 +800,12 @@ const MASK_VALUE = 128;
 function maskedAsSclera(wk: Work, f: Float32Array): Float32Array {
   const { w, h } = wk;
   const src = wk.f;
-  const flat = (i: number): boolean => src[i] === MASK_VALUE && src[i - 1] === MASK_VALUE && src[i + 1] === MASK_VALUE && src[i - w] === MASK_VALUE && src[i + w] === MASK_VALUE;
+  const flat = (i: number): boolean =>
+    src[i] === MASK_VALUE &&
+    src[i - 1] === MASK_VALUE &&
+    src[i + 1] === MASK_VALUE &&
+    src[i - w] === MASK_VALUE &&
+    src[i + w] === MASK_VALUE;
   let n = 0;
   for (let y = 1; y < h - 1; y++) for (let x = 1; x < w - 1; x++) if (flat(y * w + x)) n++;
   if (n < 0.15 * w * h) return f;

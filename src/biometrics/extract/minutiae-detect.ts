@@ -26,17 +26,24 @@ const DY = [-1, -1, 0, 1, 1, 1, 0, -1];
 function crossing(sk: Uint8Array, W: number, i: number): number {
   let t = 0;
   for (let k = 0; k < 8; k++) {
-    const a = sk[i + DY[k]! * W + DX[k]!]!, b = sk[i + DY[(k + 1) & 7]! * W + DX[(k + 1) & 7]!]!;
+    const a = sk[i + DY[k]! * W + DX[k]!]!,
+      b = sk[i + DY[(k + 1) & 7]! * W + DX[(k + 1) & 7]!]!;
     if (!a && b) t++;
   }
   return t;
 }
 
-interface Trace { x: number; y: number; steps: number; end: 'length' | 'ending' | 'junction' }
+interface Trace {
+  x: number;
+  y: number;
+  steps: number;
+  end: 'length' | 'ending' | 'junction';
+}
 
 /** Follows the skeleton from `start` (coming from `from`) for at most `len` steps. */
 function trace(sk: Uint8Array, W: number, H: number, from: number, start: number, len: number, cn: Int8Array): Trace {
-  let prev = from, cur = start;
+  let prev = from,
+    cur = start;
   const seen = new Set<number>([from, start]);
   for (let s = 1; s <= len; s++) {
     if (cn[cur] === 3 && s > 1) return { x: cur % W, y: Math.floor(cur / W), steps: s, end: 'junction' };
@@ -54,28 +61,44 @@ function trace(sk: Uint8Array, W: number, H: number, from: number, start: number
     for (let k = 0; k < 8; k++) seen.add(cur + DY[k]! * W + DX[k]!);
     prev = cur;
     cur = next;
-    const x = cur % W, y = (cur - x) / W;
+    const x = cur % W,
+      y = (cur - x) / W;
     if (x <= 0 || y <= 0 || x >= W - 1 || y >= H - 1) return { x, y, steps: s, end: 'length' };
   }
   return { x: cur % W, y: Math.floor(cur / W), steps: len, end: 'length' };
 }
 
-interface Candidate { x: number; y: number; type: MinutiaType; dir: number; ok: boolean; spur: boolean; partner: number }
+interface Candidate {
+  x: number;
+  y: number;
+  type: MinutiaType;
+  dir: number;
+  ok: boolean;
+  spur: boolean;
+  partner: number;
+}
 
 /** Image direction snapped to the orientation field's axis, on the traced side. */
 function snap(theta: number, dir: number): number {
-  const a = theta, b = theta + Math.PI;
+  const a = theta,
+    b = theta + Math.PI;
   const d = (u: number) => Math.abs(Math.atan2(Math.sin(u - dir), Math.cos(u - dir)));
   return d(a) < d(b) ? a : b;
 }
 
 /** Ridge runs crossed by a segment across the ridges, `dist` px from (x, y) in direction `dir`. */
 function ridgeCount(ridges: Uint8Array, W: number, H: number, x: number, y: number, dir: number, dist: number): number {
-  const ux = Math.cos(dir), uy = Math.sin(dir), nx = -uy, ny = ux;
-  const cx = x + dist * ux, cy = y + dist * uy;
-  let runs = 0, prev = 0;
+  const ux = Math.cos(dir),
+    uy = Math.sin(dir),
+    nx = -uy,
+    ny = ux;
+  const cx = x + dist * ux,
+    cy = y + dist * uy;
+  let runs = 0,
+    prev = 0;
   for (let t = -11; t <= 11; t += 0.5) {
-    const px = Math.round(cx + t * nx), py = Math.round(cy + t * ny);
+    const px = Math.round(cx + t * nx),
+      py = Math.round(cy + t * ny);
     const v = px >= 0 && py >= 0 && px < W && py < H ? ridges[py * W + px]! : 0;
     if (v && !prev) runs++;
     prev = v;
@@ -87,8 +110,17 @@ function ridgeCount(ridges: Uint8Array, W: number, H: number, x: number, y: numb
  * `ridges` is the binarized image before thinning (used to orient bifurcations); without it the
  * skeleton trace alone decides.
  */
-export function detectMinutiae(skeleton: Uint8Array, width: number, height: number, mask: Uint8Array, field: OrientationField, opts: MinutiaeOptions = {}, ridges?: Uint8Array): Minutia[] {
-  const W = width, H = height;
+export function detectMinutiae(
+  skeleton: Uint8Array,
+  width: number,
+  height: number,
+  mask: Uint8Array,
+  field: OrientationField,
+  opts: MinutiaeOptions = {},
+  ridges?: Uint8Array,
+): Minutia[] {
+  const W = width,
+    H = height;
   const border = opts.borderDistance ?? 10;
   const brk = opts.breakDistance ?? 12;
   const tl = opts.traceLength ?? 10;
@@ -96,17 +128,28 @@ export function detectMinutiae(skeleton: Uint8Array, width: number, height: numb
   const integral = new Int32Array((W + 1) * (H + 1));
   for (let y = 0; y < H; y++) {
     let row = 0;
-    for (let x = 0; x < W; x++) { row += mask[y * W + x]!; integral[(y + 1) * (W + 1) + x + 1] = integral[y * (W + 1) + x + 1]! + row; }
+    for (let x = 0; x < W; x++) {
+      row += mask[y * W + x]!;
+      integral[(y + 1) * (W + 1) + x + 1] = integral[y * (W + 1) + x + 1]! + row;
+    }
   }
   /** Fraction of the (2r+1)² window around (x, y) that is fingerprint (outside the image counts as not). */
   const maskFraction = (x: number, y: number, r: number): number => {
-    const x0 = Math.max(0, x - r), y0 = Math.max(0, y - r), x1 = Math.min(W, x + r + 1), y1 = Math.min(H, y + r + 1);
+    const x0 = Math.max(0, x - r),
+      y0 = Math.max(0, y - r),
+      x1 = Math.min(W, x + r + 1),
+      y1 = Math.min(H, y + r + 1);
     const s = integral[y1 * (W + 1) + x1]! - integral[y0 * (W + 1) + x1]! - integral[y1 * (W + 1) + x0]! + integral[y0 * (W + 1) + x0]!;
     return s / (2 * r + 1) ** 2;
   };
-  const inside = (x: number, y: number): boolean => x >= border && y >= border && x < W - border && y < H - border && maskFraction(x, y, border) === 1;
+  const inside = (x: number, y: number): boolean =>
+    x >= border && y >= border && x < W - border && y < H - border && maskFraction(x, y, border) === 1;
   const cn = new Int8Array(W * H);
-  for (let y = 1; y < H - 1; y++) for (let x = 1; x < W - 1; x++) { const i = y * W + x; if (skeleton[i]) cn[i] = crossing(skeleton, W, i); }
+  for (let y = 1; y < H - 1; y++)
+    for (let x = 1; x < W - 1; x++) {
+      const i = y * W + x;
+      if (skeleton[i]) cn[i] = crossing(skeleton, W, i);
+    }
 
   const cands: Candidate[] = [];
   for (let y = 1; y < H - 1; y++) {
@@ -118,7 +161,13 @@ export function detectMinutiae(skeleton: Uint8Array, width: number, height: numb
       const th = field.theta[i]!;
       if (c === 1) {
         let nb = -1;
-        for (let k = 0; k < 8; k++) { const j = i + DY[k]! * W + DX[k]!; if (skeleton[j]) { nb = j; break; } }
+        for (let k = 0; k < 8; k++) {
+          const j = i + DY[k]! * W + DX[k]!;
+          if (skeleton[j]) {
+            nb = j;
+            break;
+          }
+        }
         if (nb < 0) continue; // isolated pixel
         const t = trace(skeleton, W, H, i, nb, tl, cn);
         const dir = Math.atan2(t.y - y, t.x - x);
@@ -129,20 +178,30 @@ export function detectMinutiae(skeleton: Uint8Array, width: number, height: numb
         // The three branches: one start pixel per run of set neighbours.
         const starts: number[] = [];
         for (let k = 0; k < 8; k++) {
-          const a = skeleton[i + DY[k]! * W + DX[k]!]!, b = skeleton[i + DY[(k + 1) & 7]! * W + DX[(k + 1) & 7]!]!;
+          const a = skeleton[i + DY[k]! * W + DX[k]!]!,
+            b = skeleton[i + DY[(k + 1) & 7]! * W + DX[(k + 1) & 7]!]!;
           if (!a && b) starts.push(i + DY[(k + 1) & 7]! * W + DX[(k + 1) & 7]!);
         }
-        const dirs = starts.map((s) => { const t = trace(skeleton, W, H, i, s, tl, cn); return { d: Math.atan2(t.y - y, t.x - x), t }; });
+        const dirs = starts.map((s) => {
+          const t = trace(skeleton, W, H, i, s, tl, cn);
+          return { d: Math.atan2(t.y - y, t.x - x), t };
+        });
         if (dirs.length !== 3) continue;
         const spur = dirs.some((d) => d.t.steps < tl / 2 && d.t.end === 'ending');
         // The two branches closest in direction are the fork; the direction is their bisector.
-        let best = 0, bestGap = Infinity;
+        let best = 0,
+          bestGap = Infinity;
         for (let a = 0; a < 3; a++) {
-          const u = dirs[a]!.d, v = dirs[(a + 1) % 3]!.d;
+          const u = dirs[a]!.d,
+            v = dirs[(a + 1) % 3]!.d;
           const gap = Math.abs(Math.atan2(Math.sin(u - v), Math.cos(u - v)));
-          if (gap < bestGap) { bestGap = gap; best = a; }
+          if (gap < bestGap) {
+            bestGap = gap;
+            best = a;
+          }
         }
-        const u = dirs[best]!.d, v = dirs[(best + 1) % 3]!.d;
+        const u = dirs[best]!.d,
+          v = dirs[(best + 1) % 3]!.d;
         // The stem (the third branch) points away from the fork; together with the bisector it
         // fixes the side even when the fork's branches open wide.
         const stem = dirs[(best + 2) % 3]!.d;
@@ -151,7 +210,8 @@ export function detectMinutiae(skeleton: Uint8Array, width: number, height: numb
         // orientation a few pixels ahead and behind; the trace decides only a tie.
         let dir = snap(th, bis);
         if (ridges) {
-          const ahead = ridgeCount(ridges, W, H, x, y, th, 7), behind = ridgeCount(ridges, W, H, x, y, th + Math.PI, 7);
+          const ahead = ridgeCount(ridges, W, H, x, y, th, 7),
+            behind = ridgeCount(ridges, W, H, x, y, th + Math.PI, 7);
           if (ahead !== behind) dir = ahead > behind ? th : th + Math.PI;
         }
         cands.push({ x, y, type: 'bifurcation', dir, ok: true, spur, partner: -1 });
@@ -169,10 +229,14 @@ export function detectMinutiae(skeleton: Uint8Array, width: number, height: numb
       if (A.type === 'ending' && B.type === 'ending') {
         // Broken ridge: facing each other.
         const diff = Math.abs(Math.atan2(Math.sin(A.dir - B.dir), Math.cos(A.dir - B.dir)));
-        if (diff > (2 * Math.PI) / 3 || d < 6) { A.ok = false; B.ok = false; }
+        if (diff > (2 * Math.PI) / 3 || d < 6) {
+          A.ok = false;
+          B.ok = false;
+        }
       } else if (d < 8) {
         // Bridge (two bifurcations) or an ending next to a bifurcation: noise.
-        A.ok = false; B.ok = false;
+        A.ok = false;
+        B.ok = false;
       }
     }
   }

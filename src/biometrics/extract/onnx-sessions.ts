@@ -23,12 +23,24 @@ export function getSession(file: string): Promise<ort.InferenceSession> {
   let s = sessions.get(path);
   if (!s) {
     if (!existsSync(path)) {
-      throw new AgentError('BIOMETRICS_MODEL_MISSING', `model file ${path} does not exist`, { path }, { hint: 'run `npm run models` to build the bundled models, or fix the model path in the configuration' });
+      throw new AgentError(
+        'BIOMETRICS_MODEL_MISSING',
+        `model file ${path} does not exist`,
+        { path },
+        { hint: 'run `npm run models` to build the bundled models, or fix the model path in the configuration' },
+      );
     }
-    s = ort.InferenceSession.create(path, { intraOpNumThreads: intraOpThreads, interOpNumThreads: 1, graphOptimizationLevel: 'all' }).catch((err: unknown) => {
-      sessions.delete(path);
-      throw new AgentError('BIOMETRICS_MODEL_INVALID', `cannot load model ${path}: ${(err as Error).message}`, { path }, { hint: 'rebuild it with `npm run models` or replace the file with a valid ONNX model', cause: err });
-    });
+    s = ort.InferenceSession.create(path, { intraOpNumThreads: intraOpThreads, interOpNumThreads: 1, graphOptimizationLevel: 'all' }).catch(
+      (err: unknown) => {
+        sessions.delete(path);
+        throw new AgentError(
+          'BIOMETRICS_MODEL_INVALID',
+          `cannot load model ${path}: ${(err as Error).message}`,
+          { path },
+          { hint: 'rebuild it with `npm run models` or replace the file with a valid ONNX model', cause: err },
+        );
+      },
+    );
     sessions.set(path, s);
   }
   return s;

@@ -10,9 +10,14 @@
 /** Measured on 319,600 impostor comparisons (800 synthetic fingers, seeds 900000000..): raw score
  * at FMR = 10^(−score/10) for score 0, 2, 4, ... 48. */
 // prettier-ignore
-export const CALIBRATION_RAW: readonly number[] = [0, 4.489, 5.483, 6.27, 6.947, 7.57, 8.158, 8.732, 9.284, 9.818, 10.351, 10.856, 11.351, 11.823, 12.3, 12.743, 13.23, 13.747, 14.161, 14.697, 15.261, 15.574, 16.087, 16.524, 16.944];
+export const CALIBRATION_RAW: readonly number[] = [
+  0, 4.489, 5.483, 6.27, 6.947, 7.57, 8.158, 8.732, 9.284, 9.818, 10.351, 10.856, 11.351, 11.823, 12.3, 12.743, 13.23, 13.747, 14.161,
+  14.697, 15.261, 15.574, 16.087, 16.524, 16.944,
+];
 // prettier-ignore
-export const CALIBRATION_SCORE: readonly number[] = [0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30, 32, 34, 36, 38, 40, 42, 44, 46, 48];
+export const CALIBRATION_SCORE: readonly number[] = [
+  0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30, 32, 34, 36, 38, 40, 42, 44, 46, 48,
+];
 
 const TAIL_SEGMENTS = 8;
 

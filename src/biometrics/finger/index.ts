@@ -31,7 +31,14 @@ import { count, idsFromBytes, idsToBytes, positions, type SnapshotLoad, type Sna
 export const FINGER_SNAPSHOT_FORMAT = 'finger-index/1';
 
 const CELL_BITS = 15;
-const PAIRS: ReadonlyArray<readonly [number, number]> = [[0, 1], [0, 2], [1, 2], [0, 3], [1, 3], [2, 3]];
+const PAIRS: ReadonlyArray<readonly [number, number]> = [
+  [0, 1],
+  [0, 2],
+  [1, 2],
+  [0, 3],
+  [1, 3],
+  [2, 3],
+];
 /** The probe also uses the pairs with its fifth neighbour: a missing or spurious neighbour on
  * either side then still leaves matching structures (recall of the mate in the best 2.5 % of
  * 3,000: 0.80 with 3 pairs on both sides, 0.91 with 6 stored and 10 on the probe side). */
@@ -94,13 +101,7 @@ function circBins(v: number, width: number, count: number, shift: number): numbe
 }
 
 function binsOf(s: LocalStructure): number[][] {
-  return [
-    linBins(s.la, 5, 16),
-    linBins(s.lb, 5, 16),
-    linBins(s.delta, 16, 8),
-    circBins(s.b1, 32, 8, 0),
-    circBins(s.b2, 128, 2, 64),
-  ];
+  return [linBins(s.la, 5, 16), linBins(s.lb, 5, 16), linBins(s.delta, 16, 8), circBins(s.b1, 32, 8, 0), circBins(s.b2, 128, 2, 64)];
 }
 
 /** The prefilter features (exact cells) of a prepared template. */
@@ -118,10 +119,14 @@ export function prefilterBitset(p: PreparedFinger): Uint32Array {
   const bits = new Uint32Array((1 << CELL_BITS) >> 5);
   localStructures(p, PROBE_PAIRS, (s) => {
     const [a, b, c, d, e] = binsOf(s);
-    for (const x1 of a!) for (const x2 of b!) for (const x3 of c!) for (const x4 of d!) for (const x5 of e!) {
-      const cell = cellOf(x1, x2, x3, x4, x5);
-      bits[cell >> 5]! |= 1 << (cell & 31);
-    }
+    for (const x1 of a!)
+      for (const x2 of b!)
+        for (const x3 of c!)
+          for (const x4 of d!)
+            for (const x5 of e!) {
+              const cell = cellOf(x1, x2, x3, x4, x5);
+              bits[cell >> 5]! |= 1 << (cell & 31);
+            }
   });
   return bits;
 }
@@ -213,7 +218,16 @@ export class FingerIndex {
     const ids = idsToBytes(this.ids.slice(0, n));
     return {
       meta: { format: FINGER_SNAPSHOT_FORMAT, slots: n, used: this.used, featsUsed: this.featsUsed, idsBytes: ids.length },
-      sections: [ids, this.arena.subarray(0, this.used), this.offsets.subarray(0, n), this.lengths.subarray(0, n), this.feats.subarray(0, this.featsUsed), this.featOffsets.subarray(0, n), this.featCounts.subarray(0, n), this.cellFreq],
+      sections: [
+        ids,
+        this.arena.subarray(0, this.used),
+        this.offsets.subarray(0, n),
+        this.lengths.subarray(0, n),
+        this.feats.subarray(0, this.featsUsed),
+        this.featOffsets.subarray(0, n),
+        this.featCounts.subarray(0, n),
+        this.cellFreq,
+      ],
     };
   }
 
@@ -223,7 +237,8 @@ export class FingerIndex {
     const used = count(meta, 'used');
     const featsUsed = count(meta, 'featsUsed');
     const idsBytes = count(meta, 'idsBytes');
-    if (meta.format !== FINGER_SNAPSHOT_FORMAT || n === null || used === null || featsUsed === null || idsBytes === null) return `finger layout ${String(meta.format)} is not ${FINGER_SNAPSHOT_FORMAT}`;
+    if (meta.format !== FINGER_SNAPSHOT_FORMAT || n === null || used === null || featsUsed === null || idsBytes === null)
+      return `finger layout ${String(meta.format)} is not ${FINGER_SNAPSHOT_FORMAT}`;
     if (this.size > 0) return 'the finger index is not empty';
     const ids = new Uint8Array(idsBytes);
     const arena = new Uint16Array(Math.max(used, 1));
@@ -235,11 +250,35 @@ export class FingerIndex {
     const featCounts = new Uint16Array(cap);
     const cellFreq = new Int32Array(1 << CELL_BITS);
     return {
-      targets: [ids, arena.subarray(0, used), offsets.subarray(0, n), lengths.subarray(0, n), feats.subarray(0, featsUsed), featOffsets.subarray(0, n), featCounts.subarray(0, n), cellFreq],
+      targets: [
+        ids,
+        arena.subarray(0, used),
+        offsets.subarray(0, n),
+        lengths.subarray(0, n),
+        feats.subarray(0, featsUsed),
+        featOffsets.subarray(0, n),
+        featCounts.subarray(0, n),
+        cellFreq,
+      ],
       commit: () => {
         const list = idsFromBytes(ids);
         if (list.length !== n) throw new Error(`the snapshot holds ${list.length} finger ids for ${n} slots`);
-        Object.assign(this, { arena, used, dead: 0, capacity: cap, slots: n, offsets, lengths, feats, featsUsed, featOffsets, featCounts, cellFreq, ids: list, prefilterScores: new Float32Array(0) });
+        Object.assign(this, {
+          arena,
+          used,
+          dead: 0,
+          capacity: cap,
+          slots: n,
+          offsets,
+          lengths,
+          feats,
+          featsUsed,
+          featOffsets,
+          featCounts,
+          cellFreq,
+          ids: list,
+          prefilterScores: new Float32Array(0),
+        });
         this.slotOf = positions(list);
       },
     };
@@ -302,7 +341,10 @@ export class FingerIndex {
     const feats = this.feats;
     let alive = 0;
     for (let s = 0; s < slots; s++) {
-      if (this.ids[s] === undefined) { scores[s] = -1; continue; }
+      if (this.ids[s] === undefined) {
+        scores[s] = -1;
+        continue;
+      }
       alive++;
       const start = this.featOffsets[s]!;
       const end = start + this.featCounts[s]!;
@@ -344,7 +386,18 @@ export class FingerIndex {
     if (n === 0) return 0;
     let idBytes = 0;
     for (const id of this.slotOf.keys()) idBytes += 16 + 2 * id.length + 48; // string + Map entry
-    const typed = this.arena.byteLength + this.offsets.byteLength + this.lengths.byteLength + this.feats.byteLength + this.cellFreq.byteLength + this.featOffsets.byteLength + this.featCounts.byteLength + this.prefilterScores.byteLength + this.weight.byteLength + this.selection.byteLength + this.ids.length * 8;
+    const typed =
+      this.arena.byteLength +
+      this.offsets.byteLength +
+      this.lengths.byteLength +
+      this.feats.byteLength +
+      this.cellFreq.byteLength +
+      this.featOffsets.byteLength +
+      this.featCounts.byteLength +
+      this.prefilterScores.byteLength +
+      this.weight.byteLength +
+      this.selection.byteLength +
+      this.ids.length * 8;
     return Math.round((typed + idBytes) / n);
   }
 
@@ -408,7 +461,13 @@ function kthLargest(a: Float32Array, k: number): number {
     while (i <= j) {
       while (a[i]! > pivot) i++;
       while (a[j]! < pivot) j--;
-      if (i <= j) { const t = a[i]!; a[i] = a[j]!; a[j] = t; i++; j--; }
+      if (i <= j) {
+        const t = a[i]!;
+        a[i] = a[j]!;
+        a[j] = t;
+        i++;
+        j--;
+      }
     }
     if (target <= j) hi = j;
     else if (target >= i) lo = i;

@@ -42,9 +42,14 @@ const ISO_ANGLE_UNIT = TWO_PI / 256;
 const ANSI_ANGLE_UNIT = (2 * Math.PI) / 180;
 
 function malformed(offset: number, reason: string): AgentError {
-  return new AgentError('BIOMETRICS_TEMPLATE_MALFORMED', `finger minutiae record is malformed at byte ${offset}: ${reason}`, { offset, reason }, {
-    hint: 'The file is not a valid ISO/IEC 19794-2:2005 or ANSI INCITS 378-2004 minutiae record (truncated or corrupt); re-export or re-enrol the template.',
-  });
+  return new AgentError(
+    'BIOMETRICS_TEMPLATE_MALFORMED',
+    `finger minutiae record is malformed at byte ${offset}: ${reason}`,
+    { offset, reason },
+    {
+      hint: 'The file is not a valid ISO/IEC 19794-2:2005 or ANSI INCITS 378-2004 minutiae record (truncated or corrupt); re-export or re-enrol the template.',
+    },
+  );
 }
 
 function typeCode(t: MinutiaType): number {
@@ -53,11 +58,17 @@ function typeCode(t: MinutiaType): number {
 
 /** Writes an ISO/IEC 19794-2:2005 record with one or more finger views (no extended data). */
 export function encodeFingerRecord(record: Omit<FingerRecord, 'format'>): Uint8Array {
-  if (record.views.length > 255) throw new AgentError('BIOMETRICS_TEMPLATE_INVALID', 'an ISO record holds at most 255 finger views', { views: record.views.length });
+  if (record.views.length > 255)
+    throw new AgentError('BIOMETRICS_TEMPLATE_INVALID', 'an ISO record holds at most 255 finger views', { views: record.views.length });
   let size = 24;
   for (const v of record.views) {
     if (v.minutiae.length > 255) {
-      throw new AgentError('BIOMETRICS_TEMPLATE_INVALID', `a finger view holds at most 255 minutiae, got ${v.minutiae.length}`, { minutiae: v.minutiae.length }, { hint: 'Keep the best 255 minutiae.' });
+      throw new AgentError(
+        'BIOMETRICS_TEMPLATE_INVALID',
+        `a finger view holds at most 255 minutiae, got ${v.minutiae.length}`,
+        { minutiae: v.minutiae.length },
+        { hint: 'Keep the best 255 minutiae.' },
+      );
     }
     size += 4 + 6 * v.minutiae.length + 2;
   }
@@ -118,7 +129,8 @@ function clampInt(v: number, lo: number, hi: number): number {
 export function decodeFingerRecord(bytes: Uint8Array): FingerRecord {
   const len = bytes.length;
   if (len < 8) throw malformed(len, `record is ${len} bytes, shorter than the 8-byte format identifier and version`);
-  if (bytes[0] !== 0x46 || bytes[1] !== 0x4d || bytes[2] !== 0x52 || bytes[3] !== 0) throw malformed(0, 'format identifier is not "FMR\\0"');
+  if (bytes[0] !== 0x46 || bytes[1] !== 0x4d || bytes[2] !== 0x52 || bytes[3] !== 0)
+    throw malformed(0, 'format identifier is not "FMR\\0"');
   if (bytes[4] !== 0x20 || bytes[5] !== 0x32 || bytes[6] !== 0x30 || bytes[7] !== 0) {
     const v = String.fromCharCode(bytes[4]!, bytes[5]!, bytes[6]!);
     throw malformed(4, `version "${v}" is not supported (only " 20": ISO 19794-2:2005 / ANSI 378-2004)`);
@@ -137,7 +149,10 @@ export function decodeFingerRecord(bytes: Uint8Array): FingerRecord {
     o = 18;
   } else {
     const declared = len >= 12 ? dv.getUint32(8) : len >= 10 ? dv.getUint16(8) : -1;
-    throw malformed(8, `record length field (${declared}) does not match the ${len} bytes given (truncated, or neither ISO nor ANSI layout)`);
+    throw malformed(
+      8,
+      `record length field (${declared}) does not match the ${len} bytes given (truncated, or neither ISO nor ANSI layout)`,
+    );
   }
   if (len < o + 12) throw malformed(len, `header truncated: needs ${o + 12} bytes, record has ${len}`);
   const captureEquipment = dv.getUint16(o);
@@ -173,7 +188,8 @@ export function decodeFingerRecord(bytes: Uint8Array): FingerRecord {
       if (format === 'ansi378-2004' && a >= 180) throw malformed(o + 4, `minutia ${i + 1}: ANSI angle ${a} is not 0..179`);
       const q = bytes[o + 5]!;
       if (q > 100) throw malformed(o + 5, `minutia ${i + 1}: quality ${q} is above 100`);
-      if (x >= width || y >= height) throw malformed(o, `minutia ${i + 1}: position (${x}, ${y}) lies outside the ${width}x${height} image`);
+      if (x >= width || y >= height)
+        throw malformed(o, `minutia ${i + 1}: position (${x}, ${y}) lies outside the ${width}x${height} image`);
       minutiae.push({ x, y, angle: normalizeAngle(a * unit), type: tc === 1 ? 'ending' : tc === 2 ? 'bifurcation' : 'other', quality: q });
     }
     if (o + 2 > len) throw malformed(o, `finger view ${v + 1}: extended data length truncated`);

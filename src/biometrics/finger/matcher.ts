@@ -68,7 +68,8 @@ export function prepareFinger(t: FingerTemplate): PreparedFinger {
   let ms = t.minutiae;
   if (ms.length > MAX_MINUTIAE) ms = [...ms].sort((a, b) => b.quality - a.quality).slice(0, MAX_MINUTIAE);
   const f = scaleTo500Dpi(t.resolutionPpcm);
-  const xs = ms.map((m) => m.x * f), ys = ms.map((m) => m.y * f);
+  const xs = ms.map((m) => m.x * f),
+    ys = ms.map((m) => m.y * f);
   const n = ms.length;
   const K = Math.min(EDGES_PER_MINUTIA, Math.max(0, n - 1));
   const data = new Uint16Array(preparedWords(n));
@@ -171,10 +172,12 @@ export class FingerProbe {
         else if (lRem >= LEN_BIN / 2 && lb < LEN_BINS - 1) lbs.push(lb + 1);
         const a1 = [b1 >> 5, (((b1 & 31) < 16 ? (b1 >> 5) - 1 : (b1 >> 5) + 1) + ANG_BINS) % ANG_BINS];
         const a2 = [b2 >> 5, (((b2 & 31) < 16 ? (b2 >> 5) - 1 : (b2 >> 5) + 1) + ANG_BINS) % ANG_BINS];
-        for (const l of lbs) for (const x of a1) for (const y of a2) {
-          keys.push((l * ANG_BINS + x) * ANG_BINS + y);
-          refs.push(i * EDGES_PER_MINUTIA + e);
-        }
+        for (const l of lbs)
+          for (const x of a1)
+            for (const y of a2) {
+              keys.push((l * ANG_BINS + x) * ANG_BINS + y);
+              refs.push(i * EDGES_PER_MINUTIA + e);
+            }
       }
     }
     const start = new Int32Array(BUCKETS + 1);
@@ -280,8 +283,16 @@ function heapPop(): number {
 
 /** The two templates of one comparison: data, minutia and edge blocks, counts. */
 interface Sides {
-  pd: Uint16Array; pM: number; pE: number; nA: number; KA: number;
-  cd: Uint16Array; cM: number; cE: number; nB: number; KB: number;
+  pd: Uint16Array;
+  pM: number;
+  pE: number;
+  nA: number;
+  KA: number;
+  cd: Uint16Array;
+  cM: number;
+  cE: number;
+  nB: number;
+  KB: number;
 }
 
 const sides: Sides = { pd: new Uint16Array(0), pM: 0, pE: 0, nA: 0, KA: 0, cd: new Uint16Array(0), cM: 0, cE: 0, nB: 0, KB: 0 };
@@ -334,7 +345,10 @@ function growFromRoot(s: Sides, ri: number, rk: number): number {
     const j = top >> 16;
     const l = top & 0xffff;
     const pj = pairA[j]!;
-    if (pj === l) { edges++; continue; }
+    if (pj === l) {
+      edges++;
+      continue;
+    }
     if (pj >= 0 || pairB[l]! >= 0) continue;
     edges++;
     pairA[j] = l;
@@ -350,7 +364,8 @@ function growFromRoot(s: Sides, ri: number, rk: number): number {
 
 /** The pairing's rotation in 256 units: circular mean of (candidate − probe) directions of its pairs. */
 function pairingRotation(s: Sides, m: number): number {
-  let sc = 0, ss = 0;
+  let sc = 0,
+    ss = 0;
   for (let q = 0; q < m; q++) {
     const d = ((s.cd[s.cM + queueB[q]! * MINUTIA_WORDS + 2]! - s.pd[s.pM + queueA[q]! * MINUTIA_WORDS + 2]!) & 255) * (TWO_PI / 256);
     sc += Math.cos(d);
@@ -365,7 +380,8 @@ function pairingRotation(s: Sides, m: number): number {
  */
 let wantAngle = 0;
 /** An unpaired candidate minutia whose direction is within PAIR_TOL_ANG of `wantAngle`. */
-const unpairedWithAngle = (l: number): boolean => pairB[l]! < 0 && circ(sides.cd[sides.cM + l * MINUTIA_WORDS + 2]! & 255, wantAngle) <= PAIR_TOL_ANG;
+const unpairedWithAngle = (l: number): boolean =>
+  pairB[l]! < 0 && circ(sides.cd[sides.cM + l * MINUTIA_WORDS + 2]! & 255, wantAngle) <= PAIR_TOL_ANG;
 const anyPoint = (): boolean => true;
 
 function extendByPosition(s: Sides, m: number): number {
@@ -373,22 +389,32 @@ function extendByPosition(s: Sides, m: number): number {
   const rot = pairingRotation(s, m);
   const rot256 = Math.round((rot / TWO_PI) * 256) & 255;
   // ISO directions turn by −θ when the image turns by θ (y down): the image rotation is −rot.
-  const c = Math.cos(-rot), sn = Math.sin(-rot);
+  const c = Math.cos(-rot),
+    sn = Math.sin(-rot);
   for (let pass = 0; pass < 2; pass++) {
     const before = m;
     for (let i = 0; i < nA; i++) {
       if (pairA[i]! >= 0) continue;
-      const px = pd[pM + i * MINUTIA_WORDS]!, py = pd[pM + i * MINUTIA_WORDS + 1]!;
-      let anchor = -1, ad = Infinity;
+      const px = pd[pM + i * MINUTIA_WORDS]!,
+        py = pd[pM + i * MINUTIA_WORDS + 1]!;
+      let anchor = -1,
+        ad = Infinity;
       for (let q = 0; q < m; q++) {
         const a = queueA[q]!;
-        const dx = pd[pM + a * MINUTIA_WORDS]! - px, dy = pd[pM + a * MINUTIA_WORDS + 1]! - py;
+        const dx = pd[pM + a * MINUTIA_WORDS]! - px,
+          dy = pd[pM + a * MINUTIA_WORDS + 1]! - py;
         const d = dx * dx + dy * dy;
-        if (d < ad) { ad = d; anchor = q; }
+        if (d < ad) {
+          ad = d;
+          anchor = q;
+        }
       }
-      const a = queueA[anchor]!, b = queueB[anchor]!;
-      const ox = px - pd[pM + a * MINUTIA_WORDS]!, oy = py - pd[pM + a * MINUTIA_WORDS + 1]!;
-      const ex = cd[cM + b * MINUTIA_WORDS]! + c * ox - sn * oy, ey = cd[cM + b * MINUTIA_WORDS + 1]! + sn * ox + c * oy;
+      const a = queueA[anchor]!,
+        b = queueB[anchor]!;
+      const ox = px - pd[pM + a * MINUTIA_WORDS]!,
+        oy = py - pd[pM + a * MINUTIA_WORDS + 1]!;
+      const ex = cd[cM + b * MINUTIA_WORDS]! + c * ox - sn * oy,
+        ey = cd[cM + b * MINUTIA_WORDS + 1]! + sn * ox + c * oy;
       const tol = ELASTIC_R0 + ELASTIC_R1 * Math.sqrt(ad);
       wantAngle = (pd[pM + i * MINUTIA_WORDS + 2]! + rot256) & 255;
       const best = nearestIn(candGrid, ex, ey, tol, unpairedWithAngle);
@@ -421,7 +447,10 @@ class PointGrid {
   /** Indexes the n points (xs[i], ys[i]). */
   build(n: number): void {
     const { x, y } = this;
-    let minX = Infinity, minY = Infinity, maxX = -Infinity, maxY = -Infinity;
+    let minX = Infinity,
+      minY = Infinity,
+      maxX = -Infinity,
+      maxY = -Infinity;
     for (let i = 0; i < n; i++) {
       if (x[i]! < minX) minX = x[i]!;
       if (x[i]! > maxX) maxX = x[i]!;
@@ -465,17 +494,24 @@ const predGrid = new PointGrid();
  * over the circle's bounding box.
  */
 function nearestIn(g: PointGrid, px: number, py: number, r: number, accept: (i: number) => boolean): number {
-  const cx0 = Math.max(0, Math.floor((px - r - g.x0) / CELL)), cx1 = Math.min(g.w - 1, Math.floor((px + r - g.x0) / CELL));
-  const cy0 = Math.max(0, Math.floor((py - r - g.y0) / CELL)), cy1 = Math.min(g.h - 1, Math.floor((py + r - g.y0) / CELL));
-  let best = -1, bd = r * r;
+  const cx0 = Math.max(0, Math.floor((px - r - g.x0) / CELL)),
+    cx1 = Math.min(g.w - 1, Math.floor((px + r - g.x0) / CELL));
+  const cy0 = Math.max(0, Math.floor((py - r - g.y0) / CELL)),
+    cy1 = Math.min(g.h - 1, Math.floor((py + r - g.y0) / CELL));
+  let best = -1,
+    bd = r * r;
   for (let cy = cy0; cy <= cy1; cy++) {
     for (let cx = cx0; cx <= cx1; cx++) {
       const c = cy * g.w + cx;
       for (let q = g.start[c]!, e = g.start[c + 1]!; q < e; q++) {
         const i = g.items[q]!;
-        const dx = g.x[i]! - px, dy = g.y[i]! - py;
+        const dx = g.x[i]! - px,
+          dy = g.y[i]! - py;
         const d = dx * dx + dy * dy;
-        if (d < bd && accept(i)) { bd = d; best = i; }
+        if (d < bd && accept(i)) {
+          bd = d;
+          best = i;
+        }
       }
     }
   }
@@ -503,26 +539,37 @@ function verify(s: Sides, m: number): MatchDetail {
   const { pd, pM, pE, nA, KA, cd, cM, cE, nB, KB } = s;
   const rot = pairingRotation(s, m);
   const rot256 = Math.round((rot / TWO_PI) * 256) & 255;
-  const c = Math.cos(-rot), sn = Math.sin(-rot);
-  let ax = 0, ay = 0, bx = 0, by = 0;
+  const c = Math.cos(-rot),
+    sn = Math.sin(-rot);
+  let ax = 0,
+    ay = 0,
+    bx = 0,
+    by = 0;
   for (let q = 0; q < m; q++) {
     ax += pd[pM + queueA[q]! * MINUTIA_WORDS]!;
     ay += pd[pM + queueA[q]! * MINUTIA_WORDS + 1]!;
     bx += cd[cM + queueB[q]! * MINUTIA_WORDS]!;
     by += cd[cM + queueB[q]! * MINUTIA_WORDS + 1]!;
   }
-  ax /= m; ay /= m; bx /= m; by /= m;
+  ax /= m;
+  ay /= m;
+  bx /= m;
+  by /= m;
   for (let i = 0; i < nA; i++) {
-    const ox = pd[pM + i * MINUTIA_WORDS]! - ax, oy = pd[pM + i * MINUTIA_WORDS + 1]! - ay;
+    const ox = pd[pM + i * MINUTIA_WORDS]! - ax,
+      oy = pd[pM + i * MINUTIA_WORDS + 1]! - ay;
     predX[i] = bx + c * ox - sn * oy;
     predY[i] = by + sn * ox + c * oy;
   }
   let kept = 0;
   let pairWeight = 0;
   for (let q = 0; q < m; q++) {
-    const i = queueA[q]!, l = queueB[q]!;
-    const dx = cd[cM + l * MINUTIA_WORDS]! - predX[i]!, dy = cd[cM + l * MINUTIA_WORDS + 1]! - predY[i]!;
-    const ox = pd[pM + i * MINUTIA_WORDS]! - ax, oy = pd[pM + i * MINUTIA_WORDS + 1]! - ay;
+    const i = queueA[q]!,
+      l = queueB[q]!;
+    const dx = cd[cM + l * MINUTIA_WORDS]! - predX[i]!,
+      dy = cd[cM + l * MINUTIA_WORDS + 1]! - predY[i]!;
+    const ox = pd[pM + i * MINUTIA_WORDS]! - ax,
+      oy = pd[pM + i * MINUTIA_WORDS + 1]! - ay;
     const tol = ELASTIC_R0 + ELASTIC_R1 * Math.sqrt(ox * ox + oy * oy);
     const err = Math.sqrt(dx * dx + dy * dy);
     if (err > tol || circ(cd[cM + l * MINUTIA_WORDS + 2]! & 255, (pd[pM + i * MINUTIA_WORDS + 2]! + rot256) & 255) > PAIR_TOL_ANG) {
@@ -536,9 +583,11 @@ function verify(s: Sides, m: number): MatchDetail {
     kept++;
   }
   // Supporting edges, each weighted by how well its length and angles agree.
-  let supporting = 0, edgeWeight = 0;
+  let supporting = 0,
+    edgeWeight = 0;
   for (let q = 0; q < kept; q++) {
-    const i = queueA[q]!, k = queueB[q]!;
+    const i = queueA[q]!,
+      k = queueB[q]!;
     for (let e = 0; e < KA; e++) {
       const po = pE + (i * EDGES_PER_MINUTIA + e) * EDGE_WORDS;
       const l = pairA[pd[po]! & 255]!;
@@ -547,7 +596,8 @@ function verify(s: Sides, m: number): MatchDetail {
         const co = cE + (k * EDGES_PER_MINUTIA + f) * EDGE_WORDS;
         if ((cd[co]! & 255) !== l) continue;
         const dl = Math.abs((cd[co]! >> 8) - (pd[po]! >> 8));
-        const e1 = circ(cd[co + 1]! & 255, pd[po + 1]! & 255), e2 = circ(cd[co + 1]! >> 8, pd[po + 1]! >> 8);
+        const e1 = circ(cd[co + 1]! & 255, pd[po + 1]! & 255),
+          e2 = circ(cd[co + 1]! >> 8, pd[po + 1]! >> 8);
         if (dl <= GROW_TOL_LEN && e1 <= GROW_TOL_ANG && e2 <= GROW_TOL_ANG) {
           supporting++;
           edgeWeight += (1 - (dl / GROW_TOL_LEN) ** 2) * (1 - ((e1 + e2) / (2 * GROW_TOL_ANG)) ** 2);
@@ -561,9 +611,11 @@ function verify(s: Sides, m: number): MatchDetail {
   predGrid.x.set(predX.subarray(0, nA));
   predGrid.y.set(predY.subarray(0, nA));
   predGrid.build(nA);
-  let commonA = 0, commonB = 0;
+  let commonA = 0,
+    commonB = 0;
   for (let i = 0; i < nA; i++) if (pairA[i]! >= 0 || nearestIn(candGrid, predX[i]!, predY[i]!, COMMON_AREA_PX, anyPoint) >= 0) commonA++;
-  for (let l = 0; l < nB; l++) if (pairB[l]! >= 0 || nearestIn(predGrid, candGrid.x[l]!, candGrid.y[l]!, COMMON_AREA_PX, anyPoint) >= 0) commonB++;
+  for (let l = 0; l < nB; l++)
+    if (pairB[l]! >= 0 || nearestIn(predGrid, candGrid.x[l]!, candGrid.y[l]!, COMMON_AREA_PX, anyPoint) >= 0) commonB++;
   const common = Math.max(kept, Math.min(commonA, commonB));
   verified.raw = rawScore(kept, pairWeight, edgeWeight, common, nA, nB);
   verified.paired = kept;
@@ -600,8 +652,16 @@ export function matchDetail(probe: FingerProbe, cand: PreparedFinger): MatchDeta
   if (nA < 2 || nB < 2) return { raw: 0, paired: 0, supporting: 0, common: 0, score: 0 };
   ensureScratch(nA, nB);
   const s = sides;
-  s.pd = pd; s.pM = pBase + HEADER_WORDS; s.pE = pBase + HEADER_WORDS + nA * MINUTIA_WORDS; s.nA = nA; s.KA = pd[pBase + 1]!;
-  s.cd = cd; s.cM = cBase + HEADER_WORDS; s.cE = cBase + HEADER_WORDS + nB * MINUTIA_WORDS; s.nB = nB; s.KB = cd[cBase + 1]!;
+  s.pd = pd;
+  s.pM = pBase + HEADER_WORDS;
+  s.pE = pBase + HEADER_WORDS + nA * MINUTIA_WORDS;
+  s.nA = nA;
+  s.KA = pd[pBase + 1]!;
+  s.cd = cd;
+  s.cM = cBase + HEADER_WORDS;
+  s.cE = cBase + HEADER_WORDS + nB * MINUTIA_WORDS;
+  s.nB = nB;
+  s.KB = cd[cBase + 1]!;
   const bStart = probe.bucketStart;
   const bEdges = probe.bucketEdges;
 
@@ -644,7 +704,11 @@ export function matchDetail(probe: FingerProbe, cand: PreparedFinger): MatchDeta
     if (v < 2) continue;
     if (nRoots < MAX_ROOTS || v > rootVotes[MAX_ROOTS - 1]!) {
       let p = nRoots < MAX_ROOTS ? nRoots++ : MAX_ROOTS - 1;
-      while (p > 0 && rootVotes[p - 1]! < v) { rootVotes[p] = rootVotes[p - 1]!; rootIdx[p] = rootIdx[p - 1]!; p--; }
+      while (p > 0 && rootVotes[p - 1]! < v) {
+        rootVotes[p] = rootVotes[p - 1]!;
+        rootIdx[p] = rootIdx[p - 1]!;
+        p--;
+      }
       rootVotes[p] = v;
       rootIdx[p] = idx;
     }
@@ -660,7 +724,10 @@ export function matchDetail(probe: FingerProbe, cand: PreparedFinger): MatchDeta
     const paired = growFromRoot(s, ri, rootIdx[r]! - ri * nB);
     for (let q = 0; q < paired; q++) {
       const c = queueA[q]! * nB + queueB[q]!;
-      if (!covered[c]) { covered[c] = 1; touched[nCovered++] = c; }
+      if (!covered[c]) {
+        covered[c] = 1;
+        touched[nCovered++] = c;
+      }
     }
     const local = paired + 0.5 * grownEdges;
     let slot = -1;
@@ -678,7 +745,10 @@ export function matchDetail(probe: FingerProbe, cand: PreparedFinger): MatchDeta
       keptA.set(queueA.subarray(0, paired), slot * scratchSize);
       keptB.set(queueB.subarray(0, paired), slot * scratchSize);
     }
-    for (let q = 0; q < paired; q++) { pairA[queueA[q]!] = -1; pairB[queueB[q]!] = -1; }
+    for (let q = 0; q < paired; q++) {
+      pairA[queueA[q]!] = -1;
+      pairB[queueB[q]!] = -1;
+    }
     if (paired >= EARLY_STOP) break; // clearly a mate: no need to try other roots
   }
   for (let t = 0; t < nCovered; t++) covered[touched[t]!] = 0;
@@ -686,14 +756,21 @@ export function matchDetail(probe: FingerProbe, cand: PreparedFinger): MatchDeta
   // 4–5. extend each kept pairing by position, verify it, keep the best score
   if (nKept > 0) {
     candGrid.ensure(nB);
-    for (let l = 0; l < nB; l++) { candGrid.x[l] = cd[s.cM + l * MINUTIA_WORDS]!; candGrid.y[l] = cd[s.cM + l * MINUTIA_WORDS + 1]!; }
+    for (let l = 0; l < nB; l++) {
+      candGrid.x[l] = cd[s.cM + l * MINUTIA_WORDS]!;
+      candGrid.y[l] = cd[s.cM + l * MINUTIA_WORDS + 1]!;
+    }
     candGrid.build(nB);
   }
-  let bestRaw = 0, bestPaired = 0, bestSupporting = 0, bestCommon = 0;
+  let bestRaw = 0,
+    bestPaired = 0,
+    bestSupporting = 0,
+    bestCommon = 0;
   for (let q = 0; q < nKept; q++) {
     const m0 = keptCount[q]!;
     for (let p = 0; p < m0; p++) {
-      const i = keptA[q * scratchSize + p]!, k = keptB[q * scratchSize + p]!;
+      const i = keptA[q * scratchSize + p]!,
+        k = keptB[q * scratchSize + p]!;
       queueA[p] = i;
       queueB[p] = k;
       pairA[i] = k;
@@ -703,9 +780,20 @@ export function matchDetail(probe: FingerProbe, cand: PreparedFinger): MatchDeta
     const d = verify(s, m);
     for (let i = 0; i < nA; i++) pairA[i] = -1;
     for (let l = 0; l < nB; l++) pairB[l] = -1;
-    if (d.raw > bestRaw) { bestRaw = d.raw; bestPaired = d.paired; bestSupporting = d.supporting; bestCommon = d.common; }
+    if (d.raw > bestRaw) {
+      bestRaw = d.raw;
+      bestPaired = d.paired;
+      bestSupporting = d.supporting;
+      bestCommon = d.common;
+    }
   }
-  return { raw: bestRaw, paired: bestPaired, supporting: bestSupporting, common: bestCommon, score: bestRaw > 0 ? calibrateScore(bestRaw) : 0 };
+  return {
+    raw: bestRaw,
+    paired: bestPaired,
+    supporting: bestSupporting,
+    common: bestCommon,
+    score: bestRaw > 0 ? calibrateScore(bestRaw) : 0,
+  };
 }
 
 /** Compares a probe with a prepared candidate: score ≈ −10·log10(FMR) (40 ≈ FMR 1e-4). */

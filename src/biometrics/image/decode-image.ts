@@ -9,5 +9,10 @@ import { isPng, readPng } from './png.js';
 export function decodeImage(bytes: Uint8Array): GrayImage {
   if (isPgm(bytes)) return readPgm(bytes);
   if (isPng(bytes)) return readPng(bytes);
-  throw new AgentError('BIOMETRICS_BAD_IMAGE', 'the image is neither PGM (P5/P2) nor PNG', { bytes: bytes.length }, { hint: 'convert the image to PGM or PNG grayscale' });
+  throw new AgentError(
+    'BIOMETRICS_BAD_IMAGE',
+    'the image is neither PGM (P5/P2) nor PNG',
+    { bytes: bytes.length },
+    { hint: 'convert the image to PGM or PNG grayscale' },
+  );
 }

@@ -38,10 +38,14 @@ export function gaussianBlur(src: Float32Array, width: number, height: number, s
 
 /** Bilinear sample of a float image, clamped at the edges. */
 export function sampleBilinear(src: Float32Array, width: number, height: number, x: number, y: number): number {
-  const fx = Math.min(width - 1, Math.max(0, x)), fy = Math.min(height - 1, Math.max(0, y));
-  const x0 = Math.floor(fx), y0 = Math.floor(fy);
-  const x1 = Math.min(width - 1, x0 + 1), y1 = Math.min(height - 1, y0 + 1);
-  const tx = fx - x0, ty = fy - y0;
+  const fx = Math.min(width - 1, Math.max(0, x)),
+    fy = Math.min(height - 1, Math.max(0, y));
+  const x0 = Math.floor(fx),
+    y0 = Math.floor(fy);
+  const x1 = Math.min(width - 1, x0 + 1),
+    y1 = Math.min(height - 1, y0 + 1);
+  const tx = fx - x0,
+    ty = fy - y0;
   const a = src[y0 * width + x0]! * (1 - tx) + src[y0 * width + x1]! * tx;
   const b = src[y1 * width + x0]! * (1 - tx) + src[y1 * width + x1]! * tx;
   return a * (1 - ty) + b * ty;

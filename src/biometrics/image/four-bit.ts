@@ -14,7 +14,12 @@ export function unpack4bit(bytes: Uint8Array, width: number, height: number, opt
   const n = width * height;
   const need = Math.ceil(n / 2);
   if (bytes.length < need) {
-    throw new AgentError('BIOMETRICS_BAD_IMAGE', `a ${width}×${height} 4-bit image needs ${need} bytes, got ${bytes.length}`, { width, height, bytes: bytes.length }, { hint: 'check the image size configured for this scanner model' });
+    throw new AgentError(
+      'BIOMETRICS_BAD_IMAGE',
+      `a ${width}×${height} 4-bit image needs ${need} bytes, got ${bytes.length}`,
+      { width, height, bytes: bytes.length },
+      { hint: 'check the image size configured for this scanner model' },
+    );
   }
   const hi = opts.highNibbleFirst ?? true;
   const pixels = new Uint8Array(n);

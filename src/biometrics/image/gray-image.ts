@@ -15,10 +15,20 @@ export interface GrayImage {
 /** Checks that an image's size and buffer agree, or throws `BIOMETRICS_BAD_IMAGE`. */
 export function assertGrayImage(img: GrayImage, what = 'image'): void {
   if (!Number.isInteger(img.width) || !Number.isInteger(img.height) || img.width <= 0 || img.height <= 0) {
-    throw new AgentError('BIOMETRICS_BAD_IMAGE', `${what} has an invalid size ${img.width}×${img.height}`, { width: img.width, height: img.height }, { hint: 'pass a grayscale image with a positive width and height' });
+    throw new AgentError(
+      'BIOMETRICS_BAD_IMAGE',
+      `${what} has an invalid size ${img.width}×${img.height}`,
+      { width: img.width, height: img.height },
+      { hint: 'pass a grayscale image with a positive width and height' },
+    );
   }
   if (img.pixels.length !== img.width * img.height) {
-    throw new AgentError('BIOMETRICS_BAD_IMAGE', `${what} holds ${img.pixels.length} bytes, ${img.width}×${img.height} needs ${img.width * img.height}`, { width: img.width, height: img.height, bytes: img.pixels.length }, { hint: 'the pixel buffer must hold one byte per pixel' });
+    throw new AgentError(
+      'BIOMETRICS_BAD_IMAGE',
+      `${what} holds ${img.pixels.length} bytes, ${img.width}×${img.height} needs ${img.width * img.height}`,
+      { width: img.width, height: img.height, bytes: img.pixels.length },
+      { hint: 'the pixel buffer must hold one byte per pixel' },
+    );
   }
 }
 

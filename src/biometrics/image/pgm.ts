@@ -28,7 +28,8 @@ export function readPgm(bytes: Uint8Array): GrayImage {
         const start = pos;
         while (pos < bytes.length && bytes[pos] !== 0x0a) pos++;
         dpi ??= commentDpi(Buffer.from(bytes.subarray(start + 1, pos)).toString('latin1'));
-      } else if (c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d) pos++; else break;
+      } else if (c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d) pos++;
+      else break;
     }
     let n = '';
     while (pos < bytes.length && bytes[pos]! >= 0x30 && bytes[pos]! <= 0x39) n += String.fromCharCode(bytes[pos++]!);
@@ -42,7 +43,9 @@ export function readPgm(bytes: Uint8Array): GrayImage {
   const scale = 255 / maxval;
   if (plain) {
     let i = 0;
-    const text = Buffer.from(bytes.subarray(pos)).toString('latin1').replace(/#[^\n]*/g, ' ');
+    const text = Buffer.from(bytes.subarray(pos))
+      .toString('latin1')
+      .replace(/#[^\n]*/g, ' ');
     for (const tok of text.split(/\s+/)) {
       if (tok === '') continue;
       if (i >= pixels.length) break;
@@ -53,7 +56,8 @@ export function readPgm(bytes: Uint8Array): GrayImage {
   }
   pos++; // the single whitespace after maxval
   const bpp = maxval < 256 ? 1 : 2;
-  if (bytes.length - pos < width * height * bpp) throw bad(`pixel data truncated: ${bytes.length - pos} of ${width * height * bpp} bytes`, { width, height });
+  if (bytes.length - pos < width * height * bpp)
+    throw bad(`pixel data truncated: ${bytes.length - pos} of ${width * height * bpp} bytes`, { width, height });
   for (let i = 0; i < pixels.length; i++) {
     const v = bpp === 1 ? bytes[pos + i]! : (bytes[pos + 2 * i]! << 8) | bytes[pos + 2 * i + 1]!;
     pixels[i] = maxval === 255 ? v : Math.round(Math.min(v, maxval) * scale);

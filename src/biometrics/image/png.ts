@@ -19,13 +19,21 @@ export function readPng(bytes: Uint8Array): GrayImage {
   try {
     png = PNG.sync.read(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
   } catch (err) {
-    throw new AgentError('BIOMETRICS_BAD_IMAGE', `PNG: ${(err as Error).message}`, {}, { hint: 'pass a valid PGM (P5 or P2) or PNG grayscale image', cause: err });
+    throw new AgentError(
+      'BIOMETRICS_BAD_IMAGE',
+      `PNG: ${(err as Error).message}`,
+      {},
+      { hint: 'pass a valid PGM (P5 or P2) or PNG grayscale image', cause: err },
+    );
   }
   const { width, height, data } = png;
   const dpi = pngDpi(bytes);
   const pixels = new Uint8Array(width * height);
   for (let i = 0; i < pixels.length; i++) {
-    const r = data[4 * i]!, g = data[4 * i + 1]!, b = data[4 * i + 2]!, a = data[4 * i + 3]!;
+    const r = data[4 * i]!,
+      g = data[4 * i + 1]!,
+      b = data[4 * i + 2]!,
+      a = data[4 * i + 3]!;
     // ITU-R BT.601 luma, composited on white where transparent.
     const y = 0.299 * r + 0.587 * g + 0.114 * b;
     pixels[i] = Math.round((y * a + 255 * (255 - a)) / 255);
@@ -38,7 +46,7 @@ const METRES_PER_INCH = 0.0254;
 /** The horizontal resolution of a pHYs chunk in metres (unit 1), in dpi; undefined without one. */
 export function pngDpi(bytes: Uint8Array): number | undefined {
   const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  for (let o = 8; o + 12 <= bytes.length;) {
+  for (let o = 8; o + 12 <= bytes.length; ) {
     const len = dv.getUint32(o);
     const type = String.fromCharCode(bytes[o + 4]!, bytes[o + 5]!, bytes[o + 6]!, bytes[o + 7]!);
     if (type === 'IDAT' || type === 'IEND') return undefined; // pHYs comes before the image data

@@ -24,8 +24,13 @@ export class SeededRandom {
     return lo + Math.floor(this.next() * (hiInclusive - lo + 1));
   }
   gauss(): number {
-    if (this.spare !== undefined) { const s = this.spare; this.spare = undefined; return s; }
-    let u = 0, v = 0;
+    if (this.spare !== undefined) {
+      const s = this.spare;
+      this.spare = undefined;
+      return s;
+    }
+    let u = 0,
+      v = 0;
     while (u === 0) u = this.next();
     v = this.next();
     const m = Math.sqrt(-2 * Math.log(u));

@@ -91,7 +91,9 @@ export function createIrisCode(
 
 function checkQuality(q: number): number {
   if (!Number.isInteger(q) || q < 0 || (q > 100 && q !== IRIS_QUALITY_UNKNOWN)) {
-    throw new AgentError('BIOMETRICS_TEMPLATE_INVALID', `iris quality must be an integer 0-100 (or 255 = unknown), got ${q}`, { quality: q });
+    throw new AgentError('BIOMETRICS_TEMPLATE_INVALID', `iris quality must be an integer 0-100 (or 255 = unknown), got ${q}`, {
+      quality: q,
+    });
   }
   return q;
 }
@@ -111,10 +113,18 @@ const POPCOUNT8 = (() => {
 
 export function encodeIrisTemplate(c: IrisCode): Uint8Array {
   if (c.version !== 1 || c.rings !== IRIS_RINGS || c.angles !== IRIS_ANGLES) {
-    throw new AgentError('BIOMETRICS_TEMPLATE_INVALID', `only iris codes v1 with 8 rings × 128 angles can be written (got v${c.version}, ${c.rings}×${c.angles})`, { version: c.version });
+    throw new AgentError(
+      'BIOMETRICS_TEMPLATE_INVALID',
+      `only iris codes v1 with 8 rings × 128 angles can be written (got v${c.version}, ${c.rings}×${c.angles})`,
+      { version: c.version },
+    );
   }
   if (c.code.length !== IRIS_CODE_BYTES || c.mask.length !== IRIS_CODE_BYTES) {
-    throw new AgentError('BIOMETRICS_TEMPLATE_INVALID', `iris code and mask must be ${IRIS_CODE_BYTES} bytes each (got ${c.code.length} and ${c.mask.length})`, {});
+    throw new AgentError(
+      'BIOMETRICS_TEMPLATE_INVALID',
+      `iris code and mask must be ${IRIS_CODE_BYTES} bytes each (got ${c.code.length} and ${c.mask.length})`,
+      {},
+    );
   }
   const out = new Uint8Array(IRIS_TEMPLATE_BYTES);
   const dv = new DataView(out.buffer);
@@ -132,9 +142,14 @@ export function encodeIrisTemplate(c: IrisCode): Uint8Array {
 }
 
 function malformed(offset: number, what: string): AgentError {
-  return new AgentError('BIOMETRICS_TEMPLATE_MALFORMED', `iris template malformed at byte ${offset}: ${what}`, { offset, format: IRIS_FORMAT }, {
-    hint: 'the file is not an iris-code-v1 template or it is damaged: extract or export it again',
-  });
+  return new AgentError(
+    'BIOMETRICS_TEMPLATE_MALFORMED',
+    `iris template malformed at byte ${offset}: ${what}`,
+    { offset, format: IRIS_FORMAT },
+    {
+      hint: 'the file is not an iris-code-v1 template or it is damaged: extract or export it again',
+    },
+  );
 }
 
 /** True when the bytes start with the iris template magic (for format sniffing). */
@@ -147,7 +162,8 @@ export function decodeIrisTemplate(bytes: Uint8Array): IrisCode {
     if (bytes.length < n) throw malformed(bytes.length, `truncated: ${bytes.length} bytes, ${what} needs ${n}`);
   };
   need(4, 'the magic');
-  for (let i = 0; i < 4; i++) if (bytes[i] !== IRIS_MAGIC[i]) throw malformed(i, `bad magic byte 0x${bytes[i]!.toString(16).padStart(2, '0')} (expected "EAIR")`);
+  for (let i = 0; i < 4; i++)
+    if (bytes[i] !== IRIS_MAGIC[i]) throw malformed(i, `bad magic byte 0x${bytes[i]!.toString(16).padStart(2, '0')} (expected "EAIR")`);
   need(IRIS_HEADER_BYTES, 'the header');
   const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   if (bytes[4] !== 1) throw malformed(4, `unsupported version ${bytes[4]} (this agent reads version 1)`);
@@ -158,10 +174,15 @@ export function decodeIrisTemplate(bytes: Uint8Array): IrisCode {
   if (quality > 100 && quality !== IRIS_QUALITY_UNKNOWN) throw malformed(9, `quality ${quality} out of range 0-100`);
   if (dv.getUint16(10) !== IRIS_CODE_BYTES) throw malformed(10, `bytes per plane ${dv.getUint16(10)}, expected ${IRIS_CODE_BYTES}`);
   need(IRIS_TEMPLATE_BYTES, 'code, mask and checksum');
-  if (bytes.length > IRIS_TEMPLATE_BYTES) throw malformed(IRIS_TEMPLATE_BYTES, `${bytes.length - IRIS_TEMPLATE_BYTES} trailing bytes after the checksum`);
+  if (bytes.length > IRIS_TEMPLATE_BYTES)
+    throw malformed(IRIS_TEMPLATE_BYTES, `${bytes.length - IRIS_TEMPLATE_BYTES} trailing bytes after the checksum`);
   const stored = dv.getUint32(IRIS_TEMPLATE_BYTES - 4);
   const actual = crc32(bytes.subarray(0, IRIS_TEMPLATE_BYTES - 4));
-  if (stored !== actual) throw malformed(IRIS_TEMPLATE_BYTES - 4, `checksum 0x${stored.toString(16).padStart(8, '0')} does not match the content (0x${actual.toString(16).padStart(8, '0')})`);
+  if (stored !== actual)
+    throw malformed(
+      IRIS_TEMPLATE_BYTES - 4,
+      `checksum 0x${stored.toString(16).padStart(8, '0')} does not match the content (0x${actual.toString(16).padStart(8, '0')})`,
+    );
   return {
     version: 1,
     rings: 8,

@@ -26,8 +26,32 @@ import { logger } from '../../core/logger.js';
 import { IRIS_CODE_BYTES, type IrisCode } from './iris-code.js';
 import { checkShiftRange, DEFAULT_IRIS_SHIFT_RANGE } from './iris-match.js';
 import {
-  CHUNK_HEADER, CODE_WORDS, PROBE_SKETCH_WORDS, SKETCH_WORDS, STATE_WORDS, S_ACTIVE, S_BY_WORKERS, S_CANCEL, S_CHUNK, S_COUNTER, S_GALLERY, S_GEN, S_N, S_SHIFTS, S_WAKE,
-  chunkSize, claimChunks, codeWords, compareScores, finishScan, prepareProbe, scanRange, sketchWords, stealChunks, type ScanResult, type SearchScratch,
+  CHUNK_HEADER,
+  CODE_WORDS,
+  PROBE_SKETCH_WORDS,
+  SKETCH_WORDS,
+  STATE_WORDS,
+  S_ACTIVE,
+  S_BY_WORKERS,
+  S_CANCEL,
+  S_CHUNK,
+  S_COUNTER,
+  S_GALLERY,
+  S_GEN,
+  S_N,
+  S_SHIFTS,
+  S_WAKE,
+  chunkSize,
+  claimChunks,
+  codeWords,
+  compareScores,
+  finishScan,
+  prepareProbe,
+  scanRange,
+  sketchWords,
+  stealChunks,
+  type ScanResult,
+  type SearchScratch,
 } from './iris-scan.js';
 import type { ScanWorkerMessage } from './iris-scan-worker.js';
 import { count, idsFromBytes, idsToBytes, positions, type SnapshotLoad, type SnapshotPart } from '../snapshot-part.js';
@@ -44,11 +68,19 @@ const log = logger('biometrics:iris-index');
 function spawnScanWorker(): Worker {
   // A scan worker allocates next to nothing (it reads and writes shared memory): a small heap,
   // so it never grows a young generation of its own (each would hold megabytes per worker).
-  return startWorker(import.meta.url, './iris-scan-worker', { resourceLimits: { maxYoungGenerationSizeMb: 1, maxOldGenerationSizeMb: 32 } });
+  return startWorker(import.meta.url, './iris-scan-worker', {
+    resourceLimits: { maxYoungGenerationSizeMb: 1, maxOldGenerationSizeMb: 32 },
+  });
 }
 
 function scratchMessage(id: number, s: SearchScratch): ScanWorkerMessage {
-  return { type: 'scratch', id, state: s.state.buffer as SharedArrayBuffer, coarse: s.coarse.buffer as SharedArrayBuffer, probeSketch: s.probeSketch.buffer as SharedArrayBuffer };
+  return {
+    type: 'scratch',
+    id,
+    state: s.state.buffer as SharedArrayBuffer,
+    coarse: s.coarse.buffer as SharedArrayBuffer,
+    probeSketch: s.probeSketch.buffer as SharedArrayBuffer,
+  };
 }
 
 export interface IrisIndexOptions {
@@ -187,7 +219,10 @@ export class IrisIndex {
   /** The gallery for a snapshot: the ids (in slot order) and the code words (the sketches are recomputed). */
   snapshot(): SnapshotPart {
     const ids = idsToBytes(this.#ids);
-    return { meta: { format: IRIS_SNAPSHOT_FORMAT, count: this.size, idsBytes: ids.length }, sections: [ids, this.#codes.subarray(0, this.size * CODE_WORDS)] };
+    return {
+      meta: { format: IRIS_SNAPSHOT_FORMAT, count: this.size, idsBytes: ids.length },
+      sections: [ids, this.#codes.subarray(0, this.size * CODE_WORDS)],
+    };
   }
 
   /**
@@ -197,7 +232,8 @@ export class IrisIndex {
   loadSnapshot(meta: Record<string, unknown>): SnapshotLoad | string {
     const n = count(meta, 'count');
     const idsBytes = count(meta, 'idsBytes');
-    if (meta.format !== IRIS_SNAPSHOT_FORMAT || n === null || idsBytes === null) return `iris layout ${String(meta.format)} is not ${IRIS_SNAPSHOT_FORMAT}`;
+    if (meta.format !== IRIS_SNAPSHOT_FORMAT || n === null || idsBytes === null)
+      return `iris layout ${String(meta.format)} is not ${IRIS_SNAPSHOT_FORMAT}`;
     if (this.size > 0) return 'the iris index is not empty';
     this.reserve(n);
     const ids = new Uint8Array(idsBytes);
@@ -263,7 +299,17 @@ export class IrisIndex {
   identifySync(probe: IrisCode, options: IrisIdentifyOptions = {}): IrisCandidate[] {
     const { threshold, limit } = this.#limits(options);
     if (this.#localScores.length < this.size) this.#localScores = new Uint16Array(this.#capacity);
-    const r = scanRange(this.#codes, this.#sketch, 0, this.size, prepareProbe(probe, this.shiftRange), this.prefilter, threshold, limit, this.#localScores);
+    const r = scanRange(
+      this.#codes,
+      this.#sketch,
+      0,
+      this.size,
+      prepareProbe(probe, this.shiftRange),
+      this.prefilter,
+      threshold,
+      limit,
+      this.#localScores,
+    );
     return this.#toCandidates([r], limit);
   }
 
@@ -364,7 +410,15 @@ export class IrisIndex {
   #toCandidates(parts: ScanResult[], limit: number): IrisCandidate[] {
     const all: Array<IrisCandidate & { slot: number; hdRaw: number }> = [];
     for (const r of parts) {
-      for (let i = 0; i < r.slots.length; i++) all.push({ slot: r.slots[i]!, id: this.#ids[r.slots[i]!]!, hd: r.hd[i]!, hdRaw: r.hdRaw[i]!, shift: r.shift[i]!, bits: r.bits[i]! });
+      for (let i = 0; i < r.slots.length; i++)
+        all.push({
+          slot: r.slots[i]!,
+          id: this.#ids[r.slots[i]!]!,
+          hd: r.hd[i]!,
+          hdRaw: r.hdRaw[i]!,
+          shift: r.shift[i]!,
+          bits: r.bits[i]!,
+        });
     }
     all.sort((a, b) => compareScores(a, b) || a.slot - b.slot);
     return all.slice(0, limit).map(({ id, hd, shift, bits }) => ({ id, hd, shift, bits }));
@@ -377,7 +431,11 @@ export class IrisIndex {
       worker.on('error', (err) => this.#failWorkers(err));
       this.#workers.push(worker);
       // A new worker learns the buffers that exist: the gallery's sketch and every search set.
-      worker.postMessage({ type: 'gallery', sketch: this.#sketch.buffer as SharedArrayBuffer, version: this.#galleryVersion } satisfies ScanWorkerMessage);
+      worker.postMessage({
+        type: 'gallery',
+        sketch: this.#sketch.buffer as SharedArrayBuffer,
+        version: this.#galleryVersion,
+      } satisfies ScanWorkerMessage);
       for (const [id, s] of this.#scratches) worker.postMessage(scratchMessage(id, s));
     }
   }

@@ -26,7 +26,11 @@ if (port) {
       sketch = new Int32Array(m.sketch);
       galleryVersion = m.version;
     } else if (m.type === 'scratch') {
-      scratches.set(m.id, { state: new Int32Array(m.state), coarse: new Uint16Array(m.coarse), probeSketch: new Int32Array(m.probeSketch) });
+      scratches.set(m.id, {
+        state: new Int32Array(m.state),
+        coarse: new Uint16Array(m.coarse),
+        probeSketch: new Int32Array(m.probeSketch),
+      });
     } else if (m.type === 'forget') {
       scratches.delete(m.id);
     } else {

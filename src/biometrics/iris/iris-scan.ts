@@ -54,10 +54,11 @@ export function codeWords(c: IrisCode, out: Int32Array, offset = 0): void {
 
 function planeToWords(plane: Uint8Array, out: Int32Array, offset: number, rotateColumns = 0): void {
   const bytes = plane.length;
-  const rot = (((rotateColumns * IRIS_COLUMN_BITS) / 8) % bytes + bytes) % bytes;
+  const rot = ((((rotateColumns * IRIS_COLUMN_BITS) / 8) % bytes) + bytes) % bytes;
   for (let w = 0; w < PLANE_WORDS; w++) {
     const b = 4 * w + rot;
-    out[offset + w] = plane[b % bytes]! | (plane[(b + 1) % bytes]! << 8) | (plane[(b + 2) % bytes]! << 16) | (plane[(b + 3) % bytes]! << 24);
+    out[offset + w] =
+      plane[b % bytes]! | (plane[(b + 1) % bytes]! << 8) | (plane[(b + 2) % bytes]! << 16) | (plane[(b + 3) % bytes]! << 24);
   }
 }
 
@@ -232,18 +233,27 @@ export function coarseScores(sk: Int32Array, start: number, end: number, probe: 
   const shifts = probe.shiftCount;
   for (let t = start; t < end; t++) {
     const b = t * 8;
-    const g0 = sk[b]!, g2 = sk[b + 2]!, g4 = sk[b + 4]!, g6 = sk[b + 6]!;
+    const g0 = sk[b]!,
+      g2 = sk[b + 2]!,
+      g4 = sk[b + 4]!,
+      g6 = sk[b + 6]!;
     let best = 0xffff;
     for (let j = 0, pb = 0; j < shifts; j++, pb += 8) {
       // Two words at a time to 4-bit counts, pairs summed to byte counts, bytes summed last.
-      let a = g0 ^ ps[pb]!, c = g2 ^ ps[pb + 2]!;
-      a = a - ((a >>> 1) & 0x55555555); a = (a & 0x33333333) + ((a >>> 2) & 0x33333333);
-      c = c - ((c >>> 1) & 0x55555555); c = (c & 0x33333333) + ((c >>> 2) & 0x33333333);
+      let a = g0 ^ ps[pb]!,
+        c = g2 ^ ps[pb + 2]!;
+      a = a - ((a >>> 1) & 0x55555555);
+      a = (a & 0x33333333) + ((a >>> 2) & 0x33333333);
+      c = c - ((c >>> 1) & 0x55555555);
+      c = (c & 0x33333333) + ((c >>> 2) & 0x33333333);
       a += c;
       let acc = (a & 0x0f0f0f0f) + ((a >>> 4) & 0x0f0f0f0f);
-      a = g4 ^ ps[pb + 4]!; c = g6 ^ ps[pb + 6]!;
-      a = a - ((a >>> 1) & 0x55555555); a = (a & 0x33333333) + ((a >>> 2) & 0x33333333);
-      c = c - ((c >>> 1) & 0x55555555); c = (c & 0x33333333) + ((c >>> 2) & 0x33333333);
+      a = g4 ^ ps[pb + 4]!;
+      c = g6 ^ ps[pb + 6]!;
+      a = a - ((a >>> 1) & 0x55555555);
+      a = (a & 0x33333333) + ((a >>> 2) & 0x33333333);
+      c = c - ((c >>> 1) & 0x55555555);
+      c = (c & 0x33333333) + ((c >>> 2) & 0x33333333);
       a += c;
       acc += (a & 0x0f0f0f0f) + ((a >>> 4) & 0x0f0f0f0f);
       acc = (acc & 0x00ff00ff) + ((acc >>> 8) & 0x00ff00ff);
@@ -306,14 +316,19 @@ export function workerClaimChunks(sk: Int32Array, galleryVersion: number, s: Sea
   try {
     const gen = Atomics.load(state, S_GEN);
     for (;;) {
-      if (Atomics.load(state, S_CANCEL) !== 0 || Atomics.load(state, S_GEN) !== gen || Atomics.load(state, S_GALLERY) !== galleryVersion) break;
+      if (Atomics.load(state, S_CANCEL) !== 0 || Atomics.load(state, S_GEN) !== gen || Atomics.load(state, S_GALLERY) !== galleryVersion)
+        break;
       const n = Atomics.load(state, S_N);
       const chunk = Atomics.load(state, S_CHUNK);
       const c = Atomics.add(state, S_COUNTER, 1);
       if (c >= Math.ceil(n / chunk)) break;
       if (Atomics.compareExchange(state, CHUNK_HEADER + c, 0, 1) !== 0) continue;
       const shifts = Atomics.load(state, S_SHIFTS);
-      computeChunk(sk, s, c, n, chunk, { shiftCount: shifts, sketch: s.probeSketch.subarray(0, shifts * SKETCH_WORDS), exact: EMPTY_WORDS });
+      computeChunk(sk, s, c, n, chunk, {
+        shiftCount: shifts,
+        sketch: s.probeSketch.subarray(0, shifts * SKETCH_WORDS),
+        exact: EMPTY_WORDS,
+      });
       Atomics.store(state, CHUNK_HEADER + c, 2);
       done++;
       Atomics.add(state, S_BY_WORKERS, 1);
@@ -413,7 +428,13 @@ export function finishScan(
   }
   found.sort((a, b) => compareScores(a.s, b.s) || a.slot - b.slot);
   const n = Math.min(limit, found.length);
-  const out: ScanResult = { slots: new Int32Array(n), hd: new Float64Array(n), hdRaw: new Float64Array(n), shift: new Int32Array(n), bits: new Int32Array(n) };
+  const out: ScanResult = {
+    slots: new Int32Array(n),
+    hd: new Float64Array(n),
+    hdRaw: new Float64Array(n),
+    shift: new Int32Array(n),
+    bits: new Int32Array(n),
+  };
   for (let i = 0; i < n; i++) {
     out.slots[i] = found[i]!.slot;
     out.hd[i] = found[i]!.s.hd;

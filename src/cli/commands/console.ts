@@ -56,10 +56,14 @@ Examples:
     .option('--prefix <prefix>', 'the topic prefix (default: mqtt.prefix of the config)')
     .option('--port <port>', 'TCP port; 0 picks a free one (default: console.port of the config, 8470)')
     .option('--host <host>', 'address to listen on (default: console.host, 127.0.0.1); beyond loopback only with a login')
-    .option('--key-id <id>', 'the ops key that signs commands: site (opsKey, the default) or an operator\'s id (opsKeys.<id>)')
+    .option('--key-id <id>', "the ops key that signs commands: site (opsKey, the default) or an operator's id (opsKeys.<id>)")
     .option('--key-file <file>', 'a file holding only the ops key (64 hex characters) instead of the secrets file')
     .option('--hash-password', 'read a password from stdin (or a prompt), print its scrypt hash for consolePassword and exit')
-    .addOption(new Option('--config <file>', 'config file: mqtt.*, console.* (alert rules, Home Assistant) and the secrets file').helpGroup('Setup:'))
+    .addOption(
+      new Option('--config <file>', 'config file: mqtt.*, console.* (alert rules, Home Assistant) and the secrets file').helpGroup(
+        'Setup:',
+      ),
+    )
     .addOption(new Option('--data <dir>', 'data folder whose secrets.yaml holds the password and the ops key').helpGroup('Setup:'))
     .addOption(new Option('--secrets <file>', 'the secrets file (consolePassword, ops keys, MQTT credentials)').helpGroup('Setup:'));
   return action<Values>(cmd, async (values) => {
@@ -71,7 +75,8 @@ Examples:
       return 0;
     }
     const port = intFlag('port', values.port);
-    if (port !== undefined && (port < 0 || port > 65535)) throw usageError('console', `--port must be 0..65535, got ${port}`, { flag: 'port', value: port });
+    if (port !== undefined && (port < 0 || port > 65535))
+      throw usageError('console', `--port must be 0..65535, got ${port}`, { flag: 'port', value: port });
     const { AgentError } = await import('../../core/errors.js');
     const { configForFlags, secretsFor } = await import('../../config/load.js');
     const { secretsFilePath } = await import('../../config/config.js');
@@ -80,12 +85,27 @@ Examples:
     const { ConsoleLogin } = await import('../../console/login.js');
     const { startConsole } = await import('../../console/console.js');
     const config = configForFlags({ config: values.config, data: values.data, secrets: values.secrets, mqtt: values.mqtt });
-    if (!config.mqtt.url) throw new AgentError('CLI_USAGE', 'no broker to read the fleet from', {}, { hint: 'pass --mqtt mqtt://host:1883 or set mqtt.url in the config' });
+    if (!config.mqtt.url)
+      throw new AgentError(
+        'CLI_USAGE',
+        'no broker to read the fleet from',
+        {},
+        { hint: 'pass --mqtt mqtt://host:1883 or set mqtt.url in the config' },
+      );
     const secrets = secretsFor(config, {});
     const kid = values['key-id'] ?? SITE_OPS_KEY_ID;
-    const key = values['key-file'] ? readKeyFile(values['key-file'], '--key-file', 'opsKey') : kid === SITE_OPS_KEY_ID ? secrets.opsKey : (secrets.opsKeys[kid] ?? null);
+    const key = values['key-file']
+      ? readKeyFile(values['key-file'], '--key-file', 'opsKey')
+      : kid === SITE_OPS_KEY_ID
+        ? secrets.opsKey
+        : (secrets.opsKeys[kid] ?? null);
     if (!key && values['key-id']) {
-      throw new AgentError('OPS_NO_KEY', `no ops key "${kid}" (opsKeys.${kid}) in ${secretsFilePath(config)}`, { kid }, { hint: 'pass --key-file FILE, or --secrets / --config naming the secrets file that holds it' });
+      throw new AgentError(
+        'OPS_NO_KEY',
+        `no ops key "${kid}" (opsKeys.${kid}) in ${secretsFilePath(config)}`,
+        { kid },
+        { hint: 'pass --key-file FILE, or --secrets / --config naming the secrets file that holds it' },
+      );
     }
     const login = await ConsoleLogin.create(secrets.consolePassword, config.console.sessionHours);
     const running = await startConsole({

@@ -23,23 +23,34 @@ Exit code 1 when --port names a port where nothing known answers.`,
     const baud = intFlag('baud', values.baud);
     const timeoutMs = intFlag('timeout', values.timeout);
     const { discoverPorts } = await import('../../../drivers/discovery.js');
-    const reports = await discoverPorts({ ...(values.port ? { port: values.port } : {}), ...(baud ? { baud } : {}), ...(timeoutMs ? { timeoutMs } : {}) });
+    const reports = await discoverPorts({
+      ...(values.port ? { port: values.port } : {}),
+      ...(baud ? { baud } : {}),
+      ...(timeoutMs ? { timeoutMs } : {}),
+    });
     const devices = reports.flatMap((r) => (r.device ? [r.device] : []));
     if (values.json) {
       printJson({ devices });
-      for (const r of reports) if (r.error) process.stderr.write(`${r.path}: ${r.error.code}: ${r.error.message}${r.error.hint ? ` (${r.error.hint})` : ''}\n`);
+      for (const r of reports)
+        if (r.error) process.stderr.write(`${r.path}: ${r.error.code}: ${r.error.message}${r.error.hint ? ` (${r.error.hint})` : ''}\n`);
     } else {
       if (reports.length === 0) process.stdout.write('no serial ports or HID devices found\n');
       for (const r of reports) {
         if (r.device) {
           const d = r.device;
-          process.stdout.write(`${d.path}  ${d.family}  ${d.model}${d.firmware ? ` fw ${d.firmware}` : ''}  ${d.baud ? `${d.baud} baud  ` : ''}capacity ${d.capacity ?? '?'}  templates ${d.templates ?? '?'}\n`);
+          process.stdout.write(
+            `${d.path}  ${d.family}  ${d.model}${d.firmware ? ` fw ${d.firmware}` : ''}  ${d.baud ? `${d.baud} baud  ` : ''}capacity ${d.capacity ?? '?'}  templates ${d.templates ?? '?'}\n`,
+          );
         } else if (r.error) {
           process.stdout.write(`${r.path}  ${r.error.code}: ${r.error.message}${r.error.hint ? `\n  hint: ${r.error.hint}` : ''}\n`);
         } else if (r.transport === 'serial') {
-          process.stdout.write(`${r.path}  nothing known answered (tried ${r.tried.join(', ')} in ${(r.ms / 1000).toFixed(1)} s; a badge reader says nothing until a card is read: name it with --scanner badge-serial:${r.path})\n`);
+          process.stdout.write(
+            `${r.path}  nothing known answered (tried ${r.tried.join(', ')} in ${(r.ms / 1000).toFixed(1)} s; a badge reader says nothing until a card is read: name it with --scanner badge-serial:${r.path})\n`,
+          );
         } else {
-          process.stdout.write(`${r.path}  HID device, not a known scanner (a keyboard-wedge badge reader is one: name it with --scanner badge-hid:${r.path})\n`);
+          process.stdout.write(
+            `${r.path}  HID device, not a known scanner (a keyboard-wedge badge reader is one: name it with --scanner badge-hid:${r.path})\n`,
+          );
         }
       }
     }

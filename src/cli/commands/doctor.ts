@@ -17,7 +17,10 @@ The config is found as for every command: --config, else $EDGE_AGENT_CONFIG, els
 is a failed config check naming where it looked.
 Exit code 0 when nothing failed (warnings allowed), 1 when a check failed.`,
   });
-  withJson(cmd, 'print {"ok": bool, "checks": [{"name", "status", "detail", "hint"}], "clock": {trusted, source, lastTrustedAt, steps, lastStep, held, alerts}}');
+  withJson(
+    cmd,
+    'print {"ok": bool, "checks": [{"name", "status", "detail", "hint"}], "clock": {trusted, source, lastTrustedAt, steps, lastStep, held, alerts}}',
+  );
   withCommonOptions(cmd);
   return action<Values>(cmd, async (values) => {
     const { configFromFlags } = await import('../../config/config.js');
@@ -34,7 +37,9 @@ Exit code 0 when nothing failed (warnings allowed), 1 when a check failed.`,
       location,
       daemonRunning: (dataDir) => isDaemonListening(controlSocketPath(dataDir)),
       heldScanners: async (dataDir) => {
-        const r = (await callDaemon(controlSocketPath(dataDir), 'status', {})) as { info?: { scanners?: import('../../setup/doctor.js').HeldScanner[] } };
+        const r = (await callDaemon(controlSocketPath(dataDir), 'status', {})) as {
+          info?: { scanners?: import('../../setup/doctor.js').HeldScanner[] };
+        };
         return r.info?.scanners ?? null;
       },
       probeScanner: scannerProbe,

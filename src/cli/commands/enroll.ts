@@ -6,16 +6,30 @@ import type { EnrollResult } from '../../terminal/enroller.js';
 function printResult(r: EnrollResult, apiConfigured: boolean): void {
   const who = r.name ? `${r.employeeCode} (${r.name})` : r.employeeCode;
   process.stdout.write(`enrolled ${who}: ${r.modality} ${r.position}, ${r.templates.length} template(s) stored\n`);
-  if (r.moduleError) process.stdout.write(`  not on the module: ${r.moduleError} (identified from the captures; enrol again to put it on the module)\n`);
+  if (r.moduleError)
+    process.stdout.write(`  not on the module: ${r.moduleError} (identified from the captures; enrol again to put it on the module)\n`);
   // Each item's outcome was printed as it came (progress); here the tally.
-  if (r.upload) process.stdout.write(`  upload: ${r.upload.filter((u) => u.statusCode === 'SUCCESS').length} of ${r.upload.length} item(s) accepted by the attendance service\n`);
-  else if (r.uploadError) process.stdout.write(`  upload failed: ${r.uploadError} (the templates are enrolled here; enrol again to repeat the upload)\n`);
-  else if (r.modality === 'badge') process.stdout.write('  not uploaded: a badge stays with the terminals of the site (the service keeps no badges)\n');
-  else process.stdout.write(apiConfigured ? '  not uploaded: only a module template was taken (vendor format; the service takes templates from image captures)\n' : '  not uploaded: no attendance API configured\n');
-  process.stdout.write(`  site: ${r.publishedToSite ? 'published to every terminal of the site' : 'not published (no MQTT broker or site key)'}\n`);
+  if (r.upload)
+    process.stdout.write(
+      `  upload: ${r.upload.filter((u) => u.statusCode === 'SUCCESS').length} of ${r.upload.length} item(s) accepted by the attendance service\n`,
+    );
+  else if (r.uploadError)
+    process.stdout.write(`  upload failed: ${r.uploadError} (the templates are enrolled here; enrol again to repeat the upload)\n`);
+  else if (r.modality === 'badge')
+    process.stdout.write('  not uploaded: a badge stays with the terminals of the site (the service keeps no badges)\n');
+  else
+    process.stdout.write(
+      apiConfigured
+        ? '  not uploaded: only a module template was taken (vendor format; the service takes templates from image captures)\n'
+        : '  not uploaded: no attendance API configured\n',
+    );
+  process.stdout.write(
+    `  site: ${r.publishedToSite ? 'published to every terminal of the site' : 'not published (no MQTT broker or site key)'}\n`,
+  );
 }
 
-type Values = CommonValues & ScannerValues & { modality?: string; position?: string; present?: string; captures?: string; 'min-quality'?: string; json?: boolean };
+type Values = CommonValues &
+  ScannerValues & { modality?: string; position?: string; present?: string; captures?: string; 'min-quality'?: string; json?: boolean };
 
 export default function register(program: Command): Command {
   const cmd = defineCommand(program, {
@@ -35,9 +49,18 @@ With --modality badge it reads one card on the badge reader and stores its keyed
 the number): the fallback for a person who cannot enrol a finger or an eye.`,
   })
     .option('--modality <modality>', 'what to enrol: finger, iris or badge (default finger)')
-    .option('--position <position>', 'finger position (default right-index), eye (left, right; default right) or badge label (default badge)')
-    .option('--present <id>', 'with a simulated scanner in this process: virtual finger (or eye) ID is presented and lifted whenever the enrolment asks for it; for a badge, the card number')
-    .option('--captures <n>', 'image captures to take (default 3); a fingerprint module adds its own presses (R30x 2, GT-521 3), and the total is announced first')
+    .option(
+      '--position <position>',
+      'finger position (default right-index), eye (left, right; default right) or badge label (default badge)',
+    )
+    .option(
+      '--present <id>',
+      'with a simulated scanner in this process: virtual finger (or eye) ID is presented and lifted whenever the enrolment asks for it; for a badge, the card number',
+    )
+    .option(
+      '--captures <n>',
+      'image captures to take (default 3); a fingerprint module adds its own presses (R30x 2, GT-521 3), and the total is announced first',
+    )
     .option('--min-quality <n>', 'quality gate 0..100 (default 40)');
   withJson(cmd, 'print the result as one JSON object (progress goes to stderr)');
   withScannerOptions(cmd);
@@ -55,7 +78,8 @@ the number): the fallback for a person who cannot enrol a finger or an eye.`,
     const captures = intFlag('captures', values.captures);
     const minQuality = intFlag('min-quality', values['min-quality']);
     if (captures !== undefined && (captures < 1 || captures > 10)) throw usageError('enroll', '--captures takes 1..10', { captures });
-    if (minQuality !== undefined && (minQuality < 0 || minQuality > 100)) throw usageError('enroll', '--min-quality takes 0..100', { minQuality });
+    if (minQuality !== undefined && (minQuality < 0 || minQuality > 100))
+      throw usageError('enroll', '--min-quality takes 0..100', { minQuality });
     const presentId = intFlag('present', values.present);
     const config = applyScannerFlags(configForFlags(values, process.env, { command: 'edge-agent enroll' }), values);
     const secrets = secretsFor(config, values);
@@ -85,7 +109,12 @@ the number): the fallback for a person who cannot enrol a finger or an eye.`,
         secrets,
         async (call) => {
           if (presentId !== undefined) {
-            throw new AgentError('CLI_USAGE', '--present works with simulated scanners opened by this command; the agent runs on this data folder and holds its scanners', {}, { hint: 'present the finger on the running agent\'s scanner, or stop the agent' });
+            throw new AgentError(
+              'CLI_USAGE',
+              '--present works with simulated scanners opened by this command; the agent runs on this data folder and holds its scanners',
+              {},
+              { hint: "present the finger on the running agent's scanner, or stop the agent" },
+            );
           }
           say(`enrolling ${employeeCode} through the running agent`);
           return (await call('enroll', body, show)) as EnrollResult;
@@ -97,10 +126,21 @@ the number): the fallback for a person who cannot enrol a finger or an eye.`,
           let person: Awaited<ReturnType<typeof simulatedPerson>> | null = null;
           if (presentId !== undefined) person = simulatedPerson(rt, modality, presentId);
           try {
-            return await enroll(rt, client, { employeeCode, modality, position, ...(captures !== undefined ? { captures } : {}), ...(minQuality !== undefined ? { minQuality } : {}) }, (e) => {
-              show(e);
-              person?.onProgress(e);
-            });
+            return await enroll(
+              rt,
+              client,
+              {
+                employeeCode,
+                modality,
+                position,
+                ...(captures !== undefined ? { captures } : {}),
+                ...(minQuality !== undefined ? { minQuality } : {}),
+              },
+              (e) => {
+                show(e);
+                person?.onProgress(e);
+              },
+            );
           } finally {
             await person?.stop();
           }

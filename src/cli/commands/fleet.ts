@@ -1,7 +1,17 @@
 import type { Command } from 'commander';
 import { action, defineCommand, intFlag, printJson, withJson } from '../command.js';
 
-type Values = { json?: boolean; watch?: boolean; check?: boolean; wait?: string; mqtt?: string; prefix?: string; site?: string; config?: string; secrets?: string };
+type Values = {
+  json?: boolean;
+  watch?: boolean;
+  check?: boolean;
+  wait?: string;
+  mqtt?: string;
+  prefix?: string;
+  site?: string;
+  config?: string;
+  secrets?: string;
+};
 
 export default function register(program: Command): Command {
   const cmd = defineCommand(program, {
@@ -21,7 +31,10 @@ coalesced per terminal. On a screen that holds the whole table the view is redra
 With --check it prints one line more, OK or CRITICAL, and exits 1 when a terminal is lost or
 degraded or none has reported (for cron and Nagios-style checks); exit 0 otherwise.`,
   })
-    .option('--watch', 'keep watching after the first view (Ctrl-C to stop): a line per terminal change (redrawn in place on a screen that holds the table); with --json each change is one JSON line {"terminal": {...}, "changed": [...]}')
+    .option(
+      '--watch',
+      'keep watching after the first view (Ctrl-C to stop): a line per terminal change (redrawn in place on a screen that holds the table); with --json each change is one JSON line {"terminal": {...}, "changed": [...]}',
+    )
     .option('--wait <seconds>', 'give up waiting for the retained messages of the first view after this long (default 30)')
     .option('--check', 'exit 1 when a terminal is lost or degraded (or none reported), after one line OK or CRITICAL')
     .option('--mqtt <url>', 'the broker (default: mqtt.url of the config)')
@@ -37,10 +50,22 @@ degraded or none has reported (for cron and Nagios-style checks); exit 0 otherwi
     const { AgentError } = await import('../../core/errors.js');
     const { checkFleet, FleetMonitor, FleetWatch, formatFleetTable } = await import('../../ops/fleet.js');
     const { isInteractive, redrawScreen } = await import('../screen.js');
-    if (values.check && values.watch) throw new AgentError('CLI_USAGE', '--check looks once and exits; leave out --watch', {}, { hint: 'run "edge-agent fleet --check" from cron, "edge-agent fleet --watch" to keep looking' });
+    if (values.check && values.watch)
+      throw new AgentError(
+        'CLI_USAGE',
+        '--check looks once and exits; leave out --watch',
+        {},
+        { hint: 'run "edge-agent fleet --check" from cron, "edge-agent fleet --watch" to keep looking' },
+      );
     const { mqttClientOptions } = await import('../../daemon/upstreams.js');
     const waitSec = intFlag('wait', values.wait, 30)!;
-    if (waitSec < 1) throw new AgentError('CLI_USAGE', `--wait takes a number of seconds of at least 1, got ${waitSec}`, { flag: 'wait' }, { hint: 'e.g. --wait 60 for a large fleet on a slow link' });
+    if (waitSec < 1)
+      throw new AgentError(
+        'CLI_USAGE',
+        `--wait takes a number of seconds of at least 1, got ${waitSec}`,
+        { flag: 'wait' },
+        { hint: 'e.g. --wait 60 for a large fleet on a slow link' },
+      );
     const mqttOverrides: Record<string, unknown> = {};
     if (values.mqtt) mqttOverrides.url = values.mqtt;
     if (values.prefix) mqttOverrides.prefix = values.prefix;
@@ -49,14 +74,30 @@ degraded or none has reported (for cron and Nagios-style checks); exit 0 otherwi
     if (location?.note) process.stderr.write(`${location.note}\n`);
     const config = loadConfig({ file: location?.file ?? null, overrides: { mqtt: mqttOverrides } });
     const url = config.mqtt.url;
-    if (!url) throw new AgentError('CLI_USAGE', 'no broker to read the fleet from', {}, { hint: 'pass --mqtt mqtt://host:1883 or set mqtt.url in the config' });
+    if (!url)
+      throw new AgentError(
+        'CLI_USAGE',
+        'no broker to read the fleet from',
+        {},
+        { hint: 'pass --mqtt mqtt://host:1883 or set mqtt.url in the config' },
+      );
     const secrets = loadSecrets({ file: values.secrets ?? null });
     const monitor = new FleetMonitor({ prefix: config.mqtt.prefix, site: values.site ?? null });
-    const first = await monitor.start(url, { ...mqttClientOptions(config, secrets, `fleet-${process.pid}`), clean: true }, { maxWaitMs: waitSec * 1000 });
+    const first = await monitor.start(
+      url,
+      { ...mqttClientOptions(config, secrets, `fleet-${process.pid}`), clean: true },
+      { maxWaitMs: waitSec * 1000 },
+    );
     const note = first.complete
       ? `(${first.terminals} terminal(s); every retained message delivered, ${first.retained} in ${(first.waitedMs / 1000).toFixed(1)} s${first.repaired ? `, ${first.repaired} of them asked for again after the broker dropped them` : ''})`
       : `(gave up waiting after ${(first.waitedMs / 1000).toFixed(1)} s: ${first.terminals} terminal(s) and ${first.retained} retained message(s) had arrived; more may follow)`;
-    const firstView = { terminals: monitor.terminals, complete: first.complete, retained: first.retained, repaired: first.repaired, waitedMs: first.waitedMs };
+    const firstView = {
+      terminals: monitor.terminals,
+      complete: first.complete,
+      retained: first.retained,
+      repaired: first.repaired,
+      waitedMs: first.waitedMs,
+    };
     if (values.check) {
       const check = checkFleet(monitor.terminals);
       await monitor.stop();

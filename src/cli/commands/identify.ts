@@ -26,8 +26,14 @@ file's template is identified instead of a capture (no scanner needed).
 Exit code 0 when someone was identified, 1 when nobody matched.`,
   })
     .option('--modality <modality>', 'finger, iris or badge (default finger)')
-    .option('--present <id>', 'with a simulated scanner in this process: virtual finger (or eye) ID is presented when the capture is asked for')
-    .option('--template <file>', 'identify this template file instead of a capture: an ISO 19794-2 / ANSI 378 finger record or an iris-code-v1 file (edge-agent template extract makes them); the modality follows from the file');
+    .option(
+      '--present <id>',
+      'with a simulated scanner in this process: virtual finger (or eye) ID is presented when the capture is asked for',
+    )
+    .option(
+      '--template <file>',
+      'identify this template file instead of a capture: an ISO 19794-2 / ANSI 378 finger record or an iris-code-v1 file (edge-agent template extract makes them); the modality follows from the file',
+    );
   withJson(cmd, 'print the result as one JSON object');
   withScannerOptions(cmd);
   withCommonOptions(cmd);
@@ -41,11 +47,22 @@ Exit code 0 when someone was identified, 1 when nobody matched.`,
     if (values.template !== undefined) {
       const { readFileSync } = await import('node:fs');
       const { isIrisTemplate } = await import('../../biometrics/iris/iris-code.js');
-      if (presentId !== undefined) throw new AgentError('CLI_USAGE', '--template identifies a file; leave out --present', {}, { hint: 'give one of --template FILE or --present ID' });
+      if (presentId !== undefined)
+        throw new AgentError(
+          'CLI_USAGE',
+          '--template identifies a file; leave out --present',
+          {},
+          { hint: 'give one of --template FILE or --present ID' },
+        );
       try {
         template = readFileSync(values.template);
       } catch (err) {
-        throw new AgentError('CLI_USAGE', `cannot read ${values.template}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { file: values.template }, { hint: 'check the path of the template file' });
+        throw new AgentError(
+          'CLI_USAGE',
+          `cannot read ${values.template}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+          { file: values.template },
+          { hint: 'check the path of the template file' },
+        );
       }
       if (values.modality === undefined) values.modality = isIrisTemplate(template) ? 'iris' : 'finger';
     }
@@ -61,7 +78,12 @@ Exit code 0 when someone was identified, 1 when nobody matched.`,
       async (call) => {
         if (template) return (await call('identify-template', { modality, template: template.toString('base64') })) as IdentifyOnceResult;
         if (presentId !== undefined) {
-          throw new AgentError('CLI_USAGE', '--present works with simulated scanners opened by this command; the agent runs on this data folder and holds its scanners', {}, { hint: 'present the finger on the running agent\'s scanner, or stop the agent' });
+          throw new AgentError(
+            'CLI_USAGE',
+            '--present works with simulated scanners opened by this command; the agent runs on this data folder and holds its scanners',
+            {},
+            { hint: "present the finger on the running agent's scanner, or stop the agent" },
+          );
         }
         return (await call('identify', { modality }, (e) => say(describeProgress(e)))) as IdentifyOnceResult;
       },
@@ -81,8 +103,14 @@ Exit code 0 when someone was identified, 1 when nobody matched.`,
       },
     );
     if (json) printJson(r);
-    else if (r.decision === 'accept' && r.employeeCode) process.stdout.write(`identified ${r.employeeCode}${r.name ? ` (${r.name})` : ''}: score ${scoreText(r.score, r.modality)} (${r.modality}, ${Math.round(r.ms)} ms)\n`);
-    else process.stdout.write(`not identified: nobody enrolled here matches (best score ${scoreText(r.score, r.modality)}, ${r.modality}, ${Math.round(r.ms)} ms)\n`);
+    else if (r.decision === 'accept' && r.employeeCode)
+      process.stdout.write(
+        `identified ${r.employeeCode}${r.name ? ` (${r.name})` : ''}: score ${scoreText(r.score, r.modality)} (${r.modality}, ${Math.round(r.ms)} ms)\n`,
+      );
+    else
+      process.stdout.write(
+        `not identified: nobody enrolled here matches (best score ${scoreText(r.score, r.modality)}, ${r.modality}, ${Math.round(r.ms)} ms)\n`,
+      );
     return r.decision === 'accept' && r.employeeCode ? 0 : 1;
   });
 }

@@ -47,12 +47,27 @@ not acknowledged. SIGTERM drains, then stops. See docs/central.md.`,
     .option('--prefix <prefix>', 'topic prefix of the terminals (default: mqtt.prefix of the config, attendance)')
     .option('--group <name>', 'shared subscription group: ingests with the same group share the messages', 'edge-agent-ingest')
     .option('--no-share', 'subscribe without a shared subscription (a broker without them; run one ingest only)')
-    .option('--mqtt-client-id <id>', 'base of this process\'s MQTT client ids, <id>-0, <id>-1, ... (default ingest-<hostname>); unique per process, stable across restarts')
+    .option(
+      '--mqtt-client-id <id>',
+      "base of this process's MQTT client ids, <id>-0, <id>-1, ... (default ingest-<hostname>); unique per process, stable across restarts",
+    )
     .option('--mqtt-version <v>', '5, 3.1.1 or auto (5, else 3.1.1)', 'auto')
     .option('--connections <n>', 'broker connections of this process (each a member of the group)', '4')
-    .option('--inflight <n>', 'unacknowledged messages the broker may send each connection (MQTT 5 receive maximum; the broker may allow fewer: Mosquitto max_inflight_messages)', '500')
-    .option('--keepalive <sec>', 'MQTT keepalive; long, because a busy broker answers a ping only after the messages queued before it', '60')
-    .option('--session-expiry <sec>', 'how long the broker keeps this process\'s unacknowledged messages while it is away (0: not at all, for a broker that hands them to another member)', String(7 * 86_400))
+    .option(
+      '--inflight <n>',
+      'unacknowledged messages the broker may send each connection (MQTT 5 receive maximum; the broker may allow fewer: Mosquitto max_inflight_messages)',
+      '500',
+    )
+    .option(
+      '--keepalive <sec>',
+      'MQTT keepalive; long, because a busy broker answers a ping only after the messages queued before it',
+      '60',
+    )
+    .option(
+      '--session-expiry <sec>',
+      "how long the broker keeps this process's unacknowledged messages while it is away (0: not at all, for a broker that hands them to another member)",
+      String(7 * 86_400),
+    )
     .option('--batch-size <n>', 'events per request at most', '500')
     .option('--batch-wait-ms <ms>', 'how long a batch waits to fill', '20')
     .option('--dead-letter-topic <topic>', 'where refused events go (default <prefix>/ingest/dead-letters)')
@@ -71,25 +86,33 @@ not acknowledged. SIGTERM drains, then stops. See docs/central.md.`,
     const { applyLogging } = await import('../../config/config.js');
     const { createAttendanceClient, mqttAccess } = await import('../../daemon/upstreams.js');
     const { Ingest, INGEST_DEFAULTS, defaultDeadLetterTopic } = await import('../../ingest/ingest.js');
-    const config = configForFlags({
-      ...(values.config ? { config: values.config } : {}),
-      ...(values.mqtt ? { mqtt: values.mqtt } : {}),
-      ...(values.api ? { api: values.api } : {}),
-      ...(values.secrets ? { secrets: values.secrets } : {}),
-      ...(values['client-id'] ? { 'client-id': values['client-id'] } : {}),
-      ...(values['path-form'] ? { 'path-form': values['path-form'] } : {}),
-      ...(values['log-level'] ? { 'log-level': values['log-level'] } : {}),
-      ...(values['log-format'] ? { 'log-format': values['log-format'] } : {}),
-    }, process.env, {
-      // A central host has no terminal's config: the broker, the API and its key on the command
-      // line are enough; otherwise a config names what is missing.
-      require: !(values.mqtt && values.api && values['api-key'] && values['api-secret-file']),
-      command: 'edge-agent ingest',
-    });
+    const config = configForFlags(
+      {
+        ...(values.config ? { config: values.config } : {}),
+        ...(values.mqtt ? { mqtt: values.mqtt } : {}),
+        ...(values.api ? { api: values.api } : {}),
+        ...(values.secrets ? { secrets: values.secrets } : {}),
+        ...(values['client-id'] ? { 'client-id': values['client-id'] } : {}),
+        ...(values['path-form'] ? { 'path-form': values['path-form'] } : {}),
+        ...(values['log-level'] ? { 'log-level': values['log-level'] } : {}),
+        ...(values['log-format'] ? { 'log-format': values['log-format'] } : {}),
+      },
+      process.env,
+      {
+        // A central host has no terminal's config: the broker, the API and its key on the command
+        // line are enough; otherwise a config names what is missing.
+        require: !(values.mqtt && values.api && values['api-key'] && values['api-secret-file']),
+        command: 'edge-agent ingest',
+      },
+    );
     applyLogging(config.logging);
     if (!config.mqtt.url) throw usageError('ingest', 'ingest needs the broker: --mqtt mqtt://host:1883 (or mqtt.url in the config)');
-    if (!config.api.url) throw usageError('ingest', 'ingest needs the attendance service: --api http://host:8080 (or api.url in the config)');
-    const secrets = secretsFor(config, { ...(values['api-key'] ? { 'api-key': values['api-key'] } : {}), ...(values['api-secret-file'] ? { 'api-secret-file': values['api-secret-file'] } : {}) });
+    if (!config.api.url)
+      throw usageError('ingest', 'ingest needs the attendance service: --api http://host:8080 (or api.url in the config)');
+    const secrets = secretsFor(config, {
+      ...(values['api-key'] ? { 'api-key': values['api-key'] } : {}),
+      ...(values['api-secret-file'] ? { 'api-secret-file': values['api-secret-file'] } : {}),
+    });
     const version = values['mqtt-version'] ?? 'auto';
     if (!['5', '3.1.1', '4', 'auto'].includes(version)) throw usageError('ingest', `--mqtt-version is 5, 3.1.1 or auto, got "${version}"`);
     const positive = (name: string, v: string | undefined, fallback: number) => {
@@ -101,9 +124,11 @@ not acknowledged. SIGTERM drains, then stops. See docs/central.md.`,
     const metricsPort = intFlag('metrics-port', values['metrics-port'], 9464)!;
     if (metricsPort < 0 || metricsPort > 65535) throw usageError('ingest', `--metrics-port must be 0..65535, got ${metricsPort}`);
     const share = values.share !== false;
-    if (!share && connections > 1) throw usageError('ingest', '--no-share takes one connection (each would get every message): add --connections 1');
+    if (!share && connections > 1)
+      throw usageError('ingest', '--no-share takes one connection (each would get every message): add --connections 1');
     const sessionExpirySec = intFlag('session-expiry', values['session-expiry'], INGEST_DEFAULTS.sessionExpirySec)!;
-    if (sessionExpirySec < 0 || sessionExpirySec > 0xffffffff) throw usageError('ingest', `--session-expiry is 0..4294967295 seconds, got ${sessionExpirySec}`);
+    if (sessionExpirySec < 0 || sessionExpirySec > 0xffffffff)
+      throw usageError('ingest', `--session-expiry is 0..4294967295 seconds, got ${sessionExpirySec}`);
     const prefix = values.prefix ?? config.mqtt.prefix;
     const ingest = new Ingest({
       url: config.mqtt.url,
@@ -134,7 +159,9 @@ not acknowledged. SIGTERM drains, then stops. See docs/central.md.`,
       await ingest.close();
       throw err;
     }
-    process.stdout.write(`ingest: ${config.mqtt.url} -> ${config.api.url} (${connections} connections); metrics on ${metricsUrl}/metrics (SIGTERM stops)\n`);
+    process.stdout.write(
+      `ingest: ${config.mqtt.url} -> ${config.api.url} (${connections} connections); metrics on ${metricsUrl}/metrics (SIGTERM stops)\n`,
+    );
     await new Promise<void>((resolve) => {
       process.once('SIGINT', resolve);
       process.once('SIGTERM', resolve);

@@ -1,7 +1,15 @@
 import type { Command } from 'commander';
 import { action, defineCommand, printJson, repeatable, withJson } from '../command.js';
 
-type Values = { prefix?: string; 'dry-run'?: boolean; user?: string; 'iris-usb'?: string[]; 'scanner-port'?: string[]; 'exec-start'?: string; json?: boolean };
+type Values = {
+  prefix?: string;
+  'dry-run'?: boolean;
+  user?: string;
+  'iris-usb'?: string[];
+  'scanner-port'?: string[];
+  'exec-start'?: string;
+  json?: boolean;
+};
 
 export default function register(program: Command): Command {
   const cmd = defineCommand(program, {
@@ -26,8 +34,18 @@ Then: edge-agent provision, and systemctl enable --now edge-agent`,
     .option('--prefix <dir>', 'install under DIR instead of / (packaging, tests); the user is not created')
     .option('--dry-run', 'print what would be done, change nothing')
     .option('--user <name>', 'the service user (default edge-agent)')
-    .addOption(repeatable('--iris-usb <vvvv:pppp>', 'USB ids of an iris camera model (edge-agent devices, lsusb): gives it /dev/irisN and group access; repeatable'))
-    .addOption(repeatable('--scanner-port <port>', "a fingerprint scanner's serial port (/dev/ttyUSB0): its USB bridge becomes /dev/fingerprintN by serial number, never every bridge of that make; repeatable"))
+    .addOption(
+      repeatable(
+        '--iris-usb <vvvv:pppp>',
+        'USB ids of an iris camera model (edge-agent devices, lsusb): gives it /dev/irisN and group access; repeatable',
+      ),
+    )
+    .addOption(
+      repeatable(
+        '--scanner-port <port>',
+        "a fingerprint scanner's serial port (/dev/ttyUSB0): its USB bridge becomes /dev/fingerprintN by serial number, never every bridge of that make; repeatable",
+      ),
+    )
     .option('--exec-start <cmd>', 'the ExecStart command line (default: this node and this edge-agent, "run")');
   withJson(cmd);
   return action<Values>(cmd, async (values) => {
@@ -46,11 +64,20 @@ Then: edge-agent provision, and systemctl enable --now edge-agent`,
     });
     if (values.json) printJson({ ok: steps.every((s) => s.status !== 'failed'), steps });
     else {
-      for (const s of steps) process.stdout.write(`${s.status.padEnd(9)} ${s.action}${s.path ? ` ${s.path}` : ''}${s.detail ? `\n          ${s.detail}` : ''}\n`);
+      for (const s of steps)
+        process.stdout.write(
+          `${s.status.padEnd(9)} ${s.action}${s.path ? ` ${s.path}` : ''}${s.detail ? `\n          ${s.detail}` : ''}\n`,
+        );
       const failed = steps.filter((s) => s.status === 'failed').length;
       // A failed check stops install-service before the unit is written.
       const refused = failed > 0 && !steps.some((s) => s.action === 'write systemd unit');
-      process.stdout.write(refused ? `\nrefused: nothing written (see above).\n` : failed ? `\n${failed} step(s) failed: see above.\n` : `\nnext: edge-agent provision, then systemctl enable --now edge-agent\n`);
+      process.stdout.write(
+        refused
+          ? `\nrefused: nothing written (see above).\n`
+          : failed
+            ? `\n${failed} step(s) failed: see above.\n`
+            : `\nnext: edge-agent provision, then systemctl enable --now edge-agent\n`,
+      );
     }
     return steps.some((s) => s.status === 'failed') ? 1 : 0;
   });

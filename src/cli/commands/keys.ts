@@ -9,7 +9,7 @@ import type { ServiceStore } from '../../server/store/store.js';
 
 type Values = { db: string; role?: Role; create?: boolean; yes?: boolean; json?: boolean };
 
-const DB_OPTION = ['--db <file|url>', "the attendance service's SQLite file or PostgreSQL URL (as for \"edge-agent serve --db\")"] as const;
+const DB_OPTION = ['--db <file|url>', 'the attendance service\'s SQLite file or PostgreSQL URL (as for "edge-agent serve --db")'] as const;
 
 /**
  * Opens the service database; an SQLite file that does not exist is refused (a typo must not make
@@ -22,9 +22,14 @@ async function withServiceDb<T>(file: string, create: boolean, fn: (db: ServiceS
   const { AgentError } = await import('../../core/errors.js');
   const { isPostgresUrl } = await import('../../server/store/store.js');
   if (!create && !isPostgresUrl(file) && !existsSync(file)) {
-    throw new AgentError('CLI_DB_MISSING', `there is no service database at ${resolve(file)}: nothing was created`, { file }, {
-      hint: 'give the file "edge-agent serve --db" uses; to start a new service database there, add --create',
-    });
+    throw new AgentError(
+      'CLI_DB_MISSING',
+      `there is no service database at ${resolve(file)}: nothing was created`,
+      { file },
+      {
+        hint: 'give the file "edge-agent serve --db" uses; to start a new service database there, add --create',
+      },
+    );
   }
   const { openServiceDatabase } = await import('../../server/service.js');
   const db = await openServiceDatabase(file);
@@ -36,7 +41,11 @@ async function withServiceDb<T>(file: string, create: boolean, fn: (db: ServiceS
 }
 
 export default function register(program: Command): Command {
-  const keys = defineCommand(program, { name: 'keys', summary: 'API keys of the attendance service: create, list, revoke', audience: 'site' });
+  const keys = defineCommand(program, {
+    name: 'keys',
+    summary: 'API keys of the attendance service: create, list, revoke',
+    audience: 'site',
+  });
   withVerbs(keys);
 
   const create = defineCommand(keys, {
@@ -55,18 +64,26 @@ makes it.`,
     const { createApiKey } = await import('../../server/auth.js');
     const pair = await withServiceDb(values.db, values.create === true, (db) => createApiKey(db, values.role!));
     if (values.json) printJson({ apiKey: pair.apiKey, apiSecret: pair.apiSecret, role: pair.role });
-    else process.stdout.write(`apiKey:    ${pair.apiKey}\napiSecret: ${pair.apiSecret}\nrole:      ${pair.role}\n(the secret is shown only now; it is stored hashed)\n`);
+    else
+      process.stdout.write(
+        `apiKey:    ${pair.apiKey}\napiSecret: ${pair.apiSecret}\nrole:      ${pair.role}\n(the secret is shown only now; it is stored hashed)\n`,
+      );
     return 0;
   });
 
-  const list = defineCommand(keys, { name: 'list', summary: 'the keys of the service database: key, role, created, tokens in use (never a secret)' }).requiredOption(...DB_OPTION);
+  const list = defineCommand(keys, {
+    name: 'list',
+    summary: 'the keys of the service database: key, role, created, tokens in use (never a secret)',
+  }).requiredOption(...DB_OPTION);
   withJson(list, 'print {"keys": [{"apiKey", "role", "createdAt", "activeTokens"}]}');
   action<Values>(list, async (values) => {
     const { listApiKeys } = await import('../../server/auth.js');
     const rows = await withServiceDb(values.db, false, (db) => listApiKeys(db));
     if (values.json) printJson({ keys: rows });
     else if (rows.length === 0) process.stdout.write('no API keys (edge-agent keys create --db FILE --role admin makes one)\n');
-    else for (const k of rows) process.stdout.write(`${k.apiKey}  ${k.role.padEnd(11)}  created ${k.createdAt}  ${k.activeTokens} token(s) in use\n`);
+    else
+      for (const k of rows)
+        process.stdout.write(`${k.apiKey}  ${k.role.padEnd(11)}  created ${k.createdAt}  ${k.activeTokens} token(s) in use\n`);
     return 0;
   });
 
@@ -87,8 +104,20 @@ when it looks at a token it has cached again). Exit code 1 when there is no such
     return withServiceDb(values.db, false, async (db) => {
       const { listApiKeys } = await import('../../server/auth.js');
       const key = (await listApiKeys(db)).find((k) => k.apiKey === apiKey);
-      if (!key) throw new AgentError('CLI_NOT_FOUND', `no API key ${apiKey} in ${db.where}: nothing revoked`, { apiKey }, { hint: `"edge-agent keys list --db ${db.where}" shows the keys` });
-      if (!(await confirmed(`Revoke ${apiKey} (${key.role}, ${key.activeTokens} token(s) in use)? Its clients are refused from now on.`, values.yes, 'keys revoke'))) {
+      if (!key)
+        throw new AgentError(
+          'CLI_NOT_FOUND',
+          `no API key ${apiKey} in ${db.where}: nothing revoked`,
+          { apiKey },
+          { hint: `"edge-agent keys list --db ${db.where}" shows the keys` },
+        );
+      if (
+        !(await confirmed(
+          `Revoke ${apiKey} (${key.role}, ${key.activeTokens} token(s) in use)? Its clients are refused from now on.`,
+          values.yes,
+          'keys revoke',
+        ))
+      ) {
         process.stdout.write('nothing revoked\n');
         return 1;
       }

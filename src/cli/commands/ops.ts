@@ -17,7 +17,8 @@ export function parseArgs(list: string[] = []): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const item of list) {
     const m = /^([A-Za-z][A-Za-z0-9_-]{0,63})(:?=)([\s\S]*)$/.exec(item);
-    if (!m) throw usageError('ops send', `--arg ${item.slice(0, 80)}: write name=value (a string) or name:=JSON`, { arg: item.slice(0, 80) });
+    if (!m)
+      throw usageError('ops send', `--arg ${item.slice(0, 80)}: write name=value (a string) or name:=JSON`, { arg: item.slice(0, 80) });
     const [, name, op, raw] = m as unknown as [string, string, string, string];
     if (name === 'transaction' || name === 'auth') throw usageError('ops send', `--arg ${name}: ops send sets "${name}" itself`);
     if (op === '=') out[name] = raw;
@@ -37,13 +38,15 @@ export default function register(program: Command): Command {
     name: 'ops',
     summary: 'send a signed command to a terminal over MQTT and print its answer',
     audience: 'operations',
-    details: 'Commands on <prefix>/<site>/<terminal>/req/<command> run only when signed with an ops key the terminal holds (docs/operator.md).',
+    details:
+      'Commands on <prefix>/<site>/<terminal>/req/<command> run only when signed with an ops key the terminal holds (docs/operator.md).',
   });
   withVerbs(ops);
 
   const send = defineCommand(ops, {
     name: 'send <command>',
-    summary: 'sign a command (ping, info, queue-status, queue-list, retry-dead, sync-templates, set-log-level, reload-config, delete-user, restart), send it and print the answer',
+    summary:
+      'sign a command (ping, info, queue-status, queue-list, retry-dead, sync-templates, set-log-level, reload-config, delete-user, restart), send it and print the answer',
     details: `The key: --key-file (a file holding only the key), else the secrets file of the config
 (opsKey for --key-id site, the default; opsKeys.<id> for an operator's key id).
 Examples:
@@ -55,7 +58,7 @@ Exit code: 0 when the terminal answered ok, 1 when it answered an error (or none
     .option('--site <site>', 'the site of the terminal (default: terminal.site of the config)')
     .option('--terminal <id>', 'the terminal (default: terminal.id of the config)')
     .addOption(repeatable('--arg <name=value>', 'an argument (repeatable): name=value for a string, name:=JSON for any JSON value'))
-    .option('--key-id <id>', 'the key id to sign with: site (opsKey, the default) or an operator\'s id (opsKeys.<id>)')
+    .option('--key-id <id>', "the key id to sign with: site (opsKey, the default) or an operator's id (opsKeys.<id>)")
     .option('--key-file <file>', 'a file holding only the ops key (64 hex characters) instead of the secrets file')
     .option('--mqtt <url>', 'the broker (default: mqtt.url of the config)')
     .option('--prefix <prefix>', 'the topic prefix (default: mqtt.prefix of the config)')
@@ -66,7 +69,10 @@ Exit code: 0 when the terminal answered ok, 1 when it answered an error (or none
   withJson(send, 'print the whole answer {"transaction", "status", "command", "result"|"error", "at"} as JSON');
   return action<SendValues>(send, async (values, positionals) => {
     const command = positionals[0]!;
-    if (!/^[a-z][a-z0-9-]{0,63}$/.test(command)) throw usageError('ops send', `"${command.slice(0, 70)}" is not a command name (lower-case letters, digits and dashes)`, { command: command.slice(0, 70) });
+    if (!/^[a-z][a-z0-9-]{0,63}$/.test(command))
+      throw usageError('ops send', `"${command.slice(0, 70)}" is not a command name (lower-case letters, digits and dashes)`, {
+        command: command.slice(0, 70),
+      });
     const { AgentError } = await import('../../core/errors.js');
     const { configForFlags, secretsFor } = await import('../../config/load.js');
     const { secretsFilePath } = await import('../../config/config.js');
@@ -75,24 +81,58 @@ Exit code: 0 when the terminal answered ok, 1 when it answered an error (or none
     const { mqttClientOptions } = await import('../../daemon/upstreams.js');
     const args = parseArgs(values.arg);
     const timeoutSec = values.timeout === undefined ? 10 : Number(values.timeout);
-    if (!Number.isFinite(timeoutSec) || timeoutSec <= 0 || timeoutSec > 600) throw usageError('ops send', `--timeout takes seconds (1 to 600), got "${values.timeout}"`);
-    const config = configForFlags({ config: values.config, data: values.data, secrets: values.secrets, mqtt: values.mqtt, site: values.site, terminal: values.terminal });
+    if (!Number.isFinite(timeoutSec) || timeoutSec <= 0 || timeoutSec > 600)
+      throw usageError('ops send', `--timeout takes seconds (1 to 600), got "${values.timeout}"`);
+    const config = configForFlags({
+      config: values.config,
+      data: values.data,
+      secrets: values.secrets,
+      mqtt: values.mqtt,
+      site: values.site,
+      terminal: values.terminal,
+    });
     const prefix = values.prefix ?? config.mqtt.prefix;
-    if (!config.mqtt.url) throw new AgentError('CLI_USAGE', 'no broker to send the command through', {}, { hint: 'pass --mqtt mqtt://host:1883 or --config with mqtt.url' });
+    if (!config.mqtt.url)
+      throw new AgentError(
+        'CLI_USAGE',
+        'no broker to send the command through',
+        {},
+        { hint: 'pass --mqtt mqtt://host:1883 or --config with mqtt.url' },
+      );
     const secrets = secretsFor(config, {});
     const kid = values['key-id'] ?? SITE_OPS_KEY_ID;
     const where = secretsFilePath(config);
-    const key = values['key-file'] ? readKeyFile(values['key-file'], '--key-file', 'opsKey') : kid === SITE_OPS_KEY_ID ? secrets.opsKey : (secrets.opsKeys[kid] ?? null);
+    const key = values['key-file']
+      ? readKeyFile(values['key-file'], '--key-file', 'opsKey')
+      : kid === SITE_OPS_KEY_ID
+        ? secrets.opsKey
+        : (secrets.opsKeys[kid] ?? null);
     if (!key) {
-      throw new AgentError('OPS_NO_KEY', `no ops key ${kid === SITE_OPS_KEY_ID ? '(opsKey)' : `"${kid}" (opsKeys.${kid})`} in ${where}${secrets.sources.opsKey || secrets.sources.opsKeys ? '' : ' or the systemd credentials'}`, { kid, secretsFile: where }, {
-        hint: 'pass --key-file FILE (and --key-id ID for an operator key), or --secrets / --config naming the secrets file that holds it',
-      });
+      throw new AgentError(
+        'OPS_NO_KEY',
+        `no ops key ${kid === SITE_OPS_KEY_ID ? '(opsKey)' : `"${kid}" (opsKeys.${kid})`} in ${where}${secrets.sources.opsKey || secrets.sources.opsKeys ? '' : ' or the systemd credentials'}`,
+        { kid, secretsFile: where },
+        {
+          hint: 'pass --key-file FILE (and --key-id ID for an operator key), or --secrets / --config naming the secrets file that holds it',
+        },
+      );
     }
     const base = { prefix, site: config.terminal.site, terminal: config.terminal.id };
-    const response = await sendCommand({ url: config.mqtt.url, mqttOptions: mqttClientOptions(config, secrets, 'ops-send'), base, command, args, key, kid, timeoutMs: timeoutSec * 1000 });
+    const response = await sendCommand({
+      url: config.mqtt.url,
+      mqttOptions: mqttClientOptions(config, secrets, 'ops-send'),
+      base,
+      command,
+      args,
+      key,
+      kid,
+      timeoutMs: timeoutSec * 1000,
+    });
     if (values.json) printJson(response);
     else if (response.status === 'ok') {
-      process.stdout.write(`ok: ${command} on ${base.site}/${base.terminal} (transaction ${response.transaction})\n${JSON.stringify(response.result, null, 2)}\n`);
+      process.stdout.write(
+        `ok: ${command} on ${base.site}/${base.terminal} (transaction ${response.transaction})\n${JSON.stringify(response.result, null, 2)}\n`,
+      );
     } else {
       const e = response.error ?? { code: 'OPS_COMMAND_FAILED', message: 'the terminal answered an error without details' };
       process.stderr.write(`${command} on ${base.site}/${base.terminal}: ${e.code}: ${e.message}${e.hint ? `\n  hint: ${e.hint}` : ''}\n`);

@@ -42,7 +42,11 @@ export function answersFromFlags(v: Values, setup: typeof import('../../setup/pr
   if (v['tls-ca'] !== undefined) a.tlsCa = v['tls-ca'] || null;
   if (v['tls-cert'] !== undefined) a.tlsCert = v['tls-cert'] || null;
   if (v['tls-key'] !== undefined) a.tlsKey = v['tls-key'] || null;
-  if (v.upstream !== undefined) a.upstream = v.upstream.split(',').map((s) => s.trim()).filter(Boolean);
+  if (v.upstream !== undefined)
+    a.upstream = v.upstream
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
   if (v.scanner !== undefined) a.scanners = v.scanner.map(parseScannerSpec);
   if (v['api-key'] !== undefined) a.apiKey = v['api-key'];
   if (v['api-key-file'] !== undefined) a.apiKey = readSecretFile(v['api-key-file'], '--api-key-file');
@@ -57,7 +61,10 @@ export function answersFromFlags(v: Values, setup: typeof import('../../setup/pr
   }
   for (const spec of v['operator-key'] ?? []) {
     const m = /^([^=]+)=(.+)$/.exec(spec);
-    if (!m || !isOperatorKeyId(m[1]!)) throw usageError('provision', `--operator-key ${spec}: write ID=FILE, the id letters, digits, dot, dash or underscore (not "site")`, { value: spec });
+    if (!m || !isOperatorKeyId(m[1]!))
+      throw usageError('provision', `--operator-key ${spec}: write ID=FILE, the id letters, digits, dot, dash or underscore (not "site")`, {
+        value: spec,
+      });
     a.operatorKeys = { ...a.operatorKeys, [m[1]!]: readKeyFile(m[2]!, '--operator-key', `opsKeys.${m[1]!}`) };
   }
   return a;
@@ -98,9 +105,14 @@ remove an upstream.`,
     const { formatSummary, provision, summarize } = setup;
     if (!values['non-interactive']) {
       if (!process.stdin.isTTY) {
-        throw new (await import('../../core/errors.js')).AgentError('CLI_USAGE', 'provision asks questions but stdin is not a terminal', {}, {
-          hint: 'run it in a terminal, or give everything as flags: edge-agent provision --non-interactive --config FILE --secrets FILE --terminal ID --api URL ... (edge-agent help provision)',
-        });
+        throw new (await import('../../core/errors.js')).AgentError(
+          'CLI_USAGE',
+          'provision asks questions but stdin is not a terminal',
+          {},
+          {
+            hint: 'run it in a terminal, or give everything as flags: edge-agent provision --non-interactive --config FILE --secrets FILE --terminal ID --api URL ... (edge-agent help provision)',
+          },
+        );
       }
       const { runWizard } = await import('../provision-wizard.js');
       try {
@@ -118,16 +130,34 @@ remove an upstream.`,
       throw usageError('provision', `--non-interactive needs ${!values.config ? '--config FILE' : '--secrets FILE'}`);
     }
     const files = { config: values.config, secrets: values.secrets };
-    const { merged, checks } = await provision(files, answersFromFlags(values, setup), { check: values.check !== false, discover: values['discover-port'] ? { port: values['discover-port'] } : (values.discover ?? false) });
+    const { merged, checks } = await provision(files, answersFromFlags(values, setup), {
+      check: values.check !== false,
+      discover: values['discover-port'] ? { port: values['discover-port'] } : (values.discover ?? false),
+    });
     const rows = summarize(merged.config, merged.secrets, files);
     if (values.json) {
-      printJson({ ok: true, configVersion: merged.config.configVersion, config: files.config, secrets: files.secrets, changed: merged.changed, generatedTemplateKey: merged.generatedTemplateKey, generatedOpsKey: merged.generatedOpsKey, checks, summary: Object.fromEntries(rows) });
+      printJson({
+        ok: true,
+        configVersion: merged.config.configVersion,
+        config: files.config,
+        secrets: files.secrets,
+        changed: merged.changed,
+        generatedTemplateKey: merged.generatedTemplateKey,
+        generatedOpsKey: merged.generatedOpsKey,
+        checks,
+        summary: Object.fromEntries(rows),
+      });
     } else {
       const lines = [`provisioned ${merged.config.terminal.id} (configVersion ${merged.config.configVersion})`, formatSummary(rows)];
       if (checks.length) lines.push('checks:', ...checks.map((c) => `  ${c.status.toUpperCase().padEnd(4)}  ${c.name}: ${c.detail}`));
       else lines.push('checks: not run (--no-check)');
-      lines.push(`changed: ${merged.changed.length ? merged.changed.join(', ') : 'nothing'}${merged.generatedTemplateKey ? ' (a new template key was generated)' : ''}`);
-      if (merged.generatedOpsKey) lines.push(`a new ops key was generated: it is opsKey in ${files.secrets}; central operations sign commands with it (edge-agent ops send --key-file FILE holding it)`);
+      lines.push(
+        `changed: ${merged.changed.length ? merged.changed.join(', ') : 'nothing'}${merged.generatedTemplateKey ? ' (a new template key was generated)' : ''}`,
+      );
+      if (merged.generatedOpsKey)
+        lines.push(
+          `a new ops key was generated: it is opsKey in ${files.secrets}; central operations sign commands with it (edge-agent ops send --key-file FILE holding it)`,
+        );
       lines.push('next: edge-agent doctor, then systemctl enable --now edge-agent');
       process.stdout.write(`${lines.join('\n')}\n`);
     }

@@ -20,7 +20,12 @@ export function parseTz(value: unknown, config: AgentConfig, where: string): num
   const n = typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : NaN;
   const minutes = config.api.tzOffsetUnit === 'hours' ? Math.round(n * 60) : n;
   if (!Number.isInteger(minutes) || Math.abs(minutes) > 14 * 60) {
-    throw new AgentError('CLI_USAGE', `${where}: tz "${String(value)}" is not an offset (${config.api.tzOffsetUnit} east of UTC, or +HH:MM)`, { value }, { hint: 'write e.g. 60 (minutes) or +01:00' });
+    throw new AgentError(
+      'CLI_USAGE',
+      `${where}: tz "${String(value)}" is not an offset (${config.api.tzOffsetUnit} east of UTC, or +HH:MM)`,
+      { value },
+      { hint: 'write e.g. 60 (minutes) or +01:00' },
+    );
   }
   return minutes;
 }
@@ -44,7 +49,12 @@ async function* importLines(file: string, onBytes?: (chunk: Buffer) => void): As
     stream = createReadStream(file);
     await new Promise<void>((resolve, reject) => stream!.once('open', () => resolve()).once('error', reject));
   } catch (err) {
-    throw new AgentError('CLI_IMPORT_UNREADABLE', `cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { file }, { hint: 'check the path', cause: err });
+    throw new AgentError(
+      'CLI_IMPORT_UNREADABLE',
+      `cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+      { file },
+      { hint: 'check the path', cause: err },
+    );
   }
   if (onBytes) stream.on('data', (chunk) => onBytes(chunk as Buffer));
   let n = 0;
@@ -54,7 +64,12 @@ async function* importLines(file: string, onBytes?: (chunk: Buffer) => void): As
     try {
       next = await lines.next();
     } catch (err) {
-      throw new AgentError('CLI_IMPORT_UNREADABLE', `cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { file }, { hint: 'give a file of JSON lines', cause: err });
+      throw new AgentError(
+        'CLI_IMPORT_UNREADABLE',
+        `cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+        { file },
+        { hint: 'give a file of JSON lines', cause: err },
+      );
     }
     if (next.done) return;
     n++;
@@ -76,20 +91,45 @@ function importParser(file: string, config: AgentConfig, clock: PunchClock, impo
     try {
       row = JSON.parse(line) as typeof row;
     } catch {
-      throw new AgentError('CLI_IMPORT_BAD_LINE', `${where} is not JSON`, { file, line: n }, { hint: 'each line is one object: {"code":"1042","direction":"in","at":"2026-03-01 07:58:00","tz":60}' });
+      throw new AgentError(
+        'CLI_IMPORT_BAD_LINE',
+        `${where} is not JSON`,
+        { file, line: n },
+        { hint: 'each line is one object: {"code":"1042","direction":"in","at":"2026-03-01 07:58:00","tz":60}' },
+      );
     }
-    const bad = (what: string) => new AgentError('CLI_IMPORT_BAD_LINE', `${where}: ${what}`, { file, line: n }, { hint: 'each line is one object: {"code":"1042","direction":"in","at":"2026-03-01 07:58:00","tz":60}; nothing was recorded' });
+    const bad = (what: string) =>
+      new AgentError(
+        'CLI_IMPORT_BAD_LINE',
+        `${where}: ${what}`,
+        { file, line: n },
+        { hint: 'each line is one object: {"code":"1042","direction":"in","at":"2026-03-01 07:58:00","tz":60}; nothing was recorded' },
+      );
     if (typeof row !== 'object' || row === null) throw bad('not an object');
     if (typeof row.code !== 'string' || row.code.trim() === '') throw bad('"code" is missing');
     if (row.direction !== 'in' && row.direction !== 'out') throw bad('"direction" must be "in" or "out"');
     if (typeof row.at !== 'string' || !LOCAL_TIME_RE.test(row.at)) throw bad('"at" must be "yyyy-MM-dd HH:mm:ss"');
-    const tz = row.tz === undefined || row.tz === null ? zoneOffsetMinutes(config.terminal.timeZone, parseLocal(row.at, 0)) : parseTz(row.tz, config, where);
+    const tz =
+      row.tz === undefined || row.tz === null
+        ? zoneOffsetMinutes(config.terminal.timeZone, parseLocal(row.at, 0))
+        : parseTz(row.tz, config, where);
     const instant = parseLocal(row.at, tz);
-    if (stamp.trusted && instant > stamp.wallMs + 60_000) throw bad(`"at" ${row.at} is in the future (the clock, trusted, says ${formatLocal(stamp.wallMs, tz)})`);
+    if (stamp.trusted && instant > stamp.wallMs + 60_000)
+      throw bad(`"at" ${row.at} is in the future (the clock, trusted, says ${formatLocal(stamp.wallMs, tz)})`);
     const code = row.code.trim();
     const p: PunchInput = {
-      employeeCode: code, direction: row.direction, localTime: row.at, tzOffset: tz, source: 'manual', terminalId: config.terminal.id, shift: config.policy.shift,
-      timeSource: 'manual', clockSynced: true, createdAt: stamp.wallMs, bootId: stamp.bootId, monotonicMs: stamp.monoMs,
+      employeeCode: code,
+      direction: row.direction,
+      localTime: row.at,
+      tzOffset: tz,
+      source: 'manual',
+      terminalId: config.terminal.id,
+      shift: config.policy.shift,
+      timeSource: 'manual',
+      clockSynced: true,
+      createdAt: stamp.wallMs,
+      bootId: stamp.bootId,
+      monotonicMs: stamp.monoMs,
       id: derivedUlid(instant, `${importId}:${n}`),
     };
     if (row.direction === 'in') openIn.set(code, { localTime: row.at, instant });
@@ -116,7 +156,13 @@ function importParser(file: string, config: AgentConfig, clock: PunchClock, impo
  * second finds what an earlier run recorded, the cap is checked for the rest of the whole
  * file before anything is written, and the third records a thousand punches per transaction.
  */
-async function importFile(file: string, config: AgentConfig, outbox: Outbox, clock: PunchClock, givenImportId?: string): Promise<ImportResult> {
+async function importFile(
+  file: string,
+  config: AgentConfig,
+  outbox: Outbox,
+  clock: PunchClock,
+  givenImportId?: string,
+): Promise<ImportResult> {
   const hash = createHash('sha256');
   let total = 0;
   const check = importParser(file, config, clock, givenImportId ?? '');
@@ -125,7 +171,13 @@ async function importFile(file: string, config: AgentConfig, outbox: Outbox, clo
     try {
       outbox.validate(p);
     } catch (err) {
-      if (err instanceof AgentError) throw new AgentError(err.code, `${file} line ${n}: ${err.message}`, { ...err.context, file, line: n }, { hint: `${err.hint ?? ''}; nothing was recorded`.replace(/^; /, ''), cause: err });
+      if (err instanceof AgentError)
+        throw new AgentError(
+          err.code,
+          `${file} line ${n}: ${err.message}`,
+          { ...err.context, file, line: n },
+          { hint: `${err.hint ?? ''}; nothing was recorded`.replace(/^; /, ''), cause: err },
+        );
       throw err;
     }
     total++;
@@ -165,11 +217,26 @@ async function importFile(file: string, config: AgentConfig, outbox: Outbox, clo
   return { recorded, skipped, importId };
 }
 
-type Values = CommonValues & { code?: string; in?: boolean; out?: boolean; at?: string; tz?: string; import?: string; 'import-id'?: string; json?: boolean };
+type Values = CommonValues & {
+  code?: string;
+  in?: boolean;
+  out?: boolean;
+  at?: string;
+  tz?: string;
+  import?: string;
+  'import-id'?: string;
+  json?: boolean;
+};
 
 function describePunch(result: PunchResult, code: string, dedupeWindowSec: number): string {
-  if (!result.recorded) return `not recorded: ${code} punched ${Math.abs(result.secondsAgo)} s ${result.secondsAgo >= 0 ? 'ago' : 'later'} (id ${result.previousId}), inside the ${dedupeWindowSec} s dedupe window\n`;
-  const clock = result.timeSource === 'manual' ? ' (time given by hand)' : result.clockTrusted ? '' : ' (clock not trusted: held until its time is corrected)';
+  if (!result.recorded)
+    return `not recorded: ${code} punched ${Math.abs(result.secondsAgo)} s ${result.secondsAgo >= 0 ? 'ago' : 'later'} (id ${result.previousId}), inside the ${dedupeWindowSec} s dedupe window\n`;
+  const clock =
+    result.timeSource === 'manual'
+      ? ' (time given by hand)'
+      : result.clockTrusted
+        ? ''
+        : ' (clock not trusted: held until its time is corrected)';
   return `recorded ${result.direction === 'in' ? 'check-in' : 'check-out'} of ${code} at ${result.localTime} (tzOffset ${result.tzOffset} min)${clock}${result.inTime ? `, closing the check-in of ${result.inTime}` : ''}; id ${result.id}\n`;
 }
 
@@ -192,9 +259,18 @@ content hash (or --import-id) and its line number, so only what is missing is re
     .option('--in', 'a check-in (default: the terminal mode; toggle closes an open check-in)')
     .option('--out', 'a check-out')
     .option('--at <time>', 'local time of the punch, "yyyy-MM-dd HH:mm:ss" (default now, from the clock); marked manual')
-    .option('--tz <offset>', "offset east of UTC of that time, in the configured api.tzOffsetUnit (minutes by default), or as +HH:MM (default: the terminal time zone's offset)")
-    .option('--import <file>', 'JSON lines {"code", "direction": "in"|"out", "at": "yyyy-MM-dd HH:mm:ss", "tz"} recorded as they are (no dedupe, marked manual), one transaction per thousand; every line is checked, and the outbox cap for the whole file, before anything is recorded; run again, it records only what is missing')
-    .option('--import-id <id>', "names the import instead of the file's content hash: each line's id is derived from it and the line number, so a copy of the file with lines added at its end still skips the lines recorded before");
+    .option(
+      '--tz <offset>',
+      "offset east of UTC of that time, in the configured api.tzOffsetUnit (minutes by default), or as +HH:MM (default: the terminal time zone's offset)",
+    )
+    .option(
+      '--import <file>',
+      'JSON lines {"code", "direction": "in"|"out", "at": "yyyy-MM-dd HH:mm:ss", "tz"} recorded as they are (no dedupe, marked manual), one transaction per thousand; every line is checked, and the outbox cap for the whole file, before anything is recorded; run again, it records only what is missing',
+    )
+    .option(
+      '--import-id <id>',
+      "names the import instead of the file's content hash: each line's id is derived from it and the line number, so a copy of the file with lines added at its end still skips the lines recorded before",
+    );
   withJson(cmd);
   withCommonOptions(cmd);
   return action<Values>(cmd, async (values) => {
@@ -205,9 +281,12 @@ content hash (or --import-id) and its line number, so only what is missing is re
     const { callDaemon, controlSocketPath, isDaemonListening } = await import('../../daemon/control-socket.js');
     if (values.in && values.out) throw usageError('punch', 'give --in or --out, not both');
     if (!values.import && !values.code) throw usageError('punch', 'punch needs --code C (or --import FILE)');
-    if (values.import && (values.code || values.at || values.in || values.out)) throw usageError('punch', '--import takes its punches from the file; leave out --code, --at, --in and --out');
-    if (values['import-id'] !== undefined && !values.import) throw usageError('punch', '--import-id names an import: give --import FILE too');
-    if (values['import-id'] !== undefined && !/^[\x21-\x7e]{1,128}$/.test(values['import-id'])) throw usageError('punch', '--import-id is 1 to 128 printable ASCII characters without spaces', { flag: 'import-id' });
+    if (values.import && (values.code || values.at || values.in || values.out))
+      throw usageError('punch', '--import takes its punches from the file; leave out --code, --at, --in and --out');
+    if (values['import-id'] !== undefined && !values.import)
+      throw usageError('punch', '--import-id names an import: give --import FILE too');
+    if (values['import-id'] !== undefined && !/^[\x21-\x7e]{1,128}$/.test(values['import-id']))
+      throw usageError('punch', '--import-id is 1 to 128 printable ASCII characters without spaces', { flag: 'import-id' });
     const config = configForFlags(values, process.env, { command: 'edge-agent punch' });
     const request = values.import
       ? null
@@ -235,7 +314,10 @@ content hash (or --import-id) and its line number, so only what is missing is re
       if (!request) {
         const r = await importFile(values.import!, config, outbox, time, values['import-id']);
         if (values.json) printJson(r);
-        else process.stdout.write(`imported ${r.recorded} punch(es) from ${values.import} into the outbox${r.skipped ? `; skipped ${r.skipped} already recorded by an earlier run of this import (${r.importId})` : ''}\n`);
+        else
+          process.stdout.write(
+            `imported ${r.recorded} punch(es) from ${values.import} into the outbox${r.skipped ? `; skipped ${r.skipped} already recorded by an earlier run of this import (${r.importId})` : ''}\n`,
+          );
         return 0;
       }
       print(await PunchPolicy.fromConfig(config, outbox, time).punch(request));

@@ -18,7 +18,12 @@ function signed(sec: number): string {
   return `${sec > 0 ? '+' : sec < 0 ? '-' : ''}${age(Math.abs(Math.round(sec)))}`;
 }
 
-function printStatus(s: OutboxStatus, clock: ClockReport, alerts: Alert[], write: (text: string) => void = (text) => void process.stdout.write(text)): void {
+function printStatus(
+  s: OutboxStatus,
+  clock: ClockReport,
+  alerts: Alert[],
+  write: (text: string) => void = (text) => void process.stdout.write(text),
+): void {
   const h = s.held;
   const lines = [
     `pending      ${s.pending}${s.pending ? `  (oldest ${age(s.oldestPendingAgeSec)})` : ''}`,
@@ -43,12 +48,24 @@ function printList(rows: ListedEvent[], dead: boolean): void {
     return;
   }
   for (const r of rows) {
-    const mark = r.timeSource === 'manual' ? '  (time given by hand)' : r.clockSynced ? '' : r.clockCorrected ? '  (clock corrected)' : r.clockReleased ? '  (clock not trusted; released as it is)' : '  (clock not trusted; held)';
+    const mark =
+      r.timeSource === 'manual'
+        ? '  (time given by hand)'
+        : r.clockSynced
+          ? ''
+          : r.clockCorrected
+            ? '  (clock corrected)'
+            : r.clockReleased
+              ? '  (clock not trusted; released as it is)'
+              : '  (clock not trusted; held)';
     const head = `${r.id}  ${r.employeeCode}  ${r.direction.padEnd(3)}  ${r.localTime}${mark}`;
     const lines = [head];
     for (const d of r.deliveries) {
       if (d.state === 'delivered') continue;
-      const what = d.state === 'dead' ? `DEAD ${d.lastStatus ?? ''}: ${d.lastError ?? ''}` : `pending, ${d.attempts} attempt(s)${d.lastError ? `, last: ${d.lastError}` : ''}`;
+      const what =
+        d.state === 'dead'
+          ? `DEAD ${d.lastStatus ?? ''}: ${d.lastError ?? ''}`
+          : `pending, ${d.attempts} attempt(s)${d.lastError ? `, last: ${d.lastError}` : ''}`;
       lines.push(`    ${d.sink}: ${what}`);
     }
     process.stdout.write(`${lines.join('\n')}\n`);
@@ -81,15 +98,28 @@ async function watchStatus(json: boolean, first: Snapshot, read: () => Promise<S
       peak = Math.max(peak, s.pending);
       const drained = peak - s.pending;
       if (tty) {
-        const drain = s.pending === 0 && peak > 0 ? `drained ${peak} punch(es) in ${Math.round((Date.now() - start) / 1000)} s` : progressLine('draining', drained, peak, Date.now() - start, 'punches');
+        const drain =
+          s.pending === 0 && peak > 0
+            ? `drained ${peak} punch(es) in ${Math.round((Date.now() - start) / 1000)} s`
+            : progressLine('draining', drained, peak, Date.now() - start, 'punches');
         let text = '';
         printStatus(s, snap.clock, snap.alerts, (t) => (text += t));
         redrawScreen(`${text}\n${drain}\n(watching; Ctrl-C stops)`);
       } else {
         const key = `${s.pending}/${s.dead}/${s.delivered}`;
         if (key !== lastKey) {
-          if (json) printJson({ at: new Date().toISOString(), pending: s.pending, dead: s.dead, delivered: s.delivered, oldestPendingAgeSec: s.oldestPendingAgeSec });
-          else process.stdout.write(`${new Date().toTimeString().slice(0, 8)}  pending ${s.pending}  dead ${s.dead}  delivered ${s.delivered}\n`);
+          if (json)
+            printJson({
+              at: new Date().toISOString(),
+              pending: s.pending,
+              dead: s.dead,
+              delivered: s.delivered,
+              oldestPendingAgeSec: s.oldestPendingAgeSec,
+            });
+          else
+            process.stdout.write(
+              `${new Date().toTimeString().slice(0, 8)}  pending ${s.pending}  dead ${s.dead}  delivered ${s.delivered}\n`,
+            );
           lastKey = key;
         }
       }
@@ -101,7 +131,15 @@ async function watchStatus(json: boolean, first: Snapshot, read: () => Promise<S
   }
 }
 
-type Values = CommonValues & { dead?: boolean; id?: string[]; limit?: string; json?: boolean; all?: boolean; yes?: boolean; watch?: boolean };
+type Values = CommonValues & {
+  dead?: boolean;
+  id?: string[];
+  limit?: string;
+  json?: boolean;
+  all?: boolean;
+  yes?: boolean;
+  watch?: boolean;
+};
 
 /** Opens this terminal's outbox (works while the agent runs), runs `fn`, closes it. */
 async function withOutbox(values: Values, fn: (outbox: Outbox, config: AgentConfig) => Promise<void>): Promise<number> {
@@ -128,9 +166,13 @@ export default function register(program: Command): Command {
 
   const status = defineCommand(queue, {
     name: 'status',
-    summary: 'counts: pending, dead letters, delivered (kept for outbox.retentionDays), age of the oldest pending punch, last delivery; the cap and how full it is; the clock (trusted or not, the last step) and the punches held for it, with alerts',
+    summary:
+      'counts: pending, dead letters, delivered (kept for outbox.retentionDays), age of the oldest pending punch, last delivery; the cap and how full it is; the clock (trusted or not, the last step) and the punches held for it, with alerts',
   });
-  status.option('--watch', 'keep looking (Ctrl-C to stop): on a terminal the counts are redrawn in place with the drain of the backlog (rate, time left); otherwise a line (--json: a JSON line) each time they change');
+  status.option(
+    '--watch',
+    'keep looking (Ctrl-C to stop): on a terminal the counts are redrawn in place with the drain of the backlog (rate, time left); otherwise a line (--json: a JSON line) each time they change',
+  );
   withCommonOptions(withJson(status));
   action<Values>(status, (values) =>
     withOutbox(values, async (outbox, config) => {
@@ -152,7 +194,10 @@ export default function register(program: Command): Command {
     }),
   );
 
-  const list = defineCommand(queue, { name: 'list', summary: 'pending punches, oldest first; with --dead the dead letters with the status and reason each upstream gave' })
+  const list = defineCommand(queue, {
+    name: 'list',
+    summary: 'pending punches, oldest first; with --dead the dead letters with the status and reason each upstream gave',
+  })
     .option('--dead', 'the dead letters instead of the pending punches')
     .option('--limit <n>', 'at most N rows (default 100)');
   withCommonOptions(withJson(list));
@@ -164,7 +209,10 @@ export default function register(program: Command): Command {
     }),
   );
 
-  const retry = defineCommand(queue, { name: 'retry', summary: 'sends the dead letters again (all, or --id) once the cause is fixed, e.g. the employee was added on the service' }).addOption(repeatable('--id <id>', 'one dead letter (repeatable)'));
+  const retry = defineCommand(queue, {
+    name: 'retry',
+    summary: 'sends the dead letters again (all, or --id) once the cause is fixed, e.g. the employee was added on the service',
+  }).addOption(repeatable('--id <id>', 'one dead letter (repeatable)'));
   withCommonOptions(withJson(retry));
   action<Values>(retry, async (values) => {
     let code = 0;
@@ -184,13 +232,18 @@ export default function register(program: Command): Command {
       else {
         for (const id of unknown) process.stdout.write(`${id}: no such punch in this outbox (ids: edge-agent queue list --dead)\n`);
         for (const x of notDead) process.stdout.write(`${x.id}: not a dead letter (it is ${x.state}); nothing to retry\n`);
-        if (n || !values.id?.length) process.stdout.write(n ? `${n} dead letter(s) queued again; the running agent delivers them\n` : 'no dead letters to retry\n');
+        if (n || !values.id?.length)
+          process.stdout.write(n ? `${n} dead letter(s) queued again; the running agent delivers them\n` : 'no dead letters to retry\n');
       }
     });
     return code;
   });
 
-  const purge = defineCommand(queue, { name: 'purge', summary: 'deletes delivered punches now; with --dead deletes the dead letters, after asking (or --yes) (pending punches are never purged)' })
+  const purge = defineCommand(queue, {
+    name: 'purge',
+    summary:
+      'deletes delivered punches now; with --dead deletes the dead letters, after asking (or --yes) (pending punches are never purged)',
+  })
     .option('--dead', 'delete the dead letters instead of the delivered punches (they were never delivered: asks first)')
     .option('--yes', 'do not ask (needed for --dead when stdin is not a terminal)');
   withCommonOptions(withJson(purge));
@@ -205,7 +258,13 @@ export default function register(program: Command): Command {
           else process.stdout.write('no dead letters to delete\n');
           return;
         }
-        if (!(await confirmed(`Delete ${dead} dead letter(s)? They were never delivered and cannot be sent again (edge-agent queue list --dead shows them).`, values.yes, 'queue purge --dead'))) {
+        if (
+          !(await confirmed(
+            `Delete ${dead} dead letter(s)? They were never delivered and cannot be sent again (edge-agent queue list --dead shows them).`,
+            values.yes,
+            'queue purge --dead',
+          ))
+        ) {
           process.stdout.write('nothing deleted\n');
           code = 1;
           return;
@@ -236,7 +295,11 @@ boot can still correct is corrected first. Works while the agent runs.`,
       if (values.json) printJson(r);
       else {
         const corrected = r.corrected ? `; ${r.corrected} corrected from a trusted time of their boot first` : '';
-        process.stdout.write(r.released ? `${r.released} punch(es) released: the running agent sends them as they are, marked${corrected}\n` : `nothing to release${corrected}\n`);
+        process.stdout.write(
+          r.released
+            ? `${r.released} punch(es) released: the running agent sends them as they are, marked${corrected}\n`
+            : `nothing to release${corrected}\n`,
+        );
       }
     }),
   );

@@ -30,22 +30,38 @@ roll forward again then.`,
     const { from, to, steps } = rollbackRelease(root, dryRun);
     // The release gone back to may carry an addon that does not load (one built before it was
     // shipped, or for another Node): the unit's NotifyAccess= follows, as on install.
-    const notify = notifyAccessStep(root, join(releaseLinks(root).home, 'releases', to, 'node_modules/unix-dgram'), process.execPath, dryRun);
+    const notify = notifyAccessStep(
+      root,
+      join(releaseLinks(root).home, 'releases', to, 'node_modules/unix-dgram'),
+      process.execPath,
+      dryRun,
+    );
     steps.push(notify);
     const args = ['try-restart', 'edge-agent.service'];
     if (values.restart === false || root !== '/' || !existsSync('/run/systemd/system')) {
-      steps.push({ action: 'restart the service', status: 'skipped', detail: values.restart === false ? '--no-restart: systemctl restart edge-agent when ready' : 'no running systemd here' });
+      steps.push({
+        action: 'restart the service',
+        status: 'skipped',
+        detail: values.restart === false ? '--no-restart: systemctl restart edge-agent when ready' : 'no running systemd here',
+      });
     } else if (dryRun) {
       steps.push({ action: 'restart the service', status: 'would do', detail: `systemctl ${args.join(' ')}` });
     } else {
       if (notify.status === 'done') run('systemctl', ['daemon-reload']);
       const r = run('systemctl', args);
-      steps.push({ action: 'restart the service', status: r.ok ? 'done' : 'failed', detail: r.ok ? `systemctl ${args.join(' ')}` : r.out.split('\n')[0] });
+      steps.push({
+        action: 'restart the service',
+        status: r.ok ? 'done' : 'failed',
+        detail: r.ok ? `systemctl ${args.join(' ')}` : r.out.split('\n')[0],
+      });
     }
     const ok = steps.every((s) => s.status !== 'failed');
     if (values.json) printJson({ ok, from, to, steps });
     else {
-      for (const s of steps) process.stdout.write(`${s.status.padEnd(9)} ${s.action}${s.path ? ` ${s.path}` : ''}${s.detail ? `\n          ${s.detail}` : ''}\n`);
+      for (const s of steps)
+        process.stdout.write(
+          `${s.status.padEnd(9)} ${s.action}${s.path ? ` ${s.path}` : ''}${s.detail ? `\n          ${s.detail}` : ''}\n`,
+        );
       process.stdout.write(`\nedge-agent ${to} is current; "edge-agent rollback" again returns to ${from}.\n`);
     }
     return ok ? 0 : 1;

@@ -28,7 +28,10 @@ exits 0; nothing recorded is ever lost, even on SIGKILL.
 Secrets come from the secrets file the config names (default <data>/secrets.yaml, mode 0600;
 $EDGE_AGENT_SECRETS overrides the path) and systemd credentials.
 The daemon listens on <data>/control.sock (mode 0600) for "edge-agent enroll" and "identify".`,
-  }).option('--embedded', 'the embedded default (what npm start runs): simulated scanners, the attendance service and an MQTT broker on loopback, synthetic employees who punch now and then');
+  }).option(
+    '--embedded',
+    'the embedded default (what npm start runs): simulated scanners, the attendance service and an MQTT broker on loopback, synthetic employees who punch now and then',
+  );
   withScannerOptions(cmd);
   withCommonOptions(cmd);
   return action<Values>(cmd, async (values) => {
@@ -36,8 +39,15 @@ The daemon listens on <data>/control.sock (mode 0600) for "edge-agent enroll" an
     const { supervise } = await import('../../daemon/supervisor.js');
     // Only on request: a terminal that lost its config must say so, not start a demo.
     const embedded = values.embedded === true;
-    if (embedded) configureLogging({ destination: 'stdout', format: process.env.EDGE_AGENT_LOG_FORMAT === 'json' ? 'json' : 'pretty', ...(process.env.EDGE_AGENT_LOG_LEVEL ? {} : { level: 'warn' }) });
-    const exitCode = await supervise(async () => (embedded ? (await import('../../embedded/session.js')).embeddedSession(values.data ?? 'data') : configuredSession(values)));
+    if (embedded)
+      configureLogging({
+        destination: 'stdout',
+        format: process.env.EDGE_AGENT_LOG_FORMAT === 'json' ? 'json' : 'pretty',
+        ...(process.env.EDGE_AGENT_LOG_LEVEL ? {} : { level: 'warn' }),
+      });
+    const exitCode = await supervise(async () =>
+      embedded ? (await import('../../embedded/session.js')).embeddedSession(values.data ?? 'data') : configuredSession(values),
+    );
     // A kept-alive connection must not hold the process once everything is stopped.
     setTimeout(() => process.exit(exitCode), 1500).unref();
     return exitCode;

@@ -6,7 +6,18 @@ import { Option, type Command } from 'commander';
 import { action, defineCommand, intFlag, usageError } from '../command.js';
 import { DEFAULT_LIMITS } from '../../server/context.js';
 
-type Values = { port?: string; host?: string; db: string; 'client-id'?: string; shifts?: string; 'token-ttl'?: string; 'tz-offset-unit'?: 'minutes' | 'hours'; 'max-body-bytes'?: string; 'max-connections'?: string; 'token-rate'?: string };
+type Values = {
+  port?: string;
+  host?: string;
+  db: string;
+  'client-id'?: string;
+  shifts?: string;
+  'token-ttl'?: string;
+  'tz-offset-unit'?: 'minutes' | 'hours';
+  'max-body-bytes'?: string;
+  'max-connections'?: string;
+  'token-rate'?: string;
+};
 
 /**
  * Defaults the help states. The service's own constants live in src/server/service.ts, which loads
@@ -26,13 +37,18 @@ the password comes from PGPASSWORD or ~/.pgpass, never the URL in a unit file, a
 needs the same biometric key (EDGE_AGENT_BIOMETRIC_KEY_FILE or the systemd credential biometric-key).
 Create API keys with: edge-agent keys create --db FILE|URL --role admin|admin-audit`,
   })
-    .requiredOption('--db <file|url>', "the service's SQLite file (created if missing), or a PostgreSQL URL postgres://user@host:5432/db[?pool_max=N] (the database must exist)")
+    .requiredOption(
+      '--db <file|url>',
+      "the service's SQLite file (created if missing), or a PostgreSQL URL postgres://user@host:5432/db[?pool_max=N] (the database must exist)",
+    )
     .option('--port <port>', 'TCP port; 0 picks a free one (default 8080)')
     .option('--host <host>', 'address to listen on (default 127.0.0.1)')
     .option('--client-id <id>', `OAuth2 client id expected in the token request (default ${SERVE_HELP_DEFAULTS.clientId})`)
     .option('--shifts <file>', 'shifts for events and the report (JSON or YAML; default GENERAL 09:00-17:00, 60 min break)')
     .option('--token-ttl <sec>', `access token lifetime in seconds (default ${SERVE_HELP_DEFAULTS.tokenTtlSec})`)
-    .addOption(new Option('--tz-offset-unit <unit>', 'unit of tzOffset on the wire: minutes (default) or hours').choices(['minutes', 'hours']))
+    .addOption(
+      new Option('--tz-offset-unit <unit>', 'unit of tzOffset on the wire: minutes (default) or hours').choices(['minutes', 'hours']),
+    )
     .option('--max-body-bytes <n>', `largest request body accepted (default ${DEFAULT_LIMITS.maxBodyBytes})`)
     .option('--max-connections <n>', `connections at once; more are closed as they come (default ${SERVE_HELP_DEFAULTS.maxConnections})`)
     .option(
@@ -46,9 +62,14 @@ Create API keys with: edge-agent keys create --db FILE|URL --role admin|admin-au
     const tokenTtlSec = intFlag('token-ttl', values['token-ttl']);
     const maxBodyBytes = intFlag('max-body-bytes', values['max-body-bytes']);
     const maxConnections = intFlag('max-connections', values['max-connections']);
-    if (maxConnections !== undefined && maxConnections < 1) throw usageError('serve', `--max-connections must be at least 1, got ${maxConnections}`, { flag: 'max-connections', value: maxConnections });
+    if (maxConnections !== undefined && maxConnections < 1)
+      throw usageError('serve', `--max-connections must be at least 1, got ${maxConnections}`, {
+        flag: 'max-connections',
+        value: maxConnections,
+      });
     const tokenRate = intFlag('token-rate', values['token-rate']);
-    if (tokenRate !== undefined && tokenRate < 1) throw usageError('serve', `--token-rate must be at least 1, got ${tokenRate}`, { flag: 'token-rate', value: tokenRate });
+    if (tokenRate !== undefined && tokenRate < 1)
+      throw usageError('serve', `--token-rate must be at least 1, got ${tokenRate}`, { flag: 'token-rate', value: tokenRate });
     const { createAttendanceService, DEFAULT_CLIENT_ID, DEFAULT_TOKEN_TTL_SEC } = await import('../../server/service.js');
     const service = createAttendanceService({
       dbPath: values.db,

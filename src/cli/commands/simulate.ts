@@ -34,7 +34,8 @@ Stop it with Ctrl-C (SIGINT) or SIGTERM as well.`;
 
 const SERIAL_FAMILIES: Record<string, ScannerFamily> = { r30x: 'r30x', gt521: 'gt521', badge: 'badge-serial' };
 const DEFAULT_BAUD: Record<string, number> = { r30x: 57600, gt521: 9600, badge: 9600 };
-const FORMAT_HELP = 'the line format: em4100-dec (default: 10 digits, CR LF), em4100-hex (STX, 10 hex digits, XOR checksum, ETX; repeated every 50 ms while the card stays), wiegand26 or wiegand34 (a bit line with parity)';
+const FORMAT_HELP =
+  'the line format: em4100-dec (default: 10 digits, CR LF), em4100-hex (STX, 10 hex digits, XOR checksum, ETX; repeated every 50 ms while the card stays), wiegand26 or wiegand34 (a bit line with parity)';
 
 /**
  * Reads the host side's line speed with stty (a few ms). Cached while the host keeps talking:
@@ -73,9 +74,14 @@ export default function register(program: Command): Command {
     cmd
       .requiredOption('--link <path>', `where the serial port appears (a symlink to the pty), e.g. ${example}`)
       .option('--baud <n>', `the module's line speed (default ${DEFAULT_BAUD[family]})`);
-  const enroll = (cmd: Command) => cmd.option('--enroll <slot:id,...>', 'store virtual finger ID in slot SLOT at start (comma-separated list)');
+  const enroll = (cmd: Command) =>
+    cmd.option('--enroll <slot:id,...>', 'store virtual finger ID in slot SLOT at start (comma-separated list)');
 
-  const r30x = defineCommand(simulate, { name: 'r30x', summary: 'an R30x fingerprint module (R503, R307, R305, AS608, ZFM-20) on a pseudo-terminal', details: CONTROL });
+  const r30x = defineCommand(simulate, {
+    name: 'r30x',
+    summary: 'an R30x fingerprint module (R503, R307, R305, AS608, ZFM-20) on a pseudo-terminal',
+    details: CONTROL,
+  });
   serial(r30x, 'r30x', '/tmp/ttyR30X')
     .option('--model <name>', 'R503 (default), R307, R305, AS608 or ZFM-20')
     .option('--capacity <n>', "module library size (default: the model's)");
@@ -90,14 +96,19 @@ export default function register(program: Command): Command {
     .option('--model <name>', 'the model the camera reports (default SIM-IRIS-1)');
   action<Values>(iris, serveSimulator('iris'));
 
-  const badge = defineCommand(simulate, { name: 'badge', summary: 'a serial badge reader (EM4100 125 kHz, Wiegand-to-UART) on a pseudo-terminal', details: CONTROL }).alias('badge-serial');
+  const badge = defineCommand(simulate, {
+    name: 'badge',
+    summary: 'a serial badge reader (EM4100 125 kHz, Wiegand-to-UART) on a pseudo-terminal',
+    details: CONTROL,
+  }).alias('badge-serial');
   serial(badge, 'badge', '/tmp/ttyBADGE').option('--format <format>', FORMAT_HELP);
   action<Values>(badge, serveSimulator('badge'));
 
-  const badgeHid = defineCommand(simulate, { name: 'badge-hid', summary: 'a USB keyboard-wedge badge reader (HID), served in-process; prints each card the in-process reader reads', details: CONTROL }).option(
-    '--format <format>',
-    'the line format it types: em4100-dec (default), wiegand26 or wiegand34',
-  );
+  const badgeHid = defineCommand(simulate, {
+    name: 'badge-hid',
+    summary: 'a USB keyboard-wedge badge reader (HID), served in-process; prints each card the in-process reader reads',
+    details: CONTROL,
+  }).option('--format <format>', 'the line format it types: em4100-dec (default), wiegand26 or wiegand34');
   action<Values>(badgeHid, serveSimulator('badge-hid'));
   return simulate;
 }
@@ -111,11 +122,15 @@ function serveSimulator(kind: string): (values: Values) => Promise<number> {
     const { syntheticImages } = await import('../../synthetic/simulator-sources.js');
     const capacity = intFlag('capacity', values.capacity);
     // Checked before a pty or socat exists, so a typo leaves nothing behind.
-    const enrolments = (values.enroll ?? '').split(',').filter(Boolean).map((item): [number, number] => {
-      const [slot, id] = item.split(':').map(Number);
-      if (!Number.isInteger(slot) || !Number.isInteger(id)) throw usageError(`simulate ${kind}`, `--enroll takes SLOT:ID pairs, got "${item}"`, { flag: 'enroll', value: item });
-      return [slot!, id!];
-    });
+    const enrolments = (values.enroll ?? '')
+      .split(',')
+      .filter(Boolean)
+      .map((item): [number, number] => {
+        const [slot, id] = item.split(':').map(Number);
+        if (!Number.isInteger(slot) || !Number.isInteger(id))
+          throw usageError(`simulate ${kind}`, `--enroll takes SLOT:ID pairs, got "${item}"`, { flag: 'enroll', value: item });
+        return [slot!, id!];
+      });
     const options = {
       images: syntheticImages,
       ...(values.model ? { model: values.model } : {}),
@@ -158,7 +173,10 @@ function serveSimulator(kind: string): (values: Values) => Promise<number> {
         await pair.close();
         throw err;
       }
-      ready = { device: pair.hostLink, note: `simulating ${kind} at ${baud} baud; control commands on stdin ("edge-agent simulate ${kind} --help")` };
+      ready = {
+        device: pair.hostLink,
+        note: `simulating ${kind} at ${baud} baud; control commands on stdin ("edge-agent simulate ${kind} --help")`,
+      };
     }
     for (const [slot, id] of enrolments) {
       if (!simulator.enroll) throw new AgentError('CLI_USAGE', `this simulator keeps no module slots`, {});
@@ -178,7 +196,9 @@ function serveSimulator(kind: string): (values: Values) => Promise<number> {
         const closed = await (pair?.close() ?? Promise.resolve()).then(
           () => true,
           (err: unknown) => {
-            process.stderr.write(`edge-agent simulate: could not close the pseudo-terminal pair: ${describeError(err)}\n  hint: look for a socat left running (pgrep -a socat) and stop it\n`);
+            process.stderr.write(
+              `edge-agent simulate: could not close the pseudo-terminal pair: ${describeError(err)}\n  hint: look for a socat left running (pgrep -a socat) and stop it\n`,
+            );
             return false;
           },
         );
@@ -197,7 +217,11 @@ function serveSimulator(kind: string): (values: Values) => Promise<number> {
         if (words.length === 0) return;
         try {
           if (words[0] === 'capture') {
-            if (!inProcess) throw new AgentError('CLI_USAGE', 'capture works for the in-process iris simulator; a serial module is captured through its port');
+            if (!inProcess)
+              throw new AgentError(
+                'CLI_USAGE',
+                'capture works for the in-process iris simulator; a serial module is captured through its port',
+              );
             void inProcess.captureImage().then(
               (img) => process.stdout.write(`ok: capture ${img.width}x${img.height} quality ${img.quality ?? 'n/a'}\n`),
               (err: unknown) => process.stdout.write(`error: ${describeError(err).replace(/\n/g, ' ')}\n`),

@@ -6,7 +6,11 @@ import type { Command } from 'commander';
 import { defineCommand, registerFolder, withVerbs } from '../command.js';
 
 export default async function register(program: Command): Promise<Command> {
-  const template = defineCommand(program, { name: 'template', summary: 'biometric templates: info, compare, extract', audience: 'integrators' });
+  const template = defineCommand(program, {
+    name: 'template',
+    summary: 'biometric templates: info, compare, extract',
+    audience: 'integrators',
+  });
   withVerbs(template);
   await registerFolder(template, new URL('../template/', import.meta.url));
   return template;

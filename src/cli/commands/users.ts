@@ -9,13 +9,30 @@ import { withCommonOptions, type CommonValues } from '../common-options.js';
 import type { AttendanceClient } from '../../api/client.js';
 import type { Envelope, User } from '../../api/types.js';
 
-type Values = CommonValues & { 'first-name'?: string; 'last-name'?: string; email?: string; disabled?: boolean; yes?: boolean; json?: boolean };
+type Values = CommonValues & {
+  'first-name'?: string;
+  'last-name'?: string;
+  email?: string;
+  disabled?: boolean;
+  yes?: boolean;
+  json?: boolean;
+};
 
 /** The API client of this terminal's configuration (or of --api with --api-key and --api-secret-file alone). */
-async function serviceClient(values: Values, command: string): Promise<{ client: AttendanceClient; config: import('../../config/load.js').LoadedConfig; secrets: import('../../config/secrets.js').Secrets }> {
+async function serviceClient(
+  values: Values,
+  command: string,
+): Promise<{
+  client: AttendanceClient;
+  config: import('../../config/load.js').LoadedConfig;
+  secrets: import('../../config/secrets.js').Secrets;
+}> {
   const { configForFlags, secretsFor } = await import('../../config/load.js');
   const { createAttendanceClient } = await import('../../daemon/upstreams.js');
-  const config = configForFlags(values, process.env, { require: !(values.api && values['api-key'] && values['api-secret-file']), command: `edge-agent ${command}` });
+  const config = configForFlags(values, process.env, {
+    require: !(values.api && values['api-key'] && values['api-secret-file']),
+    command: `edge-agent ${command}`,
+  });
   const secrets = secretsFor(config, values);
   return { client: createAttendanceClient(config, secrets), config, secrets };
 }
@@ -29,9 +46,14 @@ async function refused(env: Envelope<unknown>, what: string, code: string): Prom
     FIRST_NAME_EMPTY: 'give --first-name',
     Last_NAME_EMPTY: 'give --last-name',
     INVALID_EMPCODE: 'that employee code is taken: choose another',
-    ERROR: "the service failed: its logs say why (journalctl, or the output of edge-agent serve)",
+    ERROR: 'the service failed: its logs say why (journalctl, or the output of edge-agent serve)',
   };
-  throw new AgentError('CLI_SERVICE_REFUSED', `${what}: the attendance service answered ${env.statusCode}${env.statusDescription ? ` (${env.statusDescription})` : ''}`, { statusCode: env.statusCode, employeeCode: code }, { hint: hints[env.statusCode] ?? 'see the service logs' });
+  throw new AgentError(
+    'CLI_SERVICE_REFUSED',
+    `${what}: the attendance service answered ${env.statusCode}${env.statusDescription ? ` (${env.statusDescription})` : ''}`,
+    { statusCode: env.statusCode, employeeCode: code },
+    { hint: hints[env.statusCode] ?? 'see the service logs' },
+  );
 }
 
 function describeUser(u: User): string {
@@ -42,7 +64,7 @@ function describeUser(u: User): string {
 export default function register(program: Command): Command {
   const users = defineCommand(program, {
     name: 'users',
-    summary: 'employees of the attendance service: add, list, remove (with this terminal\'s API key)',
+    summary: "employees of the attendance service: add, list, remove (with this terminal's API key)",
     audience: 'technician',
     details: `Talks to the attendance service of this terminal's configuration (api.url, the API key and
 secret of its secrets file), or to --api URL with --api-key and --api-secret-file.`,
@@ -59,7 +81,13 @@ secret of its secrets file), or to --api URL with --api-key and --api-secret-fil
     const code = args[0]!.trim();
     if (!code) throw usageError('users add', 'name the employee code: edge-agent users add CODE --first-name F --last-name L');
     const { client } = await serviceClient(values, 'users add');
-    const env = await client.addOrUpdateUser({ employeeCode: code, firstName: values['first-name']!, lastName: values['last-name']!, ...(values.email ? { email: values.email } : {}), status: values.disabled ? '1' : '0' });
+    const env = await client.addOrUpdateUser({
+      employeeCode: code,
+      firstName: values['first-name']!,
+      lastName: values['last-name']!,
+      ...(values.email ? { email: values.email } : {}),
+      status: values.disabled ? '1' : '0',
+    });
     if (env.statusCode !== 'SUCCESS' || !env.returnValue) return refused(env, `adding ${code}`, code);
     if (values.json) printJson(env.returnValue);
     else process.stdout.write(`added ${describeUser(env.returnValue)}\nnext: edge-agent enroll ${code}\n`);
@@ -80,13 +108,20 @@ Exit code 1 when a code is unknown to the service.`,
     const enrolled = new Map<string, string[]>();
     if (codes.length === 0) {
       const { AgentError } = await import('../../core/errors.js');
-      if (!secrets.templateKey) throw new AgentError('AGENT_NO_TEMPLATE_KEY', 'listing the employees enrolled here needs the template key of this terminal', {}, { hint: 'give codes (edge-agent users list E1001 E1002), or run it with this terminal\'s configuration' });
+      if (!secrets.templateKey)
+        throw new AgentError(
+          'AGENT_NO_TEMPLATE_KEY',
+          'listing the employees enrolled here needs the template key of this terminal',
+          {},
+          { hint: "give codes (edge-agent users list E1001 E1002), or run it with this terminal's configuration" },
+        );
       const { openAgentDatabase } = await import('../../store/agent-db.js');
       const { TemplateCache } = await import('../../store/template-cache.js');
       const db = await openAgentDatabase(config.dataDir);
       try {
         const cache = await TemplateCache.open(db, { key: secrets.templateKey });
-        for (const t of await cache.listTemplateMeta()) enrolled.set(t.employeeCode, [...new Set([...(enrolled.get(t.employeeCode) ?? []), t.modality])]);
+        for (const t of await cache.listTemplateMeta())
+          enrolled.set(t.employeeCode, [...new Set([...(enrolled.get(t.employeeCode) ?? []), t.modality])]);
       } finally {
         await db.close();
       }
@@ -102,9 +137,16 @@ Exit code 1 when a code is unknown to the service.`,
     }
     if (values.json) printJson({ users: found, unknown });
     else {
-      if (args.length === 0 && codes.length === 0) process.stdout.write('nobody is enrolled on this terminal (give codes to look employees up)\n');
-      for (const u of found) process.stdout.write(`${describeUser(u)}${enrolled.has(u.employeeCode) ? `  enrolled here: ${enrolled.get(u.employeeCode)!.join(', ')}` : ''}\n`);
-      for (const c of unknown) process.stdout.write(`${c}  not known to the attendance service${enrolled.has(c) ? ' (but enrolled here: "edge-agent users add" it, or delete its templates)' : ''}\n`);
+      if (args.length === 0 && codes.length === 0)
+        process.stdout.write('nobody is enrolled on this terminal (give codes to look employees up)\n');
+      for (const u of found)
+        process.stdout.write(
+          `${describeUser(u)}${enrolled.has(u.employeeCode) ? `  enrolled here: ${enrolled.get(u.employeeCode)!.join(', ')}` : ''}\n`,
+        );
+      for (const c of unknown)
+        process.stdout.write(
+          `${c}  not known to the attendance service${enrolled.has(c) ? ' (but enrolled here: "edge-agent users add" it, or delete its templates)' : ''}\n`,
+        );
     }
     return unknown.length ? 1 : 0;
   });
@@ -122,7 +164,13 @@ until the site's template sync deletes them (or the ops command delete-user).`,
     const { confirmed } = await import('../confirm.js');
     const current = await client.getUser(code);
     if (current.statusCode !== 'SUCCESS' || !current.returnValue) return refused(current, `removing ${code}`, code);
-    if (!(await confirmed(`Delete ${describeUser(current.returnValue)} and their biometrics from the attendance service?`, values.yes, 'users remove'))) {
+    if (
+      !(await confirmed(
+        `Delete ${describeUser(current.returnValue)} and their biometrics from the attendance service?`,
+        values.yes,
+        'users remove',
+      ))
+    ) {
       process.stdout.write('nothing deleted\n');
       return 1;
     }

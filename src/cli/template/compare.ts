@@ -10,7 +10,8 @@ type Values = { json?: boolean; pairs?: string; threshold?: string; 'shift-range
 function numberFlag(name: string, v: string | undefined): number | undefined {
   if (v === undefined) return undefined;
   const n = Number(v);
-  if (v.trim() === '' || !Number.isFinite(n)) throw usageError('template compare', `--${name} takes a number, got "${v}"`, { flag: name, value: v });
+  if (v.trim() === '' || !Number.isFinite(n))
+    throw usageError('template compare', `--${name} takes a number, got "${v}"`, { flag: name, value: v });
   return n;
 }
 
@@ -34,15 +35,22 @@ in the same order: the score, or "error CODE: message" for a pair that cannot be
   cmd
     .option('--pairs <file>', 'compare the pairs listed in FILE instead of A and B')
     .option('--threshold <n>', "the threshold of the modality compared, instead of the config's")
-    .option('--shift-range <n>', 'iris: column shifts tried each way, a whole number 0-63 (default biometrics.irisShiftRange of the config)')
+    .option(
+      '--shift-range <n>',
+      'iris: column shifts tried each way, a whole number 0-63 (default biometrics.irisShiftRange of the config)',
+    )
     .option('--config <file>', 'config file to take the thresholds from');
   return action<Values>(cmd, async (values, positionals) => {
     const threshold = numberFlag('threshold', values.threshold);
     const shiftRange = numberFlag('shift-range', values['shift-range']);
     if (shiftRange !== undefined && (!Number.isInteger(shiftRange) || shiftRange < 0 || shiftRange > 63)) {
-      throw usageError('template compare', `--shift-range takes a whole number 0-63, got ${shiftRange}`, { flag: 'shift-range', value: shiftRange });
+      throw usageError('template compare', `--shift-range takes a whole number 0-63, got ${shiftRange}`, {
+        flag: 'shift-range',
+        value: shiftRange,
+      });
     }
-    if (values.pairs === undefined && positionals.length !== 2) throw usageError('template compare', 'template compare takes two files A B, or --pairs FILE');
+    if (values.pairs === undefined && positionals.length !== 2)
+      throw usageError('template compare', 'template compare takes two files A B, or --pairs FILE');
     if (values.pairs !== undefined && positionals.length > 0) throw usageError('template compare', '--pairs takes no other file arguments');
     const { configForFlags } = await import('../../config/load.js');
     const { compareTemplates, readTemplate } = await import('../../biometrics/template-file.js');
@@ -85,7 +93,12 @@ in the same order: the score, or "error CODE: message" for a pair that cannot be
       try {
         const parts = line.split('\t');
         if (parts.length !== 2 || !parts[0] || !parts[1]) {
-          throw new AgentError('CLI_PAIRS_SYNTAX', `${listFile} line ${i + 1}: expected two paths separated by one tab`, { line: i + 1 }, { hint: 'write "A<TAB>B" on each line' });
+          throw new AgentError(
+            'CLI_PAIRS_SYNTAX',
+            `${listFile} line ${i + 1}: expected two paths separated by one tab`,
+            { line: i + 1 },
+            { hint: 'write "A<TAB>B" on each line' },
+          );
         }
         const r = one(resolve(base, parts[0]), resolve(base, parts[1]), parts[0], parts[1]);
         out.push(values.json ? JSON.stringify({ line: i + 1, ...r }) : String(r.score));

@@ -17,12 +17,19 @@ An unusable capture fails with BIOMETRICS_UNUSABLE_CAPTURE and the reason.`,
     .addOption(new Option('--modality <modality>', 'finger or iris').choices(['finger', 'iris']).makeOptionMandatory())
     .requiredOption('--image <file>', 'the grayscale image, PGM or PNG')
     .requiredOption('--out <file>', 'where to write the template (mode 0600)')
-    .option('--dpi <n>', 'resolution of a fingerprint image; without it the image\'s own (PNG pHYs, a PGM comment such as "# 500 dpi"), else 500 is assumed, with a warning. Resampled to 500');
-  withJson(cmd, 'print {"modality", "image", "out", "width", "height", "dpi", "dpiSource" (finger), "bytes", "quality", "qualityFeatures" (finger), "minutiae"|"validBits", "ms", "warnings"?}');
+    .option(
+      '--dpi <n>',
+      'resolution of a fingerprint image; without it the image\'s own (PNG pHYs, a PGM comment such as "# 500 dpi"), else 500 is assumed, with a warning. Resampled to 500',
+    );
+  withJson(
+    cmd,
+    'print {"modality", "image", "out", "width", "height", "dpi", "dpiSource" (finger), "bytes", "quality", "qualityFeatures" (finger), "minutiae"|"validBits", "ms", "warnings"?}',
+  );
   return action<Values>(cmd, async (values) => {
     const modality = values.modality;
     const dpi = intFlag('dpi', values.dpi);
-    if (dpi !== undefined && (dpi < 100 || dpi > 2000)) throw usageError('template extract', `--dpi ${dpi} is out of range (100..2000)`, { flag: 'dpi', dpi });
+    if (dpi !== undefined && (dpi < 100 || dpi > 2000))
+      throw usageError('template extract', `--dpi ${dpi} is out of range (100..2000)`, { flag: 'dpi', dpi });
     const { decodeImage } = await import('../../biometrics/image/decode-image.js');
     const { extractTemplate } = await import('../../biometrics/extract/extract-image.js');
     let bytes: Uint8Array;
@@ -30,7 +37,12 @@ An unusable capture fails with BIOMETRICS_UNUSABLE_CAPTURE and the reason.`,
       bytes = readFileSync(values.image);
     } catch (err) {
       const e = err as NodeJS.ErrnoException;
-      throw new AgentError('CLI_FILE_UNREADABLE', `cannot read ${values.image}: ${e.code ?? e.message}`, { file: values.image }, { hint: 'check the path and the permissions' });
+      throw new AgentError(
+        'CLI_FILE_UNREADABLE',
+        `cannot read ${values.image}: ${e.code ?? e.message}`,
+        { file: values.image },
+        { hint: 'check the path and the permissions' },
+      );
     }
     const image = decodeImage(bytes);
     const t0 = performance.now();
@@ -38,9 +50,11 @@ An unusable capture fails with BIOMETRICS_UNUSABLE_CAPTURE and the reason.`,
     const ms = Math.round(performance.now() - t0);
     const warnings: string[] = [];
     if (modality === 'finger' && r.dpiSource === 'assumed') {
-      warnings.push(image.dpi !== undefined
-        ? `${values.image} says ${image.dpi} dpi, which no fingerprint scanner uses (a screen default): assumed 500 dpi; pass --dpi N with the scanner's resolution`
-        : `${values.image} does not say its resolution: assumed 500 dpi; pass --dpi N with the scanner's resolution (a wrong one costs matches)`);
+      warnings.push(
+        image.dpi !== undefined
+          ? `${values.image} says ${image.dpi} dpi, which no fingerprint scanner uses (a screen default): assumed 500 dpi; pass --dpi N with the scanner's resolution`
+          : `${values.image} does not say its resolution: assumed 500 dpi; pass --dpi N with the scanner's resolution (a wrong one costs matches)`,
+      );
     }
     for (const w of warnings) process.stderr.write(`warning: ${w}\n`);
     const tmp = `${values.out}.tmp-${process.pid}`;
@@ -49,11 +63,32 @@ An unusable capture fails with BIOMETRICS_UNUSABLE_CAPTURE and the reason.`,
       renameSync(tmp, values.out);
     } catch (err) {
       const e = err as NodeJS.ErrnoException;
-      throw new AgentError('CLI_FILE_UNWRITABLE', `cannot write ${values.out}: ${e.code ?? e.message}`, { file: values.out }, { hint: 'check the directory exists, is writable and has free space' });
+      throw new AgentError(
+        'CLI_FILE_UNWRITABLE',
+        `cannot write ${values.out}: ${e.code ?? e.message}`,
+        { file: values.out },
+        { hint: 'check the directory exists, is writable and has free space' },
+      );
     }
-    const summary = { modality, image: values.image, out: values.out, width: image.width, height: image.height, ...(modality === 'finger' ? { dpi: r.dpi, dpiSource: r.dpiSource } : {}), bytes: r.template.length, quality: r.quality, ...(r.qualityFeatures ? { qualityFeatures: roundFeatures(r.qualityFeatures) } : {}), [modality === 'finger' ? 'minutiae' : 'validBits']: r.features, ms, ...(warnings.length ? { warnings } : {}) };
+    const summary = {
+      modality,
+      image: values.image,
+      out: values.out,
+      width: image.width,
+      height: image.height,
+      ...(modality === 'finger' ? { dpi: r.dpi, dpiSource: r.dpiSource } : {}),
+      bytes: r.template.length,
+      quality: r.quality,
+      ...(r.qualityFeatures ? { qualityFeatures: roundFeatures(r.qualityFeatures) } : {}),
+      [modality === 'finger' ? 'minutiae' : 'validBits']: r.features,
+      ms,
+      ...(warnings.length ? { warnings } : {}),
+    };
     if (values.json) printJson(summary);
-    else process.stdout.write(`${modality} template written to ${values.out}: ${r.template.length} bytes, quality ${r.quality}, ${modality === 'finger' ? `${r.features} minutiae, read at ${r.dpi} dpi (${r.dpiSource})` : `${r.features} valid bits`} (${ms} ms)\n`);
+    else
+      process.stdout.write(
+        `${modality} template written to ${values.out}: ${r.template.length} bytes, quality ${r.quality}, ${modality === 'finger' ? `${r.features} minutiae, read at ${r.dpi} dpi (${r.dpiSource})` : `${r.features} valid bits`} (${ms} ms)\n`,
+      );
     return 0;
   });
 }

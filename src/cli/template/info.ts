@@ -9,7 +9,12 @@ export function readTemplateFile(file: string): Uint8Array {
     return readFileSync(file);
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
-    throw new AgentError('CLI_FILE_UNREADABLE', `cannot read ${file}: ${e.code ?? e.message}`, { file }, { hint: 'check the path and the permissions' });
+    throw new AgentError(
+      'CLI_FILE_UNREADABLE',
+      `cannot read ${file}: ${e.code ?? e.message}`,
+      { file },
+      { hint: 'check the path and the permissions' },
+    );
   }
 }
 
@@ -25,7 +30,12 @@ Formats: iris code v1 (EAIR…), ISO/IEC 19794-2 and ANSI INCITS 378 minutiae re
     const { describeTemplate, readTemplate } = await import('../../biometrics/template-file.js');
     const info = { file: file!, ...describeTemplate(readTemplate(readTemplateFile(file!), file!)) };
     if (values.json) printJson(info);
-    else process.stdout.write(`${Object.entries(info).map(([k, v]) => `${k.padEnd(14)} ${v === null ? '-' : String(v)}`).join('\n')}\n`);
+    else
+      process.stdout.write(
+        `${Object.entries(info)
+          .map(([k, v]) => `${k.padEnd(14)} ${v === null ? '-' : String(v)}`)
+          .join('\n')}\n`,
+      );
     return 0;
   });
 }

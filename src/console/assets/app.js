@@ -9,11 +9,12 @@
   const $ = (id) => document.getElementById(id);
   const el = (tag, props, ...children) => {
     const e = document.createElement(tag);
-    if (props) for (const [k, v] of Object.entries(props)) {
-      if (k === 'class') e.className = v;
-      else if (k === 'text') e.textContent = v;
-      else if (v !== null && v !== undefined && v !== false) e.setAttribute(k, v === true ? '' : String(v));
-    }
+    if (props)
+      for (const [k, v] of Object.entries(props)) {
+        if (k === 'class') e.className = v;
+        else if (k === 'text') e.textContent = v;
+        else if (v !== null && v !== undefined && v !== false) e.setAttribute(k, v === true ? '' : String(v));
+      }
     for (const c of children) if (c !== null && c !== undefined) e.append(c);
     return e;
   };
@@ -31,28 +32,59 @@
   }
   const ago = (t) => (t === null || t === undefined ? '–' : `${dur((now() - t) / 1000)} ago`);
   const num = (v, unit) => (v === null || v === undefined ? '–' : `${Math.round(v * 10) / 10}${unit ? ` ${unit}` : ''}`);
-  const disk = (mb) => (mb === null || mb === undefined ? '–' : mb >= 10240 ? `${Math.round(mb / 1024)} GB` : mb >= 1024 ? `${Math.round(mb / 102.4) / 10} GB` : `${Math.round(mb)} MB`);
-  const oldestNow = (r) => (r.oldestSec === null || !r.pending ? null : r.oldestSec + (r.metricsAt ? Math.max(0, (now() - r.metricsAt) / 1000) : 0));
+  const disk = (mb) =>
+    mb === null || mb === undefined
+      ? '–'
+      : mb >= 10240
+        ? `${Math.round(mb / 1024)} GB`
+        : mb >= 1024
+          ? `${Math.round(mb / 102.4) / 10} GB`
+          : `${Math.round(mb)} MB`;
+  const oldestNow = (r) =>
+    r.oldestSec === null || !r.pending ? null : r.oldestSec + (r.metricsAt ? Math.max(0, (now() - r.metricsAt) / 1000) : 0);
   const STATE_RANK = { lost: 0, degraded: 1, offline: 2, online: 3 };
 
   // ---------- the fleet table ----------
   const COLUMNS = [
     { key: 'terminal', cls: 'name', value: (r) => r.terminal },
     { key: 'state', value: (r) => STATE_RANK[r.state] ?? 4, text: (r) => r.state ?? 'unknown' },
-    { key: 'since', value: (r) => (r.since === null ? null : -r.since), text: (r) => (r.since === null ? '–' : `${r.sinceExact ? '' : '~'}${dur((now() - r.since) / 1000)}`), live: true },
+    {
+      key: 'since',
+      value: (r) => (r.since === null ? null : -r.since),
+      text: (r) => (r.since === null ? '–' : `${r.sinceExact ? '' : '~'}${dur((now() - r.since) / 1000)}`),
+      live: true,
+    },
     { key: 'lastSeen', value: (r) => (r.lastSeen === null ? null : -r.lastSeen), text: (r) => ago(r.lastSeen), live: true },
     { key: 'pending', cls: 'num', value: (r) => r.pending, text: (r) => num(r.pending) },
     { key: 'oldest', cls: 'num', value: oldestNow, text: (r) => dur(oldestNow(r)), live: true },
     { key: 'dead', cls: 'num', value: (r) => r.dead, text: (r) => num(r.dead) },
-    { key: 'lastDelivery', value: (r) => (r.lastDelivery === null ? null : -r.lastDelivery), text: (r) => (r.lastDelivery === null ? (r.metricsAt ? 'never' : '–') : ago(r.lastDelivery)), live: true },
-    { key: 'scanners', value: (r) => (r.scanners === null ? null : r.scannersReady - r.scanners), text: (r) => (r.scanners === null ? '–' : r.scanners === 0 ? 'none' : `${r.scannersReady}/${r.scanners} ready`) },
+    {
+      key: 'lastDelivery',
+      value: (r) => (r.lastDelivery === null ? null : -r.lastDelivery),
+      text: (r) => (r.lastDelivery === null ? (r.metricsAt ? 'never' : '–') : ago(r.lastDelivery)),
+      live: true,
+    },
+    {
+      key: 'scanners',
+      value: (r) => (r.scanners === null ? null : r.scannersReady - r.scanners),
+      text: (r) => (r.scanners === null ? '–' : r.scanners === 0 ? 'none' : `${r.scannersReady}/${r.scanners} ready`),
+    },
     { key: 'idP95', cls: 'num', value: (r) => r.idP95, text: (r) => num(r.idP95, 'ms') },
     { key: 'capP95', cls: 'num', value: (r) => r.capP95, text: (r) => num(r.capP95, 'ms') },
-    { key: 'clock', value: (r) => (r.clock === null ? null : r.clock ? 1 : 0), text: (r) => (r.clock === null ? '–' : r.clock ? 'synchronized' : 'NOT synchronized') },
+    {
+      key: 'clock',
+      value: (r) => (r.clock === null ? null : r.clock ? 1 : 0),
+      text: (r) => (r.clock === null ? '–' : r.clock ? 'synchronized' : 'NOT synchronized'),
+    },
     { key: 'temp', cls: 'num', value: (r) => r.temp, text: (r) => num(r.temp, '°C') },
     { key: 'disk', cls: 'num', value: (r) => r.disk, text: (r) => disk(r.disk) },
     { key: 'version', value: (r) => r.version, text: (r) => r.version ?? '–' },
-    { key: 'alerts', cls: 'num', value: (r) => r.alerts, text: (r) => (r.alerts ? `${r.alerts} ${r.severity === 'critical' ? 'critical' : 'warning'}` : '–') },
+    {
+      key: 'alerts',
+      cls: 'num',
+      value: (r) => r.alerts,
+      text: (r) => (r.alerts ? `${r.alerts} ${r.severity === 'critical' ? 'critical' : 'warning'}` : '–'),
+    },
   ];
   const table = $('fleet');
   const rows = new Map(); // key -> {r, tr, cells, texts, site}
@@ -271,7 +303,11 @@
 
   let streamUp = false;
   function setLink() {
-    const text = !streamUp ? 'Reconnecting to the console…' : consoleInfo.mqttConnected ? 'Live' : 'Live, but the console has lost the broker: figures may be old';
+    const text = !streamUp
+      ? 'Reconnecting to the console…'
+      : consoleInfo.mqttConnected
+        ? 'Live'
+        : 'Live, but the console has lost the broker: figures may be old';
     const e = $('link');
     if (e.textContent !== text) e.textContent = text;
     e.className = `link ${streamUp && consoleInfo.mqttConnected ? 'ok' : 'bad'}`;
@@ -282,20 +318,22 @@
   function renderAlerts(alerts) {
     const ul = $('alerts');
     ul.replaceChildren(
-      ...alerts.slice(0, MAX_ALERTS_SHOWN).map((a) =>
-        el(
-          'li',
-          { class: `alert ${a.severity}`, 'data-code': a.code, 'data-terminal': `${a.site}/${a.terminal}` },
-          el('span', { class: 'severity', text: a.severity }),
-          ' ',
-          el('strong', { text: a.code }),
-          ' ',
-          el('a', { href: `#/t/${encodeURIComponent(a.site)}/${encodeURIComponent(a.terminal)}`, text: `${a.site}/${a.terminal}` }),
-          `: ${a.message} `,
-          el('span', { class: 'since', text: `(since ${new Date(a.since).toLocaleTimeString()})` }),
-          el('div', { class: 'hint', text: a.hint }),
+      ...alerts
+        .slice(0, MAX_ALERTS_SHOWN)
+        .map((a) =>
+          el(
+            'li',
+            { class: `alert ${a.severity}`, 'data-code': a.code, 'data-terminal': `${a.site}/${a.terminal}` },
+            el('span', { class: 'severity', text: a.severity }),
+            ' ',
+            el('strong', { text: a.code }),
+            ' ',
+            el('a', { href: `#/t/${encodeURIComponent(a.site)}/${encodeURIComponent(a.terminal)}`, text: `${a.site}/${a.terminal}` }),
+            `: ${a.message} `,
+            el('span', { class: 'since', text: `(since ${new Date(a.since).toLocaleTimeString()})` }),
+            el('div', { class: 'hint', text: a.hint }),
+          ),
         ),
-      ),
     );
     $('no-alerts').hidden = alerts.length > 0;
     const more = $('more-alerts');
@@ -366,9 +404,12 @@
       streamUp = false;
       setLink();
       // A session that ended makes the stream fail for good: ask once what the server says.
-      fetch('/api/fleet', { credentials: 'same-origin' }).then((r) => {
-        if (r.status === 401) location.assign('/login?expired');
-      }, () => undefined);
+      fetch('/api/fleet', { credentials: 'same-origin' }).then(
+        (r) => {
+          if (r.status === 401) location.assign('/login?expired');
+        },
+        () => undefined,
+      );
     });
   }
 
@@ -439,7 +480,10 @@
       ['Dead letters', num(t.dead)],
       ['Last delivery', t.lastDelivery ? ago(t.lastDelivery) : 'never'],
       ['Last punch', d.row.lastPunchAt ? ago(Date.parse(d.row.lastPunchAt)) : '–'],
-      ['Scanners', d.row.scanners.length ? d.row.scanners.map((s) => `${s.key} (${s.family ?? '?'}): ${s.status}`).join(', ') : 'none reported'],
+      [
+        'Scanners',
+        d.row.scanners.length ? d.row.scanners.map((s) => `${s.key} (${s.family ?? '?'}): ${s.status}`).join(', ') : 'none reported',
+      ],
       ['Identification p95', num(t.idP95, 'ms')],
       ['Capture to punch p95', num(t.capP95, 'ms')],
       ['Clock', t.clock === null ? '–' : t.clock ? 'synchronized' : 'NOT synchronized'],
@@ -452,18 +496,44 @@
     renderTerminalAlerts();
     renderCommands(d.commands);
     $('dead-summary').textContent =
-      t.dead === null ? 'Not reported yet.' : t.dead === 0 ? 'None.' : `${t.dead} dead letter(s): punches an upstream refused for good.${d.commands.enabled ? '' : ' Listing them is a command: it needs a console login and an ops key.'}`;
+      t.dead === null
+        ? 'Not reported yet.'
+        : t.dead === 0
+          ? 'None.'
+          : `${t.dead} dead letter(s): punches an upstream refused for good.${d.commands.enabled ? '' : ' Listing them is a command: it needs a console login and an ops key.'}`;
     $('load-dead').hidden = !(d.commands.enabled && t.dead);
     renderCharts(d.history);
-    $('errors').replaceChildren(...(d.errors.length ? d.errors.map((e) => el('li', {}, el('time', { datetime: e.at, text: new Date(e.at).toLocaleString() }), ` ${e.message}`)) : [el('li', { text: 'None reported since the console started.' })]));
-    $('transitions').replaceChildren(...(d.transitions.length ? [...d.transitions].reverse().map((x) => el('li', {}, el('time', { datetime: x.at, text: new Date(x.at).toLocaleString() }), ` ${x.state ?? 'cleared'}`)) : [el('li', { text: 'None yet.' })]));
+    $('errors').replaceChildren(
+      ...(d.errors.length
+        ? d.errors.map((e) => el('li', {}, el('time', { datetime: e.at, text: new Date(e.at).toLocaleString() }), ` ${e.message}`))
+        : [el('li', { text: 'None reported since the console started.' })]),
+    );
+    $('transitions').replaceChildren(
+      ...(d.transitions.length
+        ? [...d.transitions]
+            .reverse()
+            .map((x) => el('li', {}, el('time', { datetime: x.at, text: new Date(x.at).toLocaleString() }), ` ${x.state ?? 'cleared'}`))
+        : [el('li', { text: 'None yet.' })]),
+    );
     $('raw').textContent = JSON.stringify({ info: d.info, metrics: d.metrics }, null, 2);
   }
 
   function renderTerminalAlerts() {
     if (!current) return;
     const mine = lastAlerts.filter((a) => `${a.site}/${a.terminal}` === current.key);
-    $('t-alerts').replaceChildren(...(mine.length ? mine.map((a) => el('li', { class: `alert ${a.severity}` }, el('strong', { text: a.code }), `: ${a.message}`, el('div', { class: 'hint', text: a.hint }))) : [el('li', { text: 'No alerts.' })]));
+    $('t-alerts').replaceChildren(
+      ...(mine.length
+        ? mine.map((a) =>
+            el(
+              'li',
+              { class: `alert ${a.severity}` },
+              el('strong', { text: a.code }),
+              `: ${a.message}`,
+              el('div', { class: 'hint', text: a.hint }),
+            ),
+          )
+        : [el('li', { text: 'No alerts.' })]),
+    );
   }
 
   function renderCommands(c) {
@@ -490,7 +560,9 @@
         const last = known.length ? known[known.length - 1] : null; // the worst of the latest bucket
         const unit = s.unit ? ` ${s.unit}` : '';
         const step = Math.round(h.stepMs / 60000);
-        const summary = known.length ? `highest ${num(max)}${unit}, lowest ${num(min)}${unit}, latest ${num(last)}${unit} (each point the worst of ${step} min)` : 'no data';
+        const summary = known.length
+          ? `highest ${num(max)}${unit}, lowest ${num(min)}${unit}, latest ${num(last)}${unit} (each point the worst of ${step} min)`
+          : 'no data';
         const svg = document.createElementNS(NS, 'svg');
         svg.setAttribute('viewBox', `0 0 ${W} ${H}`);
         svg.setAttribute('role', 'img');
@@ -525,7 +597,8 @@
 
   async function send(command, args) {
     if (!current) return;
-    if (command === 'restart' && !window.confirm(`Restart the agent on ${current.key}? Punches are kept; it is back in a few seconds.`)) return;
+    if (command === 'restart' && !window.confirm(`Restart the agent on ${current.key}? Punches are kept; it is back in a few seconds.`))
+      return;
     const answer = $('answer');
     answer.replaceChildren(el('p', { text: `Sending ${command} to ${current.key}…` }));
     for (const b of document.querySelectorAll('#commands button, #load-dead')) b.disabled = true;
@@ -544,7 +617,14 @@
       }
       const ok = body.status === 'ok';
       answer.replaceChildren(
-        el('p', { class: ok ? 'ok' : 'bad', 'data-command': command, 'data-status': body.status, text: ok ? `${command}: ok (transaction ${body.transaction})` : `${command}: ${body.error.code}: ${body.error.message}${body.error.hint ? ` (${body.error.hint})` : ''}` }),
+        el('p', {
+          class: ok ? 'ok' : 'bad',
+          'data-command': command,
+          'data-status': body.status,
+          text: ok
+            ? `${command}: ok (transaction ${body.transaction})`
+            : `${command}: ${body.error.code}: ${body.error.message}${body.error.hint ? ` (${body.error.hint})` : ''}`,
+        }),
         el('pre', { text: JSON.stringify(ok ? body.result : body.error, null, 2) }),
       );
       return body;
@@ -578,10 +658,23 @@
         el('td', { text: e.employeeCode }),
         el('td', { text: e.direction }),
         el('td', { text: e.localTime }),
-        el('td', { text: (e.deliveries || []).filter((x) => x.state === 'dead').map((x) => `${x.sink}: ${x.lastStatus ?? ''} ${x.lastError ?? ''}`.trim()).join('; ') }),
+        el('td', {
+          text: (e.deliveries || [])
+            .filter((x) => x.state === 'dead')
+            .map((x) => `${x.sink}: ${x.lastStatus ?? ''} ${x.lastError ?? ''}`.trim())
+            .join('; '),
+        }),
       ),
     );
-    list.replaceChildren(el('table', { class: 'dead' }, el('caption', { text: `The first ${events.length} dead letters of ${current.key}` }), el('thead', {}, head), el('tbody', {}, ...body2)));
+    list.replaceChildren(
+      el(
+        'table',
+        { class: 'dead' },
+        el('caption', { text: `The first ${events.length} dead letters of ${current.key}` }),
+        el('thead', {}, head),
+        el('tbody', {}, ...body2),
+      ),
+    );
   });
 
   window.addEventListener('hashchange', route);

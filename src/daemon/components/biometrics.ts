@@ -48,9 +48,14 @@ export class BiometricsComponent implements DaemonComponent {
     rt.slots = await ModuleSlots.open(ctx.db);
     if (!rt.secrets.templateKey) {
       if (scannerTargets(rt.config).length > 0) {
-        throw new AgentError('AGENT_NO_TEMPLATE_KEY', 'scanners are configured but there is no template key to open the template cache', {}, {
-          hint: 'run "edge-agent provision" (it generates one) or put templateKey (64 hex characters) in the secrets file',
-        });
+        throw new AgentError(
+          'AGENT_NO_TEMPLATE_KEY',
+          'scanners are configured but there is no template key to open the template cache',
+          {},
+          {
+            hint: 'run "edge-agent provision" (it generates one) or put templateKey (64 hex characters) in the secrets file',
+          },
+        );
       }
       log.info('no template key and no scanner: identification is off, the agent only delivers punches');
       return;
@@ -85,7 +90,10 @@ export class BiometricsComponent implements DaemonComponent {
     try {
       await this.#rt.identifier?.saveSnapshot();
     } catch (err) {
-      log.warn({ err: toAgentError(err).toJSON() }, 'the identification index snapshot could not be written: the next start builds the indexes from the cache');
+      log.warn(
+        { err: toAgentError(err).toJSON() },
+        'the identification index snapshot could not be written: the next start builds the indexes from the cache',
+      );
     }
   }
 
@@ -101,4 +109,3 @@ export class BiometricsComponent implements DaemonComponent {
     rt.cache = null;
   }
 }
-

@@ -39,7 +39,11 @@ export const PunchBody = z.strictObject({
 /** `identify-template`: a template as base64 (bounded), identified against this terminal's indexes. */
 export const IdentifyTemplateBody = z.strictObject({
   modality: z.enum(['finger', 'iris']),
-  template: z.string().min(1).max(Math.ceil((MAX_TEMPLATE_BYTES * 4) / 3) + 4).regex(/^[A-Za-z0-9+/]+={0,2}$/, 'base64'),
+  template: z
+    .string()
+    .min(1)
+    .max(Math.ceil((MAX_TEMPLATE_BYTES * 4) / 3) + 4)
+    .regex(/^[A-Za-z0-9+/]+={0,2}$/, 'base64'),
 });
 
 export class ControlComponent implements DaemonComponent {
@@ -60,18 +64,28 @@ export class ControlComponent implements DaemonComponent {
       .handle(
         'enroll',
         (body, progress, signal) =>
-          enroll(rt, client, {
-            employeeCode: body.employeeCode,
-            modality: body.modality,
-            position: body.position ?? defaultPosition(body.modality),
-            ...(body.captures !== undefined ? { captures: body.captures } : {}),
-            ...(body.minQuality !== undefined ? { minQuality: body.minQuality } : {}),
-            signal,
-          }, progress, body.scanner),
+          enroll(
+            rt,
+            client,
+            {
+              employeeCode: body.employeeCode,
+              modality: body.modality,
+              position: body.position ?? defaultPosition(body.modality),
+              ...(body.captures !== undefined ? { captures: body.captures } : {}),
+              ...(body.minQuality !== undefined ? { minQuality: body.minQuality } : {}),
+              signal,
+            },
+            progress,
+            body.scanner,
+          ),
         EnrollBody,
       )
       .handle('identify', (body, progress) => identifyOnce(rt, body.modality, progress, body.scanner), IdentifyBody)
-      .handle('identify-template', (body) => identifyTemplate(rt, body.modality, Buffer.from(body.template, 'base64')), IdentifyTemplateBody)
+      .handle(
+        'identify-template',
+        (body) => identifyTemplate(rt, body.modality, Buffer.from(body.template, 'base64')),
+        IdentifyTemplateBody,
+      )
       .handle('delete-user', (body) => deletePersonTemplates(rt, body.employeeCode), DeleteUserBody)
       // `edge-agent punch` while the daemon runs: the same policy and time authority as a scanner.
       .handle(

@@ -35,26 +35,45 @@ export class OpsComponent implements DaemonComponent {
     // A delivery error holds until that upstream takes a punch again; dead letters until none is left.
     ctx.uploader.on('error', ({ sink, error }) => rt.noteError(new AgentError(error.code, `${sink}: ${error.message}`), `upload:${sink}`));
     ctx.uploader.on('delivered', ({ sink }) => rt.resolve(`upload:${sink}`));
-    ctx.uploader.on('dead', ({ sink, id, status, description }) => rt.noteError(new AgentError('UPLOAD_DEAD_LETTER', `${sink}: ${id} ${status} ${description}`), 'dead-letters'));
+    ctx.uploader.on('dead', ({ sink, id, status, description }) =>
+      rt.noteError(new AgentError('UPLOAD_DEAD_LETTER', `${sink}: ${id} ${status} ${description}`), 'dead-letters'),
+    );
     if (!config.mqtt.url || !config.ops.enabled) return;
     const keyring = keyringOf(secrets);
-    if (keyring.ids.length === 0) log.warn('no ops key in the secrets: every MQTT command is refused (OPS_UNAUTHENTICATED); set opsKey with edge-agent provision --ops-key-file');
-    const verifier = new OpsAuthenticator({ site: config.terminal.site, terminal: config.terminal.id, keyring, windowMs: config.ops.authWindowSec * 1000 });
-    const router = createOpsRouter({
+    if (keyring.ids.length === 0)
+      log.warn(
+        'no ops key in the secrets: every MQTT command is refused (OPS_UNAUTHENTICATED); set opsKey with edge-agent provision --ops-key-file',
+      );
+    const verifier = new OpsAuthenticator({
+      site: config.terminal.site,
       terminal: config.terminal.id,
-      info: () => rt.info(),
-      queueStatus: () => ctx.outbox.status(),
-      queueList: (o) => ctx.outbox.list(o),
-      retryDead: (ids) => ctx.outbox.retryDead(ids),
-      syncTemplates: async () => {
-        if (!rt.siteSync) throw new AgentError('OPS_SYNC_OFF', 'site template sync is off on this terminal', {}, { hint: 'it needs mqtt.url, a template key and a site key' });
-        await rt.siteSync.resync();
-        return { resubscribed: true, counters: rt.siteSync.counters };
+      keyring,
+      windowMs: config.ops.authWindowSec * 1000,
+    });
+    const router = createOpsRouter(
+      {
+        terminal: config.terminal.id,
+        info: () => rt.info(),
+        queueStatus: () => ctx.outbox.status(),
+        queueList: (o) => ctx.outbox.list(o),
+        retryDead: (ids) => ctx.outbox.retryDead(ids),
+        syncTemplates: async () => {
+          if (!rt.siteSync)
+            throw new AgentError(
+              'OPS_SYNC_OFF',
+              'site template sync is off on this terminal',
+              {},
+              { hint: 'it needs mqtt.url, a template key and a site key' },
+            );
+          await rt.siteSync.resync();
+          return { resubscribed: true, counters: rt.siteSync.counters };
+        },
+        reloadConfig: () => this.#hooks.reloadConfig(),
+        deleteUser: (code) => deletePersonTemplates(rt, code),
+        restart: () => this.#hooks.restart(),
       },
-      reloadConfig: () => this.#hooks.reloadConfig(),
-      deleteUser: (code) => deletePersonTemplates(rt, code),
-      restart: () => this.#hooks.restart(),
-    }, verifier);
+      verifier,
+    );
     const ops = new TerminalOps({
       url: config.mqtt.url,
       mqttOptions: mqttClientOptions(config, secrets, `${config.terminal.id}-ops`),
@@ -78,4 +97,3 @@ export class OpsComponent implements DaemonComponent {
     this.#rt.ops = null;
   }
 }
-

@@ -16,7 +16,11 @@ const log = logger('agent:terminal');
 /** The scanners to run: those of the config, or the simulated pair of the embedded default. */
 export function scannerTargets(config: AgentConfig): ScannerConfig[] {
   if (config.scanners.length > 0) return config.scanners;
-  if (config.simulate) return [{ family: 'r30x', path: 'sim' }, { family: 'iris-hid', path: 'sim' }];
+  if (config.simulate)
+    return [
+      { family: 'r30x', path: 'sim' },
+      { family: 'iris-hid', path: 'sim' },
+    ];
   return [];
 }
 
@@ -48,7 +52,13 @@ export class ScannersComponent implements DaemonComponent {
       };
     }
     const { createScanner } = await import('../../../drivers/open-scanner.js');
-    return () => createScanner({ family: target.family, path: target.path, ...(target.baud !== undefined ? { baud: target.baud } : {}), ...(target.format !== undefined ? { format: target.format } : {}) });
+    return () =>
+      createScanner({
+        family: target.family,
+        path: target.path,
+        ...(target.baud !== undefined ? { baud: target.baud } : {}),
+        ...(target.format !== undefined ? { format: target.format } : {}),
+      });
   }
 
   async start(ctx: DaemonContext): Promise<void> {
@@ -67,23 +77,26 @@ export class ScannersComponent implements DaemonComponent {
         punch: async ({ employeeCode, source, score }) => {
           const r = await ctx.policy.present({ employeeCode, source, score });
           if (r.recorded) return { recorded: true, direction: r.direction };
-          if (r.reason === 'awaiting') return { recorded: false, outcome: 'awaiting', reason: `badge taken: the finger or eye within ${r.withinSec} s` };
+          if (r.reason === 'awaiting')
+            return { recorded: false, outcome: 'awaiting', reason: `badge taken: the finger or eye within ${r.withinSec} s` };
           if (r.reason === 'not-accepted') return { recorded: false, outcome: 'denied', reason: r.detail };
           return { recorded: false, reason: `${r.reason}: already recorded ${r.secondsAgo}s ago` };
         },
         // A card reader without a light: the terminal's other scanners show the outcome.
         fallbackFeedback: async (kind) => {
-          await Promise.all(
-            [...rt.workers.values()]
-              .filter((w) => w.key !== key)
-              .map((w) => w.feedbackIfAble(kind)),
-          );
+          await Promise.all([...rt.workers.values()].filter((w) => w.key !== key).map((w) => w.feedbackIfAble(kind)));
         },
         onReady: async (scanner, info) => {
           if (!rt.cache || !rt.slots || !scanner.capabilities.moduleSearch) return;
           const cache = rt.cache;
           try {
-            await placeModuleTemplates({ scanner, info, scannerKey: key, slots: rt.slots, templatesOfFormat: (format) => moduleTemplatesOf(cache, format) });
+            await placeModuleTemplates({
+              scanner,
+              info,
+              scannerKey: key,
+              slots: rt.slots,
+              templatesOfFormat: (format) => moduleTemplatesOf(cache, format),
+            });
             rt.resolve(`modules:${key}`);
           } catch (err) {
             rt.noteError(err, `modules:${key}`);
@@ -95,11 +108,24 @@ export class ScannersComponent implements DaemonComponent {
         rt.noteCapture(outcome);
         const level = outcome.result === 'refused' ? 'error' : 'info';
         // The badge's number is never logged: a badge outcome names the person, never the card.
-        log[level]({ scanner: key, result: outcome.result, employeeCode: outcome.employeeCode, path: outcome.path, score: outcome.score, direction: outcome.direction, latencyMs: outcome.latencyMs, detail: outcome.detail }, `capture: ${outcome.result}`);
+        log[level](
+          {
+            scanner: key,
+            result: outcome.result,
+            employeeCode: outcome.employeeCode,
+            path: outcome.path,
+            score: outcome.score,
+            direction: outcome.direction,
+            latencyMs: outcome.latencyMs,
+            detail: outcome.detail,
+          },
+          `capture: ${outcome.result}`,
+        );
       });
       worker.on('status', (s) => {
         // The scanner's error holds until it is ready again.
-        if (s.status === 'disconnected' && s.error) rt.noteError(new AgentError('AGENT_SCANNER_DISCONNECTED', `${key}: ${s.error}`), `scanner:${key}`);
+        if (s.status === 'disconnected' && s.error)
+          rt.noteError(new AgentError('AGENT_SCANNER_DISCONNECTED', `${key}: ${s.error}`), `scanner:${key}`);
         else if (s.status === 'ready') rt.resolve(`scanner:${key}`);
         void rt.ops?.publishInfo();
         void rt.ops?.publishMetrics(); // the fleet sees a scanner go (degraded) and come back at once
@@ -116,4 +142,3 @@ export class ScannersComponent implements DaemonComponent {
     this.#rt.simulators.clear();
   }
 }
-

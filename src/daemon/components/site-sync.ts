@@ -64,4 +64,3 @@ export class SiteSyncComponent implements DaemonComponent {
     this.#rt.siteSync = null;
   }
 }
-

@@ -7,7 +7,11 @@ import { isPostgresUrl, type ServiceStore } from './store.js';
 export async function openServiceStore(db: string): Promise<ServiceStore> {
   if (isPostgresUrl(db)) return PgStore.open(db);
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(db)) {
-    throw new AgentError('SERVER_DB_URL', `the service stores on SQLite (a file path) or PostgreSQL (postgres://...), not ${redactUrl(db).split(':')[0]}`, { db: redactUrl(db) });
+    throw new AgentError(
+      'SERVER_DB_URL',
+      `the service stores on SQLite (a file path) or PostgreSQL (postgres://...), not ${redactUrl(db).split(':')[0]}`,
+      { db: redactUrl(db) },
+    );
   }
   return SqliteStore.open(db);
 }

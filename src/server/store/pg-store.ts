@@ -49,7 +49,8 @@ const UPSERT_EVENTS = `INSERT INTO server_events AS e (employee_code, in_time, o
 
 /** BIGINT (ids, counts, epoch milliseconds) as a JS number: every value here is below 2^53. */
 const TYPES = {
-  getTypeParser: ((oid: number, format?: string) => (oid === 20 ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format as 'text'))) as typeof pg.types.getTypeParser,
+  getTypeParser: ((oid: number, format?: string) =>
+    oid === 20 ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
 };
 
 type Queryable = Pick<pg.Pool | pg.PoolClient, 'query'>;
@@ -66,7 +67,16 @@ export function redactUrl(url: string): string {
 }
 
 const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300', '53100', '53200', '28P01', '28000', '3D000', '55000']);
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+]);
 /** A race another transaction won: run the transaction again. */
 const RACE_SQLSTATES = new Set(['40001', '40P01', '23505']);
 
@@ -85,14 +95,22 @@ function isUnavailable(err: unknown): boolean {
   if (s) return s.startsWith('08') || UNAVAILABLE_SQLSTATES.has(s);
   const code = (err as { code?: unknown }).code;
   if (typeof code === 'string' && NETWORK_CODES.has(code)) return true;
-  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|connection is closed/i.test((err as Error).message ?? '');
+  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|connection is closed/i.test(
+    (err as Error).message ?? '',
+  );
 }
 
 /** A `pg` error as an AgentError a caller can act on (never with the URL's password). */
 export function pgError(err: unknown, where: string, context: Record<string, unknown> = {}): AgentError {
   if (err instanceof AgentError) return err;
   const e = err as { message?: string; code?: string; detail?: string; table?: string; constraint?: string };
-  const ctx = { ...context, db: where, ...(sqlstate(err) ? { sqlstate: e.code } : {}), ...(e.table ? { table: e.table } : {}), ...(e.constraint ? { constraint: e.constraint } : {}) };
+  const ctx = {
+    ...context,
+    db: where,
+    ...(sqlstate(err) ? { sqlstate: e.code } : {}),
+    ...(e.table ? { table: e.table } : {}),
+    ...(e.constraint ? { constraint: e.constraint } : {}),
+  };
   const message = `${where}: ${e.message ?? String(err)}`;
   if (isUnavailable(err)) {
     const s = sqlstate(err);
@@ -177,14 +195,20 @@ class PgOps extends SqlOps {
   }
 
   async knownUsers(codes: readonly string[]): Promise<Set<string>> {
-    const rows = await this.rows<{ employee_code: string }>('ea_known_users', 'SELECT employee_code FROM server_users WHERE employee_code = ANY($1::text[])', [[...codes]]);
+    const rows = await this.rows<{ employee_code: string }>(
+      'ea_known_users',
+      'SELECT employee_code FROM server_users WHERE employee_code = ANY($1::text[])',
+      [[...codes]],
+    );
     return new Set(rows.map((r) => r.employee_code));
   }
 
   async upsertEvents(events: readonly EventUpsert[], now: string): Promise<EventRow[]> {
     if (events.length === 0) return [];
     // In key order, so that two batches over the same rows lock them in the same order.
-    const sorted = [...events].sort((a, b) => (a.employeeCode < b.employeeCode ? -1 : a.employeeCode > b.employeeCode ? 1 : a.inTime < b.inTime ? -1 : a.inTime > b.inTime ? 1 : 0));
+    const sorted = [...events].sort((a, b) =>
+      a.employeeCode < b.employeeCode ? -1 : a.employeeCode > b.employeeCode ? 1 : a.inTime < b.inTime ? -1 : a.inTime > b.inTime ? 1 : 0,
+    );
     const col = <K extends keyof EventUpsert>(k: K) => sorted.map((e) => e[k]);
     return this.rows<EventRow>('ea_upsert_events', UPSERT_EVENTS, [
       col('employeeCode'),
@@ -224,7 +248,9 @@ export class PgStore extends PgOps implements ServiceStore {
     if (given !== null) {
       poolMax = Number(given);
       if (!Number.isInteger(poolMax) || poolMax < 1 || poolMax > 1000) {
-        throw new AgentError('SERVER_DB_URL', `pool_max in the database URL must be a whole number from 1 to 1000, got "${given}"`, { pool_max: given });
+        throw new AgentError('SERVER_DB_URL', `pool_max in the database URL must be a whole number from 1 to 1000, got "${given}"`, {
+          pool_max: given,
+        });
       }
       parsed.searchParams.delete('pool_max');
     }
@@ -238,7 +264,9 @@ export class PgStore extends PgOps implements ServiceStore {
       types: TYPES,
     });
     // An idle connection that breaks (a server restart) must not end the process.
-    pool.on('error', (err) => log.warn({ err: { message: err.message, code: (err as { code?: string }).code }, db: where }, 'idle PostgreSQL connection lost'));
+    pool.on('error', (err) =>
+      log.warn({ err: { message: err.message, code: (err as { code?: string }).code }, db: where }, 'idle PostgreSQL connection lost'),
+    );
     const store = new PgStore(pool, where);
     try {
       await store.#migrate(options.migrations ?? PG_SERVER_MIGRATIONS);
@@ -255,23 +283,35 @@ export class PgStore extends PgOps implements ServiceStore {
     try {
       await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
       try {
-        await client.query('CREATE TABLE IF NOT EXISTS schema_migrations (component TEXT NOT NULL, version INTEGER NOT NULL, description TEXT NOT NULL, applied_at TEXT NOT NULL, PRIMARY KEY (component, version))');
-        const current = (await client.query<{ v: number | null }>("SELECT MAX(version) AS v FROM schema_migrations WHERE component = 'server'")).rows[0]?.v ?? 0;
+        await client.query(
+          'CREATE TABLE IF NOT EXISTS schema_migrations (component TEXT NOT NULL, version INTEGER NOT NULL, description TEXT NOT NULL, applied_at TEXT NOT NULL, PRIMARY KEY (component, version))',
+        );
+        const current =
+          (await client.query<{ v: number | null }>("SELECT MAX(version) AS v FROM schema_migrations WHERE component = 'server'")).rows[0]
+            ?.v ?? 0;
         const sorted = [...migrations].sort((a, b) => a.version - b.version);
         const known = sorted.at(-1)?.version ?? 0;
         // Migrations only go forward (as on SQLite, core/sqlite.ts): a replica of an older release
         // would misread tables a newer one changed, so it refuses before reading or writing.
         if (current > known) {
-          throw new AgentError('STORE_SCHEMA_TOO_NEW', `${this.where}: the server schema is at version ${current}, newer than the ${known} this edge-agent knows`, { db: this.where, version: current, known }, {
-            hint: 'a newer edge-agent serve (or keys) migrated this database: run every replica on that release (in a rolling upgrade, start the new replicas and stop the old ones); migrations only go forward',
-          });
+          throw new AgentError(
+            'STORE_SCHEMA_TOO_NEW',
+            `${this.where}: the server schema is at version ${current}, newer than the ${known} this edge-agent knows`,
+            { db: this.where, version: current, known },
+            {
+              hint: 'a newer edge-agent serve (or keys) migrated this database: run every replica on that release (in a rolling upgrade, start the new replicas and stop the old ones); migrations only go forward',
+            },
+          );
         }
         for (const m of sorted) {
           if (m.version <= current) continue;
           await client.query('BEGIN');
           try {
             await client.query(m.up);
-            await client.query("INSERT INTO schema_migrations (component, version, description, applied_at) VALUES ('server', $1, $2, $3)", [m.version, m.description, new Date().toISOString()]);
+            await client.query(
+              "INSERT INTO schema_migrations (component, version, description, applied_at) VALUES ('server', $1, $2, $3)",
+              [m.version, m.description, new Date().toISOString()],
+            );
             await client.query('COMMIT');
           } catch (err) {
             await client.query('ROLLBACK').catch(() => undefined);

@@ -5,7 +5,18 @@
  * locks, savepoints and transactions.
  */
 import type { Role } from '../roles.js';
-import type { ApiKeyInfo, Attempt, EventRow, EventUpsert, NewBiometric, NewUser, ReportRow, StoreOps, UserRow, UserUpdate } from './store.js';
+import type {
+  ApiKeyInfo,
+  Attempt,
+  EventRow,
+  EventUpsert,
+  NewBiometric,
+  NewUser,
+  ReportRow,
+  StoreOps,
+  UserRow,
+  UserUpdate,
+} from './store.js';
 
 export const EVENT_COLUMNS = 'id, employee_code, in_time, out_time, shift, tz_offset';
 const USER_COLUMNS = 'employee_code, first_name, last_name, email, login_name, status, group_code';
@@ -29,21 +40,39 @@ export abstract class SqlOps implements StoreOps {
   // ---- API keys and tokens ----
 
   async insertApiKey(apiKey: string, secretHash: string, role: Role, createdAt: string): Promise<void> {
-    await this.rows(null, 'INSERT INTO server_api_keys (api_key, secret_hash, role, created_at) VALUES ($1, $2, $3, $4)', [apiKey, secretHash, role, createdAt]);
+    await this.rows(null, 'INSERT INTO server_api_keys (api_key, secret_hash, role, created_at) VALUES ($1, $2, $3, $4)', [
+      apiKey,
+      secretHash,
+      role,
+      createdAt,
+    ]);
   }
 
   async apiKey(apiKey: string): Promise<{ secretHash: string; role: Role } | undefined> {
-    const row = await this.one<{ secret_hash: string; role: Role }>('ea_api_key', 'SELECT secret_hash, role FROM server_api_keys WHERE api_key = $1', [apiKey]);
+    const row = await this.one<{ secret_hash: string; role: Role }>(
+      'ea_api_key',
+      'SELECT secret_hash, role FROM server_api_keys WHERE api_key = $1',
+      [apiKey],
+    );
     return row && { secretHash: row.secret_hash, role: row.role };
   }
 
   async insertToken(tokenHash: string, apiKey: string, role: Role, expiresAtMs: number, nowMs: number): Promise<void> {
     await this.rows('ea_token_purge', 'DELETE FROM server_tokens WHERE expires_at < $1', [nowMs]);
-    await this.rows('ea_token_insert', 'INSERT INTO server_tokens (token_hash, api_key, role, expires_at) VALUES ($1, $2, $3, $4)', [tokenHash, apiKey, role, expiresAtMs]);
+    await this.rows('ea_token_insert', 'INSERT INTO server_tokens (token_hash, api_key, role, expires_at) VALUES ($1, $2, $3, $4)', [
+      tokenHash,
+      apiKey,
+      role,
+      expiresAtMs,
+    ]);
   }
 
   async token(tokenHash: string): Promise<{ role: Role; expiresAtMs: number } | undefined> {
-    const row = await this.one<{ role: Role; expires_at: number }>('ea_token', 'SELECT role, expires_at FROM server_tokens WHERE token_hash = $1', [tokenHash]);
+    const row = await this.one<{ role: Role; expires_at: number }>(
+      'ea_token',
+      'SELECT role, expires_at FROM server_tokens WHERE token_hash = $1',
+      [tokenHash],
+    );
     return row && { role: row.role, expiresAtMs: row.expires_at };
   }
 
@@ -67,7 +96,9 @@ export abstract class SqlOps implements StoreOps {
 
   /** Records `check` as the biometric key's check value unless one is recorded; true when the recorded one is `check`. */
   async sameBiometricKey(check: string): Promise<boolean> {
-    await this.rows(null, "INSERT INTO server_meta (name, value) VALUES ('biometric_key_check', $1) ON CONFLICT (name) DO NOTHING", [check]);
+    await this.rows(null, "INSERT INTO server_meta (name, value) VALUES ('biometric_key_check', $1) ON CONFLICT (name) DO NOTHING", [
+      check,
+    ]);
     return (await this.one<{ value: string }>(null, "SELECT value FROM server_meta WHERE name = 'biometric_key_check'"))?.value === check;
   }
 
@@ -78,7 +109,8 @@ export abstract class SqlOps implements StoreOps {
   }
 
   async userCodeByLogin(loginName: string): Promise<string | undefined> {
-    return (await this.one<{ employee_code: string }>(null, 'SELECT employee_code FROM server_users WHERE login_name = $1', [loginName]))?.employee_code;
+    return (await this.one<{ employee_code: string }>(null, 'SELECT employee_code FROM server_users WHERE login_name = $1', [loginName]))
+      ?.employee_code;
   }
 
   async insertUser(u: NewUser, now: string): Promise<void> {
@@ -90,15 +122,11 @@ export abstract class SqlOps implements StoreOps {
   }
 
   async updateUser(code: string, f: UserUpdate, now: string): Promise<void> {
-    await this.rows(null, 'UPDATE server_users SET first_name = $1, last_name = $2, email = $3, status = $4, group_code = $5, updated_at = $6 WHERE employee_code = $7', [
-      f.first_name,
-      f.last_name,
-      f.email,
-      f.status,
-      f.group_code,
-      now,
-      code,
-    ]);
+    await this.rows(
+      null,
+      'UPDATE server_users SET first_name = $1, last_name = $2, email = $3, status = $4, group_code = $5, updated_at = $6 WHERE employee_code = $7',
+      [f.first_name, f.last_name, f.email, f.status, f.group_code, now, code],
+    );
   }
 
   async deleteUser(code: string): Promise<void> {
@@ -118,22 +146,32 @@ export abstract class SqlOps implements StoreOps {
   // ---- biometrics ----
 
   async hasBiometric(code: string, modality: string, digest: string): Promise<boolean> {
-    return (await this.one(null, 'SELECT 1 AS x FROM server_biometrics WHERE employee_code = $1 AND modality = $2 AND digest = $3', [code, modality, digest])) !== undefined;
+    return (
+      (await this.one(null, 'SELECT 1 AS x FROM server_biometrics WHERE employee_code = $1 AND modality = $2 AND digest = $3', [
+        code,
+        modality,
+        digest,
+      ])) !== undefined
+    );
   }
 
   async countBiometrics(code: string, modality: string): Promise<number> {
-    return (await this.one<{ n: number }>(null, 'SELECT COUNT(*) AS n FROM server_biometrics WHERE employee_code = $1 AND modality = $2', [code, modality]))?.n ?? 0;
+    return (
+      (
+        await this.one<{ n: number }>(null, 'SELECT COUNT(*) AS n FROM server_biometrics WHERE employee_code = $1 AND modality = $2', [
+          code,
+          modality,
+        ])
+      )?.n ?? 0
+    );
   }
 
   async insertBiometric(r: NewBiometric): Promise<void> {
-    await this.rows(null, 'INSERT INTO server_biometrics (employee_code, modality, digest, sealed_image, sealed_template, created_at) VALUES ($1, $2, $3, $4, $5, $6)', [
-      r.employeeCode,
-      r.modality,
-      r.digest,
-      r.sealedImage,
-      r.sealedTemplate,
-      r.createdAt,
-    ]);
+    await this.rows(
+      null,
+      'INSERT INTO server_biometrics (employee_code, modality, digest, sealed_image, sealed_template, created_at) VALUES ($1, $2, $3, $4, $5, $6)',
+      [r.employeeCode, r.modality, r.digest, r.sealedImage, r.sealedTemplate, r.createdAt],
+    );
   }
 
   async deleteBiometrics(code: string): Promise<number> {
@@ -143,16 +181,28 @@ export abstract class SqlOps implements StoreOps {
   // ---- events ----
 
   eventClosedAt(code: string, outTime: string): Promise<EventRow | undefined> {
-    return this.one<EventRow>('ea_event_closed_at', `SELECT ${EVENT_COLUMNS} FROM server_events WHERE employee_code = $1 AND out_time = $2 ORDER BY in_utc DESC LIMIT 1`, [code, outTime]);
+    return this.one<EventRow>(
+      'ea_event_closed_at',
+      `SELECT ${EVENT_COLUMNS} FROM server_events WHERE employee_code = $1 AND out_time = $2 ORDER BY in_utc DESC LIMIT 1`,
+      [code, outTime],
+    );
   }
 
   async latestOpenEvent(code: string, outUtc: number): Promise<number | undefined> {
-    const row = await this.one<{ id: number }>('ea_latest_open', 'SELECT id FROM server_events WHERE employee_code = $1 AND out_time IS NULL AND in_utc <= $2 ORDER BY in_utc DESC LIMIT 1', [code, outUtc]);
+    const row = await this.one<{ id: number }>(
+      'ea_latest_open',
+      'SELECT id FROM server_events WHERE employee_code = $1 AND out_time IS NULL AND in_utc <= $2 ORDER BY in_utc DESC LIMIT 1',
+      [code, outUtc],
+    );
     return row?.id;
   }
 
   closeEvent(id: number, outTime: string, now: string): Promise<EventRow | undefined> {
-    return this.one<EventRow>('ea_close_event', `UPDATE server_events SET out_time = $1, updated_at = $2 WHERE id = $3 AND out_time IS NULL RETURNING ${EVENT_COLUMNS}`, [outTime, now, id]);
+    return this.one<EventRow>(
+      'ea_close_event',
+      `UPDATE server_events SET out_time = $1, updated_at = $2 WHERE id = $3 AND out_time IS NULL RETURNING ${EVENT_COLUMNS}`,
+      [outTime, now, id],
+    );
   }
 
   eventAt(code: string, inTime: string): Promise<EventRow | undefined> {
@@ -165,9 +215,17 @@ export abstract class SqlOps implements StoreOps {
 
   events(r: { code: string | null; from: string; to: string; limit: number }): Promise<EventRow[]> {
     if (r.code !== null) {
-      return this.rows<EventRow>(null, `SELECT ${EVENT_COLUMNS} FROM server_events WHERE employee_code = $1 AND in_time BETWEEN $2 AND $3 ORDER BY in_time, id LIMIT $4`, [r.code, r.from, r.to, r.limit]);
+      return this.rows<EventRow>(
+        null,
+        `SELECT ${EVENT_COLUMNS} FROM server_events WHERE employee_code = $1 AND in_time BETWEEN $2 AND $3 ORDER BY in_time, id LIMIT $4`,
+        [r.code, r.from, r.to, r.limit],
+      );
     }
-    return this.rows<EventRow>(null, `SELECT ${EVENT_COLUMNS} FROM server_events WHERE in_time BETWEEN $1 AND $2 ORDER BY in_time, employee_code, id LIMIT $3`, [r.from, r.to, r.limit]);
+    return this.rows<EventRow>(
+      null,
+      `SELECT ${EVENT_COLUMNS} FROM server_events WHERE in_time BETWEEN $1 AND $2 ORDER BY in_time, employee_code, id LIMIT $3`,
+      [r.from, r.to, r.limit],
+    );
   }
 
   reportRows(from: string, to: string): Promise<ReportRow[]> {

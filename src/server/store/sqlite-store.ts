@@ -83,7 +83,10 @@ export class SqliteStore extends SqlOps implements ServiceStore {
 
   async knownUsers(codes: readonly string[]): Promise<Set<string>> {
     // A fixed statement: the codes travel as one JSON parameter.
-    const rows = await this.db.all<{ employee_code: string }>('SELECT employee_code FROM server_users WHERE employee_code IN (SELECT value FROM json_each(?))', [JSON.stringify(codes)]);
+    const rows = await this.db.all<{ employee_code: string }>(
+      'SELECT employee_code FROM server_users WHERE employee_code IN (SELECT value FROM json_each(?))',
+      [JSON.stringify(codes)],
+    );
     return new Set(rows.map((r) => r.employee_code));
   }
 
@@ -91,10 +94,21 @@ export class SqliteStore extends SqlOps implements ServiceStore {
     if (events.length === 0) return [];
     if (events.length === 1) {
       const e = events[0]!;
-      const row = await this.db.get<EventRow>(UPSERT, [e.employeeCode, e.inTime, e.outTime, e.inUtc, e.shift, e.shiftGiven ? 1 : 0, e.tzMinutes, now]);
+      const row = await this.db.get<EventRow>(UPSERT, [
+        e.employeeCode,
+        e.inTime,
+        e.outTime,
+        e.inUtc,
+        e.shift,
+        e.shiftGiven ? 1 : 0,
+        e.tzMinutes,
+        now,
+      ]);
       return row ? [row] : [];
     }
-    const payload = JSON.stringify(events.map((e) => [e.employeeCode, e.inTime, e.outTime, e.inUtc, e.shift, e.shiftGiven ? 1 : 0, e.tzMinutes]));
+    const payload = JSON.stringify(
+      events.map((e) => [e.employeeCode, e.inTime, e.outTime, e.inUtc, e.shift, e.shiftGiven ? 1 : 0, e.tzMinutes]),
+    );
     return this.db.all<EventRow>(UPSERT_MANY, [payload, now]);
   }
 }

@@ -23,7 +23,8 @@ const json = (res: ServerResponse, status: number, body: unknown, headers: Recor
   res.writeHead(status, { 'content-type': 'application/json', ...headers });
   res.end(typeof body === 'string' ? body : JSON.stringify(body));
 };
-const goodToken: Handler = (_req, _body, res) => json(res, 200, { access_token: `tok-${++tokenCounter}`, token_type: 'bearer', expires_in: 3600 });
+const goodToken: Handler = (_req, _body, res) =>
+  json(res, 200, { access_token: `tok-${++tokenCounter}`, token_type: 'bearer', expires_in: 3600 });
 
 beforeAll(async () => {
   server = createServer((req, res) => {
@@ -50,7 +51,8 @@ beforeEach(() => {
   tokenRequests = [];
   apiRequests = [];
   tokenHandler = goodToken;
-  apiHandler = (_req, _body, res) => json(res, 200, { statusCode: 'SUCCESS', returnValue: { employeeCode: 'E1', firstName: 'A', lastName: 'B', status: 0 } });
+  apiHandler = (_req, _body, res) =>
+    json(res, 200, { statusCode: 'SUCCESS', returnValue: { employeeCode: 'E1', firstName: 'A', lastName: 'B', status: 0 } });
 });
 
 const client = (extra: Partial<ConstructorParameters<typeof AttendanceClient>[0]> = {}) =>
@@ -115,7 +117,8 @@ describe('token', () => {
   });
 
   it('API_UNAUTHORIZED when the 401 persists after one refresh (not retryable, no token in context)', async () => {
-    apiHandler = (_req, _body, res) => json(res, 401, { statusCode: 'UNAUTHORIZED', statusDescription: 'unknown access token', returnValue: null });
+    apiHandler = (_req, _body, res) =>
+      json(res, 401, { statusCode: 'UNAUTHORIZED', statusDescription: 'unknown access token', returnValue: null });
     const err = await failure(client().getUser('E1'));
     expect(err.code).toBe('API_UNAUTHORIZED');
     expect(err.retryable).toBe(false);
@@ -208,13 +211,16 @@ describe('errors a caller can act on', () => {
   });
 
   it('API_NOT_SUPPORTED for the report under the attendance path form, without a request', async () => {
-    const err = await failure(client({ pathForm: 'attendance' }).workHourReport({ from: '2024-01-01 00:00:00', to: '2024-01-02 00:00:00' }));
+    const err = await failure(
+      client({ pathForm: 'attendance' }).workHourReport({ from: '2024-01-01 00:00:00', to: '2024-01-02 00:00:00' }),
+    );
     expect(err.code).toBe('API_NOT_SUPPORTED');
     expect(apiRequests).toHaveLength(0);
   });
 
   it('returns non-SUCCESS envelopes instead of throwing', async () => {
-    apiHandler = (_req, _body, res) => json(res, 200, { statusCode: 'USER_NOT_AVAILABLE', statusDescription: 'no such user', returnValue: null });
+    apiHandler = (_req, _body, res) =>
+      json(res, 200, { statusCode: 'USER_NOT_AVAILABLE', statusDescription: 'no such user', returnValue: null });
     const env = await client().getUser('nobody');
     expect(env).toEqual({ statusCode: 'USER_NOT_AVAILABLE', statusDescription: 'no such user', returnValue: null });
   });
@@ -224,11 +230,24 @@ describe('wire shapes', () => {
   it('sends tzOffset in the configured unit and reads it back in minutes; reads shiftName', async () => {
     apiHandler = (_req, body, res) => {
       const sent = JSON.parse(body) as Array<Record<string, unknown>>;
-      json(res, 200, { statusCode: 'SUCCESS', returnValue: sent.map((e) => ({ statusCode: 'SUCCESS', returnValue: { ...e, shift: undefined, shiftName: 'NIGHT' } })) });
+      json(res, 200, {
+        statusCode: 'SUCCESS',
+        returnValue: sent.map((e) => ({ statusCode: 'SUCCESS', returnValue: { ...e, shift: undefined, shiftName: 'NIGHT' } })),
+      });
     };
-    const env = await client({ tzOffsetUnit: 'hours' }).addEvents([{ employeeCode: 'E1', inTime: '2024-01-01 08:00:00', tzOffset: 330, shift: 'NIGHT' }]);
-    expect(JSON.parse(apiRequests[0]!.body)).toEqual([{ employeeCode: 'E1', inTime: '2024-01-01 08:00:00', shift: 'NIGHT', tzOffset: 5.5 }]);
-    expect(env.returnValue![0]!.returnValue).toEqual({ employeeCode: 'E1', inTime: '2024-01-01 08:00:00', outTime: null, shift: 'NIGHT', tzOffset: 330 });
+    const env = await client({ tzOffsetUnit: 'hours' }).addEvents([
+      { employeeCode: 'E1', inTime: '2024-01-01 08:00:00', tzOffset: 330, shift: 'NIGHT' },
+    ]);
+    expect(JSON.parse(apiRequests[0]!.body)).toEqual([
+      { employeeCode: 'E1', inTime: '2024-01-01 08:00:00', shift: 'NIGHT', tzOffset: 5.5 },
+    ]);
+    expect(env.returnValue![0]!.returnValue).toEqual({
+      employeeCode: 'E1',
+      inTime: '2024-01-01 08:00:00',
+      outTime: null,
+      shift: 'NIGHT',
+      tzOffset: 330,
+    });
   });
 
   it('uses the /attendance/api form when configured', async () => {
@@ -237,10 +256,23 @@ describe('wire shapes', () => {
   });
 
   it('sends the report query with groupcodes comma-separated', async () => {
-    apiHandler = (_req, _body, res) => json(res, 200, { statusCode: 'SUCCESS', returnValue: [{ employeeCode: 'E1', firstName: 'A', workTime: 60 }] });
-    const env = await client().workHourReport({ from: '2024-01-01 00:00:00', to: '2024-01-31 23:59:59', grouptype: 'WEEKLY', groupcodes: ['G1', 'G2'], pagesize: 10 });
+    apiHandler = (_req, _body, res) =>
+      json(res, 200, { statusCode: 'SUCCESS', returnValue: [{ employeeCode: 'E1', firstName: 'A', workTime: 60 }] });
+    const env = await client().workHourReport({
+      from: '2024-01-01 00:00:00',
+      to: '2024-01-31 23:59:59',
+      grouptype: 'WEEKLY',
+      groupcodes: ['G1', 'G2'],
+      pagesize: 10,
+    });
     const q = new URL(apiRequests[0]!.url, baseUrl).searchParams;
-    expect(Object.fromEntries(q)).toEqual({ from: '2024-01-01 00:00:00', to: '2024-01-31 23:59:59', grouptype: 'WEEKLY', groupcodes: 'G1,G2', pagesize: '10' });
+    expect(Object.fromEntries(q)).toEqual({
+      from: '2024-01-01 00:00:00',
+      to: '2024-01-31 23:59:59',
+      grouptype: 'WEEKLY',
+      groupcodes: 'G1,G2',
+      pagesize: '10',
+    });
     expect(env.returnValue![0]!.workHours).toBe(60);
   });
 });

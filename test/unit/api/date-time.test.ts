@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { formatDateTime, formatLocal, isDateTime, parseDateTime, requireDateTime, toUtcMs, tzOffsetFromWire, tzOffsetToWire } from '../../../src/api/date-time.js';
+import {
+  formatDateTime,
+  formatLocal,
+  isDateTime,
+  parseDateTime,
+  requireDateTime,
+  toUtcMs,
+  tzOffsetFromWire,
+  tzOffsetToWire,
+} from '../../../src/api/date-time.js';
 import { isAgentError } from '../../../src/core/errors.js';
 
 describe('yyyy-MM-dd HH:mm:ss', () => {

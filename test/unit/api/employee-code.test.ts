@@ -9,7 +9,8 @@ const problem = (v: unknown) => {
 
 describe('the employee-code rule (agent and service)', () => {
   it('accepts what real systems use, in NFC', () => {
-    for (const code of ['E1001', '1042', 'a+b', 'ÅSA-07', 'Ünal.K', '山田_01', 'x'.repeat(64), '𝔘'.repeat(64), '...']) expect(checkEmployeeCode(code)).toEqual({ ok: true, code });
+    for (const code of ['E1001', '1042', 'a+b', 'ÅSA-07', 'Ünal.K', '山田_01', 'x'.repeat(64), '𝔘'.repeat(64), '...'])
+      expect(checkEmployeeCode(code)).toEqual({ ok: true, code });
     // Decomposed input becomes the composed form (one stored code for one person).
     expect(checkEmployeeCode('Jose\u0301')).toEqual({ ok: true, code: 'Jos\u00e9' });
     expect(checkEmployeeCode(`${'e\u0301'.repeat(64)}`)).toEqual({ ok: true, code: '\u00e9'.repeat(64) });
@@ -21,7 +22,36 @@ describe('the employee-code rule (agent and service)', () => {
     expect(problem('x'.repeat(70_000))).toMatch(/longer than 64/);
     expect(problem('\ud800')).toMatch(/lone surrogate/);
     expect(problem('E\udc001')).toMatch(/lone surrogate/);
-    for (const c of ['\u0000', '\u0007', '\u001b', '\u007f', '\u0085', '\u202e', '\u202a', '\u2066', '\u200e', '\u061c', '\u200b', '\u200c', '\u200d', '\u2060', '\ufeff', '\u00ad', '\ue000', '\uffff', ' ', '\t', '\u00a0', '\u3000', '\u2028', '/', '\\', '?', '#', '%']) {
+    for (const c of [
+      '\u0000',
+      '\u0007',
+      '\u001b',
+      '\u007f',
+      '\u0085',
+      '\u202e',
+      '\u202a',
+      '\u2066',
+      '\u200e',
+      '\u061c',
+      '\u200b',
+      '\u200c',
+      '\u200d',
+      '\u2060',
+      '\ufeff',
+      '\u00ad',
+      '\ue000',
+      '\uffff',
+      ' ',
+      '\t',
+      '\u00a0',
+      '\u3000',
+      '\u2028',
+      '/',
+      '\\',
+      '?',
+      '#',
+      '%',
+    ]) {
       expect(problem(`E${c}1`), JSON.stringify(c)).toMatch(/holds U\+/);
     }
     expect(problem('.')).toMatch(/not an employee code/);

@@ -44,7 +44,16 @@ describe('tolerant readers', () => {
       totalBreakHours: 45,
       lastCheckin: '2024-03-04 18:00:00',
     });
-    expect(row).toMatchObject({ shiftWorkHours: 420, workHours: 510, inOuttime: 555, productiveWorkHours: 420, totalUnProductiveHours: 75, actualBreakHours: 45, lastCheckout: '2024-03-04 18:00:00', shiftHours: 0 });
+    expect(row).toMatchObject({
+      shiftWorkHours: 420,
+      workHours: 510,
+      inOuttime: 555,
+      productiveWorkHours: 420,
+      totalUnProductiveHours: 75,
+      actualBreakHours: 45,
+      lastCheckout: '2024-03-04 18:00:00',
+      shiftHours: 0,
+    });
     for (const d of WORK_HOUR_DURATIONS) expect(typeof row[d]).toBe('number');
   });
   it('prefers the 2.5 name when both are present', () => {

@@ -27,12 +27,22 @@ describe('enroll/identify command helpers', () => {
 
   it('turns progress events into lines a person reads', () => {
     expect(describeProgress({ step: 'captured', capture: 2, of: 3, quality: 71 })).toBe('  capture 2/3 taken (quality 71)');
-    expect(describeProgress({ step: 'upload', item: 1, statusCode: 'SUCCESS', statusDescription: 'enrolled' })).toBe('  upload item 1: SUCCESS (enrolled)');
+    expect(describeProgress({ step: 'upload', item: 1, statusCode: 'SUCCESS', statusDescription: 'enrolled' })).toBe(
+      '  upload item 1: SUCCESS (enrolled)',
+    );
     // a module template alone: said as it is, not "upload item undefined: undefined"
-    expect(describeProgress({ step: 'upload', message: 'only a module template was taken (vendor format): nothing uploaded to the service' })).toBe('  only a module template was taken (vendor format): nothing uploaded to the service');
-    expect(describeProgress({ step: 'upload', error: 'API_TIMEOUT: no answer', message: 'enrol again' })).toBe('  upload failed: API_TIMEOUT: no answer (enrol again)');
-    expect(describeProgress({ step: 'module', read: true, press: 4, presses: 5, modulePress: 1, of: 2 })).toBe('  press 4 of 5 read by the module (1/2)');
-    expect(describeProgress({ step: 'module', action: 'place', press: 4, presses: 5, message: 'press 4 of 5: place the same finger again' })).toBe('  press 4 of 5: place the same finger again');
+    expect(
+      describeProgress({ step: 'upload', message: 'only a module template was taken (vendor format): nothing uploaded to the service' }),
+    ).toBe('  only a module template was taken (vendor format): nothing uploaded to the service');
+    expect(describeProgress({ step: 'upload', error: 'API_TIMEOUT: no answer', message: 'enrol again' })).toBe(
+      '  upload failed: API_TIMEOUT: no answer (enrol again)',
+    );
+    expect(describeProgress({ step: 'module', read: true, press: 4, presses: 5, modulePress: 1, of: 2 })).toBe(
+      '  press 4 of 5 read by the module (1/2)',
+    );
+    expect(
+      describeProgress({ step: 'module', action: 'place', press: 4, presses: 5, message: 'press 4 of 5: place the same finger again' }),
+    ).toBe('  press 4 of 5: place the same finger again');
     expect(describeProgress({ step: 'lift', press: 1, presses: 5, message: 'lift your finger' })).toBe('  lift your finger');
     expect(describeProgress({ step: 'user', message: 'E1 is Ada' })).toBe('  E1 is Ada');
   });

@@ -24,7 +24,19 @@ describe('edge-agent help', () => {
     const commands = walk(program).filter((c) => c.cmd.options.length > 0 || c.cmd.commands.length === 0);
     expect(commands.length).toBeGreaterThan(10);
     const paths = commands.map((c) => c.path);
-    for (const path of ['devices', 'simulate r30x', 'simulate gt521', 'simulate iris', 'serve', 'keys create', 'template info', 'template compare', 'template extract', 'queue list']) expect(paths).toContain(path);
+    for (const path of [
+      'devices',
+      'simulate r30x',
+      'simulate gt521',
+      'simulate iris',
+      'serve',
+      'keys create',
+      'template info',
+      'template compare',
+      'template extract',
+      'queue list',
+    ])
+      expect(paths).toContain(path);
     for (const { path, cmd } of commands) {
       if (path === 'help') continue;
       const accepted = new Set([...cmd.options.map((o) => o.long!).filter(Boolean), '--help']);
@@ -36,12 +48,15 @@ describe('edge-agent help', () => {
     const help = (await buildProgram()).helpInformation();
     for (const heading of ['For everyone:', 'For field technicians:', 'For central operations:']) expect(help).toContain(heading);
     const technician = help.slice(help.indexOf('For field technicians:'), help.indexOf('For central operations:'));
-    for (const name of ['provision', 'doctor', 'enroll', 'punch', 'queue', 'devices', 'simulate']) expect(technician).toMatch(new RegExp(`^  ${name}\\b`, 'm'));
+    for (const name of ['provision', 'doctor', 'enroll', 'punch', 'queue', 'devices', 'simulate'])
+      expect(technician).toMatch(new RegExp(`^  ${name}\\b`, 'm'));
     const group = (heading: string) => help.slice(help.indexOf(heading)).split('\n\n')[0]!;
     expect(group('For integrators:')).toMatch(/^ {2}template\b/m);
-    for (const name of ['serve', 'keys']) expect(group('For a site running the attendance service:')).toMatch(new RegExp(`^  ${name}\\b`, 'm'));
+    for (const name of ['serve', 'keys'])
+      expect(group('For a site running the attendance service:')).toMatch(new RegExp(`^  ${name}\\b`, 'm'));
     // Every command is in an audience's group: none left under a catch-all heading.
-    for (const cmd of (await buildProgram()).commands) expect(Object.values<string>(AUDIENCES), `edge-agent ${cmd.name()}`).toContain(cmd.helpGroup());
+    for (const cmd of (await buildProgram()).commands)
+      expect(Object.values<string>(AUDIENCES), `edge-agent ${cmd.name()}`).toContain(cmd.helpGroup());
   });
 
   it('refuses an unknown option on every command, before it does anything', async () => {
@@ -57,14 +72,16 @@ describe('edge-agent help', () => {
         const mandatory = cmd.options.filter((o) => o.mandatory).flatMap((o) => [o.long!, o.argChoices?.[0] ?? 'x']);
         writes.length = 0;
         expect(await main([...path.split(' '), ...mandatory, '--no-such-flag']), `edge-agent ${path} --no-such-flag`).toBe(2);
-        expect(writes.join(''), `edge-agent ${path} --no-such-flag`).toContain(`edge-agent ${path}: CLI_USAGE: unknown option '--no-such-flag'`);
+        expect(writes.join(''), `edge-agent ${path} --no-such-flag`).toContain(
+          `edge-agent ${path}: CLI_USAGE: unknown option '--no-such-flag'`,
+        );
       }
     } finally {
       process.stderr.write = orig;
     }
   });
 
-  it('states the attendance service\'s own defaults in serve --help', async () => {
+  it("states the attendance service's own defaults in serve --help", async () => {
     const { DEFAULT_CLIENT_ID, DEFAULT_TOKEN_TTL_SEC, DEFAULT_HTTP_LIMITS } = await import('../../../src/server/service.js');
     const serve = (await buildProgram()).commands.find((c) => c.name() === 'serve')!;
     const help = serve.helpInformation().replace(/\s+/g, ' ');

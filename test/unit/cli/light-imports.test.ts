@@ -46,11 +46,15 @@ describe('edge-agent help loads no native module', () => {
   it('the probe sees each native package when it is loaded', async () => {
     const out = join(dir, 'control.json');
     const code = await new Promise<number | null>((resolve, reject) => {
-      const child = spawn(process.execPath, ['--input-type=module', '-e', "for (const m of ['sqlite3', 'onnxruntime-node', 'serialport', 'node-hid']) await import(m);"], {
-        cwd: ROOT,
-        env: { ...process.env, ...env(out) },
-        stdio: 'ignore',
-      });
+      const child = spawn(
+        process.execPath,
+        ['--input-type=module', '-e', "for (const m of ['sqlite3', 'onnxruntime-node', 'serialport', 'node-hid']) await import(m);"],
+        {
+          cwd: ROOT,
+          env: { ...process.env, ...env(out) },
+          stdio: 'ignore',
+        },
+      );
       child.on('error', reject);
       child.on('close', resolve);
     });
@@ -58,7 +62,7 @@ describe('edge-agent help loads no native module', () => {
     expect(nativePackages(out)).toEqual(expect.arrayContaining(['node-hid', 'onnxruntime-node', 'serialport', 'sqlite3']));
   });
 
-  it('help and a command\'s --help load none of sqlite3, onnxruntime-node, serialport, node-hid', async () => {
+  it("help and a command's --help load none of sqlite3, onnxruntime-node, serialport, node-hid", async () => {
     for (const args of [['help'], ['template', 'extract', '--help'], ['serve', '--help']]) {
       const out = join(dir, `${args.join('-')}.json`);
       const r = await runCli(args, { env: env(out) });

@@ -13,7 +13,9 @@ function fakeTty(isTTY: boolean): NodeJS.WriteStream & { text: () => string } {
 
 describe('progress for a person at a terminal', () => {
   it('shows a bar, the count, the rate and the time left', () => {
-    expect(progressLine('importing', 5200, 10_000, 2000, 'punches')).toBe('importing  [##########..........]   52%  5,200/10,000  2,600 punches/s  about 2 s left');
+    expect(progressLine('importing', 5200, 10_000, 2000, 'punches')).toBe(
+      'importing  [##########..........]   52%  5,200/10,000  2,600 punches/s  about 2 s left',
+    );
     expect(progressLine('draining', 0, 300, 500)).toBe('draining  [....................]    0%  0/300');
     expect(progressLine('sent', 42, undefined, 3000)).toBe('sent  42  14/s');
     expect(duration(4000)).toBe('67 min');

@@ -5,7 +5,16 @@ import { describe, expect, it } from 'vitest';
 import { AgentError } from '../../../src/core/errors.js';
 import { logLevels, logger } from '../../../src/core/logger.js';
 import { DEFAULT_MAX_PENDING } from '../../../src/store/outbox.js';
-import { applyLogging, configFromEnv, configFromFlags, didYouMean, envName, loadConfig, parseConfig, secretsFilePath } from '../../../src/config/config.js';
+import {
+  applyLogging,
+  configFromEnv,
+  configFromFlags,
+  didYouMean,
+  envName,
+  loadConfig,
+  parseConfig,
+  secretsFilePath,
+} from '../../../src/config/config.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'config-test-'));
 let n = 0;
@@ -40,11 +49,32 @@ describe('config: defaults and layers', () => {
 
   it('gives the operations console loopback, alert rules and no Home Assistant by default, and checks what a file sets', () => {
     const c = loadConfig({ file: file(''), env: {} });
-    expect(c.console).toMatchObject({ host: '127.0.0.1', port: 8470, tls: null, historyHours: 24, homeAssistant: { sites: [], discoveryPrefix: 'homeassistant' } });
-    expect(c.console.alerts).toEqual({ lostMinutes: 2, silentMinutes: 5, oldestPendingMinutes: 30, deadLetters: true, clockUnsynchronized: true, minFreeDiskMb: 200, maxCpuTempC: 80, terminalAlerts: true });
-    expect(loadConfig({ file: file('console: {alerts: {lostMinutes: null}, homeAssistant: {sites: ["*"]}}'), env: {} }).console).toMatchObject({ alerts: { lostMinutes: null }, homeAssistant: { sites: ['*'] } });
-    expect(failure(() => loadConfig({ file: file('console: {homeAssistant: {sites: ["plant a"]}}'), env: {} })).message).toContain('console.homeAssistant.sites');
-    expect(failure(() => loadConfig({ file: file('console: {allowedOrigins: ["https://ops.example.com/path"]}'), env: {} })).message).toContain('console.allowedOrigins');
+    expect(c.console).toMatchObject({
+      host: '127.0.0.1',
+      port: 8470,
+      tls: null,
+      historyHours: 24,
+      homeAssistant: { sites: [], discoveryPrefix: 'homeassistant' },
+    });
+    expect(c.console.alerts).toEqual({
+      lostMinutes: 2,
+      silentMinutes: 5,
+      oldestPendingMinutes: 30,
+      deadLetters: true,
+      clockUnsynchronized: true,
+      minFreeDiskMb: 200,
+      maxCpuTempC: 80,
+      terminalAlerts: true,
+    });
+    expect(
+      loadConfig({ file: file('console: {alerts: {lostMinutes: null}, homeAssistant: {sites: ["*"]}}'), env: {} }).console,
+    ).toMatchObject({ alerts: { lostMinutes: null }, homeAssistant: { sites: ['*'] } });
+    expect(failure(() => loadConfig({ file: file('console: {homeAssistant: {sites: ["plant a"]}}'), env: {} })).message).toContain(
+      'console.homeAssistant.sites',
+    );
+    expect(
+      failure(() => loadConfig({ file: file('console: {allowedOrigins: ["https://ops.example.com/path"]}'), env: {} })).message,
+    ).toContain('console.allowedOrigins');
   });
 
   it('reads JSON as well as YAML', () => {
@@ -62,7 +92,7 @@ describe('config: defaults and layers', () => {
     expect(c.outbox.batchSize).toBe(50);
   });
 
-  it('leaves the tests\' own EDGE_AGENT_TEST_* variables out of the configuration', () => {
+  it("leaves the tests' own EDGE_AGENT_TEST_* variables out of the configuration", () => {
     const env = { EDGE_AGENT_TEST_HIDE: 'socat', EDGE_AGENT_TEST_CLOCK_OFFSET_FILE: '/tmp/x', EDGE_AGENT_CLOCK__SOURCES: '[]' };
     expect(configFromEnv(env)).toEqual({ clock: { sources: [] } });
     expect(loadConfig({ env }).clock.sources).toEqual([]);
@@ -214,8 +244,17 @@ describe('config: logging', () => {
 
 describe('config: badge readers and what a person must present', () => {
   it('takes badge readers with their line format, and the credential rule with its window', () => {
-    const c = parseConfig({ scanners: [{ family: 'badge-serial', path: '/dev/ttyUSB1', format: 'em4100-hex' }, { family: 'badge-hid', path: '/dev/hidraw0' }], policy: { require: 'both', bothWithinSec: 20 } });
-    expect(c.scanners).toEqual([{ family: 'badge-serial', path: '/dev/ttyUSB1', format: 'em4100-hex' }, { family: 'badge-hid', path: '/dev/hidraw0' }]);
+    const c = parseConfig({
+      scanners: [
+        { family: 'badge-serial', path: '/dev/ttyUSB1', format: 'em4100-hex' },
+        { family: 'badge-hid', path: '/dev/hidraw0' },
+      ],
+      policy: { require: 'both', bothWithinSec: 20 },
+    });
+    expect(c.scanners).toEqual([
+      { family: 'badge-serial', path: '/dev/ttyUSB1', format: 'em4100-hex' },
+      { family: 'badge-hid', path: '/dev/hidraw0' },
+    ]);
     expect(c.policy).toMatchObject({ require: 'both', bothWithinSec: 20 });
     expect(parseConfig({}).policy).toMatchObject({ require: 'either', bothWithinSec: 15 });
   });
@@ -229,9 +268,15 @@ describe('config: badge readers and what a person must present', () => {
       }
       throw new Error('accepted');
     };
-    expect(err({ scanners: [{ family: 'r30x', path: '/dev/ttyUSB0', format: 'em4100-dec' }] })).toMatchObject({ code: 'CONFIG_INVALID', context: { key: 'scanners.0.format' }, hint: expect.stringContaining('only for badge-serial and badge-hid') });
-    expect(err({ scanners: [{ family: 'badge-serial', path: '/dev/ttyUSB0', format: 'em4200' }] })).toMatchObject({ code: 'CONFIG_BAD_ENUM', context: { key: 'scanners.0.format' } });
+    expect(err({ scanners: [{ family: 'r30x', path: '/dev/ttyUSB0', format: 'em4100-dec' }] })).toMatchObject({
+      code: 'CONFIG_INVALID',
+      context: { key: 'scanners.0.format' },
+      hint: expect.stringContaining('only for badge-serial and badge-hid'),
+    });
+    expect(err({ scanners: [{ family: 'badge-serial', path: '/dev/ttyUSB0', format: 'em4200' }] })).toMatchObject({
+      code: 'CONFIG_BAD_ENUM',
+      context: { key: 'scanners.0.format' },
+    });
     expect(err({ policy: { require: 'finger' } })).toMatchObject({ code: 'CONFIG_BAD_ENUM', hint: expect.stringContaining('either') });
   });
 });
-

@@ -32,7 +32,12 @@ describe('one rule to find the configuration', () => {
   it('finds nothing rather than guessing, and says where it looked', () => {
     const none = locateConfig(undefined, { EDGE_AGENT_TEST_INSTALLED_CONFIG: nowhere, EDGE_AGENT_TEST_DEMO_CONFIG: '' });
     expect(none.file).toBeNull();
-    expect(none.looked).toEqual(['--config (not given)', '$EDGE_AGENT_CONFIG (not set)', `${nowhere} (does not exist)`, "the embedded demo's config (only in a checkout)"]);
+    expect(none.looked).toEqual([
+      '--config (not given)',
+      '$EDGE_AGENT_CONFIG (not set)',
+      `${nowhere} (does not exist)`,
+      "the embedded demo's config (only in a checkout)",
+    ]);
   });
 
   it('a command that reads punches refuses without one (CONFIG_NONE naming the places), and may go on when it needs none', () => {
@@ -45,14 +50,20 @@ describe('one rule to find the configuration', () => {
     }
     expect(err).toBeInstanceOf(AgentError);
     expect((err as AgentError).code).toBe('CONFIG_NONE');
-    expect((err as AgentError).message).toContain(`edge-agent punch needs this terminal's configuration and found none; looked at: --config (not given), $EDGE_AGENT_CONFIG (not set), ${nowhere} (does not exist)`);
+    expect((err as AgentError).message).toContain(
+      `edge-agent punch needs this terminal's configuration and found none; looked at: --config (not given), $EDGE_AGENT_CONFIG (not set), ${nowhere} (does not exist)`,
+    );
     expect((err as AgentError).hint).toMatch(/--config FILE .*edge-agent provision/);
     expect(configForFlags({}, env, { require: false }).location.file).toBeNull();
   });
 
   it('says so when the demo config of a checkout is used', () => {
     const said: string[] = [];
-    const c = configForFlags({}, { EDGE_AGENT_TEST_INSTALLED_CONFIG: nowhere, EDGE_AGENT_TEST_DEMO_CONFIG: demo }, { say: (l) => said.push(l) });
+    const c = configForFlags(
+      {},
+      { EDGE_AGENT_TEST_INSTALLED_CONFIG: nowhere, EDGE_AGENT_TEST_DEMO_CONFIG: demo },
+      { say: (l) => said.push(l) },
+    );
     expect(c.terminal.id).toBe('demo');
     expect(said).toHaveLength(1);
   });

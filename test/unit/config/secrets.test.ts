@@ -87,7 +87,7 @@ describe('secrets', () => {
     expect(secretValues({ ...emptySecrets(), apiSecret: 'x1', templateKey: k })).toEqual(['x1', k.toString('hex'), k.toString('base64')]);
   });
 
-  it('holds the site ops key and operators\' keys by id (file and credentials), and writes them back', () => {
+  it("holds the site ops key and operators' keys by id (file and credentials), and writes them back", () => {
     const file = join(dir, 'ops', 'secrets.yaml');
     const opsKey = generateKey();
     const alice = generateKey();
@@ -110,7 +110,10 @@ describe('secrets', () => {
 
   it('holds the console password (file or credential console-password) and writes it back', () => {
     const file = join(dir, 'console', 'secrets.yaml');
-    writeSecrets(file, { ...emptySecrets(), consolePassword: 'scrypt$16384$8$1$c2FsdHNhbHRzYWx0c2FsdA==$aGFzaGhhc2hoYXNoaGFzaGhhc2hoYXNoaGFzaGhhc2g=' });
+    writeSecrets(file, {
+      ...emptySecrets(),
+      consolePassword: 'scrypt$16384$8$1$c2FsdHNhbHRzYWx0c2FsdA==$aGFzaGhhc2hoYXNoaGFzaGhhc2hoYXNoaGFzaGhhc2g=',
+    });
     expect(loadSecrets({ file, credentialsDir: null }).consolePassword).toMatch(/^scrypt\$16384\$/);
     const cred = join(dir, 'console-creds');
     mkdirSync(cred);

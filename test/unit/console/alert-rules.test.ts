@@ -10,7 +10,8 @@ const iso = (msAgo: number) => new Date(NOW - msAgo).toISOString();
 function row(state: string, metrics: Record<string, unknown> = {}, info: Record<string, unknown> = { at: iso(60_000), version: '1' }) {
   return fleetRow('plant-a', 'gate-7', state, parseInfo(info), parseMetrics({ at: iso(1000), queue: { pending: 0, dead: 0 }, ...metrics }));
 }
-const codes = (r: ReturnType<typeof row>, stateSince: number | null = NOW - 10_000, rules: AlertRules = RULES) => judgeTerminal(r, { stateSince }, rules, NOW).map((a) => a.code);
+const codes = (r: ReturnType<typeof row>, stateSince: number | null = NOW - 10_000, rules: AlertRules = RULES) =>
+  judgeTerminal(r, { stateSince }, rules, NOW).map((a) => a.code);
 
 describe('alert rules', () => {
   it('raise nothing for a healthy terminal', () => {
@@ -24,7 +25,11 @@ describe('alert rules', () => {
     expect(codes(row('lost'), NOW - 3 * 60_000, { ...RULES, lostMinutes: null })).toEqual([]);
     // a clean stop is not an alert
     expect(codes(row('offline'), NOW - 3_600_000)).toEqual([]);
-    expect(judgeTerminal(row('lost'), { stateSince: NOW - 3 * 60_000 }, RULES, NOW)[0]).toMatchObject({ severity: 'critical', site: 'plant-a', terminal: 'gate-7' });
+    expect(judgeTerminal(row('lost'), { stateSince: NOW - 3 * 60_000 }, RULES, NOW)[0]).toMatchObject({
+      severity: 'critical',
+      site: 'plant-a',
+      terminal: 'gate-7',
+    });
   });
 
   it('raise TERMINAL_SILENT for a terminal that says online and publishes nothing', () => {
@@ -44,8 +49,13 @@ describe('alert rules', () => {
     expect(codes(row('online', { queue: { pending: 0, dead: 2 } }), NOW, { ...RULES, deadLetters: false })).toEqual([]);
   });
 
-  it('pass on the terminal\'s own alerts with their hint', () => {
-    const raised = judgeTerminal(row('online', { alerts: [{ code: 'CLOCK_EARLIER_BOOT_HELD', message: '2 held', hint: 'decide' }] }), { stateSince: null }, RULES, NOW);
+  it("pass on the terminal's own alerts with their hint", () => {
+    const raised = judgeTerminal(
+      row('online', { alerts: [{ code: 'CLOCK_EARLIER_BOOT_HELD', message: '2 held', hint: 'decide' }] }),
+      { stateSince: null },
+      RULES,
+      NOW,
+    );
     expect(raised).toEqual([expect.objectContaining({ code: 'CLOCK_EARLIER_BOOT_HELD', message: '2 held', hint: 'decide' })]);
     expect(codes(row('online', { alerts: [{ code: 'X_Y', message: 'm' }] }), NOW, { ...RULES, terminalAlerts: false })).toEqual([]);
   });
@@ -58,7 +68,14 @@ describe('the alert book', () => {
     expect(book.set('plant-a', 'gate-7', lost, NOW)).toBe(true);
     expect(book.set('plant-a', 'gate-7', lost, NOW + 5000)).toBe(false);
     expect(book.forTerminal('plant-a', 'gate-7')[0]!.since).toBe(new Date(NOW).toISOString());
-    expect(book.set('plant-b', 'door-1', [{ code: 'DEAD_LETTERS', severity: 'warning', site: 'plant-b', terminal: 'door-1', message: '1', hint: 'h' }], NOW)).toBe(true);
+    expect(
+      book.set(
+        'plant-b',
+        'door-1',
+        [{ code: 'DEAD_LETTERS', severity: 'warning', site: 'plant-b', terminal: 'door-1', message: '1', hint: 'h' }],
+        NOW,
+      ),
+    ).toBe(true);
     expect(book.all().map((a) => a.code)).toEqual(['TERMINAL_LOST', 'DEAD_LETTERS']);
     expect(book.forSite('plant-b').map((a) => a.terminal)).toEqual(['door-1']);
     expect(book.count('plant-a', 'gate-7')).toBe(1);

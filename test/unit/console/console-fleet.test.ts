@@ -15,12 +15,22 @@ function fleet() {
   return { f, dropped, removed };
 }
 
-describe('the console\'s fleet', () => {
+describe("the console's fleet", () => {
   it('builds a terminal from its retained state, info and metrics, and knows since when it is in its state', () => {
     const { f } = fleet();
     f.apply('attendance/plant-a/gate-7/state', b('online'), true, NOW);
     f.apply('attendance/plant-a/gate-7/info', b({ at: new Date(NOW - 3_600_000).toISOString(), version: '1.0.0' }), true, NOW);
-    f.apply('attendance/plant-a/gate-7/metrics', b({ at: new Date(NOW - 10_000).toISOString(), queue: { pending: 4, dead: 0 }, lastError: 'E1', lastErrorAt: new Date(NOW - 20_000).toISOString() }), true, NOW);
+    f.apply(
+      'attendance/plant-a/gate-7/metrics',
+      b({
+        at: new Date(NOW - 10_000).toISOString(),
+        queue: { pending: 4, dead: 0 },
+        lastError: 'E1',
+        lastErrorAt: new Date(NOW - 20_000).toISOString(),
+      }),
+      true,
+      NOW,
+    );
     const r = f.get('plant-a/gate-7')!;
     expect(r.row).toMatchObject({ state: 'online', version: '1.0.0', queuePending: 4 });
     // retained: online since it connected (its info), not exact
@@ -67,7 +77,8 @@ describe('the metric history', () => {
     const NOW = Date.parse('2026-03-02T08:01:00.000Z'); // the middle of a 2-minute bucket
     const h = new MetricHistory(24);
     expect(h.stepMs).toBe(120_000);
-    const row = (pending: number, disk: number) => fleetRow('s', 't', 'online', null, parseMetrics({ queue: { pending }, system: { freeDiskMb: disk } }));
+    const row = (pending: number, disk: number) =>
+      fleetRow('s', 't', 'online', null, parseMetrics({ queue: { pending }, system: { freeDiskMb: disk } }));
     h.add(row(3, 900), NOW - 10_000, NOW);
     h.add(row(7, 950), NOW - 5_000, NOW);
     h.add(row(1, 800), NOW - 3_600_000, NOW);
@@ -80,6 +91,11 @@ describe('the metric history', () => {
     expect(series('queuePending').filter((x) => x !== null)).toEqual([1, 7]);
     expect(series('cpuTempC').every((x) => x === null)).toBe(true);
     // a day later the slots have been reused: the old figures are gone
-    expect(h.view(NOW + 24 * 3_600_000).series.find((s) => s.name === 'queuePending')!.values.filter((x) => x !== null)).toEqual([]);
+    expect(
+      h
+        .view(NOW + 24 * 3_600_000)
+        .series.find((s) => s.name === 'queuePending')!
+        .values.filter((x) => x !== null),
+    ).toEqual([]);
   });
 });

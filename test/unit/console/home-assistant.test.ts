@@ -4,7 +4,11 @@ import { discoveryMessages, siteOptedIn } from '../../../src/console/home-assist
 describe('Home Assistant discovery', () => {
   it('makes each terminal a device with sensors for state, queue, dead letters, last punch and temperature', () => {
     const msgs = discoveryMessages('attendance', 'homeassistant', { site: 'plant-a', terminal: 'gate.7', version: '1.2.3' });
-    expect(msgs.map((m) => m.topic)).toEqual(['state', 'queue', 'dead_letters', 'last_punch', 'cpu_temperature'].map((s) => `homeassistant/sensor/edge_agent_plant-a_gate_7_${s}/config`));
+    expect(msgs.map((m) => m.topic)).toEqual(
+      ['state', 'queue', 'dead_letters', 'last_punch', 'cpu_temperature'].map(
+        (s) => `homeassistant/sensor/edge_agent_plant-a_gate_7_${s}/config`,
+      ),
+    );
     const docs = msgs.map((m) => JSON.parse(m.payload) as Record<string, any>);
     for (const d of docs) {
       expect(d.device).toMatchObject({ identifiers: ['edge_agent_plant-a_gate_7'], sw_version: '1.2.3', manufacturer: 'edge-agent' });
@@ -14,7 +18,9 @@ describe('Home Assistant discovery', () => {
     expect(docs[0]).not.toHaveProperty('availability');
     for (const d of docs.slice(1)) {
       expect(d.state_topic).toBe('attendance/plant-a/gate.7/metrics');
-      expect(d.availability).toEqual([{ topic: 'attendance/plant-a/gate.7/state', value_template: expect.stringContaining("'online', 'degraded'") }]);
+      expect(d.availability).toEqual([
+        { topic: 'attendance/plant-a/gate.7/state', value_template: expect.stringContaining("'online', 'degraded'") },
+      ]);
     }
     expect(docs[1]!.value_template).toContain('value_json.queue.pending');
     expect(docs[3]).toMatchObject({ device_class: 'timestamp' });

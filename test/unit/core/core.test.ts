@@ -11,7 +11,13 @@ describe('AgentError', () => {
     const e = new AgentError('API_TIMEOUT', 'no answer in 5000 ms', { url: 'http://x' }, { hint: 'check the network', retryable: true });
     expect(isAgentError(e, 'API_TIMEOUT')).toBe(true);
     expect(isAgentError(e, 'API_NETWORK')).toBe(false);
-    expect(e.toJSON()).toEqual({ code: 'API_TIMEOUT', message: 'no answer in 5000 ms', hint: 'check the network', retryable: true, context: { url: 'http://x' } });
+    expect(e.toJSON()).toEqual({
+      code: 'API_TIMEOUT',
+      message: 'no answer in 5000 ms',
+      hint: 'check the network',
+      retryable: true,
+      context: { url: 'http://x' },
+    });
     expect(describeError(e)).toContain('hint: check the network');
   });
   it('wraps foreign errors', () => {
@@ -78,7 +84,12 @@ describe('logger', () => {
   });
   it('redacts templates and secrets', () => {
     const lines: string[] = [];
-    const sink = new Writable({ write(chunk, _e, cb) { lines.push(String(chunk)); cb(); } });
+    const sink = new Writable({
+      write(chunk, _e, cb) {
+        lines.push(String(chunk));
+        cb();
+      },
+    });
     const paths = REDACTED_KEYS.flatMap((k) => [k, `*.${k}`]);
     const log = pino({ redact: { paths, censor: '[redacted]' } }, sink);
     log.info({ template: 'AAAA', user: { password: 'p', apiSecret: 's' } }, 'x');

@@ -40,7 +40,12 @@ describe('private database files', () => {
     await first.transaction((d) => d.run('INSERT INTO t VALUES (1)'));
     for (const f of sqliteFiles(path)) chmodSync(f, 0o644); // as an older release left them
     expect(looseModes(dir, [path]).map((l) => [l.path, l.mode])).toEqual([[dir, '0755'], ...sqliteFiles(path).map((f) => [f, '0644'])]);
-    expect(checkFileModes(dir)).toMatchObject({ name: 'file-modes', status: 'fail', detail: expect.stringContaining(`${path} 0644 (must be 0600)`), hint: expect.stringContaining('chmod 700') });
+    expect(checkFileModes(dir)).toMatchObject({
+      name: 'file-modes',
+      status: 'fail',
+      detail: expect.stringContaining(`${path} 0644 (must be 0600)`),
+      hint: expect.stringContaining('chmod 700'),
+    });
     // The agent's own open tightens its data folder as well; the file stays readable through it.
     const second = await openAgentDatabase(dir);
     expect(sqliteFiles(path).map(mode)).toEqual([0o600, 0o600, 0o600]);

@@ -4,7 +4,10 @@ import type { Logger } from '../../../src/core/logger.js';
 
 function recorder() {
   const lines: Array<{ level: string; fields: Record<string, unknown>; msg: string }> = [];
-  const log = { warn: (fields: Record<string, unknown>, msg: string) => lines.push({ level: 'warn', fields, msg }), info: (fields: Record<string, unknown>, msg: string) => lines.push({ level: 'info', fields, msg }) } as unknown as Logger;
+  const log = {
+    warn: (fields: Record<string, unknown>, msg: string) => lines.push({ level: 'warn', fields, msg }),
+    info: (fields: Record<string, unknown>, msg: string) => lines.push({ level: 'info', fields, msg }),
+  } as unknown as Logger;
   return { log, lines };
 }
 
@@ -17,7 +20,9 @@ describe('repeated warnings back off and say how many were left out', () => {
     expect(w.failures).toBe(43_200);
     expect(lines.length).toBeLessThan(40);
     expect(lines[0]!.msg).toBe('MQTT error: connect ECONNREFUSED; next such warning in 1 min at the earliest');
-    expect(lines[1]!.msg).toMatch(/^MQTT error: connect ECONNREFUSED \(29 more like it left out since the last line; 31 in all\); next such warning in 1 min/);
+    expect(lines[1]!.msg).toMatch(
+      /^MQTT error: connect ECONNREFUSED \(29 more like it left out since the last line; 31 in all\); next such warning in 1 min/,
+    );
     expect(lines[2]!.msg).toMatch(/next such warning in 2 min/);
     expect(lines.at(-1)!.msg).toMatch(/next such warning in 60 min/);
     // Every failure is in one line's count, but those after the last line (at most an hour's: 1,800).

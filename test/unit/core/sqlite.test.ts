@@ -26,15 +26,23 @@ describe('SqliteDatabase', () => {
   it('a non-durable transaction commits without waiting for the disk, and the next one is durable again', async () => {
     const db = await SqliteDatabase.open(tmp());
     await db.exec('CREATE TABLE t (v INTEGER)');
-    const inside = await db.transaction(async (d) => {
-      await d.run('INSERT INTO t VALUES (1)');
-      return (await d.get<{ synchronous: number }>('PRAGMA synchronous'))?.synchronous;
-    }, { durable: false });
+    const inside = await db.transaction(
+      async (d) => {
+        await d.run('INSERT INTO t VALUES (1)');
+        return (await d.get<{ synchronous: number }>('PRAGMA synchronous'))?.synchronous;
+      },
+      { durable: false },
+    );
     expect(inside).toBe(1); // NORMAL: no fsync at this commit
     expect((await db.get<{ synchronous: number }>('PRAGMA synchronous'))?.synchronous).toBe(2);
-    await expect(db.transaction(async () => {
-      throw new Error('undone');
-    }, { durable: false })).rejects.toThrow('undone');
+    await expect(
+      db.transaction(
+        async () => {
+          throw new Error('undone');
+        },
+        { durable: false },
+      ),
+    ).rejects.toThrow('undone');
     expect((await db.get<{ synchronous: number }>('PRAGMA synchronous'))?.synchronous).toBe(2);
     expect(await db.transaction(async (d) => (await d.get<{ synchronous: number }>('PRAGMA synchronous'))?.synchronous)).toBe(2);
     expect(await db.all('SELECT v FROM t')).toEqual([{ v: 1 }]);
@@ -44,10 +52,12 @@ describe('SqliteDatabase', () => {
   it('rolls back a failed transaction and keeps serving', async () => {
     const db = await SqliteDatabase.open(tmp());
     await db.exec('CREATE TABLE t (v INTEGER UNIQUE)');
-    await expect(db.transaction(async (d) => {
-      await d.run('INSERT INTO t VALUES (1)');
-      await d.run('INSERT INTO t VALUES (1)');
-    })).rejects.toMatchObject({ code: 'SQLITE_CONSTRAINT' });
+    await expect(
+      db.transaction(async (d) => {
+        await d.run('INSERT INTO t VALUES (1)');
+        await d.run('INSERT INTO t VALUES (1)');
+      }),
+    ).rejects.toMatchObject({ code: 'SQLITE_CONSTRAINT' });
     expect(await db.all('SELECT * FROM t')).toEqual([]);
     await db.transaction((d) => d.run('INSERT INTO t VALUES (5)'));
     expect(await db.all('SELECT v FROM t')).toEqual([{ v: 5 }]);
@@ -57,7 +67,10 @@ describe('SqliteDatabase', () => {
   it('applies migrations per component once', async () => {
     const path = tmp();
     const db = await SqliteDatabase.open(path);
-    const m = [{ version: 1, description: 'a', up: 'CREATE TABLE a (x)' }, { version: 2, description: 'b', up: 'CREATE TABLE b (x)' }];
+    const m = [
+      { version: 1, description: 'a', up: 'CREATE TABLE a (x)' },
+      { version: 2, description: 'b', up: 'CREATE TABLE b (x)' },
+    ];
     expect(await db.migrate('one', m)).toBe(2);
     expect(await db.migrate('one', m)).toBe(2);
     expect(await db.migrate('two', [{ version: 1, description: 'c', up: 'CREATE TABLE c (x)' }])).toBe(1);
@@ -68,7 +81,10 @@ describe('SqliteDatabase', () => {
   it('refuses a database a newer version migrated further, before touching it', async () => {
     const path = tmp();
     const newer = await SqliteDatabase.open(path);
-    const m = [{ version: 1, description: 'a', up: 'CREATE TABLE a (x)' }, { version: 2, description: 'b', up: 'ALTER TABLE a ADD COLUMN y' }];
+    const m = [
+      { version: 1, description: 'a', up: 'CREATE TABLE a (x)' },
+      { version: 2, description: 'b', up: 'ALTER TABLE a ADD COLUMN y' },
+    ];
     await newer.migrate('one', m);
     await newer.transaction((d) => d.run('INSERT INTO a VALUES (1, 2)'));
     await newer.close();

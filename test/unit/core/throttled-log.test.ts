@@ -19,7 +19,9 @@ describe('lines an outsider can multiply are throttled', () => {
     expect(lines).toHaveLength(100); // 10 windows of 10 s, 10 lines each
     expect(lines.slice(0, 10).every((l) => l.fields.suppressed === undefined && l.msg === 'command answered with an error')).toBe(true);
     expect(lines[10]!.fields).toMatchObject({ command: 'ping', i: 10_000, suppressed: 9_990 });
-    expect(lines[10]!.msg).toBe('command answered with an error (and 9990 more like it left out since the last line: more than 10 in 10 s)');
+    expect(lines[10]!.msg).toBe(
+      'command answered with an error (and 9990 more like it left out since the last line: more than 10 in 10 s)',
+    );
     // Every refusal is either a line or in a line's count, but those after the last line.
     const counted = lines.reduce((n, l) => n + 1 + ((l.fields.suppressed as number | undefined) ?? 0), 0);
     expect(counted + refusals.suppressed).toBe(100_000);

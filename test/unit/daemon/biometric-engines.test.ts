@@ -10,7 +10,7 @@ function template(fingerSeed: number, impressionSeed: number): FingerTemplate {
   return { width: f.width, height: f.height, resolutionPpcm: 197, quality: 80, minutiae: imp.minutiae };
 }
 
-describe('FingerMatcher (the identifier\'s finger index)', () => {
+describe("FingerMatcher (the identifier's finger index)", () => {
   it('indexes ISO templates, finds the mate among others, and accepts by the config threshold', async () => {
     const m = new FingerMatcher(40);
     for (let i = 1; i <= 30; i++) m.add(`t${i}`, encodeIso19794_2(template(i, 1)));
@@ -56,7 +56,10 @@ describe('the embedding slot in the agent', () => {
     const { createEmbedder, createEmbeddingMatcher } = await import('../../../src/daemon/biometric-engines.js');
     const { renderFingerImage } = await import('../../../src/synthetic/finger-image.js');
     const dir = mkdtempSync(join(tmpdir(), 'embed-'));
-    const config = parseConfig({ dataDir: dir, biometrics: { embedding: { model: 'embedding-tiny.onnx', width: 32, height: 32, source: 'finger', threshold: 0.999 } } });
+    const config = parseConfig({
+      dataDir: dir,
+      biometrics: { embedding: { model: 'embedding-tiny.onnx', width: 32, height: 32, source: 'finger', threshold: 0.999 } },
+    });
     const key = randomBytes(32);
     const db = await SqliteDatabase.open(join(dir, 'agent.db'));
     const cache = await TemplateCache.open(db, { key });
@@ -66,7 +69,13 @@ describe('the embedding slot in the agent', () => {
     rt.identifier = await Identifier.build(cache, { biometrics: config.biometrics, matchers: [createEmbeddingMatcher(config)!] });
     const imageA = { ...renderFingerImage(11, 1), sourceBitsPerPixel: 8, dpi: 500, quality: null };
     const imageB = { ...renderFingerImage(12, 1), sourceBitsPerPixel: 8, dpi: 500, quality: null };
-    await cache.addTemplate({ employeeCode: 'E1', modality: 'embedding', position: 'right-index', format: 'embedding-f32', data: await rt.embedder!.embed(imageA) });
+    await cache.addTemplate({
+      employeeCode: 'E1',
+      modality: 'embedding',
+      position: 'right-index',
+      format: 'embedding-f32',
+      data: await rt.embedder!.embed(imageA),
+    });
     expect(rt.identifier.size('embedding')).toBe(1);
     // No extractor here: an accept can only come from the embedding slot.
     const same = await rt.identifyImage('finger', imageA);

@@ -2,7 +2,15 @@ import { mkdtempSync, writeFileSync, chmodSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { chronySource, detectClock, judgeClock, timedatectlSource, timesyncdSource, type ClockSource, type ClockState } from '../../../src/daemon/clock.js';
+import {
+  chronySource,
+  detectClock,
+  judgeClock,
+  timedatectlSource,
+  timesyncdSource,
+  type ClockSource,
+  type ClockState,
+} from '../../../src/daemon/clock.js';
 import { TimeAuthority, clockReport, releaseUnsynced, type TimeAuthorityOptions } from '../../../src/daemon/time-authority.js';
 import type { SqliteDatabase } from '../../../src/core/sqlite.js';
 import { PunchPolicy } from '../../../src/terminal/punch-policy.js';
@@ -42,7 +50,10 @@ describe('clock detection', () => {
 
   it('takes the first source that can tell', async () => {
     const now = Date.UTC(2026, 5, 1);
-    expect(await detectClock({ now, sources: [source('a', null), source('b', false), source('c', true)] })).toMatchObject({ synchronized: false, source: 'b' });
+    expect(await detectClock({ now, sources: [source('a', null), source('b', false), source('c', true)] })).toMatchObject({
+      synchronized: false,
+      source: 'b',
+    });
     expect(await detectClock({ now, sources: [source('a', null), source('c', true)] })).toMatchObject({ synchronized: true, source: 'c' });
     const assumed = await detectClock({ now, sources: [source('a', null)] });
     expect(assumed).toMatchObject({ synchronized: true, source: 'assumed' });
@@ -66,10 +77,17 @@ describe('judgeClock', () => {
   const synced: ClockState = { synchronized: true, source: 'timedatectl', detail: 'yes' };
   it('never trusts a clock earlier than a time already trusted, whatever the sources say', () => {
     const seen = Date.UTC(2026, 5, 1, 12);
-    expect(judgeClock(synced, seen - 3_600_000, seen, 2000)).toMatchObject({ trusted: false, source: 'seen', detail: expect.stringContaining('3600 s earlier than 2026-06-01T12:00:00.000Z') });
+    expect(judgeClock(synced, seen - 3_600_000, seen, 2000)).toMatchObject({
+      trusted: false,
+      source: 'seen',
+      detail: expect.stringContaining('3600 s earlier than 2026-06-01T12:00:00.000Z'),
+    });
     expect(judgeClock(synced, seen - 1000, seen, 2000)).toMatchObject({ trusted: true, source: 'timedatectl' });
     expect(judgeClock(synced, seen, null, 2000).trusted).toBe(true);
-    expect(judgeClock({ synchronized: false, source: 'year', detail: '1970' }, seen, null, 2000)).toMatchObject({ trusted: false, source: 'year' });
+    expect(judgeClock({ synchronized: false, source: 'year', detail: '1970' }, seen, null, 2000)).toMatchObject({
+      trusted: false,
+      source: 'year',
+    });
   });
 });
 
@@ -98,8 +116,21 @@ async function openStore(name: string) {
 const yearOnly = (wallMs: number) => detectClock({ now: wallMs, sources: [] });
 
 /** An authority on the fake clocks (year rule only). */
-function authority(db: SqliteDatabase, outbox: TimeAuthorityOptions['outbox'], clocks: ReturnType<typeof fakeClocks>, extra: Partial<TimeAuthorityOptions> = {}): TimeAuthority {
-  return new TimeAuthority({ db, outbox, detect: yearOnly, wallNow: clocks.wallNow, monoNow: clocks.monoNow, bootId: clocks.bootId, ...extra });
+function authority(
+  db: SqliteDatabase,
+  outbox: TimeAuthorityOptions['outbox'],
+  clocks: ReturnType<typeof fakeClocks>,
+  extra: Partial<TimeAuthorityOptions> = {},
+): TimeAuthority {
+  return new TimeAuthority({
+    db,
+    outbox,
+    detect: yearOnly,
+    wallNow: clocks.wallNow,
+    monoNow: clocks.monoNow,
+    bootId: clocks.bootId,
+    ...extra,
+  });
 }
 
 describe('TimeAuthority', () => {
@@ -114,11 +145,23 @@ describe('TimeAuthority', () => {
     expect(time.isTrusted()).toBe(false);
     expect(time.open()).toBe(true);
     expect(time.judgement()).toMatchObject({ trusted: false, source: 'year' });
-    const policy = new PunchPolicy({ outbox, terminalId: 't', mode: 'toggle', timeZone: 'UTC', dedupeWindowSec: 60, dayBoundary: '04:00', maxShiftHours: 16, clock: time });
+    const policy = new PunchPolicy({
+      outbox,
+      terminalId: 't',
+      mode: 'toggle',
+      timeZone: 'UTC',
+      dedupeWindowSec: 60,
+      dayBoundary: '04:00',
+      maxShiftHours: 16,
+      clock: time,
+    });
     const a = await policy.punch({ employeeCode: 'A', source: 'finger' });
     clocks.advance(60_000);
     const b = await policy.punch({ employeeCode: 'B', source: 'finger' });
-    expect([a, b]).toMatchObject([{ clockTrusted: false, localTime: '2020-01-01 00:00:00' }, { clockTrusted: false, localTime: '2020-01-01 00:01:00' }]);
+    expect([a, b]).toMatchObject([
+      { clockTrusted: false, localTime: '2020-01-01 00:00:00' },
+      { clockTrusted: false, localTime: '2020-01-01 00:01:00' },
+    ]);
     expect(await outbox.nextBatch('api', 10)).toEqual([]);
 
     // NTP steps the clock to the true time (08:01 plus what passed).
@@ -137,7 +180,14 @@ describe('TimeAuthority', () => {
       ['B', '2026-06-01 08:01:00', true],
     ]);
     expect((await outbox.nextBatch('api', 10)).length).toBe(2);
-    expect(time.metrics()).toMatchObject({ clockTrusted: true, clockSynchronized: true, correctedPunches: 2, synchronizations: 1, clockSteps: 1, lastStep: { at: '2026-06-01T08:01:30.000Z' } });
+    expect(time.metrics()).toMatchObject({
+      clockTrusted: true,
+      clockSynchronized: true,
+      correctedPunches: 2,
+      synchronizations: 1,
+      clockSteps: 1,
+      lastStep: { at: '2026-06-01T08:01:30.000Z' },
+    });
     await time.stop();
     await db.close();
   });
@@ -154,7 +204,17 @@ describe('TimeAuthority', () => {
     expect(time.metrics().lastStep).toMatchObject({ sizeSec: -3600 });
     const s = time.stamp();
     expect(s.trusted).toBe(false);
-    await outbox.record({ employeeCode: 'A', direction: 'in', localTime: '2026-06-01 07:00:00', tzOffset: 0, source: 'finger', terminalId: 't', clockSynced: false, bootId: s.bootId, monotonicMs: s.monoMs });
+    await outbox.record({
+      employeeCode: 'A',
+      direction: 'in',
+      localTime: '2026-06-01 07:00:00',
+      tzOffset: 0,
+      source: 'finger',
+      terminalId: 't',
+      clockSynced: false,
+      bootId: s.bootId,
+      monotonicMs: s.monoMs,
+    });
     // The clock is set right again: the punch gets its true time, 08:00.
     clocks.advance(10_000);
     clocks.c.off = 0;
@@ -190,7 +250,17 @@ describe('TimeAuthority', () => {
     const { db, outbox } = await openStore('reboot');
     const clocks = fakeClocks();
     const untrustedPunch = async (code: string, bootId: string, monoMs: number) =>
-      outbox.record({ employeeCode: code, direction: 'in', localTime: '2020-01-01 00:00:00', tzOffset: 0, source: 'finger', terminalId: 't', clockSynced: false, bootId, monotonicMs: monoMs });
+      outbox.record({
+        employeeCode: code,
+        direction: 'in',
+        localTime: '2020-01-01 00:00:00',
+        tzOffset: 0,
+        source: 'finger',
+        terminalId: 't',
+        clockSynced: false,
+        bootId,
+        monotonicMs: monoMs,
+      });
     // boot-1 was trusted at 08:00 with the monotonic clock at 5,000,000 ms, then stepped back; a punch 60 s later.
     const first = authority(db, outbox, clocks, { tickMs: 60_000 });
     await first.start();
@@ -209,20 +279,37 @@ describe('TimeAuthority', () => {
       ['B', '2020-01-01 00:00:00', false, false],
     ]);
     expect((await outbox.status({ bootId: 'boot-2' })).held).toMatchObject({ clock: 0, earlierBoot: 1 });
-    expect(clockAlerts({ held: (await outbox.status({ bootId: 'boot-2' })).held, holdAlertHours: 24 }).map((a) => a.code)).toEqual(['CLOCK_EARLIER_BOOT_HELD']);
+    expect(clockAlerts({ held: (await outbox.status({ bootId: 'boot-2' })).held, holdAlertHours: 24 }).map((a) => a.code)).toEqual([
+      'CLOCK_EARLIER_BOOT_HELD',
+    ]);
     await held.stop();
     // The configured rule "send": released as it is, marked.
     const sender = authority(db, outbox, clocks, { earlierBootPunches: 'send' });
     await sender.start({ tick: false });
     expect(sender.metrics().releasedPunches).toBe(1);
-    expect((await outbox.list()).find((r) => r.employeeCode === 'B')).toMatchObject({ clockReleased: true, clockSynced: false, localTime: '2020-01-01 00:00:00' });
+    expect((await outbox.list()).find((r) => r.employeeCode === 'B')).toMatchObject({
+      clockReleased: true,
+      clockSynced: false,
+      localTime: '2020-01-01 00:00:00',
+    });
     await sender.stop();
     await db.close();
   });
 
   it('queue release-unsynced: corrects what an anchor can, releases the rest of earlier boots, and this boot only with all', async () => {
     const { db, outbox } = await openStore('release');
-    const rec = (code: string, bootId: string) => outbox.record({ employeeCode: code, direction: 'in', localTime: '2020-01-01 00:00:00', tzOffset: 0, source: 'finger', terminalId: 't', clockSynced: false, bootId, monotonicMs: 100 });
+    const rec = (code: string, bootId: string) =>
+      outbox.record({
+        employeeCode: code,
+        direction: 'in',
+        localTime: '2020-01-01 00:00:00',
+        tzOffset: 0,
+        source: 'finger',
+        terminalId: 't',
+        clockSynced: false,
+        bootId,
+        monotonicMs: 100,
+      });
     await rec('OLD', 'boot-0');
     await rec('NOW', 'boot-9');
     expect(await releaseUnsynced(db, outbox, { bootId: 'boot-9' })).toEqual({ released: 1, corrected: 0 });
@@ -258,7 +345,17 @@ describe('TimeAuthority', () => {
       heldBoots: outbox.heldBoots.bind(outbox),
     };
     const clocks = fakeClocks();
-    await outbox.record({ employeeCode: 'A', direction: 'in', localTime: '2020-01-01 00:00:00', tzOffset: 0, source: 'finger', terminalId: 't', clockSynced: false, bootId: 'boot-1', monotonicMs: clocks.c.mono - 1000 });
+    await outbox.record({
+      employeeCode: 'A',
+      direction: 'in',
+      localTime: '2020-01-01 00:00:00',
+      tzOffset: 0,
+      source: 'finger',
+      terminalId: 't',
+      clockSynced: false,
+      bootId: 'boot-1',
+      monotonicMs: clocks.c.mono - 1000,
+    });
     const time = authority(db, flaky, clocks, { tickMs: 60_000 });
     await time.start({ tick: false });
     expect(time.isTrusted()).toBe(true);
@@ -276,7 +373,13 @@ describe('the time authority in the daemon', () => {
     const sink = new MemorySink('api');
     const clocks = fakeClocks();
     clocks.c.off = Date.UTC(2020, 0, 1) - clocks.c.t;
-    const daemon = new Daemon({ config, secrets: emptySecrets(), sinks: [sink], idlePollMs: 10, clock: { detect: yearOnly, wallNow: clocks.wallNow, monoNow: clocks.monoNow, bootId: clocks.bootId, tickMs: 10 } });
+    const daemon = new Daemon({
+      config,
+      secrets: emptySecrets(),
+      sinks: [sink],
+      idlePollMs: 10,
+      clock: { detect: yearOnly, wallNow: clocks.wallNow, monoNow: clocks.monoNow, bootId: clocks.bootId, tickMs: 10 },
+    });
     const ctx = await daemon.start();
     try {
       await ctx.policy.punch({ employeeCode: 'E1', source: 'finger' });

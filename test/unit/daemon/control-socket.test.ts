@@ -32,10 +32,16 @@ describe('control socket', () => {
     await expect(callDaemon(path, 'fail', {})).rejects.toMatchObject({ code: 'ENROLL_DUPLICATE', hint: 'use another finger' });
     await expect(callDaemon(path, 'nope', {})).rejects.toMatchObject({ code: 'AGENT_CONTROL_UNKNOWN' });
     // Bodies are checked against the action's schema before the handler sees them.
-    await expect(callDaemon(path, 'count', { to: 1e9 })).rejects.toMatchObject({ code: 'AGENT_CONTROL_BAD_REQUEST', message: expect.stringContaining('"to"') });
+    await expect(callDaemon(path, 'count', { to: 1e9 })).rejects.toMatchObject({
+      code: 'AGENT_CONTROL_BAD_REQUEST',
+      message: expect.stringContaining('"to"'),
+    });
     await expect(callDaemon(path, 'count', { to: 2, extra: 'x' })).rejects.toMatchObject({ code: 'AGENT_CONTROL_BAD_REQUEST' });
     await expect(callDaemon(path, 'ping', { anything: 1 })).rejects.toMatchObject({ code: 'AGENT_CONTROL_BAD_REQUEST' });
-    await expect(callDaemon(path, 'count', { to: 'x'.repeat(70_000) })).rejects.toMatchObject({ code: 'AGENT_CONTROL_BAD_REQUEST', message: expect.stringContaining('over 65536 bytes') });
+    await expect(callDaemon(path, 'count', { to: 'x'.repeat(70_000) })).rejects.toMatchObject({
+      code: 'AGENT_CONTROL_BAD_REQUEST',
+      message: expect.stringContaining('over 65536 bytes'),
+    });
     expect(steps).toEqual([1, 2, 3]);
     // A second daemon on the same data folder is refused.
     await expect(new ControlServer(path).start()).rejects.toMatchObject({ code: 'AGENT_ALREADY_RUNNING' });

@@ -52,9 +52,15 @@ describe('Daemon', () => {
 
   it('refuses to start an api upstream without a URL or key, saying what is missing', async () => {
     const config = parseConfig({ dataDir: dir, upstream: ['api'] });
-    await expect(new Daemon({ config, secrets: emptySecrets() }).start()).rejects.toMatchObject({ code: 'CONFIG_MISSING', context: { key: 'api.url' } });
+    await expect(new Daemon({ config, secrets: emptySecrets() }).start()).rejects.toMatchObject({
+      code: 'CONFIG_MISSING',
+      context: { key: 'api.url' },
+    });
     const withUrl = parseConfig({ dataDir: dir, upstream: ['api'], api: { url: 'http://127.0.0.1:9' } });
-    await expect(new Daemon({ config: withUrl, secrets: emptySecrets() }).start()).rejects.toMatchObject({ code: 'CONFIG_MISSING', context: { key: 'apiKey' } });
+    await expect(new Daemon({ config: withUrl, secrets: emptySecrets() }).start()).rejects.toMatchObject({
+      code: 'CONFIG_MISSING',
+      context: { key: 'apiKey' },
+    });
   });
 });
 
@@ -62,9 +68,18 @@ describe('clock and punch policy', () => {
   it('the daemon starts its time authority before anything else: punches are marked with its judgement', async () => {
     const config = parseConfig({ dataDir: dir, terminal: { id: 'gate-7', mode: 'in' } });
     let synced = false;
-    const daemon = new Daemon({ config, secrets: emptySecrets(), sinks: [new MemorySink('api')], clock: { detect: async () => ({ synchronized: synced, source: 'test', detail: 'test' }), tickMs: 60_000 } });
+    const daemon = new Daemon({
+      config,
+      secrets: emptySecrets(),
+      sinks: [new MemorySink('api')],
+      clock: { detect: async () => ({ synchronized: synced, source: 'test', detail: 'test' }), tickMs: 60_000 },
+    });
     const seen: string[] = [];
-    daemon.use({ name: 'first', start: async (ctx) => void seen.push(`judged ${ctx.time.judgement()?.source}`), stop: async () => undefined });
+    daemon.use({
+      name: 'first',
+      start: async (ctx) => void seen.push(`judged ${ctx.time.judgement()?.source}`),
+      stop: async () => undefined,
+    });
     const ctx = await daemon.start();
     expect(seen).toEqual(['judged test']);
     const a = await ctx.policy.punch({ employeeCode: '1', source: 'finger' });

@@ -20,8 +20,14 @@ describe('the terminal runtime tells the truth about what is wrong now', () => {
     rt.workers.set(worker.key, worker);
     rt.noteError(new AgentError('AGENT_SCANNER_DISCONNECTED', 'r30x:/dev/fp0: unplugged'), 'scanner:r30x:/dev/fp0');
     let m = await rt.metrics();
-    expect(m).toMatchObject({ health: 'degraded', degraded: ['scanner r30x:/dev/fp0 disconnected'], lastError: 'AGENT_SCANNER_DISCONNECTED: r30x:/dev/fp0: unplugged' });
-    expect(m.scanners).toEqual([{ key: 'r30x:/dev/fp0', status: 'disconnected', family: null, error: 'AGENT_SCANNER_DISCONNECTED: r30x:/dev/fp0: unplugged' }]);
+    expect(m).toMatchObject({
+      health: 'degraded',
+      degraded: ['scanner r30x:/dev/fp0 disconnected'],
+      lastError: 'AGENT_SCANNER_DISCONNECTED: r30x:/dev/fp0: unplugged',
+    });
+    expect(m.scanners).toEqual([
+      { key: 'r30x:/dev/fp0', status: 'disconnected', family: null, error: 'AGENT_SCANNER_DISCONNECTED: r30x:/dev/fp0: unplugged' },
+    ]);
     expect(Date.parse(m.lastErrorAt as string)).toBeGreaterThan(Date.now() - 5000);
 
     rt.noteError(new AgentError('API_TIMEOUT', 'api: no answer'), 'upload:api');
@@ -39,7 +45,15 @@ describe('the terminal runtime tells the truth about what is wrong now', () => {
 
   it('a refused capture holds until that scanner records a punch again; a module placement error is a last error, not degraded', () => {
     const rt = runtime();
-    rt.noteCapture({ scanner: 'sim:r30x', path: 'host', employeeCode: 'E1', score: 50, result: 'refused', latencyMs: 5, detail: 'STORE_FULL: outbox full' });
+    rt.noteCapture({
+      scanner: 'sim:r30x',
+      path: 'host',
+      employeeCode: 'E1',
+      score: 50,
+      result: 'refused',
+      latencyMs: 5,
+      detail: 'STORE_FULL: outbox full',
+    });
     expect(rt.health([])).toEqual({ state: 'degraded', reasons: ['STORE_FULL: outbox full'] });
     rt.noteCapture({ scanner: 'sim:r30x', path: 'host', employeeCode: null, score: null, result: 'try-again', latencyMs: 5 });
     expect(rt.health([]).state).toBe('degraded');
@@ -61,6 +75,10 @@ describe('the terminal runtime tells the truth about what is wrong now', () => {
     expect(problems.at(-1)!.source).toBe('site:E19999'); // the newest are kept
     expect(problems.map((p) => p.source)).toContain('upload:api');
     const m = await rt.metrics();
-    expect(m).toMatchObject({ health: 'degraded', degraded: ['API_TIMEOUT: api: no answer'], lastError: 'OPS_SYNC_MALFORMED: not a sealed record' });
+    expect(m).toMatchObject({
+      health: 'degraded',
+      degraded: ['API_TIMEOUT: api: no answer'],
+      lastError: 'OPS_SYNC_MALFORMED: not a sealed record',
+    });
   });
 });

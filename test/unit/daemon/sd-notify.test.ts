@@ -58,11 +58,19 @@ describe('sd_notify', () => {
       if (saved === undefined) delete process.env.SD_NOTIFY_BARRIER;
       else process.env.SD_NOTIFY_BARRIER = saved;
     }
-    expect(readFileSync(log, 'utf8').trim().split('\n')).toEqual(['/run/x.sock|READY=1|STATUS=up|', '/run/x.sock|--no-block|WATCHDOG=1|', '/run/x.sock|--no-block|WATCHDOG=1|']);
+    expect(readFileSync(log, 'utf8').trim().split('\n')).toEqual([
+      '/run/x.sock|READY=1|STATUS=up|',
+      '/run/x.sock|--no-block|WATCHDOG=1|',
+      '/run/x.sock|--no-block|WATCHDOG=1|',
+    ]);
   });
 
   it('an abstract socket (@name) goes through systemd-notify: the addon addresses paths only', () => {
-    const fakeAddon = { createSocket: () => { throw new Error('not used'); } };
+    const fakeAddon = {
+      createSocket: () => {
+        throw new Error('not used');
+      },
+    };
     expect(new SdNotify({ socket: '@/org/freedesktop/systemd1/notify', dgram: fakeAddon }).via).toBe('systemd-notify');
     expect(new SdNotify({ socket: `/run/${'x'.repeat(120)}`, dgram: fakeAddon }).via).toBe('systemd-notify');
     expect(new SdNotify({ socket: '/run/systemd/notify', dgram: fakeAddon }).via).toBe('socket');
@@ -79,7 +87,12 @@ describe.skipIf(!loads('unix-dgram'))('sd_notify over an AF_UNIX datagram socket
     void n.status('uploading\n5 pending');
     void n.watchdog();
     await n.stopping();
-    expect(await rx.waitFor(count(4))).toEqual(['READY=1\nSTATUS=running: 2 scanners', 'STATUS=uploading 5 pending', 'WATCHDOG=1', 'STOPPING=1']);
+    expect(await rx.waitFor(count(4))).toEqual([
+      'READY=1\nSTATUS=running: 2 scanners',
+      'STATUS=uploading 5 pending',
+      'WATCHDOG=1',
+      'STOPPING=1',
+    ]);
     expect(n.sent).toBe(4);
   });
 
@@ -127,15 +140,26 @@ describe.skipIf(!loads('unix-dgram'))('sd_notify over an AF_UNIX datagram socket
   it('started by the daemon, it reports the terminal when ready and the backlog with each ping', async () => {
     const rx = await receiver();
     const c = new SystemdNotifier({ notify: new SdNotify({ socket: rx.path }), env: { NOTIFY_SOCKET: rx.path } });
-    await c.start({ config: { terminal: { id: 'gate-1' }, upstream: ['api', 'mqtt'] }, outbox: { status: async () => ({ pending: 3, dead: 1, unsynced: 2 }) } });
+    await c.start({
+      config: { terminal: { id: 'gate-1' }, upstream: ['api', 'mqtt'] },
+      outbox: { status: async () => ({ pending: 3, dead: 1, unsynced: 2 }) },
+    });
     await c.ping();
-    expect(await rx.waitFor(count(2))).toEqual(['READY=1\nSTATUS=running: terminal gate-1, upstream api+mqtt', 'WATCHDOG=1\nSTATUS=3 pending, 1 dead, 2 before clock sync']);
+    expect(await rx.waitFor(count(2))).toEqual([
+      'READY=1\nSTATUS=running: terminal gate-1, upstream api+mqtt',
+      'WATCHDOG=1\nSTATUS=3 pending, 1 dead, 2 before clock sync',
+    ]);
     await c.stop();
   });
 
   it('pings without STATUS when the status is slow, so a busy database never delays the watchdog', async () => {
     const rx = await receiver();
-    const c = new SystemdNotifier({ notify: new SdNotify({ socket: rx.path }), env: { NOTIFY_SOCKET: rx.path }, readyStatus: () => 'ready', status: () => new Promise<string>(() => undefined) });
+    const c = new SystemdNotifier({
+      notify: new SdNotify({ socket: rx.path }),
+      env: { NOTIFY_SOCKET: rx.path },
+      readyStatus: () => 'ready',
+      status: () => new Promise<string>(() => undefined),
+    });
     await c.start();
     expect(await c.ping()).toBe(true);
     expect(await rx.waitFor(count(2))).toEqual(['READY=1\nSTATUS=ready', 'WATCHDOG=1']);
@@ -143,17 +167,20 @@ describe.skipIf(!loads('unix-dgram'))('sd_notify over an AF_UNIX datagram socket
   });
 });
 
-describe.skipIf(!loads('unix-dgram') || !has('systemd-notify'))('sd_notify through the real systemd-notify where the addon is missing (needs systemd-notify, the unix-dgram addon)', () => {
-  it('delivers the same datagrams', async () => {
-    const rx = await receiver();
-    // A receiver that is not systemd never closes the barrier pipe, hence barrier: false.
-    const n = new SdNotify({ socket: rx.path, dgram: null, barrier: false });
-    expect(n.via).toBe('systemd-notify');
-    expect(await n.ready('up')).toBe(true);
-    expect(await n.watchdog()).toBe(true);
-    expect(await rx.waitFor(count(2))).toEqual(['READY=1\nSTATUS=up', 'WATCHDOG=1']);
-  });
-});
+describe.skipIf(!loads('unix-dgram') || !has('systemd-notify'))(
+  'sd_notify through the real systemd-notify where the addon is missing (needs systemd-notify, the unix-dgram addon)',
+  () => {
+    it('delivers the same datagrams', async () => {
+      const rx = await receiver();
+      // A receiver that is not systemd never closes the barrier pipe, hence barrier: false.
+      const n = new SdNotify({ socket: rx.path, dgram: null, barrier: false });
+      expect(n.via).toBe('systemd-notify');
+      expect(await n.ready('up')).toBe(true);
+      expect(await n.watchdog()).toBe(true);
+      expect(await rx.waitFor(count(2))).toEqual(['READY=1\nSTATUS=up', 'WATCHDOG=1']);
+    });
+  },
+);
 
 it('unixDgram() loads the addon once, or says null where it is not installed', () => {
   expect(unixDgram()).toBe(unixDgram());

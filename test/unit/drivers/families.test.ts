@@ -56,10 +56,11 @@ describe('scanner family registry', () => {
     expect(await familyEntry('badge-serial').probe('/dev/ttyUSB-does-not-exist')).toBeNull();
   });
 
-  it('carries each model\'s sensor resolution from the datasheets: R503 508 dpi, other R30x 500, GT-521 450, iris in pixels across the iris', () => {
+  it("carries each model's sensor resolution from the datasheets: R503 508 dpi, other R30x 500, GT-521 450, iris in pixels across the iris", () => {
     expect(resolutionOf(FAMILIES.r30x.resolution, 'R503')).toEqual({ kind: 'dpi', dpi: 508 });
     expect(resolutionOf(FAMILIES.r30x.resolution, 'R503-A')).toEqual({ kind: 'dpi', dpi: 508 });
-    for (const m of ['R307', 'R305', 'AS608', 'ZFM-20', 'R30x']) expect(resolutionOf(FAMILIES.r30x.resolution, m)).toEqual({ kind: 'dpi', dpi: 500 });
+    for (const m of ['R307', 'R305', 'AS608', 'ZFM-20', 'R30x'])
+      expect(resolutionOf(FAMILIES.r30x.resolution, m)).toEqual({ kind: 'dpi', dpi: 500 });
     for (const m of ['GT-521F32', 'GT-521F52']) expect(resolutionOf(FAMILIES.gt521.resolution, m)).toEqual({ kind: 'dpi', dpi: 450 });
     expect(resolutionOf(FAMILIES['iris-hid'].resolution, 'SOME-CAMERA')).toEqual({ kind: 'iris', irisDiameterPx: 200, ppi: null });
     expect(resolutionOf(FAMILIES['badge-hid'].resolution, 'x')).toEqual({ kind: 'none' });
@@ -73,7 +74,12 @@ describe('scanner family registry', () => {
   });
 
   it('refuses an unknown family, naming the known ones', async () => {
-    expect(() => familyEntry('zk4500')).toThrow(expect.objectContaining({ code: 'DRIVER_UNKNOWN_FAMILY', hint: expect.stringContaining('r30x, gt521, iris-hid, badge-serial, badge-hid') }));
+    expect(() => familyEntry('zk4500')).toThrow(
+      expect.objectContaining({
+        code: 'DRIVER_UNKNOWN_FAMILY',
+        hint: expect.stringContaining('r30x, gt521, iris-hid, badge-serial, badge-hid'),
+      }),
+    );
     await expect(createScanner({ family: 'zk4500' as never, path: '/dev/x' })).rejects.toMatchObject({ code: 'DRIVER_UNKNOWN_FAMILY' });
   });
 

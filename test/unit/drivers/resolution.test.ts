@@ -10,8 +10,17 @@ import { R30X_RESOLUTION } from '../../../drivers/r30x/models.js';
 
 describe('resolution of captured images', () => {
   it('comes from the fingerprint module model', async () => {
-    for (const [family, model, dpi] of [['r30x', 'R503', 508], ['r30x', 'R307', 500], ['gt521', 'GT-521F32', 450], ['gt521', 'GT-521F52', 450]] as const) {
-      const { scanner, simulator } = await createSimulatedScanner(family, { images: fallbackImages, model, scanner: { reconnect: false } as never });
+    for (const [family, model, dpi] of [
+      ['r30x', 'R503', 508],
+      ['r30x', 'R307', 500],
+      ['gt521', 'GT-521F32', 450],
+      ['gt521', 'GT-521F52', 450],
+    ] as const) {
+      const { scanner, simulator } = await createSimulatedScanner(family, {
+        images: fallbackImages,
+        model,
+        scanner: { reconnect: false } as never,
+      });
       try {
         const info = await scanner.open();
         expect(info.resolution).toEqual({ kind: 'dpi', dpi });
@@ -25,8 +34,11 @@ describe('resolution of captured images', () => {
     }
   }, 60_000);
 
-  it('of an iris capture is the camera\'s ppi and the iris diameter it measured', async () => {
-    const { scanner, simulator } = await createSimulatedScanner('iris-hid', { images: fallbackImages, scanner: { reconnect: false, captureTimeoutMs: 500 } as never });
+  it("of an iris capture is the camera's ppi and the iris diameter it measured", async () => {
+    const { scanner, simulator } = await createSimulatedScanner('iris-hid', {
+      images: fallbackImages,
+      scanner: { reconnect: false, captureTimeoutMs: 500 } as never,
+    });
     try {
       expect((await scanner.open()).resolution).toEqual({ kind: 'iris', irisDiameterPx: 200, ppi: 460 });
       simulator.present(4);
@@ -40,7 +52,7 @@ describe('resolution of captured images', () => {
     }
   });
 
-  it('falls back to the family\'s nominal resolution for a model the table does not list', () => {
+  it("falls back to the family's nominal resolution for a model the table does not list", () => {
     expect(resolutionOf(R30X_RESOLUTION, 'R999')).toEqual({ kind: 'dpi', dpi: 500 });
     expect(resolutionOf(R30X_RESOLUTION, null)).toEqual({ kind: 'dpi', dpi: 500 });
   });

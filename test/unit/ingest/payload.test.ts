@@ -24,13 +24,31 @@ describe('parsePayload', () => {
   it('turns a check-in into an attendance event, with its id, terminal and record time', () => {
     expect(parse(base)).toEqual({
       ok: true,
-      value: { id: base.id, terminal: 'gate-1', recordedAtMs: Date.parse(base.recordedAt), event: { employeeCode: 'E7', inTime: '2026-03-02 07:58:00', tzOffset: 60 } },
+      value: {
+        id: base.id,
+        terminal: 'gate-1',
+        recordedAtMs: Date.parse(base.recordedAt),
+        event: { employeeCode: 'E7', inTime: '2026-03-02 07:58:00', tzOffset: 60 },
+      },
     });
   });
 
   it('a check-out carries the inTime it closes and the shift when the terminal knew them; unknown fields are ignored', () => {
-    const r = parse({ ...base, direction: 'out', time: '2026-03-02 17:01:00', inTime: '2026-03-02 07:58:00', shift: 'NIGHT', firmware: 'x' });
-    expect(r.ok && r.value.event).toEqual({ employeeCode: 'E7', outTime: '2026-03-02 17:01:00', inTime: '2026-03-02 07:58:00', shift: 'NIGHT', tzOffset: 60 });
+    const r = parse({
+      ...base,
+      direction: 'out',
+      time: '2026-03-02 17:01:00',
+      inTime: '2026-03-02 07:58:00',
+      shift: 'NIGHT',
+      firmware: 'x',
+    });
+    expect(r.ok && r.value.event).toEqual({
+      employeeCode: 'E7',
+      outTime: '2026-03-02 17:01:00',
+      inTime: '2026-03-02 07:58:00',
+      shift: 'NIGHT',
+      tzOffset: 60,
+    });
     const noRecord = parse({ ...base, recordedAt: 'yesterday' });
     expect(noRecord.ok && noRecord.value.recordedAtMs).toBeNull();
   });

@@ -22,15 +22,20 @@ describe('models/', () => {
 
   it('the Gabor bank enhances a ridge pattern of its own orientation and suppresses the crossing one', async () => {
     const s = await getSession('finger-gabor-bank.onnx');
-    const H = 48, W = 48, K = FINGER_GABOR.orientations * FINGER_GABOR.periods.length;
+    const H = 48,
+      W = 48,
+      K = FINGER_GABOR.orientations * FINGER_GABOR.periods.length;
     // Horizontal ridges (orientation 0), period 10 px.
     const img = new Float32Array(H * W);
     for (let y = 0; y < H; y++) for (let x = 0; x < W; x++) img[y * W + x] = Math.cos((2 * Math.PI * y) / 10);
     const run = async (k: number) => {
       const sel = new Float32Array(K * H * W);
       sel.fill(1, k * H * W, (k + 1) * H * W);
-      const out = await s.run({ image: new ort.Tensor('float32', img, [1, 1, H, W]), select: new ort.Tensor('float32', sel, [1, K, H, W]) });
-      return (out.enhanced!.data as Float32Array)[20 * W + 24]! // a ridge centre: cos(2π·20/10) = 1;
+      const out = await s.run({
+        image: new ort.Tensor('float32', img, [1, 1, H, W]),
+        select: new ort.Tensor('float32', sel, [1, K, H, W]),
+      });
+      return (out.enhanced!.data as Float32Array)[20 * W + 24]!; // a ridge centre: cos(2π·20/10) = 1;
     };
     const along = await run(FINGER_GABOR.orientations); // period 10, orientation 0
     const across = await run(FINGER_GABOR.orientations + FINGER_GABOR.orientations / 2); // orientation 90°

@@ -12,12 +12,31 @@ const BASE = { site: 's1', terminal: 't1' };
 
 /** A router's verifier holding KEY as the site's ops key, with a clock the test moves. */
 function authenticator(now: { t: number }, maxRemembered?: number) {
-  return new OpsAuthenticator({ ...BASE, keyring: keyringOf({ opsKey: KEY, opsKeys: {} }), windowMs: 300_000, now: () => now.t, ...(maxRemembered ? { maxRemembered } : {}) });
+  return new OpsAuthenticator({
+    ...BASE,
+    keyring: keyringOf({ opsKey: KEY, opsKeys: {} }),
+    windowMs: 300_000,
+    now: () => now.t,
+    ...(maxRemembered ? { maxRemembered } : {}),
+  });
 }
 
 /** A request payload signed with `key` (KEY by default) for terminal t1 of site s1. */
-function signed(command: string, transaction: string, args: Record<string, unknown> = {}, o: { key?: Buffer; kid?: string; ts?: number; terminal?: string } = {}): Buffer {
-  const auth = signCommand(o.key ?? KEY, { ...BASE, terminal: o.terminal ?? BASE.terminal, command, transaction, ts: o.ts ?? Date.now(), kid: o.kid ?? 'site', args });
+function signed(
+  command: string,
+  transaction: string,
+  args: Record<string, unknown> = {},
+  o: { key?: Buffer; kid?: string; ts?: number; terminal?: string } = {},
+): Buffer {
+  const auth = signCommand(o.key ?? KEY, {
+    ...BASE,
+    terminal: o.terminal ?? BASE.terminal,
+    command,
+    transaction,
+    ts: o.ts ?? Date.now(),
+    kid: o.kid ?? 'site',
+    args,
+  });
   return Buffer.from(JSON.stringify({ transaction, ...args, auth }));
 }
 
@@ -51,12 +70,23 @@ describe('command router', () => {
     expect(r).toMatchObject({ status: 'error', transaction: '9', error: { code: 'OPS_COMMAND_FAILED', hint: 'fix it' } });
   });
   it('parses arguments beside the transaction and the signature', () => {
-    expect(parseRequest(Buffer.from('{"transaction":"a","level":"debug","auth":{"kid":"site"}}'))).toEqual({ transaction: 'a', auth: { kid: 'site' }, args: { level: 'debug' } });
+    expect(parseRequest(Buffer.from('{"transaction":"a","level":"debug","auth":{"kid":"site"}}'))).toEqual({
+      transaction: 'a',
+      auth: { kid: 'site' },
+      args: { level: 'debug' },
+    });
     expect(parseRequest(Buffer.from(''))).toEqual({ transaction: null, auth: undefined, args: {} });
   });
   it('reads no request over 64 KiB and echoes no transaction over 128 characters', async () => {
-    const big = await router.handle('ping', Buffer.concat([Buffer.from('{"transaction":"t-big","pad":"'), Buffer.alloc(MAX_REQUEST_BYTES, 0x61), Buffer.from('"}')]));
-    expect(big).toMatchObject({ status: 'error', transaction: 't-big', error: { code: 'OPS_BAD_REQUEST', message: expect.stringContaining('at most 65536') } });
+    const big = await router.handle(
+      'ping',
+      Buffer.concat([Buffer.from('{"transaction":"t-big","pad":"'), Buffer.alloc(MAX_REQUEST_BYTES, 0x61), Buffer.from('"}')]),
+    );
+    expect(big).toMatchObject({
+      status: 'error',
+      transaction: 't-big',
+      error: { code: 'OPS_BAD_REQUEST', message: expect.stringContaining('at most 65536') },
+    });
     const long = await router.handle('ping', Buffer.from(JSON.stringify({ transaction: 'x'.repeat(129) })));
     expect(long).toMatchObject({ status: 'error', transaction: null, error: { code: 'OPS_BAD_REQUEST' } });
   });
@@ -104,13 +134,21 @@ describe('authenticated commands', () => {
     v.verify({ command: 'ping', transaction: 'r4', args: {}, auth: signCommand(KEY, fields) });
     expect(v.remembered).toBe(1);
     clock.t += 301_000; // the id is forgotten once its timestamp left the window: the old request is refused by its time
-    expect(() => v.verify({ command: 'ping', transaction: 'r4', args: {}, auth: signCommand(KEY, fields) })).toThrow(expect.objectContaining({ code: 'OPS_UNAUTHENTICATED' }));
+    expect(() => v.verify({ command: 'ping', transaction: 'r4', args: {}, auth: signCommand(KEY, fields) })).toThrow(
+      expect.objectContaining({ code: 'OPS_UNAUTHENTICATED' }),
+    );
     expect(v.remembered).toBe(0);
   });
   it('remembers a bounded number of transaction ids', () => {
     const now = { t: Date.now() };
     const v = authenticator(now, 3);
-    const verify = (tx: string) => v.verify({ command: 'ping', transaction: tx, args: {}, auth: signCommand(KEY, { ...BASE, command: 'ping', transaction: tx, ts: now.t, kid: 'site', args: {} }) });
+    const verify = (tx: string) =>
+      v.verify({
+        command: 'ping',
+        transaction: tx,
+        args: {},
+        auth: signCommand(KEY, { ...BASE, command: 'ping', transaction: tx, ts: now.t, kid: 'site', args: {} }),
+      });
     for (const tx of ['a', 'b', 'c']) verify(tx);
     expect(() => verify('d')).toThrow(expect.objectContaining({ code: 'OPS_UNAUTHENTICATED' }));
     expect(v.remembered).toBe(3);
@@ -121,7 +159,9 @@ describe('authenticated commands', () => {
     const auth = signCommand(alice, { ...BASE, command: 'ping', transaction: 'k1', ts: Date.now(), kid: 'alice', args: {} });
     expect(v.verify({ command: 'ping', transaction: 'k1', args: {}, auth })).toBe('alice');
     const none = new OpsAuthenticator({ ...BASE, keyring: keyringOf({ opsKey: null, opsKeys: {} }), windowMs: 60_000 });
-    expect(() => none.verify({ command: 'ping', transaction: 'k2', args: {}, auth: { ...auth } })).toThrow(expect.objectContaining({ code: 'OPS_UNAUTHENTICATED', message: expect.stringContaining('holds no ops key') }));
+    expect(() => none.verify({ command: 'ping', transaction: 'k2', args: {}, auth: { ...auth } })).toThrow(
+      expect.objectContaining({ code: 'OPS_UNAUTHENTICATED', message: expect.stringContaining('holds no ops key') }),
+    );
   });
   it('signs the canonical JSON of the arguments (key order does not matter)', () => {
     expect(canonicalJson({ b: [2, { d: 1, c: 'x' }], a: null })).toBe('{"a":null,"b":[2,{"c":"x","d":1}]}');
@@ -155,17 +195,39 @@ describe('site sync rules', () => {
     expect(nextVersion(null, 1_000)).toBe(1_000);
   });
   it('validates records: v2 and tombstones, v1 read as versioned by updatedAt, anything else malformed', () => {
-    const t = { id: 'x', modality: 'finger', position: 'right-index', format: 'iso19794-2', quality: 50, sensorModel: null, createdAt: '2026-01-01T00:00:00.000Z', data: 'AAEC' };
-    const v2 = { v: 2, employeeCode: 'E1', version: 7, updatedAt: '2026-01-01T00:00:00.000Z', origin: 'gate-1', deleted: false, templates: [t] };
+    const t = {
+      id: 'x',
+      modality: 'finger',
+      position: 'right-index',
+      format: 'iso19794-2',
+      quality: 50,
+      sensorModel: null,
+      createdAt: '2026-01-01T00:00:00.000Z',
+      data: 'AAEC',
+    };
+    const v2 = {
+      v: 2,
+      employeeCode: 'E1',
+      version: 7,
+      updatedAt: '2026-01-01T00:00:00.000Z',
+      origin: 'gate-1',
+      deleted: false,
+      templates: [t],
+    };
     expect(parseRecord(Buffer.from(JSON.stringify(v2)), 'E1')).toMatchObject({ version: 7, deleted: false });
     const v1 = { v: 1, employeeCode: 'E1', updatedAt: '2026-01-01T00:00:00.000Z', origin: 'gate-1', templates: [t] };
     expect(parseRecord(Buffer.from(JSON.stringify(v1)), 'E1')).toMatchObject({ v: 2, version: Date.parse(v1.updatedAt), deleted: false });
-    const bad = (r: unknown, code = 'E1') => () => parseRecord(Buffer.from(JSON.stringify(r)), code);
+    const bad =
+      (r: unknown, code = 'E1') =>
+      () =>
+        parseRecord(Buffer.from(JSON.stringify(r)), code);
     expect(bad(v2, 'E2')).toThrow(expect.objectContaining({ code: 'OPS_SYNC_MALFORMED' }));
     expect(bad({ ...v2, deleted: true })).toThrow(expect.objectContaining({ code: 'OPS_SYNC_MALFORMED' }));
     expect(bad({ ...v2, version: 0 })).toThrow(expect.objectContaining({ code: 'OPS_SYNC_MALFORMED' }));
     expect(bad({ ...v2, templates: [{ ...t, format: 'exe' }] })).toThrow(expect.objectContaining({ code: 'OPS_SYNC_MALFORMED' }));
-    expect(bad({ ...v2, templates: Array.from({ length: 257 }, () => t) })).toThrow(expect.objectContaining({ code: 'OPS_SYNC_MALFORMED' }));
+    expect(bad({ ...v2, templates: Array.from({ length: 257 }, () => t) })).toThrow(
+      expect.objectContaining({ code: 'OPS_SYNC_MALFORMED' }),
+    );
     expect(bad({ ...v2, origin: 'a/b' })).toThrow(expect.objectContaining({ code: 'OPS_SYNC_MALFORMED' }));
     expect(() => parseRecord(Buffer.from('nope'), 'E1')).toThrow(expect.objectContaining({ code: 'OPS_SYNC_MALFORMED' }));
   });
@@ -184,22 +246,36 @@ describe('ops router', async () => {
   const { createOpsRouter } = await import('../../../src/ops/ops-router.js');
   const calls: string[] = [];
   const clock = { t: Date.now() };
-  const router = createOpsRouter({
-    terminal: 't1',
-    info: async () => ({ version: 'x' }),
-    queueStatus: async () => ({ pending: 4 }),
-    queueList: async (o) => (calls.push(`list:${o.dead}:${o.limit}`), [{ id: 'E1', employeeCode: 'X' }]),
-    retryDead: async (ids) => (calls.push(`retry:${ids?.join(',') ?? 'all'}`), ids?.length ?? 7),
-    syncTemplates: async () => ({ resubscribed: true }),
-    reloadConfig: async () => ({ configVersion: 3 }),
-    deleteUser: async (code) => (calls.push(`delete:${code}`), { templatesRemoved: 2 }),
-    restart: () => calls.push('restart'),
-  }, authenticator(clock));
+  const router = createOpsRouter(
+    {
+      terminal: 't1',
+      info: async () => ({ version: 'x' }),
+      queueStatus: async () => ({ pending: 4 }),
+      queueList: async (o) => (calls.push(`list:${o.dead}:${o.limit}`), [{ id: 'E1', employeeCode: 'X' }]),
+      retryDead: async (ids) => (calls.push(`retry:${ids?.join(',') ?? 'all'}`), ids?.length ?? 7),
+      syncTemplates: async () => ({ resubscribed: true }),
+      reloadConfig: async () => ({ configVersion: 3 }),
+      deleteUser: async (code) => (calls.push(`delete:${code}`), { templatesRemoved: 2 }),
+      restart: () => calls.push('restart'),
+    },
+    authenticator(clock),
+  );
   let n = 0;
   const ask = async (cmd: string, body: Record<string, unknown> = {}) => router.handle(cmd, signed(cmd, `x-${++n}`, body));
 
   it('answers every command of the list', async () => {
-    expect(router.commands).toEqual(['delete-user', 'info', 'ping', 'queue-list', 'queue-status', 'reload-config', 'restart', 'retry-dead', 'set-log-level', 'sync-templates']);
+    expect(router.commands).toEqual([
+      'delete-user',
+      'info',
+      'ping',
+      'queue-list',
+      'queue-status',
+      'reload-config',
+      'restart',
+      'retry-dead',
+      'set-log-level',
+      'sync-templates',
+    ]);
     expect((await ask('ping')).result).toMatchObject({ pong: true, terminal: 't1' });
     expect((await ask('queue-status')).result).toEqual({ pending: 4 });
     expect((await ask('retry-dead')).result).toEqual({ retried: 7 });

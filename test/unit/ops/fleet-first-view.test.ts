@@ -50,7 +50,10 @@ describe('FleetMonitor first view', () => {
       const base = `att/s${i % 4}/t${i}`;
       await pub.publishAsync(`${base}/state`, 'online', { qos: 1, retain: true });
       await pub.publishAsync(`${base}/info`, JSON.stringify({ at: '2026-03-01T08:00:00Z', version: `1.${i}` }), { qos: 1, retain: true });
-      await pub.publishAsync(`${base}/metrics`, JSON.stringify({ at: '2026-03-01T08:00:00Z', queue: { pending: i, dead: 0 } }), { qos: 1, retain: true });
+      await pub.publishAsync(`${base}/metrics`, JSON.stringify({ at: '2026-03-01T08:00:00Z', queue: { pending: i, dead: 0 } }), {
+        qos: 1,
+        retain: true,
+      });
     }
     await pub.endAsync();
     const monitor = new FleetMonitor({ prefix: 'att' });

@@ -5,7 +5,17 @@
  */
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { changedFields, checkFleet, FleetMonitor, FleetWatch, formatChangeLine, formatFleetTable, scannerSummary, type FleetChange, type TerminalView } from '../../../src/ops/fleet.js';
+import {
+  changedFields,
+  checkFleet,
+  FleetMonitor,
+  FleetWatch,
+  formatChangeLine,
+  formatFleetTable,
+  scannerSummary,
+  type FleetChange,
+  type TerminalView,
+} from '../../../src/ops/fleet.js';
 
 /** A stdout whose reader takes each line when it is written. */
 class FastStdout extends Writable {
@@ -36,7 +46,8 @@ class SlowStdout extends Writable {
   }
 }
 
-const metrics = (pending: number, dead = 0, at = '2026-03-02T08:00:00Z') => Buffer.from(JSON.stringify({ at, queue: { pending, dead, delivered: 5, oldestPendingAgeSec: pending ? 30 : null } }));
+const metrics = (pending: number, dead = 0, at = '2026-03-02T08:00:00Z') =>
+  Buffer.from(JSON.stringify({ at, queue: { pending, dead, delivered: 5, oldestPendingAgeSec: pending ? 30 : null } }));
 
 describe('FleetWatch', () => {
   it('prints a line per terminal change, only the fields that changed; heartbeats (lastSeen, oldest age, delivered) alone print nothing', () => {
@@ -88,15 +99,36 @@ describe('FleetWatch', () => {
 
   it('says before→now in text lines, and names a new terminal', () => {
     const base: TerminalView = {
-      site: 's1', terminal: 'gate-1', state: 'online', lastSeen: null, queueDepth: 3, oldestPendingAgeSec: 10, dead: 0, delivered: 1, lastError: null, lastErrorAt: null,
-      health: 'ok', degraded: [], scanners: null, status: 'online', version: '1.0', clock: 'synchronized', alerts: [],
+      site: 's1',
+      terminal: 'gate-1',
+      state: 'online',
+      lastSeen: null,
+      queueDepth: 3,
+      oldestPendingAgeSec: 10,
+      dead: 0,
+      delivered: 1,
+      lastError: null,
+      lastErrorAt: null,
+      health: 'ok',
+      degraded: [],
+      scanners: null,
+      status: 'online',
+      version: '1.0',
+      clock: 'synchronized',
+      alerts: [],
     };
     const now: TerminalView = { ...base, state: 'offline', status: 'offline', lastError: 'API_TIMEOUT: no answer' };
     expect(changedFields(base, now)).toEqual(['status', 'lastError']);
     // A terminal that runs but lost a scanner: its state stays online, what a person reads changes.
-    expect(changedFields(base, { ...base, health: 'degraded', status: 'degraded', degraded: ['scanner r30x:/dev/fp0 disconnected'] })).toEqual(['status']);
-    expect(formatChangeLine(base, now, ['status', 'lastError'], new Date('2026-03-02T08:00:00Z'))).toBe('2026-03-02T08:00:00.000Z  s1/gate-1  state online→offline  error -→"API_TIMEOUT: no answer"');
-    expect(formatChangeLine(undefined, base, changedFields(undefined, base), new Date('2026-03-02T08:00:00Z'))).toBe('2026-03-02T08:00:00.000Z  s1/gate-1  new: state online  queue 3  dead 0  version 1.0  clock synchronized');
+    expect(
+      changedFields(base, { ...base, health: 'degraded', status: 'degraded', degraded: ['scanner r30x:/dev/fp0 disconnected'] }),
+    ).toEqual(['status']);
+    expect(formatChangeLine(base, now, ['status', 'lastError'], new Date('2026-03-02T08:00:00Z'))).toBe(
+      '2026-03-02T08:00:00.000Z  s1/gate-1  state online→offline  error -→"API_TIMEOUT: no answer"',
+    );
+    expect(formatChangeLine(undefined, base, changedFields(undefined, base), new Date('2026-03-02T08:00:00Z'))).toBe(
+      '2026-03-02T08:00:00.000Z  s1/gate-1  new: state online  queue 3  dead 0  version 1.0  clock synchronized',
+    );
   });
 });
 
@@ -106,11 +138,19 @@ describe('fleet view', () => {
   it('shows a terminal that runs with a scanner gone as degraded, with the scanner and the error that still holds', () => {
     const m = new FleetMonitor({ prefix: 'att' });
     m.apply('att/s1/gate-1/state', Buffer.from('online'));
-    m.apply('att/s1/gate-1/metrics', metricsDoc({
-      health: 'degraded', degraded: ['scanner r30x:/dev/fp0 disconnected'],
-      scanners: [{ key: 'r30x:/dev/fp0', status: 'disconnected', family: 'r30x' }, { key: 'sim:iris-hid', status: 'ready', family: 'iris-hid' }],
-      lastError: 'AGENT_SCANNER_DISCONNECTED: r30x:/dev/fp0: unplugged', lastErrorAt: '2026-03-01T07:59:00.000Z',
-    }));
+    m.apply(
+      'att/s1/gate-1/metrics',
+      metricsDoc({
+        health: 'degraded',
+        degraded: ['scanner r30x:/dev/fp0 disconnected'],
+        scanners: [
+          { key: 'r30x:/dev/fp0', status: 'disconnected', family: 'r30x' },
+          { key: 'sim:iris-hid', status: 'ready', family: 'iris-hid' },
+        ],
+        lastError: 'AGENT_SCANNER_DISCONNECTED: r30x:/dev/fp0: unplugged',
+        lastErrorAt: '2026-03-01T07:59:00.000Z',
+      }),
+    );
     const [v] = m.terminals;
     expect(v).toMatchObject({ state: 'online', status: 'degraded', health: 'degraded', lastErrorAt: '2026-03-01T07:59:00.000Z' });
     const table = formatFleetTable(m.terminals, Date.parse('2026-03-01T08:00:30.000Z'));
@@ -119,7 +159,19 @@ describe('fleet view', () => {
     expect(table).toContain('AGENT_SCANNER_DISCONNECTED: r30x:/dev/fp0: unplugged (since 90s ago)');
 
     // Back: healthy, and the error is gone with its time.
-    m.apply('att/s1/gate-1/metrics', metricsDoc({ health: 'ok', degraded: [], scanners: [{ key: 'r30x:/dev/fp0', status: 'ready' }, { key: 'sim:iris-hid', status: 'ready' }], lastError: null, lastErrorAt: null }));
+    m.apply(
+      'att/s1/gate-1/metrics',
+      metricsDoc({
+        health: 'ok',
+        degraded: [],
+        scanners: [
+          { key: 'r30x:/dev/fp0', status: 'ready' },
+          { key: 'sim:iris-hid', status: 'ready' },
+        ],
+        lastError: null,
+        lastErrorAt: null,
+      }),
+    );
     expect(m.terminals[0]).toMatchObject({ status: 'online', lastError: null, lastErrorAt: null, degraded: [] });
     expect(scannerSummary(m.terminals[0]!.scanners)).toBe('2/2 ready');
   });

@@ -18,7 +18,7 @@ describe('system metrics', () => {
     expect(await residentBytes(0, join(file, 'missing'))).toBe(0);
   });
 
-  it('reads a Pi firmware\'s throttling bits, and null where there are none', async () => {
+  it("reads a Pi firmware's throttling bits, and null where there are none", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'throttled-'));
     writeFileSync(join(dir, 'a'), '50005\n');
     writeFileSync(join(dir, 'b'), '0x0\n');

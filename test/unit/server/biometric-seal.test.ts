@@ -31,11 +31,19 @@ describe('BiometricSeal.forService', () => {
     const file = join(dir(), 'biometric.key');
     writeFileSync(file, randomBytes(32).toString('hex'));
     chmodSync(file, 0o644);
-    expect(() => BiometricSeal.forService(pg, undefined, { [BIOMETRIC_KEY_ENV]: file })).toThrow(expect.objectContaining({ code: 'SERVER_BIOMETRIC_KEY', message: expect.stringContaining('mode 0644'), hint: expect.stringContaining(`chmod 600 ${file}`) }));
+    expect(() => BiometricSeal.forService(pg, undefined, { [BIOMETRIC_KEY_ENV]: file })).toThrow(
+      expect.objectContaining({
+        code: 'SERVER_BIOMETRIC_KEY',
+        message: expect.stringContaining('mode 0644'),
+        hint: expect.stringContaining(`chmod 600 ${file}`),
+      }),
+    );
   });
 
   it('on PostgreSQL without a key refuses to start; on SQLite makes a 0600 key file next to the database', () => {
-    expect(() => BiometricSeal.forService(pg, undefined, {})).toThrow(expect.objectContaining({ code: 'SERVER_BIOMETRIC_KEY', hint: expect.stringContaining(BIOMETRIC_KEY_ENV) }));
+    expect(() => BiometricSeal.forService(pg, undefined, {})).toThrow(
+      expect.objectContaining({ code: 'SERVER_BIOMETRIC_KEY', hint: expect.stringContaining(BIOMETRIC_KEY_ENV) }),
+    );
     const db = join(dir(), 'service.db');
     const first = BiometricSeal.forService({ kind: 'sqlite', path: db }, undefined, {});
     expect(statSync(`${db}.biometric-key`).mode & 0o777).toBe(0o600);

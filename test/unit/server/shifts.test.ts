@@ -23,10 +23,26 @@ describe('shifts configuration', () => {
     expect(s.byName.get('N')).toEqual({ name: 'N', startMin: 1320, endMin: 360, breakMinutes: 30, lengthMin: 480 });
   });
   it('refuses a default shift that is not defined, duplicates, bad times, a break as long as the shift', () => {
-    expect(refusal(() => parseShifts({ defaultShift: 'X', shifts: [{ name: 'A', start: '09:00', end: '17:00' }] })).message).toContain('defaultShift');
-    expect(refusal(() => parseShifts({ defaultShift: 'A', shifts: [{ name: 'A', start: '09:00', end: '17:00' }, { name: 'A', start: '10:00', end: '11:00' }] })).message).toContain('twice');
-    expect(refusal(() => parseShifts({ defaultShift: 'A', shifts: [{ name: 'A', start: '9:00', end: '17:00' }] })).message).toContain('HH:MM');
-    expect(refusal(() => parseShifts({ defaultShift: 'A', shifts: [{ name: 'A', start: '09:00', end: '10:00', breakMinutes: 60 }] })).message).toContain('breakMinutes');
+    expect(refusal(() => parseShifts({ defaultShift: 'X', shifts: [{ name: 'A', start: '09:00', end: '17:00' }] })).message).toContain(
+      'defaultShift',
+    );
+    expect(
+      refusal(() =>
+        parseShifts({
+          defaultShift: 'A',
+          shifts: [
+            { name: 'A', start: '09:00', end: '17:00' },
+            { name: 'A', start: '10:00', end: '11:00' },
+          ],
+        }),
+      ).message,
+    ).toContain('twice');
+    expect(refusal(() => parseShifts({ defaultShift: 'A', shifts: [{ name: 'A', start: '9:00', end: '17:00' }] })).message).toContain(
+      'HH:MM',
+    );
+    expect(
+      refusal(() => parseShifts({ defaultShift: 'A', shifts: [{ name: 'A', start: '09:00', end: '10:00', breakMinutes: 60 }] })).message,
+    ).toContain('breakMinutes');
   });
   it('loads YAML or JSON files and names a broken one', () => {
     const dir = mkdtempSync(join(tmpdir(), 'shifts-'));

@@ -12,11 +12,34 @@ import { SERVICE_DATABASES, type ServiceDatabase } from '../../helpers/databases
 const NOW = '2024-05-01T12:00:00.000Z';
 
 function checkIn(code: string, inTime: string, extra: Partial<EventUpsert> = {}): EventUpsert {
-  return { employeeCode: code, inTime, outTime: null, inUtc: Date.parse(`${inTime.replace(' ', 'T')}Z`), shift: 'GENERAL', shiftGiven: false, tzMinutes: 0, ...extra };
+  return {
+    employeeCode: code,
+    inTime,
+    outTime: null,
+    inUtc: Date.parse(`${inTime.replace(' ', 'T')}Z`),
+    shift: 'GENERAL',
+    shiftGiven: false,
+    tzMinutes: 0,
+    ...extra,
+  };
 }
 
 async function addUser(store: ServiceStore, code: string): Promise<void> {
-  await store.transaction((tx) => tx.insertUser({ employee_code: code, first_name: 'F', last_name: 'L', email: null, login_name: null, password_hash: null, status: '0', group_code: null }, NOW));
+  await store.transaction((tx) =>
+    tx.insertUser(
+      {
+        employee_code: code,
+        first_name: 'F',
+        last_name: 'L',
+        email: null,
+        login_name: null,
+        password_hash: null,
+        status: '0',
+        group_code: null,
+      },
+      NOW,
+    ),
+  );
 }
 
 function storeContract(database: ServiceDatabase): void {
@@ -44,22 +67,47 @@ function storeContract(database: ServiceDatabase): void {
     await fresh();
     const again = await replica();
     expect(await again.knownUsers([])).toEqual(new Set());
-    const rows = await database.query<{ v: number | string }>(url, "SELECT MAX(version) AS v FROM schema_migrations WHERE component = 'server'");
+    const rows = await database.query<{ v: number | string }>(
+      url,
+      "SELECT MAX(version) AS v FROM schema_migrations WHERE component = 'server'",
+    );
     expect(Number(rows[0]!.v)).toBeGreaterThanOrEqual(1);
   });
 
   it('refuses a database a newer release migrated past what this one knows, before reading or writing', async () => {
     await fresh();
-    await database.query(url, "INSERT INTO schema_migrations (component, version, description, applied_at) VALUES ('server', 999, 'from the future', $1)", [NOW]);
-    await expect(openServiceStore(url)).rejects.toMatchObject({ code: 'STORE_SCHEMA_TOO_NEW', message: expect.stringContaining('version 999') });
+    await database.query(
+      url,
+      "INSERT INTO schema_migrations (component, version, description, applied_at) VALUES ('server', 999, 'from the future', $1)",
+      [NOW],
+    );
+    await expect(openServiceStore(url)).rejects.toMatchObject({
+      code: 'STORE_SCHEMA_TOO_NEW',
+      message: expect.stringContaining('version 999'),
+    });
   });
 
   it('upserts check-ins by identity: a replay keeps the check-out and a named shift, many at once', async () => {
     await fresh();
-    const [first] = await store.transaction((tx) => tx.upsertEvents([checkIn('E1', '2024-05-01 09:00:00', { outTime: '2024-05-01 17:00:00', shift: 'NIGHT', shiftGiven: true })], NOW));
-    expect(first).toMatchObject({ employee_code: 'E1', in_time: '2024-05-01 09:00:00', out_time: '2024-05-01 17:00:00', shift: 'NIGHT', tz_offset: 0 });
+    const [first] = await store.transaction((tx) =>
+      tx.upsertEvents([checkIn('E1', '2024-05-01 09:00:00', { outTime: '2024-05-01 17:00:00', shift: 'NIGHT', shiftGiven: true })], NOW),
+    );
+    expect(first).toMatchObject({
+      employee_code: 'E1',
+      in_time: '2024-05-01 09:00:00',
+      out_time: '2024-05-01 17:00:00',
+      shift: 'NIGHT',
+      tz_offset: 0,
+    });
     const rows = await store.transaction((tx) =>
-      tx.upsertEvents([checkIn('E1', '2024-05-01 09:00:00'), checkIn('E2', '2024-05-01 08:00:00', { tzMinutes: 120 }), checkIn('E1', '2024-05-02 09:00:00')], NOW),
+      tx.upsertEvents(
+        [
+          checkIn('E1', '2024-05-01 09:00:00'),
+          checkIn('E2', '2024-05-01 08:00:00', { tzMinutes: 120 }),
+          checkIn('E1', '2024-05-02 09:00:00'),
+        ],
+        NOW,
+      ),
     );
     expect(rows).toHaveLength(3);
     const replayed = rows.find((r) => r.employee_code === 'E1' && r.in_time === '2024-05-01 09:00:00')!;
@@ -70,7 +118,12 @@ function storeContract(database: ServiceDatabase): void {
 
   it('finds the latest open check-in, closes it only while it is open, and finds it by its check-out', async () => {
     await fresh();
-    await store.transaction((tx) => tx.upsertEvents([checkIn('E1', '2024-05-01 08:00:00'), checkIn('E1', '2024-05-01 12:00:00'), checkIn('E1', '2024-05-01 18:00:00')], NOW));
+    await store.transaction((tx) =>
+      tx.upsertEvents(
+        [checkIn('E1', '2024-05-01 08:00:00'), checkIn('E1', '2024-05-01 12:00:00'), checkIn('E1', '2024-05-01 18:00:00')],
+        NOW,
+      ),
+    );
     const open = await store.latestOpenEvent('E1', Date.parse('2024-05-01T13:00:00Z'));
     const closed = await store.transaction((tx) => tx.closeEvent(open!, '2024-05-01 13:00:00', NOW));
     expect(closed).toMatchObject({ in_time: '2024-05-01 12:00:00', out_time: '2024-05-01 13:00:00' });
@@ -80,11 +133,20 @@ function storeContract(database: ServiceDatabase): void {
     expect((await store.eventAt('E1', '2024-05-01 08:00:00'))?.id).toBe(next);
   });
 
-  it('users, biometrics and who is known (a deleted user\'s events keep them known)', async () => {
+  it("users, biometrics and who is known (a deleted user's events keep them known)", async () => {
     await fresh();
     await addUser(store, 'U1');
     await store.transaction((tx) => tx.upsertEvents([checkIn('U1', '2024-05-01 09:00:00')], NOW));
-    await store.transaction((tx) => tx.insertBiometric({ employeeCode: 'U1', modality: 'finger', digest: 'd1', sealedImage: null, sealedTemplate: Buffer.from([1, 2, 3]), createdAt: NOW }));
+    await store.transaction((tx) =>
+      tx.insertBiometric({
+        employeeCode: 'U1',
+        modality: 'finger',
+        digest: 'd1',
+        sealedImage: null,
+        sealedTemplate: Buffer.from([1, 2, 3]),
+        createdAt: NOW,
+      }),
+    );
     expect(await store.hasBiometric('U1', 'finger', 'd1')).toBe(true);
     expect(await store.countBiometrics('U1', 'finger')).toBe(1);
     expect(await store.knownUsers(['U1', 'U2'])).toEqual(new Set(['U1']));
@@ -149,7 +211,9 @@ function storeContract(database: ServiceDatabase): void {
     await database.refuse(url, 'server_events', 'INSERT', 'BOOM');
     const outcomes = await store.transaction(async (tx) => {
       const a = await tx.attempt(() => tx.upsertEvents([checkIn('OK', '2024-05-01 09:00:00')], NOW));
-      const b = await tx.attempt(() => tx.upsertEvents([checkIn('OK', '2024-05-01 10:00:00'), checkIn('BOOM', '2024-05-01 09:00:00')], NOW));
+      const b = await tx.attempt(() =>
+        tx.upsertEvents([checkIn('OK', '2024-05-01 10:00:00'), checkIn('BOOM', '2024-05-01 09:00:00')], NOW),
+      );
       const c = await tx.attempt(() => tx.upsertEvents([checkIn('OK', '2024-05-01 11:00:00')], NOW));
       return [a, b, c].map((r) => ('value' in r ? 'stored' : 'refused'));
     });
@@ -170,14 +234,22 @@ function storeContract(database: ServiceDatabase): void {
   it('two replicas storing the same events at once leave one row per identity', async () => {
     await fresh();
     const other = await replica();
-    const batch = Array.from({ length: 40 }, (_, i) => checkIn(`E${i % 7}`, `2024-05-01 ${String(6 + Math.floor(i / 7)).padStart(2, '0')}:00:00`));
+    const batch = Array.from({ length: 40 }, (_, i) =>
+      checkIn(`E${i % 7}`, `2024-05-01 ${String(6 + Math.floor(i / 7)).padStart(2, '0')}:00:00`),
+    );
     for (let round = 0; round < 5; round++) {
       const reversed = [...batch].reverse();
-      const [a, b] = await Promise.all([store.transaction((tx) => tx.upsertEvents(batch, NOW)), other.transaction((tx) => tx.upsertEvents(reversed, NOW))]);
+      const [a, b] = await Promise.all([
+        store.transaction((tx) => tx.upsertEvents(batch, NOW)),
+        other.transaction((tx) => tx.upsertEvents(reversed, NOW)),
+      ]);
       expect(a).toHaveLength(40);
       expect(b).toHaveLength(40);
     }
-    const rows = await database.query<{ n: number | string; d: number | string }>(url, 'SELECT COUNT(*) AS n, COUNT(DISTINCT employee_code || in_time) AS d FROM server_events');
+    const rows = await database.query<{ n: number | string; d: number | string }>(
+      url,
+      'SELECT COUNT(*) AS n, COUNT(DISTINCT employee_code || in_time) AS d FROM server_events',
+    );
     expect([Number(rows[0]!.n), Number(rows[0]!.d)]).toEqual([40, 40]);
   });
 
@@ -188,7 +260,19 @@ function storeContract(database: ServiceDatabase): void {
       s.transaction(async (tx) => {
         if (await tx.user('SAME')) return 'updated';
         await new Promise((r) => setTimeout(r, 50)); // both look before either writes
-        await tx.insertUser({ employee_code: 'SAME', first_name: 'F', last_name: 'L', email: null, login_name: null, password_hash: null, status: '0', group_code: null }, NOW);
+        await tx.insertUser(
+          {
+            employee_code: 'SAME',
+            first_name: 'F',
+            last_name: 'L',
+            email: null,
+            login_name: null,
+            password_hash: null,
+            status: '0',
+            group_code: null,
+          },
+          NOW,
+        );
         return 'added';
       });
     const outcomes = await Promise.all([add(store), add(other)]);

@@ -44,7 +44,9 @@ describe('work-hour durations (worked examples of docs/integrator.md)', () => {
   });
 
   it('example B: GENERAL, late in 09:20, early out 16:30, no break taken', () => {
-    const r = computeDay(shifts.byName.get('GENERAL')!, day('2024-03-05'), [{ inMs: t('2024-03-05 09:20:00'), outMs: t('2024-03-05 16:30:00') }]);
+    const r = computeDay(shifts.byName.get('GENERAL')!, day('2024-03-05'), [
+      { inMs: t('2024-03-05 09:20:00'), outMs: t('2024-03-05 16:30:00') },
+    ]);
     expect(r).toMatchObject({
       shiftHours: 480,
       shiftWorkHours: 420,
@@ -63,7 +65,9 @@ describe('work-hour durations (worked examples of docs/integrator.md)', () => {
   });
 
   it('example C: NIGHT 22:00-06:00, in 21:50, out 06:10 the next morning', () => {
-    const r = computeDay(shifts.byName.get('NIGHT')!, day('2024-03-04'), [{ inMs: t('2024-03-04 21:50:00'), outMs: t('2024-03-05 06:10:00') }]);
+    const r = computeDay(shifts.byName.get('NIGHT')!, day('2024-03-04'), [
+      { inMs: t('2024-03-04 21:50:00'), outMs: t('2024-03-05 06:10:00') },
+    ]);
     expect(r).toMatchObject({
       shiftHours: 480,
       shiftWorkHours: 450,
@@ -83,7 +87,16 @@ describe('work-hour durations (worked examples of docs/integrator.md)', () => {
 
   it('an open check-in counts for firstCheckin only', () => {
     const r = computeDay(shifts.byName.get('GENERAL')!, day('2024-03-06'), [{ inMs: t('2024-03-06 09:00:00'), outMs: null }]);
-    expect(r).toMatchObject({ workHours: 0, inOuttime: 0, earlyDepature: 0, lateDepature: 0, lateArrival: 0, earlyArrival: 0, actualBreakHours: 0, lastCheckoutMs: null });
+    expect(r).toMatchObject({
+      workHours: 0,
+      inOuttime: 0,
+      earlyDepature: 0,
+      lateDepature: 0,
+      lateArrival: 0,
+      earlyArrival: 0,
+      actualBreakHours: 0,
+      lastCheckoutMs: null,
+    });
   });
 });
 

@@ -8,7 +8,9 @@ const S = { family: 'r30x' as const, path: '/dev/fingerprint0', baud: 57600 };
 describe('scannerHint', () => {
   it('a held port: the holder named above, or fuser when the driver could not see it', () => {
     const named = scannerHint(S, 'TRANSPORT_BUSY: /dev/fingerprint0 is in use by another program: pid 812 (edge-agent run) holds it');
-    expect(named).toBe('another process holds /dev/fingerprint0 (named above): the running agent (systemctl status edge-agent; stop it to test the scanner here, or enrol through it) or another edge-agent command');
+    expect(named).toBe(
+      'another process holds /dev/fingerprint0 (named above): the running agent (systemctl status edge-agent; stop it to test the scanner here, or enrol through it) or another edge-agent command',
+    );
     const unnamed = scannerHint(S, 'TRANSPORT_BUSY: /dev/fingerprint0 is in use by another program: another program holds it');
     expect(unnamed).toMatch(/^another process holds \/dev\/fingerprint0: .*; "fuser -v \/dev\/fingerprint0" names it$/);
   });

@@ -14,7 +14,9 @@ import { loads } from '../../helpers/system.js';
 function fakeRelease(version: string, addon = false): string {
   const dir = join(mkdtempSync(join(tmpdir(), 'release-')), `edge-agent-${version}`);
   mkdirSync(join(dir, 'dist/src/cli'), { recursive: true });
-  if (addon) for (const pkg of ['unix-dgram', 'bindings', 'file-uri-to-path']) cpSync(join(ROOT, 'node_modules', pkg), join(dir, 'node_modules', pkg), { recursive: true });
+  if (addon)
+    for (const pkg of ['unix-dgram', 'bindings', 'file-uri-to-path'])
+      cpSync(join(ROOT, 'node_modules', pkg), join(dir, 'node_modules', pkg), { recursive: true });
   writeFileSync(join(dir, 'dist/src/cli/main.js'), `#!/usr/bin/env node\nconsole.log(${JSON.stringify(version)});\n`, { mode: 0o755 });
   writeFileSync(join(dir, 'release.json'), JSON.stringify({ name: 'edge-agent', version, arch: 'arm64' }));
   writeFileSync(join(dir, CHECKSUM_FILE), checksumText(dir));
@@ -56,53 +58,93 @@ describe('releases side by side', () => {
     expect(verifyRelease(dir)).toBe(2);
     writeFileSync(join(dir, 'dist/src/cli/main.js'), 'truncated');
     const root = mkdtempSync(join(tmpdir(), 'root-'));
-    expect(() => installRelease(dir, root, false)).toThrow(expect.objectContaining({ code: 'SETUP_RELEASE_DAMAGED', message: expect.stringContaining('dist/src/cli/main.js') }));
+    expect(() => installRelease(dir, root, false)).toThrow(
+      expect.objectContaining({ code: 'SETUP_RELEASE_DAMAGED', message: expect.stringContaining('dist/src/cli/main.js') }),
+    );
     expect(releaseLinks(root).installed).toEqual([]);
     expect(() => rollbackRelease(root, false)).toThrow(expect.objectContaining({ code: 'SETUP_NOT_INSTALLED' }));
   });
 
   it('install-service from a release installs it, writes the command and runs "current" from the unit', () => {
     const root = mkdtempSync(join(tmpdir(), 'root-'));
-    const steps = installService({ prefix: root, dryRun: false, user: 'edge-agent', execStart: '/usr/bin/node /opt/edge-agent/current/dist/src/cli/main.js run', release: fakeRelease('4.0.0') });
+    const steps = installService({
+      prefix: root,
+      dryRun: false,
+      user: 'edge-agent',
+      execStart: '/usr/bin/node /opt/edge-agent/current/dist/src/cli/main.js run',
+      release: fakeRelease('4.0.0'),
+    });
     expect(steps.filter((s) => s.status === 'failed')).toEqual([]);
     expect(releaseLinks(root).current).toBe('4.0.0');
     const command = join(root, 'usr/local/bin/edge-agent');
     expect(statSync(command).mode & 0o777).toBe(0o755);
     expect(readFileSync(command, 'utf8')).toContain(`exec ${process.execPath} /opt/edge-agent/current/dist/src/cli/main.js "$@"`);
-    expect(readFileSync(join(root, 'etc/systemd/system/edge-agent.service'), 'utf8')).toMatch(/^ExecStart=\/usr\/bin\/node \/opt\/edge-agent\/current\/dist\/src\/cli\/main\.js run$/m);
+    expect(readFileSync(join(root, 'etc/systemd/system/edge-agent.service'), 'utf8')).toMatch(
+      /^ExecStart=\/usr\/bin\/node \/opt\/edge-agent\/current\/dist\/src\/cli\/main\.js run$/m,
+    );
   });
 
-  it.skipIf(!loads('unix-dgram'))('install-service from a release writes NotifyAccess=all where its unix-dgram addon does not load with the unit\'s node, and removes it where it does (needs the unix-dgram addon)', () => {
-    const root = mkdtempSync(join(tmpdir(), 'root-'));
-    const execStart = `${process.execPath} /opt/edge-agent/current/dist/src/cli/main.js run`;
-    const dropin = join(root, NOTIFY_DROPIN);
-    const without = installService({ prefix: root, dryRun: false, user: 'edge-agent', execStart, release: fakeRelease('6.0.0') });
-    expect(without.find((s) => s.action === 'write NotifyAccess drop-in')).toMatchObject({ status: 'done', path: dropin, detail: expect.stringContaining(`does not load with ${process.execPath} (Cannot find module '${join(root, 'opt/edge-agent/releases/6.0.0/node_modules/unix-dgram')}'`) });
-    expect(readFileSync(dropin, 'utf8')).toMatch(/^\[Service\]\nNotifyAccess=all\n$/m);
-    // The unit stays as shipped.
-    expect(readFileSync(join(root, 'etc/systemd/system/edge-agent.service'), 'utf8')).toMatch(/^NotifyAccess=main$/m);
+  it.skipIf(!loads('unix-dgram'))(
+    "install-service from a release writes NotifyAccess=all where its unix-dgram addon does not load with the unit's node, and removes it where it does (needs the unix-dgram addon)",
+    () => {
+      const root = mkdtempSync(join(tmpdir(), 'root-'));
+      const execStart = `${process.execPath} /opt/edge-agent/current/dist/src/cli/main.js run`;
+      const dropin = join(root, NOTIFY_DROPIN);
+      const without = installService({ prefix: root, dryRun: false, user: 'edge-agent', execStart, release: fakeRelease('6.0.0') });
+      expect(without.find((s) => s.action === 'write NotifyAccess drop-in')).toMatchObject({
+        status: 'done',
+        path: dropin,
+        detail: expect.stringContaining(
+          `does not load with ${process.execPath} (Cannot find module '${join(root, 'opt/edge-agent/releases/6.0.0/node_modules/unix-dgram')}'`,
+        ),
+      });
+      expect(readFileSync(dropin, 'utf8')).toMatch(/^\[Service\]\nNotifyAccess=all\n$/m);
+      // The unit stays as shipped.
+      expect(readFileSync(join(root, 'etc/systemd/system/edge-agent.service'), 'utf8')).toMatch(/^NotifyAccess=main$/m);
 
-    // An upgrade to a release whose addon loads: the drop-in goes (a drop-in of the technician's stays).
-    writeFileSync(join(root, 'etc/systemd/system/edge-agent.service.d/override.conf'), '[Service]\nRestartSec=5\n');
-    const withIt = installService({ prefix: root, dryRun: false, user: 'edge-agent', execStart, release: fakeRelease('6.1.0', true) });
-    expect(withIt.find((s) => s.path === dropin)).toMatchObject({ action: 'remove NotifyAccess drop-in', status: 'done', detail: expect.stringContaining(`loads with ${process.execPath}`) });
-    expect(existsSync(dropin)).toBe(false);
-    expect(existsSync(join(root, 'etc/systemd/system/edge-agent.service.d/override.conf'))).toBe(true);
+      // An upgrade to a release whose addon loads: the drop-in goes (a drop-in of the technician's stays).
+      writeFileSync(join(root, 'etc/systemd/system/edge-agent.service.d/override.conf'), '[Service]\nRestartSec=5\n');
+      const withIt = installService({ prefix: root, dryRun: false, user: 'edge-agent', execStart, release: fakeRelease('6.1.0', true) });
+      expect(withIt.find((s) => s.path === dropin)).toMatchObject({
+        action: 'remove NotifyAccess drop-in',
+        status: 'done',
+        detail: expect.stringContaining(`loads with ${process.execPath}`),
+      });
+      expect(existsSync(dropin)).toBe(false);
+      expect(existsSync(join(root, 'etc/systemd/system/edge-agent.service.d/override.conf'))).toBe(true);
 
-    // The same release with a node that loads no addon (as a Node of another ABI would): back again.
-    const wrapper = join(root, 'node-without-addons');
-    writeFileSync(wrapper, `#!/bin/sh\nexec ${process.execPath} --no-addons "$@"\n`, { mode: 0o755 });
-    const other = installService({ prefix: root, dryRun: true, user: 'edge-agent', execStart: `${wrapper} /opt/edge-agent/current/dist/src/cli/main.js run`, release: join(root, 'opt/edge-agent/releases/6.1.0') });
-    expect(other.find((s) => s.path === dropin)).toMatchObject({ action: 'write NotifyAccess drop-in', status: 'would do', detail: expect.stringContaining('loading addons is disabled') });
-    expect(existsSync(dropin)).toBe(false);
-  });
+      // The same release with a node that loads no addon (as a Node of another ABI would): back again.
+      const wrapper = join(root, 'node-without-addons');
+      writeFileSync(wrapper, `#!/bin/sh\nexec ${process.execPath} --no-addons "$@"\n`, { mode: 0o755 });
+      const other = installService({
+        prefix: root,
+        dryRun: true,
+        user: 'edge-agent',
+        execStart: `${wrapper} /opt/edge-agent/current/dist/src/cli/main.js run`,
+        release: join(root, 'opt/edge-agent/releases/6.1.0'),
+      });
+      expect(other.find((s) => s.path === dropin)).toMatchObject({
+        action: 'write NotifyAccess drop-in',
+        status: 'would do',
+        detail: expect.stringContaining('loading addons is disabled'),
+      });
+      expect(existsSync(dropin)).toBe(false);
+    },
+  );
 
-  it('install-service run from the package\'s release leaves the release and the unit to the package', () => {
+  it("install-service run from the package's release leaves the release and the unit to the package", () => {
     const root = mkdtempSync(join(tmpdir(), 'root-'));
     installRelease(fakeRelease('5.0.0'), root, false);
     mkdirSync(join(root, 'lib/systemd/system'), { recursive: true });
     writeFileSync(join(root, 'lib/systemd/system/edge-agent.service'), '[Service]\nExecStart=/usr/bin/node x run\n');
-    const steps = installService({ prefix: root, dryRun: false, user: 'edge-agent', execStart: '/usr/bin/node x run', irisUsb: ['2b7c:0101'], release: join(root, 'opt/edge-agent/releases/5.0.0') });
+    const steps = installService({
+      prefix: root,
+      dryRun: false,
+      user: 'edge-agent',
+      execStart: '/usr/bin/node x run',
+      irisUsb: ['2b7c:0101'],
+      release: join(root, 'opt/edge-agent/releases/5.0.0'),
+    });
     expect(steps.find((s) => s.action === 'install release')).toMatchObject({ status: 'skipped' });
     expect(existsSync(join(root, 'usr/local/bin/edge-agent'))).toBe(false);
     expect(steps.find((s) => s.action === 'write systemd unit')).toMatchObject({ status: 'skipped' });

@@ -7,7 +7,9 @@ describe('scannerProbe', () => {
   it('says a badge reader was only opened, not heard, and keeps its format', async () => {
     const r = await scannerProbe({ family: 'badge-serial', path: 'sim', format: 'wiegand26' });
     expect(r.model).toBe('wiegand26 reader (port opens; a reader says nothing until a card is read: hold one to it to check) (simulated)');
-    await expect(scannerProbe({ family: 'badge-serial', path: '/dev/ttyUSB-not-here' })).rejects.toMatchObject({ code: 'TRANSPORT_NOT_FOUND' });
+    await expect(scannerProbe({ family: 'badge-serial', path: '/dev/ttyUSB-not-here' })).rejects.toMatchObject({
+      code: 'TRANSPORT_NOT_FOUND',
+    });
   });
 
   it('names a fingerprint module by its model', async () => {

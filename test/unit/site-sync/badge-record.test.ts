@@ -43,18 +43,32 @@ describe('badges in site records', () => {
       { employeeCode: 'E7', modality: 'badge', position: 'badge', format: BADGE_FORMAT, data: a.hasher.hash('32:8844356') },
     ]);
     const record = (await siteRecordOf(a.cache, 'E7', 'gate-a', 1_000_000))!;
-    expect(record.templates.map((t) => [t.modality, t.format])).toEqual(expect.arrayContaining([['badge', BADGE_FORMAT], ['finger', 'iso19794-2']]));
+    expect(record.templates.map((t) => [t.modality, t.format])).toEqual(
+      expect.arrayContaining([
+        ['badge', BADGE_FORMAT],
+        ['finger', 'iso19794-2'],
+      ]),
+    );
     const plaintext = Buffer.from(JSON.stringify(record));
     expect(plaintext.includes(Buffer.from('8844356'))).toBe(false);
     // What terminal B does with the record it receives (after opening the sealed envelope).
     const parsed = parseRecord(plaintext, 'E7');
     expect(await siteStore(b.cache).apply(parsed, digestOf(plaintext))).toBe(true);
-    const id = await Identifier.build(b.cache, { biometrics: { fingerThreshold: 40, irisThreshold: 0.32, irisShiftRange: 8 }, matchers: [new BadgeMatcher(b.hasher)] });
+    const id = await Identifier.build(b.cache, {
+      biometrics: { fingerThreshold: 40, irisThreshold: 0.32, irisShiftRange: 8 },
+      matchers: [new BadgeMatcher(b.hasher)],
+    });
     try {
-      expect(await id.identify({ modality: 'badge', template: { credential: '32:8844356' } })).toMatchObject({ employeeCode: 'E7', decision: 'accept' });
+      expect(await id.identify({ modality: 'badge', template: { credential: '32:8844356' } })).toMatchObject({
+        employeeCode: 'E7',
+        decision: 'accept',
+      });
       const gone = tombstone('E7', { version: parsed.version, deleted: false, digest: null }, 'gate-a', 2_000_000);
       expect(await siteStore(b.cache).remove(gone, digestOf(Buffer.from(JSON.stringify(gone))))).toBe(2);
-      expect(await id.identify({ modality: 'badge', template: { credential: '32:8844356' } })).toMatchObject({ employeeCode: null, decision: 'reject' });
+      expect(await id.identify({ modality: 'badge', template: { credential: '32:8844356' } })).toMatchObject({
+        employeeCode: null,
+        decision: 'reject',
+      });
     } finally {
       await id.close();
     }
@@ -63,11 +77,20 @@ describe('badges in site records', () => {
   it('mean nothing on a terminal of another site', async () => {
     const a = await terminal(randomBytes(32));
     const other = await terminal(randomBytes(32));
-    await a.cache.addTemplate({ employeeCode: 'E8', modality: 'badge', position: 'badge', format: BADGE_FORMAT, data: a.hasher.hash('24:5') });
+    await a.cache.addTemplate({
+      employeeCode: 'E8',
+      modality: 'badge',
+      position: 'badge',
+      format: BADGE_FORMAT,
+      data: a.hasher.hash('24:5'),
+    });
     const record = (await siteRecordOf(a.cache, 'E8', 'gate-a'))!;
     const plaintext = Buffer.from(JSON.stringify(record));
     await siteStore(other.cache).apply(parseRecord(plaintext, 'E8'), digestOf(plaintext));
-    const id = await Identifier.build(other.cache, { biometrics: { fingerThreshold: 40, irisThreshold: 0.32, irisShiftRange: 8 }, matchers: [new BadgeMatcher(other.hasher)] });
+    const id = await Identifier.build(other.cache, {
+      biometrics: { fingerThreshold: 40, irisThreshold: 0.32, irisShiftRange: 8 },
+      matchers: [new BadgeMatcher(other.hasher)],
+    });
     try {
       expect(await id.identify({ modality: 'badge', template: { credential: '24:5' } })).toMatchObject({ decision: 'reject' });
     } finally {

@@ -105,7 +105,14 @@ describe('outbox statements of a batch find their rows by seq', () => {
   it('one sink: record, import, outcomes (delivered, dead, retry), failures, review, retry of named dead letters, a start with the same sinks', async () => {
     const outbox = await Outbox.open(db);
     const statements: Captured[] = [];
-    statements.push(...(await capture(() => outbox.recordMany(Array.from({ length: 300 }, (_, i) => punch(`E${i % 150}`)), 100))));
+    statements.push(
+      ...(await capture(() =>
+        outbox.recordMany(
+          Array.from({ length: 300 }, (_, i) => punch(`E${i % 150}`)),
+          100,
+        ),
+      )),
+    );
     statements.push(...(await capture(() => outbox.record(punch('LAST')))));
     const batch = await outbox.nextBatch('api', 100, Date.now());
     expect(batch).toHaveLength(100);
@@ -129,13 +136,33 @@ describe('outbox statements of a batch find their rows by seq', () => {
     statements.push(...(await capture(async () => (problems = await outbox.orderProblems([revItem])))));
     expect(problems.map((p) => p.seq)).toEqual([revOut.seq]);
     statements.push(...(await capture(() => outbox.flagForReview(problems))));
-    expect((await outbox.get(revOut.id))!.deliveries[0]).toMatchObject({ state: 'dead', lastStatus: 'CLOCK_ORDER', lastError: problems[0]!.reason });
+    expect((await outbox.get(revOut.id))!.deliveries[0]).toMatchObject({
+      state: 'dead',
+      lastStatus: 'CLOCK_ORDER',
+      lastError: problems[0]!.reason,
+    });
     // Punches taken before the clock was trusted, corrected once it is: a check-in and the check-out closing it.
     const boot = 'boot-plans';
     const heldIn = await outbox.record({ ...punch('HELD'), clockSynced: false, bootId: boot, monotonicMs: 1_000 });
-    const heldOut = await outbox.record({ ...punch('HELD'), direction: 'out', localTime: '2026-03-01 08:00:30', inTime: '2026-03-01 08:00:00', inId: heldIn.id, clockSynced: true, bootId: boot, monotonicMs: 31_000 });
+    const heldOut = await outbox.record({
+      ...punch('HELD'),
+      direction: 'out',
+      localTime: '2026-03-01 08:00:30',
+      inTime: '2026-03-01 08:00:00',
+      inId: heldIn.id,
+      clockSynced: true,
+      bootId: boot,
+      monotonicMs: 31_000,
+    });
     let corrected = 0;
-    statements.push(...(await capture(async () => (corrected = await db.transaction((tx) => outbox.correctWithin(tx, new Map([[boot, { wallMs: Date.parse('2026-03-01T09:00:00Z'), monoMs: 1_000 }]])))))));
+    statements.push(
+      ...(await capture(
+        async () =>
+          (corrected = await db.transaction((tx) =>
+            outbox.correctWithin(tx, new Map([[boot, { wallMs: Date.parse('2026-03-01T09:00:00Z'), monoMs: 1_000 }]])),
+          )),
+      )),
+    );
     expect(corrected).toBe(1);
     expect((await outbox.get(heldIn.id))!.localTime).toBe('2026-03-01 10:00:00');
     expect((await outbox.get(heldOut.id))!.inTime).toBe('2026-03-01 10:00:00');
@@ -149,12 +176,26 @@ describe('outbox statements of a batch find their rows by seq', () => {
     // And the outcomes are the ones given, item by item.
     const get = (id: string) => outbox.get(id).then((e) => e!.deliveries[0]!);
     expect(await get(a!.id)).toMatchObject({ state: 'pending', attempts: 0 });
-    expect(await get(b!.id)).toMatchObject({ state: 'pending', attempts: 2, nextAttemptAt: 42, lastStatus: 'ERROR', lastError: 'API_TIMEOUT: no answer' });
+    expect(await get(b!.id)).toMatchObject({
+      state: 'pending',
+      attempts: 2,
+      nextAttemptAt: 42,
+      lastStatus: 'ERROR',
+      lastError: 'API_TIMEOUT: no answer',
+    });
     expect(await get(c!.id)).toMatchObject({ state: 'dead', attempts: 1, lastStatus: 'INVALID_PARAMETERS', lastError: 'bad time' });
     expect(await get(rest[0]!.id)).toMatchObject({ state: 'delivered', attempts: 1, lastStatus: 'SUCCESS' });
-    expect(await outbox.status()).toMatchObject({ pending: 301 - 97 - 1 + 2, dead: 2, delivered: 97, perSink: { api: { pending: 301 - 97 - 1 + 2, dead: 2 } }, held: { review: 1 } });
+    expect(await outbox.status()).toMatchObject({
+      pending: 301 - 97 - 1 + 2,
+      dead: 2,
+      delivered: 97,
+      perSink: { api: { pending: 301 - 97 - 1 + 2, dead: 2 } },
+      held: { review: 1 },
+    });
     // The first start after the sinks changed looks at every punch (once): not a batch statement.
-    await expectNoBacklogReads(statements.filter((s) => !s.sql.includes('INSERT OR IGNORE INTO outbox_deliveries') && !s.sql.includes('SELECT DISTINCT seq')));
+    await expectNoBacklogReads(
+      statements.filter((s) => !s.sql.includes('INSERT OR IGNORE INTO outbox_deliveries') && !s.sql.includes('SELECT DISTINCT seq')),
+    );
   });
 
   it('the next batch walks the pending deliveries only, never the delivered and dead ones before them', async () => {
@@ -174,16 +215,39 @@ describe('outbox statements of a batch find their rows by seq', () => {
     expect(walksPending(await planOf(old))).toBe(false);
   });
 
-  it('two sinks: each sink\'s outcomes and the punch state from both', async () => {
+  it("two sinks: each sink's outcomes and the punch state from both", async () => {
     const outbox = await Outbox.open(db, { sinks: ['api', 'mqtt'] });
     await outbox.recordMany(Array.from({ length: 50 }, (_, i) => punch(`E${i}`)));
     const api = await outbox.nextBatch('api', 50);
     const mqtt = await outbox.nextBatch('mqtt', 50);
     const statements = [
-      ...(await capture(() => outbox.applyResults('api', api.map((r, i) => (i === 0 ? { seq: r.seq, outcome: 'dead' as const, status: 'USER_NOT_AVAILABLE', error: 'gone' } : { seq: r.seq, outcome: 'delivered' as const }))))),
-      ...(await capture(() => outbox.applyResults('mqtt', mqtt.map((r, i) => (i === 1 ? { seq: r.seq, outcome: 'retry' as const, error: 'no PUBACK', nextAttemptAt: 7 } : { seq: r.seq, outcome: 'delivered' as const }))))),
+      ...(await capture(() =>
+        outbox.applyResults(
+          'api',
+          api.map((r, i) =>
+            i === 0
+              ? { seq: r.seq, outcome: 'dead' as const, status: 'USER_NOT_AVAILABLE', error: 'gone' }
+              : { seq: r.seq, outcome: 'delivered' as const },
+          ),
+        ),
+      )),
+      ...(await capture(() =>
+        outbox.applyResults(
+          'mqtt',
+          mqtt.map((r, i) =>
+            i === 1
+              ? { seq: r.seq, outcome: 'retry' as const, error: 'no PUBACK', nextAttemptAt: 7 }
+              : { seq: r.seq, outcome: 'delivered' as const },
+          ),
+        ),
+      )),
     ];
-    expect(await outbox.status()).toMatchObject({ pending: 1, dead: 1, delivered: 48, perSink: { api: { pending: 0, dead: 1 }, mqtt: { pending: 1, dead: 0 } } });
+    expect(await outbox.status()).toMatchObject({
+      pending: 1,
+      dead: 1,
+      delivered: 48,
+      perSink: { api: { pending: 0, dead: 1 }, mqtt: { pending: 1, dead: 0 } },
+    });
     await expectNoBacklogReads(statements);
   });
 
@@ -195,7 +259,11 @@ describe('outbox statements of a batch find their rows by seq', () => {
     for (const { sql, plan } of plans) {
       // A scan of the partial index of unsynced punches reads those only (none on a synchronized terminal).
       // Likewise the partial index of the check-outs kept back for review (dead letters CLOCK_ORDER).
-      const backlog = plan.filter((d) => (tableOf(d) === 'deliveries' && !d.includes('outbox_deliveries_review')) || (tableOf(d) === 'events' && d.startsWith('SCAN') && !d.includes('outbox_events_unsynced')));
+      const backlog = plan.filter(
+        (d) =>
+          (tableOf(d) === 'deliveries' && !d.includes('outbox_deliveries_review')) ||
+          (tableOf(d) === 'events' && d.startsWith('SCAN') && !d.includes('outbox_events_unsynced')),
+      );
       expect(backlog, sql).toEqual([]);
       if (/COUNT\(\*\)/.test(sql)) expect(plan.join(' '), sql).toMatch(/outbox_events_unsynced/);
     }

@@ -91,7 +91,10 @@ describe('Outbox', () => {
     expect(ids).toHaveLength(24);
     const st = await outbox.status();
     expect(st).toMatchObject({ pending: 25, undelivered: 25, capRoom: 0, capFullPercent: 100, perSink: { api: { pending: 25, dead: 0 } } });
-    expect((await outbox.list({ limit: 30 })).map((e) => e.employeeCode)).toEqual(['FIRST', ...many.slice(0, 24).map((p) => p.employeeCode)]);
+    expect((await outbox.list({ limit: 30 })).map((e) => e.employeeCode)).toEqual([
+      'FIRST',
+      ...many.slice(0, 24).map((p) => p.employeeCode),
+    ]);
     expect((await outbox.get(ids[23]!))!.deliveries.map((d) => d.sink)).toEqual(['api']);
   });
 
@@ -120,16 +123,24 @@ describe('Outbox', () => {
     // One item per employee per batch: A's check-out waits for its check-in.
     expect(batch.map((b) => `${b.employeeCode}-${b.direction}`)).toEqual(['A-in', 'B-in', 'C-in']);
     // A's check-in fails for this item only: A's check-out must wait, others go.
-    await outbox.applyResults('api', [
-      { seq: batch[0]!.seq, outcome: 'retry', status: 'ERROR', error: 'system error', nextAttemptAt: 5000 },
-      { seq: batch[1]!.seq, outcome: 'delivered' },
-    ], 1000);
+    await outbox.applyResults(
+      'api',
+      [
+        { seq: batch[0]!.seq, outcome: 'retry', status: 'ERROR', error: 'system error', nextAttemptAt: 5000 },
+        { seq: batch[1]!.seq, outcome: 'delivered' },
+      ],
+      1000,
+    );
     const next = await outbox.nextBatch('api', 10, 2000);
     expect(next.map((b) => `${b.employeeCode}-${b.direction}`)).toEqual(['C-in']);
     const later = await outbox.nextBatch('api', 10, 6000);
     expect(later.map((b) => `${b.employeeCode}-${b.direction}`)).toEqual(['A-in', 'C-in']);
     expect(later[0]!.attempts).toBe(1);
-    await outbox.applyResults('api', later.map((b) => ({ seq: b.seq, outcome: 'delivered' as const })), 6000);
+    await outbox.applyResults(
+      'api',
+      later.map((b) => ({ seq: b.seq, outcome: 'delivered' as const })),
+      6000,
+    );
     expect((await outbox.nextBatch('api', 10, 6000)).map((b) => `${b.employeeCode}-${b.direction}`)).toEqual(['A-out']);
   });
 
@@ -138,7 +149,11 @@ describe('Outbox', () => {
     await outbox.recordMany(Array.from({ length: 3000 }, (_, i) => punch('X', i % 2 ? 'out' : 'in')));
     await outbox.record(punch('Y'));
     const [x] = await outbox.nextBatch('api', 200, 1000);
-    await outbox.applyResults('api', [{ seq: x!.seq, outcome: 'retry', status: 'ERROR', error: 'system error', nextAttemptAt: 99_000 }], 1000);
+    await outbox.applyResults(
+      'api',
+      [{ seq: x!.seq, outcome: 'retry', status: 'ERROR', error: 'system error', nextAttemptAt: 99_000 }],
+      1000,
+    );
     expect((await outbox.nextBatch('api', 200, 2000)).map((e) => e.employeeCode)).toEqual(['Y']);
     expect((await outbox.nextBatch('api', 200, 100_000)).map((e) => e.employeeCode)).toEqual(['X', 'Y']);
   });
@@ -155,7 +170,13 @@ describe('Outbox', () => {
     expect(await outbox.status()).toMatchObject({ pending: 0, dead: 1, delivered: 1 });
     const dead = await outbox.list({ dead: true });
     expect(dead).toHaveLength(1);
-    expect(dead[0]!.deliveries[0]).toMatchObject({ sink: 'api', state: 'dead', lastStatus: 'USER_NOT_AVAILABLE', lastError: 'user not found', attempts: 1 });
+    expect(dead[0]!.deliveries[0]).toMatchObject({
+      sink: 'api',
+      state: 'dead',
+      lastStatus: 'USER_NOT_AVAILABLE',
+      lastError: 'user not found',
+      attempts: 1,
+    });
     // Dead letters never go out on their own.
     expect(await outbox.nextBatch('api', 10)).toHaveLength(0);
     expect(await outbox.retryDead()).toBe(1);
@@ -195,12 +216,26 @@ describe('Outbox', () => {
   it('holds unsynced punches until corrected, rewriting their time from the monotonic clock; whatever their age', async () => {
     const wall = Date.UTC(2026, 2, 1, 7, 0, 0);
     const outbox = await Outbox.open(db, { now: () => wall });
-    const inP = await outbox.record(punch('A', 'in', { localTime: '1970-01-01 00:10:00', clockSynced: false, bootId: 'boot-1', monotonicMs: 100_000 }));
-    await outbox.record(punch('A', 'out', { localTime: '1970-01-01 00:20:00', inTime: '1970-01-01 00:10:00', inId: inP.id, clockSynced: false, bootId: 'boot-1', monotonicMs: 700_000 }));
+    const inP = await outbox.record(
+      punch('A', 'in', { localTime: '1970-01-01 00:10:00', clockSynced: false, bootId: 'boot-1', monotonicMs: 100_000 }),
+    );
+    await outbox.record(
+      punch('A', 'out', {
+        localTime: '1970-01-01 00:20:00',
+        inTime: '1970-01-01 00:10:00',
+        inId: inP.id,
+        clockSynced: false,
+        bootId: 'boot-1',
+        monotonicMs: 700_000,
+      }),
+    );
     await outbox.record(punch('B', 'in', { clockSynced: false, bootId: 'boot-2', monotonicMs: 5 }));
     await outbox.record(punch('C', 'in'));
     expect((await outbox.nextBatch('api', 10)).map((e) => e.employeeCode)).toEqual(['C']);
-    expect(await outbox.status({ bootId: 'boot-1', monoNowMs: 400_000 })).toMatchObject({ unsynced: 3, held: { clock: 2, earlierBoot: 1, oldestClockSec: 300, review: 0 } });
+    expect(await outbox.status({ bootId: 'boot-1', monoNowMs: 400_000 })).toMatchObject({
+      unsynced: 3,
+      held: { clock: 2, earlierBoot: 1, oldestClockSec: 300, review: 0 },
+    });
     // boot-2 has a trusted reading (an anchor): its punch will be corrected, it waits for no decision.
     expect((await outbox.status({ bootId: 'boot-1', anchoredBoots: ['boot-2'] })).held).toMatchObject({ clock: 3, earlierBoot: 0 });
     // Synchronized at wall 08:00:00 UTC when the monotonic clock read 1,000,000 ms.
@@ -224,12 +259,16 @@ describe('Outbox', () => {
     expect((await outbox.status({ bootId: 'boot-1' })).unsynced).toBe(0);
   });
 
-  it('corrects the punches of an earlier boot from that boot\'s own anchor, in the caller\'s transaction', async () => {
+  it("corrects the punches of an earlier boot from that boot's own anchor, in the caller's transaction", async () => {
     const outbox = await Outbox.open(db);
     await outbox.record(punch('A', 'in', { localTime: '2020-01-01 00:00:00', clockSynced: false, bootId: 'old', monotonicMs: 50_000 }));
-    await outbox.record(punch('B', 'in', { localTime: '2020-01-01 00:00:00', clockSynced: false, bootId: 'never-trusted', monotonicMs: 50_000 }));
+    await outbox.record(
+      punch('B', 'in', { localTime: '2020-01-01 00:00:00', clockSynced: false, bootId: 'never-trusted', monotonicMs: 50_000 }),
+    );
     // The old boot was trusted at 09:00:00 with the monotonic clock at 20,000 ms: the punch was 30 s later.
-    const n = await db.transaction((tx) => outbox.correctWithin(tx, new Map([['old', { wallMs: Date.UTC(2026, 2, 1, 9, 0, 0), monoMs: 20_000 }]])));
+    const n = await db.transaction((tx) =>
+      outbox.correctWithin(tx, new Map([['old', { wallMs: Date.UTC(2026, 2, 1, 9, 0, 0), monoMs: 20_000 }]])),
+    );
     expect(n).toBe(1);
     const rows = await outbox.list();
     expect(rows.map((r) => [r.employeeCode, r.localTime, r.clockCorrected])).toEqual([
@@ -253,19 +292,27 @@ describe('Outbox', () => {
     expect(problems.map((p) => batch.find((b) => b.seq === p.seq)!.employeeCode)).toEqual(['A', 'C']);
     expect(problems[0]!.reason).toContain('check-out at 2026-03-01 09:00:00 is before its check-in at 2026-03-01 10:00:00');
     expect(await outbox.flagForReview(problems)).toBe(2);
-    expect((await outbox.list({ dead: true })).map((e) => [e.employeeCode, e.deliveries[0]!.lastStatus])).toEqual([['A', 'CLOCK_ORDER'], ['C', 'CLOCK_ORDER']]);
+    expect((await outbox.list({ dead: true })).map((e) => [e.employeeCode, e.deliveries[0]!.lastStatus])).toEqual([
+      ['A', 'CLOCK_ORDER'],
+      ['C', 'CLOCK_ORDER'],
+    ]);
     expect((await outbox.status()).held.review).toBe(2);
     expect((await outbox.nextBatch('api', 10)).map((e) => e.employeeCode)).toEqual(['B']);
   });
 
   it('migrates an outbox of the first schema: its rows keep their state and get the clock columns', async () => {
-    await db.migrate('outbox', OUTBOX_MIGRATIONS.filter((m) => m.version === 1));
+    await db.migrate(
+      'outbox',
+      OUTBOX_MIGRATIONS.filter((m) => m.version === 1),
+    );
     await db.transaction((tx) =>
       tx.run(`INSERT INTO outbox_events (id, employee_code, direction, local_time, tz_offset, source, terminal_id, created_at, clock_synced, boot_id, monotonic_ms)
               VALUES ('X1', 'A', 'in', '2020-01-01 00:00:00', 0, 'finger', 't', 0, 0, 'b0', 7)`),
     );
     const outbox = await Outbox.open(db);
-    expect(await outbox.list()).toMatchObject([{ id: 'X1', clockSynced: false, clockReleased: false, timeSource: 'clock', bootId: 'b0', monotonicMs: 7 }]);
+    expect(await outbox.list()).toMatchObject([
+      { id: 'X1', clockSynced: false, clockReleased: false, timeSource: 'clock', bootId: 'b0', monotonicMs: 7 },
+    ]);
   });
 
   it('reconciles deliveries when the configured sinks change', async () => {
@@ -292,9 +339,16 @@ describe('Outbox', () => {
   });
 
   it('an outbox of the first schema gets its per-sink counters from its rows', async () => {
-    await db.migrate('outbox', OUTBOX_MIGRATIONS.filter((m) => m.version === 1));
+    await db.migrate(
+      'outbox',
+      OUTBOX_MIGRATIONS.filter((m) => m.version === 1),
+    );
     await db.transaction(async (tx) => {
-      for (const [seq, state] of [[1, 'pending'], [2, 'dead'], [3, 'pending']] as const) {
+      for (const [seq, state] of [
+        [1, 'pending'],
+        [2, 'dead'],
+        [3, 'pending'],
+      ] as const) {
         await tx.run(
           `INSERT INTO outbox_events (seq, id, employee_code, direction, local_time, tz_offset, source, terminal_id, created_at, clock_synced, boot_id, monotonic_ms, state)
            VALUES (?, ?, 'E', 'in', '2026-03-01 08:00:00', 60, 'manual', 't1', 0, 1, 'b', 0, ?)`,
@@ -313,7 +367,11 @@ describe('Outbox', () => {
     const pages = (await db.all<{ page_count: number }>('PRAGMA page_count'))[0]!.page_count;
     await db.exec(`PRAGMA max_page_count = ${pages}`); // the file may not grow: as if the disk were full
     let err: unknown = null;
-    for (let i = 0; i < 500 && !err; i++) err = await outbox.record(punch(`F${i}`)).then(() => null, (e: unknown) => e);
+    for (let i = 0; i < 500 && !err; i++)
+      err = await outbox.record(punch(`F${i}`)).then(
+        () => null,
+        (e: unknown) => e,
+      );
     expect(isAgentError(err, 'SQLITE_DISK_FULL')).toBe(true);
     expect((err as { hint: string; retryable: boolean }).hint).toMatch(/free space/);
     expect((err as { retryable: boolean }).retryable).toBe(true);

@@ -21,7 +21,17 @@ afterEach(async () => {
 });
 
 function finger(employeeCode: string, data: Uint8Array, extra: Partial<NewTemplate> = {}): NewTemplate {
-  return { employeeCode, modality: 'finger', position: 'right-index', format: 'iso19794-2', data, sensorModel: 'R503', quality: 80, sourceTerminal: 'gate-1', ...extra };
+  return {
+    employeeCode,
+    modality: 'finger',
+    position: 'right-index',
+    format: 'iso19794-2',
+    data,
+    sensorModel: 'R503',
+    quality: 80,
+    sourceTerminal: 'gate-1',
+    ...extra,
+  };
 }
 
 async function reopen(k: Buffer | null = key): Promise<TemplateCache> {
@@ -44,8 +54,25 @@ describe('TemplateCache', () => {
     const cache = await TemplateCache.open(db, { key });
     const data = randomBytes(300);
     const meta = await cache.addTemplate(finger('E001', data, { id: 't1', version: 7 }));
-    await cache.addTemplate({ employeeCode: 'E001', modality: 'iris', position: 'left', format: 'iris-code-v1', data: randomBytes(528), quality: 90 });
-    expect(meta).toMatchObject({ id: 't1', employeeCode: 'E001', modality: 'finger', position: 'right-index', format: 'iso19794-2', sensorModel: 'R503', quality: 80, sourceTerminal: 'gate-1', version: 7 });
+    await cache.addTemplate({
+      employeeCode: 'E001',
+      modality: 'iris',
+      position: 'left',
+      format: 'iris-code-v1',
+      data: randomBytes(528),
+      quality: 90,
+    });
+    expect(meta).toMatchObject({
+      id: 't1',
+      employeeCode: 'E001',
+      modality: 'finger',
+      position: 'right-index',
+      format: 'iso19794-2',
+      sensorModel: 'R503',
+      quality: 80,
+      sourceTerminal: 'gate-1',
+      version: 7,
+    });
     const got = (await cache.getTemplate('t1')) as StoredTemplate;
     expect(Buffer.from(got.data).equals(data)).toBe(true);
     expect(await cache.countsByModality()).toEqual({ finger: 1, iris: 1, embedding: 0, badge: 0 });
@@ -92,7 +119,11 @@ describe('TemplateCache', () => {
 
   it('deleting a user deletes their templates and says so', async () => {
     const cache = await TemplateCache.open(db, { key });
-    await cache.addTemplates([finger('E1', randomBytes(40), { id: 'a' }), finger('E1', randomBytes(40), { id: 'b', position: 'left-thumb' }), finger('E2', randomBytes(40), { id: 'c' })]);
+    await cache.addTemplates([
+      finger('E1', randomBytes(40), { id: 'a' }),
+      finger('E1', randomBytes(40), { id: 'b', position: 'left-thumb' }),
+      finger('E2', randomBytes(40), { id: 'c' }),
+    ]);
     const removed: string[] = [];
     cache.on('removed', (r) => removed.push(r.id));
     expect(await cache.deleteUser('E1')).toBe(2);
@@ -106,11 +137,21 @@ describe('TemplateCache', () => {
 
   it('detects a tampered blob and a blob moved to another row', async () => {
     const cache = await TemplateCache.open(db, { key });
-    await cache.addTemplates([finger('E1', randomBytes(60), { id: 'x' }), finger('E2', randomBytes(60), { id: 'y' }), finger('E3', randomBytes(60), { id: 'z' })]);
+    await cache.addTemplates([
+      finger('E1', randomBytes(60), { id: 'x' }),
+      finger('E2', randomBytes(60), { id: 'y' }),
+      finger('E3', randomBytes(60), { id: 'z' }),
+    ]);
     expect((await cache.integrityCheck()).ok).toBe(true);
-    await db.transaction((d) => d.run("UPDATE templates SET blob = CAST(substr(blob, 1, 5) || X'00' || substr(blob, 7) AS BLOB) WHERE id = 'x'").then(() => undefined));
+    await db.transaction((d) =>
+      d
+        .run("UPDATE templates SET blob = CAST(substr(blob, 1, 5) || X'00' || substr(blob, 7) AS BLOB) WHERE id = 'x'")
+        .then(() => undefined),
+    );
     // y gets z's blob and nonce: right key, wrong row.
-    await db.transaction((d) => d.run("UPDATE templates SET (nonce, blob) = (SELECT nonce, blob FROM templates WHERE id = 'z') WHERE id = 'y'").then(() => undefined));
+    await db.transaction((d) =>
+      d.run("UPDATE templates SET (nonce, blob) = (SELECT nonce, blob FROM templates WHERE id = 'z') WHERE id = 'y'").then(() => undefined),
+    );
     const report = await cache.integrityCheck();
     expect(report.ok).toBe(false);
     expect(report.sqlite).toEqual(['ok']);
@@ -127,7 +168,14 @@ describe('TemplateCache', () => {
     cache.on('added', (t) => added.push(t.id));
     const batch = Array.from({ length: 1100 }, (_, i) => finger(`E${i % 300}`, Uint8Array.of(i & 0xff, i >> 8), { id: `f${i}` }));
     await cache.addTemplates(batch);
-    await cache.addTemplate({ employeeCode: 'E1', modality: 'iris', position: 'right', format: 'iris-code-v1', data: Uint8Array.of(1), id: 'i1' });
+    await cache.addTemplate({
+      employeeCode: 'E1',
+      modality: 'iris',
+      position: 'right',
+      format: 'iris-code-v1',
+      data: Uint8Array.of(1),
+      id: 'i1',
+    });
     expect(added).toHaveLength(1101);
     const seen: number[] = [];
     for await (const t of cache.listTemplates({ modality: 'finger' })) seen.push(t.data[0]! | (t.data[1]! << 8));
@@ -141,10 +189,17 @@ describe('TemplateCache', () => {
 
   it('refuses a template whose format does not fit its modality, and loses nothing', async () => {
     const cache = await TemplateCache.open(db, { key });
-    const err = await errorOf(cache.addTemplates([finger('E1', Uint8Array.of(1), { id: 'ok' }), { employeeCode: 'E1', modality: 'iris', position: 'left', format: 'iso19794-2', data: Uint8Array.of(1) }]));
+    const err = await errorOf(
+      cache.addTemplates([
+        finger('E1', Uint8Array.of(1), { id: 'ok' }),
+        { employeeCode: 'E1', modality: 'iris', position: 'left', format: 'iso19794-2', data: Uint8Array.of(1) },
+      ]),
+    );
     expect(err.code).toBe('STORE_TEMPLATE_INVALID');
     expect(await cache.countsByModality()).toEqual({ finger: 0, iris: 0, embedding: 0, badge: 0 });
-    const eye = await errorOf(cache.addTemplate({ employeeCode: 'E1', modality: 'iris', position: 'right-index', format: 'iris-code-v1', data: Uint8Array.of(1) }));
+    const eye = await errorOf(
+      cache.addTemplate({ employeeCode: 'E1', modality: 'iris', position: 'right-index', format: 'iris-code-v1', data: Uint8Array.of(1) }),
+    );
     expect(eye.code).toBe('STORE_TEMPLATE_INVALID');
     expect(eye.message).toMatch(/left, right or unknown/);
   });
@@ -153,7 +208,11 @@ describe('TemplateCache', () => {
     const cache = await TemplateCache.open(db, { key });
     const start = await cache.changeState();
     expect(start.instance).toMatch(/^[0-9a-f]{32}$/);
-    await cache.addTemplates([finger('A', randomBytes(40), { id: 'a1' }), finger('A', randomBytes(40), { id: 'a2' }), finger('B', randomBytes(40), { id: 'b1' })]);
+    await cache.addTemplates([
+      finger('A', randomBytes(40), { id: 'a1' }),
+      finger('A', randomBytes(40), { id: 'a2' }),
+      finger('B', randomBytes(40), { id: 'b1' }),
+    ]);
     await cache.addTemplate(finger('A', randomBytes(40), { id: 'a1' })); // replaced
     await cache.removeTemplate('b1');
     await cache.deleteUser('A'); // a2 and a1 go with their user (foreign key)
@@ -161,7 +220,12 @@ describe('TemplateCache', () => {
     const { through, changes } = await cache.changesSince(start.generation);
     expect(through).toBe((await cache.changeState()).generation);
     // One entry per template, its latest change; puts come decrypted.
-    expect(changes.map((c) => (c.op === 'put' ? `put ${c.template.id}` : `del ${c.id}`)).sort()).toEqual(['del a1', 'del a2', 'del b1', 'put c1']);
+    expect(changes.map((c) => (c.op === 'put' ? `put ${c.template.id}` : `del ${c.id}`)).sort()).toEqual([
+      'del a1',
+      'del a2',
+      'del b1',
+      'put c1',
+    ]);
     const put = changes.find((c) => c.op === 'put');
     expect(put?.op === 'put' && put.template.employeeCode).toBe('C');
     expect((await cache.changesSince(through)).changes).toEqual([]);
@@ -176,7 +240,8 @@ describe('TemplateCache', () => {
 
   it('refuses codes outside the shared rule and stores them in NFC', async () => {
     const cache = await TemplateCache.open(db, { key });
-    for (const code of ['\ud800', '..', 'E\u202e1', 'x'.repeat(65)]) expect((await errorOf(cache.addTemplate(finger(code, Uint8Array.of(1))))).code).toBe('STORE_TEMPLATE_INVALID');
+    for (const code of ['\ud800', '..', 'E\u202e1', 'x'.repeat(65)])
+      expect((await errorOf(cache.addTemplate(finger(code, Uint8Array.of(1))))).code).toBe('STORE_TEMPLATE_INVALID');
     const stored = await cache.addTemplate(finger('Jose\u0301', Uint8Array.of(1)));
     expect(stored.employeeCode).toBe('Jos\u00e9');
     expect((await cache.listUsers()).map((u) => u.employeeCode)).toEqual(['Jos\u00e9']);
@@ -188,7 +253,9 @@ describe('TemplateCache', () => {
     cache.on('removed', (r) => removed.push(r.id));
     expect(await cache.personVersion('E1')).toBeNull();
     const v = (version: number, digest: string | null = `d${version}`) => ({ employeeCode: 'E1', version, digest, origin: 'gate-1' });
-    expect(await cache.replacePerson(v(100), [finger('E1', Uint8Array.of(1), { id: 'a' }), finger('E1', Uint8Array.of(2), { id: 'b' })])).toBe(true);
+    expect(
+      await cache.replacePerson(v(100), [finger('E1', Uint8Array.of(1), { id: 'a' }), finger('E1', Uint8Array.of(2), { id: 'b' })]),
+    ).toBe(true);
     expect(await cache.personVersion('E1')).toMatchObject({ version: 100, deleted: false, digest: 'd100', origin: 'gate-1' });
     // Not above: nothing changes, in one transaction.
     expect(await cache.replacePerson(v(100, 'other'), [finger('E1', Uint8Array.of(9), { id: 'z' })])).toBe(false);
@@ -214,10 +281,15 @@ describe('TemplateCache', () => {
 
   it('fills person versions from the templates of a cache made before them', async () => {
     // A cache at migration 1 with a synced person (version 1234) and a local one (version 0).
-    await db.migrate('templates', (await import('../../../src/store/template-schema.js')).TEMPLATE_MIGRATIONS.filter((m) => m.version === 1));
+    await db.migrate(
+      'templates',
+      (await import('../../../src/store/template-schema.js')).TEMPLATE_MIGRATIONS.filter((m) => m.version === 1),
+    );
     let cache = await TemplateCache.open(db, { key });
     expect(await cache.personVersion('E1')).toBeNull(); // opening migrated it: nobody yet
-    await db.exec("DELETE FROM person_versions; DELETE FROM schema_migrations WHERE component = 'templates' AND version >= 2; DROP TABLE person_versions");
+    await db.exec(
+      "DELETE FROM person_versions; DELETE FROM schema_migrations WHERE component = 'templates' AND version >= 2; DROP TABLE person_versions",
+    );
     await cache.addTemplate(finger('E1', Uint8Array.of(1), { version: 1234 }));
     await cache.addTemplate(finger('E2', Uint8Array.of(2)));
     cache = await reopen();
@@ -230,7 +302,10 @@ describe('TemplateCache', () => {
 
   it('takes badges after migration 3, which keeps every template of a cache made before it (rows, ids, blobs)', async () => {
     const { TEMPLATE_MIGRATIONS } = await import('../../../src/store/template-schema.js');
-    await db.migrate('templates', TEMPLATE_MIGRATIONS.filter((m) => m.version <= 2));
+    await db.migrate(
+      'templates',
+      TEMPLATE_MIGRATIONS.filter((m) => m.version <= 2),
+    );
     let cache = await TemplateCache.open(db, { key });
     // Opening migrated to the end: go back to a cache of migration 2 holding a template.
     await db.exec(`DELETE FROM schema_migrations WHERE component = 'templates' AND version >= 3;
@@ -242,15 +317,46 @@ describe('TemplateCache', () => {
     const kept = await cache.addTemplate(finger('E1', Uint8Array.of(9, 8, 7), { version: 55 }));
     await expect(db.run("UPDATE templates SET modality = 'badge'")).rejects.toMatchObject({ code: 'SQLITE_CONSTRAINT' });
     cache = await reopen();
-    expect(await cache.getTemplate(kept.id)).toMatchObject({ employeeCode: 'E1', modality: 'finger', version: 55, data: Uint8Array.of(9, 8, 7) });
-    const badge = await cache.addTemplate({ employeeCode: 'E1', modality: 'badge', position: 'badge', format: 'badge-hmac-sha256', data: new Uint8Array(32).fill(3) });
+    expect(await cache.getTemplate(kept.id)).toMatchObject({
+      employeeCode: 'E1',
+      modality: 'finger',
+      version: 55,
+      data: Uint8Array.of(9, 8, 7),
+    });
+    const badge = await cache.addTemplate({
+      employeeCode: 'E1',
+      modality: 'badge',
+      position: 'badge',
+      format: 'badge-hmac-sha256',
+      data: new Uint8Array(32).fill(3),
+    });
     expect(await cache.countsByModality()).toEqual({ finger: 1, iris: 0, embedding: 0, badge: 1 });
     expect((await cache.getTemplate(badge.id))?.data).toEqual(new Uint8Array(32).fill(3));
     // The rebuilt table logs its changes again (migration 4 put its triggers back).
     expect((await cache.changesSince(0)).changes.some((c) => c.op === 'put' && c.template.id === badge.id)).toBe(true);
     // A badge is a 32-byte keyed hash, never anything else (a card number would not be).
-    expect((await errorOf(cache.addTemplate({ employeeCode: 'E1', modality: 'badge', position: 'badge', format: 'badge-hmac-sha256', data: Buffer.from('0008844356') })))).toMatchObject({ code: 'STORE_TEMPLATE_INVALID' });
-    expect((await errorOf(cache.addTemplate({ employeeCode: 'E1', modality: 'finger', position: 'badge', format: 'badge-hmac-sha256', data: new Uint8Array(32) })))).toMatchObject({ code: 'STORE_TEMPLATE_INVALID' });
-    expect((await db.integrityCheck())).toEqual(['ok']);
+    expect(
+      await errorOf(
+        cache.addTemplate({
+          employeeCode: 'E1',
+          modality: 'badge',
+          position: 'badge',
+          format: 'badge-hmac-sha256',
+          data: Buffer.from('0008844356'),
+        }),
+      ),
+    ).toMatchObject({ code: 'STORE_TEMPLATE_INVALID' });
+    expect(
+      await errorOf(
+        cache.addTemplate({
+          employeeCode: 'E1',
+          modality: 'finger',
+          position: 'badge',
+          format: 'badge-hmac-sha256',
+          data: new Uint8Array(32),
+        }),
+      ),
+    ).toMatchObject({ code: 'STORE_TEMPLATE_INVALID' });
+    expect(await db.integrityCheck()).toEqual(['ok']);
   });
 });

@@ -11,14 +11,24 @@ describe('synthetic finger image', () => {
     expect(renderFingerImage(3, 2).pixels).not.toEqual(a.pixels);
     const full = syntheticFingerImage(3, 1);
     // Ridges (cos ψ > 0 at the master point) are darker on average than valleys inside the contact area.
-    let ridge = 0, nr = 0, valley = 0, nv = 0;
-    for (let y = 0; y < a.height; y += 2) for (let x = 0; x < a.width; x += 2) {
-      const i = y * a.width + x;
-      if (!full.contact[i]) continue;
-      const [mx, my] = full.impression.toMaster(x, y);
-      const c = Math.cos(full.finger.phase(mx, my));
-      if (c > 0.7) { ridge += a.pixels[i]!; nr++; } else if (c < -0.7) { valley += a.pixels[i]!; nv++; }
-    }
+    let ridge = 0,
+      nr = 0,
+      valley = 0,
+      nv = 0;
+    for (let y = 0; y < a.height; y += 2)
+      for (let x = 0; x < a.width; x += 2) {
+        const i = y * a.width + x;
+        if (!full.contact[i]) continue;
+        const [mx, my] = full.impression.toMaster(x, y);
+        const c = Math.cos(full.finger.phase(mx, my));
+        if (c > 0.7) {
+          ridge += a.pixels[i]!;
+          nr++;
+        } else if (c < -0.7) {
+          valley += a.pixels[i]!;
+          nv++;
+        }
+      }
     expect(valley / nv - ridge / nr).toBeGreaterThan(60);
     const truth = fingerImageTruth(3, 1);
     expect(truth.length).toBeGreaterThan(15);

@@ -40,7 +40,8 @@ describe('CredentialHasher', () => {
 
   it('takes only credentials a reader makes', () => {
     const h = new CredentialHasher({ siteKey: null, templateKey });
-    for (const bad of ['', '8844356', '16:1', '32:', '32:12345678901', '32:1 ']) expect(() => h.hash(bad)).toThrow(expect.objectContaining({ code: 'POLICY_BAD_PUNCH' }));
+    for (const bad of ['', '8844356', '16:1', '32:', '32:12345678901', '32:1 '])
+      expect(() => h.hash(bad)).toThrow(expect.objectContaining({ code: 'POLICY_BAD_PUNCH' }));
   });
 });
 
@@ -60,17 +61,45 @@ describe('badge identification through the template cache', () => {
     const cache = await TemplateCache.open(db, { key: templateKey });
     const hasher = new CredentialHasher({ siteKey, templateKey });
     const legacy = new CredentialHasher({ siteKey: null, templateKey });
-    await cache.addTemplate({ employeeCode: 'E1', modality: 'badge', position: 'badge', format: BADGE_FORMAT, data: hasher.hash('32:8844356') });
-    const old = await cache.addTemplate({ employeeCode: 'E2', modality: 'badge', position: 'badge', format: BADGE_FORMAT, data: legacy.hash('24:77') });
-    const id = await Identifier.build(cache, { biometrics: { fingerThreshold: 40, irisThreshold: 0.32, irisShiftRange: 8 }, matchers: [new BadgeMatcher(hasher)] });
+    await cache.addTemplate({
+      employeeCode: 'E1',
+      modality: 'badge',
+      position: 'badge',
+      format: BADGE_FORMAT,
+      data: hasher.hash('32:8844356'),
+    });
+    const old = await cache.addTemplate({
+      employeeCode: 'E2',
+      modality: 'badge',
+      position: 'badge',
+      format: BADGE_FORMAT,
+      data: legacy.hash('24:77'),
+    });
+    const id = await Identifier.build(cache, {
+      biometrics: { fingerThreshold: 40, irisThreshold: 0.32, irisShiftRange: 8 },
+      matchers: [new BadgeMatcher(hasher)],
+    });
     try {
       expect(id.size('badge')).toBe(2);
-      expect(await id.identify({ modality: 'badge', template: { credential: '32:8844356' } })).toMatchObject({ employeeCode: 'E1', decision: 'accept', score: 1 });
-      expect(await id.identify({ modality: 'badge', template: { credential: '24:77' } })).toMatchObject({ employeeCode: 'E2', decision: 'accept' });
-      expect(await id.identify({ modality: 'badge', template: { credential: '32:1' } })).toMatchObject({ employeeCode: null, decision: 'reject', score: null });
+      expect(await id.identify({ modality: 'badge', template: { credential: '32:8844356' } })).toMatchObject({
+        employeeCode: 'E1',
+        decision: 'accept',
+        score: 1,
+      });
+      expect(await id.identify({ modality: 'badge', template: { credential: '24:77' } })).toMatchObject({
+        employeeCode: 'E2',
+        decision: 'accept',
+      });
+      expect(await id.identify({ modality: 'badge', template: { credential: '32:1' } })).toMatchObject({
+        employeeCode: null,
+        decision: 'reject',
+        score: null,
+      });
       await cache.removeTemplate(old.id);
       expect(await id.identify({ modality: 'badge', template: { credential: '24:77' } })).toMatchObject({ decision: 'reject' });
-      await expect(id.identify({ modality: 'badge', template: new Uint8Array(32) })).rejects.toMatchObject({ code: 'BIOMETRICS_TEMPLATE_MALFORMED' });
+      await expect(id.identify({ modality: 'badge', template: new Uint8Array(32) })).rejects.toMatchObject({
+        code: 'BIOMETRICS_TEMPLATE_MALFORMED',
+      });
     } finally {
       await id.close();
     }

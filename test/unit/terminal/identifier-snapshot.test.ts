@@ -30,7 +30,12 @@ let snapshotPath: string;
 const open: Identifier[] = [];
 
 async function build(options: Partial<IdentifierOptions> = {}): Promise<Identifier> {
-  const id = await Identifier.build(cache, { biometrics, matchers: [new FingerMatcher(40)], snapshot: { path: snapshotPath, templateKey: key }, ...options });
+  const id = await Identifier.build(cache, {
+    biometrics,
+    matchers: [new FingerMatcher(40)],
+    snapshot: { path: snapshotPath, templateKey: key },
+    ...options,
+  });
   open.push(id);
   return id;
 }
@@ -47,8 +52,24 @@ beforeEach(async () => {
   db = await openAgentDatabase(dir);
   cache = await TemplateCache.open(db, { key });
   const batch = [];
-  for (let e = 0; e < 30; e++) batch.push({ id: `iris-${e}`, employeeCode: `E${e}`, modality: 'iris' as const, position: 'left', format: 'iris-code-v1' as const, data: irisBytes(e, 1) });
-  for (let f = 0; f < 12; f++) batch.push({ id: `finger-${f}`, employeeCode: `E${f}`, modality: 'finger' as const, position: 'right-index', format: 'iso19794-2' as const, data: fingerBytes(500 + f, 0) });
+  for (let e = 0; e < 30; e++)
+    batch.push({
+      id: `iris-${e}`,
+      employeeCode: `E${e}`,
+      modality: 'iris' as const,
+      position: 'left',
+      format: 'iris-code-v1' as const,
+      data: irisBytes(e, 1),
+    });
+  for (let f = 0; f < 12; f++)
+    batch.push({
+      id: `finger-${f}`,
+      employeeCode: `E${f}`,
+      modality: 'finger' as const,
+      position: 'right-index',
+      format: 'iso19794-2' as const,
+      data: fingerBytes(500 + f, 0),
+    });
   await cache.addTemplates(batch);
 });
 afterEach(async () => {
@@ -90,8 +111,22 @@ describe('Identifier with an index snapshot', () => {
     await first.saveSnapshot();
     await close(first);
     // Changes the snapshot does not hold: a new person, a replaced template, a deleted one.
-    await cache.addTemplate({ id: 'iris-new', employeeCode: 'NEW', modality: 'iris', position: 'right', format: 'iris-code-v1', data: irisBytes(400, 1) });
-    await cache.addTemplate({ id: 'iris-3', employeeCode: 'E3', modality: 'iris', position: 'left', format: 'iris-code-v1', data: irisBytes(401, 1) });
+    await cache.addTemplate({
+      id: 'iris-new',
+      employeeCode: 'NEW',
+      modality: 'iris',
+      position: 'right',
+      format: 'iris-code-v1',
+      data: irisBytes(400, 1),
+    });
+    await cache.addTemplate({
+      id: 'iris-3',
+      employeeCode: 'E3',
+      modality: 'iris',
+      position: 'left',
+      format: 'iris-code-v1',
+      data: irisBytes(401, 1),
+    });
     await cache.removeTemplate('finger-2');
     await cache.deleteUser('E9');
     const second = await build();
@@ -113,7 +148,14 @@ describe('Identifier with an index snapshot', () => {
   it('follows the cache live and says when a new snapshot is due', async () => {
     const id = await build();
     await id.saveSnapshot();
-    await cache.addTemplate({ id: 'live', employeeCode: 'LIVE', modality: 'iris', position: 'left', format: 'iris-code-v1', data: irisBytes(600, 1) });
+    await cache.addTemplate({
+      id: 'live',
+      employeeCode: 'LIVE',
+      modality: 'iris',
+      position: 'left',
+      format: 'iris-code-v1',
+      data: irisBytes(600, 1),
+    });
     expect(await who(id, 'iris', irisBytes(600, 2))).toBe('LIVE');
     expect(id.snapshotDue).toBe(false); // one change: not yet
   });
@@ -140,7 +182,11 @@ describe('Identifier with an index snapshot', () => {
 
     writeFileSync(snapshotPath, good, { mode: 0o600 });
     const otherKey = randomBytes(32);
-    id = await Identifier.build(cache, { biometrics, matchers: [new FingerMatcher(40)], snapshot: { path: snapshotPath, templateKey: otherKey } });
+    id = await Identifier.build(cache, {
+      biometrics,
+      matchers: [new FingerMatcher(40)],
+      snapshot: { path: snapshotPath, templateKey: otherKey },
+    });
     open.push(id);
     expect(id.buildReport.reason).toMatch(/does not authenticate/);
     await close(id);
@@ -160,7 +206,14 @@ describe('Identifier with an index snapshot', () => {
     }
 
     // A log pruned past the snapshot (another snapshot was saved meanwhile): it cannot catch up.
-    await cache.addTemplate({ id: 'later', employeeCode: 'LATER', modality: 'iris', position: 'left', format: 'iris-code-v1', data: irisBytes(700, 1) });
+    await cache.addTemplate({
+      id: 'later',
+      employeeCode: 'LATER',
+      modality: 'iris',
+      position: 'left',
+      format: 'iris-code-v1',
+      data: irisBytes(700, 1),
+    });
     await cache.pruneChanges((await cache.changeState()).generation);
     id = await build();
     expect(id.buildReport.reason).toMatch(/log keeps/);

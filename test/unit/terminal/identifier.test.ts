@@ -15,8 +15,10 @@ import { TemplateCache } from '../../../src/store/template-cache.js';
 
 const biometrics = { fingerThreshold: 40, irisThreshold: 0.32, irisShiftRange: 8 };
 const eyeSeed = (emp: number, eye: 'left' | 'right') => emp * 2 + (eye === 'left' ? 0 : 1);
-const enrolBytes = (emp: number, eye: 'left' | 'right') => encodeIrisTemplate(syntheticIrisSample(syntheticIrisEye(eyeSeed(emp, eye)), 1).code);
-const probeBytes = (emp: number, eye: 'left' | 'right', sample = 5) => encodeIrisTemplate(syntheticIrisSample(syntheticIrisEye(eyeSeed(emp, eye)), sample).code);
+const enrolBytes = (emp: number, eye: 'left' | 'right') =>
+  encodeIrisTemplate(syntheticIrisSample(syntheticIrisEye(eyeSeed(emp, eye)), 1).code);
+const probeBytes = (emp: number, eye: 'left' | 'right', sample = 5) =>
+  encodeIrisTemplate(syntheticIrisSample(syntheticIrisEye(eyeSeed(emp, eye)), sample).code);
 
 const fingerBytes = (finger: number, imp: number) => encodeIso19794_2(impressionTemplate(impression(syntheticFinger(finger), imp)));
 
@@ -32,7 +34,14 @@ beforeEach(async () => {
   const batch = [];
   for (let emp = 0; emp < 40; emp++) {
     for (const eye of ['left', 'right'] as const) {
-      batch.push({ id: `t-${emp}-${eye}`, employeeCode: `E${emp}`, modality: 'iris' as const, position: eye, format: 'iris-code-v1' as const, data: enrolBytes(emp, eye) });
+      batch.push({
+        id: `t-${emp}-${eye}`,
+        employeeCode: `E${emp}`,
+        modality: 'iris' as const,
+        position: eye,
+        format: 'iris-code-v1' as const,
+        data: enrolBytes(emp, eye),
+      });
     }
   }
   await cache.addTemplates(batch);
@@ -48,7 +57,11 @@ describe('Identifier', () => {
   it('identifies enrolled eyes and rejects strangers without naming anyone', async () => {
     identifier = await Identifier.build(cache, { biometrics });
     expect(identifier.size('iris')).toBe(80);
-    for (const [emp, eye] of [[3, 'left'], [17, 'right'], [39, 'left']] as const) {
+    for (const [emp, eye] of [
+      [3, 'left'],
+      [17, 'right'],
+      [39, 'left'],
+    ] as const) {
       const r = await identifier.identify({ modality: 'iris', template: probeBytes(emp, eye) });
       expect(r).toMatchObject({ employeeCode: `E${emp}`, modality: 'iris', decision: 'accept', templateId: `t-${emp}-${eye}` });
       expect(r.score).toBeLessThanOrEqual(0.32);
@@ -66,20 +79,40 @@ describe('Identifier', () => {
     identifier = await Identifier.build(cache, { biometrics });
     const newcomer = probeBytes(100, 'right');
     expect((await identifier.identify({ modality: 'iris', template: newcomer })).decision).toBe('reject');
-    await cache.addTemplate({ employeeCode: 'NEW', modality: 'iris', position: 'right', format: 'iris-code-v1', data: enrolBytes(100, 'right') });
+    await cache.addTemplate({
+      employeeCode: 'NEW',
+      modality: 'iris',
+      position: 'right',
+      format: 'iris-code-v1',
+      data: enrolBytes(100, 'right'),
+    });
     expect(await identifier.identify({ modality: 'iris', template: newcomer })).toMatchObject({ employeeCode: 'NEW', decision: 'accept' });
     await cache.deleteUser('E3');
     expect(identifier.size('iris')).toBe(79);
     const r = await identifier.identify({ modality: 'iris', template: probeBytes(3, 'left') });
     expect(r.decision).toBe('reject');
     // Re-assigning a template id to another person moves it.
-    await cache.addTemplate({ id: 't-5-left', employeeCode: 'E6', modality: 'iris', position: 'left', format: 'iris-code-v1', data: enrolBytes(5, 'left') });
+    await cache.addTemplate({
+      id: 't-5-left',
+      employeeCode: 'E6',
+      modality: 'iris',
+      position: 'left',
+      format: 'iris-code-v1',
+      data: enrolBytes(5, 'left'),
+    });
     expect((await identifier.identify({ modality: 'iris', template: probeBytes(5, 'left') })).employeeCode).toBe('E6');
   });
 
   it('identifies fingers from ISO 19794-2 records with the calibrated score', async () => {
     await cache.addTemplates(
-      Array.from({ length: 30 }, (_, f) => ({ id: `f-${f}`, employeeCode: `E${f}`, modality: 'finger' as const, position: 'right-index', format: 'iso19794-2' as const, data: fingerBytes(f, 0) })),
+      Array.from({ length: 30 }, (_, f) => ({
+        id: `f-${f}`,
+        employeeCode: `E${f}`,
+        modality: 'finger' as const,
+        position: 'right-index',
+        format: 'iso19794-2' as const,
+        data: fingerBytes(f, 0),
+      })),
     );
     identifier = await Identifier.build(cache, { biometrics, matchers: [new FingerMatcher(40)] });
     expect(identifier.size('finger')).toBe(30);
@@ -97,14 +130,25 @@ describe('Identifier', () => {
   it('skips templates it cannot index and ones that do not decrypt, and says which', async () => {
     await cache.addTemplate({ employeeCode: 'E1', modality: 'finger', position: '1', format: 'gt521', data: randomBytes(498) });
     await cache.addTemplate({ employeeCode: 'E1', modality: 'finger', position: '2', format: 'iso19794-2', data: randomBytes(100) });
-    await cache.addTemplate({ id: 'garbage', employeeCode: 'E2', modality: 'iris', position: 'left', format: 'iris-code-v1', data: randomBytes(528) });
+    await cache.addTemplate({
+      id: 'garbage',
+      employeeCode: 'E2',
+      modality: 'iris',
+      position: 'left',
+      format: 'iris-code-v1',
+      data: randomBytes(528),
+    });
     await db.transaction((d) => d.run("UPDATE templates SET blob = zeroblob(length(blob)) WHERE id = 't-7-left'").then(() => undefined));
     identifier = await Identifier.build(cache, { biometrics, matchers: [new FingerMatcher(40)] });
     expect(identifier.size('iris')).toBe(79);
     expect(identifier.skipped).toBe(4);
     expect(identifier.size('finger')).toBe(0);
     expect((await identifier.identify({ modality: 'iris', template: probeBytes(7, 'right') })).employeeCode).toBe('E7');
-    await expect(identifier.identify({ modality: 'embedding', template: new Uint8Array(4) })).rejects.toMatchObject({ code: 'BIOMETRICS_MODALITY_UNSUPPORTED' });
-    await expect(identifier.identify({ modality: 'iris', template: new Uint8Array(4) })).rejects.toMatchObject({ code: 'BIOMETRICS_TEMPLATE_MALFORMED' });
+    await expect(identifier.identify({ modality: 'embedding', template: new Uint8Array(4) })).rejects.toMatchObject({
+      code: 'BIOMETRICS_MODALITY_UNSUPPORTED',
+    });
+    await expect(identifier.identify({ modality: 'iris', template: new Uint8Array(4) })).rejects.toMatchObject({
+      code: 'BIOMETRICS_TEMPLATE_MALFORMED',
+    });
   });
 });

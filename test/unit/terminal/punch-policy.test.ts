@@ -24,7 +24,17 @@ const clock: PunchClock = {
 };
 
 function policy(extra: Partial<PunchPolicyOptions> = {}): PunchPolicy {
-  return new PunchPolicy({ outbox, terminalId: 'gate-1', mode: 'toggle', timeZone: 'UTC', dedupeWindowSec: 60, dayBoundary: '04:00', maxShiftHours: 16, clock, ...extra });
+  return new PunchPolicy({
+    outbox,
+    terminalId: 'gate-1',
+    mode: 'toggle',
+    timeZone: 'UTC',
+    dedupeWindowSec: 60,
+    dayBoundary: '04:00',
+    maxShiftHours: 16,
+    clock,
+    ...extra,
+  });
 }
 
 beforeEach(async () => {
@@ -79,7 +89,10 @@ describe('PunchPolicy', () => {
     await p.punch({ employeeCode: 'B', source: 'finger', at: '2026-03-05 03:00:00' });
     expect(await p.punch({ employeeCode: 'B', source: 'finger', at: '2026-03-05 05:00:00' })).toMatchObject({ direction: 'in' });
     await p.punch({ employeeCode: 'C', source: 'finger', at: '2026-03-05 04:30:00' });
-    expect(await p.punch({ employeeCode: 'C', source: 'finger', at: '2026-03-05 12:00:00' })).toMatchObject({ direction: 'out', inTime: '2026-03-05 04:30:00' });
+    expect(await p.punch({ employeeCode: 'C', source: 'finger', at: '2026-03-05 12:00:00' })).toMatchObject({
+      direction: 'out',
+      inTime: '2026-03-05 04:30:00',
+    });
   });
 
   it('modes in and out fix the direction; a check-out in out mode still carries a known inTime', async () => {
@@ -118,7 +131,12 @@ describe('PunchPolicy', () => {
     now += 8 * 3_600_000;
     const b = await p.punch({ employeeCode: 'A', source: 'finger' });
     expect(b).toMatchObject({ recorded: true, direction: 'out', inTime: '2026-03-02 07:58:00', clockTrusted: false, timeSource: 'clock' });
-    expect(await outbox.get((b as { id: string }).id)).toMatchObject({ localTime: '2026-03-02 14:58:00', inId: (a as { id: string }).id, clockSynced: false, bootId: 'boot-1' });
+    expect(await outbox.get((b as { id: string }).id)).toMatchObject({
+      localTime: '2026-03-02 14:58:00',
+      inId: (a as { id: string }).id,
+      clockSynced: false,
+      bootId: 'boot-1',
+    });
     // And a repeat right after, however the wall clock moved meanwhile, is a repeat (monotonic clock).
     wallOff = 3 * 3_600_000;
     now += 10_000;
@@ -129,7 +147,11 @@ describe('PunchPolicy', () => {
     const p = policy();
     wallOff = Date.UTC(2020, 0, 1) - now;
     trusted = false;
-    expect(await p.punch({ employeeCode: 'A', source: 'finger' })).toMatchObject({ direction: 'in', localTime: '2020-01-01 00:00:00', clockTrusted: false });
+    expect(await p.punch({ employeeCode: 'A', source: 'finger' })).toMatchObject({
+      direction: 'in',
+      localTime: '2020-01-01 00:00:00',
+      clockTrusted: false,
+    });
     now += 4 * 3_600_000;
     wallOff = 0; // synchronized: six years forward
     trusted = true;
@@ -154,15 +176,23 @@ describe('PunchPolicy', () => {
     const p = policy();
     const r = await p.punch({ employeeCode: 'A', source: 'manual', at: '2026-03-02 07:00:00' });
     expect(r).toMatchObject({ recorded: true, clockTrusted: true, timeSource: 'manual' });
-    await expect(p.punch({ employeeCode: 'A', source: 'manual', at: '2026-03-02 09:00:00' })).rejects.toMatchObject({ code: 'POLICY_BAD_TIME', message: expect.stringContaining('in the future') });
+    await expect(p.punch({ employeeCode: 'A', source: 'manual', at: '2026-03-02 09:00:00' })).rejects.toMatchObject({
+      code: 'POLICY_BAD_TIME',
+      message: expect.stringContaining('in the future'),
+    });
     trusted = false; // an untrusted clock cannot say what the future is
-    expect(await p.punch({ employeeCode: 'B', source: 'manual', at: '2026-03-02 09:00:00' })).toMatchObject({ recorded: true, timeSource: 'manual' });
+    expect(await p.punch({ employeeCode: 'B', source: 'manual', at: '2026-03-02 09:00:00' })).toMatchObject({
+      recorded: true,
+      timeSource: 'manual',
+    });
   });
 
   it('rejects a missing code or a bad time with a clear error', async () => {
     const p = policy();
     await expect(p.punch({ employeeCode: ' ', source: 'manual' })).rejects.toMatchObject({ code: 'POLICY_BAD_PUNCH' });
-    await expect(p.punch({ employeeCode: 'A', source: 'manual', at: '01/03/2026 08:00' })).rejects.toMatchObject({ code: 'POLICY_BAD_TIME' });
+    await expect(p.punch({ employeeCode: 'A', source: 'manual', at: '01/03/2026 08:00' })).rejects.toMatchObject({
+      code: 'POLICY_BAD_TIME',
+    });
     expect(() => policy({ timeZone: 'Mars/Olympus' })).toThrow(/time zone/);
   });
 });
@@ -183,17 +213,37 @@ describe('PunchPolicy.present: what a person must present (policy.require)', () 
   });
 
   it('biometric: a badge is not accepted; badge: a finger is not accepted', async () => {
-    expect(await p('biometric').present({ employeeCode: 'A', source: 'badge' })).toEqual({ recorded: false, reason: 'not-accepted', detail: expect.stringContaining('not a badge') });
+    expect(await p('biometric').present({ employeeCode: 'A', source: 'badge' })).toEqual({
+      recorded: false,
+      reason: 'not-accepted',
+      detail: expect.stringContaining('not a badge'),
+    });
     expect(await p('biometric').present({ employeeCode: 'A', source: 'finger' })).toMatchObject({ recorded: true });
-    expect(await p('badge').present({ employeeCode: 'B', source: 'finger' })).toEqual({ recorded: false, reason: 'not-accepted', detail: expect.stringContaining('badges only') });
+    expect(await p('badge').present({ employeeCode: 'B', source: 'finger' })).toEqual({
+      recorded: false,
+      reason: 'not-accepted',
+      detail: expect.stringContaining('badges only'),
+    });
     expect(await p('badge').present({ employeeCode: 'B', source: 'badge' })).toMatchObject({ recorded: true });
-    expect((await outbox.list()).map((e) => [e.employeeCode, e.source])).toEqual([['A', 'finger'], ['B', 'badge']]);
+    expect((await outbox.list()).map((e) => [e.employeeCode, e.source])).toEqual([
+      ['A', 'finger'],
+      ['B', 'badge'],
+    ]);
   });
 
-  it('both: a badge then the same person\'s finger within the window is one punch (badge+finger); a finger alone, another person\'s finger or a late one is not', async () => {
+  it("both: a badge then the same person's finger within the window is one punch (badge+finger); a finger alone, another person's finger or a late one is not", async () => {
     const policy = p('both');
-    expect(await policy.present({ employeeCode: 'A', source: 'finger' })).toEqual({ recorded: false, reason: 'not-accepted', detail: 'present the badge first, then the finger or eye within 15 s' });
-    expect(await policy.present({ employeeCode: 'A', source: 'badge' })).toEqual({ recorded: false, reason: 'awaiting', awaiting: 'biometric', withinSec: 15 });
+    expect(await policy.present({ employeeCode: 'A', source: 'finger' })).toEqual({
+      recorded: false,
+      reason: 'not-accepted',
+      detail: 'present the badge first, then the finger or eye within 15 s',
+    });
+    expect(await policy.present({ employeeCode: 'A', source: 'badge' })).toEqual({
+      recorded: false,
+      reason: 'awaiting',
+      awaiting: 'biometric',
+      withinSec: 15,
+    });
     expect(await policy.present({ employeeCode: 'B', source: 'finger' })).toMatchObject({ recorded: false, reason: 'not-accepted' });
     mono += 14_000;
     const done = await policy.present({ employeeCode: 'A', source: 'finger', score: 80 });

@@ -15,7 +15,10 @@ afterEach(async () => {
   for (const s of stops.splice(0).reverse()) await s();
 });
 
-async function setup(enrolled: Record<string, string>, punchAnswer: (code: string) => PunchResult = () => ({ recorded: true, direction: 'in' })) {
+async function setup(
+  enrolled: Record<string, string>,
+  punchAnswer: (code: string) => PunchResult = () => ({ recorded: true, direction: 'in' }),
+) {
   const sim = await createSimulatedScanner('badge-serial', { images: fallbackImages, format: 'wiegand26' });
   const simulator = sim.simulator as BadgeSerialSimulator;
   const reads: BadgeRead[] = [];
@@ -65,7 +68,10 @@ describe('scanner worker with a badge reader', () => {
     expect(await tap(1002)).toMatchObject({ result: 'punched', employeeCode: 'E-ALAN' });
     // Well under the 5 s a finger's lift may take: a reader has nothing to lift.
     expect(performance.now() - t0).toBeLessThan(2000);
-    expect(punches).toEqual([{ employeeCode: 'E-ADA', source: 'badge' }, { employeeCode: 'E-ALAN', source: 'badge' }]);
+    expect(punches).toEqual([
+      { employeeCode: 'E-ADA', source: 'badge' },
+      { employeeCode: 'E-ALAN', source: 'badge' },
+    ]);
     expect(reads.map((r) => r.credential)).toEqual(['24:1001', '24:1002']);
     expect(elsewhere).toEqual(['accepted', 'accepted']);
   });

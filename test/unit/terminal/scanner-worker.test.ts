@@ -16,7 +16,20 @@ class FakeScanner extends TypedEmitter<ScannerEvents> implements Scanner {
   failImage = false;
   unplugged = false;
   opens = 0;
-  readonly #info: ScannerInfo = { family: 'r30x', modality: 'finger', model: 'fake', firmware: null, serial: null, transport: 'memory', path: 'fake', baud: null, capacity: 10, templates: 0, image: null, resolution: { kind: 'dpi', dpi: 500 } };
+  readonly #info: ScannerInfo = {
+    family: 'r30x',
+    modality: 'finger',
+    model: 'fake',
+    firmware: null,
+    serial: null,
+    transport: 'memory',
+    path: 'fake',
+    baud: null,
+    capacity: 10,
+    templates: 0,
+    image: null,
+    resolution: { kind: 'dpi', dpi: 500 },
+  };
   async open() {
     if (this.unplugged) throw new AgentError('TRANSPORT_NOT_FOUND', 'unplugged');
     this.opens++;
@@ -208,7 +221,10 @@ describe('a scanner another process holds', () => {
     const scanner = new FakeScanner();
     let held = true;
     const busy = () =>
-      new AgentError('TRANSPORT_BUSY', '/dev/fingerprint0 is in use by another program', { path: '/dev/fingerprint0', holders: [{ pid: 4242, command: 'node /opt/edge-agent/current/dist/cli/main.js run' }] });
+      new AgentError('TRANSPORT_BUSY', '/dev/fingerprint0 is in use by another program', {
+        path: '/dev/fingerprint0',
+        holders: [{ pid: 4242, command: 'node /opt/edge-agent/current/dist/cli/main.js run' }],
+      });
     const worker = new ScannerWorker({
       key: 'r30x:/dev/fingerprint0',
       modality: 'finger',
@@ -235,8 +251,14 @@ describe('a scanner another process holds', () => {
           return e as AgentError;
         }
       })();
-      expect(err).toMatchObject({ code: 'AGENT_SCANNER_BUSY', message: 'scanner r30x:/dev/fingerprint0 is held by pid 4242 (node /opt/edge-agent/current/dist/cli/main.js run): an edge-agent runs with it' });
-      expect(err!.hint).toMatch(/^enrol through that agent: run edge-agent enroll with its configuration .* control socket; or stop it first \(systemctl stop edge-agent\)$/);
+      expect(err).toMatchObject({
+        code: 'AGENT_SCANNER_BUSY',
+        message:
+          'scanner r30x:/dev/fingerprint0 is held by pid 4242 (node /opt/edge-agent/current/dist/cli/main.js run): an edge-agent runs with it',
+      });
+      expect(err!.hint).toMatch(
+        /^enrol through that agent: run edge-agent enroll with its configuration .* control socket; or stop it first \(systemctl stop edge-agent\)$/,
+      );
       await expect(worker.withScanner(async () => 'used')).rejects.toMatchObject({ code: 'AGENT_SCANNER_BUSY' });
 
       held = false;

@@ -56,7 +56,8 @@ export class MemorySink implements Sink {
       });
     }
     return items.map((item) => {
-      if (this.unknown.has(item.employeeCode)) return { outcome: 'dead', status: 'USER_NOT_AVAILABLE', description: `user ${item.employeeCode} not found` };
+      if (this.unknown.has(item.employeeCode))
+        return { outcome: 'dead', status: 'USER_NOT_AVAILABLE', description: `user ${item.employeeCode} not found` };
       const errors = this.errorsFor.get(item.employeeCode) ?? 0;
       if (errors > 0) {
         this.errorsFor.set(item.employeeCode, errors - 1);

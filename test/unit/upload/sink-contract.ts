@@ -38,10 +38,20 @@ export function sinkContract(name: string, setup: () => Promise<SinkUnderTest>):
 
     async function items(punches: Array<Partial<PunchInput> & { employeeCode: string }>): Promise<OutboxItem[]> {
       for (const p of punches) {
-        await outbox.record({ direction: 'in', localTime: `2026-03-02 08:${String(n++ % 60).padStart(2, '0')}:00`, tzOffset: 60, source: 'finger', terminalId: 'gate-1', ...p });
+        await outbox.record({
+          direction: 'in',
+          localTime: `2026-03-02 08:${String(n++ % 60).padStart(2, '0')}:00`,
+          tzOffset: 60,
+          source: 'finger',
+          terminalId: 'gate-1',
+          ...p,
+        });
       }
       const batch = await outbox.nextBatch(t.sink.name, 1000);
-      await outbox.applyResults(t.sink.name, batch.map((b) => ({ seq: b.seq, outcome: 'delivered' as const })));
+      await outbox.applyResults(
+        t.sink.name,
+        batch.map((b) => ({ seq: b.seq, outcome: 'delivered' as const })),
+      );
       return batch;
     }
 
@@ -76,7 +86,9 @@ export function sinkContract(name: string, setup: () => Promise<SinkUnderTest>):
       const code = `P${name}`;
       await t.known([code]);
       const [inItem] = await items([{ employeeCode: code, localTime: '2026-03-03 07:00:00' }]);
-      const [outItem] = await items([{ employeeCode: code, direction: 'out', localTime: '2026-03-03 15:00:00', inTime: '2026-03-03 07:00:00', inId: inItem!.id }]);
+      const [outItem] = await items([
+        { employeeCode: code, direction: 'out', localTime: '2026-03-03 15:00:00', inTime: '2026-03-03 07:00:00', inId: inItem!.id },
+      ]);
       const out = await t.sink.deliver([inItem!, outItem!], { signal: signal() });
       expect(out.map((o) => o.outcome)).toEqual(['delivered', 'delivered']);
       const got = (await t.received()).filter((k) => k.startsWith(`${code}|`));
@@ -120,7 +132,10 @@ export function sinkContract(name: string, setup: () => Promise<SinkUnderTest>):
       await t.known([code]);
       const batch = await items([{ employeeCode: code }]);
       await t.outage();
-      const err = await t.sink.deliver(batch, { signal: signal() }).then(() => null, (e: unknown) => e);
+      const err = await t.sink.deliver(batch, { signal: signal() }).then(
+        () => null,
+        (e: unknown) => e,
+      );
       expect(err).toBeInstanceOf(AgentError);
       expect((err as AgentError).retryable).toBe(true);
       await t.restore();

@@ -55,9 +55,16 @@ describe('Uploader', () => {
     open = true;
     await until(async () => (await outbox.status()).delivered === 2);
     await up.stop();
-    expect(sink.accepted.map((i) => [i.employeeCode, i.direction])).toEqual([['A', 'in'], ['B', 'in']]);
+    expect(sink.accepted.map((i) => [i.employeeCode, i.direction])).toEqual([
+      ['A', 'in'],
+      ['B', 'in'],
+    ]);
     expect(review).toHaveLength(1);
-    expect((await outbox.list({ dead: true }))[0]).toMatchObject({ employeeCode: 'A', direction: 'out', deliveries: [{ lastStatus: 'CLOCK_ORDER' }] });
+    expect((await outbox.list({ dead: true }))[0]).toMatchObject({
+      employeeCode: 'A',
+      direction: 'out',
+      deliveries: [{ lastStatus: 'CLOCK_ORDER' }],
+    });
   });
 
   it('drains the backlog in batches of batchSize', async () => {
@@ -235,7 +242,15 @@ describe('Uploader', () => {
       }
       return real(items, options);
     };
-    const up = new Uploader({ outbox, sinks: [sink], batchSize: 40, backoffBaseMs: 1000, backoffCapMs: 60_000, random: () => 0.5, now: () => now });
+    const up = new Uploader({
+      outbox,
+      sinks: [sink],
+      batchSize: 40,
+      backoffBaseMs: 1000,
+      backoffCapMs: 60_000,
+      random: () => 0.5,
+      now: () => now,
+    });
     for (let i = 0; i < 100 && sink.accepted.length < 39; i++) {
       await up.runOnce(sink).catch(() => undefined);
       now += 20;

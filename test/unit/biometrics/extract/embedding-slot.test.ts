@@ -1,15 +1,33 @@
 import { describe, expect, it } from 'vitest';
 import { isAgentError } from '../../../../src/core/errors.js';
-import { EmbeddingIndex, cosineSimilarity, embedImage, embeddingModelConfig, type EmbeddingModelConfig } from '../../../../src/biometrics/extract/embedding-slot.js';
+import {
+  EmbeddingIndex,
+  cosineSimilarity,
+  embedImage,
+  embeddingModelConfig,
+  type EmbeddingModelConfig,
+} from '../../../../src/biometrics/extract/embedding-slot.js';
 import { renderEye } from '../../../../src/synthetic/eye-image.js';
 import { syntheticFingerImage } from '../../../../src/synthetic/finger-image.js';
 
 // As the agent configuration's biometrics.embedding block states it.
-const cfg: EmbeddingModelConfig = embeddingModelConfig({ model: 'embedding-tiny.onnx', width: 32, height: 32, mean: 0.5, std: 0.25, outputName: 'embedding' });
+const cfg: EmbeddingModelConfig = embeddingModelConfig({
+  model: 'embedding-tiny.onnx',
+  width: 32,
+  height: 32,
+  mean: 0.5,
+  std: 0.25,
+  outputName: 'embedding',
+});
 
 describe('embedding slot', () => {
   it('embeds images with a configured model and identifies 1:N by cosine similarity', async () => {
-    const images = [syntheticFingerImage(41, 1, 128, 128), syntheticFingerImage(42, 1, 128, 128), renderEye(43, 1, { width: 128, height: 128 }), { width: 64, height: 64, pixels: new Uint8Array(4096).map((_, i) => (i % 64) * 4) }];
+    const images = [
+      syntheticFingerImage(41, 1, 128, 128),
+      syntheticFingerImage(42, 1, 128, 128),
+      renderEye(43, 1, { width: 128, height: 128 }),
+      { width: 64, height: 64, pixels: new Uint8Array(4096).map((_, i) => (i % 64) * 4) },
+    ];
     const index = new EmbeddingIndex(16);
     const vecs: Float32Array[] = [];
     for (const [k, img] of images.entries()) {
@@ -37,7 +55,11 @@ describe('embedding slot', () => {
     const badSize = await embedImage(img, { ...cfg, inputWidth: 48 }).catch((e: unknown) => e);
     expect(isAgentError(badSize, 'BIOMETRICS_MODEL_INVALID')).toBe(true);
     let missing: unknown;
-    try { await embedImage(img, { ...cfg, modelPath: '/nonexistent/model.onnx' }); } catch (e) { missing = e; }
+    try {
+      await embedImage(img, { ...cfg, modelPath: '/nonexistent/model.onnx' });
+    } catch (e) {
+      missing = e;
+    }
     expect(isAgentError(missing, 'BIOMETRICS_MODEL_MISSING')).toBe(true);
   });
 });

@@ -6,7 +6,9 @@ import { decodeFingerTemplate } from '../../../../src/biometrics/finger/iso19794
 import { decodeIrisTemplate } from '../../../../src/biometrics/iris/iris-code.js';
 
 const open: ImageExtractor[] = [];
-afterAll(async () => { for (const e of open) await e.close(); });
+afterAll(async () => {
+  for (const e of open) await e.close();
+});
 
 describe('createImageExtractor', () => {
   const finger = syntheticFingerImage(5, 1);
@@ -32,9 +34,16 @@ describe('createImageExtractor', () => {
   it('passes refusals back as AgentErrors with their code and reason, and keeps serving', async () => {
     const ex = await createImageExtractor();
     open.push(ex);
-    await expect(ex.extract('iris', renderEye(6, 1, { closed: true }))).rejects.toMatchObject({ code: 'BIOMETRICS_UNUSABLE_CAPTURE', context: { reason: 'closed' } });
-    await expect(ex.extract('finger', { width: 256, height: 288, pixels: new Uint8Array(256 * 288).fill(230) })).rejects.toMatchObject({ code: 'BIOMETRICS_UNUSABLE_CAPTURE' });
-    await expect(ex.extract('finger', { width: 10, height: 10, pixels: new Uint8Array(3) })).rejects.toMatchObject({ code: 'BIOMETRICS_BAD_IMAGE' });
+    await expect(ex.extract('iris', renderEye(6, 1, { closed: true }))).rejects.toMatchObject({
+      code: 'BIOMETRICS_UNUSABLE_CAPTURE',
+      context: { reason: 'closed' },
+    });
+    await expect(ex.extract('finger', { width: 256, height: 288, pixels: new Uint8Array(256 * 288).fill(230) })).rejects.toMatchObject({
+      code: 'BIOMETRICS_UNUSABLE_CAPTURE',
+    });
+    await expect(ex.extract('finger', { width: 10, height: 10, pixels: new Uint8Array(3) })).rejects.toMatchObject({
+      code: 'BIOMETRICS_BAD_IMAGE',
+    });
     await expect(ex.extract('face' as 'finger', finger)).rejects.toMatchObject({ code: 'BIOMETRICS_BAD_MODALITY' });
     expect((await ex.extract('iris', eye)).format).toBe('iris-code-v1');
     await ex.close();

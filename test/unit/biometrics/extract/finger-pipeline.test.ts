@@ -12,19 +12,39 @@ function matched(truth: Minutia[], found: Minutia[]): number {
   const used = new Set<number>();
   let n = 0;
   for (const g of truth) {
-    const j = found.findIndex((m, k) => !used.has(k) && Math.hypot(m.x - g.x, m.y - g.y) <= 10 && Math.abs(Math.atan2(Math.sin(m.angle - g.angle), Math.cos(m.angle - g.angle))) <= Math.PI / 6);
-    if (j >= 0) { used.add(j); n++; }
+    const j = found.findIndex(
+      (m, k) =>
+        !used.has(k) &&
+        Math.hypot(m.x - g.x, m.y - g.y) <= 10 &&
+        Math.abs(Math.atan2(Math.sin(m.angle - g.angle), Math.cos(m.angle - g.angle))) <= Math.PI / 6,
+    );
+    if (j >= 0) {
+      used.add(j);
+      n++;
+    }
   }
   return n;
 }
 
 describe('fingerprint pipeline', () => {
   it('finds the ground-truth minutiae of synthetic images with their ISO directions', async () => {
-    let tp = 0, truthN = 0, foundN = 0;
+    let tp = 0,
+      truthN = 0,
+      foundN = 0;
     for (const f of [11, 12]) {
       const im = syntheticFingerImage(f, 1);
       const { template } = await extractFinger(im);
-      const inner = im.minutiae.filter((g) => g.x >= 20 && g.y >= 20 && g.x < im.width - 20 && g.y < im.height - 20 && im.contact[Math.round(g.y + 14) * im.width + Math.round(g.x)] && im.contact[Math.round(g.y - 14) * im.width + Math.round(g.x)] && im.contact[Math.round(g.y) * im.width + Math.round(g.x + 14)] && im.contact[Math.round(g.y) * im.width + Math.round(g.x - 14)]);
+      const inner = im.minutiae.filter(
+        (g) =>
+          g.x >= 20 &&
+          g.y >= 20 &&
+          g.x < im.width - 20 &&
+          g.y < im.height - 20 &&
+          im.contact[Math.round(g.y + 14) * im.width + Math.round(g.x)] &&
+          im.contact[Math.round(g.y - 14) * im.width + Math.round(g.x)] &&
+          im.contact[Math.round(g.y) * im.width + Math.round(g.x + 14)] &&
+          im.contact[Math.round(g.y) * im.width + Math.round(g.x - 14)],
+      );
       tp += matched(inner, template.minutiae);
       truthN += inner.length;
       foundN += template.minutiae.length;
@@ -88,7 +108,7 @@ describe('fingerprint pipeline', () => {
 
   it('refuses pure noise (no ridge pattern) instead of inventing minutiae', async () => {
     let s = 12345;
-    const noise = { width: 256, height: 288, pixels: new Uint8Array(256 * 288).map(() => ((s = (s * 1103515245 + 12345) >>> 0) >>> 24)) };
+    const noise = { width: 256, height: 288, pixels: new Uint8Array(256 * 288).map(() => (s = (s * 1103515245 + 12345) >>> 0) >>> 24) };
     const err = await extractFinger(noise).catch((e: unknown) => e);
     expect(isAgentError(err, 'BIOMETRICS_UNUSABLE_CAPTURE')).toBe(true);
     expect((err as { context: { reason: string } }).context.reason).toBe('no-ridges');

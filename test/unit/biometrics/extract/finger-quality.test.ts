@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { extractFinger } from '../../../../src/biometrics/extract/finger-pipeline.js';
-import { FINGER_QUALITY_MODEL, fingerQualityScore, printAreaMm2, ridgeClarity, type FingerQualityFeatures } from '../../../../src/biometrics/extract/finger-quality.js';
+import {
+  FINGER_QUALITY_MODEL,
+  fingerQualityScore,
+  printAreaMm2,
+  ridgeClarity,
+  type FingerQualityFeatures,
+} from '../../../../src/biometrics/extract/finger-quality.js';
 import { SeededRandom } from '../../../../src/biometrics/image/seeded-random.js';
 import { DEGRADATIONS, degradeFinger } from '../../../../src/synthetic/poor-capture.js';
 import { compareFingerTemplates } from '../../../../src/biometrics/finger/matcher.js';
@@ -12,7 +18,9 @@ describe('finger quality score', () => {
   it('is 100 for a capture good on every measure and drops with each poor one', () => {
     expect(fingerQualityScore({ clarity: 1, coherence: 1, areaMm2: 200, minutiae: 60, sharpness: 0.4 })).toBe(100);
     const base = fingerQualityScore(good);
-    for (const [k, m] of Object.entries(FINGER_QUALITY_MODEL) as Array<[keyof FingerQualityFeatures, { low: number; high: number; weight: number }]>) {
+    for (const [k, m] of Object.entries(FINGER_QUALITY_MODEL) as Array<
+      [keyof FingerQualityFeatures, { low: number; high: number; weight: number }]
+    >) {
       if (m.weight === 0) continue;
       const mid = fingerQualityScore({ ...good, [k]: (m.low + m.high) / 2 });
       const poor = fingerQualityScore({ ...good, [k]: m.low });
@@ -24,14 +32,18 @@ describe('finger quality score', () => {
   });
 
   it('ridge clarity is high for clean ridges and falls with noise; area is counted in mm² at 500 dpi', () => {
-    const W = 64, H = 64;
-    const clean = new Float32Array(W * H), noisy = new Float32Array(W * H), mask = new Uint8Array(W * H).fill(1);
+    const W = 64,
+      H = 64;
+    const clean = new Float32Array(W * H),
+      noisy = new Float32Array(W * H),
+      mask = new Uint8Array(W * H).fill(1);
     const rnd = new SeededRandom(7);
-    for (let y = 0; y < H; y++) for (let x = 0; x < W; x++) {
-      const v = Math.cos((2 * Math.PI * x) / 9);
-      clean[y * W + x] = v;
-      noisy[y * W + x] = v + 1.5 * rnd.gauss();
-    }
+    for (let y = 0; y < H; y++)
+      for (let x = 0; x < W; x++) {
+        const v = Math.cos((2 * Math.PI * x) / 9);
+        clean[y * W + x] = v;
+        noisy[y * W + x] = v + 1.5 * rnd.gauss();
+      }
     expect(ridgeClarity(clean, clean, mask, W, H)).toBeGreaterThan(0.99);
     const n = ridgeClarity(noisy, clean, mask, W, H);
     expect(n).toBeLessThan(0.6);

@@ -14,7 +14,10 @@ describe('iris extraction from cropped and masked captures', () => {
     for (const eye of [101, 104]) {
       const reference = (await extractIris(renderEye(eye, 1))).code;
       const sample = renderEye(eye, 2);
-      for (const [kind, width, height] of [[IrisImageKind.Cropped, 640, 480], [IrisImageKind.CroppedMasked, 320, 240]] as const) {
+      for (const [kind, width, height] of [
+        [IrisImageKind.Cropped, 640, 480],
+        [IrisImageKind.CroppedMasked, 320, 240],
+      ] as const) {
         const k = renderKind(sample, { kind, width, height });
         const r = await extractIris({ width, height, pixels: k.pixels });
         expect(Math.abs(r.localization.iris.r - k.r)).toBeLessThan(6);
@@ -25,6 +28,9 @@ describe('iris extraction from cropped and masked captures', () => {
 
   it('still refuses a blurred eye when the crop magnifies it', async () => {
     const k = renderKind(renderEye(201, 1, { blurred: true }), { kind: IrisImageKind.Cropped, width: 640, height: 480 });
-    await expect(extractIris({ width: 640, height: 480, pixels: k.pixels })).rejects.toMatchObject({ code: 'BIOMETRICS_UNUSABLE_CAPTURE', context: { reason: 'blurred' } });
+    await expect(extractIris({ width: 640, height: 480, pixels: k.pixels })).rejects.toMatchObject({
+      code: 'BIOMETRICS_UNUSABLE_CAPTURE',
+      context: { reason: 'blurred' },
+    });
   });
 });

@@ -17,13 +17,21 @@ describe('iris pipeline', () => {
   });
 
   it('the same eye gives close codes, another eye does not (through the template file)', async () => {
-    const rt = async (eye: number, sample: number) => decodeIrisTemplate(encodeIrisTemplate((await extractIris(renderEye(eye, sample))).code));
-    const a1 = await rt(32, 1), a2 = await rt(32, 2), b = await rt(33, 1);
+    const rt = async (eye: number, sample: number) =>
+      decodeIrisTemplate(encodeIrisTemplate((await extractIris(renderEye(eye, sample))).code));
+    const a1 = await rt(32, 1),
+      a2 = await rt(32, 2),
+      b = await rt(33, 1);
     expect(compareIrisCodes(a1, a2).hd).toBeLessThan(0.25);
     expect(compareIrisCodes(a1, b).hd).toBeGreaterThan(0.35);
   });
 
-  for (const [reason, opts] of [['closed', { closed: true }], ['off-axis', { offAxis: true }], ['too-small', { tooSmall: true }], ['blurred', { blurred: true }]] as const) {
+  for (const [reason, opts] of [
+    ['closed', { closed: true }],
+    ['off-axis', { offAxis: true }],
+    ['too-small', { tooSmall: true }],
+    ['blurred', { blurred: true }],
+  ] as const) {
     it(`refuses a ${reason} eye with BIOMETRICS_UNUSABLE_CAPTURE and the reason`, async () => {
       const err = await extractIris(renderEye(34, 1, opts)).catch((e: unknown) => e);
       expect(isAgentError(err, 'BIOMETRICS_UNUSABLE_CAPTURE')).toBe(true);

@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { decodeFingerRecord, decodeFingerTemplate, encodeFingerRecord, encodeIso19794_2 } from '../../../../src/biometrics/finger/iso19794-2.js';
+import {
+  decodeFingerRecord,
+  decodeFingerTemplate,
+  encodeFingerRecord,
+  encodeIso19794_2,
+} from '../../../../src/biometrics/finger/iso19794-2.js';
 import type { FingerTemplate, Minutia } from '../../../../src/biometrics/finger/template.js';
 import { isAgentError } from '../../../../src/core/errors.js';
 
@@ -44,7 +49,11 @@ function expectMalformed(bytes: Uint8Array, offset: number, reason: RegExp): voi
 
 function sample(): FingerTemplate {
   return {
-    width: 256, height: 288, resolutionPpcm: 197, quality: 80, fingerPosition: 2,
+    width: 256,
+    height: 288,
+    resolutionPpcm: 197,
+    quality: 80,
+    fingerPosition: 2,
     minutiae: [
       { x: 10, y: 20, angle: 64 * UNIT, type: 'ending', quality: 90 },
       { x: 100, y: 200, angle: 200 * UNIT, type: 'bifurcation', quality: 40 },
@@ -86,7 +95,11 @@ describe('ISO/IEC 19794-2:2005 codec', () => {
   it('reads several finger views and skips extended data', () => {
     const t = sample();
     const two = encodeFingerRecord({
-      width: 256, height: 288, resolutionXPpcm: 197, resolutionYPpcm: 197, captureEquipment: 7,
+      width: 256,
+      height: 288,
+      resolutionXPpcm: 197,
+      resolutionYPpcm: 197,
+      captureEquipment: 7,
       views: [
         { fingerPosition: 2, viewNumber: 0, impressionType: 0, quality: 80, minutiae: t.minutiae },
         { fingerPosition: 7, viewNumber: 1, impressionType: 2, quality: 60, minutiae: t.minutiae.slice(0, 1) },
@@ -111,16 +124,44 @@ describe('ISO/IEC 19794-2:2005 codec', () => {
 
   it('reads ANSI INCITS 378-2004 records (2-degree angles, CBEFF product id)', () => {
     const body = [
-      0x46, 0x4d, 0x52, 0, 0x20, 0x32, 0x30, 0,
-      0, 0, // length, patched below
-      0x01, 0x02, 0x03, 0x04, // CBEFF product id
-      0, 0, // equipment
-      0x01, 0x00, 0x01, 0x20, // 256 x 288
-      0, 197, 0, 197,
-      1, 0, // views, reserved
-      3, 0, 55, 1, // position 3, quality 55, 1 minutia
-      0x80, 50, 0x00, 60, 45, 77, // bifurcation at (50, 60), angle 45*2=90 degrees, quality 77
-      0, 0,
+      0x46,
+      0x4d,
+      0x52,
+      0,
+      0x20,
+      0x32,
+      0x30,
+      0,
+      0,
+      0, // length, patched below
+      0x01,
+      0x02,
+      0x03,
+      0x04, // CBEFF product id
+      0,
+      0, // equipment
+      0x01,
+      0x00,
+      0x01,
+      0x20, // 256 x 288
+      0,
+      197,
+      0,
+      197,
+      1,
+      0, // views, reserved
+      3,
+      0,
+      55,
+      1, // position 3, quality 55, 1 minutia
+      0x80,
+      50,
+      0x00,
+      60,
+      45,
+      77, // bifurcation at (50, 60), angle 45*2=90 degrees, quality 77
+      0,
+      0,
     ];
     const b = Uint8Array.from(body);
     new DataView(b.buffer).setUint16(8, b.length);
@@ -153,31 +194,42 @@ describe('ISO/IEC 19794-2:2005 codec', () => {
     expect(r.width).toBe(300);
     expect(r.views[0]!.minutiae[0]).toMatchObject({ x: 10, y: 256, type: 'ending', quality: 50 });
     expect(r.views[0]!.minutiae[0]!.angle).toBeCloseTo((358 * Math.PI) / 180, 9);
-    const badAngle = b.slice(); badAngle[38] = 180;
+    const badAngle = b.slice();
+    badAngle[38] = 180;
     expectMalformed(badAngle, 38, /ANSI angle 180/);
   });
 
   it('refuses malformed records with the byte offset and the reason', () => {
     const good = encodeIso19794_2(sample());
     expectMalformed(good.subarray(0, 5), 5, /shorter/);
-    const badMagic = good.slice(); badMagic[1] = 0x41;
+    const badMagic = good.slice();
+    badMagic[1] = 0x41;
     expectMalformed(badMagic, 0, /format identifier/);
-    const v30 = good.slice(); v30[5] = 0x33;
+    const v30 = good.slice();
+    v30[5] = 0x33;
     expectMalformed(v30, 4, /version/);
     expectMalformed(good.subarray(0, good.length - 3), 8, /length field/);
-    const truncated = good.slice(0, 30); new DataView(truncated.buffer).setUint32(8, 30);
+    const truncated = good.slice(0, 30);
+    new DataView(truncated.buffer).setUint32(8, 30);
     expectMalformed(truncated, 28, /2 minutiae need 12 bytes/);
-    const outside = good.slice(); new DataView(outside.buffer).setUint16(28, 0x4000 | 300);
+    const outside = good.slice();
+    new DataView(outside.buffer).setUint16(28, 0x4000 | 300);
     expectMalformed(outside, 28, /outside the 256x288 image/);
-    const reserved = good.slice(); reserved[28] = 0xc0;
+    const reserved = good.slice();
+    reserved[28] = 0xc0;
     expectMalformed(reserved, 28, /type code 3/);
-    const badQuality = good.slice(); badQuality[33] = 101;
+    const badQuality = good.slice();
+    badQuality[33] = 101;
     expectMalformed(badQuality, 33, /quality 101/);
-    const badExt = good.slice(); new DataView(badExt.buffer).setUint16(good.length - 2, 50);
+    const badExt = good.slice();
+    new DataView(badExt.buffer).setUint16(good.length - 2, 50);
     expectMalformed(badExt, good.length - 2, /extended data/);
-    const noViews = good.slice(); noViews[22] = 0;
+    const noViews = good.slice();
+    noViews[22] = 0;
     expectMalformed(noViews, 22, /no finger views/);
-    const trailing = new Uint8Array(good.length + 2); trailing.set(good); new DataView(trailing.buffer).setUint32(8, trailing.length);
+    const trailing = new Uint8Array(good.length + 2);
+    trailing.set(good);
+    new DataView(trailing.buffer).setUint32(8, trailing.length);
     expectMalformed(trailing, good.length, /trailing bytes/);
   });
 

@@ -45,7 +45,11 @@ describe('finger matcher', () => {
     const t = first[3]!;
     const self = compareFingerTemplates(t, t);
     expect(self).toBeGreaterThan(60);
-    for (const [rot, dx, dy] of [[0.35, 30, -30], [-0.35, -30, 30], [0.1, 0, 25]] as const) {
+    for (const [rot, dx, dy] of [
+      [0.35, 30, -30],
+      [-0.35, -30, 30],
+      [0.1, 0, 25],
+    ] as const) {
       const moved = compareFingerTemplates(t, rigid(t, rot, dx, dy));
       expect(moved).toBeGreaterThan(self * 0.8);
     }
@@ -63,7 +67,13 @@ describe('finger matcher', () => {
     const t = first[5]!;
     const self = compareFingerTemplates(t, t);
     // The same finger recorded at 1000 dpi: twice the pixels, twice the resolution.
-    const at1000 = { ...t, width: t.width * 2, height: t.height * 2, resolutionPpcm: 2 * t.resolutionPpcm, minutiae: t.minutiae.map((m) => ({ ...m, x: m.x * 2, y: m.y * 2 })) };
+    const at1000 = {
+      ...t,
+      width: t.width * 2,
+      height: t.height * 2,
+      resolutionPpcm: 2 * t.resolutionPpcm,
+      minutiae: t.minutiae.map((m) => ({ ...m, x: m.x * 2, y: m.y * 2 })),
+    };
     expect(compareFingerTemplates(t, at1000)).toBeCloseTo(self, 0);
     // Told the wrong resolution, the edges no longer agree.
     expect(compareFingerTemplates(t, { ...at1000, resolutionPpcm: t.resolutionPpcm })).toBeLessThan(self / 2);
@@ -73,9 +83,17 @@ describe('finger matcher', () => {
     const t = second[7]!;
     const self = matchDetail(new FingerProbe(prepareFinger(t)), prepareFinger(t));
     // Every third minutia lost and as many spurious ones added: the edges of most minutiae change.
-    const noisy = { ...t, minutiae: [...t.minutiae.filter((_, i) => i % 3 !== 0), ...t.minutiae.filter((_, i) => i % 3 === 0).map((m) => ({ ...m, x: (m.x + 23) % t.width, y: (m.y + 37) % t.height, angle: normalizeAngle(m.angle + 2) }))] };
+    const noisy = {
+      ...t,
+      minutiae: [
+        ...t.minutiae.filter((_, i) => i % 3 !== 0),
+        ...t.minutiae
+          .filter((_, i) => i % 3 === 0)
+          .map((m) => ({ ...m, x: (m.x + 23) % t.width, y: (m.y + 37) % t.height, angle: normalizeAngle(m.angle + 2) })),
+      ],
+    };
     const d = matchDetail(new FingerProbe(prepareFinger(t)), prepareFinger(noisy));
-    expect(d.paired).toBeGreaterThanOrEqual(Math.floor(t.minutiae.length * 2 / 3) - 2);
+    expect(d.paired).toBeGreaterThanOrEqual(Math.floor((t.minutiae.length * 2) / 3) - 2);
     expect(d.score).toBeGreaterThan(40);
     expect(d.raw).toBeLessThan(self.raw);
   });

@@ -70,7 +70,8 @@ describe('image files', () => {
   });
 
   it('seeded randomness is reproducible and seeds mix', () => {
-    const a = new SeededRandom(5), b = new SeededRandom(5);
+    const a = new SeededRandom(5),
+      b = new SeededRandom(5);
     expect([a.next(), a.gauss()]).toEqual([b.next(), b.gauss()]);
     expect(mixSeed(1, 2)).not.toBe(mixSeed(2, 1));
   });

@@ -39,7 +39,10 @@ describe('iris code layout', () => {
     expect(irisBitIndex(0, 0, 0)).toBe(0);
     expect(irisBitIndex(7, 0, 1)).toBe(15);
     expect(irisBitIndex(0, 1, 0)).toBe(16);
-    const c = createIrisCode((ring, angle, k) => ring === 3 && angle === 5 && k === 1, (ring, angle) => angle !== 127 || ring > 3);
+    const c = createIrisCode(
+      (ring, angle, k) => ring === 3 && angle === 5 && k === 1,
+      (ring, angle) => angle !== 127 || ring > 3,
+    );
     const i = (5 * 8 + 3) * 2 + 1;
     expect(c.code[i >> 3]).toBe(1 << (i & 7));
     expect(c.code.reduce((a, b) => a + b, 0)).toBe(1 << (i & 7));
@@ -69,7 +72,13 @@ describe('iris template codec', () => {
   });
 
   it('refuses malformed input with the offset of the problem', () => {
-    const good = encodeIrisTemplate(createIrisCode((r, a, k) => (r + a + k) % 3 === 0, () => true, 80));
+    const good = encodeIrisTemplate(
+      createIrisCode(
+        (r, a, k) => (r + a + k) % 3 === 0,
+        () => true,
+        80,
+      ),
+    );
     const patched = (offset: number, value: number) => {
       const b = good.slice();
       b[offset] = value;

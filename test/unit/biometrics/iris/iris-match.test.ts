@@ -8,7 +8,9 @@ import { idealIrisCode, syntheticIrisEye, syntheticIrisSample } from '../../../.
 /** The ideal code of an eye turned by `rotation` columns (column a + rotation shows eye column a). */
 function rotatedIdeal(seed: number, rotation: number) {
   const eye = syntheticIrisEye(seed);
-  return createIrisCode((ring, angle, k) => eye.field[(k * IRIS_RINGS + ring) * IRIS_ANGLES + ((((angle - rotation) % 128) + 128) % 128)]! > 0);
+  return createIrisCode(
+    (ring, angle, k) => eye.field[(k * IRIS_RINGS + ring) * IRIS_ANGLES + ((((angle - rotation) % 128) + 128) % 128)]! > 0,
+  );
 }
 
 describe('iris Hamming distance', () => {
@@ -64,10 +66,16 @@ describe('iris Hamming distance', () => {
 
   it('compares only jointly valid bits and refuses too few of them', () => {
     const a = createIrisCode((r, angle) => angle % 2 === 0 && r < 4);
-    const b = createIrisCode((r, angle, k) => (angle % 2 === 0 && r < 4) !== (angle < 64 && k === 0), (_r, angle) => angle >= 64);
+    const b = createIrisCode(
+      (r, angle, k) => (angle % 2 === 0 && r < 4) !== (angle < 64 && k === 0),
+      (_r, angle) => angle >= 64,
+    );
     // Where b is valid (angles 64..127) the codes agree.
     expect(compareIrisCodes(a, b, { shiftRange: 0 })).toMatchObject({ hd: normalizeHd(0, 1024), bits: 1024 });
-    const none = createIrisCode(() => 1, (_r, angle) => angle < 4);
+    const none = createIrisCode(
+      () => 1,
+      (_r, angle) => angle < 4,
+    );
     expect(compareIrisCodes(a, none)).toMatchObject({ hd: 1 });
   });
 

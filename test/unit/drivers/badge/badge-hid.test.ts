@@ -16,8 +16,16 @@ afterEach(async () => {
 
 async function setup(format?: string) {
   const simulator = new BadgeHidSimulator({ pace: true, reportIntervalMs: 1, ...(format ? { format } : {}) });
-  const reader = new BadgeHidReader({ transport: new HidTransport({ path: 'sim:badge-hid', open: simulator.opener, numberedReports: false }), ...(format ? { format } : {}), holdOffMs: 0, reconnect: { baseMs: 20, capMs: 60 } });
-  cleanup.push(() => simulator.close(), () => reader.close());
+  const reader = new BadgeHidReader({
+    transport: new HidTransport({ path: 'sim:badge-hid', open: simulator.opener, numberedReports: false }),
+    ...(format ? { format } : {}),
+    holdOffMs: 0,
+    reconnect: { baseMs: 20, capMs: 60 },
+  });
+  cleanup.push(
+    () => simulator.close(),
+    () => reader.close(),
+  );
   await reader.open();
   return { simulator, reader };
 }
@@ -30,7 +38,13 @@ async function next(reader: BadgeHidReader) {
 describe('keyboard-wedge badge reader', () => {
   it('reads the line the reader types, in decimal and as Wiegand facility,card or bits', async () => {
     const { simulator, reader } = await setup();
-    expect(await reader.info()).toMatchObject({ family: 'badge-hid', modality: 'badge', transport: 'hid', baud: null, resolution: { kind: 'none' } });
+    expect(await reader.info()).toMatchObject({
+      family: 'badge-hid',
+      modality: 'badge',
+      transport: 'hid',
+      baud: null,
+      resolution: { kind: 'none' },
+    });
     simulator.present(8844356);
     expect(await next(reader)).toEqual({ credential: '32:8844356', format: 'em4100-dec' });
     // 10 digits and Enter (the line's CR LF is one key), each pressed and released.
@@ -78,8 +92,15 @@ describe('keyboard-wedge badge reader', () => {
   });
 
   it('is built by its registry entry, simulated in-process and on a real path', async () => {
-    const { scanner, simulator } = await createSimulatedScanner('badge-hid', { images: fallbackImages, format: 'wiegand26', pacing: false });
-    cleanup.push(() => simulator.close(), () => scanner.close());
+    const { scanner, simulator } = await createSimulatedScanner('badge-hid', {
+      images: fallbackImages,
+      format: 'wiegand26',
+      pacing: false,
+    });
+    cleanup.push(
+      () => simulator.close(),
+      () => scanner.close(),
+    );
     await scanner.open();
     simulator.present(77);
     expect(await scanner.waitForPresence({ timeoutMs: 1000 })).toBe(true);

@@ -52,7 +52,14 @@ export function badgeSerialSuite(name: string, makeLine: () => Promise<SerialLin
       ] as const;
       for (const c of cases) {
         const { simulator, scanner } = await setup({ format: c.format });
-        expect(await scanner.info()).toMatchObject({ family: 'badge-serial', modality: 'badge', model: `${c.format} reader`, baud: BAUD, image: null, resolution: { kind: 'none' } });
+        expect(await scanner.info()).toMatchObject({
+          family: 'badge-serial',
+          modality: 'badge',
+          model: `${c.format} reader`,
+          baud: BAUD,
+          image: null,
+          resolution: { kind: 'none' },
+        });
         expect(scanner.capabilities).toMatchObject({ credential: true, image: false, feedback: false });
         simulator.present(c.card);
         expect(await nextRead(scanner)).toEqual({ credential: c.credential, format: c.format });
@@ -104,7 +111,9 @@ export function badgeSerialSuite(name: string, makeLine: () => Promise<SerialLin
 
     it('has no bad-checksum fault for a format without a checksum', async () => {
       const simulator = new BadgeSerialSimulator({ format: 'em4100-dec' });
-      expect(() => simulator.setFault('bad-checksum', true)).toThrow(expect.objectContaining({ code: 'DRIVER_SIM_UNKNOWN_FAULT', hint: expect.stringContaining('garbage') }));
+      expect(() => simulator.setFault('bad-checksum', true)).toThrow(
+        expect.objectContaining({ code: 'DRIVER_SIM_UNKNOWN_FAULT', hint: expect.stringContaining('garbage') }),
+      );
       expect(() => simulator.setFault('no-finger', true)).toThrow(expect.objectContaining({ code: 'DRIVER_SIM_UNKNOWN_FAULT' }));
       expect(() => simulator.present(2 ** 32)).toThrow(expect.objectContaining({ code: 'DRIVER_BAD_ARGUMENT' }));
     });

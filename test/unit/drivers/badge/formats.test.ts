@@ -36,7 +36,9 @@ describe('badge line formats', () => {
 
   it('gives one EM4100 card the same credential on a decimal, a hex and a Wiegand-34 reader, and 24 bits on Wiegand 26', () => {
     const dec = BADGE_CODECS['em4100-dec'].decode('0008844356\r');
-    const hex = BADGE_CODECS['em4100-hex'].decode(strip(BADGE_CODECS['em4100-hex'].encode(8844356, { customer: 0x10 }), String.fromCharCode(ETX)));
+    const hex = BADGE_CODECS['em4100-hex'].decode(
+      strip(BADGE_CODECS['em4100-hex'].encode(8844356, { customer: 0x10 }), String.fromCharCode(ETX)),
+    );
     const w34 = BADGE_CODECS.wiegand34.decode('134,62532\r');
     const credentials = [dec, hex, w34].map((v) => (v.ok ? credentialOf(v.card) : v.kind));
     expect(credentials).toEqual(['32:8844356', '32:8844356', '32:8844356']);
@@ -68,7 +70,10 @@ describe('badge line formats', () => {
       expect(codec.decode(strip(codec.encode(5, { badChecksum: true }), '\r\n'))).toMatchObject({ ok: false, kind: 'checksum' });
     }
     const hex = BADGE_CODECS['em4100-hex'];
-    expect(hex.decode(strip(hex.encode(77, { badChecksum: true }), String.fromCharCode(ETX)))).toMatchObject({ ok: false, kind: 'checksum' });
+    expect(hex.decode(strip(hex.encode(77, { badChecksum: true }), String.fromCharCode(ETX)))).toMatchObject({
+      ok: false,
+      kind: 'checksum',
+    });
   });
 
   it('tells a misread (wrong length or range: ask again) from noise (drop)', () => {
@@ -79,7 +84,10 @@ describe('badge line formats', () => {
     expect(dec.decode('hello')).toMatchObject({ ok: false, kind: 'noise' });
     const hex = BADGE_CODECS['em4100-hex'];
     // Noise before the start code is skipped: the frame after the last STX counts.
-    expect(hex.decode(`x#\xfe\x00?${strip(hex.encode(42), String.fromCharCode(ETX))}`)).toEqual({ ok: true, card: { bits: 32, value: 42 } });
+    expect(hex.decode(`x#\xfe\x00?${strip(hex.encode(42), String.fromCharCode(ETX))}`)).toEqual({
+      ok: true,
+      card: { bits: 32, value: 42 },
+    });
     expect(hex.decode('no start code')).toMatchObject({ ok: false, kind: 'noise' });
     expect(hex.decode(`${String.fromCharCode(STX)}1234`)).toMatchObject({ ok: false, kind: 'format' });
     const w26 = BADGE_CODECS.wiegand26;
@@ -89,7 +97,12 @@ describe('badge line formats', () => {
   });
 
   it('keeps the digits of a misread card out of the detail (it is logged)', () => {
-    for (const [format, frame] of [['wiegand26', '98765,43210'], ['wiegand34', '12,987654'], ['em4100-dec', '98765432109'], ['em4100-dec', '9876543']] as const) {
+    for (const [format, frame] of [
+      ['wiegand26', '98765,43210'],
+      ['wiegand34', '12,987654'],
+      ['em4100-dec', '98765432109'],
+      ['em4100-dec', '9876543'],
+    ] as const) {
       const v = BADGE_CODECS[format].decode(frame);
       expect(v.ok).toBe(false);
       for (const digits of frame.split(',')) expect(v.ok ? '' : v.detail).not.toContain(digits);
@@ -97,8 +110,15 @@ describe('badge line formats', () => {
   });
 
   it('names the formats for an unknown one, and refuses STX frames on a keyboard wedge', () => {
-    expect(() => badgeCodec('em4200')).toThrow(expect.objectContaining({ code: 'DRIVER_BAD_ARGUMENT', hint: expect.stringContaining('em4100-dec, em4100-hex, wiegand26, wiegand34') }));
-    expect(() => badgeCodec('em4100-hex', { keyboard: true })).toThrow(expect.objectContaining({ code: 'DRIVER_BAD_ARGUMENT', hint: expect.stringContaining('em4100-dec, wiegand26, wiegand34') }));
+    expect(() => badgeCodec('em4200')).toThrow(
+      expect.objectContaining({
+        code: 'DRIVER_BAD_ARGUMENT',
+        hint: expect.stringContaining('em4100-dec, em4100-hex, wiegand26, wiegand34'),
+      }),
+    );
+    expect(() => badgeCodec('em4100-hex', { keyboard: true })).toThrow(
+      expect.objectContaining({ code: 'DRIVER_BAD_ARGUMENT', hint: expect.stringContaining('em4100-dec, wiegand26, wiegand34') }),
+    );
     expect(badgeCodec(undefined).name).toBe('em4100-dec');
     expect(() => BADGE_CODECS.wiegand26.encode(2 ** 24)).toThrow(expect.objectContaining({ code: 'DRIVER_BAD_ARGUMENT' }));
   });

@@ -17,7 +17,10 @@ describe('keyboard-wedge reports', () => {
       }),
       { numRuns: 200 },
     );
-    expect(typeText('1').map((r) => [...r])).toEqual([[0, 0, 0x1e, 0, 0, 0, 0, 0], [0, 0, 0, 0, 0, 0, 0, 0]]);
+    expect(typeText('1').map((r) => [...r])).toEqual([
+      [0, 0, 0x1e, 0, 0, 0, 0, 0],
+      [0, 0, 0, 0, 0, 0, 0, 0],
+    ]);
   });
 
   it('counts a key held over several reports once, and a repeated character pressed twice twice', () => {
@@ -29,7 +32,14 @@ describe('keyboard-wedge reports', () => {
   });
 
   it('ignores the too-many-keys report and keys without a character, reads keypad digits and Enter, skips a report id', () => {
-    expect(decodeAll([Buffer.from([0, 0, 1, 1, 1, 1, 1, 1]), Buffer.from([0, 0, 0x3a, 0, 0, 0, 0, 0]), Buffer.from([0, 0, 0x59, 0, 0, 0, 0, 0]), Buffer.from([0, 0, 0x58, 0, 0, 0, 0, 0])])).toBe('1\n');
+    expect(
+      decodeAll([
+        Buffer.from([0, 0, 1, 1, 1, 1, 1, 1]),
+        Buffer.from([0, 0, 0x3a, 0, 0, 0, 0, 0]),
+        Buffer.from([0, 0, 0x59, 0, 0, 0, 0, 0]),
+        Buffer.from([0, 0, 0x58, 0, 0, 0, 0, 0]),
+      ]),
+    ).toBe('1\n');
     expect(decodeAll([Buffer.from([1, 0x02, 0, 0x04, 0, 0, 0, 0, 0])])).toBe('A');
     expect(decodeAll([Buffer.from([0])])).toBe('');
   });

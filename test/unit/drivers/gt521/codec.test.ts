@@ -34,7 +34,9 @@ describe('GT-521 codec', () => {
     const bad = Buffer.from(p);
     bad[11]! ^= 0x80;
     expect(() => decodePacket(bad)).toThrow(expect.objectContaining({ code: 'DRIVER_CHECKSUM', retryable: true }));
-    expect(() => decodePacket(Buffer.concat([Buffer.from([0x55, 0xab]), p.subarray(2)]))).toThrow(expect.objectContaining({ code: 'DRIVER_FRAME' }));
+    expect(() => decodePacket(Buffer.concat([Buffer.from([0x55, 0xab]), p.subarray(2)]))).toThrow(
+      expect.objectContaining({ code: 'DRIVER_FRAME' }),
+    );
   });
 });
 

@@ -2,33 +2,62 @@
 // survive the trip through parameters and data packets, with the programming guide's values.
 import { describe, expect, it } from 'vitest';
 import { GT521_COMMANDS, Gt521, type Gt521CommandCodec } from '../../../../drivers/gt521/commands.js';
-import { DEVINFO_SIZE, ENROLL_NO_SAVE, Gt521Command, IMAGE_SIZE, NackCode, RAW_IMAGE_SIZE, SET_TEMPLATE_NO_DUP_CHECK, TEMPLATE_SIZE } from '../../../../drivers/gt521/protocol.js';
+import {
+  DEVINFO_SIZE,
+  ENROLL_NO_SAVE,
+  Gt521Command,
+  IMAGE_SIZE,
+  NackCode,
+  RAW_IMAGE_SIZE,
+  SET_TEMPLATE_NO_DUP_CHECK,
+  TEMPLATE_SIZE,
+} from '../../../../drivers/gt521/protocol.js';
 
 const template = Buffer.alloc(TEMPLATE_SIZE, 7);
-const samples: { [K in keyof typeof Gt521]: (typeof Gt521)[K] extends Gt521CommandCodec<infer Req, infer Res> ? Array<[Req, Res]> : never } = {
-  Open: [[{ extraInfo: true }, { firmwareVersion: 0x20150930, isoAreaMaxSize: 0x1c000, serialNumber: Buffer.alloc(16, 0xab) }], [{ extraInfo: false }, null]],
+const samples: {
+  [K in keyof typeof Gt521]: (typeof Gt521)[K] extends Gt521CommandCodec<infer Req, infer Res> ? Array<[Req, Res]> : never;
+} = {
+  Open: [
+    [{ extraInfo: true }, { firmwareVersion: 0x20150930, isoAreaMaxSize: 0x1c000, serialNumber: Buffer.alloc(16, 0xab) }],
+    [{ extraInfo: false }, null],
+  ],
   Close: [[{}, {}]],
   ChangeBaud: [[{ baud: 115200 }, {}]],
-  CmosLed: [[{ on: true }, {}], [{ on: false }, {}]],
+  CmosLed: [
+    [{ on: true }, {}],
+    [{ on: false }, {}],
+  ],
   GetEnrollCount: [[{}, { count: 2999 }]],
   CheckEnrolled: [[{ slot: 42 }, {}]],
-  EnrollStart: [[{ slot: 7 }, {}], [{ slot: null }, {}]],
+  EnrollStart: [
+    [{ slot: 7 }, {}],
+    [{ slot: null }, {}],
+  ],
   Enroll1: [[{}, {}]],
   Enroll2: [[{}, {}]],
   Enroll3: [[{ returnsTemplate: false }, { template: null }]],
-  IsPressFinger: [[{}, { pressed: true }], [{}, { pressed: false }]],
+  IsPressFinger: [
+    [{}, { pressed: true }],
+    [{}, { pressed: false }],
+  ],
   DeleteID: [[{ slot: 3 }, {}]],
   DeleteAll: [[{}, {}]],
   Verify: [[{ slot: 3 }, {}]],
   Identify: [[{}, { slot: 1234 }]],
   VerifyTemplate: [[{ slot: 9 }, {}]],
   IdentifyTemplate: [[{}, { slot: 0 }]],
-  CaptureFinger: [[{ best: true }, {}], [{ best: false }, {}]],
+  CaptureFinger: [
+    [{ best: true }, {}],
+    [{ best: false }, {}],
+  ],
   MakeTemplate: [[{}, { data: template }]],
   GetImage: [[{}, { data: Buffer.alloc(IMAGE_SIZE, 1) }]],
   GetRawImage: [[{}, { data: Buffer.alloc(RAW_IMAGE_SIZE, 2) }]],
   GetTemplate: [[{ slot: 2999 }, { data: template }]],
-  SetTemplate: [[{ slot: 5, checkDuplicate: true }, {}], [{ slot: 5, checkDuplicate: false }, {}]],
+  SetTemplate: [
+    [{ slot: 5, checkDuplicate: true }, {}],
+    [{ slot: 5, checkDuplicate: false }, {}],
+  ],
 };
 
 describe('GT-521 command codecs', () => {
@@ -52,7 +81,11 @@ describe('GT-521 command codecs', () => {
     expect(Gt521.IsPressFinger.encodeResponse({ pressed: false }).parameter).toBe(NackCode.FingerIsNotPressed);
     expect(Gt521.Open.moduleData!({ extraInfo: true })).toBe(DEVINFO_SIZE);
     expect(Gt521.Enroll3.moduleData!({ returnsTemplate: true })).toBe(TEMPLATE_SIZE);
-    expect([Gt521.SetTemplate.hostData, Gt521.VerifyTemplate.hostData, Gt521.IdentifyTemplate.hostData]).toEqual([TEMPLATE_SIZE, TEMPLATE_SIZE, TEMPLATE_SIZE]);
+    expect([Gt521.SetTemplate.hostData, Gt521.VerifyTemplate.hostData, Gt521.IdentifyTemplate.hostData]).toEqual([
+      TEMPLATE_SIZE,
+      TEMPLATE_SIZE,
+      TEMPLATE_SIZE,
+    ]);
     expect([Gt521.DeleteAll.retryable, Gt521.SetTemplate.retryable, Gt521.GetTemplate.retryable]).toEqual([false, false, true]);
   });
 

@@ -13,7 +13,7 @@ const images = (id: number, impression: number): SimImage => {
   const width = 300;
   const height = 240;
   const pixels = new Uint8Array(width * height);
-  for (let i = 0; i < pixels.length; i++) pixels[i] = (i * (id % 7 + 1) + impression) & 0xff;
+  for (let i = 0; i < pixels.length; i++) pixels[i] = (i * ((id % 7) + 1) + impression) & 0xff;
   return { width, height, pixels };
 };
 
@@ -308,7 +308,10 @@ describe('GT-521 driver faults', () => {
   it('hears nothing from a host at another baud rate, and rereads the host speed after ChangeBaud', async () => {
     let hostBaud = 9600;
     const reads: boolean[] = [];
-    const { driver } = await setup({ baud: 57600, hostBaud: (fresh) => (reads.push(Boolean(fresh)), hostBaud) }, { timeoutMs: 60, retries: 0 });
+    const { driver } = await setup(
+      { baud: 57600, hostBaud: (fresh) => (reads.push(Boolean(fresh)), hostBaud) },
+      { timeoutMs: 60, retries: 0 },
+    );
     await expect(driver.getEnrollCount()).rejects.toMatchObject({ code: 'DRIVER_TIMEOUT' });
     hostBaud = 57600;
     expect(await driver.getEnrollCount()).toBe(0);

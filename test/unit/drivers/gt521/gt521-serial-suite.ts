@@ -19,7 +19,11 @@ import { IMAGE_SIZE, RAW_IMAGE_SIZE } from '../../../../drivers/gt521/protocol.j
 import type { SimImage } from '../../../../drivers/simulator/images.js';
 import type { SerialLine } from '../transport/serial-lines.js';
 
-const images = (id: number, impression: number): SimImage => ({ width: 160, height: 120, pixels: Uint8Array.from({ length: 160 * 120 }, (_, i) => ((i % 160) * 2 + id + impression) & 0xff) });
+const images = (id: number, impression: number): SimImage => ({
+  width: 160,
+  height: 120,
+  pixels: Uint8Array.from({ length: 160 * 120 }, (_, i) => ((i % 160) * 2 + id + impression) & 0xff),
+});
 
 export function gt521SerialSuite(name: string, makeLine: () => Promise<SerialLine>): void {
   const cleanup: Array<() => Promise<void>> = [];
@@ -96,7 +100,33 @@ export function gt521SerialSuite(name: string, makeLine: () => Promise<SerialLin
       expect(simulator.baud).toBe(57600);
       expect(await d.getEnrollCount()).toBe(0);
       await d.close();
-      expect(simulator.received).toEqual(expect.arrayContaining(['Open', 'Close', 'ChangeBaud', 'CmosLed', 'GetEnrollCount', 'CheckEnrolled', 'EnrollStart', 'Enroll1', 'Enroll2', 'Enroll3', 'IsPressFinger', 'DeleteID', 'DeleteAll', 'Verify', 'Identify', 'VerifyTemplate', 'IdentifyTemplate', 'CaptureFinger', 'MakeTemplate', 'GetImage', 'GetRawImage', 'GetTemplate', 'SetTemplate']));
+      expect(simulator.received).toEqual(
+        expect.arrayContaining([
+          'Open',
+          'Close',
+          'ChangeBaud',
+          'CmosLed',
+          'GetEnrollCount',
+          'CheckEnrolled',
+          'EnrollStart',
+          'Enroll1',
+          'Enroll2',
+          'Enroll3',
+          'IsPressFinger',
+          'DeleteID',
+          'DeleteAll',
+          'Verify',
+          'Identify',
+          'VerifyTemplate',
+          'IdentifyTemplate',
+          'CaptureFinger',
+          'MakeTemplate',
+          'GetImage',
+          'GetRawImage',
+          'GetTemplate',
+          'SetTemplate',
+        ]),
+      );
     });
 
     it('recovers from garbage and bad checksums on the line', async () => {
@@ -106,7 +136,7 @@ export function gt521SerialSuite(name: string, makeLine: () => Promise<SerialLin
       simulator.enrollDirect(2, 5);
       simulator.faults.badChecksum = 1;
       expect(await d.getEnrollCount()).toBe(1);
-      simulator.setFault("dropped-bytes", 1);
+      simulator.setFault('dropped-bytes', 1);
       expect(decodeSimTemplate(await d.getTemplate(2))?.fingerId).toBe(5);
     });
 
@@ -149,7 +179,13 @@ export function gt521SerialSuite(name: string, makeLine: () => Promise<SerialLin
       await host.close();
       const probe = (timeoutMs: number) => line.withHostPort(9600, (t) => probeGt521Transport(t, 9600, timeoutMs));
       const found = await probe(1000);
-      expect(found).toEqual({ model: 'GT-521F32', firmware: '01020304', capacity: 200, templates: 2, serial: '0011223344556677-8899AABBCCDDEEFF' });
+      expect(found).toEqual({
+        model: 'GT-521F32',
+        firmware: '01020304',
+        capacity: 200,
+        templates: 2,
+        serial: '0011223344556677-8899AABBCCDDEEFF',
+      });
       simulator.setFault('stall', true);
       const t0 = Date.now();
       expect(await probe(300)).toBeNull();
@@ -181,36 +217,46 @@ export function gt521SerialSuite(name: string, makeLine: () => Promise<SerialLin
       const reader = line.host(115200);
       await reader.open();
       cleanup.push(() => reader.close());
-      const packetArb = fc.record({ deviceId: fc.constant(1), parameter: fc.integer({ min: 0, max: 0xffffffff }), code: fc.integer({ min: 0, max: 0xffff }) });
+      const packetArb = fc.record({
+        deviceId: fc.constant(1),
+        parameter: fc.integer({ min: 0, max: 0xffffffff }),
+        code: fc.integer({ min: 0, max: 0xffff }),
+      });
       const garbageArb = fc.uint8Array({ maxLength: 30 }).map((g) => Buffer.from(g.filter((b) => b !== 0x55 && b !== 0x5a)));
       await fc.assert(
-        fc.asyncProperty(fc.array(fc.tuple(garbageArb, fc.oneof(packetArb, fc.uint8Array({ minLength: 40, maxLength: 40 }))), { minLength: 1, maxLength: 8 }), async (items) => {
-          const got: unknown[] = [];
-          const parser: Gt521Parser = new Gt521Parser({
-            packet: (p: Gt521Packet) => got.push(p),
-            data: (d) => {
-              got.push([...d.data]);
-              parser.expectedDataLength = 40;
-            },
-            error: (e) => got.push(e.code),
-          });
-          parser.expectedDataLength = 40;
-          const expected = items.map(([, f]) => (f instanceof Uint8Array ? [...f] : f));
-          const bytes = Buffer.concat(items.flatMap(([g, f]) => [g, f instanceof Uint8Array ? encodeData(f) : encodePacket(f)]));
-          const done = new Promise<void>((resolve) => {
-            const onData = (chunk: Buffer) => {
-              parser.push(chunk);
-              if (got.length >= expected.length) {
-                reader.off('data', onData);
-                resolve();
-              }
-            };
-            reader.on('data', onData);
-          });
-          await writer.write(bytes);
-          await done;
-          expect(got).toEqual(expected);
-        }),
+        fc.asyncProperty(
+          fc.array(fc.tuple(garbageArb, fc.oneof(packetArb, fc.uint8Array({ minLength: 40, maxLength: 40 }))), {
+            minLength: 1,
+            maxLength: 8,
+          }),
+          async (items) => {
+            const got: unknown[] = [];
+            const parser: Gt521Parser = new Gt521Parser({
+              packet: (p: Gt521Packet) => got.push(p),
+              data: (d) => {
+                got.push([...d.data]);
+                parser.expectedDataLength = 40;
+              },
+              error: (e) => got.push(e.code),
+            });
+            parser.expectedDataLength = 40;
+            const expected = items.map(([, f]) => (f instanceof Uint8Array ? [...f] : f));
+            const bytes = Buffer.concat(items.flatMap(([g, f]) => [g, f instanceof Uint8Array ? encodeData(f) : encodePacket(f)]));
+            const done = new Promise<void>((resolve) => {
+              const onData = (chunk: Buffer) => {
+                parser.push(chunk);
+                if (got.length >= expected.length) {
+                  reader.off('data', onData);
+                  resolve();
+                }
+              };
+              reader.on('data', onData);
+            });
+            await writer.write(bytes);
+            await done;
+            expect(got).toEqual(expected);
+          },
+        ),
         { numRuns: 25 },
       );
     });
@@ -225,7 +271,11 @@ export function gt521SerialSuite(name: string, makeLine: () => Promise<SerialLin
         return sim;
       };
       let sim = await serve();
-      const scanner = new Gt521Scanner({ transport: line.host(115200, { watchdogMs: 50 }), baud: 115200, reconnect: { baseMs: 20, capMs: 100 } });
+      const scanner = new Gt521Scanner({
+        transport: line.host(115200, { watchdogMs: 50 }),
+        baud: 115200,
+        reconnect: { baseMs: 20, capMs: 100 },
+      });
       cleanup.push(async () => {
         await scanner.close();
         await sim.close().catch(() => undefined);

@@ -5,13 +5,19 @@ import { Gt521Parser } from '../../../../drivers/gt521/parser.js';
 
 type Frame = { kind: 'packet'; packet: Gt521Packet } | { kind: 'data'; data: number[] };
 
-const packetArb = fc.record({ deviceId: fc.integer({ min: 0, max: 0xffff }), parameter: fc.integer({ min: 0, max: 0xffffffff }), code: fc.integer({ min: 0, max: 0xffff }) });
+const packetArb = fc.record({
+  deviceId: fc.integer({ min: 0, max: 0xffff }),
+  parameter: fc.integer({ min: 0, max: 0xffffffff }),
+  code: fc.integer({ min: 0, max: 0xffff }),
+});
 
 function framesArb(dataLength: number) {
   return fc.array(
     fc.oneof(
       packetArb.map((packet): Frame => ({ kind: 'packet', packet })),
-      fc.array(fc.integer({ min: 0, max: 255 }), { minLength: dataLength, maxLength: dataLength }).map((data): Frame => ({ kind: 'data', data })),
+      fc
+        .array(fc.integer({ min: 0, max: 255 }), { minLength: dataLength, maxLength: dataLength })
+        .map((data): Frame => ({ kind: 'data', data })),
     ),
     { minLength: 1, maxLength: 12 },
   );
@@ -59,14 +65,17 @@ const garbageArb = fc.uint8Array({ maxLength: 40 }).map((g) => Buffer.from(g.fil
 describe('GT-521 stream parser', () => {
   it('parses back any frames, whatever the chunking', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 600 }).chain((len) => fc.tuple(fc.constant(len), framesArb(len), fc.array(fc.nat(), { maxLength: 30 }))), ([len, frames, cuts]) => {
-        const bytes = Buffer.concat(frames.map(encodeFrame));
-        const { got, errors, parser } = run(split(bytes, cuts), len);
-        expect(errors).toEqual([]);
-        expect(got).toEqual(frames);
-        expect(parser.garbageBytes).toBe(0);
-        expect(parser.inFrame).toBe(false);
-      }),
+      fc.property(
+        fc.integer({ min: 0, max: 600 }).chain((len) => fc.tuple(fc.constant(len), framesArb(len), fc.array(fc.nat(), { maxLength: 30 }))),
+        ([len, frames, cuts]) => {
+          const bytes = Buffer.concat(frames.map(encodeFrame));
+          const { got, errors, parser } = run(split(bytes, cuts), len);
+          expect(errors).toEqual([]);
+          expect(got).toEqual(frames);
+          expect(parser.garbageBytes).toBe(0);
+          expect(parser.inFrame).toBe(false);
+        },
+      ),
       { numRuns: 200 },
     );
   });
@@ -74,7 +83,16 @@ describe('GT-521 stream parser', () => {
   it('skips garbage between frames and recovers every frame', () => {
     fc.assert(
       fc.property(
-        fc.integer({ min: 0, max: 64 }).chain((len) => fc.tuple(fc.constant(len), framesArb(len), fc.array(garbageArb, { minLength: 13, maxLength: 13 }), fc.array(fc.nat(), { maxLength: 20 }))),
+        fc
+          .integer({ min: 0, max: 64 })
+          .chain((len) =>
+            fc.tuple(
+              fc.constant(len),
+              framesArb(len),
+              fc.array(garbageArb, { minLength: 13, maxLength: 13 }),
+              fc.array(fc.nat(), { maxLength: 20 }),
+            ),
+          ),
         ([len, frames, garbage, cuts]) => {
           const parts: Buffer[] = [];
           frames.forEach((f, i) => parts.push(garbage[i]!, encodeFrame(f)));
@@ -94,7 +112,15 @@ describe('GT-521 stream parser', () => {
   it('rejects a frame with a flipped bit and still finds the frames around it', () => {
     fc.assert(
       fc.property(
-        fc.integer({ min: 1, max: 64 }).chain((len) => fc.tuple(fc.constant(len), framesArb(len).filter((f) => f.length >= 2), fc.nat(), fc.nat(), fc.array(fc.nat(), { maxLength: 20 }))),
+        fc.integer({ min: 1, max: 64 }).chain((len) =>
+          fc.tuple(
+            fc.constant(len),
+            framesArb(len).filter((f) => f.length >= 2),
+            fc.nat(),
+            fc.nat(),
+            fc.array(fc.nat(), { maxLength: 20 }),
+          ),
+        ),
         ([len, frames, which, bitPick, cuts]) => {
           const victim = which % frames.length;
           const encoded = frames.map(encodeFrame);

@@ -5,7 +5,11 @@ import { Gt521Simulator } from '../../../../drivers/gt521/simulator.js';
 import type { SimImage } from '../../../../drivers/simulator/images.js';
 import { createMemoryPair } from '../../../../drivers/transport/memory-transport.js';
 
-const images = (id: number, impression: number): SimImage => ({ width: 258, height: 202, pixels: Uint8Array.from({ length: 258 * 202 }, (_, i) => (i + id * 3 + impression) & 0xff) });
+const images = (id: number, impression: number): SimImage => ({
+  width: 258,
+  height: 202,
+  pixels: Uint8Array.from({ length: 258 * 202 }, (_, i) => (i + id * 3 + impression) & 0xff),
+});
 
 const cleanup: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -98,7 +102,9 @@ describe('Gt521Scanner', () => {
     await scanner.deleteOnModule(17);
     expect(await scanner.usedSlots()).toEqual([]);
     await scanner.clearModule();
-    await expect(scanner.storeOnModule(1, { format: 'r30x-char', data: new Uint8Array(498) })).rejects.toMatchObject({ code: 'DRIVER_BAD_TEMPLATE' });
+    await expect(scanner.storeOnModule(1, { format: 'r30x-char', data: new Uint8Array(498) })).rejects.toMatchObject({
+      code: 'DRIVER_BAD_TEMPLATE',
+    });
     await expect(scanner.enrollOnModule({ presses: 2 })).rejects.toMatchObject({ code: 'DRIVER_BAD_PARAM' });
   });
 
@@ -124,6 +130,6 @@ describe('Gt521Scanner', () => {
     await scanner.open();
     const gone = new Promise<Error>((resolve) => scanner.once('disconnect', resolve));
     await simulator.detach();
-    expect((await gone as { code?: string }).code).toBe('TRANSPORT_DISCONNECTED');
+    expect(((await gone) as { code?: string }).code).toBe('TRANSPORT_DISCONNECTED');
   });
 });

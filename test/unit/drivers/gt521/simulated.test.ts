@@ -5,7 +5,10 @@ import { syntheticImages } from '../../../../src/synthetic/simulator-sources.js'
 describe('simulated GT-521 scanner', () => {
   it('is wired in-process with the synthetic finger images, and takes fault switches by name', async () => {
     expect(SIMULATED_FAMILIES).toContain('gt521');
-    const { scanner, simulator } = await createSimulatedScanner('gt521', { images: syntheticImages, scanner: { pollMs: 5, timeoutMs: 150, retries: 0, reconnect: false } });
+    const { scanner, simulator } = await createSimulatedScanner('gt521', {
+      images: syntheticImages,
+      scanner: { pollMs: 5, timeoutMs: 150, retries: 0, reconnect: false },
+    });
     try {
       const info = await scanner.open();
       expect(info).toMatchObject({ family: 'gt521', model: 'GT-521F52', baud: 9600 });

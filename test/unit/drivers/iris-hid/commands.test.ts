@@ -20,11 +20,34 @@ describe('iris message codecs', () => {
   });
 
   it('carry each feature report through its bytes and back under its report id', () => {
-    const info = { protocolVersion: 1, model: 'EYE', firmware: '2.0', serial: 'S1', sensorWidth: 640, sensorHeight: 480, ppi: 460, capabilities: 3 };
+    const info = {
+      protocolVersion: 1,
+      model: 'EYE',
+      firmware: '2.0',
+      serial: 'S1',
+      sensorWidth: 640,
+      sensorHeight: 480,
+      ppi: 460,
+      capabilities: 3,
+    };
     expect(IrisFeatures.DeviceInfo.decode(IrisFeatures.DeviceInfo.encode(info))).toEqual(info);
-    expect(IrisFeatures.Lights.decode(IrisFeatures.Lights.encode({ ir: 200, color: 2, blink: 1 }))).toEqual({ ir: 200, color: 2, blink: 1 });
-    expect(IrisFeatures.Status.decode(IrisFeatures.Status.encode({ state: 2, eyeInView: true, lastError: 3 }))).toEqual({ state: 2, eyeInView: true, lastError: 3 });
-    expect([IrisFeatures.DeviceInfo.reportId, IrisFeatures.Lights.reportId, IrisFeatures.Status.reportId]).toEqual([ReportId.DeviceInfo, ReportId.Lights, ReportId.Status]);
-    expect(() => IrisFeatures.Lights.decode(IrisFeatures.Status.encode({ state: 0, eyeInView: false, lastError: 0 }))).toThrow(expect.objectContaining({ code: 'DRIVER_FRAME' }));
+    expect(IrisFeatures.Lights.decode(IrisFeatures.Lights.encode({ ir: 200, color: 2, blink: 1 }))).toEqual({
+      ir: 200,
+      color: 2,
+      blink: 1,
+    });
+    expect(IrisFeatures.Status.decode(IrisFeatures.Status.encode({ state: 2, eyeInView: true, lastError: 3 }))).toEqual({
+      state: 2,
+      eyeInView: true,
+      lastError: 3,
+    });
+    expect([IrisFeatures.DeviceInfo.reportId, IrisFeatures.Lights.reportId, IrisFeatures.Status.reportId]).toEqual([
+      ReportId.DeviceInfo,
+      ReportId.Lights,
+      ReportId.Status,
+    ]);
+    expect(() => IrisFeatures.Lights.decode(IrisFeatures.Status.encode({ state: 0, eyeInView: false, lastError: 0 }))).toThrow(
+      expect.objectContaining({ code: 'DRIVER_FRAME' }),
+    );
   });
 });

@@ -27,7 +27,16 @@ async function setup(sim: { pace?: boolean } = {}, driver: { timeoutMs?: number;
 describe('iris HID driver against the simulator', () => {
   it('reads device info, status and lights through feature reports', async () => {
     const { driver, simulator } = await setup();
-    expect(await driver.deviceInfo()).toEqual({ protocolVersion: 1, model: 'SIM-IRIS-1', firmware: '1.0.0', serial: 'IRS0000001', sensorWidth: 640, sensorHeight: 480, ppi: 460, capabilities: 3 });
+    expect(await driver.deviceInfo()).toEqual({
+      protocolVersion: 1,
+      model: 'SIM-IRIS-1',
+      firmware: '1.0.0',
+      serial: 'IRS0000001',
+      sensorWidth: 640,
+      sensorHeight: 480,
+      ppi: 460,
+      capabilities: 3,
+    });
     expect(await driver.status()).toEqual({ state: 0, eyeInView: false, lastError: 0 });
     simulator.present(5);
     expect((await driver.status()).eyeInView).toBe(true);
@@ -50,7 +59,12 @@ describe('iris HID driver against the simulator', () => {
   it('captures the cropped and the cropped-and-masked kinds at 640×480 and 320×240', async () => {
     const { driver, simulator } = await setup();
     simulator.present(3);
-    for (const [kind, width, height] of [[3, 640, 480], [3, 320, 240], [7, 640, 480], [7, 320, 240]] as const) {
+    for (const [kind, width, height] of [
+      [3, 640, 480],
+      [3, 320, 240],
+      [7, 640, 480],
+      [7, 320, 240],
+    ] as const) {
       const r = await driver.capture({ kind, width, height });
       expect(r).toMatchObject({ kind, width, height, pupilX: width / 2, pupilY: height / 2 });
       // The iris fills 2R of 3.2R across: radius = width / 3.2.
@@ -132,7 +146,7 @@ describe('iris HID driver against the simulator', () => {
     );
   });
 
-  it('ignores input reports of unknown types and chunks of nobody\'s capture', async () => {
+  it("ignores input reports of unknown types and chunks of nobody's capture", async () => {
     const { driver, simulator } = await setup();
     simulator.present(6);
     const { encodeChunk } = await import('../../../../drivers/iris-hid/protocol.js');
@@ -149,7 +163,21 @@ describe('iris HID driver against the simulator', () => {
     const incoming = driver.transport as unknown as { emit(event: 'data', body: Buffer): boolean };
     // A first chunk of capture `tag` whose header says `pixelBytes` for `width`×`height`.
     const forged = (tag: number, pixelBytes: number, width = 640, height = 480) => {
-      const head = Buffer.from(encodeResult({ tag, kind: 2, quality: 90, width: 1, height: 1, pupilX: 0, pupilY: 0, irisRadius: 0, flags: 0, captureMs: 0, pixels: new Uint8Array(1) }).subarray(0, RESULT_HEADER_SIZE));
+      const head = Buffer.from(
+        encodeResult({
+          tag,
+          kind: 2,
+          quality: 90,
+          width: 1,
+          height: 1,
+          pupilX: 0,
+          pupilY: 0,
+          irisRadius: 0,
+          flags: 0,
+          captureMs: 0,
+          pixels: new Uint8Array(1),
+        }).subarray(0, RESULT_HEADER_SIZE),
+      );
       head.writeUInt16LE(width, 8);
       head.writeUInt16LE(height, 10);
       head.writeUInt32LE(pixelBytes >>> 0, 24);
@@ -162,7 +190,12 @@ describe('iris HID driver against the simulator', () => {
     const lastCaptureTag = () => written.filter((w) => w[1] === 0x10).at(-1)![2]!;
     simulator.lift(); // the camera waits for an eye and sends nothing of its own
     const before = process.memoryUsage().arrayBuffers;
-    for (const [pixelBytes, width, height] of [[0xfffffff0, 640, 480], [0x7fffffff, 640, 480], [640 * 480 + 1, 640, 480], [320 * 240, 640, 480]] as const) {
+    for (const [pixelBytes, width, height] of [
+      [0xfffffff0, 640, 480],
+      [0x7fffffff, 640, 480],
+      [640 * 480 + 1, 640, 480],
+      [320 * 240, 640, 480],
+    ] as const) {
       const capture = driver.capture({ timeoutMs: 5000 });
       await new Promise((r) => setTimeout(r, 20));
       expect(() => incoming.emit('data', forged(lastCaptureTag(), pixelBytes, width, height))).not.toThrow();

@@ -7,7 +7,13 @@ import { testEye } from './test-eye.js';
 describe('iris HID discovery probe', () => {
   it('identifies the simulated camera', async () => {
     const sim = new IrisHidSimulator({ images: testEye, pace: false, model: 'EYECAM-9', firmware: '2.1', serial: 'S-77' });
-    expect(await probeIrisHid('sim:iris', { open: sim.opener })).toEqual({ model: 'EYECAM-9', firmware: '2.1', serial: 'S-77', capacity: null, templates: null });
+    expect(await probeIrisHid('sim:iris', { open: sim.opener })).toEqual({
+      model: 'EYECAM-9',
+      firmware: '2.1',
+      serial: 'S-77',
+      capacity: null,
+      templates: null,
+    });
   });
 
   it('says null for a HID device that is not an iris camera, and for one that cannot be opened', async () => {

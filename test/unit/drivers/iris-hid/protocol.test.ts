@@ -19,7 +19,14 @@ import {
 } from '../../../../drivers/iris-hid/protocol.js';
 
 const resultArb = fc
-  .record({ width: fc.integer({ min: 1, max: 40 }), height: fc.integer({ min: 1, max: 30 }), tag: fc.integer({ min: 0, max: 255 }), kind: fc.constantFrom(2, 3, 7), quality: fc.integer({ min: 0, max: 100 }), seed: fc.nat() })
+  .record({
+    width: fc.integer({ min: 1, max: 40 }),
+    height: fc.integer({ min: 1, max: 30 }),
+    tag: fc.integer({ min: 0, max: 255 }),
+    kind: fc.constantFrom(2, 3, 7),
+    quality: fc.integer({ min: 0, max: 100 }),
+    seed: fc.nat(),
+  })
   .map(
     (r): IrisResult => ({
       tag: r.tag,
@@ -44,7 +51,16 @@ describe('iris HID protocol', () => {
     const back = decodeCommand(cmd);
     expect(back).toMatchObject({ command: 0x10, tag: 7 });
     expect(decodeCaptureParams(back.params)).toEqual({ kind: 3, width: 320, height: 240, timeoutMs: 3000, minQuality: 50 });
-    const info = { protocolVersion: 1, model: 'SIM-IRIS-1', firmware: '1.0.0', serial: 'IRS0000001', sensorWidth: 640, sensorHeight: 480, ppi: 460, capabilities: 3 };
+    const info = {
+      protocolVersion: 1,
+      model: 'SIM-IRIS-1',
+      firmware: '1.0.0',
+      serial: 'IRS0000001',
+      sensorWidth: 640,
+      sensorHeight: 480,
+      ppi: 460,
+      capabilities: 3,
+    };
     const rep = encodeDeviceInfo(info);
     expect(rep.length).toBe(REPORT_SIZE);
     expect(rep[0]).toBe(0x02);
@@ -85,7 +101,19 @@ describe('iris HID protocol', () => {
   it('refuses a header announcing more pixels than 640×480, or not width × height, before any buffer is sized from it', async () => {
     const { readResultHeader, MAX_RESULT_PIXELS } = await import('../../../../drivers/iris-hid/protocol.js');
     expect(MAX_RESULT_PIXELS).toBe(640 * 480);
-    const r: IrisResult = { tag: 4, kind: 3, quality: 1, width: 320, height: 240, pupilX: 0, pupilY: 0, irisRadius: 0, flags: 0, captureMs: 0, pixels: new Uint8Array(320 * 240) };
+    const r: IrisResult = {
+      tag: 4,
+      kind: 3,
+      quality: 1,
+      width: 320,
+      height: 240,
+      pupilX: 0,
+      pupilY: 0,
+      irisRadius: 0,
+      flags: 0,
+      captureMs: 0,
+      pixels: new Uint8Array(320 * 240),
+    };
     const msg = Buffer.from(encodeResult(r));
     expect(readResultHeader(msg)).toEqual({ tag: 4, kind: 3, width: 320, height: 240, pixelBytes: 76_800, total: 32 + 76_800 + 4 });
     expect(readResultHeader(Buffer.from('NOPE'.padEnd(40, '\0')))).toBeNull();

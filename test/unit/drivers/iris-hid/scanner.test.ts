@@ -13,7 +13,13 @@ afterEach(async () => {
 async function setup(options: { reconnect?: boolean } = {}) {
   const simulator = new IrisHidSimulator({ images: testEye, pace: false, serial: 'IRS42' });
   const transport = new HidTransport({ path: 'sim:iris-scanner', open: simulator.opener });
-  const scanner = new IrisHidScanner({ transport, timeoutMs: 300, captureTimeoutMs: 200, pollMs: 5, reconnect: options.reconnect ? { baseMs: 10, capMs: 20 } : false });
+  const scanner = new IrisHidScanner({
+    transport,
+    timeoutMs: 300,
+    captureTimeoutMs: 200,
+    pollMs: 5,
+    reconnect: options.reconnect ? { baseMs: 10, capMs: 20 } : false,
+  });
   cleanup.push(async () => {
     await scanner.close();
     await simulator.close();

@@ -7,7 +7,10 @@ import { syntheticImages } from '../../../../src/synthetic/simulator-sources.js'
 describe('simulated iris camera', () => {
   it('runs in-process on the HID seam with the synthetic eye images', async () => {
     expect(SIMULATED_FAMILIES).toContain('iris-hid');
-    const { scanner, simulator } = await createSimulatedScanner('iris-hid', { images: syntheticImages, scanner: { captureTimeoutMs: 300, reconnect: false } });
+    const { scanner, simulator } = await createSimulatedScanner('iris-hid', {
+      images: syntheticImages,
+      scanner: { captureTimeoutMs: 300, reconnect: false },
+    });
     try {
       expect(await scanner.open()).toMatchObject({ family: 'iris-hid', transport: 'hid', path: 'sim:iris-hid' });
       simulator.present(11);
@@ -24,7 +27,10 @@ describe('simulated iris camera', () => {
 
   it('says plainly that it is not a byte-stream simulator', async () => {
     const { device } = createMemoryPair();
-    await expect(attachSimulator('iris-hid', device, { images: fallbackImages })).rejects.toMatchObject({ code: 'DRIVER_UNKNOWN_FAMILY', hint: expect.stringMatching(/in-process|createSimulatedScanner/) });
+    await expect(attachSimulator('iris-hid', device, { images: fallbackImages })).rejects.toMatchObject({
+      code: 'DRIVER_UNKNOWN_FAMILY',
+      hint: expect.stringMatching(/in-process|createSimulatedScanner/),
+    });
   });
 });
 

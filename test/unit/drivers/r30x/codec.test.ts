@@ -1,6 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { PacketId, checksum, encodeCommand, encodeDataPackets, encodePacket, packNibbles, unpackNibbles, type R30xPacket } from '../../../../drivers/r30x/codec.js';
+import {
+  PacketId,
+  checksum,
+  encodeCommand,
+  encodeDataPackets,
+  encodePacket,
+  packNibbles,
+  unpackNibbles,
+  type R30xPacket,
+} from '../../../../drivers/r30x/codec.js';
 import { R30xParser } from '../../../../drivers/r30x/parser.js';
 
 const packetArb = fc.record({
@@ -45,7 +54,11 @@ describe('R30x codec', () => {
   it('splits data into packets with an end packet last', () => {
     const wire = encodeDataPackets(new Uint8Array(300).fill(7), 128);
     const got = parseAll([wire]);
-    expect(got.map((r) => (r.ok ? [r.packet.pid, r.packet.payload.length] : null))).toEqual([[2, 128], [2, 128], [8, 44]]);
+    expect(got.map((r) => (r.ok ? [r.packet.pid, r.packet.payload.length] : null))).toEqual([
+      [2, 128],
+      [2, 128],
+      [8, 44],
+    ]);
   });
 
   it('packs 8-bit pixels to 4-bit nibbles and back (upper 4 bits kept, ×17 widening)', () => {
@@ -78,7 +91,9 @@ describe('R30x stream parser (property)', () => {
         fc.array(fc.nat(4000), { maxLength: 20 }),
         (items, cuts) => {
           const wire = Buffer.concat(items.flatMap(([garbage, p]) => [Buffer.from(garbage), encodePacket(p)]));
-          const got = parseAll(split(wire, cuts)).filter((r) => r.ok).map((r) => (r.ok ? r.packet : null)!);
+          const got = parseAll(split(wire, cuts))
+            .filter((r) => r.ok)
+            .map((r) => (r.ok ? r.packet : null)!);
           // Every real frame comes out, in order (garbage may occasionally form an extra valid frame).
           let j = 0;
           for (const r of got) if (j < items.length && same(r, items[j]![1])) j++;
@@ -91,23 +106,31 @@ describe('R30x stream parser (property)', () => {
 
   it('rejects a frame with a flipped bit and still parses the frames after it', () => {
     fc.assert(
-      fc.property(packetArb, packetArb, fc.nat(), fc.integer({ min: 0, max: 7 }), fc.array(fc.nat(4000), { maxLength: 10 }), (bad, good, at, bit, cuts) => {
-        const frame = encodePacket(bad);
-        // Flip a bit after the start code (a flip in the start code just makes garbage).
-        const pos = 2 + (at % (frame.length - 2));
-        frame[pos]! ^= 1 << bit;
-        // A flip in the length makes the parser wait for the bytes it claims; the line going on
-        // (here: idle zeros) completes it, its checksum fails and the parser rescans behind it.
-        const wire = Buffer.concat([frame, encodePacket(good), Buffer.alloc(520)]);
-        const got = parseAll(split(wire, cuts));
-        const oks = got.filter((r) => r.ok).map((r) => (r.ok ? r.packet : null)!);
-        // The damaged frame never comes out as it was sent (unless the flip hit the address, which
-        // the checksum does not cover: then it comes out with another address, which the driver ignores).
-        const addressFlip = pos >= 2 && pos < 6;
-        if (!addressFlip) expect(oks.some((p) => same(p, bad) && p.address === bad.address)).toBe(oks.some((p) => same(p, good) && same(good, bad)));
-        // The good frame after it is always found.
-        expect(oks.some((p) => same(p, good))).toBe(true);
-      }),
+      fc.property(
+        packetArb,
+        packetArb,
+        fc.nat(),
+        fc.integer({ min: 0, max: 7 }),
+        fc.array(fc.nat(4000), { maxLength: 10 }),
+        (bad, good, at, bit, cuts) => {
+          const frame = encodePacket(bad);
+          // Flip a bit after the start code (a flip in the start code just makes garbage).
+          const pos = 2 + (at % (frame.length - 2));
+          frame[pos]! ^= 1 << bit;
+          // A flip in the length makes the parser wait for the bytes it claims; the line going on
+          // (here: idle zeros) completes it, its checksum fails and the parser rescans behind it.
+          const wire = Buffer.concat([frame, encodePacket(good), Buffer.alloc(520)]);
+          const got = parseAll(split(wire, cuts));
+          const oks = got.filter((r) => r.ok).map((r) => (r.ok ? r.packet : null)!);
+          // The damaged frame never comes out as it was sent (unless the flip hit the address, which
+          // the checksum does not cover: then it comes out with another address, which the driver ignores).
+          const addressFlip = pos >= 2 && pos < 6;
+          if (!addressFlip)
+            expect(oks.some((p) => same(p, bad) && p.address === bad.address)).toBe(oks.some((p) => same(p, good) && same(good, bad)));
+          // The good frame after it is always found.
+          expect(oks.some((p) => same(p, good))).toBe(true);
+        },
+      ),
       { numRuns: 400 },
     );
   });

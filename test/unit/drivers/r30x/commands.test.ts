@@ -7,7 +7,20 @@ import { Instruction } from '../../../../drivers/r30x/protocol.js';
 const samples: { [K in keyof typeof R30x]: (typeof R30x)[K] extends R30xCommand<infer Req, infer Res> ? [Req, Res] : never } = {
   VfyPwd: [{ password: 0xdeadbeef }, {}],
   ReadSysPara: [{}, { status: 0x0c, systemId: 9, capacity: 200, securityLevel: 3, address: 0xffffffff, packetSize: 64, baud: 57600 }],
-  ReadProdInfo: [{}, { model: 'R503', batch: 'B1', serial: 'SN000042', hardwareVersion: '1.2', sensor: 'FPC1021', sensorWidth: 192, sensorHeight: 192, templateSize: 512, capacity: 200 }],
+  ReadProdInfo: [
+    {},
+    {
+      model: 'R503',
+      batch: 'B1',
+      serial: 'SN000042',
+      hardwareVersion: '1.2',
+      sensor: 'FPC1021',
+      sensorWidth: 192,
+      sensorHeight: 192,
+      templateSize: 512,
+      capacity: 200,
+    },
+  ],
   WriteReg: [{ register: 6, value: 2 }, {}],
   GenImg: [{}, {}],
   Img2Tz: [{ buffer: 2 }, {}],
@@ -17,8 +30,14 @@ const samples: { [K in keyof typeof R30x]: (typeof R30x)[K] extends R30xCommand<
   UpChar: [{ buffer: 1 }, {}],
   DownChar: [{ buffer: 2 }, {}],
   UpImage: [{}, {}],
-  Search: [{ buffer: 1, start: 0, count: 1000 }, { slot: 999, score: 180 }],
-  HiSpeedSearch: [{ buffer: 2, start: 256, count: 44 }, { slot: 300, score: 61 }],
+  Search: [
+    { buffer: 1, start: 0, count: 1000 },
+    { slot: 999, score: 180 },
+  ],
+  HiSpeedSearch: [
+    { buffer: 2, start: 256, count: 44 },
+    { slot: 300, score: 61 },
+  ],
   Match: [{}, { score: 123 }],
   DeletChar: [{ slot: 10, count: 5 }, {}],
   Empty: [{}, {}],
@@ -42,9 +61,18 @@ describe('R30x command codecs', () => {
   it('lay the bytes out as the manual says', () => {
     expect(Buffer.from(R30x.Search.encodeRequest({ buffer: 1, start: 0, count: 0x00a3 })).toString('hex')).toBe('01000000a3');
     expect(Buffer.from(R30x.VfyPwd.encodeRequest({ password: 0 })).toString('hex')).toBe('00000000');
-    const sys = Buffer.from(R30x.ReadSysPara.encodeResponse({ status: 0, systemId: 9, capacity: 200, securityLevel: 3, address: 0xffffffff, packetSize: 128, baud: 57600 }, {}));
+    const sys = Buffer.from(
+      R30x.ReadSysPara.encodeResponse(
+        { status: 0, systemId: 9, capacity: 200, securityLevel: 3, address: 0xffffffff, packetSize: 128, baud: 57600 },
+        {},
+      ),
+    );
     expect(sys.toString('hex')).toBe('0000' + '0009' + '00c8' + '0003' + 'ffffffff' + '0002' + '0006');
-    expect(Buffer.from(R30x.ReadIndexTable.encodeResponse({ slots: [0, 9, 255, 256] }, { page: 0 })).subarray(0, 2).toString('hex')).toBe('0102');
+    expect(
+      Buffer.from(R30x.ReadIndexTable.encodeResponse({ slots: [0, 9, 255, 256] }, { page: 0 }))
+        .subarray(0, 2)
+        .toString('hex'),
+    ).toBe('0102');
     expect(R30x.ReadProdInfo.encodeResponse(samples.ReadProdInfo[1], {}).length).toBe(46);
   });
 

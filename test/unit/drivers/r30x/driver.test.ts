@@ -31,10 +31,14 @@ async function scripted(reply: Reply): Promise<{ driver: R30xDriver; device: Mem
   return { driver: new R30xDriver(host, { timeoutMs: 60, retries: 2, baud: 115200 }), device, commands };
 }
 
-const ack = (code: number, params: number[] = [], address = 0xffffffff) => encodePacket({ address, pid: PacketId.ack, payload: Uint8Array.of(code, ...params) });
+const ack = (code: number, params: number[] = [], address = 0xffffffff) =>
+  encodePacket({ address, pid: PacketId.ack, payload: Uint8Array.of(code, ...params) });
 
 async function codeOf(p: Promise<unknown>): Promise<string | undefined> {
-  const e = await p.then(() => undefined, (err: unknown) => err);
+  const e = await p.then(
+    () => undefined,
+    (err: unknown) => err,
+  );
   return isAgentError(e) ? e.code : undefined;
 }
 
@@ -47,7 +51,10 @@ describe('R30x exchange state machine', () => {
 
   it('gives DRIVER_TIMEOUT naming the command after the retries', async () => {
     const { driver, commands } = await scripted(() => null);
-    const err = await driver.templateCount().then(() => null, (e: unknown) => e);
+    const err = await driver.templateCount().then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(isAgentError(err, 'DRIVER_TIMEOUT')).toBe(true);
     expect((err as Error).message).toContain('TemplateNum');
     expect(commands).toHaveLength(3);
@@ -64,7 +71,9 @@ describe('R30x exchange state machine', () => {
   });
 
   it('ignores answers from another module address and garbage around the answer', async () => {
-    const { driver } = await scripted(() => Buffer.concat([Buffer.from([1, 2, 0xef]), ack(0, [0, 1], 0x12345678), Buffer.from('noise'), ack(0, [0, 9])]));
+    const { driver } = await scripted(() =>
+      Buffer.concat([Buffer.from([1, 2, 0xef]), ack(0, [0, 1], 0x12345678), Buffer.from('noise'), ack(0, [0, 9])]),
+    );
     expect(await driver.templateCount()).toBe(9);
   });
 
@@ -78,8 +87,13 @@ describe('R30x exchange state machine', () => {
   });
 
   it('reports a module that stops in the middle of a data transfer, with how far it got', async () => {
-    const { driver } = await scripted((i) => (i === 0x08 ? Buffer.concat([ack(0), encodeDataPackets(new Uint8Array(512), 128).subarray(0, 139 * 2)]) : null));
-    const err = await driver.upChar(1).then(() => null, (e: unknown) => e);
+    const { driver } = await scripted((i) =>
+      i === 0x08 ? Buffer.concat([ack(0), encodeDataPackets(new Uint8Array(512), 128).subarray(0, 139 * 2)]) : null,
+    );
+    const err = await driver.upChar(1).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(isAgentError(err, 'DRIVER_TIMEOUT')).toBe(true);
     expect((err as Error).message).toMatch(/after 256 of 512 bytes/);
   });
@@ -126,7 +140,10 @@ describe('R30x in-process, paced', () => {
     });
     const events: Error[] = [];
     scanner.on('disconnect', (e) => events.push(e));
-    const err = await scanner.captureImage().then(() => null, (e: unknown) => e);
+    const err = await scanner.captureImage().then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(isAgentError(err, 'TRANSPORT_DISCONNECTED')).toBe(true);
     expect(got).toBeLessThan(20_000);
     expect(events).toHaveLength(1);

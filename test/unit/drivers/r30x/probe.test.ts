@@ -17,7 +17,14 @@ describe('R30x discovery probe', () => {
   it('identifies model, capacity, templates and firmware', async () => {
     const { host, sim } = await rig();
     sim.enroll(0, 1);
-    expect(await probeR30xTransport(host, 57600, 100)).toMatchObject({ model: 'R503', firmware: '1.2', capacity: 200, templates: 1, packetSize: 128, passwordRequired: false });
+    expect(await probeR30xTransport(host, 57600, 100)).toMatchObject({
+      model: 'R503',
+      firmware: '1.2',
+      capacity: 200,
+      templates: 1,
+      packetSize: 128,
+      passwordRequired: false,
+    });
   });
 
   it('identifies an AS608 (no product info) by its parameters', async () => {
@@ -27,7 +34,11 @@ describe('R30x discovery probe', () => {
 
   it('says an R30x with a password set is there, and that it wants the password', async () => {
     const { host } = await rig({ password: 1234 });
-    expect(await probeR30xTransport(host, 57600, 100)).toMatchObject({ model: 'R30x (password set)', capacity: null, passwordRequired: true });
+    expect(await probeR30xTransport(host, 57600, 100)).toMatchObject({
+      model: 'R30x (password set)',
+      capacity: null,
+      passwordRequired: true,
+    });
     const { host: h2 } = await rig({ password: 1234 });
     expect(await probeR30xTransport(h2, 57600, 100, 1234)).toMatchObject({ model: 'R503', capacity: 200, passwordRequired: false });
   });

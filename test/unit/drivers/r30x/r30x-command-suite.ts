@@ -26,7 +26,10 @@ export function testImage(id: number, impression: number): SimImage {
 }
 
 async function rejectCode(p: Promise<unknown>): Promise<string | undefined> {
-  const e = await p.then(() => undefined, (err: unknown) => err);
+  const e = await p.then(
+    () => undefined,
+    (err: unknown) => err,
+  );
   return isAgentError(e) ? e.code : e === undefined ? undefined : String(e);
 }
 
@@ -57,7 +60,13 @@ export function r30xCommandSuite(name: string, makeRig: () => Promise<R30xRig>):
       expect(prod.model).toBe('R503');
       expect(prod.capacity).toBe(rig.simulator.capacity);
       const info = await rig.scanner.info();
-      expect(info).toMatchObject({ family: 'r30x', modality: 'finger', model: 'R503', capacity: rig.simulator.capacity, templates: rig.simulator.library.size });
+      expect(info).toMatchObject({
+        family: 'r30x',
+        modality: 'finger',
+        model: 'R503',
+        capacity: rig.simulator.capacity,
+        templates: rig.simulator.library.size,
+      });
     });
 
     it('WriteReg changes security level and packet size, and refuses bad values with named errors', async () => {
@@ -173,13 +182,15 @@ export function r30xCommandSuite(name: string, makeRig: () => Promise<R30xRig>):
     it('enrolOnModule takes two presses of the same finger and returns a template that searches back', async () => {
       rig.simulator.lift();
       const steps: number[] = [];
-      const enrolling = rig.scanner.enrollOnModule({ onStep: (s) => {
-        steps.push(s);
-        rig.simulator.lift();
-        // Pressed again only between the two presses: a re-press after the last one would
-        // land 30 ms later, possibly in a later test that needs the sensor empty.
-        if (s < 2) setTimeout(() => rig.simulator.present(555), 30);
-      } });
+      const enrolling = rig.scanner.enrollOnModule({
+        onStep: (s) => {
+          steps.push(s);
+          rig.simulator.lift();
+          // Pressed again only between the two presses: a re-press after the last one would
+          // land 30 ms later, possibly in a later test that needs the sensor empty.
+          if (s < 2) setTimeout(() => rig.simulator.present(555), 30);
+        },
+      });
       setTimeout(() => rig.simulator.present(555), 30);
       const t = await enrolling;
       expect(steps).toEqual([1, 2]);

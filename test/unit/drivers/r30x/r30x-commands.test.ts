@@ -4,7 +4,10 @@ import type { R30xScanner } from '../../../../drivers/r30x/scanner.js';
 import { r30xCommandSuite, testImage } from './r30x-command-suite.js';
 
 r30xCommandSuite('in-process (memory pair)', async () => {
-  const { scanner, simulator } = await createSimulatedScanner('r30x', { images: { ...fallbackImages, finger: testImage }, scanner: { timeoutMs: 200, pollMs: 20 } });
+  const { scanner, simulator } = await createSimulatedScanner('r30x', {
+    images: { ...fallbackImages, finger: testImage },
+    scanner: { timeoutMs: 200, pollMs: 20 },
+  });
   await scanner.open();
   return { scanner: scanner as R30xScanner, simulator, close: () => scanner.close() };
 });

@@ -23,11 +23,20 @@ interface LineRig {
   close(): Promise<void>;
 }
 
-async function lineRig(makeLine: () => Promise<SerialLine>, options: { baud: number; pacing: boolean; timeoutMs?: number; model?: 'R503' | 'R307'; hostBaud?: boolean }): Promise<LineRig> {
+async function lineRig(
+  makeLine: () => Promise<SerialLine>,
+  options: { baud: number; pacing: boolean; timeoutMs?: number; model?: 'R503' | 'R307'; hostBaud?: boolean },
+): Promise<LineRig> {
   const line = await makeLine();
   const device = line.device(options.baud);
   await device.open();
-  const simulator = new R30xSimulator(device, { baud: options.baud, pacing: options.pacing, imageSource: testImage, model: options.model ?? 'R503', ...(options.hostBaud ? { hostBaud: (fresh?: boolean) => line.hostBaud(fresh) } : {}) });
+  const simulator = new R30xSimulator(device, {
+    baud: options.baud,
+    pacing: options.pacing,
+    imageSource: testImage,
+    model: options.model ?? 'R503',
+    ...(options.hostBaud ? { hostBaud: (fresh?: boolean) => line.hostBaud(fresh) } : {}),
+  });
   const host = line.host(options.baud, { watchdogMs: 50 });
   // Generous timeouts: these tests are about bytes and events, not speed, and must hold on a busy machine.
   const scanner = new R30xScanner(host, { baud: options.baud, timeoutMs: options.timeoutMs ?? 1000, pollMs: 20, reconnect: false });
@@ -84,7 +93,10 @@ export function r30xSerialSuite(name: string, makeLine: () => Promise<SerialLine
       // The port alone back at 57600: the module, still at 115200, hears noise and answers nothing.
       await rig.host.setBaudRate(57600);
       await new Promise((r) => setTimeout(r, 150)); // a new session: the module notices the line anew
-      const err = await rig.scanner.driver.readSystemParameters({ timeoutMs: 200, retries: 0 }).then(() => null, (e: unknown) => e);
+      const err = await rig.scanner.driver.readSystemParameters({ timeoutMs: 200, retries: 0 }).then(
+        () => null,
+        (e: unknown) => e,
+      );
       expect(isAgentError(err, 'DRIVER_TIMEOUT')).toBe(true);
     });
 
@@ -102,7 +114,10 @@ export function r30xSerialSuite(name: string, makeLine: () => Promise<SerialLine
         if (received > 8000 && received - d.length <= 8000) void rig.line.unplug(); // pull the cable
       });
       const t0 = performance.now();
-      const err = await rig.scanner.driver.upImage().then(() => null, (e: unknown) => e);
+      const err = await rig.scanner.driver.upImage().then(
+        () => null,
+        (e: unknown) => e,
+      );
       const ms = performance.now() - t0;
       expect(isAgentError(err, 'TRANSPORT_DISCONNECTED'), String(err)).toBe(true);
       expect((err as { hint?: string }).hint).toMatch(/cable/);
@@ -111,7 +126,10 @@ export function r30xSerialSuite(name: string, makeLine: () => Promise<SerialLine
       // Well inside the 20 s exchange timeout: the disconnect ended it.
       expect(ms).toBeLessThan(10_000);
       expect(disconnects).toHaveLength(1);
-      const again = await rig.scanner.driver.templateCount().then(() => null, (e: unknown) => e);
+      const again = await rig.scanner.driver.templateCount().then(
+        () => null,
+        (e: unknown) => e,
+      );
       expect(isAgentError(again, 'TRANSPORT_DISCONNECTED')).toBe(true);
     });
 

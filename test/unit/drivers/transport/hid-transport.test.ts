@@ -55,7 +55,11 @@ class FakeHidDevice extends EventEmitter implements HidDeviceHandle {
 }
 
 const REPORT = 0x10;
-const reports = [Uint8Array.from([REPORT, 1, 2, 3]), Uint8Array.from({ length: 64 }, (_, i) => (i === 0 ? REPORT : i)), Uint8Array.of(REPORT, 0)];
+const reports = [
+  Uint8Array.from([REPORT, 1, 2, 3]),
+  Uint8Array.from({ length: 64 }, (_, i) => (i === 0 ? REPORT : i)),
+  Uint8Array.of(REPORT, 0),
+];
 
 transportContract('HID on an in-process device', {
   async make() {
@@ -172,11 +176,15 @@ describe.skipIf(!existsSync('/dev/shm'))('a HID device another process holds (ne
     const holder = spawn('sh', ['-c', `exec sleep 60 < '${path}'`], { stdio: 'ignore' });
     try {
       // Until the shell has exec'd sleep with the file open.
-      for (let i = 0; i < 200 && !readFileSync(`/proc/${holder.pid}/cmdline`, 'utf8').startsWith('sleep'); i++) await new Promise((r) => setTimeout(r, 25));
+      for (let i = 0; i < 200 && !readFileSync(`/proc/${holder.pid}/cmdline`, 'utf8').startsWith('sleep'); i++)
+        await new Promise((r) => setTimeout(r, 25));
       const device = new EventEmitter() as unknown as HidDeviceHandle;
       Object.assign(device, { close: async () => undefined });
       const t = new HidTransport({ path, open: async () => device });
-      const err = await t.open().then(() => null, (e: unknown) => e);
+      const err = await t.open().then(
+        () => null,
+        (e: unknown) => e,
+      );
       expect(isAgentError(err, 'TRANSPORT_BUSY')).toBe(true);
       expect((err as Error).message).toBe(`HID device ${path} is in use by another program: pid ${holder.pid} (sleep 60) holds it`);
       expect(t.isOpen).toBe(false);

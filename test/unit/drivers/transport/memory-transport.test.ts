@@ -55,7 +55,10 @@ describe('memory pair', () => {
     await device.open();
     await device.close();
     await new Promise((r) => setImmediate(r));
-    const err = await host.open().then(() => null, (e: unknown) => e);
+    const err = await host.open().then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(isAgentError(err, 'TRANSPORT_DISCONNECTED')).toBe(true);
   });
 });

@@ -46,7 +46,11 @@ describe('portHolders', () => {
   it('without a lock on it, every process that has it open; nothing for a missing path', () => {
     const { proc, device } = fakeProc();
     writeFileSync(join(proc, 'locks'), '');
-    expect(portHolders(device, proc).map((h) => h.pid).sort((a, b) => a - b)).toEqual([777, 4242]);
+    expect(
+      portHolders(device, proc)
+        .map((h) => h.pid)
+        .sort((a, b) => a - b),
+    ).toEqual([777, 4242]);
     expect(portHolders(join(proc, 'nope'), proc)).toEqual([]);
     expect(describeHolder({ pid: process.pid, command: 'x', self: true })).toBe(`this process (pid ${process.pid})`);
   });

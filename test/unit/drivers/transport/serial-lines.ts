@@ -58,7 +58,13 @@ export async function ptyLine(): Promise<SerialLine> {
       const now = performance.now();
       if (fresh || now - lastCall > 100) {
         try {
-          speed = Number(execFileSync('stty', ['-F', hostPath, 'speed'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 1000 }).trim());
+          speed = Number(
+            execFileSync('stty', ['-F', hostPath, 'speed'], {
+              encoding: 'utf8',
+              stdio: ['ignore', 'pipe', 'ignore'],
+              timeout: 1000,
+            }).trim(),
+          );
         } catch {
           speed = null;
         }

@@ -48,7 +48,11 @@ function serialContract(name: string, makeLine: () => Promise<SerialLine>, makeM
   });
 }
 
-serialContract('serial on @serialport/binding-mock', mockLine, () => new SerialTransport({ path: '/dev/mock-tty-not-created', baud: 57600, binding: SerialPortMock.binding }));
+serialContract(
+  'serial on @serialport/binding-mock',
+  mockLine,
+  () => new SerialTransport({ path: '/dev/mock-tty-not-created', baud: 57600, binding: SerialPortMock.binding }),
+);
 
 describe.skipIf(!has('socat'))('serial transport on a real pty (needs socat)', () => {
   serialContract('serial on a socat PTY', ptyLine, () => new SerialTransport({ path: '/dev/ttyUSB-does-not-exist', baud: 57600 }));
@@ -85,7 +89,10 @@ describe.skipIf(!has('socat'))('serial transport on a real pty (needs socat)', (
     const first = new SerialTransport({ path: pair.a, baud: 57600 });
     await first.open();
     try {
-      const err = await new SerialTransport({ path: pair.a, baud: 57600 }).open().then(() => null, (e: unknown) => e);
+      const err = await new SerialTransport({ path: pair.a, baud: 57600 }).open().then(
+        () => null,
+        (e: unknown) => e,
+      );
       expect(isAgentError(err, 'TRANSPORT_BUSY')).toBe(true);
       const e = err as AgentError;
       expect(e.message).toContain(`this process (pid ${process.pid})`);
@@ -123,7 +130,10 @@ describe('serial transport', () => {
     expect(busy.message).toMatch(/is in use by another program/);
     expect(busy.hint).toMatch(/fuser -v|stop pid/);
     // A regular file is not a tty: serialport refuses it.
-    const err = await new SerialTransport({ path: p, baud: 9600 }).open().then(() => null, (e: unknown) => e);
+    const err = await new SerialTransport({ path: p, baud: 9600 }).open().then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(isAgentError(err, 'TRANSPORT_OPEN_FAILED')).toBe(true);
   });
 
@@ -155,7 +165,10 @@ describe('serial transport', () => {
 
   it('gives up after maxAttempts with the last error', async () => {
     const t = new SerialTransport({ path: '/dev/ttyUSB-nope', baud: 57600 });
-    const err = await reopenWithBackoff(t, { baseMs: 1, capMs: 2, maxAttempts: 3 }).then(() => null, (e: unknown) => e);
+    const err = await reopenWithBackoff(t, { baseMs: 1, capMs: 2, maxAttempts: 3 }).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(isAgentError(err, 'TRANSPORT_NOT_FOUND')).toBe(true);
   });
 });

@@ -60,7 +60,11 @@ function collect(transport: ByteTransport, length: number, timeoutMs = 3000): Pr
 }
 
 export function transportContract(name: string, options: ContractOptions): void {
-  const messages = options.messages ?? [Uint8Array.of(0xef, 0x01, 0xff), Uint8Array.from({ length: 300 }, (_, i) => i & 0xff), Uint8Array.of(0)];
+  const messages = options.messages ?? [
+    Uint8Array.of(0xef, 0x01, 0xff),
+    Uint8Array.from({ length: 300 }, (_, i) => i & 0xff),
+    Uint8Array.of(0),
+  ];
   const atPeer = options.atPeer ?? ((m: Uint8Array) => m);
   const atTransport = options.atTransport ?? ((m: Uint8Array) => m);
   const within = options.disconnectWithinMs ?? 2000;
@@ -90,7 +94,10 @@ export function transportContract(name: string, options: ContractOptions): void 
         expect(transport.isOpen).toBe(false);
         await new Promise((r) => setTimeout(r, 50));
         expect(disconnects).toBe(0);
-        const err = await transport.write(Uint8Array.of(1)).then(() => null, (e: unknown) => e);
+        const err = await transport.write(Uint8Array.of(1)).then(
+          () => null,
+          (e: unknown) => e,
+        );
         expect(isAgentError(err) && err.code.startsWith('TRANSPORT_')).toBe(true);
       } finally {
         await cleanup();
@@ -111,7 +118,10 @@ export function transportContract(name: string, options: ContractOptions): void 
         expect(Date.now() - t0).toBeLessThanOrEqual(within + 1000);
         expect(isAgentError(err, 'TRANSPORT_DISCONNECTED')).toBe(true);
         expect(transport.isOpen).toBe(false);
-        const w = await transport.write(Uint8Array.of(1, 2, 3)).then(() => null, (e: unknown) => e);
+        const w = await transport.write(Uint8Array.of(1, 2, 3)).then(
+          () => null,
+          (e: unknown) => e,
+        );
         expect(isAgentError(w, 'TRANSPORT_DISCONNECTED')).toBe(true);
         await new Promise((r) => setTimeout(r, 100));
         expect(errors).toHaveLength(1);
@@ -125,7 +135,10 @@ export function transportContract(name: string, options: ContractOptions): void 
       const makeMissing = options.makeMissing;
       it('rejects open on a missing device with TRANSPORT_NOT_FOUND and a hint', async () => {
         const t = makeMissing();
-        const err = await t.open().then(() => null, (e: unknown) => e);
+        const err = await t.open().then(
+          () => null,
+          (e: unknown) => e,
+        );
         expect(isAgentError(err, 'TRANSPORT_NOT_FOUND')).toBe(true);
         expect((err as { hint?: string }).hint).toBeTruthy();
         expect(t.isOpen).toBe(false);
