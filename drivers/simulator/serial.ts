@@ -54,7 +54,9 @@ export abstract class SerialSimulator extends SimulatorBase {
     super({
       device: options.device,
       ...(options.faults ? { faults: options.faults } : {}),
-      onStall: (on) => this.#pacer && (this.#pacer.stalled = on),
+      onStall: (on) => {
+        if (this.#pacer) this.#pacer.stalled = on;
+      },
     });
     this.#baud = options.baud;
     this.#pacing = options.pacing ?? true;

@@ -339,7 +339,11 @@ export function configFromEnv(env: NodeJS.ProcessEnv): Record<string, unknown> {
         .map((s) => s.trim())
         .filter(Boolean);
     let node = out;
-    for (const key of path.slice(0, -1)) node = (node[key] = isPlainObject(node[key]) ? node[key] : {}) as Record<string, unknown>;
+    for (const key of path.slice(0, -1)) {
+      const child = isPlainObject(node[key]) ? node[key] : {};
+      node[key] = child;
+      node = child as Record<string, unknown>;
+    }
     node[path[path.length - 1]!] = value;
   }
   return out;
@@ -700,7 +704,10 @@ export function configFromFlags(values: CommonFlagValues): Record<string, unknow
   const o: Record<string, unknown> = {};
   const set = (path: string[], v: unknown) => {
     let node = o;
-    for (const k of path.slice(0, -1)) node = (node[k] ??= {}) as Record<string, unknown>;
+    for (const k of path.slice(0, -1)) {
+      node[k] ??= {};
+      node = node[k] as Record<string, unknown>;
+    }
     node[path[path.length - 1]!] = v;
   };
   if (values.data) set(['dataDir'], values.data);

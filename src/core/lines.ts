@@ -7,8 +7,7 @@ export function eachLine(stream: NodeJS.ReadableStream, fn: (line: string) => vo
   let buf = '';
   stream.on('data', (d: Buffer | string) => {
     buf += typeof d === 'string' ? d : d.toString('utf8');
-    let nl: number;
-    while ((nl = buf.indexOf('\n')) >= 0) {
+    for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
       const line = buf.slice(0, nl);
       buf = buf.slice(nl + 1);
       fn(line);

@@ -79,9 +79,18 @@ function readBody(req: IncomingMessage, res: ServerResponse, limit: number): Pro
       chunks.length = 0;
       reject(new TooLarge());
     };
-    const onEnd = () => (stop(), resolve(Buffer.concat(chunks)));
-    const onError = (err: Error) => (stop(), reject(err));
-    const onClose = () => (stop(), reject(new ClientGone()));
+    const onEnd = () => {
+      stop();
+      resolve(Buffer.concat(chunks));
+    };
+    const onError = (err: Error) => {
+      stop();
+      reject(err);
+    };
+    const onClose = () => {
+      stop();
+      reject(new ClientGone());
+    };
     req.on('data', onData);
     req.on('end', onEnd);
     req.on('error', onError);

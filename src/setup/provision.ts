@@ -106,8 +106,11 @@ export function readExisting(configFile: string, secretsFile: string): ExistingS
 function set(obj: Record<string, unknown>, path: string[], value: unknown): void {
   if (value === undefined) return;
   let node = obj;
-  for (const k of path.slice(0, -1))
-    node = (node[k] = typeof node[k] === 'object' && node[k] !== null ? node[k] : {}) as Record<string, unknown>;
+  for (const k of path.slice(0, -1)) {
+    const child = typeof node[k] === 'object' && node[k] !== null ? node[k] : {};
+    node[k] = child;
+    node = child as Record<string, unknown>;
+  }
   node[path[path.length - 1]!] = value;
 }
 

@@ -88,7 +88,10 @@ export class BadgeMatcher implements ModalityMatcher {
     this.remove(id);
     const hex = Buffer.from(data).toString('hex');
     let ids = this.#byHash.get(hex);
-    if (!ids) this.#byHash.set(hex, (ids = new Set()));
+    if (!ids) {
+      ids = new Set();
+      this.#byHash.set(hex, ids);
+    }
     ids.add(id);
     this.#hashOf.set(id, hex);
   }

@@ -55,7 +55,10 @@ export class SqliteStore extends SqlOps implements ServiceStore {
 
   protected rows<T>(_name: string | null, text: string, values: unknown[] = []): Promise<T[]> {
     let sql = this.#texts.get(text);
-    if (sql === undefined) this.#texts.set(text, (sql = text.replace(/\$(\d+)/g, '?$1')));
+    if (sql === undefined) {
+      sql = text.replace(/\$(\d+)/g, '?$1');
+      this.#texts.set(text, sql);
+    }
     return this.db.all<T>(sql, values as never);
   }
 

@@ -64,7 +64,10 @@ describe('edge-agent help', () => {
     const { main } = await import('../../../src/cli/main.js');
     const writes: string[] = [];
     const orig = process.stderr.write.bind(process.stderr);
-    process.stderr.write = ((s: string) => (writes.push(String(s)), true)) as typeof process.stderr.write;
+    process.stderr.write = ((s: string) => {
+      writes.push(String(s));
+      return true;
+    }) as typeof process.stderr.write;
     try {
       for (const { path, cmd } of walk(program)) {
         if (path === 'help') continue;
@@ -94,7 +97,10 @@ describe('edge-agent help', () => {
     const { main } = await import('../../../src/cli/main.js');
     const writes: string[] = [];
     const orig = process.stderr.write.bind(process.stderr);
-    process.stderr.write = ((s: string) => (writes.push(String(s)), true)) as typeof process.stderr.write;
+    process.stderr.write = ((s: string) => {
+      writes.push(String(s));
+      return true;
+    }) as typeof process.stderr.write;
     try {
       expect(await main(['queue', 'status', '--bogus'])).toBe(2);
       expect(await main(['queue'])).toBe(2);

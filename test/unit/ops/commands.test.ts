@@ -101,7 +101,10 @@ describe('command router', () => {
 describe('authenticated commands', () => {
   const clock = { t: Date.now() };
   const ran: string[] = [];
-  const router = new CommandRouter(authenticator(clock)).register('ping', () => (ran.push('ping'), { pong: true }));
+  const router = new CommandRouter(authenticator(clock)).register('ping', () => {
+    ran.push('ping');
+    return { pong: true };
+  });
   const code = async (payload: Buffer) => (await router.handle('ping', payload)).error?.code ?? 'ok';
 
   it('runs nothing without a valid signature: none, malformed, another key, key id, terminal, command or arguments', async () => {
@@ -251,11 +254,20 @@ describe('ops router', async () => {
       terminal: 't1',
       info: async () => ({ version: 'x' }),
       queueStatus: async () => ({ pending: 4 }),
-      queueList: async (o) => (calls.push(`list:${o.dead}:${o.limit}`), [{ id: 'E1', employeeCode: 'X' }]),
-      retryDead: async (ids) => (calls.push(`retry:${ids?.join(',') ?? 'all'}`), ids?.length ?? 7),
+      queueList: async (o) => {
+        calls.push(`list:${o.dead}:${o.limit}`);
+        return [{ id: 'E1', employeeCode: 'X' }];
+      },
+      retryDead: async (ids) => {
+        calls.push(`retry:${ids?.join(',') ?? 'all'}`);
+        return ids?.length ?? 7;
+      },
       syncTemplates: async () => ({ resubscribed: true }),
       reloadConfig: async () => ({ configVersion: 3 }),
-      deleteUser: async (code) => (calls.push(`delete:${code}`), { templatesRemoved: 2 }),
+      deleteUser: async (code) => {
+        calls.push(`delete:${code}`);
+        return { templatesRemoved: 2 };
+      },
       restart: () => calls.push('restart'),
     },
     authenticator(clock),

@@ -309,7 +309,13 @@ describe('GT-521 driver faults', () => {
     let hostBaud = 9600;
     const reads: boolean[] = [];
     const { driver } = await setup(
-      { baud: 57600, hostBaud: (fresh) => (reads.push(Boolean(fresh)), hostBaud) },
+      {
+        baud: 57600,
+        hostBaud: (fresh) => {
+          reads.push(Boolean(fresh));
+          return hostBaud;
+        },
+      },
       { timeoutMs: 60, retries: 0 },
     );
     await expect(driver.getEnrollCount()).rejects.toMatchObject({ code: 'DRIVER_TIMEOUT' });

@@ -186,7 +186,10 @@ describe('iris HID driver against the simulator', () => {
     // The tag of the last START_CAPTURE the driver wrote (report 01 10 <tag> ...).
     const written: Buffer[] = [];
     const write = driver.transport.write.bind(driver.transport);
-    driver.transport.write = (data: Uint8Array) => (written.push(Buffer.from(data)), write(data));
+    driver.transport.write = (data: Uint8Array) => {
+      written.push(Buffer.from(data));
+      return write(data);
+    };
     const lastCaptureTag = () => written.filter((w) => w[1] === 0x10).at(-1)![2]!;
     simulator.lift(); // the camera waits for an eye and sends nothing of its own
     const before = process.memoryUsage().arrayBuffers;
