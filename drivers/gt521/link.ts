@@ -226,7 +226,7 @@ export class Gt521Link {
 
   #onDataPacket(data: Gt521DataPacket): void {
     const p = this.#pending;
-    if (!p || p.stage !== 'await-data') {
+    if (p?.stage !== 'await-data') {
       this.strayFrames++;
       return;
     }

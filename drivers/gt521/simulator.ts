@@ -220,7 +220,7 @@ export class Gt521Simulator extends SerialSimulator {
     const { parameter, data } = cmd.encodeResponse(reply.ack);
     this.#ack(parameter);
     if (data) this.send(encodeData(data, this.#deviceId));
-    await reply.then?.();
+    await reply.afterSend?.();
   }
 
   #onData(d: Gt521DataPacket): void | Promise<void> {
@@ -241,7 +241,7 @@ export class Gt521Simulator extends SerialSimulator {
     },
     ChangeBaud: ({ baud }) => {
       if (!(BAUD_RATES as readonly number[]).includes(baud)) return nack(NackCode.InvalidParam);
-      return { ack: {}, then: () => this.switchBaud(baud) };
+      return { ack: {}, afterSend: () => this.switchBaud(baud) };
     },
     CmosLed: ({ on }) => {
       this.led = on;
@@ -379,7 +379,7 @@ export class Gt521Simulator extends SerialSimulator {
  * A handler's reply: an ACK with the answer (and what to do once it is sent), a NACK with its
  * error code, or, for uploads, an ACK now and the answer once the host's data packet is in.
  */
-type Reply<Res> = { ack: Res; then?: () => void | Promise<void> } | { nack: number } | { upload: (data: Buffer) => Reply<Res> };
+type Reply<Res> = { ack: Res; afterSend?: () => void | Promise<void> } | { nack: number } | { upload: (data: Buffer) => Reply<Res> };
 type Handler<Req, Res> = (req: Req) => Reply<Res>;
 type Handlers = { [K in Gt521CodecName]: (typeof Gt521)[K] extends Gt521CommandCodec<infer Req, infer Res> ? Handler<Req, Res> : never };
 

@@ -40,6 +40,7 @@ import {
   ReportId,
   RESULT_HEADER_SIZE,
   type CaptureRequest,
+  type IrisCommandReport,
   type IrisLights,
 } from './protocol.js';
 
@@ -214,7 +215,7 @@ export class IrisHidSimulator extends SimulatorBase {
     this.#usable(h, 'Cannot write to hid device');
     if (this.faults.stall) return report.length;
     if (report[0] !== ReportId.Command) return report.length;
-    let cmd;
+    let cmd: IrisCommandReport;
     try {
       cmd = decodeCommand(report);
     } catch {
@@ -315,11 +316,13 @@ export class IrisHidSimulator extends SimulatorBase {
   #startCapture(tag: number, req: CaptureRequest | null): void {
     if (!req || !ALLOWED_KINDS.some((k) => k.kind === req.kind && k.width === req.width && k.height === req.height)) {
       this.#lastError = IrisStatus.BadParam;
-      return this.#reply(IrisCommand.StartCapture, tag, IrisStatus.BadParam);
+      this.#reply(IrisCommand.StartCapture, tag, IrisStatus.BadParam);
+      return;
     }
     if (this.#capturing || this.#sendingResult()) {
       this.#lastError = IrisStatus.Busy;
-      return this.#reply(IrisCommand.StartCapture, tag, IrisStatus.Busy);
+      this.#reply(IrisCommand.StartCapture, tag, IrisStatus.Busy);
+      return;
     }
     const job = { tag, cancelled: false };
     this.#capturing = job;

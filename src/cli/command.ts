@@ -13,7 +13,7 @@
 import { readdirSync } from 'node:fs';
 import { basename, extname } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { Command as Commander, Option } from 'commander';
+import { type Command as Commander, Option } from 'commander';
 import { AgentError } from '../core/errors.js';
 
 /** The groups of `edge-agent help`, by who uses the commands. */

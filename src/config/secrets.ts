@@ -88,7 +88,7 @@ export function parseKey(value: string, name: string): Buffer {
   let key: Buffer | null = null;
   if (/^[0-9a-fA-F]{64}$/.test(v)) key = Buffer.from(v, 'hex');
   else if (/^[A-Za-z0-9+/_-]{43}=?$/.test(v)) key = Buffer.from(v, 'base64');
-  if (!key || key.length !== 32) {
+  if (key?.length !== 32) {
     throw new AgentError(
       'SECRETS_BAD_KEY',
       `${name} is not a 32-byte key`,

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 
 /**
- * A small typed event emitter: `class Foo extends TypedEmitter<{data: Buffer; close: void}>`.
+ * A small typed event emitter: `class Foo extends TypedEmitter<{data: Buffer; close: undefined}>`.
  * Listeners receive exactly one argument, the event's payload.
  */
 export class TypedEmitter<Events extends Record<string, unknown>> {

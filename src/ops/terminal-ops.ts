@@ -31,8 +31,8 @@ export interface TerminalOpsOptions {
 }
 
 export interface TerminalOpsEvents extends Record<string, unknown> {
-  connected: void;
-  disconnected: void;
+  connected: undefined;
+  disconnected: undefined;
   request: { command: string; response: CommandResponse };
 }
 

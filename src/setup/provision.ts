@@ -309,7 +309,7 @@ export interface ProvisionResult {
 export async function refuseForeignTemplateKey(merged: MergedSetup, existing: ExistingSetup): Promise<void> {
   const next = merged.secrets.templateKey;
   const before = existing.secrets.templateKey;
-  if (!next || (before && before.equals(next))) return;
+  if (!next || before?.equals(next)) return;
   const verdict = await verifyTemplateKey(merged.config.dataDir, next);
   if (!verdict.ok) {
     throw new AgentError(

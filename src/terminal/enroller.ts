@@ -530,7 +530,9 @@ async function enrollSteps(
       upload = (env.returnValue ?? []).map((i) => ({ statusCode: String(i.statusCode), statusDescription: i.statusDescription ?? null }));
       if (env.statusCode !== 'SUCCESS' && upload.length === 0)
         upload = [{ statusCode: String(env.statusCode), statusDescription: env.statusDescription ?? null }];
-      upload.forEach((u, i) => progress({ step: 'upload', item: i + 1, statusCode: u.statusCode, statusDescription: u.statusDescription }));
+      upload.forEach((u, i) => {
+        progress({ step: 'upload', item: i + 1, statusCode: u.statusCode, statusDescription: u.statusDescription });
+      });
     } catch (err) {
       const e = toAgentError(err);
       uploadError = `${e.code}: ${e.message}`;

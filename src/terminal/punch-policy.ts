@@ -200,7 +200,7 @@ export class PunchPolicy {
 
   /** The latest punch of the person if it is a check-in still open after `elapsed`. */
   #openCheckIn(last: OutboxEvent | null, elapsed: Elapsed, local: string | null): OutboxEvent | null {
-    if (!last || last.direction !== 'in') return null;
+    if (last?.direction !== 'in') return null;
     // Unknown (the last punch's time is not known yet, or not this boot's): it may be open.
     if (elapsed === null) return last;
     if (elapsed.ms < 0 || elapsed.ms > this.#o.maxShiftHours * 3_600_000) return null;

@@ -357,7 +357,7 @@ export class ScannerWorker extends TypedEmitter<ScannerWorkerEvents> {
         detail: `${e.code}: ${e.message}`,
       };
     }
-    if (!ident || ident.decision !== 'accept' || !ident.employeeCode) {
+    if (ident?.decision !== 'accept' || !ident.employeeCode) {
       await this.#feedback(scanner, 'unknown');
       return {
         ...base,

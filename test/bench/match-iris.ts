@@ -176,7 +176,9 @@ export async function benchIris(options: IrisBenchOptions = {}): Promise<IrisBen
 
     // Exact comparisons per second on one core: every shift, masks, normalization.
     const words = new Int32Array(galleryForPairs.length * CODE_WORDS);
-    galleryForPairs.forEach((c, i) => codeWords(c, words, i * CODE_WORDS));
+    galleryForPairs.forEach((c, i) => {
+      codeWords(c, words, i * CODE_WORDS);
+    });
     const prepared = prepareProbe(mated[0]!.probe, index.shiftRange);
     let count = 0;
     t0 = performance.now();

@@ -5,7 +5,7 @@
  */
 import { startWorker } from '../../core/worker.js';
 import { existsSync } from 'node:fs';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { AgentError, isErrorCode } from '../../core/errors.js';
 import { assertGrayImage, type GrayImage } from '../image/gray-image.js';
 import type { ExtractRequest, ExtractResult, Modality } from './extract-image.js';

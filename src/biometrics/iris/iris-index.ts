@@ -20,7 +20,7 @@
  */
 import { startWorker } from '../../core/worker.js';
 import { availableParallelism, loadavg } from 'node:os';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { AgentError } from '../../core/errors.js';
 import { logger } from '../../core/logger.js';
 import { IRIS_CODE_BYTES, type IrisCode } from './iris-code.js';

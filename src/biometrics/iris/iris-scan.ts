@@ -43,7 +43,7 @@ export function normalizeHdRaw(hdRaw: number, bits: number): number {
  */
 export function normalizeHd(hdRaw: number, bits: number): number {
   const hd = normalizeHdRaw(hdRaw, bits);
-  return hd > 1 ? 1 : hd;
+  return Math.min(hd, 1);
 }
 
 /** Writes one code's 128 words (code plane then mask plane) at `out[offset]`. */

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { createReadStream, type ReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { Command } from 'commander';
 import { action, defineCommand, printJson, usageError, withJson } from '../command.js';
@@ -44,7 +44,7 @@ export interface ImportResult {
  * given to `onBytes`. Read twice by `importFile`, so an import of a million lines never holds them all.
  */
 async function* importLines(file: string, onBytes?: (chunk: Buffer) => void): AsyncGenerator<{ line: string; n: number }> {
-  let stream;
+  let stream: ReadStream;
   try {
     stream = createReadStream(file);
     await new Promise<void>((resolve, reject) => stream!.once('open', () => resolve()).once('error', reject));
@@ -185,7 +185,7 @@ async function importFile(
   const importId = givenImportId ?? `sha256:${hash.digest('hex')}`;
   const chunks = async function* (): AsyncGenerator<PunchInput[]> {
     const parse = importParser(file, config, clock, importId);
-    let chunk: PunchInput[] = [];
+    const chunk: PunchInput[] = [];
     for await (const { line, n } of importLines(file)) {
       chunk.push(parse(line, n));
       if (chunk.length === IMPORT_CHUNK) yield chunk.splice(0);

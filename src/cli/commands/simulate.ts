@@ -281,7 +281,7 @@ function serveSimulator(kind: string): (values: Values) => Promise<number> {
       await simulator.attach(device);
     }
 
-    function control(words: string[]): string | void {
+    function control(words: string[]): string | undefined {
       const [cmd, a, b] = words;
       const num = (v: string | undefined, what: string) => {
         const n = Number(v);
