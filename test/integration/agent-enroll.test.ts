@@ -110,7 +110,7 @@ describe('a full enrolment with simulated scanners', () => {
     expect(first.code).toBe(0);
     expect(first.stdout).toMatch(/E4001 is Ada Lovelace/);
     for (const n of [1, 2, 3]) expect(first.stdout).toMatch(new RegExp(`capture ${n}/3 taken \\(quality \\d+`));
-    expect(first.stdout).toMatch(/press 1 of 5: place the finger\n[\s\S]*press 5 of 5 read by the module \(2\/2\)\n  lift your finger/);
+    expect(first.stdout).toMatch(/press 1 of 5: place the finger\n[\s\S]*press 5 of 5 read by the module \(2\/2\)\n {2}lift your finger/);
     expect(first.stdout).toMatch(/upload item 1: SUCCESS \(enrolled\)/);
     expect(first.stdout).toMatch(/enrolled E4001 \(Ada Lovelace\): finger right-index, 4 template\(s\) stored/);
 

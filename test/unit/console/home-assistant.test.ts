@@ -9,7 +9,7 @@ describe('Home Assistant discovery', () => {
         (s) => `homeassistant/sensor/edge_agent_plant-a_gate_7_${s}/config`,
       ),
     );
-    const docs = msgs.map((m) => JSON.parse(m.payload) as Record<string, any>);
+    const docs = msgs.map((m) => JSON.parse(m.payload) as Record<string, unknown>);
     for (const d of docs) {
       expect(d.device).toMatchObject({ identifiers: ['edge_agent_plant-a_gate_7'], sw_version: '1.2.3', manufacturer: 'edge-agent' });
       expect(d.unique_id).toMatch(/^edge_agent_plant-a_gate_7_/);

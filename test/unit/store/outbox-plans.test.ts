@@ -62,7 +62,7 @@ function tableOf(detail: string): 'deliveries' | 'events' | 'other' {
 }
 
 /** Plan lines that read the backlog instead of the batch's rows. */
-export function backlogReads(plan: string[]): string[] {
+function backlogReads(plan: string[]): string[] {
   return plan.filter((detail) => {
     const table = tableOf(detail);
     if (table === 'other') return false;

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SqliteDatabase } from '../../../src/core/sqlite.js';
+import type { SqliteDatabase } from '../../../src/core/sqlite.js';
 import { openAgentDatabase, agentDatabasePath } from '../../../src/store/agent-db.js';
 import { TemplateCache, verifyTemplateKey, type NewTemplate, type StoredTemplate } from '../../../src/store/template-cache.js';
 

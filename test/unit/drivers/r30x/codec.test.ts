@@ -78,7 +78,9 @@ describe('R30x stream parser (property)', () => {
         const wire = Buffer.concat(packets.map((p) => encodePacket(p)));
         const got = parseAll(split(wire, cuts));
         expect(got).toHaveLength(packets.length);
-        got.forEach((r, i) => expect(r.ok && same(r.packet, packets[i]!)).toBe(true));
+        got.forEach((r, i) => {
+          expect(r.ok && same(r.packet, packets[i]!)).toBe(true);
+        });
       }),
       { numRuns: 300 },
     );

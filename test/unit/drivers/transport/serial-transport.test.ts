@@ -115,7 +115,7 @@ describe('serial transport', () => {
     const p = join(dir, 'tty');
     writeFileSync(p, '');
     chmodSync(p, 0o000);
-    const err = openError(p, 57600, Object.assign(new Error('Error: Permission denied, cannot open ' + p), { code: 'EACCES' }));
+    const err = openError(p, 57600, Object.assign(new Error(`Error: Permission denied, cannot open ${p}`), { code: 'EACCES' }));
     expect(err.code).toBe('TRANSPORT_PERMISSION');
     expect(err.hint).toMatch(/dialout/);
     expect(err.hint).toMatch(/udev/);
