@@ -15,6 +15,8 @@ import { z } from 'zod';
 import { AgentError } from '../core/errors.js';
 import { configureLogging, setLogLevel } from '../core/logger.js';
 import { defaultDataDir } from './locate.js';
+import { CONFIG_ERROR_CODES, configError, explainIssues, typeName } from './explain.js';
+import { type AnySchema, schemaAt } from './schema-path.js';
 
 /** True for a time zone this Node (ICU) knows: `Europe/Berlin`, `UTC`, ... */
 export function isTimeZone(tz: string): boolean {
@@ -331,7 +333,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv): Record<string, unknown> {
       value = raw;
     }
     // A string key keeps its text even when it parses as JSON (EDGE_AGENT_TERMINAL__ID=123).
-    const target = schemaAt(path);
+    const target = schemaAt(path, ConfigSchema as unknown as AnySchema);
     if (target?._zod.def.type === 'string' && typeof value !== 'string' && value !== null) value = raw;
     if (path[path.length - 1] === 'upstream' && typeof value === 'string')
       value = value
@@ -345,213 +347,11 @@ export function configFromEnv(env: NodeJS.ProcessEnv): Record<string, unknown> {
   return out;
 }
 
-const FIXES: Record<string, string> = {
-  'terminal.id': 'letters, digits, dot, dash or underscore, at most 64, e.g. gate-1',
-  'terminal.site': 'letters, digits, dot, dash or underscore, at most 64, e.g. plant-north',
-  'terminal.timeZone': 'an IANA time zone such as Europe/Berlin or UTC',
-  'terminal.mode': 'use in, out or toggle',
-  'api.pathForm': 'use api (/api/attendance/...) or attendance (/attendance/api/...)',
-  'api.url': 'a full http:// or https:// URL such as https://attendance.example.com, or null for no API',
-  'mqtt.url': 'a full mqtt://, mqtts://, ws:// or wss:// URL such as mqtts://broker.example.com:8883, or null for no MQTT',
-  upstream: 'a list of api and/or mqtt, e.g. ["api", "mqtt"]',
-  'scanners.family': 'use r30x, gt521, iris-hid, badge-serial or badge-hid',
-  'scanners.path': 'a device path such as /dev/fingerprint0, /dev/ttyUSB0, /dev/hidraw0 or sim',
-  'scanners.format':
-    "the badge reader's line format: em4100-dec, em4100-hex (serial only), wiegand26 or wiegand34; only for badge-serial and badge-hid",
-  'policy.require': 'use either (finger, eye or badge), biometric, badge, or both (a badge, then a finger or eye)',
-  'clock.sources': 'a list of timedatectl, timesyncd and/or chrony (first that can tell decides), or [] for the year alone',
-  'clock.earlierBootPunches': 'use hold (until "edge-agent queue release-unsynced") or send (as they are, marked)',
-  'console.host': 'an address to listen on: 127.0.0.1 (default), ::1, or 0.0.0.0 with a console login',
-  'console.homeAssistant.sites': 'a list of site ids, or ["*"] for every site',
-  'logging.level': 'use fatal, error, warn, info, debug, trace or silent',
-  'logging.format': 'use json (journald) or pretty (a technician at a terminal)',
-  'logging.modules': 'a map of module pattern to level, e.g. {"drivers:*": "debug"}',
-};
-
-/** Keys whose bad values are reported as `CONFIG_BAD_URL`. */
-const URL_KEYS = new Set(['api.url', 'mqtt.url']);
-
-/** The kinds of mistakes a config can hold, each with its own error code. */
-export const CONFIG_ERROR_CODES = {
-  unknownKey: 'CONFIG_UNKNOWN_KEY',
-  wrongType: 'CONFIG_WRONG_TYPE',
-  badEnum: 'CONFIG_BAD_ENUM',
-  badUrl: 'CONFIG_BAD_URL',
-  badValue: 'CONFIG_INVALID',
-  syntax: 'CONFIG_SYNTAX',
-  notFound: 'CONFIG_NOT_FOUND',
-} as const;
-
-export interface ConfigIssue {
-  code: (typeof CONFIG_ERROR_CODES)[keyof typeof CONFIG_ERROR_CODES];
-  /** Dotted path, e.g. `api.url` or `scanners.0.family`. */
-  key: string;
-  value: unknown;
-  message: string;
-  fix: string;
-  /** Where the bad value came from: the file, an environment variable, or a flag. */
-  origin?: string;
-}
-
-type AnySchema = { _zod: { def: Record<string, unknown> & { type: string } } };
-
-function unwrap(schema: AnySchema): AnySchema {
-  let s = schema;
-  while (['default', 'nullable', 'optional', 'prefault', 'readonly'].includes(s._zod.def.type)) s = s._zod.def.innerType as AnySchema;
-  return s;
-}
-
-/** The schema of the value at a dotted path (array indexes allowed), or null when there is none. */
-export function schemaAt(path: ReadonlyArray<string | number>, root: AnySchema = ConfigSchema as unknown as AnySchema): AnySchema | null {
-  let s: AnySchema | null = unwrap(root);
-  for (const p of path) {
-    if (!s) return null;
-    const def: Record<string, unknown> & { type: string } = s._zod.def;
-    if (def.type === 'object') s = (def.shape as Record<string, AnySchema>)[String(p)] ?? null;
-    else if (def.type === 'array') s = def.element as AnySchema;
-    else if (def.type === 'record') s = def.valueType as AnySchema;
-    else return null;
-    if (s) s = unwrap(s);
-  }
-  return s;
-}
-
-/** The keys an object at `path` may hold. */
-export function knownKeys(path: ReadonlyArray<string | number>): string[] {
-  const s = schemaAt(path);
-  return s && s._zod.def.type === 'object' ? Object.keys(s._zod.def.shape as object) : [];
-}
-
-function editDistance(a: string, b: string): number {
-  const x = a.toLowerCase();
-  const y = b.toLowerCase();
-  let prev = Array.from({ length: y.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= x.length; i++) {
-    const cur = [i];
-    for (let j = 1; j <= y.length; j++) cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (x[i - 1] === y[j - 1] ? 0 : 1));
-    prev = cur;
-  }
-  return prev[y.length]!;
-}
-
-/** The closest known key, when it is close enough to be a typo. */
-export function didYouMean(key: string, candidates: string[]): string | null {
-  let best: string | null = null;
-  let bestD = Infinity;
-  for (const c of candidates) {
-    const d =
-      c.toLowerCase() === key.toLowerCase() || c.toLowerCase().replace(/[-_]/g, '') === key.toLowerCase().replace(/[-_]/g, '')
-        ? 0
-        : editDistance(key, c);
-    if (d < bestD) [best, bestD] = [c, d];
-  }
-  return best !== null && bestD <= Math.max(2, Math.floor(key.length / 3)) ? best : null;
-}
-
-function valueAt(raw: unknown, path: ReadonlyArray<PropertyKey>): unknown {
-  let v = raw;
-  for (const p of path) v = (v as Record<PropertyKey, unknown> | undefined)?.[p];
-  return v;
-}
-
-function describeValue(v: unknown): string {
-  if (v === undefined) return 'missing';
-  const s = JSON.stringify(v);
-  return s.length > 80 ? `${s.slice(0, 77)}...` : s;
-}
-
-function typeName(v: unknown): string {
-  if (v === null) return 'null';
-  if (Array.isArray(v)) return 'a list';
-  if (typeof v === 'object') return 'a mapping';
-  return `a ${typeof v}`;
-}
-
-/** Turns zod issues into issues that name the key, the value, the kind of mistake and the fix. */
-function explain(raw: unknown, zodIssues: ReadonlyArray<z.core.$ZodIssue>): ConfigIssue[] {
-  const out: ConfigIssue[] = [];
-  for (const issue of zodIssues) {
-    const path = issue.path as Array<string | number>;
-    const dotted = path.join('.');
-    const generic = path.filter((p) => typeof p === 'string').join('.');
-    if (issue.code === 'unrecognized_keys') {
-      const known = knownKeys(path);
-      for (const k of issue.keys) {
-        const key = dotted ? `${dotted}.${k}` : k;
-        const guess = didYouMean(k, known);
-        out.push({
-          code: CONFIG_ERROR_CODES.unknownKey,
-          key,
-          value: valueAt(raw, [...path, k]),
-          message: `unknown key "${key}"`,
-          fix: guess ? `did you mean "${dotted ? `${dotted}.` : ''}${guess}"?` : `remove it; known keys here: ${known.join(', ')}`,
-        });
-      }
-      continue;
-    }
-    const value = valueAt(raw, path);
-    const fix = FIXES[dotted] ?? FIXES[generic];
-    if (issue.code === 'invalid_type') {
-      const expected = String(issue.expected);
-      out.push({
-        code: CONFIG_ERROR_CODES.wrongType,
-        key: dotted || '(root)',
-        value,
-        message:
-          value === undefined
-            ? `${dotted} is required`
-            : `${dotted} must be ${expected === 'object' ? 'a mapping' : expected === 'array' ? 'a list' : `a ${expected}`}, not ${typeName(value)}`,
-        fix: fix ?? `write ${dotted} as a ${expected}`,
-      });
-    } else if (issue.code === 'invalid_value') {
-      const allowed = issue.values.map((v) => JSON.stringify(v)).join(', ');
-      out.push({
-        code: CONFIG_ERROR_CODES.badEnum,
-        key: dotted,
-        value,
-        message: `${dotted} must be one of ${allowed}`,
-        fix: fix ?? `use one of ${allowed}`,
-      });
-    } else if (URL_KEYS.has(generic) || (issue.code === 'invalid_format' && issue.format === 'url')) {
-      out.push({
-        code: CONFIG_ERROR_CODES.badUrl,
-        key: dotted,
-        value,
-        message: `${dotted} is not a valid URL`,
-        fix: fix ?? 'write a full URL such as https://host:port',
-      });
-    } else {
-      out.push({
-        code: CONFIG_ERROR_CODES.badValue,
-        key: dotted || '(root)',
-        value,
-        message: `${dotted} ${issue.message.replace(/^Invalid input: /, '')}`,
-        fix: fix ?? issue.message,
-      });
-    }
-  }
-  return out;
-}
-
-/** The error for a list of issues: the first one's code, key and fix; every issue listed in the message. */
-export function configError(issues: ConfigIssue[], source: string): AgentError {
-  const first = issues[0]!;
-  const lines = issues.map(
-    (i) => `${i.key}: ${describeValue(i.value)} is not valid (${i.message}${i.origin ? `, from ${i.origin}` : ''}); fix: ${i.fix}`,
-  );
-  return new AgentError(
-    first.code,
-    `${source}: ${lines.join('; ')}`,
-    { key: first.key, value: first.value, origin: first.origin, issues },
-    { hint: `fix ${first.key}${first.origin ? ` (${first.origin})` : ` in ${source}`}: ${first.fix}` },
-  );
-}
-
 /** Validates a raw object and returns the config with every default filled in. */
 export function parseConfig(raw: unknown, source = 'config', origins?: (path: string) => string | undefined): AgentConfig {
   const result = ConfigSchema.safeParse(raw);
   if (result.success) return result.data;
-  const issues = explain(raw, result.error.issues);
+  const issues = explainIssues(raw, result.error.issues, ConfigSchema as unknown as AnySchema);
   if (origins) for (const i of issues) i.origin = origins(i.key);
   throw configError(issues, source);
 }
