@@ -8,15 +8,11 @@
  * `EDGE_AGENT_API__URL=http://...`, `EDGE_AGENT_UPSTREAM=api,mqtt`; values are parsed as JSON
  * when they parse, else taken as strings.
  */
-import { readFileSync } from 'node:fs';
-import { dirname, isAbsolute, resolve } from 'node:path';
-import YAML from 'yaml';
 import { z } from 'zod';
-import { AgentError } from '../core/errors.js';
+import { resolve } from 'node:path';
 import { configureLogging, setLogLevel } from '../core/logger.js';
-import { defaultDataDir } from './locate.js';
-import { CONFIG_ERROR_CODES, configError, explainIssues, typeName } from './explain.js';
-import { type AnySchema, schemaAt } from './schema-path.js';
+import { configError, explainIssues } from './explain.js';
+import type { AnySchema } from './schema-path.js';
 
 /** True for a time zone this Node (ICU) knows: `Europe/Berlin`, `UTC`, ... */
 export function isTimeZone(tz: string): boolean {
@@ -285,68 +281,6 @@ export type ScannerConfig = z.infer<typeof ScannerConfigSchema>;
 
 export type DeepPartial<T> = T extends Array<infer _U> ? T : T extends object ? { [K in keyof T]?: DeepPartial<T[K]> } : T;
 
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v) && !Buffer.isBuffer(v);
-}
-
-/** Deep merge: objects merge, everything else (arrays included) replaces. */
-export function mergeConfig(base: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = { ...base };
-  for (const [k, v] of Object.entries(over)) {
-    if (v === undefined) continue;
-    out[k] = isPlainObject(v) && isPlainObject(out[k]) ? mergeConfig(out[k] as Record<string, unknown>, v) : v;
-  }
-  return out;
-}
-
-function camel(s: string): string {
-  return s.toLowerCase().replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
-}
-
-/** Short names kept for convenience (and read by the logger before any config is loaded). */
-const ALIASES: Record<string, string[]> = {
-  EDGE_AGENT_LOG_LEVEL: ['logging', 'level'],
-  EDGE_AGENT_LOG_FORMAT: ['logging', 'format'],
-  EDGE_AGENT_SECRETS: ['secretsFile'],
-};
-
-/**
- * `EDGE_AGENT_API__URL=x` → `{api: {url: 'x'}}`. Unknown keys are reported by validation.
- * `EDGE_AGENT_TEST_*` belongs to the tests (seams, hidden programs), never to the configuration.
- */
-export function configFromEnv(env: NodeJS.ProcessEnv): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [name, raw] of Object.entries(env)) {
-    if (
-      !name.startsWith('EDGE_AGENT_') ||
-      name.startsWith('EDGE_AGENT_TEST_') ||
-      name === 'EDGE_AGENT_CONFIG' ||
-      raw === undefined ||
-      raw === ''
-    )
-      continue;
-    const path = ALIASES[name] ?? name.slice('EDGE_AGENT_'.length).split('__').map(camel);
-    let value: unknown = raw;
-    try {
-      value = JSON.parse(raw);
-    } catch {
-      value = raw;
-    }
-    // A string key keeps its text even when it parses as JSON (EDGE_AGENT_TERMINAL__ID=123).
-    const target = schemaAt(path, ConfigSchema as unknown as AnySchema);
-    if (target?._zod.def.type === 'string' && typeof value !== 'string' && value !== null) value = raw;
-    if (path[path.length - 1] === 'upstream' && typeof value === 'string')
-      value = value
-        .split(',')
-        .map((s) => s.trim())
-        .filter(Boolean);
-    let node = out;
-    for (const key of path.slice(0, -1)) node = (node[key] = isPlainObject(node[key]) ? node[key] : {}) as Record<string, unknown>;
-    node[path[path.length - 1]!] = value;
-  }
-  return out;
-}
-
 /** Validates a raw object and returns the config with every default filled in. */
 export function parseConfig(raw: unknown, source = 'config', origins?: (path: string) => string | undefined): AgentConfig {
   const result = ConfigSchema.safeParse(raw);
@@ -354,119 +288,6 @@ export function parseConfig(raw: unknown, source = 'config', origins?: (path: st
   const issues = explainIssues(raw, result.error.issues, ConfigSchema as unknown as AnySchema);
   if (origins) for (const i of issues) i.origin = origins(i.key);
   throw configError(issues, source);
-}
-
-/** Reads a YAML or JSON file (YAML is a superset of JSON). */
-export function readConfigFile(file: string): Record<string, unknown> {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (err) {
-    const e = err as NodeJS.ErrnoException;
-    const why =
-      e.code === 'ENOENT'
-        ? 'it does not exist'
-        : e.code === 'EACCES'
-          ? 'permission denied'
-          : e.code === 'EISDIR'
-            ? 'it is a folder'
-            : (e.code ?? e.message);
-    throw new AgentError(
-      CONFIG_ERROR_CODES.notFound,
-      `cannot read config file ${file}: ${why}`,
-      { file, key: '(file)' },
-      { hint: 'pass the path of an existing file with --config, or create one with "edge-agent provision"', cause: err },
-    );
-  }
-  let doc: unknown;
-  try {
-    doc = YAML.parse(text, { prettyErrors: true, uniqueKeys: true });
-  } catch (err) {
-    const e = err as { message: string; linePos?: Array<{ line: number; col: number }> };
-    const pos = e.linePos?.[0];
-    const where = pos ? ` at line ${pos.line}, column ${pos.col}` : '';
-    throw new AgentError(
-      CONFIG_ERROR_CODES.syntax,
-      `config file ${file} is not valid YAML or JSON${where}: ${e.message.split('\n')[0]}`,
-      { file, key: '(syntax)', line: pos?.line ?? null, column: pos?.col ?? null },
-      { hint: `fix the syntax${where} of ${file}`, cause: err },
-    );
-  }
-  if (doc === null || doc === undefined) return {};
-  if (!isPlainObject(doc))
-    throw new AgentError(
-      CONFIG_ERROR_CODES.wrongType,
-      `config file ${file} must hold a mapping of keys to values, not ${typeName(doc)}`,
-      { file, key: '(root)', value: doc },
-      { hint: 'start the file with keys such as "terminal:" and "api:"' },
-    );
-  return doc;
-}
-
-export interface LoadConfigOptions {
-  file?: string | null;
-  env?: NodeJS.ProcessEnv;
-  /** Values from command-line flags (highest precedence). */
-  overrides?: Record<string, unknown>;
-}
-
-function hasPath(obj: Record<string, unknown>, dotted: string): boolean {
-  let node: unknown = obj;
-  for (const p of dotted.split('.')) {
-    if (!isPlainObject(node) && !Array.isArray(node)) return false;
-    if (!(p in (node as object))) return false;
-    node = (node as Record<string, unknown>)[p];
-  }
-  return true;
-}
-
-/** The environment variable that sets a dotted key: `api.pathForm` → `EDGE_AGENT_API__PATH_FORM`. */
-export function envName(dotted: string): string {
-  return `EDGE_AGENT_${dotted
-    .split('.')
-    .map((p) => p.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase())
-    .join('__')}`;
-}
-
-/**
- * Defaults < file < environment < overrides, validated. The data folder comes from the file: a
- * relative `dataDir` (or `secretsFile`) there is relative to the file's folder, and a file that
- * names none gets `defaultDataDir(file)` (/var/lib/edge-agent for a config in /etc, else `data`
- * beside it), never a folder that depends on where the command runs. Relative paths from the
- * environment or flags resolve against the working folder.
- */
-export function loadConfig(options: LoadConfigOptions = {}): AgentConfig & { source: string | null } {
-  const env = options.env ?? process.env;
-  const file = options.file || env.EDGE_AGENT_CONFIG || null;
-  const fromFile: Record<string, unknown> = file ? readConfigFile(file) : {};
-  if (file) {
-    const folder = dirname(resolve(file));
-    if (fromFile.dataDir === undefined) fromFile.dataDir = defaultDataDir(file);
-    for (const key of ['dataDir', 'secretsFile'] as const) {
-      const v = fromFile[key];
-      if (typeof v === 'string' && v !== '' && !isAbsolute(v)) fromFile[key] = resolve(folder, v);
-    }
-  }
-  const fromEnv = configFromEnv(env);
-  let raw = mergeConfig(fromFile, fromEnv);
-  if (options.overrides) raw = mergeConfig(raw, options.overrides);
-  const origins = (key: string): string | undefined => {
-    const top = key.split('.').slice(0, 2).join('.');
-    if (options.overrides && hasPath(options.overrides, key)) return 'a command-line flag';
-    if (hasPath(fromEnv, key))
-      return `environment ${envName(
-        key
-          .split('.')
-          .filter((p) => !/^\d+$/.test(p))
-          .join('.'),
-      )}`;
-    if (hasPath(fromEnv, top) && !hasPath(fromFile, key)) return `environment ${envName(top)}`;
-    return file ? `file ${file}` : undefined;
-  };
-  const config = parseConfig(raw, file ?? 'configuration', origins);
-  config.dataDir = resolve(config.dataDir);
-  if (config.secretsFile) config.secretsFile = resolve(config.secretsFile);
-  return { ...config, source: file ? resolve(file) : null };
 }
 
 /** Where the secrets file is: `secretsFile` from the config, else `<dataDir>/secrets.yaml`. */

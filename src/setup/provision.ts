@@ -14,15 +14,9 @@ import { checkApiToken, checkMqttConnection, checkScanners, type CheckResult } f
 import { discoverScanners, scannerProbe } from './scanner-probe.js';
 import { verifyTemplateKey } from '../store/template-cache.js';
 import { defaultDataDir } from '../config/locate.js';
-import {
-  BADGE_LINE_FORMATS,
-  mergeConfig,
-  parseConfig,
-  readConfigFile,
-  ScannerConfigSchema,
-  type AgentConfig,
-  type ScannerConfig,
-} from '../config/config.js';
+import { BADGE_LINE_FORMATS, parseConfig, ScannerConfigSchema, type AgentConfig, type ScannerConfig } from '../config/config.js';
+import { mergeConfig } from '../config/layers.js';
+import { readConfigFile } from '../config/load.js';
 import { emptySecrets, generateKey, loadSecrets, maskSecret, writeSecrets, type Secrets } from '../config/secrets.js';
 
 export type SecretValues = Omit<Secrets, 'sources'>;

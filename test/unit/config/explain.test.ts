@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../src/config/config.js';
 import { configError, didYouMean, typeName } from '../../../src/config/explain.js';
-import { loadConfig } from '../../../src/config/config.js';
+import { loadConfig } from '../../../src/config/load.js';
 import { configFiles, failure } from '../../helpers/config.js';
 
 const { file } = configFiles('explain-test-');
