@@ -1,16 +1,13 @@
 /**
- * The agent's configuration: one file (YAML or JSON), defaults for everything, `EDGE_AGENT_*`
- * environment overrides, then command-line flags. Validation errors name the key, the bad value
- * and the fix (`CONFIG_INVALID`). Secrets never live here: see `secrets.ts`.
+ * The agent's configuration schema (zod): every key with its default, the types the rest of the
+ * code imports (`AgentConfig`, `ScannerConfig`), and `parseConfig`, which validates a raw object
+ * and explains what is wrong (`explain.ts`: the key, the bad value, the fix). Secrets never live
+ * here: see `secrets.ts`.
  *
- * Precedence, lowest first: defaults < file < environment < flags.
- * Environment: `EDGE_AGENT_<PATH>` with `__` between levels, e.g. `EDGE_AGENT_TERMINAL__ID=gate-1`,
- * `EDGE_AGENT_API__URL=http://...`, `EDGE_AGENT_UPSTREAM=api,mqtt`; values are parsed as JSON
- * when they parse, else taken as strings.
+ * Where a raw config comes from: `load.ts` reads the file and layers defaults < file <
+ * environment (`env.ts`) < command-line flags (`flags.ts`).
  */
 import { z } from 'zod';
-import { resolve } from 'node:path';
-import { configureLogging, setLogLevel } from '../core/logger.js';
 import { configError, explainIssues } from './explain.js';
 import type { AnySchema } from './schema-path.js';
 
@@ -288,72 +285,4 @@ export function parseConfig(raw: unknown, source = 'config', origins?: (path: st
   const issues = explainIssues(raw, result.error.issues, ConfigSchema as unknown as AnySchema);
   if (origins) for (const i of issues) i.origin = origins(i.key);
   throw configError(issues, source);
-}
-
-/** Where the secrets file is: `secretsFile` from the config, else `<dataDir>/secrets.yaml`. */
-export function secretsFilePath(config: Pick<AgentConfig, 'dataDir' | 'secretsFile'>): string {
-  return resolve(config.secretsFile ?? `${config.dataDir}/secrets.yaml`);
-}
-
-/** The flags shared by `run`, `punch` and `queue` (and named alike by `provision`). `--secrets` names the secrets file. */
-export const COMMON_FLAGS = {
-  config: { type: 'string' },
-  data: { type: 'string' },
-  terminal: { type: 'string' },
-  site: { type: 'string' },
-  mode: { type: 'string' },
-  api: { type: 'string' },
-  'client-id': { type: 'string' },
-  'api-key': { type: 'string' },
-  'api-secret-file': { type: 'string' },
-  'path-form': { type: 'string' },
-  mqtt: { type: 'string' },
-  upstream: { type: 'string' },
-  secrets: { type: 'string' },
-  'log-level': { type: 'string' },
-  'log-format': { type: 'string' },
-} as const;
-
-export type CommonFlagValues = Partial<Record<keyof typeof COMMON_FLAGS, string>>;
-
-/** Maps the common flags to config overrides (secrets flags are read by `loadSecrets`). */
-export function configFromFlags(values: CommonFlagValues): Record<string, unknown> {
-  const o: Record<string, unknown> = {};
-  const set = (path: string[], v: unknown) => {
-    let node = o;
-    for (const k of path.slice(0, -1)) node = (node[k] ??= {}) as Record<string, unknown>;
-    node[path[path.length - 1]!] = v;
-  };
-  if (values.data) set(['dataDir'], values.data);
-  if (values.terminal) set(['terminal', 'id'], values.terminal);
-  if (values.site) set(['terminal', 'site'], values.site);
-  if (values.mode) set(['terminal', 'mode'], values.mode);
-  if (values.api) set(['api', 'url'], values.api);
-  if (values['client-id']) set(['api', 'clientId'], values['client-id']);
-  if (values['path-form']) set(['api', 'pathForm'], values['path-form']);
-  if (values.mqtt) set(['mqtt', 'url'], values.mqtt);
-  if (values.secrets) set(['secretsFile'], values.secrets);
-  if (values['log-level']) set(['logging', 'level'], values['log-level']);
-  if (values['log-format']) set(['logging', 'format'], values['log-format']);
-  // --mqtt alone means monitoring (state, metrics, commands, site sync); punches go to the broker
-  // only when asked for: --upstream mqtt (or api,mqtt), or `upstream` in the config.
-  if (values.upstream)
-    set(
-      ['upstream'],
-      values.upstream
-        .split(',')
-        .map((s) => s.trim())
-        .filter(Boolean),
-    );
-  return o;
-}
-
-/**
- * Applies `logging` from the config: format (json for journald, pretty for a technician), the
- * default level and the per-module levels. The daemon passes `destination: 'stdout'` (journald);
- * one-shot commands keep stderr so their stdout stays clean.
- */
-export function applyLogging(logging: AgentConfig['logging'], destination: 'stdout' | 'stderr' = 'stderr'): void {
-  configureLogging({ level: logging.level, format: logging.format, destination });
-  for (const [pattern, level] of Object.entries(logging.modules)) setLogLevel(pattern, level);
 }

@@ -12,12 +12,13 @@ import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import YAML from 'yaml';
 import { AgentError } from '../core/errors.js';
-import { type AgentConfig, configFromFlags, parseConfig, secretsFilePath, type CommonFlagValues } from './config.js';
+import { type AgentConfig, parseConfig } from './config.js';
 import { configFromEnv, envName } from './env.js';
+import { type CommonFlagValues, configFromFlags } from './flags.js';
 import { CONFIG_ERROR_CODES, typeName } from './explain.js';
 import { hasPath, isPlainObject, mergeConfig } from './layers.js';
 import { defaultDataDir, locateConfig, noConfigError, type ConfigLocation } from './locate.js';
-import { loadSecrets, type Secrets } from './secrets.js';
+import { loadSecrets, type Secrets, secretsFilePath } from './secrets.js';
 
 /** Reads a YAML or JSON file (YAML is a superset of JSON). */
 export function readConfigFile(file: string): Record<string, unknown> {

@@ -17,9 +17,9 @@ import { Outbox, type HeldStatus, type OutboxStatus } from '../store/outbox.js';
 import { clockSources, DEFAULT_SOURCES, detectClock, type ClockState } from '../daemon/clock.js';
 import { clockReport } from '../daemon/time-authority.js';
 import { clockAlerts, type Alert } from '../ops/alerts.js';
-import { secretsFilePath, type AgentConfig, type ScannerConfig } from '../config/config.js';
+import type { AgentConfig, ScannerConfig } from '../config/config.js';
 import { loadConfig, type LoadConfigOptions } from '../config/load.js';
-import { loadSecrets, type Secrets } from '../config/secrets.js';
+import { loadSecrets, type Secrets, secretsFilePath } from '../config/secrets.js';
 import { noConfigError, type ConfigLocation } from '../config/locate.js';
 
 export type CheckStatus = 'pass' | 'warn' | 'fail';

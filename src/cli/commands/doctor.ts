@@ -23,7 +23,7 @@ Exit code 0 when nothing failed (warnings allowed), 1 when a check failed.`,
   );
   withCommonOptions(cmd);
   return action<Values>(cmd, async (values) => {
-    const { configFromFlags } = await import('../../config/config.js');
+    const { configFromFlags } = await import('../../config/flags.js');
     const { callDaemon, controlSocketPath, isDaemonListening } = await import('../../daemon/control-socket.js');
     const { formatReport, runDoctor } = await import('../../setup/doctor.js');
     const { scannerProbe } = await import('../../setup/scanner-probe.js');

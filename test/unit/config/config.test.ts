@@ -2,7 +2,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { AgentError } from '../../../src/core/errors.js';
 import { DEFAULT_MAX_PENDING } from '../../../src/store/outbox.js';
-import { parseConfig, secretsFilePath } from '../../../src/config/config.js';
+import { parseConfig } from '../../../src/config/config.js';
+import { secretsFilePath } from '../../../src/config/secrets.js';
 import { loadConfig } from '../../../src/config/load.js';
 import { configFiles, failure } from '../../helpers/config.js';
 

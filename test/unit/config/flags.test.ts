@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { configFromFlags } from '../../../src/config/config.js';
+import { configFromFlags } from '../../../src/config/flags.js';
 import { loadConfig } from '../../../src/config/load.js';
 
 describe('flags: the common flags as a layer of the configuration', () => {
@@ -16,5 +16,28 @@ describe('flags: the common flags as a layer of the configuration', () => {
     expect(configFromFlags({ mqtt: 'mqtt://b' })).toEqual({ mqtt: { url: 'mqtt://b' } });
     expect(loadConfig({ env: {}, overrides: configFromFlags({ api: 'http://h', mqtt: 'mqtt://b' }) }).upstream).toEqual(['api']);
     expect(configFromFlags({ mqtt: 'mqtt://b', upstream: 'api,mqtt' }).upstream).toEqual(['api', 'mqtt']);
+  });
+
+  it('maps each flag to its key, and leaves out what is not given', () => {
+    expect(
+      configFromFlags({
+        data: '/d',
+        terminal: 'gate-1',
+        site: 'north',
+        mode: 'in',
+        'client-id': 'c',
+        'path-form': 'attendance',
+        'log-level': 'debug',
+        upstream: ' api , mqtt ,',
+      }),
+    ).toEqual({
+      dataDir: '/d',
+      terminal: { id: 'gate-1', site: 'north', mode: 'in' },
+      api: { clientId: 'c', pathForm: 'attendance' },
+      logging: { level: 'debug' },
+      upstream: ['api', 'mqtt'],
+    });
+    // the secrets flags are read by loadSecrets, never written into the configuration
+    expect(configFromFlags({ 'api-key': 'k', 'api-secret-file': '/s', config: '/c.yaml' })).toEqual({});
   });
 });

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { configFromFlags } from '../../../src/config/config.js';
+import { configFromFlags } from '../../../src/config/flags.js';
 import { loadConfig, readConfigFile } from '../../../src/config/load.js';
 import { configFiles, failure } from '../../helpers/config.js';
 

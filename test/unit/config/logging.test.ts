@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { logLevels, logger } from '../../../src/core/logger.js';
-import { applyLogging } from '../../../src/config/config.js';
+import { applyLogging } from '../../../src/config/logging.js';
 
 describe('logging: the config applied to the logger', () => {
   it('applies the default level and per-module levels', () => {
