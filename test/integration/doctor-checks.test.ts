@@ -5,20 +5,15 @@ import type { statfs } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { AgentError } from '../../src/core/errors.js';
 import { parseConfig } from '../../src/config/config.js';
-import {
-  checkApiToken,
-  checkClock,
-  checkClockFigures,
-  checkDatabase,
-  checkDisk,
-  checkMqttConnection,
-  checkOpsKey,
-  checkScanners,
-  checkTemplateKey,
-  formatReport,
-  judgeOutbox,
-  runDoctor,
-} from '../../src/setup/doctor.js';
+import { checkApiToken } from '../../src/setup/doctor/api.js';
+import { checkClock, checkClockFigures } from '../../src/setup/doctor/clock.js';
+import { checkMqttConnection } from '../../src/setup/doctor/mqtt.js';
+import { judgeOutbox } from '../../src/setup/doctor/outbox.js';
+import { formatReport } from '../../src/setup/doctor/report.js';
+import { runDoctor } from '../../src/setup/doctor/runner.js';
+import { checkScanners } from '../../src/setup/doctor/scanners.js';
+import { checkOpsKey, checkTemplateKey } from '../../src/setup/doctor/secrets.js';
+import { checkDatabase, checkDisk } from '../../src/setup/doctor/storage.js';
 import { emptySecrets, generateKey } from '../../src/config/secrets.js';
 import { openAgentDatabase } from '../../src/store/agent-db.js';
 import { TemplateCache, verifyTemplateKey } from '../../src/store/template-cache.js';
@@ -272,7 +267,7 @@ describe('doctor checks on broken parts (real files, real sockets)', () => {
 
 describe('doctor: extraction models', () => {
   it('passes when the bundled models load and extract a synthetic fingerprint, and is a warn without scanners', async () => {
-    const { checkModels } = await import('../../src/setup/doctor.js');
+    const { checkModels } = await import('../../src/setup/doctor/models.js');
     const ok = await checkModels(true);
     expect(ok.status).toBe('pass');
     expect(ok.detail).toMatch(/template, quality \d+/);
