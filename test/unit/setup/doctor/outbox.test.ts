@@ -23,6 +23,14 @@ const status = (over: Partial<OutboxStatus>): OutboxStatus => ({
 });
 
 describe('doctor: the outbox check', () => {
+  it('outbox: dead letters and an old backlog warn, a nearly full outbox fails', () => {
+    const base = status({ delivered: 10 });
+    expect(judgeOutbox(base).status).toBe('pass');
+    expect(judgeOutbox({ ...base, dead: 2 })).toMatchObject({ status: 'warn', hint: expect.stringContaining('queue list --dead') });
+    expect(judgeOutbox({ ...base, pending: 5, oldestPendingAgeSec: 7200 }).status).toBe('warn');
+    expect(judgeOutbox({ ...base, pending: 950 }).status).toBe('fail');
+  });
+
   it('fails from 90% of the cap (pending and dead together), saying where punches are refused', () => {
     expect(judgeOutbox(status({ pending: 899 })).status).toBe('pass');
     const full = judgeOutbox(status({ pending: 850, dead: 50, oldestPendingAgeSec: 600 }));
