@@ -1,7 +1,4 @@
-/**
- * The command-line layer of the configuration: the flags `run`, `punch`, `queue` and the other
- * setup commands share, mapped to the keys they override (the highest precedence).
- */
+/** The command-line layer of the configuration: the common flags, mapped to the keys they override (the highest precedence). */
 import { setPath } from './layers.js';
 
 /** The flags shared by `run`, `punch` and `queue` (and named alike by `provision`). `--secrets` names the secrets file. */

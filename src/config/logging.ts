@@ -4,8 +4,8 @@ import type { AgentConfig } from './config.js';
 
 /**
  * Applies `logging` from the config: format (json for journald, pretty for a technician), the
- * default level and the per-module levels. The daemon passes `destination: 'stdout'` (journald);
- * one-shot commands keep stderr so their stdout stays clean.
+ * default level and the per-module levels. `destination: 'stdout'` is for a service (journald);
+ * one-shot commands keep the default, stderr, so their stdout stays clean.
  */
 export function applyLogging(logging: AgentConfig['logging'], destination: 'stdout' | 'stderr' = 'stderr'): void {
   configureLogging({ level: logging.level, format: logging.format, destination });
