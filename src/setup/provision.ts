@@ -18,7 +18,7 @@ import { discoverScanners, scannerProbe } from './scanner-probe.js';
 import { verifyTemplateKey } from '../store/template-cache.js';
 import { defaultDataDir } from '../config/locate.js';
 import { BADGE_LINE_FORMATS, parseConfig, ScannerConfigSchema, type AgentConfig, type ScannerConfig } from '../config/config.js';
-import { mergeConfig } from '../config/layers.js';
+import { mergeConfig, setPath } from '../config/layers.js';
 import { readConfigFile } from '../config/load.js';
 import { emptySecrets, generateKey, loadSecrets, maskSecret, writeSecrets, type Secrets } from '../config/secrets.js';
 
@@ -100,12 +100,9 @@ export function readExisting(configFile: string, secretsFile: string): ExistingS
   return { raw, secrets, exists };
 }
 
+/** An answer given (not undefined) set at its key. */
 function set(obj: Record<string, unknown>, path: string[], value: unknown): void {
-  if (value === undefined) return;
-  let node = obj;
-  for (const k of path.slice(0, -1))
-    node = (node[k] = typeof node[k] === 'object' && node[k] !== null ? node[k] : {}) as Record<string, unknown>;
-  node[path[path.length - 1]!] = value;
+  if (value !== undefined) setPath(obj, path, value);
 }
 
 export interface MergedSetup {
@@ -303,7 +300,7 @@ export interface ProvisionResult {
 export async function refuseForeignTemplateKey(merged: MergedSetup, existing: ExistingSetup): Promise<void> {
   const next = merged.secrets.templateKey;
   const before = existing.secrets.templateKey;
-  if (!next || (before && before.equals(next))) return;
+  if (!next || before?.equals(next)) return;
   const verdict = await verifyTemplateKey(merged.config.dataDir, next);
   if (!verdict.ok) {
     throw new AgentError(
