@@ -4,7 +4,7 @@
  */
 import { Option, type Command } from 'commander';
 import { repeatable } from './command.js';
-import type { COMMON_FLAGS, CommonFlagValues } from '../config/config.js';
+import type { COMMON_FLAGS, CommonFlagValues } from '../config/flags.js';
 
 export type CommonValues = CommonFlagValues;
 export interface ScannerValues {

@@ -8,7 +8,10 @@
 import { dirname, join } from 'node:path';
 import { checkbox, confirm, input, password, select } from '@inquirer/prompts';
 import { isTimeZone, parseConfig, type AgentConfig, type ScannerConfig } from '../config/config.js';
-import { checkApiToken, checkMqttConnection, checkScanners, type CheckResult } from '../setup/doctor.js';
+import { checkApiToken } from '../setup/doctor/api.js';
+import type { CheckResult } from '../setup/doctor/check.js';
+import { checkMqttConnection } from '../setup/doctor/mqtt.js';
+import { checkScanners } from '../setup/doctor/scanners.js';
 import {
   formatSummary,
   mergeSetup,

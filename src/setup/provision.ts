@@ -10,19 +10,16 @@ import YAML from 'yaml';
 import { AgentError } from '../core/errors.js';
 import { writeFileAtomic } from '../core/atomic-file.js';
 import { makePrivateDir } from '../core/private-files.js';
-import { checkApiToken, checkMqttConnection, checkScanners, type CheckResult } from './doctor.js';
+import { checkApiToken } from './doctor/api.js';
+import type { CheckResult } from './doctor/check.js';
+import { checkMqttConnection } from './doctor/mqtt.js';
+import { checkScanners } from './doctor/scanners.js';
 import { discoverScanners, scannerProbe } from './scanner-probe.js';
 import { verifyTemplateKey } from '../store/template-cache.js';
 import { defaultDataDir } from '../config/locate.js';
-import {
-  BADGE_LINE_FORMATS,
-  mergeConfig,
-  parseConfig,
-  readConfigFile,
-  ScannerConfigSchema,
-  type AgentConfig,
-  type ScannerConfig,
-} from '../config/config.js';
+import { BADGE_LINE_FORMATS, parseConfig, ScannerConfigSchema, type AgentConfig, type ScannerConfig } from '../config/config.js';
+import { mergeConfig, setPath } from '../config/layers.js';
+import { readConfigFile } from '../config/load.js';
 import { emptySecrets, generateKey, loadSecrets, maskSecret, writeSecrets, type Secrets } from '../config/secrets.js';
 
 export type SecretValues = Omit<Secrets, 'sources'>;
@@ -103,15 +100,9 @@ export function readExisting(configFile: string, secretsFile: string): ExistingS
   return { raw, secrets, exists };
 }
 
+/** An answer given (not undefined) set at its key. */
 function set(obj: Record<string, unknown>, path: string[], value: unknown): void {
-  if (value === undefined) return;
-  let node = obj;
-  for (const k of path.slice(0, -1)) {
-    const child = typeof node[k] === 'object' && node[k] !== null ? node[k] : {};
-    node[k] = child;
-    node = child as Record<string, unknown>;
-  }
-  node[path[path.length - 1]!] = value;
+  if (value !== undefined) setPath(obj, path, value);
 }
 
 export interface MergedSetup {

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AttendanceClient } from '../../src/api/client.js';
-import { loadConfig } from '../../src/config/config.js';
+import { loadConfig } from '../../src/config/load.js';
 import { openOutbox } from '../../src/daemon/daemon.js';
 import { CommandRouter } from '../../src/ops/commands.js';
 import { keyringOf, OpsAuthenticator } from '../../src/ops/ops-auth.js';

@@ -79,8 +79,7 @@ Examples:
       throw usageError('console', `--port must be 0..65535, got ${port}`, { flag: 'port', value: port });
     const { AgentError } = await import('../../core/errors.js');
     const { configForFlags, secretsFor } = await import('../../config/load.js');
-    const { secretsFilePath } = await import('../../config/config.js');
-    const { readKeyFile, SITE_OPS_KEY_ID } = await import('../../config/secrets.js');
+    const { readKeyFile, secretsFilePath, SITE_OPS_KEY_ID } = await import('../../config/secrets.js');
     const { mqttClientOptions } = await import('../../daemon/upstreams.js');
     const { ConsoleLogin } = await import('../../console/login.js');
     const { startConsole } = await import('../../console/console.js');

@@ -44,7 +44,7 @@ degraded or none has reported (for cron and Nagios-style checks); exit 0 otherwi
     .option('--secrets <file>', 'secrets file with the MQTT credentials (and the ops key that edge-agent ops send signs commands with)');
   withJson(cmd, 'print {"terminals": [...], "complete", "retained", "repaired", "waitedMs"} as JSON on stdout');
   return action<Values>(cmd, async (values) => {
-    const { loadConfig } = await import('../../config/config.js');
+    const { loadConfig } = await import('../../config/load.js');
     const { locateConfig } = await import('../../config/locate.js');
     const { loadSecrets } = await import('../../config/secrets.js');
     const { AgentError } = await import('../../core/errors.js');

@@ -2,21 +2,20 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, statSync,
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { AgentError } from '../../../src/core/errors.js';
 import { writeFileAtomic } from '../../../src/core/atomic-file.js';
-import { emptySecrets, generateKey, loadSecrets, maskSecret, parseKey, secretValues, writeSecrets } from '../../../src/config/secrets.js';
+import {
+  emptySecrets,
+  generateKey,
+  loadSecrets,
+  maskSecret,
+  parseKey,
+  secretsFilePath,
+  secretValues,
+  writeSecrets,
+} from '../../../src/config/secrets.js';
+import { failure } from '../../helpers/config.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'secrets-test-'));
-
-function failure(fn: () => unknown): AgentError {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(AgentError);
-    return err as AgentError;
-  }
-  throw new Error('expected an error');
-}
 
 describe('secrets', () => {
   it('writes a 0600 file atomically and reads it back', () => {
@@ -132,5 +131,15 @@ describe('secrets', () => {
     expect(failure(() => loadSecrets({ file, credentialsDir: null })).code).toBe('SECRETS_BAD_KEY');
     writeFileSync(file, `opsKeys: [1, 2]\n`, { mode: 0o600 });
     expect(failure(() => loadSecrets({ file, credentialsDir: null })).code).toBe('SECRETS_SYNTAX');
+  });
+});
+
+describe('secretsFilePath', () => {
+  it("is the config's secretsFile, else secrets.yaml in the data folder, as an absolute path", () => {
+    expect(secretsFilePath({ dataDir: '/var/lib/edge-agent', secretsFile: null })).toBe('/var/lib/edge-agent/secrets.yaml');
+    expect(secretsFilePath({ dataDir: '/var/lib/edge-agent', secretsFile: '/etc/edge-agent/secrets.yaml' })).toBe(
+      '/etc/edge-agent/secrets.yaml',
+    );
+    expect(secretsFilePath({ dataDir: 'data', secretsFile: null })).toBe(join(process.cwd(), 'data', 'secrets.yaml'));
   });
 });
