@@ -37,305 +37,58 @@ import { checkEmployeeCode, EMPLOYEE_CODE_RULE, showCode } from '../api/employee
 import { AgentError } from '../core/errors.js';
 import { TypedEmitter } from '../core/events.js';
 import { monotonicMs } from '../core/time.js';
-import type { Migration, SqliteDatabase } from '../core/sqlite.js';
+import type { SqliteDatabase } from '../core/sqlite.js';
 import { currentBootId } from './boot-id.js';
 import { formatLocal, parseLocal } from './local-time.js';
+import {
+  EVENT_COLUMNS,
+  type EventRow,
+  HELD,
+  OUTBOX_MIGRATIONS,
+  OUTCOME_VALUE,
+  OUTCOMES_TABLE,
+  refreshStates,
+  SEQS,
+  toEvent,
+} from './outbox/schema.js';
+import {
+  CLOCK_ORDER_STATUS,
+  type CorrectionAnchor,
+  DEFAULT_MAX_PENDING,
+  type DeliveryInfo,
+  type EventState,
+  type HeldStatus,
+  type ItemResult,
+  type ListedEvent,
+  type OutboxEvent,
+  type OutboxItem,
+  type OutboxOptions,
+  type OutboxStatus,
+  PUNCH_SOURCES,
+  type PunchInput,
+} from './outbox/types.js';
 import { ulid, ULID_RE } from './ulid.js';
 
-export type Direction = 'in' | 'out';
-/**
- * What a punch came from: a finger, an eye, a badge, a badge then a finger or an eye (the policy
- * asked for both), or a person's manual entry.
- */
-export const PUNCH_SOURCES = ['finger', 'iris', 'badge', 'badge+finger', 'badge+iris', 'manual'] as const;
-export type PunchSource = (typeof PUNCH_SOURCES)[number];
-export type EventState = 'pending' | 'dead' | 'delivered';
-/** Where a punch's time came from: the terminal's clock, or a person (`punch --at`, an import). */
-export type TimeSource = 'clock' | 'manual';
-
-/** Dead-letter status of a check-out found before its check-in (held for a person's review). */
-export const CLOCK_ORDER_STATUS = 'CLOCK_ORDER';
-
-/** What a caller records. Clock fields default to "synchronized, this boot, now". */
-export interface PunchInput {
-  employeeCode: string;
-  direction: Direction;
-  /** Local time `yyyy-MM-dd HH:mm:ss`. */
-  localTime: string;
-  /** Minutes east of UTC. */
-  tzOffset: number;
-  /** For a check-out: the local time of the check-in it closes, when known. */
-  inTime?: string | null;
-  /** For a check-out: the id of the check-in it closes, when known. */
-  inId?: string | null;
-  shift?: string | null;
-  source: PunchSource;
-  score?: number | null;
-  terminalId: string;
-  /** UTC ms; default now. */
-  createdAt?: number;
-  clockSynced?: boolean;
-  bootId?: string;
-  monotonicMs?: number;
-  /** Default `clock`; `manual` for a time a person gave. */
-  timeSource?: TimeSource;
-  /**
-   * The punch's id when the caller derives a stable one (an import: `derivedUlid`); default a new
-   * ULID. A punch whose id is already recorded is skipped, not recorded twice.
-   */
-  id?: string;
-}
-
-/** One recorded punch as read back. */
-export interface OutboxEvent {
-  seq: number;
-  id: string;
-  employeeCode: string;
-  direction: Direction;
-  localTime: string;
-  tzOffset: number;
-  inTime: string | null;
-  inId: string | null;
-  shift: string | null;
-  source: PunchSource;
-  score: number | null;
-  terminalId: string;
-  createdAt: number;
-  clockSynced: boolean;
-  clockCorrected: boolean;
-  /** Taken with an untrusted clock and sent as it is by a person's decision (queue release-unsynced). */
-  clockReleased: boolean;
-  timeSource: TimeSource;
-  bootId: string;
-  monotonicMs: number;
-  state: EventState;
-}
-
-/** A punch handed to a sink, with that sink's attempt count. */
-export interface OutboxItem extends OutboxEvent {
-  attempts: number;
-}
-
-export interface DeliveryInfo {
-  sink: string;
-  state: EventState;
-  attempts: number;
-  nextAttemptAt: number;
-  lastStatus: string | null;
-  lastError: string | null;
-  deliveredAt: number | null;
-}
-
-export interface ListedEvent extends OutboxEvent {
-  deliveries: DeliveryInfo[];
-}
-
-export interface OutboxStatus {
-  pending: number;
-  dead: number;
-  delivered: number;
-  /** Age of the oldest pending punch in seconds (by its recording time), null when none. */
-  oldestPendingAgeSec: number | null;
-  /** ISO time of the last delivery, null when nothing was delivered yet. */
-  lastDeliveryAt: string | null;
-  /** Pending punches taken before the clock synchronized and not corrected yet. */
-  unsynced: number;
-  maxPending: number;
-  /** What the cap counts: pending + dead punches. */
-  undelivered: number;
-  /** How full the outbox is: undelivered / maxPending, in percent (one decimal). */
-  capFullPercent: number;
-  /** Punches that can still be recorded before the cap refuses them. */
-  capRoom: number;
-  perSink: Record<string, { pending: number; dead: number }>;
-  /** The unsynced punches by what they wait for. */
-  held: HeldStatus;
-}
-
-export interface HeldStatus {
-  /** Waiting for trusted time on this boot (or on an earlier boot with a trusted reading to correct them from). */
-  clock: number;
-  /** Of an earlier boot without any trusted reading (no monotonic link): waiting for a person's decision. */
-  earlierBoot: number;
-  /** How long the oldest punch of this boot has waited, on the monotonic clock; null when none. */
-  oldestClockSec: number | null;
-  /** Check-outs found before their check-in: dead letters with status CLOCK_ORDER, for review. */
-  review: number;
-}
-
-export interface OutboxOptions {
-  /** Sinks each new punch must reach (config `upstream`). Default `['api']`. */
-  sinks?: string[];
-  /** Pending + dead punches at which new punches are refused. Default `DEFAULT_MAX_PENDING`. */
-  maxPending?: number;
-  now?: () => number;
-}
-
-/** A trusted (wall, monotonic) reading of one boot: the base for correcting that boot's punches. */
-export interface CorrectionAnchor {
-  wallMs: number;
-  monoMs: number;
-}
-
-/** Outcome of one item at one sink, as the uploader applies it. */
-export type ItemResult =
-  | { seq: number; outcome: 'delivered' }
-  | { seq: number; outcome: 'dead'; status: string; error: string }
-  | { seq: number; outcome: 'retry'; status?: string | null; error: string; nextAttemptAt: number };
-
-/** A month of a busy gate (thousands of punches a day for weeks of outage) with room to spare. */
-export const DEFAULT_MAX_PENDING = 1_000_000;
-
-export const OUTBOX_MIGRATIONS: Migration[] = [
-  {
-    version: 1,
-    description: 'outbox events, per-sink deliveries, state counters',
-    up: `
-      CREATE TABLE outbox_events (
-        seq INTEGER PRIMARY KEY,
-        id TEXT NOT NULL UNIQUE,
-        employee_code TEXT NOT NULL,
-        direction TEXT NOT NULL CHECK (direction IN ('in', 'out')),
-        local_time TEXT NOT NULL,
-        tz_offset INTEGER NOT NULL,
-        in_time TEXT,
-        in_id TEXT,
-        shift TEXT,
-        source TEXT NOT NULL,
-        score REAL,
-        terminal_id TEXT NOT NULL,
-        created_at INTEGER NOT NULL,
-        clock_synced INTEGER NOT NULL,
-        clock_corrected INTEGER NOT NULL DEFAULT 0,
-        boot_id TEXT NOT NULL,
-        monotonic_ms INTEGER NOT NULL,
-        state TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'dead', 'delivered')),
-        done_at INTEGER
-      );
-      CREATE INDEX outbox_events_state ON outbox_events (state, seq);
-      CREATE INDEX outbox_events_employee ON outbox_events (employee_code, seq);
-      CREATE INDEX outbox_events_done ON outbox_events (done_at) WHERE done_at IS NOT NULL;
-      CREATE INDEX outbox_events_unsynced ON outbox_events (boot_id) WHERE clock_synced = 0 AND clock_corrected = 0;
-      CREATE TABLE outbox_deliveries (
-        sink TEXT NOT NULL,
-        seq INTEGER NOT NULL REFERENCES outbox_events (seq) ON DELETE CASCADE,
-        state TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'dead', 'delivered')),
-        attempts INTEGER NOT NULL DEFAULT 0,
-        next_attempt_at INTEGER NOT NULL DEFAULT 0,
-        last_status TEXT,
-        last_error TEXT,
-        delivered_at INTEGER,
-        PRIMARY KEY (sink, seq)
-      ) WITHOUT ROWID;
-      CREATE INDEX outbox_deliveries_open ON outbox_deliveries (sink, state, seq);
-      CREATE INDEX outbox_deliveries_seq ON outbox_deliveries (seq);
-      CREATE TABLE outbox_counts (state TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
-      INSERT INTO outbox_counts (state, n) VALUES ('pending', 0), ('dead', 0), ('delivered', 0);
-      CREATE TRIGGER outbox_events_count_insert AFTER INSERT ON outbox_events BEGIN
-        UPDATE outbox_counts SET n = n + 1 WHERE state = NEW.state;
-      END;
-      CREATE TRIGGER outbox_events_count_update AFTER UPDATE OF state ON outbox_events WHEN OLD.state <> NEW.state BEGIN
-        UPDATE outbox_counts SET n = n - 1 WHERE state = OLD.state;
-        UPDATE outbox_counts SET n = n + 1 WHERE state = NEW.state;
-      END;
-      CREATE TRIGGER outbox_events_count_delete AFTER DELETE ON outbox_events BEGIN
-        UPDATE outbox_counts SET n = n - 1 WHERE state = OLD.state;
-      END;
-    `,
-  },
-  {
-    version: 2,
-    description: 'time source of a punch, release of unsynced punches by decision',
-    up: `
-      ALTER TABLE outbox_events ADD COLUMN time_source TEXT NOT NULL DEFAULT 'clock' CHECK (time_source IN ('clock', 'manual'));
-      ALTER TABLE outbox_events ADD COLUMN clock_released INTEGER NOT NULL DEFAULT 0;
-      DROP INDEX outbox_events_unsynced;
-      CREATE INDEX outbox_events_unsynced ON outbox_events (boot_id) WHERE clock_synced = 0 AND clock_corrected = 0 AND clock_released = 0;
-    `,
-  },
-  {
-    version: 3,
-    description:
-      'delivery counters per sink and state, the reconciled sink set, indexes of the check-outs kept back for review and of check-outs by their check-in',
-    up: `
-      CREATE TABLE outbox_sink_counts (sink TEXT NOT NULL, state TEXT NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (sink, state)) WITHOUT ROWID;
-      INSERT INTO outbox_sink_counts (sink, state, n) SELECT sink, state, COUNT(*) FROM outbox_deliveries GROUP BY sink, state;
-      CREATE TRIGGER outbox_deliveries_count_insert AFTER INSERT ON outbox_deliveries BEGIN
-        INSERT INTO outbox_sink_counts (sink, state, n) VALUES (NEW.sink, NEW.state, 1) ON CONFLICT (sink, state) DO UPDATE SET n = n + 1;
-      END;
-      CREATE TRIGGER outbox_deliveries_count_update AFTER UPDATE OF state ON outbox_deliveries WHEN OLD.state <> NEW.state BEGIN
-        UPDATE outbox_sink_counts SET n = n - 1 WHERE sink = OLD.sink AND state = OLD.state;
-        INSERT INTO outbox_sink_counts (sink, state, n) VALUES (NEW.sink, NEW.state, 1) ON CONFLICT (sink, state) DO UPDATE SET n = n + 1;
-      END;
-      CREATE TRIGGER outbox_deliveries_count_delete AFTER DELETE ON outbox_deliveries BEGIN
-        UPDATE outbox_sink_counts SET n = n - 1 WHERE sink = OLD.sink AND state = OLD.state;
-      END;
-      CREATE TABLE outbox_sinks (sink TEXT PRIMARY KEY) WITHOUT ROWID;
-      CREATE INDEX outbox_deliveries_review ON outbox_deliveries (seq) WHERE state = 'dead' AND last_status = 'CLOCK_ORDER';
-      CREATE INDEX outbox_events_in_id ON outbox_events (in_id) WHERE in_id IS NOT NULL;
-    `,
-  },
-];
-
-/**
- * Per-item outcomes of the batch being applied, on this connection only (a temporary table):
- * the dead and retry updates look their item up by seq instead of joining the backlog.
- */
-const OUTCOMES_TABLE = `CREATE TEMP TABLE IF NOT EXISTS outbox_outcomes (
-  seq INTEGER PRIMARY KEY, dead INTEGER NOT NULL, status TEXT, error TEXT, next INTEGER)`;
-/** The punches still held for the clock (SQL condition on outbox_events). */
-const HELD = 'clock_synced = 0 AND clock_corrected = 0 AND clock_released = 0';
-
-const EVENT_COLUMNS = `e.seq, e.id, e.employee_code, e.direction, e.local_time, e.tz_offset, e.in_time, e.in_id, e.shift, e.source, e.score,
-  e.terminal_id, e.created_at, e.clock_synced, e.clock_corrected, e.clock_released, e.time_source, e.boot_id, e.monotonic_ms, e.state`;
-
-interface EventRow {
-  seq: number;
-  id: string;
-  employee_code: string;
-  direction: Direction;
-  local_time: string;
-  tz_offset: number;
-  in_time: string | null;
-  in_id: string | null;
-  shift: string | null;
-  source: PunchSource;
-  score: number | null;
-  terminal_id: string;
-  created_at: number;
-  clock_synced: number;
-  clock_corrected: number;
-  clock_released: number;
-  time_source: TimeSource;
-  boot_id: string;
-  monotonic_ms: number;
-  state: EventState;
-}
-
-function toEvent(r: EventRow): OutboxEvent {
-  return {
-    seq: r.seq,
-    id: r.id,
-    employeeCode: r.employee_code,
-    direction: r.direction,
-    localTime: r.local_time,
-    tzOffset: r.tz_offset,
-    inTime: r.in_time,
-    inId: r.in_id,
-    shift: r.shift,
-    source: r.source,
-    score: r.score,
-    terminalId: r.terminal_id,
-    createdAt: r.created_at,
-    clockSynced: r.clock_synced === 1,
-    clockCorrected: r.clock_corrected === 1,
-    clockReleased: r.clock_released === 1,
-    timeSource: r.time_source,
-    bootId: r.boot_id,
-    monotonicMs: r.monotonic_ms,
-    state: r.state,
-  };
-}
+export { OUTBOX_MIGRATIONS } from './outbox/schema.js';
+export {
+  CLOCK_ORDER_STATUS,
+  type CorrectionAnchor,
+  DEFAULT_MAX_PENDING,
+  type DeliveryInfo,
+  type Direction,
+  type EventState,
+  type HeldStatus,
+  type ItemResult,
+  type ListedEvent,
+  type OutboxEvent,
+  type OutboxItem,
+  type OutboxOptions,
+  type OutboxStatus,
+  PUNCH_SOURCES,
+  type PunchInput,
+  type PunchSource,
+  type TimeSource,
+} from './outbox/types.js';
 
 const INSERT_EVENT = `INSERT INTO outbox_events (id, employee_code, direction, local_time, tz_offset, in_time, in_id, shift, source, score, terminal_id,
   created_at, clock_synced, boot_id, monotonic_ms, time_source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -353,8 +106,6 @@ const INSERT_EVENTS = `INSERT INTO outbox_events (id, employee_code, direction, 
 /** One delivery per sink (?1, a JSON array) for every event after seq ?2 (the chunk just inserted). */
 const INSERT_DELIVERIES_AFTER =
   'INSERT INTO outbox_deliveries (sink, seq) SELECT s.value, e.seq FROM outbox_events e, json_each(?) s WHERE e.seq > ? ORDER BY e.seq';
-const SEQS = 'SELECT value FROM json_each(?)';
-const OUTCOME_VALUE = (column: string) => `(SELECT o.${column} FROM temp.outbox_outcomes o WHERE o.seq = outbox_deliveries.seq)`;
 
 /** The sink set the deliveries were last reconciled with, sorted (empty: not known). */
 async function reconciledSinks(db: SqliteDatabase): Promise<string[]> {
@@ -711,21 +462,6 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
     return rows.map((r) => ({ ...toEvent(r), deliveries: deliveries.get(r.seq) ?? [] }));
   }
 
-  async #refreshStates(db: SqliteDatabase, seqsJson: string, now: number): Promise<void> {
-    await db.run(
-      `UPDATE outbox_events SET state = CASE
-         WHEN EXISTS (SELECT 1 FROM outbox_deliveries d WHERE d.seq = outbox_events.seq AND d.state = 'dead') THEN 'dead'
-         WHEN EXISTS (SELECT 1 FROM outbox_deliveries d WHERE d.seq = outbox_events.seq AND d.state = 'pending') THEN 'pending'
-         ELSE 'delivered' END
-       WHERE seq IN (SELECT value FROM json_each(?))`,
-      [seqsJson],
-    );
-    await db.run(
-      "UPDATE outbox_events SET done_at = CASE WHEN state = 'delivered' THEN COALESCE(done_at, ?) ELSE NULL END WHERE seq IN (SELECT value FROM json_each(?))",
-      [now, seqsJson],
-    );
-  }
-
   /** Sends dead letters again (all, or the given ids): their dead deliveries become pending now. */
   async retryDead(ids?: string[]): Promise<number> {
     const now = this.#now();
@@ -741,7 +477,7 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
         "UPDATE outbox_deliveries SET state = 'pending', attempts = 0, next_attempt_at = 0 WHERE state = 'dead' AND seq IN (SELECT value FROM json_each(?))",
         [seqs],
       );
-      await this.#refreshStates(db, seqs, now);
+      await refreshStates(db, seqs, now);
       return rows.length;
     });
   }
@@ -882,7 +618,7 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
         [CLOCK_ORDER_STATUS],
       );
       await db.run('DELETE FROM temp.outbox_outcomes');
-      await this.#refreshStates(db, JSON.stringify(problems.map((p) => p.seq)), now);
+      await refreshStates(db, JSON.stringify(problems.map((p) => p.seq)), now);
       return changes;
     });
   }
@@ -911,7 +647,7 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
       }
       if (stale.length) {
         await db.run("DELETE FROM outbox_deliveries WHERE state = 'pending' AND sink NOT IN (SELECT value FROM json_each(?))", [json]);
-        await this.#refreshStates(db, JSON.stringify(stale.map((r) => r.seq)), now);
+        await refreshStates(db, JSON.stringify(stale.map((r) => r.seq)), now);
       }
       await db.run('DELETE FROM outbox_sinks');
       await db.run('INSERT INTO outbox_sinks (sink) SELECT value FROM json_each(?)', [json]);
@@ -1025,7 +761,7 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
           if (dead.length)
             await db.run(`UPDATE outbox_events SET state = 'dead' WHERE state = 'pending' AND seq IN (${SEQS})`, [JSON.stringify(dead)]);
         } else if (delivered.length || dead.length) {
-          await this.#refreshStates(db, JSON.stringify([...delivered, ...dead]), now);
+          await refreshStates(db, JSON.stringify([...delivered, ...dead]), now);
         }
       },
       { durable: false },
