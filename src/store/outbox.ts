@@ -33,13 +33,13 @@
  * Every write is one transaction (`SqliteDatabase.transaction`); `record` returns after COMMIT,
  * which with `synchronous=FULL` means the punch survives a power cut.
  */
-import { checkEmployeeCode, EMPLOYEE_CODE_RULE, showCode } from '../api/employee-code.js';
 import { AgentError } from '../core/errors.js';
 import { TypedEmitter } from '../core/events.js';
 import { monotonicMs } from '../core/time.js';
 import type { SqliteDatabase } from '../core/sqlite.js';
 import { currentBootId } from './boot-id.js';
 import { formatLocal, parseLocal } from './local-time.js';
+import { countRecorded, ensureRoom, record, recordMany, validatePunch } from './outbox/recording.js';
 import {
   EVENT_COLUMNS,
   type EventRow,
@@ -63,11 +63,10 @@ import {
   type OutboxEvent,
   type OutboxItem,
   type OutboxOptions,
+  type OutboxContext,
   type OutboxStatus,
-  PUNCH_SOURCES,
   type PunchInput,
 } from './outbox/types.js';
-import { ulid, ULID_RE } from './ulid.js';
 
 export { OUTBOX_MIGRATIONS } from './outbox/schema.js';
 export {
@@ -90,23 +89,6 @@ export {
   type TimeSource,
 } from './outbox/types.js';
 
-const INSERT_EVENT = `INSERT INTO outbox_events (id, employee_code, direction, local_time, tz_offset, in_time, in_id, shift, source, score, terminal_id,
-  created_at, clock_synced, boot_id, monotonic_ms, time_source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-  ON CONFLICT (id) DO NOTHING`;
-/**
- * The same for a chunk of an import at once: ?1 is a JSON array of the 16 values of each punch.
- * (`WHERE true`: an upsert after a SELECT needs a WHERE clause to parse.)
- */
-const INSERT_EVENTS = `INSERT INTO outbox_events (id, employee_code, direction, local_time, tz_offset, in_time, in_id, shift, source, score, terminal_id,
-  created_at, clock_synced, boot_id, monotonic_ms, time_source)
-  SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6, value ->> 7, value ->> 8, value ->> 9,
-         value ->> 10, value ->> 11, value ->> 12, value ->> 13, value ->> 14, value ->> 15
-    FROM json_each(?) WHERE true ORDER BY key
-  ON CONFLICT (id) DO NOTHING`;
-/** One delivery per sink (?1, a JSON array) for every event after seq ?2 (the chunk just inserted). */
-const INSERT_DELIVERIES_AFTER =
-  'INSERT INTO outbox_deliveries (sink, seq) SELECT s.value, e.seq FROM outbox_events e, json_each(?) s WHERE e.seq > ? ORDER BY e.seq';
-
 /** The sink set the deliveries were last reconciled with, sorted (empty: not known). */
 async function reconciledSinks(db: SqliteDatabase): Promise<string[]> {
   return (await db.all<{ sink: string }>('SELECT sink FROM outbox_sinks ORDER BY sink')).map((r) => r.sink);
@@ -125,9 +107,7 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
   readonly db: SqliteDatabase;
   readonly sinks: readonly string[];
   readonly maxPending: number;
-  readonly #now: () => number;
-  /** This process records for another sink set than the deliveries were last reconciled with. */
-  #otherSinks = false;
+  readonly #ctx: OutboxContext;
 
   private constructor(db: SqliteDatabase, options: OutboxOptions) {
     super();
@@ -136,7 +116,7 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
     if (this.sinks.length === 0)
       throw new AgentError('STORE_NO_SINKS', 'the outbox needs at least one sink', {}, { hint: 'set upstream to api, mqtt or both' });
     this.maxPending = options.maxPending ?? DEFAULT_MAX_PENDING;
-    this.#now = options.now ?? Date.now;
+    this.#ctx = { db, sinks: this.sinks, maxPending: this.maxPending, now: options.now ?? Date.now, otherSinks: false };
   }
 
   /** Migrates component 'outbox' of `db` and returns the outbox on it. */
@@ -145,203 +125,43 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
     await db.exec(OUTCOMES_TABLE);
     const outbox = new Outbox(db, options);
     const known = await reconciledSinks(db);
-    outbox.#otherSinks = known.length > 0 && !sameSinks(known, outbox.sinks);
+    outbox.#ctx.otherSinks = known.length > 0 && !sameSinks(known, outbox.sinks);
     return outbox;
   }
 
+  // Recording (outbox/recording.ts).
+
   /** Throws what `record` would throw for this punch (`STORE_BAD_PUNCH`, `STORE_BAD_TIME`), writing nothing. */
   validate(p: PunchInput): void {
-    this.#validate(p);
+    validatePunch(p);
   }
 
-  /**
-   * Throws `STORE_OUTBOX_FULL` when `adding` more punches would pass the cap (an import checks its
-   * whole file before recording any of it).
-   */
-  async ensureRoom(adding: number): Promise<void> {
-    const undelivered = await this.#undelivered(this.db);
-    if (undelivered + adding > this.maxPending) throw this.#tooMany(undelivered, adding);
-  }
-
-  #validate(p: PunchInput): void {
-    const bad = (what: string, value: unknown, hint: string) =>
-      new AgentError('STORE_BAD_PUNCH', `punch has ${what}: ${JSON.stringify(value)}`, { field: what, value }, { hint });
-    const code = checkEmployeeCode(p.employeeCode);
-    if (!code.ok || code.code !== p.employeeCode)
-      throw bad(
-        `an invalid employee code (${code.ok ? 'not in Unicode NFC' : code.problem})`,
-        showCode(p.employeeCode),
-        `an employee code is ${EMPLOYEE_CODE_RULE}`,
-      );
-    if (p.direction !== 'in' && p.direction !== 'out') throw bad('an invalid direction', p.direction, 'use in or out');
-    if (!Number.isInteger(p.tzOffset) || Math.abs(p.tzOffset) > 18 * 60)
-      throw bad('an invalid tzOffset', p.tzOffset, 'minutes east of UTC, between -1080 and 1080');
-    parseLocal(p.localTime, p.tzOffset);
-    if (p.inTime != null) parseLocal(p.inTime, p.tzOffset);
-    if (!(PUNCH_SOURCES as readonly string[]).includes(p.source))
-      throw bad('an invalid source', p.source, `use ${PUNCH_SOURCES.join(', ')}`);
-    if (p.timeSource !== undefined && p.timeSource !== 'clock' && p.timeSource !== 'manual')
-      throw bad('an invalid time source', p.timeSource, 'use clock or manual');
-    if (p.id !== undefined && !ULID_RE.test(p.id))
-      throw bad('an invalid id', p.id, 'an id is a ULID (26 characters of Crockford base 32), or left out');
-  }
-
-  #params(p: PunchInput, id: string, now: number): (string | number | null)[] {
-    return [
-      id,
-      p.employeeCode,
-      p.direction,
-      p.localTime,
-      p.tzOffset,
-      p.inTime ?? null,
-      p.inId ?? null,
-      p.shift ?? null,
-      p.source,
-      p.score ?? null,
-      p.terminalId,
-      p.createdAt ?? now,
-      p.clockSynced === false ? 0 : 1,
-      p.bootId ?? currentBootId(),
-      p.monotonicMs ?? monotonicMs(),
-      p.timeSource ?? 'clock',
-    ];
-  }
-
-  async #undelivered(db: SqliteDatabase): Promise<number> {
-    const row = await db.get<{ n: number }>("SELECT COALESCE(SUM(n), 0) AS n FROM outbox_counts WHERE state IN ('pending', 'dead')");
-    return row?.n ?? 0;
-  }
-
-  #full(undelivered: number, adding: number): AgentError {
-    return new AgentError(
-      'STORE_OUTBOX_FULL',
-      `the outbox holds ${undelivered} undelivered punches, the cap is ${this.maxPending}: new punches are refused (nothing recorded is dropped)`,
-      { undelivered, maxPending: this.maxPending, adding },
-      {
-        hint: 'restore the connection to the upstream ("edge-agent queue status" shows what waits), retry or purge dead letters ("edge-agent queue list --dead"), or raise outbox.maxPending if the disk has room',
-        retryable: true,
-      },
-    );
-  }
-
-  /** Inserts one punch; null when a punch with its (given) id is already recorded. */
-  async #insert(db: SqliteDatabase, p: PunchInput, now: number): Promise<{ id: string; seq: number } | null> {
-    const id = p.id ?? ulid(now);
-    await this.#forgetSinksIfOther(db);
-    const { changes, lastID } = await db.run(INSERT_EVENT, this.#params(p, id, now));
-    if (changes === 0) return null;
-    for (const sink of this.sinks) await db.run('INSERT INTO outbox_deliveries (sink, seq) VALUES (?, ?)', [sink, lastID]);
-    return { id, seq: lastID };
+  /** Throws `STORE_OUTBOX_FULL` when `adding` more punches would pass the cap. */
+  ensureRoom(adding: number): Promise<void> {
+    return ensureRoom(this.#ctx, adding);
   }
 
   /** Records one punch in one transaction; resolves after the commit. */
   async record(punch: PunchInput): Promise<{ id: string; seq: number }> {
-    this.#validate(punch);
-    const now = this.#now();
-    const result = await this.db.transaction(async (db) => {
-      const undelivered = await this.#undelivered(db);
-      if (undelivered >= this.maxPending) throw this.#full(undelivered, 1);
-      const inserted = await this.#insert(db, punch, now);
-      if (!inserted)
-        throw new AgentError(
-          'STORE_BAD_PUNCH',
-          `a punch with id ${punch.id} is already recorded`,
-          { id: punch.id },
-          { hint: 'give each punch its own id, or leave it out for a new one' },
-        );
-      return inserted;
-    });
+    const result = await record(this.#ctx, punch);
     this.emit('recorded', result);
     return result;
   }
 
-  /**
-   * Records many punches (an import of a paper log), one transaction per thousand, each chunk two
-   * statements. Every punch is validated and the cap is checked for the whole list before anything
-   * is written: a list whose new punches do not fit is refused with `STORE_OUTBOX_FULL` and nothing
-   * recorded. A punch whose given id is already recorded is skipped (an import run again after an
-   * interruption records only what is missing) and takes no room; `skipped` counts them. Should
-   * punches recorded meanwhile by the running agent fill the outbox during the import, the chunk
-   * that would pass the cap is refused and the error's context says how many were recorded.
-   */
+  /** Records many punches (an import), checked whole against the cap first; skips ids already recorded. */
   async recordMany(
     punches: PunchInput[],
     chunkSize = 1000,
     onProgress?: (recorded: number, total: number) => void,
   ): Promise<{ ids: string[]; skipped: number }> {
-    punches.forEach((p, i) => {
-      try {
-        this.#validate(p);
-      } catch (err) {
-        if (err instanceof AgentError)
-          throw new AgentError(err.code, `punch ${i + 1}: ${err.message}`, { ...err.context, index: i }, { hint: err.hint, cause: err });
-        throw err;
-      }
-    });
-    let present = 0;
-    for (let start = 0; start < punches.length; start += chunkSize)
-      present += await this.countRecorded(punches.slice(start, start + chunkSize));
-    await this.ensureRoom(punches.length - present);
-    const ids: string[] = [];
-    const sinks = JSON.stringify(this.sinks);
-    let skipped = 0;
-    for (let start = 0; start < punches.length; start += chunkSize) {
-      const chunk = punches.slice(start, start + chunkSize);
-      const now = this.#now();
-      try {
-        const chunkIds = await this.db.transaction(async (db) => {
-          const undelivered = await this.#undelivered(db);
-          // Punches already recorded under their given id take no room (a repeated import).
-          const present = await this.countRecorded(chunk, db);
-          if (undelivered + chunk.length - present > this.maxPending) throw this.#full(undelivered, chunk.length - present);
-          await this.#forgetSinksIfOther(db);
-          const last = (await db.get<{ seq: number }>('SELECT COALESCE(MAX(seq), 0) AS seq FROM outbox_events'))?.seq ?? 0;
-          await db.run(INSERT_EVENTS, [JSON.stringify(chunk.map((p) => this.#params(p, p.id ?? ulid(now), now)))]);
-          await db.run(INSERT_DELIVERIES_AFTER, [sinks, last]);
-          const out = (await db.all<{ id: string }>('SELECT id FROM outbox_events WHERE seq > ? ORDER BY seq', [last])).map((r) => r.id);
-          return out;
-        });
-        ids.push(...chunkIds);
-        skipped += chunk.length - chunkIds.length;
-        onProgress?.(ids.length + skipped, punches.length);
-      } catch (err) {
-        if (err instanceof AgentError) Object.assign(err.context, { recorded: ids.length, skipped });
-        throw err;
-      }
-    }
-    if (ids.length) this.emit('recorded', { id: ids[ids.length - 1]!, seq: -1 });
-    return { ids, skipped };
+    const result = await recordMany(this.#ctx, punches, chunkSize, onProgress);
+    if (result.ids.length) this.emit('recorded', { id: result.ids[result.ids.length - 1]!, seq: -1 });
+    return result;
   }
 
-  /** How many of these punches are already recorded under their given id (by the id index). */
-  async countRecorded(punches: readonly PunchInput[], db: SqliteDatabase = this.db): Promise<number> {
-    const given = punches.flatMap((p) => (p.id ? [p.id] : []));
-    if (given.length === 0) return 0;
-    return (
-      (
-        await db.get<{ n: number }>('SELECT COUNT(*) AS n FROM outbox_events WHERE id IN (SELECT value FROM json_each(?))', [
-          JSON.stringify(given),
-        ])
-      )?.n ?? 0
-    );
-  }
-
-  /** Recording for other sinks than the reconciled set: the next `reconcileSinks` must look at every punch. */
-  async #forgetSinksIfOther(db: SqliteDatabase): Promise<void> {
-    if (this.#otherSinks) await db.run('DELETE FROM outbox_sinks');
-  }
-
-  #tooMany(undelivered: number, adding: number): AgentError {
-    const room = Math.max(0, this.maxPending - undelivered);
-    return new AgentError(
-      'STORE_OUTBOX_FULL',
-      `${adding} punches do not fit: the outbox holds ${undelivered} undelivered punches, the cap is ${this.maxPending} (room for ${room}); nothing was recorded`,
-      { undelivered, maxPending: this.maxPending, adding, room, recorded: 0 },
-      {
-        hint: `import at most ${room} punches (split the file), let the backlog drain ("edge-agent queue status"), purge dead letters, or raise outbox.maxPending if the disk has room (about 300 bytes a punch)`,
-        retryable: true,
-      },
-    );
+  /** How many of these punches are already recorded under their given id. */
+  countRecorded(punches: readonly PunchInput[], db: SqliteDatabase = this.db): Promise<number> {
+    return countRecorded(db, punches);
   }
 
   /** The latest punch of an employee (any state), for the punch policy. */
@@ -396,7 +216,7 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
    * to correct their punches from (the time authority's anchors), `monoNowMs` measures the wait.
    */
   async status(options: { bootId?: string; monoNowMs?: number; anchoredBoots?: readonly string[] } = {}): Promise<OutboxStatus> {
-    const now = this.#now();
+    const now = this.#ctx.now();
     const counts = await this.db.all<{ state: EventState; n: number }>('SELECT state, n FROM outbox_counts');
     const n = (s: EventState) => counts.find((c) => c.state === s)?.n ?? 0;
     const oldest = await this.db.get<{ created_at: number }>(
@@ -464,7 +284,7 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
 
   /** Sends dead letters again (all, or the given ids): their dead deliveries become pending now. */
   async retryDead(ids?: string[]): Promise<number> {
-    const now = this.#now();
+    const now = this.#ctx.now();
     return this.db.transaction(async (db) => {
       const rows = ids
         ? await db.all<{ seq: number }>("SELECT seq FROM outbox_events WHERE id IN (SELECT value FROM json_each(?)) AND +state = 'dead'", [
@@ -498,7 +318,7 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
 
   /** Deletes delivered punches older than `retentionDays` (by delivery time). Returns the count. */
   async prune(retentionDays: number): Promise<number> {
-    const cutoff = this.#now() - retentionDays * 86_400_000;
+    const cutoff = this.#ctx.now() - retentionDays * 86_400_000;
     return this.db.transaction(
       async (db) =>
         (await db.run("DELETE FROM outbox_events WHERE state = 'delivered' AND done_at IS NOT NULL AND done_at < ?", [cutoff])).changes,
@@ -605,7 +425,7 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
   /** Makes punches dead letters with status CLOCK_ORDER and the reason, for a person's review. */
   async flagForReview(problems: ReadonlyArray<{ seq: number; reason: string }>): Promise<number> {
     if (problems.length === 0) return 0;
-    const now = this.#now();
+    const now = this.#ctx.now();
     return this.db.transaction(async (db) => {
       // By the items' seqs (the temporary table), never a join driven by the pending backlog.
       await db.run(
@@ -628,10 +448,10 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
    * added since they were recorded, and lose their pending rows for sinks no longer configured.
    * The sink set is remembered (`outbox_sinks`): with the same set as last time this reads one
    * small table and touches no punch, so a start with a million pending costs nothing here. A
-   * process that records with another sink set forgets the remembered one (see `#insert`).
+   * process that records with another sink set forgets the remembered one (see outbox/recording.ts).
    */
   async reconcileSinks(sinks: readonly string[]): Promise<void> {
-    const now = this.#now();
+    const now = this.#ctx.now();
     const wanted = [...new Set(sinks)].sort();
     await this.db.transaction(async (db) => {
       if (sameSinks(await reconciledSinks(db), wanted)) return;
@@ -661,7 +481,7 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
    * trusted and not corrected or released, whatever its age), none of that employee's later items
    * are taken. Dead letters do not block.
    */
-  async nextBatch(sink: string, limit: number, now: number = this.#now(), busyEmployees?: ReadonlySet<string>): Promise<OutboxItem[]> {
+  async nextBatch(sink: string, limit: number, now: number = this.#ctx.now(), busyEmployees?: ReadonlySet<string>): Promise<OutboxItem[]> {
     const chosen: number[] = [];
     // Employees with an item in flight (a batch not yet answered) take no further item now.
     const blocked = new Set<string>(busyEmployees);
@@ -710,7 +530,7 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
    * The commit does not wait for the disk (the punches themselves did): after a power cut the
    * batch may be sent again, which the upstreams deduplicate, as after SIGKILL.
    */
-  async applyResults(sink: string, results: ItemResult[], now: number = this.#now()): Promise<void> {
+  async applyResults(sink: string, results: ItemResult[], now: number = this.#ctx.now()): Promise<void> {
     if (results.length === 0) return;
     const delivered: number[] = [];
     const dead: number[] = [];
