@@ -35,10 +35,9 @@
  */
 import { AgentError } from '../core/errors.js';
 import { TypedEmitter } from '../core/events.js';
-import { monotonicMs } from '../core/time.js';
 import type { SqliteDatabase } from '../core/sqlite.js';
-import { currentBootId } from './boot-id.js';
 import { formatLocal, parseLocal } from './local-time.js';
+import { getEvent, lastForEmployee, list, prune, purge, retryDead, status } from './outbox/queries.js';
 import { countRecorded, ensureRoom, record, recordMany, validatePunch } from './outbox/recording.js';
 import {
   EVENT_COLUMNS,
@@ -55,9 +54,6 @@ import {
   CLOCK_ORDER_STATUS,
   type CorrectionAnchor,
   DEFAULT_MAX_PENDING,
-  type DeliveryInfo,
-  type EventState,
-  type HeldStatus,
   type ItemResult,
   type ListedEvent,
   type OutboxEvent,
@@ -164,165 +160,41 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
     return countRecorded(db, punches);
   }
 
+  // Queries, dead letters, purge and prune (outbox/queries.ts).
+
   /** The latest punch of an employee (any state), for the punch policy. */
-  async lastForEmployee(employeeCode: string): Promise<OutboxEvent | null> {
-    const row = await this.db.get<EventRow>(
-      `SELECT ${EVENT_COLUMNS} FROM outbox_events e WHERE e.employee_code = ? ORDER BY e.seq DESC LIMIT 1`,
-      [employeeCode],
-    );
-    return row ? toEvent(row) : null;
+  lastForEmployee(employeeCode: string): Promise<OutboxEvent | null> {
+    return lastForEmployee(this.db, employeeCode);
   }
 
-  async get(id: string): Promise<ListedEvent | null> {
-    const row = await this.db.get<EventRow>(`SELECT ${EVENT_COLUMNS} FROM outbox_events e WHERE e.id = ?`, [id]);
-    if (!row) return null;
-    return { ...toEvent(row), deliveries: await this.#deliveries([row.seq]).then((m) => m.get(row.seq) ?? []) };
+  /** One punch by its id, with its deliveries. */
+  get(id: string): Promise<ListedEvent | null> {
+    return getEvent(this.db, id);
   }
 
-  async #deliveries(seqs: number[]): Promise<Map<number, DeliveryInfo[]>> {
-    const rows = await this.db.all<{
-      seq: number;
-      sink: string;
-      state: EventState;
-      attempts: number;
-      next_attempt_at: number;
-      last_status: string | null;
-      last_error: string | null;
-      delivered_at: number | null;
-    }>(
-      'SELECT seq, sink, state, attempts, next_attempt_at, last_status, last_error, delivered_at FROM outbox_deliveries WHERE seq IN (SELECT value FROM json_each(?)) ORDER BY seq, sink',
-      [JSON.stringify(seqs)],
-    );
-    const out = new Map<number, DeliveryInfo[]>();
-    for (const r of rows) {
-      const list = out.get(r.seq) ?? [];
-      list.push({
-        sink: r.sink,
-        state: r.state,
-        attempts: r.attempts,
-        nextAttemptAt: r.next_attempt_at,
-        lastStatus: r.last_status,
-        lastError: r.last_error,
-        deliveredAt: r.delivered_at,
-      });
-      out.set(r.seq, list);
-    }
-    return out;
-  }
-
-  /**
-   * Counts for `queue status`, doctor and the metrics. The held punches are split by what they
-   * wait for: `bootId` is this boot, `anchoredBoots` the earlier boots that have a trusted reading
-   * to correct their punches from (the time authority's anchors), `monoNowMs` measures the wait.
-   */
-  async status(options: { bootId?: string; monoNowMs?: number; anchoredBoots?: readonly string[] } = {}): Promise<OutboxStatus> {
-    const now = this.#ctx.now();
-    const counts = await this.db.all<{ state: EventState; n: number }>('SELECT state, n FROM outbox_counts');
-    const n = (s: EventState) => counts.find((c) => c.state === s)?.n ?? 0;
-    const oldest = await this.db.get<{ created_at: number }>(
-      "SELECT created_at FROM outbox_events WHERE state = 'pending' ORDER BY seq LIMIT 1",
-    );
-    const last = await this.db.get<{ t: number | null }>('SELECT MAX(done_at) AS t FROM outbox_events WHERE done_at IS NOT NULL');
-    // Per sink and state: the counters the delivery triggers keep (a count of a million index
-    // entries would hold the database, and the punches waiting on it, for half a second).
-    const sinkCounts = await this.db.all<{ sink: string; state: EventState; n: number }>(
-      "SELECT sink, state, n FROM outbox_sink_counts WHERE state IN ('pending', 'dead')",
-    );
-    const perSink: OutboxStatus['perSink'] = {};
-    for (const s of this.sinks) {
-      const count = (state: EventState) => sinkCounts.find((c) => c.sink === s && c.state === state)?.n ?? 0;
-      perSink[s] = { pending: count('pending'), dead: count('dead') };
-    }
-    const undelivered = n('pending') + n('dead');
-    const held = await this.#held(options.bootId ?? currentBootId(), options.monoNowMs ?? monotonicMs(), options.anchoredBoots ?? []);
-    return {
-      pending: n('pending'),
-      dead: n('dead'),
-      delivered: n('delivered'),
-      oldestPendingAgeSec: oldest ? Math.max(0, Math.round((now - oldest.created_at) / 1000)) : null,
-      lastDeliveryAt: last?.t != null ? new Date(last.t).toISOString() : null,
-      unsynced: held.clock + held.earlierBoot,
-      maxPending: this.maxPending,
-      undelivered,
-      capFullPercent: Math.round((undelivered / this.maxPending) * 1000) / 10,
-      capRoom: Math.max(0, this.maxPending - undelivered),
-      perSink,
-      held,
-    };
-  }
-
-  async #held(bootId: string, monoNowMs: number, anchoredBoots: readonly string[]): Promise<HeldStatus> {
-    // The partial index outbox_events_unsynced holds exactly these rows (`+state`: not the state
-    // index, which would walk a million pending punches).
-    const byBoot = await this.db.all<{ boot_id: string; n: number; mono: number }>(
-      `SELECT boot_id, COUNT(*) AS n, MIN(monotonic_ms) AS mono FROM outbox_events WHERE ${HELD} AND +state = 'pending' GROUP BY boot_id`,
-    );
-    const linked = new Set([bootId, ...anchoredBoots]);
-    // On the partial index of these dead letters (its condition must be written out to be used).
-    const review = await this.db.get<{ n: number }>(
-      `SELECT COUNT(DISTINCT seq) AS n FROM outbox_deliveries WHERE state = 'dead' AND last_status = '${CLOCK_ORDER_STATUS}'`,
-    );
-    const mine = byBoot.find((r) => r.boot_id === bootId);
-    return {
-      clock: byBoot.filter((r) => linked.has(r.boot_id)).reduce((a, r) => a + r.n, 0),
-      earlierBoot: byBoot.filter((r) => !linked.has(r.boot_id)).reduce((a, r) => a + r.n, 0),
-      oldestClockSec: mine ? Math.max(0, Math.round((monoNowMs - mine.mono) / 1000)) : null,
-      review: review?.n ?? 0,
-    };
+  /** Counts for `queue status`, doctor and the metrics, the held punches split by what they wait for. */
+  status(options: { bootId?: string; monoNowMs?: number; anchoredBoots?: readonly string[] } = {}): Promise<OutboxStatus> {
+    return status(this.#ctx, options);
   }
 
   /** Punches in recording order: pending ones by default, dead letters with `dead`, newest last. */
-  async list(options: { dead?: boolean; delivered?: boolean; limit?: number } = {}): Promise<ListedEvent[]> {
-    const state: EventState = options.dead ? 'dead' : options.delivered ? 'delivered' : 'pending';
-    const rows = await this.db.all<EventRow>(`SELECT ${EVENT_COLUMNS} FROM outbox_events e WHERE e.state = ? ORDER BY e.seq LIMIT ?`, [
-      state,
-      options.limit ?? 100,
-    ]);
-    const deliveries = await this.#deliveries(rows.map((r) => r.seq));
-    return rows.map((r) => ({ ...toEvent(r), deliveries: deliveries.get(r.seq) ?? [] }));
+  list(options: { dead?: boolean; delivered?: boolean; limit?: number } = {}): Promise<ListedEvent[]> {
+    return list(this.db, options);
   }
 
   /** Sends dead letters again (all, or the given ids): their dead deliveries become pending now. */
-  async retryDead(ids?: string[]): Promise<number> {
-    const now = this.#ctx.now();
-    return this.db.transaction(async (db) => {
-      const rows = ids
-        ? await db.all<{ seq: number }>("SELECT seq FROM outbox_events WHERE id IN (SELECT value FROM json_each(?)) AND +state = 'dead'", [
-            JSON.stringify(ids),
-          ]) // by id, not all dead letters
-        : await db.all<{ seq: number }>("SELECT seq FROM outbox_events WHERE state = 'dead'");
-      if (rows.length === 0) return 0;
-      const seqs = JSON.stringify(rows.map((r) => r.seq));
-      await db.run(
-        "UPDATE outbox_deliveries SET state = 'pending', attempts = 0, next_attempt_at = 0 WHERE state = 'dead' AND seq IN (SELECT value FROM json_each(?))",
-        [seqs],
-      );
-      await refreshStates(db, seqs, now);
-      return rows.length;
-    });
+  retryDead(ids?: string[]): Promise<number> {
+    return retryDead(this.#ctx, ids);
   }
 
-  /**
-   * Deletes dead letters (`dead`) and/or delivered punches (`delivered`; the default when neither
-   * is given). Pending punches are never purged.
-   */
-  async purge(options: { dead?: boolean; delivered?: boolean } = {}): Promise<{ dead: number; delivered: number }> {
-    const delivered = options.delivered ?? !options.dead;
-    return this.db.transaction(async (db) => {
-      const out = { dead: 0, delivered: 0 };
-      if (options.dead) out.dead = (await db.run("DELETE FROM outbox_events WHERE state = 'dead'")).changes;
-      if (delivered) out.delivered = (await db.run("DELETE FROM outbox_events WHERE state = 'delivered'")).changes;
-      return out;
-    });
+  /** Deletes dead letters and/or delivered punches (delivered by default); never pending ones. */
+  purge(options: { dead?: boolean; delivered?: boolean } = {}): Promise<{ dead: number; delivered: number }> {
+    return purge(this.db, options);
   }
 
   /** Deletes delivered punches older than `retentionDays` (by delivery time). Returns the count. */
-  async prune(retentionDays: number): Promise<number> {
-    const cutoff = this.#ctx.now() - retentionDays * 86_400_000;
-    return this.db.transaction(
-      async (db) =>
-        (await db.run("DELETE FROM outbox_events WHERE state = 'delivered' AND done_at IS NOT NULL AND done_at < ?", [cutoff])).changes,
-    );
+  prune(retentionDays: number): Promise<number> {
+    return prune(this.#ctx, retentionDays);
   }
 
   /**
