@@ -2,33 +2,15 @@
  * The outbox: every punch the terminal takes, durable before the person gets feedback, until
  * every configured sink (the attendance API, MQTT) has it.
  *
- * Two tables (component 'outbox' of the agent database):
- * - `outbox_events`: one row per punch. `seq` (the rowid) is the order of recording and the
- *   order of delivery per employee; `id` is a ULID, the identity downstream (dedupe key on MQTT).
- *   `state` is the summary: `pending` (some sink still to deliver), `dead` (some sink refused it
- *   for good), `delivered` (every sink has it).
- * - `outbox_deliveries`: one row per punch and sink with its own state, attempts, next attempt
- *   time and last error.
- * `outbox_counts` keeps the number of events per state and `outbox_sink_counts` the number of
- * deliveries per sink and state, both maintained by triggers, so the size cap and `status()` cost
- * the same with ten rows or a million. `outbox_sinks` is the set of sinks the deliveries were last
- * reconciled with, so a start with an unchanged `upstream` does no work per row.
- *
- * Cost: every write of a batch is driven by the batch's ids (an `IN` list of seqs, or the
- * connection's temporary table `outbox_outcomes` for per-item statuses), so recording a batch's
- * outcomes costs O(items), whatever the backlog (test/unit/store/outbox-plans.test.ts checks the
- * query plans).
- *
- * Size cap: when pending + dead events reach `maxPending` (default 1,000,000), `record` refuses
- * with `STORE_OUTBOX_FULL`; `recordMany` (an import) refuses the whole list before writing
- * anything when it does not fit. Nothing already recorded is ever dropped to make room.
- *
- * Clock hold: a punch taken while the wall clock was not trusted (`clockSynced=false`) is held
- * from delivery, whatever its age, until its time is corrected from the monotonic clock
- * (`correctWithin`, run by the time authority in src/daemon/clock.ts) or a person releases it as
- * it is (`releaseWithin`, `edge-agent queue release-unsynced`: it stays marked). A check-out
- * whose time is before its check-in is not delivered: `flagForReview` makes it a dead letter
- * with status `CLOCK_ORDER` (the uploader checks every batch with `orderProblems`).
+ * This class is the facade every caller imports; the work is done by one module per concern in
+ * `outbox/`, on the state the facade holds (`OutboxContext`):
+ * - `schema.ts`: the tables (`outbox_events`, one row per punch; `outbox_deliveries`, one per
+ *   punch and sink; counters kept by triggers), their migrations and the SQL the others share;
+ * - `recording.ts`: a punch in one transaction, an import in chunks, the size cap;
+ * - `queries.ts`: list, get, status, dead letters (retry, purge) and the pruning of delivered ones;
+ * - `clock-hold.ts`: punches held for the clock, their correction or release, check-outs before
+ *   their check-in flagged for review;
+ * - `delivery.ts`: the deliveries reconciled with the configured sinks, batches, their outcomes.
  *
  * Every write is one transaction (`SqliteDatabase.transaction`); `record` returns after COMMIT,
  * which with `synchronous=FULL` means the punch survives a power cut.
@@ -37,27 +19,19 @@ import { AgentError } from '../core/errors.js';
 import { TypedEmitter } from '../core/events.js';
 import type { SqliteDatabase } from '../core/sqlite.js';
 import { correctWithin, flagForReview, heldBoots, orderProblems, releaseWithin } from './outbox/clock-hold.js';
+import { applyResults, nextBatch, noteFailure, reconcileSinks, reconciledSinks, sameSinks } from './outbox/delivery.js';
 import { getEvent, lastForEmployee, list, prune, purge, retryDead, status } from './outbox/queries.js';
 import { countRecorded, ensureRoom, record, recordMany, validatePunch } from './outbox/recording.js';
-import {
-  EVENT_COLUMNS,
-  type EventRow,
-  OUTBOX_MIGRATIONS,
-  OUTCOME_VALUE,
-  OUTCOMES_TABLE,
-  refreshStates,
-  SEQS,
-  toEvent,
-} from './outbox/schema.js';
+import { OUTBOX_MIGRATIONS, OUTCOMES_TABLE } from './outbox/schema.js';
 import {
   type CorrectionAnchor,
   DEFAULT_MAX_PENDING,
   type ItemResult,
   type ListedEvent,
+  type OutboxContext,
   type OutboxEvent,
   type OutboxItem,
   type OutboxOptions,
-  type OutboxContext,
   type OutboxStatus,
   type PunchInput,
 } from './outbox/types.js';
@@ -82,20 +56,6 @@ export {
   type PunchSource,
   type TimeSource,
 } from './outbox/types.js';
-
-/** The sink set the deliveries were last reconciled with, sorted (empty: not known). */
-async function reconciledSinks(db: SqliteDatabase): Promise<string[]> {
-  return (await db.all<{ sink: string }>('SELECT sink FROM outbox_sinks ORDER BY sink')).map((r) => r.sink);
-}
-
-/** `sorted` (sorted) holds the same sinks as `sinks` (distinct, any order). */
-function sameSinks(sorted: readonly string[], sinks: readonly string[]): boolean {
-  const other = [...sinks].sort();
-  return sorted.length === other.length && sorted.every((s, i) => s === other[i]);
-}
-
-/** How many rows `nextBatch` looks at per call at most, so a long blocked head cannot stall a call. */
-const MAX_SCAN_ROWS = 200_000;
 
 export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number } }> {
   readonly db: SqliteDatabase;
@@ -230,161 +190,25 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
     return flagForReview(this.#ctx, problems);
   }
 
-  /**
-   * Makes the deliveries match the configured sinks: undelivered punches get a row for each sink
-   * added since they were recorded, and lose their pending rows for sinks no longer configured.
-   * The sink set is remembered (`outbox_sinks`): with the same set as last time this reads one
-   * small table and touches no punch, so a start with a million pending costs nothing here. A
-   * process that records with another sink set forgets the remembered one (see outbox/recording.ts).
-   */
-  async reconcileSinks(sinks: readonly string[]): Promise<void> {
-    const now = this.#ctx.now();
-    const wanted = [...new Set(sinks)].sort();
-    await this.db.transaction(async (db) => {
-      if (sameSinks(await reconciledSinks(db), wanted)) return;
-      const json = JSON.stringify(wanted);
-      const stale = await db.all<{ seq: number }>(
-        "SELECT DISTINCT seq FROM outbox_deliveries WHERE state = 'pending' AND sink NOT IN (SELECT value FROM json_each(?))",
-        [json],
-      );
-      for (const sink of wanted) {
-        await db.run("INSERT OR IGNORE INTO outbox_deliveries (sink, seq) SELECT ?, seq FROM outbox_events WHERE state <> 'delivered'", [
-          sink,
-        ]);
-      }
-      if (stale.length) {
-        await db.run("DELETE FROM outbox_deliveries WHERE state = 'pending' AND sink NOT IN (SELECT value FROM json_each(?))", [json]);
-        await refreshStates(db, JSON.stringify(stale.map((r) => r.seq)), now);
-      }
-      await db.run('DELETE FROM outbox_sinks');
-      await db.run('INSERT INTO outbox_sinks (sink) SELECT value FROM json_each(?)', [json]);
-    });
+  // Delivery: sinks, batches, outcomes (outbox/delivery.ts).
+
+  /** Makes the deliveries match the configured sinks (nothing to do when they did last time). */
+  reconcileSinks(sinks: readonly string[]): Promise<void> {
+    return reconcileSinks(this.#ctx, sinks);
   }
 
-  /**
-   * The next items for `sink`, in recording order, keeping per-employee order: at most one item
-   * per employee per batch (a check-out never travels before its check-in was acknowledged), and
-   * once an employee has a pending item that is not due yet (backing off) or held (its time not
-   * trusted and not corrected or released, whatever its age), none of that employee's later items
-   * are taken. Dead letters do not block.
-   */
-  async nextBatch(sink: string, limit: number, now: number = this.#ctx.now(), busyEmployees?: ReadonlySet<string>): Promise<OutboxItem[]> {
-    const chosen: number[] = [];
-    // Employees with an item in flight (a batch not yet answered) take no further item now.
-    const blocked = new Set<string>(busyEmployees);
-    const page = limit * 2 + 8;
-    let after = 0;
-    let scanned = 0;
-    // Scan narrow rows in recording order; SQLite itself skips the employees already blocked, so
-    // a long run of one employee's punches costs a C loop, not JavaScript objects. The walk goes
-    // through the index of open deliveries (INDEXED BY): planned without statistics, SQLite took
-    // the primary key from the first seq and stepped over every settled delivery on every batch.
-    while (chosen.length < limit && scanned < MAX_SCAN_ROWS) {
-      const rows = await this.db.all<{ seq: number; code: string; next: number; cs: number; cc: number; cr: number }>(
-        `SELECT d.seq, e.employee_code AS code, d.next_attempt_at AS next, e.clock_synced AS cs, e.clock_corrected AS cc, e.clock_released AS cr
-         FROM outbox_deliveries d INDEXED BY outbox_deliveries_open JOIN outbox_events e ON e.seq = d.seq
-         WHERE d.sink = ? AND d.state = 'pending' AND d.seq > ? AND e.employee_code NOT IN (SELECT value FROM json_each(?))
-         ORDER BY d.seq LIMIT ?`,
-        [sink, after, JSON.stringify([...blocked]), page],
-      );
-      for (const r of rows) {
-        if (blocked.has(r.code)) continue;
-        // One item per employee per batch (the next waits until this one is acknowledged); an
-        // item backing off or held for the clock blocks its employee's later items.
-        blocked.add(r.code);
-        const held = r.cs === 0 && r.cc === 0 && r.cr === 0;
-        if (held || r.next > now) continue;
-        chosen.push(r.seq);
-        if (chosen.length >= limit) break;
-      }
-      scanned += rows.length;
-      if (rows.length < page) break;
-      after = rows[rows.length - 1]!.seq;
-    }
-    if (chosen.length === 0) return [];
-    const rows = await this.db.all<EventRow & { attempts: number }>(
-      `SELECT ${EVENT_COLUMNS}, d.attempts FROM outbox_deliveries d JOIN outbox_events e ON e.seq = d.seq
-       WHERE d.sink = ? AND d.seq IN (SELECT value FROM json_each(?)) ORDER BY d.seq`,
-      [sink, JSON.stringify(chosen)],
-    );
-    return rows.map((r) => ({ ...toEvent(r), attempts: r.attempts }));
+  /** The next items for `sink`, in recording order, at most one per employee, none past a blocked one. */
+  nextBatch(sink: string, limit: number, now: number = this.#ctx.now(), busyEmployees?: ReadonlySet<string>): Promise<OutboxItem[]> {
+    return nextBatch(this.db, sink, limit, now, busyEmployees);
   }
 
-  /**
-   * Applies one sink's outcomes for a batch in one transaction. Every statement finds its rows by
-   * the batch's seqs (primary key lookups), never by scanning the pending backlog: the per-item
-   * statuses of dead letters and retries go through the temporary table `outbox_outcomes`.
-   * The commit does not wait for the disk (the punches themselves did): after a power cut the
-   * batch may be sent again, which the upstreams deduplicate, as after SIGKILL.
-   */
-  async applyResults(sink: string, results: ItemResult[], now: number = this.#ctx.now()): Promise<void> {
-    if (results.length === 0) return;
-    const delivered: number[] = [];
-    const dead: number[] = [];
-    const outcomes: Array<[number, number, string | null, string, number | null]> = [];
-    for (const r of results) {
-      if (r.outcome === 'delivered') delivered.push(r.seq);
-      else if (r.outcome === 'dead') {
-        dead.push(r.seq);
-        outcomes.push([r.seq, 1, r.status, r.error, null]);
-      } else outcomes.push([r.seq, 0, r.status ?? null, r.error, r.nextAttemptAt]);
-    }
-    await this.db.transaction(
-      async (db) => {
-        if (delivered.length) {
-          await db.run(
-            `UPDATE outbox_deliveries SET state = 'delivered', attempts = attempts + 1, delivered_at = ?, last_status = 'SUCCESS', last_error = NULL WHERE sink = ? AND state = 'pending' AND seq IN (${SEQS})`,
-            [now, sink, JSON.stringify(delivered)],
-          );
-        }
-        if (outcomes.length) {
-          await db.run(
-            'INSERT OR REPLACE INTO temp.outbox_outcomes (seq, dead, status, error, next) SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4 FROM json_each(?)',
-            [JSON.stringify(outcomes)],
-          );
-          if (dead.length) {
-            await db.run(
-              `UPDATE outbox_deliveries SET state = 'dead', attempts = attempts + 1, last_status = ${OUTCOME_VALUE('status')}, last_error = ${OUTCOME_VALUE('error')}
-             WHERE sink = ? AND state = 'pending' AND seq IN (SELECT seq FROM temp.outbox_outcomes WHERE dead = 1)`,
-              [sink],
-            );
-          }
-          if (outcomes.length > dead.length) {
-            await db.run(
-              `UPDATE outbox_deliveries SET attempts = attempts + 1, next_attempt_at = ${OUTCOME_VALUE('next')}, last_status = ${OUTCOME_VALUE('status')}, last_error = ${OUTCOME_VALUE('error')}
-             WHERE sink = ? AND state = 'pending' AND seq IN (SELECT seq FROM temp.outbox_outcomes WHERE dead = 0)`,
-              [sink],
-            );
-          }
-          await db.run('DELETE FROM temp.outbox_outcomes');
-        }
-        if (this.sinks.length === 1 && this.sinks[0] === sink) {
-          // One sink: the punch's state is this delivery's state; no need to look at other sinks.
-          if (delivered.length)
-            await db.run(`UPDATE outbox_events SET state = 'delivered', done_at = ? WHERE state = 'pending' AND seq IN (${SEQS})`, [
-              now,
-              JSON.stringify(delivered),
-            ]);
-          if (dead.length)
-            await db.run(`UPDATE outbox_events SET state = 'dead' WHERE state = 'pending' AND seq IN (${SEQS})`, [JSON.stringify(dead)]);
-        } else if (delivered.length || dead.length) {
-          await refreshStates(db, JSON.stringify([...delivered, ...dead]), now);
-        }
-      },
-      { durable: false },
-    ); // lost on a power cut, the batch is sent again and the upstream deduplicates
+  /** Applies one sink's outcomes for a batch in one transaction. */
+  applyResults(sink: string, results: ItemResult[], now: number = this.#ctx.now()): Promise<void> {
+    return applyResults(this.#ctx, sink, results, now);
   }
 
   /** Records a whole-request failure against a batch without counting it as an item outcome. */
-  async noteFailure(sink: string, seqs: number[], error: string): Promise<void> {
-    if (seqs.length === 0) return;
-    await this.db.transaction(
-      (db) =>
-        db.run(
-          `UPDATE outbox_deliveries SET attempts = attempts + 1, last_error = ? WHERE sink = ? AND state = 'pending' AND seq IN (${SEQS})`,
-          [error, sink, JSON.stringify(seqs)],
-        ),
-      { durable: false },
-    );
+  noteFailure(sink: string, seqs: number[], error: string): Promise<void> {
+    return noteFailure(this.db, sink, seqs, error);
   }
 }
