@@ -4,9 +4,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { Outbox } from '../../../../src/store/outbox.js';
-import { agentDatabasePerTest, punch } from './fixture.js';
+import { agentDatabasePerTest } from '../fixture.js';
+import { punch } from './fixture.js';
 
-const store = agentDatabasePerTest();
+const store = agentDatabasePerTest('outbox-');
 
 describe('Outbox: clock hold', () => {
   it('holds unsynced punches until corrected, rewriting their time from the monotonic clock; whatever their age', async () => {

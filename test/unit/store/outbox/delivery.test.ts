@@ -4,9 +4,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { Outbox } from '../../../../src/store/outbox.js';
-import { agentDatabasePerTest, punch } from './fixture.js';
+import { agentDatabasePerTest } from '../fixture.js';
+import { punch } from './fixture.js';
 
-const store = agentDatabasePerTest();
+const store = agentDatabasePerTest('outbox-');
 
 describe('Outbox: delivery', () => {
   it('takes batches in recording order and never passes an employee whose earlier item is backing off', async () => {

@@ -4,9 +4,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { Outbox } from '../../../../src/store/outbox.js';
-import { agentDatabasePerTest, punch } from './fixture.js';
+import { agentDatabasePerTest } from '../fixture.js';
+import { punch } from './fixture.js';
 
-const store = agentDatabasePerTest();
+const store = agentDatabasePerTest('outbox-');
 
 describe('Outbox: queries', () => {
   it('keeps dead letters with status and reason, retries them, purges only on request', async () => {

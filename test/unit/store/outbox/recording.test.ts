@@ -7,9 +7,10 @@ import { isAgentError } from '../../../../src/core/errors.js';
 import { openAgentDatabase } from '../../../../src/store/agent-db.js';
 import { Outbox } from '../../../../src/store/outbox.js';
 import { derivedUlid } from '../../../../src/store/ulid.js';
-import { agentDatabasePerTest, punch } from './fixture.js';
+import { agentDatabasePerTest } from '../fixture.js';
+import { punch } from './fixture.js';
 
-const store = agentDatabasePerTest();
+const store = agentDatabasePerTest('outbox-');
 
 describe('Outbox: recording', () => {
   it('records a punch durably: a second connection sees it after record() resolves', async () => {

@@ -7,9 +7,10 @@ import { describe, expect, it } from 'vitest';
 import { openAgentDatabase } from '../../../../src/store/agent-db.js';
 import { Outbox, OUTBOX_MIGRATIONS } from '../../../../src/store/outbox.js';
 import { ulid } from '../../../../src/store/ulid.js';
-import { agentDatabasePerTest, punch } from './fixture.js';
+import { agentDatabasePerTest } from '../fixture.js';
+import { punch } from './fixture.js';
 
-const store = agentDatabasePerTest();
+const store = agentDatabasePerTest('outbox-');
 
 describe('Outbox: schema', () => {
   it('migrates an outbox of the first schema: its rows keep their state and get the clock columns', async () => {
