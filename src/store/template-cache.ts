@@ -11,31 +11,56 @@
  * Each person also has a site-sync version (person_versions, migration 2) that only grows and
  * outlives a deletion: `replacePerson` and `deletePerson` change the templates only together with
  * a higher version, in one transaction, so a stale or replayed site record changes nothing.
+ *
+ * This class is the facade every caller imports; the crypto envelope over the rows (the key
+ * check, rows decrypted, every blob tried, the key tried for doctor) is template-cache/envelope.ts.
  */
 import { randomUUID } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import { checkEmployeeCode as checkCode, EMPLOYEE_CODE_RULE } from '../api/employee-code.js';
 import { AgentError } from '../core/errors.js';
 import { TypedEmitter } from '../core/events.js';
-import { SqliteDatabase } from '../core/sqlite.js';
-import { agentDatabasePath } from './agent-db.js';
-import { checkTemplateKey, openTemplate, sealTemplate } from './template-crypto.js';
+import type { SqliteDatabase } from '../core/sqlite.js';
+import { checkOrSealKey, decryptRow, PAGE, toMeta, tryEveryBlob, verifyKey } from './template-cache/envelope.js';
+import type {
+  ChangeState,
+  IntegrityReport,
+  KeyVerdict,
+  NewPersonVersion,
+  NewTemplate,
+  StoredTemplate,
+  TemplateCacheEvents,
+  TemplateCacheOptions,
+  TemplateChange,
+  TemplateMeta,
+  TemplateUser,
+} from './template-cache/types.js';
+import { checkTemplateKey, sealTemplate } from './template-crypto.js';
 import {
   FORMAT_MODALITY,
   MODALITIES,
-  TEMPLATE_MIGRATIONS,
   type Modality,
   type PersonVersion,
   type PersonVersionRow,
-  type TemplateFormat,
+  TEMPLATE_MIGRATIONS,
   type TemplateRow,
   type UserRow,
 } from './template-schema.js';
 
+export { verifyTemplateKey } from './template-cache/envelope.js';
+export type {
+  ChangeState,
+  IntegrityReport,
+  KeyVerdict,
+  NewPersonVersion,
+  NewTemplate,
+  StoredTemplate,
+  TemplateCacheEvents,
+  TemplateCacheOptions,
+  TemplateChange,
+  TemplateMeta,
+  TemplateUser,
+} from './template-cache/types.js';
 export type { Modality, PersonVersion, TemplateFormat } from './template-schema.js';
-
-/** A version to record: `updatedAt` defaults to now. */
-export type NewPersonVersion = Omit<PersonVersion, 'deleted' | 'updatedAt'> & { updatedAt?: string };
 
 function toPersonVersion(r: PersonVersionRow): PersonVersion {
   return {
@@ -53,103 +78,12 @@ function supersedes(next: NewPersonVersion, held: PersonVersionRow | undefined):
   return !held || next.version > held.version || (next.version === held.version && held.digest === null);
 }
 
-const KEY_CHECK_PLAINTEXT = Buffer.from('edge-agent template key check v1', 'utf8');
-const KEY_CHECK_ID = '#key-check';
-const PAGE = 500;
-
-export interface TemplateMeta {
-  id: string;
-  employeeCode: string;
-  modality: Modality;
-  /** Finger position (e.g. "right-index" or an ISO position number), eye ("left", "right"), or a badge's label ("badge", "card-2"). */
-  position: string;
-  format: TemplateFormat;
-  sensorModel: string | null;
-  quality: number | null;
-  createdAt: string;
-  sourceTerminal: string | null;
-  /** Sync version from the site (0 = created locally). */
-  version: number;
-}
-
-export interface StoredTemplate extends TemplateMeta {
-  data: Uint8Array;
-}
-
-export interface NewTemplate {
-  id?: string;
-  employeeCode: string;
-  modality: Modality;
-  position: string;
-  format: TemplateFormat;
-  data: Uint8Array;
-  sensorModel?: string | null;
-  quality?: number | null;
-  createdAt?: string;
-  sourceTerminal?: string | null;
-  version?: number;
-}
-
-export interface TemplateUser {
-  employeeCode: string;
-  firstName: string | null;
-  lastName: string | null;
-  displayName: string | null;
-  updatedAt: string;
-}
-
-export interface TemplateCacheEvents extends Record<string, unknown> {
-  /** A template was stored (new or replaced); carries the bytes for the index, never log them. */
-  added: StoredTemplate;
-  removed: { id: string; employeeCode: string; modality: Modality };
-}
-
-export interface IntegrityReport {
-  ok: boolean;
-  /** `PRAGMA integrity_check` lines ('ok' when sound). */
-  sqlite: string[];
-  users: number;
-  templates: number;
-  byModality: Record<Modality, number>;
-  /** Templates whose blob does not decrypt (tampered, truncated, or moved to another row). */
-  undecryptable: Array<{ id: string; employeeCode: string }>;
-}
-
-/** See `TemplateCache.changeState`. */
-export interface ChangeState {
-  instance: string;
-  generation: number;
-  prunedThrough: number;
-}
-
-export type TemplateChange = { op: 'put'; template: StoredTemplate } | { op: 'del'; id: string };
-
-export interface TemplateCacheOptions {
-  key: Buffer | null | undefined;
-  now?: () => Date;
-}
-
-function toMeta(r: TemplateRow): TemplateMeta {
-  return {
-    id: r.id,
-    employeeCode: r.employee_code,
-    modality: r.modality,
-    position: r.position,
-    format: r.format,
-    sensorModel: r.sensor_model,
-    quality: r.quality,
-    createdAt: r.created_at,
-    sourceTerminal: r.source_terminal,
-    version: r.version,
-  };
+function emptyCounts(): Record<Modality, number> {
+  return { finger: 0, iris: 0, embedding: 0, badge: 0 };
 }
 
 function invalid(message: string, context: Record<string, unknown>, hint?: string): AgentError {
   return new AgentError('STORE_TEMPLATE_INVALID', message, context, hint ? { hint } : {});
-}
-
-function emptyCounts(): Record<Modality, number> {
-  return { finger: 0, iris: 0, embedding: 0, badge: 0 };
 }
 
 export class TemplateCache extends TypedEmitter<TemplateCacheEvents> {
@@ -169,31 +103,8 @@ export class TemplateCache extends TypedEmitter<TemplateCacheEvents> {
     const key = checkTemplateKey(options.key);
     await db.migrate('templates', TEMPLATE_MIGRATIONS);
     const cache = new TemplateCache(db, key, options.now ?? (() => new Date()));
-    await cache.#checkOrSealKey();
+    await checkOrSealKey(db, key, cache.#now);
     return cache;
-  }
-
-  async #checkOrSealKey(): Promise<void> {
-    const row = await this.#db.get<{ nonce: Buffer; blob: Buffer }>('SELECT nonce, blob FROM template_key_check WHERE id = 1');
-    if (row) {
-      const plain = openTemplate(this.#key, KEY_CHECK_ID, '', row.nonce, row.blob);
-      if (!plain || !KEY_CHECK_PLAINTEXT.equals(Buffer.from(plain))) throw wrongKey(this.#db.path);
-      return;
-    }
-    await this.#db.transaction(async (db) => {
-      const n = await db.get<{ n: number }>('SELECT COUNT(*) AS n FROM templates');
-      // Templates without a key check would come from a damaged or foreign file: try one.
-      if (n && n.n > 0) {
-        const r = await db.get<TemplateRow>('SELECT * FROM templates LIMIT 1');
-        if (r && !openTemplate(this.#key, r.id, r.employee_code, r.nonce, r.blob)) throw wrongKey(this.#db.path);
-      }
-      const sealed = sealTemplate(this.#key, KEY_CHECK_ID, '', KEY_CHECK_PLAINTEXT);
-      await db.run('INSERT INTO template_key_check (id, nonce, blob, created_at) VALUES (1, ?, ?, ?)', [
-        sealed.nonce,
-        sealed.blob,
-        this.#now().toISOString(),
-      ]);
-    });
   }
 
   /** Creates or updates a user (name fields optional; null clears, undefined keeps). */
@@ -225,31 +136,6 @@ export class TemplateCache extends TypedEmitter<TemplateCacheEvents> {
       );
     });
   }
-
-  async getUser(employeeCode: string): Promise<TemplateUser | null> {
-    const r = await this.#db.get<UserRow>('SELECT * FROM template_users WHERE employee_code = ?', [employeeCode]);
-    return r
-      ? {
-          employeeCode: r.employee_code,
-          firstName: r.first_name,
-          lastName: r.last_name,
-          displayName: r.display_name,
-          updatedAt: r.updated_at,
-        }
-      : null;
-  }
-
-  async listUsers(): Promise<TemplateUser[]> {
-    const rows = await this.#db.all<UserRow>('SELECT * FROM template_users ORDER BY employee_code');
-    return rows.map((r) => ({
-      employeeCode: r.employee_code,
-      firstName: r.first_name,
-      lastName: r.last_name,
-      displayName: r.display_name,
-      updatedAt: r.updated_at,
-    }));
-  }
-
   /** Stores a template (replacing one with the same id), creating its user if needed. */
   async addTemplate(t: NewTemplate): Promise<TemplateMeta> {
     return (await this.addTemplates([t]))[0]!;
@@ -461,24 +347,33 @@ export class TemplateCache extends TypedEmitter<TemplateCacheEvents> {
     return gone.length;
   }
 
-  #decrypt(r: TemplateRow): StoredTemplate {
-    const data = openTemplate(this.#key, r.id, r.employee_code, r.nonce, r.blob);
-    if (!data) {
-      throw new AgentError(
-        'STORE_TEMPLATE_CORRUPT',
-        `template ${r.id} of ${r.employee_code} does not decrypt: it was altered or moved to another row`,
-        { id: r.id, employeeCode: r.employee_code },
-        {
-          hint: 'run "edge-agent doctor"; delete the template and enrol or sync it again',
-        },
-      );
-    }
-    return { ...toMeta(r), data };
+  async getUser(employeeCode: string): Promise<TemplateUser | null> {
+    const r = await this.#db.get<UserRow>('SELECT * FROM template_users WHERE employee_code = ?', [employeeCode]);
+    return r
+      ? {
+          employeeCode: r.employee_code,
+          firstName: r.first_name,
+          lastName: r.last_name,
+          displayName: r.display_name,
+          updatedAt: r.updated_at,
+        }
+      : null;
+  }
+
+  async listUsers(): Promise<TemplateUser[]> {
+    const rows = await this.#db.all<UserRow>('SELECT * FROM template_users ORDER BY employee_code');
+    return rows.map((r) => ({
+      employeeCode: r.employee_code,
+      firstName: r.first_name,
+      lastName: r.last_name,
+      displayName: r.display_name,
+      updatedAt: r.updated_at,
+    }));
   }
 
   async getTemplate(id: string): Promise<StoredTemplate | null> {
     const r = await this.#db.get<TemplateRow>('SELECT * FROM templates WHERE id = ?', [id]);
-    return r ? this.#decrypt(r) : null;
+    return r ? decryptRow(this.#key, r) : null;
   }
 
   /** Template metadata only (nothing decrypted). */
@@ -510,7 +405,7 @@ export class TemplateCache extends TypedEmitter<TemplateCacheEvents> {
       const rows = await this.#db.all<TemplateRow & { rid: number }>(sql, [...params, after, PAGE]);
       for (const r of rows) {
         try {
-          yield this.#decrypt(r);
+          yield decryptRow(this.#key, r);
         } catch (err) {
           if (!(err instanceof AgentError) || !filter.onCorrupt) throw err;
           filter.onCorrupt(err);
@@ -565,7 +460,7 @@ export class TemplateCache extends TypedEmitter<TemplateCacheEvents> {
         continue;
       }
       try {
-        changes.push({ op: 'put', template: this.#decrypt(row) });
+        changes.push({ op: 'put', template: decryptRow(this.#key, row) });
       } catch (err) {
         if (!(err instanceof AgentError) || !onCorrupt) throw err;
         onCorrupt(err);
@@ -601,22 +496,7 @@ export class TemplateCache extends TypedEmitter<TemplateCacheEvents> {
   /** SQLite's own check, then every blob decrypted with this key, and the counts. */
   async integrityCheck(): Promise<IntegrityReport> {
     const sqlite = await this.#db.integrityCheck();
-    const undecryptable: IntegrityReport['undecryptable'] = [];
-    let templates = 0;
-    let after = -1;
-    for (;;) {
-      const rows = await this.#db.all<TemplateRow & { rid: number }>(
-        'SELECT rowid AS rid, id, employee_code, nonce, blob FROM templates WHERE rowid > ? ORDER BY rowid LIMIT ?',
-        [after, PAGE],
-      );
-      for (const r of rows) {
-        templates++;
-        if (!openTemplate(this.#key, r.id, r.employee_code, r.nonce, r.blob))
-          undecryptable.push({ id: r.id, employeeCode: r.employee_code });
-      }
-      if (rows.length < PAGE) break;
-      after = rows[rows.length - 1]!.rid;
-    }
+    const { templates, undecryptable } = await tryEveryBlob(this.#db, this.#key);
     const users = (await this.#db.get<{ n: number }>('SELECT COUNT(*) AS n FROM template_users'))?.n ?? 0;
     const byModality = await this.countsByModality();
     return {
@@ -630,41 +510,11 @@ export class TemplateCache extends TypedEmitter<TemplateCacheEvents> {
   }
 
   /** For doctor: the key-check row and up to `sample` templates decrypt with this key. */
+
+  /** For doctor: the key-check row and up to `sample` templates decrypt with this key. */
   verifyKey(sample = 20): Promise<KeyVerdict> {
-    return tryKey(this.#db, this.#key, sample);
+    return verifyKey(this.#db, this.#key, sample);
   }
-}
-
-export interface KeyVerdict {
-  ok: boolean;
-  checked: number;
-  detail?: string;
-}
-
-async function tryKey(db: SqliteDatabase, key: Buffer, sample: number): Promise<KeyVerdict> {
-  const row = await db.get<{ nonce: Buffer; blob: Buffer }>('SELECT nonce, blob FROM template_key_check WHERE id = 1');
-  if (row && !openTemplate(key, KEY_CHECK_ID, '', row.nonce, row.blob))
-    return { ok: false, checked: 0, detail: 'the key does not open the key-check row of the template cache' };
-  const rows = await db.all<TemplateRow>('SELECT id, employee_code, nonce, blob FROM templates ORDER BY rowid LIMIT ?', [sample]);
-  const bad = rows.filter((r) => !openTemplate(key, r.id, r.employee_code, r.nonce, r.blob)).length;
-  if (bad > 0)
-    return {
-      ok: false,
-      checked: rows.length,
-      detail: `${bad} of ${rows.length} templates tried do not decrypt (run the template integrity check)`,
-    };
-  return { ok: true, checked: rows.length };
-}
-
-function wrongKey(path: string): AgentError {
-  return new AgentError(
-    'STORE_TEMPLATE_KEY_WRONG',
-    `the template key does not match the one the template cache in ${path} was created with`,
-    { path },
-    {
-      hint: 'restore the templateKey the templates were stored with (secrets file or systemd credential "template-key"); or, to start over, delete the templates and sync them again from the site',
-    },
-  );
 }
 
 /** The code in NFC by the shared rule (src/api/employee-code.ts), or STORE_TEMPLATE_INVALID. */
@@ -672,22 +522,4 @@ function checkEmployeeCode(code: string): string {
   const r = checkCode(code);
   if (!r.ok) throw invalid(r.problem, {}, `an employee code is ${EMPLOYEE_CODE_RULE}`);
   return r.code;
-}
-
-/**
- * Doctor's key check (`TemplateKeyVerifier`): opens `<dataDir>/agent.db` without migrating it and
- * tries the key on the key-check row and a sample of templates.
- */
-export async function verifyTemplateKey(dataDir: string, key: Buffer): Promise<KeyVerdict> {
-  checkTemplateKey(key);
-  const path = agentDatabasePath(dataDir);
-  if (!existsSync(path)) return { ok: true, checked: 0 };
-  const db = await SqliteDatabase.open(path, { readonly: true });
-  try {
-    const has = await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'template_key_check'");
-    if (!has?.n) return { ok: true, checked: 0 };
-    return await tryKey(db, key, 20);
-  } finally {
-    await db.close();
-  }
 }
