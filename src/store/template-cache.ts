@@ -12,15 +12,28 @@
  * outlives a deletion: `replacePerson` and `deletePerson` change the templates only together with
  * a higher version, in one transaction, so a stale or replayed site record changes nothing.
  *
- * This class is the facade every caller imports; the crypto envelope over the rows (the key
- * check, rows decrypted, every blob tried, the key tried for doctor) is template-cache/envelope.ts.
+ * This class writes (users, templates, person versions, with their events) and is the facade
+ * every caller imports; the rest is one module per concern in `template-cache/`: `envelope.ts`
+ * (the key check, rows decrypted, the key tried for doctor), `queries.ts` (reads, counts, the
+ * integrity report) and `changes.ts` (the change log an index snapshot catches up from).
  */
 import { randomUUID } from 'node:crypto';
 import { checkEmployeeCode as checkCode, EMPLOYEE_CODE_RULE } from '../api/employee-code.js';
 import { AgentError } from '../core/errors.js';
 import { TypedEmitter } from '../core/events.js';
 import type { SqliteDatabase } from '../core/sqlite.js';
-import { checkOrSealKey, decryptRow, PAGE, toMeta, tryEveryBlob, verifyKey } from './template-cache/envelope.js';
+import { changeState, changesSince, pruneChanges } from './template-cache/changes.js';
+import { checkOrSealKey, verifyKey } from './template-cache/envelope.js';
+import {
+  countsByModality,
+  getTemplate,
+  getUser,
+  integrityCheck,
+  listTemplateMeta,
+  listTemplates,
+  listUsers,
+  maxVersion,
+} from './template-cache/queries.js';
 import type {
   ChangeState,
   IntegrityReport,
@@ -42,24 +55,10 @@ import {
   type PersonVersion,
   type PersonVersionRow,
   TEMPLATE_MIGRATIONS,
-  type TemplateRow,
-  type UserRow,
 } from './template-schema.js';
 
 export { verifyTemplateKey } from './template-cache/envelope.js';
-export type {
-  ChangeState,
-  IntegrityReport,
-  KeyVerdict,
-  NewPersonVersion,
-  NewTemplate,
-  StoredTemplate,
-  TemplateCacheEvents,
-  TemplateCacheOptions,
-  TemplateChange,
-  TemplateMeta,
-  TemplateUser,
-} from './template-cache/types.js';
+export type * from './template-cache/types.js';
 export type { Modality, PersonVersion, TemplateFormat } from './template-schema.js';
 
 function toPersonVersion(r: PersonVersionRow): PersonVersion {
@@ -76,10 +75,6 @@ function toPersonVersion(r: PersonVersionRow): PersonVersion {
 /** True when `next` may replace `held`: a higher version, or the same one whose digest was not known. */
 function supersedes(next: NewPersonVersion, held: PersonVersionRow | undefined): boolean {
   return !held || next.version > held.version || (next.version === held.version && held.digest === null);
-}
-
-function emptyCounts(): Record<Modality, number> {
-  return { finger: 0, iris: 0, embedding: 0, badge: 0 };
 }
 
 function invalid(message: string, context: Record<string, unknown>, hint?: string): AgentError {
@@ -347,173 +342,66 @@ export class TemplateCache extends TypedEmitter<TemplateCacheEvents> {
     return gone.length;
   }
 
-  async getUser(employeeCode: string): Promise<TemplateUser | null> {
-    const r = await this.#db.get<UserRow>('SELECT * FROM template_users WHERE employee_code = ?', [employeeCode]);
-    return r
-      ? {
-          employeeCode: r.employee_code,
-          firstName: r.first_name,
-          lastName: r.last_name,
-          displayName: r.display_name,
-          updatedAt: r.updated_at,
-        }
-      : null;
+  // Reads (template-cache/queries.ts).
+
+  getUser(employeeCode: string): Promise<TemplateUser | null> {
+    return getUser(this.#db, employeeCode);
   }
 
-  async listUsers(): Promise<TemplateUser[]> {
-    const rows = await this.#db.all<UserRow>('SELECT * FROM template_users ORDER BY employee_code');
-    return rows.map((r) => ({
-      employeeCode: r.employee_code,
-      firstName: r.first_name,
-      lastName: r.last_name,
-      displayName: r.display_name,
-      updatedAt: r.updated_at,
-    }));
+  listUsers(): Promise<TemplateUser[]> {
+    return listUsers(this.#db);
   }
 
-  async getTemplate(id: string): Promise<StoredTemplate | null> {
-    const r = await this.#db.get<TemplateRow>('SELECT * FROM templates WHERE id = ?', [id]);
-    return r ? decryptRow(this.#key, r) : null;
+  getTemplate(id: string): Promise<StoredTemplate | null> {
+    return getTemplate(this.#db, this.#key, id);
   }
 
   /** Template metadata only (nothing decrypted). */
-  async listTemplateMeta(filter: { modality?: Modality; employeeCode?: string } = {}): Promise<TemplateMeta[]> {
-    const rows = await this.#db.all<TemplateRow>(
-      'SELECT id, employee_code, modality, position, format, sensor_model, quality, created_at, source_terminal, version FROM templates WHERE (? IS NULL OR modality = ?) AND (? IS NULL OR employee_code = ?) ORDER BY employee_code, id',
-      [filter.modality ?? null, filter.modality ?? null, filter.employeeCode ?? null, filter.employeeCode ?? null],
-    );
-    return rows.map(toMeta);
+  listTemplateMeta(filter: { modality?: Modality; employeeCode?: string } = {}): Promise<TemplateMeta[]> {
+    return listTemplateMeta(this.#db, filter);
   }
 
-  /**
-   * Every template (of one modality or employee), decrypted, a page of rows at a time: building an
-   * index never holds the whole table in memory twice. A template that does not decrypt throws
-   * `STORE_TEMPLATE_CORRUPT` unless `onCorrupt` takes it (then it is skipped).
-   */
-  async *listTemplates(
+  /** Every template (of one modality or employee), decrypted, a page of rows at a time; see `onCorrupt` in queries.ts. */
+  listTemplates(
     filter: { modality?: Modality; employeeCode?: string; onCorrupt?: (err: AgentError) => void } = {},
   ): AsyncGenerator<StoredTemplate> {
-    let after = -1;
-    // One statement per filter, so SQLite walks the modality (or employee) index, not every row.
-    const where = [
-      filter.modality !== undefined ? 'modality = ?' : null,
-      filter.employeeCode !== undefined ? 'employee_code = ?' : null,
-    ].filter(Boolean);
-    const sql = `SELECT rowid AS rid, * FROM templates WHERE ${[...where, 'rowid > ?'].join(' AND ')} ORDER BY rowid LIMIT ?`;
-    const params = [filter.modality, filter.employeeCode].filter((v): v is string => v !== undefined);
-    for (;;) {
-      const rows = await this.#db.all<TemplateRow & { rid: number }>(sql, [...params, after, PAGE]);
-      for (const r of rows) {
-        try {
-          yield decryptRow(this.#key, r);
-        } catch (err) {
-          if (!(err instanceof AgentError) || !filter.onCorrupt) throw err;
-          filter.onCorrupt(err);
-        }
-      }
-      if (rows.length < PAGE) return;
-      after = rows[rows.length - 1]!.rid;
-    }
+    return listTemplates(this.#db, this.#key, filter);
   }
 
-  /**
-   * Where the cache stands for an index snapshot: its `instance` (random per database), the number
-   * of the last change (`generation`), and up to which change the log was pruned.
-   */
-  async changeState(): Promise<ChangeState> {
-    const meta = await this.#db.all<{ key: string; value: string }>('SELECT key, value FROM template_meta');
-    const seq = await this.#db.get<{ seq: number }>("SELECT seq FROM sqlite_sequence WHERE name = 'template_changes'");
-    const value = (k: string) => meta.find((m) => m.key === k)?.value ?? '';
-    return { instance: value('instance'), generation: seq?.seq ?? 0, prunedThrough: Number(value('pruned_through')) || 0 };
-  }
-
-  /**
-   * What changed after change `after`, one entry per template (its latest change): `put` with the
-   * template decrypted, or `del`; and `through`, the last change read. Applying them to an index
-   * that holds the cache as of `after` (or later: they are idempotent) gives the cache as of
-   * `through`. A template that does not decrypt goes to `onCorrupt` (and is skipped) when given.
-   */
-  async changesSince(after: number, onCorrupt?: (err: AgentError) => void): Promise<{ through: number; changes: TemplateChange[] }> {
-    const rows = await this.#db.all<{ seq: number; id: string; op: 'put' | 'del' }>(
-      'SELECT seq, id, op FROM template_changes WHERE seq > ? ORDER BY seq',
-      [after],
-    );
-    const latest = new Map<string, 'put' | 'del'>();
-    let through = after;
-    for (const r of rows) {
-      latest.set(r.id, r.op);
-      through = r.seq;
-    }
-    const changes: TemplateChange[] = [];
-    const puts = [...latest].filter(([, op]) => op === 'put').map(([id]) => id);
-    const found = new Map<string, TemplateRow>();
-    for (let i = 0; i < puts.length; i += PAGE) {
-      for (const r of await this.#db.all<TemplateRow>('SELECT * FROM templates WHERE id IN (SELECT value FROM json_each(?))', [
-        JSON.stringify(puts.slice(i, i + PAGE)),
-      ]))
-        found.set(r.id, r);
-    }
-    for (const [id, op] of latest) {
-      const row = op === 'put' ? found.get(id) : undefined;
-      if (!row) {
-        changes.push({ op: 'del', id });
-        continue;
-      }
-      try {
-        changes.push({ op: 'put', template: decryptRow(this.#key, row) });
-      } catch (err) {
-        if (!(err instanceof AgentError) || !onCorrupt) throw err;
-        onCorrupt(err);
-        changes.push({ op: 'del', id });
-      }
-    }
-    return { through, changes };
-  }
-
-  /** Deletes the change log up to change `through` (an index snapshot holds it now). */
-  async pruneChanges(through: number): Promise<void> {
-    await this.#db.transaction(async (db) => {
-      await db.run('DELETE FROM template_changes WHERE seq <= ?', [through]);
-      await db.run("UPDATE template_meta SET value = CAST(MAX(CAST(value AS INTEGER), ?) AS TEXT) WHERE key = 'pruned_through'", [through]);
-    });
-  }
-
-  async countsByModality(): Promise<Record<Modality, number>> {
-    const out = emptyCounts();
-    for (const r of await this.#db.all<{ modality: Modality; n: number }>(
-      'SELECT modality, COUNT(*) AS n FROM templates GROUP BY modality',
-    ))
-      out[r.modality] = r.n;
-    return out;
+  countsByModality(): Promise<Record<Modality, number>> {
+    return countsByModality(this.#db);
   }
 
   /** Highest sync version stored (for incremental site sync). */
-  async maxVersion(): Promise<number> {
-    const r = await this.#db.get<{ v: number | null }>('SELECT MAX(version) AS v FROM templates');
-    return r?.v ?? 0;
+  maxVersion(): Promise<number> {
+    return maxVersion(this.#db);
   }
 
   /** SQLite's own check, then every blob decrypted with this key, and the counts. */
-  async integrityCheck(): Promise<IntegrityReport> {
-    const sqlite = await this.#db.integrityCheck();
-    const { templates, undecryptable } = await tryEveryBlob(this.#db, this.#key);
-    const users = (await this.#db.get<{ n: number }>('SELECT COUNT(*) AS n FROM template_users'))?.n ?? 0;
-    const byModality = await this.countsByModality();
-    return {
-      ok: sqlite.length === 1 && sqlite[0] === 'ok' && undecryptable.length === 0,
-      sqlite,
-      users,
-      templates,
-      byModality,
-      undecryptable,
-    };
+  integrityCheck(): Promise<IntegrityReport> {
+    return integrityCheck(this.#db, this.#key);
   }
-
-  /** For doctor: the key-check row and up to `sample` templates decrypt with this key. */
 
   /** For doctor: the key-check row and up to `sample` templates decrypt with this key. */
   verifyKey(sample = 20): Promise<KeyVerdict> {
     return verifyKey(this.#db, this.#key, sample);
+  }
+
+  // The change log (template-cache/changes.ts).
+
+  /** Where the cache stands for an index snapshot: its instance, its last change, how far the log was pruned. */
+  changeState(): Promise<ChangeState> {
+    return changeState(this.#db);
+  }
+
+  /** What changed after change `after`, one entry per template (its latest change), and the last change read. */
+  changesSince(after: number, onCorrupt?: (err: AgentError) => void): Promise<{ through: number; changes: TemplateChange[] }> {
+    return changesSince(this.#db, this.#key, after, onCorrupt);
+  }
+
+  /** Deletes the change log up to change `through` (an index snapshot holds it now). */
+  pruneChanges(through: number): Promise<void> {
+    return pruneChanges(this.#db, through);
   }
 }
 
