@@ -41,6 +41,7 @@ import {
   loadAssets,
   originAllowed,
   readBody,
+  readJson,
   send,
   sendAsset,
   sendError,
@@ -431,15 +432,7 @@ export async function startConsole(o: ConsoleOptions): Promise<RunningConsole> {
 
   const runCommand = async (req: IncomingMessage): Promise<{ status: number; body: unknown }> => {
     if (!commands.enabled || !o.signer) throw fail(403, 'CONSOLE_COMMANDS_OFF', `commands are off: ${commands.reason}`);
-    if (!/^application\/json\b/.test(req.headers['content-type'] ?? ''))
-      throw fail(415, 'CONSOLE_BAD_REQUEST', 'send the command as application/json');
-    let body: unknown;
-    try {
-      body = JSON.parse(await readBody(req, 16 * 1024));
-    } catch (err) {
-      if ((err as { status?: number }).status) throw err;
-      throw fail(400, 'CONSOLE_BAD_REQUEST', 'the body is not JSON');
-    }
+    const body = await readJson(req, 16 * 1024, { type: /^application\/json\b/, message: 'send the command as application/json' });
     const parsed = CommandBody.safeParse(body);
     if (!parsed.success)
       throw fail(
