@@ -32,7 +32,7 @@ import { AlertBook, judgeTerminal } from './alert-rules.js';
 import { ConsoleFleet, stateSince, type TerminalRecord } from './console-fleet.js';
 import { discoveryMessages, siteOptedIn } from './home-assistant.js';
 import { clearedCookie, cookieValue, SESSION_COOKIE, sessionCookie, type ConsoleLogin } from './login.js';
-import { renderPrometheus, type ConsoleHealth } from './prometheus.js';
+import { ConsoleMetrics, type ConsoleHealth } from './prometheus.js';
 import {
   escapeHtml,
   fail,
@@ -169,6 +169,7 @@ export async function startConsole(o: ConsoleOptions): Promise<RunningConsole> {
 
   const fleet = new ConsoleFleet({ prefix: o.prefix, historyHours: s.historyHours, maxPayloadBytes: o.maxPayloadBytes });
   const book = new AlertBook();
+  const metrics = new ConsoleMetrics();
   const dirty = new Set<string>();
   const removed = new Set<string>();
   let alertsDirty = true;
@@ -528,13 +529,13 @@ export async function startConsole(o: ConsoleOptions): Promise<RunningConsole> {
     }
     if (path === '/metrics' && method === 'GET') {
       const now = Date.now();
-      const body = renderPrometheus(
+      const body = await metrics.render(
         fleet.records().map((r) => ({ row: r.row, stateSince: stateSince(r).at, alerts: book.count(r.site, r.terminal) })),
         { ...health, sseClients: clients.size },
         book.all(),
         now,
       );
-      return send(res, 200, body, 'text/plain; version=0.0.4; charset=utf-8');
+      return send(res, 200, body, metrics.contentType);
     }
     if (path === '/healthz' && method === 'GET')
       return sendJson(res, 200, { ok: true, mqttConnected: health.mqttConnected, terminals: fleet.size });

@@ -513,9 +513,10 @@ export class Ingest {
     const srv = createServer((req, res) => {
       const path = (req.url ?? '/').split('?')[0];
       if (req.method === 'GET' && path === '/metrics') {
-        const text = this.metrics.render(this.#gauges());
-        res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
-        res.end(text);
+        void this.metrics.render(this.#gauges()).then((text) => {
+          res.writeHead(200, { 'content-type': this.metrics.contentType });
+          res.end(text);
+        });
       } else if (req.method === 'GET' && path === '/health') {
         const g = this.#gauges();
         const healthy = g.connectionsUp === g.connections && !this.#stopping;
