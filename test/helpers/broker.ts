@@ -151,9 +151,10 @@ export async function startBroker(options: { prefer?: 'mosquitto' | 'aedes' } = 
 
 /**
  * aedes in this process on a loopback port, with the message ids of the PUBACKs (and PUBCOMPs) it
- * received from subscribers: tests that must see when a client acknowledges use it.
+ * received from subscribers and the count of clients connected: tests that must see when a client
+ * acknowledges, or that it went, use it.
  */
-export async function startAckingBroker(): Promise<{ url: string; acks: number[]; stop(): Promise<void> }> {
+export async function startAckingBroker(): Promise<{ url: string; acks: number[]; clients(): number; stop(): Promise<void> }> {
   const broker = await Aedes.createBroker();
   const acks: number[] = [];
   broker.on('ack', (packet) => {
@@ -169,6 +170,7 @@ export async function startAckingBroker(): Promise<{ url: string; acks: number[]
   return {
     url: `mqtt://127.0.0.1:${(server.address() as { port: number }).port}`,
     acks,
+    clients: () => broker.connectedClients,
     stop: async () => {
       await new Promise<void>((r) => broker.close(() => r()));
       for (const s of sockets) s.destroy();
