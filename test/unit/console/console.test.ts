@@ -4,18 +4,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { CONSOLE_COMMANDS, startConsole } from '../../../src/console/console.js';
 import { startAckingBroker } from '../../helpers/broker.js';
 import { testContext } from '../../helpers/console-parts.js';
+import { until } from '../../helpers/poll.js';
 
 const cleanup: Array<() => unknown> = [];
 afterEach(async () => {
   for (const c of cleanup.splice(0).reverse()) await c();
 });
-
-const until = async (what: string, ok: () => Promise<boolean> | boolean) => {
-  for (const deadline = Date.now() + 5000; !(await ok()); ) {
-    if (Date.now() > deadline) throw new Error(`not seen: ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-};
 
 describe('startConsole', () => {
   it('connects to the broker, listens, and on stop closes the page and leaves the broker', async () => {

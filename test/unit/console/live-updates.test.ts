@@ -6,6 +6,7 @@ import { FleetView } from '../../../src/console/fleet-view.js';
 import { LiveUpdates } from '../../../src/console/live-updates.js';
 import { ConsoleLogin } from '../../../src/console/login.js';
 import { feedTerminal, testContext } from '../../helpers/console-parts.js';
+import { until } from '../../helpers/poll.js';
 
 const cleanup: Array<() => unknown> = [];
 afterEach(async () => {
@@ -50,13 +51,6 @@ async function serve(ctx: ConsoleContext, token: string | null = null): Promise<
     });
   return { live, open };
 }
-
-const until = async (what: string, ok: () => boolean) => {
-  for (const deadline = Date.now() + 5000; !ok(); ) {
-    if (Date.now() > deadline) throw new Error(`not seen: ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-};
 
 describe('live updates', () => {
   it('sends a snapshot, then the rows that changed, the keys removed and the alerts, at each flush', async () => {

@@ -4,18 +4,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { MqttFeed } from '../../../src/console/mqtt-feed.js';
 import { startAckingBroker } from '../../helpers/broker.js';
 import { testContext } from '../../helpers/console-parts.js';
+import { until } from '../../helpers/poll.js';
 
 const cleanup: Array<() => unknown> = [];
 afterEach(async () => {
   for (const c of cleanup.splice(0).reverse()) await c();
 });
-
-const until = async (what: string, ok: () => boolean) => {
-  for (const deadline = Date.now() + 5000; !ok(); ) {
-    if (Date.now() > deadline) throw new Error(`not seen: ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-};
 
 describe('the MQTT feed', () => {
   it('takes the retained state, info and metrics into the fleet, counts what it took and refused, and lends the broker', async () => {

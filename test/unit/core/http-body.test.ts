@@ -4,6 +4,7 @@ import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type BodyLimits, type JsonBodyLimits, readBody, readJsonBody } from '../../../src/core/http-body.js';
 import type { AgentError } from '../../../src/core/errors.js';
+import { until } from '../../helpers/poll.js';
 
 let server: Server | null = null;
 async function closeServer(): Promise<void> {
@@ -62,13 +63,6 @@ function raw(port: number, text: string, opts: { waitMs?: number; closeAfterMs?:
     setTimeout(done, opts.waitMs ?? 3000);
   });
 }
-
-const until = async (what: string, ok: () => boolean) => {
-  for (const deadline = Date.now() + 5000; !ok(); ) {
-    if (Date.now() > deadline) throw new Error(`not seen: ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-};
 
 describe('readBody', () => {
   const post = (body: string, headers = '') =>

@@ -12,6 +12,7 @@ import {
 } from '../../../src/ingest/consumer-connection.js';
 import { INGEST_DEFAULTS, type IngestOptions } from '../../../src/ingest/ingest-options.js';
 import { freePort, startAckingBroker } from '../../helpers/broker.js';
+import { until } from '../../helpers/poll.js';
 
 const cleanup: Array<() => Promise<unknown> | unknown> = [];
 afterEach(async () => {
@@ -34,13 +35,6 @@ const options = (url: string): IngestOptions => ({
   api: { addEvents: () => Promise.reject(new Error('not used')) },
   deadLetterTopic: 'attendance/ingest/dead-letters',
 });
-
-const until = async (what: string, ok: () => boolean) => {
-  for (const deadline = Date.now() + 5000; !ok(); ) {
-    if (Date.now() > deadline) throw new Error(`not seen: ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-};
 
 describe('holdAcknowledgements', () => {
   it("swallows mqtt.js's PUBACK of the message being held and sends it when told", () => {

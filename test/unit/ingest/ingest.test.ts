@@ -10,6 +10,7 @@ import { AgentError } from '../../../src/core/errors.js';
 import { INGEST_DEFAULTS, Ingest, type IngestOptions } from '../../../src/ingest/ingest.js';
 import type { EventsClient } from '../../../src/upload/api-sink.js';
 import { startAckingBroker } from '../../helpers/broker.js';
+import { until } from '../../helpers/poll.js';
 
 const cleanup: Array<() => Promise<unknown> | unknown> = [];
 afterEach(async () => {
@@ -80,16 +81,10 @@ async function setUp(
     'warm-up accepted and acknowledged',
     () =>
       ingest.pendingCount === 0 && ingest.metrics.received === ingest.metrics.accepted && broker.acks.length === ingest.metrics.received,
+    8000,
   );
   return { ingest, publisher, acks: broker.acks, dead };
 }
-
-const until = async (what: string, ok: () => boolean) => {
-  for (const deadline = Date.now() + 8000; !ok(); ) {
-    if (Date.now() > deadline) throw new Error(`not seen: ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-};
 
 describe('Ingest', () => {
   it('delivers a punch, drops its repeat, dead-letters a refused event and a message that is not a punch, and acknowledges each', async () => {
@@ -98,12 +93,12 @@ describe('Ingest', () => {
     const before = { received: ingest.metrics.received, accepted: ingest.metrics.accepted, acks: acks.length, batches: api.batches.length };
     const topic = 'attendance/plant/gate-1/events';
     await publisher.publishAsync(topic, punch('P1', 'E1'), { qos: 1 });
-    await until('P1 accepted', () => ingest.metrics.accepted === before.accepted + 1);
+    await until('P1 accepted', () => ingest.metrics.accepted === before.accepted + 1, 8000);
     await publisher.publishAsync(topic, punch('P1', 'E1'), { qos: 1 });
     await publisher.publishAsync(topic, punch('P2', 'GONE'), { qos: 1 });
     await publisher.publishAsync(topic, 'not a punch', { qos: 1 });
-    await until('every message acknowledged', () => acks.length === before.acks + 4);
-    await until('both dead letters read', () => dead.length === 2);
+    await until('every message acknowledged', () => acks.length === before.acks + 4, 8000);
+    await until('both dead letters read', () => dead.length === 2, 8000);
     expect(ingest.metrics.received).toBe(before.received + 4);
     expect(ingest.metrics.accepted).toBe(before.accepted + 1);
     expect(ingest.metrics.duplicates).toBe(1);
@@ -128,11 +123,11 @@ describe('Ingest', () => {
     api.addEvents = failing.addEvents;
     const ackedBefore = acks.length;
     await publisher.publishAsync('attendance/plant/gate-1/events', punch('Q1', 'E2'), { qos: 1 });
-    await until('two failed requests', () => ingest.metrics.apiFailures === 2);
+    await until('two failed requests', () => ingest.metrics.apiFailures === 2, 8000);
     expect(acks.length).toBe(ackedBefore);
     expect(ingest.pendingCount).toBe(1);
-    await until('accepted on the third request', () => ingest.metrics.accepted > 0 && ingest.pendingCount === 0);
-    await until('then acknowledged', () => acks.length === ackedBefore + 1);
+    await until('accepted on the third request', () => ingest.metrics.accepted > 0 && ingest.pendingCount === 0, 8000);
+    await until('then acknowledged', () => acks.length === ackedBefore + 1, 8000);
     expect(failing.batches.flat().map((e) => e.employeeCode)).toEqual(['E2']);
   });
 });
