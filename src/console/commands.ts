@@ -8,7 +8,7 @@ import type { IncomingMessage } from 'node:http';
 import { z } from 'zod';
 import { toAgentError } from '../core/errors.js';
 import { logger } from '../core/logger.js';
-import { type CommandResponse, NO_ARGUMENTS } from '../ops/commands.js';
+import { type CommandResponse, NO_ARGUMENTS, type OpsCommand } from '../ops/commands.js';
 import { sendCommand } from '../ops/ops-client.js';
 import { OPS_ARGUMENTS } from '../ops/ops-router.js';
 import type { ConsoleContext } from './console-context.js';
@@ -16,7 +16,11 @@ import { fail, readJson } from './web.js';
 
 const log = logger('console');
 
-/** The commands the page may send (delete-user and reload-config stay with edge-agent ops send). */
+/**
+ * The commands the page may send: an allow-list, on purpose not derived from OPS_COMMANDS (a new
+ * ops command is not sent from a browser until it is added here); delete-user and reload-config
+ * stay with edge-agent ops send.
+ */
 export const CONSOLE_COMMANDS = [
   'ping',
   'info',
@@ -26,7 +30,7 @@ export const CONSOLE_COMMANDS = [
   'sync-templates',
   'set-log-level',
   'restart',
-] as const;
+] as const satisfies readonly OpsCommand[];
 export type ConsoleCommand = (typeof CONSOLE_COMMANDS)[number];
 
 export const MAX_COMMANDS_IN_FLIGHT = 8;

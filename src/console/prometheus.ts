@@ -165,23 +165,90 @@ export const TERMINAL_FAMILIES: Family[] = [
 /** A value as the old writer showed it: integers as they are, others to six decimals. */
 const rounded = (v: number) => (Number.isInteger(v) ? v : Math.round(v * 1e6) / 1e6);
 
-type OwnFamily = [name: string, type: 'gauge' | 'counter', help: string, labelNames: string[]];
+/** What the console's own families are read from at a scrape. */
+interface OwnFigures {
+  health: ConsoleHealth;
+  terminals: number;
+  alerts: ActiveAlert[];
+  cpuSeconds: number;
+  rssBytes: number;
+}
+
+interface OwnFamily {
+  name: string;
+  type: 'gauge' | 'counter';
+  help: string;
+  labelNames?: string[];
+  /** One value (no labels), or the labelled samples. */
+  value: (f: OwnFigures) => number | Array<[Record<string, string>, number]>;
+}
 
 /** The console's own families, in output order. */
 const OWN_FAMILIES: OwnFamily[] = [
-  ['edge_agent_console_up', 'gauge', 'The console runs: always 1 (absent when it does not).', []],
-  ['edge_agent_console_start_time_seconds', 'gauge', 'When the console started (Unix time).', []],
-  ['edge_agent_console_mqtt_connected', 'gauge', 'Whether the console is connected to the broker: 1 or 0.', []],
-  ['edge_agent_console_terminals', 'gauge', 'Terminals the console knows.', []],
-  ['edge_agent_console_mqtt_messages_total', 'counter', 'MQTT messages the console received.', []],
-  ['edge_agent_console_mqtt_messages_dropped_total', 'counter', 'MQTT messages the console refused (too big, not JSON, a bad topic).', []],
-  ['edge_agent_console_alerts', 'gauge', 'Active alerts by severity.', ['severity']],
-  ['edge_agent_console_alert_publishes_total', 'counter', 'Retained alert documents published on <prefix>/<site>/alerts.', []],
-  ['edge_agent_console_page_clients', 'gauge', 'Pages connected for live updates (Server-Sent Events).', []],
-  ['edge_agent_console_http_requests_total', 'counter', 'HTTP requests served.', []],
-  ['edge_agent_console_commands_total', 'counter', 'Signed commands sent from the page.', []],
-  ['edge_agent_console_cpu_seconds_total', 'counter', 'CPU time of the console process (user + system), in seconds.', []],
-  ['edge_agent_console_resident_memory_bytes', 'gauge', 'Resident memory of the console process, in bytes.', []],
+  { name: 'edge_agent_console_up', type: 'gauge', help: 'The console runs: always 1 (absent when it does not).', value: () => 1 },
+  {
+    name: 'edge_agent_console_start_time_seconds',
+    type: 'gauge',
+    help: 'When the console started (Unix time).',
+    value: (f) => f.health.startedAt / 1000,
+  },
+  {
+    name: 'edge_agent_console_mqtt_connected',
+    type: 'gauge',
+    help: 'Whether the console is connected to the broker: 1 or 0.',
+    value: (f) => (f.health.mqttConnected ? 1 : 0),
+  },
+  { name: 'edge_agent_console_terminals', type: 'gauge', help: 'Terminals the console knows.', value: (f) => f.terminals },
+  {
+    name: 'edge_agent_console_mqtt_messages_total',
+    type: 'counter',
+    help: 'MQTT messages the console received.',
+    value: (f) => f.health.messages,
+  },
+  {
+    name: 'edge_agent_console_mqtt_messages_dropped_total',
+    type: 'counter',
+    help: 'MQTT messages the console refused (too big, not JSON, a bad topic).',
+    value: (f) => f.health.dropped,
+  },
+  {
+    name: 'edge_agent_console_alerts',
+    type: 'gauge',
+    help: 'Active alerts by severity.',
+    labelNames: ['severity'],
+    value: (f) => (['critical', 'warning'] as const).map((s) => [{ severity: s }, f.alerts.filter((a) => a.severity === s).length]),
+  },
+  {
+    name: 'edge_agent_console_alert_publishes_total',
+    type: 'counter',
+    help: 'Retained alert documents published on <prefix>/<site>/alerts.',
+    value: (f) => f.health.alertPublishes,
+  },
+  {
+    name: 'edge_agent_console_page_clients',
+    type: 'gauge',
+    help: 'Pages connected for live updates (Server-Sent Events).',
+    value: (f) => f.health.sseClients,
+  },
+  { name: 'edge_agent_console_http_requests_total', type: 'counter', help: 'HTTP requests served.', value: (f) => f.health.httpRequests },
+  {
+    name: 'edge_agent_console_commands_total',
+    type: 'counter',
+    help: 'Signed commands sent from the page.',
+    value: (f) => f.health.commandsSent,
+  },
+  {
+    name: 'edge_agent_console_cpu_seconds_total',
+    type: 'counter',
+    help: 'CPU time of the console process (user + system), in seconds.',
+    value: (f) => f.cpuSeconds,
+  },
+  {
+    name: 'edge_agent_console_resident_memory_bytes',
+    type: 'gauge',
+    help: 'Resident memory of the console process, in bytes.',
+    value: (f) => f.rssBytes,
+  },
 ];
 
 type Metric = Gauge<string> | Counter<string>;
@@ -201,7 +268,7 @@ function put(metric: Metric, labels: Record<string, string>, value: number): voi
 export class ConsoleMetrics {
   readonly registry = new Registry();
   readonly #terminal: Array<{ family: Family; metric: Metric }>;
-  readonly #own = new Map<string, Metric>();
+  readonly #own: Array<{ family: OwnFamily; metric: Metric }>;
 
   constructor() {
     const registers = [this.registry];
@@ -211,7 +278,7 @@ export class ConsoleMetrics {
       family,
       metric: make(family.name, family.type, family.help, ['site', 'terminal', ...(family.labelNames ?? [])]),
     }));
-    for (const [name, type, help, labelNames] of OWN_FAMILIES) this.#own.set(name, make(name, type, help, labelNames));
+    this.#own = OWN_FAMILIES.map((family) => ({ family, metric: make(family.name, family.type, family.help, family.labelNames ?? []) }));
   }
 
   /** `Content-Type` of the exposition (text format 0.0.4). */
@@ -229,23 +296,18 @@ export class ConsoleMetrics {
         put(metric, { site: t.row.site, terminal: t.row.terminal, ...(family.labels?.(t) ?? {}) }, v);
       }
     }
-    const mem = process.memoryUsage();
     const cpu = process.cpuUsage();
-    const own = (name: string, value: number, labels: Record<string, string> = {}) => put(this.#own.get(name)!, labels, value);
-    own('edge_agent_console_up', 1);
-    own('edge_agent_console_start_time_seconds', health.startedAt / 1000);
-    own('edge_agent_console_mqtt_connected', health.mqttConnected ? 1 : 0);
-    own('edge_agent_console_terminals', terminals.length);
-    own('edge_agent_console_mqtt_messages_total', health.messages);
-    own('edge_agent_console_mqtt_messages_dropped_total', health.dropped);
-    for (const severity of ['critical', 'warning'] as const)
-      own('edge_agent_console_alerts', alerts.filter((a) => a.severity === severity).length, { severity });
-    own('edge_agent_console_alert_publishes_total', health.alertPublishes);
-    own('edge_agent_console_page_clients', health.sseClients);
-    own('edge_agent_console_http_requests_total', health.httpRequests);
-    own('edge_agent_console_commands_total', health.commandsSent);
-    own('edge_agent_console_cpu_seconds_total', (cpu.user + cpu.system) / 1e6);
-    own('edge_agent_console_resident_memory_bytes', mem.rss);
+    const figures: OwnFigures = {
+      health,
+      terminals: terminals.length,
+      alerts,
+      cpuSeconds: (cpu.user + cpu.system) / 1e6,
+      rssBytes: process.memoryUsage().rss,
+    };
+    for (const { family, metric } of this.#own) {
+      const v = family.value(figures);
+      for (const [labels, value] of typeof v === 'number' ? [[{}, v] as [Record<string, string>, number]] : v) put(metric, labels, value);
+    }
     return this.registry.metrics();
   }
 }
