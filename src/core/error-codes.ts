@@ -275,6 +275,15 @@ export const ERROR_CODES = {
   },
   CONFIG_WRONG_TYPE: { layer: 'config', retryable: false, hint: 'give the key a value of the type the message names' },
   CORE_ABORTED: { layer: 'core', retryable: false, hint: 'the operation was cancelled because the agent is stopping; nothing to do' },
+  CORE_HTTP_BODY_ABORTED: {
+    layer: 'core',
+    retryable: true,
+    hint: 'the client closed the connection before sending its whole body: send the request again',
+  },
+  CORE_HTTP_BODY_NOT_JSON: { layer: 'core', retryable: false, hint: 'send the body as one JSON value (Content-Type: application/json)' },
+  CORE_HTTP_BODY_TIMEOUT: { layer: 'core', retryable: true, hint: 'send the whole body at once, then wait for the answer' },
+  CORE_HTTP_BODY_TOO_LARGE: { layer: 'core', retryable: false, hint: 'send a smaller body: the message names the limit' },
+  CORE_HTTP_BODY_TYPE: { layer: 'core', retryable: false, hint: 'send the body with the Content-Type the message names' },
   CORE_TIMEOUT: { layer: 'core', retryable: true, hint: 'the other side did not answer in time; check that it runs, then try again' },
   DRIVER_BAD_ARGUMENT: { layer: 'drivers', retryable: false, hint: 'use 9600, 19200, 38400, 57600 or 115200' },
   DRIVER_BAD_PARAM: {
