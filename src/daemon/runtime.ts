@@ -6,7 +6,7 @@
  * The components (components/*.ts) fill it in as they start; each reads what the ones before it
  * left, so the order in wiring.ts is the dependency order.
  */
-import type { BadgeRead, BiometricModality, CapturedImage } from '../../drivers/scanner.js';
+import type { BadgeRead, CapturedImage } from '../../drivers/scanner.js';
 import type { SimulatorControl } from '../../drivers/simulated.js';
 import { VERSION } from '../core/version.js';
 import { toAgentError } from '../core/errors.js';
@@ -23,7 +23,9 @@ import type { AgentConfig } from '../config/config.js';
 import type { DaemonContext } from './daemon.js';
 import type { Identifier } from '../terminal/identifier.js';
 import { LatencyWindow } from '../core/latency.js';
-import type { CaptureOutcome, Identification, ScannerWorker } from '../terminal/scanner-worker.js';
+import type { CaptureOutcome, ScannerWorker } from '../terminal/scanner-worker.js';
+import type { Identification } from '../core/identification.js';
+import type { BiometricModality } from '../core/modality.js';
 import type { Secrets } from '../config/secrets.js';
 
 /** The time authority as info and metrics see it. */
@@ -149,21 +151,20 @@ export class TerminalRuntime {
   async identifyImage(modality: BiometricModality, image: CapturedImage): Promise<Identification> {
     if (this.embedder && this.identifier && this.embedder.source === modality && this.identifier.size('embedding') > 0) {
       const r = await this.identifier.identify({ modality: 'embedding', template: await this.embedder.embed(image) });
-      if (r.decision === 'accept') return { employeeCode: r.employeeCode, modality, score: r.score ?? 0, decision: 'accept', path: 'host' };
+      if (r.decision === 'accept') return { ...r, modality };
     }
     if (!this.extractor || !this.identifier) {
-      return { employeeCode: null, modality, score: 0, decision: 'reject', path: 'host' };
+      return { employeeCode: null, modality, score: null, decision: 'reject', path: 'host', templateId: null, ms: 0 };
     }
     const { data } = await this.extractor.extract(modality, image);
-    const r = await this.identifier.identify({ modality, template: data });
-    return { employeeCode: r.employeeCode, modality, score: r.score ?? 0, decision: r.decision, path: 'host' };
+    return { ...(await this.identifier.identify({ modality, template: data })), modality };
   }
 
   /** A badge read against the enrolled badges (their keyed hashes); a reject when badges are not identified here. */
   async identifyCredential(read: BadgeRead): Promise<Identification> {
-    if (!this.identifier || !this.credentials) return { employeeCode: null, modality: 'badge', score: 0, decision: 'reject', path: 'host' };
-    const r = await this.identifier.identify({ modality: 'badge', template: { credential: read.credential } });
-    return { employeeCode: r.employeeCode, modality: 'badge', score: r.score ?? 0, decision: r.decision, path: 'host' };
+    if (!this.identifier || !this.credentials)
+      return { employeeCode: null, modality: 'badge', score: null, decision: 'reject', path: 'host', templateId: null, ms: 0 };
+    return this.identifier.identify({ modality: 'badge', template: { credential: read.credential } });
   }
 
   scannerViews(): Array<Record<string, unknown>> {

@@ -20,11 +20,10 @@ import { TypedEmitter } from '../core/events.js';
 import { SqliteDatabase } from '../core/sqlite.js';
 import { agentDatabasePath } from './agent-db.js';
 import { checkTemplateKey, openTemplate, sealTemplate } from './template-crypto.js';
+import { TEMPLATE_MODALITIES, type TemplateModality } from '../core/modality.js';
 import {
   FORMAT_MODALITY,
-  MODALITIES,
   TEMPLATE_MIGRATIONS,
-  type Modality,
   type PersonVersion,
   type PersonVersionRow,
   type TemplateFormat,
@@ -32,7 +31,7 @@ import {
   type UserRow,
 } from './template-schema.js';
 
-export type { Modality, PersonVersion, TemplateFormat } from './template-schema.js';
+export type { PersonVersion, TemplateFormat } from './template-schema.js';
 
 /** A version to record: `updatedAt` defaults to now. */
 export type NewPersonVersion = Omit<PersonVersion, 'deleted' | 'updatedAt'> & { updatedAt?: string };
@@ -60,7 +59,7 @@ const PAGE = 500;
 export interface TemplateMeta {
   id: string;
   employeeCode: string;
-  modality: Modality;
+  modality: TemplateModality;
   /** Finger position (e.g. "right-index" or an ISO position number), eye ("left", "right"), or a badge's label ("badge", "card-2"). */
   position: string;
   format: TemplateFormat;
@@ -79,7 +78,7 @@ export interface StoredTemplate extends TemplateMeta {
 export interface NewTemplate {
   id?: string;
   employeeCode: string;
-  modality: Modality;
+  modality: TemplateModality;
   position: string;
   format: TemplateFormat;
   data: Uint8Array;
@@ -101,7 +100,7 @@ export interface TemplateUser {
 export interface TemplateCacheEvents extends Record<string, unknown> {
   /** A template was stored (new or replaced); carries the bytes for the index, never log them. */
   added: StoredTemplate;
-  removed: { id: string; employeeCode: string; modality: Modality };
+  removed: { id: string; employeeCode: string; modality: TemplateModality };
 }
 
 export interface IntegrityReport {
@@ -110,7 +109,7 @@ export interface IntegrityReport {
   sqlite: string[];
   users: number;
   templates: number;
-  byModality: Record<Modality, number>;
+  byModality: Record<TemplateModality, number>;
   /** Templates whose blob does not decrypt (tampered, truncated, or moved to another row). */
   undecryptable: Array<{ id: string; employeeCode: string }>;
 }
@@ -148,7 +147,7 @@ function invalid(message: string, context: Record<string, unknown>, hint?: strin
   return new AgentError('STORE_TEMPLATE_INVALID', message, context, hint ? { hint } : {});
 }
 
-function emptyCounts(): Record<Modality, number> {
+function emptyCounts(): Record<TemplateModality, number> {
   return { finger: 0, iris: 0, embedding: 0, badge: 0 };
 }
 
@@ -268,14 +267,14 @@ export class TemplateCache extends TypedEmitter<TemplateCacheEvents> {
     db: SqliteDatabase,
     metas: TemplateMeta[],
     list: NewTemplate[],
-  ): Promise<Array<{ employee_code: string; modality: Modality } | undefined>> {
+  ): Promise<Array<{ employee_code: string; modality: TemplateModality } | undefined>> {
     const sealed = metas.map((m, i) => sealTemplate(this.#key, m.id, m.employeeCode, list[i]!.data));
-    const old: Array<{ employee_code: string; modality: Modality } | undefined> = [];
+    const old: Array<{ employee_code: string; modality: TemplateModality } | undefined> = [];
     const now = this.#now().toISOString();
     for (let i = 0; i < metas.length; i++) {
       const meta = metas[i]!;
       old.push(
-        await db.get<{ employee_code: string; modality: Modality }>('SELECT employee_code, modality FROM templates WHERE id = ?', [
+        await db.get<{ employee_code: string; modality: TemplateModality }>('SELECT employee_code, modality FROM templates WHERE id = ?', [
           meta.id,
         ]),
       );
@@ -308,7 +307,11 @@ export class TemplateCache extends TypedEmitter<TemplateCacheEvents> {
     return old;
   }
 
-  #emitAdded(metas: TemplateMeta[], list: NewTemplate[], replaced: Array<{ employee_code: string; modality: Modality } | undefined>): void {
+  #emitAdded(
+    metas: TemplateMeta[],
+    list: NewTemplate[],
+    replaced: Array<{ employee_code: string; modality: TemplateModality } | undefined>,
+  ): void {
     for (let i = 0; i < metas.length; i++) {
       const meta = metas[i]!;
       const was = replaced[i];
@@ -365,7 +368,7 @@ export class TemplateCache extends TypedEmitter<TemplateCacheEvents> {
     const metas = templates.map((t) => this.#validate({ ...t, employeeCode, version: v.version }));
     const outcome = await this.#db.transaction(async (db) => {
       if (!supersedes(v, await this.#heldVersion(db, employeeCode))) return null;
-      const gone = await db.all<{ id: string; modality: Modality }>('SELECT id, modality FROM templates WHERE employee_code = ?', [
+      const gone = await db.all<{ id: string; modality: TemplateModality }>('SELECT id, modality FROM templates WHERE employee_code = ?', [
         employeeCode,
       ]);
       await db.run('DELETE FROM templates WHERE employee_code = ?', [employeeCode]);
@@ -388,7 +391,7 @@ export class TemplateCache extends TypedEmitter<TemplateCacheEvents> {
     const employeeCode = this.#checkVersion(v);
     const gone = await this.#db.transaction(async (db) => {
       if (!supersedes(v, await this.#heldVersion(db, employeeCode))) return null;
-      const rows = await db.all<{ id: string; modality: Modality }>('SELECT id, modality FROM templates WHERE employee_code = ?', [
+      const rows = await db.all<{ id: string; modality: TemplateModality }>('SELECT id, modality FROM templates WHERE employee_code = ?', [
         employeeCode,
       ]);
       await db.run('DELETE FROM templates WHERE employee_code = ?', [employeeCode]);
@@ -403,9 +406,9 @@ export class TemplateCache extends TypedEmitter<TemplateCacheEvents> {
 
   #validate(t: NewTemplate): TemplateMeta {
     const employeeCode = checkEmployeeCode(t.employeeCode);
-    if (!(MODALITIES as readonly string[]).includes(t.modality))
-      throw invalid(`unknown modality "${t.modality}"`, { modality: t.modality }, `use one of ${MODALITIES.join(', ')}`);
-    const formatModality = (FORMAT_MODALITY as Record<string, Modality>)[t.format];
+    if (!(TEMPLATE_MODALITIES as readonly string[]).includes(t.modality))
+      throw invalid(`unknown modality "${t.modality}"`, { modality: t.modality }, `use one of ${TEMPLATE_MODALITIES.join(', ')}`);
+    const formatModality = (FORMAT_MODALITY as Record<string, TemplateModality>)[t.format];
     if (!formatModality)
       throw invalid(`unknown template format "${t.format}"`, { format: t.format }, `use one of ${Object.keys(FORMAT_MODALITY).join(', ')}`);
     if (formatModality !== t.modality)
@@ -436,9 +439,10 @@ export class TemplateCache extends TypedEmitter<TemplateCacheEvents> {
 
   async removeTemplate(id: string): Promise<boolean> {
     const row = await this.#db.transaction(async (db) => {
-      const r = await db.get<{ employee_code: string; modality: Modality }>('SELECT employee_code, modality FROM templates WHERE id = ?', [
-        id,
-      ]);
+      const r = await db.get<{ employee_code: string; modality: TemplateModality }>(
+        'SELECT employee_code, modality FROM templates WHERE id = ?',
+        [id],
+      );
       if (r) await db.run('DELETE FROM templates WHERE id = ?', [id]);
       return r;
     });
@@ -450,7 +454,7 @@ export class TemplateCache extends TypedEmitter<TemplateCacheEvents> {
   /** Deletes a user and every template of theirs; resolves to the number of templates deleted. */
   async deleteUser(employeeCode: string): Promise<number> {
     const gone = await this.#db.transaction(async (db) => {
-      const rows = await db.all<{ id: string; modality: Modality }>('SELECT id, modality FROM templates WHERE employee_code = ?', [
+      const rows = await db.all<{ id: string; modality: TemplateModality }>('SELECT id, modality FROM templates WHERE employee_code = ?', [
         employeeCode,
       ]);
       await db.run('DELETE FROM templates WHERE employee_code = ?', [employeeCode]);
@@ -482,7 +486,7 @@ export class TemplateCache extends TypedEmitter<TemplateCacheEvents> {
   }
 
   /** Template metadata only (nothing decrypted). */
-  async listTemplateMeta(filter: { modality?: Modality; employeeCode?: string } = {}): Promise<TemplateMeta[]> {
+  async listTemplateMeta(filter: { modality?: TemplateModality; employeeCode?: string } = {}): Promise<TemplateMeta[]> {
     const rows = await this.#db.all<TemplateRow>(
       'SELECT id, employee_code, modality, position, format, sensor_model, quality, created_at, source_terminal, version FROM templates WHERE (? IS NULL OR modality = ?) AND (? IS NULL OR employee_code = ?) ORDER BY employee_code, id',
       [filter.modality ?? null, filter.modality ?? null, filter.employeeCode ?? null, filter.employeeCode ?? null],
@@ -496,7 +500,7 @@ export class TemplateCache extends TypedEmitter<TemplateCacheEvents> {
    * `STORE_TEMPLATE_CORRUPT` unless `onCorrupt` takes it (then it is skipped).
    */
   async *listTemplates(
-    filter: { modality?: Modality; employeeCode?: string; onCorrupt?: (err: AgentError) => void } = {},
+    filter: { modality?: TemplateModality; employeeCode?: string; onCorrupt?: (err: AgentError) => void } = {},
   ): AsyncGenerator<StoredTemplate> {
     let after = -1;
     // One statement per filter, so SQLite walks the modality (or employee) index, not every row.
@@ -583,9 +587,9 @@ export class TemplateCache extends TypedEmitter<TemplateCacheEvents> {
     });
   }
 
-  async countsByModality(): Promise<Record<Modality, number>> {
+  async countsByModality(): Promise<Record<TemplateModality, number>> {
     const out = emptyCounts();
-    for (const r of await this.#db.all<{ modality: Modality; n: number }>(
+    for (const r of await this.#db.all<{ modality: TemplateModality; n: number }>(
       'SELECT modality, COUNT(*) AS n FROM templates GROUP BY modality',
     ))
       out[r.modality] = r.n;

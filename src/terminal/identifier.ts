@@ -21,8 +21,9 @@ import { logger } from '../core/logger.js';
 import { decodeIrisTemplate, type IrisCode } from '../biometrics/iris/iris-code.js';
 import type { FingerTemplate } from '../biometrics/finger/template.js';
 import { IrisIndex, type IrisIndexOptions } from '../biometrics/iris/iris-index.js';
-import { MODALITIES } from '../store/template-schema.js';
-import type { ChangeState, Modality, StoredTemplate, TemplateCache } from '../store/template-cache.js';
+import type { Identification } from '../core/identification.js';
+import { TEMPLATE_MODALITIES, type TemplateModality } from '../core/modality.js';
+import type { ChangeState, StoredTemplate, TemplateCache } from '../store/template-cache.js';
 import { readIndexSnapshot, writeIndexSnapshot } from '../store/index-snapshot.js';
 import { count, idsFromBytes, idsToBytes, positions, type SnapshotLoad, type SnapshotPart } from '../biometrics/snapshot-part.js';
 import type { AgentConfig } from '../config/config.js';
@@ -30,30 +31,15 @@ import { LatencyWindow } from '../core/latency.js';
 
 const log = logger('agent:identifier');
 
-export type Decision = 'accept' | 'reject';
-
 export interface IdentifyRequest {
-  modality: Modality;
+  modality: TemplateModality;
   /** Template bytes in the modality's standard format, or an already decoded template; for a badge, the card read (credentials.ts). */
   template: Uint8Array | IrisCode | FingerTemplate | { credential: string };
 }
 
-export interface Identification {
-  /** The person, when accepted; null on a reject. */
-  employeeCode: string | null;
-  modality: Modality;
-  /** The best candidate's score (null when the gallery is empty). */
-  score: number | null;
-  decision: Decision;
-  /** The matched template, when accepted. */
-  templateId: string | null;
-  /** Time spent matching, in milliseconds. */
-  ms: number;
-}
-
 /** One modality's matcher as the identifier sees it. */
 export interface ModalityMatcher {
-  readonly modality: Modality;
+  readonly modality: TemplateModality;
   /** Formats this matcher can index. */
   readonly formats: readonly string[];
   readonly size: number;
@@ -130,7 +116,7 @@ export class IrisMatcher implements ModalityMatcher {
 }
 
 export interface IdentifierMetrics {
-  modality: Modality;
+  modality: TemplateModality;
   templates: number;
   identifications: number;
   p50Ms: number | null;
@@ -166,7 +152,7 @@ const MODALITY_BITS = 2;
 
 export class Identifier {
   readonly #cache: TemplateCache;
-  readonly #matchers = new Map<Modality, ModalityMatcher>();
+  readonly #matchers = new Map<TemplateModality, ModalityMatcher>();
   /**
    * Template id → owner, packed (employee number << 2 | modality): no object per template, and
    * every employee code once (`#employees`), whatever the number of templates.
@@ -174,8 +160,8 @@ export class Identifier {
   #owner = new Map<string, number>();
   #employees: string[] = [];
   #employeeNumber = new Map<string, number>();
-  readonly #latency = new Map<Modality, LatencyWindow>();
-  readonly #counts = new Map<Modality, number>();
+  readonly #latency = new Map<TemplateModality, LatencyWindow>();
+  readonly #counts = new Map<TemplateModality, number>();
   readonly #snapshot: IdentifierOptions['snapshot'] | null;
   /** The cache's change number every index reflects (changes after it may be in too). */
   #generation = 0;
@@ -199,7 +185,7 @@ export class Identifier {
   /** Builds every index (from the snapshot when one fits, else from the cache), then follows the cache's changes. */
   static async build(cache: TemplateCache, options: IdentifierOptions): Promise<Identifier> {
     const t0 = performance.now();
-    const matchers = new Map<Modality, ModalityMatcher>();
+    const matchers = new Map<TemplateModality, ModalityMatcher>();
     matchers.set(
       'iris',
       new IrisMatcher(options.biometrics.irisThreshold, { ...options.iris, shiftRange: options.biometrics.irisShiftRange }),
@@ -285,7 +271,7 @@ export class Identifier {
         const ids = load.ids();
         const owner = numbers.get(m)!;
         if (owner.length !== ids.length) throw new Error(`${m.modality}: ${owner.length} owners for ${ids.length} templates`);
-        const mod = MODALITIES.indexOf(m.modality);
+        const mod = TEMPLATE_MODALITIES.indexOf(m.modality);
         for (let i = 0; i < ids.length; i++) {
           if (owner[i]! < 0 || owner[i]! >= this.#employees.length) throw new Error(`${m.modality}: an owner out of range`);
           this.#owner.set(ids[i]!, (owner[i]! << MODALITY_BITS) | mod);
@@ -384,11 +370,11 @@ export class Identifier {
     return n;
   }
 
-  #ownerOf(templateId: string): { employeeCode: string; modality: Modality } | null {
+  #ownerOf(templateId: string): { employeeCode: string; modality: TemplateModality } | null {
     const v = this.#owner.get(templateId);
     return v === undefined
       ? null
-      : { employeeCode: this.#employees[v >>> MODALITY_BITS]!, modality: MODALITIES[v & ((1 << MODALITY_BITS) - 1)]! };
+      : { employeeCode: this.#employees[v >>> MODALITY_BITS]!, modality: TEMPLATE_MODALITIES[v & ((1 << MODALITY_BITS) - 1)]! };
   }
 
   #add(t: StoredTemplate): void {
@@ -400,7 +386,7 @@ export class Identifier {
     }
     try {
       m.add(t.id, t.data, t.format);
-      this.#owner.set(t.id, (this.#employee(t.employeeCode) << MODALITY_BITS) | MODALITIES.indexOf(t.modality));
+      this.#owner.set(t.id, (this.#employee(t.employeeCode) << MODALITY_BITS) | TEMPLATE_MODALITIES.indexOf(t.modality));
       if (this.#unsnapshotted !== null) this.#unsnapshotted++;
     } catch (err) {
       this.#skipped++;
@@ -429,7 +415,7 @@ export class Identifier {
     return this.#skipped;
   }
 
-  size(modality: Modality): number {
+  size(modality: TemplateModality): number {
     return this.#matchers.get(modality)?.size ?? 0;
   }
 
@@ -454,6 +440,7 @@ export class Identifier {
       modality: m.modality,
       score: best?.score ?? null,
       decision: accepted ? 'accept' : 'reject',
+      path: 'host',
       templateId: accepted ? best.id : null,
       ms,
     };

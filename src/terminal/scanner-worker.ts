@@ -7,28 +7,14 @@
  *
  * The worker never branches on the scanner family: it asks for capabilities.
  */
-import type {
-  BadgeRead,
-  BiometricModality,
-  CapturedImage,
-  Feedback,
-  Scanner,
-  ScannerInfo,
-  ScannerModality,
-} from '../../drivers/scanner.js';
+import type { BadgeRead, CapturedImage, Feedback, Scanner, ScannerInfo } from '../../drivers/scanner.js';
 import { backoffDelay } from '../core/backoff.js';
 import { AgentError, toAgentError } from '../core/errors.js';
 import { TypedEmitter } from '../core/events.js';
+import type { Identification } from '../core/identification.js';
 import { logger, type Logger } from '../core/logger.js';
+import type { BiometricModality, ScannerModality } from '../core/modality.js';
 import { monotonicMs, sleep } from '../core/time.js';
-
-export interface Identification {
-  employeeCode: string | null;
-  modality: ScannerModality;
-  score: number;
-  decision: 'accept' | 'reject';
-  path: 'module' | 'host';
-}
 
 /** Host matching from an image (extraction + 1:N). */
 export type IdentifyImage = (modality: BiometricModality, image: CapturedImage) => Promise<Identification>;
@@ -46,7 +32,7 @@ export interface PunchResult {
   /** Not a punch nor a duplicate: the policy awaits a second factor, or does not accept this one. */
   outcome?: 'awaiting' | 'denied';
 }
-export type PunchFn = (p: { employeeCode: string; source: ScannerModality; score: number }) => Promise<PunchResult>;
+export type PunchFn = (p: { employeeCode: string; source: ScannerModality; score: number | null }) => Promise<PunchResult>;
 
 export type ScannerStatus = 'connecting' | 'ready' | 'disconnected' | 'stopped';
 
@@ -329,13 +315,23 @@ export class ScannerWorker extends TypedEmitter<ScannerWorkerEvents> {
         const read = await scanner.readCredential();
         ident = this.#o.identifyCredential
           ? await this.#o.identifyCredential(read)
-          : { employeeCode: null, modality: 'badge', score: 0, decision: 'reject', path: 'host' };
+          : { employeeCode: null, modality: 'badge', score: null, decision: 'reject', path: 'host', templateId: null, ms: 0 };
       }
       if (!ident && scanner.capabilities.moduleSearch) {
+        const t1 = monotonicMs();
         const hit = await scanner.searchOnModule();
         if (hit && hit.score >= (this.#o.moduleMinScore ?? 0)) {
           const code = await this.#o.slotOwner(key, hit.slot);
-          if (code) ident = { employeeCode: code, modality: scanner.modality, score: hit.score, decision: 'accept', path: 'module' };
+          if (code)
+            ident = {
+              employeeCode: code,
+              modality: scanner.modality,
+              score: hit.score,
+              decision: 'accept',
+              path: 'module',
+              templateId: null,
+              ms: monotonicMs() - t1,
+            };
         }
       }
       if (!ident && scanner.capabilities.image && scanner.modality !== 'badge') {
@@ -357,7 +353,7 @@ export class ScannerWorker extends TypedEmitter<ScannerWorkerEvents> {
         detail: `${e.code}: ${e.message}`,
       };
     }
-    if (!ident || ident.decision !== 'accept' || !ident.employeeCode) {
+    if (ident?.decision !== 'accept' || !ident.employeeCode) {
       await this.#feedback(scanner, 'unknown');
       return {
         ...base,

@@ -33,7 +33,15 @@ async function setup(
     identifyCredential: async (read) => {
       reads.push(read);
       const code = enrolled[read.credential] ?? null;
-      return { employeeCode: code, modality: 'badge', score: code ? 1 : 0, decision: code ? 'accept' : 'reject', path: 'host' };
+      return {
+        employeeCode: code,
+        modality: 'badge',
+        score: code ? 1 : 0,
+        decision: code ? 'accept' : 'reject',
+        path: 'host',
+        templateId: null,
+        ms: 0,
+      };
     },
     slotOwner: async () => null,
     punch: async ({ employeeCode, source }) => {

@@ -3,7 +3,7 @@ import { TypedEmitter } from '../../../src/core/events.js';
 import { AgentError } from '../../../src/core/errors.js';
 import type { CapturedImage, Feedback, ModuleSearchResult, Scanner, ScannerEvents, ScannerInfo } from '../../../drivers/scanner.js';
 import { ScannerWorker, type CaptureOutcome } from '../../../src/terminal/scanner-worker.js';
-import { workerFor } from '../../../src/terminal/enroller.js';
+import { workerFor } from '../../../src/terminal/guided-capture.js';
 
 /** An in-memory scanner for the worker's unit tests (the drivers have their own simulators). */
 class FakeScanner extends TypedEmitter<ScannerEvents> implements Scanner {
@@ -92,7 +92,15 @@ function setup(scanner: FakeScanner, hostMatches: Record<number, string>) {
     open: async () => scanner,
     identifyImage: async (modality, image) => {
       const code = hostMatches[image.pixels[0]!] ?? null;
-      return { employeeCode: code, modality, score: code ? 55 : 3, decision: code ? 'accept' : 'reject', path: 'host' };
+      return {
+        employeeCode: code,
+        modality,
+        score: code ? 55 : 3,
+        decision: code ? 'accept' : 'reject',
+        path: 'host',
+        templateId: null,
+        ms: 0,
+      };
     },
     slotOwner: async (_k, slot) => (slot === 1 ? 'E-MODULE' : null),
     punch: async ({ employeeCode }) => {
@@ -196,7 +204,15 @@ describe('a scanner that does not answer is closed on every try (real drivers ov
     const worker = new ScannerWorker({
       key: 'r30x:wrong-family',
       open: async () => new R30xScanner(host, { timeoutMs: 30 }),
-      identifyImage: async () => ({ employeeCode: null, modality: 'finger', score: 0, decision: 'reject', path: 'host' }),
+      identifyImage: async () => ({
+        employeeCode: null,
+        modality: 'finger',
+        score: 0,
+        decision: 'reject',
+        path: 'host',
+        templateId: null,
+        ms: 0,
+      }),
       slotOwner: async () => null,
       punch: async () => ({ recorded: true }),
       reopenBaseMs: 10,
@@ -232,7 +248,15 @@ describe('a scanner another process holds', () => {
         if (held) throw busy();
         return scanner;
       },
-      identifyImage: async (modality) => ({ employeeCode: null, modality, score: 0, decision: 'reject', path: 'host' }),
+      identifyImage: async (modality) => ({
+        employeeCode: null,
+        modality,
+        score: 0,
+        decision: 'reject',
+        path: 'host',
+        templateId: null,
+        ms: 0,
+      }),
       slotOwner: async () => null,
       punch: async () => ({ recorded: true }),
       reopenBaseMs: 5,
