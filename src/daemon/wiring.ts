@@ -16,7 +16,6 @@
  */
 import type { AgentConfig } from '../config/config.js';
 import type { Secrets } from '../config/secrets.js';
-import { createExtractor, createFingerMatcher } from './biometric-engines.js';
 import { BiometricsComponent } from './components/biometrics.js';
 import { ClockLink } from './components/clock.js';
 import { ControlComponent } from './components/control.js';
@@ -43,10 +42,7 @@ export function terminalComponents(
   options: TerminalComponentOptions = {},
 ): { runtime: TerminalRuntime; components: DaemonComponent[] } {
   const runtime = new TerminalRuntime(config, secrets);
-  const components: DaemonComponent[] = [
-    new BiometricsComponent(runtime, { createExtractor, fingerMatcher: createFingerMatcher }),
-    new ScannersComponent(runtime),
-  ];
+  const components: DaemonComponent[] = [new BiometricsComponent(runtime), new ScannersComponent(runtime)];
   if (options.siteSync !== false) components.push(new SiteSyncComponent(runtime));
   if (options.ops !== false) {
     components.push(

@@ -18,14 +18,16 @@
  */
 import { AgentError } from '../core/errors.js';
 import { logger } from '../core/logger.js';
-import { decodeIrisTemplate, type IrisCode } from '../biometrics/iris/iris-code.js';
+import type { IrisCode } from '../biometrics/iris/iris-code.js';
 import type { FingerTemplate } from '../biometrics/finger/template.js';
-import { IrisIndex, type IrisIndexOptions } from '../biometrics/iris/iris-index.js';
+import type { IrisIndexOptions } from '../biometrics/iris/iris-index.js';
+import { IrisMatcher } from '../biometrics/matchers/iris-matcher.js';
+import type { ModalityMatcher } from '../biometrics/matchers/modality-matcher.js';
 import type { Identification } from '../core/identification.js';
 import { TEMPLATE_MODALITIES, type TemplateModality } from '../core/modality.js';
 import type { ChangeState, StoredTemplate, TemplateCache } from '../store/template-cache.js';
 import { readIndexSnapshot, writeIndexSnapshot } from '../store/index-snapshot.js';
-import { count, idsFromBytes, idsToBytes, positions, type SnapshotLoad, type SnapshotPart } from '../biometrics/snapshot-part.js';
+import { count, idsFromBytes, idsToBytes, positions, type SnapshotLoad } from '../biometrics/snapshot-part.js';
 import type { AgentConfig } from '../config/config.js';
 import { LatencyWindow } from '../core/latency.js';
 
@@ -35,84 +37,6 @@ export interface IdentifyRequest {
   modality: TemplateModality;
   /** Template bytes in the modality's standard format, or an already decoded template; for a badge, the card read (credentials.ts). */
   template: Uint8Array | IrisCode | FingerTemplate | { credential: string };
-}
-
-/** One modality's matcher as the identifier sees it. */
-export interface ModalityMatcher {
-  readonly modality: TemplateModality;
-  /** Formats this matcher can index. */
-  readonly formats: readonly string[];
-  readonly size: number;
-  /** Decodes and adds (or replaces) a stored template. */
-  add(id: string, data: Uint8Array, format: string): void;
-  remove(id: string): void;
-  /** Index state for a snapshot, the ids in slot order first (a matcher without it is built from the cache). */
-  snapshot?(): SnapshotPart & { ids: readonly string[] };
-  /** Takes a snapshot's state (into an empty index), or a reason why it does not fit. */
-  loadSnapshot?(meta: Record<string, unknown>): (SnapshotLoad & { ids: () => readonly string[] }) | string;
-  /** True when the index holds this stored template as it would index it now. */
-  holds?(id: string, data: Uint8Array): boolean;
-  /** Empties the index. */
-  clear?(): void;
-  /** The best candidate by score (whatever its score), or null when the gallery is empty. */
-  best(template: unknown): Promise<{ id: string; score: number } | null>;
-  accepts(score: number): boolean;
-  close(): Promise<void>;
-}
-
-export class IrisMatcher implements ModalityMatcher {
-  readonly modality = 'iris' as const;
-  readonly formats = ['iris-code-v1'] as const;
-  readonly index: IrisIndex;
-  readonly threshold: number;
-
-  constructor(threshold: number, options: IrisIndexOptions = {}) {
-    this.threshold = threshold;
-    this.index = new IrisIndex(options);
-  }
-
-  get size(): number {
-    return this.index.size;
-  }
-
-  add(id: string, data: Uint8Array): void {
-    this.index.add(id, decodeIrisTemplate(data));
-  }
-
-  remove(id: string): void {
-    this.index.remove(id);
-  }
-
-  snapshot(): SnapshotPart & { ids: readonly string[] } {
-    return { ...this.index.snapshot(), ids: this.index.ids };
-  }
-
-  loadSnapshot(meta: Record<string, unknown>): (SnapshotLoad & { ids: () => readonly string[] }) | string {
-    const load = this.index.loadSnapshot(meta);
-    return typeof load === 'string' ? load : { ...load, ids: () => this.index.ids };
-  }
-
-  holds(id: string, data: Uint8Array): boolean {
-    return this.index.holds(id, decodeIrisTemplate(data));
-  }
-
-  clear(): void {
-    this.index.clear();
-  }
-
-  async best(template: unknown): Promise<{ id: string; score: number } | null> {
-    const probe = template instanceof Uint8Array ? decodeIrisTemplate(template) : (template as IrisCode);
-    const [top] = await this.index.identify(probe, { threshold: 1, candidates: 1 });
-    return top ? { id: top.id, score: top.hd } : null;
-  }
-
-  accepts(score: number): boolean {
-    return score <= this.threshold;
-  }
-
-  close(): Promise<void> {
-    return this.index.close();
-  }
 }
 
 export interface IdentifierMetrics {
@@ -126,9 +50,9 @@ export interface IdentifierMetrics {
 export interface IdentifierOptions {
   biometrics: Pick<AgentConfig['biometrics'], 'fingerThreshold' | 'irisThreshold' | 'irisShiftRange'>;
   iris?: Omit<IrisIndexOptions, 'shiftRange'>;
-  /** More matchers, or replacements by modality (built in: iris; the finger matcher is
-   * `FingerMatcher` of biometric-engines.ts and the badge matcher `BadgeMatcher` of
-   * credentials.ts, passed in by the agent). */
+  /** More matchers, or replacements by modality (built in: iris; the agent passes the finger
+   * and embedding matchers of src/biometrics/matchers/ and the badge matcher `BadgeMatcher` of
+   * credentials.ts). */
   matchers?: ModalityMatcher[];
   /** Load the indexes from (and save them to) this encrypted snapshot, under the template key. */
   snapshot?: { path: string; templateKey: Buffer };
