@@ -1,12 +1,13 @@
 /**
- * What the agent's components share at run time: the template cache and the identifier, the
- * extractor, the scanner workers, the site sync and the ops connection, plus the figures that
- * answer "what is this terminal doing?" (info and metrics).
+ * What the agent's components share at run time: the template cache and the engines the
+ * recognizer reads (identifier, extractor, embedder, module slots, badge credentials), the
+ * scanner workers, the site sync and the ops connection, plus the figures that answer "what is
+ * this terminal doing?" (info and metrics). No recognition happens here: that is the terminal's
+ * (src/terminal/recognizer.ts, punch-step.ts).
  *
  * The components (components/*.ts) fill it in as they start; each reads what the ones before it
  * left, so the order in wiring.ts is the dependency order.
  */
-import type { BadgeRead, CapturedImage } from '../../drivers/scanner.js';
 import type { SimulatorControl } from '../../drivers/simulated.js';
 import { VERSION } from '../core/version.js';
 import { toAgentError } from '../core/errors.js';
@@ -24,8 +25,6 @@ import type { DaemonContext } from './daemon.js';
 import type { Identifier } from '../terminal/identifier.js';
 import { LatencyWindow } from '../core/latency.js';
 import type { CaptureOutcome, ScannerWorker } from '../terminal/scanner-worker.js';
-import type { Identification } from '../core/identification.js';
-import type { BiometricModality } from '../core/modality.js';
 import type { Secrets } from '../config/secrets.js';
 
 /** The time authority as info and metrics see it. */
@@ -142,29 +141,6 @@ export class TerminalRuntime {
     if (outcome.result === 'refused' && outcome.detail)
       this.#problems.set(source, { at: new Date().toISOString(), message: outcome.detail });
     else if (outcome.result !== 'try-again') this.resolve(source);
-  }
-
-  /**
-   * Host path: extraction, then 1:N against the in-memory index. Where the embedding slot reads
-   * this modality's images, the embedding answers first and the standard template covers a reject.
-   */
-  async identifyImage(modality: BiometricModality, image: CapturedImage): Promise<Identification> {
-    if (this.embedder && this.identifier && this.embedder.source === modality && this.identifier.size('embedding') > 0) {
-      const r = await this.identifier.identify({ modality: 'embedding', template: await this.embedder.embed(image) });
-      if (r.decision === 'accept') return { ...r, modality };
-    }
-    if (!this.extractor || !this.identifier) {
-      return { employeeCode: null, modality, score: null, decision: 'reject', path: 'host', templateId: null, ms: 0 };
-    }
-    const { data } = await this.extractor.extract(modality, image);
-    return { ...(await this.identifier.identify({ modality, template: data })), modality };
-  }
-
-  /** A badge read against the enrolled badges (their keyed hashes); a reject when badges are not identified here. */
-  async identifyCredential(read: BadgeRead): Promise<Identification> {
-    if (!this.identifier || !this.credentials)
-      return { employeeCode: null, modality: 'badge', score: null, decision: 'reject', path: 'host', templateId: null, ms: 0 };
-    return this.identifier.identify({ modality: 'badge', template: { credential: read.credential } });
   }
 
   scannerViews(): Array<Record<string, unknown>> {
