@@ -21,7 +21,7 @@ import { siteRecordOf } from '../site-sync/template-store.js';
 import type { Embedder, Extractor } from '../terminal/engines.js';
 import type { CredentialHasher } from '../terminal/credentials.js';
 import type { AgentConfig } from '../config/config.js';
-import type { DaemonContext } from './daemon.js';
+import type { DaemonContext } from './component.js';
 import type { Identifier } from '../terminal/identifier.js';
 import { LatencyWindow } from '../core/latency.js';
 import type { CaptureOutcome, ScannerWorker } from '../terminal/scanner-worker.js';

@@ -144,7 +144,7 @@ type Values = CommonValues & {
 /** Opens this terminal's outbox (works while the agent runs), runs `fn`, closes it. */
 async function withOutbox(values: Values, fn: (outbox: Outbox, config: AgentConfig) => Promise<void>): Promise<number> {
   const { configForFlags } = await import('../../config/load.js');
-  const { openOutbox } = await import('../../daemon/daemon.js');
+  const { openOutbox } = await import('../../daemon/components/outbox.js');
   const config = configForFlags(values, process.env, { command: 'edge-agent queue' });
   const { db, outbox } = await openOutbox(config);
   try {

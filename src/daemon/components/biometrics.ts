@@ -17,7 +17,7 @@ import { FingerMatcher } from '../../biometrics/matchers/finger-matcher.js';
 import { Identifier } from '../../terminal/identifier.js';
 import { BadgeMatcher, CredentialHasher } from '../../terminal/credentials.js';
 import { createEmbedder, createExtractor } from '../../terminal/engines.js';
-import type { DaemonComponent, DaemonContext } from '../daemon.js';
+import type { DaemonComponent, DaemonContext } from '../component.js';
 import type { TerminalRuntime } from '../runtime.js';
 import { scannerTargets } from './scanners.js';
 

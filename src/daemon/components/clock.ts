@@ -3,7 +3,7 @@
  * itself starts before anything reads or writes punches (daemon.ts). A step or a change of trust
  * republishes the metrics at once, so operations see it without waiting for the next interval.
  */
-import type { DaemonComponent, DaemonContext } from '../daemon.js';
+import type { DaemonComponent, DaemonContext } from '../component.js';
 import type { TerminalRuntime } from '../runtime.js';
 
 export class ClockLink implements DaemonComponent {

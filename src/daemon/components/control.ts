@@ -9,7 +9,7 @@ import { ControlServer, controlSocketPath } from '../control-socket.js';
 import { defaultPosition, enroll } from '../../terminal/enroller.js';
 import { identifyOnce, identifyTemplate, MAX_TEMPLATE_BYTES } from '../../terminal/identify-on-demand.js';
 import { isDateTime, MAX_TZ_OFFSET_MINUTES } from '../../api/date-time.js';
-import type { DaemonComponent, DaemonContext } from '../daemon.js';
+import type { DaemonComponent, DaemonContext } from '../component.js';
 import { deletePersonTemplates } from '../people.js';
 import type { TerminalRuntime } from '../runtime.js';
 import { createAttendanceClient } from '../upstreams.js';

@@ -7,7 +7,7 @@ import { logger } from '../../core/logger.js';
 import { keyringOf, OpsAuthenticator } from '../../ops/ops-auth.js';
 import { createOpsRouter } from '../../ops/ops-router.js';
 import { TerminalOps } from '../../ops/terminal-ops.js';
-import type { DaemonComponent, DaemonContext } from '../daemon.js';
+import type { DaemonComponent, DaemonContext } from '../component.js';
 import { deletePersonTemplates } from '../people.js';
 import type { TerminalRuntime } from '../runtime.js';
 import { mqttClientOptions } from '../upstreams.js';

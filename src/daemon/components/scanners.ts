@@ -11,7 +11,7 @@ import { moduleTemplatesOf, placeModuleTemplates } from '../../terminal/module-c
 import { PunchStep } from '../../terminal/punch-step.js';
 import { Recognizer } from '../../terminal/recognizer.js';
 import { ScannerWorker } from '../../terminal/scanner-worker.js';
-import type { DaemonComponent, DaemonContext } from '../daemon.js';
+import type { DaemonComponent, DaemonContext } from '../component.js';
 import type { TerminalRuntime } from '../runtime.js';
 
 const log = logger('agent:terminal');
