@@ -13,7 +13,7 @@ import type { SqliteDatabase } from '../core/sqlite.js';
 import type { Outbox } from '../store/outbox.js';
 import type { PunchPolicy } from '../terminal/punch-policy.js';
 import type { Uploader } from '../upload/uploader.js';
-import type { TimeAuthority } from './time-authority.js';
+import type { TimeAuthority } from '../terminal/time-authority.js';
 
 export interface DaemonComponent {
   name: string;

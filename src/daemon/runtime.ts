@@ -58,7 +58,6 @@ export class TerminalRuntime {
   readonly simulators = new Map<string, SimulatorControl>();
   siteSync: SiteTemplateSync | null = null;
   ops: TerminalOps | null = null;
-  clock: ClockView | null = null;
   readonly captureLatency = { module: new LatencyWindow(), host: new LatencyWindow() };
   readonly counters = { punched: 0, duplicate: 0, unknown: 0, tryAgain: 0, refused: 0, awaiting: 0, denied: 0 };
   /**
@@ -71,6 +70,11 @@ export class TerminalRuntime {
   /** When the last punch was recorded by a scanner here (ISO), for the console and Home Assistant. */
   lastPunchAt: string | null = null;
   readonly startedAt = new Date();
+
+  /** The time authority as info and metrics see it, once the daemon's context has one. */
+  get clock(): ClockView | null {
+    return this.ctx?.has('time') ? this.ctx.time : null;
+  }
 
   constructor(config: AgentConfig, secrets: Secrets) {
     this.config = config;

@@ -10,11 +10,10 @@
  *   punch-policy    direction, dedupe, the credential rule, the clock state of each punch
  *
  * The terminal (`terminalComponents`, also what enroll/identify start without a daemon):
- *   clock        links info and metrics to the time authority (trusted, steps, corrections)
  *   biometrics   template cache (encrypted), identifier (1:N indexes), extractor, module slot map
  *   scanners     one worker per scanner: capture → recognizer → punch step → feedback
  *   site-sync    enrolled templates shared with every terminal of the site over MQTT
- *   ops          retained state/info/metrics and the request/response commands
+ *   ops          retained state/info/metrics (republished at once on a clock step or a change of trust) and the request/response commands
  *   control      the local control socket (enroll and identify from the CLI)
  *
  * And last for `edge-agent run` (`daemonComponents`): systemd (sd-notify.ts), so READY=1 means
@@ -24,7 +23,6 @@ import type { AgentConfig } from '../config/config.js';
 import type { Secrets } from '../config/secrets.js';
 import type { DaemonComponent } from './component.js';
 import { BiometricsComponent } from './components/biometrics.js';
-import { ClockLink } from './components/clock.js';
 import { ControlComponent } from './components/control.js';
 import { OpsComponent, type OpsHooks } from './components/ops.js';
 import { OutboxComponent } from './components/outbox.js';
@@ -93,6 +91,6 @@ export function daemonComponents(
   hooks?: OpsHooks,
 ): { components: DaemonComponent[]; runtime: TerminalRuntime } {
   const { runtime, components: terminal } = terminalComponents(config, secrets, hooks ? { hooks } : {});
-  const components: DaemonComponent[] = [new ClockLink(runtime), ...terminal, new SystemdNotifier()];
+  const components: DaemonComponent[] = [...terminal, new SystemdNotifier()];
   return { components, runtime };
 }

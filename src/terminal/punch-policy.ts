@@ -90,7 +90,7 @@ export interface PunchStamp {
   trusted: boolean;
 }
 
-/** The time authority as the policy sees it (src/daemon/time-authority.ts). */
+/** The time authority as the policy sees it (time-authority.ts). */
 export interface PunchClock {
   stamp(): PunchStamp;
   /** The latest time already trusted on this terminal (a lower bound of the true time), null when none. */

@@ -4,7 +4,7 @@
  * (steps, trust); the uploader and the punch policy ask it from then on. Stopped last but the
  * database, so the latest trusted time is written after the last punch.
  */
-import { TimeAuthority, type TimeAuthorityOptions } from '../time-authority.js';
+import { TimeAuthority, type TimeAuthorityOptions } from '../../terminal/time-authority.js';
 import type { DaemonComponent, DaemonContext } from '../component.js';
 
 /** Overrides for the time authority (tests: sources, clocks, boot id, tick). */

@@ -17,7 +17,6 @@ describe('the wiring: one list, in dependency order', () => {
     const config = parseConfig({ dataDir: dir });
     expect(recordingComponents().map((c) => c.name)).toEqual(['outbox', 'time-authority', 'uploader', 'punch-policy']);
     expect(daemonComponents(config, emptySecrets()).components.map((c) => c.name)).toEqual([
-      'clock',
       'biometrics',
       'scanners',
       'site-sync',
