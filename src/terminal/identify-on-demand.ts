@@ -5,6 +5,7 @@
  * this terminal's indexes, with the person's name from the template cache.
  */
 import { AgentError } from '../core/errors.js';
+import type { Identification } from '../core/identification.js';
 import type { ScannerModality } from '../core/modality.js';
 import { monotonicMs } from '../core/time.js';
 import { identifyBadgeOnce } from './badge-enroller.js';
@@ -43,17 +44,9 @@ export async function identifyOnce(
     const t0 = monotonicMs();
     const t = await captureTemplate(rt.extractor, scanner, modality, timeoutMs);
     const r = await identifier.identify({ modality, template: t.data });
-    const user = r.employeeCode && rt.cache ? await rt.cache.getUser(r.employeeCode) : null;
     await scanner.feedback(r.decision === 'accept' ? 'accepted' : 'unknown').catch(() => undefined);
     await waitForLift(scanner);
-    return {
-      employeeCode: r.employeeCode,
-      name: user?.displayName ?? null,
-      modality,
-      score: r.score,
-      decision: r.decision,
-      ms: Math.round(monotonicMs() - t0),
-    };
+    return resultOf(rt, r, modality, Math.round(monotonicMs() - t0));
   });
 }
 
@@ -82,13 +75,11 @@ export async function identifyTemplate(rt: EnrolTerminal, modality: ScannerModal
     );
   }
   const r = await rt.identifier.identify({ modality, template: data });
+  return resultOf(rt, r, modality, Math.round(r.ms * 100) / 100);
+}
+
+/** The identifier's answer as the command shows it, with the person's name from the template cache. */
+async function resultOf(rt: EnrolTerminal, r: Identification, modality: ScannerModality, ms: number): Promise<IdentifyOnceResult> {
   const user = r.employeeCode && rt.cache ? await rt.cache.getUser(r.employeeCode) : null;
-  return {
-    employeeCode: r.employeeCode,
-    name: user?.displayName ?? null,
-    modality,
-    score: r.score,
-    decision: r.decision,
-    ms: Math.round(r.ms * 100) / 100,
-  };
+  return { employeeCode: r.employeeCode, name: user?.displayName ?? null, modality, score: r.score, decision: r.decision, ms };
 }

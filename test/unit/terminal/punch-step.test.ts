@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { parseConfig } from '../../../src/config/config.js';
 import type { SqliteDatabase } from '../../../src/core/sqlite.js';
 import { openAgentDatabase } from '../../../src/store/agent-db.js';
 import { Outbox } from '../../../src/store/outbox.js';
@@ -19,22 +20,10 @@ const clock: PunchClock = {
   lastTrustedMs: () => null,
 };
 
+/** The policy as the daemon builds it from the configuration (a toggle terminal in UTC, dedupe 60 s, both within 15 s). */
 function step(require: CredentialRule): PunchStep {
-  return new PunchStep(
-    new PunchPolicy({
-      outbox,
-      terminalId: 'gate-1',
-      mode: 'toggle',
-      timeZone: 'UTC',
-      dedupeWindowSec: 60,
-      dayBoundary: '04:00',
-      maxShiftHours: 16,
-      clock,
-      require,
-      bothWithinSec: 15,
-      monoNow: () => mono,
-    }),
-  );
+  const config = parseConfig({ dataDir: dir, terminal: { id: 'gate-1', mode: 'toggle', timeZone: 'UTC' }, policy: { require } });
+  return new PunchStep(PunchPolicy.fromConfig(config, outbox, clock));
 }
 
 beforeEach(async () => {
