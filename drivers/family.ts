@@ -9,7 +9,8 @@
  * port, the in-process pair) is the same for every serial family and written once here.
  */
 import type { ResolutionTable } from './resolution.js';
-import type { Scanner, ScannerFamily, ScannerModality } from './scanner.js';
+import type { ScannerModality } from '../src/core/modality.js';
+import type { Scanner, ScannerFamily } from './scanner.js';
 import type { SimulatorControl, SimulatorOptions } from './simulator/control.js';
 import { createMemoryPair } from './transport/memory-transport.js';
 import { SerialTransport, withSerialPort } from './transport/serial-transport.js';

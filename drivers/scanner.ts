@@ -5,14 +5,12 @@
  * A scanner knows nothing about employees: module slots are numbers, templates are bytes.
  */
 import type { TypedEmitter } from '../src/core/events.js';
+import type { ScannerModality } from '../src/core/modality.js';
 import type { SensorResolution } from './resolution.js';
 
 export type { SensorResolution } from './resolution.js';
 
 export type ScannerFamily = 'r30x' | 'gt521' | 'iris-hid' | 'badge-serial' | 'badge-hid';
-/** What a scanner reads: a finger or an eye (biometric, images and templates) or a badge (a card number). */
-export type BiometricModality = 'finger' | 'iris';
-export type ScannerModality = BiometricModality | 'badge';
 
 export interface ScannerInfo {
   family: ScannerFamily;

@@ -4,7 +4,8 @@
  * and the pictures from the injected image source fitted to the sensor (degraded under the
  * low-quality fault). Families extend it (serial.ts adds the byte line) and speak their protocol.
  */
-import type { ScannerFamily, ScannerModality } from '../scanner.js';
+import type { ScannerModality } from '../../src/core/modality.js';
+import type { ScannerFamily } from '../scanner.js';
 import type { SimulatorControl } from './control.js';
 import { FaultSwitches, type FaultSwitchesOptions } from './faults.js';
 import { degradeImage, fitImage, type SimImage } from './images.js';

@@ -3,7 +3,8 @@
  * and the options a simulator is made with. Kept apart from the simulators and from their
  * factory (simulated.ts) so neither imports the other.
  */
-import type { ScannerFamily, ScannerModality } from '../scanner.js';
+import type { ScannerModality } from '../../src/core/modality.js';
+import type { ScannerFamily } from '../scanner.js';
 import type { ByteTransport } from '../transport/transport.js';
 import type { SimulatorImages } from './images.js';
 

@@ -39,10 +39,7 @@ export interface User {
   groupCode?: string;
 }
 
-export const MODALITIES = ['face', 'finger', 'iris'] as const;
-export type Modality = (typeof MODALITIES)[number];
-
-/** 2.3. `image` and `template` are base64 text; one of them is required. */
+/** 2.3. `image` and `template` are base64 text; one of them is required. `modality`: one of API_MODALITIES (src/core/modality.ts). */
 export interface BiometricItem {
   modality: string;
   image?: string | null;

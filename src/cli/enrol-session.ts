@@ -4,7 +4,7 @@
  * `--present ID`, who presents a virtual finger or eye whenever the enrolment asks for a press and
  * lifts it when asked to (the way a person follows the terminal's prompts).
  */
-import type { ScannerModality } from '../../drivers/scanner.js';
+import type { ScannerModality } from '../core/modality.js';
 import type { SimulatorControl } from '../../drivers/simulated.js';
 import { AgentError } from '../core/errors.js';
 import type { TerminalRuntime } from '../daemon/runtime.js';

@@ -19,6 +19,7 @@ import YAML from 'yaml';
 import { AttendanceClient } from '../api/client.js';
 import { toAgentError } from '../core/errors.js';
 import { logger } from '../core/logger.js';
+import type { BiometricModality } from '../core/modality.js';
 import { createAttendanceService, type AttendanceService } from '../server/service.js';
 import { writeFileAtomic } from '../core/atomic-file.js';
 import { parseConfig, type AgentConfig } from '../config/config.js';
@@ -177,7 +178,7 @@ class Turns {
 }
 
 type Enrolled = Set<string>;
-const enrolledKey = (code: string, modality: 'finger' | 'iris') => `${code}:${modality}`;
+const enrolledKey = (code: string, modality: BiometricModality) => `${code}:${modality}`;
 
 /** Creates the demo employees in the service and enrols those the template cache lacks. */
 export async function enrolDemoEmployees(

@@ -1,6 +1,6 @@
 /**
- * What the time authority (src/daemon/clock.ts) remembers across restarts and reboots, in the
- * agent database (component 'clock'):
+ * What the time authority (src/terminal/time-authority.ts) remembers across restarts and
+ * reboots, in the agent database (component 'clock'):
  * - `clock_state`, one row: the last judgement (trusted or not, which source, why), the latest
  *   trusted wall-clock time ever seen (a clock earlier than it is never trusted), and the steps
  *   seen (how many, the last one's size and when).

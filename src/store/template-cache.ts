@@ -21,6 +21,7 @@ import { randomUUID } from 'node:crypto';
 import { checkEmployeeCode as checkCode, EMPLOYEE_CODE_RULE } from '../api/employee-code.js';
 import { AgentError } from '../core/errors.js';
 import { TypedEmitter } from '../core/events.js';
+import { TEMPLATE_MODALITIES, type TemplateModality } from '../core/modality.js';
 import type { SqliteDatabase } from '../core/sqlite.js';
 import { changeState, changesSince, pruneChanges } from './template-cache/changes.js';
 import { checkOrSealKey, verifyKey } from './template-cache/envelope.js';
@@ -50,8 +51,6 @@ import type {
 import { checkTemplateKey, sealTemplate } from './template-crypto.js';
 import {
   FORMAT_MODALITY,
-  MODALITIES,
-  type Modality,
   type PersonVersion,
   type PersonVersionRow,
   TEMPLATE_MIGRATIONS,
@@ -59,7 +58,7 @@ import {
 
 export { verifyTemplateKey } from './template-cache/envelope.js';
 export type * from './template-cache/types.js';
-export type { Modality, PersonVersion, TemplateFormat } from './template-schema.js';
+export type { PersonVersion, TemplateFormat } from './template-schema.js';
 
 function toPersonVersion(r: PersonVersionRow): PersonVersion {
   return {
@@ -149,14 +148,14 @@ export class TemplateCache extends TypedEmitter<TemplateCacheEvents> {
     db: SqliteDatabase,
     metas: TemplateMeta[],
     list: NewTemplate[],
-  ): Promise<Array<{ employee_code: string; modality: Modality } | undefined>> {
+  ): Promise<Array<{ employee_code: string; modality: TemplateModality } | undefined>> {
     const sealed = metas.map((m, i) => sealTemplate(this.#key, m.id, m.employeeCode, list[i]!.data));
-    const old: Array<{ employee_code: string; modality: Modality } | undefined> = [];
+    const old: Array<{ employee_code: string; modality: TemplateModality } | undefined> = [];
     const now = this.#now().toISOString();
     for (let i = 0; i < metas.length; i++) {
       const meta = metas[i]!;
       old.push(
-        await db.get<{ employee_code: string; modality: Modality }>('SELECT employee_code, modality FROM templates WHERE id = ?', [
+        await db.get<{ employee_code: string; modality: TemplateModality }>('SELECT employee_code, modality FROM templates WHERE id = ?', [
           meta.id,
         ]),
       );
@@ -189,7 +188,7 @@ export class TemplateCache extends TypedEmitter<TemplateCacheEvents> {
     return old;
   }
 
-  #emitAdded(metas: TemplateMeta[], list: NewTemplate[], replaced: Array<{ employee_code: string; modality: Modality } | undefined>): void {
+  #emitAdded(metas: TemplateMeta[], list: NewTemplate[], replaced: Array<{ employee_code: string; modality: TemplateModality } | undefined>): void {
     for (let i = 0; i < metas.length; i++) {
       const meta = metas[i]!;
       const was = replaced[i];
@@ -246,7 +245,7 @@ export class TemplateCache extends TypedEmitter<TemplateCacheEvents> {
     const metas = templates.map((t) => this.#validate({ ...t, employeeCode, version: v.version }));
     const outcome = await this.#db.transaction(async (db) => {
       if (!supersedes(v, await this.#heldVersion(db, employeeCode))) return null;
-      const gone = await db.all<{ id: string; modality: Modality }>('SELECT id, modality FROM templates WHERE employee_code = ?', [
+      const gone = await db.all<{ id: string; modality: TemplateModality }>('SELECT id, modality FROM templates WHERE employee_code = ?', [
         employeeCode,
       ]);
       await db.run('DELETE FROM templates WHERE employee_code = ?', [employeeCode]);
@@ -269,7 +268,7 @@ export class TemplateCache extends TypedEmitter<TemplateCacheEvents> {
     const employeeCode = this.#checkVersion(v);
     const gone = await this.#db.transaction(async (db) => {
       if (!supersedes(v, await this.#heldVersion(db, employeeCode))) return null;
-      const rows = await db.all<{ id: string; modality: Modality }>('SELECT id, modality FROM templates WHERE employee_code = ?', [
+      const rows = await db.all<{ id: string; modality: TemplateModality }>('SELECT id, modality FROM templates WHERE employee_code = ?', [
         employeeCode,
       ]);
       await db.run('DELETE FROM templates WHERE employee_code = ?', [employeeCode]);
@@ -284,9 +283,9 @@ export class TemplateCache extends TypedEmitter<TemplateCacheEvents> {
 
   #validate(t: NewTemplate): TemplateMeta {
     const employeeCode = checkEmployeeCode(t.employeeCode);
-    if (!(MODALITIES as readonly string[]).includes(t.modality))
-      throw invalid(`unknown modality "${t.modality}"`, { modality: t.modality }, `use one of ${MODALITIES.join(', ')}`);
-    const formatModality = (FORMAT_MODALITY as Record<string, Modality>)[t.format];
+    if (!(TEMPLATE_MODALITIES as readonly string[]).includes(t.modality))
+      throw invalid(`unknown modality "${t.modality}"`, { modality: t.modality }, `use one of ${TEMPLATE_MODALITIES.join(', ')}`);
+    const formatModality = (FORMAT_MODALITY as Record<string, TemplateModality>)[t.format];
     if (!formatModality)
       throw invalid(`unknown template format "${t.format}"`, { format: t.format }, `use one of ${Object.keys(FORMAT_MODALITY).join(', ')}`);
     if (formatModality !== t.modality)
@@ -317,7 +316,7 @@ export class TemplateCache extends TypedEmitter<TemplateCacheEvents> {
 
   async removeTemplate(id: string): Promise<boolean> {
     const row = await this.#db.transaction(async (db) => {
-      const r = await db.get<{ employee_code: string; modality: Modality }>('SELECT employee_code, modality FROM templates WHERE id = ?', [
+      const r = await db.get<{ employee_code: string; modality: TemplateModality }>('SELECT employee_code, modality FROM templates WHERE id = ?', [
         id,
       ]);
       if (r) await db.run('DELETE FROM templates WHERE id = ?', [id]);
@@ -331,7 +330,7 @@ export class TemplateCache extends TypedEmitter<TemplateCacheEvents> {
   /** Deletes a user and every template of theirs; resolves to the number of templates deleted. */
   async deleteUser(employeeCode: string): Promise<number> {
     const gone = await this.#db.transaction(async (db) => {
-      const rows = await db.all<{ id: string; modality: Modality }>('SELECT id, modality FROM templates WHERE employee_code = ?', [
+      const rows = await db.all<{ id: string; modality: TemplateModality }>('SELECT id, modality FROM templates WHERE employee_code = ?', [
         employeeCode,
       ]);
       await db.run('DELETE FROM templates WHERE employee_code = ?', [employeeCode]);
@@ -357,18 +356,18 @@ export class TemplateCache extends TypedEmitter<TemplateCacheEvents> {
   }
 
   /** Template metadata only (nothing decrypted). */
-  listTemplateMeta(filter: { modality?: Modality; employeeCode?: string } = {}): Promise<TemplateMeta[]> {
+  listTemplateMeta(filter: { modality?: TemplateModality; employeeCode?: string } = {}): Promise<TemplateMeta[]> {
     return listTemplateMeta(this.#db, filter);
   }
 
   /** Every template (of one modality or employee), decrypted, a page of rows at a time; see `onCorrupt` in queries.ts. */
   listTemplates(
-    filter: { modality?: Modality; employeeCode?: string; onCorrupt?: (err: AgentError) => void } = {},
+    filter: { modality?: TemplateModality; employeeCode?: string; onCorrupt?: (err: AgentError) => void } = {},
   ): AsyncGenerator<StoredTemplate> {
     return listTemplates(this.#db, this.#key, filter);
   }
 
-  countsByModality(): Promise<Record<Modality, number>> {
+  countsByModality(): Promise<Record<TemplateModality, number>> {
     return countsByModality(this.#db);
   }
 

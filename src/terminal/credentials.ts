@@ -17,7 +17,7 @@
 import { createHmac, hkdfSync } from 'node:crypto';
 import type { BadgeRead } from '../../drivers/scanner.js';
 import { AgentError } from '../core/errors.js';
-import type { ModalityMatcher } from './identifier.js';
+import type { ModalityMatcher } from '../biometrics/matchers/modality-matcher.js';
 
 export const BADGE_FORMAT = 'badge-hmac-sha256';
 const INFO = Buffer.from('edge-agent badge credential v1');

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AttendanceClient } from '../../src/api/client.js';
 import { loadConfig } from '../../src/config/load.js';
-import { openOutbox } from '../../src/daemon/daemon.js';
+import { openOutbox } from '../../src/daemon/components/outbox.js';
 import { CommandRouter } from '../../src/ops/commands.js';
 import { keyringOf, OpsAuthenticator } from '../../src/ops/ops-auth.js';
 import { TerminalOps } from '../../src/ops/terminal-ops.js';

@@ -275,8 +275,8 @@ content hash (or --import-id) and its line number, so only what is missing is re
   withCommonOptions(cmd);
   return action<Values>(cmd, async (values) => {
     const { configForFlags } = await import('../../config/load.js');
-    const { openOutbox } = await import('../../daemon/daemon.js');
-    const { TimeAuthority } = await import('../../daemon/time-authority.js');
+    const { openOutbox } = await import('../../daemon/components/outbox.js');
+    const { TimeAuthority } = await import('../../terminal/time-authority.js');
     const { PunchPolicy } = await import('../../terminal/punch-policy.js');
     const { callDaemon, controlSocketPath, isDaemonListening } = await import('../../daemon/control-socket.js');
     if (values.in && values.out) throw usageError('punch', 'give --in or --out, not both');

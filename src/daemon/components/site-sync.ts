@@ -5,7 +5,7 @@
 import { logger } from '../../core/logger.js';
 import { SiteTemplateSync } from '../../site-sync/site-sync.js';
 import { siteStore } from '../../site-sync/template-store.js';
-import type { DaemonComponent } from '../daemon.js';
+import type { DaemonComponent } from '../component.js';
 import { clearPersonFromModules, refreshModuleTemplates } from '../people.js';
 import type { TerminalRuntime } from '../runtime.js';
 import { mqttClientOptions } from '../upstreams.js';

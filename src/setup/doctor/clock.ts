@@ -5,8 +5,8 @@
 import { existsSync } from 'node:fs';
 import type { AgentConfig } from '../../config/config.js';
 import { SqliteDatabase } from '../../core/sqlite.js';
-import { clockSources, DEFAULT_SOURCES, detectClock, type ClockState } from '../../daemon/clock.js';
-import { clockReport } from '../../daemon/time-authority.js';
+import { clockSources, DEFAULT_SOURCES, detectClock, type ClockState } from '../../terminal/clock-sources.js';
+import { clockReport } from '../clock-report.js';
 import { clockAlerts, type Alert } from '../../ops/alerts.js';
 import { agentDatabasePath } from '../../store/agent-db.js';
 import { type HeldStatus, Outbox } from '../../store/outbox.js';

@@ -8,7 +8,7 @@ import type { AgentConfig } from '../../config/config.js';
 import type { LoadConfigOptions } from '../../config/load.js';
 import type { ConfigLocation } from '../../config/locate.js';
 import type { Secrets } from '../../config/secrets.js';
-import type { ClockState } from '../../daemon/clock.js';
+import type { ClockState } from '../../terminal/clock-sources.js';
 import { checkApiToken } from './api.js';
 import { type CheckResult, warn } from './check.js';
 import { type ClockFigures, checkClock, checkClockFigures } from './clock.js';

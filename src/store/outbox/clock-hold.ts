@@ -1,7 +1,7 @@
 /**
  * The clock hold: a punch taken while the wall clock was not trusted (`clockSynced=false`) is held
  * from delivery, whatever its age, until its time is corrected from the monotonic clock
- * (`correctWithin`, run by the time authority in src/daemon/time-authority.ts) or a person
+ * (`correctWithin`, run by the time authority in src/terminal/time-authority.ts) or a person
  * releases it as it is (`releaseWithin`, `edge-agent queue release-unsynced`: it stays marked).
  * A check-out whose time is before its check-in is not delivered: `flagForReview` makes it a dead
  * letter with status `CLOCK_ORDER` (the uploader checks every batch with `orderProblems`).

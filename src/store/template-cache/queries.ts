@@ -8,7 +8,8 @@
  */
 import { AgentError } from '../../core/errors.js';
 import type { SqliteDatabase } from '../../core/sqlite.js';
-import type { Modality, TemplateRow, UserRow } from '../template-schema.js';
+import type { TemplateModality } from '../../core/modality.js';
+import type { TemplateRow, UserRow } from '../template-schema.js';
 import { decryptRow, PAGE, toMeta, tryEveryBlob } from './envelope.js';
 import type { IntegrityReport, StoredTemplate, TemplateMeta, TemplateUser } from './types.js';
 
@@ -40,7 +41,7 @@ export async function getTemplate(db: SqliteDatabase, key: Buffer, id: string): 
 /** Template metadata only (nothing decrypted). */
 export async function listTemplateMeta(
   db: SqliteDatabase,
-  filter: { modality?: Modality; employeeCode?: string },
+  filter: { modality?: TemplateModality; employeeCode?: string },
 ): Promise<TemplateMeta[]> {
   const rows = await db.all<TemplateRow>(
     'SELECT id, employee_code, modality, position, format, sensor_model, quality, created_at, source_terminal, version FROM templates WHERE (? IS NULL OR modality = ?) AND (? IS NULL OR employee_code = ?) ORDER BY employee_code, id',
@@ -57,7 +58,7 @@ export async function listTemplateMeta(
 export async function* listTemplates(
   db: SqliteDatabase,
   key: Buffer,
-  filter: { modality?: Modality; employeeCode?: string; onCorrupt?: (err: AgentError) => void },
+  filter: { modality?: TemplateModality; employeeCode?: string; onCorrupt?: (err: AgentError) => void },
 ): AsyncGenerator<StoredTemplate> {
   let after = -1;
   // One statement per filter, so SQLite walks the modality (or employee) index, not every row.
@@ -82,9 +83,9 @@ export async function* listTemplates(
   }
 }
 
-export async function countsByModality(db: SqliteDatabase): Promise<Record<Modality, number>> {
-  const out: Record<Modality, number> = { finger: 0, iris: 0, embedding: 0, badge: 0 };
-  for (const r of await db.all<{ modality: Modality; n: number }>('SELECT modality, COUNT(*) AS n FROM templates GROUP BY modality'))
+export async function countsByModality(db: SqliteDatabase): Promise<Record<TemplateModality, number>> {
+  const out: Record<TemplateModality, number> = { finger: 0, iris: 0, embedding: 0, badge: 0 };
+  for (const r of await db.all<{ modality: TemplateModality; n: number }>('SELECT modality, COUNT(*) AS n FROM templates GROUP BY modality'))
     out[r.modality] = r.n;
   return out;
 }

@@ -3,7 +3,8 @@
  * it reads back (`TemplateMeta`, `StoredTemplate`, `TemplateUser`), the events, and the reports of
  * the change log, the integrity check and the key check. Types only.
  */
-import type { Modality, PersonVersion, TemplateFormat } from '../template-schema.js';
+import type { TemplateModality } from '../../core/modality.js';
+import type { PersonVersion, TemplateFormat } from '../template-schema.js';
 
 /** A version to record: `updatedAt` defaults to now. */
 export type NewPersonVersion = Omit<PersonVersion, 'deleted' | 'updatedAt'> & { updatedAt?: string };
@@ -11,7 +12,7 @@ export type NewPersonVersion = Omit<PersonVersion, 'deleted' | 'updatedAt'> & { 
 export interface TemplateMeta {
   id: string;
   employeeCode: string;
-  modality: Modality;
+  modality: TemplateModality;
   /** Finger position (e.g. "right-index" or an ISO position number), eye ("left", "right"), or a badge's label ("badge", "card-2"). */
   position: string;
   format: TemplateFormat;
@@ -30,7 +31,7 @@ export interface StoredTemplate extends TemplateMeta {
 export interface NewTemplate {
   id?: string;
   employeeCode: string;
-  modality: Modality;
+  modality: TemplateModality;
   position: string;
   format: TemplateFormat;
   data: Uint8Array;
@@ -52,7 +53,7 @@ export interface TemplateUser {
 export interface TemplateCacheEvents extends Record<string, unknown> {
   /** A template was stored (new or replaced); carries the bytes for the index, never log them. */
   added: StoredTemplate;
-  removed: { id: string; employeeCode: string; modality: Modality };
+  removed: { id: string; employeeCode: string; modality: TemplateModality };
 }
 
 export interface IntegrityReport {
@@ -61,7 +62,7 @@ export interface IntegrityReport {
   sqlite: string[];
   users: number;
   templates: number;
-  byModality: Record<Modality, number>;
+  byModality: Record<TemplateModality, number>;
   /** Templates whose blob does not decrypt (tampered, truncated, or moved to another row). */
   undecryptable: Array<{ id: string; employeeCode: string }>;
 }

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Identifier } from '../../../src/terminal/identifier.js';
-import { FingerMatcher } from '../../../src/daemon/biometric-engines.js';
+import { FingerMatcher } from '../../../src/biometrics/matchers/finger-matcher.js';
 import { encodeIrisTemplate } from '../../../src/biometrics/iris/iris-code.js';
 import { encodeIso19794_2 } from '../../../src/biometrics/finger/iso19794-2.js';
 import { impression, impressionTemplate, syntheticFinger } from '../../../src/synthetic/finger.js';

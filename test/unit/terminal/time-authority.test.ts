@@ -1,26 +1,12 @@
-import { mkdtempSync, writeFileSync, chmodSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import {
-  chronySource,
-  detectClock,
-  judgeClock,
-  timedatectlSource,
-  timesyncdSource,
-  type ClockSource,
-  type ClockState,
-} from '../../../src/daemon/clock.js';
-import { TimeAuthority, clockReport, releaseUnsynced, type TimeAuthorityOptions } from '../../../src/daemon/time-authority.js';
-import type { SqliteDatabase } from '../../../src/core/sqlite.js';
-import { PunchPolicy } from '../../../src/terminal/punch-policy.js';
 import { clockAlerts } from '../../../src/ops/alerts.js';
-import { MemorySink } from '../upload/memory-sink.js';
-import { openAgentDatabase } from '../../../src/store/agent-db.js';
-import { Outbox } from '../../../src/store/outbox.js';
-import { Daemon } from '../../../src/daemon/daemon.js';
-import { parseConfig } from '../../../src/config/config.js';
-import { emptySecrets } from '../../../src/config/secrets.js';
+import type { Outbox } from '../../../src/store/outbox.js';
+import { PunchPolicy } from '../../../src/terminal/punch-policy.js';
+import { releaseUnsynced } from '../../../src/terminal/time-authority.js';
+import { authority, fakeClocks, openStore } from './fake-clocks.js';
 
 async function until(cond: () => Promise<boolean>, ms = 5000): Promise<void> {
   const end = Date.now() + ms;
@@ -30,112 +16,11 @@ async function until(cond: () => Promise<boolean>, ms = 5000): Promise<void> {
   }
 }
 
-const dir = mkdtempSync(join(tmpdir(), 'clock-test-'));
-const source = (name: string, r: boolean | null): ClockSource => ({ name, check: async () => r });
-
-/** A small executable standing in for timedatectl/chronyc: prints `text`, exits with `code`. */
-function fakeCommand(name: string, text: string, code = 0): string {
-  const f = join(dir, name);
-  writeFileSync(f, `#!/bin/sh\nprintf '%s' '${text}'\nexit ${code}\n`);
-  chmodSync(f, 0o755);
-  return f;
-}
-
-describe('clock detection', () => {
-  it('never calls a clock before 2024 synchronized, whatever the sources say', async () => {
-    const s = await detectClock({ now: Date.UTC(1970, 0, 1, 0, 0, 42), sources: [source('timedatectl', true)] });
-    expect(s).toMatchObject({ synchronized: false, source: 'year' });
-    expect(s.detail).toContain('1970-01-01T00:00:42');
-  });
-
-  it('takes the first source that can tell', async () => {
-    const now = Date.UTC(2026, 5, 1);
-    expect(await detectClock({ now, sources: [source('a', null), source('b', false), source('c', true)] })).toMatchObject({
-      synchronized: false,
-      source: 'b',
-    });
-    expect(await detectClock({ now, sources: [source('a', null), source('c', true)] })).toMatchObject({ synchronized: true, source: 'c' });
-    const assumed = await detectClock({ now, sources: [source('a', null)] });
-    expect(assumed).toMatchObject({ synchronized: true, source: 'assumed' });
-  });
-
-  it('reads timedatectl, the timesyncd flag file and chronyc', async () => {
-    expect(await timedatectlSource(fakeCommand('td-yes', 'yes\n')).check()).toBe(true);
-    expect(await timedatectlSource(fakeCommand('td-no', 'no\n')).check()).toBe(false);
-    expect(await timedatectlSource(fakeCommand('td-fail', 'System has not been booted with systemd', 1)).check()).toBeNull();
-    expect(await timedatectlSource('/nonexistent/timedatectl').check()).toBeNull();
-    const flag = join(dir, 'synchronized');
-    expect(await timesyncdSource(flag).check()).toBeNull();
-    writeFileSync(flag, '');
-    expect(await timesyncdSource(flag).check()).toBe(true);
-    expect(await chronySource(fakeCommand('chrony-ok', 'Reference ID    : 0A000001\nLeap status     : Normal\n')).check()).toBe(true);
-    expect(await chronySource(fakeCommand('chrony-no', 'Leap status     : Not synchronised\n')).check()).toBe(false);
-  });
-});
-
-describe('judgeClock', () => {
-  const synced: ClockState = { synchronized: true, source: 'timedatectl', detail: 'yes' };
-  it('never trusts a clock earlier than a time already trusted, whatever the sources say', () => {
-    const seen = Date.UTC(2026, 5, 1, 12);
-    expect(judgeClock(synced, seen - 3_600_000, seen, 2000)).toMatchObject({
-      trusted: false,
-      source: 'seen',
-      detail: expect.stringContaining('3600 s earlier than 2026-06-01T12:00:00.000Z'),
-    });
-    expect(judgeClock(synced, seen - 1000, seen, 2000)).toMatchObject({ trusted: true, source: 'timedatectl' });
-    expect(judgeClock(synced, seen, null, 2000).trusted).toBe(true);
-    expect(judgeClock({ synchronized: false, source: 'year', detail: '1970' }, seen, null, 2000)).toMatchObject({
-      trusted: false,
-      source: 'year',
-    });
-  });
-});
-
-/** A terminal's clocks for the authority: the true time advances both; `off` is how far the wall clock is wrong. */
-function fakeClocks(start = Date.UTC(2026, 5, 1, 8, 0, 0)) {
-  const c = { t: start, off: 0, mono: 5_000_000, boot: 'boot-1' };
-  return {
-    c,
-    advance(ms: number) {
-      c.t += ms;
-      c.mono += ms;
-    },
-    wallNow: () => c.t + c.off,
-    monoNow: () => c.mono,
-    bootId: () => c.boot,
-  };
-}
-
-async function openStore(name: string) {
-  const db = await openAgentDatabase(join(dir, name));
-  const outbox = await Outbox.open(db);
-  return { db, outbox };
-}
-
-/** The year rule and no time service: what a container or a fresh Pi says. */
-const yearOnly = (wallMs: number) => detectClock({ now: wallMs, sources: [] });
-
-/** An authority on the fake clocks (year rule only). */
-function authority(
-  db: SqliteDatabase,
-  outbox: TimeAuthorityOptions['outbox'],
-  clocks: ReturnType<typeof fakeClocks>,
-  extra: Partial<TimeAuthorityOptions> = {},
-): TimeAuthority {
-  return new TimeAuthority({
-    db,
-    outbox,
-    detect: yearOnly,
-    wallNow: clocks.wallNow,
-    monoNow: clocks.monoNow,
-    bootId: clocks.bootId,
-    ...extra,
-  });
-}
+const dir = mkdtempSync(join(tmpdir(), 'time-authority-'));
 
 describe('TimeAuthority', () => {
   it('a clock at 2020 jumping to now: the step is seen on the tick, nothing is claimable until the punches are corrected in the same transaction', async () => {
-    const { db, outbox } = await openStore('jump');
+    const { db, outbox } = await openStore(dir, 'jump');
     const clocks = fakeClocks();
     clocks.c.off = Date.UTC(2020, 0, 1) - clocks.c.t; // booted with a 2020 clock
     const time = authority(db, outbox, clocks, { tickMs: 5 });
@@ -193,7 +78,7 @@ describe('TimeAuthority', () => {
   });
 
   it('a backward step of an hour while trusted: untrusted until the clock passes the time already seen; punches of that hour are corrected', async () => {
-    const { db, outbox } = await openStore('back');
+    const { db, outbox } = await openStore(dir, 'back');
     const clocks = fakeClocks();
     const time = authority(db, outbox, clocks, { tickMs: 5 });
     await time.start();
@@ -227,7 +112,7 @@ describe('TimeAuthority', () => {
   });
 
   it('remembers across a restart on the same boot: a clock set back meanwhile is a step and is not trusted', async () => {
-    const { db, outbox } = await openStore('restart');
+    const { db, outbox } = await openStore(dir, 'restart');
     const clocks = fakeClocks();
     const first = authority(db, outbox, clocks, { tickMs: 5 });
     await first.start();
@@ -240,14 +125,12 @@ describe('TimeAuthority', () => {
     await second.start();
     expect(second.judgement()).toMatchObject({ trusted: false, source: 'seen' });
     expect(second.metrics()).toMatchObject({ clockSteps: 1, lastStep: { sizeSec: -600 }, lastTrustedAt: '2026-06-01T08:02:00.000Z' });
-    const report = await clockReport(db, null, { detect: yearOnly, wallNow: clocks.wallNow, bootId: 'boot-1' });
-    expect(report).toMatchObject({ trusted: false, source: 'seen', steps: 1, lastStep: { sizeSec: -600 } });
     await second.stop();
     await db.close();
   });
 
   it('after a reboot: punches of a boot that had a trusted time are corrected from it, the others are held for a decision (or sent by the rule)', async () => {
-    const { db, outbox } = await openStore('reboot');
+    const { db, outbox } = await openStore(dir, 'reboot');
     const clocks = fakeClocks();
     const untrustedPunch = async (code: string, bootId: string, monoMs: number) =>
       outbox.record({
@@ -297,7 +180,7 @@ describe('TimeAuthority', () => {
   });
 
   it('queue release-unsynced: corrects what an anchor can, releases the rest of earlier boots, and this boot only with all', async () => {
-    const { db, outbox } = await openStore('release');
+    const { db, outbox } = await openStore(dir, 'release');
     const rec = (code: string, bootId: string) =>
       outbox.record({
         employeeCode: code,
@@ -320,7 +203,7 @@ describe('TimeAuthority', () => {
   });
 
   it('a stamp right after a step is untrusted even before the next tick', async () => {
-    const { db, outbox } = await openStore('stamp');
+    const { db, outbox } = await openStore(dir, 'stamp');
     const clocks = fakeClocks();
     const time = authority(db, outbox, clocks, { tickMs: 60_000 });
     await time.start();
@@ -334,7 +217,7 @@ describe('TimeAuthority', () => {
   });
 
   it('a correction that failed is tried again at the next check', async () => {
-    const { db, outbox } = await openStore('retry');
+    const { db, outbox } = await openStore(dir, 'retry');
     let fail = true;
     const flaky = {
       correctWithin: async (tx: Parameters<Outbox['correctWithin']>[0], anchors: Parameters<Outbox['correctWithin']>[1]) => {
@@ -364,35 +247,5 @@ describe('TimeAuthority', () => {
     await time.check();
     expect((await outbox.list())[0]).toMatchObject({ localTime: '2026-06-01 07:59:59', clockCorrected: true });
     await db.close();
-  });
-});
-
-describe('the time authority in the daemon', () => {
-  it('the uploader never sends an untrusted punch, whatever its age; the punch policy and the uploader ask the same authority', async () => {
-    const config = parseConfig({ dataDir: join(dir, 'daemon'), terminal: { id: 't1', mode: 'toggle' } });
-    const sink = new MemorySink('api');
-    const clocks = fakeClocks();
-    clocks.c.off = Date.UTC(2020, 0, 1) - clocks.c.t;
-    const daemon = new Daemon({
-      config,
-      secrets: emptySecrets(),
-      sinks: [sink],
-      idlePollMs: 10,
-      clock: { detect: yearOnly, wallNow: clocks.wallNow, monoNow: clocks.monoNow, bootId: clocks.bootId, tickMs: 10 },
-    });
-    const ctx = await daemon.start();
-    try {
-      await ctx.policy.punch({ employeeCode: 'E1', source: 'finger' });
-      // A year passes on the monotonic clock, the wall clock still wrong: nothing leaves.
-      clocks.advance(365 * 86_400_000);
-      clocks.c.off = Date.UTC(2020, 0, 2) - clocks.c.t;
-      await new Promise((r) => setTimeout(r, 200));
-      expect(sink.accepted).toEqual([]);
-      clocks.c.off = 0;
-      await until(async () => sink.accepted.length === 1);
-      expect(sink.accepted[0]).toMatchObject({ employeeCode: 'E1', localTime: '2026-06-01 08:00:00', clockCorrected: true });
-    } finally {
-      await daemon.stop();
-    }
   });
 });

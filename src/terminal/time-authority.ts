@@ -5,7 +5,12 @@
  * (`open()`), and the CLI commands that record punches open one of their own on the same
  * database when no daemon runs.
  *
- * Trusted: the sources say synchronized (clock.ts: year, timedatectl, timesyncd, chrony, or
+ * It is the terminal's judgement, beside the punch policy it stamps: its memory is the clock
+ * store (src/store/clock-store.ts), the daemon only starts and stops it (its component,
+ * src/daemon/components/time-authority.ts), and what `queue status` and doctor show of it is
+ * src/setup/clock-report.ts.
+ *
+ * Trusted: the sources say synchronized (clock-sources.ts: year, timedatectl, timesyncd, chrony, or
  * assumed) and the clock is not earlier than the latest time already trusted on this terminal
  * (kept in the database, so a reboot with a clock set back is caught too).
  *
@@ -29,7 +34,7 @@ import { monotonicMs } from '../core/time.js';
 import { currentBootId } from '../store/boot-id.js';
 import { ClockStore, type ClockAnchor, type ClockStep } from '../store/clock-store.js';
 import type { Outbox } from '../store/outbox.js';
-import type { PunchClock, PunchStamp } from '../terminal/punch-policy.js';
+import type { PunchClock, PunchStamp } from './punch-policy.js';
 import {
   clockSources,
   detectClock,
@@ -40,7 +45,7 @@ import {
   type ClockJudgement,
   type ClockSource,
   type ClockState,
-} from './clock.js';
+} from './clock-sources.js';
 
 const log = logger('agent:clock');
 
@@ -96,7 +101,7 @@ export interface TimeAuthorityEvents extends Record<string, unknown> {
 }
 
 /** A step as people read it: signed seconds (one decimal) and when (ISO). */
-function stepView(step: ClockStep | null): { sizeSec: number; at: string } | null {
+export function stepView(step: ClockStep | null): { sizeSec: number; at: string } | null {
   return step ? { sizeSec: Math.round(step.sizeMs / 100) / 10, at: new Date(step.at).toISOString() } : null;
 }
 
@@ -457,41 +462,4 @@ export async function releaseUnsynced(
     });
     return { released, corrected };
   });
-}
-
-/** The clock as `queue status` and doctor show it (judged now, with what the terminal remembers). */
-export interface ClockReport {
-  trusted: boolean;
-  source: string;
-  detail: string;
-  /** The latest time trusted on this terminal (ISO). */
-  lastTrustedAt: string | null;
-  steps: number;
-  /** The last step seen: signed size in seconds, and the clock just after it (ISO). */
-  lastStep: { sizeSec: number; at: string } | null;
-  /** Earlier boots with a trusted reading: their held punches are corrected, not waiting for a decision. */
-  anchoredBoots: string[];
-}
-
-export async function clockReport(
-  db: SqliteDatabase,
-  config: Pick<AgentConfig, 'clock'> | null,
-  options: { detect?: (wallMs: number) => Promise<ClockState>; wallNow?: () => number; bootId?: string } = {},
-): Promise<ClockReport> {
-  const store = await ClockStore.open(db);
-  const rec = await store.read();
-  const wall = (options.wallNow ?? wallClock())();
-  const sources = config ? clockSources(config.clock.sources) : DEFAULT_SOURCES;
-  const state = await (options.detect ?? ((now: number) => detectClock({ now, sources })))(wall);
-  const j = judgeClock(state, wall, rec.lastTrustedMs, (config?.clock.stepThresholdSec ?? 2) * 1000);
-  const boot = options.bootId ?? currentBootId();
-  return {
-    trusted: j.trusted,
-    source: j.source,
-    detail: j.detail,
-    lastTrustedAt: rec.lastTrustedMs === null ? null : new Date(rec.lastTrustedMs).toISOString(),
-    steps: rec.steps,
-    lastStep: stepView(rec.lastStep),
-    anchoredBoots: [...(await store.anchors()).keys()].filter((b) => b !== boot),
-  };
 }
