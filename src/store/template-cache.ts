@@ -49,12 +49,7 @@ import type {
   TemplateUser,
 } from './template-cache/types.js';
 import { checkTemplateKey, sealTemplate } from './template-crypto.js';
-import {
-  FORMAT_MODALITY,
-  type PersonVersion,
-  type PersonVersionRow,
-  TEMPLATE_MIGRATIONS,
-} from './template-schema.js';
+import { FORMAT_MODALITY, type PersonVersion, type PersonVersionRow, TEMPLATE_MIGRATIONS } from './template-schema.js';
 
 export { verifyTemplateKey } from './template-cache/envelope.js';
 export type * from './template-cache/types.js';
@@ -188,7 +183,11 @@ export class TemplateCache extends TypedEmitter<TemplateCacheEvents> {
     return old;
   }
 
-  #emitAdded(metas: TemplateMeta[], list: NewTemplate[], replaced: Array<{ employee_code: string; modality: TemplateModality } | undefined>): void {
+  #emitAdded(
+    metas: TemplateMeta[],
+    list: NewTemplate[],
+    replaced: Array<{ employee_code: string; modality: TemplateModality } | undefined>,
+  ): void {
     for (let i = 0; i < metas.length; i++) {
       const meta = metas[i]!;
       const was = replaced[i];
@@ -316,9 +315,10 @@ export class TemplateCache extends TypedEmitter<TemplateCacheEvents> {
 
   async removeTemplate(id: string): Promise<boolean> {
     const row = await this.#db.transaction(async (db) => {
-      const r = await db.get<{ employee_code: string; modality: TemplateModality }>('SELECT employee_code, modality FROM templates WHERE id = ?', [
-        id,
-      ]);
+      const r = await db.get<{ employee_code: string; modality: TemplateModality }>(
+        'SELECT employee_code, modality FROM templates WHERE id = ?',
+        [id],
+      );
       if (r) await db.run('DELETE FROM templates WHERE id = ?', [id]);
       return r;
     });

@@ -85,7 +85,9 @@ export async function* listTemplates(
 
 export async function countsByModality(db: SqliteDatabase): Promise<Record<TemplateModality, number>> {
   const out: Record<TemplateModality, number> = { finger: 0, iris: 0, embedding: 0, badge: 0 };
-  for (const r of await db.all<{ modality: TemplateModality; n: number }>('SELECT modality, COUNT(*) AS n FROM templates GROUP BY modality'))
+  for (const r of await db.all<{ modality: TemplateModality; n: number }>(
+    'SELECT modality, COUNT(*) AS n FROM templates GROUP BY modality',
+  ))
     out[r.modality] = r.n;
   return out;
 }
