@@ -86,7 +86,7 @@ export const ERROR_CODES = {
   AGENT_SCANNER_BUSY: {
     layer: 'daemon',
     retryable: true,
-    hint: 'another process holds the scanner: enrol and identify through the running agent (edge-agent enroll with its configuration goes through its control socket), or stop it first (systemctl stop edge-agent)',
+    hint: 'another process holds the scanner: enroll and identify through the running agent (edge-agent enroll with its configuration goes through its control socket), or stop it first (systemctl stop edge-agent)',
   },
   AGENT_SCANNER_DISCONNECTED: {
     layer: 'daemon',
