@@ -64,4 +64,4 @@ export function agentCli(options: { sources?: boolean; log?: (line: string) => v
 }
 
 /** Every line a child writes on a stream, kept reading (one splitter for agent and benches). */
-export { eachLine } from '../../src/core/lines.js';
+export { eachLine } from '../../src/daemon/lines.js';
