@@ -189,6 +189,9 @@ export class TerminalRuntime {
     // placement (host matching covers it), a site record or a dead letter is a last error only.
     for (const p of this.problems()) if (p.source.startsWith('upload:') || p.source.startsWith('capture:')) reasons.push(p.message);
     for (const a of alerts) reasons.push(`alert ${a.code}`);
+    // The site's index names records this terminal does not hold yet (src/site-sync/site-index.ts).
+    const missing = this.siteSync?.missing ?? null;
+    if (missing) reasons.push(`site sync: ${missing} record(s) of the site not held yet`);
     return { state: reasons.length ? 'degraded' : 'ok', reasons };
   }
 
@@ -241,7 +244,7 @@ export class TerminalRuntime {
         hostPathP95Ms: this.captureLatency.host.percentile(95),
         lastPunchAt: this.lastPunchAt,
       },
-      siteSync: this.siteSync ? { ...this.siteSync.counters } : null,
+      siteSync: this.siteSync ? { ...this.siteSync.counters, missing: this.siteSync.missing } : null,
       clock: this.clock?.metrics() ?? null,
       alerts,
       system: await systemMetrics(this.config.dataDir),
