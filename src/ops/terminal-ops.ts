@@ -5,6 +5,7 @@
  * The connection never blocks the agent: while the broker is away the agent punches and queues
  * as usual; on every (re)connection the state, info and metrics are published again.
  */
+import { randomBytes } from 'node:crypto';
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
 import { TypedEmitter } from '../core/events.js';
 import { toAgentError } from '../core/errors.js';
@@ -13,6 +14,7 @@ import { publishChecked } from '../upload/mqtt-publish.js';
 import { RepeatedWarning } from '../core/repeated-warning.js';
 import { ThrottledLog } from './throttled-log.js';
 import type { CommandResponse, CommandRouter } from './commands.js';
+import type { TelemetrySigner } from './telemetry-auth.js';
 import { requestTopic, responseTopic, terminalTopic, type TopicBase } from './topics.js';
 
 export type TerminalState = 'online' | 'offline' | 'lost';
@@ -28,7 +30,17 @@ export interface TerminalOpsOptions {
   router: CommandRouter;
   /** The largest payload published (mqtt.maxPayloadBytes). */
   maxPayloadBytes?: number;
+  /**
+   * Signs state, info, metrics and the last will (src/ops/telemetry-auth.ts); null: published
+   * unsigned (no ops key), the state as a bare word as before.
+   */
+  signer?: TelemetrySigner | null;
+  /** The next connection number, above every earlier one (kept across restarts); default: the clock, kept growing. */
+  nextConnection?: () => number;
 }
+
+/** A forged state on the terminal's own topic is answered with the true one, at most this often. */
+const HEAL_MS = 1000;
 
 export interface TerminalOpsEvents extends Record<string, unknown> {
   connected: undefined;
@@ -45,6 +57,11 @@ export class TerminalOps extends TypedEmitter<TerminalOpsEvents> {
   #connected = false;
   #stopping = false;
   #lastPublishAt: string | null = null;
+  /** The state payload this connection published last (the retained one, unless someone overwrote it). */
+  #statePayload: string | null = null;
+  #state: TerminalState = 'online';
+  #healedAt = 0;
+  #lastConnection = 0;
   /** Per retained leaf: the last gather-and-publish, and the one waiting to start (see #inOrder). */
   readonly #queues = {
     info: { tail: Promise.resolve(), waiting: null as Promise<void> | null },
@@ -69,15 +86,35 @@ export class TerminalOps extends TypedEmitter<TerminalOpsEvents> {
   }
 
   /** Connects in the background; resolves at once (or when first connected if `waitMs` is given). */
+  /** The state payload: signed JSON, or the bare word without a signer. */
+  #stateBody(state: TerminalState, will = false): string {
+    const signer = this.#o.signer;
+    if (!signer) return state;
+    const body = { state, at: new Date().toISOString() };
+    return JSON.stringify(will ? signer.signWill('state', body) : signer.sign('state', body));
+  }
+
+  /** A new connection number and the will signed for it (the will is fixed when the connection is made). */
+  #will(): NonNullable<IClientOptions['will']> {
+    const next = this.#o.nextConnection?.() ?? Math.max(Date.now(), this.#lastConnection + 1);
+    this.#lastConnection = next;
+    this.#o.signer?.beginConnection(next);
+    return { topic: terminalTopic(this.#o.base, 'state'), payload: Buffer.from(this.#stateBody('lost', true)), qos: 1, retain: true };
+  }
+
   async start(waitMs = 0): Promise<void> {
     const b = this.#o.base;
     const client = mqtt.connect(this.#o.url, {
       ...this.#o.mqttOptions,
-      clientId: this.#o.mqttOptions?.clientId ?? `${b.terminal}-ops`,
+      clientId: this.#o.mqttOptions?.clientId ?? `${b.terminal}-ops-${randomBytes(6).toString('hex')}`,
       clean: true,
-      will: { topic: terminalTopic(b, 'state'), payload: Buffer.from('lost'), qos: 1, retain: true },
+      will: this.#will(),
     });
     this.#client = client;
+    // mqtt.js sends the options' will with every reconnection: each connection gets its own.
+    client.on('reconnect', () => {
+      client.options.will = this.#will();
+    });
     client.on('connect', () => {
       this.#connected = true;
       if (this.#away.failures) this.#away.ok({ url: this.#o.url }, 'connected to the broker again');
@@ -118,8 +155,10 @@ export class TerminalOps extends TypedEmitter<TerminalOpsEvents> {
     if (!client) return;
     const b = this.#o.base;
     try {
-      await client.subscribeAsync(requestTopic(b, '+'), { qos: 1 });
-      await publishChecked(client, terminalTopic(b, 'state'), 'online', { qos: 1, retain: true }, this.#o.maxPayloadBytes);
+      this.#statePayload = null;
+      // Its own state too: a forged state (a `lost` for this live terminal) is answered with the true one.
+      await client.subscribeAsync([requestTopic(b, '+'), terminalTopic(b, 'state')], { qos: 1 });
+      await this.#publishState('online');
       await this.publishInfo();
       await this.publishMetrics();
       this.emit('connected', undefined);
@@ -129,7 +168,32 @@ export class TerminalOps extends TypedEmitter<TerminalOpsEvents> {
     }
   }
 
+  async #publishState(state: TerminalState, client = this.#client): Promise<void> {
+    if (!client) return;
+    this.#state = state;
+    const payload = this.#stateBody(state);
+    this.#statePayload = payload;
+    await publishChecked(client, terminalTopic(this.#o.base, 'state'), payload, { qos: 1, retain: true }, this.#o.maxPayloadBytes);
+  }
+
+  /** Someone else's message on this terminal's state topic: the true state again (at most every HEAL_MS). */
+  #onOwnState(payload: Buffer): void {
+    if (this.#statePayload === null || this.#stopping || !this.#connected) return;
+    if (payload.toString('utf8') === this.#statePayload) return;
+    const now = Date.now();
+    if (now - this.#healedAt < HEAL_MS) return;
+    this.#healedAt = now;
+    this.#refusals.warn(
+      { topic: terminalTopic(this.#o.base, 'state') },
+      "another client published this terminal's state; publishing the true one",
+    );
+    this.#publishState(this.#state).catch((err: unknown) =>
+      log.warn({ err: toAgentError(err).message }, 'could not publish the state again'),
+    );
+  }
+
   async #onMessage(topic: string, payload: Buffer): Promise<void> {
+    if (topic === terminalTopic(this.#o.base, 'state')) return this.#onOwnState(payload);
     const prefix = terminalTopic(this.#o.base, 'req/');
     if (!topic.startsWith(prefix)) return;
     const command = topic.slice(prefix.length);
@@ -152,11 +216,12 @@ export class TerminalOps extends TypedEmitter<TerminalOpsEvents> {
     this.emit('request', { command, response });
   }
 
-  async #publish(leaf: string, value: unknown, retain: boolean): Promise<void> {
+  async #publish(leaf: string, value: Record<string, unknown>, retain: boolean): Promise<void> {
     const client = this.#client;
     if (!client || !this.#connected) return;
     try {
-      await publishChecked(client, terminalTopic(this.#o.base, leaf), JSON.stringify(value), { qos: 1, retain }, this.#o.maxPayloadBytes);
+      const signed = this.#o.signer ? this.#o.signer.sign(leaf, value) : value;
+      await publishChecked(client, terminalTopic(this.#o.base, leaf), JSON.stringify(signed), { qos: 1, retain }, this.#o.maxPayloadBytes);
       this.#lastPublishAt = new Date().toISOString();
     } catch (err) {
       const e = toAgentError(err, 'MQTT_PUBLISH_FAILED');
@@ -214,10 +279,7 @@ export class TerminalOps extends TypedEmitter<TerminalOpsEvents> {
     if (!client) return;
     if (this.#connected) {
       try {
-        await Promise.race([
-          publishChecked(client, terminalTopic(this.#o.base, 'state'), 'offline', { qos: 1, retain: true }),
-          new Promise((r) => setTimeout(r, 2000)),
-        ]);
+        await Promise.race([this.#publishState('offline', client), new Promise((r) => setTimeout(r, 2000))]);
       } catch {
         // the broker is gone; it will publish nothing (clean disconnect never happened)
       }

@@ -48,7 +48,11 @@
   // ---------- the fleet table ----------
   const COLUMNS = [
     { key: 'terminal', cls: 'name', value: (r) => r.terminal },
-    { key: 'state', value: (r) => STATE_RANK[r.state] ?? 4, text: (r) => r.state ?? 'unknown' },
+    {
+      key: 'state',
+      value: (r) => STATE_RANK[r.state] ?? 4,
+      text: (r) => `${r.state ?? 'unknown'}${r.verified === false ? ' (unverified)' : ''}`,
+    },
     {
       key: 'since',
       value: (r) => (r.since === null ? null : -r.since),
