@@ -404,6 +404,11 @@ export const ERROR_CODES = {
     retryable: false,
     hint: 'put opsKey (or opsKeys.<id>) in the secrets file (edge-agent provision --ops-key-file or --generate-ops-key), or pass --key-file',
   },
+  OPS_REPLAY_UNRECORDED: {
+    layer: 'ops',
+    retryable: true,
+    hint: "the terminal's database could not record the command against replays, so it did not run it: check its disk (edge-agent doctor), then send the command again with a new transaction id",
+  },
   OPS_SYNC_FAILED: {
     layer: 'site-sync',
     retryable: false,
