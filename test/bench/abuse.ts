@@ -1,6 +1,7 @@
 /**
  * Benchmark: does one abusive client slow the service for everybody else? Two cases, each its
- * own idle phase then its abuse phase, on one service:
+ * own idle and abuse phases taken in turn (`--rounds`, so that what other programs do to the
+ * machine meanwhile falls on both sides alike), on one service:
  *
  * - **token**: an attacker process on 127.0.0.1 keeps 64 keep-alive connections busy posting
  *   `/oauth/token` with a real API key and wrong secrets, as fast as the answers come back;
@@ -9,14 +10,19 @@
  *
  * The real service runs as `edge-agent serve` (its own process, SQLite file, request log at
  * info). A measuring client on 127.0.0.2 reads one user (`GET /attendance/api/user?code=…`, a
- * bearer token, one SQLite read) one request after the other and records each latency.
+ * bearer token, one SQLite read) one request after the other and records each latency. In the
+ * token case it keeps one connection alive; in the flood case each request is a new connection
+ * (another client arriving), so connecting and being accepted while the flood holds its sockets
+ * are part of each latency.
  *
  *   npm run bench:abuse -- --json            one JSON object on stdout (both cases)
  *   --case token | --case flood              one case only
  *   --flood                                  the same as --case flood
- *   --seconds N                              length of each phase (default 15)
+ *   --seconds N                              measured time on each side, idle and under abuse (default 15)
+ *   --rounds N                               idle and abuse phases taken in turn, N of each (default 3)
  *
- * Floor, each case: p99 under abuse ≤ 2 × the idle p99 just before it (`ratio`, `ratioToFloor`).
+ * Floor, each case: p99 under abuse ≤ 2 × the idle p99 of its idle phases (`ratio`, `ratioToFloor`),
+ * with every measured request answered 200 (`errors`: 0; `withinFloor` says both).
  * The token case's top-level fields are as before; the flood case is under `flood`. How the
  * attackers were answered says how the abuse was shed (token: 429 rate-limited, 503 scrypt slots
  * busy, 400 wrong secret; flood: connections opened, 503s read, closed without one).
@@ -38,6 +44,7 @@ const FLOOD_FROM = '127.0.0.3';
 const args = process.argv.slice(2);
 const json = args.includes('--json');
 const seconds = Number(args[args.indexOf('--seconds') + 1]) || 15;
+const rounds = Math.max(1, Math.floor(Number(args[args.indexOf('--rounds') + 1]) || 3));
 const only = args.includes('--flood') ? 'flood' : args.includes('--case') ? args[args.indexOf('--case') + 1] : null;
 if (only !== null && only !== 'token' && only !== 'flood') {
   process.stderr.write(`--case takes token or flood, got ${only}\n`);
@@ -158,14 +165,16 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
 
-async function measure(
-  base: string,
-  token: string,
-  code: string,
-  ms: number,
-): Promise<{ requests: number; p50: number; p99: number; max: number; errors: number }> {
+/** Latencies (ms) of one phase's answered requests, and how many were not answered 200. */
+interface Samples {
+  lat: number[];
+  errors: number;
+}
+
+async function measure(base: string, token: string, code: string, ms: number, fresh: boolean): Promise<Samples> {
   const url = new URL(base);
-  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  // fresh: a new connection for every request (another client), else one kept alive.
+  const agent = new Agent({ keepAlive: !fresh, maxSockets: 1 });
   const headers = { authorization: `Bearer ${token}` };
   const lat: number[] = [];
   let errors = 0;
@@ -179,64 +188,107 @@ async function measure(
     else lat.push(performance.now() - t0);
   }
   agent.destroy();
-  lat.sort((a, b) => a - b);
-  const round = (x: number) => Math.round(x * 1000) / 1000;
-  return { requests: lat.length, p50: round(percentile(lat, 50)), p99: round(percentile(lat, 99)), max: round(lat.at(-1)!), errors };
+  return { lat, errors };
 }
 
-type Measured = Awaited<ReturnType<typeof measure>>;
+function summarize(samples: Samples[]): { requests: number; p50: number; p99: number; max: number; errors: number } {
+  const lat = samples.flatMap((s) => s.lat).sort((a, b) => a - b);
+  const round = (x: number) => Math.round(x * 1000) / 1000;
+  return {
+    requests: lat.length,
+    p50: round(percentile(lat, 50)),
+    p99: round(percentile(lat, 99)),
+    max: round(lat.at(-1)!),
+    errors: samples.reduce((n, s) => n + s.errors, 0),
+  };
+}
+
+type Measured = ReturnType<typeof summarize>;
 
 interface PhasePair {
   idle: Measured & { serviceCpuPct: number | null };
   underAbuse: Measured & { serviceCpuPct: number | null };
+  /** The attackers' counts, summed over the rounds. */
   attacker: Record<string, number>;
+  /** The attacker process's CPU during the measured abuse phases (% of one core): it shares the machine. */
+  attackerCpuPct: number | null;
   ratio: number;
   floor: number;
   ratioToFloor: number;
   withinFloor: boolean;
 }
 
-/** An idle phase, then one with the attacker child (`mode`: --attacker or --flooder) running. */
+/**
+ * `rounds` rounds of an idle phase then one with a new attacker child (`mode`: --attacker or
+ * --flooder) running, each phase `seconds / rounds` long. Interleaved so that the load other
+ * programs put on the machine meanwhile falls on both sides alike; the percentiles are over all
+ * of a side's requests.
+ */
 async function idleThenAbuse(
   service: { url: string; child: ChildProcess; apiKey: string },
   token: string,
   mode: '--attacker' | '--flooder',
 ): Promise<PhasePair> {
   const pid = service.child.pid;
-  await measure(service.url, token, 'A1', 1000); // warm-up
-  let cpu0 = cpuMs(pid);
-  const idle = await measure(service.url, token, 'A1', seconds * 1000);
-  const idleCpu = cpu0 === null ? null : cpuMs(pid)! - cpu0;
-  const attacker = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), mode, service.url, service.apiKey], {
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  try {
-    await new Promise<void>((resolve, reject) => {
-      attacker.once('message', () => resolve());
-      attacker.once('exit', (code) => reject(new Error(`the attacker exited (${code})`)));
+  const fresh = mode === '--flooder';
+  const phaseMs = (seconds * 1000) / rounds;
+  const idle: Samples[] = [];
+  const underAbuse: Samples[] = [];
+  const cpu = { idle: 0, abuse: 0, attacker: 0, known: true };
+  const counts: Record<string, number> = {};
+  /** CPU used (ms) by `of` while `run` runs; null where /proc cannot say. */
+  const cpuWhile = async <T>(of: Array<number | undefined>, run: () => Promise<T>): Promise<[T, Array<number | null>]> => {
+    const before = of.map(cpuMs);
+    const value = await run();
+    return [value, of.map((p, i) => (before[i] === null ? null : cpuMs(p)! - before[i]!))];
+  };
+  await measure(service.url, token, 'A1', 1000, fresh); // warm-up
+  for (let round = 0; round < rounds; round++) {
+    const [calm, [calmCpu]] = await cpuWhile([pid], () => measure(service.url, token, 'A1', phaseMs, fresh));
+    idle.push(calm);
+    if (calmCpu === null) cpu.known = false;
+    else cpu.idle += calmCpu;
+    const attacker = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), mode, service.url, service.apiKey], {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
-    await new Promise((r) => setTimeout(r, 2000)); // past the first bursts: the steady state
-    cpu0 = cpuMs(pid);
-    const underAbuse = await measure(service.url, token, 'A1', seconds * 1000);
-    const abuseCpu = cpu0 === null ? null : cpuMs(pid)! - cpu0;
-    const counts = await new Promise<Record<string, number>>((resolve) => {
-      attacker.once('message', (m) => resolve(m as Record<string, number>));
-      attacker.send('stop');
-    });
-    const ratio = Math.round((underAbuse.p99 / idle.p99) * 100) / 100;
-    const pct = (cpu: number | null) => (cpu === null ? null : Math.round(cpu / seconds / 10));
-    return {
-      idle: { ...idle, serviceCpuPct: pct(idleCpu) },
-      underAbuse: { ...underAbuse, serviceCpuPct: pct(abuseCpu) },
-      attacker: counts,
-      ratio,
-      floor: FLOOR,
-      ratioToFloor: Math.round((ratio / FLOOR) * 100) / 100,
-      withinFloor: ratio <= FLOOR,
-    };
-  } finally {
-    if (attacker.exitCode === null) killTree(attacker);
+    try {
+      await new Promise<void>((resolve, reject) => {
+        attacker.once('message', () => resolve());
+        attacker.once('exit', (code) => reject(new Error(`the attacker exited (${code})`)));
+      });
+      await new Promise((r) => setTimeout(r, 2000)); // past the first bursts: the steady state
+      const [hit, [serviceCpu, attackerCpu]] = await cpuWhile([pid, attacker.pid], () => measure(service.url, token, 'A1', phaseMs, fresh));
+      underAbuse.push(hit);
+      if (serviceCpu === null || attackerCpu === null) cpu.known = false;
+      else {
+        cpu.abuse += serviceCpu;
+        cpu.attacker += attackerCpu;
+      }
+      const got = await new Promise<Record<string, number>>((resolve) => {
+        attacker.once('message', (m) => resolve(m as Record<string, number>));
+        attacker.send('stop');
+      });
+      for (const [k, n] of Object.entries(got)) counts[k] = (counts[k] ?? 0) + n;
+    } finally {
+      if (attacker.exitCode === null) killTree(attacker);
+    }
+    await new Promise((r) => setTimeout(r, 3000)); // the refused connections drain before the next idle phase
   }
+  const calm = summarize(idle);
+  const hit = summarize(underAbuse);
+  const ratio = Math.round((hit.p99 / calm.p99) * 100) / 100;
+  const pct = (ms: number) => (cpu.known ? Math.round(ms / seconds / 10) : null);
+  return {
+    idle: { ...calm, serviceCpuPct: pct(cpu.idle) },
+    underAbuse: { ...hit, serviceCpuPct: pct(cpu.abuse) },
+    attacker: counts,
+    attackerCpuPct: pct(cpu.attacker),
+    ratio,
+    floor: FLOOR,
+    ratioToFloor: Math.round((ratio / FLOOR) * 100) / 100,
+    // A request refused or dropped is not a fast one: the floor holds only when every one was answered.
+    withinFloor: ratio <= FLOOR && hit.errors === 0,
+  };
 }
 
 function say(name: string, r: PhasePair, attack: string): void {
@@ -280,12 +332,12 @@ async function main(): Promise<void> {
     if (user.status !== 200) throw new Error(`add user failed: ${user.status} ${user.body}`);
 
     const tokenCase = only === 'flood' ? null : await idleThenAbuse(service, token, '--attacker');
-    if (tokenCase && only === null) await new Promise((r) => setTimeout(r, 3000)); // the refused connections drain
     const floodCase = only === 'token' ? null : await idleThenAbuse(service, token, '--flooder');
     const result = {
       bench: 'abuse',
       machine: { cpus: cpus().length, loadavg: loadavg().map((x) => Math.round(x * 100) / 100) },
       phaseSeconds: seconds,
+      rounds,
       ...(tokenCase
         ? {
             connections: CONNECTIONS,
@@ -293,7 +345,12 @@ async function main(): Promise<void> {
             underAbuse: tokenCase.underAbuse,
             attacker: (() => {
               const total = Object.values(tokenCase.attacker).reduce((a, b) => a + b, 0);
-              return { attempts: total, perSec: Math.round(total / (seconds + 2)), byStatus: tokenCase.attacker };
+              return {
+                attempts: total,
+                perSec: Math.round(total / (seconds + 2 * rounds)),
+                byStatus: tokenCase.attacker,
+                cpuPct: tokenCase.attackerCpuPct,
+              };
             })(),
             ratio: tokenCase.ratio,
             floor: tokenCase.floor,
@@ -308,7 +365,11 @@ async function main(): Promise<void> {
               from: FLOOD_FROM,
               idle: floodCase.idle,
               underFlood: floodCase.underAbuse,
-              attacker: { ...floodCase.attacker, openedPerSec: Math.round((floodCase.attacker.opened ?? 0) / (seconds + 2)) },
+              attacker: {
+                ...floodCase.attacker,
+                openedPerSec: Math.round((floodCase.attacker.opened ?? 0) / (seconds + 2 * rounds)),
+                cpuPct: floodCase.attackerCpuPct,
+              },
               ratio: floodCase.ratio,
               floor: floodCase.floor,
               ratioToFloor: floodCase.ratioToFloor,
