@@ -26,7 +26,7 @@ import type { ConsoleContext, ConsoleFeature } from './console-context.js';
 import { stateSince } from './console-fleet.js';
 import type { FleetView } from './fleet-view.js';
 import type { LiveUpdates } from './live-updates.js';
-import { ThrottledLog } from '../core/throttled-log.js';
+import { ThrottledLog } from '../ops/throttled-log.js';
 import { clearedCookie, cookieValue, DEVICE_COOKIE, knownBrowserCookie, type LoginLimit, SESSION_COOKIE, sessionCookie } from './login.js';
 import { ConsoleMetrics } from './prometheus.js';
 import {

@@ -32,7 +32,7 @@ import type { Embedder, Extractor } from './engines.js';
 import type { Identifier } from './identifier.js';
 import { type CapturedTemplate, captureTemplate, type Progress, promptWords, waitForLift, workerFor } from './guided-capture.js';
 import { moduleTemplatesOf, placeModuleTemplates } from './module-cache.js';
-import { uploadEnrolment } from './enrol-upload.js';
+import { uploadEnrollment } from './enroll-upload.js';
 import type { ScannerWorker } from './scanner-worker.js';
 
 const log = logger('agent:enroll');
@@ -46,7 +46,7 @@ const LIFT_REMINDER_MS = 4000;
 const enrolling = new WeakSet<ScannerWorker>();
 
 /** The parts of a running terminal that enrolment and identification use (the daemon's runtime). */
-export interface EnrolTerminal {
+export interface EnrollTerminal {
   readonly config: { terminal: { id: string; site: string } };
   readonly cache: TemplateCache | null;
   readonly identifier: Identifier | null;
@@ -91,7 +91,7 @@ export function defaultPosition(modality: ScannerModality): string {
 }
 
 export async function enroll(
-  rt: EnrolTerminal,
+  rt: EnrollTerminal,
   client: AttendanceClient | null,
   req: EnrollRequest,
   report: Progress = () => undefined,
@@ -115,7 +115,7 @@ export async function enroll(
 }
 
 async function enrollSteps(
-  rt: EnrolTerminal,
+  rt: EnrollTerminal,
   client: AttendanceClient | null,
   req: EnrollRequest,
   report: Progress,
@@ -314,7 +314,7 @@ async function enrollSteps(
               ? `press ${press} of ${presses} again: ${say.place(press === 1)} (try ${attempt} of ${tries})`
               : `press ${press} of ${presses}: ${say.place(press === 1)}`,
           });
-          await scanner.feedback('enrol-step').catch(() => undefined);
+          await scanner.feedback('enroll-step').catch(() => undefined);
           let t: CapturedTemplate | null = null;
           try {
             t = await captureTemplate(rt.extractor, scanner, modality, timeoutMs, signal);
@@ -447,7 +447,7 @@ async function enrollSteps(
   progress({ step: 'stored', templates: stored.length });
   log.info({ employeeCode, modality, position, templateCount: stored.length }, 'enrolled');
 
-  const { upload, uploadError } = await uploadEnrolment(client, employeeCode, modality, taken, progress);
+  const { upload, uploadError } = await uploadEnrollment(client, employeeCode, modality, taken, progress);
 
   const publishedToSite = await rt.publishPerson(employeeCode);
   if (publishedToSite) progress({ step: 'site', message: `published to site ${rt.config.terminal.site}` });
