@@ -13,8 +13,10 @@
  *   node's own cap did (`drop`). Held connections do not count here; node's cap is set to the
  *   sum, the bound on the sockets (and file descriptors) the service keeps.
  * - **Requests in flight per address** (`requestsPerAddress`, default 32): a request arriving
- *   while that many of its address are being handled is answered `503` with `Retry-After: 1` at
- *   once (http.ts), so one address cannot hold all of the database's attention.
+ *   while that many of its address are being handled is answered `503` with `Retry-After: 1`
+ *   after `refusalDelayMs` (http.ts; it is not counted in flight meanwhile), so one address
+ *   cannot hold all of the database's attention, nor send refused requests as fast as the
+ *   answers come back.
  *
  * `attach` puts the guard in front of node's HTTP connection handling: a held or dropped socket
  * never reaches the HTTP parser.

@@ -11,7 +11,7 @@
  * | body over maxBodyBytes (Content-Length, or counted) | 413, connection closed | INVALID_PARAMETERS |
  * | token attempts over the address's or the key's rate | 429 (Retry-After) | OAuth error slow_down |
  * | every scrypt slot busy (token-guard.ts) | 503 (Retry-After: 1) | OAuth error temporarily_unavailable |
- * | the client address's share of requests in flight taken (connection-guard.ts) | 503 (Retry-After: 1) | ERROR |
+ * | the client address's share of requests in flight taken (connection-guard.ts) | 503 (Retry-After: 1) after 1 s | ERROR |
  * | token missing, unknown or expired | 401 (WWW-Authenticate: Bearer) | UNAUTHORIZED |
  * | write with an admin-audit key | 403 | FORBIDDEN |
  * | database busy, disk full or unreachable | 503 (Retry-After: 5) | ERROR |
@@ -274,7 +274,10 @@ export function createRequestHandler(ctx: ServiceContext, options: HttpOptions) 
       url = new URL('http://service.invalid/');
     }
     try {
-      if (overShare)
+      if (overShare) {
+        // Answered after a wait (a timer, nothing else), as a held connection is: answered at once,
+        // a client with its share in flight sent the next request as fast as the 503s came back.
+        await new Promise((r) => setTimeout(r, options.connections.limits.refusalDelayMs));
         outcome = {
           ...envelope(
             503,
@@ -284,7 +287,7 @@ export function createRequestHandler(ctx: ServiceContext, options: HttpOptions) 
           ),
           refused: 'in-flight',
         };
-      else outcome = url.pathname === '/oauth/token' ? await token(req, res) : await api(req, res, url);
+      } else outcome = url.pathname === '/oauth/token' ? await token(req, res) : await api(req, res, url);
     } catch (err) {
       // The client closed (or was cut by a timeout) before its body arrived: there is nobody to answer.
       if (isAgentError(err, 'CORE_HTTP_BODY_ABORTED')) {
