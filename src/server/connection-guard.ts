@@ -6,9 +6,12 @@
  *   connection past it is *held*: nothing it sends is kept, and after `refusalDelayMs` (1 s) it
  *   is answered `503` with `Retry-After: 1` and closed. Holding it makes a client that reconnects
  *   whenever it is closed do so once a second per socket instead of as fast as it can (every
- *   connection is an accept and a turn of the event loop the other clients wait behind). At most
- *   `maxHeld` are held at once (1024, fewer when the limit of open files leaves less room:
- *   `maxHeldFor`); past that a refused connection is closed at once.
+ *   connection is an accept and a turn of the event loop the other clients wait behind). The
+ *   more its address holds already, the longer one waits: one `refusalDelayMs` more for each
+ *   `perAddress` held, up to `MAX_HOLD_STEPS` (10 s), so 600 reconnecting sockets from one
+ *   address cycle ~70 times a second instead of ~540, while a client a few over its share waits
+ *   1 s. At most `maxHeld` are held at once (1024, fewer when the limit of open files leaves less
+ *   room: `maxHeldFor`); past that a refused connection is closed at once.
  * - **Connections in all** (`maxConnections`, 512): a connection past it is closed at once, as
  *   node's own cap did (`drop`). Held connections do not count here; node's cap is set to the
  *   sum, the bound on the sockets (and file descriptors) the service keeps.
@@ -74,6 +77,9 @@ export function maxHeldFor(maxConnections: number, filesLimit = openFilesLimit()
   return Math.max(0, Math.min(DEFAULT_CONNECTION_SHARES.maxHeld, room));
 }
 
+/** A held connection waits at most this many `refusalDelayMs` for its 503. */
+export const MAX_HOLD_STEPS = 10;
+
 /** How long a held connection may take to close after its 503 before it is destroyed. */
 const LINGER_MS = 2000;
 
@@ -87,6 +93,8 @@ const REFUSAL_BODY = (limit: number) =>
 interface AddressState {
   connections: number;
   requests: number;
+  /** Connections of this address held for their 503. */
+  held: number;
 }
 
 export class ConnectionGuard {
@@ -107,7 +115,7 @@ export class ConnectionGuard {
     this.#refusal = `HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nConnection: close\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
   }
 
-  /** Connections admitted and open now, held ones, and the addresses with either or a request in flight. */
+  /** Connections admitted and open now, held ones, and the addresses with one of either or a request in flight. */
   get connections(): { open: number; held: number; addresses: number } {
     return { open: this.#open, held: this.#held.size, addresses: this.#addresses.size };
   }
@@ -139,7 +147,7 @@ export class ConnectionGuard {
     }
     const state = this.#state(key);
     if (state.connections >= this.limits.perAddress) {
-      this.#hold(socket, key);
+      this.#hold(socket, key, state);
       return false;
     }
     state.connections++;
@@ -173,15 +181,16 @@ export class ConnectionGuard {
   #state(key: string): AddressState {
     let state = this.#addresses.get(key);
     if (!state) {
-      state = { connections: 0, requests: 0 };
+      state = { connections: 0, requests: 0, held: 0 };
       this.#addresses.set(key, state);
     }
     return state;
   }
 
-  /** Forgets an address with nothing open (the map holds only addresses with connections or requests). */
+  /** Forgets an address with nothing open (the map holds only addresses with connections, held ones or requests). */
   #release(key: string, state: AddressState): void {
-    if (state.connections === 0 && state.requests === 0 && this.#addresses.get(key) === state) this.#addresses.delete(key);
+    if (state.connections === 0 && state.requests === 0 && state.held === 0 && this.#addresses.get(key) === state)
+      this.#addresses.delete(key);
   }
 
   #drop(socket: Socket, address: string): void {
@@ -191,11 +200,13 @@ export class ConnectionGuard {
   }
 
   /** Holds a refused connection, then answers it 503 and closes it; closes it at once when too many are held. */
-  #hold(socket: Socket, address: string): void {
+  #hold(socket: Socket, address: string, state: AddressState): void {
     if (this.#held.size >= this.limits.maxHeld) {
       this.#drop(socket, address);
       return;
     }
+    const steps = Math.min(MAX_HOLD_STEPS, 1 + Math.floor(state.held / this.limits.perAddress));
+    state.held++;
     socket.on('error', () => undefined); // a client resetting its refused connection is nothing to report
     this.refused.held++;
     this.#onRefused({ kind: 'held', address });
@@ -205,11 +216,13 @@ export class ConnectionGuard {
     const answer = setTimeout(() => {
       socket.end(this.#refusal);
       linger = setTimeout(() => socket.destroy(), LINGER_MS);
-    }, this.limits.refusalDelayMs);
+    }, steps * this.limits.refusalDelayMs);
     socket.once('close', () => {
       clearTimeout(answer);
       clearTimeout(linger);
       this.#held.delete(socket);
+      state.held--;
+      this.#release(address, state);
     });
   }
 }

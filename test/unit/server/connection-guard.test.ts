@@ -55,6 +55,34 @@ describe('the connection guard', () => {
     expect(guard.refused).toMatchObject({ held: 1, dropped: 0 });
   });
 
+  it('holds a connection longer the more its address holds already: one delay more per share held; another address waits one', async () => {
+    const guard = new ConnectionGuard({ ...LIMITS, maxConnections: 10, refusalDelayMs: 150, maxHeld: 10 });
+    const port = await served(guard);
+    const full = ['127.0.0.2', '127.0.0.2', '127.0.0.3', '127.0.0.3'];
+    await Promise.all(full.map((from) => open(port, from).connected));
+    await until('both addresses at their share', () => guard.connections.open === 4);
+    const t0 = performance.now();
+    const answeredAt: number[] = [];
+    const held = Array.from({ length: 5 }, (_, i) => {
+      const c = open(port, '127.0.0.2');
+      c.socket.on('close', () => (answeredAt[i] = performance.now() - t0));
+      return c;
+    });
+    await until('five held', () => guard.connections.held === 5);
+    const other = open(port, '127.0.0.3');
+    let otherAt = 0;
+    other.socket.on('close', () => (otherAt = performance.now() - t0));
+    await until('all answered', () => held.every((c) => c.seen.closed) && other.seen.closed, 5000);
+    for (const c of [...held, other]) expect(c.seen.text).toMatch(/^HTTP\/1\.1 503 /);
+    // Two held (the share is 2): 150 ms each; the next two 300 ms; the fifth 450 ms.
+    expect(answeredAt[0]).toBeGreaterThanOrEqual(140);
+    expect(Math.min(answeredAt[2]!, answeredAt[3]!)).toBeGreaterThanOrEqual(290);
+    expect(answeredAt[4]).toBeGreaterThanOrEqual(440);
+    // 127.0.0.3 held nothing before: its one delay, not 127.0.0.2's.
+    expect(otherAt).toBeLessThan(answeredAt[4]!);
+    expect(guard.connections).toMatchObject({ open: 4, held: 0, addresses: 2 });
+  });
+
   it('closes at once what is over the cap in all, and refused connections past the held bound', async () => {
     const guard = new ConnectionGuard({ ...LIMITS, maxConnections: 2, perAddress: 1, maxHeld: 1 });
     const port = await served(guard);
