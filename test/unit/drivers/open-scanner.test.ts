@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { attachSimulator, createSimulatedScanner, SIMULATED_FAMILIES } from '../../../../drivers/simulated.js';
-import { createMemoryPair } from '../../../../drivers/transport/memory-transport.js';
-import { fallbackImages } from '../../../../drivers/simulator/images.js';
-import { syntheticImages } from '../../../../src/synthetic/simulator-sources.js';
+import { attachSimulator, createSimulatedScanner, SIMULATED_FAMILIES } from '../../../drivers/simulated.js';
+import { createMemoryPair } from '../../../drivers/transport/memory-transport.js';
+import { fallbackImages } from '../../../drivers/simulator/images.js';
+import { syntheticImages } from '../../../src/synthetic/simulator-sources.js';
 
 describe('simulated iris camera', () => {
   it('runs in-process on the HID seam with the synthetic eye images', async () => {
@@ -36,7 +36,7 @@ describe('simulated iris camera', () => {
 
 describe('openScanner for iris-hid', () => {
   it('builds an IrisHidScanner on a HID transport, and a missing camera fails with TRANSPORT_NOT_FOUND', async () => {
-    const { createScanner } = await import('../../../../drivers/open-scanner.js');
+    const { createScanner } = await import('../../../drivers/open-scanner.js');
     const scanner = await createScanner({ family: 'iris-hid', path: '/dev/hidraw-does-not-exist' });
     expect(scanner.family).toBe('iris-hid');
     await expect(scanner.open()).rejects.toMatchObject({ code: 'TRANSPORT_NOT_FOUND' });

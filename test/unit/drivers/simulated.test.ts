@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createSimulatedScanner, SIMULATED_FAMILIES } from '../../../../drivers/simulated.js';
-import { syntheticImages } from '../../../../src/synthetic/simulator-sources.js';
+import { createSimulatedScanner, SIMULATED_FAMILIES } from '../../../drivers/simulated.js';
+import { syntheticImages } from '../../../src/synthetic/simulator-sources.js';
 
 describe('simulated GT-521 scanner', () => {
   it('is wired in-process with the synthetic finger images, and takes fault switches by name', async () => {
