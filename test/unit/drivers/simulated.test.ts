@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { createSimulatedScanner, SIMULATED_FAMILIES } from '../../../drivers/simulated.js';
+import { attachSimulator, createSimulatedScanner, SIMULATED_FAMILIES } from '../../../drivers/simulated.js';
+import { fallbackImages } from '../../../drivers/simulator/images.js';
+import { createMemoryPair } from '../../../drivers/transport/memory-transport.js';
 import { syntheticImages } from '../../../src/synthetic/simulator-sources.js';
 
 describe('simulated GT-521 scanner', () => {
@@ -29,5 +31,35 @@ describe('simulated GT-521 scanner', () => {
       await scanner.close();
       await simulator.close();
     }
+  });
+});
+
+describe('simulated iris camera', () => {
+  it('runs in-process on the HID seam with the synthetic eye images', async () => {
+    expect(SIMULATED_FAMILIES).toContain('iris-hid');
+    const { scanner, simulator } = await createSimulatedScanner('iris-hid', {
+      images: syntheticImages,
+      scanner: { captureTimeoutMs: 300, reconnect: false },
+    });
+    try {
+      expect(await scanner.open()).toMatchObject({ family: 'iris-hid', transport: 'hid', path: 'sim:iris-hid' });
+      simulator.present(11);
+      const img = await scanner.captureImage();
+      expect(img.pixels.length).toBe(640 * 480);
+      expect(new Set(img.pixels).size).toBeGreaterThan(20);
+      simulator.setFault('no-eye', true);
+      await expect(scanner.captureImage()).rejects.toMatchObject({ code: 'DRIVER_IRIS_NO_EYE' });
+    } finally {
+      await scanner.close();
+      await simulator.close();
+    }
+  });
+
+  it('says plainly that it is not a byte-stream simulator', async () => {
+    const { device } = createMemoryPair();
+    await expect(attachSimulator('iris-hid', device, { images: fallbackImages })).rejects.toMatchObject({
+      code: 'DRIVER_UNKNOWN_FAMILY',
+      hint: expect.stringMatching(/in-process|createSimulatedScanner/),
+    });
   });
 });
