@@ -7,6 +7,9 @@
  * Device status codes keep the device's own names: `DRIVER_R30X_<confirmation code name>`,
  * `DRIVER_GT521_<NACK name>` and `DRIVER_IRIS_<status name>` come from the drivers' status tables,
  * and `SQLITE_<result code>` from SQLite's (see `DeviceStatusCode` and `src/core/sqlite.ts`).
+ *
+ * Tested in test/unit/core/errors.test.ts (every code has a layer and a hint; codes from a wire are
+ * checked against the table).
  */
 export type ErrorLayer =
   | 'core'
