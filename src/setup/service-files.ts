@@ -3,6 +3,10 @@
  * does with them: render the unit's ExecStart for where this copy of the agent lives, write the
  * unit and the rules under a prefix (`/` on a terminal, a temporary folder in tests), create the
  * dedicated user where possible, and say what it did and what is left to do.
+ *
+ * Tested in test/integration/systemd-unit.test.ts (the unit and udev rules: systemd-analyze verify
+ * and security, install under a prefix, refusals, --dry-run) and test/unit/setup/releases.test.ts
+ * (install-service from a release).
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmdirSync, rmSync } from 'node:fs';
