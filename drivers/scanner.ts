@@ -70,14 +70,14 @@ export interface ModuleSearchResult {
   score: number;
 }
 
-export type Feedback = 'accepted' | 'unknown' | 'try-again' | 'idle' | 'busy' | 'enrol-step' | 'error';
+export type Feedback = 'accepted' | 'unknown' | 'try-again' | 'idle' | 'busy' | 'enroll-step' | 'error';
 
 export interface ScannerCapabilities {
   /** Can return an image (`captureImage`). */
   image: boolean;
   /** Keeps templates in slots and searches them (`searchOnModule`, `storeOnModule`). */
   moduleSearch: boolean;
-  /** Enrols on the module from several presses and returns its template (`enrollOnModule`). */
+  /** Enrolls on the module from several presses and returns its template (`enrollOnModule`). */
   moduleEnroll: boolean;
   /** How many presses the module's own enrolment takes (R30x 2, GT-521 3), where it enrols. */
   moduleEnrollPresses?: number;

@@ -122,7 +122,7 @@ export const NACK_CODES: Readonly<Record<number, NackInfo>> = {
   0x100b: {
     name: 'NACK_TURN_ERR',
     message: 'enrolment steps were sent out of order',
-    hint: 'Restart the enrolment with EnrollStart.',
+    hint: 'Restart the enrollment with EnrollStart.',
     retryable: false,
   },
   0x100c: {
@@ -200,7 +200,7 @@ export const DEVINFO_SIZE = 24;
 export const BAUD_RATES = [9600, 19200, 38400, 57600, 115200] as const;
 export const DEFAULT_BAUD = 9600;
 
-/** EnrollStart parameter meaning "enrol without saving; Enroll3 returns the template". */
+/** EnrollStart parameter meaning "enroll without saving; Enroll3 returns the template". */
 export const ENROLL_NO_SAVE = 0xffffffff;
 /** SetTemplate parameter flag: store without the duplicate check. */
 export const SET_TEMPLATE_NO_DUP_CHECK = 0x00010000;

@@ -18,7 +18,7 @@ import { z } from 'zod';
 import { AgentError, isAgentError, isErrorCode, toAgentError } from '../core/errors.js';
 import { readJsonBody } from '../core/http-body.js';
 import { logger } from '../core/logger.js';
-import { eachLine } from '../core/lines.js';
+import { eachLine } from './lines.js';
 
 /** `signal` aborts when the client goes away before the answer (a Ctrl-C on `edge-agent enroll`). */
 export type ControlHandler<B = Record<string, unknown>> = (

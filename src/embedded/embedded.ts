@@ -184,7 +184,7 @@ type Enrolled = Set<string>;
 const enrolledKey = (code: string, modality: BiometricModality) => `${code}:${modality}`;
 
 /** Creates the demo employees in the service and enrols those the template cache lacks. */
-export async function enrolDemoEmployees(
+export async function enrollDemoEmployees(
   rt: TerminalRuntime,
   client: AttendanceClient,
   say: (line: string) => void,
@@ -292,7 +292,7 @@ export function startDemoFloor(rt: TerminalRuntime, client: AttendanceClient, sa
   const enrolled: Enrolled = new Set();
   const ac = new AbortController();
   const stopVisitors = startVisitors(rt, { turns, enrolled, minGapMs: 2000, maxGapMs: 6000 });
-  const enrolling = enrolDemoEmployees(rt, client, say, turns, enrolled, ac.signal).catch((err: unknown) =>
+  const enrolling = enrollDemoEmployees(rt, client, say, turns, enrolled, ac.signal).catch((err: unknown) =>
     say(`enrolment stopped: ${toAgentError(err).message}`),
   );
   return async () => {

@@ -14,7 +14,7 @@ import { toAgentError } from '../core/errors.js';
 import { logger } from '../core/logger.js';
 import { publishChecked } from '../upload/mqtt-publish.js';
 import { RepeatedWarning } from '../core/repeated-warning.js';
-import { ThrottledLog } from '../core/throttled-log.js';
+import { ThrottledLog } from './throttled-log.js';
 import type { CommandResponse, CommandRouter } from './commands.js';
 import { requestTopic, responseTopic, terminalTopic, type TopicBase } from './topics.js';
 

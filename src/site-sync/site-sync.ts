@@ -27,7 +27,7 @@ import { logger } from '../core/logger.js';
 import { TEMPLATE_MODALITIES } from '../core/modality.js';
 import { FORMAT_MODALITY } from '../store/template-schema.js';
 import { DEFAULT_MAX_PAYLOAD_BYTES, publishChecked } from '../upload/mqtt-publish.js';
-import { ThrottledLog } from '../core/throttled-log.js';
+import { ThrottledLog } from '../ops/throttled-log.js';
 import { RepeatedWarning } from '../core/repeated-warning.js';
 import { openSiteRecord, sealSiteRecord } from './site-crypto.js';
 import { decodeTopicPart, siteTemplatesTopic } from '../ops/topics.js';

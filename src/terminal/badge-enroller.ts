@@ -27,7 +27,7 @@ const log = logger('agent:enroll');
 /** Failed card reads (checksum, format) asked again before enrolment gives up. */
 const READ_ATTEMPTS = 3;
 
-export interface BadgeEnrolTerminal {
+export interface BadgeEnrollTerminal {
   readonly config: { terminal: { id: string; site: string } };
   readonly cache: TemplateCache | null;
   readonly identifier: Identifier | null;
@@ -90,7 +90,7 @@ async function readBadge(scanner: Scanner, timeoutMs: number, progress: (e: Reco
 }
 
 export async function enrollBadge(
-  rt: BadgeEnrolTerminal,
+  rt: BadgeEnrollTerminal,
   req: BadgeEnrollRequest,
   progress: (e: Record<string, unknown>) => void,
   worker: BadgeReaderWorker,
@@ -181,7 +181,7 @@ export interface BadgeIdentifyResult {
 
 /** One card read, looked up among the enrolled badges, nothing punched (`edge-agent identify --modality badge`). */
 export async function identifyBadgeOnce(
-  rt: BadgeEnrolTerminal,
+  rt: BadgeEnrollTerminal,
   worker: BadgeReaderWorker,
   progress: (e: Record<string, unknown>) => void,
   timeoutMs: number,

@@ -36,7 +36,7 @@ import type { Embedder, Extractor } from './engines.js';
 import type { Identifier } from './identifier.js';
 import { type CapturedTemplate, captureTemplate, type Progress, promptWords, waitForLift, workerFor } from './guided-capture.js';
 import { moduleTemplatesOf, placeModuleTemplates } from './module-cache.js';
-import { uploadEnrolment } from './enrol-upload.js';
+import { uploadEnrollment } from './enroll-upload.js';
 import type { ScannerWorker } from './scanner-worker.js';
 
 const log = logger('agent:enroll');
@@ -50,7 +50,7 @@ const LIFT_REMINDER_MS = 4000;
 const enrolling = new WeakSet<ScannerWorker>();
 
 /** The parts of a running terminal that enrolment and identification use (the daemon's runtime). */
-export interface EnrolTerminal {
+export interface EnrollTerminal {
   readonly config: { terminal: { id: string; site: string } };
   readonly cache: TemplateCache | null;
   readonly identifier: Identifier | null;
@@ -95,7 +95,7 @@ export function defaultPosition(modality: ScannerModality): string {
 }
 
 export async function enroll(
-  rt: EnrolTerminal,
+  rt: EnrollTerminal,
   client: AttendanceClient | null,
   req: EnrollRequest,
   report: Progress = () => undefined,
@@ -119,7 +119,7 @@ export async function enroll(
 }
 
 async function enrollSteps(
-  rt: EnrolTerminal,
+  rt: EnrollTerminal,
   client: AttendanceClient | null,
   req: EnrollRequest,
   report: Progress,
@@ -318,7 +318,7 @@ async function enrollSteps(
               ? `press ${press} of ${presses} again: ${say.place(press === 1)} (try ${attempt} of ${tries})`
               : `press ${press} of ${presses}: ${say.place(press === 1)}`,
           });
-          await scanner.feedback('enrol-step').catch(() => undefined);
+          await scanner.feedback('enroll-step').catch(() => undefined);
           let t: CapturedTemplate | null = null;
           try {
             t = await captureTemplate(rt.extractor, scanner, modality, timeoutMs, signal);
@@ -451,7 +451,7 @@ async function enrollSteps(
   progress({ step: 'stored', templates: stored.length });
   log.info({ employeeCode, modality, position, templateCount: stored.length }, 'enrolled');
 
-  const { upload, uploadError } = await uploadEnrolment(client, employeeCode, modality, taken, progress);
+  const { upload, uploadError } = await uploadEnrollment(client, employeeCode, modality, taken, progress);
 
   const publishedToSite = await rt.publishPerson(employeeCode);
   if (publishedToSite) progress({ step: 'site', message: `published to site ${rt.config.terminal.site}` });

@@ -13,7 +13,7 @@ import type { Identification } from '../core/identification.js';
 import type { ScannerModality } from '../core/modality.js';
 import { monotonicMs } from '../core/time.js';
 import { identifyBadgeOnce } from './badge-enroller.js';
-import type { EnrolTerminal } from './enroller.js';
+import type { EnrollTerminal } from './enroller.js';
 import { captureTemplate, type Progress, waitForLift, workerFor } from './guided-capture.js';
 
 export interface IdentifyOnceResult {
@@ -27,7 +27,7 @@ export interface IdentifyOnceResult {
 
 /** One capture, identified on the host, nothing punched. */
 export async function identifyOnce(
-  rt: EnrolTerminal,
+  rt: EnrollTerminal,
   modality: ScannerModality,
   progress: Progress = () => undefined,
   scannerKey?: string,
@@ -62,7 +62,7 @@ export const MAX_TEMPLATE_BYTES = 16 * 1024;
  * identified against this terminal's indexes, nothing punched: which person a template file is,
  * with the matcher's score. `ms` is the time spent matching.
  */
-export async function identifyTemplate(rt: EnrolTerminal, modality: ScannerModality, data: Uint8Array): Promise<IdentifyOnceResult> {
+export async function identifyTemplate(rt: EnrollTerminal, modality: ScannerModality, data: Uint8Array): Promise<IdentifyOnceResult> {
   if (!rt.identifier)
     throw new AgentError(
       'AGENT_NO_TEMPLATE_CACHE',
@@ -83,7 +83,7 @@ export async function identifyTemplate(rt: EnrolTerminal, modality: ScannerModal
 }
 
 /** The identifier's answer as the command shows it, with the person's name from the template cache. */
-async function resultOf(rt: EnrolTerminal, r: Identification, modality: ScannerModality, ms: number): Promise<IdentifyOnceResult> {
+async function resultOf(rt: EnrollTerminal, r: Identification, modality: ScannerModality, ms: number): Promise<IdentifyOnceResult> {
   const user = r.employeeCode && rt.cache ? await rt.cache.getUser(r.employeeCode) : null;
   return { employeeCode: r.employeeCode, name: user?.displayName ?? null, modality, score: r.score, decision: r.decision, ms };
 }

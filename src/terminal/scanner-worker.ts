@@ -27,7 +27,7 @@ import type { Recognizer } from './recognizer.js';
 const FEEDBACK: Record<PunchVerdict['result'], Feedback> = {
   punched: 'accepted',
   duplicate: 'accepted',
-  awaiting: 'enrol-step',
+  awaiting: 'enroll-step',
   denied: 'try-again',
   refused: 'error',
 };
@@ -131,8 +131,8 @@ export class ScannerWorker extends TypedEmitter<ScannerWorkerEvents> {
       { scanner: this.#o.key, holders },
       {
         hint: agent
-          ? "enrol through that agent: run edge-agent enroll with its configuration (--config FILE, or none for the service's /etc/edge-agent/config.yaml) and it goes through the agent's control socket; or stop it first (systemctl stop edge-agent)"
-          : "stop the program holding the port, then run the command again; when it is the agent's service, enrol through it (edge-agent enroll with the service's configuration) or systemctl stop edge-agent",
+          ? "enroll through that agent: run edge-agent enroll with its configuration (--config FILE, or none for the service's /etc/edge-agent/config.yaml) and it goes through the agent's control socket; or stop it first (systemctl stop edge-agent)"
+          : "stop the program holding the port, then run the command again; when it is the agent's service, enroll through it (edge-agent enroll with the service's configuration) or systemctl stop edge-agent",
         retryable: true,
         cause: e,
       },

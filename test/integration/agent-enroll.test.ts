@@ -74,7 +74,7 @@ describe('edge-agent enroll without a running agent', () => {
 describe('edge-agent enroll and identify through the running agent', () => {
   it('goes through the control socket: unknown user refused by the service, no scanner named plainly', async () => {
     const dir = terminalDir();
-    agent = await startAgent(['--terminal', 'gate-enrol', ...apiFlags(dir)]);
+    agent = await startAgent(['--terminal', 'gate-enroll', ...apiFlags(dir)]);
 
     const unknown = await runCli(['enroll', 'NOBODY-2', '--data', dir.dataDir]);
     expect(unknown.stdout).toMatch(/enrolling NOBODY-2 through the running agent/);

@@ -3,7 +3,7 @@
  * pipelines (a fingerprint takes tens of milliseconds of CPU, too long to block MQTT keep-alives
  * and the punch feedback). Requests are answered in order; `close()` ends the thread.
  */
-import { startWorker } from '../../core/worker.js';
+import { startWorker } from '../worker.js';
 import { existsSync } from 'node:fs';
 import type { Worker } from 'node:worker_threads';
 import { AgentError, isErrorCode } from '../../core/errors.js';

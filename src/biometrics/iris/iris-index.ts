@@ -18,7 +18,7 @@
  * or the gallery outgrew them; `scratchAllocations` counts them). The in-process path reuses one
  * score array the same way.
  */
-import { startWorker } from '../../core/worker.js';
+import { startWorker } from '../worker.js';
 import { availableParallelism, loadavg } from 'node:os';
 import type { Worker } from 'node:worker_threads';
 import { AgentError } from '../../core/errors.js';

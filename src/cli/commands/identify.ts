@@ -45,7 +45,7 @@ Exit code 0 when someone was identified, 1 when nobody matched.`,
     const { AgentError } = await import('../../core/errors.js');
     const { configForFlags, secretsFor } = await import('../../config/load.js');
     const { applyScannerFlags, withTerminal } = await import('../terminal-session.js');
-    const { describeProgress, modalityFlag, simulatedPerson } = await import('../enrol-session.js');
+    const { describeProgress, modalityFlag, simulatedPerson } = await import('../enroll-session.js');
     const presentId = intFlag('present', values.present);
     let template: Buffer | null = null;
     if (values.template !== undefined) {

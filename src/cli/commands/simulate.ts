@@ -125,7 +125,7 @@ function serveSimulator(kind: string): (values: Values) => Promise<number> {
     const { syntheticImages } = await import('../../synthetic/simulator-sources.js');
     const capacity = intFlag('capacity', values.capacity);
     // Checked before a pty or socat exists, so a typo leaves nothing behind.
-    const enrolments = (values.enroll ?? '')
+    const enrollments = (values.enroll ?? '')
       .split(',')
       .filter(Boolean)
       .map((item): [number, number] => {
@@ -181,7 +181,7 @@ function serveSimulator(kind: string): (values: Values) => Promise<number> {
         note: `simulating ${kind} at ${baud} baud; control commands on stdin ("edge-agent simulate ${kind} --help")`,
       };
     }
-    for (const [slot, id] of enrolments) {
+    for (const [slot, id] of enrollments) {
       if (!simulator.enroll) throw new AgentError('CLI_USAGE', `this simulator keeps no module slots`, {});
       simulator.enroll(slot, id);
     }

@@ -94,6 +94,6 @@ describe('scanner worker with a badge reader', () => {
       employeeCode: 'E-ALAN',
       detail: 'this terminal takes a finger or an eye, not a badge',
     });
-    expect(elsewhere).toEqual(['enrol-step', 'try-again']);
+    expect(elsewhere).toEqual(['enroll-step', 'try-again']);
   });
 });

@@ -175,7 +175,7 @@ describe('a scanner another process holds', () => {
           'scanner r30x:/dev/fingerprint0 is held by pid 4242 (node /opt/edge-agent/current/dist/cli/main.js run): an edge-agent runs with it',
       });
       expect(err!.hint).toMatch(
-        /^enrol through that agent: run edge-agent enroll with its configuration .* control socket; or stop it first \(systemctl stop edge-agent\)$/,
+        /^enroll through that agent: run edge-agent enroll with its configuration .* control socket; or stop it first \(systemctl stop edge-agent\)$/,
       );
       await expect(worker.withScanner(async () => 'used')).rejects.toMatchObject({ code: 'AGENT_SCANNER_BUSY' });
 

@@ -143,7 +143,7 @@ describe('GT-521 driver against the simulator (in-process)', () => {
     expect(dup.context.duplicateOf).toBe(3);
   });
 
-  it('enrols without saving and gets the template back from Enroll3', async () => {
+  it('enrolls without saving and gets the template back from Enroll3', async () => {
     const { driver, simulator } = await setup();
     simulator.present(11);
     await driver.enrollStart(null);

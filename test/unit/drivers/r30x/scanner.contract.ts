@@ -179,7 +179,7 @@ export function r30xCommandSuite(name: string, makeRig: () => Promise<R30xRig>):
       expect(await d.templateCount()).toBe(0);
     });
 
-    it('enrolOnModule takes two presses of the same finger and returns a template that searches back', async () => {
+    it('enrollOnModule takes two presses of the same finger and returns a template that searches back', async () => {
       rig.simulator.lift();
       const steps: number[] = [];
       const enrolling = rig.scanner.enrollOnModule({

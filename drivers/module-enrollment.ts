@@ -47,7 +47,7 @@ function aborted(signal: AbortSignal): Error {
     : new AgentError('CORE_ABORTED', 'the module enrolment was cancelled', {}, { hint: 'run the enrolment again' });
 }
 
-export async function enrolByPresses(s: PressSteps): Promise<void> {
+export async function enrollByPresses(s: PressSteps): Promise<void> {
   const { presses, options } = s;
   const { signal } = options;
   const retries = options.retries ?? 2;

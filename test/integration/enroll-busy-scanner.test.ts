@@ -66,7 +66,7 @@ describe.skipIf(!has('socat'))('enrolment while the running agent holds the scan
     expect(refused.stderr).toContain(`AGENT_SCANNER_BUSY: scanner ${scanner} is held by pid ${agent.pid} (`);
     expect(refused.stderr).toMatch(/: an edge-agent runs with it\n/);
     expect(refused.stderr).toMatch(
-      /hint: enrol through that agent: run edge-agent enroll with its configuration .*control socket; or stop it first \(systemctl stop edge-agent\)/,
+      /hint: enroll through that agent: run edge-agent enroll with its configuration .*control socket; or stop it first \(systemctl stop edge-agent\)/,
     );
     expect(refused.stdout).not.toMatch(/place the finger/);
     expect(refused.stderr).not.toMatch(/TemplateNum|AGENT_NO_SCANNER|DRIVER_R30X/);

@@ -14,7 +14,7 @@
  *  - a second enrolment on a scanner already enrolling is refused at once; a cancelled one stops
  *    at once and stores nothing;
  *  - without image extraction the module enrols alone, prompted the same way.
- * The refusal of a scanner another process holds is in enrol-busy-scanner.test.ts.
+ * The refusal of a scanner another process holds is in enroll-busy-scanner.test.ts.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/config.js';
@@ -40,7 +40,7 @@ async function terminal(family: ScannerFamily): Promise<{ rt: TerminalRuntime; s
   const dir = terminalDir();
   const config = parseConfig({
     dataDir: dir.dataDir,
-    terminal: { id: `enrol-${family}`, site: 'plant' },
+    terminal: { id: `enroll-${family}`, site: 'plant' },
     scanners: [{ family, path: 'sim' }],
     ops: { enabled: false },
   });

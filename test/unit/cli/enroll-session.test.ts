@@ -3,7 +3,7 @@ import { createSimulatedScanner } from '../../../drivers/simulated.js';
 import { syntheticImages } from '../../../src/synthetic/simulator-sources.js';
 import type { R30xSimulator } from '../../../drivers/r30x/simulator.js';
 import type { TerminalRuntime } from '../../../src/daemon/runtime.js';
-import { describeProgress, modalityFlag, simulatedPerson } from '../../../src/cli/enrol-session.js';
+import { describeProgress, modalityFlag, simulatedPerson } from '../../../src/cli/enroll-session.js';
 
 let sim: R30xSimulator | null = null;
 afterEach(async () => {

@@ -11,20 +11,20 @@ import { toAgentError } from '../core/errors.js';
 import type { BiometricModality } from '../core/modality.js';
 import type { Progress } from './guided-capture.js';
 
-export interface EnrolmentUpload {
+export interface EnrollmentUpload {
   /** Each item's status as the service gave it; null when nothing was sent. */
   upload: Array<{ statusCode: string; statusDescription: string | null }> | null;
   /** Why the upload failed as a whole (`CODE: message`), null otherwise. */
   uploadError: string | null;
 }
 
-export async function uploadEnrolment(
+export async function uploadEnrollment(
   client: AttendanceClient | null,
   employeeCode: string,
   modality: BiometricModality,
   taken: ReadonlyArray<{ data: Uint8Array }>,
   progress: Progress,
-): Promise<EnrolmentUpload> {
+): Promise<EnrollmentUpload> {
   if (!client) return { upload: null, uploadError: null };
   if (taken.length === 0) {
     progress({ step: 'upload', message: 'only a module template was taken (vendor format): nothing uploaded to the service' });

@@ -1,12 +1,12 @@
 /**
- * Log lines an outsider can multiply: one refused command, site record or token attempt per
- * message anyone sends. Each is worth a line while they are few; a flood of them (thousands a
+ * Log lines an outsider can multiply (ops' refused commands, site sync's refused records): one
+ * per message anyone sends. Each is worth a line while they are few; a flood of them (thousands a
  * second from one broker client) must not fill the journal or wear out a Pi's SD card. At most
  * `burst` lines are written per `windowMs`; past that they are counted, and the next line written
  * says how many were left out (`suppressed`). Counters in metrics keep the full totals.
  */
-import type { Logger } from './logger.js';
-import { monotonicMs } from './time.js';
+import type { Logger } from '../core/logger.js';
+import { monotonicMs } from '../core/time.js';
 
 export interface ThrottledLogOptions {
   /** Lines written per window at most (default 10). */

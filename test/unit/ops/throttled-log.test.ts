@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ThrottledLog } from '../../../src/core/throttled-log.js';
+import { ThrottledLog } from '../../../src/ops/throttled-log.js';
 import type { Logger } from '../../../src/core/logger.js';
 
 function recorder() {
