@@ -9,7 +9,7 @@
  * different fingers).
  *
  * Tested in test/unit/drivers/gt521/scanner.test.ts (three presses with lifts in between; a press
- * nobody makes) and test/integration/enrol-guided.test.ts (a finger put back before the lift, a
+ * nobody makes) and test/integration/enroll-guided.test.ts (a finger put back before the lift, a
  * press the module did not take, every try failing).
  */
 import { AgentError, toAgentError } from '../src/core/errors.js';

@@ -5,7 +5,7 @@
  * starting the agent's parts in this process when there is none.
  *
  * Tested in test/integration/agent-enroll.test.ts (enroll and identify in-process and through the
- * running agent's control socket) and test/integration/enrol-busy-scanner.test.ts.
+ * running agent's control socket) and test/integration/enroll-busy-scanner.test.ts.
  */
 import type { AgentConfig } from '../config/config.js';
 import { parseScannerSpec } from '../setup/provision.js';

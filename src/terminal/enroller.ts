@@ -19,7 +19,7 @@
  * A badge (modality `badge`) is one card read on the badge reader: badge-enroller.ts. Identifying
  * one capture or a template, nothing punched: identify-on-demand.ts.
  *
- * Tested in test/integration/enrol-guided.test.ts (every press prompted, presses asked again, a
+ * Tested in test/integration/enroll-guided.test.ts (every press prompted, presses asked again, a
  * cancelled enrolment, without extraction, on an R30x, a GT-521 and the iris camera) and
  * test/integration/agent-enroll.test.ts.
  */

@@ -5,7 +5,7 @@
  * the words they are told (`promptWords`) and the steps reported as they happen (`Progress`).
  *
  * Tested in test/unit/terminal/scanner-worker.test.ts (the scanner lent to enrolment, refused when
- * not connected) and test/integration/enrol-guided.test.ts (the prompts and the lift between
+ * not connected) and test/integration/enroll-guided.test.ts (the prompts and the lift between
  * presses).
  */
 import type { CapturedImage, Scanner } from '../../drivers/scanner.js';

@@ -1,6 +1,6 @@
 /**
  * Tested in test/integration/agent-enroll.test.ts (a full enrolment, refusals, through the running
- * agent), test/integration/enrol-busy-scanner.test.ts and test/integration/agent-badge-e2e.test.ts.
+ * agent), test/integration/enroll-busy-scanner.test.ts and test/integration/agent-badge-e2e.test.ts.
  */
 import type { Command } from 'commander';
 import { action, defineCommand, intFlag, printJson, usageError, withJson } from '../command.js';
