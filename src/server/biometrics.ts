@@ -7,6 +7,9 @@
  * - more than `maxRecordsPerModality` records for the user and modality → ENROLLMENT_ERROR
  * - the same data enrolled again → SUCCESS, no second record
  * Stored records are never returned.
+ *
+ * Tested in test/integration/api-contract.test.ts (operations 4 and 5: each item's status, sealed
+ * records, the limit) and test/integration/api-raw-http.test.ts.
  */
 import { API_MODALITIES } from '../core/modality.js';
 import { answer, BadRequest, fail, isObject, ok, plural, type HandlerResult } from './envelope.js';

@@ -2,6 +2,9 @@
  * The ops component: retained state, info and metrics over MQTT and the request/response
  * commands; it also notes delivery errors and dead letters as the terminal's last error, and
  * republishes the metrics at once when the time authority sees a step or a change of trust.
+ *
+ * Tested in test/integration/agent-ops.test.ts (retained state and metrics, signed commands
+ * answered, degraded and healthy again, offline on a clean stop).
  */
 import { AgentError } from '../../core/errors.js';
 import { logger } from '../../core/logger.js';
