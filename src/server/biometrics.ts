@@ -8,6 +8,9 @@
  * - the same data enrolled again → SUCCESS, no second record
  * A path code outside the employee-code rule (stored before the rule, or never) is INVALID_PARAMETERS
  * at the top level: nothing is attached to it. Stored records are never returned.
+ *
+ * Tested in test/integration/api-contract.test.ts (operations 4 and 5: each item's status, sealed
+ * records, the limit, a path code outside the rule) and test/integration/api-raw-http.test.ts.
  */
 import { EMPLOYEE_CODE_RULE } from '../api/employee-code.js';
 import { API_MODALITIES } from '../core/modality.js';

@@ -21,6 +21,9 @@
  * milliseconds, item count, role. Nothing a client sends can crash the process. Any answer given
  * before the request's body was read closes the connection (after a short linger, so the client
  * reads it).
+ *
+ * Tested in test/integration/api-raw-http.test.ts (statuses over plain HTTP, bad input never a
+ * crash, the request log, a busy port) and test/integration/service-abuse.test.ts.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';

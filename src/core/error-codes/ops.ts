@@ -1,4 +1,9 @@
-/** Ops' codes (`OPS_…`): the MQTT connection, signed commands and their answers (site sync's `OPS_SYNC_…` are in site-sync.ts). */
+/**
+ * Ops' codes (`OPS_…`): the MQTT connection, signed commands and their answers (site sync's `OPS_SYNC_…` are in site-sync.ts).
+ *
+ * Tested in test/unit/core/error-codes.test.ts (this layer's codes joined into the one table, each
+ * code in one layer only) and test/unit/core/errors.test.ts (every code has a layer and a hint).
+ */
 import { layerCodes } from './layer-codes.js';
 
 export const OPS_CODES = layerCodes('ops', {

@@ -3,6 +3,10 @@
  * commands (signed; those accepted are remembered in the terminal's database against replays);
  * it also notes delivery errors and dead letters as the terminal's last error, and republishes
  * the metrics at once when the time authority sees a step or a change of trust.
+ *
+ * Tested in test/integration/agent-ops.test.ts (retained state and metrics, signed commands
+ * answered, a captured restart replayed after the restart and into a new process, degraded and
+ * healthy again, offline on a clean stop).
  */
 import { AgentError } from '../../core/errors.js';
 import { logger } from '../../core/logger.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { openAgentDatabase } from '../../../src/store/agent-db.js';
 import { ReplayStore } from '../../../src/store/replay-store.js';
-import { agentDatabasePerTest } from './fixture.js';
+import { agentDatabasePerTest } from './agent-db.fixture.js';
 
 const t = agentDatabasePerTest('replay-store-');
 
