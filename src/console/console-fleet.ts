@@ -53,7 +53,10 @@ export interface ConsoleFleetOptions {
   maxPayloadBytes: number;
   /** Verified terminals kept at most (default 10,000). */
   maxTerminals?: number;
-  /** Unverified terminals kept at most (default 1,000): 10,000 fakes cannot push a real terminal out. */
+  /**
+   * Unverified terminals kept at most where the console verifies (default 1,000): 10,000 fakes
+   * cannot push a real terminal out. Without a key every terminal is unverified and `maxTerminals` holds.
+   */
   maxUnverified?: number;
   /** The keys to verify telemetry with; none: every terminal is unverified. */
   keyring?: OpsKeyring | null;
@@ -167,7 +170,10 @@ export class ConsoleFleet extends TypedEmitter<ConsoleFleetEvents> {
       if (payload.length === 0) return null;
       if (verified && this.#terminals.size - this.#unverified >= this.#o.maxTerminals)
         return this.#drop(`more than ${this.#o.maxTerminals} terminals`);
-      if (!verified && this.#unverified >= this.#o.maxUnverified)
+      // Without a key nothing is verified: there is no one to give priority to, and the one cap holds.
+      if (!verified && !this.canVerify && this.#unverified >= this.#o.maxTerminals)
+        return this.#drop(`more than ${this.#o.maxTerminals} terminals`);
+      if (!verified && this.canVerify && this.#unverified >= this.#o.maxUnverified)
         return this.#drop(`more than ${this.#o.maxUnverified} unverified terminals`);
       r = {
         key,

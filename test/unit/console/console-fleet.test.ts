@@ -63,7 +63,7 @@ describe("the console's fleet", () => {
     const { f, dropped, removed } = fleet();
     for (const t of ['a', 'b', 'c', 'd']) f.apply(`attendance/s/${t}/state`, b('online'), false, NOW);
     expect(f.size).toBe(3);
-    expect(dropped).toEqual(['more than 3 unverified terminals']);
+    expect(dropped).toEqual(['more than 3 terminals']);
     f.apply('attendance/s/a/state', b(''), false, NOW);
     expect(removed).toEqual(['s/a']);
     expect(f.records().map((r) => r.terminal)).toEqual(['b', 'c']);
