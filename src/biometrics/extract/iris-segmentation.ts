@@ -251,13 +251,13 @@ function localizeOnce(img: GrayImage, opts: IrisCheckOptions): IrisLocalization 
   if (first && first.aspect < minAspect && first.edgeWidth <= 4.5 && first.circle.r >= 0.025 * Math.min(w, h))
     throw offAxis(first.aspect, minAspect, full(first.circle));
   // The pupil is the most pupil-like candidate that has an iris round it: a limbus whose weaker
-  // side steps up by 4 % of the gray range (a dark lash clump or a crypt has none).
+  // side steps up by 2.5 % of the gray range (a dark lash clump or a crypt has none).
   const limbusPlane: Plane = { f: gaussianBlur(maskedAsSclera(wk, refl.image), w, h, 1), w, h };
   let pupilTrace: PupilTrace | null = null;
   let limbus: Limbus | null = null;
   for (const t of candidates.slice(0, 3)) {
     const l = findLimbus(limbusPlane, t.circle);
-    if (l && l.step >= 0.04 * range) {
+    if (l && l.step >= 0.025 * range) {
       pupilTrace = t;
       limbus = l;
       break;
