@@ -7,7 +7,7 @@
  * (iris-occlusion.ts: eyelids, lashes, shadows, the reflections found before the pupil was
  * searched) → a refusal ('occluded') when too little iris is left → Gabor encoding by the ONNX
  * model → phase quantization (sign of the real and imaginary parts) → `IrisCode` with its mask and
- * a quality score.
+ * a quality score (iris-quality.ts, in the spirit of ISO/IEC 29794-6).
  */
 import { AgentError } from '../../core/errors.js';
 import { sampleBilinear } from '../image/filters.js';
@@ -15,6 +15,7 @@ import { assertGrayImage, type GrayImage } from '../image/gray-image.js';
 import { createIrisCode, type IrisCode } from '../iris/iris-code.js';
 import { limbusDistance } from './iris-geometry.js';
 import { occlusionMask } from './iris-occlusion.js';
+import { irisQualityFeatures, irisQualityScore, type IrisQualityFeatures } from './iris-quality.js';
 import { localizeIris, type IrisCheckOptions, type IrisLocalization } from './iris-segmentation.js';
 import { IRIS_MODEL } from './model-path.js';
 import { getSession, ort } from './onnx-sessions.js';
@@ -31,6 +32,8 @@ export interface IrisExtraction {
   code: IrisCode;
   localization: IrisLocalization;
   validFraction: number;
+  /** What the quality score was made of (iris-quality.ts). */
+  qualityFeatures: IrisQualityFeatures;
   timings: Record<string, number>;
 }
 
@@ -169,12 +172,8 @@ export async function extractIris(img: GrayImage, opts: IrisExtractOptions = {})
   const t2 = performance.now();
   const { bits, valid, validFraction } = await encodeNormalized(n, opts);
   const t3 = performance.now();
-  const sharpQ = loc.sharpness;
-  const sizeQ = Math.min(1, loc.iris.r / 100);
-  const quality = Math.max(
-    1,
-    Math.min(100, Math.round(100 * Math.min(1, validFraction / 0.7) * (0.5 + 0.5 * sharpQ) * (0.6 + 0.4 * sizeQ))),
-  );
+  const qualityFeatures = irisQualityFeatures(img, loc, { visible: n.visible, validFraction });
+  const quality = irisQualityScore(qualityFeatures);
   const code = createIrisCode(
     (ring, angle, k) => bits[k * RINGS * ANGLES + ring * ANGLES + angle] === 1,
     (ring, angle) => valid[ring * ANGLES + angle] === 1,
@@ -184,6 +183,7 @@ export async function extractIris(img: GrayImage, opts: IrisExtractOptions = {})
     code,
     localization: loc,
     validFraction,
+    qualityFeatures,
     timings: { localize: t1 - t0, normalize: t2 - t1, encode: t3 - t2, total: performance.now() - t0 },
   };
 }
