@@ -150,8 +150,25 @@ export function pupilCandidates(p: Plane, range: number, black: number): PupilTr
       continue;
     distinct.push(j);
   }
+  // A speck inside a larger dark blob that is nearly as dark is the pupil's own unevenness (the
+  // haze round a filled reflection), not a pupil: under a fifth of its radius (a pupil is at least
+  // a tenth of its iris, and that blob would be the iris: far brighter than its pupil). Left out
+  // before the best six are refined, so specks inside one pupil cannot crowd the pupil out.
+  const specks = (list: Judged[]): Judged[] =>
+    list.filter(
+      (a) =>
+        !list.some(
+          (b) =>
+            b !== a &&
+            a.trace.circle.r < 0.2 * b.trace.circle.r &&
+            (a.trace.circle.x - b.trace.circle.x) ** 2 + (a.trace.circle.y - b.trace.circle.y) ** 2 < b.trace.circle.r ** 2 &&
+            b.trace.inside - a.trace.inside <= 0.5 * (b.trace.outside - b.trace.inside),
+        ),
+    );
   const judged: Judged[] = [];
-  for (const j0 of distinct.slice(0, 6)) {
+  for (const j0 of specks(distinct).slice(0, 6)) {
+    // Traced again until it settles; a trace that drifts off a pupil whose edge is broken by
+    // reflections and comes out failing the judge falls back to the first trace, which passed.
     let t = j0.trace;
     for (let i = 0; i < 3; i++) {
       const next = tracePupil(p, t.circle);
@@ -159,22 +176,9 @@ export function pupilCandidates(p: Plane, range: number, black: number): PupilTr
       t = next;
       if (moved < 0.5) break;
     }
-    const j = judge(t);
-    if (j) judged.push(j);
+    judged.push(judge(t) ?? j0);
   }
-  // A speck inside a larger dark blob that is nearly as dark is the pupil's own unevenness, not a
-  // pupil: under a fifth of its radius (a pupil is at least a tenth of its iris, and that blob
-  // would be the iris: far brighter than its pupil).
-  const whole = judged.filter(
-    (a) =>
-      !judged.some(
-        (b) =>
-          b !== a &&
-          a.trace.circle.r < 0.2 * b.trace.circle.r &&
-          (a.trace.circle.x - b.trace.circle.x) ** 2 + (a.trace.circle.y - b.trace.circle.y) ** 2 < b.trace.circle.r ** 2 &&
-          b.trace.inside - a.trace.inside <= 0.5 * (b.trace.outside - b.trace.inside),
-      ),
-  );
+  const whole = specks(judged);
   judged.length = 0;
   judged.push(...whole);
   if (!judged.length) return [];
@@ -251,17 +255,28 @@ function localizeOnce(img: GrayImage, opts: IrisCheckOptions): IrisLocalization 
   if (first && first.aspect < minAspect && first.edgeWidth <= 4.5 && first.circle.r >= 0.025 * Math.min(w, h))
     throw offAxis(first.aspect, minAspect, full(first.circle));
   // The pupil is the most pupil-like candidate that has an iris round it: a limbus whose weaker
-  // side steps up by 2.5 % of the gray range (a dark lash clump or a crypt has none).
+  // side steps up by 2.5 % of the gray range (a dark lash clump or a crypt has none). Where no
+  // candidate has one, the same search on the inverted image: an iris brighter than what is round
+  // it (a light iris under near infrared, framed by lid shadow and lashes rather than sclera).
   const limbusPlane: Plane = { f: gaussianBlur(maskedAsSclera(wk, refl.image), w, h, 1), w, h };
   let pupilTrace: PupilTrace | null = null;
   let limbus: Limbus | null = null;
-  for (const t of candidates.slice(0, 3)) {
-    const l = findLimbus(limbusPlane, t.circle);
-    if (l && l.step >= 0.025 * range) {
-      pupilTrace = t;
-      limbus = l;
-      break;
+  const inverted = (): Plane => {
+    const f = new Float32Array(limbusPlane.f.length);
+    for (let i = 0; i < f.length; i++) f[i] = 255 - limbusPlane.f[i]!;
+    return { f, w, h };
+  };
+  for (const plane of [() => limbusPlane, inverted]) {
+    const lp = plane();
+    for (const t of candidates.slice(0, 3)) {
+      const l = findLimbus(lp, t.circle);
+      if (l && l.step >= 0.025 * range) {
+        pupilTrace = t;
+        limbus = l;
+        break;
+      }
     }
+    if (limbus || !candidates.length) break;
   }
   if (!pupilTrace || !limbus) {
     throw unusable(
