@@ -215,8 +215,8 @@ function calibrate(fingers: number): void {
   const raw: number[] = [0];
   const score: number[] = [0];
   // Levels every 2 dB while at least 5 impostor scores lie above them.
-  for (let s = 2; Math.pow(10, -s / 10) * raws.length >= 5; s += 2) {
-    const fmr = Math.pow(10, -s / 10);
+  for (let s = 2; 10 ** (-s / 10) * raws.length >= 5; s += 2) {
+    const fmr = 10 ** (-s / 10);
     const r = raws[Math.min(raws.length - 1, Math.floor((1 - fmr) * raws.length))]!;
     if (r <= raw[raw.length - 1]!) continue;
     raw.push(Number(r.toFixed(3)));

@@ -7,6 +7,10 @@
  * crease or the eye's corner) and only where the band inside it is still iris (closer to the
  * iris's level next to the pupil than to the band outside): past the limbus the inside band is
  * sclera, and a step there (sclera to skin) is not the iris's edge. Coarse, then fine.
+ *
+ * Tested in test/unit/biometrics/extract/iris-segmentation.test.ts and
+ * test/unit/biometrics/extract/iris-small-camera.test.ts (the limbus of synthetic eyes of every
+ * kind, through the localization).
  */
 import { sampleBilinear } from '../image/filters.js';
 import type { Circle } from './iris-geometry.js';

@@ -14,6 +14,10 @@
  *
  * The strip is ρ (row 0 at the pupil, last row at the limbus) × θ (column j at 2πj/cols, y down:
  * the upper lid is where sin θ < 0).
+ *
+ * Tested in test/unit/biometrics/extract/iris-pipeline.test.ts and
+ * test/unit/biometrics/extract/iris-image-kinds.test.ts (eyelids and lashes masked on the strip,
+ * through the pipeline).
  */
 
 export interface Occlusion {

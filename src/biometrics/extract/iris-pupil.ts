@@ -7,6 +7,10 @@
  *
  * Every size is a fraction of the image's short side or of the candidate's own radius, every gray
  * level a fraction of the image's 1–99 % range.
+ *
+ * Tested in test/unit/biometrics/extract/iris-segmentation.test.ts and
+ * test/unit/biometrics/extract/iris-small-camera.test.ts (pupils of every size, with reflections
+ * inside, through the localization).
  */
 import { gaussianBlur, sampleBilinear } from '../image/filters.js';
 import type { Circle } from './iris-geometry.js';

@@ -1,4 +1,3 @@
-import { boxBlur } from '../image/filters.js';
 /**
  * Specular reflections of the camera's illuminators, found and filled in before anything looks
  * for the pupil: a reflection is a small spot far brighter than what surrounds it, wherever it
@@ -10,7 +9,12 @@ import { boxBlur } from '../image/filters.js';
  * the image's own gray-level range, grown by a halo, and filled from the border inwards with the
  * mean of the known neighbours: a reflection inside the pupil then reads as pupil. Every size is a
  * fraction of the image's short side, every level a fraction of its range: no camera is special.
+ *
+ * Tested in test/unit/biometrics/extract/iris-segmentation.test.ts and
+ * test/unit/biometrics/extract/iris-small-camera.test.ts (reflections in and round the pupil,
+ * through the localization).
  */
+import { boxBlur } from '../image/filters.js';
 
 /** The p-quantile (0..1) of float gray levels in 0..255, from a 256-bin histogram. */
 export function grayQuantile(f: Float32Array, p: number): number {
