@@ -152,8 +152,7 @@ export function pupilCandidates(p: Plane, range: number, black: number): PupilTr
   }
   // A speck inside a larger dark blob that is nearly as dark is the pupil's own unevenness (the
   // haze round a filled reflection), not a pupil: under a fifth of its radius (a pupil is at least
-  // a tenth of its iris, and that blob would be the iris: far brighter than its pupil). Left out
-  // before the best six are refined, so specks inside one pupil cannot crowd the pupil out.
+  // a tenth of its iris, and that blob would be the iris: far brighter than its pupil).
   const specks = (list: Judged[]): Judged[] =>
     list.filter(
       (a) =>
@@ -166,7 +165,7 @@ export function pupilCandidates(p: Plane, range: number, black: number): PupilTr
         ),
     );
   const judged: Judged[] = [];
-  for (const j0 of specks(distinct).slice(0, 6)) {
+  for (const j0 of distinct.slice(0, 6)) {
     // Traced again until it settles; a trace that drifts off a pupil whose edge is broken by
     // reflections and comes out failing the judge falls back to the first trace, which passed.
     let t = j0.trace;
