@@ -235,6 +235,8 @@ export const ConfigSchema = z.strictObject({
         .strictObject({
           /** A terminal lost (its connection died: the last will) for longer than this. 0 alerts at once. */
           lostMinutes: z.number().min(0).nullable().default(2),
+          /** A terminal degraded (a scanner not ready, its clock not trusted, its outbox full, an upstream failing, ...), with the reasons. */
+          degraded: z.boolean().default(true),
           /** A terminal that says online but has published nothing for this long. */
           silentMinutes: z.number().positive().nullable().default(5),
           /** The oldest pending punch older than this. */
