@@ -101,6 +101,8 @@ export class FleetView {
       commands,
       prefix: options.prefix,
       rules: settings.alerts,
+      /** Every time on the page is shown in this zone, named beside them. */
+      timeZone: settings.timeZone ?? 'UTC',
       now: Date.now(),
     };
   }
