@@ -27,6 +27,7 @@ import { AgentError } from '../core/errors.js';
 import type { OpsKeyring } from './ops-auth.js';
 import { readStatePayload, TelemetryLedger } from './telemetry-auth.js';
 import { parseTerminalTopic } from './topics.js';
+import { stateOfInfo, stateOfMetrics, terminalState, type Reason, type StateInputs } from './terminal-state.js';
 
 export interface TerminalView {
   site: string;
@@ -43,16 +44,21 @@ export interface TerminalView {
   lastErrorAt: string | null;
   /** Metrics `health`: `degraded` when a scanner is not ready, delivery fails or an alert waits. */
   health: 'ok' | 'degraded' | null;
-  /** Why it is degraded, one short sentence each. */
+  /** Why it is degraded, one short sentence each (the messages of `reasons`). */
   degraded: string[];
+  /** Why it is degraded: a code (SCANNER_NOT_READY, CLOCK_UNTRUSTED, ...) and a sentence each. */
+  reasons: Reason[];
+  /** Since when it is in `status` (ISO): the terminal's own word, else an estimate. */
+  since: string | null;
   /** Each scanner with its status (`ready`, `connecting`, `disconnected`, ...). */
   scanners: Array<{ key: string; status: string }> | null;
   /**
-   * What a person should read: the retained `state` (online, offline, lost) with `degraded` in
-   * place of `online` when the terminal says it is degraded.
+   * What a person should read (src/ops/terminal-state.ts): online, degraded, offline or lost; the
+   * same in the console, its /metrics and Home Assistant.
    */
   status: string | null;
   version: string | null;
+  /** synchronized (confirmed by a time service), assumed (nothing can tell) or unsynchronized. */
   clock: string | null;
   /** Codes of the terminal's alerts (metrics `alerts`), e.g. CLOCK_EARLIER_BOOT_HELD. */
   alerts: string[];
@@ -113,6 +119,8 @@ export class FleetMonitor extends TypedEmitter<FleetEvents> {
   readonly #terminals = new Map<string, TerminalView>();
   /** The retained leaves seen per terminal (LEAF_BITS), to ask again for the ones a broker dropped. */
   readonly #leaves = new Map<string, number>();
+  /** The latest info and metrics per terminal, as the state model reads them. */
+  readonly #docs = new Map<string, Pick<StateInputs, 'info' | 'metrics'>>();
   readonly #prefix: string;
   readonly #site: string | null;
   readonly #ledger: TelemetryLedger;
@@ -131,29 +139,6 @@ export class FleetMonitor extends TypedEmitter<FleetEvents> {
     this.#ignoreUnverified = options.ignoreUnverified ?? false;
   }
 
-  #blank(site: string, terminal: string, verified: boolean): TerminalView {
-    return {
-      site,
-      terminal,
-      state: null,
-      lastSeen: null,
-      queueDepth: null,
-      oldestPendingAgeSec: null,
-      dead: null,
-      delivered: null,
-      lastError: null,
-      lastErrorAt: null,
-      health: null,
-      degraded: [],
-      scanners: null,
-      status: null,
-      version: null,
-      clock: null,
-      alerts: [],
-      verified,
-    };
-  }
-
   /** Applies one message; exported for tests of the view logic. */
   apply(topic: string, payload: Buffer): TerminalView | null {
     const t = parseTerminalTopic(this.#prefix, topic);
@@ -162,8 +147,8 @@ export class FleetMonitor extends TypedEmitter<FleetEvents> {
     const key = `${t.site}/${t.terminal}`;
     const text = payload.toString('utf8');
     let doc: Record<string, unknown> | null = null;
-    let state: string | null = null;
-    if (t.leaf === 'state') ({ doc, state } = readStatePayload(text));
+    let stateWord: string | null = null;
+    if (t.leaf === 'state') ({ doc, state: stateWord } = readStatePayload(text));
     else if (text !== '') {
       try {
         const parsed = JSON.parse(text) as unknown;
@@ -175,16 +160,44 @@ export class FleetMonitor extends TypedEmitter<FleetEvents> {
     }
     const before = this.#terminals.get(key);
     // An empty retained message clears a topic: it says nothing, signed or not.
-    const verdict = text === '' ? (before?.verified ? 'verified' : 'unverified') : this.#ledger.judge({ ...t, leaf: t.leaf }, doc);
+    const verdict = text === '' ? (before?.verified ? 'verified' : 'unverified') : this.#ledger.judge(t, doc);
     if (verdict === 'stale') return null;
     const verified = verdict === 'verified';
     // An unsigned message never displaces what a terminal signed, and is dropped when so configured.
     if (!verified && (before?.verified || this.#ignoreUnverified)) return null;
-    this.#leaves.set(key, (this.#leaves.get(key) ?? 0) | LEAF_BITS[t.leaf as keyof typeof LEAF_BITS]);
     // The first signed message of a terminal shown unverified so far: what the others said goes.
-    const view: TerminalView = before && before.verified === verified ? before : this.#blank(t.site, t.terminal, verified);
+    if (before && before.verified !== verified) {
+      this.#terminals.delete(key);
+      this.#docs.delete(key);
+      this.#leaves.delete(key);
+    }
+    this.#leaves.set(key, (this.#leaves.get(key) ?? 0) | LEAF_BITS[t.leaf as keyof typeof LEAF_BITS]);
+    const view: TerminalView = this.#terminals.get(key) ?? {
+      verified,
+      site: t.site,
+      terminal: t.terminal,
+      state: null,
+      lastSeen: null,
+      queueDepth: null,
+      oldestPendingAgeSec: null,
+      dead: null,
+      delivered: null,
+      lastError: null,
+      lastErrorAt: null,
+      health: null,
+      degraded: [],
+      reasons: [],
+      since: null,
+      scanners: null,
+      status: null,
+      version: null,
+      clock: null,
+      alerts: [],
+    };
+    const docs = this.#docs.get(key) ?? { info: null, metrics: null };
+    this.#docs.set(key, docs);
     if (t.leaf === 'state') {
-      view.state = state;
+      view.state = stateWord;
     } else if (doc) {
       const at = str(doc.at);
       if (at && (!view.lastSeen || at > view.lastSeen)) view.lastSeen = at;
@@ -197,7 +210,6 @@ export class FleetMonitor extends TypedEmitter<FleetEvents> {
         view.lastError = str(doc.lastError) ?? (doc.lastError === null ? null : view.lastError);
         view.lastErrorAt = view.lastError === null ? null : (str(doc.lastErrorAt) ?? view.lastErrorAt);
         if (doc.health === 'ok' || doc.health === 'degraded') view.health = doc.health;
-        if (Array.isArray(doc.degraded)) view.degraded = doc.degraded.filter((r): r is string => typeof r === 'string');
         if (Array.isArray(doc.scanners)) {
           view.scanners = doc.scanners.flatMap((x) => {
             const o = x as { key?: unknown; status?: unknown } | null;
@@ -206,15 +218,18 @@ export class FleetMonitor extends TypedEmitter<FleetEvents> {
         }
         if (Array.isArray(doc.alerts))
           view.alerts = doc.alerts.map((a) => str((a as { code?: unknown } | null)?.code)).filter((c): c is string => c !== null);
-        const clock = doc.clock as Record<string, unknown> | null | undefined;
-        if (clock && typeof clock.clockTrusted === 'boolean') view.clock = clock.clockTrusted ? 'synchronized' : 'unsynchronized';
+        docs.metrics = stateOfMetrics(doc);
       } else {
         view.version = str(doc.version);
-        const clock = doc.clock as Record<string, unknown> | undefined;
-        view.clock = clock ? (clock.synchronized ? 'synchronized' : 'unsynchronized') : view.clock;
+        docs.info = stateOfInfo(doc);
       }
     }
-    view.status = view.state === 'online' && view.health === 'degraded' ? 'degraded' : view.state;
+    const model = terminalState({ word: view.state, metrics: docs.metrics, info: docs.info, lastSeen: view.lastSeen });
+    view.status = model.state;
+    view.reasons = model.reasons;
+    view.degraded = model.reasons.map((r) => r.message);
+    view.since = model.since === null ? null : new Date(model.since).toISOString();
+    view.clock = model.clock;
     this.#terminals.set(key, view);
     this.emit('change', view);
     return view;

@@ -17,10 +17,9 @@ import { publishChecked } from '../upload/mqtt-publish.js';
 import { RepeatedWarning } from '../core/repeated-warning.js';
 import { ThrottledLog } from './throttled-log.js';
 import type { CommandResponse, CommandRouter } from './commands.js';
-import type { TelemetrySigner } from './telemetry-auth.js';
 import { requestTopic, responseTopic, terminalTopic, type TopicBase } from './topics.js';
-
-export type TerminalState = 'online' | 'offline' | 'lost';
+import { StateSince } from './terminal-state.js';
+import type { TelemetrySigner } from './telemetry-auth.js';
 
 export interface TerminalOpsOptions {
   url: string;
@@ -60,9 +59,11 @@ export class TerminalOps extends TypedEmitter<TerminalOpsEvents> {
   #connected = false;
   #stopping = false;
   #lastPublishAt: string | null = null;
+  /** The state word last published on this connection (online or degraded), and since when it holds. */
+  #word: string | null = null;
+  readonly #since = new StateSince<string>();
   /** The state payload this connection published last (the retained one, unless someone overwrote it). */
   #statePayload: string | null = null;
-  #state: TerminalState = 'online';
   #healedAt = 0;
   #lastConnection = 0;
   /** Per retained leaf: the last gather-and-publish, and the one waiting to start (see #inOrder). */
@@ -88,9 +89,8 @@ export class TerminalOps extends TypedEmitter<TerminalOpsEvents> {
     return this.#lastPublishAt;
   }
 
-  /** Connects in the background; resolves at once (or when first connected if `waitMs` is given). */
   /** The state payload: signed JSON, or the bare word without a signer. */
-  #stateBody(state: TerminalState, will = false): string {
+  #stateBody(state: string, will = false): string {
     const signer = this.#o.signer;
     if (!signer) return state;
     const body = { state, at: new Date().toISOString() };
@@ -105,6 +105,7 @@ export class TerminalOps extends TypedEmitter<TerminalOpsEvents> {
     return { topic: terminalTopic(this.#o.base, 'state'), payload: Buffer.from(this.#stateBody('lost', true)), qos: 1, retain: true };
   }
 
+  /** Connects in the background; resolves at once (or when first connected if `waitMs` is given). */
   async start(waitMs = 0): Promise<void> {
     const b = this.#o.base;
     const client = mqtt.connect(this.#o.url, {
@@ -161,9 +162,13 @@ export class TerminalOps extends TypedEmitter<TerminalOpsEvents> {
       this.#statePayload = null;
       // Its own state too: a forged state (a `lost` for this live terminal) is answered with the true one.
       await client.subscribeAsync([requestTopic(b, '+'), terminalTopic(b, 'state')], { qos: 1 });
-      await this.#publishState('online');
+      // A new connection: the others saw it lost or offline, so the state begins again. The
+      // metrics publish the state word (online or degraded) after themselves.
+      this.#word = null;
+      this.#since.reset();
       await this.publishInfo();
       await this.publishMetrics();
+      if (this.#word === null) await this.#publishWord('online');
       this.emit('connected', undefined);
     } catch (err) {
       const e = toAgentError(err, 'MQTT_PUBLISH_FAILED');
@@ -171,17 +176,9 @@ export class TerminalOps extends TypedEmitter<TerminalOpsEvents> {
     }
   }
 
-  async #publishState(state: TerminalState, client = this.#client): Promise<void> {
-    if (!client) return;
-    this.#state = state;
-    const payload = this.#stateBody(state);
-    this.#statePayload = payload;
-    await publishChecked(client, terminalTopic(this.#o.base, 'state'), payload, { qos: 1, retain: true }, this.#o.maxPayloadBytes);
-  }
-
   /** Someone else's message on this terminal's state topic: the true state again (at most every HEAL_MS). */
   #onOwnState(payload: Buffer): void {
-    if (this.#statePayload === null || this.#stopping || !this.#connected) return;
+    if (this.#statePayload === null || this.#word === null || this.#stopping || !this.#connected) return;
     if (payload.toString('utf8') === this.#statePayload) return;
     const now = Date.now();
     if (now - this.#healedAt < HEAL_MS) return;
@@ -190,9 +187,7 @@ export class TerminalOps extends TypedEmitter<TerminalOpsEvents> {
       { topic: terminalTopic(this.#o.base, 'state') },
       "another client published this terminal's state; publishing the true one",
     );
-    this.#publishState(this.#state).catch((err: unknown) =>
-      log.warn({ err: toAgentError(err).message }, 'could not publish the state again'),
-    );
+    void this.#publishWord(this.#word);
   }
 
   async #onMessage(topic: string, payload: Buffer): Promise<void> {
@@ -261,15 +256,45 @@ export class TerminalOps extends TypedEmitter<TerminalOpsEvents> {
     });
   }
 
+  /**
+   * Gathers and publishes the metrics, with the state they make (`state`: online or degraded,
+   * from their `health`) and since when it holds (`stateSince`: the last change, not this
+   * publish); then the state topic when the word changed (src/ops/terminal-state.ts).
+   */
   publishMetrics(): Promise<void> {
     if (!this.#connected) return Promise.resolve();
     return this.#inOrder('metrics', async () => {
+      let doc: Record<string, unknown>;
       try {
-        await this.#publish('metrics', { ...(await this.#o.metrics()), at: new Date().toISOString() }, true);
+        doc = await this.#o.metrics();
       } catch (err) {
         log.warn({ err: (err as Error).message }, 'could not gather metrics');
+        return;
       }
+      const now = Date.now();
+      const word = doc.health === 'degraded' ? 'degraded' : 'online';
+      const since = this.#since.update(word, now);
+      await this.#publish(
+        'metrics',
+        { ...doc, state: word, stateSince: new Date(since).toISOString(), at: new Date(now).toISOString() },
+        true,
+      );
+      if (word !== this.#word) await this.#publishWord(word);
     });
+  }
+
+  async #publishWord(word: string): Promise<void> {
+    const client = this.#client;
+    if (!client || !this.#connected) return;
+    try {
+      const payload = this.#stateBody(word);
+      this.#statePayload = payload;
+      await publishChecked(client, terminalTopic(this.#o.base, 'state'), payload, { qos: 1, retain: true }, this.#o.maxPayloadBytes);
+      this.#word = word;
+    } catch (err) {
+      const e = toAgentError(err, 'MQTT_PUBLISH_FAILED');
+      log.warn({ code: e.code, err: e.message }, 'could not publish the state');
+    }
   }
 
   /** Publishes `offline` (a clean stop) and disconnects; the last will is not sent. */
@@ -282,7 +307,10 @@ export class TerminalOps extends TypedEmitter<TerminalOpsEvents> {
     if (!client) return;
     if (this.#connected) {
       try {
-        await Promise.race([this.#publishState('offline', client), new Promise((r) => setTimeout(r, 2000))]);
+        await Promise.race([
+          publishChecked(client, terminalTopic(this.#o.base, 'state'), this.#stateBody('offline'), { qos: 1, retain: true }),
+          new Promise((r) => setTimeout(r, 2000)),
+        ]);
       } catch {
         // the broker is gone; it will publish nothing (clean disconnect never happened)
       }

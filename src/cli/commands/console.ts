@@ -119,7 +119,8 @@ Examples:
       mqttOptions: mqttClientOptions(config, secrets, `console-${process.pid}`),
       prefix: values.prefix ?? config.mqtt.prefix,
       maxPayloadBytes: config.mqtt.maxPayloadBytes,
-      settings: config.console,
+      // The page shows times in one zone, the CLI's unless console.timeZone names another.
+      settings: { ...config.console, timeZone: config.console.timeZone ?? config.terminal.timeZone },
       ...(values.host ? { host: values.host } : {}),
       ...(port !== undefined ? { port } : {}),
       login,

@@ -26,8 +26,9 @@ export default function register(program: Command): Command {
     details: `The central view of every terminal from the retained state and metrics on the broker:
 state (online, degraded, offline, lost), last seen, scanners, queue depth, oldest pending punch,
 dead letters, the last error that still holds (with when it began) and alerts.
-A terminal is degraded when it runs but not fully: a scanner is not ready, delivery fails, or an
-alert waits for a person (the reasons are in --json "degraded").
+A terminal is degraded when it runs but not fully: a scanner is not ready, its clock is not
+trusted, its outbox is full, delivery fails, or an alert waits for a person (the reasons are in
+--json "reasons" and "degraded"); the console, its /metrics and Home Assistant say the same.
 The view is printed once the broker has delivered every retained message (or --wait seconds
 passed: then it says so, and how many terminals had arrived).
 With --watch only what changes follows: a line per terminal change (state, queue, dead letters,
