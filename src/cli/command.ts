@@ -15,6 +15,7 @@ import { basename, extname } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { type Command as Commander, Option } from 'commander';
 import { AgentError } from '../core/errors.js';
+import { jsonLine } from './output.js';
 
 /** The groups of `edge-agent help`, by who uses the commands. */
 export const AUDIENCES = {
@@ -149,7 +150,7 @@ export function usageError(command: string, message: string, context: Record<str
   return new AgentError('CLI_USAGE', message, context, { hint: `run "edge-agent ${command} --help" for its options` });
 }
 
-/** Prints a value as one line of JSON on stdout. */
+/** Prints a value as one line of JSON on stdout (control characters escaped, see output.ts). */
 export function printJson(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value)}\n`);
+  process.stdout.write(`${jsonLine(value)}\n`);
 }

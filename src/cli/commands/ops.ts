@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { Option } from 'commander';
 import { action, defineCommand, printJson, repeatable, usageError, withJson, withVerbs } from '../command.js';
 import type { CommonValues } from '../common-options.js';
+import { err, out } from '../output.js';
 
 type SendValues = Pick<CommonValues, 'config' | 'data' | 'secrets' | 'mqtt' | 'site' | 'terminal'> & {
   prefix?: string;
@@ -129,12 +130,12 @@ Exit code: 0 when the terminal answered ok, 1 when it answered an error (or none
     });
     if (values.json) printJson(response);
     else if (response.status === 'ok') {
-      process.stdout.write(
+      out(
         `ok: ${command} on ${base.site}/${base.terminal} (transaction ${response.transaction})\n${JSON.stringify(response.result, null, 2)}\n`,
       );
     } else {
       const e = response.error ?? { code: 'OPS_COMMAND_FAILED', message: 'the terminal answered an error without details' };
-      process.stderr.write(`${command} on ${base.site}/${base.terminal}: ${e.code}: ${e.message}${e.hint ? `\n  hint: ${e.hint}` : ''}\n`);
+      err(`${command} on ${base.site}/${base.terminal}: ${e.code}: ${e.message}${e.hint ? `\n  hint: ${e.hint}` : ''}\n`);
     }
     return response.status === 'ok' ? 0 : 1;
   });
