@@ -150,6 +150,19 @@ export function usageError(command: string, message: string, context: Record<str
   return new AgentError('CLI_USAGE', message, context, { hint: `run "edge-agent ${command} --help" for its options` });
 }
 
+/**
+ * A value `command` needs that neither its flags nor a config gave: a usage error naming the flag
+ * (`--mqtt URL`), what it is, and where the command looked (`where`, see config/standalone.ts).
+ */
+export function missingFlag(command: string, flag: string, what: string, where: string): AgentError {
+  return new AgentError(
+    'CLI_USAGE',
+    `edge-agent ${command} needs ${flag} (${what}); ${where}`,
+    { flag: flag.split(' ')[0] },
+    { hint: `pass ${flag}, or --config FILE with a config that names it; "edge-agent ${command} --help" lists the options` },
+  );
+}
+
 /** Prints a value as one line of JSON on stdout (control characters escaped, see output.ts). */
 export function printJson(value: unknown): void {
   process.stdout.write(`${jsonLine(value)}\n`);

@@ -4,7 +4,7 @@
  * them without curl.
  */
 import type { Command } from 'commander';
-import { action, defineCommand, printJson, usageError, withJson, withVerbs } from '../command.js';
+import { action, defineCommand, missingFlag, printJson, usageError, withJson, withVerbs } from '../command.js';
 import { withCommonOptions, type CommonValues } from '../common-options.js';
 import { out } from '../output.js';
 import type { AttendanceClient } from '../../api/client.js';
@@ -25,16 +25,20 @@ async function serviceClient(
   command: string,
 ): Promise<{
   client: AttendanceClient;
-  config: import('../../config/load.js').LoadedConfig;
+  config: import('../../config/standalone.js').StandaloneConfig;
   secrets: import('../../config/secrets.js').Secrets;
 }> {
-  const { configForFlags, secretsFor } = await import('../../config/load.js');
+  const { lookedAt, standaloneConfig, standaloneSecrets } = await import('../../config/standalone.js');
   const { createAttendanceClient } = await import('../../daemon/upstreams.js');
-  const config = configForFlags(values, process.env, {
-    require: !(values.api && values['api-key'] && values['api-secret-file']),
-    command: `edge-agent ${command}`,
+  // On a terminal: its config. Elsewhere --api with the key on the command line (or --secrets) is enough.
+  const config = standaloneConfig(values, process.env, {
+    complete: Boolean(values.api && ((values['api-key'] && values['api-secret-file']) || values.secrets)),
   });
-  const secrets = secretsFor(config, values);
+  const secrets = standaloneSecrets(config, values);
+  if (!config.api.url) throw missingFlag(command, '--api URL', 'the attendance service', lookedAt(config));
+  const where = config.secretsPath ? `neither the flags nor ${config.secretsPath} give it` : lookedAt(config);
+  if (!secrets.apiKey) throw missingFlag(command, '--api-key KEY', 'an API key of the attendance service', where);
+  if (!secrets.apiSecret) throw missingFlag(command, '--api-secret-file FILE', "the file holding that key's secret", where);
   return { client: createAttendanceClient(config, secrets), config, secrets };
 }
 
