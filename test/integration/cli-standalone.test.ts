@@ -17,9 +17,11 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { AttendanceClient } from '../../src/api/client.js';
 import { CommandRouter } from '../../src/ops/commands.js';
 import { keyringOf, OpsAuthenticator } from '../../src/ops/ops-auth.js';
+import { OPS_ARGUMENTS } from '../../src/ops/ops-router.js';
 import { TerminalOps } from '../../src/ops/terminal-ops.js';
 import { startBroker, type TestBroker } from '../helpers/broker.js';
 import { killTree, runCli, spawnCli, waitForLine } from '../helpers/cli.js';
+import { docCommand } from '../helpers/doc-commands.js';
 import { startService, type InProcessService } from '../helpers/service.js';
 
 const OPS_KEY = randomBytes(32);
@@ -39,7 +41,8 @@ describe('central and operator commands on a machine with no terminal configurat
     broker = await startBroker();
     svc = await startService();
     home = mkdtempSync(join(tmpdir(), 'operator-home-'));
-    keyFile = join(home, 'plant-a.key');
+    mkdirSync(join(home, '.edge-agent'));
+    keyFile = join(home, '.edge-agent', 'plant-a.key');
     writeFileSync(keyFile, `${OPS_KEY.toString('hex')}\n`, { mode: 0o600 });
     secretFile = join(home, 'api-secret');
     writeFileSync(secretFile, svc.apiSecret, { mode: 0o600 });
@@ -65,7 +68,9 @@ describe('central and operator commands on a machine with no terminal configurat
       info: () => ({ version: '9.9.9', clock: { synchronized: true } }),
       metrics: () => ({ queue: { pending: 0, dead: 0, delivered: 3, oldestPendingAgeSec: null } }),
       metricsIntervalMs: 500,
-      router: new CommandRouter(auth).register('ping', () => ({ pong: true })),
+      router: new CommandRouter(auth)
+        .register('ping', () => ({ pong: true }))
+        .register('delete-user', (args) => ({ employeeCode: args.employeeCode, templatesRemoved: 0 }), OPS_ARGUMENTS['delete-user']),
     });
     await ops.start(5000);
   }, 60_000);
@@ -78,8 +83,10 @@ describe('central and operator commands on a machine with no terminal configurat
     await broker?.stop();
   });
 
-  it('console --mqtt URL serves the fleet read-only', async () => {
-    const child = spawnCli(['console', '--mqtt', broker.url, '--port', '0'], operator);
+  it('console --mqtt URL (the first line of docs/console.md) serves the fleet read-only', async () => {
+    const words = docCommand('docs/console.md', 'console --mqtt');
+    expect(words).toEqual(['console', '--mqtt', 'mqtt://broker:1883']);
+    const child = spawnCli([...words.map((w) => (w === 'mqtt://broker:1883' ? broker.url : w)), '--port', '0'], operator);
     children.push(child);
     const [, url] = await waitForLine(child, /console listening on (http:\/\/\S+) /, 30_000, 'stdout');
     const deadline = Date.now() + 20_000;
@@ -92,31 +99,23 @@ describe('central and operator commands on a machine with no terminal configurat
     expect(JSON.stringify(fleet)).toContain('gate-7');
   }, 60_000);
 
-  it('ingest --mqtt URL --api URL --api-key K --api-secret-file F takes a published punch into the service', async () => {
+  it('ingest as docs/central.md writes it (--mqtt, --api, --api-key, --api-secret-file, --secrets) takes a published punch into the service', async () => {
     const api = new AttendanceClient({ baseUrl: svc.url, clientId: svc.clientId, apiKey: svc.apiKey, apiSecret: svc.apiSecret });
     await api.addOrUpdateUser({ employeeCode: 'E77', firstName: 'Op', lastName: 'Erator' });
-    const child = spawnCli(
-      [
-        'ingest',
-        '--mqtt',
-        broker.url,
-        '--api',
-        svc.url,
-        '--api-key',
-        svc.apiKey,
-        '--api-secret-file',
-        secretFile,
-        '--group',
-        'standalone',
-        '--metrics-port',
-        '0',
-        '--mqtt-client-id',
-        `standalone-${process.pid}`,
-        '--session-expiry',
-        '0',
-      ],
-      operator,
-    );
+    const words = docCommand('docs/central.md', 'ingest');
+    // The doc's hosts and files, on this machine: loopback, and the files of the operator's folder
+    // (the broker here needs no credentials: ingest-secrets.yaml does not exist, which is allowed).
+    const here: Record<string, string> = {
+      'mqtts://broker.example.com:8883': broker.url,
+      'http://attendance-lb:8080': svc.url,
+      'THE-API-KEY': svc.apiKey,
+      '/etc/edge-agent/ingest-api-secret': secretFile,
+      '/etc/edge-agent/ingest-secrets.yaml': join(home, 'ingest-secrets.yaml'),
+      'ingest-$(hostname)': `ingest-standalone-${process.pid}`,
+      '9464': '0',
+    };
+    for (const k of Object.keys(here)) expect(words).toContain(k);
+    const child = spawnCli([...words.map((w) => here[w] ?? w), '--session-expiry', '0'], operator);
     children.push(child);
     await waitForLine(child, /metrics on http/, 30_000, 'stdout');
     const pub = await mqtt.connectAsync(broker.url);
@@ -150,15 +149,16 @@ describe('central and operator commands on a machine with no terminal configurat
     expect(events).toHaveLength(1);
   }, 60_000);
 
-  it('ops send --key-file F signs with the key it names and gets the answer; a wrong key is named with its id', async () => {
-    const ok = await runCli(
-      ['ops', 'send', '--mqtt', broker.url, '--site', 'plant-a', '--terminal', 'gate-7', '--key-file', keyFile, 'ping'],
-      operator,
-    );
+  it('ops send --key-file F (as docs/operator.md writes it) signs with the key it names and gets the answer; a wrong key is named with its id', async () => {
+    const words = docCommand('docs/operator.md', 'ops send');
+    expect(words).toContain('~/.edge-agent/plant-a.key');
+    // What the shell makes of the line: ~ is HOME; the broker is this one.
+    const args = words.map((w) => (w === 'mqtt://broker:1883' ? broker.url : w.replace(/^~\//, `${home}/`)));
+    const ok = await runCli(args, operator);
     expect(ok.code, ok.stderr).toBe(0);
-    expect(ok.stdout).toMatch(/^ok: ping on plant-a\/gate-7/);
-    expect(ok.stdout).toContain('"pong": true');
-    expect(ok.stderr).toContain(`signing ping for plant-a/gate-7 with key id site (--key-file ${keyFile})`);
+    expect(ok.stdout).toMatch(/^ok: delete-user on plant-a\/gate-7/);
+    expect(ok.stdout).toContain('"employeeCode": "E1001"');
+    expect(ok.stderr).toContain(`signing delete-user for plant-a/gate-7 with key id site (--key-file ${keyFile})`);
     const other = join(home, 'other.key');
     writeFileSync(other, randomBytes(32).toString('hex'), { mode: 0o600 });
     const refused = await runCli(
