@@ -96,7 +96,10 @@ Run again to change a setup: what is not given is kept; configVersion goes up by
 Without --non-interactive it asks, step by step (needs a terminal). --api none and --mqtt none
 remove an upstream.`,
   })
-    .option('--non-interactive', 'take everything from the flags (for scripts); needs --config and --secrets the first time, a re-run keeps both')
+    .option(
+      '--non-interactive',
+      'take everything from the flags (for scripts); needs --config and --secrets the first time, a re-run keeps both',
+    )
     .option('--timezone <zone>', 'IANA time zone of the terminal, e.g. Europe/Berlin')
     .addOption(repeatable('--scanner <family:path[:baud]>', 'repeatable, replaces the scanner list (e.g. r30x:/dev/fingerprint0:57600)'))
     .option('--discover', 'add the scanners found by discovery (every serial port and HID device)')
