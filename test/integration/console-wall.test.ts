@@ -4,9 +4,12 @@
  * `edge-agent console`: unplugging the scanner turns the terminal amber with the reason within
  * 10 s, and `/metrics`, `fleet --check` and Home Assistant's State sensor agree; the page fits
  * 1366×768, 1920×1080 and a phone without sideways scrolling, in light and wall (kiosk) mode,
- * shows every time in the console's named zone, and its screenshots go to docs/images/.
+ * shows every time in the console's named zone. Its screenshots go to the test's temp folder, or to
+ * docs/images/ with EDGE_AGENT_UPDATE_SCREENSHOTS=1 (how the docs' pictures are made), so a test run
+ * never changes the checkout.
  */
 import { mkdirSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import mqtt from 'mqtt';
 import type { BrowserContext, Page } from 'playwright-core';
@@ -18,7 +21,7 @@ import { ROOT, runCli } from '../helpers/cli.js';
 import { CONSOLE_PASSWORD, startConsoleFixture, type ConsoleFixture } from '../helpers/console.js';
 import { has, needs } from '../helpers/system.js';
 
-const IMAGES = join(ROOT, 'docs', 'images');
+const IMAGES = process.env.EDGE_AGENT_UPDATE_SCREENSHOTS === '1' ? join(ROOT, 'docs', 'images') : join(tmpdir(), 'screenshots');
 const ROW = 'tr[data-key="plant-a/gate-1"]';
 
 /** True when the page scrolls sideways at its current width. */

@@ -247,7 +247,7 @@ describe.skipIf(!has('mosquitto'))(`edge-agent ingest on a shared subscription (
     await pub.endAsync();
   });
 
-  it('refuses --no-share with several connections, and a bad --mqtt-version, as usage errors; without a config it needs its key on the command line', async () => {
+  it('refuses --no-share with several connections, and a bad --mqtt-version, as usage errors; without a config it names the key flag it misses', async () => {
     for (const args of [['--no-share'], ['--mqtt-version', '6']]) {
       const child = spawnCli([
         'ingest',
@@ -265,10 +265,16 @@ describe.skipIf(!has('mosquitto'))(`edge-agent ingest on a shared subscription (
       const code = await new Promise<number | null>((r) => child.once('exit', r));
       expect(code).toBe(2);
     }
-    // Without its API key on the command line it needs a config to find it in, and says where it looked.
+    // Without its API key, and no config to find it in, the missing flag is named, with where it looked.
     const noKey = await runCli(['ingest', '--mqtt', broker.url, '--api', svc.url], { env: NO_CONFIG });
-    expect(noKey.code).toBe(1);
-    expect(noKey.stderr).toContain('CONFIG_NONE: edge-agent ingest needs');
+    expect(noKey.code).toBe(2);
+    expect(noKey.stderr).toContain(
+      'CLI_USAGE: edge-agent ingest needs --api-key KEY (an admin API key of the attendance service); no configuration found (looked at: --config (not given)',
+    );
+    expect(noKey.stderr).not.toContain('CONFIG_NONE');
+    const noSecret = await runCli(['ingest', '--mqtt', broker.url, '--api', svc.url, '--api-key', 'k'], { env: NO_CONFIG });
+    expect(noSecret.code).toBe(2);
+    expect(noSecret.stderr).toContain('CLI_USAGE: edge-agent ingest needs --api-secret-file FILE');
   });
 });
 

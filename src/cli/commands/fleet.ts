@@ -5,6 +5,7 @@
  */
 import type { Command } from 'commander';
 import { action, defineCommand, intFlag, printJson, withJson } from '../command.js';
+import { forTerminal, out, sanitizedStream } from '../output.js';
 
 type Values = {
   json?: boolean;
@@ -114,19 +115,19 @@ degraded or none has reported (for cron and Nagios-style checks); exit 0 otherwi
       const check = checkFleet(monitor.terminals);
       await monitor.stop();
       if (values.json) printJson({ ...firstView, check });
-      else process.stdout.write(`${formatFleetTable(monitor.terminals)}\n${note}\n${check.summary}\n`);
+      else out(`${formatFleetTable(monitor.terminals)}\n${note}\n${check.summary}\n`);
       return check.ok ? 0 : 1;
     }
     // Redrawn in place only for a person at a screen that holds the whole table: a larger fleet
     // (or a pipe, or --json) gets a line per change, never the whole fleet again.
     const fits = () => monitor.size + 4 <= (process.stdout.rows ?? 0);
     const redraw = values.watch === true && !values.json && isInteractive() && fits();
-    if (redraw) redrawScreen(`${formatFleetTable(monitor.terminals)}\n${note}`);
+    if (redraw) redrawScreen(forTerminal(`${formatFleetTable(monitor.terminals)}\n${note}`));
     else if (values.json) printJson(firstView);
-    else process.stdout.write(`${formatFleetTable(monitor.terminals)}\n${note}\n`);
+    else out(`${formatFleetTable(monitor.terminals)}\n${note}\n`);
     if (!values.json) {
       const { opsKeyLine } = await import('../../ops/ops-client.js');
-      process.stdout.write(`${opsKeyLine(secrets, values.secrets ?? null)}\n`);
+      out(`${opsKeyLine(secrets, values.secrets ?? null)}\n`);
     }
     if (!values.watch) {
       await monitor.stop();
@@ -137,11 +138,11 @@ degraded or none has reported (for cron and Nagios-style checks); exit 0 otherwi
       // At most five redraws a second, and none while the screen has not taken the last one.
       pending ??= setTimeout(() => {
         pending = null;
-        if (!process.stdout.writableNeedDrain) redrawScreen(formatFleetTable(monitor.terminals));
+        if (!process.stdout.writableNeedDrain) redrawScreen(forTerminal(formatFleetTable(monitor.terminals)));
       }, 200);
     };
     if (redraw) monitor.on('change', onChange);
-    const watch = redraw ? null : new FleetWatch(monitor, process.stdout, { json: values.json === true });
+    const watch = redraw ? null : new FleetWatch(monitor, sanitizedStream(process.stdout), { json: values.json === true });
     await new Promise<void>((resolve) => {
       process.once('SIGINT', resolve);
       process.once('SIGTERM', resolve);
