@@ -200,6 +200,12 @@ export const ConfigSchema = z.strictObject({
       metricsIntervalSec: z.number().positive().default(30),
       /** How far a signed command's timestamp may be from this terminal's clock, and how long its transaction id is remembered. */
       authWindowSec: z.number().int().min(10).max(3600).default(300),
+      /**
+       * What the fleet views (fleet, console, /metrics, Home Assistant) do with a terminal's state,
+       * info or metrics that carry no valid signature (docs/security.md, Signed telemetry): `show`
+       * them marked unverified, or `ignore` them.
+       */
+      unverifiedTelemetry: z.enum(['show', 'ignore']).default('show'),
     })
     .prefault({}),
   /** The operations console (`edge-agent console`): where it listens, its alert rules, Home Assistant discovery. */

@@ -11,6 +11,7 @@ import { TypedEmitter } from '../core/events.js';
 import { AlertBook } from './alert-rules.js';
 import { ConsoleFleet } from './console-fleet.js';
 import type { ConsoleLogin } from './login.js';
+import type { OpsKeyring } from '../ops/ops-auth.js';
 import type { ConsoleHealth } from './prometheus.js';
 
 export interface ConsoleOptions {
@@ -24,6 +25,10 @@ export interface ConsoleOptions {
   host?: string;
   port?: number;
   login: ConsoleLogin | null;
+  /** The keys that verify the terminals' signed telemetry (the site's ops key); null: nothing is verified. */
+  telemetryKeys?: OpsKeyring | null;
+  /** ops.unverifiedTelemetry: `ignore` drops unsigned telemetry instead of showing it unverified. */
+  ignoreUnverified?: boolean;
   /** The key that signs commands, and its key id; null: no commands. */
   signer: { key: Buffer; kid: string } | null;
   commandTimeoutMs?: number;
@@ -48,8 +53,8 @@ export interface BrokerLink {
   readonly connected: boolean;
   /** Publishes retained at QoS 1 (bounded in size); rejects when the broker does not take it. */
   publish(topic: string, payload: string): Promise<void>;
-  /** Subscribes to one more topic (before the feed starts); its messages go to `handler` only. */
-  follow(topic: string, handler: (payload: Buffer) => void): void;
+  /** Subscribes to one more topic or filter (`+`; before the feed starts); its messages go to `handler` only. */
+  follow(topic: string, handler: (payload: Buffer, topic: string) => void): void;
 }
 
 export interface ConsoleSignals extends Record<string, unknown> {
@@ -91,7 +96,13 @@ export function consoleContext(options: ConsoleOptions, now = Date.now()): Conso
   return {
     options,
     settings,
-    fleet: new ConsoleFleet({ prefix: options.prefix, historyHours: settings.historyHours, maxPayloadBytes: options.maxPayloadBytes }),
+    fleet: new ConsoleFleet({
+      prefix: options.prefix,
+      historyHours: settings.historyHours,
+      maxPayloadBytes: options.maxPayloadBytes,
+      keyring: options.telemetryKeys ?? null,
+      ignoreUnverified: options.ignoreUnverified ?? false,
+    }),
     book: new AlertBook(),
     health: {
       startedAt: now,

@@ -9,6 +9,8 @@
  */
 import { TypedEmitter } from '../core/events.js';
 import { fleetRow, parseInfo, parseMetrics, type FleetRow, type ParsedInfo, type ParsedMetrics } from '../ops/fleet-row.js';
+import type { OpsKeyring } from '../ops/ops-auth.js';
+import { readStatePayload, TelemetryLedger } from '../ops/telemetry-auth.js';
 import { parseTerminalTopic } from '../ops/topics.js';
 import { MetricHistory } from './history.js';
 
@@ -31,6 +33,12 @@ export interface TerminalRecord {
   history: MetricHistory | null;
   errors: Array<{ at: string; message: string }>;
   transitions: Array<{ state: string | null; at: string }>;
+  /**
+   * True when what is kept came signed with the site's key (src/ops/telemetry-auth.ts). A
+   * verified terminal never takes an unsigned message; unverified terminals have a capacity of
+   * their own (`maxUnverified`) and never take a verified terminal's place.
+   */
+  verified: boolean;
 }
 
 export interface ConsoleFleetEvents extends Record<string, unknown> {
@@ -44,7 +52,17 @@ export interface ConsoleFleetOptions {
   prefix: string;
   historyHours: number;
   maxPayloadBytes: number;
+  /** Verified terminals kept at most (default 10,000). */
   maxTerminals?: number;
+  /**
+   * Unverified terminals kept at most where the console verifies (default 1,000): 10,000 fakes
+   * cannot push a real terminal out. Without a key every terminal is unverified and `maxTerminals` holds.
+   */
+  maxUnverified?: number;
+  /** The keys to verify telemetry with; none: every terminal is unverified. */
+  keyring?: OpsKeyring | null;
+  /** Drop unsigned or wrongly signed messages instead of showing them unverified (ops.unverifiedTelemetry: ignore). */
+  ignoreUnverified?: boolean;
 }
 
 /**
@@ -60,10 +78,31 @@ export function stateSince(r: TerminalRecord): { at: number | null; exact: boole
 export class ConsoleFleet extends TypedEmitter<ConsoleFleetEvents> {
   readonly #o: Required<ConsoleFleetOptions>;
   readonly #terminals = new Map<string, TerminalRecord>();
+  readonly #ledger: TelemetryLedger;
+  #unverified = 0;
 
   constructor(options: ConsoleFleetOptions) {
     super();
-    this.#o = { maxTerminals: 10_000, ...options };
+    this.#o = { maxTerminals: 10_000, maxUnverified: 1000, keyring: null, ignoreUnverified: false, ...options };
+    this.#ledger = new TelemetryLedger(this.#o.keyring);
+  }
+
+  /** True when the console holds a key to verify telemetry with. */
+  get canVerify(): boolean {
+    return this.#ledger.canVerify;
+  }
+
+  /** Unverified terminals kept now. */
+  get unverified(): number {
+    return this.#unverified;
+  }
+
+  /** Drops a terminal; `forget`: its signed order too (not when its first signed message replaces it). */
+  #remove(r: TerminalRecord, forget = true): void {
+    this.#terminals.delete(r.key);
+    if (!r.verified) this.#unverified--;
+    if (forget) this.#ledger.forget(r.site, r.terminal);
+    this.emit('remove', r.key);
   }
 
   get size(): number {
@@ -98,7 +137,9 @@ export class ConsoleFleet extends TypedEmitter<ConsoleFleetEvents> {
     let state: string | null = null;
     let doc: Record<string, unknown> | null = null;
     if (t.leaf === 'state') {
-      state = text === '' ? null : text.trim().slice(0, 32);
+      ({ doc, state } = readStatePayload(text));
+      if (text.trim().startsWith('{') && doc === null) return this.#drop('a state that is not a JSON object');
+      state = state === null ? null : state.trim().slice(0, 32);
       if (state !== null && !/^[a-z][a-z0-9-]*$/.test(state)) return this.#drop('a state that is not a word');
     } else if (text !== '') {
       let parsed: unknown;
@@ -112,9 +153,26 @@ export class ConsoleFleet extends TypedEmitter<ConsoleFleetEvents> {
     }
     const key = `${t.site}/${t.terminal}`;
     let r = this.#terminals.get(key);
+    // An empty retained message clears a topic: it says nothing, signed or not.
+    const verdict = payload.length === 0 ? (r?.verified ? 'verified' : 'unverified') : this.#ledger.judge(t, doc);
+    if (verdict === 'stale') return this.#drop(`a signed ${t.leaf} older than one already taken (a replay)`);
+    const verified = verdict === 'verified';
+    if (!verified && r?.verified) return this.#drop(`an unsigned ${t.leaf} for a terminal that signs`);
+    if (!verified && this.#o.ignoreUnverified) return this.#drop(`an unsigned ${t.leaf} (ops.unverifiedTelemetry: ignore)`);
+    // Its first signed message: what others said for it before goes.
+    if (r && verified && !r.verified) {
+      this.#remove(r, false);
+      r = undefined;
+    }
     if (!r) {
       if (payload.length === 0) return null;
-      if (this.#terminals.size >= this.#o.maxTerminals) return this.#drop(`more than ${this.#o.maxTerminals} terminals`);
+      if (verified && this.#terminals.size - this.#unverified >= this.#o.maxTerminals)
+        return this.#drop(`more than ${this.#o.maxTerminals} terminals`);
+      // Without a key nothing is verified: there is no one to give priority to, and the one cap holds.
+      if (!verified && !this.canVerify && this.#unverified >= this.#o.maxTerminals)
+        return this.#drop(`more than ${this.#o.maxTerminals} terminals`);
+      if (!verified && this.canVerify && this.#unverified >= this.#o.maxUnverified)
+        return this.#drop(`more than ${this.#o.maxUnverified} unverified terminals`);
       r = {
         key,
         site: t.site,
@@ -127,15 +185,16 @@ export class ConsoleFleet extends TypedEmitter<ConsoleFleetEvents> {
         history: null,
         errors: [],
         transitions: [],
+        verified,
       };
       this.#terminals.set(key, r);
+      if (!verified) this.#unverified++;
     }
     if (t.leaf === 'state') r.state = state;
     else if (t.leaf === 'info') r.info = doc === null ? null : parseInfo(doc);
     else r.metrics = doc === null ? null : parseMetrics(doc);
     if (r.state === null && r.info === null && r.metrics === null) {
-      this.#terminals.delete(key);
-      this.emit('remove', key);
+      this.#remove(r);
       return null;
     }
     const before = r.row.state;

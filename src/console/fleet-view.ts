@@ -38,6 +38,8 @@ export interface TableRow {
   version: string | null;
   alerts: number;
   severity: 'critical' | 'warning' | null;
+  /** What the row shows came signed with the site's key; false: shown unverified. */
+  verified: boolean;
 }
 
 const ms = (iso: string | null) => {
@@ -81,6 +83,7 @@ export class FleetView {
       version: row.version,
       alerts: alerts.length,
       severity: alerts.length === 0 ? null : alerts.some((a) => a.severity === 'critical') ? 'critical' : 'warning',
+      verified: r.verified,
     };
   }
 

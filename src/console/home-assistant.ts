@@ -6,6 +6,10 @@
  * terminal (again when its version changes, and when Home Assistant says it came online on
  * `<discoveryPrefix>/status`).
  *
+ * Home Assistant cannot check signatures: only terminals whose telemetry the console verified
+ * are announced (where it holds the site's ops key), and the templates read the state word out of
+ * the signed state document (src/ops/telemetry-auth.ts) or the bare word of older agents.
+ *
  * Availability is the terminal's state topic: online and degraded are available, offline and
  * lost are not. The state sensor itself has no availability, so a lost terminal shows `lost`
  * instead of `unavailable`.
@@ -33,6 +37,9 @@ function idPart(s: string): string {
   return s.replace(/[^A-Za-z0-9_-]/g, '_');
 }
 
+/** The state word of a state payload: signed JSON `{"state": ...}` or a bare word (older agents). */
+const STATE_OF_VALUE = "(value_json.state if value.startswith('{') else value)";
+
 export function siteOptedIn(sites: readonly string[], site: string): boolean {
   return sites.includes('*') || sites.includes(site);
 }
@@ -55,10 +62,10 @@ export function discoveryMessages(
     suggested_area: row.site,
   };
   const availability = {
-    availability: [{ topic: stateTopic, value_template: "{{ 'online' if value in ['online', 'degraded'] else 'offline' }}" }],
+    availability: [{ topic: stateTopic, value_template: `{{ 'online' if ${STATE_OF_VALUE} in ['online', 'degraded'] else 'offline' }}` }],
   };
   const sensors: Array<{ id: string; doc: Record<string, unknown> }> = [
-    { id: 'state', doc: { name: 'State', state_topic: stateTopic, icon: 'mdi:lan-connect' } },
+    { id: 'state', doc: { name: 'State', state_topic: stateTopic, value_template: `{{ ${STATE_OF_VALUE} }}`, icon: 'mdi:lan-connect' } },
     {
       id: 'queue',
       doc: {
@@ -152,6 +159,8 @@ export class HomeAssistantDiscovery implements ConsoleFeature {
     for (const r of this.#ctx.fleet.records()) {
       if (budget <= 0) break;
       if (!siteOptedIn(ha.sites, r.site)) continue;
+      // Only terminals that sign are announced where the console can verify: fakes make no devices.
+      if (!r.verified && this.#ctx.fleet.canVerify) continue;
       const version = r.row.version ?? '';
       if (this.#published.get(r.key) === version) continue;
       this.#published.set(r.key, version);

@@ -188,7 +188,9 @@ export class ConsoleHttp implements ConsoleFeature {
     }
     if (path === '/metrics' && method === 'GET') {
       const body = await this.#metrics.render(
-        fleet.records().map((r) => ({ row: r.row, stateSince: stateSince(r).at, alerts: book.count(r.site, r.terminal) })),
+        fleet
+          .records()
+          .map((r) => ({ row: r.row, stateSince: stateSince(r).at, alerts: book.count(r.site, r.terminal), verified: r.verified })),
         { ...health, sseClients: live.clients },
         book.all(),
         Date.now(),

@@ -14,7 +14,7 @@ const log = logger('console');
 export class MqttFeed implements ConsoleFeature, BrokerLink {
   readonly name = 'mqtt-feed';
   readonly #ctx: ConsoleContext;
-  readonly #followed = new Map<string, (payload: Buffer) => void>();
+  readonly #followed = new Map<string, (payload: Buffer, topic: string) => void>();
   #client: MqttClient | null = null;
 
   constructor(ctx: ConsoleContext) {
@@ -29,8 +29,20 @@ export class MqttFeed implements ConsoleFeature, BrokerLink {
     return this.#client?.connected === true;
   }
 
-  follow(topic: string, handler: (payload: Buffer) => void): void {
+  follow(topic: string, handler: (payload: Buffer, topic: string) => void): void {
     this.#followed.set(topic, handler);
+  }
+
+  /** The handler of a followed topic or filter (`+` matches one level) that `topic` matches. */
+  #follower(topic: string): ((payload: Buffer, topic: string) => void) | undefined {
+    const exact = this.#followed.get(topic);
+    if (exact) return exact;
+    const levels = topic.split('/');
+    for (const [filter, handler] of this.#followed) {
+      const f = filter.split('/');
+      if (f.length === levels.length && f.every((p, i) => p === '+' || p === levels[i])) return handler;
+    }
+    return undefined;
   }
 
   publish(topic: string, payload: string): Promise<void> {
@@ -69,8 +81,8 @@ export class MqttFeed implements ConsoleFeature, BrokerLink {
     client.on('error', (err) => log.warn({ err: err.message }, 'MQTT error'));
     client.on('message', (topic, payload, packet) => {
       health.messages++;
-      const followed = this.#followed.get(topic);
-      if (followed) return followed(payload);
+      const followed = this.#follower(topic);
+      if (followed) return followed(payload, topic);
       try {
         fleet.apply(topic, payload, packet.retain === true);
       } catch (err) {

@@ -14,6 +14,8 @@ export interface PromTerminal {
   /** When it entered its state (ms), null when unknown. */
   stateSince: number | null;
   alerts: number;
+  /** Whether what the terminal published came signed with the site's key. */
+  verified: boolean;
 }
 
 export interface ConsoleHealth {
@@ -178,6 +180,12 @@ export const TERMINAL_FAMILIES: Family[] = [
     value: (t) => (t.row.rssMb === null ? null : Math.round(t.row.rssMb * 1048576)),
   },
   { name: 'edge_agent_alerts', type: 'gauge', help: 'Console alerts active for the terminal.', value: (t) => t.alerts },
+  {
+    name: 'edge_agent_terminal_verified',
+    type: 'gauge',
+    help: "Whether the terminal's state, info and metrics came signed with the site's key: 1 or 0 (unverified).",
+    value: (t) => (t.verified ? 1 : 0),
+  },
 ];
 
 /** A value as the old writer showed it: integers as they are, others to six decimals. */

@@ -192,6 +192,7 @@ export class TerminalRuntime {
       outbox: queue && { capFullPercent: queue.capFullPercent, maxPending: this.config.outbox.maxPending },
       problems: this.problems(),
       alerts,
+      siteSyncMissing: this.siteSync?.missing ?? null,
     });
   }
 
@@ -245,7 +246,7 @@ export class TerminalRuntime {
         hostPathP95Ms: this.captureLatency.host.percentile(95),
         lastPunchAt: this.lastPunchAt,
       },
-      siteSync: this.siteSync ? { ...this.siteSync.counters } : null,
+      siteSync: this.siteSync ? { ...this.siteSync.counters, missing: this.siteSync.missing } : null,
       clock: this.clock?.metrics() ?? null,
       alerts,
       system: await systemMetrics(this.config.dataDir),

@@ -5,6 +5,7 @@
  * Tested in test/unit/daemon/daemon.test.ts (an api upstream without a URL or key refused, naming
  * what is missing) and test/integration/agent-badge-e2e.test.ts.
  */
+import { randomBytes } from 'node:crypto';
 import { AgentError } from '../core/errors.js';
 import { AttendanceClient } from '../api/client.js';
 import type { AgentConfig } from '../config/config.js';
@@ -82,6 +83,19 @@ export function mqttAccess(config: AgentConfig, secrets: Pick<Secrets, 'mqttUser
     tls: config.mqtt.tls,
     keepaliveSec: config.mqtt.keepaliveSec,
   };
+}
+
+/** Drawn once per process: the agent's client ids stay the same while it runs. */
+const PROCESS_SUFFIX = randomBytes(6).toString('hex');
+
+/**
+ * The client id of one of the terminal's clean-session MQTT clients (`ops`, `sync`):
+ * `<terminal>-<role>-<12 random hex>`, stable per process. Guessable from the terminal id, it let
+ * anyone connect as `gate-1-ops`, take the connection over and make the broker publish gate-1's
+ * last will.
+ */
+export function terminalClientId(terminal: string, role: string): string {
+  return `${terminal}-${role}-${PROCESS_SUFFIX}`;
 }
 
 /** Options of the agent's other MQTT clients (ops, site sync, doctor, fleet). */

@@ -24,6 +24,8 @@ import type { Writable } from 'node:stream';
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
 import { TypedEmitter } from '../core/events.js';
 import { AgentError } from '../core/errors.js';
+import type { OpsKeyring } from './ops-auth.js';
+import { readStatePayload, TelemetryLedger } from './telemetry-auth.js';
 import { parseTerminalTopic } from './topics.js';
 import { stateOfInfo, stateOfMetrics, terminalState, type Reason, type StateInputs } from './terminal-state.js';
 
@@ -60,6 +62,12 @@ export interface TerminalView {
   clock: string | null;
   /** Codes of the terminal's alerts (metrics `alerts`), e.g. CLOCK_EARLIER_BOOT_HELD. */
   alerts: string[];
+  /**
+   * True when what is shown came signed with the site's key (src/ops/telemetry-auth.ts). A
+   * verified terminal never takes an unsigned message; an unverified one is shown as such (or
+   * not at all, with `ignoreUnverified`).
+   */
+  verified: boolean;
 }
 
 export interface FleetEvents extends Record<string, unknown> {
@@ -115,12 +123,20 @@ export class FleetMonitor extends TypedEmitter<FleetEvents> {
   readonly #docs = new Map<string, Pick<StateInputs, 'info' | 'metrics'>>();
   readonly #prefix: string;
   readonly #site: string | null;
+  readonly #ledger: TelemetryLedger;
+  readonly #ignoreUnverified: boolean;
   #client: MqttClient | null = null;
 
-  constructor(options: { prefix: string; site?: string | null }) {
+  /**
+   * `keyring`: the keys to verify telemetry with (the site's ops key); without one nothing is
+   * verified. `ignoreUnverified`: unsigned or wrongly signed messages are dropped, not shown.
+   */
+  constructor(options: { prefix: string; site?: string | null; keyring?: OpsKeyring | null; ignoreUnverified?: boolean }) {
     super();
     this.#prefix = options.prefix;
     this.#site = options.site ?? null;
+    this.#ledger = new TelemetryLedger(options.keyring ?? null);
+    this.#ignoreUnverified = options.ignoreUnverified ?? false;
   }
 
   /** Applies one message; exported for tests of the view logic. */
@@ -129,8 +145,35 @@ export class FleetMonitor extends TypedEmitter<FleetEvents> {
     if (!t || (this.#site && t.site !== this.#site)) return null;
     if (!['state', 'metrics', 'info'].includes(t.leaf)) return null;
     const key = `${t.site}/${t.terminal}`;
+    const text = payload.toString('utf8');
+    let doc: Record<string, unknown> | null = null;
+    let stateWord: string | null = null;
+    if (t.leaf === 'state') ({ doc, state: stateWord } = readStatePayload(text));
+    else if (text !== '') {
+      try {
+        const parsed = JSON.parse(text) as unknown;
+        if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return null;
+        doc = parsed as Record<string, unknown>;
+      } catch {
+        return null;
+      }
+    }
+    const before = this.#terminals.get(key);
+    // An empty retained message clears a topic: it says nothing, signed or not.
+    const verdict = text === '' ? (before?.verified ? 'verified' : 'unverified') : this.#ledger.judge(t, doc);
+    if (verdict === 'stale') return null;
+    const verified = verdict === 'verified';
+    // An unsigned message never displaces what a terminal signed, and is dropped when so configured.
+    if (!verified && (before?.verified || this.#ignoreUnverified)) return null;
+    // The first signed message of a terminal shown unverified so far: what the others said goes.
+    if (before && before.verified !== verified) {
+      this.#terminals.delete(key);
+      this.#docs.delete(key);
+      this.#leaves.delete(key);
+    }
     this.#leaves.set(key, (this.#leaves.get(key) ?? 0) | LEAF_BITS[t.leaf as keyof typeof LEAF_BITS]);
     const view: TerminalView = this.#terminals.get(key) ?? {
+      verified,
       site: t.site,
       terminal: t.terminal,
       state: null,
@@ -153,17 +196,9 @@ export class FleetMonitor extends TypedEmitter<FleetEvents> {
     };
     const docs = this.#docs.get(key) ?? { info: null, metrics: null };
     this.#docs.set(key, docs);
-    const text = payload.toString('utf8');
     if (t.leaf === 'state') {
-      view.state = text === '' ? null : text;
-    } else if (text !== '') {
-      let doc: Record<string, unknown>;
-      try {
-        doc = JSON.parse(text) as Record<string, unknown>;
-      } catch {
-        return null;
-      }
-      if (typeof doc !== 'object' || doc === null) return null;
+      view.state = stateWord;
+    } else if (doc) {
       const at = str(doc.at);
       if (at && (!view.lastSeen || at > view.lastSeen)) view.lastSeen = at;
       if (t.leaf === 'metrics') {
@@ -291,6 +326,8 @@ export class FleetMonitor extends TypedEmitter<FleetEvents> {
     // small enough to be delivered whole, and done when its own marker is back.
     const missing: string[] = [];
     for (const [key, bits] of this.#leaves) {
+      // Unsigned terminals are not asked for again where the monitor verifies: they may be anyone's, by the thousand.
+      if (this.#ledger.canVerify && !this.#terminals.get(key)?.verified) continue;
       for (const [leaf, bit] of Object.entries(LEAF_BITS)) if (!(bits & bit)) missing.push(`${this.#prefix}/${key}/${leaf}`);
     }
     const before = retained;
@@ -436,10 +473,12 @@ export function scannerSummary(scanners: TerminalView['scanners']): string {
 /** A plain table for a terminal screen. */
 export function formatFleetTable(views: TerminalView[], now = Date.now()): string {
   const head = ['SITE', 'TERMINAL', 'STATE', 'LAST SEEN', 'SCANNERS', 'QUEUE', 'OLDEST', 'DEAD', 'LAST ERROR', 'ALERTS'];
+  // Marked where signed and unsigned terminals mix (without the site's key, none is verified).
+  const mark = views.some((v) => v.verified);
   const rows = views.map((v) => [
     v.site,
     v.terminal,
-    v.status ?? v.state ?? '?',
+    `${v.status ?? v.state ?? '?'}${mark && !v.verified ? ' (unverified)' : ''}`,
     age(v.lastSeen, now),
     scannerSummary(v.scanners),
     v.queueDepth === null ? '-' : String(v.queueDepth),
@@ -469,10 +508,23 @@ export interface FleetCheck {
  * `fleet --check`: fails when a terminal is lost or degraded, or when no terminal has reported
  * (a wrong prefix or site must not read as healthy). A cleanly stopped (offline) terminal is fine.
  */
-export function checkFleet(views: TerminalView[]): FleetCheck {
+export function checkFleet(all: TerminalView[]): FleetCheck {
   const problems: FleetCheck['problems'] = [];
+  // Once terminals sign, only what is signed counts: unsigned ones may be anyone's (10,000 fakes
+  // publishing `lost` must not page anybody); they are counted in the summary.
+  const signed = all.filter((v) => v.verified);
+  const views = signed.length > 0 ? signed : all;
+  const unverified = signed.length > 0 ? all.length - signed.length : 0;
+  const note = unverified > 0 ? ` (${unverified} unverified terminal(s) not counted: not signed with the site's key)` : '';
   for (const v of views) {
-    if (v.status === 'lost')
+    if (v.verified && v.state === null)
+      problems.push({
+        site: v.site,
+        terminal: v.terminal,
+        status: 'unknown',
+        why: 'its state on the broker is not signed (overwritten by another client?)',
+      });
+    else if (v.status === 'lost')
       problems.push({
         site: v.site,
         terminal: v.terminal,
@@ -484,7 +536,7 @@ export function checkFleet(views: TerminalView[]): FleetCheck {
   }
   if (views.length === 0)
     return { ok: false, problems, summary: 'CRITICAL: no terminal has reported under this prefix (check --mqtt, --prefix and --site)' };
-  if (problems.length === 0) return { ok: true, problems, summary: `OK: ${views.length} terminal(s), none lost or degraded` };
+  if (problems.length === 0) return { ok: true, problems, summary: `OK: ${views.length} terminal(s), none lost or degraded${note}` };
   const list = problems.map((p) => `${p.site}/${p.terminal} ${p.status}: ${p.why}`).join('; ');
-  return { ok: false, problems, summary: `CRITICAL: ${problems.length} of ${views.length} terminal(s) lost or degraded: ${list}` };
+  return { ok: false, problems, summary: `CRITICAL: ${problems.length} of ${views.length} terminal(s) lost or degraded: ${list}${note}` };
 }

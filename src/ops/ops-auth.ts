@@ -79,9 +79,23 @@ export interface SignedFields {
   args: Record<string, unknown>;
 }
 
+/**
+ * The one signing primitive of ops: HMAC-SHA256 of the canonical JSON of `parts`, whose first
+ * member names the domain (`edge-agent-ops-v1` for commands, `edge-agent-telemetry-v1` for what
+ * terminals publish), so a MAC of one kind never passes for another.
+ */
+export function macOf(key: Buffer, parts: unknown[]): Buffer {
+  return createHmac('sha256', key).update(canonicalJson(parts), 'utf8').digest();
+}
+
+/** Whether the base64url `given` is `expected`, in constant time. */
+export function macMatches(given: string, expected: Buffer): boolean {
+  const g = Buffer.from(given, 'base64url');
+  return g.length === expected.length && timingSafeEqual(g, expected);
+}
+
 function mac(key: Buffer, f: SignedFields): Buffer {
-  const text = canonicalJson([OPS_AUTH_DOMAIN, f.site, f.terminal, f.command, f.transaction, f.ts, f.kid, f.args]);
-  return createHmac('sha256', key).update(text, 'utf8').digest();
+  return macOf(key, [OPS_AUTH_DOMAIN, f.site, f.terminal, f.command, f.transaction, f.ts, f.kid, f.args]);
 }
 
 /** The `auth` member of a request signed with `key`. */
@@ -238,8 +252,7 @@ export class OpsAuthenticator implements RequestVerifier {
       kid: auth.kid,
       args: req.args,
     });
-    const given = Buffer.from(auth.mac, 'base64url');
-    if (given.length !== expected.length || !timingSafeEqual(given, expected))
+    if (!macMatches(auth.mac, expected))
       throw refuse('the signature does not match (another key, terminal, command or arguments)', { kid: auth.kid });
     const now = this.#o.now();
     this.#forget(now - this.#o.windowMs);

@@ -8,6 +8,7 @@
  * Tested in test/integration/ops-mqtt.test.ts (retained state, info and metrics over a real broker,
  * the last will, MQTT's limits) and test/integration/cli-management.test.ts.
  */
+import { randomBytes } from 'node:crypto';
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
 import { TypedEmitter } from '../core/events.js';
 import { toAgentError } from '../core/errors.js';
@@ -18,6 +19,7 @@ import { ThrottledLog } from './throttled-log.js';
 import type { CommandResponse, CommandRouter } from './commands.js';
 import { requestTopic, responseTopic, terminalTopic, type TopicBase } from './topics.js';
 import { StateSince } from './terminal-state.js';
+import type { TelemetrySigner } from './telemetry-auth.js';
 
 export interface TerminalOpsOptions {
   url: string;
@@ -30,7 +32,17 @@ export interface TerminalOpsOptions {
   router: CommandRouter;
   /** The largest payload published (mqtt.maxPayloadBytes). */
   maxPayloadBytes?: number;
+  /**
+   * Signs state, info, metrics and the last will (src/ops/telemetry-auth.ts); null: published
+   * unsigned (no ops key), the state as a bare word as before.
+   */
+  signer?: TelemetrySigner | null;
+  /** The next connection number, above every earlier one (kept across restarts); default: the clock, kept growing. */
+  nextConnection?: () => number;
 }
+
+/** A forged state on the terminal's own topic is answered with the true one, at most this often. */
+const HEAL_MS = 1000;
 
 export interface TerminalOpsEvents extends Record<string, unknown> {
   connected: undefined;
@@ -50,6 +62,10 @@ export class TerminalOps extends TypedEmitter<TerminalOpsEvents> {
   /** The state word last published on this connection (online or degraded), and since when it holds. */
   #word: string | null = null;
   readonly #since = new StateSince<string>();
+  /** The state payload this connection published last (the retained one, unless someone overwrote it). */
+  #statePayload: string | null = null;
+  #healedAt = 0;
+  #lastConnection = 0;
   /** Per retained leaf: the last gather-and-publish, and the one waiting to start (see #inOrder). */
   readonly #queues = {
     info: { tail: Promise.resolve(), waiting: null as Promise<void> | null },
@@ -73,16 +89,36 @@ export class TerminalOps extends TypedEmitter<TerminalOpsEvents> {
     return this.#lastPublishAt;
   }
 
+  /** The state payload: signed JSON, or the bare word without a signer. */
+  #stateBody(state: string, will = false): string {
+    const signer = this.#o.signer;
+    if (!signer) return state;
+    const body = { state, at: new Date().toISOString() };
+    return JSON.stringify(will ? signer.signWill('state', body) : signer.sign('state', body));
+  }
+
+  /** A new connection number and the will signed for it (the will is fixed when the connection is made). */
+  #will(): NonNullable<IClientOptions['will']> {
+    const next = this.#o.nextConnection?.() ?? Math.max(Date.now(), this.#lastConnection + 1);
+    this.#lastConnection = next;
+    this.#o.signer?.beginConnection(next);
+    return { topic: terminalTopic(this.#o.base, 'state'), payload: Buffer.from(this.#stateBody('lost', true)), qos: 1, retain: true };
+  }
+
   /** Connects in the background; resolves at once (or when first connected if `waitMs` is given). */
   async start(waitMs = 0): Promise<void> {
     const b = this.#o.base;
     const client = mqtt.connect(this.#o.url, {
       ...this.#o.mqttOptions,
-      clientId: this.#o.mqttOptions?.clientId ?? `${b.terminal}-ops`,
+      clientId: this.#o.mqttOptions?.clientId ?? `${b.terminal}-ops-${randomBytes(6).toString('hex')}`,
       clean: true,
-      will: { topic: terminalTopic(b, 'state'), payload: Buffer.from('lost'), qos: 1, retain: true },
+      will: this.#will(),
     });
     this.#client = client;
+    // mqtt.js sends the options' will with every reconnection: each connection gets its own.
+    client.on('reconnect', () => {
+      client.options.will = this.#will();
+    });
     client.on('connect', () => {
       this.#connected = true;
       if (this.#away.failures) this.#away.ok({ url: this.#o.url }, 'connected to the broker again');
@@ -123,7 +159,9 @@ export class TerminalOps extends TypedEmitter<TerminalOpsEvents> {
     if (!client) return;
     const b = this.#o.base;
     try {
-      await client.subscribeAsync(requestTopic(b, '+'), { qos: 1 });
+      this.#statePayload = null;
+      // Its own state too: a forged state (a `lost` for this live terminal) is answered with the true one.
+      await client.subscribeAsync([requestTopic(b, '+'), terminalTopic(b, 'state')], { qos: 1 });
       // A new connection: the others saw it lost or offline, so the state begins again. The
       // metrics publish the state word (online or degraded) after themselves.
       this.#word = null;
@@ -138,7 +176,22 @@ export class TerminalOps extends TypedEmitter<TerminalOpsEvents> {
     }
   }
 
+  /** Someone else's message on this terminal's state topic: the true state again (at most every HEAL_MS). */
+  #onOwnState(payload: Buffer): void {
+    if (this.#statePayload === null || this.#word === null || this.#stopping || !this.#connected) return;
+    if (payload.toString('utf8') === this.#statePayload) return;
+    const now = Date.now();
+    if (now - this.#healedAt < HEAL_MS) return;
+    this.#healedAt = now;
+    this.#refusals.warn(
+      { topic: terminalTopic(this.#o.base, 'state') },
+      "another client published this terminal's state; publishing the true one",
+    );
+    void this.#publishWord(this.#word);
+  }
+
   async #onMessage(topic: string, payload: Buffer): Promise<void> {
+    if (topic === terminalTopic(this.#o.base, 'state')) return this.#onOwnState(payload);
     const prefix = terminalTopic(this.#o.base, 'req/');
     if (!topic.startsWith(prefix)) return;
     const command = topic.slice(prefix.length);
@@ -161,11 +214,12 @@ export class TerminalOps extends TypedEmitter<TerminalOpsEvents> {
     this.emit('request', { command, response });
   }
 
-  async #publish(leaf: string, value: unknown, retain: boolean): Promise<void> {
+  async #publish(leaf: string, value: Record<string, unknown>, retain: boolean): Promise<void> {
     const client = this.#client;
     if (!client || !this.#connected) return;
     try {
-      await publishChecked(client, terminalTopic(this.#o.base, leaf), JSON.stringify(value), { qos: 1, retain }, this.#o.maxPayloadBytes);
+      const signed = this.#o.signer ? this.#o.signer.sign(leaf, value) : value;
+      await publishChecked(client, terminalTopic(this.#o.base, leaf), JSON.stringify(signed), { qos: 1, retain }, this.#o.maxPayloadBytes);
       this.#lastPublishAt = new Date().toISOString();
     } catch (err) {
       const e = toAgentError(err, 'MQTT_PUBLISH_FAILED');
@@ -233,7 +287,9 @@ export class TerminalOps extends TypedEmitter<TerminalOpsEvents> {
     const client = this.#client;
     if (!client || !this.#connected) return;
     try {
-      await publishChecked(client, terminalTopic(this.#o.base, 'state'), word, { qos: 1, retain: true }, this.#o.maxPayloadBytes);
+      const payload = this.#stateBody(word);
+      this.#statePayload = payload;
+      await publishChecked(client, terminalTopic(this.#o.base, 'state'), payload, { qos: 1, retain: true }, this.#o.maxPayloadBytes);
       this.#word = word;
     } catch (err) {
       const e = toAgentError(err, 'MQTT_PUBLISH_FAILED');
@@ -252,7 +308,7 @@ export class TerminalOps extends TypedEmitter<TerminalOpsEvents> {
     if (this.#connected) {
       try {
         await Promise.race([
-          publishChecked(client, terminalTopic(this.#o.base, 'state'), 'offline', { qos: 1, retain: true }),
+          publishChecked(client, terminalTopic(this.#o.base, 'state'), this.#stateBody('offline'), { qos: 1, retain: true }),
           new Promise((r) => setTimeout(r, 2000)),
         ]);
       } catch {

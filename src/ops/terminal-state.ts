@@ -34,6 +34,7 @@ export const REASON_CODES = [
   'UPSTREAM_FAILING',
   'PUNCH_NOT_RECORDED',
   'TERMINAL_ALERT',
+  'SITE_SYNC_BEHIND',
 ] as const;
 export type ReasonCode = (typeof REASON_CODES)[number];
 
@@ -66,6 +67,8 @@ export interface HealthInputs {
   problems: ReadonlyArray<{ source: string; message: string }>;
   /** Alerts that wait for a person. */
   alerts: ReadonlyArray<{ code: string }>;
+  /** Records the site's index names that this terminal does not hold yet (src/site-sync/site-index.ts). */
+  siteSyncMissing?: number | null;
 }
 
 export interface Health {
@@ -94,6 +97,8 @@ export function deriveHealth(i: HealthInputs): Health {
     else if (p.source.startsWith('capture:')) reasons.push({ code: 'PUNCH_NOT_RECORDED', message: p.message });
   }
   for (const a of i.alerts) reasons.push({ code: 'TERMINAL_ALERT', message: `alert ${a.code}` });
+  if (i.siteSyncMissing)
+    reasons.push({ code: 'SITE_SYNC_BEHIND', message: `site sync: ${i.siteSyncMissing} record(s) of the site not held yet` });
   return { state: reasons.length ? 'degraded' : 'online', reasons };
 }
 

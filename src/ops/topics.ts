@@ -8,6 +8,8 @@
  *   <prefix>/<site>/<terminal>/req/<command>    requests: {"transaction": "...", ...arguments}
  *   <prefix>/<site>/<terminal>/res/<command>    responses: {"transaction", "status": "ok"|"error", "result"|"error"}
  *   <prefix>/<site>/templates/<employeeCode>    retained, encrypted under the site key; empty = deleted
+ *   <prefix>/<site>/templates-index             retained, encrypted under the site key: every record's newest version
+ *   <prefix>/<site>/alerts                      retained, the console's alerts of the site (signed)
  *
  * A terminal may not be called `templates` (it would collide with the site's template topics).
  */
@@ -33,6 +35,11 @@ export function responseTopic(b: TopicBase, command: string): string {
 
 export function siteTemplatesTopic(prefix: string, site: string, employeeCode?: string): string {
   return `${prefix}/${site}/templates/${employeeCode === undefined ? '+' : encodeTopicPart(employeeCode)}`;
+}
+
+/** The site's index of template records (src/site-sync/site-index.ts). */
+export function siteIndexTopic(prefix: string, site: string): string {
+  return `${prefix}/${site}/templates-index`;
 }
 
 /** Employee codes may hold characters that MQTT topics reserve; those are percent-encoded. */

@@ -16,8 +16,15 @@
  * A bare empty message (which clears a retained message on the broker) is ignored and logged: it
  * deletes nothing. Records are bounded (`maxPayloadBytes`) and validated by schema; an employee
  * code in a topic must satisfy the shared rule (src/api/employee-code.ts) in NFC.
+ *
+ * Catching up (site-index.ts): besides `templates/+` the sync follows the site's sealed index of
+ * every person's newest version. Once what the wildcard brought is applied, each person the index
+ * names above what is held here is asked for by its own topic, `PAGE` topics at a time, for up to
+ * `CATCH_UP_ROUNDS` rounds; however much junk the broker holds under `templates/+`, a terminal that
+ * joins or resyncs gets every real record. Until it holds them all, `missing` says how many it
+ * lacks (the terminal's health is degraded meanwhile).
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
 import { z } from 'zod';
 import { checkEmployeeCode } from '../api/employee-code.js';
@@ -30,7 +37,8 @@ import { DEFAULT_MAX_PAYLOAD_BYTES, publishChecked } from '../upload/mqtt-publis
 import { ThrottledLog } from '../ops/throttled-log.js';
 import { RepeatedWarning } from '../core/repeated-warning.js';
 import { openSiteRecord, sealSiteRecord } from './site-crypto.js';
-import { decodeTopicPart, siteTemplatesTopic } from '../ops/topics.js';
+import { decodeTopicPart, siteIndexTopic, siteTemplatesTopic } from '../ops/topics.js';
+import { mergeVersions, openSiteIndex, sealSiteIndex } from './site-index.js';
 
 export interface SyncedTemplate {
   id: string;
@@ -99,6 +107,15 @@ export interface SiteSyncEvents extends Record<string, unknown> {
 }
 
 const log = logger('ops:site-sync');
+
+/** Topics asked for at once while catching up with the index: well below a broker's queue (Mosquitto: 1,000). */
+const PAGE = 200;
+const CATCH_UP_ROUNDS = 5;
+/** How long to wait for the sync's own marker to come back through the broker. */
+const MARKER_WAIT_MS = 10_000;
+const MARKER_RESEND_MS = 250;
+/** The index is published this long after the last change (plus up to as much again at random): one merge for a burst. */
+const INDEX_DELAY_MS = 300;
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 const TERMINAL_ID = /^[A-Za-z0-9._-]{1,64}$/;
@@ -220,6 +237,19 @@ export class SiteTemplateSync extends TypedEmitter<SiteSyncEvents> {
   /** Messages are applied one at a time, in arrival order. */
   #chain: Promise<void> = Promise.resolve();
   readonly counters = { applied: 0, removed: 0, skipped: 0, refused: 0, errors: 0, published: 0 };
+  /** The site's index as this terminal knows it (what it received, merged with what it applied or published). */
+  readonly #index = new Map<string, number>();
+  /** The index as last received from the broker. */
+  #retainedIndex = new Map<string, number>();
+  #indexTimer: NodeJS.Timeout | null = null;
+  /** People the index names above what is held here, as of the last catch-up; null before the first. */
+  #missing: number | null = null;
+  #catchingUp: Promise<void> | null = null;
+  /** Both subscriptions are made: catching up may begin. */
+  #subscribed = false;
+  #catchUpAgain = false;
+  readonly #marker = randomBytes(8).toString('hex');
+  #markerWaiters: Array<() => void> = [];
 
   constructor(options: SiteSyncOptions) {
     super();
@@ -239,6 +269,152 @@ export class SiteTemplateSync extends TypedEmitter<SiteSyncEvents> {
     return siteTemplatesTopic(this.#o.prefix, this.#o.site);
   }
 
+  get #indexTopic(): string {
+    return siteIndexTopic(this.#o.prefix, this.#o.site);
+  }
+
+  get #markerTopic(): string {
+    return `${this.#o.prefix}/${this.#o.site}/_sync/${this.#marker}`;
+  }
+
+  /**
+   * People the site's index names above what this terminal holds (0: it holds every record the
+   * site has); null before the index was read (no terminal of the site publishes one yet).
+   */
+  get missing(): number | null {
+    return this.#missing;
+  }
+
+  /** Subscribes the index first (one topic, delivered before any junk), then everything, then catches up. */
+  async #subscribe(client: MqttClient): Promise<void> {
+    this.#subscribed = false;
+    await client.subscribeAsync([this.#indexTopic, this.#markerTopic], { qos: 1 });
+    await client.subscribeAsync(this.topicFilter, { qos: 1 });
+    this.#subscribed = true;
+  }
+
+  /**
+   * Waits until the sync's own marker came back: what the broker queued before it was delivered.
+   * A broker whose queue for this client is full drops the marker too: it is sent again every
+   * MARKER_RESEND_MS until one comes back (at most MARKER_WAIT_MS).
+   */
+  async #roundTrip(client: MqttClient): Promise<void> {
+    let resend: NodeJS.Timeout | null = null;
+    await new Promise<void>((resolve) => {
+      const t = setTimeout(done, MARKER_WAIT_MS);
+      function done() {
+        clearTimeout(t);
+        resolve();
+      }
+      this.#markerWaiters.push(done);
+      const send = () => client.publish(this.#markerTopic, '', { qos: 1 }, () => undefined);
+      send();
+      resend = setInterval(send, MARKER_RESEND_MS);
+    });
+    if (resend) clearInterval(resend);
+    await this.idle();
+  }
+
+  /** Asks for every record the index names above what is held, a page of topics at a time. */
+  #catchUp(): Promise<void> {
+    if (this.#catchingUp) {
+      this.#catchUpAgain = true;
+      return this.#catchingUp;
+    }
+    this.#catchingUp = (async () => {
+      do {
+        this.#catchUpAgain = false;
+        const client = this.#client;
+        if (!client || this.#stopping) return;
+        await this.#roundTrip(client);
+        for (let round = 0; round < CATCH_UP_ROUNDS; round++) {
+          const lacking = await this.#lacking();
+          this.#missing = this.#retainedIndex.size > 0 || this.#index.size > 0 ? lacking.length : this.#missing;
+          if (lacking.length === 0 || this.#stopping) break;
+          for (let i = 0; i < lacking.length && !this.#stopping; i += PAGE) {
+            const topics = lacking.slice(i, i + PAGE).map((c) => siteTemplatesTopic(this.#o.prefix, this.#o.site, c));
+            await client.subscribeAsync(topics, { qos: 1 });
+            await this.#roundTrip(client);
+            // templates/+ still covers them: the exact subscriptions only fetched the retained records.
+            await client.unsubscribeAsync(topics);
+          }
+        }
+        const lacking = await this.#lacking();
+        if (this.#index.size > 0) this.#missing = lacking.length;
+        if (lacking.length > 0)
+          this.#noted.warn(
+            { missing: lacking.length, code: 'OPS_SYNC_FAILED' },
+            "the site's index names records this terminal could not get from the broker",
+          );
+      } while (this.#catchUpAgain && !this.#stopping);
+    })()
+      .catch((err: unknown) => log.warn({ err: toAgentError(err).message }, 'catching up with the site index failed'))
+      .finally(() => {
+        this.#catchingUp = null;
+      });
+    return this.#catchingUp;
+  }
+
+  /** The people the index names above the version held here. */
+  async #lacking(): Promise<string[]> {
+    const out: string[] = [];
+    for (const [code, version] of this.#index) {
+      const held = await this.#o.store.versionOf(code);
+      if (!held || held.version < version) out.push(code);
+    }
+    return out;
+  }
+
+  /** A version this terminal holds now: into the index, published when the retained one lacks it. */
+  #noteVersion(employeeCode: string, version: number): void {
+    if ((this.#index.get(employeeCode) ?? 0) < version) this.#index.set(employeeCode, version);
+    if ((this.#retainedIndex.get(employeeCode) ?? 0) < version) this.#scheduleIndex();
+  }
+
+  #scheduleIndex(): void {
+    if (this.#indexTimer || this.#stopping) return;
+    this.#indexTimer = setTimeout(
+      () => {
+        this.#indexTimer = null;
+        void this.#publishIndex();
+      },
+      INDEX_DELAY_MS + Math.floor(Math.random() * INDEX_DELAY_MS),
+    );
+  }
+
+  async #publishIndex(): Promise<void> {
+    const client = this.#client;
+    if (!client || this.#stopping) return;
+    try {
+      await publishChecked(
+        client,
+        this.#indexTopic,
+        sealSiteIndex(this.#o.key, this.#o.site, this.#index),
+        { qos: 1, retain: true },
+        this.#max,
+      );
+      this.#retainedIndex = new Map(this.#index);
+    } catch (err) {
+      this.#noted.warn({ err: toAgentError(err).message }, 'could not publish the site index');
+    }
+  }
+
+  /** The retained index: merged into what is known; published again when it lacks something; then caught up with. */
+  #onIndex(payload: Buffer): void {
+    if (payload.length === 0 || payload.length > this.#max) return;
+    let received: Map<string, number>;
+    try {
+      received = openSiteIndex(this.#o.key, this.#o.site, payload);
+    } catch (err) {
+      this.#refuse(null, `a site index that is not ours (${toAgentError(err).message})`);
+      return;
+    }
+    this.#retainedIndex = received;
+    mergeVersions(this.#index, received);
+    if (mergeVersions(new Map(received), this.#index)) this.#scheduleIndex();
+    if (this.#subscribed) void this.#catchUp();
+  }
+
   async start(): Promise<void> {
     const client = mqtt.connect(this.#o.url, {
       ...this.#o.mqttOptions,
@@ -248,13 +424,20 @@ export class SiteTemplateSync extends TypedEmitter<SiteSyncEvents> {
     });
     this.#client = client;
     client.on('message', (topic, payload) => {
+      if (topic === this.#markerTopic) {
+        for (const w of this.#markerWaiters.splice(0)) w();
+        return;
+      }
+      if (topic === this.#indexTopic) return this.#onIndex(payload);
       this.#chain = this.#chain
         .then(() => this.#onMessage(topic, payload))
         .catch((err: unknown) => log.error({ err: toAgentError(err).toJSON() }, 'a site template message could not be handled'));
     });
     client.on('connect', () => {
       this.#away.ok({ url: this.#o.url }, 'site template sync reached the broker again');
-      client.subscribeAsync(this.topicFilter, { qos: 1 }).catch((err: Error) => log.warn({ err: err.message }, 'subscribe failed'));
+      this.#subscribe(client)
+        .then(() => this.#catchUp())
+        .catch((err: Error) => log.warn({ err: err.message }, 'subscribe failed'));
     });
     client.on('error', (err) => {
       if (!this.#stopping)
@@ -305,6 +488,7 @@ export class SiteTemplateSync extends TypedEmitter<SiteSyncEvents> {
       const held = await this.#o.store.versionOf(employeeCode);
       const verdict = judgeRecord(record.version, digest, held);
       if (verdict === 'same') {
+        this.#noteVersion(employeeCode, record.version);
         if (held?.digest === null) await this.#o.store.note(record, digest);
         this.counters.skipped++;
         this.emit('skipped', { employeeCode, reason: 'already held' });
@@ -327,6 +511,7 @@ export class SiteTemplateSync extends TypedEmitter<SiteSyncEvents> {
         const n = await this.#o.store.remove(record, digest);
         if (n === null) return this.#refuse(employeeCode, 'a newer record arrived meanwhile', { version: record.version });
         this.counters.removed++;
+        this.#noteVersion(employeeCode, record.version);
         log.info({ employeeCode, origin: record.origin, version: record.version, templateCount: n }, 'templates deleted through the site');
         this.emit('removed', { employeeCode, templates: n, version: record.version });
         return;
@@ -334,6 +519,7 @@ export class SiteTemplateSync extends TypedEmitter<SiteSyncEvents> {
       if (!(await this.#o.store.apply(record, digest)))
         return this.#refuse(employeeCode, 'a newer record arrived meanwhile', { version: record.version });
       this.counters.applied++;
+      this.#noteVersion(employeeCode, record.version);
       log.info(
         { employeeCode, origin: record.origin, version: record.version, templateCount: record.templates.length },
         'templates applied from the site',
@@ -404,17 +590,22 @@ export class SiteTemplateSync extends TypedEmitter<SiteSyncEvents> {
       this.#max,
     );
     this.counters.published++;
+    this.#noteVersion(record.employeeCode, record.version);
   }
 
   /** Receives every retained record again (the `sync-templates` command). */
   async resync(): Promise<void> {
     const client = this.#requireClient();
-    await client.unsubscribeAsync(this.topicFilter);
-    await client.subscribeAsync(this.topicFilter, { qos: 1 });
+    await client.unsubscribeAsync([this.topicFilter, this.#indexTopic]);
+    await this.#subscribe(client);
+    await this.#catchUp();
   }
 
   async stop(): Promise<void> {
     this.#stopping = true;
+    if (this.#indexTimer) clearTimeout(this.#indexTimer);
+    this.#indexTimer = null;
+    for (const w of this.#markerWaiters.splice(0)) w();
     await this.#chain;
     await this.#client?.endAsync().catch(() => undefined);
     this.#client = null;

@@ -27,7 +27,7 @@ export interface MemoryBroker extends BrokerLink {
   connected: boolean;
   published: Array<{ topic: string; payload: string }>;
   /** Topics followed, with their handlers. */
-  followed: Map<string, (payload: Buffer) => void>;
+  followed: Map<string, (payload: Buffer, topic: string) => void>;
   /** Makes the next `n` publishes fail. */
   failNext(n: number): void;
 }

@@ -21,6 +21,7 @@ import { TemplateCache } from '../../src/store/template-cache.js';
 import { SiteTemplateSync, type SiteTemplateRecord } from '../../src/site-sync/site-sync.js';
 import { signedRequest } from '../../src/ops/ops-client.js';
 import { setLogLevel } from '../../src/core/logger.js';
+import { readStatePayload } from '../../src/ops/telemetry-auth.js';
 
 const SITE = 'plant-abuse';
 const PREFIX = 'attendance';
@@ -208,7 +209,10 @@ describe('a running agent against an attacker on the broker', () => {
     await broker.stop();
     await broker.restart();
     await until(
-      async () => (await nextMessage(broker.url, `${PREFIX}/${SITE}/gate-a/state`, (s) => s === 'online', 20_000)) === 'online',
+      async () =>
+        readStatePayload(
+          await nextMessage(broker.url, `${PREFIX}/${SITE}/gate-a/state`, (s) => readStatePayload(s).state === 'online', 20_000),
+        ).state === 'online',
       30_000,
       'gate-a online again',
     );

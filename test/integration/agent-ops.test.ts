@@ -11,6 +11,7 @@ import { startSimulatedModule, stopChild, terminalDir } from '../helpers/agent.j
 import { has } from '../helpers/system.js';
 import { until } from '../helpers/poll.js';
 import { signedRequest } from '../../src/ops/ops-client.js';
+import { readStatePayload } from '../../src/ops/telemetry-auth.js';
 
 /** A data folder whose secrets hold the site's ops key. */
 function dataWithOpsKey(opsKey: Buffer): string {
@@ -37,7 +38,10 @@ describe('edge-agent run against a real broker', () => {
     );
     try {
       await waitForLine(child, /edge-agent running/, 30_000);
-      expect(await nextMessage(broker.url, 'attendance/plant-a/gate-7/state', (s) => s === 'online')).toBe('online');
+      expect(
+        readStatePayload(await nextMessage(broker.url, 'attendance/plant-a/gate-7/state', (s) => readStatePayload(s).state === 'online'))
+          .state,
+      ).toBe('online');
       const metrics = JSON.parse(await nextMessage(broker.url, 'attendance/plant-a/gate-7/metrics', () => true));
       expect(metrics.queue).toMatchObject({ pending: 0, dead: 0 });
       expect(metrics.system.rssMb).toBeGreaterThan(0);
@@ -88,7 +92,10 @@ describe('edge-agent run against a real broker', () => {
       });
 
       child.kill('SIGKILL');
-      expect(await nextMessage(broker.url, 'attendance/plant-a/gate-7/state', (s) => s === 'lost')).toBe('lost');
+      expect(
+        readStatePayload(await nextMessage(broker.url, 'attendance/plant-a/gate-7/state', (s) => readStatePayload(s).state === 'lost'))
+          .state,
+      ).toBe('lost');
     } finally {
       if (child.exitCode === null) child.kill('SIGKILL');
     }
@@ -107,7 +114,7 @@ describe('edge-agent run against a real broker', () => {
     attacker.on('message', (t, m) => {
       if (t === topic('req/restart')) captured.push(Buffer.from(m));
       else if (t === topic('res/restart')) answers.push(JSON.parse(m.toString()));
-      else if (t === topic('state')) states.push(m.toString());
+      else if (t === topic('state')) states.push(readStatePayload(m.toString()).state ?? '');
     });
     await attacker.subscribeAsync([topic('req/#'), topic('res/restart'), topic('state')], { qos: 1 });
     /** Counts the lines of a child matching `re` over its whole life. */
@@ -200,7 +207,10 @@ describe('edge-agent run against a real broker', () => {
       'mqtt',
     ]);
     await waitForLine(child, /edge-agent running/, 30_000);
-    expect(await nextMessage(broker.url, 'attendance/plant-a/gate-8/state', (s) => s === 'online')).toBe('online');
+    expect(
+      readStatePayload(await nextMessage(broker.url, 'attendance/plant-a/gate-8/state', (s) => readStatePayload(s).state === 'online'))
+        .state,
+    ).toBe('online');
     const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
     child.kill('SIGTERM');
     expect(await exited).toBe(0);

@@ -89,6 +89,7 @@ Examples:
     const { mqttClientOptions } = await import('../../daemon/upstreams.js');
     const { ConsoleLogin } = await import('../../console/login.js');
     const { startConsole } = await import('../../console/console.js');
+    const { keyringOf } = await import('../../ops/ops-auth.js');
     // An operator's machine has no terminal's config: --mqtt is enough (config/standalone.ts).
     const config = standaloneConfig({ config: values.config, data: values.data, secrets: values.secrets, mqtt: values.mqtt }, process.env, {
       complete: values.mqtt !== undefined,
@@ -121,6 +122,9 @@ Examples:
       ...(port !== undefined ? { port } : {}),
       login,
       signer: key ? { key, kid } : null,
+      // The terminals sign what they publish with the site's ops key (a --key-file for key id site is that key).
+      telemetryKeys: keyringOf({ opsKey: kid === SITE_OPS_KEY_ID && key ? key : secrets.opsKey, opsKeys: secrets.opsKeys }),
+      ignoreUnverified: config.ops.unverifiedTelemetry === 'ignore',
     });
     process.stdout.write(
       `console listening on ${running.url} (broker ${config.mqtt.url}, prefix ${values.prefix ?? config.mqtt.prefix}; login ${running.loginRequired ? 'required' : 'off: read-only, loopback only'}; commands ${running.commands.enabled ? `on, signed with key id ${running.commands.kid}` : `off: ${running.commands.reason}`}; Ctrl-C stops it)\n`,

@@ -89,7 +89,13 @@ degraded or none has reported (for cron and Nagios-style checks); exit 0 otherwi
         { hint: 'pass --mqtt mqtt://host:1883 or set mqtt.url in the config' },
       );
     const secrets = loadSecrets({ file: values.secrets ?? null });
-    const monitor = new FleetMonitor({ prefix: config.mqtt.prefix, site: values.site ?? null });
+    const { keyringOf } = await import('../../ops/ops-auth.js');
+    const monitor = new FleetMonitor({
+      prefix: config.mqtt.prefix,
+      site: values.site ?? null,
+      keyring: keyringOf(secrets),
+      ignoreUnverified: config.ops.unverifiedTelemetry === 'ignore',
+    });
     const first = await monitor.start(
       url,
       { ...mqttClientOptions(config, secrets, `fleet-${process.pid}`), clean: true },

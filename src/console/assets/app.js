@@ -65,7 +65,8 @@
 
   // ---------- the fleet table ----------
   // The columns that matter on a wall, first; the rest is on the terminal's page. `opt` ones leave a phone's screen.
-  const stateText = (r) => (r.state ?? 'unknown') + (r.reasons?.length ? `: ${r.reasons.join('; ')}` : '');
+  const stateText = (r) =>
+    (r.state ?? 'unknown') + (r.verified === false ? ' (unverified)' : '') + (r.reasons?.length ? `: ${r.reasons.join('; ')}` : '');
   const clockText = (r) => r.clockState ?? (r.clock === null || r.clock === undefined ? '–' : r.clock ? 'trusted' : 'unsynchronized');
   const COLUMNS = [
     { key: 'terminal', cls: 'name', value: (r) => r.terminal },

@@ -8,6 +8,8 @@
  * answered, a captured restart replayed after the restart and into a new process, degraded and
  * healthy again, offline on a clean stop).
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { AgentError } from '../../core/errors.js';
 import { logger } from '../../core/logger.js';
 import { keyringOf, OpsAuthenticator } from '../../ops/ops-auth.js';
@@ -17,9 +19,34 @@ import { ReplayStore } from '../../store/replay-store.js';
 import type { DaemonComponent, DaemonContext } from '../component.js';
 import { deletePersonTemplates } from '../people.js';
 import type { TerminalRuntime } from '../runtime.js';
-import { mqttClientOptions } from '../upstreams.js';
+import { mqttClientOptions, terminalClientId } from '../upstreams.js';
+import { TelemetrySigner } from '../../ops/telemetry-auth.js';
+import { writeFileAtomic } from '../../core/atomic-file.js';
 
 const log = logger('ops:terminal');
+
+/**
+ * The connection numbers of signed telemetry (src/ops/telemetry-auth.ts): above every earlier one,
+ * across restarts and clock steps back (a terminal without a real-time clock boots in the past),
+ * so a replayed `online` of an earlier connection never passes for the current one.
+ */
+export function connectionCounter(file: string): () => number {
+  let last = 0;
+  try {
+    last = Number.parseInt(readFileSync(file, 'utf8'), 10) || 0;
+  } catch {
+    // first start: none yet
+  }
+  return () => {
+    last = Math.max(Date.now(), last + 1);
+    try {
+      writeFileAtomic(file, `${last}\n`, 0o600);
+    } catch (err) {
+      log.warn({ err: (err as Error).message, file }, 'could not keep the telemetry connection number');
+    }
+    return last;
+  };
+}
 
 export interface OpsHooks {
   reloadConfig(): Promise<unknown>;
@@ -87,13 +114,17 @@ export class OpsComponent implements DaemonComponent {
     );
     const ops = new TerminalOps({
       url: config.mqtt.url,
-      mqttOptions: mqttClientOptions(config, secrets, `${config.terminal.id}-ops`),
+      mqttOptions: mqttClientOptions(config, secrets, terminalClientId(config.terminal.id, 'ops')),
       base: { prefix: config.mqtt.prefix, site: config.terminal.site, terminal: config.terminal.id },
       info: () => rt.info(),
       metrics: () => rt.metrics(),
       metricsIntervalMs: config.ops.metricsIntervalSec * 1000,
       router,
       maxPayloadBytes: config.mqtt.maxPayloadBytes,
+      signer: secrets.opsKey
+        ? new TelemetrySigner({ site: config.terminal.site, terminal: config.terminal.id, key: secrets.opsKey })
+        : null,
+      nextConnection: connectionCounter(join(config.dataDir, 'telemetry-connection')),
     });
     // Known to the others before it connects: a scanner that becomes ready while the first
     // info is gathered asks for another, which goes after it (TerminalOps publishes a leaf in

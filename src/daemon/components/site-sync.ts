@@ -11,7 +11,7 @@ import { siteStore } from '../../site-sync/template-store.js';
 import type { DaemonComponent } from '../component.js';
 import { clearPersonFromModules, refreshModuleTemplates } from '../people.js';
 import type { TerminalRuntime } from '../runtime.js';
-import { mqttClientOptions } from '../upstreams.js';
+import { mqttClientOptions, terminalClientId } from '../upstreams.js';
 
 const log = logger('agent:terminal');
 
@@ -34,7 +34,7 @@ export class SiteSyncComponent implements DaemonComponent {
     }
     const sync = new SiteTemplateSync({
       url: config.mqtt.url,
-      mqttOptions: mqttClientOptions(config, secrets, `${config.terminal.id}-sync`),
+      mqttOptions: mqttClientOptions(config, secrets, terminalClientId(config.terminal.id, 'sync')),
       prefix: config.mqtt.prefix,
       site: config.terminal.site,
       terminal: config.terminal.id,

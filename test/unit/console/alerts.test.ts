@@ -2,6 +2,9 @@
 import { describe, expect, it } from 'vitest';
 import { Alerts, MAX_ALERTS_PER_SITE_DOC } from '../../../src/console/alerts.js';
 import { feedTerminal, memoryBroker, testContext } from '../../helpers/console-parts.js';
+import { randomBytes } from 'node:crypto';
+import { keyringOf } from '../../../src/ops/ops-auth.js';
+import { checkTelemetry, TelemetrySigner } from '../../../src/ops/telemetry-auth.js';
 
 const setUp = () => {
   const ctx = testContext({ settings: { alerts: { ...testContext().settings.alerts, lostMinutes: 0 } } });
@@ -83,5 +86,32 @@ describe('the alerts feature', () => {
     ctx.health.mqttConnected = true;
     alerts.tick();
     expect(ctx.book.all().map((a) => a.code)).toEqual(['TERMINAL_SILENT']);
+  });
+
+  it('signs the site document, answers a forged one with its own, and raises nothing for unsigned terminals', () => {
+    const key = randomBytes(32);
+    const keyring = keyringOf({ opsKey: key, opsKeys: {} });
+    const ctx = testContext({ telemetryKeys: keyring, settings: { alerts: { ...testContext().settings.alerts, lostMinutes: 0 } } });
+    const broker = memoryBroker();
+    const alerts = new Alerts(ctx, broker);
+    ctx.health.mqttConnected = true;
+    const terminal = new TelemetrySigner({ site: 'plant-a', terminal: 'gate-1', key });
+    terminal.beginConnection(1);
+    const lost = JSON.stringify(terminal.signWill('state', { state: 'lost' }));
+    feedTerminal(ctx, 'plant-a', 'gate-1', { state: lost });
+    feedTerminal(ctx, 'plant-a', 'fake-1', { state: 'lost' });
+    alerts.tick();
+    expect(broker.published).toHaveLength(1);
+    const doc = JSON.parse(broker.published[0]!.payload) as Record<string, unknown>;
+    expect(doc).toMatchObject({ count: 1, alerts: [{ terminal: 'gate-1', code: 'TERMINAL_LOST' }] });
+    expect(checkTelemetry(keyring, { site: 'plant-a', terminal: '', leaf: 'alerts' }, doc)).toMatchObject({ verified: true });
+    // Someone publishes `count: 0` retained on the site's topic: the console's own document goes back at once.
+    const follow = broker.followed.get('attendance/+/alerts')!;
+    follow(Buffer.from(JSON.stringify({ site: 'plant-a', count: 0, alerts: [] })), 'attendance/plant-a/alerts');
+    expect(broker.published).toHaveLength(2);
+    expect(broker.published[1]).toEqual(broker.published[0]);
+    // Its own document coming back changes nothing.
+    follow(Buffer.from(broker.published[0]!.payload), 'attendance/plant-a/alerts');
+    expect(broker.published).toHaveLength(2);
   });
 });

@@ -5,7 +5,7 @@ const NOW = Date.parse('2026-03-02T08:00:00.000Z');
 const b = (v: unknown) => Buffer.from(typeof v === 'string' ? v : JSON.stringify(v));
 
 function fleet() {
-  const f = new ConsoleFleet({ prefix: 'attendance', historyHours: 24, maxPayloadBytes: 4096, maxTerminals: 3 });
+  const f = new ConsoleFleet({ prefix: 'attendance', historyHours: 24, maxPayloadBytes: 4096, maxTerminals: 3, maxUnverified: 3 });
   const dropped: string[] = [];
   const removed: string[] = [];
   f.on('dropped', (r) => dropped.push(r));

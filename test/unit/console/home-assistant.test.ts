@@ -59,10 +59,10 @@ describe('the Home Assistant discovery feature', () => {
     feedTerminal(ctx, 'plant-a', 'gate-1', { info: { version: '1.1.0' } });
     discovery.publish();
     expect(broker.published).toHaveLength(10);
-    broker.followed.get('homeassistant/status')!(Buffer.from('offline'));
+    broker.followed.get('homeassistant/status')!(Buffer.from('offline'), 'homeassistant/status');
     discovery.publish();
     expect(broker.published).toHaveLength(10);
-    broker.followed.get('homeassistant/status')!(Buffer.from('online'));
+    broker.followed.get('homeassistant/status')!(Buffer.from('online'), 'homeassistant/status');
     discovery.publish();
     expect(broker.published).toHaveLength(15);
     ctx.events.brokerChanged(true);

@@ -118,6 +118,7 @@ describe('FleetWatch', () => {
       version: '1.0',
       clock: 'synchronized',
       alerts: [],
+      verified: true,
     };
     const now: TerminalView = { ...base, state: 'offline', status: 'offline', lastError: 'API_TIMEOUT: no answer' };
     expect(changedFields(base, now)).toEqual(['status', 'lastError']);
