@@ -82,7 +82,11 @@ export class ControlComponent implements DaemonComponent {
           ),
         EnrollBody,
       )
-      .handle('identify', (body, progress) => identifyOnce(rt, body.modality, progress, body.scanner), IdentifyBody)
+      .handle(
+        'identify',
+        (body, progress, signal) => identifyOnce(rt, body.modality, progress, body.scanner, undefined, signal),
+        IdentifyBody,
+      )
       .handle(
         'identify-template',
         (body) => identifyTemplate(rt, body.modality, Buffer.from(body.template, 'base64')),
