@@ -60,7 +60,7 @@ export class ControlComponent implements DaemonComponent {
   async start(ctx: DaemonContext): Promise<void> {
     const rt = this.#rt;
     const client = rt.config.api.url && rt.secrets.apiKey && rt.secrets.apiSecret ? createAttendanceClient(rt.config, rt.secrets) : null;
-    const server = new ControlServer(controlSocketPath(rt.config.dataDir))
+    const server = new ControlServer(controlSocketPath(rt.config))
       .handle('ping', async () => ({ pong: true, terminal: rt.config.terminal.id }))
       .handle('status', async () => ({ info: await rt.info(), metrics: await rt.metrics() }))
       .handle(
