@@ -7,6 +7,9 @@
  * `serialFamily()` from four pieces (its scanner on a transport, its probe on a transport, its
  * simulator on a device-side transport, its baud rates); the rest (opening the port, the probe's
  * port, the in-process pair) is the same for every serial family and written once here.
+ *
+ * Tested in test/unit/drivers/families.test.ts (every family through its entry: a scanner built on
+ * a serial port without opening it, a serial family's simulator on any byte transport).
  */
 import type { ResolutionTable } from './resolution.js';
 import type { ScannerModality } from '../src/core/modality.js';

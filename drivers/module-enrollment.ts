@@ -7,6 +7,10 @@
  * once more instead of ending the enrolment. The family says how to wait, how to read a press and
  * where to go back to when the module forgot the earlier presses (a GT-521 after presses of
  * different fingers).
+ *
+ * Tested in test/unit/drivers/gt521/scanner.test.ts (three presses with lifts in between; a press
+ * nobody makes) and test/integration/enroll-guided.test.ts (a finger put back before the lift, a
+ * press the module did not take, every try failing).
  */
 import { AgentError, toAgentError } from '../src/core/errors.js';
 import type { ModuleEnrollOptions, PressPrompt } from './scanner.js';

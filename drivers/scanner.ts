@@ -3,6 +3,10 @@
  * `capabilities` and calls what is there.
  *
  * A scanner knows nothing about employees: module slots are numbers, templates are bytes.
+ *
+ * Types only. Tested in test/unit/drivers/families.test.ts (every family's scanner behind this
+ * interface) and test/unit/terminal/scanner-worker.test.ts (the worker drives a Scanner by its
+ * capabilities).
  */
 import type { TypedEmitter } from '../src/core/events.js';
 import type { ScannerModality } from '../src/core/modality.js';

@@ -8,6 +8,10 @@
  * - data, N + 6 bytes: `5A A5` | device id u16 | N data bytes | checksum u16. There is no length
  *   field: both ends know N from the command that announced the data.
  * The checksum is the 16-bit sum of every byte before it (start codes included).
+ *
+ * Tested in test/unit/drivers/gt521/codec.test.ts and test/unit/drivers/gt521/commands.test.ts (the
+ * programming guide's values in packets) and test/unit/drivers/gt521/errors.test.ts (every NACK
+ * code).
  */
 
 export const CMD_START = [0x55, 0xaa] as const;

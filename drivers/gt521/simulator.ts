@@ -17,6 +17,9 @@
  * NACK_IS_NOT_SUPPORTED; a command packet with a bad checksum is ignored (the host times out and
  * retries); host data with a bad checksum gets NACK_COMM_ERR. Fault switches: simulator/faults.ts
  * (dropped-bytes takes 3 bytes from the middle of a frame).
+ *
+ * Tested in test/unit/drivers/gt521/driver.test.ts (every command against it in-process) and
+ * test/unit/drivers/gt521/gt521-serial.test.ts (over a serial line).
  */
 import type { SimImageSource } from '../simulator/images.js';
 import { SerialSimulator } from '../simulator/serial.js';

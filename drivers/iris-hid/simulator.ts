@@ -16,6 +16,9 @@
  * answering), unplug (at once: the device disappears, the read loop errors, writes fail,
  * opening fails until `replug()`), no-finger / no-eye (nothing in view), low-quality (quality 25
  * and a noisy image).
+ *
+ * Tested in test/unit/drivers/iris-hid/driver.test.ts, test/unit/drivers/iris-hid/scanner.test.ts
+ * and test/unit/drivers/iris-hid/probe.test.ts (the real HidTransport and driver against it).
  */
 import { EventEmitter } from 'node:events';
 import { logger } from '../../src/core/logger.js';

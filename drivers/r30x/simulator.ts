@@ -20,6 +20,10 @@
  *
  * Fault switches (`setFault`, simulator/faults.ts): bad-checksum, dropped-bytes (one byte from
  * the middle of a packet), stall, unplug, no-finger, low-quality.
+ *
+ * Tested in test/unit/drivers/r30x/scanner.test.ts (every command against it, through
+ * scanner.contract.ts), test/unit/drivers/r30x/driver.test.ts and
+ * test/unit/drivers/r30x/r30x-serial.test.ts (over a serial line).
  */
 import { AgentError } from '../../src/core/errors.js';
 import { logger } from '../../src/core/logger.js';

@@ -2,6 +2,10 @@
  * The resources of the attendance API (section 2 of the contract), as the client hands them to
  * callers. Normalizers in `normalize.ts` turn what real servers send (`shiftName`, a bare-number
  * `status`, the report's alternative names) into these shapes.
+ *
+ * Tested in test/unit/api/normalize.test.ts (what real servers send, read into these shapes; the
+ * report's durations) and test/integration/api-contract.test.ts (the service's answers in these
+ * shapes).
  */
 export type { TzOffsetUnit } from './date-time.js';
 

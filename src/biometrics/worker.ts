@@ -1,3 +1,7 @@
+/**
+ * Tested in test/unit/biometrics/extract/extractor.test.ts and
+ * test/unit/biometrics/iris/iris-index.test.ts (worker threads started from the sources under tsx).
+ */
 import { Worker, type ResourceLimits } from 'node:worker_threads';
 
 /**

@@ -8,6 +8,9 @@
  * - An interactive command (`enroll`, `identify`, `provision`) talks to a person: the agent parts
  *   it runs in this process log warnings and errors only, as readable lines rather than JSON,
  *   unless a flag or the environment asks for more. The daemon's own logs go to its journal.
+ *
+ * Tested in test/integration/cli-output.test.ts (--log-level over EDGE_AGENT_LOG_LEVEL, a wrong
+ * level refused).
  */
 import { usageError } from './command.js';
 

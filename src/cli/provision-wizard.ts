@@ -4,6 +4,9 @@
  * after it is given, with the choice to try again or stop: a setup whose check failed is never
  * written (--no-check skips the checks). Nothing is written before the technician confirms the
  * summary. Secrets (API secret, MQTT password, site key) are typed hidden and never shown back.
+ *
+ * Tested in test/integration/provision-wizard.test.ts (the questions on a real pty, checks,
+ * retries, secrets hidden, nothing written when stopped).
  */
 import { dirname, join } from 'node:path';
 import { checkbox, confirm, input, password, select } from '@inquirer/prompts';

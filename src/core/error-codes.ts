@@ -8,6 +8,10 @@
  * Device status codes keep the device's own names: `DRIVER_R30X_<confirmation code name>`,
  * `DRIVER_GT521_<NACK name>` and `DRIVER_IRIS_<status name>` come from the drivers' status tables,
  * and `SQLITE_<result code>` from SQLite's (see `DeviceStatusCode` and `src/core/sqlite.ts`).
+ *
+ * Tested in test/unit/core/error-codes.test.ts (the layers' tables joined, each code once) and
+ * test/unit/core/errors.test.ts (every code has a layer and a hint; codes from a wire are checked
+ * against the table).
  */
 import { API_CODES } from './error-codes/api.js';
 import { BIOMETRICS_CODES } from './error-codes/biometrics.js';

@@ -1,3 +1,8 @@
+/**
+ * Tested in test/unit/drivers/transport/memory-transport.test.ts (a transport's disconnect emitted
+ * once, through transport.contract.ts) and test/unit/terminal/scanner-worker.test.ts (a scanner's
+ * events).
+ */
 import { EventEmitter } from 'node:events';
 
 /**

@@ -2,6 +2,9 @@
  * Who a capture, a badge read or a template is: the one answer of identification, from the
  * identifier's 1:N match (src/terminal/identifier.ts) through the recognizer
  * (src/terminal/recognizer.ts) to the scanner worker and on-demand identification.
+ *
+ * Types only. Tested in test/unit/terminal/identifier.test.ts and
+ * test/unit/terminal/recognizer.test.ts (the answers that carry it).
  */
 import type { TemplateModality } from './modality.js';
 

@@ -8,6 +8,9 @@
  * - `TemplateModality`: what the template cache stores and the identifier indexes: the three a
  *   scanner reads, plus `embedding` (a model's vector of a finger or an eye, the embedding slot);
  * - `ApiModality`: the attendance API's biometric items (operation 4): face, finger, iris.
+ *
+ * Tested in test/unit/terminal/recognizer.test.ts and test/unit/terminal/identifier.test.ts (each
+ * modality recognized and identified); the subsets are checked by the compiler.
  */
 export type Modality = 'face' | 'finger' | 'iris' | 'embedding' | 'badge';
 

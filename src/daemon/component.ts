@@ -4,6 +4,9 @@
  * in reverse (daemon.ts). A component hands what it built to the ones after it through the
  * context (`provide`), so the order in wiring.ts is the dependency order: the outbox (the
  * database) first, the time authority next, ...
+ *
+ * Tested in test/unit/daemon/daemon.test.ts (components start in order and stop in reverse; the
+ * recording ones stop after the ones that punch) and test/unit/daemon/wiring.test.ts (the order).
  */
 import type { AgentConfig } from '../config/config.js';
 import type { Secrets } from '../config/secrets.js';

@@ -2,6 +2,9 @@
  * Calls `fn` with every complete line (without its `\n`) that `stream` delivers, as it arrives:
  * the stream keeps being read, so a child's pipe never fills. A last line without `\n` is not
  * delivered.
+ *
+ * Tested in test/unit/daemon/control-socket.test.ts (the client reads the daemon's progress and
+ * result line by line).
  */
 export function eachLine(stream: NodeJS.ReadableStream, fn: (line: string) => void): void {
   let buf = '';

@@ -12,6 +12,9 @@
  * Secrets (API key, template and site keys) are generated once into `<data>/secrets.yaml`
  * (0600); the effective config of the run is written to `<data>/embedded-config.yaml` so the
  * other commands (`queue status --config data/embedded-config.yaml`, `fleet`) can follow along.
+ *
+ * Tested in test/integration/embedded-default.test.ts (npm start's parts: what is simulated, where
+ * each listens, punches in the embedded service, a clean stop on Ctrl-C).
  */
 import { existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';

@@ -4,6 +4,9 @@
  *
  * The connection never blocks the agent: while the broker is away the agent punches and queues
  * as usual; on every (re)connection the state, info and metrics are published again.
+ *
+ * Tested in test/integration/ops-mqtt.test.ts (retained state, info and metrics over a real broker,
+ * the last will, MQTT's limits) and test/integration/cli-management.test.ts.
  */
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
 import { TypedEmitter } from '../core/events.js';

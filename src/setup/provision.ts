@@ -3,6 +3,10 @@
  * front ends share: read the existing setup, merge the answers into it (what is not given is
  * kept), check what can be checked (API token, MQTT connection, scanners), write config and
  * secrets atomically (secrets 0600), and print a summary that never shows a secret.
+ *
+ * Tested in test/integration/provision-cli.test.ts (flags, checks, secrets 0600, --discover-port),
+ * test/integration/provision-wizard.test.ts (the interactive front end) and
+ * test/integration/provision-e2e.test.ts.
  */
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';

@@ -5,6 +5,10 @@
  * (`notify-access.ts`) and the udev rules (`udev-rules.ts`) under a prefix (`/` on a terminal, a
  * temporary folder in tests), create the dedicated user where possible, and say what it did and
  * what is left to do.
+ *
+ * Tested in test/integration/systemd-unit.test.ts (install-service under a prefix: the files it writes,
+ * an ExecStart the sandbox hides or a Node older than 20 refused, --dry-run, --iris-usb) and
+ * test/unit/setup/releases.test.ts (install-service from a release: the release, the command, the drop-in).
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';

@@ -11,6 +11,9 @@
  *
  * Writes take the transaction's handle (`db`), so the authority changes its state and corrects
  * punches in one transaction.
+ *
+ * Tested in test/unit/terminal/time-authority.test.ts (what the authority remembers across a
+ * restart and a reboot) and test/unit/setup/clock-report.test.ts.
  */
 import type { Migration, SqliteDatabase } from '../core/sqlite.js';
 

@@ -11,7 +11,7 @@
  * - `clock-hold.ts`: punches held for the clock, their correction or release, check-outs before
  *   their check-in flagged for review;
  * - `delivery.ts`: the deliveries reconciled with the configured sinks, batches, their outcomes.
- * Their tests mirror them in test/unit/store/outbox/; test/unit/store/outbox-plans.test.ts checks
+ * Their tests mirror them in test/unit/store/outbox/; test/unit/store/outbox.test.ts checks
  * the query plans of every statement a batch runs.
  *
  * Every write is one transaction (`SqliteDatabase.transaction`); `record` returns after COMMIT,

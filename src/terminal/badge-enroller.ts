@@ -13,6 +13,9 @@
  *  4. it is published to the site with the person's record (site sync), so every terminal of the
  *     site knows the badge. It is not uploaded: the attendance service's biometric items are
  *     face, finger and iris.
+ *
+ * Tested in test/integration/agent-badge-e2e.test.ts (a badge enrolled through the running agent
+ * and in-process, punched once, a second read adding nothing, an unknown badge refused).
  */
 import type { BadgeRead, Scanner } from '../../drivers/scanner.js';
 import { AgentError, toAgentError } from '../core/errors.js';

@@ -2,6 +2,9 @@
  * An enrolment's templates sent to the attendance service (operation 4), each item's outcome
  * reported as it comes. A failed upload does not undo the local enrolment: it is reported, and
  * enrolling again repeats it. A module's own template (a vendor format) is never uploaded.
+ *
+ * Tested in test/integration/agent-enroll.test.ts (a full enrolment: three captures, the module
+ * template, the upload to the attendance service).
  */
 import type { AttendanceClient } from '../api/client.js';
 import { toAgentError } from '../core/errors.js';

@@ -18,6 +18,10 @@
  *
  * A badge (modality `badge`) is one card read on the badge reader: badge-enroller.ts. Identifying
  * one capture or a template, nothing punched: identify-on-demand.ts.
+ *
+ * Tested in test/integration/enroll-guided.test.ts (every press prompted, presses asked again, a
+ * cancelled enrolment, without extraction, on an R30x, a GT-521 and the iris camera) and
+ * test/integration/agent-enroll.test.ts.
  */
 import type { ScannerModality } from '../core/modality.js';
 import type { AttendanceClient } from '../api/client.js';

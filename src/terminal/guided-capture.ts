@@ -3,6 +3,10 @@
  * (identify-on-demand.ts) guide them: which scanner (`workerFor`), one capture turned into a
  * template (`captureTemplate`), waiting for the finger to lift or the eye to go (`waitForLift`),
  * the words they are told (`promptWords`) and the steps reported as they happen (`Progress`).
+ *
+ * Tested in test/unit/terminal/scanner-worker.test.ts (the scanner lent to enrolment, refused when
+ * not connected) and test/integration/enroll-guided.test.ts (the prompts and the lift between
+ * presses).
  */
 import type { CapturedImage, Scanner } from '../../drivers/scanner.js';
 import { AgentError } from '../core/errors.js';

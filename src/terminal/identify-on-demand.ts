@@ -3,6 +3,10 @@
  * (`edge-agent identify`, a badge read for `--modality badge`), or a template given as bytes
  * (`identify --template FILE`, the control socket's identify-template), each identified against
  * this terminal's indexes, with the person's name from the template cache.
+ *
+ * Tested in test/integration/identify-template.test.ts (a template file identified with and without
+ * a running agent) and test/integration/agent-enroll.test.ts (a capture identified after
+ * enrolment).
  */
 import { AgentError, toAgentError } from '../core/errors.js';
 import type { Identification } from '../core/identification.js';

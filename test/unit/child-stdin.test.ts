@@ -3,6 +3,8 @@
  * has exited before reading its stdin makes the write fail with EPIPE after the call returned.
  * Unhandled, that error failed a whole run as an uncaught exception (the technician walkthrough's
  * `sh -c` children); through writeStdin the test goes on to check the child's exit and output.
+ *
+ * Tests: test/helpers/cli.ts (writeStdin).
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';

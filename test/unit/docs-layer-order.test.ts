@@ -2,6 +2,8 @@
  * The layer tables of README.md and docs/architecture.md list the folders from the top down:
  * every layer may import only what is listed below it, by the rules of .dependency-cruiser.cjs
  * (the same rules test/unit/architecture.test.ts enforces on the code).
+ *
+ * Tests: the layer tables of docs/architecture.md and README.md against .dependency-cruiser.cjs.
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';

@@ -3,6 +3,8 @@
  * `test/...`, `systemd/...`, `models/...`) that README.md and docs/*.md name exists: a file or
  * folder moved or renamed fails here until the docs follow. Templates (`drivers/xyz/`,
  * `src/core/error-codes/<layer>.ts`) are not paths and are left out.
+ *
+ * Tests: the paths named in docs/ and README.md (that each exists).
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';

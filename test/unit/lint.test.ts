@@ -4,6 +4,8 @@
  * network), and not one diagnostic: no error, no warning, no info. A second test shows the same
  * command fails on a badly formatted file and on a lint finding, in a temporary copy of the
  * configuration (nothing is written into the repository).
+ *
+ * Tests: biome.json over the repository (npm run lint).
  */
 import { execFile } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';

@@ -1,6 +1,10 @@
 /**
  * One entry point for "this image → that template", used by the CLI, the worker and the daemon:
  * the modality picks the pipeline; the result is the template file's bytes plus a summary.
+ *
+ * Tested in test/unit/biometrics/extract/extractor.test.ts (both modalities through it, in the
+ * worker and in-process) and test/integration/template-extract.test.ts (edge-agent template
+ * extract).
  */
 import type { BiometricModality } from '../../core/modality.js';
 import { encodeIso19794_2 } from '../finger/iso19794-2.js';

@@ -2,6 +2,10 @@
  * One modality's 1:N matcher as the identifier (src/terminal/identifier.ts) sees it: the
  * adapters beside this file wrap the indexes of src/biometrics (fingers, irises, embeddings) and
  * the terminal adds its badge matcher (src/terminal/credentials.ts).
+ *
+ * Types only. Tested in test/unit/biometrics/matchers/finger-matcher.test.ts,
+ * test/unit/biometrics/matchers/iris-matcher.test.ts and
+ * test/unit/biometrics/matchers/embedding-matcher.test.ts (the adapters behind it).
  */
 import type { TemplateModality } from '../../core/modality.js';
 import type { SnapshotLoad, SnapshotPart } from '../snapshot-part.js';

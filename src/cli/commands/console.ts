@@ -1,4 +1,10 @@
-/** `edge-agent console`: the operations console, a web page of the whole fleet fed from the broker. */
+/**
+ * `edge-agent console`: the operations console, a web page of the whole fleet fed from the broker.
+ *
+ * Tested in test/integration/console-http.test.ts (edge-agent console over HTTP, its password hash,
+ * its refusal to listen beyond loopback without a login) and
+ * test/integration/console-browser.test.ts.
+ */
 import { Option, type Command } from 'commander';
 import { action, defineCommand, intFlag, usageError } from '../command.js';
 

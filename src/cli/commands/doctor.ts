@@ -1,3 +1,8 @@
+/**
+ * Tested in test/integration/provision-e2e.test.ts, test/integration/provision-mqtt-tls.test.ts,
+ * test/integration/clock-e2e.test.ts and test/integration/scanner-mismatch.test.ts (edge-agent
+ * doctor on real setups).
+ */
 import type { Command } from 'commander';
 import { action, defineCommand, printJson, withJson } from '../command.js';
 import { withCommonOptions, type CommonValues } from '../common-options.js';

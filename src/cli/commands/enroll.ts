@@ -1,3 +1,7 @@
+/**
+ * Tested in test/integration/agent-enroll.test.ts (a full enrolment, refusals, through the running
+ * agent), test/integration/enroll-busy-scanner.test.ts and test/integration/agent-badge-e2e.test.ts.
+ */
 import type { Command } from 'commander';
 import { action, defineCommand, intFlag, printJson, usageError, withJson } from '../command.js';
 import { withCommonOptions, withScannerOptions, type CommonValues, type ScannerValues } from '../common-options.js';

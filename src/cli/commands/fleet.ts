@@ -1,3 +1,8 @@
+/**
+ * Tested in test/integration/fleet-cli.test.ts (the fleet once every retained message arrived,
+ * --watch, giving up) and test/integration/cli-management.test.ts (exit 1 once a terminal is
+ * degraded).
+ */
 import type { Command } from 'commander';
 import { action, defineCommand, intFlag, printJson, withJson } from '../command.js';
 

@@ -1,3 +1,7 @@
+/**
+ * Tested in test/unit/cli/commands/identify.test.ts (the score a person reads),
+ * test/integration/identify-template.test.ts and test/integration/agent-enroll.test.ts.
+ */
 import type { Command } from 'commander';
 import { action, defineCommand, intFlag, printJson, withJson } from '../command.js';
 import { withCommonOptions, withScannerOptions, type CommonValues, type ScannerValues } from '../common-options.js';

@@ -1,3 +1,7 @@
+/**
+ * Tested in test/integration/ingest-mqtt.test.ts (edge-agent ingest from a real broker into the
+ * attendance service).
+ */
 import { hostname } from 'node:os';
 import type { Command } from 'commander';
 import { action, defineCommand, intFlag, usageError } from '../command.js';

@@ -1,3 +1,7 @@
+/**
+ * Tested in test/integration/systemd-unit.test.ts (unit and rules installed under a prefix,
+ * refusals, --dry-run).
+ */
 import type { Command } from 'commander';
 import { action, defineCommand, printJson, repeatable, withJson } from '../command.js';
 

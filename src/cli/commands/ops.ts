@@ -1,3 +1,7 @@
+/**
+ * Tested in test/unit/cli/commands/ops.test.ts (ops send --arg),
+ * test/integration/agent-mqtt-abuse.test.ts and test/integration/provision-e2e.test.ts.
+ */
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import { action, defineCommand, printJson, repeatable, usageError, withJson, withVerbs } from '../command.js';

@@ -1,3 +1,7 @@
+/**
+ * Tested in test/integration/outbox-cli.test.ts, test/integration/cli-management.test.ts and
+ * test/integration/crash.test.ts (edge-agent punch recording into the outbox).
+ */
 import { createHash } from 'node:crypto';
 import { createReadStream, type ReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';

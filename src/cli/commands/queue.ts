@@ -1,3 +1,7 @@
+/**
+ * Tested in test/integration/outbox-cli.test.ts (status, dead letters, retry, import) and
+ * test/integration/cli-management.test.ts (retry of an unknown id, purge --dead).
+ */
 import type { Command } from 'commander';
 import { action, defineCommand, intFlag, printJson, repeatable, withJson, withVerbs } from '../command.js';
 import { withCommonOptions, type CommonValues } from '../common-options.js';

@@ -1,3 +1,7 @@
+/**
+ * Tested in test/integration/rollback-cli.test.ts (back to the previous release and forward again)
+ * and test/integration/release-deb.test.ts.
+ */
 import type { Command } from 'commander';
 import { action, defineCommand, printJson, withJson } from '../command.js';
 

@@ -5,6 +5,9 @@
  * badge-serial:PATH`) opens like a real serial port. `edge-agent simulate iris` and
  * `simulate badge-hid` serve in-process. Control commands arrive on stdin, one per line (see
  * CONTROL).
+ *
+ * Tested in test/integration/drivers-devices-cli.test.ts (simulate --link on a pty, fault switches
+ * by command) and test/integration/simulate-badge-cli.test.ts.
  */
 import { execFileSync } from 'node:child_process';
 import { createInterface } from 'node:readline';

@@ -1,3 +1,6 @@
+/**
+ * Tested in test/integration/template-extract.test.ts (edge-agent template extract on image files).
+ */
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { Option, type Command } from 'commander';
 import { action, defineCommand, intFlag, printJson, usageError, withJson } from '../command.js';

@@ -1,4 +1,9 @@
-/** The attendance API contract's codes (`API_…`): the client's network, authentication and answers, employee codes, date-times. */
+/**
+ * The attendance API contract's codes (`API_…`): the client's network, authentication and answers, employee codes, date-times.
+ *
+ * Tested in test/unit/core/error-codes.test.ts (this layer's codes joined into the one table, each
+ * code in one layer only) and test/unit/core/errors.test.ts (every code has a layer and a hint).
+ */
 import { layerCodes } from './layer-codes.js';
 
 export const API_CODES = layerCodes('api', {

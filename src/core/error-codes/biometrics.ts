@@ -1,4 +1,9 @@
-/** The biometrics' codes (`BIOMETRICS_…`): templates, models, extraction, matching. */
+/**
+ * The biometrics' codes (`BIOMETRICS_…`): templates, models, extraction, matching.
+ *
+ * Tested in test/unit/core/error-codes.test.ts (this layer's codes joined into the one table, each
+ * code in one layer only) and test/unit/core/errors.test.ts (every code has a layer and a hint).
+ */
 import { layerCodes } from './layer-codes.js';
 
 export const BIOMETRICS_CODES = layerCodes('biometrics', {

@@ -1,4 +1,9 @@
-/** The CLI's codes (`CLI_…`): usage, files, confirmation, what a command was told to find. */
+/**
+ * The CLI's codes (`CLI_…`): usage, files, confirmation, what a command was told to find.
+ *
+ * Tested in test/unit/core/error-codes.test.ts (this layer's codes joined into the one table, each
+ * code in one layer only) and test/unit/core/errors.test.ts (every code has a layer and a hint).
+ */
 import { layerCodes } from './layer-codes.js';
 
 export const CLI_CODES = layerCodes('cli', {

@@ -1,4 +1,9 @@
-/** Configuration's codes: the config file (`CONFIG_…`) and the secrets file (`SECRETS_…`). */
+/**
+ * Configuration's codes: the config file (`CONFIG_…`) and the secrets file (`SECRETS_…`).
+ *
+ * Tested in test/unit/core/error-codes.test.ts (this layer's codes joined into the one table, each
+ * code in one layer only) and test/unit/core/errors.test.ts (every code has a layer and a hint).
+ */
 import { layerCodes } from './layer-codes.js';
 
 export const CONFIG_CODES = layerCodes('config', {

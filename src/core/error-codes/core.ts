@@ -1,4 +1,9 @@
-/** The shared kernel's codes (`CORE_…`, and `INTERNAL` for a bug): cancellation, timeouts, the HTTP body reader, file-system errors. */
+/**
+ * The shared kernel's codes (`CORE_…`, and `INTERNAL` for a bug): cancellation, timeouts, the HTTP body reader, file-system errors.
+ *
+ * Tested in test/unit/core/error-codes.test.ts (this layer's codes joined into the one table, each
+ * code in one layer only) and test/unit/core/errors.test.ts (every code has a layer and a hint).
+ */
 import { layerCodes } from './layer-codes.js';
 
 export const CORE_CODES = layerCodes('core', {

@@ -1,4 +1,9 @@
-/** The daemon's codes (`AGENT_…`): lifecycle, the control socket, scanners, the extractor and template cache it wires. */
+/**
+ * The daemon's codes (`AGENT_…`): lifecycle, the control socket, scanners, the extractor and template cache it wires.
+ *
+ * Tested in test/unit/core/error-codes.test.ts (this layer's codes joined into the one table, each
+ * code in one layer only) and test/unit/core/errors.test.ts (every code has a layer and a hint).
+ */
 import { layerCodes } from './layer-codes.js';
 
 export const DAEMON_CODES = layerCodes('daemon', {

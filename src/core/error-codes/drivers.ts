@@ -2,6 +2,9 @@
  * The hardware's codes: transports (`TRANSPORT_…`: serial ports, HID nodes) and drivers (`DRIVER_…`: frames,
  * checksums, presses). A device's own status is not here: `DRIVER_R30X_…`, `DRIVER_GT521_…` and
  * `DRIVER_IRIS_…` keep the device's names (`DeviceStatusCode` in ../error-codes.ts).
+ *
+ * Tested in test/unit/core/error-codes.test.ts (this layer's codes joined into the one table, each
+ * code in one layer only) and test/unit/core/errors.test.ts (every code has a layer and a hint).
  */
 import { layerCodes } from './layer-codes.js';
 

@@ -1,4 +1,9 @@
-/** The central ingest's codes (`INGEST_…`): its broker connection, its metrics port. */
+/**
+ * The central ingest's codes (`INGEST_…`): its broker connection, its metrics port.
+ *
+ * Tested in test/unit/core/error-codes.test.ts (this layer's codes joined into the one table, each
+ * code in one layer only) and test/unit/core/errors.test.ts (every code has a layer and a hint).
+ */
 import { layerCodes } from './layer-codes.js';
 
 export const INGEST_CODES = layerCodes('ingest', {

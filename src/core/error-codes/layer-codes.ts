@@ -1,6 +1,9 @@
 /**
  * What every row of the error table says, and `layerCodes`, which stamps one layer's rows with
  * that layer (each file of this folder is one layer's codes; ../error-codes.ts joins them).
+ *
+ * Tested in test/unit/core/error-codes.test.ts (every row of a layer's table stamped with that layer, one
+ * layer per table).
  */
 export type ErrorLayer =
   | 'core'

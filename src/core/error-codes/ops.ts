@@ -1,4 +1,9 @@
-/** Ops' codes (`OPS_…`): the MQTT connection, signed commands and their answers (site sync's `OPS_SYNC_…` are in site-sync.ts). */
+/**
+ * Ops' codes (`OPS_…`): the MQTT connection, signed commands and their answers (site sync's `OPS_SYNC_…` are in site-sync.ts).
+ *
+ * Tested in test/unit/core/error-codes.test.ts (this layer's codes joined into the one table, each
+ * code in one layer only) and test/unit/core/errors.test.ts (every code has a layer and a hint).
+ */
 import { layerCodes } from './layer-codes.js';
 
 export const OPS_CODES = layerCodes('ops', {
@@ -11,6 +16,10 @@ export const OPS_CODES = layerCodes('ops', {
   OPS_NO_KEY: {
     retryable: false,
     hint: 'put opsKey (or opsKeys.<id>) in the secrets file (edge-agent provision --ops-key-file or --generate-ops-key), or pass --key-file',
+  },
+  OPS_REPLAY_UNRECORDED: {
+    retryable: true,
+    hint: "the terminal's database could not record the command against replays, so it did not run it: check its disk (edge-agent doctor), then send the command again with a new transaction id",
   },
   OPS_UNAUTHENTICATED: {
     retryable: false,

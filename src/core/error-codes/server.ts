@@ -1,4 +1,9 @@
-/** The attendance service's codes (`SERVER_…`): listening, options, its database, sealed biometrics, shifts. */
+/**
+ * The attendance service's codes (`SERVER_…`): listening, options, its database, sealed biometrics, shifts.
+ *
+ * Tested in test/unit/core/error-codes.test.ts (this layer's codes joined into the one table, each
+ * code in one layer only) and test/unit/core/errors.test.ts (every code has a layer and a hint).
+ */
 import { layerCodes } from './layer-codes.js';
 
 export const SERVER_CODES = layerCodes('server', {

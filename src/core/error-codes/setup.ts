@@ -1,4 +1,9 @@
-/** Field setup's codes: provisioning (`PROVISION_…`) and installed releases (`SETUP_…`). */
+/**
+ * Field setup's codes: provisioning (`PROVISION_…`) and installed releases (`SETUP_…`).
+ *
+ * Tested in test/unit/core/error-codes.test.ts (this layer's codes joined into the one table, each
+ * code in one layer only) and test/unit/core/errors.test.ts (every code has a layer and a hint).
+ */
 import { layerCodes } from './layer-codes.js';
 
 export const SETUP_CODES = layerCodes('setup', {

@@ -1,6 +1,9 @@
 /**
  * Site sync's codes (`OPS_SYNC_…`): keys, sealed records refused or tampered with, a record that
  * could not be applied, sync not started or off.
+ *
+ * Tested in test/unit/core/error-codes.test.ts (this layer's codes joined into the one table, each
+ * code in one layer only) and test/unit/core/errors.test.ts (every code has a layer and a hint).
  */
 import { layerCodes } from './layer-codes.js';
 

@@ -1,6 +1,9 @@
 /**
  * Persistence's codes (`STORE_…`): the outbox, the encrypted template cache, the database file. SQLite's own
  * result codes are `SQLITE_…` (../error-codes.ts).
+ *
+ * Tested in test/unit/core/error-codes.test.ts (this layer's codes joined into the one table, each
+ * code in one layer only) and test/unit/core/errors.test.ts (every code has a layer and a hint).
  */
 import { layerCodes } from './layer-codes.js';
 

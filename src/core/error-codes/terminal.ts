@@ -1,4 +1,9 @@
-/** The terminal domain's codes: enrollment (`ENROLL_…`) and the punch policy (`POLICY_…`). */
+/**
+ * The terminal domain's codes: enrollment (`ENROLL_…`) and the punch policy (`POLICY_…`).
+ *
+ * Tested in test/unit/core/error-codes.test.ts (this layer's codes joined into the one table, each
+ * code in one layer only) and test/unit/core/errors.test.ts (every code has a layer and a hint).
+ */
 import { layerCodes } from './layer-codes.js';
 
 export const TERMINAL_CODES = layerCodes('terminal', {

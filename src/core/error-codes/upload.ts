@@ -1,4 +1,9 @@
-/** Delivery's codes: the outbox's uploader (`UPLOAD_…`) and its MQTT sink (`MQTT_…`). */
+/**
+ * Delivery's codes: the outbox's uploader (`UPLOAD_…`) and its MQTT sink (`MQTT_…`).
+ *
+ * Tested in test/unit/core/error-codes.test.ts (this layer's codes joined into the one table, each
+ * code in one layer only) and test/unit/core/errors.test.ts (every code has a layer and a hint).
+ */
 import { layerCodes } from './layer-codes.js';
 
 export const UPLOAD_CODES = layerCodes('upload', {

@@ -6,6 +6,10 @@
  * own thread meanwhile) and the module slot map. Every ten minutes a new snapshot is written when
  * a thousand template changes piled up. Without a template key and without scanners the terminal
  * only delivers punches.
+ *
+ * Tested in test/integration/identify-template.test.ts (the running agent loads the index snapshot
+ * and identifies) and test/integration/agent-e2e.test.ts (a finger on a pty module identified and
+ * punched).
  */
 import { AgentError, toAgentError } from '../../core/errors.js';
 import { logger } from '../../core/logger.js';

@@ -1,6 +1,9 @@
 /**
  * The control component: the local control socket that `edge-agent enroll` and `identify` use
  * while the daemon holds the scanners (and `identify --template FILE`: identify-template).
+ *
+ * Tested in test/integration/agent-enroll.test.ts (enroll and identify through the running agent's
+ * control socket) and test/integration/identify-template.test.ts (a malformed request refused).
  */
 import { z } from 'zod';
 import { employeeCodeSchema } from '../../api/employee-code.js';

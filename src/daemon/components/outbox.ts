@@ -2,6 +2,9 @@
  * The outbox component, first of all: opens the terminal's database (`<dataDir>/agent.db`) and
  * the outbox on it with the config's sinks and limits, prunes delivered punches older than
  * `outbox.retentionDays` at start and every hour, and closes the database last of all.
+ *
+ * Tested in test/unit/daemon/daemon.test.ts (with no other component the daemon still drains the
+ * outbox) and test/integration/cli-management.test.ts.
  */
 import type { AgentConfig } from '../../config/config.js';
 import { toAgentError } from '../../core/errors.js';

@@ -2,6 +2,9 @@
  * The scanners component: one worker per scanner (src/terminal/scanner-worker.ts: capture →
  * recognizer → punch step → feedback), the module templates placed on each module that keeps its
  * own, simulated scanners where asked, and each capture's outcome noted and logged.
+ *
+ * Tested in test/integration/agent-e2e.test.ts (a finger on the pty module becomes one event;
+ * unplugged and plugged back it punches again) and test/integration/agent-badge-e2e.test.ts.
  */
 import type { Scanner } from '../../../drivers/scanner.js';
 import { AgentError, toAgentError } from '../../core/errors.js';

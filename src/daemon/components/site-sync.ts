@@ -1,6 +1,9 @@
 /**
  * The site-sync component: enrolled templates shared with every terminal of the site over MQTT,
  * and the modules kept in step with what the site adds or removes.
+ *
+ * Tested in test/integration/agent-site-sync.test.ts (a person published, applied on both
+ * terminals, deleted everywhere).
  */
 import { logger } from '../../core/logger.js';
 import { SiteTemplateSync } from '../../site-sync/site-sync.js';

@@ -4,6 +4,9 @@
  * Stopped after every component that punches, so in-flight batches finish (or are released
  * after the grace). A process that does not deliver (enroll, identify without a daemon) builds
  * it without sinks and never starts it: nothing about delivery is touched.
+ *
+ * Tested in test/unit/daemon/components/time-authority.test.ts (never an untrusted punch sent) and
+ * test/unit/daemon/daemon.test.ts (in-flight batches finish after the components that punch stop).
  */
 import type { Sink } from '../../upload/sink.js';
 import { Uploader } from '../../upload/uploader.js';

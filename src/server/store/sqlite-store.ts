@@ -3,6 +3,8 @@
  * are `BEGIN IMMEDIATE` and queued (core/sqlite.ts), so a transaction never loses a race and
  * `lockEmployees` has nothing to do. A statement SQLite refuses (a constraint, a trigger) is
  * undone alone, so `attempt` only has to catch it.
+ *
+ * Tested in test/unit/server/store/store.test.ts (the storage contract on SQLite).
  */
 import { isAgentError } from '../../core/errors.js';
 import { SqliteDatabase } from '../../core/sqlite.js';

@@ -3,6 +3,10 @@
  * installed release that is current) with the daemon's node flags and environment, and the
  * `edge-agent` command script of an installed release (the .deb's /usr/bin/edge-agent,
  * install-service's /usr/local/bin/edge-agent).
+ *
+ * Tested in test/integration/systemd-unit.test.ts (the daemon's node flags and environment in the unit;
+ * the ExecStart of this checkout passes systemd-analyze verify) and test/unit/setup/releases.test.ts
+ * (the command script and the ExecStart of an installed release, through install-service).
  */
 import { createRequire } from 'node:module';
 import { resolve } from 'node:path';

@@ -1,6 +1,10 @@
 /**
  * The NotifyAccess drop-in: written where the unix-dgram addon does not load with the unit's node
  * (install-service, rollback, and the package's postinst the same way), removed where it loads.
+ *
+ * Tested in test/unit/setup/releases.test.ts (the drop-in written where the addon does not load with the
+ * unit's node, removed where it does) and test/integration/systemd-unit.test.ts (the unit with
+ * NotifyAccess=all passes systemd-analyze verify; install-service writes the drop-in only where needed).
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmdirSync, rmSync } from 'node:fs';

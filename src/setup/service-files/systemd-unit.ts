@@ -2,6 +2,11 @@
  * The systemd unit shipped in `systemd/`: where that folder is, the unit's name and sections, the
  * unit with its ExecStart rendered, and what its sandbox (ProtectHome, PrivateTmp) would hide from
  * the command line it runs.
+ *
+ * Tested in test/integration/systemd-unit.test.ts (the unit under systemd-analyze verify and security,
+ * its sections as rendered, what ProtectHome and PrivateTmp hide) and
+ * test/integration/technician-walkthrough.test.ts (the unit install-service writes, read for the
+ * Environment= the walkthrough's `edge-agent run` starts with).
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, realpathSync } from 'node:fs';

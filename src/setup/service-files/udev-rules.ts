@@ -1,6 +1,9 @@
 /**
  * The udev rules shipped in `systemd/`, rendered for a terminal: one line per iris camera model
  * and one per scanner's USB serial bridge, read from sysfs and named `/dev/fingerprintN`.
+ *
+ * Tested in test/integration/systemd-unit.test.ts (no bridge named by its make alone, the Pi UART, a
+ * scanner bridge by serial number or USB port from a fake sysfs, an iris model through --iris-usb).
  */
 import { readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';

@@ -5,7 +5,7 @@
  *
  * Cost: every write of a batch is driven by the batch's ids (an `IN` list of seqs, or the
  * connection's temporary table `outbox_outcomes` for per-item statuses), so recording a batch's
- * outcomes costs O(items), whatever the backlog (test/unit/store/outbox-plans.test.ts checks the
+ * outcomes costs O(items), whatever the backlog (test/unit/store/outbox.test.ts checks the
  * query plans, `nextBatch`'s walk of the index of open deliveries included).
  *
  * Tested through the `Outbox` facade: test/unit/store/outbox/delivery.test.ts.

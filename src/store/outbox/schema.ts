@@ -17,7 +17,7 @@
  * reconciled with, so a start with an unchanged `upstream` does no work per row.
  *
  * Tested through the `Outbox` facade: test/unit/store/outbox/schema.test.ts (migrations of older
- * schemas) and test/unit/store/outbox-plans.test.ts (the plans of the statements).
+ * schemas) and test/unit/store/outbox.test.ts (the plans of the statements).
  */
 import type { Migration, SqliteDatabase } from '../../core/sqlite.js';
 import type { Direction, EventState, OutboxEvent, PunchSource, TimeSource } from './types.js';

@@ -3,6 +3,10 @@
  * `ListedEvent`, `OutboxStatus`), what the uploader hands to a sink and applies (`OutboxItem`,
  * `ItemResult`), and the shared state every concern module of the outbox works on
  * (`OutboxContext`). Types only, besides the constants they name.
+ *
+ * Types only. Tested in test/unit/store/outbox/recording.test.ts,
+ * test/unit/store/outbox/delivery.test.ts and test/unit/store/outbox/queries.test.ts (the outbox's
+ * concerns that speak it).
  */
 import type { SqliteDatabase } from '../../core/sqlite.js';
 

@@ -2,6 +2,9 @@
  * The template cache's vocabulary: what a caller stores (`NewTemplate`, `NewPersonVersion`), what
  * it reads back (`TemplateMeta`, `StoredTemplate`, `TemplateUser`), the events, and the reports of
  * the change log, the integrity check and the key check. Types only.
+ *
+ * Types only. Tested in test/unit/store/template-cache/queries.test.ts and
+ * test/unit/store/template-cache/changes.test.ts (the cache's concerns that speak it).
  */
 import type { TemplateModality } from '../../core/modality.js';
 import type { PersonVersion, TemplateFormat } from '../template-schema.js';

@@ -2,7 +2,6 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, statSync,
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { writeFileAtomic } from '../../../src/core/atomic-file.js';
 import {
   emptySecrets,
   generateKey,
@@ -31,17 +30,6 @@ describe('secrets', () => {
     expect(s.siteKey).toBeNull();
     expect(s.sources.apiSecret).toBe(file);
     expect(readFileSync(file, 'utf8')).not.toContain('siteKey');
-  });
-
-  it('writes exactly the mode asked for, whatever the umask', () => {
-    const old = process.umask(0o077);
-    try {
-      const f = join(dir, 'cfg.yaml');
-      writeFileAtomic(f, 'a: 1\n', 0o644);
-      expect(statSync(f).mode & 0o777).toBe(0o644);
-    } finally {
-      process.umask(old);
-    }
   });
 
   it('refuses a secrets file readable by others, naming the chmod', () => {

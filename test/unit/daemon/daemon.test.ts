@@ -6,7 +6,7 @@ import { parseConfig } from '../../../src/config/config.js';
 import type { DaemonComponent, DaemonContext } from '../../../src/daemon/component.js';
 import { Daemon } from '../../../src/daemon/daemon.js';
 import { emptySecrets } from '../../../src/config/secrets.js';
-import { MemorySink } from '../upload/memory-sink.js';
+import { MemorySink } from '../upload/memory-sink.fixture.js';
 
 let dir: string;
 beforeEach(() => {

@@ -4,8 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { TemplateCache } from '../../../src/store/template-cache.js';
-import { agentDatabasePerTest } from './fixture.js';
-import { errorOf, finger, key, reopen } from './template-cache/fixture.js';
+import { agentDatabasePerTest } from './agent-db.fixture.js';
+import { errorOf, finger, key, reopen } from './template-cache/template-cache.fixture.js';
 
 const store = agentDatabasePerTest('template-cache-');
 

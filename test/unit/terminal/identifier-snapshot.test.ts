@@ -2,6 +2,9 @@
  * The identification indexes from an encrypted snapshot: a start loads what the last one saved,
  * catches up with the cache's changes since, and never serves a snapshot that does not fit (another
  * database, a log pruned past it, altered bytes, another key): those build from the cache instead.
+ *
+ * Tests: src/terminal/identifier.ts with src/store/index-snapshot.ts (identifier.test.ts has the
+ * identifier without a snapshot).
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';

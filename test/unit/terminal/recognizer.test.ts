@@ -1,11 +1,11 @@
-// The recognizer over in-memory engines (fake-engines.ts) and an in-memory fingerprint module
-// (fake-scanner.ts): which path answers, in which order, and what a missing engine means.
+// The recognizer over in-memory engines (engines.fixture.ts) and an in-memory fingerprint module
+// (scanner.fixture.ts): which path answers, in which order, and what a missing engine means.
 import { describe, expect, it } from 'vitest';
 import { AgentError } from '../../../src/core/errors.js';
 import type { BadgeRead } from '../../../drivers/scanner.js';
 import { Recognizer, type RecognizedScanner } from '../../../src/terminal/recognizer.js';
-import { fakeEngines } from './fake-engines.js';
-import { FakeScanner } from './fake-scanner.js';
+import { fakeEngines } from './engines.fixture.js';
+import { FakeScanner } from './scanner.fixture.js';
 
 function module(finger: number, slots: Record<number, number> = {}): FakeScanner {
   const scanner = new FakeScanner();

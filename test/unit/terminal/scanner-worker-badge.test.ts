@@ -1,9 +1,12 @@
 // The scanner worker with a badge reader: the real serial badge reader on its in-process
 // simulator (drivers/badge), the real recognizer and punch step over in-memory engines and
-// policy (fake-engines.ts). A card is
+// policy (engines.fixture.ts). A card is
 // identified by its credential and punched with source badge, the next card is read without a
 // "lift", an unknown card or a failed read gives feedback on the terminal's other scanners (the
 // reader has no light), and the policy's awaiting / not-accepted answers are told apart.
+//
+// Tests: src/terminal/scanner-worker.ts with a badge reader (drivers/badge/serial-reader.ts); scanner-worker.test.ts
+// has the fingerprint module.
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Feedback } from '../../../drivers/scanner.js';
 import { createSimulatedScanner } from '../../../drivers/simulated.js';
@@ -13,7 +16,7 @@ import { ScannerWorker, type CaptureOutcome } from '../../../src/terminal/scanne
 import { PunchStep } from '../../../src/terminal/punch-step.js';
 import type { PresentResult } from '../../../src/terminal/punch-policy.js';
 import { Recognizer } from '../../../src/terminal/recognizer.js';
-import { fakeEngines, fakePolicy, punchedIn } from './fake-engines.js';
+import { fakeEngines, fakePolicy, punchedIn } from './engines.fixture.js';
 
 const stops: Array<() => Promise<void>> = [];
 afterEach(async () => {

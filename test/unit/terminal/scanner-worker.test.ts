@@ -4,8 +4,8 @@ import { ScannerWorker, type CaptureOutcome } from '../../../src/terminal/scanne
 import { workerFor } from '../../../src/terminal/guided-capture.js';
 import { PunchStep } from '../../../src/terminal/punch-step.js';
 import { Recognizer } from '../../../src/terminal/recognizer.js';
-import { FakeScanner } from './fake-scanner.js';
-import { fakeEngines, fakePolicy } from './fake-engines.js';
+import { FakeScanner } from './scanner.fixture.js';
+import { fakeEngines, fakePolicy } from './engines.fixture.js';
 
 function nextCapture(worker: ScannerWorker): Promise<CaptureOutcome> {
   return new Promise((resolve) => worker.once('capture', resolve));

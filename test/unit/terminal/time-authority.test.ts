@@ -6,7 +6,7 @@ import { clockAlerts } from '../../../src/ops/alerts.js';
 import type { Outbox } from '../../../src/store/outbox.js';
 import { PunchPolicy } from '../../../src/terminal/punch-policy.js';
 import { releaseUnsynced } from '../../../src/terminal/time-authority.js';
-import { authority, fakeClocks, openStore } from './fake-clocks.js';
+import { authority, fakeClocks, openStore } from './clocks.fixture.js';
 
 async function until(cond: () => Promise<boolean>, ms = 5000): Promise<void> {
   const end = Date.now() + ms;

@@ -5,8 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../../src/config/config.js';
 import { emptySecrets } from '../../../../src/config/secrets.js';
 import { Daemon } from '../../../../src/daemon/daemon.js';
-import { fakeClocks, yearOnly } from '../../terminal/fake-clocks.js';
-import { MemorySink } from '../../upload/memory-sink.js';
+import { fakeClocks, yearOnly } from '../../terminal/clocks.fixture.js';
+import { MemorySink } from '../../upload/memory-sink.fixture.js';
 
 async function until(cond: () => Promise<boolean>, ms = 5000): Promise<void> {
   const end = Date.now() + ms;

@@ -373,3 +373,14 @@ describe('GT-521 driver faults', () => {
 });
 
 const ENROLL_ANY = 200;
+
+describe('GT-521 link floors', () => {
+  it('counts the bytes of a bulk exchange both ways', async () => {
+    const { gt521WireBytes, gt521FloorMs } = await import('../../../../drivers/gt521/driver.js');
+    // Command 12 + ACK 12 + data 6 + 52116.
+    expect(gt521WireBytes('GetImage')).toBe(12 + 12 + 6 + 52116);
+    // Command 12 + ACK 12 + host data 504 + final ACK 12.
+    expect(gt521WireBytes('SetTemplate')).toBe(12 + 12 + 504 + 12);
+    expect(gt521FloorMs('GetTemplate', 115200)).toBeCloseTo(((12 + 12 + 504) * 10 * 1000) / 115200, 6);
+  });
+});

@@ -4,7 +4,7 @@ import { IrisHidDriver, IrisStatusError } from '../../../../drivers/iris-hid/dri
 import { IrisHidSimulator } from '../../../../drivers/iris-hid/simulator.js';
 import { MASK_VALUE } from '../../../../drivers/iris-hid/protocol.js';
 import { HidTransport } from '../../../../drivers/transport/hid-transport.js';
-import { testEye } from './test-eye.js';
+import { testEye } from './eye.fixture.js';
 
 const cleanup: Array<() => Promise<void>> = [];
 afterEach(async () => {

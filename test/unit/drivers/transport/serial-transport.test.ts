@@ -9,8 +9,8 @@ import { SerialTransport, openError } from '../../../../drivers/transport/serial
 import { reopenWithBackoff } from '../../../../drivers/transport/reopen.js';
 import { createPtyPair } from '../../../helpers/pty.js';
 import { has } from '../../../helpers/system.js';
-import { transportContract } from './transport-contract.js';
-import { mockLine, ptyLine, type SerialLine } from './serial-lines.js';
+import { transportContract } from './transport.contract.js';
+import { mockLine, ptyLine, type SerialLine } from './serial-lines.fixture.js';
 import { isAgentError, type AgentError } from '../../../../src/core/errors.js';
 
 function serialContract(name: string, makeLine: () => Promise<SerialLine>, makeMissing: () => SerialTransport): void {

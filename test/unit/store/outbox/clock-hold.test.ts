@@ -4,8 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { Outbox } from '../../../../src/store/outbox.js';
-import { agentDatabasePerTest } from '../fixture.js';
-import { punch } from './fixture.js';
+import { agentDatabasePerTest } from '../agent-db.fixture.js';
+import { punch } from './outbox.fixture.js';
 
 const store = agentDatabasePerTest('outbox-');
 

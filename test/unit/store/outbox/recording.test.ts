@@ -7,8 +7,8 @@ import { isAgentError } from '../../../../src/core/errors.js';
 import { openAgentDatabase } from '../../../../src/store/agent-db.js';
 import { Outbox } from '../../../../src/store/outbox.js';
 import { derivedUlid } from '../../../../src/store/ulid.js';
-import { agentDatabasePerTest } from '../fixture.js';
-import { punch } from './fixture.js';
+import { agentDatabasePerTest } from '../agent-db.fixture.js';
+import { punch } from './outbox.fixture.js';
 
 const store = agentDatabasePerTest('outbox-');
 

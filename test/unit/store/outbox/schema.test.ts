@@ -7,8 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { openAgentDatabase } from '../../../../src/store/agent-db.js';
 import { Outbox, OUTBOX_MIGRATIONS } from '../../../../src/store/outbox.js';
 import { ulid } from '../../../../src/store/ulid.js';
-import { agentDatabasePerTest } from '../fixture.js';
-import { punch } from './fixture.js';
+import { agentDatabasePerTest } from '../agent-db.fixture.js';
+import { punch } from './outbox.fixture.js';
 
 const store = agentDatabasePerTest('outbox-');
 

@@ -5,8 +5,8 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { TemplateCache } from '../../../../src/store/template-cache.js';
-import { agentDatabasePerTest } from '../fixture.js';
-import { finger, key, reopen } from './fixture.js';
+import { agentDatabasePerTest } from '../agent-db.fixture.js';
+import { finger, key, reopen } from './template-cache.fixture.js';
 
 const store = agentDatabasePerTest('template-cache-');
 

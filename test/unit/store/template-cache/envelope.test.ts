@@ -8,8 +8,8 @@ import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { agentDatabasePath, openAgentDatabase } from '../../../../src/store/agent-db.js';
 import { TemplateCache, verifyTemplateKey } from '../../../../src/store/template-cache.js';
-import { agentDatabasePerTest } from '../fixture.js';
-import { errorOf, finger, key, reopen } from './fixture.js';
+import { agentDatabasePerTest } from '../agent-db.fixture.js';
+import { errorOf, finger, key, reopen } from './template-cache.fixture.js';
 
 const store = agentDatabasePerTest('template-cache-');
 

@@ -6,8 +6,8 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { TemplateCache, type StoredTemplate } from '../../../../src/store/template-cache.js';
-import { agentDatabasePerTest } from '../fixture.js';
-import { finger, key } from './fixture.js';
+import { agentDatabasePerTest } from '../agent-db.fixture.js';
+import { finger, key } from './template-cache.fixture.js';
 
 const store = agentDatabasePerTest('template-cache-');
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { scoreText } from '../../../src/cli/commands/identify.js';
+import { scoreText } from '../../../../src/cli/commands/identify.js';
 
 describe('identify prints a score a person can read', () => {
   it('a finger score as a whole number, an iris distance with two decimals', () => {

@@ -17,7 +17,7 @@ import { decodeSimTemplate } from '../../../../drivers/gt521/sim-template.js';
 import { Gt521Simulator, type Gt521SimulatorOptions } from '../../../../drivers/gt521/simulator.js';
 import { IMAGE_SIZE, RAW_IMAGE_SIZE } from '../../../../drivers/gt521/protocol.js';
 import type { SimImage } from '../../../../drivers/simulator/images.js';
-import type { SerialLine } from '../transport/serial-lines.js';
+import type { SerialLine } from '../transport/serial-lines.fixture.js';
 
 const images = (id: number, impression: number): SimImage => ({
   width: 160,

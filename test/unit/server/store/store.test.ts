@@ -4,10 +4,10 @@
  * the same database stand for two replicas (two connections, or two pools).
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { isAgentError } from '../../../src/core/errors.js';
-import { openServiceStore } from '../../../src/server/store/open.js';
-import type { EventUpsert, ServiceStore } from '../../../src/server/store/store.js';
-import { SERVICE_DATABASES, type ServiceDatabase } from '../../helpers/databases.js';
+import { isAgentError } from '../../../../src/core/errors.js';
+import { openServiceStore } from '../../../../src/server/store/open.js';
+import type { EventUpsert, ServiceStore } from '../../../../src/server/store/store.js';
+import { SERVICE_DATABASES, type ServiceDatabase } from '../../../helpers/databases.js';
 
 const NOW = '2024-05-01T12:00:00.000Z';
 

@@ -1,6 +1,6 @@
 import { AgentError } from '../../../src/core/errors.js';
-import { MemorySink } from './memory-sink.js';
-import { sinkContract } from './sink-contract.js';
+import { MemorySink } from './memory-sink.fixture.js';
+import { sinkContract } from './sink.contract.js';
 
 // The contract itself, run against the in-memory sink the uploader's unit tests use.
 sinkContract('memory', async () => {

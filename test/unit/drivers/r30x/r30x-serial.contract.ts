@@ -12,8 +12,8 @@ import { R30xSimulator } from '../../../../drivers/r30x/simulator.js';
 import { IMAGE_BYTES } from '../../../../drivers/r30x/protocol.js';
 import type { ScannerInfo } from '../../../../drivers/scanner.js';
 import type { SerialTransport } from '../../../../drivers/transport/serial-transport.js';
-import type { SerialLine } from '../transport/serial-lines.js';
-import { r30xCommandSuite, testImage } from './r30x-command-suite.js';
+import type { SerialLine } from '../transport/serial-lines.fixture.js';
+import { r30xCommandSuite, testImage } from './scanner.contract.js';
 
 interface LineRig {
   line: SerialLine;

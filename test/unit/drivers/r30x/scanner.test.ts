@@ -1,7 +1,7 @@
 import { createSimulatedScanner } from '../../../../drivers/simulated.js';
 import { fallbackImages } from '../../../../drivers/simulator/images.js';
 import type { R30xScanner } from '../../../../drivers/r30x/scanner.js';
-import { r30xCommandSuite, testImage } from './r30x-command-suite.js';
+import { r30xCommandSuite, testImage } from './scanner.contract.js';
 
 r30xCommandSuite('in-process (memory pair)', async () => {
   const { scanner, simulator } = await createSimulatedScanner('r30x', {

@@ -2,14 +2,14 @@
  * The serial badge reader against its simulator over a serial line (the real SerialTransport and
  * `@serialport/parser-readline` on the host end): a read per card in every format, a card held
  * in the field read once, and each fault switch (garbage, bad checksum, dropped bytes, stall,
- * unplug and replug). Written once, run over serialport's mock binding (badge-serial.test.ts) and
+ * unplug and replug). Written once, run over serialport's mock binding (serial-reader.test.ts) and
  * over a real socat pty where socat exists (test/integration/drivers-badge-pty.test.ts).
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { BadgeSerialReader } from '../../../../drivers/badge/serial-reader.js';
 import { BadgeSerialSimulator, type BadgeSerialSimulatorOptions } from '../../../../drivers/badge/serial-simulator.js';
 import type { BadgeRead } from '../../../../drivers/scanner.js';
-import type { SerialLine } from '../transport/serial-lines.js';
+import type { SerialLine } from '../transport/serial-lines.fixture.js';
 
 const BAUD = 9600;
 

@@ -1,11 +1,11 @@
 /**
- * What the template cache's unit tests share besides the database (../fixture.ts): the key, a
+ * What the template cache's unit tests share besides the database (../agent-db.fixture.ts): the key, a
  * finger template to store, a reopen of the cache, and the error a promise rejects with.
  */
 import { randomBytes } from 'node:crypto';
 import { openAgentDatabase } from '../../../../src/store/agent-db.js';
 import { type NewTemplate, TemplateCache } from '../../../../src/store/template-cache.js';
-import type { TestDatabase } from '../fixture.js';
+import type { TestDatabase } from '../agent-db.fixture.js';
 
 /** The template key of this test file's caches. */
 export const key = randomBytes(32);
