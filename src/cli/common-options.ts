@@ -6,7 +6,8 @@
  * folder beside it) and test/unit/cli/main.test.ts (the flags each command lists).
  */
 import { Option, type Command } from 'commander';
-import { repeatable } from './command.js';
+import { flagValues, repeatable } from './command.js';
+import { applyLogFlags } from './log-options.js';
 import type { COMMON_FLAGS, CommonFlagValues } from '../config/flags.js';
 
 export type CommonValues = CommonFlagValues;
@@ -33,11 +34,14 @@ const COMMON_OPTIONS: Record<keyof typeof COMMON_FLAGS, [flags: string, descript
   'log-format': ['--log-format <format>', 'json (for journald, the default) or pretty (for a person)'],
 };
 
-/** Adds the common options to `cmd`. */
+/** Adds the common options to `cmd`; `--log-level` and `--log-format` take effect before its action runs. */
 export function withCommonOptions(cmd: Command): Command {
   for (const [flags, description] of Object.values(COMMON_OPTIONS))
     cmd.addOption(new Option(flags, description).helpGroup('Terminal setup (as for "edge-agent run"):'));
-  return cmd;
+  return cmd.hook('preAction', async (_self, actionCmd) => {
+    const path = (c: Command): string => (c.parent?.parent ? `${path(c.parent)} ${c.name()}` : c.name());
+    await applyLogFlags(path(actionCmd), flagValues(actionCmd));
+  });
 }
 
 /** `--scanner` (repeatable) and `--simulate`: the scanners of `run`, `enroll` and `identify`. */

@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { Command, CommanderError } from 'commander';
 import { AUDIENCES, commandFilesIn, registerFolder } from './command.js';
 import { AgentError, describeError } from '../core/errors.js';
+import { fsError } from '../core/fs-errors.js';
 import { VERSION } from '../core/version.js';
 import { err as printErr } from './output.js';
 
@@ -68,13 +69,27 @@ export async function main(argv: string[]): Promise<number> {
       );
       return 2;
     }
-    printErr(`edge-agent${name ? ` ${name}` : ''}: ${describeError(err)}\n`);
+    // A file-system error (a folder this user may not read, a full disk) said with its code and hint.
+    printErr(`edge-agent${name ? ` ${name}` : ''}: ${describeError(fsError(err) ?? err)}\n`);
     return err instanceof AgentError && err.code === 'CLI_USAGE' ? 2 : 1;
   }
 }
 
+/**
+ * Output to a pipe closed early (`edge-agent queue list --help | head`) ends the command quietly:
+ * the reader has what it wanted. Any other stream error is still an error.
+ */
+export function quietOnClosedPipe(streams: NodeJS.WriteStream[] = [process.stdout, process.stderr]): void {
+  for (const stream of streams)
+    stream.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EPIPE') throw err;
+      process.exit(typeof process.exitCode === 'number' ? process.exitCode : 0);
+    });
+}
+
 const invokedDirectly = process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1];
 if (invokedDirectly || process.argv[1]?.endsWith('/edge-agent')) {
+  quietOnClosedPipe();
   main(process.argv.slice(2)).then(
     (code) => {
       process.exitCode = code;

@@ -38,7 +38,7 @@ export async function withTerminal<T>(
   ) => Promise<T>,
   inProcess: (rt: TerminalRuntime) => Promise<T>,
 ): Promise<T> {
-  const socket = controlSocketPath(config.dataDir);
+  const socket = controlSocketPath(config);
   if (await isDaemonListening(socket)) {
     return viaDaemon((action, body, onProgress) => callDaemon(socket, action, body, onProgress));
   }

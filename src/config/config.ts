@@ -72,6 +72,12 @@ export const ConfigSchema = z.strictObject({
     .prefault({}),
   /** Where the database and state live. */
   dataDir: z.string().min(1).default('./data'),
+  /**
+   * The daemon's control socket (enroll, identify, punch while it runs); null means
+   * `<dataDir>/control.sock`. Set it when the data folder is on a file system without sockets
+   * (some network or FAT mounts). A Unix socket path is at most 107 bytes.
+   */
+  controlSocket: z.string().min(1).max(107).nullable().default(null),
   /** The 0600 secrets file (never the secrets themselves); null means `<dataDir>/secrets.yaml`. */
   secretsFile: z.string().min(1).nullable().default(null),
   api: z

@@ -1,6 +1,7 @@
 /**
- * The daemon's local control socket: HTTP over a Unix socket at `<dataDir>/control.sock`
- * (mode 0600, so only the agent's user and root reach it). `edge-agent enroll` and
+ * The daemon's local control socket: HTTP over a Unix socket at `<dataDir>/control.sock`, or where
+ * `controlSocket` in the config (EDGE_AGENT_CONTROL_SOCKET) says (mode 0600, so only the agent's
+ * user and root reach it). `edge-agent enroll` and
  * `edge-agent identify` use it while the daemon runs, because the daemon holds the scanners.
  *
  * A request is `POST /<action>` with a JSON body; the answer streams NDJSON lines:
@@ -35,8 +36,9 @@ const MAX_BODY = 64 * 1024;
 /** The CLI sends its body in one write: one that has not arrived in this time never will. */
 const BODY_TIMEOUT_MS = 30_000;
 
-export function controlSocketPath(dataDir: string): string {
-  return join(dataDir, 'control.sock');
+/** Where the daemon of this configuration listens: `controlSocket`, else `<dataDir>/control.sock`. */
+export function controlSocketPath(config: { dataDir: string; controlSocket?: string | null }): string {
+  return config.controlSocket ?? join(config.dataDir, 'control.sock');
 }
 
 /**

@@ -32,11 +32,19 @@ import { AgentError, toAgentError } from '../core/errors.js';
 import { logger } from '../core/logger.js';
 import type { ModuleSlots } from '../store/module-slots.js';
 import type { NewTemplate, TemplateCache, TemplateFormat } from '../store/template-cache.js';
-import { enrollBadge } from './badge-enroller.js';
+import { badgeReaders, enrollBadge } from './badge-enroller.js';
 import type { CredentialHasher } from './credentials.js';
 import type { Embedder, Extractor } from './engines.js';
 import type { Identifier } from './identifier.js';
-import { type CapturedTemplate, captureTemplate, type Progress, promptWords, waitForLift, workerFor } from './guided-capture.js';
+import {
+  type CapturedTemplate,
+  captureTemplate,
+  type Progress,
+  promptWords,
+  reserveScanners,
+  waitForLift,
+  workerFor,
+} from './guided-capture.js';
 import { moduleTemplatesOf, placeModuleTemplates } from './module-cache.js';
 import { uploadEnrollment } from './enroll-upload.js';
 import type { ScannerWorker } from './scanner-worker.js';
@@ -113,9 +121,12 @@ export async function enroll(
     );
   if (req.signal?.aborted) cancelled();
   req.signal?.addEventListener('abort', cancelled, { once: true });
+  // The scanner is the enrolment's from now on, while the person is checked with the service too.
+  const release = reserveScanners(rt, req.modality, scannerKey);
   try {
-    return await enrollSteps(rt, client, req, report, cancel.signal, scannerKey);
+    return await enrollSteps(rt, client, req, report, cancel.signal, release, scannerKey);
   } finally {
+    release();
     req.signal?.removeEventListener('abort', cancelled);
   }
 }
@@ -126,6 +137,7 @@ async function enrollSteps(
   req: EnrollRequest,
   report: Progress,
   signal: AbortSignal,
+  freeScanner: () => void,
   scannerKey?: string,
 ): Promise<EnrollResult> {
   // Until the captures are done; from storing on the enrolment completes whatever the client does.
@@ -173,8 +185,9 @@ async function enrollSteps(
     progress({ step: 'user', message: 'no attendance API configured: the person is not checked against the service' });
   }
 
+  if (modality === 'badge')
+    return enrollBadge(rt, { employeeCode, name, position, timeoutMs }, progress, badgeReaders(rt, scannerKey), signal);
   const worker = workerFor(rt, modality, scannerKey);
-  if (modality === 'badge') return enrollBadge(rt, { employeeCode, name, position, timeoutMs }, progress, worker);
   if (enrolling.has(worker)) {
     throw new AgentError(
       'AGENT_SCANNER_BUSY',
@@ -192,7 +205,9 @@ async function enrollSteps(
   let sensorModel: string | null = null;
   enrolling.add(worker);
   try {
-    await worker.withScanner(async (scanner) => {
+    await worker.withScanner(async (scanner, handedRead) => {
+      // What the capture loop was reading as the enrolment took the scanner is its first press.
+      let handed = handedRead?.image ?? null;
       sensorModel = (await scanner.info()).model;
       const modulePresses = scanner.capabilities.moduleEnroll ? (scanner.capabilities.moduleEnrollPresses ?? 2) : 0;
       /** Asks to lift after press `press` (once more when it stays), so the next press is a new one. */
@@ -355,7 +370,8 @@ async function enrollSteps(
           await scanner.feedback('enroll-step').catch(() => undefined);
           let t: CapturedTemplate | null = null;
           try {
-            t = await captureTemplate(rt.extractor, scanner, modality, timeoutMs, signal);
+            t = await captureTemplate(rt.extractor, scanner, modality, timeoutMs, { signal, handed, progress });
+            handed = null;
           } catch (err) {
             const e = toAgentError(err);
             if (e.code === 'ENROLL_TIMEOUT' || e.code === 'ENROLL_CANCELLED' || /TRANSPORT|DISCONNECT/.test(e.code)) throw e;
@@ -423,6 +439,7 @@ async function enrollSteps(
     enrolling.delete(worker);
   }
 
+  freeScanner();
   progress({ step: 'captures-done', message: 'captures done: the scanner is free again' });
   cancellable = false;
   const version = Date.now();

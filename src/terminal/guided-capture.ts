@@ -13,6 +13,7 @@ import { AgentError } from '../core/errors.js';
 import type { BiometricModality, ScannerModality } from '../core/modality.js';
 import { monotonicMs } from '../core/time.js';
 import type { TemplateFormat } from '../store/template-cache.js';
+import { badgeReaders } from './badge-enroller.js';
 import type { Extractor } from './engines.js';
 import type { ScannerWorker } from './scanner-worker.js';
 
@@ -41,6 +42,29 @@ export function workerFor(
   }
   chosen.assertNotHeldElsewhere();
   return chosen;
+}
+
+/**
+ * Takes the scanner a session on `modality` will use (for badges every reader, or the one named)
+ * from the capture loop now, before the session checks the person with the service: a card shown
+ * or a finger placed meanwhile is the session's, never a punch. Returns the release; nothing is
+ * taken when there is no such scanner (the session says so when it looks for it).
+ */
+export function reserveScanners(
+  rt: { readonly workers: ReadonlyMap<string, ScannerWorker> },
+  modality: ScannerModality,
+  key?: string,
+): () => void {
+  let workers: ScannerWorker[] = [];
+  try {
+    workers = modality === 'badge' ? (badgeReaders(rt, key) as ScannerWorker[]) : [workerFor(rt, modality, key)];
+  } catch {
+    // no such scanner, or held elsewhere: the session's own lookup says which
+  }
+  const releases = workers.map((w) => w.reserve());
+  return () => {
+    for (const release of releases) release();
+  };
 }
 
 /** True once the finger is off the sensor (the eye out of view); false when it stayed for `timeoutMs` (or on abort). */
@@ -73,14 +97,55 @@ export interface CapturedTemplate {
   image: CapturedImage;
 }
 
-/** Waits for the finger or eye (`ENROLL_TIMEOUT` after `timeoutMs`), captures it and extracts its standard template. */
+/** First word that the image is on its way after this long (a simulator's or an in-module read is quicker). */
+const TRAVEL_FIRST_MS = 1000;
+/** Then again this often, with the seconds so far. */
+const TRAVEL_EVERY_MS = 3000;
+
+/**
+ * The scanner's image, saying while it travels: a serial module sends a finger image over its
+ * line in 17 to 28 s, and the person is told it is coming rather than left with silence.
+ */
+export async function captureImageTelling(scanner: Scanner, modality: BiometricModality, progress: Progress): Promise<CapturedImage> {
+  const t0 = monotonicMs();
+  const what = modality === 'finger' ? 'finger read' : 'eye seen';
+  const tell = () =>
+    progress({
+      step: 'reading',
+      seconds: Math.round((monotonicMs() - t0) / 1000),
+      message: `${what}: the image is on its way from the scanner (${Math.round((monotonicMs() - t0) / 1000)} s)`,
+    });
+  let timer = setTimeout(function again() {
+    tell();
+    timer = setTimeout(again, TRAVEL_EVERY_MS);
+  }, TRAVEL_FIRST_MS);
+  try {
+    return await scanner.captureImage();
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export interface CaptureOptions {
+  signal?: AbortSignal;
+  /** An image the capture loop had read when the session took the scanner: used, not waited for. */
+  handed?: CapturedImage | null;
+  /** Told while the image travels (`captureImageTelling`). */
+  progress?: Progress;
+}
+
+/**
+ * Captures what is presented (a finger already on the sensor is read at once; `ENROLL_TIMEOUT`
+ * when none comes within `timeoutMs`) and extracts its standard template.
+ */
 export async function captureTemplate(
   extractor: Extractor | null,
   scanner: Scanner,
   modality: BiometricModality,
   timeoutMs: number,
-  signal?: AbortSignal,
+  options: CaptureOptions = {},
 ): Promise<CapturedTemplate> {
+  const { signal, handed, progress = () => undefined } = options;
   if (!extractor)
     throw new AgentError(
       'AGENT_NO_EXTRACTOR',
@@ -88,6 +153,7 @@ export async function captureTemplate(
       {},
       { hint: 'the template key is missing or the models failed to load: run "edge-agent doctor"' },
     );
+  if (handed) return { ...(await extractor.extract(modality, handed)), image: handed };
   if (!(await scanner.waitForPresence({ timeoutMs, ...(signal ? { signal } : {}) }))) {
     if (signal?.aborted) throw signal.reason as Error;
     throw new AgentError(
@@ -97,6 +163,6 @@ export async function captureTemplate(
       { hint: 'present it when the scanner asks, then run the command again', retryable: true },
     );
   }
-  const image = await scanner.captureImage();
+  const image = await captureImageTelling(scanner, modality, progress);
   return { ...(await extractor.extract(modality, image)), image };
 }

@@ -8,13 +8,16 @@
  * a running agent) and test/integration/agent-enroll.test.ts (a capture identified after
  * enrolment).
  */
-import { AgentError } from '../core/errors.js';
+import { AgentError, toAgentError } from '../core/errors.js';
 import type { Identification } from '../core/identification.js';
 import type { ScannerModality } from '../core/modality.js';
 import { monotonicMs } from '../core/time.js';
-import { identifyBadgeOnce } from './badge-enroller.js';
+import { badgeReaders, identifyBadgeOnce } from './badge-enroller.js';
 import type { EnrollTerminal } from './enroller.js';
 import { captureTemplate, type Progress, waitForLift, workerFor } from './guided-capture.js';
+
+/** Reads of one identification before a failed read (line timeout, unusable image) ends it. */
+const READ_ATTEMPTS = 3;
 
 export interface IdentifyOnceResult {
   employeeCode: string | null;
@@ -25,13 +28,18 @@ export interface IdentifyOnceResult {
   ms: number;
 }
 
-/** One capture, identified on the host, nothing punched. */
+/**
+ * One capture, identified on the host, nothing punched. The scanner is taken from the capture
+ * loop for the whole of it: a finger already on the sensor (or an image already on its way) is
+ * the one identified, and never a punch. `signal` (the command went away) gives it back.
+ */
 export async function identifyOnce(
   rt: EnrollTerminal,
   modality: ScannerModality,
   progress: Progress = () => undefined,
   scannerKey?: string,
   timeoutMs = 20_000,
+  signal?: AbortSignal,
 ): Promise<IdentifyOnceResult> {
   if (!rt.identifier)
     throw new AgentError(
@@ -41,17 +49,48 @@ export async function identifyOnce(
       { hint: 'set a template key (edge-agent provision) and restart' },
     );
   const identifier = rt.identifier;
+  if (modality === 'badge') return identifyBadgeOnce(rt, badgeReaders(rt, scannerKey), progress, timeoutMs, signal);
   const worker = workerFor(rt, modality, scannerKey);
-  if (modality === 'badge') return identifyBadgeOnce(rt, worker, progress, timeoutMs);
-  return worker.withScanner(async (scanner) => {
-    progress({ step: 'capture', message: modality === 'finger' ? 'place the finger' : 'look at the camera' });
+  const session = worker.withScanner(async (scanner, handed) => {
     const t0 = monotonicMs();
-    const t = await captureTemplate(rt.extractor, scanner, modality, timeoutMs);
-    const r = await identifier.identify({ modality, template: t.data });
-    await scanner.feedback(r.decision === 'accept' ? 'accepted' : 'unknown').catch(() => undefined);
-    await waitForLift(scanner);
-    return resultOf(rt, r, modality, Math.round(monotonicMs() - t0));
+    let image = handed?.image ?? null;
+    progress({
+      step: image ? 'read' : 'capture',
+      scanner: worker.key,
+      message: image
+        ? `${modality === 'finger' ? 'the finger' : 'the eye'} on scanner ${worker.key} was read: identifying`
+        : `${modality === 'finger' ? 'place the finger' : 'look at the camera'} (scanner ${worker.key})`,
+    });
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const t = await captureTemplate(rt.extractor, scanner, modality, timeoutMs, {
+          handed: image,
+          progress,
+          ...(signal ? { signal } : {}),
+        });
+        const r = await identifier.identify({ modality, template: t.data });
+        await scanner.feedback(r.decision === 'accept' ? 'accepted' : 'unknown').catch(() => undefined);
+        await waitForLift(scanner);
+        return await resultOf(rt, r, modality, Math.round(monotonicMs() - t0));
+      } catch (err) {
+        // A read that failed (a timeout on the line, an unusable image) is read again; a scanner gone,
+        // nothing presented or the command stopped ends it.
+        const e = toAgentError(err);
+        if (signal?.aborted || attempt >= READ_ATTEMPTS || e.code === 'ENROLL_TIMEOUT' || /TRANSPORT|DISCONNECT|NO_EXTRACTOR/.test(e.code))
+          throw e;
+        image = null;
+        progress({ step: 'retry', attempt, message: `the read failed (${e.code}: ${e.message}); reading again` });
+      }
+    }
   });
+  // Taken now: a read under way finishes for this identification, not as a punch.
+  if (worker.capturing)
+    progress({
+      step: 'reading',
+      scanner: worker.key,
+      message: `scanner ${worker.key} is reading what is on it: that read is this identification's, not a punch`,
+    });
+  return session;
 }
 
 /** The most a template given to `identifyTemplate` may be (an iris code is 1 KB, a finger record less). */

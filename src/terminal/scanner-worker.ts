@@ -8,7 +8,7 @@
  *
  * The worker never branches on the scanner family: it asks for capabilities.
  */
-import type { Feedback, Scanner, ScannerInfo } from '../../drivers/scanner.js';
+import type { BadgeRead, CapturedImage, Feedback, Scanner, ScannerInfo } from '../../drivers/scanner.js';
 import { backoffDelay } from '../core/backoff.js';
 import { AgentError, toAgentError } from '../core/errors.js';
 import { TypedEmitter } from '../core/events.js';
@@ -17,7 +17,7 @@ import { logger, type Logger } from '../core/logger.js';
 import type { ScannerModality } from '../core/modality.js';
 import { monotonicMs, sleep } from '../core/time.js';
 import type { PunchStep, PunchVerdict } from './punch-step.js';
-import type { Recognizer } from './recognizer.js';
+import type { RecognizedScanner, Recognizer } from './recognizer.js';
 
 /**
  * What the person is shown after the punch step: a punch or a repeat is accepted (green, beep); a
@@ -52,6 +52,19 @@ export interface ScannerWorkerEvents extends Record<string, unknown> {
   capture: CaptureOutcome;
 }
 
+/**
+ * What the capture loop had read when a session (enroll, identify) took the scanner: the
+ * session's, never a punch. A finger whose image was on its way, a card read the reader sends
+ * once: the session uses it instead of asking for another press.
+ */
+export interface HandedRead {
+  image?: CapturedImage;
+  badge?: BadgeRead;
+}
+
+/** A session's use of the scanner: the scanner, and what was read just as it was taken (or null). */
+export type ScannerSession<T> = (scanner: Scanner, handed: HandedRead | null) => Promise<T>;
+
 export interface ScannerWorkerOptions {
   /** Stable key of this scanner (config path or simulator name). */
   key: string;
@@ -85,7 +98,14 @@ export class ScannerWorker extends TypedEmitter<ScannerWorkerEvents> {
   #loop: Promise<void> | null = null;
   /** Exclusive use of the scanner (enrolment borrows it from the capture loop). */
   #lock: Promise<void> = Promise.resolve();
+  /** Sessions that took or wait for the scanner: while any does, nothing presented is a punch. */
   #paused = 0;
+  /** Read by the capture loop after a session asked for the scanner: handed to that session. */
+  #handed: HandedRead | null = null;
+  /** The loop is reading what was presented (an image may take seconds on a serial line). */
+  #capturing = false;
+  /** A session gave the scanner back: a finger still on it is not a new press, wait for the lift first. */
+  #afterSession = false;
 
   constructor(options: ScannerWorkerOptions) {
     super();
@@ -157,13 +177,25 @@ export class ScannerWorker extends TypedEmitter<ScannerWorkerEvents> {
     this.#setStatus('stopped');
   }
 
+  /** True while the capture loop reads what was presented (a session taking the scanner now is handed that read). */
+  get capturing(): boolean {
+    return this.#capturing;
+  }
+
+  /** True while a session (enroll, identify) holds the scanner or waits for it. */
+  get taken(): boolean {
+    return this.#paused > 0;
+  }
+
   /**
-   * Runs `fn` with the scanner while the capture loop waits (enrolment, identify on demand).
+   * Runs `fn` with the scanner while the capture loop waits (enrolment, identify on demand). From
+   * the call on, nothing presented on this scanner is a punch: a capture the loop has under way
+   * is handed to `fn` (`handed`), and a finger or card already there is left for it to read.
    * Rejects with AGENT_SCANNER_BUSY when another process holds the device, and with
    * AGENT_SCANNER_UNAVAILABLE when the scanner is not connected.
    */
-  async withScanner<T>(fn: (scanner: Scanner) => Promise<T>): Promise<T> {
-    this.#paused++;
+  async withScanner<T>(fn: ScannerSession<T>): Promise<T> {
+    const unreserve = this.reserve();
     const prev = this.#lock;
     let release!: () => void;
     this.#lock = new Promise<void>((r) => (release = r));
@@ -179,11 +211,33 @@ export class ScannerWorker extends TypedEmitter<ScannerWorkerEvents> {
           { hint: 'check the cable and "edge-agent devices"; the agent reconnects by itself', retryable: true },
         );
       }
-      return await fn(scanner);
+      const handed = this.#handed;
+      this.#handed = null;
+      return await fn(scanner, handed);
     } finally {
-      this.#paused--;
+      unreserve();
       release();
     }
+  }
+
+  /**
+   * Takes the scanner from the capture loop until the returned function is called, without
+   * waiting for it: from now on what is presented here is no punch (a capture under way is kept
+   * for the session's `withScanner`). A session reserves first, before it checks the person
+   * with the service, so a card shown or a finger placed meanwhile is its own.
+   */
+  reserve(): () => void {
+    this.#paused++;
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      this.#paused--;
+      if (this.#paused === 0) {
+        this.#handed = null;
+        this.#afterSession = true;
+      }
+    };
   }
 
   async #openWithBackoff(): Promise<void> {
@@ -233,7 +287,9 @@ export class ScannerWorker extends TypedEmitter<ScannerWorkerEvents> {
         continue;
       }
       if (this.#paused > 0) {
+        // Taken by a session (reserved, or using it): nothing here is a punch until it is given back.
         await this.#lock;
+        await sleep(50, signal).catch(() => undefined);
         continue;
       }
       const scanner = this.#scanner;
@@ -242,11 +298,20 @@ export class ScannerWorker extends TypedEmitter<ScannerWorkerEvents> {
       this.#lock = new Promise<void>((r) => (release = r));
       try {
         await prev;
-        const present = await scanner.waitForPresence({ timeoutMs: 500, signal });
-        if (present && !signal.aborted) {
-          const outcome = await this.handlePresence(scanner);
-          this.emit('capture', outcome);
+        if (this.#afterSession) {
+          this.#afterSession = false;
           await this.#settle(scanner);
+          continue;
+        }
+        const present = await scanner.waitForPresence({ timeoutMs: 500, signal });
+        // A session asked for the scanner meanwhile: what is presented is for it, left where it is.
+        if (present && !signal.aborted && this.#paused === 0) {
+          this.#capturing = true;
+          const outcome = await this.handlePresence(scanner).finally(() => (this.#capturing = false));
+          if (outcome) {
+            this.emit('capture', outcome);
+            await this.#settle(scanner);
+          }
         }
       } catch (err) {
         const e = toAgentError(err, 'AGENT_CAPTURE');
@@ -304,16 +369,28 @@ export class ScannerWorker extends TypedEmitter<ScannerWorkerEvents> {
    * One press, one sequence: the recognizer reads the card, the module's search or the image and
    * says who it is (capture → extract → identify); the punch step asks the policy, which records
    * the punch in the outbox; then the person gets the feedback (only once the punch is durable).
+   * Null when a session took the scanner while the capture was under way: what was read is
+   * handed to it, nothing is punched and the person is shown nothing here.
    */
-  private async handlePresence(scanner: Scanner): Promise<CaptureOutcome> {
+  private async handlePresence(scanner: Scanner): Promise<CaptureOutcome | null> {
     const t0 = monotonicMs();
     const base = { scanner: this.#o.key };
+    const read: HandedRead = {};
+    // The scanner as the recognizer sees it, keeping what it read in case a session takes it.
+    const recording: RecognizedScanner = {
+      modality: scanner.modality,
+      capabilities: scanner.capabilities,
+      captureImage: async () => (read.image = await scanner.captureImage()),
+      searchOnModule: () => scanner.searchOnModule(),
+      ...(scanner.readCredential ? { readCredential: async () => (read.badge = await scanner.readCredential!()) } : {}),
+    };
     let ident: Identification | null;
     try {
-      ident = await this.#o.recognizer.recognize(scanner, this.#o.key);
+      ident = await this.#o.recognizer.recognize(recording, this.#o.key);
     } catch (err) {
       const e = toAgentError(err, 'AGENT_CAPTURE');
       if (/DISCONNECT|UNPLUG|TRANSPORT/.test(e.code)) throw e;
+      if (this.#paused > 0) return null;
       await this.#feedback(scanner, 'try-again');
       this.#log.info({ code: e.code, err: e.message }, 'capture not usable; asked to try again');
       return {
@@ -325,6 +402,14 @@ export class ScannerWorker extends TypedEmitter<ScannerWorkerEvents> {
         latencyMs: monotonicMs() - t0,
         detail: `${e.code}: ${e.message}`,
       };
+    }
+    if (this.#paused > 0) {
+      this.#handed = read;
+      this.#log.info(
+        { read: read.badge ? 'badge' : read.image ? 'image' : 'presence' },
+        'capture handed to the session that took the scanner; not a punch',
+      );
+      return null;
     }
     if (ident?.decision !== 'accept' || !ident.employeeCode) {
       await this.#feedback(scanner, 'unknown');

@@ -90,7 +90,7 @@ export async function benchTemplates(options: TemplatesOptions = {}): Promise<Re
     await new Promise((r) => setTimeout(r, 1000));
     const rss = new RssSampler(run.pid!, 100);
     const rssAfterBuildMb = rss.lastMb;
-    const socket = controlSocketPath(dataDir);
+    const socket = controlSocketPath({ dataDir });
     const identify = async (modality: 'finger' | 'iris', list: Array<{ employeeCode: string; template: Uint8Array }>) => {
       const agentMs: number[] = [];
       const roundTrip: number[] = [];

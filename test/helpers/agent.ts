@@ -159,7 +159,7 @@ export async function startAgent(args: string[], env: Record<string, string> = {
 
 /** The daemon's `status` over its control socket (info and metrics). */
 export async function daemonStatus(dataDir: string): Promise<{ info: Record<string, unknown>; metrics: Record<string, unknown> }> {
-  return (await callDaemon(controlSocketPath(dataDir), 'status', {})) as {
+  return (await callDaemon(controlSocketPath({ dataDir }), 'status', {})) as {
     info: Record<string, unknown>;
     metrics: Record<string, unknown>;
   };

@@ -93,13 +93,13 @@ describe('edge-agent identify --template', () => {
     expect(finger.code, finger.stderr).toBe(0);
     expect(JSON.parse(finger.stdout)).toMatchObject({ employeeCode: 'E4', modality: 'finger', decision: 'accept' });
     await expect(
-      callDaemon(controlSocketPath(dir.dataDir), 'identify-template', { modality: 'nose', template: 'AAAA' }),
+      callDaemon(controlSocketPath({ dataDir: dir.dataDir }), 'identify-template', { modality: 'nose', template: 'AAAA' }),
     ).rejects.toMatchObject({ code: 'AGENT_CONTROL_BAD_REQUEST' });
     await expect(
-      callDaemon(controlSocketPath(dir.dataDir), 'identify-template', { modality: 'iris', template: 'A'.repeat(100_000) }),
+      callDaemon(controlSocketPath({ dataDir: dir.dataDir }), 'identify-template', { modality: 'iris', template: 'A'.repeat(100_000) }),
     ).rejects.toMatchObject({ code: 'AGENT_CONTROL_BAD_REQUEST' });
     await expect(
-      callDaemon(controlSocketPath(dir.dataDir), 'identify-template', {
+      callDaemon(controlSocketPath({ dataDir: dir.dataDir }), 'identify-template', {
         modality: 'iris',
         template: Buffer.from('nope').toString('base64'),
       }),

@@ -41,9 +41,9 @@ Exit code 0 when nothing failed (warnings allowed), 1 when a check failed.`,
     const report = await runDoctor({
       config: { file: location.file, overrides: configFromFlags(values) },
       location,
-      daemonRunning: (dataDir) => isDaemonListening(controlSocketPath(dataDir)),
-      heldScanners: async (dataDir) => {
-        const r = (await callDaemon(controlSocketPath(dataDir), 'status', {})) as {
+      daemonRunning: (config) => isDaemonListening(controlSocketPath(config)),
+      heldScanners: async (config) => {
+        const r = (await callDaemon(controlSocketPath(config), 'status', {})) as {
           info?: { scanners?: import('../../setup/doctor/scanners.js').HeldScanner[] };
         };
         return r.info?.scanners ?? null;

@@ -6,6 +6,7 @@ import type { Command } from 'commander';
 import { action, defineCommand, intFlag, printJson, usageError, withJson } from '../command.js';
 import { withCommonOptions, withScannerOptions, type CommonValues, type ScannerValues } from '../common-options.js';
 import type { EnrollResult } from '../../terminal/enroller.js';
+import { logForPeople } from '../log-options.js';
 
 function printResult(r: EnrollResult, apiConfigured: boolean): void {
   const who = r.name ? `${r.employeeCode} (${r.name})` : r.employeeCode;
@@ -70,6 +71,8 @@ the number): the fallback for a person who cannot enroll a finger or an eye.`,
   withScannerOptions(cmd);
   withCommonOptions(cmd);
   return action<Values>(cmd, async (values, positionals) => {
+    // For a person: the agent parts started here log warnings only, as readable lines (log-options.ts).
+    await logForPeople();
     const { AgentError } = await import('../../core/errors.js');
     const { configForFlags, secretsFor } = await import('../../config/load.js');
     const { applyScannerFlags, withTerminal } = await import('../terminal-session.js');

@@ -6,6 +6,7 @@ import type { Command } from 'commander';
 import { action, defineCommand, intFlag, printJson, withJson } from '../command.js';
 import { withCommonOptions, withScannerOptions, type CommonValues, type ScannerValues } from '../common-options.js';
 import type { IdentifyOnceResult } from '../../terminal/identify-on-demand.js';
+import { logForPeople } from '../log-options.js';
 
 type Values = CommonValues & ScannerValues & { modality?: string; present?: string; template?: string; json?: boolean };
 
@@ -42,6 +43,8 @@ Exit code 0 when someone was identified, 1 when nobody matched.`,
   withScannerOptions(cmd);
   withCommonOptions(cmd);
   return action<Values>(cmd, async (values) => {
+    // For a person: the agent parts started here log warnings only, as readable lines (log-options.ts).
+    await logForPeople();
     const { AgentError } = await import('../../core/errors.js');
     const { configForFlags, secretsFor } = await import('../../config/load.js');
     const { applyScannerFlags, withTerminal } = await import('../terminal-session.js');

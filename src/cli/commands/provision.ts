@@ -7,6 +7,7 @@ import type { Command } from 'commander';
 import { action, defineCommand, printJson, repeatable, usageError, withJson } from '../command.js';
 import { withCommonOptions, type CommonValues } from '../common-options.js';
 import type { ProvisionAnswers } from '../../setup/provision.js';
+import { logForPeople } from '../log-options.js';
 
 type Values = CommonValues & {
   'non-interactive'?: boolean;
@@ -119,6 +120,8 @@ remove an upstream.`,
   withJson(cmd);
   withCommonOptions(cmd);
   return action<Values>(cmd, async (values) => {
+    // For a person: the agent parts started here log warnings only, as readable lines (log-options.ts).
+    await logForPeople();
     const setup = await import('../../setup/provision.js');
     const { formatSummary, provision, summarize } = setup;
     if (!values['non-interactive']) {

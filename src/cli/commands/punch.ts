@@ -306,7 +306,7 @@ content hash (or --import-id) and its line number, so only what is missing is re
       else process.stdout.write(describePunch(result, values.code!, config.policy.dedupeWindowSec));
     };
     // The running agent records it itself: its time authority knows the steps it has seen.
-    const socket = controlSocketPath(config.dataDir);
+    const socket = controlSocketPath(config);
     if (request && (await isDaemonListening(socket))) {
       print((await callDaemon(socket, 'punch', request)) as PunchResult);
       return 0;

@@ -32,7 +32,8 @@ exits 0; nothing recorded is ever lost, even on SIGKILL.
 
 Secrets come from the secrets file the config names (default <data>/secrets.yaml, mode 0600;
 $EDGE_AGENT_SECRETS overrides the path) and systemd credentials.
-The daemon listens on <data>/control.sock (mode 0600) for "edge-agent enroll" and "identify".`,
+The daemon listens on <data>/control.sock (mode 0600; controlSocket in the config or
+$EDGE_AGENT_CONTROL_SOCKET puts it elsewhere) for "edge-agent enroll", "identify" and "punch".`,
   }).option(
     '--embedded',
     'the embedded default (what npm start runs): simulated scanners, the attendance service and an MQTT broker on loopback, synthetic employees who punch now and then',

@@ -1,5 +1,5 @@
 /**
- * The shared kernel's codes (`CORE_…`, and `INTERNAL` for a bug): cancellation, timeouts, the HTTP body reader.
+ * The shared kernel's codes (`CORE_…`, and `INTERNAL` for a bug): cancellation, timeouts, the HTTP body reader, file-system errors.
  *
  * Tested in test/unit/core/error-codes.test.ts (this layer's codes joined into the one table, each
  * code in one layer only) and test/unit/core/errors.test.ts (every code has a layer and a hint).
@@ -8,6 +8,12 @@ import { layerCodes } from './layer-codes.js';
 
 export const CORE_CODES = layerCodes('core', {
   CORE_ABORTED: { retryable: false, hint: 'the operation was cancelled because the agent is stopping; nothing to do' },
+  CORE_FS_ACCESS: {
+    retryable: false,
+    hint: 'run the command as the user that owns the folder (the agent’s service user) or as root',
+  },
+  CORE_FS_FULL: { retryable: true, hint: 'free space on the file system (df -h), then try again' },
+  CORE_FS_READ_ONLY: { retryable: false, hint: 'remount the file system read-write, or use a writable folder' },
   CORE_HTTP_BODY_ABORTED: {
     retryable: true,
     hint: 'the client closed the connection before sending its whole body: send the request again',

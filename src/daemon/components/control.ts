@@ -63,7 +63,7 @@ export class ControlComponent implements DaemonComponent {
   async start(ctx: DaemonContext): Promise<void> {
     const rt = this.#rt;
     const client = rt.config.api.url && rt.secrets.apiKey && rt.secrets.apiSecret ? createAttendanceClient(rt.config, rt.secrets) : null;
-    const server = new ControlServer(controlSocketPath(rt.config.dataDir))
+    const server = new ControlServer(controlSocketPath(rt.config))
       .handle('ping', async () => ({ pong: true, terminal: rt.config.terminal.id }))
       .handle('status', async () => ({ info: await rt.info(), metrics: await rt.metrics() }))
       .handle(
@@ -85,7 +85,11 @@ export class ControlComponent implements DaemonComponent {
           ),
         EnrollBody,
       )
-      .handle('identify', (body, progress) => identifyOnce(rt, body.modality, progress, body.scanner), IdentifyBody)
+      .handle(
+        'identify',
+        (body, progress, signal) => identifyOnce(rt, body.modality, progress, body.scanner, undefined, signal),
+        IdentifyBody,
+      )
       .handle(
         'identify-template',
         (body) => identifyTemplate(rt, body.modality, Buffer.from(body.template, 'base64')),

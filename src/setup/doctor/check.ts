@@ -2,7 +2,7 @@
  * What every doctor check answers: pass, warn or fail, with a detail and a hint that says what to
  * do. A check whose part is not configured is a `warn` saying so, never a pass.
  */
-import { describeError, isAgentError } from '../../core/errors.js';
+import { type AgentError, describeError, isAgentError } from '../../core/errors.js';
 
 export type CheckStatus = 'pass' | 'warn' | 'fail';
 
@@ -22,4 +22,12 @@ export const fail = (name: string, detail: string, hint: string): CheckResult =>
 export function fromError(name: string, err: unknown, fallbackHint: string, status: CheckStatus = 'fail'): CheckResult {
   const e = isAgentError(err) ? err : null;
   return { name, status, detail: e ? `${e.code}: ${e.message}` : describeError(err), hint: e?.hint ?? fallbackHint };
+}
+
+/**
+ * A check that could not run because this user cannot read what it looks at (`readablePath`):
+ * "not checked", a fail (the report must not look fine), with the error's hint (run as the owner).
+ */
+export function notChecked(name: string, err: AgentError): CheckResult {
+  return { name, status: 'fail', detail: `not checked: ${err.code}: ${err.message}`, hint: err.hint ?? null };
 }

@@ -1,9 +1,9 @@
 /** The outbox check: the backlog, its age and the dead letters. */
-import { existsSync } from 'node:fs';
 import { SqliteDatabase } from '../../core/sqlite.js';
 import { agentDatabasePath } from '../../store/agent-db.js';
 import { Outbox, type OutboxStatus } from '../../store/outbox.js';
-import { type CheckResult, fail, fromError, pass, warn } from './check.js';
+import { readablePath } from '../../core/fs-errors.js';
+import { type CheckResult, fail, fromError, notChecked, pass, warn } from './check.js';
 
 export function judgeOutbox(s: OutboxStatus): CheckResult {
   const name = 'outbox';
@@ -27,7 +27,9 @@ export function judgeOutbox(s: OutboxStatus): CheckResult {
 
 export async function checkOutbox(dataDir: string, options: { sinks?: string[]; maxPending?: number } = {}): Promise<CheckResult> {
   const path = agentDatabasePath(dataDir);
-  if (!existsSync(path)) return warn('outbox', 'no database yet: no punches recorded', 'the agent creates it at its first start');
+  const there = readablePath(path);
+  if (there === 'absent') return warn('outbox', 'no database yet: no punches recorded', 'the agent creates it at its first start');
+  if (there !== 'readable') return notChecked('outbox', there);
   let db: SqliteDatabase | null = null;
   try {
     db = await SqliteDatabase.open(path);

@@ -30,9 +30,9 @@ export interface DoctorOptions {
   credentialsDir?: string | null;
   probeScanner?: ScannerProbe | null;
   verifyTemplateKey?: TemplateKeyVerifier | null;
-  daemonRunning?: (dataDir: string) => Promise<boolean>;
+  daemonRunning?: (config: { dataDir: string; controlSocket: string | null }) => Promise<boolean>;
   /** The scanners as the running agent reports them (null when it cannot say). */
-  heldScanners?: (dataDir: string) => Promise<HeldScanner[] | null>;
+  heldScanners?: (config: { dataDir: string; controlSocket: string | null }) => Promise<HeldScanner[] | null>;
   detectClock?: () => Promise<ClockState>;
   timeoutMs?: number;
 }
@@ -98,8 +98,8 @@ const STEPS: readonly DoctorStep[] = [
   {
     names: ['scanners'],
     run: async ({ config, options }) => {
-      const running = options.daemonRunning ? await options.daemonRunning(config.dataDir) : false;
-      const held = running && options.heldScanners ? await options.heldScanners(config.dataDir).catch(() => null) : null;
+      const running = options.daemonRunning ? await options.daemonRunning(config) : false;
+      const held = running && options.heldScanners ? await options.heldScanners(config).catch(() => null) : null;
       return checkScanners(config.scanners, options.probeScanner ?? null, { simulate: config.simulate, daemonRunning: running, held });
     },
   },

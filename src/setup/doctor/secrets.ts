@@ -5,8 +5,9 @@
 import { existsSync, statSync } from 'node:fs';
 import type { AgentConfig } from '../../config/config.js';
 import { loadSecrets, type Secrets, secretsFilePath } from '../../config/secrets.js';
+import { readablePath } from '../../core/fs-errors.js';
 import { agentDatabasePath } from '../../store/agent-db.js';
-import { type CheckResult, fail, fromError, pass, warn } from './check.js';
+import { type CheckResult, fail, fromError, notChecked, pass, warn } from './check.js';
 
 export function checkSecrets(
   config: AgentConfig,
@@ -78,20 +79,31 @@ export type TemplateKeyVerifier = (dataDir: string, key: Buffer) => Promise<{ ok
 
 export async function checkTemplateKey(dataDir: string, key: Buffer | null, verify: TemplateKeyVerifier | null): Promise<CheckResult> {
   const name = 'template-key';
-  if (!key)
+  const db = readablePath(agentDatabasePath(dataDir));
+  if (!key) {
+    // A new key would leave every template stored with the old one unreadable: advise it only
+    // where there is no database (so no template) to orphan.
+    if (db === 'absent')
+      return fail(
+        name,
+        'no template key: templates cannot be stored or read',
+        'run "edge-agent provision" (it generates one when none is given)',
+      );
     return fail(
       name,
-      'no template key: templates cannot be stored or read',
-      'run "edge-agent provision" (it generates one when none is given)',
+      `no template key, and ${db === 'readable' ? 'a database that may hold templates stored with one' : 'a database this user cannot read (not checked for templates)'}`,
+      'restore templateKey in the secrets file from its backup (the templates stored here are encrypted with it; a new key would leave them unreadable); if they are lost for good, delete the templates and enrol again',
     );
+  }
   if (!verify)
     return warn(
       name,
       'a 256-bit key is set but this build cannot open the template cache to try it',
       'this build has no drivers for it: reinstall edge-agent from its release',
     );
-  if (!existsSync(agentDatabasePath(dataDir)))
+  if (db === 'absent')
     return warn(name, 'a 256-bit key is set; no database yet to try it on', 'the agent creates the database at its first start');
+  if (db !== 'readable') return notChecked(name, db);
   try {
     const r = await verify(dataDir, key);
     if (r.ok)

@@ -4,13 +4,16 @@ import { statfs } from 'node:fs/promises';
 import { looseModes } from '../../core/private-files.js';
 import { SqliteDatabase } from '../../core/sqlite.js';
 import { agentDatabasePath } from '../../store/agent-db.js';
-import { type CheckResult, fail, fromError, pass, warn } from './check.js';
+import { readablePath } from '../../core/fs-errors.js';
+import { type CheckResult, fail, fromError, notChecked, pass, warn } from './check.js';
 
 /** Runs `PRAGMA integrity_check` on the agent database (read-only). */
 export async function checkDatabase(dataDir: string): Promise<CheckResult> {
   const name = 'database';
   const path = agentDatabasePath(dataDir);
-  if (!existsSync(path)) return warn(name, `no database yet at ${path}`, 'the agent creates it at its first start (edge-agent run)');
+  const there = readablePath(path);
+  if (there === 'absent') return warn(name, `no database yet at ${path}`, 'the agent creates it at its first start (edge-agent run)');
+  if (there !== 'readable') return notChecked(name, there);
   let db: SqliteDatabase | null = null;
   try {
     db = await SqliteDatabase.open(path, { readonly: true });
@@ -35,7 +38,9 @@ export async function checkDatabase(dataDir: string): Promise<CheckResult> {
  */
 export function checkFileModes(dataDir: string): CheckResult {
   const name = 'file-modes';
-  if (!existsSync(dataDir))
+  const there = readablePath(dataDir);
+  if (there !== 'readable' && there !== 'absent') return notChecked(name, there);
+  if (there === 'absent')
     return warn(name, `no data folder yet at ${dataDir}`, 'the agent creates it (0700) at its first start, or edge-agent provision does');
   const loose = looseModes(dataDir, [agentDatabasePath(dataDir)]);
   if (loose.length === 0) return pass(name, `${dataDir} is 0700, its database files 0600`);

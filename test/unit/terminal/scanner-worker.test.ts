@@ -135,6 +135,62 @@ describe('a scanner that does not answer is closed on every try (real drivers ov
   });
 });
 
+describe('a session (enroll, identify) takes the scanner from the capture loop', () => {
+  it('gets the finger already on the scanner, and nothing is punched, during or after it', async () => {
+    const scanner = new FakeScanner();
+    const { worker, punches } = setup(scanner, { 9: 'E9' });
+    const captures: CaptureOutcome[] = [];
+    worker.on('capture', (c) => captures.push(c));
+    worker.start();
+    await new Promise((r) => setTimeout(r, 60));
+    // The finger goes on as the session asks for the scanner (before any prompt).
+    const session = worker.withScanner(async (s, handed) => {
+      expect(worker.taken).toBe(true);
+      const there = await s.waitForPresence({ timeoutMs: 50 });
+      return { there, image: (handed?.image ?? (await s.captureImage())).pixels[0] };
+    });
+    scanner.present = 9;
+    expect(await session).toEqual({ there: true, image: 9 });
+    expect(worker.taken).toBe(false);
+    // Given back with the finger still on: not a new press, so still no punch.
+    await new Promise((r) => setTimeout(r, 300));
+    expect(punches).toEqual([]);
+    expect(captures).toEqual([]);
+    // A new press after the lift is a punch again.
+    await scanner.liftSeen();
+    const next = nextCapture(worker);
+    scanner.present = 9;
+    expect(await next).toMatchObject({ employeeCode: 'E9', result: 'punched' });
+    await worker.stop();
+  });
+
+  it('is handed the image the loop had on its way, instead of it becoming a punch', async () => {
+    const scanner = new FakeScanner();
+    scanner.imageDelayMs = 400; // the image travels (a serial line: seconds)
+    const { worker, punches } = setup(scanner, { 9: 'E9' });
+    const captures: CaptureOutcome[] = [];
+    worker.on('capture', (c) => captures.push(c));
+    worker.start();
+    await new Promise((r) => setTimeout(r, 60));
+    scanner.present = 9;
+    await new Promise((r) => setTimeout(r, 150)); // the loop is reading the image now
+    let captured = 0;
+    const original = scanner.captureImage.bind(scanner);
+    scanner.captureImage = async () => {
+      captured++;
+      return original();
+    };
+    const handed = await worker.withScanner(async (_s, h) => h);
+    expect(handed?.image?.pixels[0]).toBe(9);
+    expect(captured).toBe(0); // the session did not ask for another image
+    scanner.lift();
+    await new Promise((r) => setTimeout(r, 200));
+    expect(punches).toEqual([]);
+    expect(captures).toEqual([]);
+    await worker.stop();
+  });
+});
+
 describe('a scanner another process holds', () => {
   it('is refused at once with AGENT_SCANNER_BUSY naming the holder (enrol through that agent), and used once it is free', async () => {
     const scanner = new FakeScanner();

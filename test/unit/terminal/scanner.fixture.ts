@@ -12,6 +12,8 @@ export class FakeScanner extends TypedEmitter<ScannerEvents> implements Scanner 
   slots = new Map<number, number>();
   feedbacks: Feedback[] = [];
   failImage = false;
+  /** How long an image takes to arrive (a serial module's line: seconds). */
+  imageDelayMs = 0;
   unplugged = false;
   opens = 0;
   readonly #info: ScannerInfo = {
@@ -48,7 +50,9 @@ export class FakeScanner extends TypedEmitter<ScannerEvents> implements Scanner 
   }
   async captureImage(): Promise<CapturedImage> {
     if (this.failImage) throw new AgentError('DRIVER_LOW_QUALITY', 'smudged');
-    return { width: 1, height: 1, pixels: new Uint8Array([this.present ?? 0]), sourceBitsPerPixel: 8, dpi: 500, quality: null };
+    const finger = this.present ?? 0;
+    if (this.imageDelayMs > 0) await new Promise((r) => setTimeout(r, this.imageDelayMs));
+    return { width: 1, height: 1, pixels: new Uint8Array([finger]), sourceBitsPerPixel: 8, dpi: 500, quality: null };
   }
   async searchOnModule(): Promise<ModuleSearchResult | null> {
     for (const [slot, finger] of this.slots) if (finger === this.present) return { slot, score: 120 };

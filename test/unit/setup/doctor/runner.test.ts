@@ -41,7 +41,7 @@ describe('doctor: the checks in their order', () => {
       credentialsDir: null,
       detectClock,
       daemonRunning: async (d) => {
-        asked = d;
+        asked = d.dataDir;
         return false;
       },
     });
