@@ -5,6 +5,8 @@
  */
 import { decodeFingerTemplate } from '../biometrics/finger/iso19794-2.js';
 import { FingerIndex } from '../biometrics/finger/index.js';
+import { DEFAULT_FINGER_DECISION, type FingerDecisionPolicy } from '../biometrics/finger/decision.js';
+import { identifyPerson } from '../biometrics/finger/identify-person.js';
 import type { FingerTemplate } from '../biometrics/finger/template.js';
 import { AgentError, toAgentError } from '../core/errors.js';
 import { logger } from '../core/logger.js';
@@ -31,15 +33,21 @@ export async function createExtractor(_config: AgentConfig): Promise<Extractor |
   }
 }
 
-/** The fingerprint index as the identifier sees it: ISO 19794-2 (and ANSI 378) templates. */
+/**
+ * The fingerprint index as the identifier sees it: ISO 19794-2 (and ANSI 378) templates, decided
+ * by person (`decide`: identify-person.ts, the configured threshold as the floor of the 1:N policy).
+ */
 export class FingerMatcher implements ModalityMatcher {
   readonly modality = 'finger' as const;
   readonly formats = ['iso19794-2', 'ansi378'] as const;
   readonly index = new FingerIndex();
   readonly #threshold: number;
+  /** The 1:N decision: the defaults of decision.ts with the configured floor; one finger per identification (no second-finger step yet). */
+  readonly policy: FingerDecisionPolicy;
 
   constructor(threshold: number) {
     this.#threshold = threshold;
+    this.policy = { ...DEFAULT_FINGER_DECISION, threshold, secondFinger: false };
   }
 
   get size(): number {
@@ -73,13 +81,20 @@ export class FingerMatcher implements ModalityMatcher {
   }
 
   async best(template: unknown): Promise<{ id: string; score: number } | null> {
-    let probe: FingerTemplate;
-    if (template instanceof Uint8Array) probe = decodeFingerTemplate(template);
-    else if (template && typeof template === 'object' && Array.isArray((template as FingerTemplate).minutiae))
-      probe = template as FingerTemplate;
-    else throw new AgentError('BIOMETRICS_TEMPLATE_MALFORMED', 'a finger probe must be ISO 19794-2 bytes or a decoded template', {});
+    const probe = fingerProbe(template);
     if (this.index.size === 0) return null;
     return this.index.identify(probe, { threshold: Number.NEGATIVE_INFINITY })[0] ?? null;
+  }
+
+  async decide(
+    template: unknown,
+    personOf: (templateId: string) => string | null,
+  ): Promise<{ templateId: string | null; score: number | null }> {
+    const probe = fingerProbe(template);
+    if (this.index.size === 0) return { templateId: null, score: null };
+    // One finger: a person's templates are its positions for fusion (any position, any capture).
+    const r = identifyPerson(probe, { index: this.index, ownerOf: (id) => personAndPosition(id, personOf) }, this.policy);
+    return { templateId: r.templateId, score: r.candidates[0]?.score ?? null };
   }
 
   accepts(score: number): boolean {
@@ -87,6 +102,20 @@ export class FingerMatcher implements ModalityMatcher {
   }
 
   async close(): Promise<void> {}
+}
+
+function fingerProbe(template: unknown): FingerTemplate {
+  if (template instanceof Uint8Array) return decodeFingerTemplate(template);
+  if (template && typeof template === 'object' && Array.isArray((template as FingerTemplate).minutiae)) return template as FingerTemplate;
+  throw new AgentError('BIOMETRICS_TEMPLATE_MALFORMED', 'a finger probe must be ISO 19794-2 bytes or a decoded template', {});
+}
+
+function personAndPosition(
+  templateId: string,
+  personOf: (templateId: string) => string | null,
+): { person: string; position: string } | null {
+  const person = personOf(templateId);
+  return person === null ? null : { person, position: templateId };
 }
 
 export async function createFingerMatcher(config: AgentConfig): Promise<ModalityMatcher | null> {
