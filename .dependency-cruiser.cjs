@@ -2,13 +2,16 @@
  * The layers of ../shared/ARCHITECTURE.md as rules: imports point down only, no cycles.
  * `npm run lint:deps` (part of `npm test`) fails on any violation.
  *
- * From the top: cli > embedded > setup > daemon > terminal > ops, site-sync > upload > config
- * > biometrics > store > api > drivers > core. `server` (the attendance service) sits beside them
- * and shares only api and core. `ingest` (the central MQTT consumer) sits beside ops: it uses
- * delivery's API batch rules and MQTT options, the config types, the API client and core.
- * `console` (the operations console's web server) sits beside the daemon, above ops: it reads
- * the fleet over MQTT and signs commands; only the CLI starts it. `synthetic` (seeded fake fingers and eyes) is for the wiring of
- * simulators, tests and benchmarks: never imported by drivers or the product's biometrics.
+ * From the top (the layer that may import the most) down: cli > embedded > setup > daemon >
+ * terminal > console > ops, site-sync > ingest > upload > synthetic > store > server > config >
+ * biometrics > api > drivers > core, the order of the layer tables in README.md and
+ * docs/architecture.md (test/unit/docs-layer-order.test.ts). `server` (the attendance service)
+ * shares only api and core with the agent. `ingest` (the central MQTT consumer) sits beside ops:
+ * it uses delivery's API batch rules and MQTT options, the config types, the API client and core.
+ * `console` (the operations console's web server) sits above ops: it reads the fleet over MQTT
+ * and signs commands; only the CLI starts it. `synthetic` (seeded fake fingers and eyes) is for
+ * the wiring of simulators, tests and benchmarks: never imported by drivers or the product's
+ * biometrics.
  */
 const only = (name, from, allowed, comment) => ({
   name,

@@ -112,7 +112,7 @@ step "template extract finger + iris: byte-identical to $(uname -m) ($(stat -c %
 # Started directly, not through ea (a function runs in a subshell): $! is then the agent's own
 # process (the wrapper execs qemu, which passes signals on), so Ctrl-C reaches it. With the node
 # flags the unit gives the daemon (DAEMON_NODE_FLAGS, read from the release): this node must take them.
-daemon_flags="$(node --input-type=module -e "import('$rel/dist/src/setup/service-files.js').then((m) => console.log(m.DAEMON_NODE_FLAGS.join(' ')))")"
+daemon_flags="$(node --input-type=module -e "import('$rel/dist/src/setup/service-files/daemon-command.js').then((m) => console.log(m.DAEMON_NODE_FLAGS.join(' ')))")"
 [ -n "$daemon_flags" ] || fail "could not read DAEMON_NODE_FLAGS from the release"
 # shellcheck disable=SC2086 # the flags are words
 "$node_cmd" $daemon_flags "$rel/dist/src/cli/main.js" run --embedded --data "$work/embedded" > "$work/embedded.log" 2>&1 &

@@ -2,6 +2,10 @@
  * The two pieces every driver's exchange engine shares: requests go out one at a time
  * (`OneAtATime`), and a request waits for its answer under a timer that is cleared however it
  * ends (`awaitAnswer`: answered, failed, or timed out — whichever comes first wins, once).
+ *
+ * Tested in test/unit/drivers/r30x/driver.test.ts (a second command waits for the first answer;
+ * DRIVER_TIMEOUT after the retries) and test/unit/drivers/iris-hid/driver.test.ts, through the
+ * drivers that use it.
  */
 
 /** Runs tasks one after the other, in call order; a failed task does not stop the next. */

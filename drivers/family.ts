@@ -7,9 +7,13 @@
  * `serialFamily()` from four pieces (its scanner on a transport, its probe on a transport, its
  * simulator on a device-side transport, its baud rates); the rest (opening the port, the probe's
  * port, the in-process pair) is the same for every serial family and written once here.
+ *
+ * Tested in test/unit/drivers/families.test.ts (every family through its entry: a scanner built on
+ * a serial port without opening it, a serial family's simulator on any byte transport).
  */
 import type { ResolutionTable } from './resolution.js';
-import type { Scanner, ScannerFamily, ScannerModality } from './scanner.js';
+import type { ScannerModality } from '../src/core/modality.js';
+import type { Scanner, ScannerFamily } from './scanner.js';
 import type { SimulatorControl, SimulatorOptions } from './simulator/control.js';
 import { createMemoryPair } from './transport/memory-transport.js';
 import { SerialTransport, withSerialPort } from './transport/serial-transport.js';

@@ -8,6 +8,11 @@
  *
  * An in-memory transport is not reopened: its other end is gone for good (a simulator plugs back
  * in on a new transport, which a real path allows and a memory pair does not).
+ *
+ * Tested in test/unit/drivers/iris-hid/scanner.test.ts (disconnect on unplug, reopen with backoff,
+ * reconnect), test/unit/drivers/gt521/gt521-serial.test.ts and
+ * test/unit/drivers/r30x/r30x-serial.test.ts (reconnecting after an unplug), through the scanners
+ * that extend it.
  */
 import { TypedEmitter } from '../src/core/events.js';
 import type { logger } from '../src/core/logger.js';

@@ -3,16 +3,18 @@
  * `capabilities` and calls what is there.
  *
  * A scanner knows nothing about employees: module slots are numbers, templates are bytes.
+ *
+ * Types only. Tested in test/unit/drivers/families.test.ts (every family's scanner behind this
+ * interface) and test/unit/terminal/scanner-worker.test.ts (the worker drives a Scanner by its
+ * capabilities).
  */
 import type { TypedEmitter } from '../src/core/events.js';
+import type { ScannerModality } from '../src/core/modality.js';
 import type { SensorResolution } from './resolution.js';
 
 export type { SensorResolution } from './resolution.js';
 
 export type ScannerFamily = 'r30x' | 'gt521' | 'iris-hid' | 'badge-serial' | 'badge-hid';
-/** What a scanner reads: a finger or an eye (biometric, images and templates) or a badge (a card number). */
-export type BiometricModality = 'finger' | 'iris';
-export type ScannerModality = BiometricModality | 'badge';
 
 export interface ScannerInfo {
   family: ScannerFamily;
@@ -68,14 +70,14 @@ export interface ModuleSearchResult {
   score: number;
 }
 
-export type Feedback = 'accepted' | 'unknown' | 'try-again' | 'idle' | 'busy' | 'enrol-step' | 'error';
+export type Feedback = 'accepted' | 'unknown' | 'try-again' | 'idle' | 'busy' | 'enroll-step' | 'error';
 
 export interface ScannerCapabilities {
   /** Can return an image (`captureImage`). */
   image: boolean;
   /** Keeps templates in slots and searches them (`searchOnModule`, `storeOnModule`). */
   moduleSearch: boolean;
-  /** Enrols on the module from several presses and returns its template (`enrollOnModule`). */
+  /** Enrolls on the module from several presses and returns its template (`enrollOnModule`). */
   moduleEnroll: boolean;
   /** How many presses the module's own enrolment takes (R30x 2, GT-521 3), where it enrols. */
   moduleEnrollPresses?: number;

@@ -10,7 +10,9 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readRelease } from '../../src/setup/releases.js';
-import { RULES_NAME, UNIT_NAME, commandScript, releaseExecStart, renderRules, renderUnit } from '../../src/setup/service-files.js';
+import { commandScript, releaseExecStart } from '../../src/setup/service-files/daemon-command.js';
+import { RULES_NAME, UNIT_NAME, renderUnit } from '../../src/setup/service-files/systemd-unit.js';
+import { renderRules } from '../../src/setup/service-files/udev-rules.js';
 
 /** Debian's names for the architectures. */
 export const DEB_ARCH = { arm64: 'arm64', x64: 'amd64' } as const;

@@ -4,6 +4,10 @@
  * line formats of formats.ts (`target.format`, default em4100-dec), have no image (resolution
  * none) and cannot be probed: a reader says nothing until a card is read, so discovery skips
  * them (no probe rates) and the technician names the port (docs/hardware.md, Badge readers).
+ *
+ * Tested in test/unit/drivers/families.test.ts (every family's entry: modality, transport, bauds,
+ * resolution, a simulated scanner that opens; badge readers are not probed) and
+ * test/unit/drivers/badge/hid-reader.test.ts (built by its registry entry).
  */
 import type { ScannerFamilyEntry } from '../family.js';
 import { serialFamily } from '../family.js';

@@ -9,6 +9,9 @@
  * (Wiegand bit lines: a parity bit broken; refused for em4100-dec), `dropped-bytes` (a key press
  * lost from the middle of the next N lines), `stall` (reports held until released), `unplug`
  * (the device disappears: the open handle's read fails, opening fails until `replug()`).
+ *
+ * Tested in test/unit/drivers/badge/hid-reader.test.ts (the reader reads what it types, with each
+ * fault switch).
  */
 import { EventEmitter } from 'node:events';
 import { logger } from '../../src/core/logger.js';

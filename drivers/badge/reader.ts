@@ -17,6 +17,10 @@
  * A reader keeps no templates and shows nothing: module operations refuse with
  * `DRIVER_UNSUPPORTED`, `feedback` does nothing (`capabilities.feedback` false: the agent shows it
  * on the terminal's other scanners). The credential is never logged.
+ *
+ * Tested in test/unit/drivers/badge/serial-reader.test.ts and
+ * test/unit/drivers/badge/hid-reader.test.ts (both readers, through this shared part) and
+ * test/unit/fuzz.test.ts (what it does with any line).
  */
 import { ReadlineParser } from '@serialport/parser-readline';
 import { AgentError } from '../../src/core/errors.js';

@@ -11,6 +11,10 @@
  * one: the XOR checksum, or a Wiegand parity bit, broken; refused for em4100-dec, which has
  * none), `dropped-bytes` (one byte lost from the middle of the next N frames), `stall` (nothing
  * leaves), `unplug` (the cable pulled: now, or after N more bytes).
+ *
+ * Tested in test/unit/drivers/badge/serial-reader.test.ts (the reader against it over a serial
+ * line, every format and fault switch) and test/integration/drivers-badge-pty.test.ts (the same
+ * over a socat pty).
  */
 import type { ByteTransport } from '../transport/transport.js';
 import type { FaultName } from '../simulator/faults.js';

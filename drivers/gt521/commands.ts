@@ -149,7 +149,7 @@ export const Gt521 = {
   }),
   /** ACK: the slot holds a template; NACK_IS_NOT_USED: it is empty. */
   CheckEnrolled: command<{ slot: number }, Empty>('CheckEnrolled', { retryable: true, ...slotParameter, ...ackOnly }),
-  /** Starts an enrolment into `slot`, or (null) one whose template Enroll3 returns unsaved. */
+  /** Starts an enrollment into `slot`, or (null) one whose template Enroll3 returns unsaved. */
   EnrollStart: command<{ slot: number | null }, Empty>('EnrollStart', {
     retryable: false,
     encodeRequest: ({ slot }) => (slot === null ? ENROLL_NO_SAVE : slot),
@@ -159,8 +159,8 @@ export const Gt521 = {
   Enroll1: command<Empty, Empty>('Enroll1', { retryable: false, workMs: WORK_MS.enroll, ...noParameter, ...ackOnly }),
   Enroll2: command<Empty, Empty>('Enroll2', { retryable: false, workMs: WORK_MS.enroll, ...noParameter, ...ackOnly }),
   /**
-   * Ends an enrolment. After EnrollStart(null) the module sends the template, else nothing: the
-   * request does not say which, so the one who started the enrolment does (`returnsTemplate`).
+   * Ends an enrollment. After EnrollStart(null) the module sends the template, else nothing: the
+   * request does not say which, so the one who started the enrollment does (`returnsTemplate`).
    */
   Enroll3: command<{ returnsTemplate: boolean }, { template: Buffer | null }>('Enroll3', {
     retryable: false,

@@ -137,7 +137,7 @@ export class Gt521Driver {
     }
   }
 
-  /** Starts an enrolment into `id`, or, with `null`, one whose template Enroll3 returns unsaved. */
+  /** Starts an enrollment into `id`, or, with `null`, one whose template Enroll3 returns unsaved. */
   async enrollStart(id: number | null): Promise<void> {
     await this.#x(Gt521.EnrollStart, { slot: id });
   }
@@ -150,7 +150,7 @@ export class Gt521Driver {
     await this.#x(Gt521.Enroll2, {});
   }
 
-  /** Ends an enrolment. After `enrollStart(null)` resolves to the 498-byte template, else to null. */
+  /** Ends an enrollment. After `enrollStart(null)` resolves to the 498-byte template, else to null. */
   async enroll3(returnsTemplate: boolean): Promise<Buffer | null> {
     return (await this.#x(Gt521.Enroll3, { returnsTemplate })).template;
   }

@@ -1,4 +1,9 @@
-/** The GT-521F32/F52 family's entry in the registry (families.ts). */
+/**
+ * The GT-521F32/F52 family's entry in the registry (families.ts).
+ *
+ * Tested in test/unit/drivers/families.test.ts (every family's entry, its simulated scanner
+ * opened).
+ */
 import { serialFamily } from '../family.js';
 import { GT521_RESOLUTION } from './models.js';
 import { probeGt521Transport } from './probe.js';

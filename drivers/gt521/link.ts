@@ -11,6 +11,10 @@
  * fails the exchange at once with `TRANSPORT_DISCONNECTED`, never a hang. The timeout of an
  * exchange is the base timeout plus the module's work time plus the time the bytes need on the
  * wire at the current baud rate.
+ *
+ * Tested in test/unit/drivers/gt521/driver.test.ts (the driver's exchanges: NACKs, retries,
+ * timeouts, data packets) and test/unit/drivers/gt521/gt521-serial.test.ts (the same over a serial
+ * line, an unplug in the middle of GetImage).
  */
 import { AgentError } from '../../src/core/errors.js';
 import { logger } from '../../src/core/logger.js';
@@ -226,7 +230,7 @@ export class Gt521Link {
 
   #onDataPacket(data: Gt521DataPacket): void {
     const p = this.#pending;
-    if (!p || p.stage !== 'await-data') {
+    if (p?.stage !== 'await-data') {
       this.strayFrames++;
       return;
     }

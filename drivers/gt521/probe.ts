@@ -3,6 +3,9 @@
  * info), asks the capacity and the enrolled count, and closes the port. Resolves null when nothing
  * answers like a GT-521 within `timeoutMs` per exchange (no reply, garbage, bad checksums);
  * transport errors (no such port, no permission) are thrown so discovery can say so.
+ *
+ * Tested in test/unit/drivers/gt521/gt521-serial.test.ts (the discovery probe over a serial line)
+ * and test/integration/drivers-gt521-pty.test.ts.
  */
 import type { ByteTransport } from '../transport/transport.js';
 import { withSerialPort } from '../transport/serial-transport.js';

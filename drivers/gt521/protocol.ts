@@ -8,6 +8,10 @@
  * - data, N + 6 bytes: `5A A5` | device id u16 | N data bytes | checksum u16. There is no length
  *   field: both ends know N from the command that announced the data.
  * The checksum is the 16-bit sum of every byte before it (start codes included).
+ *
+ * Tested in test/unit/drivers/gt521/codec.test.ts and test/unit/drivers/gt521/commands.test.ts (the
+ * programming guide's values in packets) and test/unit/drivers/gt521/errors.test.ts (every NACK
+ * code).
  */
 
 export const CMD_START = [0x55, 0xaa] as const;
@@ -118,7 +122,7 @@ export const NACK_CODES: Readonly<Record<number, NackInfo>> = {
   0x100b: {
     name: 'NACK_TURN_ERR',
     message: 'enrolment steps were sent out of order',
-    hint: 'Restart the enrolment with EnrollStart.',
+    hint: 'Restart the enrollment with EnrollStart.',
     retryable: false,
   },
   0x100c: {
@@ -196,7 +200,7 @@ export const DEVINFO_SIZE = 24;
 export const BAUD_RATES = [9600, 19200, 38400, 57600, 115200] as const;
 export const DEFAULT_BAUD = 9600;
 
-/** EnrollStart parameter meaning "enrol without saving; Enroll3 returns the template". */
+/** EnrollStart parameter meaning "enroll without saving; Enroll3 returns the template". */
 export const ENROLL_NO_SAVE = 0xffffffff;
 /** SetTemplate parameter flag: store without the duplicate check. */
 export const SET_TEMPLATE_NO_DUP_CHECK = 0x00010000;

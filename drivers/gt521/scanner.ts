@@ -20,7 +20,7 @@ import type {
   ScannerCapabilities,
   ScannerInfo,
 } from '../scanner.js';
-import { enrolByPresses } from '../module-enrolment.js';
+import { enrollByPresses } from '../module-enrollment.js';
 import { ScannerBase } from '../scanner-base.js';
 import type { ReopenOptions } from '../transport/reopen.js';
 import type { ByteTransport } from '../transport/transport.js';
@@ -173,7 +173,7 @@ export class Gt521Scanner extends ScannerBase implements Scanner {
     }
     await this.driver.enrollStart(null);
     let template: Buffer | null = null;
-    await enrolByPresses({
+    await enrollByPresses({
       presses,
       options,
       pressTimeoutMs: this.#opts.pressTimeoutMs,
@@ -245,7 +245,7 @@ export class Gt521Scanner extends ScannerBase implements Scanner {
 
   /** The sensor backlight is the only light: on = busy, off = idle, blinks for outcomes. */
   async feedback(kind: Feedback): Promise<void> {
-    const blinks: Record<Feedback, number> = { accepted: 1, 'enrol-step': 1, unknown: 2, 'try-again': 2, error: 3, idle: 0, busy: 0 };
+    const blinks: Record<Feedback, number> = { accepted: 1, 'enroll-step': 1, unknown: 2, 'try-again': 2, error: 3, idle: 0, busy: 0 };
     for (let i = 0; i < blinks[kind]; i++) {
       await this.driver.cmosLed(false);
       await sleep(this.#opts.blinkMs);

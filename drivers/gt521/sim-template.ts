@@ -17,6 +17,9 @@
  * Two templates match when both are intact, come from the same finger and both have a quality of
  * at least MATCH_MIN_QUALITY. A blob that is not in this layout (a real module's template written
  * with SetTemplate) is stored and returned as it is but matches nothing.
+ *
+ * Tested in test/unit/drivers/gt521/driver.test.ts and test/unit/drivers/gt521/scanner.test.ts (the
+ * simulator's templates verify, identify and come back decoded).
  */
 import { crc32 } from 'node:zlib';
 import { seededRandom } from '../simulator/images.js';

@@ -17,6 +17,9 @@
  * NACK_IS_NOT_SUPPORTED; a command packet with a bad checksum is ignored (the host times out and
  * retries); host data with a bad checksum gets NACK_COMM_ERR. Fault switches: simulator/faults.ts
  * (dropped-bytes takes 3 bytes from the middle of a frame).
+ *
+ * Tested in test/unit/drivers/gt521/driver.test.ts (every command against it in-process) and
+ * test/unit/drivers/gt521/gt521-serial.test.ts (over a serial line).
  */
 import type { SimImageSource } from '../simulator/images.js';
 import { SerialSimulator } from '../simulator/serial.js';
@@ -73,7 +76,7 @@ interface Capture extends SimTemplateInfo {
   pixels: Uint8Array;
 }
 
-interface Enrolment {
+interface Enrollment {
   slot: number | null;
   step: number;
   fingerId: number | null;
@@ -98,7 +101,7 @@ export class Gt521Simulator extends SerialSimulator {
   #rxReadyAt = 0;
   #parser: Gt521Parser;
   #capture: Capture | null = null;
-  #enrol: Enrolment | null = null;
+  #enrollment: Enrollment | null = null;
   /** Waiting for the host's data packet after ACKing an upload: what to do with it. */
   #awaiting: ((data: Buffer) => void | Promise<void>) | null = null;
 
@@ -146,7 +149,7 @@ export class Gt521Simulator extends SerialSimulator {
     this.#parser.reset();
     this.#parser.expectedDataLength = null;
     this.#capture = null;
-    this.#enrol = null;
+    this.#enrollment = null;
     this.#awaiting = null;
   }
 
@@ -220,7 +223,7 @@ export class Gt521Simulator extends SerialSimulator {
     const { parameter, data } = cmd.encodeResponse(reply.ack);
     this.#ack(parameter);
     if (data) this.send(encodeData(data, this.#deviceId));
-    await reply.then?.();
+    await reply.afterSend?.();
   }
 
   #onData(d: Gt521DataPacket): void | Promise<void> {
@@ -241,7 +244,7 @@ export class Gt521Simulator extends SerialSimulator {
     },
     ChangeBaud: ({ baud }) => {
       if (!(BAUD_RATES as readonly number[]).includes(baud)) return nack(NackCode.InvalidParam);
-      return { ack: {}, then: () => this.switchBaud(baud) };
+      return { ack: {}, afterSend: () => this.switchBaud(baud) };
     },
     CmosLed: ({ on }) => {
       this.led = on;
@@ -258,12 +261,12 @@ export class Gt521Simulator extends SerialSimulator {
         if (this.slots.has(slot)) return nack(NackCode.IsAlreadyUsed);
         if (this.slots.size >= this.capacity) return nack(NackCode.DbIsFull);
       }
-      this.#enrol = { slot, step: 0, fingerId: null, quality: 100 };
+      this.#enrollment = { slot, step: 0, fingerId: null, quality: 100 };
       return ack({});
     },
-    Enroll1: () => this.#enrolStep(1, () => ({})),
-    Enroll2: () => this.#enrolStep(2, () => ({})),
-    Enroll3: () => this.#enrolStep(3, (template) => ({ template })),
+    Enroll1: () => this.#enrollStep(1, () => ({})),
+    Enroll2: () => this.#enrollStep(2, () => ({})),
+    Enroll3: () => this.#enrollStep(3, (template) => ({ template })),
     IsPressFinger: () => ack({ pressed: this.presented !== null }),
     DeleteID: ({ slot }) => {
       if (this.#badSlot(slot)) return nack(NackCode.InvalidPos);
@@ -346,11 +349,11 @@ export class Gt521Simulator extends SerialSimulator {
     },
   };
 
-  /** Enrolment step `step` with the last capture; `answer` shapes the ACK (Enroll3 may carry the template). */
-  #enrolStep<Res>(step: number, answer: (template: Buffer | null) => Res): Reply<Res> {
-    const e = this.#enrol;
+  /** Enrollment step `step` with the last capture; `answer` shapes the ACK (Enroll3 may carry the template). */
+  #enrollStep<Res>(step: number, answer: (template: Buffer | null) => Res): Reply<Res> {
+    const e = this.#enrollment;
     if (!e || e.step !== step - 1) {
-      this.#enrol = null;
+      this.#enrollment = null;
       return nack(NackCode.TurnErr);
     }
     const cap = this.#capture;
@@ -358,14 +361,14 @@ export class Gt521Simulator extends SerialSimulator {
     cap.used = true;
     if (cap.quality < 40) return nack(NackCode.BadFinger);
     if (e.fingerId !== null && e.fingerId !== cap.fingerId) {
-      this.#enrol = null;
+      this.#enrollment = null;
       return nack(NackCode.EnrollFailed);
     }
     e.fingerId = cap.fingerId;
     e.quality = Math.min(e.quality, cap.quality);
     e.step = step;
     if (step < 3) return ack(answer(null));
-    this.#enrol = null;
+    this.#enrollment = null;
     const dup = this.#search(cap);
     if (dup !== null) return nack(dup);
     const tpl = encodeSimTemplate({ fingerId: cap.fingerId, impression: cap.impression, quality: e.quality });
@@ -379,7 +382,7 @@ export class Gt521Simulator extends SerialSimulator {
  * A handler's reply: an ACK with the answer (and what to do once it is sent), a NACK with its
  * error code, or, for uploads, an ACK now and the answer once the host's data packet is in.
  */
-type Reply<Res> = { ack: Res; then?: () => void | Promise<void> } | { nack: number } | { upload: (data: Buffer) => Reply<Res> };
+type Reply<Res> = { ack: Res; afterSend?: () => void | Promise<void> } | { nack: number } | { upload: (data: Buffer) => Reply<Res> };
 type Handler<Req, Res> = (req: Req) => Reply<Res>;
 type Handlers = { [K in Gt521CodecName]: (typeof Gt521)[K] extends Gt521CommandCodec<infer Req, infer Res> ? Handler<Req, Res> : never };
 

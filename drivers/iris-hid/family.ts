@@ -1,4 +1,9 @@
-/** The protocol-1 HID iris camera's entry in the registry (families.ts). */
+/**
+ * The protocol-1 HID iris camera's entry in the registry (families.ts).
+ *
+ * Tested in test/unit/drivers/families.test.ts (every family's entry, its simulated scanner
+ * opened).
+ */
 import type { ScannerFamilyEntry } from '../family.js';
 import { HidTransport } from '../transport/hid-transport.js';
 import { IRIS_HID_RESOLUTION } from './models.js';

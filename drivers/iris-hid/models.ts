@@ -4,6 +4,9 @@
  * protocol-1 camera reports its pixels per inch at the nominal distance in DEVICE_INFO and the
  * iris radius it found in every result; the table holds each model's nominal iris diameter (and
  * ppi) for when it does not.
+ *
+ * Tested in test/unit/drivers/families.test.ts (iris resolution in pixels across the iris) and
+ * test/unit/drivers/iris-hid/scanner.test.ts.
  */
 import type { ResolutionTable, SensorResolution } from '../resolution.js';
 import { resolutionOf } from '../resolution.js';

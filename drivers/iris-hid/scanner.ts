@@ -41,7 +41,7 @@ const LED: Record<Feedback, Omit<IrisLights, 'ir'>> = {
   idle: { color: 0, blink: 0 },
   busy: { color: 3, blink: 0 },
   accepted: { color: 1, blink: 0 },
-  'enrol-step': { color: 1, blink: 1 },
+  'enroll-step': { color: 1, blink: 1 },
   unknown: { color: 2, blink: 1 },
   'try-again': { color: 3, blink: 1 },
   error: { color: 2, blink: 0 },

@@ -16,6 +16,9 @@
  * answering), unplug (at once: the device disappears, the read loop errors, writes fail,
  * opening fails until `replug()`), no-finger / no-eye (nothing in view), low-quality (quality 25
  * and a noisy image).
+ *
+ * Tested in test/unit/drivers/iris-hid/driver.test.ts, test/unit/drivers/iris-hid/scanner.test.ts
+ * and test/unit/drivers/iris-hid/probe.test.ts (the real HidTransport and driver against it).
  */
 import { EventEmitter } from 'node:events';
 import { logger } from '../../src/core/logger.js';
@@ -40,6 +43,7 @@ import {
   ReportId,
   RESULT_HEADER_SIZE,
   type CaptureRequest,
+  type IrisCommandReport,
   type IrisLights,
 } from './protocol.js';
 
@@ -214,7 +218,7 @@ export class IrisHidSimulator extends SimulatorBase {
     this.#usable(h, 'Cannot write to hid device');
     if (this.faults.stall) return report.length;
     if (report[0] !== ReportId.Command) return report.length;
-    let cmd;
+    let cmd: IrisCommandReport;
     try {
       cmd = decodeCommand(report);
     } catch {
@@ -315,11 +319,13 @@ export class IrisHidSimulator extends SimulatorBase {
   #startCapture(tag: number, req: CaptureRequest | null): void {
     if (!req || !ALLOWED_KINDS.some((k) => k.kind === req.kind && k.width === req.width && k.height === req.height)) {
       this.#lastError = IrisStatus.BadParam;
-      return this.#reply(IrisCommand.StartCapture, tag, IrisStatus.BadParam);
+      this.#reply(IrisCommand.StartCapture, tag, IrisStatus.BadParam);
+      return;
     }
     if (this.#capturing || this.#sendingResult()) {
       this.#lastError = IrisStatus.Busy;
-      return this.#reply(IrisCommand.StartCapture, tag, IrisStatus.Busy);
+      this.#reply(IrisCommand.StartCapture, tag, IrisStatus.Busy);
+      return;
     }
     const job = { tag, cancelled: false };
     this.#capturing = job;

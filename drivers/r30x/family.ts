@@ -1,4 +1,9 @@
-/** The R30x / ZFM / AS608 family's entry in the registry (families.ts). */
+/**
+ * The R30x / ZFM / AS608 family's entry in the registry (families.ts).
+ *
+ * Tested in test/unit/drivers/families.test.ts (every family's entry, its simulated scanner
+ * opened).
+ */
 import { serialFamily } from '../family.js';
 import { R30X_RESOLUTION } from './models.js';
 import { probeR30xTransport } from './probe.js';

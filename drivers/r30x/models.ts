@@ -3,6 +3,9 @@
  * 192×192 array) is given as 508 dpi, the optical R307 and R305, the AS608 and the ZFM-20 as
  * 500 dpi. A module that does not name itself (no ReadProdInfo, model "R30x") is taken at the
  * family's 500 dpi. UpImage sends 256×288 pixels whatever the model.
+ *
+ * Tested in test/unit/drivers/resolution.test.ts (the resolution comes from the module's model) and
+ * test/unit/drivers/families.test.ts.
  */
 import type { ResolutionTable } from '../resolution.js';
 

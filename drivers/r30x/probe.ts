@@ -7,7 +7,7 @@
  */
 import { withSerialPort } from '../transport/serial-transport.js';
 import type { ByteTransport } from '../transport/transport.js';
-import { R30xDriver, type ProductInfo } from './driver.js';
+import { R30xDriver, type ProductInfo, type SystemParameters } from './driver.js';
 
 export interface R30xProbeResult {
   model: string;
@@ -35,7 +35,7 @@ export async function probeR30xTransport(
 ): Promise<R30xProbeResult | null> {
   const driver = new R30xDriver(transport, { baud, timeoutMs, retries: 0, password });
   try {
-    let params;
+    let params: SystemParameters;
     try {
       await driver.verifyPassword();
       params = await driver.readSystemParameters();

@@ -2,6 +2,9 @@
  * R30x instruction codes, system parameters and confirmation codes (ZFM-20/70 user manuals,
  * R503 user manual 1.2). Every confirmation code has a name, a message and a hint; `statusError`
  * turns one into an `AgentError` `DRIVER_R30X_<NAME>` keeping the device's number and name.
+ *
+ * Tested in test/unit/drivers/r30x/commands.test.ts (instruction codes and parameters) and
+ * test/unit/drivers/r30x/driver.test.ts (every confirmation code named, the device number kept).
  */
 import { AgentError } from '../../src/core/errors.js';
 

@@ -21,7 +21,7 @@ import type {
   ScannerCapabilities,
   ScannerInfo,
 } from '../scanner.js';
-import { enrolByPresses } from '../module-enrolment.js';
+import { enrollByPresses } from '../module-enrollment.js';
 import { ScannerBase } from '../scanner-base.js';
 import type { ByteTransport } from '../transport/transport.js';
 import { R30xDriver, type ProductInfo, type R30xDriverOptions, type SystemParameters } from './driver.js';
@@ -48,7 +48,7 @@ const LED_FOR: Record<Feedback, [number, number, number, number]> = {
   'try-again': [LedControl.flashing, 60, LedColor.yellow, 2],
   idle: [LedControl.breathing, 200, LedColor.blue, 0],
   busy: [LedControl.on, 0, LedColor.purple, 0],
-  'enrol-step': [LedControl.flashing, 30, LedColor.blue, 1],
+  'enroll-step': [LedControl.flashing, 30, LedColor.blue, 1],
   error: [LedControl.on, 0, LedColor.red, 0],
 };
 
@@ -150,13 +150,13 @@ export class R30xScanner extends ScannerBase implements Scanner {
   /**
    * Two presses into the module's two character buffers, then RegModel. A press the module does
    * not take (a poor image, the finger lifted too soon) is asked again, keeping the first; presses
-   * that do not combine ask the second again (module-enrolment.ts).
+   * that do not combine ask the second again (module-enrollment.ts).
    */
   async enrollOnModule(options: ModuleEnrollOptions = {}): Promise<ModuleTemplate> {
     const presses = 2;
     if (options.presses !== undefined && options.presses !== presses) log.debug({ asked: options.presses }, 'R30x enrols from two presses');
     const pressTimeoutMs = this.#options.pressTimeoutMs ?? 15_000;
-    await enrolByPresses({
+    await enrollByPresses({
       presses,
       options,
       pressTimeoutMs,

@@ -15,6 +15,9 @@
  *
  * A blob not in this layout (a real module's template written with DownChar) is kept and
  * returned byte for byte but matches nothing.
+ *
+ * Tested in test/unit/drivers/r30x/scanner.test.ts (Search, Match, RegModel and UpChar/DownChar on
+ * the simulator's character files, through scanner.contract.ts).
  */
 import { crc32 } from 'node:zlib';
 import { seededRandom } from '../simulator/images.js';

@@ -20,6 +20,10 @@
  *
  * Fault switches (`setFault`, simulator/faults.ts): bad-checksum, dropped-bytes (one byte from
  * the middle of a packet), stall, unplug, no-finger, low-quality.
+ *
+ * Tested in test/unit/drivers/r30x/scanner.test.ts (every command against it, through
+ * scanner.contract.ts), test/unit/drivers/r30x/driver.test.ts and
+ * test/unit/drivers/r30x/r30x-serial.test.ts (over a serial line).
  */
 import { AgentError } from '../../src/core/errors.js';
 import { logger } from '../../src/core/logger.js';
@@ -84,7 +88,7 @@ export interface LedState {
  * A handler's answer: a bare confirmation code, or a response (its code 0 unless said), the data
  * packets that follow (made once the acknowledgement is on its way) and what to do once it is sent.
  */
-type Reply<Res> = number | { response: Res; code?: number; data?: () => Uint8Array; then?: () => void };
+type Reply<Res> = number | { response: Res; code?: number; data?: () => Uint8Array; afterSend?: () => void };
 type Handler<Req, Res> = (req: Req) => Reply<Res>;
 type Handlers = { [K in R30xCommandName]: (typeof R30x)[K] extends R30xCommand<infer Req, infer Res> ? Handler<Req, Res> : never };
 
@@ -192,10 +196,16 @@ export class R30xSimulator extends SerialSimulator {
     if (packet.pid !== PacketId.command || packet.payload.length < 1) return;
     const instr = packet.payload[0]!;
     const params = packet.payload.subarray(1);
-    if (!this.#verified && instr !== I.VfyPwd) return this.#ack(0x21);
+    if (!this.#verified && instr !== I.VfyPwd) {
+      this.#ack(0x21);
+      return;
+    }
     const cmd = R30X_COMMANDS.get(instr);
     const handle = cmd && (this.#handlers as Record<string, Handler<never, unknown> | undefined>)[cmd.name];
-    if (!cmd || !handle || this.#lacks(cmd.name)) return this.#ack(0xfc);
+    if (!cmd || !handle || this.#lacks(cmd.name)) {
+      this.#ack(0xfc);
+      return;
+    }
     this.#serve(cmd, params, handle);
   }
 
@@ -208,12 +218,18 @@ export class R30xSimulator extends SerialSimulator {
   /** Decodes the request with the command's codec, runs its handler and encodes its answer. */
   #serve<Req, Res>(cmd: R30xCommand<Req, Res>, params: Buffer, handle: Handler<Req, Res>): void {
     const req = cmd.decodeRequest(params);
-    if (req === null) return this.#ack(0x01);
+    if (req === null) {
+      this.#ack(0x01);
+      return;
+    }
     const reply = handle(req);
-    if (typeof reply === 'number') return this.#ack(reply);
+    if (typeof reply === 'number') {
+      this.#ack(reply);
+      return;
+    }
     this.#ack(reply.code ?? 0x00, cmd.encodeResponse(reply.response, req));
     if (reply.data) this.#sendData(reply.data());
-    reply.then?.();
+    reply.afterSend?.();
   }
 
   /** What the module does for each command it knows (the rest answer 0xFC, unsupported). */
@@ -259,7 +275,7 @@ export class R30xSimulator extends SerialSimulator {
       if (register === Register.baud) {
         if (value < 1 || value > 12) return 0x1b;
         // Acknowledged at the old speed, then the line switches.
-        return { response: {}, then: () => void this.switchBaud(value * 9600) };
+        return { response: {}, afterSend: () => void this.switchBaud(value * 9600) };
       }
       if (register === Register.securityLevel) {
         if (value < 1 || value > 5) return 0x1b;

@@ -3,8 +3,13 @@
  * how many times each was captured, the fault switches (faults.ts), the log of commands received,
  * and the pictures from the injected image source fitted to the sensor (degraded under the
  * low-quality fault). Families extend it (serial.ts adds the byte line) and speak their protocol.
+ *
+ * Tested in test/unit/drivers/gt521/driver.test.ts and test/unit/drivers/iris-hid/driver.test.ts
+ * (presence, impressions, fault switches and degraded pictures, through the simulators that extend
+ * it).
  */
-import type { ScannerFamily, ScannerModality } from '../scanner.js';
+import type { ScannerModality } from '../../src/core/modality.js';
+import type { ScannerFamily } from '../scanner.js';
 import type { SimulatorControl } from './control.js';
 import { FaultSwitches, type FaultSwitchesOptions } from './faults.js';
 import { degradeImage, fitImage, type SimImage } from './images.js';

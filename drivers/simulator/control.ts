@@ -2,8 +2,12 @@
  * What every simulator offers its controller (tests, the `simulate` command, the embedded demo),
  * and the options a simulator is made with. Kept apart from the simulators and from their
  * factory (simulated.ts) so neither imports the other.
+ *
+ * Types only. Tested in test/unit/drivers/simulated.test.ts (simulators made and controlled through
+ * it: present, enroll, setFault).
  */
-import type { ScannerFamily, ScannerModality } from '../scanner.js';
+import type { ScannerModality } from '../../src/core/modality.js';
+import type { ScannerFamily } from '../scanner.js';
 import type { ByteTransport } from '../transport/transport.js';
 import type { SimulatorImages } from './images.js';
 

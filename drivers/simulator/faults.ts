@@ -15,6 +15,10 @@
  * The switches are data plus their plumbing (names, counts, the unknown-name error); what a
  * fault does to a frame is the simulator's (a checksum at the end of a packet, a CRC at the end
  * of an image message), through `take` and `damageFrame`.
+ *
+ * Tested in test/unit/drivers/simulated.test.ts (switches by name, an unknown name refused),
+ * test/unit/drivers/r30x/scanner.test.ts (bad checksum, dropped bytes, stall, low quality) and
+ * test/unit/drivers/badge/serial-reader.test.ts (garbage, unplug and replug).
  */
 import { AgentError } from '../../src/core/errors.js';
 

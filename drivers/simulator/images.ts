@@ -4,6 +4,10 @@
  * sensor's size. `drivers/` knows no renderer: the callers wire one in. The sources of record are
  * the seeded renderers of `src/synthetic/` (`src/synthetic/simulator-sources.ts`); the cheap
  * stand-ins below serve tests that need no real ridges or iris texture.
+ *
+ * Tested in test/unit/drivers/simulated.test.ts (the synthetic images fitted to the GT-521 and iris
+ * sensors), test/unit/drivers/gt521/driver.test.ts (a low-quality image) and
+ * test/unit/synthetic/finger-image.test.ts.
  */
 export interface SimImage {
   width: number;

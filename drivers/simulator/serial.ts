@@ -8,6 +8,10 @@
  *
  * `attach(transport)` plugs the module in (again, after an unplug: its flash is kept, its RAM is
  * lost, like a power cycle).
+ *
+ * Tested in test/unit/drivers/r30x/r30x-serial.test.ts and
+ * test/unit/drivers/gt521/gt521-serial.test.ts (paced output, a module deaf at another baud rate,
+ * unplug after N bytes), through the serial simulators.
  */
 import { logger } from '../../src/core/logger.js';
 import { sleep } from '../../src/core/time.js';
@@ -54,7 +58,9 @@ export abstract class SerialSimulator extends SimulatorBase {
     super({
       device: options.device,
       ...(options.faults ? { faults: options.faults } : {}),
-      onStall: (on) => this.#pacer && (this.#pacer.stalled = on),
+      onStall: (on) => {
+        if (this.#pacer) this.#pacer.stalled = on;
+      },
     });
     this.#baud = options.baud;
     this.#pacing = options.pacing ?? true;

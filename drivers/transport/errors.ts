@@ -1,4 +1,10 @@
-/** The transport layer's errors, shared by every transport so drivers see one set of codes. */
+/**
+ * The transport layer's errors, shared by every transport so drivers see one set of codes.
+ *
+ * Tested in test/unit/drivers/transport/memory-transport.test.ts and
+ * test/unit/drivers/transport/serial-transport.test.ts (TRANSPORT_DISCONNECTED for writes after a
+ * disconnect, through transport.contract.ts).
+ */
 import { AgentError } from '../../src/core/errors.js';
 
 export function disconnectedError(path: string, detail?: string, cause?: unknown): AgentError {

@@ -6,6 +6,10 @@
  *
  * It also keeps the receive clock: `arrival(n)` says when `n` bytes the host just wrote would have
  * finished arriving, so a simulator answers no earlier than a real module could.
+ *
+ * Tested in test/unit/drivers/r30x/r30x-serial.test.ts (a whole image paced at 115200 baud takes
+ * its wire time) and test/unit/drivers/gt521/gt521-serial.test.ts (a template at the pace of 115200
+ * baud), through the serial simulators.
  */
 import type { ByteTransport } from './transport.js';
 

@@ -1,4 +1,9 @@
-/** Reopens a transport after a disconnect, waiting a full-jitter exponential backoff between tries. */
+/**
+ * Reopens a transport after a disconnect, waiting a full-jitter exponential backoff between tries.
+ *
+ * Tested in test/unit/drivers/transport/serial-transport.test.ts (reopening with backoff) and
+ * test/unit/drivers/iris-hid/scanner.test.ts (reopen after an unplug).
+ */
 import { backoffDelay, type BackoffOptions } from '../../src/core/backoff.js';
 import { AgentError } from '../../src/core/errors.js';
 import { sleep } from '../../src/core/time.js';

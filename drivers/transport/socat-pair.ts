@@ -2,6 +2,9 @@
  * A pseudo-terminal pair made by socat, for serving a simulator on a real tty: the host end is a
  * symlink at `hostLink` (what a driver opens, like /dev/ttyUSB0), the device end a symlink the
  * simulator opens. Killing socat is pulling the cable: both links vanish.
+ *
+ * Tested in test/unit/drivers/transport/serial-transport.test.ts (the transport contract on a socat
+ * pty, where socat exists) and test/integration/helpers.test.ts.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';

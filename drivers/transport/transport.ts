@@ -11,6 +11,11 @@
  * - `disconnect` fires once when the device goes away without `close()` being called; after it
  *   every pending and later `write()` rejects with `TRANSPORT_DISCONNECTED`.
  * - `close()` is idempotent and never emits `disconnect`.
+ *
+ * Tested in test/unit/drivers/transport/memory-transport.test.ts,
+ * test/unit/drivers/transport/serial-transport.test.ts and
+ * test/unit/drivers/transport/hid-transport.test.ts (transport.contract.ts, the contract above,
+ * against each).
  */
 import type { TypedEmitter } from '../../src/core/events.js';
 

@@ -2,6 +2,10 @@
  * The resources of the attendance API (section 2 of the contract), as the client hands them to
  * callers. Normalizers in `normalize.ts` turn what real servers send (`shiftName`, a bare-number
  * `status`, the report's alternative names) into these shapes.
+ *
+ * Tested in test/unit/api/normalize.test.ts (what real servers send, read into these shapes; the
+ * report's durations) and test/integration/api-contract.test.ts (the service's answers in these
+ * shapes).
  */
 export type { TzOffsetUnit } from './date-time.js';
 
@@ -39,10 +43,7 @@ export interface User {
   groupCode?: string;
 }
 
-export const MODALITIES = ['face', 'finger', 'iris'] as const;
-export type Modality = (typeof MODALITIES)[number];
-
-/** 2.3. `image` and `template` are base64 text; one of them is required. */
+/** 2.3. `image` and `template` are base64 text; one of them is required. `modality`: one of API_MODALITIES (src/core/modality.ts). */
 export interface BiometricItem {
   modality: string;
   image?: string | null;

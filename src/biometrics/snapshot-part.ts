@@ -2,6 +2,9 @@
  * How an in-memory index hands its state to a snapshot and takes it back (the snapshot file and
  * its encryption are the store's: src/store/index-snapshot.ts). The sections are the index's own
  * arrays, written and filled in place: no copy of a gallery is ever made.
+ *
+ * Tested in test/unit/terminal/identifier-snapshot.test.ts (the indexes handed to a snapshot and
+ * loaded back identify the same).
  */
 export interface SnapshotPart {
   /** What the loader needs to size its arrays, and the layout's version. */

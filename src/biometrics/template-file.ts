@@ -3,6 +3,9 @@
  * (`EAIR`, iris-code.ts) and fingerprint minutiae records (`FMR\0`: ISO/IEC 19794-2 or ANSI INCITS
  * 378, finger/; the first finger view is the one compared). `describeTemplate` says what a file
  * holds without any biometric data; `compareTemplates` scores two templates of the same modality.
+ *
+ * Tested in test/integration/template-cli.test.ts (edge-agent template info and compare on every
+ * format) and test/unit/fuzz.test.ts (readTemplate on any bytes).
  */
 import { AgentError } from '../core/errors.js';
 import {

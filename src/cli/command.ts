@@ -9,11 +9,15 @@
  * Command files keep their top-level imports light (types, option tables): what a command needs
  * to do its work is imported inside its action, so `edge-agent help` and light commands do not
  * load native modules or onnxruntime.
+ *
+ * Tested in test/unit/cli/main.test.ts (every command's help lists exactly the flags it takes,
+ * grouped by audience; an unknown flag is a usage error, exit 2) and
+ * test/unit/cli/light-imports.test.ts (help loads no native module).
  */
 import { readdirSync } from 'node:fs';
 import { basename, extname } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { Command as Commander, Option } from 'commander';
+import { type Command as Commander, Option } from 'commander';
 import { AgentError } from '../core/errors.js';
 
 /** The groups of `edge-agent help`, by who uses the commands. */

@@ -1,10 +1,13 @@
 /**
  * The options every command that works on this terminal's setup shares (`run`, `punch`, `queue`,
  * `enroll`, ...): where the config and the data are, and the config keys a flag may override.
+ *
+ * Tested in test/integration/cli-management.test.ts (the configuration found or refused, the data
+ * folder beside it) and test/unit/cli/main.test.ts (the flags each command lists).
  */
 import { Option, type Command } from 'commander';
 import { repeatable } from './command.js';
-import type { COMMON_FLAGS, CommonFlagValues } from '../config/config.js';
+import type { COMMON_FLAGS, CommonFlagValues } from '../config/flags.js';
 
 export type CommonValues = CommonFlagValues;
 export interface ScannerValues {

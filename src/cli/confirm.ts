@@ -1,6 +1,9 @@
 /**
  * Destructive commands (queue purge --dead, users remove, keys revoke) ask before they act, or
  * take --yes. Without a terminal to ask on they refuse rather than guess.
+ *
+ * Tested in test/integration/cli-management.test.ts (users remove, keys revoke and queue purge
+ * --dead ask first, refuse without a terminal, take --yes).
  */
 import { AgentError } from '../core/errors.js';
 

@@ -4,11 +4,17 @@
  * after it is given, with the choice to try again or stop: a setup whose check failed is never
  * written (--no-check skips the checks). Nothing is written before the technician confirms the
  * summary. Secrets (API secret, MQTT password, site key) are typed hidden and never shown back.
+ *
+ * Tested in test/integration/provision-wizard.test.ts (the questions on a real pty, checks,
+ * retries, secrets hidden, nothing written when stopped).
  */
 import { dirname, join } from 'node:path';
 import { checkbox, confirm, input, password, select } from '@inquirer/prompts';
 import { isTimeZone, parseConfig, type AgentConfig, type ScannerConfig } from '../config/config.js';
-import { checkApiToken, checkMqttConnection, checkScanners, type CheckResult } from '../setup/doctor.js';
+import { checkApiToken } from '../setup/doctor/api.js';
+import type { CheckResult } from '../setup/doctor/check.js';
+import { checkMqttConnection } from '../setup/doctor/mqtt.js';
+import { checkScanners } from '../setup/doctor/scanners.js';
 import {
   formatSummary,
   mergeSetup,

@@ -1,6 +1,8 @@
 /**
  * What a command prints for a person at a terminal that redraws, kept apart from what it prints
  * for a pipe or a log file (which gets lines, never control codes).
+ *
+ * Tested in test/unit/cli/progress.test.ts (a bar redrawn on a TTY, lines only on a pipe).
  */
 
 /** True when `out` is a terminal a person watches (not a pipe, a file or journald). */

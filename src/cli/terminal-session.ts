@@ -3,6 +3,9 @@
  * (repeatable) and `--simulate` flags, and, for `enroll` and `identify`, reaching the scanners:
  * through the running daemon's control socket when there is one (it holds the devices), or by
  * starting the agent's parts in this process when there is none.
+ *
+ * Tested in test/integration/agent-enroll.test.ts (enroll and identify in-process and through the
+ * running agent's control socket) and test/integration/enroll-busy-scanner.test.ts.
  */
 import type { AgentConfig } from '../config/config.js';
 import { parseScannerSpec } from '../setup/provision.js';

@@ -14,10 +14,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import YAML from 'yaml';
 import { AgentError } from '../core/errors.js';
 import { writeFileAtomic } from '../core/atomic-file.js';
+import type { AgentConfig } from './config.js';
 
 export interface Secrets {
   apiKey: string | null;
@@ -46,6 +47,11 @@ export type SecretName =
   | 'opsKey'
   | 'opsKeys'
   | 'consolePassword';
+
+/** Where the secrets file is: `secretsFile` from the config, else `<dataDir>/secrets.yaml`. */
+export function secretsFilePath(config: Pick<AgentConfig, 'dataDir' | 'secretsFile'>): string {
+  return resolve(config.secretsFile ?? `${config.dataDir}/secrets.yaml`);
+}
 
 /** The key id of `opsKey` in a signed command. */
 export const SITE_OPS_KEY_ID = 'site';
@@ -88,7 +94,7 @@ export function parseKey(value: string, name: string): Buffer {
   let key: Buffer | null = null;
   if (/^[0-9a-fA-F]{64}$/.test(v)) key = Buffer.from(v, 'hex');
   else if (/^[A-Za-z0-9+/_-]{43}=?$/.test(v)) key = Buffer.from(v, 'base64');
-  if (!key || key.length !== 32) {
+  if (key?.length !== 32) {
     throw new AgentError(
       'SECRETS_BAD_KEY',
       `${name} is not a 32-byte key`,

@@ -10,9 +10,18 @@
  * lost are not. The state sensor itself has no availability, so a lost terminal shows `lost`
  * instead of `unavailable`.
  */
+import { toAgentError } from '../core/errors.js';
+import { logger } from '../core/logger.js';
+import { VERSION } from '../core/version.js';
 import type { FleetRow } from '../ops/fleet-row.js';
 import { terminalTopic } from '../ops/topics.js';
-import { VERSION } from '../core/version.js';
+import type { BrokerLink, ConsoleContext, ConsoleFeature } from './console-context.js';
+
+const log = logger('console');
+
+/** Discovery documents published per pass at most (a large fleet is announced over several). */
+export const HA_PUBLISHES_PER_TICK = 500;
+export const HA_TICK_MS = 2000;
 
 export interface DiscoveryMessage {
   topic: string;
@@ -110,4 +119,58 @@ export function discoveryMessages(
       }),
     };
   });
+}
+
+/** Publishes the discovery documents of the opted-in sites' terminals (see the top of this file). */
+export class HomeAssistantDiscovery implements ConsoleFeature {
+  readonly name = 'home-assistant';
+  readonly #ctx: ConsoleContext;
+  readonly #broker: BrokerLink;
+  /** Published per terminal: key → the version it was published with. */
+  readonly #published = new Map<string, string>();
+  #timer: NodeJS.Timeout | null = null;
+
+  constructor(ctx: ConsoleContext, broker: BrokerLink) {
+    this.#ctx = ctx;
+    this.#broker = broker;
+    const ha = ctx.settings.homeAssistant;
+    if (ha.sites.length === 0) return;
+    // Home Assistant came (back) online: it wants every document again.
+    broker.follow(`${ha.discoveryPrefix}/status`, (payload) => {
+      if (payload.toString('utf8') === 'online') this.#published.clear();
+    });
+    ctx.events.on('broker', (up) => {
+      if (up) this.#published.clear();
+    });
+  }
+
+  /** Publishes what is not published yet, at most HA_PUBLISHES_PER_TICK documents. */
+  publish(): void {
+    const ha = this.#ctx.settings.homeAssistant;
+    if (!this.#broker.connected || ha.sites.length === 0) return;
+    let budget = HA_PUBLISHES_PER_TICK;
+    for (const r of this.#ctx.fleet.records()) {
+      if (budget <= 0) break;
+      if (!siteOptedIn(ha.sites, r.site)) continue;
+      const version = r.row.version ?? '';
+      if (this.#published.get(r.key) === version) continue;
+      this.#published.set(r.key, version);
+      for (const m of discoveryMessages(this.#ctx.options.prefix, ha.discoveryPrefix, r.row)) {
+        budget--;
+        this.#broker.publish(m.topic, m.payload).catch((err: unknown) => {
+          this.#published.delete(r.key);
+          log.warn({ err: toAgentError(err).message, topic: m.topic }, 'could not publish a Home Assistant discovery document');
+        });
+      }
+    }
+  }
+
+  start(): void {
+    if (this.#ctx.settings.homeAssistant.sites.length) this.#timer = setInterval(() => this.publish(), HA_TICK_MS);
+  }
+
+  stop(): void {
+    if (this.#timer) clearInterval(this.#timer);
+    this.#timer = null;
+  }
 }

@@ -9,6 +9,7 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { AgentError } from '../core/errors.js';
 import { hashSecret, isSecretHash, verifySecret } from '../core/secret-hash.js';
+import { Throttle } from '../core/throttle.js';
 
 export const SESSION_COOKIE = 'edge_console_session';
 /** Failed attempts from one address within a minute after which it must wait. */
@@ -24,7 +25,8 @@ export class ConsoleLogin {
   readonly #hash: string;
   readonly #sessionMs: number;
   readonly #sessions = new Map<string, number>();
-  readonly #failures = new Map<string, number[]>();
+  /** Failed attempts per address: each attempt is counted before its check and given back when right. */
+  readonly #failures = new Throttle({ rate: { max: MAX_FAILURES_PER_MINUTE, windowMs: 60_000 } });
   #checking = 0;
 
   private constructor(hash: string, sessionMs: number) {
@@ -51,22 +53,22 @@ export class ConsoleLogin {
 
   /** Checks a password from `address`; a success opens a session. */
   async login(password: string, address: string, now = Date.now()): Promise<LoginResult> {
-    const recent = (this.#failures.get(address) ?? []).filter((t) => now - t < 60_000);
-    if (recent.length >= MAX_FAILURES_PER_MINUTE || this.#checking >= MAX_CHECKS_AT_ONCE) return { ok: false, reason: 'throttled' };
+    if (this.#checking >= MAX_CHECKS_AT_ONCE) return { ok: false, reason: 'throttled' };
+    // Counted as a failure now, before the check: parallel attempts from one address each count.
+    const attempt = this.#failures.take(address, now);
+    if (!attempt.ok) return { ok: false, reason: 'throttled' };
     let ok = false;
     this.#checking++;
     try {
       ok = password.length > 0 && password.length <= MAX_PASSWORD_CHARS && (await verifySecret(password, this.#hash));
+    } catch (err) {
+      attempt.refund();
+      throw err;
     } finally {
       this.#checking--;
     }
-    if (!ok) {
-      recent.push(now);
-      this.#failures.set(address, recent);
-      if (this.#failures.size > 10_000) this.#failures.delete(this.#failures.keys().next().value!);
-      return { ok: false, reason: 'bad' };
-    }
-    this.#failures.delete(address);
+    if (!ok) return { ok: false, reason: 'bad' };
+    this.#failures.clear(address);
     this.#expire(now);
     if (this.#sessions.size >= MAX_SESSIONS) this.#sessions.delete(this.#sessions.keys().next().value!);
     const token = randomBytes(32).toString('base64url');

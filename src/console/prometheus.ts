@@ -1,9 +1,10 @@
 /**
- * `/metrics` in the Prometheus text exposition format (version 0.0.4): one series per terminal
- * and metric, labelled `site` and `terminal`, and the console's own health. A figure a terminal
+ * `/metrics` in the Prometheus text exposition format (version 0.0.4, written by prom-client):
+ * one series per terminal and metric, labelled `site` and `terminal`, and the console's own health. A figure a terminal
  * has not reported is left out (no series) rather than given as 0. Times are Unix seconds,
  * durations seconds, sizes bytes, as Prometheus names want them.
  */
+import { Counter, Gauge, Registry } from 'prom-client';
 import type { FleetRow } from '../ops/fleet-row.js';
 import type { ActiveAlert } from './alert-rules.js';
 
@@ -30,7 +31,8 @@ interface Family {
   type: 'gauge' | 'counter';
   help: string;
   value: (t: PromTerminal, now: number) => number | null;
-  /** Extra labels of the series (the state, the version). */
+  /** Extra labels of the series (the state, the version), named in `labelNames`. */
+  labelNames?: string[];
   labels?: (t: PromTerminal) => Record<string, string>;
 }
 
@@ -54,6 +56,7 @@ export const TERMINAL_FAMILIES: Family[] = [
     type: 'gauge',
     help: "The terminal's state as a label (online, degraded, offline, lost); always 1.",
     value: (t) => (t.row.state === null ? null : 1),
+    labelNames: ['state'],
     labels: (t) => ({ state: t.row.state ?? '' }),
   },
   {
@@ -73,6 +76,7 @@ export const TERMINAL_FAMILIES: Family[] = [
     type: 'gauge',
     help: 'The agent version the terminal runs, as a label; always 1.',
     value: (t) => (t.row.version === null ? null : 1),
+    labelNames: ['version'],
     labels: (t) => ({ version: t.row.version ?? '' }),
   },
   {
@@ -158,83 +162,152 @@ export const TERMINAL_FAMILIES: Family[] = [
   { name: 'edge_agent_alerts', type: 'gauge', help: 'Console alerts active for the terminal.', value: (t) => t.alerts },
 ];
 
-/** A label value escaped as the text format wants it. */
-export function escapeLabel(v: string): string {
-  return v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
+/** A value as the old writer showed it: integers as they are, others to six decimals. */
+const rounded = (v: number) => (Number.isInteger(v) ? v : Math.round(v * 1e6) / 1e6);
+
+/** What the console's own families are read from at a scrape. */
+interface OwnFigures {
+  health: ConsoleHealth;
+  terminals: number;
+  alerts: ActiveAlert[];
+  cpuSeconds: number;
+  rssBytes: number;
 }
 
-function labelText(labels: Record<string, string>): string {
-  const parts = Object.entries(labels).map(([k, v]) => `${k}="${escapeLabel(v)}"`);
-  return parts.length ? `{${parts.join(',')}}` : '';
+interface OwnFamily {
+  name: string;
+  type: 'gauge' | 'counter';
+  help: string;
+  labelNames?: string[];
+  /** One value (no labels), or the labelled samples. */
+  value: (f: OwnFigures) => number | Array<[Record<string, string>, number]>;
 }
 
-function numberText(v: number): string {
-  if (Number.isNaN(v)) return 'NaN';
-  if (v === Infinity) return '+Inf';
-  if (v === -Infinity) return '-Inf';
-  return Number.isInteger(v) ? String(v) : String(Math.round(v * 1e6) / 1e6);
+/** The console's own families, in output order. */
+const OWN_FAMILIES: OwnFamily[] = [
+  { name: 'edge_agent_console_up', type: 'gauge', help: 'The console runs: always 1 (absent when it does not).', value: () => 1 },
+  {
+    name: 'edge_agent_console_start_time_seconds',
+    type: 'gauge',
+    help: 'When the console started (Unix time).',
+    value: (f) => f.health.startedAt / 1000,
+  },
+  {
+    name: 'edge_agent_console_mqtt_connected',
+    type: 'gauge',
+    help: 'Whether the console is connected to the broker: 1 or 0.',
+    value: (f) => (f.health.mqttConnected ? 1 : 0),
+  },
+  { name: 'edge_agent_console_terminals', type: 'gauge', help: 'Terminals the console knows.', value: (f) => f.terminals },
+  {
+    name: 'edge_agent_console_mqtt_messages_total',
+    type: 'counter',
+    help: 'MQTT messages the console received.',
+    value: (f) => f.health.messages,
+  },
+  {
+    name: 'edge_agent_console_mqtt_messages_dropped_total',
+    type: 'counter',
+    help: 'MQTT messages the console refused (too big, not JSON, a bad topic).',
+    value: (f) => f.health.dropped,
+  },
+  {
+    name: 'edge_agent_console_alerts',
+    type: 'gauge',
+    help: 'Active alerts by severity.',
+    labelNames: ['severity'],
+    value: (f) => (['critical', 'warning'] as const).map((s) => [{ severity: s }, f.alerts.filter((a) => a.severity === s).length]),
+  },
+  {
+    name: 'edge_agent_console_alert_publishes_total',
+    type: 'counter',
+    help: 'Retained alert documents published on <prefix>/<site>/alerts.',
+    value: (f) => f.health.alertPublishes,
+  },
+  {
+    name: 'edge_agent_console_page_clients',
+    type: 'gauge',
+    help: 'Pages connected for live updates (Server-Sent Events).',
+    value: (f) => f.health.sseClients,
+  },
+  { name: 'edge_agent_console_http_requests_total', type: 'counter', help: 'HTTP requests served.', value: (f) => f.health.httpRequests },
+  {
+    name: 'edge_agent_console_commands_total',
+    type: 'counter',
+    help: 'Signed commands sent from the page.',
+    value: (f) => f.health.commandsSent,
+  },
+  {
+    name: 'edge_agent_console_cpu_seconds_total',
+    type: 'counter',
+    help: 'CPU time of the console process (user + system), in seconds.',
+    value: (f) => f.cpuSeconds,
+  },
+  {
+    name: 'edge_agent_console_resident_memory_bytes',
+    type: 'gauge',
+    help: 'Resident memory of the console process, in bytes.',
+    value: (f) => f.rssBytes,
+  },
+];
+
+type Metric = Gauge<string> | Counter<string>;
+
+/** Sets one series: a counter is reset to its value (what the terminal or the console counted). */
+function put(metric: Metric, labels: Record<string, string>, value: number): void {
+  if (metric instanceof Counter) {
+    if (value >= 0) metric.inc(labels, rounded(value));
+  } else metric.set(labels, rounded(value));
 }
 
-function family(out: string[], name: string, type: string, help: string): void {
-  out.push(`# HELP ${name} ${help.replace(/\\/g, '\\\\').replace(/\n/g, '\\n')}`, `# TYPE ${name} ${type}`);
-}
+/**
+ * `/metrics` through prom-client: one registry per console, its families registered once in
+ * output order; each scrape resets them and sets every series from the figures of that moment.
+ * prom-client writes the text and escapes label values and help.
+ */
+export class ConsoleMetrics {
+  readonly registry = new Registry();
+  readonly #terminal: Array<{ family: Family; metric: Metric }>;
+  readonly #own: Array<{ family: OwnFamily; metric: Metric }>;
 
-/** The whole exposition: the terminals' families, then the console's health. */
-export function renderPrometheus(terminals: PromTerminal[], health: ConsoleHealth, alerts: ActiveAlert[], now = Date.now()): string {
-  const out: string[] = [];
-  for (const f of TERMINAL_FAMILIES) {
-    family(out, f.name, f.type, f.help);
-    for (const t of terminals) {
-      const v = f.value(t, now);
-      if (v === null || !Number.isFinite(v)) continue;
-      out.push(`${f.name}${labelText({ site: t.row.site, terminal: t.row.terminal, ...(f.labels?.(t) ?? {}) })} ${numberText(v)}`);
+  constructor() {
+    const registers = [this.registry];
+    const make = (name: string, type: 'gauge' | 'counter', help: string, labelNames: string[]): Metric =>
+      type === 'counter' ? new Counter({ name, help, labelNames, registers }) : new Gauge({ name, help, labelNames, registers });
+    this.#terminal = TERMINAL_FAMILIES.map((family) => ({
+      family,
+      metric: make(family.name, family.type, family.help, ['site', 'terminal', ...(family.labelNames ?? [])]),
+    }));
+    this.#own = OWN_FAMILIES.map((family) => ({ family, metric: make(family.name, family.type, family.help, family.labelNames ?? []) }));
+  }
+
+  /** `Content-Type` of the exposition (text format 0.0.4). */
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  /** The whole exposition: the terminals' families, then the console's health. */
+  render(terminals: PromTerminal[], health: ConsoleHealth, alerts: ActiveAlert[], now = Date.now()): Promise<string> {
+    this.registry.resetMetrics();
+    for (const { family, metric } of this.#terminal) {
+      for (const t of terminals) {
+        const v = family.value(t, now);
+        if (v === null || !Number.isFinite(v)) continue;
+        put(metric, { site: t.row.site, terminal: t.row.terminal, ...(family.labels?.(t) ?? {}) }, v);
+      }
     }
+    const cpu = process.cpuUsage();
+    const figures: OwnFigures = {
+      health,
+      terminals: terminals.length,
+      alerts,
+      cpuSeconds: (cpu.user + cpu.system) / 1e6,
+      rssBytes: process.memoryUsage().rss,
+    };
+    for (const { family, metric } of this.#own) {
+      const v = family.value(figures);
+      for (const [labels, value] of typeof v === 'number' ? [[{}, v] as [Record<string, string>, number]] : v) put(metric, labels, value);
+    }
+    return this.registry.metrics();
   }
-  const mem = process.memoryUsage();
-  const cpu = process.cpuUsage();
-  const own: Array<[string, 'gauge' | 'counter', string, Array<[Record<string, string>, number]>]> = [
-    ['edge_agent_console_up', 'gauge', 'The console runs: always 1 (absent when it does not).', [[{}, 1]]],
-    ['edge_agent_console_start_time_seconds', 'gauge', 'When the console started (Unix time).', [[{}, health.startedAt / 1000]]],
-    [
-      'edge_agent_console_mqtt_connected',
-      'gauge',
-      'Whether the console is connected to the broker: 1 or 0.',
-      [[{}, health.mqttConnected ? 1 : 0]],
-    ],
-    ['edge_agent_console_terminals', 'gauge', 'Terminals the console knows.', [[{}, terminals.length]]],
-    ['edge_agent_console_mqtt_messages_total', 'counter', 'MQTT messages the console received.', [[{}, health.messages]]],
-    [
-      'edge_agent_console_mqtt_messages_dropped_total',
-      'counter',
-      'MQTT messages the console refused (too big, not JSON, a bad topic).',
-      [[{}, health.dropped]],
-    ],
-    [
-      'edge_agent_console_alerts',
-      'gauge',
-      'Active alerts by severity.',
-      (['critical', 'warning'] as const).map((s) => [{ severity: s }, alerts.filter((a) => a.severity === s).length]),
-    ],
-    [
-      'edge_agent_console_alert_publishes_total',
-      'counter',
-      'Retained alert documents published on <prefix>/<site>/alerts.',
-      [[{}, health.alertPublishes]],
-    ],
-    ['edge_agent_console_page_clients', 'gauge', 'Pages connected for live updates (Server-Sent Events).', [[{}, health.sseClients]]],
-    ['edge_agent_console_http_requests_total', 'counter', 'HTTP requests served.', [[{}, health.httpRequests]]],
-    ['edge_agent_console_commands_total', 'counter', 'Signed commands sent from the page.', [[{}, health.commandsSent]]],
-    [
-      'edge_agent_console_cpu_seconds_total',
-      'counter',
-      'CPU time of the console process (user + system), in seconds.',
-      [[{}, (cpu.user + cpu.system) / 1e6]],
-    ],
-    ['edge_agent_console_resident_memory_bytes', 'gauge', 'Resident memory of the console process, in bytes.', [[{}, mem.rss]]],
-  ];
-  for (const [name, type, help, samples] of own) {
-    family(out, name, type, help);
-    for (const [labels, v] of samples) out.push(`${name}${labelText(labels)} ${numberText(v)}`);
-  }
-  return `${out.join('\n')}\n`;
 }

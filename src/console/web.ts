@@ -9,8 +9,9 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { fileURLToPath } from 'node:url';
-import { AgentError, toAgentError } from '../core/errors.js';
+import { AgentError, isAgentError, toAgentError } from '../core/errors.js';
 import type { ErrorCode } from '../core/error-codes.js';
+import { readJsonBody, readBody as readRequestBody } from '../core/http-body.js';
 
 const SECURITY_HEADERS: Record<string, string> = {
   'Content-Security-Policy':
@@ -48,26 +49,57 @@ export function sendJson(res: ServerResponse, status: number, value: unknown, he
   send(res, status, JSON.stringify(value), 'application/json; charset=utf-8', headers);
 }
 
-/** An error answer: `{"error": {"code", "message", "hint"}}`. */
+/**
+ * An error answer: `{"error": {"code", "message", "hint"}}`. A 413 closes the connection, so the
+ * rest of a body over the limit is not read.
+ */
 export function sendError(res: ServerResponse, status: number, err: unknown): void {
   const e = toAgentError(err);
-  sendJson(res, status, { error: { code: e.code, message: e.message, ...(e.hint ? { hint: e.hint } : {}) } });
+  sendJson(
+    res,
+    status,
+    { error: { code: e.code, message: e.message, ...(e.hint ? { hint: e.hint } : {}) } },
+    status === 413 ? { Connection: 'close' } : {},
+  );
 }
 
 export function fail(status: number, code: ErrorCode, message: string): AgentError & { status: number } {
   return Object.assign(new AgentError(code, message, {}), { status });
 }
 
-/** The body of a request, at most `maxBytes` (413 beyond). */
+/** The request's Content-Type a body must have, and what the 415 answer says otherwise. */
+export interface BodyType {
+  type: RegExp;
+  message: string;
+}
+
+/**
+ * A failure of the body reader (src/core/http-body.ts) as the console's answer: 413 over the
+ * limit, 415 another Content-Type, 400 not JSON; anything else as it is.
+ */
+function bodyFailure(err: unknown, expected: BodyType | undefined): unknown {
+  if (isAgentError(err, 'CORE_HTTP_BODY_TOO_LARGE')) return fail(413, 'CONSOLE_BAD_REQUEST', err.message);
+  if (isAgentError(err, 'CORE_HTTP_BODY_TYPE')) return fail(415, 'CONSOLE_BAD_REQUEST', expected?.message ?? err.message);
+  if (isAgentError(err, 'CORE_HTTP_BODY_NOT_JSON')) return fail(400, 'CONSOLE_BAD_REQUEST', 'the body is not JSON');
+  return err;
+}
+
+/** The body of a request as text, at most `maxBytes` (413 beyond). */
 export async function readBody(req: IncomingMessage, maxBytes: number): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > maxBytes) throw fail(413, 'CONSOLE_BAD_REQUEST', `the request body is over ${maxBytes} bytes`);
-    chunks.push(chunk as Buffer);
+  try {
+    return (await readRequestBody(req, { maxBytes })).toString('utf8');
+  } catch (err) {
+    throw bodyFailure(err, undefined);
   }
-  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** The body of a request as JSON, at most `maxBytes` (413 beyond), of the type `expected` (415 otherwise). */
+export async function readJson(req: IncomingMessage, maxBytes: number, expected: BodyType): Promise<unknown> {
+  try {
+    return await readJsonBody(req, { maxBytes, contentType: expected.type });
+  } catch (err) {
+    throw bodyFailure(err, expected);
+  }
 }
 
 const LOOPBACK_NAMES = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);

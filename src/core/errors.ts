@@ -1,6 +1,6 @@
 /**
  * One error type for the whole agent. A code is `LAYER_WHAT` (for example `API_TIMEOUT`,
- * `DRIVER_CHECKSUM`, `STORE_DISK_FULL`); device status codes keep the device's own number and
+ * `DRIVER_CHECKSUM`, `STORE_OUTBOX_FULL`); device status codes keep the device's own number and
  * name in `context` (`{deviceCode: 0x09, deviceName: 'NOT_FOUND'}`).
  *
  * Every error says what happened (`message`) and what to do about it (`hint`), and whether doing

@@ -1,7 +1,12 @@
+/**
+ * Tested in test/unit/drivers/transport/memory-transport.test.ts (a transport's disconnect emitted
+ * once, through transport.contract.ts) and test/unit/terminal/scanner-worker.test.ts (a scanner's
+ * events).
+ */
 import { EventEmitter } from 'node:events';
 
 /**
- * A small typed event emitter: `class Foo extends TypedEmitter<{data: Buffer; close: void}>`.
+ * A small typed event emitter: `class Foo extends TypedEmitter<{data: Buffer; close: undefined}>`.
  * Listeners receive exactly one argument, the event's payload.
  */
 export class TypedEmitter<Events extends Record<string, unknown>> {

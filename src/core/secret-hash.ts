@@ -2,6 +2,9 @@
  * Hashing of API secrets, user passwords (the attendance service) and the operations console's
  * password: scrypt (N=16384, r=8, p=1) with a 16-byte random salt, stored as
  * `scrypt$N$r$p$salt$hash` (base64). Verification is constant-time.
+ *
+ * Tested in test/unit/console/login.test.ts (the console's password checked against its scrypt
+ * hash) and test/integration/console-http.test.ts (a password's hash printed, a short one refused).
  */
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 

@@ -54,7 +54,7 @@ const HINTS: Record<string, string> = {
 export function sqliteError(err: unknown, context: Record<string, unknown> = {}): AgentError {
   if (err instanceof AgentError) return err;
   const e = err as { code?: string; message?: string };
-  let code: `SQLITE_${string}` = e.code && e.code.startsWith('SQLITE_') ? (e.code as `SQLITE_${string}`) : 'SQLITE_ERROR';
+  let code: `SQLITE_${string}` = e.code?.startsWith('SQLITE_') ? (e.code as `SQLITE_${string}`) : 'SQLITE_ERROR';
   if (code === 'SQLITE_FULL') code = 'SQLITE_DISK_FULL';
   if (code === 'SQLITE_LOCKED') code = 'SQLITE_BUSY';
   if (code === 'SQLITE_NOTADB') code = 'SQLITE_CORRUPT';

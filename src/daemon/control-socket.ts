@@ -8,16 +8,17 @@
  * `{"type": "error", "error": {code, message, hint}}`.
  *
  * Every action declares its body as a schema (bounded; unknown members refused); a body over
- * 64 KiB, not a JSON object, or not passing the schema is `AGENT_CONTROL_BAD_REQUEST` and the
- * handler never sees it.
+ * 64 KiB, not complete within 30 s, not a JSON object, or not passing the schema is
+ * `AGENT_CONTROL_BAD_REQUEST` and the handler never sees it.
  */
 import { chmodSync, existsSync, unlinkSync } from 'node:fs';
 import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { AgentError, isErrorCode, toAgentError } from '../core/errors.js';
+import { AgentError, isAgentError, isErrorCode, toAgentError } from '../core/errors.js';
+import { readJsonBody } from '../core/http-body.js';
 import { logger } from '../core/logger.js';
-import { eachLine } from '../core/lines.js';
+import { eachLine } from './lines.js';
 
 /** `signal` aborts when the client goes away before the answer (a Ctrl-C on `edge-agent enroll`). */
 export type ControlHandler<B = Record<string, unknown>> = (
@@ -31,27 +32,29 @@ export const EMPTY_BODY = z.strictObject({});
 
 const log = logger('agent:control');
 const MAX_BODY = 64 * 1024;
+/** The CLI sends its body in one write: one that has not arrived in this time never will. */
+const BODY_TIMEOUT_MS = 30_000;
 
 export function controlSocketPath(dataDir: string): string {
   return join(dataDir, 'control.sock');
 }
 
+/**
+ * The action's body: a JSON object (an empty body is `{}`), at most MAX_BODY bytes, arrived within
+ * BODY_TIMEOUT_MS; anything else is AGENT_CONTROL_BAD_REQUEST.
+ */
 async function readBody(req: IncomingMessage): Promise<Record<string, unknown>> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const c of req) {
-    size += (c as Buffer).length;
-    if (size > MAX_BODY) throw new AgentError('AGENT_CONTROL_BAD_REQUEST', `request body over ${MAX_BODY} bytes`);
-    chunks.push(c as Buffer);
-  }
-  const text = Buffer.concat(chunks).toString('utf8');
-  if (!text) return {};
+  let v: unknown;
   try {
-    const v = JSON.parse(text) as unknown;
-    if (typeof v === 'object' && v !== null && !Array.isArray(v)) return v as Record<string, unknown>;
-  } catch {
-    // fall through
+    v = await readJsonBody(req, { maxBytes: MAX_BODY, timeoutMs: BODY_TIMEOUT_MS, whenEmpty: {} });
+  } catch (err) {
+    if (isAgentError(err, 'CORE_HTTP_BODY_TOO_LARGE'))
+      throw new AgentError('AGENT_CONTROL_BAD_REQUEST', `request body over ${MAX_BODY} bytes`);
+    if (isAgentError(err, 'CORE_HTTP_BODY_TIMEOUT'))
+      throw new AgentError('AGENT_CONTROL_BAD_REQUEST', `the request body did not arrive within ${BODY_TIMEOUT_MS} ms`);
+    if (!isAgentError(err, 'CORE_HTTP_BODY_NOT_JSON')) throw err;
   }
+  if (typeof v === 'object' && v !== null && !Array.isArray(v)) return v as Record<string, unknown>;
   throw new AgentError('AGENT_CONTROL_BAD_REQUEST', 'the request body must be a JSON object');
 }
 

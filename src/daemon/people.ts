@@ -1,6 +1,9 @@
 /**
  * What happens to a person's templates beyond the cache: placed again on the modules when the
  * cache changed under them, taken off the modules, deleted here and across the site.
+ *
+ * Tested in test/integration/agent-site-sync.test.ts (delete-user over MQTT removes a person here,
+ * off the module and across the site).
  */
 import { toAgentError } from '../core/errors.js';
 import { logger } from '../core/logger.js';

@@ -1,12 +1,13 @@
 /**
- * What the agent's components share at run time: the template cache and the identifier, the
- * extractor, the scanner workers, the site sync and the ops connection, plus the figures that
- * answer "what is this terminal doing?" (info and metrics).
+ * What the agent's components share at run time: the template cache and the engines the
+ * recognizer reads (identifier, extractor, embedder, module slots, badge credentials), the
+ * scanner workers, the site sync and the ops connection, plus the figures that answer "what is
+ * this terminal doing?" (info and metrics). No recognition happens here: that is the terminal's
+ * (src/terminal/recognizer.ts, punch-step.ts).
  *
  * The components (components/*.ts) fill it in as they start; each reads what the ones before it
  * left, so the order in wiring.ts is the dependency order.
  */
-import type { BadgeRead, BiometricModality, CapturedImage } from '../../drivers/scanner.js';
 import type { SimulatorControl } from '../../drivers/simulated.js';
 import { VERSION } from '../core/version.js';
 import { toAgentError } from '../core/errors.js';
@@ -20,10 +21,10 @@ import { siteRecordOf } from '../site-sync/template-store.js';
 import type { Embedder, Extractor } from '../terminal/engines.js';
 import type { CredentialHasher } from '../terminal/credentials.js';
 import type { AgentConfig } from '../config/config.js';
-import type { DaemonContext } from './daemon.js';
+import type { DaemonContext } from './component.js';
 import type { Identifier } from '../terminal/identifier.js';
 import { LatencyWindow } from '../core/latency.js';
-import type { CaptureOutcome, Identification, ScannerWorker } from '../terminal/scanner-worker.js';
+import type { CaptureOutcome, ScannerWorker } from '../terminal/scanner-worker.js';
 import type { Secrets } from '../config/secrets.js';
 
 /** The time authority as info and metrics see it. */
@@ -57,7 +58,6 @@ export class TerminalRuntime {
   readonly simulators = new Map<string, SimulatorControl>();
   siteSync: SiteTemplateSync | null = null;
   ops: TerminalOps | null = null;
-  clock: ClockView | null = null;
   readonly captureLatency = { module: new LatencyWindow(), host: new LatencyWindow() };
   readonly counters = { punched: 0, duplicate: 0, unknown: 0, tryAgain: 0, refused: 0, awaiting: 0, denied: 0 };
   /**
@@ -70,6 +70,11 @@ export class TerminalRuntime {
   /** When the last punch was recorded by a scanner here (ISO), for the console and Home Assistant. */
   lastPunchAt: string | null = null;
   readonly startedAt = new Date();
+
+  /** The time authority as info and metrics see it, once the daemon's context has one. */
+  get clock(): ClockView | null {
+    return this.ctx?.has('time') ? this.ctx.time : null;
+  }
 
   constructor(config: AgentConfig, secrets: Secrets) {
     this.config = config;
@@ -140,30 +145,6 @@ export class TerminalRuntime {
     if (outcome.result === 'refused' && outcome.detail)
       this.#problems.set(source, { at: new Date().toISOString(), message: outcome.detail });
     else if (outcome.result !== 'try-again') this.resolve(source);
-  }
-
-  /**
-   * Host path: extraction, then 1:N against the in-memory index. Where the embedding slot reads
-   * this modality's images, the embedding answers first and the standard template covers a reject.
-   */
-  async identifyImage(modality: BiometricModality, image: CapturedImage): Promise<Identification> {
-    if (this.embedder && this.identifier && this.embedder.source === modality && this.identifier.size('embedding') > 0) {
-      const r = await this.identifier.identify({ modality: 'embedding', template: await this.embedder.embed(image) });
-      if (r.decision === 'accept') return { employeeCode: r.employeeCode, modality, score: r.score ?? 0, decision: 'accept', path: 'host' };
-    }
-    if (!this.extractor || !this.identifier) {
-      return { employeeCode: null, modality, score: 0, decision: 'reject', path: 'host' };
-    }
-    const { data } = await this.extractor.extract(modality, image);
-    const r = await this.identifier.identify({ modality, template: data });
-    return { employeeCode: r.employeeCode, modality, score: r.score ?? 0, decision: r.decision, path: 'host' };
-  }
-
-  /** A badge read against the enrolled badges (their keyed hashes); a reject when badges are not identified here. */
-  async identifyCredential(read: BadgeRead): Promise<Identification> {
-    if (!this.identifier || !this.credentials) return { employeeCode: null, modality: 'badge', score: 0, decision: 'reject', path: 'host' };
-    const r = await this.identifier.identify({ modality: 'badge', template: { credential: read.credential } });
-    return { employeeCode: r.employeeCode, modality: 'badge', score: r.score ?? 0, decision: r.decision, path: 'host' };
   }
 
   scannerViews(): Array<Record<string, unknown>> {

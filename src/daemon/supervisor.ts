@@ -3,6 +3,12 @@
  * batches, then exit 0), the `restart` ops command (stop and start again in this process), and
  * `reload-config` (log levels apply at once; anything else waits for a restart). `edge-agent run`
  * builds the session (a configured terminal, or the embedded demo) and hands it over here.
+ *
+ * Tested in test/integration/agent-ops.test.ts (SIGTERM: a clean stop, offline published) and
+ * test/integration/systemd-notify.test.ts (edge-agent run under systemd).
+ *
+ * Not tested end to end: the in-process restart and reload-config (the ops commands' unit test
+ * calls a stand-in for them).
  */
 import { describeError, toAgentError } from '../core/errors.js';
 import { configureLogging, setLogLevel } from '../core/logger.js';

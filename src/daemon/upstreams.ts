@@ -1,6 +1,9 @@
 /**
  * Builds the sinks of config `upstream` (`api`, `mqtt` or both) from the config and secrets,
  * refusing with a clear `CONFIG_MISSING` when an upstream lacks what it needs.
+ *
+ * Tested in test/unit/daemon/daemon.test.ts (an api upstream without a URL or key refused, naming
+ * what is missing) and test/integration/agent-badge-e2e.test.ts.
  */
 import { AgentError } from '../core/errors.js';
 import { AttendanceClient } from '../api/client.js';

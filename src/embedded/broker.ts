@@ -1,6 +1,9 @@
 /**
  * The in-process MQTT broker of the embedded default (aedes), on loopback only. A small site can
  * run on it, but a fleet wants a real broker (Mosquitto): point `mqtt.url` at it.
+ *
+ * Tested in test/integration/embedded-default.test.ts (the embedded default starts it on loopback and
+ * says where it listens).
  */
 import { createServer, type Server, type Socket } from 'node:net';
 import { AgentError } from '../core/errors.js';

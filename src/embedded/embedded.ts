@@ -12,6 +12,9 @@
  * Secrets (API key, template and site keys) are generated once into `<data>/secrets.yaml`
  * (0600); the effective config of the run is written to `<data>/embedded-config.yaml` so the
  * other commands (`queue status --config data/embedded-config.yaml`, `fleet`) can follow along.
+ *
+ * Tested in test/integration/embedded-default.test.ts (npm start's parts: what is simulated, where
+ * each listens, punches in the embedded service, a clean stop on Ctrl-C).
  */
 import { existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -19,6 +22,7 @@ import YAML from 'yaml';
 import { AttendanceClient } from '../api/client.js';
 import { toAgentError } from '../core/errors.js';
 import { logger } from '../core/logger.js';
+import type { BiometricModality } from '../core/modality.js';
 import { createAttendanceService, type AttendanceService } from '../server/service.js';
 import { writeFileAtomic } from '../core/atomic-file.js';
 import { parseConfig, type AgentConfig } from '../config/config.js';
@@ -177,10 +181,10 @@ class Turns {
 }
 
 type Enrolled = Set<string>;
-const enrolledKey = (code: string, modality: 'finger' | 'iris') => `${code}:${modality}`;
+const enrolledKey = (code: string, modality: BiometricModality) => `${code}:${modality}`;
 
 /** Creates the demo employees in the service and enrols those the template cache lacks. */
-export async function enrolDemoEmployees(
+export async function enrollDemoEmployees(
   rt: TerminalRuntime,
   client: AttendanceClient,
   say: (line: string) => void,
@@ -288,7 +292,7 @@ export function startDemoFloor(rt: TerminalRuntime, client: AttendanceClient, sa
   const enrolled: Enrolled = new Set();
   const ac = new AbortController();
   const stopVisitors = startVisitors(rt, { turns, enrolled, minGapMs: 2000, maxGapMs: 6000 });
-  const enrolling = enrolDemoEmployees(rt, client, say, turns, enrolled, ac.signal).catch((err: unknown) =>
+  const enrolling = enrollDemoEmployees(rt, client, say, turns, enrolled, ac.signal).catch((err: unknown) =>
     say(`enrolment stopped: ${toAgentError(err).message}`),
   );
   return async () => {

@@ -2,6 +2,9 @@
  * `run --embedded` as a daemon session: the embedded parts started, their banner printed, and,
  * after the first start, the demo floor (enrolment of the synthetic employees, then visitors)
  * narrated on stdout.
+ *
+ * Tested in test/integration/embedded-default.test.ts (run --embedded: the banner, the demo floor's
+ * punches, a clean stop).
  */
 import { createAttendanceClient } from '../daemon/upstreams.js';
 import type { Session } from '../daemon/supervisor.js';

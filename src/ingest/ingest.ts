@@ -11,11 +11,12 @@
  *   topic). mqtt.js's own manual acknowledgement (`handleMessage`, and `customHandleAcks` in MQTT 5)
  *   acknowledges when its callback is called and takes the next message only then: one message at
  *   a time per connection, one write per acknowledgement. So the callback is called at once, the
- *   PUBACK it would send is held back (see `holdAcknowledgements`), and the PUBACKs of a batch are
- *   sent together when the API has answered. The broker's in-flight window bounds what is held:
- *   `inflight` per connection (MQTT 5 receive maximum; with 3.1.1 the broker's setting, Mosquitto's
- *   max_inflight_messages, 20 by default). A process may keep several connections (`connections`,
- *   each a member of the group with its own persistent session) to hold more.
+ *   PUBACK it would send is held back (`holdAcknowledgements` in consumer-connection.ts), and the
+ *   PUBACKs of a batch are sent together when the API has answered. The broker's in-flight window
+ *   bounds what is held: `inflight` per connection (MQTT 5 receive maximum; with 3.1.1 the
+ *   broker's setting, Mosquitto's max_inflight_messages, 20 by default). A process may keep
+ *   several connections (`connections`, each a member of the group with its own persistent
+ *   session) to hold more.
  * - **Persistent sessions.** Client ids are `<clientId>-<n>`, sessions persist (`clean: false`, MQTT 5
  *   session expiry). A message taken but not acknowledged when a process dies stays in its session:
  *   the broker sends it again when the same client id comes back (systemd restarts the service), and
@@ -30,137 +31,30 @@
  *   may simply be behind it.
  * - **Stop** (SIGTERM): unsubscribe, finish what the broker already gave us (up to `drainMs`), then
  *   disconnect; what is left is redelivered to these sessions later.
+ *
+ * The parts: ingest-options.ts (options, defaults, topics), consumer-connection.ts (one broker
+ * connection with held PUBACKs), dead-letters.ts (the dead-letter publisher), metrics.ts and
+ * metrics-server.ts (`/metrics`, `/health`); this file takes, batches, delivers and acknowledges.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import mqtt, { type IClientOptions, type IConnackPacket, type IPublishPacket, type MqttClient } from 'mqtt';
+import type { Server } from 'node:http';
+import type { IPublishPacket } from 'mqtt';
 import type { AttendanceEvent } from '../api/types.js';
 import { backoffDelay } from '../core/backoff.js';
 import { AgentError } from '../core/errors.js';
 import { logger } from '../core/logger.js';
-import { deliverEvents, type EventsClient } from '../upload/api-sink.js';
-import { mqttAccessOptions, type MqttAccess } from '../upload/mqtt-options.js';
+import { withTimeout } from '../core/time.js';
+import { deliverEvents } from '../upload/api-sink.js';
 import type { ItemOutcome } from '../upload/sink.js';
+import { type Connection, isProtocolRefusal, openConsumerConnection } from './consumer-connection.js';
+import { DeadLetters } from './dead-letters.js';
+import { eventsFilter, type IngestOptions } from './ingest-options.js';
 import { IngestMetrics } from './metrics.js';
+import { listenMetrics } from './metrics-server.js';
 import { parsePayload } from './payload.js';
 
+export { defaultDeadLetterTopic, eventsFilter, INGEST_DEFAULTS, type IngestOptions } from './ingest-options.js';
+
 const log = logger('ingest');
-
-export interface IngestOptions {
-  url: string;
-  access?: MqttAccess;
-  /** Topic prefix of the terminals (mqtt.prefix). */
-  prefix: string;
-  /** Shared subscription group; null: a plain subscription (one ingest only). */
-  group: string | null;
-  /** Base of the client ids (`<clientId>-0` …): keep it the same across restarts of this process. */
-  clientId: string;
-  /** Broker connections of this process. */
-  connections: number;
-  /** Unacknowledged messages the broker may send each connection (MQTT 5 receive maximum). */
-  inflight: number;
-  /** MQTT protocol: 5, 4 (3.1.1), or auto (5, falling back to 3.1.1 when the broker refuses it). */
-  protocol: 5 | 4 | 'auto';
-  /**
-   * How long the broker keeps an absent process's session and the messages it had not acknowledged
-   * (MQTT 5 session expiry; with 3.1.1, 0 means a clean session and anything else a persistent one).
-   */
-  sessionExpirySec: number;
-  api: EventsClient;
-  /** Events per add-events request (at most). */
-  batchSize: number;
-  /** How long a batch waits to fill. */
-  batchWaitMs: number;
-  /** Requests in flight at once. */
-  maxBatchesInFlight: number;
-  deadLetterTopic: string;
-  dedupeSize: number;
-  retryBaseMs: number;
-  retryCapMs: number;
-  outOnlyRetries: number;
-  outOnlyRetryMs: number;
-  /** On stop: how long to finish what the broker already gave. */
-  drainMs: number;
-}
-
-export const INGEST_DEFAULTS = {
-  prefix: 'attendance',
-  group: 'edge-agent-ingest',
-  connections: 4,
-  inflight: 500,
-  protocol: 'auto',
-  sessionExpirySec: 7 * 86_400,
-  batchSize: 500,
-  batchWaitMs: 20,
-  maxBatchesInFlight: 4,
-  dedupeSize: 200_000,
-  retryBaseMs: 500,
-  retryCapMs: 30_000,
-  outOnlyRetries: 3,
-  outOnlyRetryMs: 2000,
-  drainMs: 10_000,
-} as const;
-
-/** `<prefix>/ingest/dead-letters` unless configured. */
-export function defaultDeadLetterTopic(prefix: string): string {
-  return `${prefix.replace(/\/+$/, '')}/ingest/dead-letters`;
-}
-
-/** The subscription of one ingest connection. */
-export function eventsFilter(prefix: string, group: string | null): string {
-  const filter = `${prefix.replace(/\/+$/, '')}/+/+/events`;
-  return group ? `$share/${group}/${filter}` : filter;
-}
-
-interface Connection {
-  index: number;
-  client: MqttClient;
-  /** Incremented when the connection drops: an acknowledgement of an earlier connection is not sent. */
-  generation: number;
-  up: boolean;
-  /** Sends the PUBACK of `messageId` now. */
-  acknowledge(messageId: number): void;
-  /** The message whose PUBACK mqtt.js is about to send: held back instead. */
-  holding: number | undefined;
-  /** When the keepalive timer was last pushed back by a message (Date.now()). */
-  aliveAt: number;
-}
-
-type SendPacket = (
-  packet: { cmd: string; messageId?: number },
-  cb?: (err?: Error) => void,
-  cbStorePut?: () => void,
-  noStore?: boolean,
-) => void;
-
-/**
- * mqtt.js sends a message's PUBACK as soon as `handleMessage` calls back, and only then reads the
- * next message. This lets the callback come at once while the PUBACK of that message is held back,
- * to be sent by `acknowledge` later. It relies on mqtt.js 5's internal `_sendPacket` (checked here,
- * and by test/integration/ingest-mqtt.test.ts, which fails if a message is acknowledged early).
- */
-function holdAcknowledgements(client: MqttClient, conn: Pick<Connection, 'holding'>): (messageId: number) => void {
-  const internal = client as unknown as { _sendPacket?: SendPacket };
-  const send = internal._sendPacket?.bind(client);
-  if (typeof send !== 'function') {
-    throw new AgentError(
-      'INTERNAL',
-      'this mqtt.js has no _sendPacket: the ingest cannot hold acknowledgements',
-      {},
-      { hint: 'install the mqtt version of package.json (5.x)' },
-    );
-  }
-  internal._sendPacket = (packet, cb, cbStorePut, noStore) => {
-    if (packet.cmd === 'puback' && packet.messageId !== undefined && packet.messageId === conn.holding) {
-      conn.holding = undefined;
-      cb?.();
-      return;
-    }
-    send(packet, cb, cbStorePut, noStore);
-  };
-  // Written straight to the connection (never queued for a later one: see `generation`).
-  return (messageId) => send({ cmd: 'puback', messageId }, undefined, undefined, true);
-}
 
 interface Pending {
   id: string;
@@ -189,12 +83,12 @@ export class Ingest {
   #lastMessageAt = 0;
   #protocol: 5 | 4 = 5;
   #metricsServer: Server | null = null;
-  /** Publishes dead letters: a consumer connection cannot, since it waits on us to read its PUBACK. */
-  #publisher: MqttClient | null = null;
+  readonly #deadLetters: DeadLetters;
   readonly #timers = new Set<NodeJS.Timeout>();
 
   constructor(options: IngestOptions) {
     this.options = options;
+    this.#deadLetters = new DeadLetters(options);
   }
 
   get pendingCount(): number {
@@ -226,15 +120,7 @@ export class Ingest {
     if (this.#protocol === 4 && o.group)
       log.info({ url: o.url }, 'MQTT 3.1.1: the broker cannot say whether it shares $share subscriptions (Mosquitto does)');
     await Promise.all(Array.from({ length: o.connections - 1 }, (_, i) => this.#connect(i + 1)));
-    this.#publisher = mqtt.connect(o.url, {
-      ...mqttAccessOptions(o.access ?? {}),
-      clientId: `${o.clientId}-dead-letters`,
-      clean: true,
-      protocolVersion: this.#protocol,
-      reconnectPeriod: 2000,
-      connectTimeout: 10_000,
-    });
-    this.#publisher.on('error', (err) => log.warn({ err: err.message }, 'dead-letter connection error'));
+    this.#deadLetters.open(this.#protocol);
     log.info(
       {
         url: o.url,
@@ -246,70 +132,13 @@ export class Ingest {
     );
   }
 
-  /** Opens connection `index` and resolves with its first CONNACK's properties. */
-  #connect(index: number): Promise<{ sharedSubscriptionAvailable?: boolean }> {
-    const o = this.options;
-    const opts: IClientOptions = {
-      ...mqttAccessOptions(o.access ?? {}),
-      clientId: `${o.clientId}-${index}`,
-      clean: this.#protocol === 4 && o.sessionExpirySec === 0,
-      protocolVersion: this.#protocol,
-      reconnectPeriod: 2000,
-      connectTimeout: 10_000,
-      resubscribe: false,
-      ...(this.#protocol === 5 ? { properties: { sessionExpiryInterval: o.sessionExpirySec, receiveMaximum: o.inflight } } : {}),
-    };
-    const client = mqtt.connect(o.url, opts);
-    const conn: Connection = { index, client, generation: 0, up: false, holding: undefined, acknowledge: () => undefined, aliveAt: 0 };
-    conn.acknowledge = holdAcknowledgements(client, conn);
-    client.handleMessage = (packet, done) => this.#onMessage(conn, packet, done);
-    const filter = eventsFilter(o.prefix, o.group);
-    client.on('connect', () => {
-      conn.up = true;
-      // Always subscribe: a session that outlived an unsubscribe (a drained stop) has none.
-      client.subscribe(filter, { qos: 1 }, (err, granted) => {
-        if (err) log.error({ err: err.message, filter }, 'subscribe failed');
-        else if (granted?.some((g) => g.qos > 2)) log.error({ filter, granted }, 'the broker refused the subscription');
-      });
-    });
-    client.on('close', () => {
-      if (conn.up) log.warn({ clientId: opts.clientId }, 'broker connection lost; reconnecting');
-      conn.up = false;
-      conn.generation++;
-    });
-    client.on('error', (err) => log.warn({ err: err.message, clientId: opts.clientId }, 'broker connection error'));
-    return new Promise((resolve, reject) => {
-      const fail = (err: Error) => {
-        cleanup();
-        client.end(true);
-        reject(
-          new AgentError(
-            'INGEST_MQTT_CONNECT',
-            `cannot connect to the broker at ${o.url}: ${err.message}`,
-            { url: o.url, clientId: opts.clientId, reasonCode: (err as { code?: unknown }).code ?? null },
-            { cause: err, retryable: true },
-          ),
-        );
-      };
-      const timer = setTimeout(() => fail(new Error('no answer in 10 s')), 10_000);
-      const onConnect = (connack: IConnackPacket) => {
-        cleanup();
-        this.#connections.push(conn);
-        resolve({
-          ...(connack.properties?.sharedSubscriptionAvailable !== undefined
-            ? { sharedSubscriptionAvailable: connack.properties.sharedSubscriptionAvailable }
-            : {}),
-        });
-      };
-      const onError = (err: Error) => fail(err);
-      function cleanup() {
-        clearTimeout(timer);
-        client.off('connect', onConnect);
-        client.off('error', onError);
-      }
-      client.once('connect', onConnect);
-      client.once('error', onError);
-    });
+  /** Opens consumer connection `index` and resolves with its first CONNACK's properties. */
+  async #connect(index: number): Promise<{ sharedSubscriptionAvailable?: boolean }> {
+    const { connection, ...connack } = await openConsumerConnection(this.options, index, this.#protocol, (conn, packet, done) =>
+      this.#onMessage(conn, packet, done),
+    );
+    this.#connections.push(connection);
+    return connack;
   }
 
   #onMessage(conn: Connection, packet: IPublishPacket, done: (err?: Error) => void): void {
@@ -466,84 +295,32 @@ export class Ingest {
     if (p.recordedAtMs !== null) this.metrics.lag.observe(Math.max(0, now - p.recordedAtMs) / 1000);
   }
 
-  /** Publishes the refusal (QoS 1), then acknowledges; while the broker cannot take it, tries again. */
-  async #deadLetter(
-    p: Pick<Pending, 'raw' | 'acks'> & { id?: string },
-    status: string,
-    description: string,
-    topic?: string,
-    attempt = 0,
-  ): Promise<void> {
-    const o = this.options;
-    let original: unknown;
-    try {
-      original = JSON.parse(p.raw.toString('utf8'));
-    } catch {
-      original = p.raw.toString('utf8').slice(0, 2048);
-    }
-    const body = JSON.stringify({
-      status,
-      description,
-      refusedAt: new Date().toISOString(),
-      ingest: o.clientId,
-      ...(topic ? { topic } : {}),
-      event: original,
+  /** Publishes the refusal to the dead-letter topic, then acknowledges (see dead-letters.ts). */
+  #deadLetter(p: Pick<Pending, 'raw' | 'acks'> & { id?: string }, status: string, description: string, topic?: string): Promise<void> {
+    return this.#deadLetters.send({ raw: p.raw, status, description, ...(topic ? { topic } : {}) }, () => {
+      log.warn({ id: p.id ?? null, status, description }, 'event refused for good: published to the dead-letter topic');
+      this.metrics.deadLetter(status);
+      if (p.id !== undefined) {
+        this.#remember(p.id);
+        this.#pending.delete(p.id);
+      }
+      for (const ack of p.acks) ack();
     });
-    const publisher = this.#publisher;
-    try {
-      if (!publisher?.connected) throw new Error('no broker connection');
-      await withTimeout(publisher.publishAsync(o.deadLetterTopic, body, { qos: 1 }), 10_000);
-    } catch (err) {
-      const delay = backoffDelay(attempt, { baseMs: o.retryBaseMs, capMs: o.retryCapMs });
-      log.warn({ err: (err as Error).message, retryInMs: delay }, 'cannot publish a dead letter yet');
-      this.#later(delay, () => void this.#deadLetter(p, status, description, topic, attempt + 1));
-      return;
-    }
-    log.warn({ id: p.id ?? null, status, description }, 'event refused for good: published to the dead-letter topic');
-    this.metrics.deadLetter(status);
-    if (p.id !== undefined) {
-      this.#remember(p.id);
-      this.#pending.delete(p.id);
-    }
-    for (const ack of p.acks) ack();
   }
 
   /** Serves `GET /metrics` (Prometheus text) and `GET /health` (JSON); resolves with the URL. */
   async listenMetrics(port: number, host = '127.0.0.1'): Promise<string> {
-    const srv = createServer((req, res) => {
-      const path = (req.url ?? '/').split('?')[0];
-      if (req.method === 'GET' && path === '/metrics') {
-        const text = this.metrics.render(this.#gauges());
-        res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
-        res.end(text);
-      } else if (req.method === 'GET' && path === '/health') {
+    const { server, url } = await listenMetrics(port, host, {
+      metrics: () => this.metrics.render(this.#gauges()),
+      contentType: this.metrics.contentType,
+      health: () => {
         const g = this.#gauges();
         const healthy = g.connectionsUp === g.connections && !this.#stopping;
-        res.writeHead(healthy ? 200 : 503, { 'content-type': 'application/json' });
-        res.end(
-          JSON.stringify({ healthy, ...g, accepted: this.metrics.accepted, protocol: this.#protocol === 5 ? 'MQTT 5' : 'MQTT 3.1.1' }),
-        );
-      } else {
-        res.writeHead(404, { 'content-type': 'text/plain' });
-        res.end('GET /metrics or /health\n');
-      }
+        return { healthy, ...g, accepted: this.metrics.accepted, protocol: this.#protocol === 5 ? 'MQTT 5' : 'MQTT 3.1.1' };
+      },
     });
-    await new Promise<void>((resolve, reject) => {
-      srv.once('error', (err: NodeJS.ErrnoException) =>
-        reject(
-          new AgentError(
-            'INGEST_METRICS_LISTEN',
-            `cannot listen on ${host}:${port} for /metrics: ${err.message}`,
-            { host, port, errno: err.code ?? null },
-            { cause: err },
-          ),
-        ),
-      );
-      srv.listen(port, host, () => resolve());
-    });
-    this.#metricsServer = srv;
-    const addr = srv.address() as AddressInfo;
-    return `http://${addr.family === 'IPv6' ? `[${addr.address}]` : addr.address}:${addr.port}`;
+    this.#metricsServer = server;
+    return url;
   }
 
   #gauges() {
@@ -588,32 +365,12 @@ export class Ingest {
     this.#timers.clear();
     // Acknowledgements from now on would go to connections being closed.
     for (const c of this.#connections) c.generation++;
-    const clients = [...this.#connections.map((c) => c.client), ...(this.#publisher ? [this.#publisher] : [])];
-    this.#publisher = null;
-    await Promise.all(clients.map((c) => withTimeout(c.endAsync(), 2000).catch(() => c.end(true))));
+    await Promise.all([
+      ...this.#connections.map(({ client }) => withTimeout(client.endAsync(), 2000).catch(() => client.end(true))),
+      this.#deadLetters.close(),
+    ]);
     const srv = this.#metricsServer;
     this.#metricsServer = null;
     if (srv) await new Promise<void>((r) => srv.close(() => r()));
   }
-}
-
-function isProtocolRefusal(err: unknown): boolean {
-  const cause = (err as { cause?: { code?: unknown; message?: string } }).cause;
-  return cause?.code === 1 || cause?.code === 132 || /protocol|unsupported|refused/i.test(cause?.message ?? '');
-}
-
-function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error(`no answer in ${ms} ms`)), ms);
-    p.then(
-      (v) => {
-        clearTimeout(t);
-        resolve(v);
-      },
-      (err: unknown) => {
-        clearTimeout(t);
-        reject(err as Error);
-      },
-    );
-  });
 }

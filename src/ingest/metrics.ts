@@ -1,5 +1,6 @@
 /**
- * What the ingest counts, in the Prometheus text format (version 0.0.4) for `GET /metrics`:
+ * What the ingest counts, in the Prometheus text format (version 0.0.4, written by prom-client)
+ * for `GET /metrics`:
  *
  * | metric | type | meaning |
  * |---|---|---|
@@ -16,42 +17,12 @@
  * | ingest_lag_seconds | histogram | from recordedAt (the terminal's clock) to the API's acceptance |
  * | ingest_commit_seconds | histogram | from receipt by this ingest to the API's acceptance |
  */
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 /** Upper bounds in seconds: fine below a second, where a healthy pipeline is. */
 export const LAG_BUCKETS = [
   0.005, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10, 30, 60, 300, 900, 3600,
 ];
-
-export class Histogram {
-  readonly buckets: readonly number[];
-  readonly counts: number[];
-  sum = 0;
-  count = 0;
-
-  constructor(buckets: readonly number[] = LAG_BUCKETS) {
-    this.buckets = buckets;
-    this.counts = buckets.map(() => 0);
-  }
-
-  observe(v: number): void {
-    this.sum += v;
-    this.count++;
-    const i = this.buckets.findIndex((b) => v <= b);
-    if (i >= 0) this.counts[i]!++;
-  }
-
-  /** Prometheus lines (cumulative buckets, then +Inf, sum, count). */
-  render(name: string, help: string): string[] {
-    const lines = [`# HELP ${name} ${help}`, `# TYPE ${name} histogram`];
-    let cumulative = 0;
-    for (const [i, b] of this.buckets.entries()) {
-      cumulative += this.counts[i]!;
-      lines.push(`${name}_bucket{le="${b}"} ${cumulative}`);
-    }
-    lines.push(`${name}_bucket{le="+Inf"} ${this.count}`, `${name}_sum ${round(this.sum)}`, `${name}_count ${this.count}`);
-    return lines;
-  }
-}
 
 /** Events per second over a sliding window of whole seconds. */
 export class Rate {
@@ -87,6 +58,11 @@ export interface IngestGauges {
   connections: number;
 }
 
+/**
+ * The ingest's counts and its registry (one per ingest, so one per process): the histograms and
+ * the dead letters by status are prom-client's own; the plain counts (read by `/health` and the
+ * tests too) and the gauges are written into the registry when it is scraped.
+ */
 export class IngestMetrics {
   received = 0;
   redelivered = 0;
@@ -94,42 +70,80 @@ export class IngestMetrics {
   duplicates = 0;
   apiRequests = 0;
   apiFailures = 0;
-  readonly deadLetters = new Map<string, number>();
-  readonly lag = new Histogram();
-  readonly commit = new Histogram();
+  readonly registry = new Registry();
+  readonly lag: Histogram<string>;
+  readonly commit: Histogram<string>;
   readonly acceptedRate = new Rate();
   readonly receivedRate = new Rate();
+  readonly #deadLetters: Counter<'status'>;
+  readonly #counters: Array<[Counter<string>, () => number]>;
+  readonly #gauges: Array<[Gauge<string>, (g: IngestGauges) => number]>;
 
-  deadLetter(status: string): void {
-    this.deadLetters.set(status, (this.deadLetters.get(status) ?? 0) + 1);
+  constructor(buckets: readonly number[] = LAG_BUCKETS) {
+    const registers = [this.registry];
+    const counter = (name: string, help: string, value: () => number): [Counter<string>, () => number] => [
+      new Counter({ name, help, registers }),
+      value,
+    ];
+    const gauge = (name: string, help: string, value: (g: IngestGauges) => number): [Gauge<string>, (g: IngestGauges) => number] => [
+      new Gauge({ name, help, registers }),
+      value,
+    ];
+    // Registered in output order.
+    this.#counters = [
+      counter('ingest_messages_received_total', 'MQTT messages taken from the broker', () => this.received),
+      counter('ingest_messages_redelivered_total', 'Messages the broker marked as redelivered (DUP)', () => this.redelivered),
+      counter('ingest_events_accepted_total', 'Events the attendance API accepted', () => this.accepted),
+      counter('ingest_duplicates_dropped_total', 'Repeats of an event id already accepted or in flight', () => this.duplicates),
+    ];
+    this.#deadLetters = new Counter({
+      name: 'ingest_dead_letters_total',
+      help: 'Events refused for good and published to the dead-letter topic, by status',
+      labelNames: ['status'],
+      registers,
+    });
+    this.#counters.push(
+      counter('ingest_api_requests_total', 'Add-events requests to the attendance API', () => this.apiRequests),
+      counter('ingest_api_failures_total', 'Add-events requests that failed as a whole (retried)', () => this.apiFailures),
+    );
+    this.#gauges = [
+      gauge('ingest_pending_events', 'Events received and not yet acknowledged', (g) => g.pending),
+      gauge('ingest_oldest_pending_seconds', 'Age of the oldest event not yet acknowledged', (g) => round(g.oldestPendingSec)),
+      gauge('ingest_connections_up', 'Broker connections up', (g) => g.connectionsUp),
+      gauge('ingest_connections', 'Broker connections of this ingest', (g) => g.connections),
+      gauge('ingest_events_accepted_per_second', 'Events accepted per second over the last 10 s', () => this.acceptedRate.perSecond()),
+      gauge('ingest_messages_received_per_second', 'Messages received per second over the last 10 s', () => this.receivedRate.perSecond()),
+    ];
+    this.lag = new Histogram({
+      name: 'ingest_lag_seconds',
+      help: 'From the punch being recorded on the terminal to its acceptance by the attendance API',
+      buckets: [...buckets],
+      registers,
+    });
+    this.commit = new Histogram({
+      name: 'ingest_commit_seconds',
+      help: 'From receipt by this ingest to acceptance by the attendance API',
+      buckets: [...buckets],
+      registers,
+    });
   }
 
-  render(g: IngestGauges): string {
-    const counter = (name: string, help: string, v: number) => [`# HELP ${name} ${help}`, `# TYPE ${name} counter`, `${name} ${v}`];
-    const gauge = (name: string, help: string, v: number) => [`# HELP ${name} ${help}`, `# TYPE ${name} gauge`, `${name} ${v}`];
-    const dead = [
-      '# HELP ingest_dead_letters_total Events refused for good and published to the dead-letter topic, by status',
-      '# TYPE ingest_dead_letters_total counter',
-    ];
-    for (const [status, n] of [...this.deadLetters].sort())
-      dead.push(`ingest_dead_letters_total{status="${status.replace(/["\\\n]/g, '_')}"} ${n}`);
-    return [
-      ...counter('ingest_messages_received_total', 'MQTT messages taken from the broker', this.received),
-      ...counter('ingest_messages_redelivered_total', 'Messages the broker marked as redelivered (DUP)', this.redelivered),
-      ...counter('ingest_events_accepted_total', 'Events the attendance API accepted', this.accepted),
-      ...counter('ingest_duplicates_dropped_total', 'Repeats of an event id already accepted or in flight', this.duplicates),
-      ...dead,
-      ...counter('ingest_api_requests_total', 'Add-events requests to the attendance API', this.apiRequests),
-      ...counter('ingest_api_failures_total', 'Add-events requests that failed as a whole (retried)', this.apiFailures),
-      ...gauge('ingest_pending_events', 'Events received and not yet acknowledged', g.pending),
-      ...gauge('ingest_oldest_pending_seconds', 'Age of the oldest event not yet acknowledged', round(g.oldestPendingSec)),
-      ...gauge('ingest_connections_up', 'Broker connections up', g.connectionsUp),
-      ...gauge('ingest_connections', 'Broker connections of this ingest', g.connections),
-      ...gauge('ingest_events_accepted_per_second', 'Events accepted per second over the last 10 s', this.acceptedRate.perSecond()),
-      ...gauge('ingest_messages_received_per_second', 'Messages received per second over the last 10 s', this.receivedRate.perSecond()),
-      ...this.lag.render('ingest_lag_seconds', 'From the punch being recorded on the terminal to its acceptance by the attendance API'),
-      ...this.commit.render('ingest_commit_seconds', 'From receipt by this ingest to acceptance by the attendance API'),
-      '',
-    ].join('\n');
+  deadLetter(status: string): void {
+    this.#deadLetters.inc({ status });
+  }
+
+  /** The exposition (text format 0.0.4), with the counts and gauges of this moment. */
+  render(g: IngestGauges): Promise<string> {
+    for (const [c, value] of this.#counters) {
+      c.reset();
+      c.inc(value());
+    }
+    for (const [gauge, value] of this.#gauges) gauge.set(value(g));
+    return this.registry.metrics();
+  }
+
+  /** `Content-Type` of the exposition. */
+  get contentType(): string {
+    return this.registry.contentType;
   }
 }

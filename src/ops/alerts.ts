@@ -9,6 +9,10 @@
  * - CLOCK_HELD_LONG: punches of this boot have waited for a trusted clock longer than
  *   `outbox.unsyncedHoldHours` (measured on the monotonic clock);
  * - CLOCK_ORDER_REVIEW: check-outs found before their check-in were kept back for review.
+ *
+ * Tested in test/unit/terminal/time-authority.test.ts (punches of an earlier boot held raise
+ * CLOCK_EARLIER_BOOT_HELD) and test/integration/clock-e2e.test.ts (the clock alerts of a running
+ * terminal).
  */
 import type { HeldStatus } from '../store/outbox.js';
 

@@ -2,6 +2,9 @@
  * The operator's side of a command (`edge-agent ops send`): signs it with an ops key, publishes
  * it on `<prefix>/<site>/<terminal>/req/<command>` and waits for the answer with the same
  * transaction on `.../res/<command>`.
+ *
+ * Tested in test/integration/ops-mqtt.test.ts (signed requests answered over a real broker),
+ * test/integration/agent-ops.test.ts and test/integration/agent-mqtt-abuse.test.ts.
  */
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';

@@ -4,6 +4,9 @@
  *
  * The connection never blocks the agent: while the broker is away the agent punches and queues
  * as usual; on every (re)connection the state, info and metrics are published again.
+ *
+ * Tested in test/integration/ops-mqtt.test.ts (retained state, info and metrics over a real broker,
+ * the last will, MQTT's limits) and test/integration/cli-management.test.ts.
  */
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
 import { TypedEmitter } from '../core/events.js';
@@ -11,7 +14,7 @@ import { toAgentError } from '../core/errors.js';
 import { logger } from '../core/logger.js';
 import { publishChecked } from '../upload/mqtt-publish.js';
 import { RepeatedWarning } from '../core/repeated-warning.js';
-import { ThrottledLog } from '../core/throttled-log.js';
+import { ThrottledLog } from './throttled-log.js';
 import type { CommandResponse, CommandRouter } from './commands.js';
 import { requestTopic, responseTopic, terminalTopic, type TopicBase } from './topics.js';
 
@@ -31,8 +34,8 @@ export interface TerminalOpsOptions {
 }
 
 export interface TerminalOpsEvents extends Record<string, unknown> {
-  connected: void;
-  disconnected: void;
+  connected: undefined;
+  disconnected: undefined;
   request: { command: string; response: CommandResponse };
 }
 

@@ -37,6 +37,7 @@ export function siteTemplatesTopic(prefix: string, site: string, employeeCode?: 
 
 /** Employee codes may hold characters that MQTT topics reserve; those are percent-encoded. */
 export function encodeTopicPart(s: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: U+0000 is one of the characters MQTT forbids in a topic; it must be matched to be encoded
   return s.replace(/[%/+#\u0000]/g, (c) => `%${c.charCodeAt(0).toString(16).padStart(2, '0').toUpperCase()}`);
 }
 

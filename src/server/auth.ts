@@ -10,6 +10,10 @@
  * - Each replica keeps the tokens it has seen in memory and reads them again from the database
  *   when they were last read more than `recheckMs` ago (default 5 s): a revocation on one replica
  *   reaches the others within that time.
+ *
+ * Tested in test/integration/api-contract.test.ts (roles and tokens: a wrong secret refused, a new
+ * token after a 401, an expired one refused) and test/integration/api-raw-http.test.ts (the token
+ * endpoint's OAuth2 errors).
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { AgentError } from '../core/errors.js';

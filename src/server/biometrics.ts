@@ -7,8 +7,11 @@
  * - more than `maxRecordsPerModality` records for the user and modality → ENROLLMENT_ERROR
  * - the same data enrolled again → SUCCESS, no second record
  * Stored records are never returned.
+ *
+ * Tested in test/integration/api-contract.test.ts (operations 4 and 5: each item's status, sealed
+ * records, the limit) and test/integration/api-raw-http.test.ts.
  */
-import { MODALITIES } from '../api/types.js';
+import { API_MODALITIES } from '../core/modality.js';
 import { answer, BadRequest, fail, isObject, ok, plural, type HandlerResult } from './envelope.js';
 import type { ServiceContext } from './context.js';
 
@@ -41,8 +44,8 @@ function checkItem(item: unknown): Checked {
   const err = (code: string, text: string) => ({ error: { code, text } });
   if (!isObject(item)) return err('INVALID_PARAMETERS', 'the item is not an object');
   const modality = typeof item.modality === 'string' ? item.modality.toLowerCase() : undefined;
-  if (!modality || !(MODALITIES as readonly string[]).includes(modality)) {
-    return err('BIOMETRIC_TYPE_NOT_SUPPORTED', `modality "${String(item.modality)}" is not one of ${MODALITIES.join(', ')}`);
+  if (!modality || !(API_MODALITIES as readonly string[]).includes(modality)) {
+    return err('BIOMETRIC_TYPE_NOT_SUPPORTED', `modality "${String(item.modality)}" is not one of ${API_MODALITIES.join(', ')}`);
   }
   const read = (field: 'image' | 'template'): Buffer | null | 'bad' => {
     const v = item[field];

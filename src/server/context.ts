@@ -1,4 +1,9 @@
-/** What every handler of the service needs: the store, shifts, units, limits, the seal. */
+/**
+ * What every handler of the service needs: the store, shifts, units, limits, the seal.
+ *
+ * Tested in test/integration/api-contract.test.ts (every handler runs on it, on SQLite and
+ * PostgreSQL).
+ */
 import type { TzOffsetUnit } from '../api/date-time.js';
 import { checkEmployeeCode } from '../api/employee-code.js';
 import type { BiometricSeal } from './biometric-seal.js';

@@ -1,4 +1,9 @@
-/** Envelopes and results of the service's handlers. */
+/**
+ * Envelopes and results of the service's handlers.
+ *
+ * Tested in test/integration/api-raw-http.test.ts (the exact status codes of section 7 in their
+ * envelopes over plain HTTP) and test/integration/api-contract.test.ts.
+ */
 import type { Envelope } from '../api/types.js';
 
 export interface HandlerResult {

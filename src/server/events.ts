@@ -18,6 +18,9 @@
  * Several replicas on one database: the identity is a unique key (two replicas storing the same
  * event leave one row), and the employees of a batch's out-only events are locked for the
  * transaction, so that two replicas never close the same check-in with different check-outs.
+ *
+ * Tested in test/integration/api-contract.test.ts (operations 6-8: mixed batches item by item,
+ * replays, out-only events, runs of check-ins with refusals).
  */
 import { DATE_TIME_PATTERN, MAX_TZ_OFFSET_MINUTES, parseDateTime, tzOffsetFromWire, tzOffsetToWire } from '../api/date-time.js';
 import { lookupEmployeeCode } from '../api/employee-code.js';

@@ -20,11 +20,15 @@
  * milliseconds, item count, role. Nothing a client sends can crash the process. Any answer given
  * before the request's body was read closes the connection (after a short linger, so the client
  * reads it).
+ *
+ * Tested in test/integration/api-raw-http.test.ts (statuses over plain HTTP, bad input never a
+ * crash, the request log, a busy port) and test/integration/service-abuse.test.ts.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { isAgentError } from '../core/errors.js';
+import { readBody, readJsonBody } from '../core/http-body.js';
 import type { Logger } from '../core/logger.js';
 import { monotonicMs } from '../core/time.js';
 import type { TokenStore } from './auth.js';
@@ -49,45 +53,6 @@ const TOKEN_BODY_LIMIT = 64 * 1024;
 const LINGER_MS = 2000;
 /** At most one log line per this many ms about refused token attempts. */
 const REFUSED_LOG_MS = 10_000;
-
-class TooLarge extends Error {}
-/** The client closed (or was cut by a timeout) before its body arrived: there is nobody to answer. */
-class ClientGone extends Error {}
-
-/**
- * Reads the whole body, or rejects with TooLarge as soon as it is over `limit`: at once when
- * Content-Length says so (nothing is read, and a client that asked `Expect: 100-continue` is not
- * told to continue), otherwise when the bytes counted so far pass it (chunked bodies). The rest is
- * never buffered; the answer closes the connection (`closeAfterAnswer`).
- */
-function readBody(req: IncomingMessage, res: ServerResponse, limit: number): Promise<Buffer> {
-  if (Number(req.headers['content-length'] ?? 0) > limit) return Promise.reject(new TooLarge());
-  if (/^100-continue$/i.test(req.headers.expect ?? '')) res.writeContinue();
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const stop = () => {
-      req.off('data', onData);
-      req.off('end', onEnd);
-      req.off('error', onError);
-      req.off('close', onClose);
-    };
-    const onData = (c: Buffer) => {
-      size += c.length;
-      if (size <= limit) return void chunks.push(c);
-      stop();
-      chunks.length = 0;
-      reject(new TooLarge());
-    };
-    const onEnd = () => (stop(), resolve(Buffer.concat(chunks)));
-    const onError = (err: Error) => (stop(), reject(err));
-    const onClose = () => (stop(), reject(new ClientGone()));
-    req.on('data', onData);
-    req.on('end', onEnd);
-    req.on('error', onError);
-    req.on('close', onClose);
-  });
-}
 
 const lingering = new WeakSet<Socket>();
 
@@ -165,9 +130,10 @@ export function createRequestHandler(ctx: ServiceContext, options: HttpOptions) 
     }
     let form: URLSearchParams;
     try {
-      form = new URLSearchParams((await readBody(req, res, TOKEN_BODY_LIMIT)).toString('utf8'));
+      form = new URLSearchParams((await readBody(req, { maxBytes: TOKEN_BODY_LIMIT, continueOn: res })).toString('utf8'));
     } catch (err) {
-      if (err instanceof TooLarge) return oauth(413, 'invalid_request', `the form body is over ${TOKEN_BODY_LIMIT} bytes`);
+      if (isAgentError(err, 'CORE_HTTP_BODY_TOO_LARGE'))
+        return oauth(413, 'invalid_request', `the form body is over ${TOKEN_BODY_LIMIT} bytes`);
       throw err;
     }
     if (form.get('grant_type') !== 'password') return oauth(400, 'unsupported_grant_type', 'grant_type must be "password"');
@@ -255,11 +221,10 @@ export function createRequestHandler(ctx: ServiceContext, options: HttpOptions) 
     }
     let body: unknown;
     if (route.body) {
-      let raw: Buffer;
       try {
-        raw = await readBody(req, res, ctx.limits.maxBodyBytes);
+        body = await readJsonBody(req, { maxBytes: ctx.limits.maxBodyBytes, continueOn: res });
       } catch (err) {
-        if (err instanceof TooLarge)
+        if (isAgentError(err, 'CORE_HTTP_BODY_TOO_LARGE'))
           return {
             ...envelope(
               413,
@@ -269,20 +234,10 @@ export function createRequestHandler(ctx: ServiceContext, options: HttpOptions) 
             role: check.role,
             operation: route.operation,
           };
+        // 'the body is empty; send JSON' or 'the body is not valid JSON: …'
+        if (isAgentError(err, 'CORE_HTTP_BODY_NOT_JSON'))
+          return { ...envelope(400, 'INVALID_PARAMETERS', err.message), role: check.role, operation: route.operation };
         throw err;
-      }
-      try {
-        body = JSON.parse(raw.toString('utf8'));
-      } catch (err) {
-        return {
-          ...envelope(
-            400,
-            'INVALID_PARAMETERS',
-            raw.length === 0 ? 'the body is empty; send JSON' : `the body is not valid JSON: ${(err as Error).message}`,
-          ),
-          role: check.role,
-          operation: route.operation,
-        };
       }
     }
     try {
@@ -316,7 +271,8 @@ export function createRequestHandler(ctx: ServiceContext, options: HttpOptions) 
     try {
       outcome = url.pathname === '/oauth/token' ? await token(req, res) : await api(req, res, url);
     } catch (err) {
-      if (err instanceof ClientGone) {
+      // The client closed (or was cut by a timeout) before its body arrived: there is nobody to answer.
+      if (isAgentError(err, 'CORE_HTTP_BODY_ABORTED')) {
         log.info(
           { reqId, method: req.method, path: url.pathname, ms: monotonicMs() - started },
           'client went away before its body arrived',

@@ -79,7 +79,10 @@ export async function workHourReport(ctx: ServiceContext, query: URLSearchParams
     const inMs = parseDateTime(r.in_time)!;
     const dayMs = inMs - (inMs % DAY);
     let emp = days.get(r.employee_code);
-    if (!emp) days.set(r.employee_code, (emp = { user: r, byDay: new Map() }));
+    if (!emp) {
+      emp = { user: r, byDay: new Map() };
+      days.set(r.employee_code, emp);
+    }
     const shift = ctx.shifts.byName.has(r.shift) ? r.shift : ctx.shifts.defaultShift;
     const key = `${dayMs}|${shift}`;
     const slot = emp.byDay.get(key);
@@ -121,7 +124,8 @@ export async function workHourReport(ctx: ServiceContext, query: URLSearchParams
           _days: new Set<number>(),
         } as unknown as WorkHourRow & { _period: number; _first: number; _last: number | null; _shifts: Set<string>; _days: Set<number> };
         for (const k of WORK_HOUR_DURATIONS) base[k] = 0;
-        periods.set(p, (row = base));
+        row = base;
+        periods.set(p, row);
       }
       for (const k of WORK_HOUR_DURATIONS) row[k] += (d as Durations)[k];
       row._first = Math.min(row._first, d.firstCheckinMs);

@@ -1,6 +1,9 @@
 /**
  * The service's routes: the nine operations under /api/attendance/... and /attendance/api/...
  * (the report under the first only). A trailing slash is optional everywhere.
+ *
+ * Tested in test/integration/api-contract.test.ts (every operation under both path forms, the
+ * report only under /api/attendance).
  */
 import { lookupEmployeeCode } from '../api/employee-code.js';
 import { PATH_PREFIX } from '../api/paths.js';

@@ -12,6 +12,10 @@
  * ...
  * await service.close();
  * ```
+ *
+ * Tested in test/integration/api-contract.test.ts and test/integration/api-raw-http.test.ts (the
+ * service in-process on SQLite and PostgreSQL) and test/integration/api-replicas.test.ts (three
+ * replicas on one database).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';

@@ -8,7 +8,8 @@
  *   the block one host usually holds; IPv4-mapped addresses as IPv4.
  * - **per API key** every failed attempt takes from the key's bucket (`perKey`); while it is empty
  *   the key gets `429` whatever the secret, so guessing one key's secret from many addresses is
- *   as slow as from one. A right secret takes nothing.
+ *   as slow as from one. A right secret takes nothing: each attempt takes before its secret is
+ *   verified and a right one gives it back, so attempts in parallel cannot pass the bucket.
  * - **scrypt in flight** is bounded (`maxVerifying`): an attempt finding every slot taken is
  *   answered `503` with `Retry-After` at once, never queued, so a burst of bad secrets cannot hold
  *   the thread pool and slow the other requests.
@@ -22,7 +23,9 @@
  * least recently used goes first.
  */
 
-/** A token bucket's shape: `burst` attempts at once, refilled at `perMinute`. */
+import { Throttle } from '../core/throttle.js';
+
+/** A token bucket's shape: `burst` attempts at once, refilled at `perMinute` (src/core/throttle.ts). */
 export interface BucketRate {
   burst: number;
   perMinute: number;
@@ -54,49 +57,6 @@ export type Admission =
   | { ok: true; done(success: boolean): void }
   | { ok: false; status: 429 | 503; retryAfterSec: number; reason: 'address' | 'key' | 'busy' };
 
-interface Bucket {
-  tokens: number;
-  at: number;
-}
-
-class Buckets {
-  readonly #map = new Map<string, Bucket>();
-  readonly #rate: BucketRate;
-  readonly #max: number;
-  readonly #now: () => number;
-
-  constructor(rate: BucketRate, max: number, now: () => number) {
-    this.#rate = rate;
-    this.#max = max;
-    this.#now = now;
-  }
-
-  /** Seconds until one attempt is allowed (0: now); `take` also uses it up. */
-  wait(key: string, take: boolean): number {
-    const now = this.#now();
-    const perMs = this.#rate.perMinute / 60_000;
-    let b = this.#map.get(key);
-    if (b) {
-      this.#map.delete(key);
-      b.tokens = Math.min(this.#rate.burst, b.tokens + (now - b.at) * perMs);
-      b.at = now;
-    } else {
-      b = { tokens: this.#rate.burst, at: now };
-    }
-    this.#map.set(key, b); // most recently used last
-    if (this.#map.size > this.#max) this.#map.delete(this.#map.keys().next().value!);
-    if (b.tokens >= 1) {
-      if (take) b.tokens -= 1;
-      return 0;
-    }
-    return Math.max(1, Math.ceil((1 - b.tokens) / perMs / 1000));
-  }
-
-  get size(): number {
-    return this.#map.size;
-  }
-}
-
 /** The address a client is counted under: IPv4 as it is, IPv6 by its /64. */
 export function clientBucketOf(address: string | undefined): string {
   if (!address) return 'unknown';
@@ -119,8 +79,8 @@ export class TokenGuard {
   readonly maxVerifying: number;
   /** How long a refused (429) attempt waits for its answer. */
   readonly refusalDelayMs: number;
-  readonly #addresses: Buckets;
-  readonly #keys: Buckets;
+  readonly #addresses: Throttle;
+  readonly #keys: Throttle;
   #verifying = 0;
   /** Attempts refused, by reason (for diagnostics). */
   readonly refused = { address: 0, key: 0, busy: 0 };
@@ -128,25 +88,28 @@ export class TokenGuard {
   constructor(options: TokenGuardOptions = {}, cores = 2) {
     const now = options.now ?? Date.now;
     const max = options.maxTracked ?? DEFAULT_TOKEN_GUARD.maxTracked;
-    this.#addresses = new Buckets(options.perAddress ?? DEFAULT_TOKEN_GUARD.perAddress, max, now);
-    this.#keys = new Buckets(options.perKey ?? DEFAULT_TOKEN_GUARD.perKey, max, now);
+    this.#addresses = new Throttle({ rate: options.perAddress ?? DEFAULT_TOKEN_GUARD.perAddress, maxTracked: max, now });
+    this.#keys = new Throttle({ rate: options.perKey ?? DEFAULT_TOKEN_GUARD.perKey, maxTracked: max, now });
     this.maxVerifying = Math.max(1, options.maxVerifying ?? Math.floor(cores / 2));
     this.refusalDelayMs = Math.max(0, options.refusalDelayMs ?? DEFAULT_TOKEN_GUARD.refusalDelayMs);
   }
 
   /** Decides on one token attempt from `address` for `apiKey`, before any secret is verified. */
   admit(address: string | undefined, apiKey: string): Admission {
-    const byAddress = this.#addresses.wait(clientBucketOf(address), true);
-    if (byAddress > 0) {
+    const byAddress = this.#addresses.take(clientBucketOf(address));
+    if (!byAddress.ok) {
       this.refused.address++;
-      return { ok: false, status: 429, retryAfterSec: byAddress, reason: 'address' };
+      return { ok: false, status: 429, retryAfterSec: byAddress.retryAfterSec, reason: 'address' };
     }
-    const byKey = this.#keys.wait(apiKey, false);
-    if (byKey > 0) {
+    // Taken now as if the secret were wrong, given back when it is right: attempts on one key in
+    // parallel each count before any of them is verified.
+    const byKey = this.#keys.take(apiKey);
+    if (!byKey.ok) {
       this.refused.key++;
-      return { ok: false, status: 429, retryAfterSec: byKey, reason: 'key' };
+      return { ok: false, status: 429, retryAfterSec: byKey.retryAfterSec, reason: 'key' };
     }
     if (this.#verifying >= this.maxVerifying) {
+      byKey.refund();
       this.refused.busy++;
       return { ok: false, status: 503, retryAfterSec: 1, reason: 'busy' };
     }
@@ -158,7 +121,7 @@ export class TokenGuard {
         if (released) return;
         released = true;
         this.#verifying--;
-        if (!success) this.#keys.wait(apiKey, true);
+        if (success) byKey.refund();
       },
     };
   }

@@ -7,6 +7,9 @@
  * returned only in the answer to the request that carried them. A loginName already used by
  * another employee gives INVALID_EMPCODE. Delete removes the user and their biometric records;
  * their attendance events are kept.
+ *
+ * Tested in test/integration/api-contract.test.ts (operations 1-3: add, update without touching
+ * login or password, get, the employee-code rule, delete).
  */
 import { normalizeStatus } from '../api/normalize.js';
 import type { User } from '../api/types.js';

@@ -3,6 +3,10 @@
  * front ends share: read the existing setup, merge the answers into it (what is not given is
  * kept), check what can be checked (API token, MQTT connection, scanners), write config and
  * secrets atomically (secrets 0600), and print a summary that never shows a secret.
+ *
+ * Tested in test/integration/provision-cli.test.ts (flags, checks, secrets 0600, --discover-port),
+ * test/integration/provision-wizard.test.ts (the interactive front end) and
+ * test/integration/provision-e2e.test.ts.
  */
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -10,19 +14,16 @@ import YAML from 'yaml';
 import { AgentError } from '../core/errors.js';
 import { writeFileAtomic } from '../core/atomic-file.js';
 import { makePrivateDir } from '../core/private-files.js';
-import { checkApiToken, checkMqttConnection, checkScanners, type CheckResult } from './doctor.js';
+import { checkApiToken } from './doctor/api.js';
+import type { CheckResult } from './doctor/check.js';
+import { checkMqttConnection } from './doctor/mqtt.js';
+import { checkScanners } from './doctor/scanners.js';
 import { discoverScanners, scannerProbe } from './scanner-probe.js';
 import { verifyTemplateKey } from '../store/template-cache.js';
 import { defaultDataDir } from '../config/locate.js';
-import {
-  BADGE_LINE_FORMATS,
-  mergeConfig,
-  parseConfig,
-  readConfigFile,
-  ScannerConfigSchema,
-  type AgentConfig,
-  type ScannerConfig,
-} from '../config/config.js';
+import { BADGE_LINE_FORMATS, parseConfig, ScannerConfigSchema, type AgentConfig, type ScannerConfig } from '../config/config.js';
+import { mergeConfig, setPath } from '../config/layers.js';
+import { readConfigFile } from '../config/load.js';
 import { emptySecrets, generateKey, loadSecrets, maskSecret, writeSecrets, type Secrets } from '../config/secrets.js';
 
 export type SecretValues = Omit<Secrets, 'sources'>;
@@ -103,12 +104,9 @@ export function readExisting(configFile: string, secretsFile: string): ExistingS
   return { raw, secrets, exists };
 }
 
+/** An answer given (not undefined) set at its key. */
 function set(obj: Record<string, unknown>, path: string[], value: unknown): void {
-  if (value === undefined) return;
-  let node = obj;
-  for (const k of path.slice(0, -1))
-    node = (node[k] = typeof node[k] === 'object' && node[k] !== null ? node[k] : {}) as Record<string, unknown>;
-  node[path[path.length - 1]!] = value;
+  if (value !== undefined) setPath(obj, path, value);
 }
 
 export interface MergedSetup {
@@ -306,7 +304,7 @@ export interface ProvisionResult {
 export async function refuseForeignTemplateKey(merged: MergedSetup, existing: ExistingSetup): Promise<void> {
   const next = merged.secrets.templateKey;
   const before = existing.secrets.templateKey;
-  if (!next || (before && before.equals(next))) return;
+  if (!next || before?.equals(next)) return;
   const verdict = await verifyTemplateKey(merged.config.dataDir, next);
   if (!verdict.ok) {
     throw new AgentError(

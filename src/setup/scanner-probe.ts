@@ -7,7 +7,7 @@ import { createScanner } from '../../drivers/open-scanner.js';
 import { discoverDevices } from '../../drivers/discovery.js';
 import type { Scanner } from '../../drivers/scanner.js';
 import type { ScannerConfig } from '../config/config.js';
-import type { ScannerProbe } from './doctor.js';
+import type { ScannerProbe } from './doctor/scanners.js';
 
 export const scannerProbe: ScannerProbe = async (s) => {
   const simulated = s.path === 'sim';

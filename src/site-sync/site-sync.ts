@@ -24,9 +24,10 @@ import { checkEmployeeCode } from '../api/employee-code.js';
 import { AgentError, toAgentError } from '../core/errors.js';
 import { TypedEmitter } from '../core/events.js';
 import { logger } from '../core/logger.js';
-import { FORMAT_MODALITY, MODALITIES } from '../store/template-schema.js';
+import { TEMPLATE_MODALITIES } from '../core/modality.js';
+import { FORMAT_MODALITY } from '../store/template-schema.js';
 import { DEFAULT_MAX_PAYLOAD_BYTES, publishChecked } from '../upload/mqtt-publish.js';
-import { ThrottledLog } from '../core/throttled-log.js';
+import { ThrottledLog } from '../ops/throttled-log.js';
 import { RepeatedWarning } from '../core/repeated-warning.js';
 import { openSiteRecord, sealSiteRecord } from './site-crypto.js';
 import { decodeTopicPart, siteTemplatesTopic } from '../ops/topics.js';
@@ -105,7 +106,7 @@ const MAX_TEMPLATES = 256;
 
 const TemplateSchema = z.object({
   id: z.string().min(1).max(128),
-  modality: z.enum(MODALITIES),
+  modality: z.enum(TEMPLATE_MODALITIES),
   position: z.string().min(1).max(32).nullable(),
   format: z.enum(Object.keys(FORMAT_MODALITY) as [string, ...string[]]),
   quality: z.number().int().min(0).max(255).nullable(),

@@ -3,7 +3,8 @@
  * version in the cache (person_versions), built from and applied to the encrypted cache. Applying
  * and deleting change the templates and the version together, in one transaction.
  */
-import type { Modality, TemplateCache, TemplateFormat } from '../store/template-cache.js';
+import type { TemplateModality } from '../core/modality.js';
+import type { TemplateCache, TemplateFormat } from '../store/template-cache.js';
 import { nextVersion, type SiteTemplateRecord, type SiteTemplateStore } from './site-sync.js';
 
 export function siteStore(cache: TemplateCache): SiteTemplateStore {
@@ -25,7 +26,7 @@ export function siteStore(cache: TemplateCache): SiteTemplateStore {
         record.templates.map((t) => ({
           id: t.id,
           employeeCode: record.employeeCode,
-          modality: t.modality as Modality,
+          modality: t.modality as TemplateModality,
           position: t.position ?? 'unknown',
           format: t.format as TemplateFormat,
           data: Buffer.from(t.data, 'base64'),

@@ -4,6 +4,10 @@
  * 'templates'), so opening here only applies the common pragmas (WAL, synchronous=FULL, busy
  * timeout, foreign keys; see src/core/sqlite.ts). The data folder is 0700 and the database files
  * 0600 (src/core/private-files.ts).
+ *
+ * Tested in test/unit/core/private-files.test.ts (the data folder 0700, the database, WAL and
+ * shared memory 0600) and test/unit/store/outbox/schema.test.ts (the stores migrating their
+ * components on it).
  */
 import { join } from 'node:path';
 import { makePrivateDir } from '../core/private-files.js';

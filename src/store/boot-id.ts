@@ -6,6 +6,9 @@
  *
  * Tests simulate a reboot by pointing `EDGE_AGENT_TEST_BOOT_ID_FILE` at a file of their own
  * (read once per process, like the kernel's); nothing else sets it.
+ *
+ * Tested in test/integration/clock-e2e.test.ts (a reboot is a new boot id: punches of an earlier
+ * boot corrected or held) and test/unit/terminal/time-authority.test.ts.
  */
 import { readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';

@@ -1,6 +1,6 @@
 /**
- * What the time authority (src/daemon/clock.ts) remembers across restarts and reboots, in the
- * agent database (component 'clock'):
+ * What the time authority (src/terminal/time-authority.ts) remembers across restarts and
+ * reboots, in the agent database (component 'clock'):
  * - `clock_state`, one row: the last judgement (trusted or not, which source, why), the latest
  *   trusted wall-clock time ever seen (a clock earlier than it is never trusted), and the steps
  *   seen (how many, the last one's size and when).
@@ -11,6 +11,9 @@
  *
  * Writes take the transaction's handle (`db`), so the authority changes its state and corrects
  * punches in one transaction.
+ *
+ * Tested in test/unit/terminal/time-authority.test.ts (what the authority remembers across a
+ * restart and a reboot) and test/unit/setup/clock-report.test.ts.
  */
 import type { Migration, SqliteDatabase } from '../core/sqlite.js';
 

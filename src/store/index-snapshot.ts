@@ -13,6 +13,10 @@
  * Written and read in slices of 1 MB straight from and into the indexes' own arrays: no second
  * copy of the gallery in memory at any time. A snapshot that does not open (missing, truncated,
  * altered, another key or format) is reported as such and the caller builds from the cache.
+ *
+ * Tested in test/unit/terminal/identifier-snapshot.test.ts (loaded when it fits; never served
+ * altered, under another key or for another database) and
+ * test/integration/identify-template.test.ts.
  */
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 import { closeSync, fsyncSync, openSync, readSync, renameSync, unlinkSync, writeSync } from 'node:fs';

@@ -2,6 +2,9 @@
  * Local wall-clock times of punches. The text form and its arithmetic are the API contract's
  * (`src/api/date-time.ts`: `yyyy-MM-dd HH:mm:ss`, offsets in minutes east of UTC); this file adds
  * what a terminal needs beside them: the offset of an IANA zone at an instant.
+ *
+ * Tested in test/unit/terminal/punch-policy.test.ts (the terminal's time zone and an explicit
+ * tzOffset stamped on a punch) and test/unit/store/outbox/recording.test.ts.
  */
 import { AgentError } from '../core/errors.js';
 import { formatLocal, toUtcMs } from '../api/date-time.js';

@@ -2,6 +2,10 @@
  * Which employee's module template sits in which slot of which scanner. Serial fingerprint
  * modules are used as a cache of the most active employees' templates; this table is the map
  * from a module's search result (a slot) back to a person.
+ *
+ * Tested in test/integration/agent-e2e.test.ts (the agent places a person's module template in a
+ * slot at start and identifies by the module's own search) and
+ * test/integration/agent-site-sync.test.ts (taken off the module on delete).
  */
 import type { Migration, SqliteDatabase } from '../core/sqlite.js';
 

@@ -2,381 +2,68 @@
  * The outbox: every punch the terminal takes, durable before the person gets feedback, until
  * every configured sink (the attendance API, MQTT) has it.
  *
- * Two tables (component 'outbox' of the agent database):
- * - `outbox_events`: one row per punch. `seq` (the rowid) is the order of recording and the
- *   order of delivery per employee; `id` is a ULID, the identity downstream (dedupe key on MQTT).
- *   `state` is the summary: `pending` (some sink still to deliver), `dead` (some sink refused it
- *   for good), `delivered` (every sink has it).
- * - `outbox_deliveries`: one row per punch and sink with its own state, attempts, next attempt
- *   time and last error.
- * `outbox_counts` keeps the number of events per state and `outbox_sink_counts` the number of
- * deliveries per sink and state, both maintained by triggers, so the size cap and `status()` cost
- * the same with ten rows or a million. `outbox_sinks` is the set of sinks the deliveries were last
- * reconciled with, so a start with an unchanged `upstream` does no work per row.
- *
- * Cost: every write of a batch is driven by the batch's ids (an `IN` list of seqs, or the
- * connection's temporary table `outbox_outcomes` for per-item statuses), so recording a batch's
- * outcomes costs O(items), whatever the backlog (test/unit/store/outbox-plans.test.ts checks the
- * query plans).
- *
- * Size cap: when pending + dead events reach `maxPending` (default 1,000,000), `record` refuses
- * with `STORE_OUTBOX_FULL`; `recordMany` (an import) refuses the whole list before writing
- * anything when it does not fit. Nothing already recorded is ever dropped to make room.
- *
- * Clock hold: a punch taken while the wall clock was not trusted (`clockSynced=false`) is held
- * from delivery, whatever its age, until its time is corrected from the monotonic clock
- * (`correctWithin`, run by the time authority in src/daemon/clock.ts) or a person releases it as
- * it is (`releaseWithin`, `edge-agent queue release-unsynced`: it stays marked). A check-out
- * whose time is before its check-in is not delivered: `flagForReview` makes it a dead letter
- * with status `CLOCK_ORDER` (the uploader checks every batch with `orderProblems`).
+ * This class is the facade every caller imports; the work is done by one module per concern in
+ * `outbox/`, on the state the facade holds (`OutboxContext`):
+ * - `schema.ts`: the tables (`outbox_events`, one row per punch; `outbox_deliveries`, one per
+ *   punch and sink; counters kept by triggers), their migrations and the SQL the others share;
+ * - `recording.ts`: a punch in one transaction, an import in chunks, the size cap;
+ * - `queries.ts`: list, get, status, dead letters (retry, purge) and the pruning of delivered ones;
+ * - `clock-hold.ts`: punches held for the clock, their correction or release, check-outs before
+ *   their check-in flagged for review;
+ * - `delivery.ts`: the deliveries reconciled with the configured sinks, batches, their outcomes.
+ * Their tests mirror them in test/unit/store/outbox/; test/unit/store/outbox.test.ts checks
+ * the query plans of every statement a batch runs.
  *
  * Every write is one transaction (`SqliteDatabase.transaction`); `record` returns after COMMIT,
  * which with `synchronous=FULL` means the punch survives a power cut.
  */
-import { checkEmployeeCode, EMPLOYEE_CODE_RULE, showCode } from '../api/employee-code.js';
 import { AgentError } from '../core/errors.js';
 import { TypedEmitter } from '../core/events.js';
-import { monotonicMs } from '../core/time.js';
-import type { Migration, SqliteDatabase } from '../core/sqlite.js';
-import { currentBootId } from './boot-id.js';
-import { formatLocal, parseLocal } from './local-time.js';
-import { ulid, ULID_RE } from './ulid.js';
+import type { SqliteDatabase } from '../core/sqlite.js';
+import { correctWithin, flagForReview, heldBoots, orderProblems, releaseWithin } from './outbox/clock-hold.js';
+import { applyResults, nextBatch, noteFailure, reconcileSinks, reconciledSinks, sameSinks } from './outbox/delivery.js';
+import { getEvent, lastForEmployee, list, prune, purge, retryDead, status } from './outbox/queries.js';
+import { countRecorded, ensureRoom, record, recordMany, validatePunch } from './outbox/recording.js';
+import { OUTBOX_MIGRATIONS, OUTCOMES_TABLE } from './outbox/schema.js';
+import {
+  type CorrectionAnchor,
+  DEFAULT_MAX_PENDING,
+  type ItemResult,
+  type ListedEvent,
+  type OutboxContext,
+  type OutboxEvent,
+  type OutboxItem,
+  type OutboxOptions,
+  type OutboxStatus,
+  type PunchInput,
+} from './outbox/types.js';
 
-export type Direction = 'in' | 'out';
-/**
- * What a punch came from: a finger, an eye, a badge, a badge then a finger or an eye (the policy
- * asked for both), or a person's manual entry.
- */
-export const PUNCH_SOURCES = ['finger', 'iris', 'badge', 'badge+finger', 'badge+iris', 'manual'] as const;
-export type PunchSource = (typeof PUNCH_SOURCES)[number];
-export type EventState = 'pending' | 'dead' | 'delivered';
-/** Where a punch's time came from: the terminal's clock, or a person (`punch --at`, an import). */
-export type TimeSource = 'clock' | 'manual';
-
-/** Dead-letter status of a check-out found before its check-in (held for a person's review). */
-export const CLOCK_ORDER_STATUS = 'CLOCK_ORDER';
-
-/** What a caller records. Clock fields default to "synchronized, this boot, now". */
-export interface PunchInput {
-  employeeCode: string;
-  direction: Direction;
-  /** Local time `yyyy-MM-dd HH:mm:ss`. */
-  localTime: string;
-  /** Minutes east of UTC. */
-  tzOffset: number;
-  /** For a check-out: the local time of the check-in it closes, when known. */
-  inTime?: string | null;
-  /** For a check-out: the id of the check-in it closes, when known. */
-  inId?: string | null;
-  shift?: string | null;
-  source: PunchSource;
-  score?: number | null;
-  terminalId: string;
-  /** UTC ms; default now. */
-  createdAt?: number;
-  clockSynced?: boolean;
-  bootId?: string;
-  monotonicMs?: number;
-  /** Default `clock`; `manual` for a time a person gave. */
-  timeSource?: TimeSource;
-  /**
-   * The punch's id when the caller derives a stable one (an import: `derivedUlid`); default a new
-   * ULID. A punch whose id is already recorded is skipped, not recorded twice.
-   */
-  id?: string;
-}
-
-/** One recorded punch as read back. */
-export interface OutboxEvent {
-  seq: number;
-  id: string;
-  employeeCode: string;
-  direction: Direction;
-  localTime: string;
-  tzOffset: number;
-  inTime: string | null;
-  inId: string | null;
-  shift: string | null;
-  source: PunchSource;
-  score: number | null;
-  terminalId: string;
-  createdAt: number;
-  clockSynced: boolean;
-  clockCorrected: boolean;
-  /** Taken with an untrusted clock and sent as it is by a person's decision (queue release-unsynced). */
-  clockReleased: boolean;
-  timeSource: TimeSource;
-  bootId: string;
-  monotonicMs: number;
-  state: EventState;
-}
-
-/** A punch handed to a sink, with that sink's attempt count. */
-export interface OutboxItem extends OutboxEvent {
-  attempts: number;
-}
-
-export interface DeliveryInfo {
-  sink: string;
-  state: EventState;
-  attempts: number;
-  nextAttemptAt: number;
-  lastStatus: string | null;
-  lastError: string | null;
-  deliveredAt: number | null;
-}
-
-export interface ListedEvent extends OutboxEvent {
-  deliveries: DeliveryInfo[];
-}
-
-export interface OutboxStatus {
-  pending: number;
-  dead: number;
-  delivered: number;
-  /** Age of the oldest pending punch in seconds (by its recording time), null when none. */
-  oldestPendingAgeSec: number | null;
-  /** ISO time of the last delivery, null when nothing was delivered yet. */
-  lastDeliveryAt: string | null;
-  /** Pending punches taken before the clock synchronized and not corrected yet. */
-  unsynced: number;
-  maxPending: number;
-  /** What the cap counts: pending + dead punches. */
-  undelivered: number;
-  /** How full the outbox is: undelivered / maxPending, in percent (one decimal). */
-  capFullPercent: number;
-  /** Punches that can still be recorded before the cap refuses them. */
-  capRoom: number;
-  perSink: Record<string, { pending: number; dead: number }>;
-  /** The unsynced punches by what they wait for. */
-  held: HeldStatus;
-}
-
-export interface HeldStatus {
-  /** Waiting for trusted time on this boot (or on an earlier boot with a trusted reading to correct them from). */
-  clock: number;
-  /** Of an earlier boot without any trusted reading (no monotonic link): waiting for a person's decision. */
-  earlierBoot: number;
-  /** How long the oldest punch of this boot has waited, on the monotonic clock; null when none. */
-  oldestClockSec: number | null;
-  /** Check-outs found before their check-in: dead letters with status CLOCK_ORDER, for review. */
-  review: number;
-}
-
-export interface OutboxOptions {
-  /** Sinks each new punch must reach (config `upstream`). Default `['api']`. */
-  sinks?: string[];
-  /** Pending + dead punches at which new punches are refused. Default `DEFAULT_MAX_PENDING`. */
-  maxPending?: number;
-  now?: () => number;
-}
-
-/** A trusted (wall, monotonic) reading of one boot: the base for correcting that boot's punches. */
-export interface CorrectionAnchor {
-  wallMs: number;
-  monoMs: number;
-}
-
-/** Outcome of one item at one sink, as the uploader applies it. */
-export type ItemResult =
-  | { seq: number; outcome: 'delivered' }
-  | { seq: number; outcome: 'dead'; status: string; error: string }
-  | { seq: number; outcome: 'retry'; status?: string | null; error: string; nextAttemptAt: number };
-
-/** A month of a busy gate (thousands of punches a day for weeks of outage) with room to spare. */
-export const DEFAULT_MAX_PENDING = 1_000_000;
-
-export const OUTBOX_MIGRATIONS: Migration[] = [
-  {
-    version: 1,
-    description: 'outbox events, per-sink deliveries, state counters',
-    up: `
-      CREATE TABLE outbox_events (
-        seq INTEGER PRIMARY KEY,
-        id TEXT NOT NULL UNIQUE,
-        employee_code TEXT NOT NULL,
-        direction TEXT NOT NULL CHECK (direction IN ('in', 'out')),
-        local_time TEXT NOT NULL,
-        tz_offset INTEGER NOT NULL,
-        in_time TEXT,
-        in_id TEXT,
-        shift TEXT,
-        source TEXT NOT NULL,
-        score REAL,
-        terminal_id TEXT NOT NULL,
-        created_at INTEGER NOT NULL,
-        clock_synced INTEGER NOT NULL,
-        clock_corrected INTEGER NOT NULL DEFAULT 0,
-        boot_id TEXT NOT NULL,
-        monotonic_ms INTEGER NOT NULL,
-        state TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'dead', 'delivered')),
-        done_at INTEGER
-      );
-      CREATE INDEX outbox_events_state ON outbox_events (state, seq);
-      CREATE INDEX outbox_events_employee ON outbox_events (employee_code, seq);
-      CREATE INDEX outbox_events_done ON outbox_events (done_at) WHERE done_at IS NOT NULL;
-      CREATE INDEX outbox_events_unsynced ON outbox_events (boot_id) WHERE clock_synced = 0 AND clock_corrected = 0;
-      CREATE TABLE outbox_deliveries (
-        sink TEXT NOT NULL,
-        seq INTEGER NOT NULL REFERENCES outbox_events (seq) ON DELETE CASCADE,
-        state TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'dead', 'delivered')),
-        attempts INTEGER NOT NULL DEFAULT 0,
-        next_attempt_at INTEGER NOT NULL DEFAULT 0,
-        last_status TEXT,
-        last_error TEXT,
-        delivered_at INTEGER,
-        PRIMARY KEY (sink, seq)
-      ) WITHOUT ROWID;
-      CREATE INDEX outbox_deliveries_open ON outbox_deliveries (sink, state, seq);
-      CREATE INDEX outbox_deliveries_seq ON outbox_deliveries (seq);
-      CREATE TABLE outbox_counts (state TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
-      INSERT INTO outbox_counts (state, n) VALUES ('pending', 0), ('dead', 0), ('delivered', 0);
-      CREATE TRIGGER outbox_events_count_insert AFTER INSERT ON outbox_events BEGIN
-        UPDATE outbox_counts SET n = n + 1 WHERE state = NEW.state;
-      END;
-      CREATE TRIGGER outbox_events_count_update AFTER UPDATE OF state ON outbox_events WHEN OLD.state <> NEW.state BEGIN
-        UPDATE outbox_counts SET n = n - 1 WHERE state = OLD.state;
-        UPDATE outbox_counts SET n = n + 1 WHERE state = NEW.state;
-      END;
-      CREATE TRIGGER outbox_events_count_delete AFTER DELETE ON outbox_events BEGIN
-        UPDATE outbox_counts SET n = n - 1 WHERE state = OLD.state;
-      END;
-    `,
-  },
-  {
-    version: 2,
-    description: 'time source of a punch, release of unsynced punches by decision',
-    up: `
-      ALTER TABLE outbox_events ADD COLUMN time_source TEXT NOT NULL DEFAULT 'clock' CHECK (time_source IN ('clock', 'manual'));
-      ALTER TABLE outbox_events ADD COLUMN clock_released INTEGER NOT NULL DEFAULT 0;
-      DROP INDEX outbox_events_unsynced;
-      CREATE INDEX outbox_events_unsynced ON outbox_events (boot_id) WHERE clock_synced = 0 AND clock_corrected = 0 AND clock_released = 0;
-    `,
-  },
-  {
-    version: 3,
-    description:
-      'delivery counters per sink and state, the reconciled sink set, indexes of the check-outs kept back for review and of check-outs by their check-in',
-    up: `
-      CREATE TABLE outbox_sink_counts (sink TEXT NOT NULL, state TEXT NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (sink, state)) WITHOUT ROWID;
-      INSERT INTO outbox_sink_counts (sink, state, n) SELECT sink, state, COUNT(*) FROM outbox_deliveries GROUP BY sink, state;
-      CREATE TRIGGER outbox_deliveries_count_insert AFTER INSERT ON outbox_deliveries BEGIN
-        INSERT INTO outbox_sink_counts (sink, state, n) VALUES (NEW.sink, NEW.state, 1) ON CONFLICT (sink, state) DO UPDATE SET n = n + 1;
-      END;
-      CREATE TRIGGER outbox_deliveries_count_update AFTER UPDATE OF state ON outbox_deliveries WHEN OLD.state <> NEW.state BEGIN
-        UPDATE outbox_sink_counts SET n = n - 1 WHERE sink = OLD.sink AND state = OLD.state;
-        INSERT INTO outbox_sink_counts (sink, state, n) VALUES (NEW.sink, NEW.state, 1) ON CONFLICT (sink, state) DO UPDATE SET n = n + 1;
-      END;
-      CREATE TRIGGER outbox_deliveries_count_delete AFTER DELETE ON outbox_deliveries BEGIN
-        UPDATE outbox_sink_counts SET n = n - 1 WHERE sink = OLD.sink AND state = OLD.state;
-      END;
-      CREATE TABLE outbox_sinks (sink TEXT PRIMARY KEY) WITHOUT ROWID;
-      CREATE INDEX outbox_deliveries_review ON outbox_deliveries (seq) WHERE state = 'dead' AND last_status = 'CLOCK_ORDER';
-      CREATE INDEX outbox_events_in_id ON outbox_events (in_id) WHERE in_id IS NOT NULL;
-    `,
-  },
-];
-
-/**
- * Per-item outcomes of the batch being applied, on this connection only (a temporary table):
- * the dead and retry updates look their item up by seq instead of joining the backlog.
- */
-const OUTCOMES_TABLE = `CREATE TEMP TABLE IF NOT EXISTS outbox_outcomes (
-  seq INTEGER PRIMARY KEY, dead INTEGER NOT NULL, status TEXT, error TEXT, next INTEGER)`;
-/** The punches still held for the clock (SQL condition on outbox_events). */
-const HELD = 'clock_synced = 0 AND clock_corrected = 0 AND clock_released = 0';
-
-const EVENT_COLUMNS = `e.seq, e.id, e.employee_code, e.direction, e.local_time, e.tz_offset, e.in_time, e.in_id, e.shift, e.source, e.score,
-  e.terminal_id, e.created_at, e.clock_synced, e.clock_corrected, e.clock_released, e.time_source, e.boot_id, e.monotonic_ms, e.state`;
-
-interface EventRow {
-  seq: number;
-  id: string;
-  employee_code: string;
-  direction: Direction;
-  local_time: string;
-  tz_offset: number;
-  in_time: string | null;
-  in_id: string | null;
-  shift: string | null;
-  source: PunchSource;
-  score: number | null;
-  terminal_id: string;
-  created_at: number;
-  clock_synced: number;
-  clock_corrected: number;
-  clock_released: number;
-  time_source: TimeSource;
-  boot_id: string;
-  monotonic_ms: number;
-  state: EventState;
-}
-
-function toEvent(r: EventRow): OutboxEvent {
-  return {
-    seq: r.seq,
-    id: r.id,
-    employeeCode: r.employee_code,
-    direction: r.direction,
-    localTime: r.local_time,
-    tzOffset: r.tz_offset,
-    inTime: r.in_time,
-    inId: r.in_id,
-    shift: r.shift,
-    source: r.source,
-    score: r.score,
-    terminalId: r.terminal_id,
-    createdAt: r.created_at,
-    clockSynced: r.clock_synced === 1,
-    clockCorrected: r.clock_corrected === 1,
-    clockReleased: r.clock_released === 1,
-    timeSource: r.time_source,
-    bootId: r.boot_id,
-    monotonicMs: r.monotonic_ms,
-    state: r.state,
-  };
-}
-
-const INSERT_EVENT = `INSERT INTO outbox_events (id, employee_code, direction, local_time, tz_offset, in_time, in_id, shift, source, score, terminal_id,
-  created_at, clock_synced, boot_id, monotonic_ms, time_source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-  ON CONFLICT (id) DO NOTHING`;
-/**
- * The same for a chunk of an import at once: ?1 is a JSON array of the 16 values of each punch.
- * (`WHERE true`: an upsert after a SELECT needs a WHERE clause to parse.)
- */
-const INSERT_EVENTS = `INSERT INTO outbox_events (id, employee_code, direction, local_time, tz_offset, in_time, in_id, shift, source, score, terminal_id,
-  created_at, clock_synced, boot_id, monotonic_ms, time_source)
-  SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6, value ->> 7, value ->> 8, value ->> 9,
-         value ->> 10, value ->> 11, value ->> 12, value ->> 13, value ->> 14, value ->> 15
-    FROM json_each(?) WHERE true ORDER BY key
-  ON CONFLICT (id) DO NOTHING`;
-/** One delivery per sink (?1, a JSON array) for every event after seq ?2 (the chunk just inserted). */
-const INSERT_DELIVERIES_AFTER =
-  'INSERT INTO outbox_deliveries (sink, seq) SELECT s.value, e.seq FROM outbox_events e, json_each(?) s WHERE e.seq > ? ORDER BY e.seq';
-const SEQS = 'SELECT value FROM json_each(?)';
-const OUTCOME_VALUE = (column: string) => `(SELECT o.${column} FROM temp.outbox_outcomes o WHERE o.seq = outbox_deliveries.seq)`;
-
-/** The sink set the deliveries were last reconciled with, sorted (empty: not known). */
-async function reconciledSinks(db: SqliteDatabase): Promise<string[]> {
-  return (await db.all<{ sink: string }>('SELECT sink FROM outbox_sinks ORDER BY sink')).map((r) => r.sink);
-}
-
-/** `sorted` (sorted) holds the same sinks as `sinks` (distinct, any order). */
-function sameSinks(sorted: readonly string[], sinks: readonly string[]): boolean {
-  const other = [...sinks].sort();
-  return sorted.length === other.length && sorted.every((s, i) => s === other[i]);
-}
-
-/** How many rows `nextBatch` looks at per call at most, so a long blocked head cannot stall a call. */
-const MAX_SCAN_ROWS = 200_000;
+export { OUTBOX_MIGRATIONS } from './outbox/schema.js';
+export {
+  CLOCK_ORDER_STATUS,
+  type CorrectionAnchor,
+  DEFAULT_MAX_PENDING,
+  type DeliveryInfo,
+  type Direction,
+  type EventState,
+  type HeldStatus,
+  type ItemResult,
+  type ListedEvent,
+  type OutboxEvent,
+  type OutboxItem,
+  type OutboxOptions,
+  type OutboxStatus,
+  PUNCH_SOURCES,
+  type PunchInput,
+  type PunchSource,
+  type TimeSource,
+} from './outbox/types.js';
 
 export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number } }> {
   readonly db: SqliteDatabase;
   readonly sinks: readonly string[];
   readonly maxPending: number;
-  readonly #now: () => number;
-  /** This process records for another sink set than the deliveries were last reconciled with. */
-  #otherSinks = false;
+  readonly #ctx: OutboxContext;
 
   private constructor(db: SqliteDatabase, options: OutboxOptions) {
     super();
@@ -385,7 +72,7 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
     if (this.sinks.length === 0)
       throw new AgentError('STORE_NO_SINKS', 'the outbox needs at least one sink', {}, { hint: 'set upstream to api, mqtt or both' });
     this.maxPending = options.maxPending ?? DEFAULT_MAX_PENDING;
-    this.#now = options.now ?? Date.now;
+    this.#ctx = { db, sinks: this.sinks, maxPending: this.maxPending, now: options.now ?? Date.now, otherSinks: false };
   }
 
   /** Migrates component 'outbox' of `db` and returns the outbox on it. */
@@ -394,380 +81,83 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
     await db.exec(OUTCOMES_TABLE);
     const outbox = new Outbox(db, options);
     const known = await reconciledSinks(db);
-    outbox.#otherSinks = known.length > 0 && !sameSinks(known, outbox.sinks);
+    outbox.#ctx.otherSinks = known.length > 0 && !sameSinks(known, outbox.sinks);
     return outbox;
   }
 
+  // Recording (outbox/recording.ts).
+
   /** Throws what `record` would throw for this punch (`STORE_BAD_PUNCH`, `STORE_BAD_TIME`), writing nothing. */
   validate(p: PunchInput): void {
-    this.#validate(p);
+    validatePunch(p);
   }
 
-  /**
-   * Throws `STORE_OUTBOX_FULL` when `adding` more punches would pass the cap (an import checks its
-   * whole file before recording any of it).
-   */
-  async ensureRoom(adding: number): Promise<void> {
-    const undelivered = await this.#undelivered(this.db);
-    if (undelivered + adding > this.maxPending) throw this.#tooMany(undelivered, adding);
-  }
-
-  #validate(p: PunchInput): void {
-    const bad = (what: string, value: unknown, hint: string) =>
-      new AgentError('STORE_BAD_PUNCH', `punch has ${what}: ${JSON.stringify(value)}`, { field: what, value }, { hint });
-    const code = checkEmployeeCode(p.employeeCode);
-    if (!code.ok || code.code !== p.employeeCode)
-      throw bad(
-        `an invalid employee code (${code.ok ? 'not in Unicode NFC' : code.problem})`,
-        showCode(p.employeeCode),
-        `an employee code is ${EMPLOYEE_CODE_RULE}`,
-      );
-    if (p.direction !== 'in' && p.direction !== 'out') throw bad('an invalid direction', p.direction, 'use in or out');
-    if (!Number.isInteger(p.tzOffset) || Math.abs(p.tzOffset) > 18 * 60)
-      throw bad('an invalid tzOffset', p.tzOffset, 'minutes east of UTC, between -1080 and 1080');
-    parseLocal(p.localTime, p.tzOffset);
-    if (p.inTime != null) parseLocal(p.inTime, p.tzOffset);
-    if (!(PUNCH_SOURCES as readonly string[]).includes(p.source))
-      throw bad('an invalid source', p.source, `use ${PUNCH_SOURCES.join(', ')}`);
-    if (p.timeSource !== undefined && p.timeSource !== 'clock' && p.timeSource !== 'manual')
-      throw bad('an invalid time source', p.timeSource, 'use clock or manual');
-    if (p.id !== undefined && !ULID_RE.test(p.id))
-      throw bad('an invalid id', p.id, 'an id is a ULID (26 characters of Crockford base 32), or left out');
-  }
-
-  #params(p: PunchInput, id: string, now: number): (string | number | null)[] {
-    return [
-      id,
-      p.employeeCode,
-      p.direction,
-      p.localTime,
-      p.tzOffset,
-      p.inTime ?? null,
-      p.inId ?? null,
-      p.shift ?? null,
-      p.source,
-      p.score ?? null,
-      p.terminalId,
-      p.createdAt ?? now,
-      p.clockSynced === false ? 0 : 1,
-      p.bootId ?? currentBootId(),
-      p.monotonicMs ?? monotonicMs(),
-      p.timeSource ?? 'clock',
-    ];
-  }
-
-  async #undelivered(db: SqliteDatabase): Promise<number> {
-    const row = await db.get<{ n: number }>("SELECT COALESCE(SUM(n), 0) AS n FROM outbox_counts WHERE state IN ('pending', 'dead')");
-    return row?.n ?? 0;
-  }
-
-  #full(undelivered: number, adding: number): AgentError {
-    return new AgentError(
-      'STORE_OUTBOX_FULL',
-      `the outbox holds ${undelivered} undelivered punches, the cap is ${this.maxPending}: new punches are refused (nothing recorded is dropped)`,
-      { undelivered, maxPending: this.maxPending, adding },
-      {
-        hint: 'restore the connection to the upstream ("edge-agent queue status" shows what waits), retry or purge dead letters ("edge-agent queue list --dead"), or raise outbox.maxPending if the disk has room',
-        retryable: true,
-      },
-    );
-  }
-
-  /** Inserts one punch; null when a punch with its (given) id is already recorded. */
-  async #insert(db: SqliteDatabase, p: PunchInput, now: number): Promise<{ id: string; seq: number } | null> {
-    const id = p.id ?? ulid(now);
-    await this.#forgetSinksIfOther(db);
-    const { changes, lastID } = await db.run(INSERT_EVENT, this.#params(p, id, now));
-    if (changes === 0) return null;
-    for (const sink of this.sinks) await db.run('INSERT INTO outbox_deliveries (sink, seq) VALUES (?, ?)', [sink, lastID]);
-    return { id, seq: lastID };
+  /** Throws `STORE_OUTBOX_FULL` when `adding` more punches would pass the cap. */
+  ensureRoom(adding: number): Promise<void> {
+    return ensureRoom(this.#ctx, adding);
   }
 
   /** Records one punch in one transaction; resolves after the commit. */
   async record(punch: PunchInput): Promise<{ id: string; seq: number }> {
-    this.#validate(punch);
-    const now = this.#now();
-    const result = await this.db.transaction(async (db) => {
-      const undelivered = await this.#undelivered(db);
-      if (undelivered >= this.maxPending) throw this.#full(undelivered, 1);
-      const inserted = await this.#insert(db, punch, now);
-      if (!inserted)
-        throw new AgentError(
-          'STORE_BAD_PUNCH',
-          `a punch with id ${punch.id} is already recorded`,
-          { id: punch.id },
-          { hint: 'give each punch its own id, or leave it out for a new one' },
-        );
-      return inserted;
-    });
+    const result = await record(this.#ctx, punch);
     this.emit('recorded', result);
     return result;
   }
 
-  /**
-   * Records many punches (an import of a paper log), one transaction per thousand, each chunk two
-   * statements. Every punch is validated and the cap is checked for the whole list before anything
-   * is written: a list whose new punches do not fit is refused with `STORE_OUTBOX_FULL` and nothing
-   * recorded. A punch whose given id is already recorded is skipped (an import run again after an
-   * interruption records only what is missing) and takes no room; `skipped` counts them. Should
-   * punches recorded meanwhile by the running agent fill the outbox during the import, the chunk
-   * that would pass the cap is refused and the error's context says how many were recorded.
-   */
+  /** Records many punches (an import), checked whole against the cap first; skips ids already recorded. */
   async recordMany(
     punches: PunchInput[],
     chunkSize = 1000,
     onProgress?: (recorded: number, total: number) => void,
   ): Promise<{ ids: string[]; skipped: number }> {
-    punches.forEach((p, i) => {
-      try {
-        this.#validate(p);
-      } catch (err) {
-        if (err instanceof AgentError)
-          throw new AgentError(err.code, `punch ${i + 1}: ${err.message}`, { ...err.context, index: i }, { hint: err.hint, cause: err });
-        throw err;
-      }
-    });
-    let present = 0;
-    for (let start = 0; start < punches.length; start += chunkSize)
-      present += await this.countRecorded(punches.slice(start, start + chunkSize));
-    await this.ensureRoom(punches.length - present);
-    const ids: string[] = [];
-    const sinks = JSON.stringify(this.sinks);
-    let skipped = 0;
-    for (let start = 0; start < punches.length; start += chunkSize) {
-      const chunk = punches.slice(start, start + chunkSize);
-      const now = this.#now();
-      try {
-        const chunkIds = await this.db.transaction(async (db) => {
-          const undelivered = await this.#undelivered(db);
-          // Punches already recorded under their given id take no room (a repeated import).
-          const present = await this.countRecorded(chunk, db);
-          if (undelivered + chunk.length - present > this.maxPending) throw this.#full(undelivered, chunk.length - present);
-          await this.#forgetSinksIfOther(db);
-          const last = (await db.get<{ seq: number }>('SELECT COALESCE(MAX(seq), 0) AS seq FROM outbox_events'))?.seq ?? 0;
-          await db.run(INSERT_EVENTS, [JSON.stringify(chunk.map((p) => this.#params(p, p.id ?? ulid(now), now)))]);
-          await db.run(INSERT_DELIVERIES_AFTER, [sinks, last]);
-          const out = (await db.all<{ id: string }>('SELECT id FROM outbox_events WHERE seq > ? ORDER BY seq', [last])).map((r) => r.id);
-          return out;
-        });
-        ids.push(...chunkIds);
-        skipped += chunk.length - chunkIds.length;
-        onProgress?.(ids.length + skipped, punches.length);
-      } catch (err) {
-        if (err instanceof AgentError) Object.assign(err.context, { recorded: ids.length, skipped });
-        throw err;
-      }
-    }
-    if (ids.length) this.emit('recorded', { id: ids[ids.length - 1]!, seq: -1 });
-    return { ids, skipped };
+    const result = await recordMany(this.#ctx, punches, chunkSize, onProgress);
+    if (result.ids.length) this.emit('recorded', { id: result.ids[result.ids.length - 1]!, seq: -1 });
+    return result;
   }
 
-  /** How many of these punches are already recorded under their given id (by the id index). */
-  async countRecorded(punches: readonly PunchInput[], db: SqliteDatabase = this.db): Promise<number> {
-    const given = punches.flatMap((p) => (p.id ? [p.id] : []));
-    if (given.length === 0) return 0;
-    return (
-      (
-        await db.get<{ n: number }>('SELECT COUNT(*) AS n FROM outbox_events WHERE id IN (SELECT value FROM json_each(?))', [
-          JSON.stringify(given),
-        ])
-      )?.n ?? 0
-    );
+  /** How many of these punches are already recorded under their given id. */
+  countRecorded(punches: readonly PunchInput[], db: SqliteDatabase = this.db): Promise<number> {
+    return countRecorded(db, punches);
   }
 
-  /** Recording for other sinks than the reconciled set: the next `reconcileSinks` must look at every punch. */
-  async #forgetSinksIfOther(db: SqliteDatabase): Promise<void> {
-    if (this.#otherSinks) await db.run('DELETE FROM outbox_sinks');
-  }
-
-  #tooMany(undelivered: number, adding: number): AgentError {
-    const room = Math.max(0, this.maxPending - undelivered);
-    return new AgentError(
-      'STORE_OUTBOX_FULL',
-      `${adding} punches do not fit: the outbox holds ${undelivered} undelivered punches, the cap is ${this.maxPending} (room for ${room}); nothing was recorded`,
-      { undelivered, maxPending: this.maxPending, adding, room, recorded: 0 },
-      {
-        hint: `import at most ${room} punches (split the file), let the backlog drain ("edge-agent queue status"), purge dead letters, or raise outbox.maxPending if the disk has room (about 300 bytes a punch)`,
-        retryable: true,
-      },
-    );
-  }
+  // Queries, dead letters, purge and prune (outbox/queries.ts).
 
   /** The latest punch of an employee (any state), for the punch policy. */
-  async lastForEmployee(employeeCode: string): Promise<OutboxEvent | null> {
-    const row = await this.db.get<EventRow>(
-      `SELECT ${EVENT_COLUMNS} FROM outbox_events e WHERE e.employee_code = ? ORDER BY e.seq DESC LIMIT 1`,
-      [employeeCode],
-    );
-    return row ? toEvent(row) : null;
+  lastForEmployee(employeeCode: string): Promise<OutboxEvent | null> {
+    return lastForEmployee(this.db, employeeCode);
   }
 
-  async get(id: string): Promise<ListedEvent | null> {
-    const row = await this.db.get<EventRow>(`SELECT ${EVENT_COLUMNS} FROM outbox_events e WHERE e.id = ?`, [id]);
-    if (!row) return null;
-    return { ...toEvent(row), deliveries: await this.#deliveries([row.seq]).then((m) => m.get(row.seq) ?? []) };
+  /** One punch by its id, with its deliveries. */
+  get(id: string): Promise<ListedEvent | null> {
+    return getEvent(this.db, id);
   }
 
-  async #deliveries(seqs: number[]): Promise<Map<number, DeliveryInfo[]>> {
-    const rows = await this.db.all<{
-      seq: number;
-      sink: string;
-      state: EventState;
-      attempts: number;
-      next_attempt_at: number;
-      last_status: string | null;
-      last_error: string | null;
-      delivered_at: number | null;
-    }>(
-      'SELECT seq, sink, state, attempts, next_attempt_at, last_status, last_error, delivered_at FROM outbox_deliveries WHERE seq IN (SELECT value FROM json_each(?)) ORDER BY seq, sink',
-      [JSON.stringify(seqs)],
-    );
-    const out = new Map<number, DeliveryInfo[]>();
-    for (const r of rows) {
-      const list = out.get(r.seq) ?? [];
-      list.push({
-        sink: r.sink,
-        state: r.state,
-        attempts: r.attempts,
-        nextAttemptAt: r.next_attempt_at,
-        lastStatus: r.last_status,
-        lastError: r.last_error,
-        deliveredAt: r.delivered_at,
-      });
-      out.set(r.seq, list);
-    }
-    return out;
-  }
-
-  /**
-   * Counts for `queue status`, doctor and the metrics. The held punches are split by what they
-   * wait for: `bootId` is this boot, `anchoredBoots` the earlier boots that have a trusted reading
-   * to correct their punches from (the time authority's anchors), `monoNowMs` measures the wait.
-   */
-  async status(options: { bootId?: string; monoNowMs?: number; anchoredBoots?: readonly string[] } = {}): Promise<OutboxStatus> {
-    const now = this.#now();
-    const counts = await this.db.all<{ state: EventState; n: number }>('SELECT state, n FROM outbox_counts');
-    const n = (s: EventState) => counts.find((c) => c.state === s)?.n ?? 0;
-    const oldest = await this.db.get<{ created_at: number }>(
-      "SELECT created_at FROM outbox_events WHERE state = 'pending' ORDER BY seq LIMIT 1",
-    );
-    const last = await this.db.get<{ t: number | null }>('SELECT MAX(done_at) AS t FROM outbox_events WHERE done_at IS NOT NULL');
-    // Per sink and state: the counters the delivery triggers keep (a count of a million index
-    // entries would hold the database, and the punches waiting on it, for half a second).
-    const sinkCounts = await this.db.all<{ sink: string; state: EventState; n: number }>(
-      "SELECT sink, state, n FROM outbox_sink_counts WHERE state IN ('pending', 'dead')",
-    );
-    const perSink: OutboxStatus['perSink'] = {};
-    for (const s of this.sinks) {
-      const count = (state: EventState) => sinkCounts.find((c) => c.sink === s && c.state === state)?.n ?? 0;
-      perSink[s] = { pending: count('pending'), dead: count('dead') };
-    }
-    const undelivered = n('pending') + n('dead');
-    const held = await this.#held(options.bootId ?? currentBootId(), options.monoNowMs ?? monotonicMs(), options.anchoredBoots ?? []);
-    return {
-      pending: n('pending'),
-      dead: n('dead'),
-      delivered: n('delivered'),
-      oldestPendingAgeSec: oldest ? Math.max(0, Math.round((now - oldest.created_at) / 1000)) : null,
-      lastDeliveryAt: last?.t != null ? new Date(last.t).toISOString() : null,
-      unsynced: held.clock + held.earlierBoot,
-      maxPending: this.maxPending,
-      undelivered,
-      capFullPercent: Math.round((undelivered / this.maxPending) * 1000) / 10,
-      capRoom: Math.max(0, this.maxPending - undelivered),
-      perSink,
-      held,
-    };
-  }
-
-  async #held(bootId: string, monoNowMs: number, anchoredBoots: readonly string[]): Promise<HeldStatus> {
-    // The partial index outbox_events_unsynced holds exactly these rows (`+state`: not the state
-    // index, which would walk a million pending punches).
-    const byBoot = await this.db.all<{ boot_id: string; n: number; mono: number }>(
-      `SELECT boot_id, COUNT(*) AS n, MIN(monotonic_ms) AS mono FROM outbox_events WHERE ${HELD} AND +state = 'pending' GROUP BY boot_id`,
-    );
-    const linked = new Set([bootId, ...anchoredBoots]);
-    // On the partial index of these dead letters (its condition must be written out to be used).
-    const review = await this.db.get<{ n: number }>(
-      `SELECT COUNT(DISTINCT seq) AS n FROM outbox_deliveries WHERE state = 'dead' AND last_status = '${CLOCK_ORDER_STATUS}'`,
-    );
-    const mine = byBoot.find((r) => r.boot_id === bootId);
-    return {
-      clock: byBoot.filter((r) => linked.has(r.boot_id)).reduce((a, r) => a + r.n, 0),
-      earlierBoot: byBoot.filter((r) => !linked.has(r.boot_id)).reduce((a, r) => a + r.n, 0),
-      oldestClockSec: mine ? Math.max(0, Math.round((monoNowMs - mine.mono) / 1000)) : null,
-      review: review?.n ?? 0,
-    };
+  /** Counts for `queue status`, doctor and the metrics, the held punches split by what they wait for. */
+  status(options: { bootId?: string; monoNowMs?: number; anchoredBoots?: readonly string[] } = {}): Promise<OutboxStatus> {
+    return status(this.#ctx, options);
   }
 
   /** Punches in recording order: pending ones by default, dead letters with `dead`, newest last. */
-  async list(options: { dead?: boolean; delivered?: boolean; limit?: number } = {}): Promise<ListedEvent[]> {
-    const state: EventState = options.dead ? 'dead' : options.delivered ? 'delivered' : 'pending';
-    const rows = await this.db.all<EventRow>(`SELECT ${EVENT_COLUMNS} FROM outbox_events e WHERE e.state = ? ORDER BY e.seq LIMIT ?`, [
-      state,
-      options.limit ?? 100,
-    ]);
-    const deliveries = await this.#deliveries(rows.map((r) => r.seq));
-    return rows.map((r) => ({ ...toEvent(r), deliveries: deliveries.get(r.seq) ?? [] }));
-  }
-
-  async #refreshStates(db: SqliteDatabase, seqsJson: string, now: number): Promise<void> {
-    await db.run(
-      `UPDATE outbox_events SET state = CASE
-         WHEN EXISTS (SELECT 1 FROM outbox_deliveries d WHERE d.seq = outbox_events.seq AND d.state = 'dead') THEN 'dead'
-         WHEN EXISTS (SELECT 1 FROM outbox_deliveries d WHERE d.seq = outbox_events.seq AND d.state = 'pending') THEN 'pending'
-         ELSE 'delivered' END
-       WHERE seq IN (SELECT value FROM json_each(?))`,
-      [seqsJson],
-    );
-    await db.run(
-      "UPDATE outbox_events SET done_at = CASE WHEN state = 'delivered' THEN COALESCE(done_at, ?) ELSE NULL END WHERE seq IN (SELECT value FROM json_each(?))",
-      [now, seqsJson],
-    );
+  list(options: { dead?: boolean; delivered?: boolean; limit?: number } = {}): Promise<ListedEvent[]> {
+    return list(this.db, options);
   }
 
   /** Sends dead letters again (all, or the given ids): their dead deliveries become pending now. */
-  async retryDead(ids?: string[]): Promise<number> {
-    const now = this.#now();
-    return this.db.transaction(async (db) => {
-      const rows = ids
-        ? await db.all<{ seq: number }>("SELECT seq FROM outbox_events WHERE id IN (SELECT value FROM json_each(?)) AND +state = 'dead'", [
-            JSON.stringify(ids),
-          ]) // by id, not all dead letters
-        : await db.all<{ seq: number }>("SELECT seq FROM outbox_events WHERE state = 'dead'");
-      if (rows.length === 0) return 0;
-      const seqs = JSON.stringify(rows.map((r) => r.seq));
-      await db.run(
-        "UPDATE outbox_deliveries SET state = 'pending', attempts = 0, next_attempt_at = 0 WHERE state = 'dead' AND seq IN (SELECT value FROM json_each(?))",
-        [seqs],
-      );
-      await this.#refreshStates(db, seqs, now);
-      return rows.length;
-    });
+  retryDead(ids?: string[]): Promise<number> {
+    return retryDead(this.#ctx, ids);
   }
 
-  /**
-   * Deletes dead letters (`dead`) and/or delivered punches (`delivered`; the default when neither
-   * is given). Pending punches are never purged.
-   */
-  async purge(options: { dead?: boolean; delivered?: boolean } = {}): Promise<{ dead: number; delivered: number }> {
-    const delivered = options.delivered ?? !options.dead;
-    return this.db.transaction(async (db) => {
-      const out = { dead: 0, delivered: 0 };
-      if (options.dead) out.dead = (await db.run("DELETE FROM outbox_events WHERE state = 'dead'")).changes;
-      if (delivered) out.delivered = (await db.run("DELETE FROM outbox_events WHERE state = 'delivered'")).changes;
-      return out;
-    });
+  /** Deletes dead letters and/or delivered punches (delivered by default); never pending ones. */
+  purge(options: { dead?: boolean; delivered?: boolean } = {}): Promise<{ dead: number; delivered: number }> {
+    return purge(this.db, options);
   }
 
   /** Deletes delivered punches older than `retentionDays` (by delivery time). Returns the count. */
-  async prune(retentionDays: number): Promise<number> {
-    const cutoff = this.#now() - retentionDays * 86_400_000;
-    return this.db.transaction(
-      async (db) =>
-        (await db.run("DELETE FROM outbox_events WHERE state = 'delivered' AND done_at IS NOT NULL AND done_at < ?", [cutoff])).changes,
-    );
+  prune(retentionDays: number): Promise<number> {
+    return prune(this.#ctx, retentionDays);
   }
+
+  // The clock hold (outbox/clock-hold.ts).
 
   /**
    * The clock synchronized: rewrites the local time of this boot's undelivered unsynced punches
@@ -777,271 +167,50 @@ export class Outbox extends TypedEmitter<{ recorded: { id: string; seq: number }
     return this.db.transaction((db) => this.correctWithin(db, new Map([[at.bootId, { wallMs: at.wallNowMs, monoMs: at.monoNowMs }]])));
   }
 
-  /**
-   * Inside the caller's transaction (the time authority changes its state in the same one):
-   * every undelivered unsynced punch of a boot in `anchors` gets the local time
-   * `anchor.wall + (monoAtPunch − anchor.mono)` (and that as its recording time) and is marked
-   * corrected; check-outs that carry such a check-in's inTime get the corrected one. Returns how
-   * many were corrected.
-   */
-  async correctWithin(db: SqliteDatabase, anchors: ReadonlyMap<string, CorrectionAnchor>): Promise<number> {
-    if (anchors.size === 0) return 0;
-    const rows = await db.all<{ seq: number; id: string; tz_offset: number; monotonic_ms: number; boot_id: string }>(
-      `SELECT seq, id, tz_offset, monotonic_ms, boot_id FROM outbox_events
-       WHERE ${HELD} AND state <> 'delivered' AND boot_id IN (SELECT value FROM json_each(?))`,
-      [JSON.stringify([...anchors.keys()])],
-    );
-    if (rows.length === 0) return 0;
-    const fixed = rows.map((r) => {
-      const a = anchors.get(r.boot_id)!;
-      const instant = a.wallMs + (r.monotonic_ms - a.monoMs);
-      return { seq: r.seq, id: r.id, instant, local: formatLocal(instant, r.tz_offset) };
-    });
-    const json = JSON.stringify(fixed);
-    await db.run(
-      `UPDATE outbox_events AS e SET local_time = j.local, created_at = j.instant, clock_corrected = 1
-       FROM (SELECT value ->> 'seq' AS seq, value ->> 'local' AS local, value ->> 'instant' AS instant FROM json_each(?)) AS j
-       WHERE e.seq = j.seq`,
-      [json],
-    );
-    // By the corrected check-ins' ids (the partial index of in_id), never a pass over the backlog.
-    await db.run(
-      `UPDATE outbox_events SET in_time = (SELECT value ->> 'local' FROM json_each(?) WHERE value ->> 'id' = outbox_events.in_id)
-       WHERE in_id IN (SELECT value ->> 'id' FROM json_each(?)) AND state <> 'delivered'`,
-      [json, json],
-    );
-    return rows.length;
+  /** Inside the caller's transaction: corrects the held punches of the boots in `anchors`. Returns how many. */
+  correctWithin(db: SqliteDatabase, anchors: ReadonlyMap<string, CorrectionAnchor>): Promise<number> {
+    return correctWithin(db, anchors);
   }
 
   /** Boots that have unsynced punches still held (to keep their anchors). */
-  async heldBoots(db: SqliteDatabase = this.db): Promise<string[]> {
-    return (await db.all<{ boot_id: string }>(`SELECT DISTINCT boot_id FROM outbox_events WHERE ${HELD} AND state <> 'delivered'`)).map(
-      (r) => r.boot_id,
-    );
+  heldBoots(db: SqliteDatabase = this.db): Promise<string[]> {
+    return heldBoots(db);
   }
 
-  /**
-   * Inside the caller's transaction: a person's (or the configured rule's) decision to send held
-   * punches as they are. They keep `clock_synced = 0` and get `clock_released = 1`. Only punches
-   * of other boots than `exceptBoot` (null: every boot), and only `ids` when given. Returns how many.
-   */
-  async releaseWithin(db: SqliteDatabase, options: { exceptBoot: string | null; ids?: readonly string[] }): Promise<number> {
-    const { changes } = await db.run(
-      `UPDATE outbox_events SET clock_released = 1
-       WHERE ${HELD} AND state <> 'delivered' AND (? IS NULL OR boot_id <> ?) AND (? IS NULL OR id IN (SELECT value FROM json_each(?)))`,
-      [options.exceptBoot, options.exceptBoot, options.ids ? 1 : null, JSON.stringify(options.ids ?? [])],
-    );
-    return changes;
+  /** Inside the caller's transaction: sends held punches as they are, by decision. Returns how many. */
+  releaseWithin(db: SqliteDatabase, options: { exceptBoot: string | null; ids?: readonly string[] }): Promise<number> {
+    return releaseWithin(db, options);
   }
 
-  /**
-   * Check-outs of `items` whose time is before that of the check-in they close (a step of the
-   * clock, a released punch, a mistyped manual time): delivered, they would be a new, impossible
-   * event. Compared as instants, with the check-in's own offset. Read only.
-   */
-  async orderProblems(items: readonly OutboxEvent[]): Promise<Array<{ seq: number; reason: string }>> {
-    const outs = items.filter((i) => i.direction === 'out' && (i.inId || i.inTime));
-    if (outs.length === 0) return [];
-    const ins = new Map(
-      (
-        await this.db.all<{ id: string; local_time: string; tz_offset: number }>(
-          'SELECT id, local_time, tz_offset FROM outbox_events WHERE id IN (SELECT value FROM json_each(?))',
-          [JSON.stringify(outs.map((o) => o.inId).filter(Boolean))],
-        )
-      ).map((r) => [r.id, r]),
-    );
-    const problems: Array<{ seq: number; reason: string }> = [];
-    for (const o of outs) {
-      const row = o.inId ? ins.get(o.inId) : undefined;
-      const inLocal = row?.local_time ?? o.inTime;
-      if (!inLocal) continue;
-      const inAt = parseLocal(inLocal, row?.tz_offset ?? o.tzOffset);
-      if (parseLocal(o.localTime, o.tzOffset) < inAt) {
-        problems.push({
-          seq: o.seq,
-          reason: `check-out at ${o.localTime} is before its check-in at ${inLocal} (a clock step or a mistyped time): not sent; review it, then purge it and record the right punches with "edge-agent punch --at"`,
-        });
-      }
-    }
-    return problems;
+  /** Check-outs of `items` whose time is before that of the check-in they close. Read only. */
+  orderProblems(items: readonly OutboxEvent[]): Promise<Array<{ seq: number; reason: string }>> {
+    return orderProblems(this.db, items);
   }
 
   /** Makes punches dead letters with status CLOCK_ORDER and the reason, for a person's review. */
-  async flagForReview(problems: ReadonlyArray<{ seq: number; reason: string }>): Promise<number> {
-    if (problems.length === 0) return 0;
-    const now = this.#now();
-    return this.db.transaction(async (db) => {
-      // By the items' seqs (the temporary table), never a join driven by the pending backlog.
-      await db.run(
-        "INSERT OR REPLACE INTO temp.outbox_outcomes (seq, dead, status, error, next) SELECT value ->> 'seq', 1, ?, value ->> 'reason', NULL FROM json_each(?)",
-        [CLOCK_ORDER_STATUS, JSON.stringify(problems)],
-      );
-      const { changes } = await db.run(
-        `UPDATE outbox_deliveries SET state = 'dead', last_status = ?, last_error = ${OUTCOME_VALUE('error')}
-         WHERE state = 'pending' AND seq IN (SELECT seq FROM temp.outbox_outcomes)`,
-        [CLOCK_ORDER_STATUS],
-      );
-      await db.run('DELETE FROM temp.outbox_outcomes');
-      await this.#refreshStates(db, JSON.stringify(problems.map((p) => p.seq)), now);
-      return changes;
-    });
+  flagForReview(problems: ReadonlyArray<{ seq: number; reason: string }>): Promise<number> {
+    return flagForReview(this.#ctx, problems);
   }
 
-  /**
-   * Makes the deliveries match the configured sinks: undelivered punches get a row for each sink
-   * added since they were recorded, and lose their pending rows for sinks no longer configured.
-   * The sink set is remembered (`outbox_sinks`): with the same set as last time this reads one
-   * small table and touches no punch, so a start with a million pending costs nothing here. A
-   * process that records with another sink set forgets the remembered one (see `#insert`).
-   */
-  async reconcileSinks(sinks: readonly string[]): Promise<void> {
-    const now = this.#now();
-    const wanted = [...new Set(sinks)].sort();
-    await this.db.transaction(async (db) => {
-      if (sameSinks(await reconciledSinks(db), wanted)) return;
-      const json = JSON.stringify(wanted);
-      const stale = await db.all<{ seq: number }>(
-        "SELECT DISTINCT seq FROM outbox_deliveries WHERE state = 'pending' AND sink NOT IN (SELECT value FROM json_each(?))",
-        [json],
-      );
-      for (const sink of wanted) {
-        await db.run("INSERT OR IGNORE INTO outbox_deliveries (sink, seq) SELECT ?, seq FROM outbox_events WHERE state <> 'delivered'", [
-          sink,
-        ]);
-      }
-      if (stale.length) {
-        await db.run("DELETE FROM outbox_deliveries WHERE state = 'pending' AND sink NOT IN (SELECT value FROM json_each(?))", [json]);
-        await this.#refreshStates(db, JSON.stringify(stale.map((r) => r.seq)), now);
-      }
-      await db.run('DELETE FROM outbox_sinks');
-      await db.run('INSERT INTO outbox_sinks (sink) SELECT value FROM json_each(?)', [json]);
-    });
+  // Delivery: sinks, batches, outcomes (outbox/delivery.ts).
+
+  /** Makes the deliveries match the configured sinks (nothing to do when they did last time). */
+  reconcileSinks(sinks: readonly string[]): Promise<void> {
+    return reconcileSinks(this.#ctx, sinks);
   }
 
-  /**
-   * The next items for `sink`, in recording order, keeping per-employee order: at most one item
-   * per employee per batch (a check-out never travels before its check-in was acknowledged), and
-   * once an employee has a pending item that is not due yet (backing off) or held (its time not
-   * trusted and not corrected or released, whatever its age), none of that employee's later items
-   * are taken. Dead letters do not block.
-   */
-  async nextBatch(sink: string, limit: number, now: number = this.#now(), busyEmployees?: ReadonlySet<string>): Promise<OutboxItem[]> {
-    const chosen: number[] = [];
-    // Employees with an item in flight (a batch not yet answered) take no further item now.
-    const blocked = new Set<string>(busyEmployees);
-    const page = limit * 2 + 8;
-    let after = 0;
-    let scanned = 0;
-    // Scan narrow rows in recording order; SQLite itself skips the employees already blocked, so
-    // a long run of one employee's punches costs a C loop, not JavaScript objects. The walk goes
-    // through the index of open deliveries (INDEXED BY): planned without statistics, SQLite took
-    // the primary key from the first seq and stepped over every settled delivery on every batch.
-    while (chosen.length < limit && scanned < MAX_SCAN_ROWS) {
-      const rows = await this.db.all<{ seq: number; code: string; next: number; cs: number; cc: number; cr: number }>(
-        `SELECT d.seq, e.employee_code AS code, d.next_attempt_at AS next, e.clock_synced AS cs, e.clock_corrected AS cc, e.clock_released AS cr
-         FROM outbox_deliveries d INDEXED BY outbox_deliveries_open JOIN outbox_events e ON e.seq = d.seq
-         WHERE d.sink = ? AND d.state = 'pending' AND d.seq > ? AND e.employee_code NOT IN (SELECT value FROM json_each(?))
-         ORDER BY d.seq LIMIT ?`,
-        [sink, after, JSON.stringify([...blocked]), page],
-      );
-      for (const r of rows) {
-        if (blocked.has(r.code)) continue;
-        // One item per employee per batch (the next waits until this one is acknowledged); an
-        // item backing off or held for the clock blocks its employee's later items.
-        blocked.add(r.code);
-        const held = r.cs === 0 && r.cc === 0 && r.cr === 0;
-        if (held || r.next > now) continue;
-        chosen.push(r.seq);
-        if (chosen.length >= limit) break;
-      }
-      scanned += rows.length;
-      if (rows.length < page) break;
-      after = rows[rows.length - 1]!.seq;
-    }
-    if (chosen.length === 0) return [];
-    const rows = await this.db.all<EventRow & { attempts: number }>(
-      `SELECT ${EVENT_COLUMNS}, d.attempts FROM outbox_deliveries d JOIN outbox_events e ON e.seq = d.seq
-       WHERE d.sink = ? AND d.seq IN (SELECT value FROM json_each(?)) ORDER BY d.seq`,
-      [sink, JSON.stringify(chosen)],
-    );
-    return rows.map((r) => ({ ...toEvent(r), attempts: r.attempts }));
+  /** The next items for `sink`, in recording order, at most one per employee, none past a blocked one. */
+  nextBatch(sink: string, limit: number, now: number = this.#ctx.now(), busyEmployees?: ReadonlySet<string>): Promise<OutboxItem[]> {
+    return nextBatch(this.db, sink, limit, now, busyEmployees);
   }
 
-  /**
-   * Applies one sink's outcomes for a batch in one transaction. Every statement finds its rows by
-   * the batch's seqs (primary key lookups), never by scanning the pending backlog: the per-item
-   * statuses of dead letters and retries go through the temporary table `outbox_outcomes`.
-   * The commit does not wait for the disk (the punches themselves did): after a power cut the
-   * batch may be sent again, which the upstreams deduplicate, as after SIGKILL.
-   */
-  async applyResults(sink: string, results: ItemResult[], now: number = this.#now()): Promise<void> {
-    if (results.length === 0) return;
-    const delivered: number[] = [];
-    const dead: number[] = [];
-    const outcomes: Array<[number, number, string | null, string, number | null]> = [];
-    for (const r of results) {
-      if (r.outcome === 'delivered') delivered.push(r.seq);
-      else if (r.outcome === 'dead') {
-        dead.push(r.seq);
-        outcomes.push([r.seq, 1, r.status, r.error, null]);
-      } else outcomes.push([r.seq, 0, r.status ?? null, r.error, r.nextAttemptAt]);
-    }
-    await this.db.transaction(
-      async (db) => {
-        if (delivered.length) {
-          await db.run(
-            `UPDATE outbox_deliveries SET state = 'delivered', attempts = attempts + 1, delivered_at = ?, last_status = 'SUCCESS', last_error = NULL WHERE sink = ? AND state = 'pending' AND seq IN (${SEQS})`,
-            [now, sink, JSON.stringify(delivered)],
-          );
-        }
-        if (outcomes.length) {
-          await db.run(
-            'INSERT OR REPLACE INTO temp.outbox_outcomes (seq, dead, status, error, next) SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4 FROM json_each(?)',
-            [JSON.stringify(outcomes)],
-          );
-          if (dead.length) {
-            await db.run(
-              `UPDATE outbox_deliveries SET state = 'dead', attempts = attempts + 1, last_status = ${OUTCOME_VALUE('status')}, last_error = ${OUTCOME_VALUE('error')}
-             WHERE sink = ? AND state = 'pending' AND seq IN (SELECT seq FROM temp.outbox_outcomes WHERE dead = 1)`,
-              [sink],
-            );
-          }
-          if (outcomes.length > dead.length) {
-            await db.run(
-              `UPDATE outbox_deliveries SET attempts = attempts + 1, next_attempt_at = ${OUTCOME_VALUE('next')}, last_status = ${OUTCOME_VALUE('status')}, last_error = ${OUTCOME_VALUE('error')}
-             WHERE sink = ? AND state = 'pending' AND seq IN (SELECT seq FROM temp.outbox_outcomes WHERE dead = 0)`,
-              [sink],
-            );
-          }
-          await db.run('DELETE FROM temp.outbox_outcomes');
-        }
-        if (this.sinks.length === 1 && this.sinks[0] === sink) {
-          // One sink: the punch's state is this delivery's state; no need to look at other sinks.
-          if (delivered.length)
-            await db.run(`UPDATE outbox_events SET state = 'delivered', done_at = ? WHERE state = 'pending' AND seq IN (${SEQS})`, [
-              now,
-              JSON.stringify(delivered),
-            ]);
-          if (dead.length)
-            await db.run(`UPDATE outbox_events SET state = 'dead' WHERE state = 'pending' AND seq IN (${SEQS})`, [JSON.stringify(dead)]);
-        } else if (delivered.length || dead.length) {
-          await this.#refreshStates(db, JSON.stringify([...delivered, ...dead]), now);
-        }
-      },
-      { durable: false },
-    ); // lost on a power cut, the batch is sent again and the upstream deduplicates
+  /** Applies one sink's outcomes for a batch in one transaction. */
+  applyResults(sink: string, results: ItemResult[], now: number = this.#ctx.now()): Promise<void> {
+    return applyResults(this.#ctx, sink, results, now);
   }
 
   /** Records a whole-request failure against a batch without counting it as an item outcome. */
-  async noteFailure(sink: string, seqs: number[], error: string): Promise<void> {
-    if (seqs.length === 0) return;
-    await this.db.transaction(
-      (db) =>
-        db.run(
-          `UPDATE outbox_deliveries SET attempts = attempts + 1, last_error = ? WHERE sink = ? AND state = 'pending' AND seq IN (${SEQS})`,
-          [error, sink, JSON.stringify(seqs)],
-        ),
-      { durable: false },
-    );
+  noteFailure(sink: string, seqs: number[], error: string): Promise<void> {
+    return noteFailure(this.db, sink, seqs, error);
   }
 }

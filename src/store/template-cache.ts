@@ -11,31 +11,49 @@
  * Each person also has a site-sync version (person_versions, migration 2) that only grows and
  * outlives a deletion: `replacePerson` and `deletePerson` change the templates only together with
  * a higher version, in one transaction, so a stale or replayed site record changes nothing.
+ *
+ * This class writes (users, templates, person versions, with their events) and is the facade
+ * every caller imports; the rest is one module per concern in `template-cache/`: `envelope.ts`
+ * (the key check, rows decrypted, the key tried for doctor), `queries.ts` (reads, counts, the
+ * integrity report) and `changes.ts` (the change log an index snapshot catches up from).
  */
 import { randomUUID } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import { checkEmployeeCode as checkCode, EMPLOYEE_CODE_RULE } from '../api/employee-code.js';
 import { AgentError } from '../core/errors.js';
 import { TypedEmitter } from '../core/events.js';
-import { SqliteDatabase } from '../core/sqlite.js';
-import { agentDatabasePath } from './agent-db.js';
-import { checkTemplateKey, openTemplate, sealTemplate } from './template-crypto.js';
+import { TEMPLATE_MODALITIES, type TemplateModality } from '../core/modality.js';
+import type { SqliteDatabase } from '../core/sqlite.js';
+import { changeState, changesSince, pruneChanges } from './template-cache/changes.js';
+import { checkOrSealKey, verifyKey } from './template-cache/envelope.js';
 import {
-  FORMAT_MODALITY,
-  MODALITIES,
-  TEMPLATE_MIGRATIONS,
-  type Modality,
-  type PersonVersion,
-  type PersonVersionRow,
-  type TemplateFormat,
-  type TemplateRow,
-  type UserRow,
-} from './template-schema.js';
+  countsByModality,
+  getTemplate,
+  getUser,
+  integrityCheck,
+  listTemplateMeta,
+  listTemplates,
+  listUsers,
+  maxVersion,
+} from './template-cache/queries.js';
+import type {
+  ChangeState,
+  IntegrityReport,
+  KeyVerdict,
+  NewPersonVersion,
+  NewTemplate,
+  StoredTemplate,
+  TemplateCacheEvents,
+  TemplateCacheOptions,
+  TemplateChange,
+  TemplateMeta,
+  TemplateUser,
+} from './template-cache/types.js';
+import { checkTemplateKey, sealTemplate } from './template-crypto.js';
+import { FORMAT_MODALITY, type PersonVersion, type PersonVersionRow, TEMPLATE_MIGRATIONS } from './template-schema.js';
 
-export type { Modality, PersonVersion, TemplateFormat } from './template-schema.js';
-
-/** A version to record: `updatedAt` defaults to now. */
-export type NewPersonVersion = Omit<PersonVersion, 'deleted' | 'updatedAt'> & { updatedAt?: string };
+export { verifyTemplateKey } from './template-cache/envelope.js';
+export type * from './template-cache/types.js';
+export type { PersonVersion, TemplateFormat } from './template-schema.js';
 
 function toPersonVersion(r: PersonVersionRow): PersonVersion {
   return {
@@ -53,103 +71,8 @@ function supersedes(next: NewPersonVersion, held: PersonVersionRow | undefined):
   return !held || next.version > held.version || (next.version === held.version && held.digest === null);
 }
 
-const KEY_CHECK_PLAINTEXT = Buffer.from('edge-agent template key check v1', 'utf8');
-const KEY_CHECK_ID = '#key-check';
-const PAGE = 500;
-
-export interface TemplateMeta {
-  id: string;
-  employeeCode: string;
-  modality: Modality;
-  /** Finger position (e.g. "right-index" or an ISO position number), eye ("left", "right"), or a badge's label ("badge", "card-2"). */
-  position: string;
-  format: TemplateFormat;
-  sensorModel: string | null;
-  quality: number | null;
-  createdAt: string;
-  sourceTerminal: string | null;
-  /** Sync version from the site (0 = created locally). */
-  version: number;
-}
-
-export interface StoredTemplate extends TemplateMeta {
-  data: Uint8Array;
-}
-
-export interface NewTemplate {
-  id?: string;
-  employeeCode: string;
-  modality: Modality;
-  position: string;
-  format: TemplateFormat;
-  data: Uint8Array;
-  sensorModel?: string | null;
-  quality?: number | null;
-  createdAt?: string;
-  sourceTerminal?: string | null;
-  version?: number;
-}
-
-export interface TemplateUser {
-  employeeCode: string;
-  firstName: string | null;
-  lastName: string | null;
-  displayName: string | null;
-  updatedAt: string;
-}
-
-export interface TemplateCacheEvents extends Record<string, unknown> {
-  /** A template was stored (new or replaced); carries the bytes for the index, never log them. */
-  added: StoredTemplate;
-  removed: { id: string; employeeCode: string; modality: Modality };
-}
-
-export interface IntegrityReport {
-  ok: boolean;
-  /** `PRAGMA integrity_check` lines ('ok' when sound). */
-  sqlite: string[];
-  users: number;
-  templates: number;
-  byModality: Record<Modality, number>;
-  /** Templates whose blob does not decrypt (tampered, truncated, or moved to another row). */
-  undecryptable: Array<{ id: string; employeeCode: string }>;
-}
-
-/** See `TemplateCache.changeState`. */
-export interface ChangeState {
-  instance: string;
-  generation: number;
-  prunedThrough: number;
-}
-
-export type TemplateChange = { op: 'put'; template: StoredTemplate } | { op: 'del'; id: string };
-
-export interface TemplateCacheOptions {
-  key: Buffer | null | undefined;
-  now?: () => Date;
-}
-
-function toMeta(r: TemplateRow): TemplateMeta {
-  return {
-    id: r.id,
-    employeeCode: r.employee_code,
-    modality: r.modality,
-    position: r.position,
-    format: r.format,
-    sensorModel: r.sensor_model,
-    quality: r.quality,
-    createdAt: r.created_at,
-    sourceTerminal: r.source_terminal,
-    version: r.version,
-  };
-}
-
 function invalid(message: string, context: Record<string, unknown>, hint?: string): AgentError {
   return new AgentError('STORE_TEMPLATE_INVALID', message, context, hint ? { hint } : {});
-}
-
-function emptyCounts(): Record<Modality, number> {
-  return { finger: 0, iris: 0, embedding: 0, badge: 0 };
 }
 
 export class TemplateCache extends TypedEmitter<TemplateCacheEvents> {
@@ -169,31 +92,8 @@ export class TemplateCache extends TypedEmitter<TemplateCacheEvents> {
     const key = checkTemplateKey(options.key);
     await db.migrate('templates', TEMPLATE_MIGRATIONS);
     const cache = new TemplateCache(db, key, options.now ?? (() => new Date()));
-    await cache.#checkOrSealKey();
+    await checkOrSealKey(db, key, cache.#now);
     return cache;
-  }
-
-  async #checkOrSealKey(): Promise<void> {
-    const row = await this.#db.get<{ nonce: Buffer; blob: Buffer }>('SELECT nonce, blob FROM template_key_check WHERE id = 1');
-    if (row) {
-      const plain = openTemplate(this.#key, KEY_CHECK_ID, '', row.nonce, row.blob);
-      if (!plain || !KEY_CHECK_PLAINTEXT.equals(Buffer.from(plain))) throw wrongKey(this.#db.path);
-      return;
-    }
-    await this.#db.transaction(async (db) => {
-      const n = await db.get<{ n: number }>('SELECT COUNT(*) AS n FROM templates');
-      // Templates without a key check would come from a damaged or foreign file: try one.
-      if (n && n.n > 0) {
-        const r = await db.get<TemplateRow>('SELECT * FROM templates LIMIT 1');
-        if (r && !openTemplate(this.#key, r.id, r.employee_code, r.nonce, r.blob)) throw wrongKey(this.#db.path);
-      }
-      const sealed = sealTemplate(this.#key, KEY_CHECK_ID, '', KEY_CHECK_PLAINTEXT);
-      await db.run('INSERT INTO template_key_check (id, nonce, blob, created_at) VALUES (1, ?, ?, ?)', [
-        sealed.nonce,
-        sealed.blob,
-        this.#now().toISOString(),
-      ]);
-    });
   }
 
   /** Creates or updates a user (name fields optional; null clears, undefined keeps). */
@@ -225,31 +125,6 @@ export class TemplateCache extends TypedEmitter<TemplateCacheEvents> {
       );
     });
   }
-
-  async getUser(employeeCode: string): Promise<TemplateUser | null> {
-    const r = await this.#db.get<UserRow>('SELECT * FROM template_users WHERE employee_code = ?', [employeeCode]);
-    return r
-      ? {
-          employeeCode: r.employee_code,
-          firstName: r.first_name,
-          lastName: r.last_name,
-          displayName: r.display_name,
-          updatedAt: r.updated_at,
-        }
-      : null;
-  }
-
-  async listUsers(): Promise<TemplateUser[]> {
-    const rows = await this.#db.all<UserRow>('SELECT * FROM template_users ORDER BY employee_code');
-    return rows.map((r) => ({
-      employeeCode: r.employee_code,
-      firstName: r.first_name,
-      lastName: r.last_name,
-      displayName: r.display_name,
-      updatedAt: r.updated_at,
-    }));
-  }
-
   /** Stores a template (replacing one with the same id), creating its user if needed. */
   async addTemplate(t: NewTemplate): Promise<TemplateMeta> {
     return (await this.addTemplates([t]))[0]!;
@@ -268,14 +143,14 @@ export class TemplateCache extends TypedEmitter<TemplateCacheEvents> {
     db: SqliteDatabase,
     metas: TemplateMeta[],
     list: NewTemplate[],
-  ): Promise<Array<{ employee_code: string; modality: Modality } | undefined>> {
+  ): Promise<Array<{ employee_code: string; modality: TemplateModality } | undefined>> {
     const sealed = metas.map((m, i) => sealTemplate(this.#key, m.id, m.employeeCode, list[i]!.data));
-    const old: Array<{ employee_code: string; modality: Modality } | undefined> = [];
+    const old: Array<{ employee_code: string; modality: TemplateModality } | undefined> = [];
     const now = this.#now().toISOString();
     for (let i = 0; i < metas.length; i++) {
       const meta = metas[i]!;
       old.push(
-        await db.get<{ employee_code: string; modality: Modality }>('SELECT employee_code, modality FROM templates WHERE id = ?', [
+        await db.get<{ employee_code: string; modality: TemplateModality }>('SELECT employee_code, modality FROM templates WHERE id = ?', [
           meta.id,
         ]),
       );
@@ -308,7 +183,11 @@ export class TemplateCache extends TypedEmitter<TemplateCacheEvents> {
     return old;
   }
 
-  #emitAdded(metas: TemplateMeta[], list: NewTemplate[], replaced: Array<{ employee_code: string; modality: Modality } | undefined>): void {
+  #emitAdded(
+    metas: TemplateMeta[],
+    list: NewTemplate[],
+    replaced: Array<{ employee_code: string; modality: TemplateModality } | undefined>,
+  ): void {
     for (let i = 0; i < metas.length; i++) {
       const meta = metas[i]!;
       const was = replaced[i];
@@ -365,7 +244,7 @@ export class TemplateCache extends TypedEmitter<TemplateCacheEvents> {
     const metas = templates.map((t) => this.#validate({ ...t, employeeCode, version: v.version }));
     const outcome = await this.#db.transaction(async (db) => {
       if (!supersedes(v, await this.#heldVersion(db, employeeCode))) return null;
-      const gone = await db.all<{ id: string; modality: Modality }>('SELECT id, modality FROM templates WHERE employee_code = ?', [
+      const gone = await db.all<{ id: string; modality: TemplateModality }>('SELECT id, modality FROM templates WHERE employee_code = ?', [
         employeeCode,
       ]);
       await db.run('DELETE FROM templates WHERE employee_code = ?', [employeeCode]);
@@ -388,7 +267,7 @@ export class TemplateCache extends TypedEmitter<TemplateCacheEvents> {
     const employeeCode = this.#checkVersion(v);
     const gone = await this.#db.transaction(async (db) => {
       if (!supersedes(v, await this.#heldVersion(db, employeeCode))) return null;
-      const rows = await db.all<{ id: string; modality: Modality }>('SELECT id, modality FROM templates WHERE employee_code = ?', [
+      const rows = await db.all<{ id: string; modality: TemplateModality }>('SELECT id, modality FROM templates WHERE employee_code = ?', [
         employeeCode,
       ]);
       await db.run('DELETE FROM templates WHERE employee_code = ?', [employeeCode]);
@@ -403,9 +282,9 @@ export class TemplateCache extends TypedEmitter<TemplateCacheEvents> {
 
   #validate(t: NewTemplate): TemplateMeta {
     const employeeCode = checkEmployeeCode(t.employeeCode);
-    if (!(MODALITIES as readonly string[]).includes(t.modality))
-      throw invalid(`unknown modality "${t.modality}"`, { modality: t.modality }, `use one of ${MODALITIES.join(', ')}`);
-    const formatModality = (FORMAT_MODALITY as Record<string, Modality>)[t.format];
+    if (!(TEMPLATE_MODALITIES as readonly string[]).includes(t.modality))
+      throw invalid(`unknown modality "${t.modality}"`, { modality: t.modality }, `use one of ${TEMPLATE_MODALITIES.join(', ')}`);
+    const formatModality = (FORMAT_MODALITY as Record<string, TemplateModality>)[t.format];
     if (!formatModality)
       throw invalid(`unknown template format "${t.format}"`, { format: t.format }, `use one of ${Object.keys(FORMAT_MODALITY).join(', ')}`);
     if (formatModality !== t.modality)
@@ -436,9 +315,10 @@ export class TemplateCache extends TypedEmitter<TemplateCacheEvents> {
 
   async removeTemplate(id: string): Promise<boolean> {
     const row = await this.#db.transaction(async (db) => {
-      const r = await db.get<{ employee_code: string; modality: Modality }>('SELECT employee_code, modality FROM templates WHERE id = ?', [
-        id,
-      ]);
+      const r = await db.get<{ employee_code: string; modality: TemplateModality }>(
+        'SELECT employee_code, modality FROM templates WHERE id = ?',
+        [id],
+      );
       if (r) await db.run('DELETE FROM templates WHERE id = ?', [id]);
       return r;
     });
@@ -450,7 +330,7 @@ export class TemplateCache extends TypedEmitter<TemplateCacheEvents> {
   /** Deletes a user and every template of theirs; resolves to the number of templates deleted. */
   async deleteUser(employeeCode: string): Promise<number> {
     const gone = await this.#db.transaction(async (db) => {
-      const rows = await db.all<{ id: string; modality: Modality }>('SELECT id, modality FROM templates WHERE employee_code = ?', [
+      const rows = await db.all<{ id: string; modality: TemplateModality }>('SELECT id, modality FROM templates WHERE employee_code = ?', [
         employeeCode,
       ]);
       await db.run('DELETE FROM templates WHERE employee_code = ?', [employeeCode]);
@@ -461,210 +341,67 @@ export class TemplateCache extends TypedEmitter<TemplateCacheEvents> {
     return gone.length;
   }
 
-  #decrypt(r: TemplateRow): StoredTemplate {
-    const data = openTemplate(this.#key, r.id, r.employee_code, r.nonce, r.blob);
-    if (!data) {
-      throw new AgentError(
-        'STORE_TEMPLATE_CORRUPT',
-        `template ${r.id} of ${r.employee_code} does not decrypt: it was altered or moved to another row`,
-        { id: r.id, employeeCode: r.employee_code },
-        {
-          hint: 'run "edge-agent doctor"; delete the template and enrol or sync it again',
-        },
-      );
-    }
-    return { ...toMeta(r), data };
+  // Reads (template-cache/queries.ts).
+
+  getUser(employeeCode: string): Promise<TemplateUser | null> {
+    return getUser(this.#db, employeeCode);
   }
 
-  async getTemplate(id: string): Promise<StoredTemplate | null> {
-    const r = await this.#db.get<TemplateRow>('SELECT * FROM templates WHERE id = ?', [id]);
-    return r ? this.#decrypt(r) : null;
+  listUsers(): Promise<TemplateUser[]> {
+    return listUsers(this.#db);
+  }
+
+  getTemplate(id: string): Promise<StoredTemplate | null> {
+    return getTemplate(this.#db, this.#key, id);
   }
 
   /** Template metadata only (nothing decrypted). */
-  async listTemplateMeta(filter: { modality?: Modality; employeeCode?: string } = {}): Promise<TemplateMeta[]> {
-    const rows = await this.#db.all<TemplateRow>(
-      'SELECT id, employee_code, modality, position, format, sensor_model, quality, created_at, source_terminal, version FROM templates WHERE (? IS NULL OR modality = ?) AND (? IS NULL OR employee_code = ?) ORDER BY employee_code, id',
-      [filter.modality ?? null, filter.modality ?? null, filter.employeeCode ?? null, filter.employeeCode ?? null],
-    );
-    return rows.map(toMeta);
+  listTemplateMeta(filter: { modality?: TemplateModality; employeeCode?: string } = {}): Promise<TemplateMeta[]> {
+    return listTemplateMeta(this.#db, filter);
   }
 
-  /**
-   * Every template (of one modality or employee), decrypted, a page of rows at a time: building an
-   * index never holds the whole table in memory twice. A template that does not decrypt throws
-   * `STORE_TEMPLATE_CORRUPT` unless `onCorrupt` takes it (then it is skipped).
-   */
-  async *listTemplates(
-    filter: { modality?: Modality; employeeCode?: string; onCorrupt?: (err: AgentError) => void } = {},
+  /** Every template (of one modality or employee), decrypted, a page of rows at a time; see `onCorrupt` in queries.ts. */
+  listTemplates(
+    filter: { modality?: TemplateModality; employeeCode?: string; onCorrupt?: (err: AgentError) => void } = {},
   ): AsyncGenerator<StoredTemplate> {
-    let after = -1;
-    // One statement per filter, so SQLite walks the modality (or employee) index, not every row.
-    const where = [
-      filter.modality !== undefined ? 'modality = ?' : null,
-      filter.employeeCode !== undefined ? 'employee_code = ?' : null,
-    ].filter(Boolean);
-    const sql = `SELECT rowid AS rid, * FROM templates WHERE ${[...where, 'rowid > ?'].join(' AND ')} ORDER BY rowid LIMIT ?`;
-    const params = [filter.modality, filter.employeeCode].filter((v): v is string => v !== undefined);
-    for (;;) {
-      const rows = await this.#db.all<TemplateRow & { rid: number }>(sql, [...params, after, PAGE]);
-      for (const r of rows) {
-        try {
-          yield this.#decrypt(r);
-        } catch (err) {
-          if (!(err instanceof AgentError) || !filter.onCorrupt) throw err;
-          filter.onCorrupt(err);
-        }
-      }
-      if (rows.length < PAGE) return;
-      after = rows[rows.length - 1]!.rid;
-    }
+    return listTemplates(this.#db, this.#key, filter);
   }
 
-  /**
-   * Where the cache stands for an index snapshot: its `instance` (random per database), the number
-   * of the last change (`generation`), and up to which change the log was pruned.
-   */
-  async changeState(): Promise<ChangeState> {
-    const meta = await this.#db.all<{ key: string; value: string }>('SELECT key, value FROM template_meta');
-    const seq = await this.#db.get<{ seq: number }>("SELECT seq FROM sqlite_sequence WHERE name = 'template_changes'");
-    const value = (k: string) => meta.find((m) => m.key === k)?.value ?? '';
-    return { instance: value('instance'), generation: seq?.seq ?? 0, prunedThrough: Number(value('pruned_through')) || 0 };
-  }
-
-  /**
-   * What changed after change `after`, one entry per template (its latest change): `put` with the
-   * template decrypted, or `del`; and `through`, the last change read. Applying them to an index
-   * that holds the cache as of `after` (or later: they are idempotent) gives the cache as of
-   * `through`. A template that does not decrypt goes to `onCorrupt` (and is skipped) when given.
-   */
-  async changesSince(after: number, onCorrupt?: (err: AgentError) => void): Promise<{ through: number; changes: TemplateChange[] }> {
-    const rows = await this.#db.all<{ seq: number; id: string; op: 'put' | 'del' }>(
-      'SELECT seq, id, op FROM template_changes WHERE seq > ? ORDER BY seq',
-      [after],
-    );
-    const latest = new Map<string, 'put' | 'del'>();
-    let through = after;
-    for (const r of rows) {
-      latest.set(r.id, r.op);
-      through = r.seq;
-    }
-    const changes: TemplateChange[] = [];
-    const puts = [...latest].filter(([, op]) => op === 'put').map(([id]) => id);
-    const found = new Map<string, TemplateRow>();
-    for (let i = 0; i < puts.length; i += PAGE) {
-      for (const r of await this.#db.all<TemplateRow>('SELECT * FROM templates WHERE id IN (SELECT value FROM json_each(?))', [
-        JSON.stringify(puts.slice(i, i + PAGE)),
-      ]))
-        found.set(r.id, r);
-    }
-    for (const [id, op] of latest) {
-      const row = op === 'put' ? found.get(id) : undefined;
-      if (!row) {
-        changes.push({ op: 'del', id });
-        continue;
-      }
-      try {
-        changes.push({ op: 'put', template: this.#decrypt(row) });
-      } catch (err) {
-        if (!(err instanceof AgentError) || !onCorrupt) throw err;
-        onCorrupt(err);
-        changes.push({ op: 'del', id });
-      }
-    }
-    return { through, changes };
-  }
-
-  /** Deletes the change log up to change `through` (an index snapshot holds it now). */
-  async pruneChanges(through: number): Promise<void> {
-    await this.#db.transaction(async (db) => {
-      await db.run('DELETE FROM template_changes WHERE seq <= ?', [through]);
-      await db.run("UPDATE template_meta SET value = CAST(MAX(CAST(value AS INTEGER), ?) AS TEXT) WHERE key = 'pruned_through'", [through]);
-    });
-  }
-
-  async countsByModality(): Promise<Record<Modality, number>> {
-    const out = emptyCounts();
-    for (const r of await this.#db.all<{ modality: Modality; n: number }>(
-      'SELECT modality, COUNT(*) AS n FROM templates GROUP BY modality',
-    ))
-      out[r.modality] = r.n;
-    return out;
+  countsByModality(): Promise<Record<TemplateModality, number>> {
+    return countsByModality(this.#db);
   }
 
   /** Highest sync version stored (for incremental site sync). */
-  async maxVersion(): Promise<number> {
-    const r = await this.#db.get<{ v: number | null }>('SELECT MAX(version) AS v FROM templates');
-    return r?.v ?? 0;
+  maxVersion(): Promise<number> {
+    return maxVersion(this.#db);
   }
 
   /** SQLite's own check, then every blob decrypted with this key, and the counts. */
-  async integrityCheck(): Promise<IntegrityReport> {
-    const sqlite = await this.#db.integrityCheck();
-    const undecryptable: IntegrityReport['undecryptable'] = [];
-    let templates = 0;
-    let after = -1;
-    for (;;) {
-      const rows = await this.#db.all<TemplateRow & { rid: number }>(
-        'SELECT rowid AS rid, id, employee_code, nonce, blob FROM templates WHERE rowid > ? ORDER BY rowid LIMIT ?',
-        [after, PAGE],
-      );
-      for (const r of rows) {
-        templates++;
-        if (!openTemplate(this.#key, r.id, r.employee_code, r.nonce, r.blob))
-          undecryptable.push({ id: r.id, employeeCode: r.employee_code });
-      }
-      if (rows.length < PAGE) break;
-      after = rows[rows.length - 1]!.rid;
-    }
-    const users = (await this.#db.get<{ n: number }>('SELECT COUNT(*) AS n FROM template_users'))?.n ?? 0;
-    const byModality = await this.countsByModality();
-    return {
-      ok: sqlite.length === 1 && sqlite[0] === 'ok' && undecryptable.length === 0,
-      sqlite,
-      users,
-      templates,
-      byModality,
-      undecryptable,
-    };
+  integrityCheck(): Promise<IntegrityReport> {
+    return integrityCheck(this.#db, this.#key);
   }
 
   /** For doctor: the key-check row and up to `sample` templates decrypt with this key. */
   verifyKey(sample = 20): Promise<KeyVerdict> {
-    return tryKey(this.#db, this.#key, sample);
+    return verifyKey(this.#db, this.#key, sample);
   }
-}
 
-export interface KeyVerdict {
-  ok: boolean;
-  checked: number;
-  detail?: string;
-}
+  // The change log (template-cache/changes.ts).
 
-async function tryKey(db: SqliteDatabase, key: Buffer, sample: number): Promise<KeyVerdict> {
-  const row = await db.get<{ nonce: Buffer; blob: Buffer }>('SELECT nonce, blob FROM template_key_check WHERE id = 1');
-  if (row && !openTemplate(key, KEY_CHECK_ID, '', row.nonce, row.blob))
-    return { ok: false, checked: 0, detail: 'the key does not open the key-check row of the template cache' };
-  const rows = await db.all<TemplateRow>('SELECT id, employee_code, nonce, blob FROM templates ORDER BY rowid LIMIT ?', [sample]);
-  const bad = rows.filter((r) => !openTemplate(key, r.id, r.employee_code, r.nonce, r.blob)).length;
-  if (bad > 0)
-    return {
-      ok: false,
-      checked: rows.length,
-      detail: `${bad} of ${rows.length} templates tried do not decrypt (run the template integrity check)`,
-    };
-  return { ok: true, checked: rows.length };
-}
+  /** Where the cache stands for an index snapshot: its instance, its last change, how far the log was pruned. */
+  changeState(): Promise<ChangeState> {
+    return changeState(this.#db);
+  }
 
-function wrongKey(path: string): AgentError {
-  return new AgentError(
-    'STORE_TEMPLATE_KEY_WRONG',
-    `the template key does not match the one the template cache in ${path} was created with`,
-    { path },
-    {
-      hint: 'restore the templateKey the templates were stored with (secrets file or systemd credential "template-key"); or, to start over, delete the templates and sync them again from the site',
-    },
-  );
+  /** What changed after change `after`, one entry per template (its latest change), and the last change read. */
+  changesSince(after: number, onCorrupt?: (err: AgentError) => void): Promise<{ through: number; changes: TemplateChange[] }> {
+    return changesSince(this.#db, this.#key, after, onCorrupt);
+  }
+
+  /** Deletes the change log up to change `through` (an index snapshot holds it now). */
+  pruneChanges(through: number): Promise<void> {
+    return pruneChanges(this.#db, through);
+  }
 }
 
 /** The code in NFC by the shared rule (src/api/employee-code.ts), or STORE_TEMPLATE_INVALID. */
@@ -672,22 +409,4 @@ function checkEmployeeCode(code: string): string {
   const r = checkCode(code);
   if (!r.ok) throw invalid(r.problem, {}, `an employee code is ${EMPLOYEE_CODE_RULE}`);
   return r.code;
-}
-
-/**
- * Doctor's key check (`TemplateKeyVerifier`): opens `<dataDir>/agent.db` without migrating it and
- * tries the key on the key-check row and a sample of templates.
- */
-export async function verifyTemplateKey(dataDir: string, key: Buffer): Promise<KeyVerdict> {
-  checkTemplateKey(key);
-  const path = agentDatabasePath(dataDir);
-  if (!existsSync(path)) return { ok: true, checked: 0 };
-  const db = await SqliteDatabase.open(path, { readonly: true });
-  try {
-    const has = await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'template_key_check'");
-    if (!has?.n) return { ok: true, checked: 0 };
-    return await tryKey(db, key, 20);
-  } finally {
-    await db.close();
-  }
 }

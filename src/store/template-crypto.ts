@@ -3,6 +3,9 @@
  * random 96-bit nonce per blob, and as additional data the template id and the employee code, so
  * a blob copied onto another row (another person) fails to decrypt instead of matching someone
  * else. Stored blob = ciphertext ‖ 16-byte tag; the nonce sits in its own column.
+ *
+ * Tested in test/unit/store/template-cache/envelope.test.ts (no template bytes in clear in the
+ * files, a wrong key refused, a tampered blob or one moved to another row detected).
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { AgentError } from '../core/errors.js';

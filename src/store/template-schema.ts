@@ -9,10 +9,8 @@
  * database: a snapshot of another database never fits) and `pruned_through` (log entries up to
  * there were deleted: an older snapshot cannot catch up).
  */
+import type { TemplateModality } from '../core/modality.js';
 import type { Migration } from '../core/sqlite.js';
-
-export const MODALITIES = ['finger', 'iris', 'embedding', 'badge'] as const;
-export type Modality = (typeof MODALITIES)[number];
 
 /**
  * Template formats and their modality: ISO/IEC 19794-2 and ANSI INCITS 378 minutiae records, the
@@ -28,7 +26,7 @@ export const FORMAT_MODALITY = {
   'iris-code-v1': 'iris',
   'embedding-f32': 'embedding',
   'badge-hmac-sha256': 'badge',
-} as const satisfies Record<string, Modality>;
+} as const satisfies Record<string, TemplateModality>;
 export type TemplateFormat = keyof typeof FORMAT_MODALITY;
 
 export const TEMPLATE_MIGRATIONS: Migration[] = [
@@ -166,7 +164,7 @@ export interface PersonVersionRow {
 export interface TemplateRow {
   id: string;
   employee_code: string;
-  modality: Modality;
+  modality: TemplateModality;
   position: string;
   format: TemplateFormat;
   sensor_model: string | null;

@@ -8,6 +8,9 @@
  * - smudged: a wet finger or one that slid: ridges and valleys run together (blur);
  * - partial: the finger half off the sensor: only a corner window of 55 % × 55 % shows print;
  * - dry: a dry, cracked finger: ridges broken by light patches covering about a third of the print.
+ *
+ * Tested in test/unit/biometrics/extract/finger-quality.test.ts (a smudged, partial or dry capture
+ * scores lower than the print; a faint one is enhanced, kept and matched).
  */
 import { boxBlur } from '../biometrics/image/filters.js';
 import type { GrayImage } from '../biometrics/image/gray-image.js';

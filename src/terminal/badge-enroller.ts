@@ -11,6 +11,9 @@
  *  4. it is published to the site with the person's record (site sync), so every terminal of the
  *     site knows the badge. It is not uploaded: the attendance service's biometric items are
  *     face, finger and iris.
+ *
+ * Tested in test/integration/agent-badge-e2e.test.ts (a badge enrolled through the running agent
+ * and in-process, punched once, a second read adding nothing, an unknown badge refused).
  */
 import type { BadgeRead, Scanner } from '../../drivers/scanner.js';
 import { AgentError, toAgentError } from '../core/errors.js';
@@ -24,7 +27,7 @@ const log = logger('agent:enroll');
 /** Failed card reads (checksum, format) asked again before enrolment gives up. */
 const READ_ATTEMPTS = 3;
 
-export interface BadgeEnrolTerminal {
+export interface BadgeEnrollTerminal {
   readonly config: { terminal: { id: string; site: string } };
   readonly cache: TemplateCache | null;
   readonly identifier: Identifier | null;
@@ -87,7 +90,7 @@ async function readBadge(scanner: Scanner, timeoutMs: number, progress: (e: Reco
 }
 
 export async function enrollBadge(
-  rt: BadgeEnrolTerminal,
+  rt: BadgeEnrollTerminal,
   req: BadgeEnrollRequest,
   progress: (e: Record<string, unknown>) => void,
   worker: BadgeReaderWorker,
@@ -178,7 +181,7 @@ export interface BadgeIdentifyResult {
 
 /** One card read, looked up among the enrolled badges, nothing punched (`edge-agent identify --modality badge`). */
 export async function identifyBadgeOnce(
-  rt: BadgeEnrolTerminal,
+  rt: BadgeEnrollTerminal,
   worker: BadgeReaderWorker,
   progress: (e: Record<string, unknown>) => void,
   timeoutMs: number,

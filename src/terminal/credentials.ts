@@ -17,7 +17,7 @@
 import { createHmac, hkdfSync } from 'node:crypto';
 import type { BadgeRead } from '../../drivers/scanner.js';
 import { AgentError } from '../core/errors.js';
-import type { ModalityMatcher } from './identifier.js';
+import type { ModalityMatcher } from '../biometrics/matchers/modality-matcher.js';
 
 export const BADGE_FORMAT = 'badge-hmac-sha256';
 const INFO = Buffer.from('edge-agent badge credential v1');
@@ -88,7 +88,10 @@ export class BadgeMatcher implements ModalityMatcher {
     this.remove(id);
     const hex = Buffer.from(data).toString('hex');
     let ids = this.#byHash.get(hex);
-    if (!ids) this.#byHash.set(hex, (ids = new Set()));
+    if (!ids) {
+      ids = new Set();
+      this.#byHash.set(hex, ids);
+    }
     ids.add(id);
     this.#hashOf.set(id, hex);
   }

@@ -1,6 +1,5 @@
 /**
- * Enrolment and on-demand identification, run by the daemon (through the control socket) or by
- * the CLI when no daemon runs. Enrolment:
+ * Enrolment, run by the daemon (through the control socket) or by the CLI when no daemon runs:
  *
  *  1. the person must exist in the attendance service (operation 3);
  *  2. three captures, each through the quality gate, then where the module enrols on its own
@@ -17,30 +16,41 @@
  *     local cache, are uploaded through operation 4 (each item's outcome shown), and published
  *     to the site.
  *
- * A badge (modality `badge`) is one card read on the badge reader: badge-enroller.ts.
+ * A badge (modality `badge`) is one card read on the badge reader: badge-enroller.ts. Identifying
+ * one capture or a template, nothing punched: identify-on-demand.ts.
+ *
+ * Tested in test/integration/enroll-guided.test.ts (every press prompted, presses asked again, a
+ * cancelled enrolment, without extraction, on an R30x, a GT-521 and the iris camera) and
+ * test/integration/agent-enroll.test.ts.
  */
-import type { CapturedImage, Scanner, ScannerModality } from '../../drivers/scanner.js';
+import type { ScannerModality } from '../core/modality.js';
 import type { AttendanceClient } from '../api/client.js';
 import { parseEmployeeCode } from '../api/employee-code.js';
 import { AgentError, toAgentError } from '../core/errors.js';
 import { logger } from '../core/logger.js';
-import { monotonicMs } from '../core/time.js';
 import type { ModuleSlots } from '../store/module-slots.js';
 import type { NewTemplate, TemplateCache, TemplateFormat } from '../store/template-cache.js';
-import { enrollBadge, identifyBadgeOnce } from './badge-enroller.js';
+import { enrollBadge } from './badge-enroller.js';
 import type { CredentialHasher } from './credentials.js';
 import type { Embedder, Extractor } from './engines.js';
 import type { Identifier } from './identifier.js';
-import type { ScannerWorker } from './scanner-worker.js';
+import { type CapturedTemplate, captureTemplate, type Progress, promptWords, waitForLift, workerFor } from './guided-capture.js';
 import { moduleTemplatesOf, placeModuleTemplates } from './module-cache.js';
+import { uploadEnrollment } from './enroll-upload.js';
+import type { ScannerWorker } from './scanner-worker.js';
 
 const log = logger('agent:enroll');
+
+/** Tries for one press before the enrolment gives up (a press not taken is asked again, the others kept). */
+const TRIES_PER_PRESS = 3;
+/** First reminder to lift after this long. */
+const LIFT_REMINDER_MS = 4000;
 
 /** Scanners an enrolment is using now: a second one on the same scanner is refused, not queued. */
 const enrolling = new WeakSet<ScannerWorker>();
 
 /** The parts of a running terminal that enrolment and identification use (the daemon's runtime). */
-export interface EnrolTerminal {
+export interface EnrollTerminal {
   readonly config: { terminal: { id: string; site: string } };
   readonly cache: TemplateCache | null;
   readonly identifier: Identifier | null;
@@ -66,8 +76,6 @@ export interface EnrollRequest {
   signal?: AbortSignal;
 }
 
-export type Progress = (event: Record<string, unknown>) => void;
-
 export interface EnrollResult {
   employeeCode: string;
   name: string | null;
@@ -86,82 +94,8 @@ export function defaultPosition(modality: ScannerModality): string {
   return modality === 'iris' ? 'right' : modality === 'badge' ? 'badge' : 'right-index';
 }
 
-/** The worker of the first scanner of a modality that is ready (or the first of that modality). */
-export function workerFor(rt: EnrolTerminal, modality: ScannerModality, key?: string): ScannerWorker {
-  const workers = [...rt.workers.values()];
-  const chosen = key
-    ? rt.workers.get(key)
-    : (workers.find((w) => w.modality === modality && w.status === 'ready') ?? workers.find((w) => w.modality === modality));
-  if (!chosen) {
-    throw new AgentError(
-      'AGENT_NO_SCANNER',
-      key ? `no scanner "${key}" on this terminal` : `no ${modality} scanner on this terminal`,
-      { modality, key: key ?? null },
-      {
-        hint: `scanners here: ${workers.map((w) => w.key).join(', ') || 'none'}; configure one with --scanner family:path or in the config`,
-      },
-    );
-  }
-  chosen.assertNotHeldElsewhere();
-  return chosen;
-}
-
-/** True once the finger is off the sensor (the eye out of view); false when it stayed for `timeoutMs` (or on abort). */
-async function waitForLift(scanner: Scanner, timeoutMs = 10_000, signal?: AbortSignal): Promise<boolean> {
-  const deadline = monotonicMs() + timeoutMs;
-  while (monotonicMs() < deadline && !signal?.aborted) {
-    if (!(await scanner.waitForPresence({ timeoutMs: 150 }))) return true;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return false;
-}
-
-/** What the person is told, by modality: a finger is placed and lifted, an eye looks and looks away. */
-function words(modality: ScannerModality) {
-  const finger = modality === 'finger';
-  return {
-    place: (first: boolean) =>
-      finger ? (first ? 'place the finger' : 'place the same finger again') : first ? 'look at the camera' : 'look at the camera again',
-    lift: finger ? 'lift your finger' : 'look away from the camera',
-    liftAfter: finger ? 'lift it' : 'look away',
-    stillThere: finger ? 'the finger is still on the sensor: lift it' : 'still in view: look away from the camera',
-  };
-}
-
-/** Tries for one press before the enrolment gives up (a press not taken is asked again, the others kept). */
-const TRIES_PER_PRESS = 3;
-/** First reminder to lift after this long. */
-const LIFT_REMINDER_MS = 4000;
-
-async function capture(
-  rt: EnrolTerminal,
-  scanner: Scanner,
-  modality: ScannerModality,
-  timeoutMs: number,
-  signal?: AbortSignal,
-): Promise<{ format: TemplateFormat; data: Uint8Array; quality: number; image: CapturedImage }> {
-  if (!rt.extractor)
-    throw new AgentError(
-      'AGENT_NO_EXTRACTOR',
-      'image extraction is not available on this terminal',
-      {},
-      { hint: 'the template key is missing or the models failed to load: run "edge-agent doctor"' },
-    );
-  if (!(await scanner.waitForPresence({ timeoutMs, ...(signal ? { signal } : {}) }))) {
-    if (signal?.aborted) throw signal.reason as Error;
-    throw new AgentError(
-      'ENROLL_TIMEOUT',
-      `no ${modality === 'finger' ? 'finger on the sensor' : 'eye in view'} within ${Math.round(timeoutMs / 1000)} s`,
-      { modality },
-      { hint: 'present it when the scanner asks, then run the command again', retryable: true },
-    );
-  }
-  const image = await scanner.captureImage();
-  return { ...(await rt.extractor.extract(modality, image)), image };
-}
-
 export async function enroll(
-  rt: EnrolTerminal,
+  rt: EnrollTerminal,
   client: AttendanceClient | null,
   req: EnrollRequest,
   report: Progress = () => undefined,
@@ -185,7 +119,7 @@ export async function enroll(
 }
 
 async function enrollSteps(
-  rt: EnrolTerminal,
+  rt: EnrollTerminal,
   client: AttendanceClient | null,
   req: EnrollRequest,
   report: Progress,
@@ -248,9 +182,9 @@ async function enrollSteps(
     );
   }
   const identifier = rt.identifier;
-  const say = words(modality);
+  const say = promptWords(modality);
   const tries = TRIES_PER_PRESS;
-  const taken: Array<{ format: TemplateFormat; data: Uint8Array; quality: number; image: CapturedImage }> = [];
+  const taken: CapturedTemplate[] = [];
   let moduleTemplate: { format: string; data: Uint8Array } | null = null;
   let moduleError: string | null = null;
   let sensorModel: string | null = null;
@@ -384,10 +318,10 @@ async function enrollSteps(
               ? `press ${press} of ${presses} again: ${say.place(press === 1)} (try ${attempt} of ${tries})`
               : `press ${press} of ${presses}: ${say.place(press === 1)}`,
           });
-          await scanner.feedback('enrol-step').catch(() => undefined);
-          let t: Awaited<ReturnType<typeof capture>> | null = null;
+          await scanner.feedback('enroll-step').catch(() => undefined);
+          let t: CapturedTemplate | null = null;
           try {
-            t = await capture(rt, scanner, modality, timeoutMs, signal);
+            t = await captureTemplate(rt.extractor, scanner, modality, timeoutMs, signal);
           } catch (err) {
             const e = toAgentError(err);
             if (e.code === 'ENROLL_TIMEOUT' || e.code === 'ENROLL_CANCELLED' || /TRANSPORT|DISCONNECT/.test(e.code)) throw e;
@@ -517,30 +451,7 @@ async function enrollSteps(
   progress({ step: 'stored', templates: stored.length });
   log.info({ employeeCode, modality, position, templateCount: stored.length }, 'enrolled');
 
-  let upload: EnrollResult['upload'] = null;
-  let uploadError: string | null = null;
-  if (client && taken.length === 0) {
-    progress({ step: 'upload', message: 'only a module template was taken (vendor format): nothing uploaded to the service' });
-  } else if (client) {
-    try {
-      const env = await client.updateBiometrics(
-        employeeCode,
-        taken.map((t) => ({ modality, template: Buffer.from(t.data).toString('base64') })),
-      );
-      upload = (env.returnValue ?? []).map((i) => ({ statusCode: String(i.statusCode), statusDescription: i.statusDescription ?? null }));
-      if (env.statusCode !== 'SUCCESS' && upload.length === 0)
-        upload = [{ statusCode: String(env.statusCode), statusDescription: env.statusDescription ?? null }];
-      upload.forEach((u, i) => progress({ step: 'upload', item: i + 1, statusCode: u.statusCode, statusDescription: u.statusDescription }));
-    } catch (err) {
-      const e = toAgentError(err);
-      uploadError = `${e.code}: ${e.message}`;
-      progress({
-        step: 'upload',
-        error: uploadError,
-        message: 'the templates are enrolled here; the upload to the service failed and can be repeated by enrolling again',
-      });
-    }
-  }
+  const { upload, uploadError } = await uploadEnrollment(client, employeeCode, modality, taken, progress);
 
   const publishedToSite = await rt.publishPerson(employeeCode);
   if (publishedToSite) progress({ step: 'site', message: `published to site ${rt.config.terminal.site}` });
@@ -571,87 +482,5 @@ async function enrollSteps(
     uploadError,
     publishedToSite,
     moduleError,
-  };
-}
-
-export interface IdentifyOnceResult {
-  employeeCode: string | null;
-  name: string | null;
-  modality: ScannerModality;
-  score: number | null;
-  decision: 'accept' | 'reject';
-  ms: number;
-}
-
-/** One capture, identified on the host, nothing punched. */
-export async function identifyOnce(
-  rt: EnrolTerminal,
-  modality: ScannerModality,
-  progress: Progress = () => undefined,
-  scannerKey?: string,
-  timeoutMs = 20_000,
-): Promise<IdentifyOnceResult> {
-  if (!rt.identifier)
-    throw new AgentError(
-      'AGENT_NO_TEMPLATE_CACHE',
-      'the template cache is not open on this terminal',
-      {},
-      { hint: 'set a template key (edge-agent provision) and restart' },
-    );
-  const identifier = rt.identifier;
-  const worker = workerFor(rt, modality, scannerKey);
-  if (modality === 'badge') return identifyBadgeOnce(rt, worker, progress, timeoutMs);
-  return worker.withScanner(async (scanner) => {
-    progress({ step: 'capture', message: modality === 'finger' ? 'place the finger' : 'look at the camera' });
-    const t0 = monotonicMs();
-    const t = await capture(rt, scanner, modality, timeoutMs);
-    const r = await identifier.identify({ modality, template: t.data });
-    const user = r.employeeCode && rt.cache ? await rt.cache.getUser(r.employeeCode) : null;
-    await scanner.feedback(r.decision === 'accept' ? 'accepted' : 'unknown').catch(() => undefined);
-    await waitForLift(scanner);
-    return {
-      employeeCode: r.employeeCode,
-      name: user?.displayName ?? null,
-      modality,
-      score: r.score,
-      decision: r.decision,
-      ms: Math.round(monotonicMs() - t0),
-    };
-  });
-}
-
-/** The most a template given to `identifyTemplate` may be (an iris code is 1 KB, a finger record less). */
-export const MAX_TEMPLATE_BYTES = 16 * 1024;
-
-/**
- * A template given as bytes (ISO 19794-2 / ANSI 378 for fingers, iris-code-v1 for irises),
- * identified against this terminal's indexes, nothing punched: which person a template file is,
- * with the matcher's score. `ms` is the time spent matching.
- */
-export async function identifyTemplate(rt: EnrolTerminal, modality: ScannerModality, data: Uint8Array): Promise<IdentifyOnceResult> {
-  if (!rt.identifier)
-    throw new AgentError(
-      'AGENT_NO_TEMPLATE_CACHE',
-      'the template cache is not open on this terminal',
-      {},
-      { hint: 'set a template key (edge-agent provision) and restart' },
-    );
-  if (data.length === 0 || data.length > MAX_TEMPLATE_BYTES) {
-    throw new AgentError(
-      'BIOMETRICS_TEMPLATE_MALFORMED',
-      `a template is 1 to ${MAX_TEMPLATE_BYTES} bytes, this one is ${data.length}`,
-      { bytes: data.length },
-      { hint: 'give an ISO 19794-2 finger record or an iris-code-v1 file (edge-agent template extract makes them)' },
-    );
-  }
-  const r = await rt.identifier.identify({ modality, template: data });
-  const user = r.employeeCode && rt.cache ? await rt.cache.getUser(r.employeeCode) : null;
-  return {
-    employeeCode: r.employeeCode,
-    name: user?.displayName ?? null,
-    modality,
-    score: r.score,
-    decision: r.decision,
-    ms: Math.round(r.ms * 100) / 100,
   };
 }

@@ -20,126 +20,29 @@
  */
 import { AgentError } from '../core/errors.js';
 import { logger } from '../core/logger.js';
-import { decodeIrisTemplate, type IrisCode } from '../biometrics/iris/iris-code.js';
+import type { IrisCode } from '../biometrics/iris/iris-code.js';
 import type { FingerTemplate } from '../biometrics/finger/template.js';
-import { IrisIndex, type IrisIndexOptions } from '../biometrics/iris/iris-index.js';
-import { MODALITIES } from '../store/template-schema.js';
-import type { ChangeState, Modality, StoredTemplate, TemplateCache } from '../store/template-cache.js';
+import type { IrisIndexOptions } from '../biometrics/iris/iris-index.js';
+import { IrisMatcher } from '../biometrics/matchers/iris-matcher.js';
+import type { ModalityMatcher } from '../biometrics/matchers/modality-matcher.js';
+import type { Identification } from '../core/identification.js';
+import { TEMPLATE_MODALITIES, type TemplateModality } from '../core/modality.js';
+import type { ChangeState, StoredTemplate, TemplateCache } from '../store/template-cache.js';
 import { readIndexSnapshot, writeIndexSnapshot } from '../store/index-snapshot.js';
-import { count, idsFromBytes, idsToBytes, positions, type SnapshotLoad, type SnapshotPart } from '../biometrics/snapshot-part.js';
+import { count, idsFromBytes, idsToBytes, positions, type SnapshotLoad } from '../biometrics/snapshot-part.js';
 import type { AgentConfig } from '../config/config.js';
 import { LatencyWindow } from '../core/latency.js';
 
 const log = logger('agent:identifier');
 
-export type Decision = 'accept' | 'reject';
-
 export interface IdentifyRequest {
-  modality: Modality;
+  modality: TemplateModality;
   /** Template bytes in the modality's standard format, or an already decoded template; for a badge, the card read (credentials.ts). */
   template: Uint8Array | IrisCode | FingerTemplate | { credential: string };
 }
 
-export interface Identification {
-  /** The person, when accepted; null on a reject. */
-  employeeCode: string | null;
-  modality: Modality;
-  /** The best candidate's score (null when the gallery is empty). */
-  score: number | null;
-  decision: Decision;
-  /** The matched template, when accepted. */
-  templateId: string | null;
-  /** Time spent matching, in milliseconds. */
-  ms: number;
-}
-
-/** One modality's matcher as the identifier sees it. */
-export interface ModalityMatcher {
-  readonly modality: Modality;
-  /** Formats this matcher can index. */
-  readonly formats: readonly string[];
-  readonly size: number;
-  /** Decodes and adds (or replaces) a stored template. */
-  add(id: string, data: Uint8Array, format: string): void;
-  remove(id: string): void;
-  /** Index state for a snapshot, the ids in slot order first (a matcher without it is built from the cache). */
-  snapshot?(): SnapshotPart & { ids: readonly string[] };
-  /** Takes a snapshot's state (into an empty index), or a reason why it does not fit. */
-  loadSnapshot?(meta: Record<string, unknown>): (SnapshotLoad & { ids: () => readonly string[] }) | string;
-  /** True when the index holds this stored template as it would index it now. */
-  holds?(id: string, data: Uint8Array): boolean;
-  /** Empties the index. */
-  clear?(): void;
-  /** The best candidate by score (whatever its score), or null when the gallery is empty. */
-  best(template: unknown): Promise<{ id: string; score: number } | null>;
-  accepts(score: number): boolean;
-  /**
-   * The 1:N decision on persons, when the matcher takes it itself (fingers: identify-person.ts,
-   * which weighs the gallery's size and the second-best person): the accepted template (null on
-   * a reject) and the best person's score (null when the gallery is empty). Without it the
-   * identifier takes the best template and `accepts` its score.
-   */
-  decide?(template: unknown, personOf: (templateId: string) => string | null): Promise<{ templateId: string | null; score: number | null }>;
-  close(): Promise<void>;
-}
-
-export class IrisMatcher implements ModalityMatcher {
-  readonly modality = 'iris' as const;
-  readonly formats = ['iris-code-v1'] as const;
-  readonly index: IrisIndex;
-  readonly threshold: number;
-
-  constructor(threshold: number, options: IrisIndexOptions = {}) {
-    this.threshold = threshold;
-    this.index = new IrisIndex(options);
-  }
-
-  get size(): number {
-    return this.index.size;
-  }
-
-  add(id: string, data: Uint8Array): void {
-    this.index.add(id, decodeIrisTemplate(data));
-  }
-
-  remove(id: string): void {
-    this.index.remove(id);
-  }
-
-  snapshot(): SnapshotPart & { ids: readonly string[] } {
-    return { ...this.index.snapshot(), ids: this.index.ids };
-  }
-
-  loadSnapshot(meta: Record<string, unknown>): (SnapshotLoad & { ids: () => readonly string[] }) | string {
-    const load = this.index.loadSnapshot(meta);
-    return typeof load === 'string' ? load : { ...load, ids: () => this.index.ids };
-  }
-
-  holds(id: string, data: Uint8Array): boolean {
-    return this.index.holds(id, decodeIrisTemplate(data));
-  }
-
-  clear(): void {
-    this.index.clear();
-  }
-
-  async best(template: unknown): Promise<{ id: string; score: number } | null> {
-    const probe = template instanceof Uint8Array ? decodeIrisTemplate(template) : (template as IrisCode);
-    const [top] = await this.index.identify(probe, { threshold: 1, candidates: 1 });
-    return top ? { id: top.id, score: top.hd } : null;
-  }
-
-  accepts(score: number): boolean {
-    return score <= this.threshold;
-  }
-
-  close(): Promise<void> {
-    return this.index.close();
-  }
-}
-
 export interface IdentifierMetrics {
-  modality: Modality;
+  modality: TemplateModality;
   templates: number;
   identifications: number;
   p50Ms: number | null;
@@ -149,9 +52,9 @@ export interface IdentifierMetrics {
 export interface IdentifierOptions {
   biometrics: Pick<AgentConfig['biometrics'], 'fingerThreshold' | 'irisThreshold' | 'irisShiftRange'>;
   iris?: Omit<IrisIndexOptions, 'shiftRange'>;
-  /** More matchers, or replacements by modality (built in: iris; the finger matcher is
-   * `FingerMatcher` of biometric-engines.ts and the badge matcher `BadgeMatcher` of
-   * credentials.ts, passed in by the agent). */
+  /** More matchers, or replacements by modality (built in: iris; the agent passes the finger
+   * and embedding matchers of src/biometrics/matchers/ and the badge matcher `BadgeMatcher` of
+   * credentials.ts). */
   matchers?: ModalityMatcher[];
   /** Load the indexes from (and save them to) this encrypted snapshot, under the template key. */
   snapshot?: { path: string; templateKey: Buffer };
@@ -175,7 +78,7 @@ const MODALITY_BITS = 2;
 
 export class Identifier {
   readonly #cache: TemplateCache;
-  readonly #matchers = new Map<Modality, ModalityMatcher>();
+  readonly #matchers = new Map<TemplateModality, ModalityMatcher>();
   /**
    * Template id → owner, packed (employee number << 2 | modality): no object per template, and
    * every employee code once (`#employees`), whatever the number of templates.
@@ -183,8 +86,8 @@ export class Identifier {
   #owner = new Map<string, number>();
   #employees: string[] = [];
   #employeeNumber = new Map<string, number>();
-  readonly #latency = new Map<Modality, LatencyWindow>();
-  readonly #counts = new Map<Modality, number>();
+  readonly #latency = new Map<TemplateModality, LatencyWindow>();
+  readonly #counts = new Map<TemplateModality, number>();
   readonly #snapshot: IdentifierOptions['snapshot'] | null;
   /** The cache's change number every index reflects (changes after it may be in too). */
   #generation = 0;
@@ -208,7 +111,7 @@ export class Identifier {
   /** Builds every index (from the snapshot when one fits, else from the cache), then follows the cache's changes. */
   static async build(cache: TemplateCache, options: IdentifierOptions): Promise<Identifier> {
     const t0 = performance.now();
-    const matchers = new Map<Modality, ModalityMatcher>();
+    const matchers = new Map<TemplateModality, ModalityMatcher>();
     matchers.set(
       'iris',
       new IrisMatcher(options.biometrics.irisThreshold, { ...options.iris, shiftRange: options.biometrics.irisShiftRange }),
@@ -294,7 +197,7 @@ export class Identifier {
         const ids = load.ids();
         const owner = numbers.get(m)!;
         if (owner.length !== ids.length) throw new Error(`${m.modality}: ${owner.length} owners for ${ids.length} templates`);
-        const mod = MODALITIES.indexOf(m.modality);
+        const mod = TEMPLATE_MODALITIES.indexOf(m.modality);
         for (let i = 0; i < ids.length; i++) {
           if (owner[i]! < 0 || owner[i]! >= this.#employees.length) throw new Error(`${m.modality}: an owner out of range`);
           this.#owner.set(ids[i]!, (owner[i]! << MODALITY_BITS) | mod);
@@ -393,11 +296,11 @@ export class Identifier {
     return n;
   }
 
-  #ownerOf(templateId: string): { employeeCode: string; modality: Modality } | null {
+  #ownerOf(templateId: string): { employeeCode: string; modality: TemplateModality } | null {
     const v = this.#owner.get(templateId);
     return v === undefined
       ? null
-      : { employeeCode: this.#employees[v >>> MODALITY_BITS]!, modality: MODALITIES[v & ((1 << MODALITY_BITS) - 1)]! };
+      : { employeeCode: this.#employees[v >>> MODALITY_BITS]!, modality: TEMPLATE_MODALITIES[v & ((1 << MODALITY_BITS) - 1)]! };
   }
 
   #add(t: StoredTemplate): void {
@@ -409,7 +312,7 @@ export class Identifier {
     }
     try {
       m.add(t.id, t.data, t.format);
-      this.#owner.set(t.id, (this.#employee(t.employeeCode) << MODALITY_BITS) | MODALITIES.indexOf(t.modality));
+      this.#owner.set(t.id, (this.#employee(t.employeeCode) << MODALITY_BITS) | TEMPLATE_MODALITIES.indexOf(t.modality));
       if (this.#unsnapshotted !== null) this.#unsnapshotted++;
     } catch (err) {
       this.#skipped++;
@@ -438,7 +341,7 @@ export class Identifier {
     return this.#skipped;
   }
 
-  size(modality: Modality): number {
+  size(modality: TemplateModality): number {
     return this.#matchers.get(modality)?.size ?? 0;
   }
 
@@ -472,6 +375,7 @@ export class Identifier {
       modality: m.modality,
       score,
       decision: accepted ? 'accept' : 'reject',
+      path: 'host',
       templateId: accepted ? templateId : null,
       ms,
     };

@@ -7,6 +7,11 @@
  * punches over the last 30 days (then by code, for employees who never punched); the top ones up
  * to the module's capacity are kept on the module; a slot whose person left the top list is
  * freed and reused.
+ *
+ * Tested in test/integration/agent-e2e.test.ts (a person's module template placed in a slot at
+ * start; the module's search answers first, a miss goes to host matching) and
+ * test/integration/agent-site-sync.test.ts (taken off the module on delete). Not tested: the
+ * ranking by punches when more people than slots.
  */
 import type { Scanner, ScannerInfo } from '../../drivers/scanner.js';
 import { logger } from '../core/logger.js';

@@ -30,6 +30,7 @@
  */
 import { checkEmployeeCode, EMPLOYEE_CODE_RULE } from '../api/employee-code.js';
 import { AgentError } from '../core/errors.js';
+import type { ScannerModality } from '../core/modality.js';
 import { monotonicMs } from '../core/time.js';
 import { formatLocal, LOCAL_TIME_RE, parseLocal, zoneOffsetMinutes } from '../store/local-time.js';
 import type { Direction, Outbox, OutboxEvent, PunchSource, TimeSource } from '../store/outbox.js';
@@ -67,7 +68,7 @@ export type CredentialRule = 'either' | 'biometric' | 'badge' | 'both';
 /** What a scanner read: a recognized finger, eye or badge. */
 export interface Presentation {
   employeeCode: string;
-  source: 'finger' | 'iris' | 'badge';
+  source: ScannerModality;
   score?: number | null;
 }
 
@@ -89,7 +90,7 @@ export interface PunchStamp {
   trusted: boolean;
 }
 
-/** The time authority as the policy sees it (src/daemon/time-authority.ts). */
+/** The time authority as the policy sees it (time-authority.ts). */
 export interface PunchClock {
   stamp(): PunchStamp;
   /** The latest time already trusted on this terminal (a lower bound of the true time), null when none. */
@@ -200,7 +201,7 @@ export class PunchPolicy {
 
   /** The latest punch of the person if it is a check-in still open after `elapsed`. */
   #openCheckIn(last: OutboxEvent | null, elapsed: Elapsed, local: string | null): OutboxEvent | null {
-    if (!last || last.direction !== 'in') return null;
+    if (last?.direction !== 'in') return null;
     // Unknown (the last punch's time is not known yet, or not this boot's): it may be open.
     if (elapsed === null) return last;
     if (elapsed.ms < 0 || elapsed.ms > this.#o.maxShiftHours * 3_600_000) return null;

@@ -1,52 +1,36 @@
 /**
  * One scanner's life in the daemon: open it (again and again with backoff while it is unplugged),
- * wait for a finger, an eye or a badge, identify it (a card reader's badge by its keyed hash; the
- * module's own search first where the module keeps templates, then host matching from the
- * image), punch, and give feedback on the module (a reader without lights: on the terminal's
- * other scanners, `fallbackFeedback`).
+ * wait for a finger, an eye or a badge, have the recognizer say who it is (recognizer.ts: a card
+ * reader's badge by its keyed hash; the module's own search first where the module keeps
+ * templates, then host matching from the image), punch through the punch step (punch-step.ts:
+ * the policy, the outbox), and give feedback on the module (a reader without lights: on the
+ * terminal's other scanners, `fallbackFeedback`).
  *
  * The worker never branches on the scanner family: it asks for capabilities.
  */
-import type {
-  BadgeRead,
-  BiometricModality,
-  CapturedImage,
-  Feedback,
-  Scanner,
-  ScannerInfo,
-  ScannerModality,
-} from '../../drivers/scanner.js';
+import type { Feedback, Scanner, ScannerInfo } from '../../drivers/scanner.js';
 import { backoffDelay } from '../core/backoff.js';
 import { AgentError, toAgentError } from '../core/errors.js';
 import { TypedEmitter } from '../core/events.js';
+import type { Identification } from '../core/identification.js';
 import { logger, type Logger } from '../core/logger.js';
+import type { ScannerModality } from '../core/modality.js';
 import { monotonicMs, sleep } from '../core/time.js';
+import type { PunchStep, PunchVerdict } from './punch-step.js';
+import type { Recognizer } from './recognizer.js';
 
-export interface Identification {
-  employeeCode: string | null;
-  modality: ScannerModality;
-  score: number;
-  decision: 'accept' | 'reject';
-  path: 'module' | 'host';
-}
-
-/** Host matching from an image (extraction + 1:N). */
-export type IdentifyImage = (modality: BiometricModality, image: CapturedImage) => Promise<Identification>;
-
-/** A badge read identified by its keyed hash against the enrolled badges. */
-export type IdentifyCredential = (read: BadgeRead) => Promise<Identification>;
-
-/** Which employee a module slot holds, for the module-search path. */
-export type SlotOwner = (scannerKey: string, slot: number) => Promise<string | null>;
-
-export interface PunchResult {
-  recorded: boolean;
-  direction?: 'in' | 'out';
-  reason?: string;
-  /** Not a punch nor a duplicate: the policy awaits a second factor, or does not accept this one. */
-  outcome?: 'awaiting' | 'denied';
-}
-export type PunchFn = (p: { employeeCode: string; source: ScannerModality; score: number }) => Promise<PunchResult>;
+/**
+ * What the person is shown after the punch step: a punch or a repeat is accepted (green, beep); a
+ * badge waiting for its second factor asks for the next step; a kind of read the rule does not
+ * take here asks to try again (another way); a punch that could not be recorded is an error.
+ */
+const FEEDBACK: Record<PunchVerdict['result'], Feedback> = {
+  punched: 'accepted',
+  duplicate: 'accepted',
+  awaiting: 'enroll-step',
+  denied: 'try-again',
+  refused: 'error',
+};
 
 export type ScannerStatus = 'connecting' | 'ready' | 'disconnected' | 'stopped';
 
@@ -56,7 +40,7 @@ export interface CaptureOutcome {
   employeeCode: string | null;
   score: number | null;
   /** `awaiting`: a first factor taken (policy `both`); `denied`: the policy does not take this kind of read here. */
-  result: 'punched' | 'duplicate' | 'unknown' | 'try-again' | 'refused' | 'awaiting' | 'denied';
+  result: 'unknown' | 'try-again' | PunchVerdict['result'];
   direction?: 'in' | 'out';
   /** Milliseconds from the finger or eye noticed to the punch durable (or the decision). */
   latencyMs: number;
@@ -74,11 +58,10 @@ export interface ScannerWorkerOptions {
   /** What the scanner reads, known from its family before it ever opened. */
   modality?: ScannerModality;
   open: () => Promise<Scanner>;
-  identifyImage: IdentifyImage;
-  /** Badge readers: who holds the card (absent: badges are not identified here). */
-  identifyCredential?: IdentifyCredential;
-  slotOwner: SlotOwner;
-  punch: PunchFn;
+  /** Who is at the scanner: card, module search, image (recognizer.ts). */
+  recognizer: Recognizer;
+  /** The punch policy's answer for a recognized person (punch-step.ts). */
+  punch: PunchStep;
   /** Called once the scanner is open (and after each reconnection), e.g. to place module templates. */
   onReady?: (scanner: Scanner, info: ScannerInfo) => Promise<void>;
   reopenBaseMs?: number;
@@ -87,8 +70,6 @@ export interface ScannerWorkerOptions {
   cooldownMs?: number;
   /** Longest wait for the finger or eye to go away after a capture. */
   liftTimeoutMs?: number;
-  /** Minimum module score counted as a match on the module path. */
-  moduleMinScore?: number;
   /** Feedback for a card reader that has no light of its own (the terminal's other scanners). */
   fallbackFeedback?: (kind: Feedback) => Promise<void>;
 }
@@ -150,8 +131,8 @@ export class ScannerWorker extends TypedEmitter<ScannerWorkerEvents> {
       { scanner: this.#o.key, holders },
       {
         hint: agent
-          ? "enrol through that agent: run edge-agent enroll with its configuration (--config FILE, or none for the service's /etc/edge-agent/config.yaml) and it goes through the agent's control socket; or stop it first (systemctl stop edge-agent)"
-          : "stop the program holding the port, then run the command again; when it is the agent's service, enrol through it (edge-agent enroll with the service's configuration) or systemctl stop edge-agent",
+          ? "enroll through that agent: run edge-agent enroll with its configuration (--config FILE, or none for the service's /etc/edge-agent/config.yaml) and it goes through the agent's control socket; or stop it first (systemctl stop edge-agent)"
+          : "stop the program holding the port, then run the command again; when it is the agent's service, enroll through it (edge-agent enroll with the service's configuration) or systemctl stop edge-agent",
         retryable: true,
         cause: e,
       },
@@ -263,7 +244,7 @@ export class ScannerWorker extends TypedEmitter<ScannerWorkerEvents> {
         await prev;
         const present = await scanner.waitForPresence({ timeoutMs: 500, signal });
         if (present && !signal.aborted) {
-          const outcome = await this.#handlePresence(scanner);
+          const outcome = await this.handlePresence(scanner);
           this.emit('capture', outcome);
           await this.#settle(scanner);
         }
@@ -319,29 +300,17 @@ export class ScannerWorker extends TypedEmitter<ScannerWorkerEvents> {
     }
   }
 
-  async #handlePresence(scanner: Scanner): Promise<CaptureOutcome> {
+  /**
+   * One press, one sequence: the recognizer reads the card, the module's search or the image and
+   * says who it is (capture → extract → identify); the punch step asks the policy, which records
+   * the punch in the outbox; then the person gets the feedback (only once the punch is durable).
+   */
+  private async handlePresence(scanner: Scanner): Promise<CaptureOutcome> {
     const t0 = monotonicMs();
-    const key = this.#o.key;
-    const base = { scanner: key };
-    let ident: Identification | null = null;
+    const base = { scanner: this.#o.key };
+    let ident: Identification | null;
     try {
-      if (scanner.capabilities.credential && scanner.readCredential) {
-        const read = await scanner.readCredential();
-        ident = this.#o.identifyCredential
-          ? await this.#o.identifyCredential(read)
-          : { employeeCode: null, modality: 'badge', score: 0, decision: 'reject', path: 'host' };
-      }
-      if (!ident && scanner.capabilities.moduleSearch) {
-        const hit = await scanner.searchOnModule();
-        if (hit && hit.score >= (this.#o.moduleMinScore ?? 0)) {
-          const code = await this.#o.slotOwner(key, hit.slot);
-          if (code) ident = { employeeCode: code, modality: scanner.modality, score: hit.score, decision: 'accept', path: 'module' };
-        }
-      }
-      if (!ident && scanner.capabilities.image && scanner.modality !== 'badge') {
-        const image = await scanner.captureImage();
-        ident = await this.#o.identifyImage(scanner.modality, image);
-      }
+      ident = await this.#o.recognizer.recognize(scanner, this.#o.key);
     } catch (err) {
       const e = toAgentError(err, 'AGENT_CAPTURE');
       if (/DISCONNECT|UNPLUG|TRANSPORT/.test(e.code)) throw e;
@@ -357,7 +326,7 @@ export class ScannerWorker extends TypedEmitter<ScannerWorkerEvents> {
         detail: `${e.code}: ${e.message}`,
       };
     }
-    if (!ident || ident.decision !== 'accept' || !ident.employeeCode) {
+    if (ident?.decision !== 'accept' || !ident.employeeCode) {
       await this.#feedback(scanner, 'unknown');
       return {
         ...base,
@@ -369,48 +338,20 @@ export class ScannerWorker extends TypedEmitter<ScannerWorkerEvents> {
         ...(scanner.capabilities.credential ? { detail: 'badge not enrolled' } : {}),
       };
     }
-    let punched: PunchResult;
-    try {
-      punched = await this.#o.punch({ employeeCode: ident.employeeCode, source: scanner.modality, score: ident.score });
-    } catch (err) {
-      const e = toAgentError(err, 'AGENT_PUNCH');
-      await this.#feedback(scanner, 'error');
-      this.#log.error({ code: e.code, err: e.message, employeeCode: ident.employeeCode }, 'the punch could not be recorded');
-      return {
-        ...base,
-        path: ident.path,
-        employeeCode: ident.employeeCode,
-        score: ident.score,
-        result: 'refused',
-        latencyMs: monotonicMs() - t0,
-        detail: `${e.code}: ${e.message}`,
-      };
-    }
+    const { employeeCode, path, score } = ident;
+    const verdict = await this.#o.punch.verdictFor({ employeeCode, source: scanner.modality, score });
     const latencyMs = monotonicMs() - t0;
-    if (punched.outcome) {
-      // Nothing recorded: the policy waits for the second factor (go on), or takes another kind of read here.
-      await this.#feedback(scanner, punched.outcome === 'awaiting' ? 'enrol-step' : 'try-again');
-      return {
-        ...base,
-        path: ident.path,
-        employeeCode: ident.employeeCode,
-        score: ident.score,
-        result: punched.outcome,
-        latencyMs,
-        ...(punched.reason ? { detail: punched.reason } : {}),
-      };
-    }
-    // Feedback only after the punch is durable in the outbox.
-    await this.#feedback(scanner, 'accepted');
+    if (verdict.result === 'refused') this.#log.error({ err: verdict.detail, employeeCode }, 'the punch could not be recorded');
+    await this.#feedback(scanner, FEEDBACK[verdict.result]);
     return {
       ...base,
-      path: ident.path,
-      employeeCode: ident.employeeCode,
-      score: ident.score,
-      result: punched.recorded ? 'punched' : 'duplicate',
-      ...(punched.direction ? { direction: punched.direction } : {}),
+      path,
+      employeeCode,
+      score,
+      result: verdict.result,
+      ...(verdict.direction ? { direction: verdict.direction } : {}),
       latencyMs,
-      ...(punched.reason ? { detail: punched.reason } : {}),
+      ...(verdict.detail ? { detail: verdict.detail } : {}),
     };
   }
 }

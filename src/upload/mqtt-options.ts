@@ -1,4 +1,9 @@
-/** The MQTT connection options every client of the agent shares: credentials, keepalive, TLS files. */
+/**
+ * The MQTT connection options every client of the agent shares: credentials, keepalive, TLS files.
+ *
+ * Tested in test/unit/upload/mqtt-sink.test.ts (an unreadable TLS file named) and
+ * test/integration/provision-mqtt-tls.test.ts (CA, credentials and connection over TLS).
+ */
 import { readFileSync } from 'node:fs';
 import type { IClientOptions } from 'mqtt';
 import { AgentError } from '../core/errors.js';

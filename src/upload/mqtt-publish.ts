@@ -27,6 +27,7 @@ export function checkPublishable(topic: string, payload: string | Buffer, maxPay
   if (topicBytes === 0) throw refuse('the topic is empty', {});
   if (topicBytes > MQTT_MAX_TOPIC_BYTES)
     throw refuse(`the topic is ${topicBytes} bytes; MQTT allows ${MQTT_MAX_TOPIC_BYTES}`, { topicBytes });
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: MQTT forbids U+0000 in a topic; this is the check that refuses it
   if (/[+#\u0000]/.test(topic)) throw refuse('the topic holds a wildcard (+ or #) or U+0000', {});
   if (LONE_SURROGATE.test(topic)) throw refuse('the topic is not valid UTF-8 text (a lone surrogate)', {});
   const payloadBytes = typeof payload === 'string' ? Buffer.byteLength(payload, 'utf8') : payload.length;

@@ -134,7 +134,7 @@ export class MqttSink implements Sink {
   async deliver(items: readonly OutboxItem[], options: DeliverOptions): Promise<ItemOutcome[]> {
     if (items.length === 0) return [];
     const current = this.#client;
-    if (!current || !current.connected) {
+    if (!current?.connected) {
       throw new AgentError(
         'MQTT_UNAVAILABLE',
         `not connected to the MQTT broker at ${this.#o.url}`,

@@ -4,7 +4,7 @@
  * or throws an `AgentError` when the whole batch could not be handed over (retryable ones are
  * retried with backoff; the items stay pending either way).
  *
- * Every sink passes the one contract suite in `test/unit/upload/sink-contract.ts`.
+ * Every sink passes the one contract suite in `test/unit/upload/sink.contract.ts`.
  */
 import type { OutboxItem } from '../store/outbox.js';
 

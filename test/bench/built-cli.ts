@@ -9,7 +9,7 @@ import { execFileSync, spawn, type ChildProcess, type SpawnOptions } from 'node:
 import { existsSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { DAEMON_ENVIRONMENT, DAEMON_NODE_FLAGS } from '../../src/setup/service-files.js';
+import { DAEMON_ENVIRONMENT, DAEMON_NODE_FLAGS } from '../../src/setup/service-files/daemon-command.js';
 import { ROOT, collectCli, spawnCli, testConfigFile, type CliResult } from '../helpers/cli.js';
 
 export interface AgentCli {
@@ -64,4 +64,4 @@ export function agentCli(options: { sources?: boolean; log?: (line: string) => v
 }
 
 /** Every line a child writes on a stream, kept reading (one splitter for agent and benches). */
-export { eachLine } from '../../src/core/lines.js';
+export { eachLine } from '../../src/daemon/lines.js';

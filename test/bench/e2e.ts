@@ -33,7 +33,7 @@ import { parseConfig, type AgentConfig } from '../../src/config/config.js';
 import { Daemon } from '../../src/daemon/daemon.js';
 import { terminalComponents } from '../../src/daemon/wiring.js';
 import type { TerminalRuntime } from '../../src/daemon/runtime.js';
-import { createExtractor } from '../../src/daemon/biometric-engines.js';
+import { createExtractor } from '../../src/terminal/engines.js';
 import { loadSecrets, type Secrets } from '../../src/config/secrets.js';
 import type { CaptureOutcome } from '../../src/terminal/scanner-worker.js';
 import { openAgentDatabase } from '../../src/store/agent-db.js';
@@ -253,13 +253,13 @@ async function hostPath(service: InProcessService, extractorReady: boolean): Pro
     return {
       baud: BAUD,
       floorMs: round(floorMs),
-      skipped: 'no image extractor in this build yet (src/daemon/biometric-engines.ts returns none): the host path cannot identify',
+      skipped:
+        'no image extractor here (createExtractor of src/terminal/engines.ts returned none: the models did not load): the host path cannot identify',
     };
   const dir = terminalDir();
   const people = Array.from({ length: 3 }, (_, i) => ({ employeeCode: `H${100 + i}`, fingerId: 8000 + i }));
   // Enrol each person's host template by extracting a first capture of their finger.
-  const probeConfig = agentConfig(dir, service, []);
-  const extractor = (await createExtractor(probeConfig))!;
+  const extractor = (await createExtractor())!;
   const db = await openAgentDatabase(dir.dataDir);
   const cache = await TemplateCache.open(db, { key: dir.templateKey });
   const { scanner, simulator } = await createSimulatedScanner('r30x', { images: syntheticImages });
@@ -320,12 +320,11 @@ async function irisPath(service: InProcessService, extractorReady: boolean): Pro
     return {
       n: IRIS_N,
       skipped:
-        'no image extractor in this build yet (src/daemon/biometric-engines.ts returns none): an eye image cannot become an iris code',
+        'no image extractor here (createExtractor of src/terminal/engines.ts returned none: the models did not load): an eye image cannot become an iris code',
     };
   const dir = terminalDir();
   const people = Array.from({ length: 5 }, (_, i) => ({ employeeCode: `I${100 + i}`, eyeId: 9000 + i }));
-  const probeConfig = agentConfig(dir, service, []);
-  const extractor = (await createExtractor(probeConfig))!;
+  const extractor = (await createExtractor())!;
   const db = await openAgentDatabase(dir.dataDir);
   const cache = await TemplateCache.open(db, { key: dir.templateKey });
   const t0 = performance.now();
@@ -422,7 +421,7 @@ async function irisPath(service: InProcessService, extractorReady: boolean): Pro
 async function main(): Promise<void> {
   const service = await startService();
   try {
-    const extractorReady = (await createExtractor(parseConfig({}, 'bench')).then(async (x) => {
+    const extractorReady = (await createExtractor().then(async (x) => {
       await x?.close();
       return x !== null;
     })) as boolean;

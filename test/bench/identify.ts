@@ -10,7 +10,7 @@
  *
  * 1. Every gallery image of an enrolled person is extracted (the same call as `edge-agent template
  *    extract`) and stored in a real encrypted template cache (SQLite, in a temporary folder); a
- *    refused image is a failure to enrol. Resolution: `--dpi N`, else the resolution the image
+ *    refused image is a failure to enroll. Resolution: `--dpi N`, else the resolution the image
  *    states, as a scanner states its own (a terminal always knows its sensor's), else the
  *    pipeline's assumption (counted in `dpi`).
  * 2. The daemon's `Identifier` is built on that cache with the daemon's `FingerMatcher`, so the
@@ -47,7 +47,7 @@ import type { FingerTemplate } from '../../src/biometrics/finger/template.js';
 import { DEFAULT_FINGER_DECISION, type FingerDecisionPolicy } from '../../src/biometrics/finger/decision.js';
 import { identifyPerson, type PersonGallery, type PersonIdentification } from '../../src/biometrics/finger/identify-person.js';
 import { PersonDirectory } from '../../src/biometrics/finger/person-directory.js';
-import { FingerMatcher } from '../../src/daemon/biometric-engines.js';
+import { FingerMatcher } from '../../src/biometrics/matchers/finger-matcher.js';
 import { Identifier } from '../../src/terminal/identifier.js';
 import { openAgentDatabase } from '../../src/store/agent-db.js';
 import { TemplateCache, type NewTemplate, type StoredTemplate } from '../../src/store/template-cache.js';
@@ -168,7 +168,7 @@ interface Probe {
   image: Image;
   template: FingerTemplate | null;
   failure?: string;
-  /** 'mated': the finger is enrolled; 'non-mated': the person is left out; 'finger-not-enrolled': the person is, that finger failed to enrol. */
+  /** 'mated': the finger is enrolled; 'non-mated': the person is left out; 'finger-not-enrolled': the person is, that finger failed to enroll. */
   kind: 'mated' | 'non-mated' | 'finger-not-enrolled';
 }
 
@@ -278,7 +278,7 @@ try {
   cache.on('added', own);
   cache.on('removed', (r: { id: string }) => directory.remove(r.id));
 
-  // 1. enrol the gallery (persons not left out)
+  // 1. enroll the gallery (persons not left out)
   const enrolledSubjects = new Map<string, string>();
   const fte: Array<{ image: string; reason: string }> = [];
   let batch: NewTemplate[] = [];
@@ -307,8 +307,8 @@ try {
     }
   }
   if (batch.length) await cache.addTemplates(batch);
-  const enrolMs = Math.round(performance.now() - t0);
-  log(`enrolled ${enrolledSubjects.size} fingers (${fte.length} refused) in ${enrolMs} ms`);
+  const enrollMs = Math.round(performance.now() - t0);
+  log(`enrolled ${enrolledSubjects.size} fingers (${fte.length} refused) in ${enrollMs} ms`);
 
   // 2. the probes
   const probes: Probe[] = [];
@@ -433,9 +433,9 @@ try {
       persons: persons.length,
       personsLeftOut: persons.filter(leftOut).length,
       enrolledFingers: real,
-      failedToEnrol: fte.length,
+      failedToEnroll: fte.length,
       failures: fte.slice(0, 10),
-      enrolMs,
+      enrollMs,
     },
     probes: {
       dir: values.probes,

@@ -143,7 +143,7 @@ export async function benchFinger(options: FingerBenchOptions = {}): Promise<Fin
   const at4 = fnmrAt(genSorted, imp, 1e-4);
   const eer = equalErrorRate(genSorted, imp);
 
-  // 1:N: enrol the first impressions of the bench fingers and of further fingers up to N.
+  // 1:N: enroll the first impressions of the bench fingers and of further fingers up to N.
   const index = new FingerIndex();
   const enrolled = Math.max(N, F);
   for (let f = 0; f < enrolled; f++) {

@@ -90,11 +90,11 @@ export async function benchIris(options: IrisBenchOptions = {}): Promise<IrisBen
   const searches = options.searches ?? 200;
   const threshold = options.threshold ?? 0.32;
   const log = options.log ?? (() => undefined);
-  const enrol = (i: number) => syntheticIrisSample(syntheticIrisEye(i), 1).code;
+  const enroll = (i: number) => syntheticIrisSample(syntheticIrisEye(i), 1).code;
   const index = new IrisIndex({ ...(options.workers !== undefined ? { workers: options.workers } : {}) });
   try {
     let t0 = performance.now();
-    for (let i = 0; i < n; i++) index.add(`eye-${i}`, enrol(i));
+    for (let i = 0; i < n; i++) index.add(`eye-${i}`, enroll(i));
     const buildMs = performance.now() - t0;
     log(`iris: gallery of ${n} built in ${(buildMs / 1000).toFixed(1)} s`);
 
@@ -164,9 +164,9 @@ export async function benchIris(options: IrisBenchOptions = {}): Promise<IrisBen
     const fpirAt = (t: number) => auto.nonMatedTop.filter((h) => h <= t).length / searches;
 
     // 1:1 EER: each mated probe against its own enrolment, impostor pairs against others.
-    const genuine = mated.map((m) => compareIrisCodes(m.probe, enrol(m.eye)).hd);
+    const genuine = mated.map((m) => compareIrisCodes(m.probe, enroll(m.eye)).hd);
     const impostorPairs = options.impostorPairs ?? 20_000;
-    const galleryForPairs = Array.from({ length: Math.min(n, 500) }, (_, i) => enrol(i));
+    const galleryForPairs = Array.from({ length: Math.min(n, 500) }, (_, i) => enroll(i));
     const impostor: number[] = [];
     for (let k = 0; k < impostorPairs; k++) {
       const p = nonMated[k % searches]!;
@@ -176,7 +176,9 @@ export async function benchIris(options: IrisBenchOptions = {}): Promise<IrisBen
 
     // Exact comparisons per second on one core: every shift, masks, normalization.
     const words = new Int32Array(galleryForPairs.length * CODE_WORDS);
-    galleryForPairs.forEach((c, i) => codeWords(c, words, i * CODE_WORDS));
+    galleryForPairs.forEach((c, i) => {
+      codeWords(c, words, i * CODE_WORDS);
+    });
     const prepared = prepareProbe(mated[0]!.probe, index.shiftRange);
     let count = 0;
     t0 = performance.now();

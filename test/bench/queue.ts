@@ -86,7 +86,8 @@ async function recordBacklog(outbox: Outbox, n: number, offsetDays = 0): Promise
     chunk.push(p);
     if (chunk.length === 1000) {
       await outbox.recordMany(chunk);
-      bar.update((done += chunk.length));
+      done += chunk.length;
+      bar.update(done);
       chunk = [];
     }
   }

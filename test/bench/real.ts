@@ -369,9 +369,9 @@ async function irisBench(dir: string) {
     return -s.hd;
   });
   // Raw (unnormalised) distances beside the normalised ones, for reading the separation.
-  allPairs<IrisCode>(items, (a, b) => compareIrisCodes(a, b, { shiftRange: defaults.irisShiftRange }).hdRaw).gen.forEach(
-    (v) => Number.isFinite(v) && raw.gen.push(v),
-  );
+  allPairs<IrisCode>(items, (a, b) => compareIrisCodes(a, b, { shiftRange: defaults.irisShiftRange }).hdRaw).gen.forEach((v) => {
+    if (Number.isFinite(v)) raw.gen.push(v);
+  });
   const threshold = defaults.irisThreshold;
   const fails = failures(items);
   const r = rates(p, -threshold);

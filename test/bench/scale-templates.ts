@@ -21,7 +21,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { callDaemon, controlSocketPath } from '../../src/daemon/control-socket.js';
-import type { IdentifyOnceResult } from '../../src/terminal/enroller.js';
+import type { IdentifyOnceResult } from '../../src/terminal/identify-on-demand.js';
 import { waitForLine } from '../helpers/cli.js';
 import { stopChild } from '../helpers/agent.js';
 import { agentCli, eachLine, type AgentCli } from './built-cli.js';

@@ -15,7 +15,7 @@ import { openAgentDatabase } from '../../src/store/agent-db.js';
 import { SqliteDatabase } from '../../src/core/sqlite.js';
 import { TemplateCache } from '../../src/store/template-cache.js';
 import { callDaemon, controlSocketPath } from '../../src/daemon/control-socket.js';
-import { killTree, spawnCli, waitForLine } from './cli.js';
+import { killTree, spawnCli, waitForLine, writeStdin } from './cli.js';
 
 export interface TerminalDir {
   dataDir: string;
@@ -112,7 +112,7 @@ export async function startSimulatedModule(args: string[] = [], kind: 'r30x' | '
     device: device!,
     async send(line: string) {
       const reply = waitForLine(child, /^(ok|error): .*/, 10_000, 'stdout');
-      child.stdin!.write(`${line}\n`);
+      writeStdin(child, `${line}\n`);
       return (await reply)[0];
     },
     stop: () => stopChild(child),

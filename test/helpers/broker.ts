@@ -149,6 +149,36 @@ export async function startBroker(options: { prefer?: 'mosquitto' | 'aedes' } = 
   };
 }
 
+/**
+ * aedes in this process on a loopback port, with the message ids of the PUBACKs (and PUBCOMPs) it
+ * received from subscribers and the count of clients connected: tests that must see when a client
+ * acknowledges, or that it went, use it.
+ */
+export async function startAckingBroker(): Promise<{ url: string; acks: number[]; clients(): number; stop(): Promise<void> }> {
+  const broker = await Aedes.createBroker();
+  const acks: number[] = [];
+  broker.on('ack', (packet) => {
+    if (packet && 'messageId' in packet && packet.messageId !== undefined) acks.push(packet.messageId);
+  });
+  const sockets = new Set<Socket>();
+  const server = createServer((socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+    broker.handle(socket);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `mqtt://127.0.0.1:${(server.address() as { port: number }).port}`,
+    acks,
+    clients: () => broker.connectedClients,
+    stop: async () => {
+      await new Promise<void>((r) => broker.close(() => r()));
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+}
+
 export interface TestCertificates {
   /** PEM files: the CA's certificate, and the server's certificate (for IP 127.0.0.1) and key. */
   ca: string;

@@ -40,6 +40,33 @@ export function childEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   return { ...env, ...extra };
 }
 
+/** The errors of a write to a child's stdin that only say the child closed its end of the pipe. */
+const CLOSED_PIPE = new Set(['EPIPE', 'ECONNRESET', 'ERR_STREAM_DESTROYED']);
+const guardedStdins = new WeakSet<NodeJS.WritableStream>();
+
+/**
+ * Writes `data` to a child's stdin, or with `end` writes it (if any) and closes stdin. A child
+ * that exits before it reads its input (it failed early, or needed none) has closed the other end
+ * of the pipe: the write then fails with EPIPE on the stream after this has returned, and without
+ * a listener that error is an uncaught exception that fails the whole test run, not the one test.
+ * What the test checks is the child's exit and output, so a closed pipe is ignored here; any other
+ * error of the stream is thrown as before.
+ */
+export function writeStdin(child: ChildProcess, data: string | undefined, { end = false }: { end?: boolean } = {}): void {
+  const stdin = child.stdin;
+  if (!stdin) throw new Error(`the child ${child.pid} has no stdin pipe (spawn it with stdio[0] 'pipe')`);
+  if (!guardedStdins.has(stdin)) {
+    guardedStdins.add(stdin);
+    stdin.on('error', (err: NodeJS.ErrnoException) => {
+      if (!CLOSED_PIPE.has(err.code ?? '')) throw err;
+    });
+  }
+  if (end) {
+    if (data === undefined) stdin.end();
+    else stdin.end(data);
+  } else if (data !== undefined) stdin.write(data);
+}
+
 /** The last this many characters of each stream are kept for a failure message. */
 const KEEP = 32_000;
 const outputs = new WeakMap<ChildProcess, { stdout: string; stderr: string }>();
@@ -124,8 +151,7 @@ export function collectCli(child: ChildProcess, args: string[], options: { input
       clearTimeout(timer);
       resolve({ code, signal, stdout, stderr });
     });
-    if (options.input !== undefined) child.stdin?.end(options.input);
-    else child.stdin?.end();
+    if (child.stdin) writeStdin(child, options.input, { end: true });
   });
 }
 

@@ -61,7 +61,10 @@ function sqlite(): ServiceDatabase {
   let triggers = 0;
   let dir: string | undefined;
   let files = 0;
-  const fresh = async () => join((dir ??= mkdtempSync(join(tmpdir(), 'edge-agent-sqlite-'))), `service-${++files}.db`);
+  const fresh = async () => {
+    dir ??= mkdtempSync(join(tmpdir(), 'edge-agent-sqlite-'));
+    return join(dir, `service-${++files}.db`);
+  };
   return {
     kind: 'sqlite',
     label: 'SQLite',

@@ -414,20 +414,18 @@ const irisHid: FuzzCodec = {
   maxRandom: 200,
   maxHeld: 0,
   valid: fc.oneof(
-    fc
-      .record({ model: fc.string({ maxLength: 16 }), serial: fc.string({ maxLength: 16 }), ppi: fc.nat(0xffff) })
-      .map((i) =>
-        encodeDeviceInfo({
-          protocolVersion: 1,
-          model: i.model,
-          firmware: '1.0',
-          serial: i.serial,
-          sensorWidth: 640,
-          sensorHeight: 480,
-          ppi: i.ppi,
-          capabilities: 3,
-        }),
-      ),
+    fc.record({ model: fc.string({ maxLength: 16 }), serial: fc.string({ maxLength: 16 }), ppi: fc.nat(0xffff) }).map((i) =>
+      encodeDeviceInfo({
+        protocolVersion: 1,
+        model: i.model,
+        firmware: '1.0',
+        serial: i.serial,
+        sensorWidth: 640,
+        sensorHeight: 480,
+        ppi: i.ppi,
+        capabilities: 3,
+      }),
+    ),
     fc.record({ ir: fc.nat(255), color: fc.nat(3), blink: fc.nat(1) }).map(encodeLights),
     fc.record({ state: fc.nat(2), eyeInView: fc.boolean(), lastError: fc.nat(8) }).map(encodeStatus),
     fc

@@ -8,8 +8,8 @@
  *   label values with only the escapes \\ \" \n, values as Go's ParseFloat reads them (NaN,
  *   +Inf, -Inf included);
  * - no series twice (same name and labels), no label twice in one sample;
- * - the text ends with a newline; no other line (blank lines and other comments are refused
- *   here although the format tolerates them: our output has none).
+ * - the text ends with a newline; blank lines are skipped (prom-client puts one between
+ *   families, and Prometheus ignores them); any other line, other comments included, is refused.
  */
 export interface Sample {
   name: string;
@@ -103,6 +103,7 @@ export function parsePrometheusText(text: string): Map<string, Family> {
     .split('\n')
     .forEach((raw, idx) => {
       const line = idx + 1;
+      if (raw === '') return;
       if (raw.startsWith('#')) {
         const m = /^# (HELP|TYPE) (\S+) ?(.*)$/.exec(raw);
         if (!m) throw new Error(`line ${line}: a comment that is not HELP or TYPE: ${raw}`);

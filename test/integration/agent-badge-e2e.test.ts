@@ -100,7 +100,7 @@ describe.skipIf(!has('socat'))('a badge on a serial reader on a real pty becomes
     };
     await until(async () => (await state()).status === 'ready', 20_000, 'badge reader ready');
 
-    // Enrolment: the technician runs enroll; the person holds the card when asked.
+    // Enrollment: the technician runs enroll; the person holds the card when asked.
     const enrolling = spawnCli(['enroll', 'E3001', '--modality', 'badge', '--data', dataDir, ...api]);
     const exited = new Promise((r) => enrolling.once('exit', r));
     await waitForLine(enrolling, /hold the badge to the reader/, 20_000, 'stdout');

@@ -74,7 +74,7 @@ describe('edge-agent enroll without a running agent', () => {
 describe('edge-agent enroll and identify through the running agent', () => {
   it('goes through the control socket: unknown user refused by the service, no scanner named plainly', async () => {
     const dir = terminalDir();
-    agent = await startAgent(['--terminal', 'gate-enrol', ...apiFlags(dir)]);
+    agent = await startAgent(['--terminal', 'gate-enroll', ...apiFlags(dir)]);
 
     const unknown = await runCli(['enroll', 'NOBODY-2', '--data', dir.dataDir]);
     expect(unknown.stdout).toMatch(/enrolling NOBODY-2 through the running agent/);
@@ -110,7 +110,7 @@ describe('a full enrolment with simulated scanners', () => {
     expect(first.code).toBe(0);
     expect(first.stdout).toMatch(/E4001 is Ada Lovelace/);
     for (const n of [1, 2, 3]) expect(first.stdout).toMatch(new RegExp(`capture ${n}/3 taken \\(quality \\d+`));
-    expect(first.stdout).toMatch(/press 1 of 5: place the finger\n[\s\S]*press 5 of 5 read by the module \(2\/2\)\n  lift your finger/);
+    expect(first.stdout).toMatch(/press 1 of 5: place the finger\n[\s\S]*press 5 of 5 read by the module \(2\/2\)\n {2}lift your finger/);
     expect(first.stdout).toMatch(/upload item 1: SUCCESS \(enrolled\)/);
     expect(first.stdout).toMatch(/enrolled E4001 \(Ada Lovelace\): finger right-index, 4 template\(s\) stored/);
 

@@ -56,7 +56,7 @@ function record(employeeCode: string, version: number, id: string, data: Uint8Ar
     employeeCode,
     version,
     updatedAt: at,
-    origin: 'enrol-station',
+    origin: 'enroll-station',
     deleted: false,
     templates: [
       {
@@ -112,7 +112,7 @@ describe('a running agent against an attacker on the broker', () => {
       url: broker.url,
       prefix: PREFIX,
       site: SITE,
-      terminal: 'enrol-station',
+      terminal: 'enroll-station',
       key: siteKey,
       store: { versionOf: async () => null, apply: async () => true, remove: async () => 0, note: async () => undefined },
     });

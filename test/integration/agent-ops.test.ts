@@ -140,8 +140,10 @@ describe.skipIf(!has('socat'))('a scanner unplugged and plugged back, as operati
       { env: { EDGE_AGENT_OPS__METRICS_INTERVAL_SEC: '1' } },
     );
     const topic = 'attendance/plant-u/gate-u/metrics';
-    const metrics = async (ok: (m: Record<string, any>) => boolean) =>
-      JSON.parse(await nextMessage(broker.url, topic, (s) => ok(JSON.parse(s)), 30_000)) as Record<string, any>;
+    /** The fields of a metrics message this test reads. */
+    type Metrics = { health: string; scanners?: { status: string }[]; degraded: string[]; lastError: string | null; lastErrorAt: string };
+    const metrics = async (ok: (m: Metrics) => boolean) =>
+      JSON.parse(await nextMessage(broker.url, topic, (s) => ok(JSON.parse(s) as Metrics), 30_000)) as Metrics;
     const check = () => runCli(['fleet', '--check', '--mqtt', broker.url, '--site', 'plant-u']);
     try {
       await waitForLine(child, /edge-agent running/, 30_000);

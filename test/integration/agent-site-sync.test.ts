@@ -85,7 +85,7 @@ function record(employeeCode: string, updatedAt: Date, data: Uint8Array, id: str
     version: updatedAt.getTime(),
     deleted: false,
     updatedAt: updatedAt.toISOString(),
-    origin: 'enrol-station',
+    origin: 'enroll-station',
     templates: [
       {
         id,
@@ -147,7 +147,7 @@ describe.skipIf(!has('socat'))('site template sync between two running agents, o
       url: broker.url,
       prefix: 'attendance',
       site: SITE,
-      terminal: 'enrol-station',
+      terminal: 'enroll-station',
       key: siteKey,
       store: { versionOf: async () => null, apply: async () => true, remove: async () => 0, note: async () => undefined },
     });
@@ -160,7 +160,7 @@ describe.skipIf(!has('socat'))('site template sync between two running agents, o
         await until(async () => (await counters(i)).applied === 1, 15_000, `record applied on ${ids[i]}`);
         const held = await cachedTemplates(dirs[i]!, 'E3001');
         expect(held).toEqual([
-          { id: 'tpl-1', format: 'r30x-char', data: Buffer.from(first.data).toString('base64'), sourceTerminal: 'enrol-station' },
+          { id: 'tpl-1', format: 'r30x-char', data: Buffer.from(first.data).toString('base64'), sourceTerminal: 'enroll-station' },
         ]);
         expect(await fingerCount(i)).toBe(1);
       }

@@ -14,10 +14,16 @@ import { stopChild, until } from '../helpers/agent.js';
 import { loginCookie, startConsoleFixture, type ConsoleFixture } from '../helpers/console.js';
 import { parsePrometheusText } from '../helpers/prometheus.js';
 
-// Answers are checked field by field with expect: their static type adds nothing here.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Json = any;
-const json = async (r: Response): Promise<Json> => r.json();
+/** A JSON answer, as the shape the test reads (checked by its expects, not by a schema). */
+const json = async <T = unknown>(r: Response): Promise<T> => (await r.json()) as T;
+type ErrorBody = { error: { code: string } };
+type FleetBody = { terminals: { key: string; version?: string; pending?: number }[]; console: unknown };
+type TerminalBody = {
+  table: unknown;
+  history?: { series: { name: string; values: (number | null)[] }[] };
+  transitions: { state: string }[];
+  commands: { enabled: boolean };
+};
 
 let fx: ConsoleFixture;
 let cookie: string;
@@ -92,7 +98,7 @@ describe('edge-agent console over HTTP', () => {
     expect(root.headers.get('location')).toBe('/login');
     const api = await get('/api/fleet');
     expect(api.status).toBe(401);
-    expect((await json(api)).error.code).toBe('CONSOLE_LOGIN_REQUIRED');
+    expect((await json<ErrorBody>(api)).error.code).toBe('CONSOLE_LOGIN_REQUIRED');
     expect((await get('/api/events')).status).toBe(401);
     const form = (password: string, headers: Record<string, string>) =>
       fetch(new URL('/login', fx.url), {
@@ -107,8 +113,8 @@ describe('edge-agent console over HTTP', () => {
     const ok = await form('correct horse battery staple', { Origin: new URL(fx.url).origin });
     expect(ok.status).toBe(303);
     expect(ok.headers.get('set-cookie')).toMatch(/^edge_console_session=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Strict$/);
-    const fleet = await json(await get('/api/fleet', { Cookie: cookie }));
-    expect(fleet.terminals.map((t: { key: string }) => t.key)).toEqual(['plant-a/gate-1', 'plant-b/door-1']);
+    const fleet = await json<FleetBody>(await get('/api/fleet', { Cookie: cookie }));
+    expect(fleet.terminals.map((t) => t.key)).toEqual(['plant-a/gate-1', 'plant-b/door-1']);
     expect(fleet.console).toMatchObject({ loginRequired: true, mqttConnected: true, commands: { enabled: true, kid: 'site' } });
     const page = await get('/', { Cookie: cookie });
     expect(page.status).toBe(200);
@@ -121,7 +127,7 @@ describe('edge-agent console over HTTP', () => {
     expect(await getWithHost('/metrics', `localhost:${new URL(fx.url).port}`)).toBe(200);
     const cross = await command({ site: 'plant-a', terminal: 'gate-1', command: 'ping' }, { Origin: 'http://evil.example' });
     expect(cross.status).toBe(403);
-    expect((await json(cross)).error.code).toBe('CONSOLE_FORBIDDEN_ORIGIN');
+    expect((await json<ErrorBody>(cross)).error.code).toBe('CONSOLE_FORBIDDEN_ORIGIN');
     expect((await command({ site: 'plant-a', terminal: 'gate-1', command: 'ping' }, { Cookie: '' })).status).toBe(401);
     const text = await fetch(new URL('/api/command', fx.url), {
       method: 'POST',
@@ -149,24 +155,22 @@ describe('edge-agent console over HTTP', () => {
     ] as const) {
       const r = await command(body);
       expect(r.status, JSON.stringify(body)).toBeGreaterThanOrEqual(400);
-      expect((await json(r)).error.code, JSON.stringify(body)).toBe(code);
+      expect((await json<ErrorBody>(r)).error.code, JSON.stringify(body)).toBe(code);
     }
   });
 
   it("gives a terminal's page its history, state changes and commands", async () => {
-    const d: Json = await until(
+    const d = await until(
       async () => {
-        const body: Json = await json(await get('/api/terminal?key=plant-a/gate-1', { Cookie: cookie }));
-        return body.history?.series.find((s: { name: string }) => s.name === 'queuePending').values.some((v: number | null) => v === 0)
-          ? body
-          : null;
+        const body = await json<TerminalBody>(await get('/api/terminal?key=plant-a/gate-1', { Cookie: cookie }));
+        return body.history?.series.find((s) => s.name === 'queuePending')?.values.some((v) => v === 0) ? body : null;
       },
       15_000,
       'history',
     );
     expect(d.table).toMatchObject({ key: 'plant-a/gate-1', state: 'online' });
-    expect(d.history.series.map((s: { name: string }) => s.name)).toContain('freeDiskMb');
-    expect(d.transitions.at(-1).state).toBe('online');
+    expect(d.history!.series.map((s) => s.name)).toContain('freeDiskMb');
+    expect(d.transitions.at(-1)!.state).toBe('online');
     expect(d.commands.enabled).toBe(true);
     expect((await get('/api/terminal?key=plant-a/nobody', { Cookie: cookie })).status).toBe(404);
   });
@@ -230,8 +234,8 @@ describe('edge-agent console over HTTP', () => {
       const [, url] = (await waitForLine(child, /^console listening on (\S+) /, 30_000, 'stdout')) as unknown as [string, string];
       const complete = await until(
         async () => {
-          const body: Json = await json(await fetch(new URL('/api/fleet', url)));
-          const n = body.terminals.filter((t: Json) => t.version === '9.9.9' && t.pending === 1).length;
+          const body = await json<FleetBody>(await fetch(new URL('/api/fleet', url)));
+          const n = body.terminals.filter((t) => t.version === '9.9.9' && t.pending === 1).length;
           return n === 1200 ? n : null;
         },
         30_000,

@@ -5,24 +5,18 @@ import type { statfs } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { AgentError } from '../../src/core/errors.js';
 import { parseConfig } from '../../src/config/config.js';
-import {
-  checkApiToken,
-  checkClock,
-  checkClockFigures,
-  checkDatabase,
-  checkDisk,
-  checkMqttConnection,
-  checkOpsKey,
-  checkScanners,
-  checkTemplateKey,
-  formatReport,
-  judgeOutbox,
-  runDoctor,
-} from '../../src/setup/doctor.js';
+import { checkApiToken } from '../../src/setup/doctor/api.js';
+import { checkClock, checkClockFigures } from '../../src/setup/doctor/clock.js';
+import { checkMqttConnection } from '../../src/setup/doctor/mqtt.js';
+import { formatReport } from '../../src/setup/doctor/report.js';
+import { runDoctor } from '../../src/setup/doctor/runner.js';
+import { checkScanners } from '../../src/setup/doctor/scanners.js';
+import { checkOpsKey, checkTemplateKey } from '../../src/setup/doctor/secrets.js';
+import { checkDatabase, checkDisk } from '../../src/setup/doctor/storage.js';
 import { emptySecrets, generateKey } from '../../src/config/secrets.js';
 import { openAgentDatabase } from '../../src/store/agent-db.js';
 import { TemplateCache, verifyTemplateKey } from '../../src/store/template-cache.js';
-import { Outbox, type OutboxStatus } from '../../src/store/outbox.js';
+import { Outbox } from '../../src/store/outbox.js';
 import { ClockStore } from '../../src/store/clock-store.js';
 import { freePort } from '../helpers/broker.js';
 
@@ -91,27 +85,6 @@ describe('doctor checks on broken parts (real files, real sockets)', () => {
     expect((await checkDisk(root, fake(300))).status).toBe('warn');
     expect((await checkDisk(root, fake(5000))).status).toBe('pass');
     expect((await checkDisk(join(root, 'not', 'yet'))).detail).toContain(root); // the nearest existing folder
-  });
-
-  it('outbox: dead letters and an old backlog warn, a nearly full outbox fails', () => {
-    const base: OutboxStatus = {
-      pending: 0,
-      dead: 0,
-      delivered: 10,
-      oldestPendingAgeSec: null,
-      lastDeliveryAt: null,
-      unsynced: 0,
-      maxPending: 1000,
-      undelivered: 0,
-      capFullPercent: 0,
-      capRoom: 1000,
-      perSink: {},
-      held: { clock: 0, earlierBoot: 0, oldestClockSec: null, review: 0 },
-    };
-    expect(judgeOutbox(base).status).toBe('pass');
-    expect(judgeOutbox({ ...base, dead: 2 })).toMatchObject({ status: 'warn', hint: expect.stringContaining('queue list --dead') });
-    expect(judgeOutbox({ ...base, pending: 5, oldestPendingAgeSec: 7200 }).status).toBe('warn');
-    expect(judgeOutbox({ ...base, pending: 950 }).status).toBe('fail');
   });
 
   it('API and MQTT: unreachable fails with the error code, not configured warns', async () => {
@@ -272,7 +245,7 @@ describe('doctor checks on broken parts (real files, real sockets)', () => {
 
 describe('doctor: extraction models', () => {
   it('passes when the bundled models load and extract a synthetic fingerprint, and is a warn without scanners', async () => {
-    const { checkModels } = await import('../../src/setup/doctor.js');
+    const { checkModels } = await import('../../src/setup/doctor/models.js');
     const ok = await checkModels(true);
     expect(ok.status).toBe('pass');
     expect(ok.detail).toMatch(/template, quality \d+/);

@@ -5,7 +5,7 @@ import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
-import { runCli, spawnCli, waitForLine } from '../helpers/cli.js';
+import { runCli, spawnCli, waitForLine, writeStdin } from '../helpers/cli.js';
 import { createPtyPair } from '../helpers/pty.js';
 import { openScanner } from '../../drivers/open-scanner.js';
 import { has } from '../helpers/system.js';
@@ -26,7 +26,7 @@ async function simulate(args: string[]): Promise<{ child: ChildProcess; path: st
     path: path!,
     async send(line: string) {
       const reply = waitForLine(child, /^(ok|error): .*/, 5000, 'stdout');
-      child.stdin!.write(`${line}\n`);
+      writeStdin(child, `${line}\n`);
       return (await reply)[0];
     },
   };
@@ -157,7 +157,7 @@ describe('edge-agent simulate iris', () => {
     await waitForLine(child, /^device: in-process .*\(iris-hid\)$/, 20_000, 'stdout');
     const say = async (line: string, re: RegExp) => {
       const reply = waitForLine(child, re, 10_000, 'stdout');
-      child.stdin!.write(`${line}\n`);
+      writeStdin(child, `${line}\n`);
       return (await reply)[0];
     };
     expect(await say('eye 5', /^ok: eye 5$/)).toBe('ok: eye 5');

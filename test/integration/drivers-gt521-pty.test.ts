@@ -4,8 +4,8 @@
 // (test/unit/drivers/gt521/gt521-serial.test.ts).
 import { describe } from 'vitest';
 import { has } from '../helpers/system.js';
-import { ptyLine } from '../unit/drivers/transport/serial-lines.js';
-import { gt521SerialSuite } from '../unit/drivers/gt521/gt521-serial-suite.js';
+import { ptyLine } from '../unit/drivers/transport/serial-lines.fixture.js';
+import { gt521SerialSuite } from '../unit/drivers/gt521/gt521-serial.contract.js';
 
 describe.skipIf(!has('socat'))('GT-521 over a real pty (needs socat)', () => {
   gt521SerialSuite('over a socat pty', ptyLine);

@@ -3,8 +3,8 @@
 // also runs over serialport's mock binding (test/unit/drivers/r30x/r30x-serial.test.ts).
 import { describe } from 'vitest';
 import { has } from '../helpers/system.js';
-import { ptyLine } from '../unit/drivers/transport/serial-lines.js';
-import { r30xSerialSuite } from '../unit/drivers/r30x/r30x-serial-suite.js';
+import { ptyLine } from '../unit/drivers/transport/serial-lines.fixture.js';
+import { r30xSerialSuite } from '../unit/drivers/r30x/r30x-serial.contract.js';
 
 describe.skipIf(!has('socat'))('R30x over a real pty (needs socat)', () => {
   r30xSerialSuite('over a socat pty', ptyLine);

@@ -69,8 +69,7 @@ describe('edge-agent fleet', () => {
       let buf = '';
       child.stdout!.on('data', (d: Buffer) => {
         buf += d.toString('utf8');
-        let nl: number;
-        while ((nl = buf.indexOf('\n')) >= 0) {
+        for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
           lines.push(buf.slice(0, nl));
           buf = buf.slice(nl + 1);
         }

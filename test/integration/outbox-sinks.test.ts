@@ -1,5 +1,5 @@
 /**
- * The sink contract (test/unit/upload/sink-contract.ts) against the real downstreams: the API
+ * The sink contract (test/unit/upload/sink.contract.ts) against the real downstreams: the API
  * sink through a fault proxy to the real attendance service on loopback, the MQTT sink to a real
  * broker (Mosquitto where installed) with a subscriber reading what arrives.
  */
@@ -10,7 +10,7 @@ import { MqttSink } from '../../src/upload/mqtt-sink.js';
 import { startBroker } from '../helpers/broker.js';
 import { startFaultProxy, startTcpRelay } from '../helpers/fault-proxy.js';
 import { startService } from '../helpers/service.js';
-import { sinkContract } from '../unit/upload/sink-contract.js';
+import { sinkContract } from '../unit/upload/sink.contract.js';
 
 sinkContract('api', async () => {
   const service = await startService();

@@ -130,7 +130,7 @@ describe.skipIf(!has('socat'))('provision → run → doctor, end to end, the mo
     expect(secrets.templateKey).toHaveLength(32);
     expect(secrets.opsKey).toHaveLength(32);
 
-    const config = YAML.parse(readFileSync(configFile, 'utf8')) as Record<string, any>;
+    const config = YAML.parse(readFileSync(configFile, 'utf8')) as Record<string, unknown>;
     expect(config.terminal).toEqual({ id: 'gate-7', site: 'plant-1', timeZone: 'Europe/Berlin', mode: 'toggle' });
     expect(config.api).toMatchObject({ url: service.url, clientId: service.clientId });
     expect(config.mqtt).toMatchObject({ url: broker.url, username: 'gate-7' });
@@ -214,7 +214,7 @@ describe.skipIf(!has('socat'))('provision → run → doctor, end to end, the mo
     const out = JSON.parse(r.stdout) as { configVersion: number; changed: string[] };
     expect(out.configVersion).toBe(2);
     expect(out.changed).toEqual(['terminal.site']);
-    const config = YAML.parse(readFileSync(configFile, 'utf8')) as Record<string, any>;
+    const config = YAML.parse(readFileSync(configFile, 'utf8')) as Record<string, unknown>;
     expect(config.terminal).toEqual({ id: 'gate-7', site: 'plant-2', timeZone: 'Europe/Berlin', mode: 'toggle' });
     const after = loadSecrets({ file: secretsFile, credentialsDir: null });
     expect(after.templateKey!.equals(before.templateKey!)).toBe(true);

@@ -30,6 +30,7 @@ function wizard(args: string[]) {
   running.add(pty);
   let screen = '';
   let seen = 0;
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: matches the terminal's ANSI escape sequences (ESC [ ...) to strip them from the screen text
   const strip = (s: string) => s.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '').replace(/\r/g, '');
   pty.onData((d) => {
     screen += strip(d);
@@ -106,9 +107,9 @@ describe('edge-agent provision, interactive', () => {
     expect(screen).not.toContain(service.apiSecret);
     expect(screen).toContain('Written (configVersion 1)');
 
-    const written = YAML.parse(readFileSync(config, 'utf8')) as Record<string, any>;
+    const written = YAML.parse(readFileSync(config, 'utf8')) as Record<string, unknown>;
     expect(written.terminal).toMatchObject({ id: 'gate-9', site: 'plant-3', mode: 'toggle' });
-    expect(written.api.url).toBe(service.url);
+    expect(written.api).toHaveProperty('url', service.url);
     const secretsFile = join(dir, 'secrets.yaml');
     expect(statSync(secretsFile).mode & 0o777).toBe(0o600);
     const secrets = loadSecrets({ file: secretsFile, credentialsDir: null });
@@ -177,7 +178,7 @@ describe('edge-agent provision, interactive', () => {
       const screen = w.screen();
       expect(screen).toMatch(/fail: .*ttyEA-not-there/);
       expect(screen).not.toContain(siteKey);
-      const written = YAML.parse(readFileSync(config, 'utf8')) as Record<string, any>;
+      const written = YAML.parse(readFileSync(config, 'utf8')) as Record<string, unknown>;
       expect(written.scanners).toEqual([{ family: 'r30x', path: 'sim' }]);
       expect(written.upstream).toBeUndefined(); // the broker is monitoring: punches still go to the API
       expect(loadSecrets({ file: join(dir, 'secrets.yaml'), credentialsDir: null }).siteKey?.toString('hex')).toBe(siteKey);

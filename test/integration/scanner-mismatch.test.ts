@@ -30,8 +30,14 @@ function timed(
         stdio: ['ignore', 'pipe', 'pipe'],
       }),
     );
-    child.stdout!.on('data', (d: Buffer) => ((stdout += d), (last = Date.now())));
-    child.stderr!.on('data', (d: Buffer) => ((stderr += d), (last = Date.now())));
+    child.stdout!.on('data', (d: Buffer) => {
+      stdout += d;
+      last = Date.now();
+    });
+    child.stderr!.on('data', (d: Buffer) => {
+      stderr += d;
+      last = Date.now();
+    });
     const kill = setTimeout(() => child.kill('SIGKILL'), 90_000); // a hang is a failure below, not a wait into the test's timeout
     child.on('close', (code) => {
       clearTimeout(kill);

@@ -4,7 +4,7 @@
 // driven by test/integration/agent-badge-e2e.test.ts where socat exists.)
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ChildProcess } from 'node:child_process';
-import { killTree, runCli, spawnCli, waitForLine } from '../helpers/cli.js';
+import { killTree, runCli, spawnCli, waitForLine, writeStdin } from '../helpers/cli.js';
 import { exitOf, stopChild } from '../helpers/agent.js';
 
 const children: ChildProcess[] = [];
@@ -20,7 +20,7 @@ async function start(args: string[]) {
     child,
     async send(line: string) {
       const reply = waitForLine(child, /^(ok|error): .*/, 10_000, 'stdout');
-      child.stdin!.write(`${line}\n`);
+      writeStdin(child, `${line}\n`);
       return (await reply)[0];
     },
   };

@@ -5,19 +5,11 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CLI_ENTRY, runCli, ROOT } from '../helpers/cli.js';
 import { has, loads } from '../helpers/system.js';
-import {
-  DAEMON_ENVIRONMENT,
-  DAEMON_NODE_FLAGS,
-  defaultExecStart,
-  hiddenPaths,
-  installService,
-  listUsbSerialAdapters,
-  NOTIFY_DROPIN,
-  parseUnit,
-  renderRules,
-  renderUnit,
-  usbAdapterOf,
-} from '../../src/setup/service-files.js';
+import { installService } from '../../src/setup/service-files.js';
+import { DAEMON_ENVIRONMENT, DAEMON_NODE_FLAGS, defaultExecStart } from '../../src/setup/service-files/daemon-command.js';
+import { NOTIFY_DROPIN } from '../../src/setup/service-files/notify-access.js';
+import { hiddenPaths, parseUnit, renderUnit } from '../../src/setup/service-files/systemd-unit.js';
+import { listUsbSerialAdapters, renderRules, usbAdapterOf } from '../../src/setup/service-files/udev-rules.js';
 
 const UNIT = join(ROOT, 'systemd/edge-agent.service');
 const RULES = join(ROOT, 'systemd/99-edge-agent.rules');

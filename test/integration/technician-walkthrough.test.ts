@@ -20,8 +20,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AttendanceClient } from '../../src/api/client.js';
-import { parseUnit, defaultExecStart, hiddenPaths } from '../../src/setup/service-files.js';
-import { CLI_ENTRY, captureOutput, childEnv, outputOf, ROOT, spawnCli, TSX_IMPORT, waitForLine } from '../helpers/cli.js';
+import { defaultExecStart } from '../../src/setup/service-files/daemon-command.js';
+import { hiddenPaths, parseUnit } from '../../src/setup/service-files/systemd-unit.js';
+import { CLI_ENTRY, captureOutput, childEnv, outputOf, ROOT, spawnCli, TSX_IMPORT, waitForLine, writeStdin } from '../helpers/cli.js';
 import { startBroker, type TestBroker } from '../helpers/broker.js';
 import { startService, type InProcessService } from '../helpers/service.js';
 import { startSimulatedModule, stopChild, type SimulatedModule } from '../helpers/agent.js';
@@ -131,7 +132,7 @@ describe(`the technician's walk-through, as written in docs/technician.md (scann
         clearTimeout(timer);
         resolve({ code, stdout, stderr });
       });
-      child.stdin!.end(stdin);
+      writeStdin(child, stdin, { end: true });
     });
   }
 

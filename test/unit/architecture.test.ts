@@ -2,6 +2,8 @@
  * The layers of the architecture, enforced by `npm test`: dependency-cruiser with the rules of
  * .dependency-cruiser.cjs (imports point down only, no cycles, drivers/ knows only src/core/)
  * over the folders `npm run lint:deps` names, and not one violation.
+ *
+ * Tests: .dependency-cruiser.cjs over src/ and drivers/ (the import rules of docs/architecture.md).
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';

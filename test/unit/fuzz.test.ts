@@ -3,6 +3,8 @@
 // decoder (stream parsers keep state between frames); a refusal is an AgentError, anything else
 // thrown is a crash, and a decoder keeps a bounded number of bytes. A few hundred runs each here;
 // `npm run bench:fuzz` feeds a million frames per codec.
+//
+// Tests: every decoder of outside bytes in src/ and drivers/, listed in test/helpers/fuzz-codecs.ts.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { applyMutations, feedOne, frameArb, FrameSource, FUZZ_CODECS, type FuzzCodec } from '../helpers/fuzz-codecs.js';

@@ -1,7 +1,12 @@
 /**
  * One entry point for "this image → that template", used by the CLI, the worker and the daemon:
  * the modality picks the pipeline; the result is the template file's bytes plus a summary.
+ *
+ * Tested in test/unit/biometrics/extract/extractor.test.ts (both modalities through it, in the
+ * worker and in-process) and test/integration/template-extract.test.ts (edge-agent template
+ * extract).
  */
+import type { BiometricModality } from '../../core/modality.js';
 import { encodeIso19794_2 } from '../finger/iso19794-2.js';
 import type { GrayImage } from '../image/gray-image.js';
 import { encodeIrisTemplate } from '../iris/iris-code.js';
@@ -9,17 +14,15 @@ import { extractFinger, type DpiSource, type FingerExtractOptions } from './fing
 import type { FingerQualityFeatures } from './finger-quality.js';
 import { extractIris, type IrisExtractOptions } from './iris-pipeline.js';
 
-export type Modality = 'finger' | 'iris';
-
 export interface ExtractRequest {
-  modality: Modality;
+  modality: BiometricModality;
   image: GrayImage;
   finger?: FingerExtractOptions;
   iris?: IrisExtractOptions;
 }
 
 export interface ExtractResult {
-  modality: Modality;
+  modality: BiometricModality;
   /** ISO/IEC 19794-2:2005 record (finger) or iris-code v1 file (iris). */
   template: Uint8Array;
   quality: number;

@@ -1,6 +1,9 @@
 /**
  * Worker-thread side of `Extractor`: runs `extractTemplate` off the main event loop. The ONNX
  * sessions live in this thread and are reused for every request.
+ *
+ * Tested in test/unit/biometrics/extract/extractor.test.ts (extraction in its worker thread gives
+ * the same bytes as in-process; refusals come back as AgentErrors).
  */
 import { parentPort } from 'node:worker_threads';
 import { isAgentError } from '../../core/errors.js';

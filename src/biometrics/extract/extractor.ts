@@ -3,12 +3,13 @@
  * pipelines (a fingerprint takes tens of milliseconds of CPU, too long to block MQTT keep-alives
  * and the punch feedback). Requests are answered in order; `close()` ends the thread.
  */
-import { startWorker } from '../../core/worker.js';
+import { startWorker } from '../worker.js';
 import { existsSync } from 'node:fs';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { AgentError, isErrorCode } from '../../core/errors.js';
 import { assertGrayImage, type GrayImage } from '../image/gray-image.js';
-import type { ExtractRequest, ExtractResult, Modality } from './extract-image.js';
+import type { BiometricModality } from '../../core/modality.js';
+import type { ExtractRequest, ExtractResult } from './extract-image.js';
 // Only the model files here: the pipelines and the ONNX runtime load in the worker (or, without
 // one, on first use below), never in the agent's main thread.
 import { FINGER_MODEL, IRIS_MODEL, modelPath } from './model-path.js';
@@ -107,7 +108,7 @@ export class Extractor {
 }
 
 /**
- * The agent's entry point (src/daemon/biometric-engines.ts uses exactly this):
+ * The agent's entry point (src/terminal/engines.ts uses exactly this):
  *
  *   const extractor = await createImageExtractor();
  *   const { format, data, quality } = await extractor.extract('finger', { width, height, pixels, dpi });
@@ -131,7 +132,7 @@ export interface ExtractedTemplate {
 }
 
 export interface ImageExtractor {
-  extract(modality: Modality, image: GrayImage & { dpi?: number }): Promise<ExtractedTemplate>;
+  extract(modality: BiometricModality, image: GrayImage & { dpi?: number }): Promise<ExtractedTemplate>;
   close(): Promise<void>;
 }
 

@@ -6,6 +6,9 @@
  * Directions follow ISO/IEC 19794-2 as `finger/template.ts` does: an ending points into its
  * ridge, a bifurcation between its branches; the angle is counter-clockwise as seen (y down), so
  * an image direction (dx, dy) is the angle −atan2(dy, dx).
+ *
+ * Tested in test/unit/biometrics/extract/finger-pipeline.test.ts (the ground-truth minutiae of
+ * synthetic images, with their ISO directions; none invented from noise).
  */
 import type { Minutia, MinutiaType } from '../finger/template.js';
 import { normalizeAngle } from '../finger/template.js';

@@ -2,6 +2,9 @@
  * Where the bundled ONNX models are, without loading the ONNX runtime: the agent's main thread
  * checks the files and hands the work to the extraction worker, so only the worker loads
  * onnxruntime (some 16 MB of a terminal's memory, once).
+ *
+ * Tested in test/unit/biometrics/extract/extractor.test.ts and test/unit/models/models.test.ts (the
+ * bundled models found and loaded).
  */
 import { existsSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';

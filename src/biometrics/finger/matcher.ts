@@ -668,7 +668,7 @@ export function matchDetail(probe: FingerProbe, cand: PreparedFinger): MatchDeta
 
   // 1. votes from compatible edge pairs
   let nTouched = 0;
-  const KV = s.KB < VOTE_EDGES ? s.KB : VOTE_EDGES;
+  const KV = Math.min(s.KB, VOTE_EDGES);
   for (let k = 0; k < nB; k++) {
     for (let e = 0; e < KV; e++) {
       const o = s.cE + (k * EDGES_PER_MINUTIA + e) * EDGE_WORDS;

@@ -11,6 +11,9 @@
  *   of the smallest angle between the three rays, as ANSI/NIST describes both).
  * - `quality` 0..100 (0 = not reported).
  * - `resolutionPpcm` is pixels per centimetre, as the records store it (500 dpi ≈ 197 ppcm).
+ *
+ * Tested in test/unit/biometrics/finger/iso19794-2.test.ts (the records written and read in these
+ * conventions) and test/unit/biometrics/finger/matcher.test.ts (angles normalized under rotation).
  */
 export type MinutiaType = 'ending' | 'bifurcation' | 'other';
 

@@ -1,5 +1,8 @@
 /**
  * The one image type of the extraction pipelines: 8-bit grayscale, row-major, one byte a pixel.
+ *
+ * Tested in test/unit/biometrics/extract/extractor.test.ts (a buffer too short for its size refused
+ * with BIOMETRICS_BAD_IMAGE) and test/unit/biometrics/image/decode-image.test.ts.
  */
 import { AgentError } from '../../core/errors.js';
 

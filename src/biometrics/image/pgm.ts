@@ -2,6 +2,9 @@
  * Netpbm graymaps: binary `P5` (8 or 16 bit) and plain `P2` read, binary `P5` 8-bit written.
  * Netpbm has no resolution field; a header comment stating it (`# 500 dpi`, `# resolution: 500
  * dpi`, `# 1000 ppi`) is read, and written when the image has one.
+ *
+ * Tested in test/unit/biometrics/image/decode-image.test.ts (P5 and P2 written and read back, the
+ * resolution comment, truncated data refused).
  */
 import { AgentError } from '../../core/errors.js';
 import { assertGrayImage, type GrayImage } from './gray-image.js';

@@ -2,6 +2,9 @@
  * PNG read (any colour type, converted to 8-bit luma) and write (8-bit grayscale) with pngjs, and
  * the resolution in the pHYs chunk (pixels per metre), which pngjs does not handle, read and
  * written here.
+ *
+ * Tested in test/unit/biometrics/image/decode-image.test.ts (written and read back, the resolution
+ * in pHYs).
  */
 import { crc32 } from 'node:zlib';
 import { PNG } from 'pngjs';

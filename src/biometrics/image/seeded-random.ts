@@ -12,7 +12,8 @@ export class SeededRandom {
   }
   /** Uniform in [0, 1). */
   next(): number {
-    let t = (this.s = (this.s + 0x6d2b79f5) >>> 0);
+    this.s = (this.s + 0x6d2b79f5) >>> 0;
+    let t = this.s;
     t = Math.imul(t ^ (t >>> 15), t | 1);
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;

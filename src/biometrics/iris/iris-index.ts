@@ -18,9 +18,9 @@
  * or the gallery outgrew them; `scratchAllocations` counts them). The in-process path reuses one
  * score array the same way.
  */
-import { startWorker } from '../../core/worker.js';
+import { startWorker } from '../worker.js';
 import { availableParallelism, loadavg } from 'node:os';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { AgentError } from '../../core/errors.js';
 import { logger } from '../../core/logger.js';
 import { IRIS_CODE_BYTES, type IrisCode } from './iris-code.js';

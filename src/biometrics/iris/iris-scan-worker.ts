@@ -6,6 +6,9 @@
  * The worker is told once about each shared buffer (the gallery's sketch words when they are
  * reallocated, each set of search buffers when it is made); a search is then the message
  * `{type: 'search', scratch}`, and everything else it needs is in shared memory.
+ *
+ * Tested in test/unit/biometrics/iris/iris-index.test.ts (the worker path agrees with the
+ * in-process path; the workers compute the whole sketch scan when the caller leaves it to them).
  */
 import { parentPort } from 'node:worker_threads';
 import { workerClaimChunks, type SearchScratch } from './iris-scan.js';

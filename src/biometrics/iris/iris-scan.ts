@@ -16,6 +16,10 @@
  * max(16·K, n/64) by a histogram cut; stage 1b does the same on the whole sketch for those and
  * keeps the best K (`prefilter`); stage 2 scores the K exactly over all 2048 bits, with masks, at
  * every shift. A candidate's score never depends on the prefilter: it only decides who is scored.
+ *
+ * Tested in test/unit/biometrics/iris/iris-match.test.ts (the 1:1 distances over the words it lays
+ * out) and test/unit/biometrics/iris/iris-index.test.ts (the 1:N cascade, in-process and in the
+ * workers).
  */
 import { IRIS_CODE_BYTES, IRIS_COLUMN_BITS, type IrisCode } from './iris-code.js';
 
@@ -43,7 +47,7 @@ export function normalizeHdRaw(hdRaw: number, bits: number): number {
  */
 export function normalizeHd(hdRaw: number, bits: number): number {
   const hd = normalizeHdRaw(hdRaw, bits);
-  return hd > 1 ? 1 : hd;
+  return Math.min(hd, 1);
 }
 
 /** Writes one code's 128 words (code plane then mask plane) at `out[offset]`. */

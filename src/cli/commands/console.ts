@@ -1,4 +1,10 @@
-/** `edge-agent console`: the operations console, a web page of the whole fleet fed from the broker. */
+/**
+ * `edge-agent console`: the operations console, a web page of the whole fleet fed from the broker.
+ *
+ * Tested in test/integration/console-http.test.ts (edge-agent console over HTTP, its password hash,
+ * its refusal to listen beyond loopback without a login) and
+ * test/integration/console-browser.test.ts.
+ */
 import { Option, type Command } from 'commander';
 import { action, defineCommand, intFlag, usageError } from '../command.js';
 
@@ -79,8 +85,7 @@ Examples:
       throw usageError('console', `--port must be 0..65535, got ${port}`, { flag: 'port', value: port });
     const { AgentError } = await import('../../core/errors.js');
     const { configForFlags, secretsFor } = await import('../../config/load.js');
-    const { secretsFilePath } = await import('../../config/config.js');
-    const { readKeyFile, SITE_OPS_KEY_ID } = await import('../../config/secrets.js');
+    const { readKeyFile, secretsFilePath, SITE_OPS_KEY_ID } = await import('../../config/secrets.js');
     const { mqttClientOptions } = await import('../../daemon/upstreams.js');
     const { ConsoleLogin } = await import('../../console/login.js');
     const { startConsole } = await import('../../console/console.js');

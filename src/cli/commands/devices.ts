@@ -1,4 +1,9 @@
-/** `edge-agent devices [--json] [--port PATH] [--baud N] [--timeout MS]`: finds attached scanners. */
+/**
+ * `edge-agent devices [--json] [--port PATH] [--baud N] [--timeout MS]`: finds attached scanners.
+ *
+ * Tested in test/integration/drivers-devices-cli.test.ts (edge-agent devices lists and probes
+ * simulated modules) and test/integration/scanner-mismatch.test.ts.
+ */
 import type { Command } from 'commander';
 import { action, defineCommand, intFlag, printJson, withJson } from '../command.js';
 

@@ -1,3 +1,8 @@
+/**
+ * Tested in test/integration/provision-e2e.test.ts, test/integration/provision-mqtt-tls.test.ts,
+ * test/integration/clock-e2e.test.ts and test/integration/scanner-mismatch.test.ts (edge-agent
+ * doctor on real setups).
+ */
 import type { Command } from 'commander';
 import { action, defineCommand, printJson, withJson } from '../command.js';
 import { withCommonOptions, type CommonValues } from '../common-options.js';
@@ -23,9 +28,10 @@ Exit code 0 when nothing failed (warnings allowed), 1 when a check failed.`,
   );
   withCommonOptions(cmd);
   return action<Values>(cmd, async (values) => {
-    const { configFromFlags } = await import('../../config/config.js');
+    const { configFromFlags } = await import('../../config/flags.js');
     const { callDaemon, controlSocketPath, isDaemonListening } = await import('../../daemon/control-socket.js');
-    const { formatReport, runDoctor } = await import('../../setup/doctor.js');
+    const { runDoctor } = await import('../../setup/doctor/runner.js');
+    const { formatReport } = await import('../../setup/doctor/report.js');
     const { scannerProbe } = await import('../../setup/scanner-probe.js');
     const { verifyTemplateKey } = await import('../../store/template-cache.js');
     const { locateConfig } = await import('../../config/locate.js');
@@ -38,7 +44,7 @@ Exit code 0 when nothing failed (warnings allowed), 1 when a check failed.`,
       daemonRunning: (dataDir) => isDaemonListening(controlSocketPath(dataDir)),
       heldScanners: async (dataDir) => {
         const r = (await callDaemon(controlSocketPath(dataDir), 'status', {})) as {
-          info?: { scanners?: import('../../setup/doctor.js').HeldScanner[] };
+          info?: { scanners?: import('../../setup/doctor/scanners.js').HeldScanner[] };
         };
         return r.info?.scanners ?? null;
       },

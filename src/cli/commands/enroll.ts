@@ -1,3 +1,7 @@
+/**
+ * Tested in test/integration/agent-enroll.test.ts (a full enrolment, refusals, through the running
+ * agent), test/integration/enroll-busy-scanner.test.ts and test/integration/agent-badge-e2e.test.ts.
+ */
 import type { Command } from 'commander';
 import { action, defineCommand, intFlag, printJson, usageError, withJson } from '../command.js';
 import { withCommonOptions, withScannerOptions, type CommonValues, type ScannerValues } from '../common-options.js';
@@ -34,9 +38,9 @@ type Values = CommonValues &
 export default function register(program: Command): Command {
   const cmd = defineCommand(program, {
     name: 'enroll [code]',
-    summary: "enrol an employee's finger, iris or badge (captures, quality gate, duplicate check, upload, site)",
+    summary: "enroll an employee's finger, iris or badge (captures, quality gate, duplicate check, upload, site)",
     audience: 'technician',
-    details: `Enrols employee CODE: checks the person exists in the attendance service, takes the captures
+    details: `Enrolls employee CODE: checks the person exists in the attendance service, takes the captures
 through the quality gate, refuses a finger or eye already enrolled to someone else, stores the
 templates (encrypted) here, uploads them to the service (each item's outcome is shown) and
 publishes them to the site. Every press is prompted with the total ("press 2 of 5: place the
@@ -46,16 +50,16 @@ runs on this data folder (it holds the scanners), else opens the scanners in thi
 scanner another process holds (an agent of another configuration) is refused at once, naming
 that process.
 With --modality badge it reads one card on the badge reader and stores its keyed hash (never
-the number): the fallback for a person who cannot enrol a finger or an eye.`,
+the number): the fallback for a person who cannot enroll a finger or an eye.`,
   })
-    .option('--modality <modality>', 'what to enrol: finger, iris or badge (default finger)')
+    .option('--modality <modality>', 'what to enroll: finger, iris or badge (default finger)')
     .option(
       '--position <position>',
       'finger position (default right-index), eye (left, right; default right) or badge label (default badge)',
     )
     .option(
       '--present <id>',
-      'with a simulated scanner in this process: virtual finger (or eye) ID is presented and lifted whenever the enrolment asks for it; for a badge, the card number',
+      'with a simulated scanner in this process: virtual finger (or eye) ID is presented and lifted whenever the enrollment asks for it; for a badge, the card number',
     )
     .option(
       '--captures <n>',
@@ -69,7 +73,7 @@ the number): the fallback for a person who cannot enrol a finger or an eye.`,
     const { AgentError } = await import('../../core/errors.js');
     const { configForFlags, secretsFor } = await import('../../config/load.js');
     const { applyScannerFlags, withTerminal } = await import('../terminal-session.js');
-    const { describeProgress, modalityFlag, simulatedPerson } = await import('../enrol-session.js');
+    const { describeProgress, modalityFlag, simulatedPerson } = await import('../enroll-session.js');
     const { defaultPosition } = await import('../../terminal/enroller.js');
     const employeeCode = positionals[0]?.trim();
     if (!employeeCode) throw usageError('enroll', 'name one employee code: edge-agent enroll CODE');

@@ -1,3 +1,8 @@
+/**
+ * Tested in test/integration/fleet-cli.test.ts (the fleet once every retained message arrived,
+ * --watch, giving up) and test/integration/cli-management.test.ts (exit 1 once a terminal is
+ * degraded).
+ */
 import type { Command } from 'commander';
 import { action, defineCommand, intFlag, printJson, withJson } from '../command.js';
 
@@ -44,7 +49,7 @@ degraded or none has reported (for cron and Nagios-style checks); exit 0 otherwi
     .option('--secrets <file>', 'secrets file with the MQTT credentials (and the ops key that edge-agent ops send signs commands with)');
   withJson(cmd, 'print {"terminals": [...], "complete", "retained", "repaired", "waitedMs"} as JSON on stdout');
   return action<Values>(cmd, async (values) => {
-    const { loadConfig } = await import('../../config/config.js');
+    const { loadConfig } = await import('../../config/load.js');
     const { locateConfig } = await import('../../config/locate.js');
     const { loadSecrets } = await import('../../config/secrets.js');
     const { AgentError } = await import('../../core/errors.js');

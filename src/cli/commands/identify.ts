@@ -1,7 +1,11 @@
+/**
+ * Tested in test/unit/cli/commands/identify.test.ts (the score a person reads),
+ * test/integration/identify-template.test.ts and test/integration/agent-enroll.test.ts.
+ */
 import type { Command } from 'commander';
 import { action, defineCommand, intFlag, printJson, withJson } from '../command.js';
 import { withCommonOptions, withScannerOptions, type CommonValues, type ScannerValues } from '../common-options.js';
-import type { IdentifyOnceResult } from '../../terminal/enroller.js';
+import type { IdentifyOnceResult } from '../../terminal/identify-on-demand.js';
 
 type Values = CommonValues & ScannerValues & { modality?: string; present?: string; template?: string; json?: boolean };
 
@@ -41,7 +45,7 @@ Exit code 0 when someone was identified, 1 when nobody matched.`,
     const { AgentError } = await import('../../core/errors.js');
     const { configForFlags, secretsFor } = await import('../../config/load.js');
     const { applyScannerFlags, withTerminal } = await import('../terminal-session.js');
-    const { describeProgress, modalityFlag, simulatedPerson } = await import('../enrol-session.js');
+    const { describeProgress, modalityFlag, simulatedPerson } = await import('../enroll-session.js');
     const presentId = intFlag('present', values.present);
     let template: Buffer | null = null;
     if (values.template !== undefined) {
@@ -88,7 +92,7 @@ Exit code 0 when someone was identified, 1 when nobody matched.`,
         return (await call('identify', { modality }, (e) => say(describeProgress(e)))) as IdentifyOnceResult;
       },
       async (rt) => {
-        const { identifyOnce, identifyTemplate } = await import('../../terminal/enroller.js');
+        const { identifyOnce, identifyTemplate } = await import('../../terminal/identify-on-demand.js');
         if (template) return identifyTemplate(rt, modality, template);
         let person: Awaited<ReturnType<typeof simulatedPerson>> | null = null;
         if (presentId !== undefined) person = simulatedPerson(rt, modality, presentId, { holdMs: 1000 });

@@ -1,3 +1,7 @@
+/**
+ * Tested in test/integration/ingest-mqtt.test.ts (edge-agent ingest from a real broker into the
+ * attendance service).
+ */
 import { hostname } from 'node:os';
 import type { Command } from 'commander';
 import { action, defineCommand, intFlag, usageError } from '../command.js';
@@ -83,7 +87,7 @@ not acknowledged. SIGTERM drains, then stops. See docs/central.md.`,
     .option('--log-format <format>', 'json (for journald, the default) or pretty');
   return action<Values>(cmd, async (values) => {
     const { configForFlags, secretsFor } = await import('../../config/load.js');
-    const { applyLogging } = await import('../../config/config.js');
+    const { applyLogging } = await import('../../config/logging.js');
     const { createAttendanceClient, mqttAccess } = await import('../../daemon/upstreams.js');
     const { Ingest, INGEST_DEFAULTS, defaultDeadLetterTopic } = await import('../../ingest/ingest.js');
     const config = configForFlags(

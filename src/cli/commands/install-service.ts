@@ -1,3 +1,7 @@
+/**
+ * Tested in test/integration/systemd-unit.test.ts (unit and rules installed under a prefix,
+ * refusals, --dry-run).
+ */
 import type { Command } from 'commander';
 import { action, defineCommand, printJson, repeatable, withJson } from '../command.js';
 
@@ -49,7 +53,8 @@ Then: edge-agent provision, and systemctl enable --now edge-agent`,
     .option('--exec-start <cmd>', 'the ExecStart command line (default: this node and this edge-agent, "run")');
   withJson(cmd);
   return action<Values>(cmd, async (values) => {
-    const { defaultExecStart, installService, releaseExecStart } = await import('../../setup/service-files.js');
+    const { installService } = await import('../../setup/service-files.js');
+    const { defaultExecStart, releaseExecStart } = await import('../../setup/service-files/daemon-command.js');
     const { runningReleaseDir } = await import('../../setup/releases.js');
     // From a release (an unpacked tarball, or one the package installed): the unit runs "current".
     const release = runningReleaseDir();

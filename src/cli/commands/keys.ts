@@ -1,6 +1,9 @@
 /**
  * `edge-agent keys create|list|revoke --db FILE|URL`: API keys of the attendance service, in its
  * database, SQLite or PostgreSQL (the service and its replicas may be running).
+ *
+ * Tested in test/integration/cli-management.test.ts (create, list, revoke) and
+ * test/integration/api-cli.test.ts.
  */
 import { Option, type Command } from 'commander';
 import { action, defineCommand, printJson, withJson, withVerbs } from '../command.js';

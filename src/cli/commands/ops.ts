@@ -1,3 +1,7 @@
+/**
+ * Tested in test/unit/cli/commands/ops.test.ts (ops send --arg),
+ * test/integration/agent-mqtt-abuse.test.ts and test/integration/provision-e2e.test.ts.
+ */
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import { action, defineCommand, printJson, repeatable, usageError, withJson, withVerbs } from '../command.js';
@@ -75,8 +79,7 @@ Exit code: 0 when the terminal answered ok, 1 when it answered an error (or none
       });
     const { AgentError } = await import('../../core/errors.js');
     const { configForFlags, secretsFor } = await import('../../config/load.js');
-    const { secretsFilePath } = await import('../../config/config.js');
-    const { readKeyFile, SITE_OPS_KEY_ID } = await import('../../config/secrets.js');
+    const { readKeyFile, secretsFilePath, SITE_OPS_KEY_ID } = await import('../../config/secrets.js');
     const { sendCommand } = await import('../../ops/ops-client.js');
     const { mqttClientOptions } = await import('../../daemon/upstreams.js');
     const args = parseArgs(values.arg);

@@ -1,3 +1,8 @@
+/**
+ * Tested in test/integration/provision-cli.test.ts (flags, --discover-port),
+ * test/integration/provision-wizard.test.ts (interactive) and
+ * test/integration/provision-e2e.test.ts.
+ */
 import type { Command } from 'commander';
 import { action, defineCommand, printJson, repeatable, usageError, withJson } from '../command.js';
 import { withCommonOptions, type CommonValues } from '../common-options.js';

@@ -1,5 +1,9 @@
+/**
+ * Tested in test/integration/outbox-cli.test.ts, test/integration/cli-management.test.ts and
+ * test/integration/crash.test.ts (edge-agent punch recording into the outbox).
+ */
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { createReadStream, type ReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { Command } from 'commander';
 import { action, defineCommand, printJson, usageError, withJson } from '../command.js';
@@ -44,7 +48,7 @@ export interface ImportResult {
  * given to `onBytes`. Read twice by `importFile`, so an import of a million lines never holds them all.
  */
 async function* importLines(file: string, onBytes?: (chunk: Buffer) => void): AsyncGenerator<{ line: string; n: number }> {
-  let stream;
+  let stream: ReadStream;
   try {
     stream = createReadStream(file);
     await new Promise<void>((resolve, reject) => stream!.once('open', () => resolve()).once('error', reject));
@@ -185,7 +189,7 @@ async function importFile(
   const importId = givenImportId ?? `sha256:${hash.digest('hex')}`;
   const chunks = async function* (): AsyncGenerator<PunchInput[]> {
     const parse = importParser(file, config, clock, importId);
-    let chunk: PunchInput[] = [];
+    const chunk: PunchInput[] = [];
     for await (const { line, n } of importLines(file)) {
       chunk.push(parse(line, n));
       if (chunk.length === IMPORT_CHUNK) yield chunk.splice(0);
@@ -275,8 +279,8 @@ content hash (or --import-id) and its line number, so only what is missing is re
   withCommonOptions(cmd);
   return action<Values>(cmd, async (values) => {
     const { configForFlags } = await import('../../config/load.js');
-    const { openOutbox } = await import('../../daemon/daemon.js');
-    const { TimeAuthority } = await import('../../daemon/time-authority.js');
+    const { openOutbox } = await import('../../daemon/components/outbox.js');
+    const { TimeAuthority } = await import('../../terminal/time-authority.js');
     const { PunchPolicy } = await import('../../terminal/punch-policy.js');
     const { callDaemon, controlSocketPath, isDaemonListening } = await import('../../daemon/control-socket.js');
     if (values.in && values.out) throw usageError('punch', 'give --in or --out, not both');

@@ -1,9 +1,13 @@
+/**
+ * Tested in test/integration/outbox-cli.test.ts (status, dead letters, retry, import) and
+ * test/integration/cli-management.test.ts (retry of an unknown id, purge --dead).
+ */
 import type { Command } from 'commander';
 import { action, defineCommand, intFlag, printJson, repeatable, withJson, withVerbs } from '../command.js';
 import { withCommonOptions, type CommonValues } from '../common-options.js';
 import type { AgentConfig } from '../../config/config.js';
 import type { Outbox, ListedEvent, OutboxStatus } from '../../store/outbox.js';
-import type { ClockReport } from '../../daemon/time-authority.js';
+import type { ClockReport } from '../../setup/clock-report.js';
 import type { Alert } from '../../ops/alerts.js';
 
 function age(sec: number | null): string {
@@ -144,7 +148,7 @@ type Values = CommonValues & {
 /** Opens this terminal's outbox (works while the agent runs), runs `fn`, closes it. */
 async function withOutbox(values: Values, fn: (outbox: Outbox, config: AgentConfig) => Promise<void>): Promise<number> {
   const { configForFlags } = await import('../../config/load.js');
-  const { openOutbox } = await import('../../daemon/daemon.js');
+  const { openOutbox } = await import('../../daemon/components/outbox.js');
   const config = configForFlags(values, process.env, { command: 'edge-agent queue' });
   const { db, outbox } = await openOutbox(config);
   try {
@@ -176,7 +180,7 @@ export default function register(program: Command): Command {
   withCommonOptions(withJson(status));
   action<Values>(status, (values) =>
     withOutbox(values, async (outbox, config) => {
-      const { clockReport } = await import('../../daemon/time-authority.js');
+      const { clockReport } = await import('../../setup/clock-report.js');
       const { clockAlerts } = await import('../../ops/alerts.js');
       const read = async () => {
         const clock = await clockReport(outbox.db, config);
@@ -290,7 +294,7 @@ boot can still correct is corrected first. Works while the agent runs.`,
   withCommonOptions(withJson(release));
   action<Values>(release, (values) =>
     withOutbox(values, async (outbox) => {
-      const { releaseUnsynced } = await import('../../daemon/time-authority.js');
+      const { releaseUnsynced } = await import('../../terminal/time-authority.js');
       const r = await releaseUnsynced(outbox.db, outbox, { ...(values.id?.length ? { ids: values.id } : {}), all: values.all ?? false });
       if (values.json) printJson(r);
       else {

@@ -1,3 +1,7 @@
+/**
+ * Tested in test/integration/rollback-cli.test.ts (back to the previous release and forward again)
+ * and test/integration/release-deb.test.ts.
+ */
 import type { Command } from 'commander';
 import { action, defineCommand, printJson, withJson } from '../command.js';
 
@@ -22,7 +26,8 @@ roll forward again then.`,
   withJson(cmd);
   return action<Values>(cmd, async (values) => {
     const { releaseLinks, rollbackRelease } = await import('../../setup/releases.js');
-    const { notifyAccessStep, run } = await import('../../setup/service-files.js');
+    const { run } = await import('../../setup/service-files.js');
+    const { notifyAccessStep } = await import('../../setup/service-files/notify-access.js');
     const { join, resolve } = await import('node:path');
     const { existsSync } = await import('node:fs');
     const root = resolve(values.prefix ?? '/');

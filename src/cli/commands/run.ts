@@ -1,3 +1,8 @@
+/**
+ * Tested in test/integration/agent-ops.test.ts, test/integration/embedded-default.test.ts,
+ * test/integration/systemd-notify.test.ts and test/integration/crash.test.ts (edge-agent run as the
+ * daemon).
+ */
 import type { Command } from 'commander';
 import { action, defineCommand } from '../command.js';
 import { withCommonOptions, withScannerOptions, type CommonValues, type ScannerValues } from '../common-options.js';

@@ -1,6 +1,9 @@
 /**
  * `edge-agent serve --db FILE|URL [--port P] [options]`: the attendance service on SQLite, or on
  * PostgreSQL for a `postgres://` URL (several serve processes on one database are replicas).
+ *
+ * Tested in test/integration/api-cli.test.ts, test/integration/service-abuse.test.ts and
+ * test/integration/api-replicas.test.ts (edge-agent serve, the attendance service).
  */
 import { Option, type Command } from 'commander';
 import { action, defineCommand, intFlag, usageError } from '../command.js';

@@ -5,6 +5,9 @@
  * badge-serial:PATH`) opens like a real serial port. `edge-agent simulate iris` and
  * `simulate badge-hid` serve in-process. Control commands arrive on stdin, one per line (see
  * CONTROL).
+ *
+ * Tested in test/integration/drivers-devices-cli.test.ts (simulate --link on a pty, fault switches
+ * by command) and test/integration/simulate-badge-cli.test.ts.
  */
 import { execFileSync } from 'node:child_process';
 import { createInterface } from 'node:readline';
@@ -122,7 +125,7 @@ function serveSimulator(kind: string): (values: Values) => Promise<number> {
     const { syntheticImages } = await import('../../synthetic/simulator-sources.js');
     const capacity = intFlag('capacity', values.capacity);
     // Checked before a pty or socat exists, so a typo leaves nothing behind.
-    const enrolments = (values.enroll ?? '')
+    const enrollments = (values.enroll ?? '')
       .split(',')
       .filter(Boolean)
       .map((item): [number, number] => {
@@ -178,7 +181,7 @@ function serveSimulator(kind: string): (values: Values) => Promise<number> {
         note: `simulating ${kind} at ${baud} baud; control commands on stdin ("edge-agent simulate ${kind} --help")`,
       };
     }
-    for (const [slot, id] of enrolments) {
+    for (const [slot, id] of enrollments) {
       if (!simulator.enroll) throw new AgentError('CLI_USAGE', `this simulator keeps no module slots`, {});
       simulator.enroll(slot, id);
     }
@@ -281,7 +284,7 @@ function serveSimulator(kind: string): (values: Values) => Promise<number> {
       await simulator.attach(device);
     }
 
-    function control(words: string[]): string | void {
+    function control(words: string[]): string | undefined {
       const [cmd, a, b] = words;
       const num = (v: string | undefined, what: string) => {
         const n = Number(v);

@@ -1,6 +1,9 @@
 /**
  * `edge-agent template info|compare|extract`: biometric template files. Each verb is a file of
  * `../template/`, owned by the feature it serves.
+ *
+ * Tested in test/integration/template-cli.test.ts and test/integration/template-extract.test.ts
+ * (the template verbs it registers).
  */
 import type { Command } from 'commander';
 import { defineCommand, registerFolder, withVerbs } from '../command.js';

@@ -2,6 +2,9 @@
  * `edge-agent users add|list|remove`: the employees of the attendance service, through its API
  * (operations 1-3) with this terminal's URL and key, so a technician can add a person and enrol
  * them without curl.
+ *
+ * Tested in test/integration/cli-management.test.ts (add, list and remove through the API with the
+ * terminal's key).
  */
 import type { Command } from 'commander';
 import { action, defineCommand, printJson, usageError, withJson, withVerbs } from '../command.js';

@@ -1,3 +1,7 @@
+/**
+ * Tested in test/integration/template-cli.test.ts (genuine and impostor pairs of iris codes and
+ * finger records; a finger never compared with an iris).
+ */
 import { dirname, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { action, defineCommand, printJson, usageError, withJson } from '../command.js';

@@ -1,10 +1,13 @@
+/**
+ * Tested in test/integration/template-extract.test.ts (edge-agent template extract on image files).
+ */
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { Option, type Command } from 'commander';
 import { action, defineCommand, intFlag, printJson, usageError, withJson } from '../command.js';
 import { AgentError } from '../../core/errors.js';
-import type { Modality } from '../../biometrics/extract/extract-image.js';
+import type { BiometricModality } from '../../core/modality.js';
 
-type Values = { modality: Modality; image: string; out: string; dpi?: string; json?: boolean };
+type Values = { modality: BiometricModality; image: string; out: string; dpi?: string; json?: boolean };
 
 export default function register(template: Command): Command {
   const cmd = defineCommand(template, {

@@ -1,3 +1,7 @@
+/**
+ * Tested in test/integration/template-cli.test.ts (what a template holds, and nothing of the code
+ * itself).
+ */
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { action, defineCommand, printJson, withJson } from '../command.js';

@@ -4,8 +4,9 @@
  * a thousand terminals costs the browser little while updates flow. Everything from the server
  * is put in the page as text (textContent), never as HTML.
  */
+// biome-ignore lint/suspicious/noRedundantUseStrict: a classic <script> (index.html), not a module: Biome takes every .js for a module because package.json says type: module
 'use strict';
-(function () {
+(() => {
   const $ = (id) => document.getElementById(id);
   const el = (tag, props, ...children) => {
     const e = document.createElement(tag);
@@ -23,7 +24,7 @@
   let skew = 0; // server time - page time
   const now = () => Date.now() + skew;
   function dur(sec) {
-    if (sec === null || sec === undefined || !isFinite(sec)) return '–';
+    if (sec === null || sec === undefined || !Number.isFinite(sec)) return '–';
     sec = Math.max(0, sec);
     if (sec < 60) return `${Math.round(sec)} s`;
     if (sec < 7200) return `${Math.round(sec / 60)} min`;
@@ -584,7 +585,10 @@
           pts = [];
         };
         s.values.forEach((v, i) => {
-          if (v === null) return flushLine();
+          if (v === null) {
+            flushLine();
+            return;
+          }
           const x = (i / (s.values.length - 1)) * (W - 2) + 1;
           const y = H - 2 - ((v - min) / span) * (H - 4);
           pts.push(`${x.toFixed(1)},${y.toFixed(1)}`);
@@ -645,7 +649,7 @@
 
   $('load-dead').addEventListener('click', async () => {
     const body = await send('queue-list', { dead: true, limit: 50 });
-    if (!body || body.status !== 'ok') return;
+    if (body?.status !== 'ok') return;
     const events = body.result.events;
     const list = $('dead-list');
     if (!events.length) return list.replaceChildren(el('p', { text: 'No dead letters.' }));

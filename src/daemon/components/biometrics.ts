@@ -1,22 +1,27 @@
 /**
  * The biometrics component: opens the encrypted template cache, builds the identifier's 1:N
- * indexes (from the encrypted index snapshot `<dataDir>/index-snapshot.bin` when it fits, else
- * from the cache, then writes one), the extractor (image → template, loading its models in its
+ * indexes over the matchers of src/biometrics/matchers/ and the badge matcher (from the
+ * encrypted index snapshot `<dataDir>/index-snapshot.bin` when it fits, else from the cache, then
+ * writes one), the extractor and the embedding slot's model (image → template, loading its models in its
  * own thread meanwhile) and the module slot map. Every ten minutes a new snapshot is written when
  * a thousand template changes piled up. Without a template key and without scanners the terminal
  * only delivers punches.
+ *
+ * Tested in test/integration/identify-template.test.ts (the running agent loads the index snapshot
+ * and identifies) and test/integration/agent-e2e.test.ts (a finger on a pty module identified and
+ * punched).
  */
 import { AgentError, toAgentError } from '../../core/errors.js';
 import { logger } from '../../core/logger.js';
 import { ModuleSlots } from '../../store/module-slots.js';
 import { TemplateCache } from '../../store/template-cache.js';
 import { indexSnapshotPath } from '../../store/index-snapshot.js';
-import type { AgentConfig } from '../../config/config.js';
-import { Identifier, type ModalityMatcher } from '../../terminal/identifier.js';
+import { EmbeddingMatcher } from '../../biometrics/matchers/embedding-matcher.js';
+import { FingerMatcher } from '../../biometrics/matchers/finger-matcher.js';
+import { Identifier } from '../../terminal/identifier.js';
 import { BadgeMatcher, CredentialHasher } from '../../terminal/credentials.js';
-import type { Extractor } from '../../terminal/engines.js';
-import { createEmbedder, createEmbeddingMatcher } from '../biometric-engines.js';
-import type { DaemonComponent, DaemonContext } from '../daemon.js';
+import { createEmbedder, createExtractor } from '../../terminal/engines.js';
+import type { DaemonComponent, DaemonContext } from '../component.js';
 import type { TerminalRuntime } from '../runtime.js';
 import { scannerTargets } from './scanners.js';
 
@@ -24,22 +29,13 @@ const log = logger('agent:terminal');
 /** How often the daemon looks whether enough template changes piled up for a new index snapshot. */
 const SNAPSHOT_CHECK_MS = 10 * 60_000;
 
-export interface BiometricsDeps {
-  createExtractor: (config: AgentConfig) => Promise<Extractor | null>;
-  fingerMatcher: (config: AgentConfig) => Promise<ModalityMatcher | null>;
-}
-
 export class BiometricsComponent implements DaemonComponent {
   readonly name = 'biometrics';
   readonly #rt: TerminalRuntime;
-  readonly #createExtractor: BiometricsDeps['createExtractor'];
-  readonly #fingerMatcher: BiometricsDeps['fingerMatcher'];
   #timer: NodeJS.Timeout | null = null;
 
-  constructor(rt: TerminalRuntime, deps: BiometricsDeps) {
+  constructor(rt: TerminalRuntime) {
     this.#rt = rt;
-    this.#createExtractor = deps.createExtractor;
-    this.#fingerMatcher = deps.fingerMatcher;
   }
 
   async start(ctx: DaemonContext): Promise<void> {
@@ -61,15 +57,19 @@ export class BiometricsComponent implements DaemonComponent {
       return;
     }
     rt.cache = await TemplateCache.open(ctx.db, { key: rt.secrets.templateKey });
-    const finger = await this.#fingerMatcher(rt.config);
-    const embedding = createEmbeddingMatcher(rt.config);
+    const { biometrics } = rt.config;
     rt.credentials = new CredentialHasher({ siteKey: rt.secrets.siteKey, templateKey: rt.secrets.templateKey });
-    const matchers = [finger, embedding, new BadgeMatcher(rt.credentials)].filter((m): m is NonNullable<typeof m> => m !== null);
+    // The iris matcher is the identifier's own; the embedding slot's only with a model configured.
+    const matchers = [
+      new FingerMatcher(biometrics.fingerThreshold),
+      ...(biometrics.embedding ? [new EmbeddingMatcher(biometrics.embedding.threshold)] : []),
+      new BadgeMatcher(rt.credentials),
+    ];
     // The extractor loads its models in its own thread while the indexes load here.
-    const extractor = this.#createExtractor(rt.config);
+    const extractor = createExtractor();
     try {
       rt.identifier = await Identifier.build(rt.cache, {
-        biometrics: rt.config.biometrics,
+        biometrics,
         matchers,
         snapshot: { path: indexSnapshotPath(rt.config.dataDir), templateKey: rt.secrets.templateKey },
       });
@@ -79,7 +79,7 @@ export class BiometricsComponent implements DaemonComponent {
     } finally {
       rt.extractor = await extractor;
     }
-    rt.embedder = createEmbedder(rt.config);
+    rt.embedder = createEmbedder(biometrics.embedding);
     this.#timer = setInterval(() => {
       if (rt.identifier?.snapshotDue) void this.#saveSnapshot();
     }, SNAPSHOT_CHECK_MS);

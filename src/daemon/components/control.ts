@@ -1,19 +1,24 @@
 /**
  * The control component: the local control socket that `edge-agent enroll` and `identify` use
  * while the daemon holds the scanners (and `identify --template FILE`: identify-template).
+ *
+ * Tested in test/integration/agent-enroll.test.ts (enroll and identify through the running agent's
+ * control socket) and test/integration/identify-template.test.ts (a malformed request refused).
  */
 import { z } from 'zod';
 import { employeeCodeSchema } from '../../api/employee-code.js';
+import { BIOMETRIC_MODALITIES, SCANNER_MODALITIES } from '../../core/modality.js';
 import { ControlServer, controlSocketPath } from '../control-socket.js';
-import { defaultPosition, enroll, identifyOnce, identifyTemplate, MAX_TEMPLATE_BYTES } from '../../terminal/enroller.js';
+import { defaultPosition, enroll } from '../../terminal/enroller.js';
+import { identifyOnce, identifyTemplate, MAX_TEMPLATE_BYTES } from '../../terminal/identify-on-demand.js';
 import { isDateTime, MAX_TZ_OFFSET_MINUTES } from '../../api/date-time.js';
-import type { DaemonComponent, DaemonContext } from '../daemon.js';
+import type { DaemonComponent, DaemonContext } from '../component.js';
 import { deletePersonTemplates } from '../people.js';
 import type { TerminalRuntime } from '../runtime.js';
 import { createAttendanceClient } from '../upstreams.js';
 
 /** Finger, eye, or a badge (one card read on the badge reader). */
-const modality = z.enum(['finger', 'iris', 'badge']).default('finger');
+const modality = z.enum(SCANNER_MODALITIES).default('finger');
 const scanner = z.string().min(1).max(128).optional();
 
 /** The bodies of the control actions (edge-agent enroll and identify send them). */
@@ -38,7 +43,7 @@ export const PunchBody = z.strictObject({
 });
 /** `identify-template`: a template as base64 (bounded), identified against this terminal's indexes. */
 export const IdentifyTemplateBody = z.strictObject({
-  modality: z.enum(['finger', 'iris']),
+  modality: z.enum(BIOMETRIC_MODALITIES),
   template: z
     .string()
     .min(1)

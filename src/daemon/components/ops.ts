@@ -1,13 +1,17 @@
 /**
  * The ops component: retained state, info and metrics over MQTT and the request/response
- * commands; it also notes delivery errors and dead letters as the terminal's last error.
+ * commands; it also notes delivery errors and dead letters as the terminal's last error, and
+ * republishes the metrics at once when the time authority sees a step or a change of trust.
+ *
+ * Tested in test/integration/agent-ops.test.ts (retained state and metrics, signed commands
+ * answered, degraded and healthy again, offline on a clean stop).
  */
 import { AgentError } from '../../core/errors.js';
 import { logger } from '../../core/logger.js';
 import { keyringOf, OpsAuthenticator } from '../../ops/ops-auth.js';
 import { createOpsRouter } from '../../ops/ops-router.js';
 import { TerminalOps } from '../../ops/terminal-ops.js';
-import type { DaemonComponent, DaemonContext } from '../daemon.js';
+import type { DaemonComponent, DaemonContext } from '../component.js';
 import { deletePersonTemplates } from '../people.js';
 import type { TerminalRuntime } from '../runtime.js';
 import { mqttClientOptions } from '../upstreams.js';
@@ -23,6 +27,7 @@ export class OpsComponent implements DaemonComponent {
   readonly name = 'ops';
   readonly #rt: TerminalRuntime;
   readonly #hooks: OpsHooks;
+  #off: (() => void) | null = null;
 
   constructor(rt: TerminalRuntime, hooks: OpsHooks) {
     this.#rt = rt;
@@ -89,10 +94,16 @@ export class OpsComponent implements DaemonComponent {
     // order). Set after the start, that ask was lost and the fleet saw "connecting" until the
     // next metrics. Before the connection a publish is a no-op; the connection publishes anew.
     rt.ops = ops;
+    // A step or a change of trust: the metrics now, not at the next interval.
+    const publish = () => void rt.ops?.publishMetrics();
+    ctx.time.on('step', publish).on('change', publish);
+    this.#off = () => ctx.time.off('step', publish).off('change', publish);
     await ops.start(1500);
   }
 
   async stop(): Promise<void> {
+    this.#off?.();
+    this.#off = null;
     await this.#rt.ops?.stop();
     this.#rt.ops = null;
   }

@@ -1,14 +1,20 @@
 /**
- * The scanners component: one worker per scanner (capture → identify → punch → feedback), the
- * module templates placed on each module that keeps its own, simulated scanners where asked.
+ * The scanners component: one worker per scanner (src/terminal/scanner-worker.ts: capture →
+ * recognizer → punch step → feedback), the module templates placed on each module that keeps its
+ * own, simulated scanners where asked, and each capture's outcome noted and logged.
+ *
+ * Tested in test/integration/agent-e2e.test.ts (a finger on the pty module becomes one event;
+ * unplugged and plugged back it punches again) and test/integration/agent-badge-e2e.test.ts.
  */
 import type { Scanner } from '../../../drivers/scanner.js';
 import { AgentError, toAgentError } from '../../core/errors.js';
 import { logger } from '../../core/logger.js';
 import type { AgentConfig, ScannerConfig } from '../../config/config.js';
 import { moduleTemplatesOf, placeModuleTemplates } from '../../terminal/module-cache.js';
+import { PunchStep } from '../../terminal/punch-step.js';
+import { Recognizer } from '../../terminal/recognizer.js';
 import { ScannerWorker } from '../../terminal/scanner-worker.js';
-import type { DaemonComponent, DaemonContext } from '../daemon.js';
+import type { DaemonComponent, DaemonContext } from '../component.js';
 import type { TerminalRuntime } from '../runtime.js';
 
 const log = logger('agent:terminal');
@@ -64,24 +70,17 @@ export class ScannersComponent implements DaemonComponent {
   async start(ctx: DaemonContext): Promise<void> {
     const rt = this.#rt;
     const { familyEntry } = await import('../../../drivers/families.js');
+    // One recognizer over the runtime's engines and one punch step over the daemon's policy, shared by every worker.
+    const recognizer = new Recognizer(rt);
+    const punch = new PunchStep(ctx.policy);
     for (const target of scannerTargets(rt.config)) {
       const key = scannerKey(target);
       const worker = new ScannerWorker({
         key,
         modality: familyEntry(target.family).modality,
         open: await this.#opener(target),
-        identifyImage: (modality, image) => rt.identifyImage(modality, image),
-        identifyCredential: (read) => rt.identifyCredential(read),
-        slotOwner: async (k, slot) => (rt.slots ? rt.slots.owner(k, slot) : null),
-        // Through the credential rule (policy.require): a badge may only be the first of two factors.
-        punch: async ({ employeeCode, source, score }) => {
-          const r = await ctx.policy.present({ employeeCode, source, score });
-          if (r.recorded) return { recorded: true, direction: r.direction };
-          if (r.reason === 'awaiting')
-            return { recorded: false, outcome: 'awaiting', reason: `badge taken: the finger or eye within ${r.withinSec} s` };
-          if (r.reason === 'not-accepted') return { recorded: false, outcome: 'denied', reason: r.detail };
-          return { recorded: false, reason: `${r.reason}: already recorded ${r.secondsAgo}s ago` };
-        },
+        recognizer,
+        punch,
         // A card reader without a light: the terminal's other scanners show the outcome.
         fallbackFeedback: async (kind) => {
           await Promise.all([...rt.workers.values()].filter((w) => w.key !== key).map((w) => w.feedbackIfAble(kind)));

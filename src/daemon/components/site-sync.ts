@@ -1,11 +1,14 @@
 /**
  * The site-sync component: enrolled templates shared with every terminal of the site over MQTT,
  * and the modules kept in step with what the site adds or removes.
+ *
+ * Tested in test/integration/agent-site-sync.test.ts (a person published, applied on both
+ * terminals, deleted everywhere).
  */
 import { logger } from '../../core/logger.js';
 import { SiteTemplateSync } from '../../site-sync/site-sync.js';
 import { siteStore } from '../../site-sync/template-store.js';
-import type { DaemonComponent } from '../daemon.js';
+import type { DaemonComponent } from '../component.js';
 import { clearPersonFromModules, refreshModuleTemplates } from '../people.js';
 import type { TerminalRuntime } from '../runtime.js';
 import { mqttClientOptions } from '../upstreams.js';

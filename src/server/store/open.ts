@@ -1,4 +1,9 @@
-/** Opens the service's store named by `--db`: a `postgres://` URL, or an SQLite file path. */
+/**
+ * Opens the service's store named by `--db`: a `postgres://` URL, or an SQLite file path.
+ *
+ * Tested in test/unit/server/store/store.test.ts (a store opened for an SQLite path and a
+ * postgres:// URL).
+ */
 import { AgentError } from '../../core/errors.js';
 import { PgStore, redactUrl } from './pg-store.js';
 import { SqliteStore } from './sqlite-store.js';

@@ -5,6 +5,8 @@
  * byte-wise exactly as on SQLite whatever the database's locale.
  *
  * Version 1 is the whole schema of SQLite version 3; later changes are added to both lists.
+ *
+ * Tested in test/unit/server/store/store.test.ts (the tables the contract runs on, PostgreSQL).
  */
 export interface PgMigration {
   version: number;

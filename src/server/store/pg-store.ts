@@ -20,6 +20,9 @@
  *
  * The URL may carry `pool_max=N` (connections per replica, default 10); other parameters are
  * libpq's (sslmode, application_name, ...), and PGPASSWORD or ~/.pgpass keep the password out of it.
+ *
+ * Tested in test/unit/server/store/store.test.ts (the storage contract on PostgreSQL, where initdb
+ * and pg_ctl are installed; two pools as two replicas) and test/integration/api-replicas.test.ts.
  */
 import pg from 'pg';
 import { AgentError } from '../../core/errors.js';

@@ -3,6 +3,9 @@
  * placeholders (the SQLite store turns them into `?1, ?2, …`). Each dialect runs them through its
  * own `rows` and adds what differs: the batch upsert of events, the lookup of a list of codes,
  * locks, savepoints and transactions.
+ *
+ * Tested in test/unit/server/store/store.test.ts (its statements through both dialects, in the
+ * storage contract).
  */
 import type { Role } from '../roles.js';
 import type {

@@ -1,4 +1,9 @@
-/** The service's tables on SQLite (component `server` of the shared migration table). pg-schema.ts is the same on PostgreSQL. */
+/**
+ * The service's tables on SQLite (component `server` of the shared migration table). pg-schema.ts
+ * is the same on PostgreSQL.
+ *
+ * Tested in test/unit/server/store/store.test.ts (the tables the contract runs on, SQLite).
+ */
 import type { Migration } from '../../core/sqlite.js';
 
 export const SERVER_MIGRATIONS: Migration[] = [

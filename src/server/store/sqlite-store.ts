@@ -3,6 +3,8 @@
  * are `BEGIN IMMEDIATE` and queued (core/sqlite.ts), so a transaction never loses a race and
  * `lockEmployees` has nothing to do. A statement SQLite refuses (a constraint, a trigger) is
  * undone alone, so `attempt` only has to catch it.
+ *
+ * Tested in test/unit/server/store/store.test.ts (the storage contract on SQLite).
  */
 import { isAgentError } from '../../core/errors.js';
 import { SqliteDatabase } from '../../core/sqlite.js';
@@ -55,7 +57,10 @@ export class SqliteStore extends SqlOps implements ServiceStore {
 
   protected rows<T>(_name: string | null, text: string, values: unknown[] = []): Promise<T[]> {
     let sql = this.#texts.get(text);
-    if (sql === undefined) this.#texts.set(text, (sql = text.replace(/\$(\d+)/g, '?$1')));
+    if (sql === undefined) {
+      sql = text.replace(/\$(\d+)/g, '?$1');
+      this.#texts.set(text, sql);
+    }
     return this.db.all<T>(sql, values as never);
   }
 

@@ -1,7 +1,7 @@
 /**
  * The one storage interface of the attendance service. The handlers (users, biometrics, events,
  * report, auth) decide what a request means and which status each item gets; a store only keeps
- * rows. Two implementations pass the same contract suite (test/unit/server/store-contract.ts):
+ * rows. Two implementations pass the same contract suite (test/unit/server/store/store.test.ts):
  *
  * - `SqliteStore` (sqlite-store.ts): one file, one connection, `BEGIN IMMEDIATE` transactions. A
  *   small site's service and the agent's embedded default.

@@ -1,18 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isEnvelope, normalizeEvent, normalizeStatus, normalizeUser, normalizeWorkHourRow, toNumber } from '../../../src/api/normalize.js';
-import { STATUS_CODES, isStatusCode } from '../../../src/api/status-codes.js';
-import { apiPaths } from '../../../src/api/paths.js';
 import { WORK_HOUR_DURATIONS } from '../../../src/api/types.js';
-
-describe('status codes', () => {
-  it('are the exact strings of section 7, odd casing included', () => {
-    expect(STATUS_CODES).toContain('Last_NAME_EMPTY');
-    expect(STATUS_CODES).not.toContain('LAST_NAME_EMPTY');
-    expect(STATUS_CODES).toHaveLength(12);
-    expect(isStatusCode('INVALID_TIME_FORMAT')).toBe(true);
-    expect(isStatusCode('LAST_NAME_EMPTY')).toBe(false);
-  });
-});
 
 describe('tolerant readers', () => {
   it('reads status as a string or a bare number', () => {
@@ -65,16 +53,5 @@ describe('tolerant readers', () => {
     expect(isEnvelope([])).toBe(false);
     expect(toNumber('x')).toBeUndefined();
     expect(toNumber(' ')).toBeUndefined();
-  });
-});
-
-describe('path forms', () => {
-  it('builds both forms; the report only under /api/attendance', () => {
-    const a = apiPaths('api');
-    const b = apiPaths('attendance');
-    expect(a.userByCode('E 1/x')).toBe('/api/attendance/user/E%201%2Fx/');
-    expect(b.event).toBe('/attendance/api/event');
-    expect(a.workHourReport).toBe('/api/attendance/report/workhour');
-    expect(b.workHourReport).toBeUndefined();
   });
 });

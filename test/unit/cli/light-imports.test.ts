@@ -3,6 +3,8 @@
  * command file to list them) loads no native module: no SQLite, no serial ports, no HID, no
  * onnxruntime. Checked in a child process that reports, on exit, every CommonJS module it loaded
  * (all four packages are CommonJS, also when imported from ESM) and every shared object mapped in.
+ *
+ * Tests: src/cli/main.ts and src/cli/commands (the rule of src/cli/command.ts: light top-level imports).
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

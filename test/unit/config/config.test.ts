@@ -1,40 +1,15 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { AgentError } from '../../../src/core/errors.js';
-import { logLevels, logger } from '../../../src/core/logger.js';
+import type { AgentError } from '../../../src/core/errors.js';
 import { DEFAULT_MAX_PENDING } from '../../../src/store/outbox.js';
-import {
-  applyLogging,
-  configFromEnv,
-  configFromFlags,
-  didYouMean,
-  envName,
-  loadConfig,
-  parseConfig,
-  secretsFilePath,
-} from '../../../src/config/config.js';
+import { parseConfig } from '../../../src/config/config.js';
+import { secretsFilePath } from '../../../src/config/secrets.js';
+import { loadConfig } from '../../../src/config/load.js';
+import { configFiles, failure } from '../../helpers/config.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'config-test-'));
-let n = 0;
-function file(text: string, ext = 'yaml'): string {
-  const f = join(dir, `c${n++}.${ext}`);
-  writeFileSync(f, text);
-  return f;
-}
+const { file } = configFiles('config-test-');
 
-function failure(fn: () => unknown): AgentError {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(AgentError);
-    return err as AgentError;
-  }
-  throw new Error('expected an error');
-}
-
-describe('config: defaults and layers', () => {
+describe('config: the defaults', () => {
   it('fills every default from an empty file', () => {
     const c = loadConfig({ file: file(''), env: {} });
     expect(c.terminal).toEqual({ id: 'terminal-1', site: 'site-1', timeZone: 'UTC', mode: 'toggle' });
@@ -75,170 +50,6 @@ describe('config: defaults and layers', () => {
     expect(
       failure(() => loadConfig({ file: file('console: {allowedOrigins: ["https://ops.example.com/path"]}'), env: {} })).message,
     ).toContain('console.allowedOrigins');
-  });
-
-  it('reads JSON as well as YAML', () => {
-    const c = loadConfig({ file: file('{"terminal": {"id": "gate-7"}}', 'json'), env: {} });
-    expect(c.terminal.id).toBe('gate-7');
-  });
-
-  it('applies defaults < file < environment < flags', () => {
-    const f = file('terminal:\n  id: from-file\n  site: s1\napi:\n  pathForm: attendance\n');
-    const env = { EDGE_AGENT_TERMINAL__ID: 'from-env', EDGE_AGENT_API__PATH_FORM: 'api', EDGE_AGENT_OUTBOX__BATCH_SIZE: '50' };
-    const c = loadConfig({ file: f, env, overrides: configFromFlags({ terminal: 'from-flag' }) });
-    expect(c.terminal.id).toBe('from-flag');
-    expect(c.terminal.site).toBe('s1');
-    expect(c.api.pathForm).toBe('api');
-    expect(c.outbox.batchSize).toBe(50);
-  });
-
-  it("leaves the tests' own EDGE_AGENT_TEST_* variables out of the configuration", () => {
-    const env = { EDGE_AGENT_TEST_HIDE: 'socat', EDGE_AGENT_TEST_CLOCK_OFFSET_FILE: '/tmp/x', EDGE_AGENT_CLOCK__SOURCES: '[]' };
-    expect(configFromEnv(env)).toEqual({ clock: { sources: [] } });
-    expect(loadConfig({ env }).clock.sources).toEqual([]);
-  });
-
-  it('keeps a string key a string when the environment value looks like a number', () => {
-    expect(configFromEnv({ EDGE_AGENT_TERMINAL__ID: '123' })).toEqual({ terminal: { id: '123' } });
-    expect(loadConfig({ env: { EDGE_AGENT_TERMINAL__ID: '123' } }).terminal.id).toBe('123');
-  });
-
-  it('maps the short variables and lists', () => {
-    expect(configFromEnv({ EDGE_AGENT_LOG_LEVEL: 'debug', EDGE_AGENT_SECRETS: '/x/s.yaml', EDGE_AGENT_UPSTREAM: 'api,mqtt' })).toEqual({
-      logging: { level: 'debug' },
-      secretsFile: '/x/s.yaml',
-      upstream: ['api', 'mqtt'],
-    });
-    expect(envName('api.pathForm')).toBe('EDGE_AGENT_API__PATH_FORM');
-    // the generic form still works (the unit sets none: the data folder comes from the config)
-    expect(configFromEnv({ EDGE_AGENT_DATA_DIR: '/var/lib/edge-agent', EDGE_AGENT_LOGGING__MODULES: '{"drivers:*":"debug"}' })).toEqual({
-      dataDir: '/var/lib/edge-agent',
-      logging: { modules: { 'drivers:*': 'debug' } },
-    });
-  });
-
-  it('maps the common flags', () => {
-    expect(configFromFlags({ api: 'http://h', mqtt: 'mqtt://b', 'log-format': 'pretty', secrets: '/s' })).toEqual({
-      api: { url: 'http://h' },
-      mqtt: { url: 'mqtt://b' },
-      logging: { format: 'pretty' },
-      secretsFile: '/s',
-    });
-  });
-
-  it('--mqtt alone is monitoring: punches go to the broker only with --upstream', () => {
-    expect(configFromFlags({ mqtt: 'mqtt://b' })).toEqual({ mqtt: { url: 'mqtt://b' } });
-    expect(loadConfig({ env: {}, overrides: configFromFlags({ api: 'http://h', mqtt: 'mqtt://b' }) }).upstream).toEqual(['api']);
-    expect(configFromFlags({ mqtt: 'mqtt://b', upstream: 'api,mqtt' }).upstream).toEqual(['api', 'mqtt']);
-  });
-});
-
-describe('config: each kind of mistake has its named error naming the key, the value and the fix', () => {
-  it('unknown key, with a suggestion', () => {
-    const e = failure(() => loadConfig({ file: file('terminal:\n  idd: gate-1\n'), env: {} }));
-    expect(e.code).toBe('CONFIG_UNKNOWN_KEY');
-    expect(e.context.key).toBe('terminal.idd');
-    expect(e.message).toContain('"gate-1"');
-    expect(e.hint).toContain('did you mean "terminal.id"?');
-  });
-
-  it('unknown top-level key, with a suggestion from the known keys', () => {
-    const e = failure(() => parseConfig({ scaners: [] }));
-    expect(e.code).toBe('CONFIG_UNKNOWN_KEY');
-    expect(e.context.key).toBe('scaners');
-    expect(e.hint).toContain('did you mean "scanners"?');
-    expect(didYouMean('zzzzzz', ['api', 'mqtt'])).toBeNull();
-  });
-
-  it('unknown key inside a list item', () => {
-    const e = failure(() => parseConfig({ scanners: [{ family: 'r30x', path: '/dev/ttyUSB0', baudrate: 57600 }] }));
-    expect(e.code).toBe('CONFIG_UNKNOWN_KEY');
-    expect(e.context.key).toBe('scanners.0.baudrate');
-    expect(e.hint).toContain('scanners.0.baud');
-  });
-
-  it('wrong type', () => {
-    const e = failure(() => loadConfig({ file: file('outbox:\n  batchSize: lots\n'), env: {} }));
-    expect(e.code).toBe('CONFIG_WRONG_TYPE');
-    expect(e.context.key).toBe('outbox.batchSize');
-    expect(e.context.value).toBe('lots');
-    expect(e.message).toContain('must be a number, not a string');
-  });
-
-  it('bad enum value', () => {
-    const e = failure(() => loadConfig({ file: file('terminal:\n  mode: sideways\n'), env: {} }));
-    expect(e.code).toBe('CONFIG_BAD_ENUM');
-    expect(e.context.key).toBe('terminal.mode');
-    expect(e.message).toContain('"sideways"');
-    expect(e.hint).toContain('use in, out or toggle');
-  });
-
-  it('bad URL (API and MQTT)', () => {
-    const e = failure(() => loadConfig({ file: file('api:\n  url: attendance.example.com\n'), env: {} }));
-    expect(e.code).toBe('CONFIG_BAD_URL');
-    expect(e.context.key).toBe('api.url');
-    expect(e.hint).toContain('https://');
-    const m = failure(() => parseConfig({ mqtt: { url: 'broker:1883' } }));
-    expect(m.code).toBe('CONFIG_BAD_URL');
-    expect(m.context.key).toBe('mqtt.url');
-    expect(failure(() => parseConfig({ api: { url: 'ftp://x' } })).code).toBe('CONFIG_BAD_URL');
-  });
-
-  it('out-of-range value', () => {
-    const e = failure(() => parseConfig({ outbox: { batchSize: 0 } }));
-    expect(e.code).toBe('CONFIG_INVALID');
-    expect(e.context.key).toBe('outbox.batchSize');
-    expect(e.message).toContain('0 is not valid');
-  });
-
-  it('syntax error with line and column', () => {
-    const e = failure(() => loadConfig({ file: file('terminal:\n  id: gate-1\n   site: [x\n'), env: {} }));
-    expect(e.code).toBe('CONFIG_SYNTAX');
-    expect(e.context.line).toBeTypeOf('number');
-    expect(e.context.column).toBeTypeOf('number');
-    expect(e.message).toMatch(/at line \d+, column \d+/);
-  });
-
-  it('duplicate key is a syntax error', () => {
-    const e = failure(() => loadConfig({ file: file('terminal:\n  id: a\n  id: b\n'), env: {} }));
-    expect(e.code).toBe('CONFIG_SYNTAX');
-  });
-
-  it('missing file', () => {
-    const e = failure(() => loadConfig({ file: join(dir, 'nope.yaml'), env: {} }));
-    expect(e.code).toBe('CONFIG_NOT_FOUND');
-    expect(e.message).toContain('does not exist');
-    expect(e.hint).toContain('edge-agent provision');
-  });
-
-  it('a file that is not a mapping', () => {
-    const e = failure(() => loadConfig({ file: file('- a\n- b\n'), env: {} }));
-    expect(e.code).toBe('CONFIG_WRONG_TYPE');
-  });
-
-  it('says when the bad value came from the environment', () => {
-    const e = failure(() => loadConfig({ file: file('terminal:\n  mode: in\n'), env: { EDGE_AGENT_TERMINAL__MODE: 'both' } }));
-    expect(e.code).toBe('CONFIG_BAD_ENUM');
-    expect(e.context.origin).toBe('environment EDGE_AGENT_TERMINAL__MODE');
-    expect(e.hint).toContain('EDGE_AGENT_TERMINAL__MODE');
-  });
-
-  it('lists every mistake, the first one in context', () => {
-    const e = failure(() => parseConfig({ terminal: { mode: 'x' }, api: { url: 'y' } }));
-    expect((e.context.issues as unknown[]).length).toBe(2);
-    expect(e.message).toContain('terminal.mode');
-    expect(e.message).toContain('api.url');
-  });
-});
-
-describe('config: logging', () => {
-  it('applies the default level and per-module levels', () => {
-    logger('test:a');
-    logger('drivers:x');
-    applyLogging({ level: 'warn', format: 'json', modules: { 'drivers:*': 'debug' } });
-    const levels = logLevels();
-    expect(levels['test:a']).toBe('warn');
-    expect(levels['drivers:x']).toBe('debug');
   });
 });
 

@@ -2,8 +2,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../../src/config/config.js';
-import { configForFlags } from '../../../src/config/load.js';
+import { configForFlags, loadConfig } from '../../../src/config/load.js';
 import { defaultDataDir, demoConfigPath, locateConfig } from '../../../src/config/locate.js';
 import { AgentError } from '../../../src/core/errors.js';
 

@@ -2,21 +2,19 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, statSync,
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { AgentError } from '../../../src/core/errors.js';
-import { writeFileAtomic } from '../../../src/core/atomic-file.js';
-import { emptySecrets, generateKey, loadSecrets, maskSecret, parseKey, secretValues, writeSecrets } from '../../../src/config/secrets.js';
+import {
+  emptySecrets,
+  generateKey,
+  loadSecrets,
+  maskSecret,
+  parseKey,
+  secretsFilePath,
+  secretValues,
+  writeSecrets,
+} from '../../../src/config/secrets.js';
+import { failure } from '../../helpers/config.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'secrets-test-'));
-
-function failure(fn: () => unknown): AgentError {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(AgentError);
-    return err as AgentError;
-  }
-  throw new Error('expected an error');
-}
 
 describe('secrets', () => {
   it('writes a 0600 file atomically and reads it back', () => {
@@ -32,17 +30,6 @@ describe('secrets', () => {
     expect(s.siteKey).toBeNull();
     expect(s.sources.apiSecret).toBe(file);
     expect(readFileSync(file, 'utf8')).not.toContain('siteKey');
-  });
-
-  it('writes exactly the mode asked for, whatever the umask', () => {
-    const old = process.umask(0o077);
-    try {
-      const f = join(dir, 'cfg.yaml');
-      writeFileAtomic(f, 'a: 1\n', 0o644);
-      expect(statSync(f).mode & 0o777).toBe(0o644);
-    } finally {
-      process.umask(old);
-    }
   });
 
   it('refuses a secrets file readable by others, naming the chmod', () => {
@@ -132,5 +119,15 @@ describe('secrets', () => {
     expect(failure(() => loadSecrets({ file, credentialsDir: null })).code).toBe('SECRETS_BAD_KEY');
     writeFileSync(file, `opsKeys: [1, 2]\n`, { mode: 0o600 });
     expect(failure(() => loadSecrets({ file, credentialsDir: null })).code).toBe('SECRETS_SYNTAX');
+  });
+});
+
+describe('secretsFilePath', () => {
+  it("is the config's secretsFile, else secrets.yaml in the data folder, as an absolute path", () => {
+    expect(secretsFilePath({ dataDir: '/var/lib/edge-agent', secretsFile: null })).toBe('/var/lib/edge-agent/secrets.yaml');
+    expect(secretsFilePath({ dataDir: '/var/lib/edge-agent', secretsFile: '/etc/edge-agent/secrets.yaml' })).toBe(
+      '/etc/edge-agent/secrets.yaml',
+    );
+    expect(secretsFilePath({ dataDir: 'data', secretsFile: null })).toBe(join(process.cwd(), 'data', 'secrets.yaml'));
   });
 });

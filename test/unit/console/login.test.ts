@@ -36,6 +36,15 @@ describe('the console login', () => {
     expect((await login.login('long enough secret', '10.0.0.9', 62_000)).ok).toBe(true);
   });
 
+  it('counts failed attempts made in parallel from one address each: none overwrites another', async () => {
+    const login = (await ConsoleLogin.create('long enough secret', 12))!;
+    const parallel = await Promise.all(Array.from({ length: 4 }, (_, i) => login.login(`nope ${i}`, '10.2.0.1', 1000)));
+    expect(parallel).toEqual(Array.from({ length: 4 }, () => ({ ok: false, reason: 'bad' })));
+    expect(await login.login('nope again', '10.2.0.1', 1001)).toEqual({ ok: false, reason: 'bad' });
+    expect(await login.login('long enough secret', '10.2.0.1', 1002)).toEqual({ ok: false, reason: 'throttled' });
+    expect((await login.login('long enough secret', '10.2.0.1', 61_001)).ok).toBe(true);
+  });
+
   it('runs at most four password checks at once: more are throttled, not queued', async () => {
     const login = (await ConsoleLogin.create('long enough secret', 12))!;
     const results = await Promise.all(Array.from({ length: 6 }, (_, i) => login.login('long enough secret', `10.1.0.${i}`)));

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import YAML from 'yaml';
-import { renderPrometheus, TERMINAL_FAMILIES, escapeLabel } from '../../../src/console/prometheus.js';
+import { ConsoleMetrics, TERMINAL_FAMILIES } from '../../../src/console/prometheus.js';
 import { fleetRow, parseInfo, parseMetrics } from '../../../src/ops/fleet-row.js';
 import { parsePrometheusText } from '../../helpers/prometheus.js';
 import { ROOT } from '../../helpers/cli.js';
@@ -27,8 +27,8 @@ function terminal(site: string, name: string, state: string | null, metrics: Rec
 }
 
 describe('/metrics', () => {
-  it("parses as Prometheus text, with a series per terminal and metric and the console's health", () => {
-    const text = renderPrometheus(
+  it("parses as Prometheus text, with a series per terminal and metric and the console's health", async () => {
+    const text = await new ConsoleMetrics().render(
       [
         terminal('plant-a', 'gate-1', 'online', {
           at: '2026-03-02T07:59:59.000Z',
@@ -68,8 +68,20 @@ describe('/metrics', () => {
     for (const f of TERMINAL_FAMILIES) expect(families.get(f.name)?.help, f.name).toBeTruthy();
   });
 
-  it('escapes label values as the format wants', () => {
-    expect(escapeLabel('a"b\\c\nd')).toBe('a\\"b\\\\c\\nd');
+  it('escapes label values as the format wants (prom-client writes them)', async () => {
+    const text = await new ConsoleMetrics().render([terminal('plant-c', 'a"b\\c\nd', 'online', null)], health, [], NOW);
+    expect(text).toContain('edge_agent_terminal_up{site="plant-c",terminal="a\\"b\\\\c\\nd"} 1\n');
+    expect(parsePrometheusText(text).get('edge_agent_terminal_up')!.samples[0]!.labels.terminal).toBe('a"b\\c\nd');
+  });
+
+  it('keeps one registry per console, each scrape with the figures of its moment', async () => {
+    const metrics = new ConsoleMetrics();
+    const first = parsePrometheusText(await metrics.render([terminal('s', 't1', 'online', null)], health, [], NOW));
+    const second = parsePrometheusText(await metrics.render([terminal('s', 't2', 'lost', null)], { ...health, messages: 11 }, [], NOW));
+    expect(first.get('edge_agent_terminal_up')!.samples.map((s) => s.labels.terminal)).toEqual(['t1']);
+    expect(second.get('edge_agent_terminal_up')!.samples.map((s) => [s.labels.terminal, s.value])).toEqual([['t2', 0]]);
+    expect(second.get('edge_agent_console_mqtt_messages_total')!.samples[0]!.value).toBe(11);
+    expect(metrics.contentType).toBe('text/plain; version=0.0.4; charset=utf-8');
   });
 
   it('the test parser refuses what Prometheus would refuse', () => {
@@ -91,9 +103,8 @@ describe('/metrics', () => {
 describe('the Grafana dashboard and the alerting rules in docs/', () => {
   /** The metric names a PromQL expression uses (label values and functions left out). */
   const metricsOf = (expr: string) => [...expr.replace(/"[^"]*"/g, '""').matchAll(/\b(edge_agent_[a-z0-9_]+)\b/g)].map((m) => m[1]!);
-  const served = new Set(parsePrometheusText(renderPrometheus([], health, [], NOW)).keys());
-
-  it('use only metrics the console serves', () => {
+  it('use only metrics the console serves', async () => {
+    const served = new Set(parsePrometheusText(await new ConsoleMetrics().render([], health, [], NOW)).keys());
     const dashboard = JSON.parse(readFileSync(`${ROOT}docs/console-grafana-dashboard.json`, 'utf8')) as {
       panels: Array<{ title: string; targets: Array<{ expr: string }> }>;
       templating: { list: Array<{ query: string }> };

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { looseModes, makePrivateDir, sqliteFiles } from '../../../src/core/private-files.js';
 import { SqliteDatabase } from '../../../src/core/sqlite.js';
 import { openAgentDatabase } from '../../../src/store/agent-db.js';
-import { checkFileModes } from '../../../src/setup/doctor.js';
+import { checkFileModes } from '../../../src/setup/doctor/storage.js';
 
 const mode = (p: string) => statSync(p).mode & 0o777;
 let umask = 0;

@@ -3,9 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../src/config/config.js';
-import { Daemon, type DaemonComponent, type DaemonContext } from '../../../src/daemon/daemon.js';
+import type { DaemonComponent, DaemonContext } from '../../../src/daemon/component.js';
+import { Daemon } from '../../../src/daemon/daemon.js';
 import { emptySecrets } from '../../../src/config/secrets.js';
-import { MemorySink } from '../upload/memory-sink.js';
+import { MemorySink } from '../upload/memory-sink.fixture.js';
 
 let dir: string;
 beforeEach(() => {
@@ -48,6 +49,33 @@ describe('Daemon', () => {
     await daemon.start();
     await daemon.stop();
     expect(events).toEqual(['start a gate-7 function function', 'start b gate-7 function function', 'stop b', 'stop a']);
+  });
+
+  it('stops the recording components after the ones that punch: a punch taken while a component stops is recorded', async () => {
+    const config = parseConfig({ dataDir: dir, terminal: { id: 'gate-7', mode: 'in' } });
+    const sink = new MemorySink('api');
+    const daemon = new Daemon({ config, secrets: emptySecrets(), sinks: [sink], idlePollMs: 10, clock: { sources: [] } });
+    let last: { recorded: boolean } | null = null;
+    let context: DaemonContext | null = null;
+    daemon.use({
+      name: 'scanner-like',
+      async start(ctx) {
+        context = ctx;
+      },
+      async stop() {
+        // The database, the time authority, the policy and the uploader are all still there.
+        last = await context!.policy.punch({ employeeCode: '55', source: 'finger' });
+      },
+    });
+    await daemon.start();
+    await daemon.stop();
+    expect(last).toMatchObject({ recorded: true });
+    // The database was closed after it: the punch is there for the next start, and is delivered.
+    const again = new Daemon({ config, secrets: emptySecrets(), sinks: [sink], idlePollMs: 10, clock: { sources: [] } });
+    const ctx = await again.start();
+    await until(async () => (await ctx.outbox.status()).delivered === 1);
+    expect(sink.accepted.map((a) => a.employeeCode)).toEqual(['55']);
+    await again.stop();
   });
 
   it('refuses to start an api upstream without a URL or key, saying what is missing', async () => {

@@ -52,9 +52,9 @@ describe('the terminal runtime tells the truth about what is wrong now', () => {
       score: 50,
       result: 'refused',
       latencyMs: 5,
-      detail: 'STORE_FULL: outbox full',
+      detail: 'STORE_OUTBOX_FULL: outbox full',
     });
-    expect(rt.health([])).toEqual({ state: 'degraded', reasons: ['STORE_FULL: outbox full'] });
+    expect(rt.health([])).toEqual({ state: 'degraded', reasons: ['STORE_OUTBOX_FULL: outbox full'] });
     rt.noteCapture({ scanner: 'sim:r30x', path: 'host', employeeCode: null, score: null, result: 'try-again', latencyMs: 5 });
     expect(rt.health([]).state).toBe('degraded');
     rt.noteCapture({ scanner: 'sim:r30x', path: 'host', employeeCode: 'E1', score: 50, result: 'punched', latencyMs: 5 });

@@ -11,7 +11,10 @@ const probe = (family: 'r30x' | 'gt521', bauds: number[], run: Run) => ({ family
 describe('discovery', () => {
   it('tries each family at its likely baud first, interleaved, and stops at the first answer', async () => {
     const calls: string[] = [];
-    const r30x = probe('r30x', [57600, 9600, 115200], async (_p, b) => (calls.push(`r30x@${b}`), null));
+    const r30x = probe('r30x', [57600, 9600, 115200], async (_p, b) => {
+      calls.push(`r30x@${b}`);
+      return null;
+    });
     const gt = probe('gt521', [9600, 19200, 115200], async (_p, b) => {
       calls.push(`gt521@${b}`);
       return b === 19200 ? { model: 'GT-521F32', firmware: '1', capacity: 200, templates: 3 } : null;
@@ -35,8 +38,14 @@ describe('discovery', () => {
     const r = await probeSerialPort('/dev/ttyX', {
       baud: 38400,
       probes: [
-        probe('r30x', [57600], async (_p, b) => (calls.push(`r30x@${b}`), null)),
-        probe('gt521', [9600], async (_p, b) => (calls.push(`gt521@${b}`), null)),
+        probe('r30x', [57600], async (_p, b) => {
+          calls.push(`r30x@${b}`);
+          return null;
+        }),
+        probe('gt521', [9600], async (_p, b) => {
+          calls.push(`gt521@${b}`);
+          return null;
+        }),
       ],
     });
     expect(calls).toEqual(['r30x@38400', 'gt521@38400']);

@@ -1,3 +1,6 @@
+// The bundled ONNX models: rebuilt byte for byte from their builders, and what they compute.
+//
+// Tests: models/build/models.ts and the models in models/, loaded by src/biometrics/extract/onnx-sessions.ts.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { MODELS } from '../../../models/build/models.js';

@@ -3,6 +3,8 @@
  * to the monitor (Mosquitto does with a reader that does not keep up): a real broker (aedes in
  * this process) that drops the first delivery of every other retained info and metrics message,
  * as a loaded broker would, and delivers them when asked again.
+ *
+ * Tests: src/ops/fleet.ts (FleetMonitor's first view; fleet.test.ts has the rest of fleet.ts).
  */
 import { createServer, type Server } from 'node:net';
 import { Aedes } from 'aedes';

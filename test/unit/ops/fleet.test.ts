@@ -92,7 +92,7 @@ describe('FleetWatch', () => {
     const last = new Map<string, string>();
     for (const l of out.lines) last.set(l.split('  ')[1]!, l);
     expect(last.size).toBe(50);
-    expect(last.get('s1/t49')).toMatch(/s1\/t49  queue -→99999  dead -→0$/);
+    expect(last.get('s1/t49')).toMatch(/s1\/t49 {2}queue -→99999 {2}dead -→0$/);
     expect(watch.lines).toBeLessThan(50 + printedBefore + 1);
     watch.stop();
   });

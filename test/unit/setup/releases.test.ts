@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CHECKSUM_FILE, checksumText, installRelease, releaseLinks, rollbackRelease, verifyRelease } from '../../../src/setup/releases.js';
-import { installService, NOTIFY_DROPIN } from '../../../src/setup/service-files.js';
+import { installService } from '../../../src/setup/service-files.js';
+import { NOTIFY_DROPIN } from '../../../src/setup/service-files/notify-access.js';
 import { ROOT } from '../../helpers/cli.js';
 import { loads } from '../../helpers/system.js';
 

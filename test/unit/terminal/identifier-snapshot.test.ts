@@ -2,6 +2,9 @@
  * The identification indexes from an encrypted snapshot: a start loads what the last one saved,
  * catches up with the cache's changes since, and never serves a snapshot that does not fit (another
  * database, a log pruned past it, altered bytes, another key): those build from the cache instead.
+ *
+ * Tests: src/terminal/identifier.ts with src/store/index-snapshot.ts (identifier.test.ts has the
+ * identifier without a snapshot).
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -9,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Identifier, type IdentifierOptions } from '../../../src/terminal/identifier.js';
-import { FingerMatcher } from '../../../src/daemon/biometric-engines.js';
+import { FingerMatcher } from '../../../src/biometrics/matchers/finger-matcher.js';
 import { encodeIrisTemplate } from '../../../src/biometrics/iris/iris-code.js';
 import { encodeIso19794_2 } from '../../../src/biometrics/finger/iso19794-2.js';
 import { impression, impressionTemplate, syntheticFinger } from '../../../src/synthetic/finger.js';

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Identifier } from '../../../src/terminal/identifier.js';
-import { FingerMatcher } from '../../../src/daemon/biometric-engines.js';
+import { FingerMatcher } from '../../../src/biometrics/matchers/finger-matcher.js';
 import { encodeIrisTemplate } from '../../../src/biometrics/iris/iris-code.js';
 import { encodeIso19794_2 } from '../../../src/biometrics/finger/iso19794-2.js';
 import { impression, impressionTemplate, syntheticFinger } from '../../../src/synthetic/finger.js';
@@ -15,7 +15,7 @@ import { TemplateCache } from '../../../src/store/template-cache.js';
 
 const biometrics = { fingerThreshold: 40, irisThreshold: 0.32, irisShiftRange: 8 };
 const eyeSeed = (emp: number, eye: 'left' | 'right') => emp * 2 + (eye === 'left' ? 0 : 1);
-const enrolBytes = (emp: number, eye: 'left' | 'right') =>
+const enrollBytes = (emp: number, eye: 'left' | 'right') =>
   encodeIrisTemplate(syntheticIrisSample(syntheticIrisEye(eyeSeed(emp, eye)), 1).code);
 const probeBytes = (emp: number, eye: 'left' | 'right', sample = 5) =>
   encodeIrisTemplate(syntheticIrisSample(syntheticIrisEye(eyeSeed(emp, eye)), sample).code);
@@ -40,7 +40,7 @@ beforeEach(async () => {
         modality: 'iris' as const,
         position: eye,
         format: 'iris-code-v1' as const,
-        data: enrolBytes(emp, eye),
+        data: enrollBytes(emp, eye),
       });
     }
   }
@@ -84,7 +84,7 @@ describe('Identifier', () => {
       modality: 'iris',
       position: 'right',
       format: 'iris-code-v1',
-      data: enrolBytes(100, 'right'),
+      data: enrollBytes(100, 'right'),
     });
     expect(await identifier.identify({ modality: 'iris', template: newcomer })).toMatchObject({ employeeCode: 'NEW', decision: 'accept' });
     await cache.deleteUser('E3');
@@ -98,7 +98,7 @@ describe('Identifier', () => {
       modality: 'iris',
       position: 'left',
       format: 'iris-code-v1',
-      data: enrolBytes(5, 'left'),
+      data: enrollBytes(5, 'left'),
     });
     expect((await identifier.identify({ modality: 'iris', template: probeBytes(5, 'left') })).employeeCode).toBe('E6');
   });

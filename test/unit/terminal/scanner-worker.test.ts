@@ -1,110 +1,30 @@
 import { describe, expect, it } from 'vitest';
-import { TypedEmitter } from '../../../src/core/events.js';
 import { AgentError } from '../../../src/core/errors.js';
-import type { CapturedImage, Feedback, ModuleSearchResult, Scanner, ScannerEvents, ScannerInfo } from '../../../drivers/scanner.js';
 import { ScannerWorker, type CaptureOutcome } from '../../../src/terminal/scanner-worker.js';
-import { workerFor } from '../../../src/terminal/enroller.js';
-
-/** An in-memory scanner for the worker's unit tests (the drivers have their own simulators). */
-class FakeScanner extends TypedEmitter<ScannerEvents> implements Scanner {
-  readonly family = 'r30x' as const;
-  readonly modality = 'finger' as const;
-  readonly capabilities = { image: true, moduleSearch: true, moduleEnroll: false, feedback: true };
-  present: number | null = null;
-  slots = new Map<number, number>();
-  feedbacks: Feedback[] = [];
-  failImage = false;
-  unplugged = false;
-  opens = 0;
-  readonly #info: ScannerInfo = {
-    family: 'r30x',
-    modality: 'finger',
-    model: 'fake',
-    firmware: null,
-    serial: null,
-    transport: 'memory',
-    path: 'fake',
-    baud: null,
-    capacity: 10,
-    templates: 0,
-    image: null,
-    resolution: { kind: 'dpi', dpi: 500 },
-  };
-  async open() {
-    if (this.unplugged) throw new AgentError('TRANSPORT_NOT_FOUND', 'unplugged');
-    this.opens++;
-    return this.#info;
-  }
-  async close() {}
-  async info() {
-    return this.#info;
-  }
-  /** Resolved when the worker next looks and finds no finger (so a lift has been seen). */
-  #absenceSeen: Array<() => void> = [];
-  async waitForPresence({ timeoutMs }: { timeoutMs: number }) {
-    if (this.unplugged) throw new AgentError('TRANSPORT_DISCONNECTED', 'gone');
-    if (this.present !== null) return true;
-    await new Promise((r) => setTimeout(r, Math.min(timeoutMs, 20)));
-    if (this.present === null) for (const f of this.#absenceSeen.splice(0)) f();
-    return false;
-  }
-  async captureImage(): Promise<CapturedImage> {
-    if (this.failImage) throw new AgentError('DRIVER_LOW_QUALITY', 'smudged');
-    return { width: 1, height: 1, pixels: new Uint8Array([this.present ?? 0]), sourceBitsPerPixel: 8, dpi: 500, quality: null };
-  }
-  async searchOnModule(): Promise<ModuleSearchResult | null> {
-    for (const [slot, finger] of this.slots) if (finger === this.present) return { slot, score: 120 };
-    return null;
-  }
-  async enrollOnModule(): Promise<never> {
-    throw new AgentError('DRIVER_UNSUPPORTED', 'no');
-  }
-  async storeOnModule() {}
-  async readFromModule(): Promise<never> {
-    throw new AgentError('DRIVER_UNSUPPORTED', 'no');
-  }
-  async deleteOnModule() {}
-  async clearModule() {}
-  async usedSlots() {
-    return [...this.slots.keys()];
-  }
-  async feedback(kind: Feedback) {
-    this.feedbacks.push(kind);
-  }
-  lift() {
-    this.present = null;
-  }
-  /** Lifts the finger and resolves once the worker has seen it gone (a new press is a new press). */
-  liftSeen(): Promise<void> {
-    this.present = null;
-    return new Promise((r) => this.#absenceSeen.push(r));
-  }
-}
+import { workerFor } from '../../../src/terminal/guided-capture.js';
+import { PunchStep } from '../../../src/terminal/punch-step.js';
+import { Recognizer } from '../../../src/terminal/recognizer.js';
+import { FakeScanner } from './scanner.fixture.js';
+import { fakeEngines, fakePolicy } from './engines.fixture.js';
 
 function nextCapture(worker: ScannerWorker): Promise<CaptureOutcome> {
   return new Promise((resolve) => worker.once('capture', resolve));
 }
 
+/** The worker with the real recognizer and punch step over in-memory engines (module slot 1 is E-MODULE) and policy. */
 function setup(scanner: FakeScanner, hostMatches: Record<number, string>) {
-  const punches: string[] = [];
+  const policy = fakePolicy();
   const worker = new ScannerWorker({
     key: 'fake',
     open: async () => scanner,
-    identifyImage: async (modality, image) => {
-      const code = hostMatches[image.pixels[0]!] ?? null;
-      return { employeeCode: code, modality, score: code ? 55 : 3, decision: code ? 'accept' : 'reject', path: 'host' };
-    },
-    slotOwner: async (_k, slot) => (slot === 1 ? 'E-MODULE' : null),
-    punch: async ({ employeeCode }) => {
-      punches.push(employeeCode);
-      return { recorded: true, direction: 'in' };
-    },
+    recognizer: new Recognizer(fakeEngines({ gallery: hostMatches, slots: { 1: 'E-MODULE' } })),
+    punch: new PunchStep(policy),
     cooldownMs: 10,
     liftTimeoutMs: 2000,
     reopenBaseMs: 5,
     reopenCapMs: 20,
   });
-  return { worker, punches };
+  return { worker, punches: policy.punches };
 }
 
 describe('scanner worker', () => {
@@ -196,9 +116,8 @@ describe('a scanner that does not answer is closed on every try (real drivers ov
     const worker = new ScannerWorker({
       key: 'r30x:wrong-family',
       open: async () => new R30xScanner(host, { timeoutMs: 30 }),
-      identifyImage: async () => ({ employeeCode: null, modality: 'finger', score: 0, decision: 'reject', path: 'host' }),
-      slotOwner: async () => null,
-      punch: async () => ({ recorded: true }),
+      recognizer: new Recognizer(fakeEngines({})),
+      punch: new PunchStep(fakePolicy()),
       reopenBaseMs: 10,
       reopenCapMs: 20,
     });
@@ -232,9 +151,8 @@ describe('a scanner another process holds', () => {
         if (held) throw busy();
         return scanner;
       },
-      identifyImage: async (modality) => ({ employeeCode: null, modality, score: 0, decision: 'reject', path: 'host' }),
-      slotOwner: async () => null,
-      punch: async () => ({ recorded: true }),
+      recognizer: new Recognizer(fakeEngines({})),
+      punch: new PunchStep(fakePolicy()),
       reopenBaseMs: 5,
       reopenCapMs: 20,
     });
@@ -257,7 +175,7 @@ describe('a scanner another process holds', () => {
           'scanner r30x:/dev/fingerprint0 is held by pid 4242 (node /opt/edge-agent/current/dist/cli/main.js run): an edge-agent runs with it',
       });
       expect(err!.hint).toMatch(
-        /^enrol through that agent: run edge-agent enroll with its configuration .* control socket; or stop it first \(systemctl stop edge-agent\)$/,
+        /^enroll through that agent: run edge-agent enroll with its configuration .* control socket; or stop it first \(systemctl stop edge-agent\)$/,
       );
       await expect(worker.withScanner(async () => 'used')).rejects.toMatchObject({ code: 'AGENT_SCANNER_BUSY' });
 

@@ -8,7 +8,7 @@ import type { SqliteDatabase } from '../../../src/core/sqlite.js';
 import { openAgentDatabase } from '../../../src/store/agent-db.js';
 import { Outbox, type PunchInput } from '../../../src/store/outbox.js';
 import { Uploader } from '../../../src/upload/uploader.js';
-import { MemorySink } from './memory-sink.js';
+import { MemorySink } from './memory-sink.fixture.js';
 
 let dir: string;
 let db: SqliteDatabase;

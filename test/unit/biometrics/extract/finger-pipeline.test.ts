@@ -108,7 +108,14 @@ describe('fingerprint pipeline', () => {
 
   it('refuses pure noise (no ridge pattern) instead of inventing minutiae', async () => {
     let s = 12345;
-    const noise = { width: 256, height: 288, pixels: new Uint8Array(256 * 288).map(() => (s = (s * 1103515245 + 12345) >>> 0) >>> 24) };
+    const noise = {
+      width: 256,
+      height: 288,
+      pixels: new Uint8Array(256 * 288).map(() => {
+        s = (s * 1103515245 + 12345) >>> 0;
+        return s >>> 24;
+      }),
+    };
     const err = await extractFinger(noise).catch((e: unknown) => e);
     expect(isAgentError(err, 'BIOMETRICS_UNUSABLE_CAPTURE')).toBe(true);
     expect((err as { context: { reason: string } }).context.reason).toBe('no-ridges');

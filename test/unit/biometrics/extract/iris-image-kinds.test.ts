@@ -1,3 +1,5 @@
+// Tests: src/biometrics/extract/iris-pipeline.ts on the iris camera's cropped and masked image kinds (rendered by
+// drivers/iris-hid/simulator.ts), beside iris-pipeline.test.ts.
 import { describe, expect, it } from 'vitest';
 import { extractIris } from '../../../../src/biometrics/extract/iris-pipeline.js';
 import { compareIrisCodes } from '../../../../src/biometrics/iris/iris-match.js';

@@ -1,3 +1,5 @@
+// Tests: src/biometrics/extract/iris-pipeline.ts on the frames of a small camera (MMU2-like), beside
+// iris-pipeline.test.ts.
 import { describe, expect, it } from 'vitest';
 import { extractIris } from '../../../../src/biometrics/extract/iris-pipeline.js';
 import { compareIrisCodes } from '../../../../src/biometrics/iris/iris-match.js';

@@ -47,7 +47,7 @@ describe('identifyPerson', () => {
   });
 
   it('two persons enrolled with the same finger: ambiguous between them, and their other finger settles it', () => {
-    // P0's right index is also on file under P1 (a mix-up at enrolment, or twins' worth of likeness).
+    // P0's right index is also on file under P1 (a mix-up at enrollment, or twins' worth of likeness).
     index.add('dup', capture(0, 0, 0));
     directory.add('dup', { person: 'P1', position: 'right-index' });
     try {

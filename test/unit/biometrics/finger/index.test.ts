@@ -9,7 +9,9 @@ describe('FingerIndex', () => {
 
   it('finds the right id among many and stays under 4 KB per template', () => {
     const index = new FingerIndex();
-    for (const [i, t] of enrolled.entries()) index.add(`emp-${i}`, t);
+    enrolled.forEach((t, i) => {
+      index.add(`emp-${i}`, t);
+    });
     expect(index.size).toBe(N);
     let hits = 0;
     for (const i of [0, 17, 99, 150, 299]) {
@@ -25,7 +27,9 @@ describe('FingerIndex', () => {
 
   it('reuses its search buffers: the same probe gets the same answer after other searches', () => {
     const index = new FingerIndex();
-    for (const [i, t] of enrolled.slice(0, 120).entries()) index.add(`emp-${i}`, t);
+    enrolled.slice(0, 120).forEach((t, i) => {
+      index.add(`emp-${i}`, t);
+    });
     const first = index.identify(probeOf(7), { threshold: 0, candidates: 50 });
     for (const i of [3, 90, 44, 118]) index.identify(probeOf(i), { threshold: 0, candidates: 50 });
     expect(index.identify(probeOf(7), { threshold: 0, candidates: 50 })).toEqual(first);
@@ -34,14 +38,18 @@ describe('FingerIndex', () => {
 
   it('a non-enrolled finger finds nobody at the default threshold', () => {
     const index = new FingerIndex();
-    for (const [i, t] of enrolled.slice(0, 100).entries()) index.add(`emp-${i}`, t);
+    enrolled.slice(0, 100).forEach((t, i) => {
+      index.add(`emp-${i}`, t);
+    });
     const stranger = impressionTemplate(impression(syntheticFinger(99_999), 1));
     expect(index.identify(stranger)).toEqual([]);
   });
 
   it('removes and replaces incrementally (compacting the arena) and keeps finding the rest', () => {
     const index = new FingerIndex();
-    for (const [i, t] of enrolled.slice(0, 60).entries()) index.add(`emp-${i}`, t);
+    enrolled.slice(0, 60).forEach((t, i) => {
+      index.add(`emp-${i}`, t);
+    });
     expect(index.remove('emp-5')).toBe(true);
     expect(index.remove('emp-5')).toBe(false);
     expect(index.identify(probeOf(5)).find((r) => r.id === 'emp-5')).toBeUndefined();
@@ -59,7 +67,9 @@ describe('FingerIndex', () => {
 
   it('limits the full pass to the requested number of candidates', () => {
     const index = new FingerIndex();
-    for (const [i, t] of enrolled.slice(0, 100).entries()) index.add(`emp-${i}`, t);
+    enrolled.slice(0, 100).forEach((t, i) => {
+      index.add(`emp-${i}`, t);
+    });
     expect(index.identify(probeOf(3), { threshold: 0, candidates: 7 }).length).toBeLessThanOrEqual(7);
     expect(index.identify(probeOf(3), { threshold: 0, candidates: 100 }).length).toBeGreaterThan(7);
   });

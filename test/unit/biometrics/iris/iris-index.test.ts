@@ -4,14 +4,14 @@ import { compareIrisCodes } from '../../../../src/biometrics/iris/iris-match.js'
 import { syntheticIrisEye, syntheticIrisSample } from '../../../../src/synthetic/iris-code.js';
 
 const N = 3000;
-const enrol = (i: number) => syntheticIrisSample(syntheticIrisEye(i), 1).code;
+const enroll = (i: number) => syntheticIrisSample(syntheticIrisEye(i), 1).code;
 const probe = (i: number, sample = 2) => syntheticIrisSample(syntheticIrisEye(i), sample).code;
 
 const indexes: IrisIndex[] = [];
 function build(options: ConstructorParameters<typeof IrisIndex>[0] = {}): IrisIndex {
   const idx = new IrisIndex(options);
   indexes.push(idx);
-  for (let i = 0; i < N; i++) idx.add(`emp-${i}`, enrol(i));
+  for (let i = 0; i < N; i++) idx.add(`emp-${i}`, enroll(i));
   return idx;
 }
 afterAll(async () => {
@@ -26,7 +26,7 @@ describe('IrisIndex', () => {
       const p = probe(i);
       const [best] = await idx.identify(p);
       expect(best?.id).toBe(`emp-${i}`);
-      const oneToOne = compareIrisCodes(p, enrol(i));
+      const oneToOne = compareIrisCodes(p, enroll(i));
       expect(best?.hd).toBe(oneToOne.hd);
       expect(best?.shift).toBe(oneToOne.shift);
     }
@@ -88,35 +88,35 @@ describe('IrisIndex', () => {
     indexes.push(sized);
     sized.reserve(2000);
     expect(sized.galleryBytes).toBe(2000 * 544);
-    for (let i = 0; i < 2001; i++) sized.add(`e${i}`, enrol(i % 50));
+    for (let i = 0; i < 2001; i++) sized.add(`e${i}`, enroll(i % 50));
     expect(sized.galleryBytes).toBe(3000 * 544);
   });
 
   it('splits a search only for a large gallery and with workers', () => {
     const split = new IrisIndex({ workers: 1, workerThreshold: 2 });
     indexes.push(split);
-    split.add('a', enrol(1));
+    split.add('a', enroll(1));
     expect(split.wouldSplit()).toBe(false);
-    split.add('b', enrol(2));
+    split.add('b', enroll(2));
     expect(split.wouldSplit()).toBe(true);
     const none = new IrisIndex({ workers: 0, workerThreshold: 1, loadAware: false });
-    none.add('a', enrol(1));
+    none.add('a', enroll(1));
     expect(none.wouldSplit()).toBe(false);
   });
 
   it('adds, replaces and removes incrementally', async () => {
     const small = new IrisIndex({ workers: 0 });
     indexes.push(small);
-    small.add('a', enrol(1));
-    small.add('b', enrol(2));
-    small.add('c', enrol(3));
+    small.add('a', enroll(1));
+    small.add('b', enroll(2));
+    small.add('c', enroll(3));
     expect(small.size).toBe(3);
     expect(small.remove('a')).toBe(true);
     expect(small.remove('a')).toBe(false);
     expect(small.size).toBe(2);
     expect(await small.identify(probe(1))).toEqual([]);
     expect((await small.identify(probe(3)))[0]?.id).toBe('c');
-    small.add('b', enrol(4));
+    small.add('b', enroll(4));
     expect(small.size).toBe(2);
     expect((await small.identify(probe(4)))[0]?.id).toBe('b');
     expect(await small.identify(probe(2))).toEqual([]);
@@ -127,7 +127,7 @@ describe('IrisIndex', () => {
     const p = probe(42);
     expect((await idx.identify(p, { path: 'workers' }))[0]?.id).toBe('emp-42');
     expect(idx.remove('emp-42')).toBe(true);
-    idx.add('late', enrol(N + 1));
+    idx.add('late', enroll(N + 1));
     expect(await idx.identify(p, { path: 'workers' })).toEqual([]);
     expect((await idx.identify(probe(N + 1), { path: 'workers' }))[0]?.id).toBe('late');
   });

@@ -143,7 +143,7 @@ describe('GT-521 driver against the simulator (in-process)', () => {
     expect(dup.context.duplicateOf).toBe(3);
   });
 
-  it('enrols without saving and gets the template back from Enroll3', async () => {
+  it('enrolls without saving and gets the template back from Enroll3', async () => {
     const { driver, simulator } = await setup();
     simulator.present(11);
     await driver.enrollStart(null);
@@ -309,7 +309,13 @@ describe('GT-521 driver faults', () => {
     let hostBaud = 9600;
     const reads: boolean[] = [];
     const { driver } = await setup(
-      { baud: 57600, hostBaud: (fresh) => (reads.push(Boolean(fresh)), hostBaud) },
+      {
+        baud: 57600,
+        hostBaud: (fresh) => {
+          reads.push(Boolean(fresh));
+          return hostBaud;
+        },
+      },
       { timeoutMs: 60, retries: 0 },
     );
     await expect(driver.getEnrollCount()).rejects.toMatchObject({ code: 'DRIVER_TIMEOUT' });
@@ -367,3 +373,14 @@ describe('GT-521 driver faults', () => {
 });
 
 const ENROLL_ANY = 200;
+
+describe('GT-521 link floors', () => {
+  it('counts the bytes of a bulk exchange both ways', async () => {
+    const { gt521WireBytes, gt521FloorMs } = await import('../../../../drivers/gt521/driver.js');
+    // Command 12 + ACK 12 + data 6 + 52116.
+    expect(gt521WireBytes('GetImage')).toBe(12 + 12 + 6 + 52116);
+    // Command 12 + ACK 12 + host data 504 + final ACK 12.
+    expect(gt521WireBytes('SetTemplate')).toBe(12 + 12 + 504 + 12);
+    expect(gt521FloorMs('GetTemplate', 115200)).toBeCloseTo(((12 + 12 + 504) * 10 * 1000) / 115200, 6);
+  });
+});

@@ -95,7 +95,9 @@ describe('GT-521 stream parser', () => {
           ),
         ([len, frames, garbage, cuts]) => {
           const parts: Buffer[] = [];
-          frames.forEach((f, i) => parts.push(garbage[i]!, encodeFrame(f)));
+          frames.forEach((f, i) => {
+            parts.push(garbage[i]!, encodeFrame(f));
+          });
           parts.push(garbage[12]!);
           const { got, errors, parser } = run(split(Buffer.concat(parts), cuts), len);
           expect(errors).toEqual([]);

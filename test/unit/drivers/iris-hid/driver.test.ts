@@ -4,7 +4,7 @@ import { IrisHidDriver, IrisStatusError } from '../../../../drivers/iris-hid/dri
 import { IrisHidSimulator } from '../../../../drivers/iris-hid/simulator.js';
 import { MASK_VALUE } from '../../../../drivers/iris-hid/protocol.js';
 import { HidTransport } from '../../../../drivers/transport/hid-transport.js';
-import { testEye } from './test-eye.js';
+import { testEye } from './eye.fixture.js';
 
 const cleanup: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -186,7 +186,10 @@ describe('iris HID driver against the simulator', () => {
     // The tag of the last START_CAPTURE the driver wrote (report 01 10 <tag> ...).
     const written: Buffer[] = [];
     const write = driver.transport.write.bind(driver.transport);
-    driver.transport.write = (data: Uint8Array) => (written.push(Buffer.from(data)), write(data));
+    driver.transport.write = (data: Uint8Array) => {
+      written.push(Buffer.from(data));
+      return write(data);
+    };
     const lastCaptureTag = () => written.filter((w) => w[1] === 0x10).at(-1)![2]!;
     simulator.lift(); // the camera waits for an eye and sends nothing of its own
     const before = process.memoryUsage().arrayBuffers;

@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { probeIrisHid } from '../../../../drivers/iris-hid/probe.js';
 import { IrisHidSimulator } from '../../../../drivers/iris-hid/simulator.js';
-import { testEye } from './test-eye.js';
+import { testEye } from './eye.fixture.js';
 
 describe('iris HID discovery probe', () => {
   it('identifies the simulated camera', async () => {

@@ -3,7 +3,7 @@ import { IrisHidScanner, IR_CAPTURE_LEVEL } from '../../../../drivers/iris-hid/s
 import { IrisHidSimulator } from '../../../../drivers/iris-hid/simulator.js';
 import { HidTransport } from '../../../../drivers/transport/hid-transport.js';
 import type { ScannerInfo } from '../../../../drivers/scanner.js';
-import { testEye } from './test-eye.js';
+import { testEye } from './eye.fixture.js';
 
 const cleanup: Array<() => Promise<void>> = [];
 afterEach(async () => {

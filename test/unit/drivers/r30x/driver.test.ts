@@ -9,7 +9,7 @@ import { CONFIRMATION_CODES, statusError } from '../../../../drivers/r30x/protoc
 import { R30xSimulator } from '../../../../drivers/r30x/simulator.js';
 import { R30xScanner } from '../../../../drivers/r30x/scanner.js';
 import { isAgentError } from '../../../../src/core/errors.js';
-import { testImage } from './r30x-command-suite.js';
+import { testImage } from './scanner.contract.js';
 
 type Reply = (instruction: number, attempt: number) => Buffer | null;
 

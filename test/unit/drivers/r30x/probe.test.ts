@@ -3,7 +3,7 @@ import { createMemoryPair } from '../../../../drivers/transport/memory-transport
 import { R30xSimulator } from '../../../../drivers/r30x/simulator.js';
 import { probeR30xTransport } from '../../../../drivers/r30x/probe.js';
 import { encodePacket, PacketId } from '../../../../drivers/r30x/codec.js';
-import { testImage } from './r30x-command-suite.js';
+import { testImage } from './scanner.contract.js';
 
 async function rig(options: { password?: number; model?: 'R503' | 'AS608' } = {}) {
   const { host, device } = createMemoryPair('probe');

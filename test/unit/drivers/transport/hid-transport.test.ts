@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { HidTransport, hidOpenError, type HidDeviceHandle } from '../../../../drivers/transport/hid-transport.js';
 import { isAgentError } from '../../../../src/core/errors.js';
-import { transportContract } from './transport-contract.js';
+import { transportContract } from './transport.contract.js';
 
 /** A device with node-hid's HIDAsync interface: reports in and out, feature reports, removal. */
 class FakeHidDevice extends EventEmitter implements HidDeviceHandle {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createMemoryPair } from '../../../../drivers/transport/memory-transport.js';
-import { transportContract } from './transport-contract.js';
+import { transportContract } from './transport.contract.js';
 import { isAgentError } from '../../../../src/core/errors.js';
 
 transportContract('memory pair', {

@@ -9,8 +9,8 @@ import { SerialTransport, openError } from '../../../../drivers/transport/serial
 import { reopenWithBackoff } from '../../../../drivers/transport/reopen.js';
 import { createPtyPair } from '../../../helpers/pty.js';
 import { has } from '../../../helpers/system.js';
-import { transportContract } from './transport-contract.js';
-import { mockLine, ptyLine, type SerialLine } from './serial-lines.js';
+import { transportContract } from './transport.contract.js';
+import { mockLine, ptyLine, type SerialLine } from './serial-lines.fixture.js';
 import { isAgentError, type AgentError } from '../../../../src/core/errors.js';
 
 function serialContract(name: string, makeLine: () => Promise<SerialLine>, makeMissing: () => SerialTransport): void {
@@ -115,7 +115,7 @@ describe('serial transport', () => {
     const p = join(dir, 'tty');
     writeFileSync(p, '');
     chmodSync(p, 0o000);
-    const err = openError(p, 57600, Object.assign(new Error('Error: Permission denied, cannot open ' + p), { code: 'EACCES' }));
+    const err = openError(p, 57600, Object.assign(new Error(`Error: Permission denied, cannot open ${p}`), { code: 'EACCES' }));
     expect(err.code).toBe('TRANSPORT_PERMISSION');
     expect(err.hint).toMatch(/dialout/);
     expect(err.hint).toMatch(/udev/);

@@ -1,0 +1,90 @@
+/**
+ * The fingerprint index as the identifier sees it: ISO/IEC 19794-2 (and ANSI 378) templates,
+ * scored ≈ −10·log10 FMR (higher is better) and decided by person (`decide`: identify-person.ts,
+ * the prefilter, the matcher and the 1:N decision, the configured threshold as its floor).
+ */
+import { AgentError } from '../../core/errors.js';
+import { DEFAULT_FINGER_DECISION, type FingerDecisionPolicy } from '../finger/decision.js';
+import { identifyPerson } from '../finger/identify-person.js';
+import { FingerIndex } from '../finger/index.js';
+import { decodeFingerTemplate } from '../finger/iso19794-2.js';
+import type { FingerTemplate } from '../finger/template.js';
+import type { SnapshotLoad, SnapshotPart } from '../snapshot-part.js';
+import type { ModalityMatcher } from './modality-matcher.js';
+
+export class FingerMatcher implements ModalityMatcher {
+  readonly modality = 'finger' as const;
+  readonly formats = ['iso19794-2', 'ansi378'] as const;
+  readonly index = new FingerIndex();
+  readonly #threshold: number;
+  /** The 1:N decision: the defaults of decision.ts with the configured floor; one finger per identification (no second-finger step yet). */
+  readonly policy: FingerDecisionPolicy;
+
+  constructor(threshold: number) {
+    this.#threshold = threshold;
+    this.policy = { ...DEFAULT_FINGER_DECISION, threshold, secondFinger: false };
+  }
+
+  get size(): number {
+    return this.index.size;
+  }
+
+  add(id: string, data: Uint8Array): void {
+    this.index.add(id, decodeFingerTemplate(data));
+  }
+
+  remove(id: string): void {
+    this.index.remove(id);
+  }
+
+  snapshot(): SnapshotPart & { ids: readonly string[] } {
+    const part = this.index.snapshot(); // compacts: every slot holds an id
+    return { ...part, ids: this.index.slotIds as readonly string[] };
+  }
+
+  loadSnapshot(meta: Record<string, unknown>): (SnapshotLoad & { ids: () => readonly string[] }) | string {
+    const load = this.index.loadSnapshot(meta);
+    return typeof load === 'string' ? load : { ...load, ids: () => this.index.slotIds as readonly string[] };
+  }
+
+  holds(id: string, data: Uint8Array): boolean {
+    return this.index.holds(id, decodeFingerTemplate(data));
+  }
+
+  clear(): void {
+    this.index.clear();
+  }
+
+  async best(template: unknown): Promise<{ id: string; score: number } | null> {
+    const probe = fingerProbe(template);
+    if (this.index.size === 0) return null;
+    return this.index.identify(probe, { threshold: Number.NEGATIVE_INFINITY })[0] ?? null;
+  }
+
+  async decide(
+    template: unknown,
+    personOf: (templateId: string) => string | null,
+  ): Promise<{ templateId: string | null; score: number | null }> {
+    const probe = fingerProbe(template);
+    if (this.index.size === 0) return { templateId: null, score: null };
+    // One finger: each template is its own position for the fusion (any finger, any capture of the person).
+    const ownerOf = (id: string) => {
+      const person = personOf(id);
+      return person === null ? null : { person, position: id };
+    };
+    const r = identifyPerson(probe, { index: this.index, ownerOf }, this.policy);
+    return { templateId: r.templateId, score: r.candidates[0]?.score ?? null };
+  }
+
+  accepts(score: number): boolean {
+    return score >= this.#threshold;
+  }
+
+  async close(): Promise<void> {}
+}
+
+function fingerProbe(template: unknown): FingerTemplate {
+  if (template instanceof Uint8Array) return decodeFingerTemplate(template);
+  if (template && typeof template === 'object' && Array.isArray((template as FingerTemplate).minutiae)) return template as FingerTemplate;
+  throw new AgentError('BIOMETRICS_TEMPLATE_MALFORMED', 'a finger probe must be ISO 19794-2 bytes or a decoded template', {});
+}

@@ -1,0 +1,31 @@
+/**
+ * Who a capture, a badge read or a template is: the one answer of identification, from the
+ * identifier's 1:N match (src/terminal/identifier.ts) through the recognizer
+ * (src/terminal/recognizer.ts) to the scanner worker and on-demand identification.
+ *
+ * Types only. Tested in test/unit/terminal/identifier.test.ts and
+ * test/unit/terminal/recognizer.test.ts (the answers that carry it).
+ */
+import type { TemplateModality } from './modality.js';
+
+export type Decision = 'accept' | 'reject';
+
+export interface Identification {
+  /** The person, when accepted; null on a reject. */
+  employeeCode: string | null;
+  /** What was matched: the scanner's modality (an embedding hit counts as the finger or eye it read), or the index's. */
+  modality: TemplateModality;
+  /**
+   * The best candidate's score in the matcher's own scale (null when there was none): for irises
+   * the normalized Hamming distance (lower is better), for fingers ≈ −10·log10 FMR (higher is
+   * better), a module's own search score on the module path.
+   */
+  score: number | null;
+  decision: Decision;
+  /** Where: the module's own search (serial fingerprint modules), or host 1:N matching. */
+  path: 'module' | 'host';
+  /** The matched template in the host's index, when accepted there; null otherwise. */
+  templateId: string | null;
+  /** Time spent matching, in milliseconds. */
+  ms: number;
+}
