@@ -424,6 +424,8 @@ try {
         loadAverage: loadavg().map((x) => round(x, 2)),
       },
     });
+    // each size as soon as it is measured, so a run stopped early still says what it found
+    log(`N = ${matcher.index.size}: ${JSON.stringify(points[points.length - 1])}`);
   }
 
   const result = {
