@@ -58,6 +58,27 @@ export function parseRetryAfter(value: string | null, now = Date.now()): number 
   return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }
 
+/**
+ * An https URL whose port answers plain HTTP fails the TLS handshake (OpenSSL: "wrong version
+ * number", EPROTO): the hint is the http:// URL. Null for any other failure.
+ */
+function plainHttpPort(baseUrl: string, err: unknown): string | null {
+  if (!baseUrl.startsWith('https://')) return null;
+  let e: unknown = err;
+  for (let i = 0; i < 4 && e; i++) {
+    const { code, message } = e as { code?: unknown; message?: unknown };
+    if (
+      code === 'ERR_SSL_WRONG_VERSION_NUMBER' ||
+      code === 'EPROTO' ||
+      code === 'ERR_SSL_PACKET_LENGTH_TOO_LONG' ||
+      (typeof message === 'string' && /wrong version number|packet length too long/i.test(message))
+    )
+      return `${baseUrl} speaks TLS to a port that answers plain HTTP: use ${baseUrl.replace(/^https:/, 'http:')} (or the service's https port)`;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return null;
+}
+
 function networkCode(err: unknown): string | undefined {
   let e: unknown = err;
   for (let i = 0; i < 4 && e; i++) {
@@ -193,7 +214,7 @@ export class AttendanceClient {
         `the attendance service did not answer ${operation} within ${this.options.timeoutMs} ms`,
         { operation, path, timeoutMs: this.options.timeoutMs },
         {
-          hint: 'the service or the network is slow or down; it is retried later (api.timeoutMs sets the limit)',
+          hint: 'the service or the network is slow or down (api.timeoutMs sets the limit)',
           retryable: true,
           cause: err,
         },
@@ -205,7 +226,7 @@ export class AttendanceClient {
       `cannot reach the attendance service at ${this.options.baseUrl} (${code ?? (err as Error).message})`,
       { operation, path, errno: code },
       {
-        hint: 'check api.url in the config, that the service runs, and the network; it is retried later',
+        hint: plainHttpPort(this.options.baseUrl, err) ?? 'check api.url in the config, that the service runs, and the network',
         retryable: true,
         cause: err,
       },
@@ -218,7 +239,7 @@ export class AttendanceClient {
       `${what} (${operation}, HTTP ${status})`,
       { operation, path, status },
       {
-        hint: 'api.url may point at something that is not the attendance service (a proxy or captive portal?); it is retried later',
+        hint: 'api.url may point at something that is not the attendance service (a proxy or captive portal?)',
         retryable: true,
       },
     );
@@ -242,13 +263,13 @@ export class AttendanceClient {
       const retryAfterMs = parseRetryAfter(res.headers.get('retry-after'));
       if (retryAfterMs !== undefined) context.retryAfterMs = retryAfterMs;
       throw new AgentError('API_RATE_LIMITED', `the attendance service asks to slow down (HTTP 429, ${operation})`, context, {
-        hint: 'retried after the delay the service asked for',
+        hint: 'the service asks to slow down: wait as long as it says (Retry-After), then try again',
         retryable: true,
       });
     }
     if (res.status >= 500) {
       throw new AgentError('API_HTTP_5XX', `the attendance service failed (HTTP ${res.status}, ${operation})${said}`, context, {
-        hint: 'a server-side problem; it is retried later; the service logs say more',
+        hint: 'a server-side problem: the service logs say more',
         retryable: true,
       });
     }

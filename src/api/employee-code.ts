@@ -10,7 +10,11 @@
  * - no control, format (bidi overrides, zero-width characters, soft hyphen), private-use or
  *   noncharacter code point, and no white space;
  * - none of `/ \ ? # %` (path and topic separators, query and escape characters);
- * - not `.` or `..` (URL path segments that clients and proxies collapse).
+ * - not `.` or `..` (URL path segments that clients and proxies collapse);
+ * - no compatibility character: a code must be its own NFKC form. `Ｅ１００１` (full width), `ﬁ`
+ *   (a ligature), `²`, `①`, `Ⅳ` look like plain letters and digits in every report; they are
+ *   refused, with the plain form to type instead, rather than folded silently: folding would make
+ *   a code already stored in such a form, and the plain one, two names for one person.
  */
 import { z } from 'zod';
 import { AgentError } from '../core/errors.js';
@@ -18,7 +22,7 @@ import { AgentError } from '../core/errors.js';
 export const EMPLOYEE_CODE_MAX_CHARS = 64;
 
 /** The rule in one line, for hints and error messages. */
-export const EMPLOYEE_CODE_RULE = `1 to ${EMPLOYEE_CODE_MAX_CHARS} characters, no spaces, control, bidi or zero-width characters, none of / \\ ? # %, not "." or ".."`;
+export const EMPLOYEE_CODE_RULE = `1 to ${EMPLOYEE_CODE_MAX_CHARS} characters, no spaces, control, bidi or zero-width characters, no full-width or other compatibility forms (NFKC), none of / \\ ? # %, not "." or ".."`;
 
 export type EmployeeCodeCheck = { ok: true; code: string } | { ok: false; problem: string };
 
@@ -48,14 +52,29 @@ export function checkEmployeeCode(v: unknown): EmployeeCodeCheck {
     return { ok: false, problem: `the employee code ${showCode(v)} is longer than ${EMPLOYEE_CODE_MAX_CHARS} characters` };
   const bad = FORBIDDEN.exec(code);
   if (bad) {
-    const cp = bad[0].codePointAt(0)!;
-    return {
-      ok: false,
-      problem: `the employee code ${showCode(v)} holds U+${cp.toString(16).toUpperCase().padStart(4, '0')}, which codes may not hold`,
-    };
+    return { ok: false, problem: `the employee code ${showCode(v)} holds ${codePointName(bad[0])}, which codes may not hold` };
   }
   if (code === '.' || code === '..') return { ok: false, problem: `"${code}" is not an employee code` };
+  const compat = compatibilityProblem(code);
+  if (compat) return { ok: false, problem: compat };
   return { ok: true, code };
+}
+
+/** U+FF25 */
+function codePointName(ch: string): string {
+  return `U+${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
+}
+
+/** What is wrong with an NFC code that is not its own NFKC form (null when it is), and the plain form to type when that one passes. */
+function compatibilityProblem(code: string): string | null {
+  const plain = code.normalize('NFKC');
+  if (plain === code) return null;
+  const ch = [...code].find((c) => c.normalize('NFKC') !== c);
+  const what = ch ? `holds ${codePointName(ch)}, a compatibility form of ${JSON.stringify(ch.normalize('NFKC'))}` : 'is not in NFKC';
+  const typed = !FORBIDDEN.test(plain) && plain !== '.' && plain !== '..' && [...plain].length <= EMPLOYEE_CODE_MAX_CHARS;
+  return `the employee code ${showCode(code)} ${what} (full-width, ligature, superscript and the like look the same as plain characters in reports)${
+    typed ? `: write it as ${JSON.stringify(plain)}` : ''
+  }`;
 }
 
 /** The code in NFC, or `API_EMPLOYEE_CODE_INVALID` saying what is wrong with it. */

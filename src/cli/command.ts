@@ -19,6 +19,7 @@ import { basename, extname } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { type Command as Commander, Option } from 'commander';
 import { AgentError } from '../core/errors.js';
+import { jsonLine } from './output.js';
 
 /** The groups of `edge-agent help`, by who uses the commands. */
 export const AUDIENCES = {
@@ -153,7 +154,20 @@ export function usageError(command: string, message: string, context: Record<str
   return new AgentError('CLI_USAGE', message, context, { hint: `run "edge-agent ${command} --help" for its options` });
 }
 
-/** Prints a value as one line of JSON on stdout. */
+/**
+ * A value `command` needs that neither its flags nor a config gave: a usage error naming the flag
+ * (`--mqtt URL`), what it is, and where the command looked (`where`, see config/standalone.ts).
+ */
+export function missingFlag(command: string, flag: string, what: string, where: string): AgentError {
+  return new AgentError(
+    'CLI_USAGE',
+    `edge-agent ${command} needs ${flag} (${what}); ${where}`,
+    { flag: flag.split(' ')[0] },
+    { hint: `pass ${flag}, or --config FILE with a config that names it; "edge-agent ${command} --help" lists the options` },
+  );
+}
+
+/** Prints a value as one line of JSON on stdout (control characters escaped, see output.ts). */
 export function printJson(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value)}\n`);
+  process.stdout.write(`${jsonLine(value)}\n`);
 }

@@ -9,6 +9,7 @@ import { Command, CommanderError } from 'commander';
 import { AUDIENCES, commandFilesIn, registerFolder } from './command.js';
 import { AgentError, describeError } from '../core/errors.js';
 import { VERSION } from '../core/version.js';
+import { err as printErr } from './output.js';
 
 const COMMANDS = new URL('./commands/', import.meta.url);
 
@@ -62,12 +63,12 @@ export async function main(argv: string[]): Promise<number> {
     if (err instanceof CommanderError) {
       if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return 0;
       const message = err.message.replace(/^error: /, '');
-      process.stderr.write(
+      printErr(
         `edge-agent${name ? ` ${name}` : ''}: CLI_USAGE: ${message}\n  hint: run "edge-agent ${name ? `${name} ` : ''}--help" for the options\n`,
       );
       return 2;
     }
-    process.stderr.write(`edge-agent${name ? ` ${name}` : ''}: ${describeError(err)}\n`);
+    printErr(`edge-agent${name ? ` ${name}` : ''}: ${describeError(err)}\n`);
     return err instanceof AgentError && err.code === 'CLI_USAGE' ? 2 : 1;
   }
 }
@@ -79,7 +80,7 @@ if (invokedDirectly || process.argv[1]?.endsWith('/edge-agent')) {
       process.exitCode = code;
     },
     (err) => {
-      process.stderr.write(`edge-agent: ${describeError(err)}\n`);
+      printErr(`edge-agent: ${describeError(err)}\n`);
       process.exitCode = 1;
     },
   );

@@ -207,6 +207,8 @@ export const ConfigSchema = z.strictObject({
     .strictObject({
       /** Listen address; anything but loopback needs a console login (consolePassword in the secrets). */
       host: z.string().min(1).default('127.0.0.1'),
+      /** The time zone every time on the page is shown in, named beside them; null: terminal.timeZone, as the CLI. */
+      timeZone: z.string().min(1).refine(isTimeZone, 'not a known IANA time zone').nullable().default(null),
       port: z.number().int().min(0).max(65535).default(8470),
       /** Serve HTTPS with this certificate and key (PEM files); the session cookie is then Secure. */
       tls: z
@@ -235,6 +237,8 @@ export const ConfigSchema = z.strictObject({
         .strictObject({
           /** A terminal lost (its connection died: the last will) for longer than this. 0 alerts at once. */
           lostMinutes: z.number().min(0).nullable().default(2),
+          /** A terminal degraded (a scanner not ready, its clock not trusted, its outbox full, an upstream failing, ...), with the reasons. */
+          degraded: z.boolean().default(true),
           /** A terminal that says online but has published nothing for this long. */
           silentMinutes: z.number().positive().nullable().default(5),
           /** The oldest pending punch older than this. */

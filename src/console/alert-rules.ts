@@ -6,11 +6,13 @@
  */
 import type { AgentConfig } from '../config/config.js';
 import { oldestPendingAgeNow, type FleetRow } from '../ops/fleet-row.js';
+import { describeState, isLive } from '../ops/terminal-state.js';
 
 export type AlertRules = AgentConfig['console']['alerts'];
 
 export type ConsoleAlertCode =
   | 'TERMINAL_LOST'
+  | 'TERMINAL_DEGRADED'
   | 'TERMINAL_SILENT'
   | 'QUEUE_OLDEST_PENDING'
   | 'DEAD_LETTERS'
@@ -49,7 +51,7 @@ export function judgeTerminal(row: FleetRow, times: TerminalTimes, rules: AlertR
   const out: RaisedAlert[] = [];
   const at = (code: string, severity: RaisedAlert['severity'], message: string, hint: string) =>
     out.push({ code, severity, site: row.site, terminal: row.terminal, message, hint });
-  const live = row.state === 'online' || row.state === 'degraded';
+  const live = isLive(row.state);
   const inStateSec = times.stateSince === null ? null : Math.max(0, (now - times.stateSince) / 1000);
   if (rules.lostMinutes !== null && row.state === 'lost' && (inStateSec === null || inStateSec >= rules.lostMinutes * 60)) {
     at(
@@ -57,6 +59,14 @@ export function judgeTerminal(row: FleetRow, times: TerminalTimes, rules: AlertR
       'critical',
       `lost${rules.lostMinutes > 0 ? ` for more than ${minutes(rules.lostMinutes * 60)}` : ''}: its connection to the broker died without a clean stop`,
       'check power and network at the terminal; the agent reconnects by itself, punches wait in its outbox meanwhile',
+    );
+  }
+  if (rules.degraded && row.state === 'degraded') {
+    at(
+      'TERMINAL_DEGRADED',
+      'warning',
+      describeState(row),
+      'it runs but not fully: fix what each reason names (edge-agent doctor on the terminal; a scanner: its cable; the clock: NTP; the outbox: the upstream)',
     );
   }
   const seenSec = row.lastSeen ? (now - Date.parse(row.lastSeen)) / 1000 : null;
@@ -85,7 +95,7 @@ export function judgeTerminal(row: FleetRow, times: TerminalTimes, rules: AlertR
       "open the terminal's page to see them, fix the cause (an unknown employee code, ...) and retry them",
     );
   }
-  if (rules.clockUnsynchronized && row.clockSynchronized === false) {
+  if (rules.clockUnsynchronized && row.clock === 'unsynchronized') {
     at(
       'CLOCK_UNSYNCHRONIZED',
       'warning',

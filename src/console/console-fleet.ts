@@ -21,8 +21,9 @@ export interface TerminalRecord {
   key: string;
   site: string;
   terminal: string;
+  /** The state topic's word as published (the state shown is `row.state`, src/ops/terminal-state.ts). */
   state: string | null;
-  /** When the console saw the state change (ms); null when the state came retained (see stateSince()). */
+  /** When the console saw the state shown change (ms); null when it came retained (see stateSince()). */
   stateChangedAt: number | null;
   info: ParsedInfo | null;
   metrics: ParsedMetrics | null;
@@ -47,16 +48,13 @@ export interface ConsoleFleetOptions {
 }
 
 /**
- * Since when the terminal is in its state (ms) and whether the console saw the change. For a
- * state that came retained (the console started later) it is estimated: online since the info
- * it published on connecting, lost or offline since it was last seen.
+ * Since when the terminal is in its state (ms) and whether that is exact (src/ops/terminal-state.ts):
+ * the terminal's own `stateSince`, else the change the console saw, else an estimate for a state
+ * found retained (online since the info it published on connecting, lost or offline since it was last seen).
  */
 export function stateSince(r: TerminalRecord): { at: number | null; exact: boolean } {
-  if (r.stateChangedAt !== null) return { at: r.stateChangedAt, exact: true };
-  const live = r.state === 'online' || r.state === 'degraded';
-  const iso = live ? (r.info?.at ?? null) : r.row.lastSeen;
-  const at = iso ? Date.parse(iso) : NaN;
-  return { at: Number.isFinite(at) ? at : null, exact: false };
+  const at = r.row.stateSince ? Date.parse(r.row.stateSince) : Number.NaN;
+  return { at: Number.isFinite(at) ? at : null, exact: r.row.stateSinceExact };
 }
 
 export class ConsoleFleet extends TypedEmitter<ConsoleFleetEvents> {
@@ -132,21 +130,24 @@ export class ConsoleFleet extends TypedEmitter<ConsoleFleetEvents> {
       };
       this.#terminals.set(key, r);
     }
-    if (t.leaf === 'state') {
-      if (state !== r.state) {
-        r.state = state;
-        r.stateChangedAt = retained ? null : now;
-        r.transitions.push({ state, at: new Date(retained ? (stateSince(r).at ?? now) : now).toISOString() });
-        if (r.transitions.length > KEEP_TRANSITIONS) r.transitions.shift();
-      }
-    } else if (t.leaf === 'info') r.info = doc === null ? null : parseInfo(doc);
+    if (t.leaf === 'state') r.state = state;
+    else if (t.leaf === 'info') r.info = doc === null ? null : parseInfo(doc);
     else r.metrics = doc === null ? null : parseMetrics(doc);
     if (r.state === null && r.info === null && r.metrics === null) {
       this.#terminals.delete(key);
       this.emit('remove', key);
       return null;
     }
-    r.row = fleetRow(r.site, r.terminal, r.state, r.info, r.metrics);
+    const before = r.row.state;
+    r.row = fleetRow(r.site, r.terminal, r.state, r.info, r.metrics, r.stateChangedAt);
+    if (r.row.state !== before) {
+      // The state shown changed (the word, or the metrics' health while it runs): a retained
+      // message is an old one the broker kept, so the console does not know when that began.
+      r.stateChangedAt = retained ? null : now;
+      r.row = fleetRow(r.site, r.terminal, r.state, r.info, r.metrics, r.stateChangedAt);
+      r.transitions.push({ state: r.row.state, at: new Date(retained ? (stateSince(r).at ?? now) : now).toISOString() });
+      if (r.transitions.length > KEEP_TRANSITIONS) r.transitions.shift();
+    }
     if (t.leaf === 'metrics' && r.metrics) this.#noteMetrics(r, now);
     this.emit('change', r);
     return r;

@@ -13,7 +13,10 @@ export interface TableRow {
   key: string;
   site: string;
   terminal: string;
+  /** online | degraded | offline | lost (src/ops/terminal-state.ts), as /metrics, fleet and Home Assistant say. */
   state: string | null;
+  /** Why it is degraded: its reasons' sentences. */
+  reasons: string[];
   since: number | null;
   sinceExact: boolean;
   lastSeen: number | null;
@@ -26,7 +29,10 @@ export interface TableRow {
   scannersReady: number | null;
   idP95: number | null;
   capP95: number | null;
+  /** The terminal trusts its clock (synchronized or assumed). */
   clock: boolean | null;
+  /** synchronized | assumed | unsynchronized. */
+  clockState: string | null;
   temp: number | null;
   disk: number | null;
   version: string | null;
@@ -55,6 +61,7 @@ export class FleetView {
       site: r.site,
       terminal: r.terminal,
       state: row.state,
+      reasons: row.reasons.map((x) => x.message),
       since: since.at,
       sinceExact: since.exact,
       lastSeen: ms(row.lastSeen),
@@ -68,6 +75,7 @@ export class FleetView {
       idP95: row.identificationP95Ms,
       capP95: row.captureP95Ms,
       clock: row.clockSynchronized,
+      clockState: row.clock,
       temp: row.cpuTempC,
       disk: row.freeDiskMb,
       version: row.version,
@@ -93,6 +101,8 @@ export class FleetView {
       commands,
       prefix: options.prefix,
       rules: settings.alerts,
+      /** Every time on the page is shown in this zone, named beside them. */
+      timeZone: settings.timeZone ?? 'UTC',
       now: Date.now(),
     };
   }

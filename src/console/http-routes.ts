@@ -26,7 +26,8 @@ import type { ConsoleContext, ConsoleFeature } from './console-context.js';
 import { stateSince } from './console-fleet.js';
 import type { FleetView } from './fleet-view.js';
 import type { LiveUpdates } from './live-updates.js';
-import { clearedCookie, cookieValue, SESSION_COOKIE, sessionCookie } from './login.js';
+import { ThrottledLog } from '../ops/throttled-log.js';
+import { clearedCookie, cookieValue, DEVICE_COOKIE, knownBrowserCookie, type LoginLimit, SESSION_COOKIE, sessionCookie } from './login.js';
 import { ConsoleMetrics } from './prometheus.js';
 import {
   type Asset,
@@ -45,6 +46,15 @@ import {
 
 const log = logger('console');
 
+/** What a throttled login is told, by the limit that refused it. */
+const THROTTLED: Record<LoginLimit, string> = {
+  address: 'Too many failed attempts from this address: wait a minute.',
+  browser: 'Too many failed attempts from this browser: wait a minute.',
+  account:
+    'Too many failed logins to this console from elsewhere: wait, or log in from a browser that has logged in here before (it is not held by this limit).',
+  busy: 'The console is checking other passwords: try again in a moment.',
+};
+
 export interface ConsoleHttpParts {
   view: FleetView;
   live: LiveUpdates;
@@ -61,6 +71,8 @@ export class ConsoleHttp implements ConsoleFeature {
   readonly #assets: Map<string, Asset>;
   readonly #tls: { cert: Buffer; key: Buffer } | null;
   readonly #metrics = new ConsoleMetrics();
+  /** Refused logins are an attacker's to multiply: at most 10 lines per 10 s, then counted. */
+  readonly #refusedLogins = new ThrottledLog(log);
   #server: Server | null = null;
 
   /** Checks what can be checked before anything listens: a login beyond loopback, the page's files, TLS. */
@@ -135,12 +147,12 @@ export class ConsoleHttp implements ConsoleFeature {
     return cookieValue(req.headers.cookie, SESSION_COOKIE);
   }
 
-  #loginPage(res: ServerResponse, status: number, message: string): void {
+  #loginPage(res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
     const html = this.#assets
       .get('login.html')!
       .body.toString('utf8')
       .replace('{{message}}', message ? `<p class="error" role="alert">${escapeHtml(message)}</p>` : '');
-    send(res, status, html, 'text/html; charset=utf-8');
+    send(res, status, html, 'text/html; charset=utf-8', headers);
   }
 
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -211,17 +223,26 @@ export class ConsoleHttp implements ConsoleFeature {
     if (method === 'GET') return this.#loginPage(res, 200, url.searchParams.has('expired') ? 'Your session ended: log in again.' : '');
     if (method !== 'POST') throw fail(405, 'CONSOLE_BAD_REQUEST', 'GET or POST /login');
     const form = new URLSearchParams(await readBody(req, 4096));
-    const result = await login.login(form.get('password') ?? '', req.socket.remoteAddress ?? '?');
+    const result = await login.login(
+      form.get('password') ?? '',
+      req.socket.remoteAddress ?? '?',
+      Date.now(),
+      cookieValue(req.headers.cookie, DEVICE_COOKIE),
+    );
     if (!result.ok) {
-      log.warn({ from: req.socket.remoteAddress, reason: result.reason }, 'console login refused');
-      return this.#loginPage(
-        res,
-        result.reason === 'throttled' ? 429 : 401,
-        result.reason === 'throttled' ? 'Too many failed attempts from this address: wait a minute.' : 'Wrong password.',
+      const limit = result.reason === 'throttled' ? result.limit : null;
+      this.#refusedLogins.warn(
+        { from: req.socket.remoteAddress, reason: result.reason, ...(limit ? { limit } : {}) },
+        'console login refused',
       );
+      if (result.reason === 'bad') return this.#loginPage(res, 401, 'Wrong password.');
+      return this.#loginPage(res, 429, THROTTLED[result.limit], { 'Retry-After': String(result.retryAfterSec) });
     }
     log.info({ from: req.socket.remoteAddress }, 'console login');
-    return send(res, 303, '', 'text/plain', { Location: '/', 'Set-Cookie': sessionCookie(result.token, this.secure) });
+    return send(res, 303, '', 'text/plain', {
+      Location: '/',
+      'Set-Cookie': [sessionCookie(result.token, this.secure), knownBrowserCookie(result.device, this.secure)],
+    });
   }
 }
 

@@ -6,6 +6,7 @@
  */
 import { Counter, Gauge, Registry } from 'prom-client';
 import type { FleetRow } from '../ops/fleet-row.js';
+import { isLive as live } from '../ops/terminal-state.js';
 import type { ActiveAlert } from './alert-rules.js';
 
 export interface PromTerminal {
@@ -34,6 +35,8 @@ interface Family {
   /** Extra labels of the series (the state, the version), named in `labelNames`. */
   labelNames?: string[];
   labels?: (t: PromTerminal) => Record<string, string>;
+  /** Several series per terminal (one per reason): their extra labels and values, in place of `value`. */
+  samples?: (t: PromTerminal) => Array<[Record<string, string>, number]>;
 }
 
 const seconds = (iso: string | null) => {
@@ -41,7 +44,6 @@ const seconds = (iso: string | null) => {
   return Number.isFinite(t) ? t / 1000 : null;
 };
 const ms = (v: number | null) => (v === null ? null : v / 1000);
-const live = (s: string | null) => s === 'online' || s === 'degraded';
 
 /** The per-terminal metric families, in output order. */
 export const TERMINAL_FAMILIES: Family[] = [
@@ -58,6 +60,14 @@ export const TERMINAL_FAMILIES: Family[] = [
     value: (t) => (t.row.state === null ? null : 1),
     labelNames: ['state'],
     labels: (t) => ({ state: t.row.state ?? '' }),
+  },
+  {
+    name: 'edge_agent_terminal_degraded_reason',
+    type: 'gauge',
+    help: 'Why the terminal is degraded, one series per reason code (SCANNER_NOT_READY, CLOCK_UNTRUSTED, OUTBOX_FULL, UPSTREAM_FAILING, ...); always 1.',
+    value: () => null,
+    labelNames: ['reason'],
+    samples: (t) => [...new Set(t.row.reasons.map((r) => r.code))].map((reason) => [{ reason }, 1]),
   },
   {
     name: 'edge_agent_terminal_state_seconds',
@@ -138,8 +148,16 @@ export const TERMINAL_FAMILIES: Family[] = [
   {
     name: 'edge_agent_clock_synchronized',
     type: 'gauge',
-    help: 'Whether the terminal trusts its clock: 1 or 0.',
+    help: 'Whether the terminal trusts its clock (synchronized, or assumed where no time service can tell): 1 or 0.',
     value: (t) => (t.row.clockSynchronized === null ? null : t.row.clockSynchronized ? 1 : 0),
+  },
+  {
+    name: 'edge_agent_clock_state',
+    type: 'gauge',
+    help: "The terminal's clock as a label: synchronized (a time service confirmed it), assumed (nothing can tell) or unsynchronized; always 1.",
+    value: (t) => (t.row.clock === null ? null : 1),
+    labelNames: ['clock'],
+    labels: (t) => ({ clock: t.row.clock ?? '' }),
   },
   {
     name: 'edge_agent_cpu_temperature_celsius',
@@ -291,9 +309,14 @@ export class ConsoleMetrics {
     this.registry.resetMetrics();
     for (const { family, metric } of this.#terminal) {
       for (const t of terminals) {
+        const own = { site: t.row.site, terminal: t.row.terminal };
+        if (family.samples) {
+          for (const [labels, v] of family.samples(t)) put(metric, { ...own, ...labels }, v);
+          continue;
+        }
         const v = family.value(t, now);
         if (v === null || !Number.isFinite(v)) continue;
-        put(metric, { site: t.row.site, terminal: t.row.terminal, ...(family.labels?.(t) ?? {}) }, v);
+        put(metric, { ...own, ...(family.labels?.(t) ?? {}) }, v);
       }
     }
     const cpu = process.cpuUsage();

@@ -5,7 +5,7 @@
  * has one. No stack traces in pretty lines (the JSON form keeps them).
  *
  *   16:23:51.837+02:00 ERROR API_TIMEOUT: delivery to api failed: no answer in 10000 ms  [upload:api] sink=api batch=3
- *     hint: the service or the network is slow or down; it is retried later
+ *     hint: the service or the network is slow or down (api.timeoutMs sets the limit)
  */
 
 function pad(n: number, width = 2): string {

@@ -13,6 +13,7 @@ import { VERSION } from '../core/version.js';
 import { toAgentError } from '../core/errors.js';
 import { systemMetrics } from '../ops/system-metrics.js';
 import { clockAlerts } from '../ops/alerts.js';
+import { deriveHealth, type Health } from '../ops/terminal-state.js';
 import type { SiteTemplateSync } from '../site-sync/site-sync.js';
 import type { TerminalOps } from '../ops/terminal-ops.js';
 import type { ModuleSlots } from '../store/module-slots.js';
@@ -178,18 +179,20 @@ export class TerminalRuntime {
   }
 
   /**
-   * `degraded` when the terminal runs but not fully: a scanner is not ready, an error still
-   * holds (delivery failing, a punch that could not be recorded, ...), or an alert waits for a
-   * person. Each reason is one short sentence.
+   * `degraded` when the terminal runs but not fully (src/ops/terminal-state.ts): a scanner is not
+   * ready, the clock is not trusted, the outbox is full, an error still holds (delivery failing, a
+   * punch that could not be recorded), or an alert waits for a person. Each reason has a code and
+   * one short sentence.
    */
-  health(alerts: ReadonlyArray<{ code: string }>): { state: 'ok' | 'degraded'; reasons: string[] } {
-    const reasons: string[] = [];
-    for (const w of this.workers.values()) if (w.status !== 'ready') reasons.push(`scanner ${w.key} ${w.status}`);
-    // Delivery failing and punches that could not be recorded degrade the terminal; a module
-    // placement (host matching covers it), a site record or a dead letter is a last error only.
-    for (const p of this.problems()) if (p.source.startsWith('upload:') || p.source.startsWith('capture:')) reasons.push(p.message);
-    for (const a of alerts) reasons.push(`alert ${a.code}`);
-    return { state: reasons.length ? 'degraded' : 'ok', reasons };
+  health(alerts: ReadonlyArray<{ code: string }>, queue: { capFullPercent: number } | null = null): Health {
+    const clock = this.clock;
+    return deriveHealth({
+      scanners: [...this.workers.values()],
+      clock: clock ? { trusted: clock.isTrusted(), source: String(clock.metrics().clockSource ?? '') || null } : null,
+      outbox: queue && { capFullPercent: queue.capFullPercent, maxPending: this.config.outbox.maxPending },
+      problems: this.problems(),
+      alerts,
+    });
   }
 
   async metrics(): Promise<Record<string, unknown>> {
@@ -203,7 +206,7 @@ export class TerminalRuntime {
           clockDetail: this.clock?.metrics().clockDetail ?? null,
         })
       : [];
-    const health = this.health(alerts);
+    const health = this.health(alerts, queue);
     const lastError = this.lastError;
     const ident = this.identifier?.metrics() ?? [];
     const idP95 = ident.reduce<number | null>((m, x) => (x.p95Ms === null ? m : Math.max(m ?? 0, x.p95Ms)), null);
@@ -220,8 +223,9 @@ export class TerminalRuntime {
       },
       lastDelivery: queue?.lastDeliveryAt ?? null,
       upload: this.ctx?.uploader.metrics() ?? null,
-      health: health.state,
-      degraded: health.reasons,
+      health: health.state === 'degraded' ? 'degraded' : 'ok',
+      degraded: health.reasons.map((r) => r.message),
+      reasons: health.reasons,
       scanners: this.scannerViews().map((s) => ({
         key: s.key,
         status: s.status,

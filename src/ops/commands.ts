@@ -140,7 +140,7 @@ export class CommandRouter {
     try {
       const req = parseRequest(payload);
       transaction = req.transaction;
-      this.#verifier.verify({ command, transaction, args: req.args, auth: req.auth });
+      await this.#verifier.verify({ command, transaction, args: req.args, auth: req.auth });
       const entry = this.#handlers.get(command);
       if (!entry) {
         throw new AgentError(

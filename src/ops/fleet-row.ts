@@ -8,9 +8,10 @@
  * row): they differ in how they show it, not in what a figure means.
  */
 import { z } from 'zod';
+import { terminalState, TERMINAL_STATES, type ClockReading, type Reason } from './terminal-state.js';
 
 /** What the state topic may say; anything else is shown as it is (a newer agent's state). */
-export const KNOWN_STATES = ['online', 'degraded', 'offline', 'lost'] as const;
+export const KNOWN_STATES = TERMINAL_STATES;
 
 export interface ScannerSummary {
   key: string;
@@ -23,8 +24,16 @@ export interface FleetRow {
   key: string;
   site: string;
   terminal: string;
-  /** online | degraded | offline | lost, or null before the state topic was seen. */
+  /**
+   * online | degraded | offline | lost (src/ops/terminal-state.ts: the state topic, and while it
+   * runs its metrics' health), or null before the state topic was seen.
+   */
   state: string | null;
+  /** Why it is degraded (empty otherwise). */
+  reasons: Reason[];
+  /** Since when it is in its state (ISO) as the terminal said it, or estimated; see `stateSinceExact`. */
+  stateSince: string | null;
+  stateSinceExact: boolean;
   /** Newest `at` of info and metrics (ISO). */
   lastSeen: string | null;
   /** The metrics' own `at`: ages such as oldestPendingAgeSec were measured then. */
@@ -40,7 +49,10 @@ export interface FleetRow {
   identificationP95Ms: number | null;
   /** The slower of the module and host paths' capture-to-punch p95. */
   captureP95Ms: number | null;
+  /** The terminal trusts its clock (`clock` synchronized or assumed); see `clock` for which. */
   clockSynchronized: boolean | null;
+  /** synchronized | assumed | unsynchronized. */
+  clock: ClockReading | null;
   cpuTempC: number | null;
   freeDiskMb: number | null;
   rssMb: number | null;
@@ -67,6 +79,20 @@ const loose = <T extends z.ZodRawShape>(shape: T) => z.looseObject(shape).nullab
 
 const MetricsSchema = z.looseObject({
   at: iso,
+  health: text.optional(),
+  state: text.optional(),
+  stateSince: iso.optional(),
+  degraded: z.array(z.string().max(MAX_TEXT)).max(32).nullable().catch(null).optional(),
+  reasons: z
+    .array(
+      z
+        .looseObject({ code: z.string().max(64).catch('DEGRADED'), message: z.string().max(MAX_TEXT).catch('') })
+        .catch({ code: 'DEGRADED', message: '' }),
+    )
+    .max(32)
+    .nullable()
+    .catch(null)
+    .optional(),
   queue: loose({ pending: count.optional(), dead: count.optional(), delivered: count.optional(), oldestPendingAgeSec: num.optional() }),
   lastDelivery: iso.optional(),
   scanners: z
@@ -85,7 +111,7 @@ const MetricsSchema = z.looseObject({
     hostPathP95Ms: num.optional(),
     lastPunchAt: iso.optional(),
   }),
-  clock: loose({ clockTrusted: bool.optional() }),
+  clock: loose({ clockTrusted: bool.optional(), clockSource: text.optional() }),
   alerts: z
     .array(
       z
@@ -103,7 +129,7 @@ const MetricsSchema = z.looseObject({
 const InfoSchema = z.looseObject({
   at: iso,
   version: z.string().max(64).nullable().catch(null).optional(),
-  clock: loose({ synchronized: bool.optional() }),
+  clock: loose({ synchronized: bool.optional(), clockSource: text.optional() }),
 });
 
 export type ParsedMetrics = z.infer<typeof MetricsSchema>;
@@ -132,24 +158,31 @@ function maxOf(a: number | null | undefined, b: number | null | undefined): numb
   return Math.max(a, b);
 }
 
-/** The row of one terminal from its latest state, info and metrics (each may still be unknown). */
+/**
+ * The row of one terminal from its latest state word, info and metrics (each may still be
+ * unknown). `changedAt`: when the view saw the state change itself (ms), null when it found it retained.
+ */
 export function fleetRow(
   site: string,
   terminal: string,
-  state: string | null,
+  word: string | null,
   info: ParsedInfo | null,
   metrics: ParsedMetrics | null,
+  changedAt: number | null = null,
 ): FleetRow {
   const m = metrics;
   const scanners: ScannerSummary[] = (m?.scanners ?? []).map((s) => ({ key: s.key, status: s.status, family: s.family ?? null }));
-  const clockFromMetrics = m?.clock?.clockTrusted;
-  const clockFromInfo = info?.clock?.synchronized;
+  const lastSeen = newest(info?.at, m?.at);
+  const view = terminalState({ word, metrics: m, info, lastSeen, changedAt });
   return {
     key: `${site}/${terminal}`,
     site,
     terminal,
-    state,
-    lastSeen: newest(info?.at, m?.at),
+    state: view.state,
+    reasons: view.reasons,
+    stateSince: view.since === null ? null : new Date(view.since).toISOString(),
+    stateSinceExact: view.sinceExact,
+    lastSeen,
     metricsAt: m?.at ?? null,
     queuePending: m?.queue?.pending ?? null,
     oldestPendingAgeSec: m?.queue?.oldestPendingAgeSec ?? null,
@@ -161,8 +194,8 @@ export function fleetRow(
     scannersReady: m?.scanners ? scanners.filter((s) => s.status === 'ready').length : null,
     identificationP95Ms: m?.identification?.p95Ms ?? null,
     captureP95Ms: maxOf(m?.capture?.modulePathP95Ms, m?.capture?.hostPathP95Ms),
-    // The metrics are newer than the info (published on connect only) when both say.
-    clockSynchronized: typeof clockFromMetrics === 'boolean' ? clockFromMetrics : typeof clockFromInfo === 'boolean' ? clockFromInfo : null,
+    clockSynchronized: view.clock === null ? null : view.clock !== 'unsynchronized',
+    clock: view.clock,
     cpuTempC: m?.system?.cpuTempC ?? null,
     freeDiskMb: m?.system?.freeDiskMb ?? null,
     rssMb: m?.system?.rssMb ?? null,

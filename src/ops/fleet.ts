@@ -25,6 +25,7 @@ import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
 import { TypedEmitter } from '../core/events.js';
 import { AgentError } from '../core/errors.js';
 import { parseTerminalTopic } from './topics.js';
+import { stateOfInfo, stateOfMetrics, terminalState, type Reason, type StateInputs } from './terminal-state.js';
 
 export interface TerminalView {
   site: string;
@@ -41,16 +42,21 @@ export interface TerminalView {
   lastErrorAt: string | null;
   /** Metrics `health`: `degraded` when a scanner is not ready, delivery fails or an alert waits. */
   health: 'ok' | 'degraded' | null;
-  /** Why it is degraded, one short sentence each. */
+  /** Why it is degraded, one short sentence each (the messages of `reasons`). */
   degraded: string[];
+  /** Why it is degraded: a code (SCANNER_NOT_READY, CLOCK_UNTRUSTED, ...) and a sentence each. */
+  reasons: Reason[];
+  /** Since when it is in `status` (ISO): the terminal's own word, else an estimate. */
+  since: string | null;
   /** Each scanner with its status (`ready`, `connecting`, `disconnected`, ...). */
   scanners: Array<{ key: string; status: string }> | null;
   /**
-   * What a person should read: the retained `state` (online, offline, lost) with `degraded` in
-   * place of `online` when the terminal says it is degraded.
+   * What a person should read (src/ops/terminal-state.ts): online, degraded, offline or lost; the
+   * same in the console, its /metrics and Home Assistant.
    */
   status: string | null;
   version: string | null;
+  /** synchronized (confirmed by a time service), assumed (nothing can tell) or unsynchronized. */
   clock: string | null;
   /** Codes of the terminal's alerts (metrics `alerts`), e.g. CLOCK_EARLIER_BOOT_HELD. */
   alerts: string[];
@@ -105,6 +111,8 @@ export class FleetMonitor extends TypedEmitter<FleetEvents> {
   readonly #terminals = new Map<string, TerminalView>();
   /** The retained leaves seen per terminal (LEAF_BITS), to ask again for the ones a broker dropped. */
   readonly #leaves = new Map<string, number>();
+  /** The latest info and metrics per terminal, as the state model reads them. */
+  readonly #docs = new Map<string, Pick<StateInputs, 'info' | 'metrics'>>();
   readonly #prefix: string;
   readonly #site: string | null;
   #client: MqttClient | null = null;
@@ -135,12 +143,16 @@ export class FleetMonitor extends TypedEmitter<FleetEvents> {
       lastErrorAt: null,
       health: null,
       degraded: [],
+      reasons: [],
+      since: null,
       scanners: null,
       status: null,
       version: null,
       clock: null,
       alerts: [],
     };
+    const docs = this.#docs.get(key) ?? { info: null, metrics: null };
+    this.#docs.set(key, docs);
     const text = payload.toString('utf8');
     if (t.leaf === 'state') {
       view.state = text === '' ? null : text;
@@ -163,7 +175,6 @@ export class FleetMonitor extends TypedEmitter<FleetEvents> {
         view.lastError = str(doc.lastError) ?? (doc.lastError === null ? null : view.lastError);
         view.lastErrorAt = view.lastError === null ? null : (str(doc.lastErrorAt) ?? view.lastErrorAt);
         if (doc.health === 'ok' || doc.health === 'degraded') view.health = doc.health;
-        if (Array.isArray(doc.degraded)) view.degraded = doc.degraded.filter((r): r is string => typeof r === 'string');
         if (Array.isArray(doc.scanners)) {
           view.scanners = doc.scanners.flatMap((x) => {
             const o = x as { key?: unknown; status?: unknown } | null;
@@ -172,15 +183,18 @@ export class FleetMonitor extends TypedEmitter<FleetEvents> {
         }
         if (Array.isArray(doc.alerts))
           view.alerts = doc.alerts.map((a) => str((a as { code?: unknown } | null)?.code)).filter((c): c is string => c !== null);
-        const clock = doc.clock as Record<string, unknown> | null | undefined;
-        if (clock && typeof clock.clockTrusted === 'boolean') view.clock = clock.clockTrusted ? 'synchronized' : 'unsynchronized';
+        docs.metrics = stateOfMetrics(doc);
       } else {
         view.version = str(doc.version);
-        const clock = doc.clock as Record<string, unknown> | undefined;
-        view.clock = clock ? (clock.synchronized ? 'synchronized' : 'unsynchronized') : view.clock;
+        docs.info = stateOfInfo(doc);
       }
     }
-    view.status = view.state === 'online' && view.health === 'degraded' ? 'degraded' : view.state;
+    const model = terminalState({ word: view.state, metrics: docs.metrics, info: docs.info, lastSeen: view.lastSeen });
+    view.status = model.state;
+    view.reasons = model.reasons;
+    view.degraded = model.reasons.map((r) => r.message);
+    view.since = model.since === null ? null : new Date(model.since).toISOString();
+    view.clock = model.clock;
     this.#terminals.set(key, view);
     this.emit('change', view);
     return view;

@@ -10,10 +10,19 @@
  *   canonical JSON has object keys sorted (by UTF-16 code units) and no white space.
  *
  * The terminal accepts a request when the key id names a key it holds, the MAC matches, `ts` is
- * within the window of its own clock (`ops.authWindowSec`, 5 minutes either way by default), and
- * the transaction id has not been seen with that key inside the window (the ids seen are
- * remembered until their timestamp leaves the window, at most `maxRemembered` of them).
- * Anything else is `OPS_UNAUTHENTICATED`, and the command is not run.
+ * within the window of its own clock (`ops.authWindowSec`, 5 minutes either way by default), the
+ * transaction id has not been accepted with that key inside the window, and `ts` is after the
+ * key's floor. Anything else is `OPS_UNAUTHENTICATED`, and the command is not run.
+ *
+ * What was accepted is remembered across restarts (a `ReplayLedger`: the terminal's database):
+ * - each accepted (key id, transaction, ts) until `ts` has left the window (at most
+ *   `maxRemembered` of them; past that, new commands wait for the window to move);
+ * - per key id a floor: the newest `ts` forgotten. A command forgotten is refused by the window as
+ *   long as the clock only moves forward; the floor still refuses it after the terminal's clock
+ *   stepped back (an RTC-less Pi booting at an older time, a bad time source corrected).
+ *
+ * An accepted command is on disk before it runs (`verify` resolves after the ledger's write, or
+ * rejects with `OPS_REPLAY_UNRECORDED`): the start that a `restart` causes already knows it.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
@@ -101,8 +110,31 @@ export interface RequestToVerify {
 
 /** What the command router asks before running anything. */
 export interface RequestVerifier {
-  /** Resolves to the key id that signed the request; throws `OPS_UNAUTHENTICATED` otherwise. */
-  verify(req: RequestToVerify): string;
+  /** Resolves to the key id that signed the request, once it is remembered; rejects with `OPS_UNAUTHENTICATED` otherwise. */
+  verify(req: RequestToVerify): Promise<string>;
+}
+
+/** A command accepted: by which key, its transaction id and the signature's time. */
+export interface AcceptedCommand {
+  kid: string;
+  transaction: string;
+  ts: number;
+}
+
+/** What the authenticator remembers: the accepted commands inside the window, and per key id the newest `ts` forgotten. */
+export interface ReplayMemory {
+  accepted: AcceptedCommand[];
+  floors: Record<string, number>;
+}
+
+/** Where accepted commands are kept across restarts (the terminal's database: src/store/replay-store.ts). */
+export interface ReplayLedger {
+  load(): Promise<ReplayMemory>;
+  /**
+   * Records `accepted` durably, and forgets every command signed before `forgetBefore`, raising
+   * each key's floor to the newest `ts` it forgot. Resolves once it is on disk.
+   */
+  record(accepted: AcceptedCommand, forgetBefore: number): Promise<void>;
 }
 
 export interface OpsAuthenticatorOptions {
@@ -116,16 +148,33 @@ export interface OpsAuthenticatorOptions {
   now?: () => number;
 }
 
+export interface DurableAuthenticatorOptions extends OpsAuthenticatorOptions {
+  ledger: ReplayLedger;
+}
+
 const HINT =
   'sign the command with an ops key this terminal holds (edge-agent ops send does it); see docs/operator.md, Authenticated commands';
 
 export class OpsAuthenticator implements RequestVerifier {
   readonly #o: Required<OpsAuthenticatorOptions>;
-  /** `kid\ntransaction` → when it may be forgotten (its ts + the window). */
-  readonly #seen = new Map<string, number>();
+  readonly #ledger: ReplayLedger | null;
+  /** `kid\ntransaction` → its command (forgotten once `ts` left the window). */
+  readonly #seen = new Map<string, AcceptedCommand>();
+  /** Per key id: the newest `ts` forgotten; anything signed at or before it is refused. */
+  readonly #floors = new Map<string, number>();
 
-  constructor(options: OpsAuthenticatorOptions) {
+  /** An authenticator that remembers in memory only (a restart forgets): tests and tools. */
+  constructor(options: OpsAuthenticatorOptions, ledger: ReplayLedger | null = null, memory?: ReplayMemory) {
     this.#o = { maxRemembered: 10_000, now: Date.now, ...options };
+    this.#ledger = ledger;
+    for (const c of memory?.accepted ?? []) this.#seen.set(`${c.kid}\n${c.transaction}`, c);
+    for (const [kid, ts] of Object.entries(memory?.floors ?? {})) this.#floors.set(kid, ts);
+  }
+
+  /** An authenticator that remembers what it accepts in `ledger`, starting from what the ledger holds. */
+  static async open(options: DurableAuthenticatorOptions): Promise<OpsAuthenticator> {
+    const { ledger, ...rest } = options;
+    return new OpsAuthenticator(rest, ledger, await ledger.load());
   }
 
   /** How many transaction ids are remembered now. */
@@ -133,7 +182,32 @@ export class OpsAuthenticator implements RequestVerifier {
     return this.#seen.size;
   }
 
-  verify(req: RequestToVerify): string {
+  /** The newest `ts` forgotten for `kid` (null: none). */
+  floor(kid: string): number | null {
+    return this.#floors.get(kid) ?? null;
+  }
+
+  async verify(req: RequestToVerify): Promise<string> {
+    // Everything up to remembering the transaction is synchronous: the same request delivered
+    // twice at once is accepted once.
+    const accepted = this.#accept(req);
+    if (this.#ledger) {
+      try {
+        await this.#ledger.record(accepted, this.#o.now() - this.#o.windowMs);
+      } catch (err) {
+        // Kept in memory (it is used); not run, since a restart could not refuse it again.
+        throw new AgentError(
+          'OPS_REPLAY_UNRECORDED',
+          `command not run: this terminal could not record it against replays (${(err as Error).message})`,
+          { command: req.command.slice(0, 64), kid: accepted.kid },
+          { cause: err },
+        );
+      }
+    }
+    return accepted.kid;
+  }
+
+  #accept(req: RequestToVerify): AcceptedCommand {
     const refuse = (why: string, context: Record<string, unknown> = {}, hint = HINT) =>
       new AgentError(
         'OPS_UNAUTHENTICATED',
@@ -168,7 +242,7 @@ export class OpsAuthenticator implements RequestVerifier {
     if (given.length !== expected.length || !timingSafeEqual(given, expected))
       throw refuse('the signature does not match (another key, terminal, command or arguments)', { kid: auth.kid });
     const now = this.#o.now();
-    this.#forget(now);
+    this.#forget(now - this.#o.windowMs);
     if (Math.abs(now - auth.ts) > this.#o.windowMs) {
       throw refuse(
         `the signature's time is ${Math.round((auth.ts - now) / 1000)} s from this terminal's clock (at most ${Math.round(this.#o.windowMs / 1000)} s)`,
@@ -183,13 +257,26 @@ export class OpsAuthenticator implements RequestVerifier {
         { kid: auth.kid },
         'give every command a new transaction id',
       );
+    const floor = this.#floors.get(auth.kid);
+    if (floor !== undefined && auth.ts <= floor)
+      throw refuse(
+        `signed at ${new Date(auth.ts).toISOString()}, not after a command of key "${auth.kid}" already forgotten (${new Date(floor).toISOString()}): a replay, or the signer's clock went back`,
+        { kid: auth.kid },
+        "sign it again now; if it keeps happening, the signer's clock is behind: synchronize it",
+      );
     if (this.#seen.size >= this.#o.maxRemembered)
       throw refuse(`more than ${this.#o.maxRemembered} commands inside the window`, { kid: auth.kid }, 'wait a minute and send it again');
-    this.#seen.set(id, auth.ts + this.#o.windowMs);
-    return auth.kid;
+    const accepted = { kid: auth.kid, transaction: req.transaction, ts: auth.ts };
+    this.#seen.set(id, accepted);
+    return accepted;
   }
 
-  #forget(now: number): void {
-    for (const [id, until] of this.#seen) if (until < now) this.#seen.delete(id);
+  /** Forgets the commands signed before `before`, raising their keys' floors (as the ledger does). */
+  #forget(before: number): void {
+    for (const [id, c] of this.#seen) {
+      if (c.ts >= before) continue;
+      this.#seen.delete(id);
+      if (c.ts > (this.#floors.get(c.kid) ?? -Infinity)) this.#floors.set(c.kid, c.ts);
+    }
   }
 }

@@ -17,8 +17,7 @@ import { RepeatedWarning } from '../core/repeated-warning.js';
 import { ThrottledLog } from './throttled-log.js';
 import type { CommandResponse, CommandRouter } from './commands.js';
 import { requestTopic, responseTopic, terminalTopic, type TopicBase } from './topics.js';
-
-export type TerminalState = 'online' | 'offline' | 'lost';
+import { StateSince } from './terminal-state.js';
 
 export interface TerminalOpsOptions {
   url: string;
@@ -48,6 +47,9 @@ export class TerminalOps extends TypedEmitter<TerminalOpsEvents> {
   #connected = false;
   #stopping = false;
   #lastPublishAt: string | null = null;
+  /** The state word last published on this connection (online or degraded), and since when it holds. */
+  #word: string | null = null;
+  readonly #since = new StateSince<string>();
   /** Per retained leaf: the last gather-and-publish, and the one waiting to start (see #inOrder). */
   readonly #queues = {
     info: { tail: Promise.resolve(), waiting: null as Promise<void> | null },
@@ -122,9 +124,13 @@ export class TerminalOps extends TypedEmitter<TerminalOpsEvents> {
     const b = this.#o.base;
     try {
       await client.subscribeAsync(requestTopic(b, '+'), { qos: 1 });
-      await publishChecked(client, terminalTopic(b, 'state'), 'online', { qos: 1, retain: true }, this.#o.maxPayloadBytes);
+      // A new connection: the others saw it lost or offline, so the state begins again. The
+      // metrics publish the state word (online or degraded) after themselves.
+      this.#word = null;
+      this.#since.reset();
       await this.publishInfo();
       await this.publishMetrics();
+      if (this.#word === null) await this.#publishWord('online');
       this.emit('connected', undefined);
     } catch (err) {
       const e = toAgentError(err, 'MQTT_PUBLISH_FAILED');
@@ -196,15 +202,43 @@ export class TerminalOps extends TypedEmitter<TerminalOpsEvents> {
     });
   }
 
+  /**
+   * Gathers and publishes the metrics, with the state they make (`state`: online or degraded,
+   * from their `health`) and since when it holds (`stateSince`: the last change, not this
+   * publish); then the state topic when the word changed (src/ops/terminal-state.ts).
+   */
   publishMetrics(): Promise<void> {
     if (!this.#connected) return Promise.resolve();
     return this.#inOrder('metrics', async () => {
+      let doc: Record<string, unknown>;
       try {
-        await this.#publish('metrics', { ...(await this.#o.metrics()), at: new Date().toISOString() }, true);
+        doc = await this.#o.metrics();
       } catch (err) {
         log.warn({ err: (err as Error).message }, 'could not gather metrics');
+        return;
       }
+      const now = Date.now();
+      const word = doc.health === 'degraded' ? 'degraded' : 'online';
+      const since = this.#since.update(word, now);
+      await this.#publish(
+        'metrics',
+        { ...doc, state: word, stateSince: new Date(since).toISOString(), at: new Date(now).toISOString() },
+        true,
+      );
+      if (word !== this.#word) await this.#publishWord(word);
     });
+  }
+
+  async #publishWord(word: string): Promise<void> {
+    const client = this.#client;
+    if (!client || !this.#connected) return;
+    try {
+      await publishChecked(client, terminalTopic(this.#o.base, 'state'), word, { qos: 1, retain: true }, this.#o.maxPayloadBytes);
+      this.#word = word;
+    } catch (err) {
+      const e = toAgentError(err, 'MQTT_PUBLISH_FAILED');
+      log.warn({ code: e.code, err: e.message }, 'could not publish the state');
+    }
   }
 
   /** Publishes `offline` (a clean stop) and disconnects; the last will is not sent. */

@@ -1,7 +1,7 @@
 /**
  * The MQTT topic tree of a fleet:
  *
- *   <prefix>/<site>/<terminal>/state            retained: online | offline | lost (last will)
+ *   <prefix>/<site>/<terminal>/state            retained: online | degraded | offline | lost (last will); see terminal-state.ts
  *   <prefix>/<site>/<terminal>/info             retained JSON: version, scanners, template counts, config version, clock
  *   <prefix>/<site>/<terminal>/metrics          retained JSON, every N seconds
  *   <prefix>/<site>/<terminal>/events           punches (QoS 1), see src/upload/mqtt-sink.ts

@@ -6,14 +6,16 @@
  * - an image that is not PNG, JPEG, JPEG 2000, BMP, PGM or WSQ → FAILED_TO_EXTRACT
  * - more than `maxRecordsPerModality` records for the user and modality → ENROLLMENT_ERROR
  * - the same data enrolled again → SUCCESS, no second record
- * Stored records are never returned.
+ * A path code outside the employee-code rule (stored before the rule, or never) is INVALID_PARAMETERS
+ * at the top level: nothing is attached to it. Stored records are never returned.
  *
  * Tested in test/integration/api-contract.test.ts (operations 4 and 5: each item's status, sealed
- * records, the limit) and test/integration/api-raw-http.test.ts.
+ * records, the limit, a path code outside the rule) and test/integration/api-raw-http.test.ts.
  */
+import { EMPLOYEE_CODE_RULE } from '../api/employee-code.js';
 import { API_MODALITIES } from '../core/modality.js';
 import { answer, BadRequest, fail, isObject, ok, plural, type HandlerResult } from './envelope.js';
-import type { ServiceContext } from './context.js';
+import { employeeCodeProblem, type ServiceContext } from './context.js';
 
 const BASE64 = /^(?:[A-Za-z0-9+/_-]{4})*(?:[A-Za-z0-9+/_-]{2}(?:==)?|[A-Za-z0-9+/_-]{3}=?)?$/;
 
@@ -69,6 +71,9 @@ export async function updateBiometrics(ctx: ServiceContext, code: string, body: 
     throw new BadRequest(`at most ${ctx.limits.maxBiometricItemsPerRequest} biometric items per request`);
   const items = body.length;
   if (items === 0) return answer(fail('INVALID_PARAMETERS', 'the array of biometric items is empty'), { items });
+  // A code the rule refuses (one stored before it, in a compatibility form, say) takes no new records.
+  const problem = employeeCodeProblem(code);
+  if (problem) return answer(fail('INVALID_PARAMETERS', `${problem}: an employee code is ${EMPLOYEE_CODE_RULE}`), { items });
   const checked = body.map(checkItem);
   // The employee is locked so that two replicas enrolling at once cannot pass the limit together.
   return ctx.store.transaction(async (tx) => {

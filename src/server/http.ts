@@ -11,6 +11,7 @@
  * | body over maxBodyBytes (Content-Length, or counted) | 413, connection closed | INVALID_PARAMETERS |
  * | token attempts over the address's or the key's rate | 429 (Retry-After) | OAuth error slow_down |
  * | every scrypt slot busy (token-guard.ts) | 503 (Retry-After: 1) | OAuth error temporarily_unavailable |
+ * | the client address's share of requests in flight taken (connection-guard.ts) | 503 (Retry-After: 1) after 1 s | ERROR |
  * | token missing, unknown or expired | 401 (WWW-Authenticate: Bearer) | UNAUTHORIZED |
  * | write with an admin-audit key | 403 | FORBIDDEN |
  * | database busy, disk full or unreachable | 503 (Retry-After: 5) | ERROR |
@@ -32,6 +33,7 @@ import { readBody, readJsonBody } from '../core/http-body.js';
 import type { Logger } from '../core/logger.js';
 import { monotonicMs } from '../core/time.js';
 import type { TokenStore } from './auth.js';
+import type { ConnectionGuard } from './connection-guard.js';
 import type { TokenGuard } from './token-guard.js';
 import { BadRequest, fail } from './envelope.js';
 import type { ServiceContext } from './context.js';
@@ -94,6 +96,8 @@ export interface HttpOptions {
   tokens: TokenStore;
   /** Rate limits and the bound on scrypt work of the token endpoint. */
   guard: TokenGuard;
+  /** Each client address's share of the requests in flight. */
+  connections: ConnectionGuard;
   log: Logger;
   /** Counts for diagnostics. */
   stats: { requests: number; tokensIssued: number };
@@ -101,15 +105,18 @@ export interface HttpOptions {
 
 export function createRequestHandler(ctx: ServiceContext, options: HttpOptions) {
   const { log } = options;
-  // Refused token attempts are an attacker's to multiply: one line for the first, then at most
-  // one every REFUSED_LOG_MS saying how many were refused since.
+  // Refused token attempts and requests are an attacker's to multiply: one line for the first,
+  // then at most one every REFUSED_LOG_MS saying how many were refused since.
   let refusedSince = 0;
   let refusedLoggedAt = -Infinity;
   const logRefused = (line: Record<string, unknown>) => {
     refusedSince++;
     const now = monotonicMs();
     if (now - refusedLoggedAt < REFUSED_LOG_MS) return;
-    log.warn({ ...line, refusedSinceLastLine: refusedSince }, 'token attempts refused (rate limit or scrypt slots busy)');
+    log.warn(
+      { ...line, refusedSinceLastLine: refusedSince },
+      'requests refused (token rate limit, scrypt slots busy, or the address has its share in flight)',
+    );
     refusedSince = 0;
     refusedLoggedAt = now;
   };
@@ -257,7 +264,8 @@ export function createRequestHandler(ctx: ServiceContext, options: HttpOptions) 
     }
   }
 
-  return async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  /** One request, answered and logged; `overShare`: its address already has its share of requests in flight. */
+  async function answer(req: IncomingMessage, res: ServerResponse, overShare: boolean): Promise<void> {
     const started = monotonicMs();
     options.stats.requests++;
     const reqId = randomUUID().slice(0, 8);
@@ -269,7 +277,20 @@ export function createRequestHandler(ctx: ServiceContext, options: HttpOptions) 
       url = new URL('http://service.invalid/');
     }
     try {
-      outcome = url.pathname === '/oauth/token' ? await token(req, res) : await api(req, res, url);
+      if (overShare) {
+        // Answered after a wait (a timer, nothing else), as a held connection is: answered at once,
+        // a client with its share in flight sent the next request as fast as the 503s came back.
+        await new Promise((r) => setTimeout(r, options.connections.limits.refusalDelayMs));
+        outcome = {
+          ...envelope(
+            503,
+            'ERROR',
+            `too many requests in flight from this address (at most ${options.connections.limits.requestsPerAddress} at once); retry after 1 s`,
+            { 'retry-after': '1' },
+          ),
+          refused: 'in-flight',
+        };
+      } else outcome = url.pathname === '/oauth/token' ? await token(req, res) : await api(req, res, url);
     } catch (err) {
       // The client closed (or was cut by a timeout) before its body arrived: there is nobody to answer.
       if (isAgentError(err, 'CORE_HTTP_BODY_ABORTED')) {
@@ -322,5 +343,15 @@ export function createRequestHandler(ctx: ServiceContext, options: HttpOptions) 
     else if (outcome.status >= 500) log.error(line, 'request');
     else if (outcome.status >= 400) log.warn(line, 'request');
     else log.info(line, 'request');
+  }
+
+  return async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    // Counted from its headers to its answer (or the client's leaving).
+    const release = options.connections.beginRequest(req.socket.remoteAddress);
+    try {
+      await answer(req, res, release === null);
+    } finally {
+      release?.();
+    }
   };
 }

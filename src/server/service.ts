@@ -26,6 +26,7 @@ import { logger as makeLogger, type Logger } from '../core/logger.js';
 import { createApiKey, DEFAULT_TOKEN_RECHECK_MS, TokenStore, type ApiKeyPair, type Role } from './auth.js';
 import { BiometricSeal } from './biometric-seal.js';
 import { DEFAULT_LIMITS, type ServiceContext, type ServiceLimits } from './context.js';
+import { ConnectionGuard, DEFAULT_CONNECTION_SHARES, maxHeldFor } from './connection-guard.js';
 import { createRequestHandler, isClosingAfterAnswer } from './http.js';
 import { TokenGuard, type TokenGuardOptions } from './token-guard.js';
 import { DEFAULT_SHIFTS, loadShiftsFile, parseShifts, type Shifts, type ShiftsConfig } from './shifts.js';
@@ -45,6 +46,13 @@ export interface HttpServerLimits {
   keepAliveTimeoutMs: number;
   /** Connections at once; more are closed as they come. Default 512. */
   maxConnections: number;
+  /**
+   * Connections at once from one client address (IPv6: one /64); more are held for a second,
+   * then answered 503 with Retry-After (connection-guard.ts). Default 64.
+   */
+  maxConnectionsPerAddress: number;
+  /** Requests handled at once for one client address; more are answered 503 with Retry-After at once. Default 32. */
+  maxRequestsPerAddress: number;
 }
 
 export const DEFAULT_HTTP_LIMITS: HttpServerLimits = {
@@ -52,6 +60,8 @@ export const DEFAULT_HTTP_LIMITS: HttpServerLimits = {
   requestTimeoutMs: 60_000,
   keepAliveTimeoutMs: 10_000,
   maxConnections: 512,
+  maxConnectionsPerAddress: DEFAULT_CONNECTION_SHARES.perAddress,
+  maxRequestsPerAddress: DEFAULT_CONNECTION_SHARES.requestsPerAddress,
 };
 
 export interface AttendanceServiceOptions {
@@ -103,7 +113,12 @@ export interface AttendanceService {
     requests: number;
     tokensIssued: number;
     tokensRefused: { address: number; key: number; busy: number };
+    /** Connections closed at once: over the cap in all, or too many held. */
     connectionsDropped: number;
+    /** Connections over their address's share: held, then answered 503. */
+    connectionsHeld: number;
+    /** Requests answered 503 because their address had its share in flight. */
+    requestsRefused: number;
   };
   /** Resolves when the database is open and migrated (rejects with why it cannot be). */
   ready(): Promise<void>;
@@ -146,6 +161,40 @@ export function createAttendanceService(options: AttendanceServiceOptions): Atte
   const httpLimits: HttpServerLimits = { ...DEFAULT_HTTP_LIMITS, ...options.http };
   const guard = new TokenGuard(options.tokenGuard, availableParallelism());
   let connectionsDropped = 0;
+  let connectionsRefused = 0;
+  /** A refused connection: logged for the first, then every 1000th (an attacker's to multiply). */
+  const noteRefused = (r: { kind: string; address?: string }) => {
+    connectionsRefused++;
+    if (connectionsRefused === 1 || connectionsRefused % 1000 === 0)
+      log.warn(
+        {
+          maxConnections: httpLimits.maxConnections,
+          maxConnectionsPerAddress: httpLimits.maxConnectionsPerAddress,
+          refused: connectionsRefused,
+          last: r,
+        },
+        'connection limits reached: a connection over its address share is held, then answered 503; over the cap in all, closed',
+      );
+  };
+  let acceptErrors = 0;
+  const noteAcceptError = (err: NodeJS.ErrnoException) => {
+    acceptErrors++;
+    if (acceptErrors === 1 || acceptErrors % 1000 === 0)
+      log.error(
+        { err: { message: err.message, code: err.code }, acceptErrors },
+        'a connection could not be accepted (EMFILE: raise LimitNOFILE in the unit, or lower --max-connections)',
+      );
+  };
+  const connections = new ConnectionGuard(
+    {
+      maxConnections: httpLimits.maxConnections,
+      perAddress: httpLimits.maxConnectionsPerAddress,
+      requestsPerAddress: httpLimits.maxRequestsPerAddress,
+      refusalDelayMs: DEFAULT_CONNECTION_SHARES.refusalDelayMs,
+      maxHeld: maxHeldFor(httpLimits.maxConnections),
+    },
+    noteRefused,
+  );
 
   const opened = (async () => {
     const store = await openServiceStore(options.dbPath);
@@ -158,7 +207,7 @@ export function createAttendanceService(options: AttendanceServiceOptions): Atte
         store,
         ctx,
         tokens,
-        handler: createRequestHandler(ctx, { clientId: options.clientId ?? DEFAULT_CLIENT_ID, tokens, guard, log, stats }),
+        handler: createRequestHandler(ctx, { clientId: options.clientId ?? DEFAULT_CLIENT_ID, tokens, guard, connections, log, stats }),
       };
     } catch (err) {
       await store.close().catch(() => undefined);
@@ -194,18 +243,16 @@ export function createAttendanceService(options: AttendanceServiceOptions): Atte
       // `Expect: 100-continue`: the handler says continue only when it reads a body it will take.
       srv.on('checkContinue', serve);
       // Slow clients cannot hold sockets: headers, the whole request and idle keep-alive each
-      // have a limit, and connections over the cap are closed as they come (node's 'drop').
+      // have a limit. No address takes more than its share of the connections (held, then 503),
+      // and connections over the cap in all are closed as they come (connection-guard.ts).
       srv.headersTimeout = httpLimits.headersTimeoutMs;
       srv.requestTimeout = httpLimits.requestTimeoutMs;
       srv.keepAliveTimeout = httpLimits.keepAliveTimeoutMs;
-      srv.maxConnections = httpLimits.maxConnections;
+      connections.attach(srv);
+      // Past the admitted and the held together: node closes it before the guard sees it.
       srv.on('drop', (data?: { remoteAddress?: string }) => {
         connectionsDropped++;
-        if (connectionsDropped === 1 || connectionsDropped % 1000 === 0)
-          log.warn(
-            { maxConnections: httpLimits.maxConnections, dropped: connectionsDropped, remoteAddress: data?.remoteAddress },
-            'connection cap reached: new connections are closed',
-          );
+        noteRefused({ kind: 'dropped', ...(data?.remoteAddress ? { address: data.remoteAddress } : {}) });
       });
       srv.on('clientError', (err, socket) => {
         // The client of an answered, closing connection stopped mid-body: nothing to tell it.
@@ -248,6 +295,9 @@ export function createAttendanceService(options: AttendanceServiceOptions): Atte
         srv.once('error', onError);
         srv.listen(port, host, () => {
           srv.off('error', onError);
+          // From now on a server error is one failed accept (EMFILE: out of file descriptors),
+          // not a reason to stop serving everyone else.
+          srv.on('error', (err: NodeJS.ErrnoException) => noteAcceptError(err));
           resolve();
         });
       });
@@ -264,6 +314,7 @@ export function createAttendanceService(options: AttendanceServiceOptions): Atte
         const srv = server;
         await new Promise<void>((resolve) => {
           srv.close(() => resolve());
+          connections.closeHeld();
           srv.closeIdleConnections();
           setTimeout(() => srv.closeAllConnections(), 2000).unref();
         });
@@ -279,6 +330,12 @@ export function createAttendanceService(options: AttendanceServiceOptions): Atte
       const { tokens } = await opened;
       await tokens.revokeAll();
     },
-    stats: () => ({ ...stats, tokensRefused: { ...guard.refused }, connectionsDropped }),
+    stats: () => ({
+      ...stats,
+      tokensRefused: { ...guard.refused },
+      connectionsDropped: connectionsDropped + connections.refused.dropped,
+      connectionsHeld: connections.refused.held,
+      requestsRefused: connections.refused.requests,
+    }),
   };
 }

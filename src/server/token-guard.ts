@@ -24,6 +24,7 @@
  */
 
 import { Throttle } from '../core/throttle.js';
+import { clientBucketOf } from './client-address.js';
 
 /** A token bucket's shape: `burst` attempts at once, refilled at `perMinute` (src/core/throttle.ts). */
 export interface BucketRate {
@@ -56,24 +57,6 @@ export const DEFAULT_TOKEN_GUARD = {
 export type Admission =
   | { ok: true; done(success: boolean): void }
   | { ok: false; status: 429 | 503; retryAfterSec: number; reason: 'address' | 'key' | 'busy' };
-
-/** The address a client is counted under: IPv4 as it is, IPv6 by its /64. */
-export function clientBucketOf(address: string | undefined): string {
-  if (!address) return 'unknown';
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) return mapped[1]!;
-  if (!address.includes(':')) return address;
-  const [head = '', tail = ''] = address.toLowerCase().split('::');
-  const left = head ? head.split(':') : [];
-  const right = tail ? tail.split(':') : [];
-  const groups = address.includes('::')
-    ? [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right]
-    : left;
-  return `${groups
-    .slice(0, 4)
-    .map((g) => g.replace(/^0+(?=.)/, ''))
-    .join(':')}::/64`;
-}
 
 export class TokenGuard {
   readonly maxVerifying: number;

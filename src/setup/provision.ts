@@ -283,12 +283,15 @@ export async function checkSetup(config: AgentConfig, secrets: SecretValues): Pr
 export function checksFailure(checks: CheckResult[]): AgentError | null {
   const failed = checks.filter((c) => c.status === 'fail');
   if (!failed.length) return null;
-  const first = failed[0]!;
+  // Every failed check with its own hint: fixing only the first would fail again on the next.
+  const hints = failed.filter((c) => c.hint).map((c) => `${c.name}: ${c.hint}`);
   return new AgentError(
     'PROVISION_CHECK_FAILED',
     `nothing written: ${failed.map((c) => `${c.name}: ${c.detail}`).join('; ')}`,
     { checks: failed.map((c) => c.name) },
-    { hint: `${first.hint ? `${first.hint}; ` : ''}fix it and run again, or pass --no-check to write without checking` },
+    {
+      hint: `${hints.length ? `${hints.join('; ')}; ` : ''}fix ${failed.length > 1 ? `these ${failed.length}` : 'it'} and run again, or pass --no-check to write without checking`,
+    },
   );
 }
 

@@ -61,6 +61,8 @@ export interface EyeImage extends GrayImage {
   truth: EyeTruth;
 }
 
+/** Gray level of the pupil. */
+const PUPIL_LEVEL = 22;
 const TEX_R = 48;
 const TEX_T = 512;
 
@@ -181,7 +183,7 @@ export function renderEye(eyeSeed: number, sampleSeed: number, opts: EyeRenderOp
         const d = Math.hypot(px, py);
         const diC = Math.hypot(ex - cx, y - cy);
         if (d <= rp) {
-          v = 22;
+          v = PUPIL_LEVEL;
         } else if (diC <= R) {
           const th = Math.atan2(py, px);
           const lim = limbusDistance(pupil, iris, th);
@@ -189,6 +191,9 @@ export function renderEye(eyeSeed: number, sampleSeed: number, opts: EyeRenderOp
           v = irisLevel + irisContrast * sampleTexture(tex, rho, th - rotation);
           // Darker limbus ring and a soft collarette, as in real irises.
           v -= 18 * Math.exp(-(((1 - rho) * 14) ** 2)) + 6 * Math.exp(-(((rho - 0.25) * 10) ** 2));
+          // The deepest crypt is still brighter than the pupil (under near infrared the pupil is
+          // the darkest thing in an eye): a soft floor 25 gray levels above it.
+          if (v < PUPIL_LEVEL + 40) v = PUPIL_LEVEL + 25 + 15 * Math.exp((v - PUPIL_LEVEL - 40) / 15);
         } else {
           v = 200 - 25 * Math.exp(-(((diC - R) / (0.5 * R)) ** 2));
         }

@@ -6,7 +6,9 @@
  *     (serial modules) its presses (R30x 2, GT-521 3) for the module-search path. The total is
  *     announced first, and every press is prompted ("press 2 of 5: place the same finger
  *     again", "lift your finger"); a press not taken (poor, lifted too soon, pressed before the
- *     lift was seen) is asked again, keeping the presses before it, up to three tries a press;
+ *     lift was seen) is asked again, keeping the presses before it, up to three tries a press
+ *     (a finger whose every try is under the quality minimum is enrolled with its best try, its
+ *     quality noted: a finger is never refused for quality alone);
  *     a module enrolment that fails after its tries keeps the captures (the finger is identified
  *     from images) and says so;
  *  3. each capture is checked 1:N: a finger or eye already enrolled to someone else is refused;
@@ -306,6 +308,38 @@ async function enrollSteps(
       while (taken.length < captures) {
         const press = taken.length + 1;
         let reason: string | null = null;
+        // A finger is never refused for quality alone: the best capture under the gate's minimum
+        // over this press's tries is enrolled when no try reaches it, its quality noted.
+        let bestLow: CapturedTemplate | null = null;
+        const take = async (t: CapturedTemplate, attempt: number): Promise<void> => {
+          const dup = await identifier.identify({ modality, template: t.data });
+          if (dup.decision === 'accept' && dup.employeeCode && dup.employeeCode !== employeeCode) {
+            await scanner.feedback('error').catch(() => undefined);
+            throw new AgentError(
+              'ENROLL_DUPLICATE',
+              `this ${modality} is already enrolled to employee ${dup.employeeCode} (score ${dup.score})`,
+              { employeeCode, other: dup.employeeCode, score: dup.score },
+              { hint: 'a person is enrolled once: check who is in front of the scanner, or delete the other enrolment first' },
+            );
+          }
+          taken.push(t);
+          const low = t.quality < minQuality;
+          progress({
+            step: 'captured',
+            capture: taken.length,
+            of: captures,
+            press,
+            presses,
+            quality: t.quality,
+            ...(low
+              ? {
+                  lowQuality: true,
+                  message: `press ${press} of ${presses} taken with quality ${t.quality} (under ${minQuality}, the best of ${attempt} tries): a finger is not refused for quality alone`,
+                }
+              : {}),
+          });
+          await scanner.feedback('accepted').catch(() => undefined);
+        };
         for (let attempt = 1; ; attempt++) {
           progress({
             step: 'capture',
@@ -327,21 +361,15 @@ async function enrollSteps(
             if (e.code === 'ENROLL_TIMEOUT' || e.code === 'ENROLL_CANCELLED' || /TRANSPORT|DISCONNECT/.test(e.code)) throw e;
             reason = `not usable: ${e.code}: ${e.message}`;
           }
-          if (t && t.quality < minQuality) reason = `quality ${t.quality} is below ${minQuality}`;
-          else if (t) {
-            const dup = await identifier.identify({ modality, template: t.data });
-            if (dup.decision === 'accept' && dup.employeeCode && dup.employeeCode !== employeeCode) {
-              await scanner.feedback('error').catch(() => undefined);
-              throw new AgentError(
-                'ENROLL_DUPLICATE',
-                `this ${modality} is already enrolled to employee ${dup.employeeCode} (score ${dup.score})`,
-                { employeeCode, other: dup.employeeCode, score: dup.score },
-                { hint: 'a person is enrolled once: check who is in front of the scanner, or delete the other enrolment first' },
-              );
-            }
-            taken.push(t);
-            progress({ step: 'captured', capture: taken.length, of: captures, press, presses, quality: t.quality });
-            await scanner.feedback('accepted').catch(() => undefined);
+          if (t && t.quality < minQuality) {
+            reason = `quality ${t.quality} is below ${minQuality}`;
+            if (modality === 'finger' && (!bestLow || t.quality > bestLow.quality)) bestLow = t;
+          } else if (t) {
+            await take(t, attempt);
+            break;
+          }
+          if (attempt >= tries && bestLow) {
+            await take(bestLow, attempt);
             break;
           }
           if (attempt >= tries) {

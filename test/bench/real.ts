@@ -30,6 +30,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { loadavg } from 'node:os';
+import { crc32 } from 'node:zlib';
 import { parseArgs } from 'node:util';
 import { ConfigSchema } from '../../src/config/config.js';
 import { extractTemplate } from '../../src/biometrics/extract/extract-image.js';
@@ -44,16 +45,30 @@ import { equalErrorRate, fnmrAtFmr, nextUp, quantile, ratesAt, sortedScores } fr
 
 const { values } = parseArgs({
   options: {
-    fingers: { type: 'string' },
+    fingers: { type: 'string', multiple: true },
     dpi: { type: 'string' },
     iris: { type: 'string', multiple: true },
     json: { type: 'boolean' },
     degrade: { type: 'boolean' },
+    half: { type: 'string' },
+    'max-impostors': { type: 'string' },
   },
   strict: true,
 });
-if (!values.fingers && !values.iris?.length) {
-  process.stderr.write('usage: npm run bench:real -- --fingers DIR [--dpi N] --iris DIR [--iris DIR2] [--degrade] [--json]\n');
+if (!values.fingers?.length && !values.iris?.length) {
+  process.stderr.write(
+    'usage: npm run bench:real -- --fingers DIR [--fingers DIR2] [--dpi N] --iris DIR [--iris DIR2] [--half tune|report] [--max-impostors N] [--degrade] [--json]\n',
+  );
+  process.exit(2);
+}
+if (values.half !== undefined && values.half !== 'tune' && values.half !== 'report') {
+  process.stderr.write(`--half ${values.half}: give tune or report\n`);
+  process.exit(2);
+}
+const onlyHalf = values.half as Half | undefined;
+const maxImpostors = values['max-impostors'] !== undefined ? Number(values['max-impostors']) : 300_000;
+if (!(maxImpostors >= 1000)) {
+  process.stderr.write(`--max-impostors ${values['max-impostors']}: give at least 1000\n`);
   process.exit(2);
 }
 const log = (m: string) => {
@@ -72,15 +87,49 @@ interface Sample {
   degrade?: Degradation;
 }
 
-/** `<subject>_<impression>.(png|pgm)`: the subject is everything before the last underscore. */
+type Half = 'tune' | 'report';
+
+/**
+ * `<subject>_<impression>.(png|pgm)`: the subject is everything before the last underscore. A
+ * folder without images but with subfolders (SOCOFing's `real/` and `altered-easy/`) is read
+ * one level down, so the alterations of a capture pair with it.
+ */
 function listSamples(dir: string): Sample[] {
   const out: Sample[] = [];
-  for (const file of readdirSync(dir).sort()) {
-    const m = /^(.+)_([^_]+)\.(png|pgm)$/i.exec(file);
-    if (m) out.push({ file: join(dir, file), subject: m[1]!, impression: m[2]! });
-  }
+  const entries = readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const read = (folder: string, names: string[]) => {
+    for (const file of names) {
+      const m = /^(.+)_([^_]+)\.(png|pgm)$/i.exec(file);
+      if (m) out.push({ file: join(folder, file), subject: m[1]!, impression: m[2]! });
+    }
+  };
+  read(
+    dir,
+    entries.filter((e) => e.isFile()).map((e) => e.name),
+  );
+  if (!out.length)
+    for (const sub of entries.filter((e) => e.isDirectory())) read(join(dir, sub.name), readdirSync(join(dir, sub.name)).sort());
   if (!out.length) throw new Error(`${dir}: no <subject>_<impression>.png|pgm images`);
   return out;
+}
+
+/**
+ * Each subject's half, deterministic: the subjects ordered by the CRC-32 of their id (then the id)
+ * go alternately to `tune` and `report`. By hash rather than by name, so neither half is all left
+ * eyes or all of one session; every image of a subject is in the same half.
+ */
+function halvesOf(samples: Sample[]): Map<string, Half> {
+  const subjects = [...new Set(samples.map((s) => s.subject))];
+  const key = (id: string) => crc32(Buffer.from(id, 'utf8'));
+  subjects.sort((a, b) => key(a) - key(b) || (a < b ? -1 : a > b ? 1 : 0));
+  return new Map(subjects.map((id, i) => [id, i % 2 === 0 ? 'tune' : 'report']));
+}
+
+/** The samples of a folder, with `--half` applied, and each subject's half. */
+function folderSamples(dir: string): { samples: Sample[]; half: Map<string, Half> } {
+  const all = listSamples(dir);
+  const half = halvesOf(all);
+  return { samples: onlyHalf ? all.filter((s) => half.get(s.subject) === onlyHalf) : all, half };
 }
 
 const cpuMs = () => {
@@ -147,15 +196,28 @@ interface PairScores {
   impPairs: Array<[number, number]>;
 }
 
-/** Every genuine and cross-subject impostor pair once (a < b); a refused image scores -Infinity. */
+/**
+ * Every genuine and cross-subject impostor pair once (a < b); a refused image scores -Infinity.
+ * Past `maxImpostors` impostor pairs every k-th one is kept (deterministic), so a folder of
+ * thousands of images (SOCOFing) is compared in minutes; the genuine pairs are all kept.
+ */
 function allPairs<T>(items: Extracted<T>[], score: (a: T, b: T, ia: number, ib: number) => number): PairScores {
   const out: PairScores = { gen: [], imp: [], genPairs: [], impPairs: [] };
+  let genuine = 0;
+  const bySubject = new Map<string, number>();
+  for (const i of items) bySubject.set(i.sample.subject, (bySubject.get(i.sample.subject) ?? 0) + 1);
+  for (const n of bySubject.values()) genuine += (n * (n - 1)) / 2;
+  const impostors = (items.length * (items.length - 1)) / 2 - genuine;
+  const stride = Math.max(1, Math.ceil(impostors / maxImpostors));
+  let k = 0;
   for (let a = 0; a < items.length; a++)
     for (let b = a + 1; b < items.length; b++) {
       const A = items[a]!,
         B = items[b]!;
+      const same = A.sample.subject === B.sample.subject;
+      if (!same && k++ % stride !== 0) continue;
       const s = A.ok !== null && B.ok !== null ? score(A.ok, B.ok, a, b) : -Infinity;
-      if (A.sample.subject === B.sample.subject) {
+      if (same) {
         out.gen.push(s);
         out.genPairs.push([a, b]);
       } else {
@@ -163,6 +225,24 @@ function allPairs<T>(items: Extracted<T>[], score: (a: T, b: T, ia: number, ib: 
         out.impPairs.push([a, b]);
       }
     }
+  return out;
+}
+
+/** The pairs whose two images are both in `keep`. */
+function subsetPairs(p: PairScores, keep: (i: number) => boolean): PairScores {
+  const out: PairScores = { gen: [], imp: [], genPairs: [], impPairs: [] };
+  p.genPairs.forEach(([a, b], k) => {
+    if (keep(a) && keep(b)) {
+      out.gen.push(p.gen[k]!);
+      out.genPairs.push([a, b]);
+    }
+  });
+  p.impPairs.forEach(([a, b], k) => {
+    if (keep(a) && keep(b)) {
+      out.imp.push(p.imp[k]!);
+      out.impPairs.push([a, b]);
+    }
+  });
   return out;
 }
 
@@ -310,8 +390,35 @@ function failures<T>(items: Extracted<T>[]) {
   return items.filter((i) => i.failure).map((i) => ({ file: basename(i.sample.file), ...i.failure! }));
 }
 
+/**
+ * Per half: the figures of the pairs inside it, and how far apart the two halves are (the larger
+ * over the smaller of EER and FNMR at FMR 1e-3; 1 when both are 0, null when one is 0 and the other
+ * not or when a half cannot resolve the level).
+ */
+function byHalf<R extends { eer: number | null; fnmrAtFmr1e3: number | null }>(
+  items: Extracted<unknown>[],
+  half: Map<string, Half>,
+  figures: (keep: (i: number) => boolean, subset: Extracted<unknown>[]) => R,
+) {
+  const halves: Partial<Record<Half, R & { subjects: number; images: number }>> = {};
+  for (const h of ['tune', 'report'] as const) {
+    const inHalf = (i: number) => half.get(items[i]!.sample.subject) === h;
+    const subset = items.filter((_, i) => inHalf(i));
+    if (!subset.length) continue;
+    halves[h] = { subjects: new Set(subset.map((i) => i.sample.subject)).size, images: subset.length, ...figures(inHalf, subset) };
+  }
+  const gap = (k: 'eer' | 'fnmrAtFmr1e3') => {
+    const a = halves.tune?.[k],
+      b = halves.report?.[k];
+    if (a === null || a === undefined || b === null || b === undefined) return null;
+    if (a === 0 && b === 0) return 1;
+    return Math.min(a, b) === 0 ? null : r4(Math.max(a, b) / Math.min(a, b));
+  };
+  return { halves, halfGap: { eer: gap('eer'), fnmrAtFmr1e3: gap('fnmrAtFmr1e3') } };
+}
+
 async function fingerBench(dir: string, dpiFlag?: number, degrade = false) {
-  const good = listSamples(dir);
+  const { samples: good, half } = folderSamples(dir);
   // --degrade: beside each image a poor capture of the same finger (src/synthetic/poor-capture.ts), the kinds in turn.
   const samples = degrade
     ? [
@@ -327,96 +434,124 @@ async function fingerBench(dir: string, dpiFlag?: number, degrade = false) {
   const { items, dpiAssumed } = await extractAll(samples, 'finger', (b) => prepareFinger(decodeFingerTemplate(b)), dpiFlag);
   const probes = items.map((i) => (i.ok ? new FingerProbe(i.ok) : null));
   const t0 = performance.now();
-  const p = allPairs<PreparedFinger>(items, (_a, b, ia) => compareProbe(probes[ia]!, b));
+  const all = allPairs<PreparedFinger>(items, (_a, b, ia) => compareProbe(probes[ia]!, b));
   const compareMs = performance.now() - t0;
   const threshold = defaults.fingerThreshold;
-  const fails = failures(items);
-  const r = rates(p, threshold);
-  const fte = fails.length / items.length;
+  const figures = (keep: (i: number) => boolean, subset: Extracted<PreparedFinger>[]) => {
+    const p = subsetPairs(all, keep);
+    const fails = failures(subset);
+    const r = rates(p, threshold);
+    const fte = fails.length / subset.length;
+    return {
+      fte: r4(fte),
+      failures: fails,
+      threshold,
+      ...r,
+      meanMinutiae: r1(
+        subset.filter((i) => i.ok).reduce((s, i) => s + i.ok!.data[i.ok!.offset]!, 0) / Math.max(1, subset.filter((i) => i.ok).length),
+      ),
+      quality: qualityReport(items, p, r.thresholdAtFmr1e3 ?? threshold),
+      ...(degrade ? { byCapture: byCapture(items, p, threshold) } : {}),
+      ratios: {
+        eer: r.eer === null ? null : r4(r.eer / FINGER_FLOOR.eer),
+        fnmrAtFmr1e3: r.fnmrAtFmr1e3 === null ? null : r4(r.fnmrAtFmr1e3 / FINGER_FLOOR.fnmrAtFmr1e3),
+        fte: fte === 0 ? 0 : null,
+      },
+    };
+  };
   return {
     dir: resolve(dir),
     images: items.length,
     subjects: new Set(samples.map((s) => s.subject)).size,
+    ...(onlyHalf ? { onlyHalf } : {}),
     dpi: dpiFlag ?? 'from each image (500 where it carries none)',
     dpiAssumed,
-    fte: r4(fte),
-    failures: fails,
-    threshold,
-    ...r,
+    ...figures(() => true, items),
     ...timing(items),
-    comparisonsPerSec: Math.round(((p.gen.length + p.imp.length) / compareMs) * 1000),
-    meanMinutiae: r1(
-      items.filter((i) => i.ok).reduce((s, i) => s + i.ok!.data[i.ok!.offset]!, 0) / Math.max(1, items.filter((i) => i.ok).length),
-    ),
-    quality: qualityReport(items, p, r.thresholdAtFmr1e3 ?? threshold),
-    ...(degrade ? { byCapture: byCapture(items, p, threshold) } : {}),
+    comparisonsPerSec: Math.round(((all.gen.length + all.imp.length) / compareMs) * 1000),
     floor: FINGER_FLOOR,
-    ratios: {
-      eer: r.eer === null ? null : r4(r.eer / FINGER_FLOOR.eer),
-      fnmrAtFmr1e3: r.fnmrAtFmr1e3 === null ? null : r4(r.fnmrAtFmr1e3 / FINGER_FLOOR.fnmrAtFmr1e3),
-      fte: fte === 0 ? 0 : null,
-    },
+    ...byHalf(items as Extracted<unknown>[], half, (keep, subset) => figures(keep, subset as Extracted<PreparedFinger>[])),
   };
 }
 
 async function irisBench(dir: string) {
-  const samples = listSamples(dir);
+  const { samples, half } = folderSamples(dir);
   log(`iris: ${samples.length} images in ${dir}`);
   const { items } = await extractAll<IrisCode>(samples, 'iris', decodeIrisTemplate);
-  const raw: { gen: number[]; imp: number[] } = { gen: [], imp: [] };
-  const p = allPairs<IrisCode>(items, (a, b) => {
+  // Normalised distance (negated: higher is better for the rates) and the raw one of every pair.
+  const rawOf = new Map<string, number>();
+  const all = allPairs<IrisCode>(items, (a, b, ia, ib) => {
     const s = compareIrisCodes(a, b, { shiftRange: defaults.irisShiftRange });
+    rawOf.set(`${ia},${ib}`, s.hdRaw);
     return -s.hd;
   });
-  // Raw (unnormalised) distances beside the normalised ones, for reading the separation.
-  allPairs<IrisCode>(items, (a, b) => compareIrisCodes(a, b, { shiftRange: defaults.irisShiftRange }).hdRaw).gen.forEach((v) => {
-    if (Number.isFinite(v)) raw.gen.push(v);
-  });
   const threshold = defaults.irisThreshold;
-  const fails = failures(items);
-  const r = rates(p, -threshold);
-  const fta = fails.length / items.length;
-  const dist = (v: number[]) => {
+  const dist = (v: number[], sign = -1) => {
     const s = v
       .filter(Number.isFinite)
-      .map((x) => -x)
+      .map((x) => sign * x)
       .sort((a, b) => a - b);
     return { min: r4(s[0] ?? NaN), median: r4(quantile(s, 0.5)), max: r4(s[s.length - 1] ?? NaN) };
   };
-  const rawSorted = raw.gen.sort((a, b) => a - b);
+  const figures = (keep: (i: number) => boolean, subset: Extracted<IrisCode>[]) => {
+    const p = subsetPairs(all, keep);
+    const fails = failures(subset);
+    const r = rates(p, -threshold);
+    const fta = fails.length / subset.length;
+    // The same rates over the pairs of acquired images only (how the shared README's reference
+    // figures of other systems are counted: failures left out of the pairs).
+    const acquired = rates({ ...p, gen: p.gen.filter(Number.isFinite), imp: p.imp.filter(Number.isFinite) }, -threshold);
+    return {
+      fta: r4(fta),
+      // The issue's key list names fte for every modality: each image is one attempt here, so the
+      // failures to enrol and to acquire are the same count.
+      fte: r4(fta),
+      failures: fails,
+      threshold,
+      ...r,
+      thresholdAtFmr1e2: r.thresholdAtFmr1e2 === null ? null : r4(-r.thresholdAtFmr1e2),
+      thresholdAtFmr1e3: r.thresholdAtFmr1e3 === null ? null : r4(-r.thresholdAtFmr1e3),
+      acquiredOnly: { eer: acquired.eer, fnmrAtFmr1e2: acquired.fnmrAtFmr1e2, fnmrAtFmr1e3: acquired.fnmrAtFmr1e3 },
+      genuineHd: dist(p.gen),
+      impostorHd: dist(p.imp),
+      genuineHdRaw: dist(
+        p.genPairs.map(([a, b]) => rawOf.get(`${a},${b}`) ?? NaN),
+        1,
+      ),
+      quality: qualityReport(items, p, -threshold),
+      ratios: { fta: r4(fta / IRIS_FLOOR.fta), eer: r.eer === null ? null : r4(r.eer / IRIS_FLOOR.eer) },
+    };
+  };
   return {
     dir: resolve(dir),
     images: items.length,
     subjects: new Set(samples.map((s) => s.subject)).size,
-    fta: r4(fta),
-    // The issue's key list names fte for every modality: each image is one attempt here, so the
-    // failures to enrol and to acquire are the same count.
-    fte: r4(fta),
-    failures: fails,
-    threshold,
-    ...r,
-    thresholdAtFmr1e2: r.thresholdAtFmr1e2 === null ? null : r4(-r.thresholdAtFmr1e2),
-    thresholdAtFmr1e3: r.thresholdAtFmr1e3 === null ? null : r4(-r.thresholdAtFmr1e3),
-    genuineHd: dist(p.gen),
-    impostorHd: dist(p.imp),
-    genuineHdRaw: { min: r4(rawSorted[0] ?? NaN), median: r4(quantile(rawSorted, 0.5)), max: r4(rawSorted[rawSorted.length - 1] ?? NaN) },
+    ...(onlyHalf ? { onlyHalf } : {}),
+    ...figures(() => true, items),
     ...timing(items),
-    quality: qualityReport(items, p, -threshold),
     floor: IRIS_FLOOR,
-    ratios: { fta: r4(fta / IRIS_FLOOR.fta), eer: r.eer === null ? null : r4(r.eer / IRIS_FLOOR.eer) },
+    ...byHalf(items as Extracted<unknown>[], half, (keep, subset) => figures(keep, subset as Extracted<IrisCode>[])),
   };
 }
 
 const loadBefore = loadavg();
 const out: Record<string, unknown> = {};
-if (values.fingers) {
+if (values.fingers?.length) {
   const dpi = values.dpi !== undefined ? Number(values.dpi) : undefined;
   if (dpi !== undefined && !(dpi >= 100 && dpi <= 2000)) {
     process.stderr.write(`--dpi ${values.dpi}: give 100..2000\n`);
     process.exit(2);
   }
-  out.finger = await fingerBench(values.fingers, dpi);
-  if (values.degrade) out.fingerWithPoorCaptures = await fingerBench(values.fingers, dpi, true);
+  // One folder: its figures under `finger` (as before); several: keyed by folder name.
+  const sets: Record<string, unknown> = {},
+    poor: Record<string, unknown> = {};
+  for (const dir of values.fingers) {
+    sets[basename(resolve(dir))] = await fingerBench(dir, dpi);
+    if (values.degrade) poor[basename(resolve(dir))] = await fingerBench(dir, dpi, true);
+  }
+  const one = values.fingers.length === 1;
+  out.finger = one ? Object.values(sets)[0] : sets;
+  if (values.degrade) out.fingerWithPoorCaptures = one ? Object.values(poor)[0] : poor;
 }
 if (values.iris?.length) {
   const sets: Record<string, unknown> = {};

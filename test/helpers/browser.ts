@@ -3,10 +3,11 @@
  * installs it) driven by playwright-core, headless, with a fresh profile in the caller's temp
  * folder and nothing fetched from Google's services.
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type BrowserContext } from 'playwright-core';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { which } from './system.js';
 
 export const CHROMIUM_ARGS = [
@@ -28,4 +29,30 @@ export async function launchChromium(options: { viewport?: { width: number; heig
     args: CHROMIUM_ARGS,
     viewport: options.viewport ?? { width: 1400, height: 900 },
   });
+}
+
+interface AxeViolation {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: Array<{ target: string[] }>;
+}
+
+/** axe-core's scan of the page as it is; the serious and critical violations, described. */
+export async function seriousViolations(page: Page): Promise<string[]> {
+  const source = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+  // Evaluated through the DevTools protocol, which the page's Content-Security-Policy does not govern.
+  await page.evaluate(source);
+  const violations = (await page.evaluate(
+    "axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations)",
+  )) as AxeViolation[];
+  return violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map(
+      (v) =>
+        `${v.impact} ${v.id}: ${v.help} (${v.nodes
+          .map((n) => n.target.join(' '))
+          .slice(0, 3)
+          .join('; ')})`,
+    );
 }

@@ -22,16 +22,24 @@ export interface ConsoleFixture {
   url: string;
   console: ChildProcess;
   agents: Map<string, ChildProcess>;
+  /** Each agent's data folder, by `site/terminal`. */
+  dataDirs: Map<string, string>;
   stop(): Promise<void>;
 }
 
-export async function startConsoleFixture(o: {
-  terminals: Array<{ site: string; terminal: string }>;
-  console?: Record<string, unknown>;
-}): Promise<ConsoleFixture> {
+/** A terminal of the fixture: its upstream (default `--upstream mqtt`, the broker) and more flags, and its environment. */
+export interface FixtureTerminal {
+  site: string;
+  terminal: string;
+  args?: string[];
+  env?: Record<string, string>;
+}
+
+export async function startConsoleFixture(o: { terminals: FixtureTerminal[]; console?: Record<string, unknown> }): Promise<ConsoleFixture> {
   const broker = await startBroker();
   const opsKey = randomBytes(32);
   const agents = new Map<string, ChildProcess>();
+  const dataDirs = new Map<string, string>();
   let consoleChild: ChildProcess | null = null;
   const stop = async () => {
     if (consoleChild) await stopChild(consoleChild);
@@ -44,11 +52,13 @@ export async function startConsoleFixture(o: {
     // Started one after the other: two agents compiling and opening at once on two shared cores is slow.
     for (const t of o.terminals) {
       const dir = terminalDir({ extra: { opsKey: opsKey.toString('hex') } });
+      dataDirs.set(`${t.site}/${t.terminal}`, dir.dataDir);
       agents.set(
         `${t.site}/${t.terminal}`,
-        await startAgent(['--data', dir.dataDir, '--terminal', t.terminal, '--site', t.site, '--mqtt', broker.url, '--upstream', 'mqtt'], {
-          EDGE_AGENT_OPS__METRICS_INTERVAL_SEC: '1',
-        }),
+        await startAgent(
+          ['--data', dir.dataDir, '--terminal', t.terminal, '--site', t.site, '--mqtt', broker.url, ...(t.args ?? ['--upstream', 'mqtt'])],
+          { EDGE_AGENT_OPS__METRICS_INTERVAL_SEC: '1', ...t.env },
+        ),
       );
     }
     const dir = mkdtempSync(join(tmpdir(), 'console-'));
@@ -68,7 +78,7 @@ export async function startConsoleFixture(o: {
       killTree(consoleChild);
       throw err;
     }
-    return { broker, opsKey, url, console: consoleChild, agents, stop };
+    return { broker, opsKey, url, console: consoleChild, agents, dataDirs, stop };
   } catch (err) {
     await stop();
     throw err;

@@ -818,12 +818,12 @@ const opsRequests: FuzzCodec = {
       now: () => now,
     });
     return {
-      feed(frame) {
+      async feed(frame) {
         now += 1000;
         const command = SIGNED_COMMANDS[n++ % SIGNED_COMMANDS.length]!;
         const req = parseRequest(Buffer.from(frame));
         for (const schema of Object.values(OPS_ARGUMENTS)) schema.safeParse(req.args);
-        auth.verify({ command, transaction: req.transaction, args: req.args, auth: req.auth });
+        await auth.verify({ command, transaction: req.transaction, args: req.args, auth: req.auth });
       },
       held: () => 0,
       fixup(frame) {

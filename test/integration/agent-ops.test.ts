@@ -9,6 +9,7 @@ import { nextMessage } from '../helpers/mqtt.js';
 import { runCli, spawnCli, waitForLine } from '../helpers/cli.js';
 import { startSimulatedModule, stopChild, terminalDir } from '../helpers/agent.js';
 import { has } from '../helpers/system.js';
+import { until } from '../helpers/poll.js';
 import { signedRequest } from '../../src/ops/ops-client.js';
 
 /** A data folder whose secrets hold the site's ops key. */
@@ -92,6 +93,96 @@ describe('edge-agent run against a real broker', () => {
       if (child.exitCode === null) child.kill('SIGKILL');
     }
   });
+
+  it('refuses a captured signed restart replayed after the restart it caused, and after a new process on the same data: the agent does not restart again', async () => {
+    const opsKey = randomBytes(32);
+    const data = dataWithOpsKey(opsKey);
+    const args = ['run', '--data', data, '--terminal', 'gate-r', '--site', 'plant-r', '--mqtt', broker.url, '--upstream', 'mqtt'];
+    const topic = (leaf: string) => `attendance/plant-r/gate-r/${leaf}`;
+    // The attacker: anonymous on the broker, it sees the operator's request go by and keeps its bytes.
+    const attacker = await mqtt.connectAsync(broker.url);
+    const captured: Buffer[] = [];
+    const answers: Array<{ transaction: string; status: string; error?: { code: string; message: string } }> = [];
+    const states: string[] = [];
+    attacker.on('message', (t, m) => {
+      if (t === topic('req/restart')) captured.push(Buffer.from(m));
+      else if (t === topic('res/restart')) answers.push(JSON.parse(m.toString()));
+      else if (t === topic('state')) states.push(m.toString());
+    });
+    await attacker.subscribeAsync([topic('req/#'), topic('res/restart'), topic('state')], { qos: 1 });
+    /** Counts the lines of a child matching `re` over its whole life. */
+    const counting = (child: ReturnType<typeof spawnCli>, re: RegExp) => {
+      const seen = { n: 0 };
+      let rest = '';
+      child.stderr!.on('data', (d: Buffer) => {
+        const lines = (rest + d.toString()).split('\n');
+        rest = lines.pop()!;
+        seen.n += lines.filter((l) => re.test(l)).length;
+      });
+      return seen;
+    };
+    /** A live "online" after `from` states had been seen: the agent is subscribed again. */
+    const onlineAfter = (from: number) => until('online again', () => states.slice(from).includes('online'), 30_000);
+    let child = spawnCli(args);
+    try {
+      let starts = counting(child, /^edge-agent running/);
+      let restarts = counting(child, /^restart requested/);
+      await until('the first start', () => starts.n === 1, 30_000);
+      await onlineAfter(0);
+
+      // The operator restarts the terminal once, signed and in its window.
+      const operator = await mqtt.connectAsync(broker.url);
+      const request = signedRequest({
+        base: { prefix: 'attendance', site: 'plant-r', terminal: 'gate-r' },
+        command: 'restart',
+        args: {},
+        key: opsKey,
+        kid: 'site',
+        transaction: 'tx-restart-1',
+        ts: Date.now(),
+      });
+      let mark = states.length;
+      await operator.publishAsync(topic('req/restart'), request, { qos: 1 });
+      await operator.endAsync();
+      await until('the answer', () => answers.length === 1, 10_000);
+      expect(answers[0]).toMatchObject({ transaction: 'tx-restart-1', status: 'ok' });
+      await until('the restart', () => starts.n === 2, 30_000);
+      await onlineAfter(mark);
+      expect(restarts.n).toBe(1);
+      expect(captured).toHaveLength(1);
+      expect(captured[0]!.equals(Buffer.from(request))).toBe(true);
+
+      // Replayed into the agent the restart started: refused, and it runs on.
+      await attacker.publishAsync(topic('req/restart'), captured[0]!, { qos: 1 });
+      await until('the answer to the replay', () => answers.length === 2, 10_000);
+      expect(answers[1]).toMatchObject({
+        transaction: 'tx-restart-1',
+        status: 'error',
+        error: { code: 'OPS_UNAUTHENTICATED', message: expect.stringContaining('replay') },
+      });
+      await new Promise((r) => setTimeout(r, 1500)); // a restart would have begun 300 ms after its answer
+      expect(restarts.n).toBe(1);
+      expect(starts.n).toBe(2);
+
+      // A new process on the same data folder (a reboot, systemd's restart): refused again.
+      expect(await stopChild(child)).toBe(0);
+      mark = states.length;
+      child = spawnCli(args);
+      starts = counting(child, /^edge-agent running/);
+      restarts = counting(child, /^restart requested/);
+      await until('the new process', () => starts.n === 1, 30_000);
+      await onlineAfter(mark);
+      await attacker.publishAsync(topic('req/restart'), captured[0]!, { qos: 1 });
+      await until('the answer to the second replay', () => answers.length === 3, 10_000);
+      expect(answers[2]).toMatchObject({ status: 'error', error: { code: 'OPS_UNAUTHENTICATED' } });
+      await new Promise((r) => setTimeout(r, 1500));
+      expect(restarts.n).toBe(0);
+      expect(starts.n).toBe(1);
+    } finally {
+      await attacker.endAsync();
+      await stopChild(child);
+    }
+  }, 120_000);
 
   it('says offline on a clean stop', async () => {
     const data = mkdtempSync(join(tmpdir(), 'agent-ops-'));

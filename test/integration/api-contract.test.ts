@@ -141,6 +141,28 @@ function contractSuite(database: ServiceDatabase): void {
       expect((await admin.deleteUser('Jose\u0301')).statusCode).toBe('SUCCESS');
     });
 
+    it('refuses a full-width or other compatibility form of a code on every write, naming the plain form; E1001 stays one person', async () => {
+      expect((await admin.addOrUpdateUser({ employeeCode: 'E1001', firstName: 'Plain', lastName: 'One' })).statusCode).toBe('SUCCESS');
+      const add = await admin.addOrUpdateUser({ employeeCode: 'Ｅ１００１', firstName: 'Wide', lastName: 'Twin' });
+      expect(add.statusCode).toBe('INVALID_EMPCODE');
+      expect(add.statusDescription).toMatch(/U\+FF25, a compatibility form of "E".*write it as "E1001"/);
+      expect((await admin.addOrUpdateUser({ employeeCode: 'ﬁ-1', firstName: 'X', lastName: 'Y' })).statusCode).toBe('INVALID_EMPCODE');
+      const events = await admin.addEvents([
+        { employeeCode: 'Ｅ１００１', inTime: '2024-02-02 09:00:00' },
+        { employeeCode: 'E1001', inTime: '2024-02-02 09:00:00' },
+      ]);
+      expect(codes(events)).toEqual(['INVALID_PARAMETERS', 'SUCCESS']);
+      expect(events.returnValue?.[0]?.statusDescription).toMatch(/write it as "E1001"/);
+      const bio = await admin.updateBiometrics('Ｅ１００１', [{ modality: 'finger', template: TEMPLATE_BYTES.toString('base64') }]);
+      expect(bio.statusCode).toBe('INVALID_PARAMETERS');
+      expect(bio.statusDescription).toMatch(/write it as "E1001"/);
+      // Nothing of the look-alike was stored: one E1001, and the full-width code finds nobody.
+      expect((await admin.getUser('Ｅ１００１')).statusCode).toBe('USER_NOT_AVAILABLE');
+      const day = await admin.getEvents({ from: '2024-02-02 00:00:00', to: '2024-02-02 23:59:59' });
+      expect(day.returnValue?.map((e) => e.returnValue?.employeeCode)).toEqual(['E1001']);
+      expect((await admin.deleteUser('E1001')).statusCode).toBe('SUCCESS');
+    });
+
     it('deletes a user and their biometrics, keeps their events', async () => {
       await admin.addOrUpdateUser({ employeeCode: 'GONE', firstName: 'G', lastName: 'One' });
       await admin.updateBiometrics('GONE', [{ modality: 'finger', template: TEMPLATE_BYTES.toString('base64') }]);

@@ -5,39 +5,11 @@
  * a terminal's page and shows the answer, and passes an axe-core scan with no serious or critical
  * violation on both views.
  */
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BrowserContext, Page } from 'playwright-core';
 import { has } from '../helpers/system.js';
-import { launchChromium } from '../helpers/browser.js';
+import { launchChromium, seriousViolations } from '../helpers/browser.js';
 import { CONSOLE_PASSWORD, startConsoleFixture, type ConsoleFixture } from '../helpers/console.js';
-
-interface AxeViolation {
-  id: string;
-  impact: string | null;
-  help: string;
-  nodes: Array<{ target: string[] }>;
-}
-
-/** axe-core's scan of the page as it is; the serious and critical violations, described. */
-async function seriousViolations(page: Page): Promise<string[]> {
-  const source = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-  // Evaluated through the DevTools protocol, which the page's Content-Security-Policy does not govern.
-  await page.evaluate(source);
-  const violations = (await page.evaluate(
-    "axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations)",
-  )) as AxeViolation[];
-  return violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map(
-      (v) =>
-        `${v.impact} ${v.id}: ${v.help} (${v.nodes
-          .map((n) => n.target.join(' '))
-          .slice(0, 3)
-          .join('; ')})`,
-    );
-}
 
 describe.skipIf(!has('chromium'))('the operations console in Chromium (needs chromium)', () => {
   let fx: ConsoleFixture;

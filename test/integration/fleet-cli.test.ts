@@ -111,6 +111,63 @@ describe('edge-agent fleet', () => {
   }, 120_000);
 });
 
+describe('edge-agent fleet and what terminals publish', () => {
+  it('prints no escape sequence or control character from the wire (lastError, version), in text, --check and --watch', async () => {
+    const broker = await startBroker();
+    try {
+      const hostile = '\x1b]0;pwned\x07\x1b[2J\x1b[31mscanner\x1b[0m gone\x9b2J\r\u202e';
+      const pub = await mqtt.connectAsync(broker.url);
+      // Names come from the topic, where brokers refuse control characters (MQTT: "SHOULD NOT"; Mosquitto
+      // drops the client): what can carry them is the payload.
+      const base = 'esc/plant/gate-1';
+      await pub.publishAsync(`${base}/state`, 'online', { qos: 1, retain: true });
+      await pub.publishAsync(`${base}/info`, JSON.stringify({ at: new Date().toISOString(), version: '1.0\x1b[8m' }), {
+        qos: 1,
+        retain: true,
+      });
+      const metrics = (lastError: string) =>
+        JSON.stringify({
+          at: new Date().toISOString(),
+          queue: { pending: 1, dead: 0, delivered: 0, oldestPendingAgeSec: 1 },
+          lastError,
+          lastErrorAt: new Date().toISOString(),
+        });
+      await pub.publishAsync(`${base}/metrics`, metrics(hostile), { qos: 1, retain: true });
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: the assertion is about control characters
+      const controls = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e]/;
+      const text = await runCli(['fleet', '--mqtt', broker.url, '--prefix', 'esc']);
+      expect(text.code, text.stderr).toBe(0);
+      expect(text.stdout).toContain('scanner gone');
+      expect(text.stdout).toMatch(/plant +gate-1/);
+      expect(text.stdout).not.toMatch(controls);
+      const check = await runCli(['fleet', '--check', '--mqtt', broker.url, '--prefix', 'esc']);
+      expect(check.stdout).toContain('scanner gone');
+      expect(check.stdout).not.toMatch(controls);
+      const json = await runCli(['fleet', '--json', '--mqtt', broker.url, '--prefix', 'esc']);
+      expect(json.stdout).not.toMatch(controls);
+      expect((JSON.parse(json.stdout) as { terminals: Array<{ lastError: string }> }).terminals[0]!.lastError).toBe(hostile);
+      // A change while watching: the line printed for it is stripped too.
+      const child = spawnCli(['fleet', '--watch', '--mqtt', broker.url, '--prefix', 'esc']);
+      try {
+        let out = '';
+        child.stdout!.on('data', (d: Buffer) => {
+          out += d.toString('utf8');
+        });
+        await until(() => out.includes('scanner gone'), 60_000);
+        await pub.publishAsync(`${base}/metrics`, metrics('\x1b]0;again\x07reader\x1b[2J lost'), { qos: 1, retain: true });
+        // A change line quotes a value with spaces as JSON, which escapes what is left of the controls.
+        await until(() => /reader.* lost/.test(out), 30_000);
+        expect(out).not.toMatch(controls);
+      } finally {
+        child.kill('SIGTERM');
+      }
+      await pub.endAsync();
+    } finally {
+      await broker.stop();
+    }
+  }, 120_000);
+});
+
 describe.skipIf(!has('mosquitto'))(`edge-agent fleet on a broker that drops its marker (${needs('mosquitto')})`, () => {
   let proc: ChildProcess;
   let url: string;

@@ -204,11 +204,14 @@ describe.skipIf(!has('mosquitto'))(`edge-agent ingest on a shared subscription (
     const { metricsUrl } = await startIngest(`dead-${process.pid}`, 'dead');
     const topic = defaultDeadLetterTopic(PREFIX);
     const unknown = nextMessage(broker.url, topic, (s) => s.includes('USER_NOT_AVAILABLE'));
-    const garbage = nextMessage(broker.url, topic, (s) => s.includes('INVALID_PAYLOAD'));
+    const garbage = nextMessage(broker.url, topic, (s) => s.includes('INVALID_PAYLOAD') && s.includes('sideways'));
+    // E1 exists: its full-width look-alike is refused here as by the service, not folded into E1.
+    const wide = nextMessage(broker.url, topic, (s) => s.includes('INVALID_PAYLOAD') && s.includes('compatibility form'));
     await new Promise((r) => setTimeout(r, 300)); // the listeners subscribe
     const pub = await publisher(broker.url);
     const who = punch({ employeeCode: 'NOBODY', time: '2024-08-04 08:00:00' });
-    await publish(pub, [who, '{"id": "x", "direction": "sideways"}']);
+    const twin = punch({ employeeCode: 'Ｅ１', time: '2024-08-04 08:00:00' });
+    await publish(pub, [who, '{"id": "x", "direction": "sideways"}', twin]);
     const dead = JSON.parse(await unknown) as { status: string; description: string; event: Record<string, unknown>; ingest: string };
     expect(dead).toMatchObject({
       status: 'USER_NOT_AVAILABLE',
@@ -218,7 +221,11 @@ describe.skipIf(!has('mosquitto'))(`edge-agent ingest on a shared subscription (
     expect(dead.description).toContain('NOBODY');
     const bad = JSON.parse(await garbage) as { status: string; description: string; topic: string };
     expect(bad).toMatchObject({ status: 'INVALID_PAYLOAD', topic: `${PREFIX}/S1/T1/events` });
-    await until('both counted as dead letters', async () => (await metric(metricsUrl, 'ingest_dead_letters_total')) === 2);
+    const refusedTwin = JSON.parse(await wide) as { status: string; description: string };
+    expect(refusedTwin.description).toMatch(/U\+FF25.*write it as "E1"/);
+    await until('all three counted as dead letters', async () => (await metric(metricsUrl, 'ingest_dead_letters_total')) === 3);
+    const stored = await admin.getEvents({ code: 'E1', from: '2024-08-04 00:00:00', to: '2024-08-04 23:59:59' });
+    expect(stored.returnValue).toHaveLength(0);
     expect(await metric(metricsUrl, 'ingest_pending_events')).toBe(0);
     await pub.endAsync();
   });
@@ -240,7 +247,7 @@ describe.skipIf(!has('mosquitto'))(`edge-agent ingest on a shared subscription (
     await pub.endAsync();
   });
 
-  it('refuses --no-share with several connections, and a bad --mqtt-version, as usage errors; without a config it needs its key on the command line', async () => {
+  it('refuses --no-share with several connections, and a bad --mqtt-version, as usage errors; without a config it names the key flag it misses', async () => {
     for (const args of [['--no-share'], ['--mqtt-version', '6']]) {
       const child = spawnCli([
         'ingest',
@@ -258,10 +265,16 @@ describe.skipIf(!has('mosquitto'))(`edge-agent ingest on a shared subscription (
       const code = await new Promise<number | null>((r) => child.once('exit', r));
       expect(code).toBe(2);
     }
-    // Without its API key on the command line it needs a config to find it in, and says where it looked.
+    // Without its API key, and no config to find it in, the missing flag is named, with where it looked.
     const noKey = await runCli(['ingest', '--mqtt', broker.url, '--api', svc.url], { env: NO_CONFIG });
-    expect(noKey.code).toBe(1);
-    expect(noKey.stderr).toContain('CONFIG_NONE: edge-agent ingest needs');
+    expect(noKey.code).toBe(2);
+    expect(noKey.stderr).toContain(
+      'CLI_USAGE: edge-agent ingest needs --api-key KEY (an admin API key of the attendance service); no configuration found (looked at: --config (not given)',
+    );
+    expect(noKey.stderr).not.toContain('CONFIG_NONE');
+    const noSecret = await runCli(['ingest', '--mqtt', broker.url, '--api', svc.url, '--api-key', 'k'], { env: NO_CONFIG });
+    expect(noSecret.code).toBe(2);
+    expect(noSecret.stderr).toContain('CLI_USAGE: edge-agent ingest needs --api-secret-file FILE');
   });
 });
 

@@ -299,6 +299,10 @@ describe('site template sync between two terminals', () => {
     // A record under a topic that is not a valid employee code is an error, not a crash.
     await attacker.publishAsync('att/replay/templates/%2E%2E', sealedOld, { qos: 1 });
     await until(() => sync.counters.errors === 1);
+    // Nor is a full-width look-alike of a code (the rule the service and the agent share).
+    await attacker.publishAsync('att/replay/templates/Ｅ１', sealedOld, { qos: 1 });
+    await until(() => sync.counters.errors === 2);
+    expect([...store.records.keys()]).toEqual(['E1']);
     await attacker.endAsync();
     await Promise.all([sync.stop(), station.stop()]);
   });

@@ -67,6 +67,12 @@ describe('edge-agent punch / run / queue', () => {
     expect(JSON.parse(p2.stdout)).toMatchObject({ recorded: true, direction: 'in' });
     const dup = await runCli(['punch', '--code', 'NEWBIE', '--in', '--at', '2026-03-02 08:03:30', '--tz', '60', ...common]);
     expect(dup.stdout).toMatch(/not recorded: NEWBIE punched 30 s ago/);
+    // A full-width look-alike of 1042 is refused, not recorded as a second person (nor folded into 1042).
+    const wide = await runCli(['punch', '--code', '１０４２', '--in', '--at', '2026-03-02 08:05:00', '--tz', '60', ...common]);
+    expect(wide.code).toBe(1);
+    expect(wide.stderr).toMatch(
+      /POLICY_BAD_PUNCH: the employee code "１０４２" holds U\+FF11, a compatibility form of "1".*write it as "1042"/,
+    );
     expect(await queueStatus()).toMatchObject({ pending: 2, dead: 0, delivered: 0 });
 
     const agent = spawnCli(['run', ...common]);

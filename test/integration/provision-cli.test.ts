@@ -27,6 +27,73 @@ describe('edge-agent provision: front-end rules', { timeout: 60_000 }, () => {
     expect(r.stderr).toContain('--non-interactive needs --secrets FILE');
   });
 
+  it('a re-run keeps every value not given, the secrets file included: --generate-ops-key alone adds the ops key', async () => {
+    const config = join(dir, 'rerun.yaml');
+    const secrets = join(dir, 'rerun-secrets.yaml');
+    const first = await runCli([
+      'provision',
+      '--non-interactive',
+      '--config',
+      config,
+      '--secrets',
+      secrets,
+      '--terminal',
+      'gate-9',
+      '--api',
+      'http://127.0.0.1:9',
+      '--api-key',
+      'k9',
+      '--no-check',
+    ]);
+    expect(first.code, first.stderr).toBe(0);
+    const again = await runCli(['provision', '--non-interactive', '--config', config, '--generate-ops-key', '--no-check']);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toContain(`a new ops key was generated: it is opsKey in ${secrets}`);
+    const kept = loadSecrets({ file: secrets });
+    expect(kept.opsKey).not.toBeNull();
+    expect(kept.apiKey).toBe('k9');
+    expect(readFileSync(config, 'utf8')).toContain('id: gate-9');
+    expect(existsSync(join(dir, 'data', 'secrets.yaml'))).toBe(false);
+  });
+
+  it('shows every failed check with its own hint, true for a one-shot command (no "retried later"; https on an http port: use http://)', async () => {
+    const svc = await startService();
+    try {
+      const secretFile = join(dir, 'checks-api-secret');
+      writeFileSync(secretFile, svc.apiSecret, { mode: 0o600 });
+      const https = svc.url.replace(/^http:/, 'https:');
+      const r = await runCli([
+        'provision',
+        '--non-interactive',
+        '--config',
+        join(dir, 'checks.yaml'),
+        '--secrets',
+        join(dir, 'checks-secrets.yaml'),
+        '--terminal',
+        'gate-10',
+        '--api',
+        https,
+        '--api-key',
+        svc.apiKey,
+        '--api-secret-file',
+        secretFile,
+        '--mqtt',
+        'mqtt://127.0.0.1:9',
+      ]);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain('PROVISION_CHECK_FAILED: nothing written: api-token: ');
+      expect(r.stderr).toContain('; mqtt: ');
+      // Both hints, the API's first: the URL to use instead.
+      expect(r.stderr).toMatch(
+        new RegExp(`hint: api-token: .*use ${svc.url.replace(/[.:/]/g, '\\$&')}.*; mqtt: .+; fix these 2 and run again`),
+      );
+      expect(r.stderr).not.toMatch(/retried later|is retried/);
+      expect(existsSync(join(dir, 'checks.yaml'))).toBe(false);
+    } finally {
+      await svc.stop();
+    }
+  });
+
   it('names a bad value with its key and writes nothing', async () => {
     const config = join(dir, 'bad.yaml');
     const r = await runCli([

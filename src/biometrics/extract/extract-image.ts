@@ -13,6 +13,7 @@ import { encodeIrisTemplate } from '../iris/iris-code.js';
 import { extractFinger, type DpiSource, type FingerExtractOptions } from './finger-pipeline.js';
 import type { FingerQualityFeatures } from './finger-quality.js';
 import { extractIris, type IrisExtractOptions } from './iris-pipeline.js';
+import type { IrisQualityFeatures } from './iris-quality.js';
 
 export interface ExtractRequest {
   modality: BiometricModality;
@@ -31,8 +32,8 @@ export interface ExtractResult {
   /** Finger: the resolution the image was read at and where it came from (given, the image's, assumed 500). */
   dpi?: number;
   dpiSource?: DpiSource;
-  /** Finger: the measures the quality score was made of (finger-quality.ts). */
-  qualityFeatures?: FingerQualityFeatures;
+  /** The measures the quality score was made of (finger-quality.ts, iris-quality.ts). */
+  qualityFeatures?: FingerQualityFeatures | IrisQualityFeatures;
   timings: Record<string, number>;
 }
 
@@ -56,6 +57,7 @@ export async function extractTemplate(req: ExtractRequest): Promise<ExtractResul
     template: encodeIrisTemplate(r.code),
     quality: r.code.quality,
     features: Math.round(r.validFraction * 2048),
+    qualityFeatures: r.qualityFeatures,
     timings: r.timings,
   };
 }

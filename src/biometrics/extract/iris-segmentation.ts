@@ -1,29 +1,34 @@
 /**
- * Iris localization for any camera: the pupil (the darkest round blob once specular reflections
- * are filled in, refined by the strongest circular edge), the limbus (Daugman's
- * integro-differential operator on the lateral sectors, where eyelids rarely reach), and the
- * capture checks that refuse an unusable eye, each judged on what was actually found:
+ * Iris localization for any camera, and the capture checks that refuse an unusable eye.
  *
- * - closed: no dark round blob with a circular edge anywhere (the eye is shut or not in view);
+ * On a working copy about 240 px on its short side (every size below is relative to it, every
+ * gray level to the image's own range):
+ *
+ * 1. specular reflections found and filled (iris-reflections.ts);
+ * 2. the pupil: a circular Hough transform on gradient direction over every radius the image
+ *    allows, each candidate traced ray by ray to its own boundary and judged on what a pupil is,
+ *    the darkest, evenest round blob with an edge all round (iris-pupil.ts);
+ * 3. the limbus, constrained by the pupil (iris-limbus.ts).
+ *
+ * Refusals, each on a measured reason that holds on every camera:
+ * - closed: no dark round blob with an edge all round (the eye is shut or not in view);
  * - blurred: the pupil's edge is wide (its equivalent width, step over steepest slope, over 4.5 px
- *   at the working scale and over `maxEdgeWidth` of the iris radius), whatever the contrast between
- *   pupil and iris; judged before size and shape, which a blurred edge makes uncertain;
- * - too-small: the iris found is under `minIrisRadius` px (the eye is too far from the camera);
- * - off-axis: the pupil found, sharp, is an ellipse (its width against its depth below the
- *   centre, where eyelids rarely reach, under `minAspect`).
- *
- * Nothing depends on the frame size: the search runs on a copy of about 320×240 (every scale
- * relative to it), so 640×480, 320×240 and cropped captures are handled alike.
+ *   at the working scale and over `maxEdgeWidth` of the iris radius), whatever the contrast;
+ *   judged before size and shape, which a blurred edge makes uncertain;
+ * - too-small: the iris found is under `minIrisRadius` px: too few pixels to sample the code's
+ *   128 angular positions (the eye is too far from the camera);
+ * - off-axis: the pupil, sharp, is an ellipse (minor over major axis under `minAspect`).
+ * Too little iris visible after masking (`occluded`) is judged by the pipeline on the code's mask.
  */
 import { AgentError } from '../../core/errors.js';
-import { sampleBilinear } from '../image/filters.js';
+import { gaussianBlur, sampleBilinear } from '../image/filters.js';
 import type { GrayImage } from '../image/gray-image.js';
+import { limbusDistance, type Circle } from './iris-geometry.js';
+import { findLimbus, type Limbus } from './iris-limbus.js';
+import { darkBlobs, houghDarkCircles, tracePupil, type Plane, type PupilTrace } from './iris-pupil.js';
+import { fillReflections, grayQuantile } from './iris-reflections.js';
 
-export interface Circle {
-  x: number;
-  y: number;
-  r: number;
-}
+export type { Circle };
 
 export interface IrisLocalization {
   pupil: Circle;
@@ -34,10 +39,26 @@ export interface IrisLocalization {
   aspect: number;
   /** Mean gray step from pupil to iris. */
   pupilContrast: number;
+  /** Spread of the gray level inside the pupil over the pupil's contrast (0 = even). */
+  pupilEvenness: number;
+  /** Share of the pupil's rays its outline explains, and their RMS distance from it over its radius. */
+  pupilFitted: number;
+  pupilFitError: number;
+  /** Median and robust spread (1.4826 × MAD) of the iris's gray level (annulus, upper quarter left out). */
+  irisLevel: number;
+  irisSpread: number;
+  /** Mean gray step from iris to sclera (the weaker lateral side). */
+  limbusContrast: number;
+  /** Share of the directions round the limbus with an edge facing out. */
+  limbusSupport: number;
+  /** Specular reflections found (filled in before the search, masked out of the code). */
+  reflections: { count: number; mask: Uint8Array; width: number; height: number; scale: number };
+  /** The image's 1–99 % gray-level range. */
+  grayRange: number;
 }
 
 export interface IrisCheckOptions {
-  /** Smallest acceptable iris radius in pixels (default 40, an iris 80 px across; ISO/IEC 29794-6 calls under 100 px across marginal). */
+  /** Smallest acceptable iris radius in pixels (default 24: 128 angular positions round the limbus need about 150 px of circumference). */
   minIrisRadius?: number;
   /** Widest acceptable pupil edge as a fraction of the iris radius (default 0.06: 7 px on an iris 220 px across), when it also spans over 4.5 px at the working scale. */
   maxEdgeWidth?: number;
@@ -54,11 +75,17 @@ function unusable(
   return new AgentError('BIOMETRICS_UNUSABLE_CAPTURE', message, { reason, ...context }, { hint, retryable: true });
 }
 
+function offAxis(aspect: number, minAspect: number, pupil: Circle, iris?: Circle): AgentError {
+  return unusable(
+    'off-axis',
+    `the pupil is seen as an ellipse (aspect ${aspect.toFixed(2)}, at least ${minAspect.toFixed(2)}): the gaze is off-axis`,
+    { aspect, minAspect, pupil, ...(iris ? { iris } : {}) },
+    'ask the person to look straight into the camera',
+  );
+}
+
 /** A working copy of an image: float pixels and its scale to the original. */
-interface Work {
-  f: Float32Array;
-  w: number;
-  h: number;
+interface Work extends Plane {
   q: number;
 }
 
@@ -78,718 +105,261 @@ function downsample(img: GrayImage): Work {
   return { f, w, h, q };
 }
 
-/** Summed-area table (w+1)×(h+1). */
-function integral(f: Float32Array, w: number, h: number): Float64Array {
-  const s = new Float64Array((w + 1) * (h + 1));
-  for (let y = 0; y < h; y++) {
-    let row = 0;
-    for (let x = 0; x < w; x++) {
-      row += f[y * w + x]!;
-      s[(y + 1) * (w + 1) + x + 1] = s[y * (w + 1) + x + 1]! + row;
-    }
-  }
-  return s;
-}
-
-/** Mean over the box [x0, x1) × [y0, y1), clipped to the image. */
-function boxMean(s: Float64Array, w: number, h: number, x0: number, y0: number, x1: number, y1: number): number {
-  x0 = Math.max(0, Math.min(w, Math.round(x0)));
-  x1 = Math.max(0, Math.min(w, Math.round(x1)));
-  y0 = Math.max(0, Math.min(h, Math.round(y0)));
-  y1 = Math.max(0, Math.min(h, Math.round(y1)));
-  const n = (x1 - x0) * (y1 - y0);
-  if (n <= 0) return NaN;
-  const W = w + 1;
-  return (s[y1 * W + x1]! - s[y0 * W + x1]! - s[y1 * W + x0]! + s[y0 * W + x0]!) / n;
+interface Judged {
+  trace: PupilTrace;
+  key: number;
 }
 
 /**
- * Specular reflections filled in: small spots much brighter than their surroundings (the
- * illuminator's reflection on the cornea, often inside the pupil) are replaced, from their border
- * inwards, by the mean of their already known neighbours, so a reflection in the pupil reads as
- * pupil and leaves no bright hole in it. Large bright areas (skin, sclera) are left alone.
+ * The pupil candidates, most pupil-like first: each Hough and dark-blob candidate traced to its
+ * boundary (the best six distinct ones again until they settle), kept when it is dark (its inside
+ * within the darkest quarter of the gray range), has an edge all round (its 25th-percentile ray
+ * steps at least half as much as its median one), stays in the image and is even inside; of those, the darkest,
+ * evenest and most clearly bounded (inside level + spread − half the all-round step), and of the
+ * ones about as good, the largest (a circle inside the pupil is as dark and even as the pupil).
  */
-function fillReflections(wk: Work): { image: Float32Array; filled: Uint8Array } {
-  const { f, w, h } = wk;
-  const s = integral(f, w, h);
-  const r = 6;
-  const spot = new Uint8Array(w * h);
-  for (let y = 0; y < h; y++)
-    for (let x = 0; x < w; x++) {
-      const v = f[y * w + x]!;
-      // Far brighter than around it, by at least half the way to white: the illuminator's
-      // reflection (on a dark pupil or iris), not bright iris texture or skin.
-      if (v < 140) continue;
-      const around = boxMean(s, w, h, x - r, y - r, x + r + 1, y + r + 1);
-      if (v - around > Math.max(50, 0.5 * (255 - around))) spot[y * w + x] = 1;
-    }
-  // Keep small components only (a reflection is a few pixels to a few dozen across).
-  const maxArea = Math.max(30, (w * h) / 300);
-  const label = new Int32Array(w * h);
-  const out = Float32Array.from(f);
-  const holes = new Uint8Array(w * h);
-  let next = 1;
-  const stack: number[] = [];
-  const members: number[] = [];
-  for (let i = 0; i < spot.length; i++) {
-    if (!spot[i] || label[i]) continue;
-    members.length = 0;
-    stack.push(i);
-    label[i] = next;
-    while (stack.length) {
-      const j = stack.pop()!;
-      members.push(j);
-      const x = j % w;
-      for (const k of [j - 1, j + 1, j - w, j + w]) {
-        if (k < 0 || k >= spot.length || (k === j - 1 && x === 0) || (k === j + 1 && x === w - 1)) continue;
-        if (spot[k] && !label[k]) {
-          label[k] = next;
-          stack.push(k);
-        }
-      }
-    }
-    next++;
-    if (members.length > maxArea) continue;
-    // Grow by its halo: the blur around a reflection is brighter than what it covers too, and
-    // spreads further round a larger spot.
-    const g = Math.min(5, 2 + Math.ceil(0.5 * Math.sqrt(members.length)));
-    for (const j of members) {
-      const x = j % w,
-        y = (j - x) / w;
-      for (let dy = -g; dy <= g; dy++)
-        for (let dx = -g; dx <= g; dx++) {
-          if (dx * dx + dy * dy > g * g) continue;
-          const xx = x + dx,
-            yy = y + dy;
-          if (xx >= 0 && yy >= 0 && xx < w && yy < h) holes[yy * w + xx] = 1;
-        }
-    }
+export function pupilCandidates(p: Plane, range: number, black: number): PupilTrace[] {
+  const short = Math.min(p.w, p.h);
+  const rMin = Math.max(2.5, 0.012 * short);
+  const judge = (t: PupilTrace): Judged | null =>
+    t.circle.r >= rMin &&
+    t.inside - black <= 0.25 * range &&
+    t.inImage >= 0.75 &&
+    t.contrast >= 0.06 * range &&
+    t.edgeAllRound >= 0.5 * t.contrast &&
+    t.spread <= 0.35 * t.contrast
+      ? { trace: t, key: t.inside + t.spread - 0.5 * t.edgeAllRound }
+      : null;
+  // Every candidate traced once; the best six traced again until they settle.
+  const first: Judged[] = [];
+  for (const c of [...houghDarkCircles(p, rMin, 0.4 * short, 24), ...darkBlobs(p, rMin, 0.3 * short, range)]) {
+    const j = judge(tracePupil(p, c));
+    if (j) first.push(j);
   }
-  const filled = holes.slice();
-  // Onion-peel fill.
-  let remaining = 0;
-  for (const v of holes) remaining += v;
-  for (let pass = 0; pass < 64 && remaining > 0; pass++) {
-    const done: number[] = [];
-    for (let i = 0; i < holes.length; i++) {
-      if (!holes[i]) continue;
-      const x = i % w;
-      let sum = 0,
-        n = 0;
-      for (const k of [i - 1, i + 1, i - w, i + w, i - w - 1, i - w + 1, i + w - 1, i + w + 1]) {
-        if (k < 0 || k >= holes.length || holes[k]) continue;
-        const kx = k % w;
-        if (Math.abs(kx - x) > 1) continue;
-        sum += out[k]!;
-        n++;
-      }
-      if (n >= 2) {
-        out[i] = sum / n;
-        done.push(i);
-      }
-    }
-    for (const i of done) holes[i] = 0;
-    remaining -= done.length;
-    if (!done.length) break;
-  }
-  return { image: out, filled };
-}
-
-/** Mean of `src` over a disk (sampled on rings), NaN when mostly outside the image. */
-function diskMean(src: Float32Array, w: number, h: number, cx: number, cy: number, r: number): number {
-  let sum = 0,
-    n = 0;
-  for (const f of [0, 0.35, 0.7, 1]) {
-    const m = f === 0 ? sampleBilinear(src, w, h, cx, cy) : ringMean(src, w, h, cx, cy, f * r, COS, SIN);
-    if (Number.isFinite(m)) {
-      sum += m;
-      n++;
-    }
-  }
-  return n ? sum / n : NaN;
-}
-
-/** Standard deviation of `src` over a disk (sampled on rings). */
-function diskSpread(src: Float32Array, w: number, h: number, cx: number, cy: number, r: number): number {
-  let sum = 0,
-    sq = 0,
-    n = 0;
-  for (const f of [0.25, 0.5, 0.75, 1]) {
-    for (let k = 0; k < RAYS; k += 2) {
-      const x = cx + f * r * COS[k]!,
-        y = cy + f * r * SIN[k]!;
-      if (x < 0 || y < 0 || x > w - 1 || y > h - 1) continue;
-      const v = sampleBilinear(src, w, h, x, y);
-      sum += v;
-      sq += v * v;
-      n++;
-    }
-  }
-  return n ? Math.sqrt(Math.max(0, sq / n - (sum / n) ** 2)) : Infinity;
-}
-
-/** Mean of `src` along a circle (n points), or NaN when most of it lies outside the image. */
-function ringMean(
-  src: Float32Array,
-  w: number,
-  h: number,
-  cx: number,
-  cy: number,
-  r: number,
-  cos: Float64Array,
-  sin: Float64Array,
-): number {
-  let s = 0,
-    n = 0;
-  for (let k = 0; k < cos.length; k++) {
-    const x = cx + r * cos[k]!,
-      y = cy + r * sin[k]!;
-    if (x < 0 || y < 0 || x > w - 1 || y > h - 1) continue;
-    s += sampleBilinear(src, w, h, x, y);
-    n++;
-  }
-  return n >= cos.length / 2 ? s / n : NaN;
-}
-
-const RAYS = 48;
-const COS = Float64Array.from({ length: RAYS }, (_, k) => Math.cos((2 * Math.PI * k) / RAYS));
-const SIN = Float64Array.from({ length: RAYS }, (_, k) => Math.sin((2 * Math.PI * k) / RAYS));
-
-/**
- * Pupil candidates: boxes darker than their surroundings (by at least 12 gray levels), the local
- * contrast maxima of every scale, darkest first. Darkness first, because the pupil is the darkest
- * thing in an eye image while the iris, or lashes against bright skin, may have more contrast.
- */
-function pupilCandidates(f: Float32Array, w: number, h: number): Circle[] {
-  const s = integral(f, w, h);
-  const minDim = Math.min(w, h);
-  const rMin = Math.max(3, 0.02 * minDim),
-    rMax = 0.25 * minDim;
-  const found: Array<Circle & { inner: number }> = [];
-  const atScale: Array<Circle & { inner: number }> = [];
-  for (let r = rMin; r <= rMax; r *= 1.2) {
-    const a = 0.7 * r,
-      b = 1.5 * r,
-      step = Math.max(1, Math.round(r / 4));
-    const gw = Math.floor((w - 2 * r) / step) + 1,
-      gh = Math.floor((h - 2 * r) / step) + 1;
-    if (gw < 1 || gh < 1) continue;
-    const contrast = new Float32Array(gw * gh),
-      inner = new Float32Array(gw * gh);
-    for (let gy = 0; gy < gh; gy++)
-      for (let gx = 0; gx < gw; gx++) {
-        const x = r + gx * step,
-          y = r + gy * step;
-        const m = boxMean(s, w, h, x - a, y - a, x + a, y + a);
-        const all = boxMean(s, w, h, x - b, y - b, x + b, y + b);
-        const nIn = (2 * a) ** 2,
-          nAll = (2 * b) ** 2;
-        contrast[gy * gw + gx] = (all * nAll - m * nIn) / (nAll - nIn) - m;
-        inner[gy * gw + gx] = m;
-      }
-    for (let gy = 0; gy < gh; gy++)
-      for (let gx = 0; gx < gw; gx++) {
-        const c = contrast[gy * gw + gx]!;
-        if (c < 12) continue;
-        let isMax = true;
-        for (let dy = -1; dy <= 1 && isMax; dy++)
-          for (let dx = -1; dx <= 1; dx++) {
-            const xx = gx + dx,
-              yy = gy + dy;
-            if ((dx || dy) && xx >= 0 && yy >= 0 && xx < gw && yy < gh && contrast[yy * gw + xx]! > c) {
-              isMax = false;
-              break;
-            }
-          }
-        if (isMax) atScale.push({ x: r + gx * step, y: r + gy * step, r, inner: inner[gy * gw + gx]! });
-      }
-    // The darkest three of every scale, so a large pupil is not crowded out by small dark spots
-    // (lashes) nor a small one by the iris.
-    atScale.sort((p, q) => p.inner - q.inner);
-    found.push(...atScale.slice(0, 3));
-    atScale.length = 0;
-  }
-  found.sort((p, q) => p.inner - q.inner);
-  const picked: Circle[] = [];
-  for (const c of found) {
-    // The same blob at a neighbouring scale or position; a blob nested in a larger one (the pupil
-    // in the iris) is kept.
-    if (picked.some((p) => Math.hypot(p.x - c.x, p.y - c.y) < Math.min(p.r, c.r) && Math.max(p.r, c.r) < 1.6 * Math.min(p.r, c.r)))
+  first.sort((a, b) => a.key - b.key);
+  // Distinct blobs only: many candidates trace to the same one.
+  const distinct: Judged[] = [];
+  for (const j of first) {
+    const c = j.trace.circle;
+    if (
+      distinct.some(
+        (d) =>
+          Math.abs(d.trace.circle.r - c.r) < 0.2 * c.r && (d.trace.circle.x - c.x) ** 2 + (d.trace.circle.y - c.y) ** 2 < (0.3 * c.r) ** 2,
+      )
+    )
       continue;
-    picked.push({ x: c.x, y: c.y, r: c.r });
-    if (picked.length >= 24) break;
+    distinct.push(j);
   }
-  return picked;
-}
-
-/**
- * The pupil's boundary traced ray by ray (the strongest outward step between 0.5 r and 1.8 r),
- * its aspect ratio from the boundary points' second moments, and its edge width: the 10–90 %
- * rise of the radial profile averaged over the clean rays.
- */
-/** ρ(θ) of harmonic coefficients [r₀, c, d, a, b]. */
-function harmonic(c: number[], t: number): number {
-  return c[0]! + c[1]! * Math.cos(t) + c[2]! * Math.sin(t) + c[3]! * Math.cos(2 * t) + c[4]! * Math.sin(2 * t);
-}
-
-/** Least-squares fit of ρ(θ) = r₀ + c cos θ + d sin θ + a cos 2θ + b sin 2θ; null when singular. */
-function fitHarmonics(t: number[], rho: number[]): number[] | null {
-  const m = 5;
-  const A = Array.from({ length: m }, () => new Float64Array(m + 1));
-  for (let i = 0; i < t.length; i++) {
-    const f = [1, Math.cos(t[i]!), Math.sin(t[i]!), Math.cos(2 * t[i]!), Math.sin(2 * t[i]!)];
-    for (let r = 0; r < m; r++) {
-      for (let c = 0; c < m; c++) A[r]![c]! += f[r]! * f[c]!;
-      A[r]![m]! += f[r]! * rho[i]!;
+  // A speck inside a larger dark blob that is nearly as dark is the pupil's own unevenness (the
+  // haze round a filled reflection), not a pupil: under a fifth of its radius (a pupil is at least
+  // a tenth of its iris, and that blob would be the iris: far brighter than its pupil).
+  const specks = (list: Judged[]): Judged[] =>
+    list.filter(
+      (a) =>
+        !list.some(
+          (b) =>
+            b !== a &&
+            a.trace.circle.r < 0.2 * b.trace.circle.r &&
+            (a.trace.circle.x - b.trace.circle.x) ** 2 + (a.trace.circle.y - b.trace.circle.y) ** 2 < b.trace.circle.r ** 2 &&
+            b.trace.inside - a.trace.inside <= 0.5 * (b.trace.outside - b.trace.inside),
+        ),
+    );
+  const judged: Judged[] = [];
+  for (const j0 of distinct.slice(0, 6)) {
+    // Traced again until it settles; a trace that drifts off a pupil whose edge is broken by
+    // reflections and comes out failing the judge falls back to the first trace, which passed.
+    let t = j0.trace;
+    for (let i = 0; i < 3; i++) {
+      const next = tracePupil(p, t.circle);
+      const moved = Math.abs(next.circle.x - t.circle.x) + Math.abs(next.circle.y - t.circle.y) + Math.abs(next.circle.r - t.circle.r);
+      t = next;
+      if (moved < 0.5) break;
     }
+    judged.push(judge(t) ?? j0);
   }
-  // Gaussian elimination with partial pivoting.
-  for (let col = 0; col < m; col++) {
-    let piv = col;
-    for (let r = col + 1; r < m; r++) if (Math.abs(A[r]![col]!) > Math.abs(A[piv]![col]!)) piv = r;
-    if (Math.abs(A[piv]![col]!) < 1e-9) return null;
-    [A[col], A[piv]] = [A[piv]!, A[col]!];
-    for (let r = 0; r < m; r++) {
-      if (r === col) continue;
-      const f = A[r]![col]! / A[col]![col]!;
-      for (let c = col; c <= m; c++) A[r]![c]! -= f * A[col]![c]!;
-    }
+  const whole = specks(judged);
+  judged.length = 0;
+  judged.push(...whole);
+  if (!judged.length) return [];
+  const best = Math.min(...judged.map((j) => j.key));
+  const near = judged.filter((j) => j.key <= best + 0.03 * range);
+  near.sort((a, b) => b.trace.circle.r - a.trace.circle.r);
+  const rest = judged.filter((j) => j.key > best + 0.03 * range).sort((a, b) => a.key - b.key);
+  // Once settled, several candidates may be the same blob: each once.
+  const out: PupilTrace[] = [];
+  for (const j of [...near, ...rest]) {
+    const c = j.trace.circle;
+    if (out.some((t) => Math.abs(t.circle.r - c.r) < 0.2 * c.r && (t.circle.x - c.x) ** 2 + (t.circle.y - c.y) ** 2 < (0.3 * c.r) ** 2))
+      continue;
+    out.push(j.trace);
   }
-  return A.map((row, i) => row[m]! / row[i]!);
-}
-
-interface PupilShape {
-  aspect: number;
-  width: number;
-  contrast: number;
-  edge: number;
-  typicalEdge: number;
-  center: { x: number; y: number };
-  circle: Circle | null;
-}
-
-/** The pupil's shape, traced from `c` and traced again from the first tracing's centre and size. */
-function pupilShape(src: Float32Array, w: number, h: number, c: Circle, filled: Uint8Array, iterations: number): PupilShape {
-  // Traced again from the fitted centre until it settles (a seed circle near the pupil's rim
-  // sees one side close and the other far).
-  let shape = traceShape(src, w, h, c, filled);
-  for (let i = 0; i < iterations; i++) {
-    const next = traceShape(src, w, h, { x: shape.center.x, y: shape.center.y, r: shape.meanRadius }, filled);
-    const moved = Math.hypot(next.center.x - shape.center.x, next.center.y - shape.center.y);
-    shape = next;
-    if (moved < 0.5) break;
-  }
-  return shape;
-}
-
-function traceShape(src: Float32Array, w: number, h: number, p: Circle, filled: Uint8Array): PupilShape & { meanRadius: number } {
-  const xs: number[] = [],
-    ys: number[] = [];
-  const rs: number[] = [];
-  const steps: number[] = [];
-  const dr = Math.max(0.25, p.r / 40);
-  const d = Math.max(1, p.r * 0.12);
-  // Walking out along a ray from the centre, the boundary is where the image first rises clearly
-  // above the pupil's own level (its mean near the centre plus 12 gray levels or four times its
-  // spread), then placed at the steepest point nearby. The first rise, not the strongest step:
-  // iris texture and eyelids have strong steps of their own, and a circle found inside the pupil
-  // walks out to its real edge.
-  // Median and median absolute deviation near the centre, leaving out filled-in reflections.
-  const near: number[] = [];
-  for (const f of [0, 0.15, 0.3, 0.45]) {
-    for (let k = 0; k < RAYS; k += f === 0 ? RAYS : 3) {
-      const x = p.x + f * p.r * COS[k]!,
-        y = p.y + f * p.r * SIN[k]!;
-      if (x < 0 || y < 0 || x > w - 1 || y > h - 1 || filled[Math.round(y) * w + Math.round(x)]) continue;
-      near.push(sampleBilinear(src, w, h, x, y));
-    }
-  }
-  near.sort((a, b) => a - b);
-  const inside = near.length ? near[near.length >> 1]! : diskMean(src, w, h, p.x, p.y, 0.4 * p.r);
-  const mad = near.length ? near.map((v) => Math.abs(v - inside)).sort((a, b) => a - b)[near.length >> 1]! : 0;
-  const level = inside + Math.max(12, 4 * 1.4826 * mad);
-  for (let k = 0; k < RAYS; k++) {
-    let found = NaN,
-      step = 0;
-    let prev = inside;
-    for (let r = 0.2 * p.r; r <= 4 * p.r; r += dr) {
-      const x = p.x + r * COS[k]!,
-        y = p.y + r * SIN[k]!;
-      if (x < 0 || y < 0 || x > w - 1 || y > h - 1) break;
-      const v = sampleBilinear(src, w, h, x, y);
-      if (v > level) {
-        const crossing = r - dr * ((v - level) / Math.max(1e-6, v - prev));
-        // Then the steepest point within ±d of the crossing: the level finds the edge, the slope
-        // places it (texture next to the pupil shifts a level crossing, not the steepest step).
-        step = -Infinity;
-        for (let q = Math.max(0.2 * p.r, crossing - d); q <= crossing + d; q += dr / 2) {
-          const xo = p.x + (q + 0.5 * d) * COS[k]!,
-            yo = p.y + (q + 0.5 * d) * SIN[k]!;
-          const xi = p.x + (q - 0.5 * d) * COS[k]!,
-            yi = p.y + (q - 0.5 * d) * SIN[k]!;
-          if (xo < 0 || yo < 0 || xo > w - 1 || yo > h - 1 || xi < 0 || yi < 0 || xi > w - 1 || yi > h - 1) continue;
-          const st = sampleBilinear(src, w, h, xo, yo) - sampleBilinear(src, w, h, xi, yi);
-          if (st > step) {
-            step = st;
-            found = q;
-          }
-        }
-        if (!Number.isFinite(step)) {
-          found = crossing;
-          step = 0;
-        }
-        // A boundary through a filled-in reflection is made up: the ray does not count.
-        for (let q = found - d; q <= found + d; q += 0.5) {
-          const x = Math.round(p.x + q * COS[k]!),
-            y = Math.round(p.y + q * SIN[k]!);
-          if (x >= 0 && y >= 0 && x < w && y < h && filled[y * w + x]) {
-            step = NaN;
-            break;
-          }
-        }
-        break;
-      }
-      prev = v;
-    }
-    rs.push(Number.isFinite(found) ? found : p.r);
-    steps.push(Number.isFinite(found) ? step : 0);
-  }
-  // Rays with a weak step are covered (eyelid, lashes): leave them out; rays through a reflection
-  // (NaN) say nothing either way.
-  const sorted = steps.filter(Number.isFinite).sort((a, b) => a - b);
-  if (sorted.length < RAYS / 6) sorted.length = 0;
-  const median = sorted.length ? sorted[sorted.length >> 1]! : 0;
-  // How clear the edge is: the ray at the 35th percentile, so it must go all round but for the
-  // third an eyelid may cover (a small circle astride the pupil's rim has no such edge).
-  const edge = sorted.length ? sorted[Math.floor(0.35 * (sorted.length - 1))]! : 0;
-  for (let k = 0; k < RAYS; k++) {
-    if (!(steps[k]! >= 0.5 * median)) continue;
-    xs.push(p.x + rs[k]! * COS[k]!);
-    ys.push(p.y + rs[k]! * SIN[k]!);
-  }
-  // The boundary as a function of the ray's angle, ρ(θ) = r₀ + c cos θ + d sin θ + a cos 2θ +
-  // b sin 2θ: the first harmonic is the centre's offset, the second the ellipse (semi-axes
-  // r₀ ± √(a² + b²)). Fitted by least squares and refitted without the rays it does not explain
-  // (a pupil merging into dark lashes above it sends a sector of rays astray), three times.
-  let aspect = 1;
-  let mx = p.x,
-    my = p.y,
-    meanRadius = p.r;
-  let circle: Circle | null = null;
-  let fit: number[] | null = null;
-  const rays: number[] = [];
-  // Rays into the upper quarter are left out: the upper lid's lashes often merge with the pupil
-  // there (the lower lid rarely reaches it), and three quarters of the boundary fix an ellipse.
-  for (let k = 0; k < RAYS; k++) if (steps[k]! >= 0.5 * median) rays.push(k);
-  if (rays.length >= 12) {
-    let keep = rays;
-    let coef: number[] | null = null;
-    for (let iter = 0; iter < 4; iter++) {
-      coef = fitHarmonics(
-        keep.map((k) => (2 * Math.PI * k) / RAYS),
-        keep.map((k) => rs[k]!),
-      );
-      if (!coef) break;
-      const c = coef;
-      const res = keep.map((k) => Math.abs(rs[k]! - harmonic(c, (2 * Math.PI * k) / RAYS)));
-      const mad = 1.4826 * [...res].sort((x, y) => x - y)[res.length >> 1]!;
-      const next = keep.filter((_, i) => res[i]! <= Math.max(0.75, 2.5 * mad));
-      if (next.length === keep.length || next.length < 12) break;
-      keep = next;
-    }
-    if (coef && coef[0]! > 0) {
-      fit = coef;
-      const [r0, c1, d1, a2, b2] = coef as [number, number, number, number, number];
-      const amp = Math.min(0.95 * r0, Math.hypot(a2, b2));
-      aspect = (r0 - amp) / (r0 + amp);
-      mx = p.x + c1;
-      my = p.y + d1;
-      meanRadius = r0;
-      circle = { x: mx, y: my, r: r0 };
-    }
-    // The aspect from the directions eyelids leave alone: the width between the left and right
-    // ends (rays within 20° of horizontal) against the depth from their mid-height down to the
-    // lower end (rays within 30° of straight down). The upper lid and its lashes often cover or
-    // merge with the top of the pupil, which would make a round pupil look squashed (or
-    // stretched); an eye turned away narrows its pupil in width or in depth, top or not.
-    const pts = (pred: (k: number) => boolean) => rays.filter(pred).map((k) => ({ x: p.x + rs[k]! * COS[k]!, y: p.y + rs[k]! * SIN[k]! }));
-    const left = pts((k) => COS[k]! < -0.94),
-      right = pts((k) => COS[k]! > 0.94),
-      low = pts((k) => SIN[k]! > 0.87);
-    if (left.length >= 2 && right.length >= 2 && low.length >= 2) {
-      const avg = (v: Array<{ x: number; y: number }>, f: (q: { x: number; y: number }) => number) =>
-        v.reduce((a, q) => a + f(q), 0) / v.length;
-      const halfWidth = (avg(right, (q) => q.x) - avg(left, (q) => q.x)) / 2;
-      const midY = avg([...left, ...right], (q) => q.y);
-      const depth = avg(low, (q) => q.y) - midY;
-      if (halfWidth > 0 && depth > 0) aspect = Math.min(halfWidth, depth) / Math.max(halfWidth, depth);
-    }
-  }
-  // Per clean ray, the radial profile from 0.3 r to 1.6 r: the step between inside (0.3–0.6 r)
-  // and just outside (1.3–1.6 r), and the edge's equivalent width, the step over the steepest
-  // slope (central difference over ±1 px): a step blurred by a Gaussian of σ px is about 2.5 σ
-  // wide, whatever the contrast. Per ray, so a boundary that is not quite a circle does not
-  // smear the edge; the median over the rays.
-  // Each ray's profile is taken relative to its own boundary radius b (0.3–1.6 b), and its width
-  // times cos α, α the angle between the ray and the boundary's normal from the fitted ρ(θ): an
-  // elliptical pupil's rays cross its edge obliquely, which widens it by 1 / cos α.
-  const widths: number[] = [],
-    contrasts: number[] = [];
-  const k = Math.max(1, Math.round(1 / dr));
-  const prof: number[] = [];
-  for (let ray = 0; ray < RAYS; ray++) {
-    if (!(steps[ray]! >= 0.5 * median)) continue;
-    const b = rs[ray]!;
-    const r0 = 0.3 * b,
-      r1 = 1.6 * b;
-    prof.length = 0;
-    for (let r = r0; r <= r1 + 1e-9; r += dr) {
-      const x = p.x + r * COS[ray]!,
-        y = p.y + r * SIN[ray]!;
-      prof.push(x < 0 || y < 0 || x > w - 1 || y > h - 1 ? NaN : sampleBilinear(src, w, h, x, y));
-    }
-    const at = (f: number) => Math.max(0, Math.min(prof.length - 1, Math.round((f * b - r0) / dr)));
-    const mean = (a: number, b2: number) => {
-      const v = prof.slice(a, b2 + 1).filter(Number.isFinite);
-      return v.length ? v.reduce((x, y) => x + y, 0) / v.length : NaN;
-    };
-    const c = mean(at(1.3), at(1.6)) - mean(at(0.3), at(0.6));
-    if (!(c > 0)) continue;
-    let slope = 0;
-    for (let i = k; i < prof.length - k; i++) {
-      const d = (prof[i + k]! - prof[i - k]!) / (2 * k * dr);
-      if (d > slope) slope = d;
-    }
-    if (slope <= 0) continue;
-    let obliq = 1;
-    if (fit) {
-      const t = (2 * Math.PI * ray) / RAYS;
-      const rho = harmonic(fit, t);
-      const drho = -fit[1]! * Math.sin(t) + fit[2]! * Math.cos(t) - 2 * fit[3]! * Math.sin(2 * t) + 2 * fit[4]! * Math.cos(2 * t);
-      if (rho > 0) obliq = 1 / Math.hypot(1, drho / rho);
-    }
-    widths.push((c / slope) * obliq);
-    contrasts.push(c);
-  }
-  const med = (v: number[]) => (v.length ? [...v].sort((a, b) => a - b)[v.length >> 1]! : NaN);
-  const width = widths.length >= 6 ? med(widths) : Infinity;
-  const contrast = med(contrasts);
-  return { aspect, width, contrast, edge, typicalEdge: median, center: { x: mx, y: my }, meanRadius, circle };
+  return out;
 }
 
 export function localizeIris(img: GrayImage, opts: IrisCheckOptions = {}): IrisLocalization {
+  const minR = opts.minIrisRadius ?? MIN_IRIS_RADIUS;
+  const q = Math.max(1, Math.round(Math.min(img.width, img.height) / 240));
+  const minAspect = opts.minAspect ?? MIN_ASPECT;
+  // Sizes are judged below when the working copy is scaled down.
+  const loc = localizeOnce(img, q > 1 ? { ...opts, minIrisRadius: 0 } : opts);
+  // A small eye in a large frame is found on a copy where its pupil is a few pixels across: found
+  // again on a crop of the eye at the image's own resolution, where its outline can be judged.
+  if (q > 1 && loc.iris.r < 2 * minR) {
+    const half = Math.ceil(2.5 * loc.iris.r);
+    const x0 = Math.max(0, Math.floor(loc.iris.x - half)),
+      y0 = Math.max(0, Math.floor(loc.iris.y - half)),
+      x1 = Math.min(img.width, Math.ceil(loc.iris.x + half)),
+      y1 = Math.min(img.height, Math.ceil(loc.iris.y + half));
+    const crop = new Uint8Array((x1 - x0) * (y1 - y0));
+    for (let y = y0; y < y1; y++) crop.set(img.pixels.subarray(y * img.width + x0, y * img.width + x1), (y - y0) * (x1 - x0));
+    const shift = (c: Circle): Circle => ({ x: c.x + x0, y: c.y + y0, r: c.r });
+    try {
+      // The shape of a pupil a few pixels across says little: an eye too small is refused as such
+      // (or as closed when its pupil is not round), and the gaze judged only on one large enough.
+      const again = localizeOnce({ width: x1 - x0, height: y1 - y0, pixels: crop }, { ...opts, minAspect: 0 });
+      const result = { ...again, pupil: shift(again.pupil), iris: shift(again.iris) };
+      if (result.aspect < minAspect) throw offAxis(result.aspect, minAspect, result.pupil, result.iris);
+      return result;
+    } catch (err) {
+      if (err instanceof AgentError) {
+        const ctx = err.context as { pupil?: Circle; iris?: Circle };
+        throw new AgentError(
+          err.code,
+          err.message,
+          { ...err.context, ...(ctx.pupil ? { pupil: shift(ctx.pupil) } : {}), ...(ctx.iris ? { iris: shift(ctx.iris) } : {}) },
+          { hint: err.hint, retryable: true },
+        );
+      }
+      throw err;
+    }
+  }
+  if (loc.aspect < minAspect) throw offAxis(loc.aspect, minAspect, loc.pupil, loc.iris);
+  return loc;
+}
+
+/** Localization on a working copy of about 240 px on its short side (see the module comment). */
+function localizeOnce(img: GrayImage, opts: IrisCheckOptions): IrisLocalization {
   const wk = downsample(img);
   const { w, h, q } = wk;
-  const { image: src, filled } = fillReflections(wk);
-
-  // Pupil: of the dark-blob candidates with a clear edge (traced ray by ray, so an elliptical
-  // pupil has one too), the one darkest inside; of those about as dark, the largest. The iris is a
-  // dark round blob too, often with the stronger edge (iris to sclera), but the pupil inside it is
-  // darker.
-  const cands0 = pupilCandidates(src, w, h);
-  const mid = Float32Array.from(src).sort()[src.length >> 1]!;
-  // Every candidate is screened by its traced shape; the three most pupil-like are traced until
-  // they settle and chosen from again.
-  const rMinPupil = Math.max(3, 0.02 * Math.min(w, h));
-  type Judged = { circle: Circle; shape: PupilShape; inside: number; spread: number };
-  const judge = (circle: Circle, iterations: number): Judged => ({
-    circle,
-    shape: pupilShape(src, w, h, circle, filled, iterations),
-    inside: diskMean(src, w, h, circle.x, circle.y, 0.6 * circle.r),
-    spread: diskSpread(src, w, h, circle.x, circle.y, 0.6 * circle.r),
-  });
-  const choose = (list: Judged[]): Judged[] => {
-    // A pupil is evenly dark inside (reflections filled) and returns little light: under 40 % of
-    // what surrounds it, or of the image's median level (a dark, low-contrast frame). A tangle of
-    // lashes against skin is neither.
-    const ok = list.filter(
-      (c) =>
-        Number.isFinite(c.shape.edge) &&
-        Number.isFinite(c.inside) &&
-        c.circle.r >= rMinPupil &&
-        c.spread <= 0.3 * c.shape.contrast &&
-        (c.inside <= 0.4 * (c.inside + c.shape.contrast) || c.inside <= 0.4 * mid),
-    );
-    // A clear edge goes all round: its 35th-percentile ray steps at least 8 gray levels and 40 %
-    // of its typical (median) ray. Strength is not compared between candidates: iris to sclera is
-    // often a much stronger step than pupil to iris.
-    const clear = ok.filter((c) => c.shape.edge >= 8 && c.shape.edge >= 0.4 * c.shape.typicalEdge);
-    // The pupil is the darkest and most even blob: a circle grown past it takes in iris, which is
-    // brighter and uneven. Of those within 6 gray levels of the best, the largest (a circle inside
-    // the pupil is as dark and even as the pupil).
-    const key = (c: Judged) => c.inside + 2 * c.spread;
-    const best = Math.min(...clear.map(key));
-    // The rest follow darkest and most even first: by size, a dark iris (a large, dark, round blob
-    // round a small pupil) would crowd the pupil out of the three that are refined.
-    const inBest = (c: Judged) => key(c) <= best + 6;
-    return clear.sort((a, b) => (inBest(a) ? 0 : 1) - (inBest(b) ? 0 : 1) || (inBest(a) ? b.circle.r - a.circle.r : 0) || key(a) - key(b));
+  const refl = fillReflections(wk.f, w, h);
+  const plane: Plane = { f: refl.image, w, h, holes: refl.mask };
+  const range = Math.max(1, grayQuantile(refl.image, 0.99) - grayQuantile(refl.image, 0.01));
+  const candidates = pupilCandidates(plane, range, grayQuantile(refl.image, 0.01));
+  const minAspect = opts.minAspect ?? MIN_ASPECT;
+  const full = (c: Circle): Circle => ({ x: (c.x + 0.5) * q - 0.5, y: (c.y + 0.5) * q - 0.5, r: c.r * q });
+  // The most pupil-like blob, sharp and large enough to have a shape (2.5 % of the short side),
+  // seen as an ellipse: the gaze is off-axis (its iris is an ellipse too, which the limbus search
+  // below does not look for).
+  const first = candidates[0];
+  if (first && first.aspect < minAspect && first.edgeWidth <= 4.5 && first.circle.r >= 0.025 * Math.min(w, h))
+    throw offAxis(first.aspect, minAspect, full(first.circle));
+  // The pupil is the most pupil-like candidate that has an iris round it: a limbus whose weaker
+  // side steps up by 2.5 % of the gray range (a dark lash clump or a crypt has none). Where no
+  // candidate has one, the same search on the inverted image: an iris brighter than what is round
+  // it (a light iris under near infrared, framed by lid shadow and lashes rather than sclera).
+  const limbusPlane: Plane = { f: gaussianBlur(maskedAsSclera(wk, refl.image), w, h, 1), w, h };
+  let pupilTrace: PupilTrace | null = null;
+  let limbus: Limbus | null = null;
+  const inverted = (): Plane => {
+    const f = new Float32Array(limbusPlane.f.length);
+    for (let i = 0; i < f.length; i++) f[i] = 255 - limbusPlane.f[i]!;
+    return { f, w, h };
   };
-  const judged0 = cands0.map((c) => judge(c, 0));
-  const screened = choose(judged0);
-  // The three most pupil-like, traced until their centre settles, judged again on the circle
-  // through their boundary.
-  const refined = screened.slice(0, 3).map((c) => {
-    const shape = pupilShape(src, w, h, c.circle, filled, 3);
-    return judge(shape.circle && shape.circle.r > 0.5 * c.circle.r && shape.circle.r < 4 * c.circle.r ? shape.circle : c.circle, 1);
-  });
-  const chosen = choose(refined)[0];
-  // The circle through the traced boundary where there is one.
-  const pupil: Circle | null = chosen
-    ? chosen.shape.circle && chosen.shape.circle.r > 0.5 * chosen.circle.r && chosen.shape.circle.r < 4 * chosen.circle.r
-      ? chosen.shape.circle
-      : chosen.circle
-    : null;
-  const pupilEdge = chosen?.shape.edge ?? 0;
-  if (!pupil || pupilEdge < 6) {
+  for (const plane of [() => limbusPlane, inverted]) {
+    const lp = plane();
+    for (const t of candidates.slice(0, 3)) {
+      const l = findLimbus(lp, t.circle);
+      if (l && l.step >= 0.025 * range) {
+        pupilTrace = t;
+        limbus = l;
+        break;
+      }
+    }
+    if (limbus || !candidates.length) break;
+  }
+  if (!pupilTrace || !limbus) {
     throw unusable(
       'closed',
-      'no pupil found: the eye is closed or not in view',
-      { pupilEdge },
+      'no eye found: no pupil with an iris round it (the eye is closed or not in view)',
+      {},
       'ask the person to open the eye wide and look into the camera',
     );
   }
-
-  // Limbus, on the lateral sectors (20° above to 35° below the horizontal, y down: the upper lid
-  // often covers more than 20° above), over centres near the pupil's, iris radius 1.3 to 6.5 pupil
-  // radii (pupil/iris ratio 0.15–0.75): the radius with the strongest step between the bands just
-  // inside and just outside it (Daugman's operator with a wide blur: a limbus is a soft edge, and
-  // iris texture or the collarette step only locally), scored by the weaker side (one side alone
-  // may be a crease), where the inside band is still iris.
-  const deg = Math.PI / 180;
-  const side = Array.from({ length: 12 }, (_, k) => (-20 + (55 * k) / 11) * deg);
-  const rc = Float64Array.from(side, Math.cos),
-    rs = Float64Array.from(side, Math.sin);
-  const lc = Float64Array.from(side, (a) => Math.cos(Math.PI - a)),
-    ls = Float64Array.from(side, (a) => Math.sin(Math.PI - a));
-  const limbusSrc = maskedAsSclera(wk, src);
-  const r0 = Math.max(1.15 * pupil.r, pupil.r + 2);
-  const rMin = Math.max(1.3 * pupil.r, pupil.r + 4),
-    rMax = Math.min(6.5 * pupil.r, 0.6 * Math.max(w, h));
-  const span = Math.max(2, Math.round(pupil.r * 0.25));
-  const stepR = Math.max(0.5, pupil.r / 20);
-  const n = Math.floor((1.2 * rMax - r0) / stepR) + 1;
-  const left = new Float64Array(n),
-    right = new Float64Array(n);
-  let iris: Circle = { x: pupil.x, y: pupil.y, r: rMin };
-  let irisScore = -Infinity;
-  const BAND = 0.2;
-  const mean = (prof: Float64Array, a: number, b: number): number => {
-    let sum = 0,
-      cnt = 0;
-    for (let t = a; t <= b; t++)
-      if (Number.isFinite(prof[t]!)) {
-        sum += prof[t]!;
-        cnt++;
-      }
-    return cnt >= (b - a + 1) / 2 ? sum / cnt : NaN;
-  };
-  /**
-   * The step at radius index i on one side: the band just outside (to (1 + BAND) r) over the band
-   * just inside (from (1 − BAND) r), and only where the inside band is still iris: closer to the
-   * iris's own level (next to the pupil) than to the outside band. Past the limbus the inside band
-   * is sclera, and a step there (sclera to skin at the eye's corners) is not the iris's edge.
-   */
-  const sideStep = (prof: Float64Array, a: number, i: number, j: number, level: number): number => {
-    const inside = mean(prof, a, i - 1),
-      outside = mean(prof, i, j);
-    if (!(outside > inside) || inside - level > 0.5 * (outside - level)) return -Infinity;
-    return outside - inside;
-  };
-  const levelEnd = Math.round((Math.max(r0 + 3, 1.3 * r0) - r0) / stepR);
-  // The lateral sectors fix the centre's x well and its y hardly at all: the centre stays within
-  // 15 % of the pupil radius of the pupil's centre in y and 25 % in x (the pupil sits within a few
-  // per cent of the iris's radius of its centre), on a coarse grid the fine search below refines.
-  const spanY = Math.max(1, Math.round(pupil.r * 0.15));
-  for (let dy = -spanY; dy <= spanY; dy += Math.max(1, Math.round(spanY / 2)))
-    for (let dx = -span; dx <= span; dx += Math.max(1, Math.round(span / 3))) {
-      const cx = pupil.x + dx,
-        cy = pupil.y + dy;
-      for (let t = 0; t < n; t++) {
-        left[t] = ringMean(limbusSrc, w, h, cx, cy, r0 + t * stepR, lc, ls);
-        right[t] = ringMean(limbusSrc, w, h, cx, cy, r0 + t * stepR, rc, rs);
-      }
-      const levelL = mean(left, 0, levelEnd),
-        levelR = mean(right, 0, levelEnd);
-      for (let r = rMin; r <= rMax; r += stepR) {
-        const i = Math.round((r - r0) / stepR),
-          j = Math.min(n - 1, Math.round((r * (1 + BAND) - r0) / stepR));
-        const a = Math.max(0, Math.round((r * (1 - BAND) - r0) / stepR));
-        const sc = Math.min(sideStep(left, a, i, j, levelL), sideStep(right, a, i, j, levelR));
-        if (sc > irisScore) {
-          irisScore = sc;
-          iris = { x: cx, y: cy, r };
-        }
-      }
-    }
-  // Then precisely: the sharpest step (over ±4 % of the radius) within 12 % of that radius and
-  // 6 % of it around that centre, again by the weaker side.
-  {
-    const coarse = iris;
-    const d = Math.max(1.5, 0.04 * coarse.r),
-      cs = Math.max(2, Math.round(0.06 * coarse.r));
-    let bestFine = -Infinity;
-    for (let dy = -cs; dy <= cs; dy += 1)
-      for (let dx = -cs; dx <= cs; dx += 1) {
-        const cx = coarse.x + dx,
-          cy = coarse.y + dy;
-        for (let r = 0.88 * coarse.r; r <= 1.12 * coarse.r; r += 0.5) {
-          const sl = ringMean(limbusSrc, w, h, cx, cy, r + d, lc, ls) - ringMean(limbusSrc, w, h, cx, cy, r - d, lc, ls);
-          const sr = ringMean(limbusSrc, w, h, cx, cy, r + d, rc, rs) - ringMean(limbusSrc, w, h, cx, cy, r - d, rc, rs);
-          const sc = Math.min(Number.isFinite(sl) ? sl : -Infinity, Number.isFinite(sr) ? sr : -Infinity);
-          if (sc > bestFine) {
-            bestFine = sc;
-            iris = { x: cx, y: cy, r };
-          }
-        }
-      }
-  }
-
-  const shape = chosen!.shape;
-  const full = (c: Circle): Circle => ({ x: (c.x + 0.5) * q - 0.5, y: (c.y + 0.5) * q - 0.5, r: c.r * q });
-  const fullPupil = full(pupil),
-    fullIris = full(iris);
-  // The pupil bounds the iris from below (pupil/iris ratio at most 0.75): a limbus found inside
-  // that is a wrong one (a blurred eye's soft limbus), and neither size nor focus is judged on it.
+  const pupil = pupilTrace.circle;
+  const annulus = annulusStats(plane, pupil, limbus.circle);
+  // A copy scaled down loses the pupil's outline: traced again on the image itself.
+  const fine = q > 1 ? traceFullScale(img, full(pupil)) : null;
+  if (fine) pupilTrace = { ...pupilTrace, fitted: fine.fitted, fitError: fine.fitError, aspect: fine.aspect };
+  const fullPupil = fine ? fine.circle : full(pupil);
+  const fullIris = full(limbus.circle);
   // The edge width counts relative to the iris: the code's Gabor filters see the iris at a scale
   // set by its size.
-  const irisR = Math.max(fullIris.r, fullPupil.r / 0.75);
-  const edgeWidth = (shape.width * q) / irisR;
+  const irisR = fullIris.r;
+  const edgeWidth = (pupilTrace.edgeWidth * q) / irisR;
   const sharpness = Math.max(0, Math.min(1, 1 - (edgeWidth - 0.04) / 0.08));
-
-  // Blurred: the edge is wide at the working scale (a frame about 240 lines high, where a sharp
-  // edge spans 2–3 px whatever the camera) and wide for the iris too (a magnified capture spreads
-  // a sharp edge over more pixels). Judged before size: a blurred limbus may be found too small.
   const maxWidth = opts.maxEdgeWidth ?? 0.06;
-  if (shape.width > 4.5 && edgeWidth > maxWidth) {
+  if (pupilTrace.edgeWidth > 4.5 && edgeWidth > maxWidth) {
     throw unusable(
       'blurred',
       `the eye image is out of focus (the pupil's edge spreads over ${(100 * edgeWidth).toFixed(0)} % of the iris radius, at most ${(100 * maxWidth).toFixed(0)} %)`,
-      { edgeWidth, maxEdgeWidth: maxWidth, workingWidthPx: shape.width, pupil: fullPupil, iris: fullIris },
+      { edgeWidth, maxEdgeWidth: maxWidth, workingWidthPx: pupilTrace.edgeWidth, pupil: fullPupil, iris: fullIris },
       'ask the person to hold still at the focus distance and capture again',
     );
   }
-  const minR = opts.minIrisRadius ?? 40;
+  const minR = opts.minIrisRadius ?? MIN_IRIS_RADIUS;
   if (irisR < minR) {
+    // A small eye far from the camera still has a round pupil (most of its rays on one outline,
+    // within 8 % of its radius) in an iris that stands out of what is round it (its limbus steps
+    // up by at least 30 % of its pupil's step); a small dark clump of lashes on a closed lid, on
+    // skin all round, has neither.
+    if (pupilTrace.fitted < 0.6 || pupilTrace.fitError > 0.08 || limbus.step < 0.3 * pupilTrace.contrast) {
+      throw unusable(
+        'closed',
+        'no eye found: what is darkest is not a round pupil in an iris (the eye is closed or not in view)',
+        { pupil: fullPupil, pupilFitted: pupilTrace.fitted, pupilFitError: pupilTrace.fitError, limbusContrast: limbus.step },
+        'ask the person to open the eye wide and look into the camera',
+      );
+    }
     throw unusable(
       'too-small',
       `the iris is ${Math.round(2 * irisR)} px across, at least ${2 * minR} px are needed`,
-      { irisRadius: irisR, minIrisRadius: minR, pupil: fullPupil, iris: fullIris },
+      {
+        irisRadius: irisR,
+        minIrisRadius: minR,
+        pupil: fullPupil,
+        iris: fullIris,
+        pupilFitError: pupilTrace.fitError,
+        limbusContrast: limbus.step,
+        pupilContrast: pupilTrace.contrast,
+      },
       'ask the person to come closer to the camera',
     );
   }
-  const minAspect = opts.minAspect ?? 0.75;
-  if (shape.aspect < minAspect) {
-    throw unusable(
-      'off-axis',
-      `the pupil is seen as an ellipse (aspect ${shape.aspect.toFixed(2)}): the gaze is off-axis`,
-      { aspect: shape.aspect, pupil: fullPupil, iris: fullIris },
-      'ask the person to look straight into the camera',
-    );
-  }
-  return { pupil: fullPupil, iris: fullIris, sharpness, aspect: shape.aspect, pupilContrast: shape.contrast };
+  return {
+    pupil: fullPupil,
+    iris: fullIris,
+    sharpness,
+    aspect: pupilTrace.aspect,
+    pupilContrast: pupilTrace.contrast,
+    pupilEvenness: pupilTrace.spread / Math.max(1e-6, pupilTrace.contrast),
+    pupilFitted: pupilTrace.fitted,
+    pupilFitError: pupilTrace.fitError,
+    irisLevel: annulus.level,
+    irisSpread: annulus.spread,
+    limbusContrast: limbus.step,
+    limbusSupport: limbus.support,
+    reflections: { count: refl.count, mask: refl.mask, width: w, height: h, scale: q },
+    grayRange: range,
+  };
 }
 
-/** The mask value of a cropped-and-masked iris image (kind 7). */
+/** Smallest pupil aspect ratio (minor / major axis) accepted by default. */
+const MIN_ASPECT = 0.75;
+
+/** Smallest iris radius accepted by default, px: an iris 80 px across (see IrisCheckOptions). */
+const MIN_IRIS_RADIUS = 40;
+
+/** The mask value of a cropped-and-masked iris image (ISO/IEC 19794-6 kind 7). */
 const MASK_VALUE = 128;
 
 /**
@@ -812,4 +382,51 @@ function maskedAsSclera(wk: Work, f: Float32Array): Float32Array {
   const out = Float32Array.from(f);
   for (let y = 1; y < h - 1; y++) for (let x = 1; x < w - 1; x++) if (flat(y * w + x)) out[y * w + x] = 200;
   return out;
+}
+
+/**
+ * Median and robust spread of the gray level over the iris annulus (from 1.25 pupil radii to 0.9
+ * of the limbus, along rays from the pupil's centre), the upper quarter (the eyelid's) left out.
+ */
+function annulusStats(p: Plane, pupil: Circle, iris: Circle): { level: number; spread: number } {
+  const v: number[] = [];
+  for (let k = 0; k < 64; k++) {
+    const t = (2 * Math.PI * k) / 64;
+    if (Math.sin(t) < -0.7) continue;
+    const lim = limbusDistance(pupil, iris, t);
+    for (let f = 0; f <= 1; f += 0.125) {
+      const d = 1.25 * pupil.r + f * (0.9 * lim - 1.25 * pupil.r);
+      const x = pupil.x + d * Math.cos(t),
+        y = pupil.y + d * Math.sin(t);
+      if (x >= 0 && y >= 0 && x <= p.w - 1 && y <= p.h - 1) v.push(sampleBilinear(p.f, p.w, p.h, x, y));
+    }
+  }
+  if (!v.length) return { level: NaN, spread: NaN };
+  v.sort((a, b) => a - b);
+  const level = v[v.length >> 1]!;
+  const dev = v.map((x) => Math.abs(x - level)).sort((a, b) => a - b);
+  return { level, spread: 1.4826 * dev[dev.length >> 1]! };
+}
+
+/**
+ * The pupil traced again on the image at its own resolution, in a window of three pupil radii
+ * round it (reflections filled in it first), from the circle found on the working copy.
+ */
+function traceFullScale(img: GrayImage, c: Circle): PupilTrace | null {
+  const half = Math.ceil(3 * c.r);
+  const x0 = Math.max(0, Math.floor(c.x - half)),
+    y0 = Math.max(0, Math.floor(c.y - half)),
+    x1 = Math.min(img.width, Math.ceil(c.x + half)),
+    y1 = Math.min(img.height, Math.ceil(c.y + half));
+  const w = x1 - x0,
+    h = y1 - y0;
+  if (w < 8 || h < 8) return null;
+  const f = new Float32Array(w * h);
+  for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) f[y * w + x] = img.pixels[(y + y0) * img.width + x + x0]!;
+  const refl = fillReflections(f, w, h, { shortSide: Math.min(img.width, img.height) });
+  const p: Plane = { f: refl.image, w, h, holes: refl.mask };
+  let t = tracePupil(p, { x: c.x - x0, y: c.y - y0, r: c.r });
+  for (let i = 0; i < 2; i++) t = tracePupil(p, t.circle);
+  if (!(t.fitted > 0) || Math.abs(t.circle.r - c.r) > 0.3 * c.r) return null;
+  return { ...t, circle: { x: t.circle.x + x0, y: t.circle.y + y0, r: t.circle.r } };
 }

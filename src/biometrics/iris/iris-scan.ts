@@ -41,13 +41,15 @@ export function normalizeHdRaw(hdRaw: number, bits: number): number {
 }
 
 /**
- * Daugman's normalization, the distance reported and compared with thresholds: not clamped at 0
- * (two captures that agree on many bits go below it, and a clamp would report a good match and a
- * perfect one alike), at most 1 (1 also means "not comparable").
+ * Daugman's normalization, the distance reported and compared with thresholds, within 0..1: two
+ * captures that agree on many bits would go below 0, which means nothing to anyone reading it, so
+ * it stops at 0 (1 also means "not comparable"). The raw fraction and the bit count are kept beside
+ * it, and ranking breaks ties at 0 on the unclamped value (`compareScores`), so a perfect match still
+ * ranks before a strong one.
  */
 export function normalizeHd(hdRaw: number, bits: number): number {
   const hd = normalizeHdRaw(hdRaw, bits);
-  return Math.min(hd, 1);
+  return Math.min(1, Math.max(0, hd));
 }
 
 /** Writes one code's 128 words (code plane then mask plane) at `out[offset]`. */
@@ -167,7 +169,7 @@ export function exactScore(g: Int32Array, base: number, p: PreparedProbe): Exact
   return { hd: normalizeHd(bestRaw, bestBits), hdRaw: bestRaw, bits: bestBits, shift: bestShift };
 }
 
-/** Orders two exact scores, best first: by reported distance (then by the unclamped one, which differs only above 1). */
+/** Orders two exact scores, best first: by reported distance, then by the unclamped one (which differs only at 0 and above 1). */
 export function compareScores(a: ExactScore, b: ExactScore): number {
   return a.hd - b.hd || normalizeHdRaw(a.hdRaw, a.bits) - normalizeHdRaw(b.hdRaw, b.bits);
 }

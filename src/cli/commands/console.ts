@@ -6,7 +6,7 @@
  * test/integration/console-browser.test.ts.
  */
 import { Option, type Command } from 'commander';
-import { action, defineCommand, intFlag, usageError } from '../command.js';
+import { action, defineCommand, intFlag, missingFlag, usageError } from '../command.js';
 
 type Values = {
   mqtt?: string;
@@ -84,20 +84,17 @@ Examples:
     if (port !== undefined && (port < 0 || port > 65535))
       throw usageError('console', `--port must be 0..65535, got ${port}`, { flag: 'port', value: port });
     const { AgentError } = await import('../../core/errors.js');
-    const { configForFlags, secretsFor } = await import('../../config/load.js');
-    const { readKeyFile, secretsFilePath, SITE_OPS_KEY_ID } = await import('../../config/secrets.js');
+    const { lookedAt, standaloneConfig, standaloneSecrets } = await import('../../config/standalone.js');
+    const { readKeyFile, SITE_OPS_KEY_ID } = await import('../../config/secrets.js');
     const { mqttClientOptions } = await import('../../daemon/upstreams.js');
     const { ConsoleLogin } = await import('../../console/login.js');
     const { startConsole } = await import('../../console/console.js');
-    const config = configForFlags({ config: values.config, data: values.data, secrets: values.secrets, mqtt: values.mqtt });
-    if (!config.mqtt.url)
-      throw new AgentError(
-        'CLI_USAGE',
-        'no broker to read the fleet from',
-        {},
-        { hint: 'pass --mqtt mqtt://host:1883 or set mqtt.url in the config' },
-      );
-    const secrets = secretsFor(config, {});
+    // An operator's machine has no terminal's config: --mqtt is enough (config/standalone.ts).
+    const config = standaloneConfig({ config: values.config, data: values.data, secrets: values.secrets, mqtt: values.mqtt }, process.env, {
+      complete: values.mqtt !== undefined,
+    });
+    if (!config.mqtt.url) throw missingFlag('console', '--mqtt URL', 'the broker to read the fleet from', lookedAt(config));
+    const secrets = standaloneSecrets(config);
     const kid = values['key-id'] ?? SITE_OPS_KEY_ID;
     const key = values['key-file']
       ? readKeyFile(values['key-file'], '--key-file', 'opsKey')
@@ -107,7 +104,7 @@ Examples:
     if (!key && values['key-id']) {
       throw new AgentError(
         'OPS_NO_KEY',
-        `no ops key "${kid}" (opsKeys.${kid}) in ${secretsFilePath(config)}`,
+        `no ops key "${kid}" (opsKeys.${kid}) in ${config.secretsPath ?? 'the secrets (no --secrets, --data or --config given)'}`,
         { kid },
         { hint: 'pass --key-file FILE, or --secrets / --config naming the secrets file that holds it' },
       );
@@ -118,7 +115,8 @@ Examples:
       mqttOptions: mqttClientOptions(config, secrets, `console-${process.pid}`),
       prefix: values.prefix ?? config.mqtt.prefix,
       maxPayloadBytes: config.mqtt.maxPayloadBytes,
-      settings: config.console,
+      // The page shows times in one zone, the CLI's unless console.timeZone names another.
+      settings: { ...config.console, timeZone: config.console.timeZone ?? config.terminal.timeZone },
       ...(values.host ? { host: values.host } : {}),
       ...(port !== undefined ? { port } : {}),
       login,

@@ -5,6 +5,7 @@
  */
 import type { Command } from 'commander';
 import { action, defineCommand, intFlag, printJson, withJson } from '../command.js';
+import { forTerminal, out, sanitizedStream } from '../output.js';
 
 type Values = {
   json?: boolean;
@@ -26,8 +27,9 @@ export default function register(program: Command): Command {
     details: `The central view of every terminal from the retained state and metrics on the broker:
 state (online, degraded, offline, lost), last seen, scanners, queue depth, oldest pending punch,
 dead letters, the last error that still holds (with when it began) and alerts.
-A terminal is degraded when it runs but not fully: a scanner is not ready, delivery fails, or an
-alert waits for a person (the reasons are in --json "degraded").
+A terminal is degraded when it runs but not fully: a scanner is not ready, its clock is not
+trusted, its outbox is full, delivery fails, or an alert waits for a person (the reasons are in
+--json "reasons" and "degraded"); the console, its /metrics and Home Assistant say the same.
 The view is printed once the broker has delivered every retained message (or --wait seconds
 passed: then it says so, and how many terminals had arrived).
 With --watch only what changes follows: a line per terminal change (state, queue, dead letters,
@@ -107,19 +109,19 @@ degraded or none has reported (for cron and Nagios-style checks); exit 0 otherwi
       const check = checkFleet(monitor.terminals);
       await monitor.stop();
       if (values.json) printJson({ ...firstView, check });
-      else process.stdout.write(`${formatFleetTable(monitor.terminals)}\n${note}\n${check.summary}\n`);
+      else out(`${formatFleetTable(monitor.terminals)}\n${note}\n${check.summary}\n`);
       return check.ok ? 0 : 1;
     }
     // Redrawn in place only for a person at a screen that holds the whole table: a larger fleet
     // (or a pipe, or --json) gets a line per change, never the whole fleet again.
     const fits = () => monitor.size + 4 <= (process.stdout.rows ?? 0);
     const redraw = values.watch === true && !values.json && isInteractive() && fits();
-    if (redraw) redrawScreen(`${formatFleetTable(monitor.terminals)}\n${note}`);
+    if (redraw) redrawScreen(forTerminal(`${formatFleetTable(monitor.terminals)}\n${note}`));
     else if (values.json) printJson(firstView);
-    else process.stdout.write(`${formatFleetTable(monitor.terminals)}\n${note}\n`);
+    else out(`${formatFleetTable(monitor.terminals)}\n${note}\n`);
     if (!values.json) {
       const { opsKeyLine } = await import('../../ops/ops-client.js');
-      process.stdout.write(`${opsKeyLine(secrets, values.secrets ?? null)}\n`);
+      out(`${opsKeyLine(secrets, values.secrets ?? null)}\n`);
     }
     if (!values.watch) {
       await monitor.stop();
@@ -130,11 +132,11 @@ degraded or none has reported (for cron and Nagios-style checks); exit 0 otherwi
       // At most five redraws a second, and none while the screen has not taken the last one.
       pending ??= setTimeout(() => {
         pending = null;
-        if (!process.stdout.writableNeedDrain) redrawScreen(formatFleetTable(monitor.terminals));
+        if (!process.stdout.writableNeedDrain) redrawScreen(forTerminal(formatFleetTable(monitor.terminals)));
       }, 200);
     };
     if (redraw) monitor.on('change', onChange);
-    const watch = redraw ? null : new FleetWatch(monitor, process.stdout, { json: values.json === true });
+    const watch = redraw ? null : new FleetWatch(monitor, sanitizedStream(process.stdout), { json: values.json === true });
     await new Promise<void>((resolve) => {
       process.once('SIGINT', resolve);
       process.once('SIGTERM', resolve);

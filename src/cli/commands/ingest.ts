@@ -4,7 +4,7 @@
  */
 import { hostname } from 'node:os';
 import type { Command } from 'commander';
-import { action, defineCommand, intFlag, usageError } from '../command.js';
+import { action, defineCommand, intFlag, missingFlag, usageError } from '../command.js';
 
 type Values = {
   mqtt?: string;
@@ -86,37 +86,34 @@ not acknowledged. SIGTERM drains, then stops. See docs/central.md.`,
     .option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent')
     .option('--log-format <format>', 'json (for journald, the default) or pretty');
   return action<Values>(cmd, async (values) => {
-    const { configForFlags, secretsFor } = await import('../../config/load.js');
+    const { lookedAt, standaloneConfig, standaloneSecrets } = await import('../../config/standalone.js');
     const { applyLogging } = await import('../../config/logging.js');
     const { createAttendanceClient, mqttAccess } = await import('../../daemon/upstreams.js');
     const { Ingest, INGEST_DEFAULTS, defaultDeadLetterTopic } = await import('../../ingest/ingest.js');
-    const config = configForFlags(
-      {
-        ...(values.config ? { config: values.config } : {}),
-        ...(values.mqtt ? { mqtt: values.mqtt } : {}),
-        ...(values.api ? { api: values.api } : {}),
-        ...(values.secrets ? { secrets: values.secrets } : {}),
-        ...(values['client-id'] ? { 'client-id': values['client-id'] } : {}),
-        ...(values['path-form'] ? { 'path-form': values['path-form'] } : {}),
-        ...(values['log-level'] ? { 'log-level': values['log-level'] } : {}),
-        ...(values['log-format'] ? { 'log-format': values['log-format'] } : {}),
-      },
-      process.env,
-      {
-        // A central host has no terminal's config: the broker, the API and its key on the command
-        // line are enough; otherwise a config names what is missing.
-        require: !(values.mqtt && values.api && values['api-key'] && values['api-secret-file']),
-        command: 'edge-agent ingest',
-      },
-    );
-    applyLogging(config.logging);
-    if (!config.mqtt.url) throw usageError('ingest', 'ingest needs the broker: --mqtt mqtt://host:1883 (or mqtt.url in the config)');
-    if (!config.api.url)
-      throw usageError('ingest', 'ingest needs the attendance service: --api http://host:8080 (or api.url in the config)');
-    const secrets = secretsFor(config, {
+    const flags = {
+      ...(values.config ? { config: values.config } : {}),
+      ...(values.mqtt ? { mqtt: values.mqtt } : {}),
+      ...(values.api ? { api: values.api } : {}),
+      ...(values.secrets ? { secrets: values.secrets } : {}),
+      ...(values['client-id'] ? { 'client-id': values['client-id'] } : {}),
+      ...(values['path-form'] ? { 'path-form': values['path-form'] } : {}),
+      ...(values['log-level'] ? { 'log-level': values['log-level'] } : {}),
+      ...(values['log-format'] ? { 'log-format': values['log-format'] } : {}),
       ...(values['api-key'] ? { 'api-key': values['api-key'] } : {}),
       ...(values['api-secret-file'] ? { 'api-secret-file': values['api-secret-file'] } : {}),
+    };
+    // A central host has no terminal's config: the broker, the API and its key on the command line
+    // (or --secrets) are enough; a config fills in what they leave out (config/standalone.ts).
+    const config = standaloneConfig(flags, process.env, {
+      complete: Boolean(values.mqtt && values.api && ((values['api-key'] && values['api-secret-file']) || values.secrets)),
     });
+    applyLogging(config.logging);
+    if (!config.mqtt.url) throw missingFlag('ingest', '--mqtt URL', 'the broker the terminals publish to', lookedAt(config));
+    if (!config.api.url) throw missingFlag('ingest', '--api URL', 'the attendance service', lookedAt(config));
+    const secrets = standaloneSecrets(config, flags);
+    const secretsWhere = config.secretsPath ? `neither the flags nor ${config.secretsPath} give it` : lookedAt(config);
+    if (!secrets.apiKey) throw missingFlag('ingest', '--api-key KEY', 'an admin API key of the attendance service', secretsWhere);
+    if (!secrets.apiSecret) throw missingFlag('ingest', '--api-secret-file FILE', "the file holding that API key's secret", secretsWhere);
     const version = values['mqtt-version'] ?? 'auto';
     if (!['5', '3.1.1', '4', 'auto'].includes(version)) throw usageError('ingest', `--mqtt-version is 5, 3.1.1 or auto, got "${version}"`);
     const positive = (name: string, v: string | undefined, fallback: number) => {

@@ -4,8 +4,9 @@
  */
 import type { Command } from 'commander';
 import { Option } from 'commander';
-import { action, defineCommand, printJson, repeatable, usageError, withJson, withVerbs } from '../command.js';
+import { action, defineCommand, missingFlag, printJson, repeatable, usageError, withJson, withVerbs } from '../command.js';
 import type { CommonValues } from '../common-options.js';
+import { err, out } from '../output.js';
 
 type SendValues = Pick<CommonValues, 'config' | 'data' | 'secrets' | 'mqtt' | 'site' | 'terminal'> & {
   prefix?: string;
@@ -78,33 +79,39 @@ Exit code: 0 when the terminal answered ok, 1 when it answered an error (or none
         command: command.slice(0, 70),
       });
     const { AgentError } = await import('../../core/errors.js');
-    const { configForFlags, secretsFor } = await import('../../config/load.js');
-    const { readKeyFile, secretsFilePath, SITE_OPS_KEY_ID } = await import('../../config/secrets.js');
+    const { lookedAt, standaloneConfig, standaloneSecrets } = await import('../../config/standalone.js');
+    const { readKeyFile, SITE_OPS_KEY_ID } = await import('../../config/secrets.js');
     const { sendCommand } = await import('../../ops/ops-client.js');
     const { mqttClientOptions } = await import('../../daemon/upstreams.js');
     const args = parseArgs(values.arg);
     const timeoutSec = values.timeout === undefined ? 10 : Number(values.timeout);
     if (!Number.isFinite(timeoutSec) || timeoutSec <= 0 || timeoutSec > 600)
       throw usageError('ops send', `--timeout takes seconds (1 to 600), got "${values.timeout}"`);
-    const config = configForFlags({
-      config: values.config,
-      data: values.data,
-      secrets: values.secrets,
-      mqtt: values.mqtt,
-      site: values.site,
-      terminal: values.terminal,
-    });
+    // An operator's workstation has no terminal's config: the broker, the terminal and the key on
+    // the command line are enough (config/standalone.ts).
+    const config = standaloneConfig(
+      {
+        config: values.config,
+        data: values.data,
+        secrets: values.secrets,
+        mqtt: values.mqtt,
+        site: values.site,
+        terminal: values.terminal,
+      },
+      process.env,
+      {
+        complete: Boolean(values.mqtt && values.site && values.terminal && (values['key-file'] || values.secrets || values.data)),
+      },
+    );
     const prefix = values.prefix ?? config.mqtt.prefix;
-    if (!config.mqtt.url)
-      throw new AgentError(
-        'CLI_USAGE',
-        'no broker to send the command through',
-        {},
-        { hint: 'pass --mqtt mqtt://host:1883 or --config with mqtt.url' },
-      );
-    const secrets = secretsFor(config, {});
+    if (!config.mqtt.url) throw missingFlag('ops send', '--mqtt URL', 'the broker to send the command through', lookedAt(config));
+    // Without a config, the schema's defaults (terminal-1 of site-1) would name a terminal nobody chose.
+    if (!config.location.file && !values.site) throw missingFlag('ops send', '--site SITE', 'the site of the terminal', lookedAt(config));
+    if (!config.location.file && !values.terminal)
+      throw missingFlag('ops send', '--terminal ID', 'the terminal to send the command to', lookedAt(config));
+    const secrets = standaloneSecrets(config);
     const kid = values['key-id'] ?? SITE_OPS_KEY_ID;
-    const where = secretsFilePath(config);
+    const where = config.secretsPath ?? 'the secrets (no --key-file, --secrets, --data or --config given)';
     const key = values['key-file']
       ? readKeyFile(values['key-file'], '--key-file', 'opsKey')
       : kid === SITE_OPS_KEY_ID
@@ -121,6 +128,11 @@ Exit code: 0 when the terminal answered ok, 1 when it answered an error (or none
       );
     }
     const base = { prefix, site: config.terminal.site, terminal: config.terminal.id };
+    // Which key signs, always: a terminal that refuses it (OPS_UNAUTHENTICATED) holds another.
+    const keySource = values['key-file']
+      ? `--key-file ${values['key-file']}`
+      : `${kid === SITE_OPS_KEY_ID ? 'opsKey' : `opsKeys.${kid}`} of ${secrets.sources[kid === SITE_OPS_KEY_ID ? 'opsKey' : 'opsKeys'] ?? where}${config.location.origin === 'demo' ? " (the embedded demo's)" : ''}`;
+    err(`signing ${command} for ${base.site}/${base.terminal} with key id ${kid} (${keySource})\n`);
     const response = await sendCommand({
       url: config.mqtt.url,
       mqttOptions: mqttClientOptions(config, secrets, 'ops-send'),
@@ -133,12 +145,13 @@ Exit code: 0 when the terminal answered ok, 1 when it answered an error (or none
     });
     if (values.json) printJson(response);
     else if (response.status === 'ok') {
-      process.stdout.write(
+      out(
         `ok: ${command} on ${base.site}/${base.terminal} (transaction ${response.transaction})\n${JSON.stringify(response.result, null, 2)}\n`,
       );
     } else {
       const e = response.error ?? { code: 'OPS_COMMAND_FAILED', message: 'the terminal answered an error without details' };
-      process.stderr.write(`${command} on ${base.site}/${base.terminal}: ${e.code}: ${e.message}${e.hint ? `\n  hint: ${e.hint}` : ''}\n`);
+      const keyNote = e.code === 'OPS_UNAUTHENTICATED' ? ` (signed with key id ${kid}, ${keySource})` : '';
+      err(`${command} on ${base.site}/${base.terminal}: ${e.code}: ${e.message}${keyNote}${e.hint ? `\n  hint: ${e.hint}` : ''}\n`);
     }
     return response.status === 'ok' ? 0 : 1;
   });

@@ -75,6 +75,16 @@ export function answersFromFlags(v: Values, setup: typeof import('../../setup/pr
   return a;
 }
 
+/** The secrets file an existing config names (`secretsFile`, relative to its folder), or null. */
+async function secretsFileOf(configFile: string): Promise<string | null> {
+  const { existsSync } = await import('node:fs');
+  if (!existsSync(configFile)) return null;
+  const { dirname, resolve } = await import('node:path');
+  const { readConfigFile } = await import('../../config/load.js');
+  const named = readConfigFile(configFile).secretsFile;
+  return typeof named === 'string' && named !== '' ? resolve(dirname(resolve(configFile)), named) : null;
+}
+
 export default function register(program: Command): Command {
   const cmd = defineCommand(program, {
     name: 'provision',
@@ -86,7 +96,10 @@ Run again to change a setup: what is not given is kept; configVersion goes up by
 Without --non-interactive it asks, step by step (needs a terminal). --api none and --mqtt none
 remove an upstream.`,
   })
-    .option('--non-interactive', 'take everything from the flags (for scripts); needs --config and --secrets')
+    .option(
+      '--non-interactive',
+      'take everything from the flags (for scripts); needs --config and --secrets the first time, a re-run keeps both',
+    )
     .option('--timezone <zone>', 'IANA time zone of the terminal, e.g. Europe/Berlin')
     .addOption(repeatable('--scanner <family:path[:baud]>', 'repeatable, replaces the scanner list (e.g. r30x:/dev/fingerprint0:57600)'))
     .option('--discover', 'add the scanners found by discovery (every serial port and HID device)')
@@ -131,10 +144,20 @@ remove an upstream.`,
         throw err;
       }
     }
-    if (!values.config || !values.secrets) {
-      throw usageError('provision', `--non-interactive needs ${!values.config ? '--config FILE' : '--secrets FILE'}`);
-    }
-    const files = { config: values.config, secrets: values.secrets };
+    // A re-run keeps what it is not given: the config this terminal has, and the secrets file that
+    // config names (provision writes secretsFile into it).
+    const { existsSync } = await import('node:fs');
+    const { installedConfigPath } = await import('../../config/locate.js');
+    const configFile = values.config ?? (existsSync(installedConfigPath()) ? installedConfigPath() : undefined);
+    if (!configFile)
+      throw usageError(
+        'provision',
+        `--non-interactive needs --config FILE (where to write the config; ${installedConfigPath()} does not exist yet)`,
+      );
+    const secretsFile = values.secrets ?? (await secretsFileOf(configFile));
+    if (!secretsFile)
+      throw usageError('provision', `--non-interactive needs --secrets FILE (${configFile} does not exist yet or names no secrets file)`);
+    const files = { config: configFile, secrets: secretsFile };
     const { merged, checks } = await provision(files, answersFromFlags(values, setup), {
       check: values.check !== false,
       discover: values['discover-port'] ? { port: values['discover-port'] } : (values.discover ?? false),

@@ -5,6 +5,7 @@
 import type { Command } from 'commander';
 import { action, defineCommand, intFlag, printJson, repeatable, withJson, withVerbs } from '../command.js';
 import { withCommonOptions, type CommonValues } from '../common-options.js';
+import { out } from '../output.js';
 import type { AgentConfig } from '../../config/config.js';
 import type { Outbox, ListedEvent, OutboxStatus } from '../../store/outbox.js';
 import type { ClockReport } from '../../setup/clock-report.js';
@@ -22,12 +23,7 @@ function signed(sec: number): string {
   return `${sec > 0 ? '+' : sec < 0 ? '-' : ''}${age(Math.abs(Math.round(sec)))}`;
 }
 
-function printStatus(
-  s: OutboxStatus,
-  clock: ClockReport,
-  alerts: Alert[],
-  write: (text: string) => void = (text) => void process.stdout.write(text),
-): void {
+function printStatus(s: OutboxStatus, clock: ClockReport, alerts: Alert[], write: (text: string) => void = (text) => void out(text)): void {
   const h = s.held;
   const lines = [
     `pending      ${s.pending}${s.pending ? `  (oldest ${age(s.oldestPendingAgeSec)})` : ''}`,
@@ -48,7 +44,7 @@ function printStatus(
 
 function printList(rows: ListedEvent[], dead: boolean): void {
   if (rows.length === 0) {
-    process.stdout.write(dead ? 'no dead letters\n' : 'nothing pending\n');
+    out(dead ? 'no dead letters\n' : 'nothing pending\n');
     return;
   }
   for (const r of rows) {
@@ -72,7 +68,7 @@ function printList(rows: ListedEvent[], dead: boolean): void {
           : `pending, ${d.attempts} attempt(s)${d.lastError ? `, last: ${d.lastError}` : ''}`;
       lines.push(`    ${d.sink}: ${what}`);
     }
-    process.stdout.write(`${lines.join('\n')}\n`);
+    out(`${lines.join('\n')}\n`);
   }
 }
 

@@ -19,6 +19,8 @@ type Values = {
   'tz-offset-unit'?: 'minutes' | 'hours';
   'max-body-bytes'?: string;
   'max-connections'?: string;
+  'max-connections-per-address'?: string;
+  'max-requests-per-address'?: string;
   'token-rate'?: string;
 };
 
@@ -26,7 +28,14 @@ type Values = {
  * Defaults the help states. The service's own constants live in src/server/service.ts, which loads
  * SQLite, so help does not import them; a test checks that they agree.
  */
-export const SERVE_HELP_DEFAULTS = { clientId: 'edge-agent', tokenTtlSec: 3600, maxConnections: 512, tokenRate: 30 };
+export const SERVE_HELP_DEFAULTS = {
+  clientId: 'edge-agent',
+  tokenTtlSec: 3600,
+  maxConnections: 512,
+  maxConnectionsPerAddress: 64,
+  maxRequestsPerAddress: 32,
+  tokenRate: 30,
+};
 
 export default function register(program: Command): Command {
   const cmd = defineCommand(program, {
@@ -55,6 +64,14 @@ Create API keys with: edge-agent keys create --db FILE|URL --role admin|admin-au
     .option('--max-body-bytes <n>', `largest request body accepted (default ${DEFAULT_LIMITS.maxBodyBytes})`)
     .option('--max-connections <n>', `connections at once; more are closed as they come (default ${SERVE_HELP_DEFAULTS.maxConnections})`)
     .option(
+      '--max-connections-per-address <n>',
+      `connections at once from one client address (IPv6: one /64); more are answered 503 after a second (default ${SERVE_HELP_DEFAULTS.maxConnectionsPerAddress}); raise it for many terminals behind one NAT address`,
+    )
+    .option(
+      '--max-requests-per-address <n>',
+      `requests handled at once for one client address; more are answered 503 at once (default ${SERVE_HELP_DEFAULTS.maxRequestsPerAddress})`,
+    )
+    .option(
       '--token-rate <n>',
       `token requests per client address: n at once, then n a minute (default ${SERVE_HELP_DEFAULTS.tokenRate}); behind a load balancer every client has its address, so raise it there`,
     );
@@ -64,15 +81,19 @@ Create API keys with: edge-agent keys create --db FILE|URL --role admin|admin-au
     if (port < 0 || port > 65535) throw usageError('serve', `--port must be 0..65535, got ${port}`, { flag: 'port', value: port });
     const tokenTtlSec = intFlag('token-ttl', values['token-ttl']);
     const maxBodyBytes = intFlag('max-body-bytes', values['max-body-bytes']);
-    const maxConnections = intFlag('max-connections', values['max-connections']);
-    if (maxConnections !== undefined && maxConnections < 1)
-      throw usageError('serve', `--max-connections must be at least 1, got ${maxConnections}`, {
-        flag: 'max-connections',
-        value: maxConnections,
-      });
-    const tokenRate = intFlag('token-rate', values['token-rate']);
-    if (tokenRate !== undefined && tokenRate < 1)
-      throw usageError('serve', `--token-rate must be at least 1, got ${tokenRate}`, { flag: 'token-rate', value: tokenRate });
+    /** A count flag: absent, or a whole number of at least 1. */
+    const count = (flag: keyof Values & string): number | undefined => {
+      const v = intFlag(flag, values[flag]);
+      if (v !== undefined && v < 1) throw usageError('serve', `--${flag} must be at least 1, got ${v}`, { flag, value: v });
+      return v;
+    };
+    const limits = {
+      maxConnections: count('max-connections'),
+      maxConnectionsPerAddress: count('max-connections-per-address'),
+      maxRequestsPerAddress: count('max-requests-per-address'),
+    };
+    const http = Object.fromEntries(Object.entries(limits).filter(([, v]) => v !== undefined));
+    const tokenRate = count('token-rate');
     const { createAttendanceService, DEFAULT_CLIENT_ID, DEFAULT_TOKEN_TTL_SEC } = await import('../../server/service.js');
     const service = createAttendanceService({
       dbPath: values.db,
@@ -81,7 +102,7 @@ Create API keys with: edge-agent keys create --db FILE|URL --role admin|admin-au
       ...(values.shifts ? { shifts: values.shifts } : {}),
       tzOffsetUnit: unit,
       ...(maxBodyBytes !== undefined ? { maxBodyBytes } : {}),
-      ...(maxConnections !== undefined ? { http: { maxConnections } } : {}),
+      http,
       ...(tokenRate !== undefined ? { tokenGuard: { perAddress: { burst: tokenRate, perMinute: tokenRate } } } : {}),
     });
     let url: string;

@@ -7,8 +7,9 @@
  * terminal's key).
  */
 import type { Command } from 'commander';
-import { action, defineCommand, printJson, usageError, withJson, withVerbs } from '../command.js';
+import { action, defineCommand, missingFlag, printJson, usageError, withJson, withVerbs } from '../command.js';
 import { withCommonOptions, type CommonValues } from '../common-options.js';
+import { out } from '../output.js';
 import type { AttendanceClient } from '../../api/client.js';
 import type { Envelope, User } from '../../api/types.js';
 
@@ -27,16 +28,20 @@ async function serviceClient(
   command: string,
 ): Promise<{
   client: AttendanceClient;
-  config: import('../../config/load.js').LoadedConfig;
+  config: import('../../config/standalone.js').StandaloneConfig;
   secrets: import('../../config/secrets.js').Secrets;
 }> {
-  const { configForFlags, secretsFor } = await import('../../config/load.js');
+  const { lookedAt, standaloneConfig, standaloneSecrets } = await import('../../config/standalone.js');
   const { createAttendanceClient } = await import('../../daemon/upstreams.js');
-  const config = configForFlags(values, process.env, {
-    require: !(values.api && values['api-key'] && values['api-secret-file']),
-    command: `edge-agent ${command}`,
+  // On a terminal: its config. Elsewhere --api with the key on the command line (or --secrets) is enough.
+  const config = standaloneConfig(values, process.env, {
+    complete: Boolean(values.api && ((values['api-key'] && values['api-secret-file']) || values.secrets)),
   });
-  const secrets = secretsFor(config, values);
+  const secrets = standaloneSecrets(config, values);
+  if (!config.api.url) throw missingFlag(command, '--api URL', 'the attendance service', lookedAt(config));
+  const where = config.secretsPath ? `neither the flags nor ${config.secretsPath} give it` : lookedAt(config);
+  if (!secrets.apiKey) throw missingFlag(command, '--api-key KEY', 'an API key of the attendance service', where);
+  if (!secrets.apiSecret) throw missingFlag(command, '--api-secret-file FILE', "the file holding that key's secret", where);
   return { client: createAttendanceClient(config, secrets), config, secrets };
 }
 
@@ -93,7 +98,7 @@ secret of its secrets file), or to --api URL with --api-key and --api-secret-fil
     });
     if (env.statusCode !== 'SUCCESS' || !env.returnValue) return refused(env, `adding ${code}`, code);
     if (values.json) printJson(env.returnValue);
-    else process.stdout.write(`added ${describeUser(env.returnValue)}\nnext: edge-agent enroll ${code}\n`);
+    else out(`added ${describeUser(env.returnValue)}\nnext: edge-agent enroll ${code}\n`);
     return 0;
   });
 
@@ -140,14 +145,11 @@ Exit code 1 when a code is unknown to the service.`,
     }
     if (values.json) printJson({ users: found, unknown });
     else {
-      if (args.length === 0 && codes.length === 0)
-        process.stdout.write('nobody is enrolled on this terminal (give codes to look employees up)\n');
+      if (args.length === 0 && codes.length === 0) out('nobody is enrolled on this terminal (give codes to look employees up)\n');
       for (const u of found)
-        process.stdout.write(
-          `${describeUser(u)}${enrolled.has(u.employeeCode) ? `  enrolled here: ${enrolled.get(u.employeeCode)!.join(', ')}` : ''}\n`,
-        );
+        out(`${describeUser(u)}${enrolled.has(u.employeeCode) ? `  enrolled here: ${enrolled.get(u.employeeCode)!.join(', ')}` : ''}\n`);
       for (const c of unknown)
-        process.stdout.write(
+        out(
           `${c}  not known to the attendance service${enrolled.has(c) ? ' (but enrolled here: "edge-agent users add" it, or delete its templates)' : ''}\n`,
         );
     }
@@ -174,13 +176,13 @@ until the site's template sync deletes them (or the ops command delete-user).`,
         'users remove',
       ))
     ) {
-      process.stdout.write('nothing deleted\n');
+      out('nothing deleted\n');
       return 1;
     }
     const env = await client.deleteUser(code);
     if (env.statusCode !== 'SUCCESS') return refused(env, `removing ${code}`, code);
     if (values.json) printJson(env.returnValue);
-    else process.stdout.write(`removed ${code} from the attendance service (their events are kept)\n`);
+    else out(`removed ${code} from the attendance service (their events are kept)\n`);
     return 0;
   });
   return users;

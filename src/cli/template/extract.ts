@@ -26,7 +26,7 @@ An unusable capture fails with BIOMETRICS_UNUSABLE_CAPTURE and the reason.`,
     );
   withJson(
     cmd,
-    'print {"modality", "image", "out", "width", "height", "dpi", "dpiSource" (finger), "bytes", "quality", "qualityFeatures" (finger), "minutiae"|"validBits", "ms", "warnings"?}',
+    'print {"modality", "image", "out", "width", "height", "dpi", "dpiSource" (finger), "bytes", "quality", "qualityFeatures", "minutiae"|"validBits", "ms", "warnings"?}',
   );
   return action<Values>(cmd, async (values) => {
     const modality = values.modality;

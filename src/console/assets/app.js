@@ -31,6 +31,24 @@
     if (sec < 172800) return `${Math.round(sec / 3600)} h`;
     return `${Math.round(sec / 86400)} days`;
   }
+  // Every time on the page in one zone, the console's (console.timeZone, else the terminals' as the CLI), named in the header.
+  let zone = 'UTC';
+  let zoneFormat = null;
+  function at(iso) {
+    const t = typeof iso === 'number' ? iso : Date.parse(iso);
+    if (!Number.isFinite(t)) return '–';
+    zoneFormat ??= new Intl.DateTimeFormat('en-CA', {
+      timeZone: zone,
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+      hourCycle: 'h23',
+    });
+    return zoneFormat.format(t).replace(',', '');
+  }
   const ago = (t) => (t === null || t === undefined ? '–' : `${dur((now() - t) / 1000)} ago`);
   const num = (v, unit) => (v === null || v === undefined ? '–' : `${Math.round(v * 10) / 10}${unit ? ` ${unit}` : ''}`);
   const disk = (mb) =>
@@ -46,40 +64,29 @@
   const STATE_RANK = { lost: 0, degraded: 1, offline: 2, online: 3 };
 
   // ---------- the fleet table ----------
+  // The columns that matter on a wall, first; the rest is on the terminal's page. `opt` ones leave a phone's screen.
+  const stateText = (r) => (r.state ?? 'unknown') + (r.reasons?.length ? `: ${r.reasons.join('; ')}` : '');
+  const clockText = (r) => r.clockState ?? (r.clock === null || r.clock === undefined ? '–' : r.clock ? 'trusted' : 'unsynchronized');
   const COLUMNS = [
     { key: 'terminal', cls: 'name', value: (r) => r.terminal },
-    { key: 'state', value: (r) => STATE_RANK[r.state] ?? 4, text: (r) => r.state ?? 'unknown' },
+    { key: 'state', value: (r) => STATE_RANK[r.state] ?? 4, text: stateText },
     {
       key: 'since',
       value: (r) => (r.since === null ? null : -r.since),
       text: (r) => (r.since === null ? '–' : `${r.sinceExact ? '' : '~'}${dur((now() - r.since) / 1000)}`),
       live: true,
     },
-    { key: 'lastSeen', value: (r) => (r.lastSeen === null ? null : -r.lastSeen), text: (r) => ago(r.lastSeen), live: true },
-    { key: 'pending', cls: 'num', value: (r) => r.pending, text: (r) => num(r.pending) },
-    { key: 'oldest', cls: 'num', value: oldestNow, text: (r) => dur(oldestNow(r)), live: true },
-    { key: 'dead', cls: 'num', value: (r) => r.dead, text: (r) => num(r.dead) },
-    {
-      key: 'lastDelivery',
-      value: (r) => (r.lastDelivery === null ? null : -r.lastDelivery),
-      text: (r) => (r.lastDelivery === null ? (r.metricsAt ? 'never' : '–') : ago(r.lastDelivery)),
-      live: true,
-    },
+    { key: 'lastSeen', opt: true, value: (r) => (r.lastSeen === null ? null : -r.lastSeen), text: (r) => ago(r.lastSeen), live: true },
+    { key: 'pending', cls: 'num', opt: true, value: (r) => r.pending, text: (r) => num(r.pending) },
+    { key: 'oldest', cls: 'num', opt: true, value: oldestNow, text: (r) => dur(oldestNow(r)), live: true },
+    { key: 'dead', cls: 'num', opt: true, value: (r) => r.dead, text: (r) => num(r.dead) },
     {
       key: 'scanners',
+      opt: true,
       value: (r) => (r.scanners === null ? null : r.scannersReady - r.scanners),
       text: (r) => (r.scanners === null ? '–' : r.scanners === 0 ? 'none' : `${r.scannersReady}/${r.scanners} ready`),
     },
-    { key: 'idP95', cls: 'num', value: (r) => r.idP95, text: (r) => num(r.idP95, 'ms') },
-    { key: 'capP95', cls: 'num', value: (r) => r.capP95, text: (r) => num(r.capP95, 'ms') },
-    {
-      key: 'clock',
-      value: (r) => (r.clock === null ? null : r.clock ? 1 : 0),
-      text: (r) => (r.clock === null ? '–' : r.clock ? 'synchronized' : 'NOT synchronized'),
-    },
-    { key: 'temp', cls: 'num', value: (r) => r.temp, text: (r) => num(r.temp, '°C') },
-    { key: 'disk', cls: 'num', value: (r) => r.disk, text: (r) => disk(r.disk) },
-    { key: 'version', value: (r) => r.version, text: (r) => r.version ?? '–' },
+    { key: 'clock', opt: true, value: (r) => ({ synchronized: 2, assumed: 1, unsynchronized: 0 })[r.clockState] ?? null, text: clockText },
     {
       key: 'alerts',
       cls: 'num',
@@ -108,10 +115,16 @@
         th.append(el('a', { href: `#/t/${encodeURIComponent(r.site)}/${encodeURIComponent(r.terminal)}`, text: r.terminal }));
         return th;
       }
-      return el('td', { class: `${c.cls ?? ''} c-${c.key}`.trim(), role: 'cell' });
+      return el('td', { class: `${c.cls ?? ''}${c.opt ? ' opt' : ''} c-${c.key}`.trim(), role: 'cell' });
     });
     tr.append(...cells);
-    const row = { r, tr, cells, texts: [], site: r.site };
+    const tile = el(
+      'a',
+      { class: 'tile', href: `#/t/${encodeURIComponent(r.site)}/${encodeURIComponent(r.terminal)}`, 'data-key': r.key },
+      el('span', { class: 'tile-name', text: r.terminal }),
+      el('span', { class: 'tile-state' }),
+    );
+    const row = { r, tr, cells, texts: [], site: r.site, tile, tileText: '' };
     paint(row, false);
     return row;
   }
@@ -130,6 +143,16 @@
     if (!liveOnly) {
       const cls = rowClass(r);
       if (row.tr.className !== cls) row.tr.className = cls;
+      // The tile: its colour and its word (never colour alone), the reasons on hover and for screen readers.
+      const tileCls = `tile state-${r.state ?? 'unknown'}`;
+      if (row.tile.className !== tileCls) row.tile.className = tileCls;
+      const word = r.state ?? 'unknown';
+      if (row.tileText !== word) {
+        row.tileText = word;
+        row.tile.lastChild.textContent = word;
+      }
+      const title = `${r.terminal}: ${stateText(r)}`;
+      if (row.tile.title !== title) row.tile.title = title;
     }
   }
 
@@ -139,11 +162,15 @@
       const tbody = el('tbody', { 'data-site': site, role: 'rowgroup' });
       const head = el('th', { scope: 'rowgroup', colspan: COLUMNS.length, class: 'site', role: 'rowheader' });
       tbody.append(el('tr', { class: 'site-row', role: 'row' }, head));
-      g = { site, tbody, head, keys: new Set(), dirty: true, resort: true };
+      const tiles = el('div', { class: 'tiles', role: 'list' });
+      const siteHead = el('h3', { class: 'site-name', text: site });
+      const box = el('section', { class: 'site-tiles', 'data-site': site }, siteHead, tiles);
+      g = { site, tbody, head, keys: new Set(), dirty: true, resort: true, box, tiles, siteHead };
       groups.set(site, g);
       const sites = [...groups.keys()].sort((a, b) => a.localeCompare(b));
       const next = sites[sites.indexOf(site) + 1];
       table.insertBefore(tbody, next ? groups.get(next).tbody : null);
+      $('overview').insertBefore(box, next ? groups.get(next).box : null);
     }
     return g;
   }
@@ -182,6 +209,11 @@
         for (const row of list) frag.append(row.tr);
         g.tbody.append(frag);
       }
+      // Tiles stay in name order whatever the table's sort.
+      const byName = [...list].sort((a, b) => a.r.terminal.localeCompare(b.r.terminal));
+      if (byName.some((row, k) => g.tiles.children[k] !== row.tile.parentNode)) {
+        g.tiles.replaceChildren(...byName.map((row) => el('div', { role: 'listitem' }, row.tile)));
+      }
       g.resort = false;
     }
     let shown = 0;
@@ -200,6 +232,7 @@
     if (shown !== list.length) parts.push(`${shown} shown`);
     const text = parts.join(' · ');
     if (g.head.textContent !== text) g.head.textContent = text;
+    if (g.siteHead.textContent !== text) g.siteHead.textContent = text;
     g.tbody.hidden = shown === 0;
     g.dirty = false;
   }
@@ -265,17 +298,22 @@
     if (!row) return;
     rows.delete(key);
     row.tr.remove();
+    row.tile.parentNode?.remove();
     const g = groups.get(row.site);
     g.keys.delete(key);
     g.dirty = true;
     if (g.keys.size === 0) {
       g.tbody.remove();
+      g.box.remove();
       groups.delete(row.site);
     }
   }
 
   function snapshot(s) {
-    for (const g of groups.values()) g.tbody.remove();
+    for (const g of groups.values()) {
+      g.tbody.remove();
+      g.box.remove();
+    }
     rows.clear();
     groups.clear();
     applyConsole(s.console);
@@ -298,6 +336,11 @@
     if (!c) return;
     consoleInfo = c;
     if (typeof c.now === 'number') skew = c.now - Date.now();
+    if (c.timeZone && c.timeZone !== zone) {
+      zone = c.timeZone;
+      zoneFormat = null;
+    }
+    $('zone').textContent = `Times in ${zone}`;
     $('logout').hidden = !c.loginRequired;
     setLink();
   }
@@ -331,7 +374,7 @@
             ' ',
             el('a', { href: `#/t/${encodeURIComponent(a.site)}/${encodeURIComponent(a.terminal)}`, text: `${a.site}/${a.terminal}` }),
             `: ${a.message} `,
-            el('span', { class: 'since', text: `(since ${new Date(a.since).toLocaleTimeString()})` }),
+            el('span', { class: 'since', text: `(since ${at(a.since)})` }),
             el('div', { class: 'hint', text: a.hint }),
           ),
         ),
@@ -474,7 +517,7 @@
     const t = d.table;
     const state = $('terminal-state');
     state.className = `terminal-state state-${t.state ?? 'unknown'}`;
-    state.textContent = `${t.state ?? 'state unknown'}${t.since ? ` for ${t.sinceExact ? '' : '~'}${dur((now() - t.since) / 1000)}` : ''} · last seen ${ago(t.lastSeen)}`;
+    state.textContent = `${t.state ?? 'state unknown'}${t.reasons?.length ? ` (${t.reasons.join('; ')})` : ''}${t.since ? ` for ${t.sinceExact ? '' : '~'}${dur((now() - t.since) / 1000)}` : ''} · last seen ${ago(t.lastSeen)}`;
     const facts = [
       ['Queue', num(t.pending)],
       ['Oldest pending', dur(d.oldestPendingAgeNowSec)],
@@ -487,7 +530,7 @@
       ],
       ['Identification p95', num(t.idP95, 'ms')],
       ['Capture to punch p95', num(t.capP95, 'ms')],
-      ['Clock', t.clock === null ? '–' : t.clock ? 'synchronized' : 'NOT synchronized'],
+      ['Clock', clockText(t)],
       ['CPU temperature', num(t.temp, '°C')],
       ['Free disk', disk(t.disk)],
       ['Agent memory', num(d.row.rssMb, 'MB')],
@@ -506,14 +549,12 @@
     renderCharts(d.history);
     $('errors').replaceChildren(
       ...(d.errors.length
-        ? d.errors.map((e) => el('li', {}, el('time', { datetime: e.at, text: new Date(e.at).toLocaleString() }), ` ${e.message}`))
+        ? d.errors.map((e) => el('li', {}, el('time', { datetime: e.at, text: at(e.at) }), ` ${e.message}`))
         : [el('li', { text: 'None reported since the console started.' })]),
     );
     $('transitions').replaceChildren(
       ...(d.transitions.length
-        ? [...d.transitions]
-            .reverse()
-            .map((x) => el('li', {}, el('time', { datetime: x.at, text: new Date(x.at).toLocaleString() }), ` ${x.state ?? 'cleared'}`))
+        ? [...d.transitions].reverse().map((x) => el('li', {}, el('time', { datetime: x.at, text: at(x.at) }), ` ${x.state ?? 'cleared'}`))
         : [el('li', { text: 'None yet.' })]),
     );
     $('raw').textContent = JSON.stringify({ info: d.info, metrics: d.metrics }, null, 2);
@@ -680,6 +721,28 @@
       ),
     );
   });
+
+  // ---------- wall mode: dark, large, no controls (?kiosk=1, or the button; remembered) ----------
+  const kioskButton = $('kiosk');
+  function setKiosk(on) {
+    document.body.classList.toggle('kiosk', on);
+    kioskButton.setAttribute('aria-pressed', String(on));
+    kioskButton.textContent = on ? 'Leave wall mode' : 'Wall mode';
+    try {
+      localStorage.setItem('console.kiosk', on ? '1' : '0');
+    } catch {
+      // a browser without storage keeps it for this page only
+    }
+  }
+  const asked = new URLSearchParams(location.search).get('kiosk');
+  let stored = null;
+  try {
+    stored = localStorage.getItem('console.kiosk');
+  } catch {
+    stored = null;
+  }
+  setKiosk(asked !== null ? asked === '1' || asked === 'true' : stored === '1');
+  kioskButton.addEventListener('click', () => setKiosk(!document.body.classList.contains('kiosk')));
 
   window.addEventListener('hashchange', route);
   route();

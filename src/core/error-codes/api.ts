@@ -21,17 +21,17 @@ export const API_CODES = layerCodes('api', {
   },
   API_FORBIDDEN: { retryable: false, hint: 'use a key with the admin role; admin-audit keys may only read' },
   API_HTTP_4XX: { retryable: false, hint: 'the request does not fit this service: check api.url and api.pathForm' },
-  API_HTTP_5XX: { retryable: true, hint: 'a server-side problem; it is retried later; the service logs say more' },
+  API_HTTP_5XX: { retryable: true, hint: 'a server-side problem: the service logs say more' },
   API_INVALID_DATE_TIME: { retryable: false, hint: 'write date-times as yyyy-MM-dd HH:mm:ss, e.g. 2024-03-05 08:30:00' },
   API_NETWORK: {
     retryable: true,
-    hint: 'check api.url in the config, that the service runs, and the network; it is retried later',
+    hint: 'check api.url in the config, that the service runs, and the network',
   },
   API_NOT_SUPPORTED: { retryable: false, hint: 'set api.pathForm to "api" to use the report' },
-  API_RATE_LIMITED: { retryable: true, hint: 'retried after the delay the service asked for' },
+  API_RATE_LIMITED: { retryable: true, hint: 'the service asks to slow down: wait as long as it says (Retry-After), then try again' },
   API_TIMEOUT: {
     retryable: true,
-    hint: 'the service or the network is slow or down; it is retried later (api.timeoutMs sets the limit)',
+    hint: 'the service or the network is slow or down (api.timeoutMs sets the limit)',
   },
   API_UNAUTHORIZED: {
     retryable: false,

@@ -17,6 +17,10 @@ export const OPS_CODES = layerCodes('ops', {
     retryable: false,
     hint: 'put opsKey (or opsKeys.<id>) in the secrets file (edge-agent provision --ops-key-file or --generate-ops-key), or pass --key-file',
   },
+  OPS_REPLAY_UNRECORDED: {
+    retryable: true,
+    hint: "the terminal's database could not record the command against replays, so it did not run it: check its disk (edge-agent doctor), then send the command again with a new transaction id",
+  },
   OPS_UNAUTHENTICATED: {
     retryable: false,
     hint: 'sign the command with an ops key the terminal holds: edge-agent ops send (docs/operator.md, Authenticated commands)',

@@ -1,16 +1,19 @@
 /**
  * The ops component: retained state, info and metrics over MQTT and the request/response
- * commands; it also notes delivery errors and dead letters as the terminal's last error, and
- * republishes the metrics at once when the time authority sees a step or a change of trust.
+ * commands (signed; those accepted are remembered in the terminal's database against replays);
+ * it also notes delivery errors and dead letters as the terminal's last error, and republishes
+ * the metrics at once when the time authority sees a step or a change of trust.
  *
  * Tested in test/integration/agent-ops.test.ts (retained state and metrics, signed commands
- * answered, degraded and healthy again, offline on a clean stop).
+ * answered, a captured restart replayed after the restart and into a new process, degraded and
+ * healthy again, offline on a clean stop).
  */
 import { AgentError } from '../../core/errors.js';
 import { logger } from '../../core/logger.js';
 import { keyringOf, OpsAuthenticator } from '../../ops/ops-auth.js';
 import { createOpsRouter } from '../../ops/ops-router.js';
 import { TerminalOps } from '../../ops/terminal-ops.js';
+import { ReplayStore } from '../../store/replay-store.js';
 import type { DaemonComponent, DaemonContext } from '../component.js';
 import { deletePersonTemplates } from '../people.js';
 import type { TerminalRuntime } from '../runtime.js';
@@ -49,11 +52,14 @@ export class OpsComponent implements DaemonComponent {
       log.warn(
         'no ops key in the secrets: every MQTT command is refused (OPS_UNAUTHENTICATED); set opsKey with edge-agent provision --ops-key-file',
       );
-    const verifier = new OpsAuthenticator({
+    // What was accepted is remembered in the terminal's database: a captured command replayed
+    // after a restart (the one a `restart` causes included) is refused.
+    const verifier = await OpsAuthenticator.open({
       site: config.terminal.site,
       terminal: config.terminal.id,
       keyring,
       windowMs: config.ops.authWindowSec * 1000,
+      ledger: await ReplayStore.open(ctx.db),
     });
     const router = createOpsRouter(
       {

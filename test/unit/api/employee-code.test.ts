@@ -9,7 +9,7 @@ const problem = (v: unknown) => {
 
 describe('the employee-code rule (agent and service)', () => {
   it('accepts what real systems use, in NFC', () => {
-    for (const code of ['E1001', '1042', 'a+b', 'ÅSA-07', 'Ünal.K', '山田_01', 'x'.repeat(64), '𝔘'.repeat(64), '...'])
+    for (const code of ['E1001', '1042', 'a+b', 'ÅSA-07', 'Ünal.K', '山田_01', 'x'.repeat(64), '𠀀'.repeat(64), '...'])
       expect(checkEmployeeCode(code)).toEqual({ ok: true, code });
     // Decomposed input becomes the composed form (one stored code for one person).
     expect(checkEmployeeCode('Jose\u0301')).toEqual({ ok: true, code: 'Jos\u00e9' });
@@ -60,6 +60,32 @@ describe('the employee-code rule (agent and service)', () => {
     expect(problem(null)).toMatch(/must be a string/);
   });
 
+  it('refuses compatibility forms (full width, ligatures, superscripts, circled, Roman numerals, half-width kana), naming the plain form to type', () => {
+    expect(problem('Ｅ１００１')).toBe(
+      'the employee code "Ｅ１００１" holds U+FF25, a compatibility form of "E" (full-width, ligature, superscript and the like look the same as plain characters in reports): write it as "E1001"',
+    );
+    for (const [code, plain] of [
+      ['E１001', 'E1001'],
+      ['ﬁnance-1', 'finance-1'],
+      ['E²', 'E2'],
+      ['①', '1'],
+      ['Ⅳ-7', 'IV-7'],
+      ['ｱ01', 'ア01'],
+      ['𝔘1', 'U1'],
+    ]) {
+      expect(problem(code), code).toMatch(/compatibility form/);
+      expect(problem(code), code).toContain(`write it as ${JSON.stringify(plain)}`);
+      expect(checkEmployeeCode(plain)).toEqual({ ok: true, code: plain });
+    }
+    // A form whose plain character the rule refuses gets no suggestion.
+    expect(problem('E／1')).toMatch(/U\+FF0F, a compatibility form of "\/"/);
+    expect(problem('E／1')).not.toMatch(/write it as/);
+    // Canonical look-alikes are the same code already (NFC): the Kelvin sign is K.
+    expect(checkEmployeeCode('\u212a1')).toEqual({ ok: true, code: 'K1' });
+    const r = employeeCodeSchema.safeParse('Ｅ１００１');
+    expect(r.error?.issues[0]?.message).toMatch(/write it as "E1001"/);
+  });
+
   it('never echoes a huge input whole', () => {
     expect(problem('x'.repeat(70_000))!.length).toBeLessThan(120);
   });
@@ -83,5 +109,7 @@ describe('the employee-code rule (agent and service)', () => {
   it('looks codes up in NFC and leaves text that is not valid as it is', () => {
     expect(lookupEmployeeCode('Jose\u0301')).toBe('Jos\u00e9');
     expect(lookupEmployeeCode('\ud800')).toBe('\ud800');
+    // A code stored before the compatibility rule is still found (and can be deleted) as it was stored.
+    expect(lookupEmployeeCode('Ｅ１００１')).toBe('Ｅ１００１');
   });
 });

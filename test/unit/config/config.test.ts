@@ -28,11 +28,13 @@ describe('config: the defaults', () => {
       host: '127.0.0.1',
       port: 8470,
       tls: null,
+      timeZone: null,
       historyHours: 24,
       homeAssistant: { sites: [], discoveryPrefix: 'homeassistant' },
     });
     expect(c.console.alerts).toEqual({
       lostMinutes: 2,
+      degraded: true,
       silentMinutes: 5,
       oldestPendingMinutes: 30,
       deadLetters: true,
@@ -50,6 +52,7 @@ describe('config: the defaults', () => {
     expect(
       failure(() => loadConfig({ file: file('console: {allowedOrigins: ["https://ops.example.com/path"]}'), env: {} })).message,
     ).toContain('console.allowedOrigins');
+    expect(failure(() => loadConfig({ file: file('console: {timeZone: Mars/Olympus}'), env: {} })).message).toContain('console.timeZone');
   });
 });
 

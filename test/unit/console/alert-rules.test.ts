@@ -34,7 +34,20 @@ describe('alert rules', () => {
 
   it('raise TERMINAL_SILENT for a terminal that says online and publishes nothing', () => {
     expect(codes(row('online', { at: iso(6 * 60_000) }, { at: iso(6 * 60_000) }))).toEqual(['TERMINAL_SILENT']);
-    expect(codes(row('degraded', { at: iso(60_000) }))).toEqual([]);
+    expect(codes(row('degraded', { at: iso(60_000) }))).toEqual(['TERMINAL_DEGRADED']);
+    expect(codes(row('degraded', { at: iso(60_000) }), NOW - 10_000, { ...RULES, degraded: false })).toEqual([]);
+  });
+
+  it('raise TERMINAL_DEGRADED with every reason the terminal gives, and nothing once it says it runs fully', () => {
+    const reasons = [
+      { code: 'SCANNER_NOT_READY', message: 'scanner r30x:/dev/fp0 disconnected' },
+      { code: 'OUTBOX_FULL', message: 'outbox full: new punches are refused' },
+    ];
+    const raised = judgeTerminal(row('online', { health: 'degraded', state: 'degraded', reasons }), { stateSince: null }, RULES, NOW);
+    expect(raised.map((a) => [a.code, a.severity, a.message])).toEqual([
+      ['TERMINAL_DEGRADED', 'warning', 'degraded: scanner r30x:/dev/fp0 disconnected; outbox full: new punches are refused'],
+    ]);
+    expect(codes(row('degraded', { health: 'ok', state: 'online', reasons: [] }))).toEqual([]);
   });
 
   it('raise QUEUE_OLDEST_PENDING, DEAD_LETTERS, CLOCK_UNSYNCHRONIZED, DISK_LOW, TEMPERATURE_HIGH past their limits', () => {

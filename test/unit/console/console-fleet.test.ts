@@ -14,6 +14,39 @@ function fleet() {
 }
 
 describe("the console's fleet", () => {
+  it("shows the state the terminal's metrics make, with its reasons, since the change: a republish of metrics or info does not reset it", () => {
+    const { f } = fleet();
+    const iso = (ms: number) => new Date(ms).toISOString();
+    const metrics = (state: string, since: number, at: number) =>
+      b({
+        at: iso(at),
+        health: state === 'degraded' ? 'degraded' : 'ok',
+        state,
+        stateSince: iso(since),
+        reasons: state === 'degraded' ? [{ code: 'SCANNER_NOT_READY', message: 'scanner fp disconnected' }] : [],
+        degraded: state === 'degraded' ? ['scanner fp disconnected'] : [],
+        clock: { clockTrusted: true, clockSource: 'assumed' },
+      });
+    f.apply('attendance/plant-a/gate-7/state', b('online'), true, NOW);
+    f.apply('attendance/plant-a/gate-7/metrics', metrics('online', NOW - 60_000, NOW), true, NOW);
+    expect(f.get('plant-a/gate-7')!.row).toMatchObject({ state: 'online', reasons: [], clock: 'assumed', clockSynchronized: true });
+    // The scanner goes: the metrics come first (an older agent's state topic would stay online).
+    f.apply('attendance/plant-a/gate-7/metrics', metrics('degraded', NOW + 1000, NOW + 1000), false, NOW + 1100);
+    let r = f.get('plant-a/gate-7')!;
+    expect(r.row).toMatchObject({ state: 'degraded', reasons: [{ code: 'SCANNER_NOT_READY', message: 'scanner fp disconnected' }] });
+    expect(stateSince(r)).toEqual({ at: NOW + 1000, exact: true });
+    expect(r.transitions.map((t) => t.state)).toEqual(['online', 'degraded']);
+    // Its word, metrics every second and info at every retry of the scanner: "for" stays.
+    f.apply('attendance/plant-a/gate-7/state', b('degraded'), false, NOW + 1200);
+    for (let k = 2; k < 40; k++) {
+      f.apply('attendance/plant-a/gate-7/metrics', metrics('degraded', NOW + 1000, NOW + k * 1000), false, NOW + k * 1000);
+      if (k % 20 === 0) f.apply('attendance/plant-a/gate-7/info', b({ at: iso(NOW + k * 1000), version: '1' }), false, NOW + k * 1000);
+    }
+    r = f.get('plant-a/gate-7')!;
+    expect(stateSince(r)).toEqual({ at: NOW + 1000, exact: true });
+    expect(r.transitions.map((t) => t.state)).toEqual(['online', 'degraded']);
+  });
+
   it('builds a terminal from its retained state, info and metrics, and knows since when it is in its state', () => {
     const { f } = fleet();
     f.apply('attendance/plant-a/gate-7/state', b('online'), true, NOW);

@@ -54,14 +54,20 @@ describe('the terminal runtime tells the truth about what is wrong now', () => {
       latencyMs: 5,
       detail: 'STORE_OUTBOX_FULL: outbox full',
     });
-    expect(rt.health([])).toEqual({ state: 'degraded', reasons: ['STORE_OUTBOX_FULL: outbox full'] });
+    expect(rt.health([])).toEqual({
+      state: 'degraded',
+      reasons: [{ code: 'PUNCH_NOT_RECORDED', message: 'STORE_OUTBOX_FULL: outbox full' }],
+    });
     rt.noteCapture({ scanner: 'sim:r30x', path: 'host', employeeCode: null, score: null, result: 'try-again', latencyMs: 5 });
     expect(rt.health([]).state).toBe('degraded');
     rt.noteCapture({ scanner: 'sim:r30x', path: 'host', employeeCode: 'E1', score: 50, result: 'punched', latencyMs: 5 });
-    expect(rt.health([])).toEqual({ state: 'ok', reasons: [] });
+    expect(rt.health([])).toEqual({ state: 'online', reasons: [] });
 
     rt.noteError(new AgentError('DRIVER_R30X_FLASH', 'flash error'), 'modules:sim:r30x');
-    expect(rt.health([{ code: 'CLOCK_HELD_LONG' }])).toEqual({ state: 'degraded', reasons: ['alert CLOCK_HELD_LONG'] });
+    expect(rt.health([{ code: 'CLOCK_HELD_LONG' }])).toEqual({
+      state: 'degraded',
+      reasons: [{ code: 'TERMINAL_ALERT', message: 'alert CLOCK_HELD_LONG' }],
+    });
     expect(rt.lastError?.source).toBe('modules:sim:r30x');
   });
 

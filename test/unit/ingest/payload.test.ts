@@ -63,6 +63,11 @@ describe('parsePayload', () => {
     ['an employee code with a slash', { ...base, employeeCode: 'E/7' }, /^employeeCode:.*U\+002F/],
     ['an employee code with a bidi override', { ...base, employeeCode: 'E\u202e7' }, /^employeeCode:.*U\+202E/],
     ['an employee code that is ..', { ...base, employeeCode: '..' }, /^employeeCode:.*not an employee code/],
+    [
+      'a full-width employee code',
+      { ...base, employeeCode: 'Ｅ１００１' },
+      /^employeeCode:.*U\+FF25, a compatibility form.*write it as "E1001"/,
+    ],
     ['an array', [base], /\(message\)/],
   ])('refuses %s, saying what is wrong', (_what, payload, reason) => {
     const r = parse(payload);

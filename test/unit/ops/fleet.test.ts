@@ -109,6 +109,8 @@ describe('FleetWatch', () => {
       delivered: 1,
       lastError: null,
       lastErrorAt: null,
+      reasons: [],
+      since: null,
       health: 'ok',
       degraded: [],
       scanners: null,

@@ -62,7 +62,19 @@ describe('ops router', async () => {
     expect((await ask('set-log-level', { level: 'loud' })).error?.code).toBe('OPS_BAD_ARGUMENT');
     expect((await ask('ping', { extra: 1 })).error?.code).toBe('OPS_BAD_ARGUMENT');
     expect((await ask('retry-dead', { ids: ['x'.repeat(65)] })).error?.code).toBe('OPS_BAD_ARGUMENT');
-    for (const employeeCode of ['x'.repeat(70_000), 'x'.repeat(65), '\ud800', '.', '..', 'E\u202e1', 'E\u200b1', 'E 1', 'E/1', 42]) {
+    for (const employeeCode of [
+      'x'.repeat(70_000),
+      'x'.repeat(65),
+      '\ud800',
+      '.',
+      '..',
+      'E\u202e1',
+      'E\u200b1',
+      'E 1',
+      'E/1',
+      'Ｅ９',
+      42,
+    ]) {
       const r = await ask('delete-user', { employeeCode });
       // 70,000 characters do not even get read: the request is over 64 KiB.
       expect(r.error?.code).toBe(typeof employeeCode === 'string' && employeeCode.length > 1000 ? 'OPS_BAD_REQUEST' : 'OPS_BAD_ARGUMENT');

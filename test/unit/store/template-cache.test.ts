@@ -49,7 +49,7 @@ describe('TemplateCache', () => {
 
   it('refuses codes outside the shared rule and stores them in NFC', async () => {
     const cache = await TemplateCache.open(store.db, { key });
-    for (const code of ['\ud800', '..', 'E\u202e1', 'x'.repeat(65)])
+    for (const code of ['\ud800', '..', 'E\u202e1', 'x'.repeat(65), 'Ｅ１００１'])
       expect((await errorOf(cache.addTemplate(finger(code, Uint8Array.of(1))))).code).toBe('STORE_TEMPLATE_INVALID');
     const stored = await cache.addTemplate(finger('Jose\u0301', Uint8Array.of(1)));
     expect(stored.employeeCode).toBe('Jos\u00e9');

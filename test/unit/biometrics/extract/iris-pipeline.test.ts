@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { isAgentError } from '../../../../src/core/errors.js';
 import { extractIris } from '../../../../src/biometrics/extract/iris-pipeline.js';
+import { irisQualityScore } from '../../../../src/biometrics/extract/iris-quality.js';
 import { compareIrisCodes } from '../../../../src/biometrics/iris/iris-match.js';
 import { decodeIrisTemplate, encodeIrisTemplate } from '../../../../src/biometrics/iris/iris-code.js';
 import { renderEye } from '../../../../src/synthetic/eye-image.js';
@@ -14,6 +15,27 @@ describe('iris pipeline', () => {
     expect(Math.hypot(l.iris.x - e.truth.iris.x, l.iris.y - e.truth.iris.y)).toBeLessThan(5);
     expect(Math.abs(l.iris.r - e.truth.iris.r)).toBeLessThan(5);
     expect(code.quality).toBeGreaterThan(20);
+  });
+
+  it('measures quality in the spirit of ISO/IEC 29794-6, and a poor measure lowers the score', async () => {
+    const e = renderEye(31, 1);
+    const { qualityFeatures: f, code } = await extractIris(e);
+    expect(f.irisDiameterPx).toBeCloseTo(2 * e.truth.iris.r, -1);
+    expect(f.pupilIrisRatio).toBeCloseTo(e.truth.pupil.r / e.truth.iris.r, 1);
+    expect(f.usableIrisArea).toBeGreaterThan(0.5);
+    expect(f.usableIrisArea).toBeLessThanOrEqual(1);
+    expect(f.irisPupilContrast).toBeGreaterThan(0);
+    expect(f.irisScleraContrast).toBeGreaterThan(0);
+    expect(f.pupilCircularity).toBeGreaterThan(0.9);
+    expect(f.grayLevelSpread).toBeGreaterThan(3);
+    expect(f.grayLevelSpread).toBeLessThanOrEqual(8);
+    expect(f.marginLeftRight).toBeGreaterThan(0);
+    expect(irisQualityScore(f)).toBe(code.quality);
+    // One poor measure is enough to make a capture poor; none makes the score leave 1..100.
+    expect(irisQualityScore({ ...f, usableBits: 0.25 })).toBeLessThan(code.quality / 2);
+    expect(irisQualityScore({ ...f, sharpness: 0 })).toBeLessThan(code.quality);
+    expect(irisQualityScore({ ...f, marginTopBottom: -0.5 })).toBeLessThan(code.quality);
+    expect(irisQualityScore({ ...f, usableBits: 0, usableIrisArea: 0 })).toBe(1);
   });
 
   it('the same eye gives close codes, another eye does not (through the template file)', async () => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { createIrisCode, IRIS_ANGLES, IRIS_RINGS } from '../../../../src/biometrics/iris/iris-code.js';
 import { compareIrisCodes } from '../../../../src/biometrics/iris/iris-match.js';
-import { normalizeHd, normalizeHdRaw, HD_NORMALIZATION_BITS } from '../../../../src/biometrics/iris/iris-scan.js';
+import { compareScores, normalizeHd, normalizeHdRaw, HD_NORMALIZATION_BITS } from '../../../../src/biometrics/iris/iris-scan.js';
 import { idealIrisCode, syntheticIrisEye, syntheticIrisSample } from '../../../../src/synthetic/iris-code.js';
 
 /** The ideal code of an eye turned by `rotation` columns (column a + rotation shows eye column a). */
@@ -14,9 +14,9 @@ function rotatedIdeal(seed: number, rotation: number) {
 }
 
 describe('iris Hamming distance', () => {
-  it('is a raw distance of 0 for identical codes at shift 0 (normalized: the lowest possible, below 0)', () => {
+  it('is a distance of 0 for identical codes at shift 0 (raw and normalized)', () => {
     const c = idealIrisCode(syntheticIrisEye(1));
-    expect(compareIrisCodes(c, c)).toEqual({ hd: normalizeHdRaw(0, 2048), hdRaw: 0, bits: 2048, shift: 0 });
+    expect(compareIrisCodes(c, c)).toEqual({ hd: 0, hdRaw: 0, bits: 2048, shift: 0 });
   });
 
   it('finds a rotated copy at the right shift, within the range only', () => {
@@ -87,16 +87,19 @@ describe('iris Hamming distance', () => {
     expect(normalizeHd(0.5, 2048)).toBe(0.5);
   });
 
-  it('reports how good a strong match is: the normalized distance goes below 0, the raw one beside it', () => {
+  it('reports a strong match at 0, never below, with the raw figures beside it and the ranking kept', () => {
     const eye = syntheticIrisEye(77);
     const a = syntheticIrisSample(eye, 1).code;
     const same = compareIrisCodes(a, a);
     expect(same.hdRaw).toBe(0);
-    expect(same.hd).toBeCloseTo(normalizeHdRaw(0, same.bits), 12);
-    expect(same.hd).toBeLessThan(0);
-    // A genuine pair that is not identical stays above the identical one: no clamp hides it.
+    expect(normalizeHdRaw(0, same.bits)).toBeLessThan(0);
+    expect(same.hd).toBe(0);
+    expect(normalizeHd(0, 2048)).toBe(0);
+    expect(normalizeHd(1, 2048)).toBe(1);
+    // A genuine pair that is not identical still ranks after the identical one.
     const b = compareIrisCodes(a, syntheticIrisSample(eye, 2).code);
     expect(b.hdRaw).toBeGreaterThan(0);
-    expect(b.hd).toBeGreaterThan(same.hd);
+    expect(b.hd).toBeGreaterThanOrEqual(0);
+    expect(compareScores(same, b)).toBeLessThan(0);
   });
 });

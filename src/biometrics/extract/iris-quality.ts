@@ -1,0 +1,110 @@
+/**
+ * Iris capture quality in the spirit of ISO/IEC 29794-6: the measures a technician can read, and
+ * the 0–100 score that enrolment's gate compares with its minimum.
+ *
+ * Every measure is relative to the image (its gray levels, its size) or to the eye found in it,
+ * never to one camera's pupil size or brightness:
+ *
+ * - `usableIrisArea`: share of the iris ring (the rubber-sheet strip) that is iris, not eyelid,
+ *   lashes, shadow or reflection;
+ * - `usableBits`: share of the code's bits that are valid (their neighbourhood is iris and their
+ *   filter response is not near 0);
+ * - `irisPupilContrast`, `irisScleraContrast`: Michelson contrasts (b − d) / (b + d) of the gray
+ *   levels on each side of the pupil's edge and of the limbus (the weaker lateral side);
+ * - `pupilCircularity`: minor over major axis of the pupil's outline (1 = round, lower: off-axis
+ *   gaze or a pupil found wrong); `pupilFitError`: the RMS distance of its rays from that outline
+ *   over its radius;
+ * - `pupilIrisRatio` (dilation) and `concentricity` (centre offset of pupil and limbus over the
+ *   iris radius);
+ * - `grayLevelSpread`: entropy of the image's gray-level histogram in bits (ISO's grey-scale
+ *   utilisation: 8 is every level used evenly, under about 6 a dim or saturated capture);
+ * - `sharpness`: 0..1 from the width of the pupil's edge relative to the iris radius;
+ * - `marginLeftRight`, `marginTopBottom`: free image round the iris on the tighter side, over the
+ *   iris radius (ISO's margin adequacy; below 0 the iris runs off the frame);
+ * - `irisDiameterPx`: the iris's diameter in pixels (the code samples 128 positions round it).
+ *
+ * Tested in test/unit/biometrics/extract/iris-pipeline.test.ts (the measures of a synthetic eye
+ * against its truth, and the score falling with one poor measure).
+ */
+import type { GrayImage } from '../image/gray-image.js';
+import type { IrisLocalization } from './iris-segmentation.js';
+
+export interface IrisQualityFeatures {
+  usableIrisArea: number;
+  usableBits: number;
+  irisPupilContrast: number;
+  irisScleraContrast: number;
+  pupilCircularity: number;
+  pupilFitError: number;
+  pupilIrisRatio: number;
+  concentricity: number;
+  grayLevelSpread: number;
+  sharpness: number;
+  marginLeftRight: number;
+  marginTopBottom: number;
+  irisDiameterPx: number;
+}
+
+/** Shannon entropy (bits) of the image's 256-bin gray-level histogram. */
+export function grayEntropy(img: GrayImage): number {
+  const hist = new Float64Array(256);
+  const px = img.pixels;
+  for (let i = 0; i < px.length; i++) hist[px[i]!]!++;
+  let h = 0;
+  for (const c of hist)
+    if (c > 0) {
+      const p = c / px.length;
+      h -= p * Math.log2(p);
+    }
+  return h;
+}
+
+const michelson = (bright: number, dark: number): number => {
+  const b = Math.max(0, bright),
+    d = Math.max(0, dark);
+  return b + d > 0 ? Math.max(0, (b - d) / (b + d)) : 0;
+};
+
+export function irisQualityFeatures(
+  img: GrayImage,
+  loc: IrisLocalization,
+  usable: { visible: number; validFraction: number },
+): IrisQualityFeatures {
+  const { pupil, iris } = loc;
+  const level = loc.irisLevel;
+  return {
+    usableIrisArea: usable.visible,
+    usableBits: usable.validFraction,
+    irisPupilContrast: michelson(level, level - loc.pupilContrast),
+    irisScleraContrast: michelson(level + loc.limbusContrast, level),
+    pupilCircularity: loc.aspect,
+    pupilFitError: loc.pupilFitError,
+    pupilIrisRatio: pupil.r / iris.r,
+    concentricity: Math.hypot(pupil.x - iris.x, pupil.y - iris.y) / iris.r,
+    grayLevelSpread: grayEntropy(img),
+    sharpness: loc.sharpness,
+    marginLeftRight: Math.min(iris.x - iris.r, img.width - 1 - iris.x - iris.r) / iris.r,
+    marginTopBottom: Math.min(iris.y - iris.r, img.height - 1 - iris.y - iris.r) / iris.r,
+    irisDiameterPx: 2 * iris.r,
+  };
+}
+
+const clamp01 = (x: number): number => Math.min(1, Math.max(0, x));
+/** 0 at `bad`, 1 at `good`, linear between (either order). */
+const ramp = (x: number, bad: number, good: number): number => clamp01((x - bad) / (good - bad));
+
+/**
+ * The 0–100 score: the product of what each measure allows, so one poor measure is enough to make
+ * a capture poor. The iris that is visible and codable weighs most (it bounds the bits two codes
+ * share); sharpness, contrast, size, gaze and margins each take off up to a share.
+ */
+export function irisQualityScore(f: IrisQualityFeatures): number {
+  const area = Math.min(ramp(f.usableBits, 0.2, 0.6), ramp(f.usableIrisArea, 0.2, 0.6));
+  const sharp = 0.5 + 0.5 * clamp01(f.sharpness);
+  const size = 0.8 + 0.2 * ramp(f.irisDiameterPx, 80, 150);
+  const contrast = 0.7 + 0.3 * Math.min(ramp(f.irisPupilContrast, 0.05, 0.2), ramp(f.irisScleraContrast, 0.02, 0.1));
+  const gaze = 0.7 + 0.3 * ramp(f.pupilCircularity, 0.75, 0.92);
+  const margin = 0.8 + 0.2 * ramp(Math.min(f.marginLeftRight, f.marginTopBottom), -0.3, 0.1);
+  const spread = 0.8 + 0.2 * ramp(f.grayLevelSpread, 5, 6.5);
+  return Math.max(1, Math.min(100, Math.round(100 * area * sharp * size * contrast * gaze * margin * spread)));
+}
