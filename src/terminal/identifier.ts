@@ -13,7 +13,9 @@
  * `identify({modality, template})` answers `{employeeCode, modality, score, decision}` with the
  * matcher's own score: for irises the normalized Hamming distance (lower is better, accepted at
  * or below `biometrics.irisThreshold`), for fingers the calibrated score ≈ −10·log10 FMR (higher
- * is better, accepted at or above `biometrics.fingerThreshold`). A reject carries no employee.
+ * is better; the best person's). Fingers are decided by person (identify-person.ts: at or above
+ * `biometrics.fingerThreshold`, and sure enough for the gallery's size and the runner-up), irises
+ * by the best template's score. A reject carries no employee.
  * Latency percentiles per modality feed the metrics.
  */
 import { AgentError } from '../core/errors.js';
@@ -354,18 +356,27 @@ export class Identifier {
       );
     }
     const t0 = performance.now();
-    const best = await m.best(request.template);
+    const personOf = (id: string) => this.#ownerOf(id)?.employeeCode ?? null;
+    let templateId: string | null;
+    let score: number | null;
+    if (m.decide) ({ templateId, score } = await m.decide(request.template, personOf));
+    else {
+      const best = await m.best(request.template);
+      score = best?.score ?? null;
+      templateId = best !== null && m.accepts(best.score) ? best.id : null;
+    }
     const ms = performance.now() - t0;
     this.#latency.get(m.modality)!.add(ms);
     this.#counts.set(m.modality, this.#counts.get(m.modality)! + 1);
-    const accepted = best !== null && m.accepts(best.score);
+    const employeeCode = templateId === null ? null : personOf(templateId);
+    const accepted = employeeCode !== null;
     return {
-      employeeCode: accepted ? this.#ownerOf(best.id)!.employeeCode : null,
+      employeeCode,
       modality: m.modality,
-      score: best?.score ?? null,
+      score,
       decision: accepted ? 'accept' : 'reject',
       path: 'host',
-      templateId: accepted ? best.id : null,
+      templateId: accepted ? templateId : null,
       ms,
     };
   }

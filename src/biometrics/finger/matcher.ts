@@ -36,9 +36,10 @@ import { calibrateScore } from './finger-calibration.js';
 export const EDGES_PER_MINUTIA = 6;
 /** At most this many minutiae are kept (the best quality first); a record holds up to 255. */
 export const MAX_MINUTIAE = 128;
-const HEADER_WORDS = 2;
-const MINUTIA_WORDS = 3;
-const EDGE_WORDS = 2;
+/** Layout of a prepared template (words): a header (n, K), per minutia x, y, angle | type << 8, per edge two words. */
+export const HEADER_WORDS = 2;
+export const MINUTIA_WORDS = 3;
+export const EDGE_WORDS = 2;
 const TWO_PI = 2 * Math.PI;
 
 /** A template prepared for matching: all numbers in one Uint16Array (see the module comment). */

@@ -1,8 +1,11 @@
 /**
  * The fingerprint index as the identifier sees it: ISO/IEC 19794-2 (and ANSI 378) templates,
- * scored ≈ −10·log10 FMR (higher is better), accepted at or above the threshold.
+ * scored ≈ −10·log10 FMR (higher is better) and decided by person (`decide`: identify-person.ts,
+ * the prefilter, the matcher and the 1:N decision, the configured threshold as its floor).
  */
 import { AgentError } from '../../core/errors.js';
+import { DEFAULT_FINGER_DECISION, type FingerDecisionPolicy } from '../finger/decision.js';
+import { identifyPerson } from '../finger/identify-person.js';
 import { FingerIndex } from '../finger/index.js';
 import { decodeFingerTemplate } from '../finger/iso19794-2.js';
 import type { FingerTemplate } from '../finger/template.js';
@@ -14,9 +17,12 @@ export class FingerMatcher implements ModalityMatcher {
   readonly formats = ['iso19794-2', 'ansi378'] as const;
   readonly index = new FingerIndex();
   readonly #threshold: number;
+  /** The 1:N decision: the defaults of decision.ts with the configured floor; one finger per identification (no second-finger step yet). */
+  readonly policy: FingerDecisionPolicy;
 
   constructor(threshold: number) {
     this.#threshold = threshold;
+    this.policy = { ...DEFAULT_FINGER_DECISION, threshold, secondFinger: false };
   }
 
   get size(): number {
@@ -50,13 +56,24 @@ export class FingerMatcher implements ModalityMatcher {
   }
 
   async best(template: unknown): Promise<{ id: string; score: number } | null> {
-    let probe: FingerTemplate;
-    if (template instanceof Uint8Array) probe = decodeFingerTemplate(template);
-    else if (template && typeof template === 'object' && Array.isArray((template as FingerTemplate).minutiae))
-      probe = template as FingerTemplate;
-    else throw new AgentError('BIOMETRICS_TEMPLATE_MALFORMED', 'a finger probe must be ISO 19794-2 bytes or a decoded template', {});
+    const probe = fingerProbe(template);
     if (this.index.size === 0) return null;
     return this.index.identify(probe, { threshold: Number.NEGATIVE_INFINITY })[0] ?? null;
+  }
+
+  async decide(
+    template: unknown,
+    personOf: (templateId: string) => string | null,
+  ): Promise<{ templateId: string | null; score: number | null }> {
+    const probe = fingerProbe(template);
+    if (this.index.size === 0) return { templateId: null, score: null };
+    // One finger: each template is its own position for the fusion (any finger, any capture of the person).
+    const ownerOf = (id: string) => {
+      const person = personOf(id);
+      return person === null ? null : { person, position: id };
+    };
+    const r = identifyPerson(probe, { index: this.index, ownerOf }, this.policy);
+    return { templateId: r.templateId, score: r.candidates[0]?.score ?? null };
   }
 
   accepts(score: number): boolean {
@@ -64,4 +81,10 @@ export class FingerMatcher implements ModalityMatcher {
   }
 
   async close(): Promise<void> {}
+}
+
+function fingerProbe(template: unknown): FingerTemplate {
+  if (template instanceof Uint8Array) return decodeFingerTemplate(template);
+  if (template && typeof template === 'object' && Array.isArray((template as FingerTemplate).minutiae)) return template as FingerTemplate;
+  throw new AgentError('BIOMETRICS_TEMPLATE_MALFORMED', 'a finger probe must be ISO 19794-2 bytes or a decoded template', {});
 }

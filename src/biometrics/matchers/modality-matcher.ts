@@ -29,5 +29,12 @@ export interface ModalityMatcher {
   /** The best candidate by score (whatever its score), or null when the gallery is empty. */
   best(template: unknown): Promise<{ id: string; score: number } | null>;
   accepts(score: number): boolean;
+  /**
+   * The 1:N decision on persons, when the matcher takes it itself (fingers: identify-person.ts,
+   * which weighs the gallery's size and the second-best person): the accepted template (null on
+   * a reject) and the best person's score (null when the gallery is empty). Without it the
+   * identifier takes the best template and `accepts` its score.
+   */
+  decide?(template: unknown, personOf: (templateId: string) => string | null): Promise<{ templateId: string | null; score: number | null }>;
   close(): Promise<void>;
 }

@@ -25,4 +25,28 @@ describe("FingerMatcher (the identifier's finger index)", () => {
     expect(after?.id).not.toBe('t17');
     await expect(m.best('nonsense')).rejects.toMatchObject({ code: 'BIOMETRICS_TEMPLATE_MALFORMED' });
   });
+
+  it('decides by person: two templates of one person never compete, and a finger on file under two persons is no accept', async () => {
+    const m = new FingerMatcher(40);
+    const owner = new Map<string, string>();
+    for (let i = 1; i <= 30; i++) {
+      m.add(`t${i}`, encodeIso19794_2(template(i, 1)));
+      owner.set(`t${i}`, `E${i}`);
+    }
+    // a second capture of E5's finger: still one person
+    m.add('t5b', encodeIso19794_2(template(5, 3)));
+    owner.set('t5b', 'E5');
+    const personOf = (id: string) => owner.get(id) ?? null;
+    const hit = await m.decide(encodeIso19794_2(template(5, 2)), personOf);
+    expect(['t5', 't5b']).toContain(hit.templateId);
+    expect(hit.score).toBeGreaterThanOrEqual(40);
+    expect((await m.decide(encodeIso19794_2(template(999, 2)), personOf)).templateId).toBeNull();
+    // the same finger enrolled under E7 and E8: ambiguous, so rejected (the daemon asks no second finger yet)
+    m.add('t7dup', encodeIso19794_2(template(7, 1)));
+    owner.set('t7dup', 'E8');
+    const dup = await m.decide(encodeIso19794_2(template(7, 2)), personOf);
+    expect(dup.templateId).toBeNull();
+    expect(dup.score).toBeGreaterThanOrEqual(40);
+    expect(await new FingerMatcher(40).decide(encodeIso19794_2(template(1, 2)), personOf)).toEqual({ templateId: null, score: null });
+  });
 });

@@ -1,0 +1,113 @@
+/**
+ * The 1:N decision for fingers: is the best person of a search the one in front of the scanner?
+ *
+ * A calibrated comparison score s is ≈ −10·log10(FMR): an impostor comparison reaches s with
+ * probability 10^(−s/10). One search compares the probe with up to N templates, so the best of
+ * them reaches s by chance about N times as often: a threshold that means FMR 1e-4 for one
+ * comparison (40) gives about one false candidate per search at N = 10,000. The decision therefore
+ * looks at three figures, N, the best person's score S1 and the second-best person's S2, through
+ * one number: the chance that a stranger's search ends with a best person at least S1 that leads
+ * the next one by at least S1 − S2. With exponential tails (the calibration's) the gap between the
+ * two best of N chance scores does not depend on N, and
+ *
+ *   P(best ≥ S1, gap ≥ S1 − S2) = 10^(−(S1 − S2)/10) · (1 − exp(−N · 10^(−S2/10)))
+ *
+ * The second-best score S2 is taken at least at 10·log10(N), the level the best of N chance scores
+ * reaches about once (below it the calibration's exponential tail does not hold: most impostor
+ * comparisons score 0, and a stranger's second-best is low as often as not). So a lone strong
+ * candidate (S2 low) gets ≈ S1 − 10·log10(N) + 2: the score alone speaks, and N counts; a second
+ * person above that level takes the confidence down with it, towards the margin S1 − S2.
+ * `confidence` is −10·log10 of that chance; the best person is accepted when it reaches
+ * −10·log10(fpir), S1 reaches the configured per-comparison floor (`threshold`) and S1 leads S2 by
+ * `margin` at least (two enrolled persons this close are not told apart by the chance model: a
+ * stranger rarely scores high twice, but a mate may). Scores fused from k fingers (a sum of k
+ * calibrated scores) are first brought back to the one-comparison scale through the tail of a sum
+ * of k exponentials (`fusedToSingle`).
+ *
+ * When the best person clears the floor but not the confidence or the margin (two persons close,
+ * or one weak candidate), the policy can ask for a second finger instead of rejecting.
+ */
+
+/** What the terminal's configuration decides. */
+export interface FingerDecisionPolicy {
+  /** Floor: the best person's score must reach it (calibrated, ≈ −10·log10 FMR of one comparison; `biometrics.fingerThreshold`). */
+  threshold: number;
+  /** Target false-positive identification rate: the chance a stranger is taken for someone (0 < fpir < 1). */
+  fpir: number;
+  /** The best person must lead the second-best by this much (same scale); closer, the two are ambiguous. */
+  margin: number;
+  /** Ask for a second finger when one finger leaves the best person above the floor but not sure enough. */
+  secondFinger: boolean;
+}
+
+/** The defaults: FMR 1e-4 per comparison as the floor (the configuration's fingerThreshold), one stranger in 1,000 taken for someone. */
+export const DEFAULT_FINGER_DECISION: FingerDecisionPolicy = { threshold: 40, fpir: 1e-3, margin: 6, secondFinger: true };
+
+export type FingerDecision = 'accept' | 'reject' | 'ask-second-finger';
+
+export interface DecisionInput {
+  /** The best person's score (null: nobody in the gallery). */
+  first: number | null;
+  /** The second-best person's score (null: nobody else). */
+  second: number | null;
+  /** Templates the search could have reached (the gallery's size). */
+  n: number;
+}
+
+export interface DecisionOutcome {
+  decision: FingerDecision;
+  /** −10·log10 of the chance that a stranger's search looks like this one (higher is surer). */
+  confidence: number;
+  /** The confidence needed: −10·log10(fpir). */
+  needed: number;
+  /** S1 − S2 (S1 when there is no second person); null without a first. */
+  margin: number | null;
+  /** The best person cleared floor and confidence but led the second by less than the policy's margin. */
+  ambiguous: boolean;
+}
+
+const LN10_10 = Math.LN10 / 10;
+
+/**
+ * −10·log10 P(a stranger's best ≥ first and its lead ≥ first − second) among n templates (see the
+ * module comment); 0 without a first.
+ */
+export function identificationConfidence(first: number | null, second: number | null, n: number): number {
+  if (first === null) return 0;
+  const s2 = Math.min(first, Math.max(second ?? 0, 10 * Math.log10(Math.max(1, n))));
+  const reach = Math.max(1, n) * Math.exp(-LN10_10 * s2);
+  // 1 − exp(−x) without losing precision for small x
+  const some = reach < 1e-6 ? reach : -Math.expm1(-reach);
+  return first - s2 - 10 * Math.log10(some);
+}
+
+/**
+ * The one-comparison score with the same chance tail as a sum of `k` calibrated scores: the sum of
+ * k independent exponentials is a gamma variable, P(sum ≥ s) = e^(−λs) · Σ_{j<k} (λs)^j / j!.
+ */
+export function fusedToSingle(sum: number, k: number): number {
+  if (k <= 1 || sum <= 0) return sum;
+  const x = LN10_10 * sum;
+  let term = 1;
+  let series = 1;
+  for (let j = 1; j < k; j++) {
+    term *= x / j;
+    series += term;
+  }
+  return sum - 10 * Math.log10(series);
+}
+
+/** The decision on one search's two best persons (see the module comment). */
+export function decideIdentification(input: DecisionInput, policy: FingerDecisionPolicy, probes = 1): DecisionOutcome {
+  const needed = -10 * Math.log10(policy.fpir);
+  if (input.first === null) return { decision: 'reject', confidence: 0, needed, margin: null, ambiguous: false };
+  const confidence = identificationConfidence(input.first, input.second, input.n);
+  const margin = input.first - Math.max(0, input.second ?? 0);
+  const ambiguous = input.first >= policy.threshold && confidence >= needed && margin < policy.margin;
+  let decision: FingerDecision = 'reject';
+  if (input.first >= policy.threshold) {
+    if (confidence >= needed && !ambiguous) decision = 'accept';
+    else if (policy.secondFinger && probes < 2) decision = 'ask-second-finger';
+  }
+  return { decision, confidence, needed, margin, ambiguous };
+}

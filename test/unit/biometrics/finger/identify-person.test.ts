@@ -1,0 +1,93 @@
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_FINGER_DECISION } from '../../../../src/biometrics/finger/decision.js';
+import { FingerIndex } from '../../../../src/biometrics/finger/index.js';
+import { identifyPerson, type PersonGallery } from '../../../../src/biometrics/finger/identify-person.js';
+import { PersonDirectory } from '../../../../src/biometrics/finger/person-directory.js';
+import { impression, impressionTemplate, syntheticFinger } from '../../../../src/synthetic/finger.js';
+
+/** 40 persons, two fingers each (right-index, left-index), one capture per finger enrolled. */
+const PERSONS = 40;
+const seedOf = (person: number, finger: number) => 51_000 + person * 2 + finger;
+const capture = (person: number, finger: number, k: number) => impressionTemplate(impression(syntheticFinger(seedOf(person, finger)), k));
+const POSITIONS = ['right-index', 'left-index'];
+
+function gallery(): { g: PersonGallery; index: FingerIndex; directory: PersonDirectory } {
+  const index = new FingerIndex();
+  const directory = new PersonDirectory();
+  for (let p = 0; p < PERSONS; p++)
+    for (let f = 0; f < 2; f++) {
+      const id = `t-${p}-${f}`;
+      index.add(id, capture(p, f, 0));
+      directory.add(id, { person: `P${p}`, position: POSITIONS[f]! });
+    }
+  return { g: { index, ownerOf: (id) => directory.ownerOf(id), templatesOf: (p) => directory.templatesOf(p) }, index, directory };
+}
+
+describe('identifyPerson', () => {
+  const { g, index, directory } = gallery();
+
+  it('one finger: accepts the person, names the finger it matched, and ranks persons, not templates', () => {
+    const r = identifyPerson(capture(7, 1, 1), g, DEFAULT_FINGER_DECISION);
+    expect(r.decision).toBe('accept');
+    expect(r.person).toBe('P7');
+    expect(r.templateId).toBe('t-7-1');
+    expect(r.n).toBe(PERSONS * 2);
+    expect(r.probes).toBe(1);
+    expect(r.between).toEqual([]);
+    const persons = r.candidates.map((c) => c.person);
+    expect(new Set(persons).size).toBe(persons.length);
+    for (let k = 1; k < r.candidates.length; k++) expect(r.candidates[k - 1]!.score).toBeGreaterThanOrEqual(r.candidates[k]!.score);
+  });
+
+  it('a stranger is taken for nobody', () => {
+    const r = identifyPerson(impressionTemplate(impression(syntheticFinger(999_001), 1)), g, DEFAULT_FINGER_DECISION);
+    expect(r.decision).not.toBe('accept');
+    expect(r.person).toBeNull();
+    expect(r.templateId).toBeNull();
+  });
+
+  it('two persons enrolled with the same finger: ambiguous between them, and their other finger settles it', () => {
+    // P0's right index is also on file under P1 (a mix-up at enrollment, or twins' worth of likeness).
+    index.add('dup', capture(0, 0, 0));
+    directory.add('dup', { person: 'P1', position: 'right-index' });
+    try {
+      const one = identifyPerson(capture(0, 0, 1), g, DEFAULT_FINGER_DECISION);
+      expect(one.decision).toBe('ask-second-finger');
+      expect(one.person).toBeNull();
+      expect([...one.between].sort()).toEqual(['P0', 'P1']);
+      const two = identifyPerson([capture(0, 0, 1), capture(0, 1, 1)], g, DEFAULT_FINGER_DECISION);
+      expect(two.decision).toBe('accept');
+      expect(two.person).toBe('P0');
+      expect(two.probes).toBe(2);
+      expect(two.candidates[0]!.probes.map((p) => p.position)).toEqual(['right-index', 'left-index']);
+      expect(two.candidates[0]!.score).toBeGreaterThan(one.candidates[0]!.score);
+    } finally {
+      index.remove('dup');
+      directory.remove('dup');
+    }
+  });
+
+  it('the same finger presented twice counts once: the second presentation finds no other finger of the person', () => {
+    const twice = identifyPerson([capture(3, 0, 1), capture(3, 0, 2)], g, DEFAULT_FINGER_DECISION);
+    const best = twice.candidates.find((c) => c.person === 'P3')!;
+    const positions = best.probes.map((p) => p.position);
+    expect(positions.filter((p) => p === 'right-index').length).toBe(1);
+    // the presentation not counted on the right index is scored against the left one: a chance score
+    const other = best.probes.find((p) => p.position !== 'right-index')!;
+    expect(other.score).toBeLessThan(DEFAULT_FINGER_DECISION.threshold);
+    const genuine = best.probes.find((p) => p.position === 'right-index')!;
+    expect(genuine.score).toBeGreaterThan(DEFAULT_FINGER_DECISION.threshold);
+  });
+
+  it('a template without an owner is left out, and no probe is an error', () => {
+    index.add('orphan', capture(9, 0, 0));
+    try {
+      const r = identifyPerson(capture(9, 0, 1), g, DEFAULT_FINGER_DECISION);
+      expect(r.person).toBe('P9');
+      expect(r.candidates.flatMap((c) => c.probes.map((p) => p.templateId))).not.toContain('orphan');
+    } finally {
+      index.remove('orphan');
+    }
+    expect(() => identifyPerson([], g, DEFAULT_FINGER_DECISION)).toThrow(RangeError);
+  });
+});
