@@ -2,10 +2,10 @@
  * Builds the sinks of config `upstream` (`api`, `mqtt` or both) from the config and secrets,
  * refusing with a clear `CONFIG_MISSING` when an upstream lacks what it needs.
  *
- * Tested in test/unit/daemon/daemon.test.ts (an api upstream without a URL or key refused, naming
+ * Tested in test/unit/daemon/upstreams.test.ts (the events client id), test/unit/daemon/daemon.test.ts (an api upstream without a URL or key refused, naming
  * what is missing) and test/integration/agent-badge-e2e.test.ts.
  */
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { AgentError } from '../core/errors.js';
 import { AttendanceClient } from '../api/client.js';
 import type { AgentConfig } from '../config/config.js';
@@ -67,6 +67,7 @@ export function createSinks(config: AgentConfig, secrets: Secrets): Sink[] {
           prefix: config.mqtt.prefix,
           site: config.terminal.site,
           terminal: config.terminal.id,
+          clientId: eventsClientId(config.terminal.site, config.terminal.id, secrets),
           ...mqttAccess(config, secrets),
         }),
       );
@@ -96,6 +97,20 @@ const PROCESS_SUFFIX = randomBytes(6).toString('hex');
  */
 export function terminalClientId(terminal: string, role: string): string {
   return `${terminal}-${role}-${PROCESS_SUFFIX}`;
+}
+
+/**
+ * The events sink's client id. Its session is persistent, so the id must stay the same across
+ * restarts (a random one would leave a session behind on the broker at every start), and must not
+ * be guessable from the terminal id (anyone connecting as `gate-1-events` took the connection over):
+ * `<terminal>-events-<12 hex>`, an HMAC of the site and terminal under the terminal's template key
+ * (else its ops key). A terminal with neither keeps `<terminal>-events`.
+ */
+export function eventsClientId(site: string, terminal: string, secrets: Pick<Secrets, 'templateKey' | 'opsKey'>): string {
+  const key = secrets.templateKey ?? secrets.opsKey;
+  if (!key) return `${terminal}-events`;
+  const tag = createHmac('sha256', key).update(`edge-agent-events-client\0${site}\0${terminal}`).digest('hex').slice(0, 12);
+  return `${terminal}-events-${tag}`;
 }
 
 /** Options of the agent's other MQTT clients (ops, site sync, doctor, fleet). */

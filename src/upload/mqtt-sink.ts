@@ -4,7 +4,8 @@
  * The id (a ULID) is in the payload so consumers drop the duplicates at-least-once delivery can
  * make (a crash between PUBACK and the outbox commit, a PUBACK lost with the connection).
  *
- * The session is persistent (`clean: false`, client id `<terminal>-events`), and the connection
+ * The session is persistent (`clean: false`, client id `options.clientId`: the daemon's is
+ * `<terminal>-events-<12 hex>` derived from a secret, see eventsClientId), and the connection
  * is re-made with exponential backoff and full jitter after the broker goes away. While it is
  * down, `deliver` throws `MQTT_UNAVAILABLE` (retryable) and the punches wait in the outbox, not
  * in memory.
@@ -27,6 +28,8 @@ export interface MqttSinkOptions extends MqttAccess {
   prefix: string;
   site: string;
   terminal: string;
+  /** The persistent session's client id; `<terminal>-events` when not given. */
+  clientId?: string;
   /** How long a batch waits for its PUBACKs before the missing ones are retried. Default 10 s. */
   publishTimeoutMs?: number;
   reconnectBaseMs?: number;
@@ -83,7 +86,7 @@ export class MqttSink implements Sink {
     const o = this.#o;
     const opts: IClientOptions = {
       ...mqttAccessOptions(o),
-      clientId: `${o.terminal}-events`,
+      clientId: o.clientId ?? `${o.terminal}-events`,
       clean: false,
       reconnectPeriod: 0, // reconnects are ours, with backoff
       connectTimeout: 10_000,
