@@ -4,10 +4,11 @@
  * 127.0.0.1 with a free port and a temporary SQLite file, with one `admin` and one `admin-audit`
  * key.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
+import { AttendanceClient } from '../../src/api/client.js';
 import { setLogLevel, type LogLevel } from '../../src/core/logger.js';
 import {
   createAttendanceService,
@@ -152,4 +153,19 @@ export async function startServiceProcess(options: StartServiceOptions & { extra
       cleanup();
     },
   };
+}
+
+/** A client of `service` under its API key, for a test's own setup (adding employees, reading back). */
+export function adminClient(service: TestService): AttendanceClient {
+  return new AttendanceClient({ baseUrl: service.url, clientId: service.clientId, apiKey: service.apiKey, apiSecret: service.apiSecret });
+}
+
+/**
+ * The agent's flags to deliver to `service`: `--api`, `--client-id`, `--api-key` and
+ * `--api-secret-file`, the secret written (0600) into `dir`, as a technician passes it.
+ */
+export function agentApiFlags(service: TestService, dir: string): string[] {
+  const secretFile = join(dir, 'api-secret');
+  writeFileSync(secretFile, service.apiSecret, { mode: 0o600 });
+  return ['--api', service.url, '--client-id', service.clientId, '--api-key', service.apiKey, '--api-secret-file', secretFile];
 }

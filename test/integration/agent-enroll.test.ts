@@ -2,12 +2,9 @@
 // real attendance service on loopback, in-process (simulated scanners opened by the command) and
 // through a running agent's control socket.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
-import { AttendanceClient } from '../../src/api/client.js';
 import { runCli } from '../helpers/cli.js';
-import { startService, type InProcessService } from '../helpers/service.js';
+import { adminClient, agentApiFlags, startService, type InProcessService } from '../helpers/service.js';
 import { startAgent, stopChild, terminalDir, type TerminalDir } from '../helpers/agent.js';
 
 let service: InProcessService;
@@ -15,12 +12,7 @@ let agent: ChildProcess | null = null;
 
 beforeAll(async () => {
   service = await startService();
-  const admin = new AttendanceClient({
-    baseUrl: service.url,
-    clientId: service.clientId,
-    apiKey: service.apiKey,
-    apiSecret: service.apiSecret,
-  });
+  const admin = adminClient(service);
   await admin.addOrUpdateUser({ employeeCode: 'E4001', firstName: 'Ada', lastName: 'Lovelace', status: '0' });
   await admin.addOrUpdateUser({ employeeCode: 'E4002', firstName: 'Grace', lastName: 'Hopper', status: '0' });
 });
@@ -31,20 +23,7 @@ afterAll(async () => {
 });
 
 function apiFlags(dir: TerminalDir): string[] {
-  const secretFile = join(dir.dataDir, 'api-secret');
-  writeFileSync(secretFile, service.apiSecret, { mode: 0o600 });
-  return [
-    '--data',
-    dir.dataDir,
-    '--api',
-    service.url,
-    '--client-id',
-    service.clientId,
-    '--api-key',
-    service.apiKey,
-    '--api-secret-file',
-    secretFile,
-  ];
+  return ['--data', dir.dataDir, ...agentApiFlags(service, dir.dataDir)];
 }
 
 describe('edge-agent enroll without a running agent', () => {

@@ -7,12 +7,9 @@
  * the same command goes through the agent's control socket, prompted press by press.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
-import { AttendanceClient } from '../../src/api/client.js';
 import { outputOf, runCli, spawnCli } from '../helpers/cli.js';
-import { startService, type InProcessService } from '../helpers/service.js';
+import { adminClient, agentApiFlags, startService, type InProcessService } from '../helpers/service.js';
 import { startAgent, startSimulatedModule, stopChild, terminalDir, type SimulatedModule, type TerminalDir } from '../helpers/agent.js';
 import { has } from '../helpers/system.js';
 
@@ -23,12 +20,7 @@ describe.skipIf(!has('socat'))('enrolment while the running agent holds the scan
 
   beforeAll(async () => {
     [service, sim] = await Promise.all([startService(), startSimulatedModule()]);
-    const admin = new AttendanceClient({
-      baseUrl: service.url,
-      clientId: service.clientId,
-      apiKey: service.apiKey,
-      apiSecret: service.apiSecret,
-    });
+    const admin = adminClient(service);
     await admin.addOrUpdateUser({ employeeCode: 'E5001', firstName: 'Ada', lastName: 'Lovelace', status: '0' });
   }, 60_000);
   afterAll(async () => {
@@ -38,20 +30,7 @@ describe.skipIf(!has('socat'))('enrolment while the running agent holds the scan
   });
 
   function apiFlags(dir: TerminalDir): string[] {
-    const secretFile = join(dir.dataDir, 'api-secret');
-    writeFileSync(secretFile, service.apiSecret, { mode: 0o600 });
-    return [
-      '--data',
-      dir.dataDir,
-      '--api',
-      service.url,
-      '--client-id',
-      service.clientId,
-      '--api-key',
-      service.apiKey,
-      '--api-secret-file',
-      secretFile,
-    ];
+    return ['--data', dir.dataDir, ...agentApiFlags(service, dir.dataDir)];
   }
 
   it('refuses at once, naming the agent and how to enrol; through the agent the presses are prompted and nothing is lost', async () => {

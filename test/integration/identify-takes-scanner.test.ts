@@ -10,12 +10,9 @@
  * not on its module.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
-import { AttendanceClient } from '../../src/api/client.js';
 import { outputOf, runCli, spawnCli } from '../helpers/cli.js';
-import { startService, type InProcessService } from '../helpers/service.js';
+import { adminClient, agentApiFlags, startService, type InProcessService } from '../helpers/service.js';
 import { outboxCounts, startAgent, startSimulatedModule, stopChild, terminalDir, until, type SimulatedModule } from '../helpers/agent.js';
 import { has } from '../helpers/system.js';
 
@@ -26,12 +23,7 @@ describe.skipIf(!has('socat'))('identify with a finger already on the running ag
 
   beforeAll(async () => {
     [service, sim] = await Promise.all([startService(), startSimulatedModule(['--capacity', '1'])]);
-    const admin = new AttendanceClient({
-      baseUrl: service.url,
-      clientId: service.clientId,
-      apiKey: service.apiKey,
-      apiSecret: service.apiSecret,
-    });
+    const admin = adminClient(service);
     await admin.addOrUpdateUser({ employeeCode: 'E6000', firstName: 'Alan', lastName: 'Turing', status: '0' });
     await admin.addOrUpdateUser({ employeeCode: 'E6001', firstName: 'Ada', lastName: 'Lovelace', status: '0' });
   }, 60_000);
@@ -43,10 +35,7 @@ describe.skipIf(!has('socat'))('identify with a finger already on the running ag
 
   it('identifies the finger, records no punch, and the manual punch after it is taken', async () => {
     const dir = terminalDir();
-    const secretFile = join(dir.dataDir, 'api-secret');
-    writeFileSync(secretFile, service.apiSecret, { mode: 0o600 });
-    const flags = ['--data', dir.dataDir, '--api', service.url, '--client-id', service.clientId, '--api-key', service.apiKey];
-    const withSecret = [...flags, '--api-secret-file', secretFile];
+    const withSecret = ['--data', dir.dataDir, ...agentApiFlags(service, dir.dataDir)];
     // Enrolled before the agent runs, on an in-process simulated module with the same synthetic finger.
     for (const [code, finger] of [
       ['E6000', '1002'],
@@ -79,7 +68,7 @@ describe.skipIf(!has('socat'))('identify with a finger already on the running ag
     expect(outputOf(agent)).not.toMatch(/"msg":"capture: /);
 
     // The guide's next step: a manual punch for the same person is recorded, not refused as a repeat.
-    const punch = await runCli(['punch', '--code', 'E6001', ...flags]);
+    const punch = await runCli(['punch', '--code', 'E6001', ...withSecret]);
     expect(punch.code, punch.stdout + punch.stderr).toBe(0);
     expect(punch.stdout + punch.stderr).not.toMatch(/duplicate|dedupe|already punched/i);
     const counts = await outboxCounts(dir.dataDir);
