@@ -22,16 +22,18 @@ export async function refreshModuleTemplates(rt: TerminalRuntime): Promise<void>
     const info = worker.info;
     if (worker.status !== 'ready' || !info?.moduleTemplateFormat) continue;
     try {
-      await worker.withScanner(async (scanner) =>
-        scanner.capabilities.moduleSearch
-          ? placeModuleTemplates({
-              scanner,
-              info,
-              scannerKey: worker.key,
-              slots,
-              templatesOfFormat: (format) => moduleTemplatesOf(cache, format),
-            })
-          : null,
+      await worker.withScanner(
+        async (scanner) =>
+          scanner.capabilities.moduleSearch
+            ? placeModuleTemplates({
+                scanner,
+                info,
+                scannerKey: worker.key,
+                slots,
+                templatesOfFormat: (format) => moduleTemplatesOf(cache, format),
+              })
+            : null,
+        { session: false },
       );
       rt.resolve(`modules:${worker.key}`);
     } catch (err) {
@@ -51,7 +53,7 @@ export async function clearPersonFromModules(rt: TerminalRuntime, employeeCode: 
   for (const { scannerKey: key, slot } of await rt.slots.slotsOf(employeeCode)) {
     const worker = rt.workers.get(key);
     try {
-      if (worker) await worker.withScanner((s) => s.deleteOnModule(slot));
+      if (worker) await worker.withScanner((s) => s.deleteOnModule(slot), { session: false });
       moduleSlots++;
     } catch (err) {
       log.warn(

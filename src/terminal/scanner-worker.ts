@@ -194,8 +194,12 @@ export class ScannerWorker extends TypedEmitter<ScannerWorkerEvents> {
    * Rejects with AGENT_SCANNER_BUSY when another process holds the device, and with
    * AGENT_SCANNER_UNAVAILABLE when the scanner is not connected.
    */
-  async withScanner<T>(fn: ScannerSession<T>): Promise<T> {
-    const unreserve = this.reserve();
+  async withScanner<T>(fn: ScannerSession<T>, { session = true }: { session?: boolean } = {}): Promise<T> {
+    // A person's session (enroll, identify) reserves the scanner: nothing presented meanwhile is a
+    // punch, and a finger still on it afterwards waits for the lift. Upkeep (placing or deleting
+    // module templates) only takes its turn between captures: a capture under way stays a punch,
+    // and a finger placed just after is read as a press.
+    const unreserve = session ? this.reserve() : () => undefined;
     const prev = this.#lock;
     let release!: () => void;
     this.#lock = new Promise<void>((r) => (release = r));
@@ -211,8 +215,8 @@ export class ScannerWorker extends TypedEmitter<ScannerWorkerEvents> {
           { hint: 'check the cable and "edge-agent devices"; the agent reconnects by itself', retryable: true },
         );
       }
-      const handed = this.#handed;
-      this.#handed = null;
+      const handed = session ? this.#handed : null;
+      if (session) this.#handed = null;
       return await fn(scanner, handed);
     } finally {
       unreserve();

@@ -98,3 +98,16 @@ export async function loginCookie(url: string, password = CONSOLE_PASSWORD): Pro
   if (!cookie) throw new Error('login set no cookie');
   return cookie.split(';')[0]!;
 }
+
+/**
+ * What Home Assistant's State sensor shows for a retained state message, read as its discovery
+ * document says: the template must be the one the console publishes (the `state` of a signed JSON
+ * document, or the bare word an older agent publishes), which this applies.
+ */
+export function homeAssistantState(config: { value_template?: string }, payload: string | undefined): string | null {
+  if (config.value_template !== "{{ (value_json.state if value.startswith('{') else value) }}") {
+    throw new Error(`unexpected State template: ${config.value_template}`);
+  }
+  if (payload === undefined) return null;
+  return payload.startsWith('{') ? ((JSON.parse(payload) as { state?: string }).state ?? null) : payload;
+}

@@ -18,7 +18,7 @@ import { simulatedFleet } from '../bench/console-fleet-publisher.js';
 import { startSimulatedModule, until, type SimulatedModule } from '../helpers/agent.js';
 import { launchChromium, seriousViolations } from '../helpers/browser.js';
 import { ROOT, runCli } from '../helpers/cli.js';
-import { CONSOLE_PASSWORD, startConsoleFixture, type ConsoleFixture } from '../helpers/console.js';
+import { CONSOLE_PASSWORD, homeAssistantState, startConsoleFixture, type ConsoleFixture } from '../helpers/console.js';
 import { has, needs } from '../helpers/system.js';
 
 const IMAGES = process.env.EDGE_AGENT_UPDATE_SCREENSHOTS === '1' ? join(ROOT, 'docs', 'images') : join(tmpdir(), 'screenshots');
@@ -92,9 +92,10 @@ describe.skipIf(!has('chromium', 'socat'))(`the console on a wall screen (${need
     expect(check.stdout).toMatch(/^CRITICAL: 1 of 1 terminal\(s\) lost or degraded: plant-a\/gate-1 degraded: scanner r30x:/m);
     const config = JSON.parse(retained.get('homeassistant/sensor/edge_agent_plant-a_gate-1_state/config') ?? '{}') as {
       state_topic?: string;
+      value_template?: string;
     };
     expect(config.state_topic).toBe('attendance/plant-a/gate-1/state');
-    expect(retained.get(config.state_topic!)).toBe('degraded');
+    expect(homeAssistantState(config, retained.get(config.state_topic!))).toBe('degraded');
   }, 60_000);
 
   it('fits 1366×768, 1920×1080 and a phone without sideways scrolling, times in the named zone; screenshots for the docs', async () => {

@@ -14,7 +14,7 @@ import mqtt from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { startSimulatedModule, until, type SimulatedModule } from '../helpers/agent.js';
-import { loginCookie, startConsoleFixture, type ConsoleFixture } from '../helpers/console.js';
+import { homeAssistantState, loginCookie, startConsoleFixture, type ConsoleFixture } from '../helpers/console.js';
 import { has, needs } from '../helpers/system.js';
 
 const KEY = 'plant-s/gate-s';
@@ -99,14 +99,14 @@ describe.skipIf(!has('socat'))(`one terminal state in every view (${needs('socat
     const check = await runCli(['fleet', '--check', '--mqtt', fx.broker.url, '--site', 'plant-s']);
     // The State sensor of Home Assistant reads the topic its discovery document names.
     const config = topics.get('homeassistant/sensor/edge_agent_plant-s_gate-s_state/config');
-    const stateTopic = config ? (JSON.parse(config) as { state_topic: string }).state_topic : null;
+    const discovery = config ? (JSON.parse(config) as { state_topic: string; value_template?: string }) : null;
     const published = topics.get('attendance/plant-s/alerts');
     return {
       check: { code: check.code, stdout: check.stdout },
       console: api.terminals.find((t) => t.key === KEY)!,
       alerts: api.alerts,
       metrics: await (await fetch(new URL('/metrics', fx.url))).text(),
-      homeAssistant: stateTopic ? (topics.get(stateTopic) ?? null) : null,
+      homeAssistant: discovery ? homeAssistantState(discovery, topics.get(discovery.state_topic)) : null,
       published: published ? (JSON.parse(published) as Views['published']) : null,
     };
   }
