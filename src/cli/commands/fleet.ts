@@ -122,13 +122,13 @@ degraded or none has reported (for cron and Nagios-style checks); exit 0 otherwi
     // (or a pipe, or --json) gets a line per change, never the whole fleet again.
     const fits = () => monitor.size + 4 <= (process.stdout.rows ?? 0);
     const redraw = values.watch === true && !values.json && isInteractive() && fits();
+    // Everything from the first view to the watch's snapshot of it runs without yielding: a change
+    // arriving in between would otherwise be in the snapshot and never printed.
+    const { opsKeyLine } = await import('../../ops/ops-client.js');
     if (redraw) redrawScreen(forTerminal(`${formatFleetTable(monitor.terminals)}\n${note}`));
     else if (values.json) printJson(firstView);
     else out(`${formatFleetTable(monitor.terminals)}\n${note}\n`);
-    if (!values.json) {
-      const { opsKeyLine } = await import('../../ops/ops-client.js');
-      out(`${opsKeyLine(secrets, values.secrets ?? null)}\n`);
-    }
+    if (!values.json) out(`${opsKeyLine(secrets, values.secrets ?? null)}\n`);
     if (!values.watch) {
       await monitor.stop();
       return 0;
