@@ -4,7 +4,8 @@
  * token in an `HttpOnly`, `SameSite=Strict` cookie, and limits on password checks that hold
  * under parallel attempts and attempts from many addresses (docs/console.md, Login):
  *
- * - **per address**: 5 failed attempts in any minute;
+ * - **per address** (IPv6: per /64, the block one host holds, as the service counts): 5 failed
+ *   attempts in any minute;
  * - **the account** (the console has one password, so this is every attempt anywhere): 10 failed
  *   attempts at once, then 10 a minute, from browsers the console does not know;
  * - **password checks at once**: 4 (each scrypt takes ~16 MB and tens of ms), of which browsers
@@ -24,6 +25,7 @@
  * the same scrypt and is compared in constant time either way.
  */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { clientBucketOf } from '../core/client-address.js';
 import { AgentError } from '../core/errors.js';
 import { hashSecret, isSecretHash, verifySecret } from '../core/secret-hash.js';
 import { Throttle, type Ticket } from '../core/throttle.js';
@@ -97,6 +99,7 @@ export class ConsoleLogin {
    */
   async login(password: string, address: string, now = Date.now(), device: string | null = null): Promise<LoginResult> {
     const browser = this.#knownBrowser(device, now);
+    const bucket = clientBucketOf(address);
     const throttled = (limit: LoginLimit, retryAfterSec = 1): LoginResult => ({ ok: false, reason: 'throttled', limit, retryAfterSec });
     if (this.#checking >= (browser ? MAX_CHECKS_AT_ONCE : MAX_UNKNOWN_CHECKS_AT_ONCE)) return throttled('busy');
     // Counted as failures now, before the check: parallel attempts each count.
@@ -112,7 +115,7 @@ export class ConsoleLogin {
     };
     const refused = browser
       ? take(this.#browserFailures, browser, 'browser')
-      : (take(this.#failures, address, 'address') ?? take(this.#account, 'account', 'account'));
+      : (take(this.#failures, bucket, 'address') ?? take(this.#account, 'account', 'account'));
     if (refused) return refused;
     let ok = false;
     this.#checking++;
@@ -127,7 +130,7 @@ export class ConsoleLogin {
     if (!ok) return { ok: false, reason: 'bad' };
     for (const t of taken) t.refund();
     if (browser) this.#browserFailures.clear(browser);
-    else this.#failures.clear(address);
+    else this.#failures.clear(bucket);
     this.#expire(now);
     if (this.#sessions.size >= MAX_SESSIONS) this.#sessions.delete(this.#sessions.keys().next().value!);
     const token = randomBytes(32).toString('base64url');

@@ -27,7 +27,7 @@
 import { readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
-import { clientBucketOf } from './client-address.js';
+import { clientBucketOf } from '../core/client-address.js';
 
 export interface ConnectionLimits {
   /** Connections at once in all; more are closed as they come. */

@@ -24,7 +24,7 @@
  */
 
 import { Throttle } from '../core/throttle.js';
-import { clientBucketOf } from './client-address.js';
+import { clientBucketOf } from '../core/client-address.js';
 
 /** A token bucket's shape: `burst` attempts at once, refilled at `perMinute` (src/core/throttle.ts). */
 export interface BucketRate {

@@ -48,6 +48,14 @@ describe('the console login', () => {
     expect((await login.login('long enough secret', '10.0.0.9', 62_000)).ok).toBe(true);
   });
 
+  it('counts an IPv6 host by its /64: a new address of the same block for every guess gains nothing', async () => {
+    const login = (await ConsoleLogin.create('long enough secret', 12))!;
+    for (let i = 0; i < 5; i++)
+      expect(await login.login(`nope ${i}`, `2001:db8:7:7::${i + 1}`, 1000 + i)).toEqual({ ok: false, reason: 'bad' });
+    expect(await login.login('long enough secret', '2001:db8:7:7:ffff::9', 2000)).toMatchObject({ reason: 'throttled', limit: 'address' });
+    expect((await login.login('long enough secret', '2001:db8:7:8::1', 2000)).ok).toBe(true);
+  });
+
   it('counts failed attempts made in parallel from one address each: none overwrites another', async () => {
     const login = (await ConsoleLogin.create('long enough secret', 12))!;
     const parallel = await Promise.all(Array.from({ length: 3 }, (_, i) => login.login(`nope ${i}`, '10.2.0.1', 1000)));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { clientBucketOf } from '../../../src/server/client-address.js';
+import { clientBucketOf } from '../../../src/core/client-address.js';
 
 describe('the address a client is counted under', () => {
   it('counts an IPv6 client by its /64 and an IPv4-mapped one as IPv4', () => {
