@@ -1,4 +1,8 @@
-/** Runs the real `edge-agent` CLI in a child process (through tsx, from the sources). */
+/**
+ * Runs the real `edge-agent` CLI in a child process: under vitest from the tests' build of the
+ * sources (`test-build.ts`, made by the global setup), elsewhere (benchmarks, or
+ * `EDGE_AGENT_TEST_CLI=sources`) from the sources through tsx.
+ */
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -7,9 +11,16 @@ import { descendants, killPids } from './procs.js';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-export const CLI_ENTRY = `${ROOT}src/cli/main.ts`;
+/** The CLI's sources. */
+export const SOURCE_ENTRY = `${ROOT}src/cli/main.ts`;
 /** tsx by its file URL, so a child runs from any working folder (a test of running elsewhere). */
 export const TSX_IMPORT = ['--import', import.meta.resolve('tsx')];
+/** The tests' build the global setup made for this run, if it made one. */
+const BUILT = process.env.EDGE_AGENT_TEST_CLI_BUILD;
+/** What a child runs: the tests' build of the CLI, or its sources. */
+export const CLI_ENTRY = BUILT ? join(BUILT, 'src/cli/main.js') : SOURCE_ENTRY;
+/** The node arguments before CLI_ENTRY: none for the build; tsx for the sources (and source maps for both). */
+export const CLI_NODE_ARGS: readonly string[] = BUILT ? ['--enable-source-maps'] : TSX_IMPORT;
 
 export interface CliResult {
   code: number | null;
@@ -115,7 +126,7 @@ export function testConfigFile(): string {
 /** Starts `edge-agent ...args` and returns the child (for daemons and kill tests); `nodeFlags` go before the script, as in the unit's ExecStart. */
 export function spawnCli(args: string[], options: SpawnOptions = {}, nodeFlags: readonly string[] = []): ChildProcess {
   return captureOutput(
-    spawn(process.execPath, [...nodeFlags, ...TSX_IMPORT, CLI_ENTRY, ...args], {
+    spawn(process.execPath, [...nodeFlags, ...CLI_NODE_ARGS, CLI_ENTRY, ...args], {
       cwd: ROOT,
       stdio: ['pipe', 'pipe', 'pipe'],
       ...options,

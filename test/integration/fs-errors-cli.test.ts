@@ -8,7 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { runCli } from '../helpers/cli.js';
+import { CLI_ENTRY, CLI_NODE_ARGS, runCli } from '../helpers/cli.js';
 import { has } from '../helpers/system.js';
 
 const root = typeof process.getuid === 'function' && process.getuid() === 0;
@@ -31,7 +31,7 @@ describe.skipIf(!root || !has('setpriv'))('a user who cannot read the data folde
       new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
         const child = spawn(
           'setpriv',
-          ['--reuid=nobody', '--regid=nogroup', '--clear-groups', process.execPath, '--import', 'tsx', 'src/cli/main.ts', ...args],
+          ['--reuid=nobody', '--regid=nogroup', '--clear-groups', process.execPath, ...CLI_NODE_ARGS, CLI_ENTRY, ...args],
           {
             cwd: process.cwd(),
             env: { PATH: process.env.PATH, HOME: parent, EDGE_AGENT_LOG_LEVEL: 'warn', EDGE_AGENT_CONFIG: config },

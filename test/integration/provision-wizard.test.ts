@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { spawn, type IPty } from '@lydell/node-pty';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import YAML from 'yaml';
-import { CLI_ENTRY, childEnv, ROOT, TSX_IMPORT } from '../helpers/cli.js';
+import { CLI_ENTRY, CLI_NODE_ARGS, childEnv, ROOT } from '../helpers/cli.js';
 import { startService, type InProcessService } from '../helpers/service.js';
 import { startBroker } from '../helpers/broker.js';
 import { loadSecrets } from '../../src/config/secrets.js';
@@ -20,7 +20,7 @@ afterEach(() => {
 });
 
 function wizard(args: string[]) {
-  const pty = spawn(process.execPath, [...TSX_IMPORT, CLI_ENTRY, 'provision', ...args], {
+  const pty = spawn(process.execPath, [...CLI_NODE_ARGS, CLI_ENTRY, 'provision', ...args], {
     name: 'xterm',
     cols: 200,
     rows: 50,

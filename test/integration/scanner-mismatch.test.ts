@@ -10,7 +10,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { captureOutput, childEnv, CLI_ENTRY, ROOT, runCli, TSX_IMPORT } from '../helpers/cli.js';
+import { CLI_ENTRY, CLI_NODE_ARGS, captureOutput, childEnv, ROOT, runCli } from '../helpers/cli.js';
 import { startSimulatedModule, type SimulatedModule } from '../helpers/agent.js';
 import { has } from '../helpers/system.js';
 
@@ -24,7 +24,7 @@ function timed(
     let stdout = '';
     let stderr = '';
     const child = captureOutput(
-      spawn(process.execPath, [...TSX_IMPORT, CLI_ENTRY, ...args], {
+      spawn(process.execPath, [...CLI_NODE_ARGS, CLI_ENTRY, ...args], {
         cwd: ROOT,
         env: childEnv({ EDGE_AGENT_LOG_LEVEL: 'error' }),
         stdio: ['ignore', 'pipe', 'pipe'],

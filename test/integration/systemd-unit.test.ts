@@ -199,9 +199,11 @@ describe('edge-agent install-service', { timeout: 60_000 }, () => {
       ['create user', 'skipped'],
     ]);
     const unit = readFileSync(unitPath, 'utf8');
-    // ExecStart names this node and this checkout's entry point; the rest is the shipped unit.
-    expect(unit).toContain(`ExecStart=${process.execPath} ${DAEMON_NODE_FLAGS.join(' ')} --import `);
-    expect(unit).toContain('src/cli/main.ts run');
+    // ExecStart names this node and the entry point the command ran from (the tests' build, or the
+    // sources through tsx); the rest is the shipped unit.
+    expect(unit).toContain(`ExecStart=${process.execPath} ${DAEMON_NODE_FLAGS.join(' ')} `);
+    expect(unit).toMatch(CLI_ENTRY.endsWith('.ts') ? /--import \S+tsx\S* \S+src\/cli\/main\.ts run$/m : /\S+\/src\/cli\/main\.js run$/m);
+    expect(unit).toContain(`ExecStart=${defaultExecStart(CLI_ENTRY)}`);
     expect(unit.replace(/^ExecStart=.*$/m, '')).toBe(template.replace(/^ExecStart=.*$/m, ''));
     expect(out.steps[3]!.detail).toContain(addon ? `the unix-dgram addon loads with ${process.execPath}` : 'NotifyAccess=all');
     expect(existsSync(join(prefix, NOTIFY_DROPIN))).toBe(!addon);

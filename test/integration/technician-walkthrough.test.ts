@@ -22,7 +22,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AttendanceClient } from '../../src/api/client.js';
 import { defaultExecStart } from '../../src/setup/service-files/daemon-command.js';
 import { hiddenPaths, parseUnit } from '../../src/setup/service-files/systemd-unit.js';
-import { CLI_ENTRY, captureOutput, childEnv, outputOf, ROOT, spawnCli, TSX_IMPORT, waitForLine, writeStdin } from '../helpers/cli.js';
+import { CLI_ENTRY, CLI_NODE_ARGS, captureOutput, childEnv, outputOf, ROOT, spawnCli, waitForLine, writeStdin } from '../helpers/cli.js';
 import { startBroker, type TestBroker } from '../helpers/broker.js';
 import { startService, type InProcessService } from '../helpers/service.js';
 import { startSimulatedModule, stopChild, type SimulatedModule } from '../helpers/agent.js';
@@ -57,7 +57,7 @@ describe(`the technician's walk-through, as written in docs/technician.md (scann
   let apiKey = '';
   let apiSecret = '';
 
-  const cli = [process.execPath, ...TSX_IMPORT, CLI_ENTRY].map((p) => `'${p}'`).join(' ');
+  const cli = [process.execPath, ...CLI_NODE_ARGS, CLI_ENTRY].map((p) => `'${p}'`).join(' ');
   const env = () =>
     childEnv({
       EDGE_AGENT_CONFIG: '',
