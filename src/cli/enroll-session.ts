@@ -74,6 +74,17 @@ export function simulatedPerson(
         case 'finger':
           current = ids[Math.min(ids.length, Number(e.finger)) - 1] ?? current;
           break;
+        case 'second-finger':
+          // Asked for another finger (identify): the next ID, once the first is lifted, held a while.
+          if (Array.isArray(e.between) && ids.indexOf(current) + 1 < ids.length) {
+            const next = ids[ids.indexOf(current) + 1]!;
+            current = next;
+            later((options.holdMs ?? 0) + 500, () => {
+              sim.present(next);
+              later(3000, () => sim.lift());
+            });
+          }
+          break;
         case 'capture':
           sim.present(current);
           // Without a later prompt to lift on (identify), the person lifts after a moment.

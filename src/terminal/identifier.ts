@@ -359,7 +359,8 @@ export class Identifier {
     const personOf = (id: string) => this.#ownerOf(id)?.employeeCode ?? null;
     let templateId: string | null;
     let score: number | null;
-    if (m.decide) ({ templateId, score } = await m.decide(request.template, personOf));
+    let between: string[] | undefined;
+    if (m.decide) ({ templateId, score, between } = await m.decide(request.template, personOf));
     else {
       const best = await m.best(request.template);
       score = best?.score ?? null;
@@ -369,6 +370,50 @@ export class Identifier {
     this.#latency.get(m.modality)!.add(ms);
     this.#counts.set(m.modality, this.#counts.get(m.modality)! + 1);
     const employeeCode = templateId === null ? null : personOf(templateId);
+    const accepted = employeeCode !== null;
+    return {
+      employeeCode,
+      modality: m.modality,
+      score,
+      decision: accepted ? 'accept' : 'reject',
+      path: 'host',
+      templateId: accepted ? templateId : null,
+      ms,
+      ...(!accepted && between && between.length > 0 ? { between } : {}),
+    };
+  }
+
+  /**
+   * The decision on several captures of one person (a first finger and the second one the
+   * terminal asked for), fused by person among the templates of `among` only: the persons the
+   * first capture could not tell apart. Each template's finger position comes from the cache, so
+   * the same finger presented twice does not count twice. A matcher that fuses nothing (irises,
+   * badges) is refused.
+   */
+  async identifyAmong(request: {
+    modality: TemplateModality;
+    templates: readonly Uint8Array[];
+    among: readonly string[];
+  }): Promise<Identification> {
+    const m = this.#matchers.get(request.modality);
+    if (!m?.decideAmong) {
+      throw new AgentError(
+        'BIOMETRICS_MODALITY_UNSUPPORTED',
+        `no ${request.modality} matcher here decides on several captures`,
+        { modality: request.modality },
+        { hint: 'a second capture is asked for fingers only' },
+      );
+    }
+    const t0 = performance.now();
+    const owners = new Map<string, { person: string; position: string }>();
+    for (const person of new Set(request.among))
+      for (const t of await this.#cache.listTemplateMeta({ employeeCode: person, modality: request.modality }))
+        if (this.#owner.has(t.id)) owners.set(t.id, { person, position: t.position ?? t.id });
+    const { templateId, score } = await m.decideAmong(request.templates, owners);
+    const ms = performance.now() - t0;
+    this.#latency.get(m.modality)!.add(ms);
+    this.#counts.set(m.modality, this.#counts.get(m.modality)! + 1);
+    const employeeCode = templateId === null ? null : (owners.get(templateId)?.person ?? null);
     const accepted = employeeCode !== null;
     return {
       employeeCode,

@@ -11,6 +11,7 @@ import { BIOMETRIC_MODALITIES, SCANNER_MODALITIES } from '../../core/modality.js
 import { ControlServer, controlSocketPath } from '../control-socket.js';
 import { defaultPosition, enroll, MAX_FINGERS } from '../../terminal/enroller.js';
 import { identifyOnce, identifyTemplate, MAX_TEMPLATE_BYTES } from '../../terminal/identify-on-demand.js';
+import { secondFingerPolicy } from '../../terminal/second-finger.js';
 import { isDateTime, MAX_TZ_OFFSET_MINUTES } from '../../api/date-time.js';
 import type { DaemonComponent, DaemonContext } from '../component.js';
 import { deletePersonTemplates } from '../people.js';
@@ -92,7 +93,8 @@ export class ControlComponent implements DaemonComponent {
       )
       .handle(
         'identify',
-        (body, progress, signal) => identifyOnce(rt, body.modality, progress, body.scanner, undefined, signal),
+        (body, progress, signal) =>
+          identifyOnce(rt, body.modality, progress, body.scanner, undefined, signal, secondFingerPolicy(rt.config.policy)),
         IdentifyBody,
       )
       .handle(
