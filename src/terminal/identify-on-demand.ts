@@ -45,7 +45,7 @@ export async function identifyOnce(
   scannerKey?: string,
   timeoutMs = 20_000,
   signal?: AbortSignal,
-  secondFinger: SecondFingerPolicy = { enabled: false, timeoutMs: 0 },
+  secondFinger: SecondFingerPolicy = { enabled: false, timeoutMs: 0, sameFingerScore: 40 },
 ): Promise<IdentifyOnceResult> {
   if (!rt.identifier)
     throw new AgentError(
@@ -85,6 +85,7 @@ export async function identifyOnce(
             first: t.data,
             between,
             timeoutMs: secondFinger.timeoutMs,
+            sameFingerScore: secondFinger.sameFingerScore,
             extract: async (img) => (await captureTemplate(extractor, scanner, modality, 1000, { handed: img })).data,
             identifyAmong: (templates, among) => identifier.identifyAmong({ modality, templates, among }),
             feedback: (kind) => scanner.feedback(kind).catch(() => undefined),

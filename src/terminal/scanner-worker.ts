@@ -429,6 +429,7 @@ export class ScannerWorker extends TypedEmitter<ScannerWorkerEvents> {
         first: ident.probe,
         between,
         timeoutMs: this.#o.secondFinger!.timeoutMs,
+        sameFingerScore: this.#o.secondFinger!.sameFingerScore,
         extract: (image) => recognizer.template('finger', image),
         identifyAmong: (templates, among) => recognizer.among('finger', templates, among),
         feedback: (kind) => this.#feedback(scanner, kind),

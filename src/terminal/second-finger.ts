@@ -16,15 +16,26 @@ import { toAgentError } from '../core/errors.js';
 import type { Identification } from '../core/identification.js';
 import { monotonicMs } from '../core/time.js';
 import type { Progress } from './guided-capture.js';
+import { compareFingerTemplates } from '../biometrics/finger/matcher.js';
+import { decodeFingerTemplate } from '../biometrics/finger/iso19794-2.js';
 
 /** The policy's say on the step (policy.secondFinger, policy.secondFingerTimeoutSec). */
 export interface SecondFingerPolicy {
   enabled: boolean;
   timeoutMs: number;
+  /** Two captures scoring this much are the same finger (biometrics.fingerThreshold). */
+  sameFingerScore: number;
 }
 
-export function secondFingerPolicy(policy: { secondFinger: 'on' | 'off'; secondFingerTimeoutSec: number }): SecondFingerPolicy {
-  return { enabled: policy.secondFinger === 'on', timeoutMs: Math.round(policy.secondFingerTimeoutSec * 1000) };
+export function secondFingerPolicy(config: {
+  policy: { secondFinger: 'on' | 'off'; secondFingerTimeoutSec: number };
+  biometrics: { fingerThreshold: number };
+}): SecondFingerPolicy {
+  return {
+    enabled: config.policy.secondFinger === 'on',
+    timeoutMs: Math.round(config.policy.secondFingerTimeoutSec * 1000),
+    sameFingerScore: config.biometrics.fingerThreshold,
+  };
 }
 
 /** The persons a first finger asks a second one to tell apart, or null when the step does not apply. */
@@ -51,6 +62,8 @@ export interface SecondFingerStep {
   timeoutMs: number;
   /** The second finger's template from its image. */
   extract(image: CapturedImage): Promise<Uint8Array>;
+  /** The score at which two captures are the same finger (biometrics.fingerThreshold): the same finger again is asked again, it tells nothing new. */
+  sameFingerScore: number;
   /** Both fingers decided among `among` (Identifier.identifyAmong). */
   identifyAmong(templates: readonly Uint8Array[], among: readonly string[]): Promise<Identification>;
   feedback(kind: Feedback): Promise<void>;
@@ -72,33 +85,42 @@ export async function runSecondFinger(s: SecondFingerStep): Promise<SecondFinger
     message: `this finger is close to ${s.between.length} enrolled people: lift it and place another finger within ${seconds} s`,
   });
   await s.feedback('enroll-step');
-  // The first finger must go first: a finger still there is not the second one.
-  let lifted = false;
-  while (!lifted && monotonicMs() < deadline) {
-    s.signal?.throwIfAborted();
-    lifted = !(await s.scanner.waitForPresence({ timeoutMs: LIFT_POLL_MS, ...(s.signal ? { signal: s.signal } : {}) }));
-    if (!lifted) await new Promise((r) => setTimeout(r, LIFT_POLL_MS));
-  }
-  const left = deadline - monotonicMs();
-  const placed = lifted && left > 0 && (await s.scanner.waitForPresence({ timeoutMs: left, ...(s.signal ? { signal: s.signal } : {}) }));
-  if (!placed) {
-    s.signal?.throwIfAborted();
-    const detail = lifted
-      ? `no second finger within ${seconds} s: not told apart from one finger, nothing punched`
-      : `the first finger stayed on the sensor for ${seconds} s: no second finger read, nothing punched`;
-    s.progress({ step: 'second-finger', result: 'timeout', message: detail });
-    return { identification: null, result: 'timeout', detail };
-  }
-  s.progress({ step: 'second-finger', read: true, message: 'second finger placed: deciding on both fingers' });
-  let second: Uint8Array;
-  try {
-    second = await s.extract(await s.scanner.captureImage());
-  } catch (err) {
-    const e = toAgentError(err, 'AGENT_CAPTURE');
-    if (/DISCONNECT|UNPLUG|TRANSPORT/.test(e.code)) throw e;
-    const detail = `the second finger could not be read (${e.code}: ${e.message}): nothing punched`;
-    s.progress({ step: 'second-finger', result: 'unusable', message: detail });
-    return { identification: null, result: 'unusable', detail };
+  const first = decodeFingerTemplate(s.first);
+  let second: Uint8Array | null = null;
+  while (second === null) {
+    // The finger on the sensor must go first: a finger still there is not the second one.
+    let lifted = false;
+    while (!lifted && monotonicMs() < deadline) {
+      s.signal?.throwIfAborted();
+      lifted = !(await s.scanner.waitForPresence({ timeoutMs: LIFT_POLL_MS, ...(s.signal ? { signal: s.signal } : {}) }));
+      if (!lifted) await new Promise((r) => setTimeout(r, LIFT_POLL_MS));
+    }
+    const left = deadline - monotonicMs();
+    const placed = lifted && left > 0 && (await s.scanner.waitForPresence({ timeoutMs: left, ...(s.signal ? { signal: s.signal } : {}) }));
+    if (!placed) {
+      s.signal?.throwIfAborted();
+      const detail = lifted
+        ? `no other finger within ${seconds} s: not told apart from one finger, nothing punched`
+        : `the finger stayed on the sensor for ${seconds} s: no second finger read, nothing punched`;
+      s.progress({ step: 'second-finger', result: 'timeout', message: detail });
+      return { identification: null, result: 'timeout', detail };
+    }
+    s.progress({ step: 'second-finger', read: true, message: 'second finger placed: deciding on both fingers' });
+    try {
+      second = await s.extract(await s.scanner.captureImage());
+    } catch (err) {
+      const e = toAgentError(err, 'AGENT_CAPTURE');
+      if (/DISCONNECT|UNPLUG|TRANSPORT/.test(e.code)) throw e;
+      const detail = `the second finger could not be read (${e.code}: ${e.message}): nothing punched`;
+      s.progress({ step: 'second-finger', result: 'unusable', message: detail });
+      return { identification: null, result: 'unusable', detail };
+    }
+    if (compareFingerTemplates(first, decodeFingerTemplate(second)) >= s.sameFingerScore) {
+      // The same finger again tells nothing new: asked again while the time lasts.
+      second = null;
+      s.progress({ step: 'second-finger', again: true, message: 'that is the same finger again: lift it and place a different finger' });
+      await s.feedback('try-again');
+    }
   }
   const r = await s.identifyAmong([s.first, second], s.between);
   if (r.decision === 'accept' && r.employeeCode) {

@@ -112,7 +112,7 @@ Exit code 0 when someone was identified, 1 when nobody matched.`,
             undefined,
             undefined,
             undefined,
-            secondFingerPolicy(config.policy),
+            secondFingerPolicy(config),
           );
         } finally {
           await person?.stop();

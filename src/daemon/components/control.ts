@@ -94,7 +94,7 @@ export class ControlComponent implements DaemonComponent {
       .handle(
         'identify',
         (body, progress, signal) =>
-          identifyOnce(rt, body.modality, progress, body.scanner, undefined, signal, secondFingerPolicy(rt.config.policy)),
+          identifyOnce(rt, body.modality, progress, body.scanner, undefined, signal, secondFingerPolicy(rt.config)),
         IdentifyBody,
       )
       .handle(

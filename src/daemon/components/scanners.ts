@@ -82,7 +82,7 @@ export class ScannersComponent implements DaemonComponent {
         open: await this.#opener(target),
         recognizer,
         punch,
-        secondFinger: secondFingerPolicy(rt.config.policy),
+        secondFinger: secondFingerPolicy(rt.config),
         // A card reader without a light: the terminal's other scanners show the outcome.
         fallbackFeedback: async (kind) => {
           await Promise.all([...rt.workers.values()].filter((w) => w.key !== key).map((w) => w.feedbackIfAble(kind)));
