@@ -9,7 +9,7 @@
  *
  * Used by the scanner worker (a punch) and by on-demand identification (`edge-agent identify`).
  * Tested in test/unit/terminal/second-finger.test.ts and
- * test/integration/second-finger-pty.test.ts (the daemon on a simulated module on a real pty).
+ * test/integration/several-fingers.test.ts (edge-agent identify in-process; the daemon on a simulated module on a real pty).
  */
 import type { CapturedImage, Feedback, Scanner } from '../../drivers/scanner.js';
 import { toAgentError } from '../core/errors.js';

@@ -1,7 +1,8 @@
 // Several fingers per person and the second-finger step (issue 29 item 3), end to end with real
 // parts: `edge-agent enroll --fingers 2` (the real CLI, a real SQLite template cache, the real
-// attendance service on loopback), then `edge-agent run` on an R30x simulator on a real pty
-// (`edge-agent simulate r30x` on socat), punches checked in the service.
+// attendance service on loopback), then `edge-agent identify` on the command's simulated scanner
+// (both tiers) and `edge-agent run` on an R30x simulator on a real pty (`edge-agent simulate
+// r30x` on socat, full tier), punches checked in the service.
 //
 // Two people are made close the way a wrong or twin enrolment makes them: the second person's
 // right-index templates are copies of the first one's (put in the real cache). The module's own
@@ -76,8 +77,10 @@ async function capture(dataDir: string): Promise<{ punched: number; unknown: num
   return (await daemonStatus(dataDir)).metrics.capture as { punched: number; unknown: number };
 }
 
-describe.skipIf(!has('socat'))('several fingers per person and the second finger, on a real pty (needs socat)', () => {
-  it('enrols two fingers, finds the person by either, asks a second finger when two people are close, and punches nobody when none comes', async () => {
+/** The enrolled terminal: E5001 with two fingers (1001, 1002), E5002 close to her right-index; made once for both suites. */
+let enrolment: Promise<{ dir: TerminalDir; config: string; api: string[] }> | null = null;
+function enrolled(): Promise<{ dir: TerminalDir; config: string; api: string[] }> {
+  enrolment ??= (async () => {
     const dir = terminalDir();
     const config = join(dir.dataDir, 'config.yaml');
     writeFileSync(config, 'policy:\n  dedupeWindowSec: 0\n  secondFinger: on\n  secondFingerTimeoutSec: 6\n');
@@ -139,6 +142,40 @@ describe.skipIf(!has('socat'))('several fingers per person and the second finger
     );
 
     expect(await makeClose(dir, 'E5001', 'right-index', 'E5002')).toBe(2);
+    return { dir, config, api };
+  })();
+  return enrolment;
+}
+
+describe('several fingers enrolled, and identify asking a second finger (simulated scanner in the command)', () => {
+  it('enrols two different fingers (a repeated finger refused), finds the person by either, and decides two close people on two fingers', async () => {
+    const { dir, config, api } = await enrolled();
+    const flags = ['--simulate', '--config', config, '--data', dir.dataDir, ...api];
+    // Either finger finds her: right-middle is hers only.
+    const middle = await runCli(['identify', '--present', '1002', '--json', ...flags], { timeoutMs: 90_000 });
+    expect(middle.code).toBe(0);
+    expect(JSON.parse(middle.stdout)).toMatchObject({ employeeCode: 'E5001', decision: 'accept' });
+    // Right-index is close to E5002's: identify asks for another finger and decides on both.
+    const two = await runCli(['identify', '--present', '1001,1002', ...flags], { timeoutMs: 90_000 });
+    expect(two.stdout).toMatch(/this finger is close to 2 enrolled people: lift it and place another finger within 6 s/);
+    expect(two.stdout).toMatch(/told apart by the second finger/);
+    expect(two.stdout).toMatch(/identified E5001 \(Ada Two\) on two fingers/);
+    expect(two.code).toBe(0);
+    // No second finger: nobody, with the reason.
+    const one = await runCli(['identify', '--present', '1001', '--json', ...flags], { timeoutMs: 90_000 });
+    expect(one.code).toBe(1);
+    expect(JSON.parse(one.stdout)).toMatchObject({
+      employeeCode: null,
+      decision: 'reject',
+      secondFinger: 'timeout',
+      detail: 'no other finger within 6 s: not told apart from one finger, nothing punched',
+    });
+  }, 420_000);
+});
+
+describe.skipIf(!has('socat'))('several fingers per person and the second finger, on a real pty (needs socat)', () => {
+  it('the agent punches the person by either finger, asks a second finger when two people are close, and punches nobody when none comes', async () => {
+    const { dir, config, api } = await enrolled();
 
     sim = await startSimulatedModule(['--baud', '115200']);
     agent = await startAgent([
