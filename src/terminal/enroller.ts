@@ -18,12 +18,19 @@
  *     local cache, are uploaded through operation 4 (each item's outcome shown), and published
  *     to the site.
  *
+ * Several fingers (`fingers`, `positions`; FINGER_POSITIONS is the order when not named): steps
+ * 2-3 run for each finger in turn in one scanner session, each announced ("finger 2 of 2:
+ * right-middle"), and a capture that matches a finger taken before in this enrolment is not
+ * taken but asked again (ENROLL_SAME_FINGER after three tries); each finger is stored as the
+ * person's templates at its position, so identification fuses all of them by person.
+ *
  * A badge (modality `badge`) is one card read on the badge reader: badge-enroller.ts. Identifying
  * one capture or a template, nothing punched: identify-on-demand.ts.
  *
  * Tested in test/integration/enroll-guided.test.ts (every press prompted, presses asked again, a
- * cancelled enrolment, without extraction, on an R30x, a GT-521 and the iris camera) and
- * test/integration/agent-enroll.test.ts.
+ * cancelled enrolment, without extraction, on an R30x, a GT-521 and the iris camera),
+ * test/integration/agent-enroll.test.ts and test/integration/several-fingers.test.ts (two
+ * fingers, a repeated finger refused).
  */
 import type { ScannerModality } from '../core/modality.js';
 import type { AttendanceClient } from '../api/client.js';

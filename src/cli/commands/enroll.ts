@@ -1,6 +1,7 @@
 /**
  * Tested in test/integration/agent-enroll.test.ts (a full enrolment, refusals, through the running
- * agent), test/integration/enroll-busy-scanner.test.ts and test/integration/agent-badge-e2e.test.ts.
+ * agent), test/integration/enroll-busy-scanner.test.ts, test/integration/agent-badge-e2e.test.ts and
+ * test/integration/several-fingers.test.ts (--fingers, a repeated finger refused).
  */
 import type { Command } from 'commander';
 import { action, defineCommand, intFlag, printJson, usageError, withJson } from '../command.js';

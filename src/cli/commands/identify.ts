@@ -1,6 +1,7 @@
 /**
  * Tested in test/unit/cli/commands/identify.test.ts (the score a person reads),
- * test/integration/identify-template.test.ts and test/integration/agent-enroll.test.ts.
+ * test/integration/identify-template.test.ts, test/integration/agent-enroll.test.ts and
+ * test/integration/several-fingers.test.ts (a second finger asked for, told apart or timed out).
  */
 import type { Command } from 'commander';
 import { action, defineCommand, intFlag, printJson, withJson } from '../command.js';
