@@ -366,10 +366,15 @@ export class Identifier {
       score = best?.score ?? null;
       templateId = best !== null && m.accepts(best.score) ? best.id : null;
     }
+    const r = this.#answer(m, t0, templateId === null ? null : personOf(templateId), templateId, score);
+    return r.decision === 'reject' && between && between.length > 0 ? { ...r, between } : r;
+  }
+
+  /** One identification's answer (a reject names nobody), its time counted in the modality's latency. */
+  #answer(m: ModalityMatcher, t0: number, employeeCode: string | null, templateId: string | null, score: number | null): Identification {
     const ms = performance.now() - t0;
     this.#latency.get(m.modality)!.add(ms);
     this.#counts.set(m.modality, this.#counts.get(m.modality)! + 1);
-    const employeeCode = templateId === null ? null : personOf(templateId);
     const accepted = employeeCode !== null;
     return {
       employeeCode,
@@ -379,7 +384,6 @@ export class Identifier {
       path: 'host',
       templateId: accepted ? templateId : null,
       ms,
-      ...(!accepted && between && between.length > 0 ? { between } : {}),
     };
   }
 
@@ -410,20 +414,7 @@ export class Identifier {
       for (const t of await this.#cache.listTemplateMeta({ employeeCode: person, modality: request.modality }))
         if (this.#owner.has(t.id)) owners.set(t.id, { person, position: t.position ?? t.id });
     const { templateId, score } = await m.decideAmong(request.templates, owners);
-    const ms = performance.now() - t0;
-    this.#latency.get(m.modality)!.add(ms);
-    this.#counts.set(m.modality, this.#counts.get(m.modality)! + 1);
-    const employeeCode = templateId === null ? null : (owners.get(templateId)?.person ?? null);
-    const accepted = employeeCode !== null;
-    return {
-      employeeCode,
-      modality: m.modality,
-      score,
-      decision: accepted ? 'accept' : 'reject',
-      path: 'host',
-      templateId: accepted ? templateId : null,
-      ms,
-    };
+    return this.#answer(m, t0, templateId === null ? null : (owners.get(templateId)?.person ?? null), templateId, score);
   }
 
   metrics(): IdentifierMetrics[] {

@@ -15,7 +15,6 @@ import type { CapturedImage, Feedback, Scanner } from '../../drivers/scanner.js'
 import { toAgentError } from '../core/errors.js';
 import type { Identification } from '../core/identification.js';
 import { monotonicMs } from '../core/time.js';
-import type { Progress } from './guided-capture.js';
 import { compareFingerTemplates } from '../biometrics/finger/matcher.js';
 import { decodeFingerTemplate } from '../biometrics/finger/iso19794-2.js';
 
@@ -67,7 +66,8 @@ export interface SecondFingerStep {
   /** Both fingers decided among `among` (Identifier.identifyAmong). */
   identifyAmong(templates: readonly Uint8Array[], among: readonly string[]): Promise<Identification>;
   feedback(kind: Feedback): Promise<void>;
-  progress: Progress;
+  /** Told each step (the shape of guided-capture.ts's Progress, not imported: the scanner worker imports this file). */
+  progress: (event: Record<string, unknown>) => void;
   signal?: AbortSignal;
 }
 

@@ -85,27 +85,11 @@ function enrolled(): Promise<{ dir: TerminalDir; config: string; api: string[] }
     const config = join(dir.dataDir, 'config.yaml');
     writeFileSync(config, 'policy:\n  dedupeWindowSec: 0\n  secondFinger: on\n  secondFingerTimeoutSec: 6\n');
     const api = agentApiFlags(service, dir.dataDir);
+    const enrol = (...args: string[]) =>
+      runCli(['enroll', ...args, '--simulate', '--config', config, '--data', dir.dataDir, ...api], { timeoutMs: 180_000 });
 
     // Two fingers, each a different one, stored as the person's templates at their positions.
-    const enrolled = await runCli(
-      [
-        'enroll',
-        'E5001',
-        '--fingers',
-        '2',
-        '--captures',
-        '2',
-        '--simulate',
-        '--present',
-        '1001,1002',
-        '--config',
-        config,
-        '--data',
-        dir.dataDir,
-        ...api,
-      ],
-      { timeoutMs: 180_000 },
-    );
+    const enrolled = await enrol('E5001', '--fingers', '2', '--captures', '2', '--present', '1001,1002');
     expect(enrolled.stderr).toBe('');
     expect(enrolled.code).toBe(0);
     expect(enrolled.stdout).toMatch(/finger 2 of 2: right-middle \(another finger than right-index\)/);
@@ -114,25 +98,7 @@ function enrolled(): Promise<{ dir: TerminalDir; config: string; api: string[] }
     expect(enrolled.stdout).toMatch(/upload item 4: SUCCESS/);
 
     // The same finger as the second one is refused, saying which finger it is.
-    const same = await runCli(
-      [
-        'enroll',
-        'E5002',
-        '--position',
-        'left-index,left-middle',
-        '--captures',
-        '1',
-        '--simulate',
-        '--present',
-        '1003,1003',
-        '--config',
-        config,
-        '--data',
-        dir.dataDir,
-        ...api,
-      ],
-      { timeoutMs: 180_000 },
-    );
+    const same = await enrol('E5002', '--position', 'left-index,left-middle', '--captures', '1', '--present', '1003,1003');
     expect(same.code).toBe(1);
     expect(same.stdout).toMatch(
       /not taken \(this is the left-index finger again, already taken in this enrolment: place the left-middle finger\)/,
