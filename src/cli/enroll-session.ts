@@ -20,7 +20,7 @@ export function describeProgress(e: Record<string, unknown>): string {
   const step = String(e.step ?? '');
   switch (step) {
     case 'captured':
-      return `  capture ${String(e.capture)}/${String(e.of)} taken (quality ${String(e.quality)})`;
+      return `  ${e.position ? `${String(e.position)}: ` : ''}capture ${String(e.capture)}/${String(e.of)} taken (quality ${String(e.quality)})`;
     case 'upload':
       if (e.error) return `  upload failed: ${String(e.error)}${e.message ? ` (${String(e.message)})` : ''}`;
       if (e.item === undefined) return `  ${String(e.message ?? 'upload')}`;
@@ -45,7 +45,7 @@ export interface SimulatedPerson {
 export function simulatedPerson(
   rt: TerminalRuntime,
   modality: ScannerModality,
-  id: number,
+  id: number | readonly number[],
   options: { holdMs?: number } = {},
 ): SimulatedPerson {
   const sim: SimulatorControl | undefined = [...rt.simulators.values()].find((s) => s.modality === modality);
@@ -57,6 +57,9 @@ export function simulatedPerson(
       { hint: 'add --simulate (or --scanner r30x:sim, --scanner iris-hid:sim, --scanner badge-serial:sim)' },
     );
   }
+  // Several fingers: one virtual finger per finger of the enrolment, the next one at each 'finger' step.
+  const ids = typeof id === 'number' ? [id] : id;
+  let current = ids[0]!;
   const timers = new Set<NodeJS.Timeout>();
   const later = (ms: number, fn: () => void) => {
     const t = setTimeout(() => {
@@ -68,8 +71,22 @@ export function simulatedPerson(
   return {
     onProgress(e) {
       switch (e.step) {
+        case 'finger':
+          current = ids[Math.min(ids.length, Number(e.finger)) - 1] ?? current;
+          break;
+        case 'second-finger':
+          // Asked for another finger (identify): the next ID, once the first is lifted, held a while.
+          if (Array.isArray(e.between) && ids.indexOf(current) + 1 < ids.length) {
+            const next = ids[ids.indexOf(current) + 1]!;
+            current = next;
+            later((options.holdMs ?? 0) + 500, () => {
+              sim.present(next);
+              later(3000, () => sim.lift());
+            });
+          }
+          break;
         case 'capture':
-          sim.present(id);
+          sim.present(current);
           // Without a later prompt to lift on (identify), the person lifts after a moment.
           if (options.holdMs !== undefined) later(options.holdMs, () => sim.lift());
           break;
@@ -78,7 +95,7 @@ export function simulatedPerson(
           break;
         case 'module':
           // Pressed when the module asks (a moment after the prompt, as a person does).
-          if (e.action === 'place' || e.action === 'again') later(150, () => sim.present(id));
+          if (e.action === 'place' || e.action === 'again') later(150, () => sim.present(current));
           break;
         default:
           break;

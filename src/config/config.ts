@@ -173,6 +173,14 @@ export const ConfigSchema = z.strictObject({
        */
       require: z.enum(['either', 'biometric', 'badge', 'both']).default('either'),
       bothWithinSec: z.number().positive().max(300).default(15),
+      /**
+       * When a finger leaves two enrolled persons close (or the best one not sure enough), `on`
+       * asks for another finger and decides on both, fused by person among those persons only;
+       * `off` rejects at once. Either way nobody is punched for a person the finger did not single out.
+       */
+      secondFinger: z.enum(['on', 'off']).default('on'),
+      /** How long the person has to lift the first finger and place another one. */
+      secondFingerTimeoutSec: z.number().positive().max(60).default(10),
     })
     .prefault({}),
   scanners: z.array(ScannerConfigSchema).default([]),

@@ -22,6 +22,8 @@ const FIXES: Record<string, string> = {
   'scanners.format':
     "the badge reader's line format: em4100-dec, em4100-hex (serial only), wiegand26 or wiegand34; only for badge-serial and badge-hid",
   'policy.require': 'use either (finger, eye or badge), biometric, badge, or both (a badge, then a finger or eye)',
+  'policy.secondFinger': 'use on (ask for another finger when two people are close) or off (reject at once)',
+  'policy.secondFingerTimeoutSec': 'seconds to place the second finger, more than 0 and at most 60, e.g. 10',
   'clock.sources': 'a list of timedatectl, timesyncd and/or chrony (first that can tell decides), or [] for the year alone',
   'clock.earlierBootPunches': 'use hold (until "edge-agent queue release-unsynced") or send (as they are, marked)',
   'console.host': 'an address to listen on: 127.0.0.1 (default), ::1, or 0.0.0.0 with a console login',

@@ -28,4 +28,9 @@ export interface Identification {
   templateId: string | null;
   /** Time spent matching, in milliseconds. */
   ms: number;
+  /**
+   * On a reject: the persons this capture could not tell apart (two close, or the best not sure
+   * enough) when the policy asks for a second finger (policy.secondFinger); absent otherwise.
+   */
+  between?: string[];
 }

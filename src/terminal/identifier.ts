@@ -359,16 +359,22 @@ export class Identifier {
     const personOf = (id: string) => this.#ownerOf(id)?.employeeCode ?? null;
     let templateId: string | null;
     let score: number | null;
-    if (m.decide) ({ templateId, score } = await m.decide(request.template, personOf));
+    let between: string[] | undefined;
+    if (m.decide) ({ templateId, score, between } = await m.decide(request.template, personOf));
     else {
       const best = await m.best(request.template);
       score = best?.score ?? null;
       templateId = best !== null && m.accepts(best.score) ? best.id : null;
     }
+    const r = this.#answer(m, t0, templateId === null ? null : personOf(templateId), templateId, score);
+    return r.decision === 'reject' && between && between.length > 0 ? { ...r, between } : r;
+  }
+
+  /** One identification's answer (a reject names nobody), its time counted in the modality's latency. */
+  #answer(m: ModalityMatcher, t0: number, employeeCode: string | null, templateId: string | null, score: number | null): Identification {
     const ms = performance.now() - t0;
     this.#latency.get(m.modality)!.add(ms);
     this.#counts.set(m.modality, this.#counts.get(m.modality)! + 1);
-    const employeeCode = templateId === null ? null : personOf(templateId);
     const accepted = employeeCode !== null;
     return {
       employeeCode,
@@ -379,6 +385,36 @@ export class Identifier {
       templateId: accepted ? templateId : null,
       ms,
     };
+  }
+
+  /**
+   * The decision on several captures of one person (a first finger and the second one the
+   * terminal asked for), fused by person among the templates of `among` only: the persons the
+   * first capture could not tell apart. Each template's finger position comes from the cache, so
+   * the same finger presented twice does not count twice. A matcher that fuses nothing (irises,
+   * badges) is refused.
+   */
+  async identifyAmong(request: {
+    modality: TemplateModality;
+    templates: readonly Uint8Array[];
+    among: readonly string[];
+  }): Promise<Identification> {
+    const m = this.#matchers.get(request.modality);
+    if (!m?.decideAmong) {
+      throw new AgentError(
+        'BIOMETRICS_MODALITY_UNSUPPORTED',
+        `no ${request.modality} matcher here decides on several captures`,
+        { modality: request.modality },
+        { hint: 'a second capture is asked for fingers only' },
+      );
+    }
+    const t0 = performance.now();
+    const owners = new Map<string, { person: string; position: string }>();
+    for (const person of new Set(request.among))
+      for (const t of await this.#cache.listTemplateMeta({ employeeCode: person, modality: request.modality }))
+        if (this.#owner.has(t.id)) owners.set(t.id, { person, position: t.position ?? t.id });
+    const { templateId, score } = await m.decideAmong(request.templates, owners);
+    return this.#answer(m, t0, templateId === null ? null : (owners.get(templateId)?.person ?? null), templateId, score);
   }
 
   metrics(): IdentifierMetrics[] {

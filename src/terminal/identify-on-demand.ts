@@ -15,6 +15,7 @@ import { monotonicMs } from '../core/time.js';
 import { badgeReaders, identifyBadgeOnce } from './badge-enroller.js';
 import type { EnrollTerminal } from './enroller.js';
 import { captureTemplate, type Progress, waitForLift, workerFor } from './guided-capture.js';
+import { runSecondFinger, type SecondFingerOutcome, type SecondFingerPolicy, secondFingerWanted } from './second-finger.js';
 
 /** Reads of one identification before a failed read (line timeout, unusable image) ends it. */
 const READ_ATTEMPTS = 3;
@@ -26,6 +27,10 @@ export interface IdentifyOnceResult {
   score: number | null;
   decision: 'accept' | 'reject';
   ms: number;
+  /** A second finger was asked for (two people close, policy.secondFinger): how it ended. */
+  secondFinger?: SecondFingerOutcome['result'];
+  /** Why a second finger did not decide (secondFinger other than accept). */
+  detail?: string;
 }
 
 /**
@@ -40,6 +45,7 @@ export async function identifyOnce(
   scannerKey?: string,
   timeoutMs = 20_000,
   signal?: AbortSignal,
+  secondFinger: SecondFingerPolicy = { enabled: false, timeoutMs: 0, sameFingerScore: 40 },
 ): Promise<IdentifyOnceResult> {
   if (!rt.identifier)
     throw new AgentError(
@@ -68,10 +74,30 @@ export async function identifyOnce(
           progress,
           ...(signal ? { signal } : {}),
         });
-        const r = await identifier.identify({ modality, template: t.data });
+        let r = await identifier.identify({ modality, template: t.data });
+        const between = secondFingerWanted(r, secondFinger);
+        let second: SecondFingerOutcome | null = null;
+        if (between) {
+          // Two people close: another finger decides, among them only (second-finger.ts).
+          const extractor = rt.extractor;
+          second = await runSecondFinger({
+            scanner,
+            first: t.data,
+            between,
+            timeoutMs: secondFinger.timeoutMs,
+            sameFingerScore: secondFinger.sameFingerScore,
+            extract: async (img) => (await captureTemplate(extractor, scanner, modality, 1000, { handed: img })).data,
+            identifyAmong: (templates, among) => identifier.identifyAmong({ modality, templates, among }),
+            feedback: (kind) => scanner.feedback(kind).catch(() => undefined),
+            progress,
+            ...(signal ? { signal } : {}),
+          });
+          r = second.identification ?? { ...r, decision: 'reject', employeeCode: null, templateId: null };
+        }
         await scanner.feedback(r.decision === 'accept' ? 'accepted' : 'unknown').catch(() => undefined);
         await waitForLift(scanner);
-        return await resultOf(rt, r, modality, Math.round(monotonicMs() - t0));
+        const result = await resultOf(rt, r, modality, Math.round(monotonicMs() - t0));
+        return second ? { ...result, secondFinger: second.result, ...(second.detail ? { detail: second.detail } : {}) } : result;
       } catch (err) {
         // A read that failed (a timeout on the line, an unusable image) is read again; a scanner gone,
         // nothing presented or the command stopped ends it.

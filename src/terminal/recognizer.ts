@@ -18,6 +18,7 @@
 import type { BadgeRead, CapturedImage, ModuleSearchResult, Scanner } from '../../drivers/scanner.js';
 import type { Identification } from '../core/identification.js';
 import type { BiometricModality, ScannerModality } from '../core/modality.js';
+import { AgentError } from '../core/errors.js';
 import { monotonicMs } from '../core/time.js';
 import type { ModuleSlots } from '../store/module-slots.js';
 import type { CredentialHasher } from './credentials.js';
@@ -26,7 +27,7 @@ import type { Identifier } from './identifier.js';
 
 /** The parts of a running terminal recognition uses (the daemon's runtime has them). */
 export interface RecognitionEngines {
-  readonly identifier: Pick<Identifier, 'identify' | 'size'> | null;
+  readonly identifier: (Pick<Identifier, 'identify' | 'size'> & Partial<Pick<Identifier, 'identifyAmong'>>) | null;
   readonly extractor: Extractor | null;
   readonly embedder: Embedder | null;
   readonly slots: Pick<ModuleSlots, 'owner'> | null;
@@ -38,6 +39,9 @@ export interface RecognizerOptions {
   /** Minimum module score counted as a match on the module path (default 0: the module's own threshold). */
   moduleMinScore?: number;
 }
+
+/** An identification with the template it was made from (host matching of an image), for a second-finger step. */
+export type Recognition = Identification & { probe?: Uint8Array };
 
 /** The scanner as the recognizer asks it. */
 export type RecognizedScanner = Pick<Scanner, 'modality' | 'capabilities' | 'captureImage' | 'searchOnModule' | 'readCredential'>;
@@ -59,7 +63,7 @@ export class Recognizer {
    * Who is at `scanner` now: the card, the module's search, or the image, as above. Null when the
    * scanner has nothing to give (neither card, module nor image). Capture errors are thrown.
    */
-  async recognize(scanner: RecognizedScanner, scannerKey: string): Promise<Identification | null> {
+  async recognize(scanner: RecognizedScanner, scannerKey: string): Promise<Recognition | null> {
     if (scanner.capabilities.credential && scanner.readCredential) return this.badge(await scanner.readCredential());
     if (scanner.capabilities.moduleSearch) {
       const t0 = monotonicMs();
@@ -86,7 +90,7 @@ export class Recognizer {
   }
 
   /** Host matching from an image: the embedding slot first where it reads this modality, then extraction and 1:N. */
-  async image(modality: BiometricModality, image: CapturedImage): Promise<Identification> {
+  async image(modality: BiometricModality, image: CapturedImage): Promise<Recognition> {
     const { identifier, extractor, embedder } = this.#engines;
     if (embedder && identifier && embedder.source === modality && identifier.size('embedding') > 0) {
       const r = await identifier.identify({ modality: 'embedding', template: await embedder.embed(image) });
@@ -94,6 +98,28 @@ export class Recognizer {
     }
     if (!extractor || !identifier) return reject(modality);
     const { data } = await extractor.extract(modality, image);
-    return { ...(await identifier.identify({ modality, template: data })), modality };
+    return { ...(await identifier.identify({ modality, template: data })), modality, probe: data };
+  }
+
+  /** A second capture's template (the second-finger step); throws when extraction is not available. */
+  async template(modality: BiometricModality, image: CapturedImage): Promise<Uint8Array> {
+    const { extractor } = this.#engines;
+    if (!extractor)
+      throw new AgentError(
+        'AGENT_NO_EXTRACTOR',
+        'image extraction is not available on this terminal',
+        { modality },
+        {
+          hint: 'run "edge-agent doctor": the extraction models failed to load',
+        },
+      );
+    return (await extractor.extract(modality, image)).data;
+  }
+
+  /** Several captures decided together among `among` (Identifier.identifyAmong); a reject where the identifier cannot. */
+  async among(modality: BiometricModality, templates: readonly Uint8Array[], among: readonly string[]): Promise<Identification> {
+    const { identifier } = this.#engines;
+    if (!identifier?.identifyAmong) return reject(modality);
+    return identifier.identifyAmong({ modality, templates, among });
   }
 }

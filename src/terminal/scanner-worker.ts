@@ -12,12 +12,12 @@ import type { BadgeRead, CapturedImage, Feedback, Scanner, ScannerInfo } from '.
 import { backoffDelay } from '../core/backoff.js';
 import { AgentError, toAgentError } from '../core/errors.js';
 import { TypedEmitter } from '../core/events.js';
-import type { Identification } from '../core/identification.js';
 import { logger, type Logger } from '../core/logger.js';
 import type { ScannerModality } from '../core/modality.js';
 import { monotonicMs, sleep } from '../core/time.js';
 import type { PunchStep, PunchVerdict } from './punch-step.js';
-import type { RecognizedScanner, Recognizer } from './recognizer.js';
+import type { Recognition, RecognizedScanner, Recognizer } from './recognizer.js';
+import { runSecondFinger, secondFingerWanted, type SecondFingerPolicy } from './second-finger.js';
 
 /**
  * What the person is shown after the punch step: a punch or a repeat is accepted (green, beep); a
@@ -44,6 +44,8 @@ export interface CaptureOutcome {
   direction?: 'in' | 'out';
   /** Milliseconds from the finger or eye noticed to the punch durable (or the decision). */
   latencyMs: number;
+  /** A second finger was asked for (two people close): `accept` when it told them apart, else why not. */
+  secondFinger?: 'accept' | 'ambiguous' | 'timeout' | 'unusable';
   detail?: string;
 }
 
@@ -85,6 +87,8 @@ export interface ScannerWorkerOptions {
   liftTimeoutMs?: number;
   /** Feedback for a card reader that has no light of its own (the terminal's other scanners). */
   fallbackFeedback?: (kind: Feedback) => Promise<void>;
+  /** Ask for another finger when one leaves two people close (policy.secondFinger); off when absent. */
+  secondFinger?: SecondFingerPolicy;
 }
 
 export class ScannerWorker extends TypedEmitter<ScannerWorkerEvents> {
@@ -388,7 +392,7 @@ export class ScannerWorker extends TypedEmitter<ScannerWorkerEvents> {
       searchOnModule: () => scanner.searchOnModule(),
       ...(scanner.readCredential ? { readCredential: async () => (read.badge = await scanner.readCredential!()) } : {}),
     };
-    let ident: Identification | null;
+    let ident: Recognition | null;
     try {
       ident = await this.#o.recognizer.recognize(recording, this.#o.key);
     } catch (err) {
@@ -415,6 +419,28 @@ export class ScannerWorker extends TypedEmitter<ScannerWorkerEvents> {
       );
       return null;
     }
+    let second: { result: NonNullable<CaptureOutcome['secondFinger']>; detail?: string } | null = null;
+    const between = this.#o.secondFinger ? secondFingerWanted(ident, this.#o.secondFinger) : null;
+    if (between && ident?.probe && scanner.capabilities.image) {
+      // Two people close: another finger decides, among them only (second-finger.ts).
+      const recognizer = this.#o.recognizer;
+      const step = await runSecondFinger({
+        scanner,
+        first: ident.probe,
+        between,
+        timeoutMs: this.#o.secondFinger!.timeoutMs,
+        sameFingerScore: this.#o.secondFinger!.sameFingerScore,
+        extract: (image) => recognizer.template('finger', image),
+        identifyAmong: (templates, among) => recognizer.among('finger', templates, among),
+        feedback: (kind) => this.#feedback(scanner, kind),
+        progress: (e) => this.#log.info({ ...e, message: undefined }, String(e.message)),
+        signal: this.#abort.signal,
+      });
+      // A session took the scanner meanwhile: nothing is punched, the person is shown nothing here.
+      if (this.#paused > 0) return null;
+      second = { result: step.result, ...(step.detail ? { detail: step.detail } : {}) };
+      ident = step.identification ?? { ...ident, decision: 'reject', employeeCode: null, templateId: null };
+    }
     if (ident?.decision !== 'accept' || !ident.employeeCode) {
       await this.#feedback(scanner, 'unknown');
       return {
@@ -425,6 +451,7 @@ export class ScannerWorker extends TypedEmitter<ScannerWorkerEvents> {
         result: 'unknown',
         latencyMs: monotonicMs() - t0,
         ...(scanner.capabilities.credential ? { detail: 'badge not enrolled' } : {}),
+        ...(second ? { secondFinger: second.result, ...(second.detail ? { detail: second.detail } : {}) } : {}),
       };
     }
     const { employeeCode, path, score } = ident;
@@ -439,6 +466,7 @@ export class ScannerWorker extends TypedEmitter<ScannerWorkerEvents> {
       score,
       result: verdict.result,
       ...(verdict.direction ? { direction: verdict.direction } : {}),
+      ...(second ? { secondFinger: second.result } : {}),
       latencyMs,
       ...(verdict.detail ? { detail: verdict.detail } : {}),
     };

@@ -17,12 +17,16 @@ export class FingerMatcher implements ModalityMatcher {
   readonly formats = ['iso19794-2', 'ansi378'] as const;
   readonly index = new FingerIndex();
   readonly #threshold: number;
-  /** The 1:N decision: the defaults of decision.ts with the configured floor; one finger per identification (no second-finger step yet). */
+  /**
+   * The 1:N decision: the defaults of decision.ts with the configured floor. With `secondFinger`
+   * (the terminal's policy.secondFinger) a finger that leaves two persons close, or one not sure
+   * enough, answers with the persons to tell apart (`between`) instead of a plain reject.
+   */
   readonly policy: FingerDecisionPolicy;
 
-  constructor(threshold: number) {
+  constructor(threshold: number, options: { secondFinger?: boolean } = {}) {
     this.#threshold = threshold;
-    this.policy = { ...DEFAULT_FINGER_DECISION, threshold, secondFinger: false };
+    this.policy = { ...DEFAULT_FINGER_DECISION, threshold, secondFinger: options.secondFinger ?? false };
   }
 
   get size(): number {
@@ -64,7 +68,7 @@ export class FingerMatcher implements ModalityMatcher {
   async decide(
     template: unknown,
     personOf: (templateId: string) => string | null,
-  ): Promise<{ templateId: string | null; score: number | null }> {
+  ): Promise<{ templateId: string | null; score: number | null; between?: string[] }> {
     const probe = fingerProbe(template);
     if (this.index.size === 0) return { templateId: null, score: null };
     // One finger: each template is its own position for the fusion (any finger, any capture of the person).
@@ -73,6 +77,26 @@ export class FingerMatcher implements ModalityMatcher {
       return person === null ? null : { person, position: id };
     };
     const r = identifyPerson(probe, { index: this.index, ownerOf }, this.policy);
+    const score = r.candidates[0]?.score ?? null;
+    if (r.decision !== 'ask-second-finger') return { templateId: r.templateId, score };
+    // Whom a second finger must separate: the two close persons, or the best two when the best is not sure enough.
+    const between = r.between.length > 0 ? r.between : r.candidates.slice(0, 2).map((c) => c.person);
+    return { templateId: null, score, between };
+  }
+
+  async decideAmong(
+    templates: readonly unknown[],
+    owners: ReadonlyMap<string, { person: string; position: string }>,
+  ): Promise<{ templateId: string | null; score: number | null }> {
+    const probes = templates.map(fingerProbe);
+    if (this.index.size === 0 || owners.size === 0) return { templateId: null, score: null };
+    const byPerson = new Map<string, string[]>();
+    for (const [id, o] of owners) byPerson.set(o.person, [...(byPerson.get(o.person) ?? []), id]);
+    const r = identifyPerson(
+      probes,
+      { index: this.index, ownerOf: (id) => owners.get(id) ?? null, templatesOf: (person) => byPerson.get(person) ?? [] },
+      this.policy,
+    );
     return { templateId: r.templateId, score: r.candidates[0]?.score ?? null };
   }
 

@@ -35,6 +35,18 @@ export interface ModalityMatcher {
    * a reject) and the best person's score (null when the gallery is empty). Without it the
    * identifier takes the best template and `accepts` its score.
    */
-  decide?(template: unknown, personOf: (templateId: string) => string | null): Promise<{ templateId: string | null; score: number | null }>;
+  decide?(
+    template: unknown,
+    personOf: (templateId: string) => string | null,
+  ): Promise<{ templateId: string | null; score: number | null; between?: string[] }>;
+  /**
+   * The decision on several captures (fingers: a first one and a second one the terminal asked
+   * for), fused by person among the templates of `owners` only (the persons the first capture
+   * could not tell apart): the accepted template (null on a reject) and the best person's fused score.
+   */
+  decideAmong?(
+    templates: readonly unknown[],
+    owners: ReadonlyMap<string, { person: string; position: string }>,
+  ): Promise<{ templateId: string | null; score: number | null }>;
   close(): Promise<void>;
 }

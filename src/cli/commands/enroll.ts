@@ -1,6 +1,7 @@
 /**
  * Tested in test/integration/agent-enroll.test.ts (a full enrolment, refusals, through the running
- * agent), test/integration/enroll-busy-scanner.test.ts and test/integration/agent-badge-e2e.test.ts.
+ * agent), test/integration/enroll-busy-scanner.test.ts, test/integration/agent-badge-e2e.test.ts and
+ * test/integration/several-fingers.test.ts (--fingers, a repeated finger refused).
  */
 import type { Command } from 'commander';
 import { action, defineCommand, intFlag, printJson, usageError, withJson } from '../command.js';
@@ -10,7 +11,11 @@ import { logForPeople } from '../log-options.js';
 
 function printResult(r: EnrollResult, apiConfigured: boolean): void {
   const who = r.name ? `${r.employeeCode} (${r.name})` : r.employeeCode;
-  process.stdout.write(`enrolled ${who}: ${r.modality} ${r.position}, ${r.templates.length} template(s) stored\n`);
+  const positions = r.positions ?? [r.position];
+  process.stdout.write(`enrolled ${who}: ${r.modality} ${positions.join(', ')}, ${r.templates.length} template(s) stored\n`);
+  // Several fingers: which finger was stored, with how many templates.
+  if (positions.length > 1)
+    for (const p of positions) process.stdout.write(`  ${p}: ${r.templates.filter((t) => t.position === p).length} template(s) stored\n`);
   if (r.moduleError)
     process.stdout.write(`  not on the module: ${r.moduleError} (identified from the captures; enrol again to put it on the module)\n`);
   // Each item's outcome was printed as it came (progress); here the tally.
@@ -34,7 +39,15 @@ function printResult(r: EnrollResult, apiConfigured: boolean): void {
 }
 
 type Values = CommonValues &
-  ScannerValues & { modality?: string; position?: string; present?: string; captures?: string; 'min-quality'?: string; json?: boolean };
+  ScannerValues & {
+    modality?: string;
+    position?: string;
+    fingers?: string;
+    present?: string;
+    captures?: string;
+    'min-quality'?: string;
+    json?: boolean;
+  };
 
 export default function register(program: Command): Command {
   const cmd = defineCommand(program, {
@@ -44,7 +57,10 @@ export default function register(program: Command): Command {
     details: `Enrolls employee CODE: checks the person exists in the attendance service, takes the captures
 through the quality gate, refuses a finger or eye already enrolled to someone else, stores the
 templates (encrypted) here, uploads them to the service (each item's outcome is shown) and
-publishes them to the site. Every press is prompted with the total ("press 2 of 5: place the
+publishes them to the site. With --fingers N (or --position naming several fingers) it enrols
+N different fingers one after the other, each its own templates of the person at its position
+(identification then uses all of them); a press of a finger already taken in this enrolment is
+refused and asked again. Every press is prompted with the total ("press 2 of 5: place the
 same finger again", "lift your finger"); a press not taken is asked again (three tries a
 press), keeping the ones before it. Runs through the agent's control socket when the agent
 runs on this data folder (it holds the scanners), else opens the scanners in this process; a
@@ -56,11 +72,15 @@ the number): the fallback for a person who cannot enroll a finger or an eye.`,
     .option('--modality <modality>', 'what to enroll: finger, iris or badge (default finger)')
     .option(
       '--position <position>',
-      'finger position (default right-index), eye (left, right; default right) or badge label (default badge)',
+      'finger position (default right-index), eye (left, right; default right) or badge label (default badge); for several fingers a comma-separated list, e.g. right-index,left-index',
+    )
+    .option(
+      '--fingers <n>',
+      'fingers to enrol, each a different one (default 1, or as many as --position names); those not named follow right-index, right-middle, left-index, left-middle, right-thumb, left-thumb, ...',
     )
     .option(
       '--present <id>',
-      'with a simulated scanner in this process: virtual finger (or eye) ID is presented and lifted whenever the enrollment asks for it; for a badge, the card number',
+      'with a simulated scanner in this process: virtual finger (or eye) ID is presented and lifted whenever the enrollment asks for it (several fingers: a comma-separated ID per finger); for a badge, the card number',
     )
     .option(
       '--captures <n>',
@@ -77,17 +97,32 @@ the number): the fallback for a person who cannot enroll a finger or an eye.`,
     const { configForFlags, secretsFor } = await import('../../config/load.js');
     const { applyScannerFlags, withTerminal } = await import('../terminal-session.js');
     const { describeProgress, modalityFlag, simulatedPerson } = await import('../enroll-session.js');
-    const { defaultPosition } = await import('../../terminal/enroller.js');
+    const { defaultPosition, enrolPositions, MAX_FINGERS } = await import('../../terminal/enroller.js');
     const employeeCode = positionals[0]?.trim();
     if (!employeeCode) throw usageError('enroll', 'name one employee code: edge-agent enroll CODE');
     const modality = modalityFlag(values.modality);
-    const position = values.position ?? defaultPosition(modality);
+    const named = (values.position ?? defaultPosition(modality)).split(',').map((p) => p.trim());
+    const fingers = intFlag('fingers', values.fingers);
+    if (fingers !== undefined && modality !== 'finger')
+      throw usageError('enroll', '--fingers is for fingers (an eye or a badge is enrolled one at a time)');
+    if (named.length > 1 && modality !== 'finger') throw usageError('enroll', 'one --position for an eye or a badge');
+    if (fingers !== undefined && (fingers < 1 || fingers > MAX_FINGERS))
+      throw usageError('enroll', `--fingers takes 1..${MAX_FINGERS}`, { fingers });
+    let positions: string[];
+    try {
+      positions = enrolPositions(modality, named, fingers);
+    } catch (err) {
+      throw usageError('enroll', (err as Error).message, { positions: named });
+    }
+    const position = positions[0]!;
     const captures = intFlag('captures', values.captures);
     const minQuality = intFlag('min-quality', values['min-quality']);
     if (captures !== undefined && (captures < 1 || captures > 10)) throw usageError('enroll', '--captures takes 1..10', { captures });
     if (minQuality !== undefined && (minQuality < 0 || minQuality > 100))
       throw usageError('enroll', '--min-quality takes 0..100', { minQuality });
-    const presentId = intFlag('present', values.present);
+    const presentIds = values.present === undefined ? undefined : values.present.split(',').map((id) => intFlag('present', id)!);
+    if (presentIds && presentIds.length > 1 && presentIds.length !== positions.length)
+      throw usageError('enroll', `--present names ${presentIds.length} IDs for ${positions.length} finger(s): one ID, or one per finger`);
     const config = applyScannerFlags(configForFlags(values, process.env, { command: 'edge-agent enroll' }), values);
     const secrets = secretsFor(config, values);
     const json = values.json === true;
@@ -105,6 +140,7 @@ the number): the fallback for a person who cannot enroll a finger or an eye.`,
       employeeCode,
       modality,
       position,
+      ...(positions.length > 1 ? { positions } : {}),
       ...(captures !== undefined ? { captures } : {}),
       ...(minQuality !== undefined ? { minQuality } : {}),
     };
@@ -115,7 +151,7 @@ the number): the fallback for a person who cannot enroll a finger or an eye.`,
         config,
         secrets,
         async (call) => {
-          if (presentId !== undefined) {
+          if (presentIds !== undefined) {
             throw new AgentError(
               'CLI_USAGE',
               '--present works with simulated scanners opened by this command; the agent runs on this data folder and holds its scanners',
@@ -131,7 +167,7 @@ the number): the fallback for a person who cannot enroll a finger or an eye.`,
           const { createAttendanceClient } = await import('../../daemon/upstreams.js');
           const client = config.api.url && secrets.apiKey && secrets.apiSecret ? createAttendanceClient(config, secrets) : null;
           let person: Awaited<ReturnType<typeof simulatedPerson>> | null = null;
-          if (presentId !== undefined) person = simulatedPerson(rt, modality, presentId);
+          if (presentIds !== undefined) person = simulatedPerson(rt, modality, presentIds);
           try {
             return await enroll(
               rt,
@@ -140,6 +176,7 @@ the number): the fallback for a person who cannot enroll a finger or an eye.`,
                 employeeCode,
                 modality,
                 position,
+                ...(positions.length > 1 ? { positions } : {}),
                 ...(captures !== undefined ? { captures } : {}),
                 ...(minQuality !== undefined ? { minQuality } : {}),
               },

@@ -1,6 +1,7 @@
 /**
  * Tested in test/unit/cli/commands/identify.test.ts (the score a person reads),
- * test/integration/identify-template.test.ts and test/integration/agent-enroll.test.ts.
+ * test/integration/identify-template.test.ts, test/integration/agent-enroll.test.ts and
+ * test/integration/several-fingers.test.ts (a second finger asked for, told apart or timed out).
  */
 import type { Command } from 'commander';
 import { action, defineCommand, intFlag, printJson, withJson } from '../command.js';
@@ -33,7 +34,7 @@ Exit code 0 when someone was identified, 1 when nobody matched.`,
     .option('--modality <modality>', 'finger, iris or badge (default finger)')
     .option(
       '--present <id>',
-      'with a simulated scanner in this process: virtual finger (or eye) ID is presented when the capture is asked for',
+      'with a simulated scanner in this process: virtual finger (or eye) ID is presented when the capture is asked for; ID,ID2 presents finger ID2 when a second finger is asked for',
     )
     .option(
       '--template <file>',
@@ -49,7 +50,8 @@ Exit code 0 when someone was identified, 1 when nobody matched.`,
     const { configForFlags, secretsFor } = await import('../../config/load.js');
     const { applyScannerFlags, withTerminal } = await import('../terminal-session.js');
     const { describeProgress, modalityFlag, simulatedPerson } = await import('../enroll-session.js');
-    const presentId = intFlag('present', values.present);
+    const presentIds = values.present === undefined ? undefined : values.present.split(',').map((id) => intFlag('present', id)!);
+    const presentId = presentIds?.[0];
     let template: Buffer | null = null;
     if (values.template !== undefined) {
       const { readFileSync } = await import('node:fs');
@@ -98,22 +100,33 @@ Exit code 0 when someone was identified, 1 when nobody matched.`,
         const { identifyOnce, identifyTemplate } = await import('../../terminal/identify-on-demand.js');
         if (template) return identifyTemplate(rt, modality, template);
         let person: Awaited<ReturnType<typeof simulatedPerson>> | null = null;
-        if (presentId !== undefined) person = simulatedPerson(rt, modality, presentId, { holdMs: 1000 });
+        if (presentIds !== undefined) person = simulatedPerson(rt, modality, presentIds, { holdMs: 1000 });
+        const { secondFingerPolicy } = await import('../../terminal/second-finger.js');
         try {
-          return await identifyOnce(rt, modality, (e) => {
-            say(describeProgress(e));
-            if (e.step === 'capture') person?.onProgress(e);
-          });
+          return await identifyOnce(
+            rt,
+            modality,
+            (e) => {
+              say(describeProgress(e));
+              if (e.step === 'capture' || e.step === 'second-finger') person?.onProgress(e);
+            },
+            undefined,
+            undefined,
+            undefined,
+            secondFingerPolicy(config),
+          );
         } finally {
           await person?.stop();
         }
       },
     );
+    const two = r.secondFinger ? ' on two fingers' : '';
     if (json) printJson(r);
     else if (r.decision === 'accept' && r.employeeCode)
       process.stdout.write(
-        `identified ${r.employeeCode}${r.name ? ` (${r.name})` : ''}: score ${scoreText(r.score, r.modality)} (${r.modality}, ${Math.round(r.ms)} ms)\n`,
+        `identified ${r.employeeCode}${r.name ? ` (${r.name})` : ''}${two}: score ${scoreText(r.score, r.modality)} (${r.modality}, ${Math.round(r.ms)} ms)\n`,
       );
+    else if (r.detail) process.stdout.write(`not identified: ${r.detail} (${r.modality}, ${Math.round(r.ms)} ms)\n`);
     else
       process.stdout.write(
         `not identified: nobody enrolled here matches (best score ${scoreText(r.score, r.modality)}, ${r.modality}, ${Math.round(r.ms)} ms)\n`,

@@ -8,6 +8,10 @@ import { layerCodes } from './layer-codes.js';
 
 export const TERMINAL_CODES = layerCodes('terminal', {
   ENROLL_API_ERROR: { retryable: true, hint: 'check the service logs' },
+  ENROLL_BAD_FINGERS: {
+    retryable: false,
+    hint: 'name each finger once, and ask for 1 to 10 fingers (fingers only: an eye or a badge is one)',
+  },
   ENROLL_CANCELLED: {
     retryable: true,
     hint: 'the enrolment was stopped before it finished and nothing was stored: run the command again',
@@ -19,6 +23,10 @@ export const TERMINAL_CODES = layerCodes('terminal', {
   ENROLL_LOW_QUALITY: {
     retryable: false,
     hint: 'clean the sensor and the finger and press flat, or look straight at the camera; or enrol another finger',
+  },
+  ENROLL_SAME_FINGER: {
+    retryable: true,
+    hint: 'each finger of an enrolment is a different finger: place the one the prompt names, then run the command again',
   },
   ENROLL_TIMEOUT: { retryable: true, hint: 'present it when the scanner asks, then run the command again' },
   ENROLL_UNKNOWN_USER: {

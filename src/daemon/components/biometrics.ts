@@ -61,7 +61,7 @@ export class BiometricsComponent implements DaemonComponent {
     rt.credentials = new CredentialHasher({ siteKey: rt.secrets.siteKey, templateKey: rt.secrets.templateKey });
     // The iris matcher is the identifier's own; the embedding slot's only with a model configured.
     const matchers = [
-      new FingerMatcher(biometrics.fingerThreshold),
+      new FingerMatcher(biometrics.fingerThreshold, { secondFinger: rt.config.policy.secondFinger === 'on' }),
       ...(biometrics.embedding ? [new EmbeddingMatcher(biometrics.embedding.threshold)] : []),
       new BadgeMatcher(rt.credentials),
     ];

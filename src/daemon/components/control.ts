@@ -9,8 +9,9 @@ import { z } from 'zod';
 import { employeeCodeSchema } from '../../api/employee-code.js';
 import { BIOMETRIC_MODALITIES, SCANNER_MODALITIES } from '../../core/modality.js';
 import { ControlServer, controlSocketPath } from '../control-socket.js';
-import { defaultPosition, enroll } from '../../terminal/enroller.js';
+import { defaultPosition, enroll, MAX_FINGERS } from '../../terminal/enroller.js';
 import { identifyOnce, identifyTemplate, MAX_TEMPLATE_BYTES } from '../../terminal/identify-on-demand.js';
+import { secondFingerPolicy } from '../../terminal/second-finger.js';
 import { isDateTime, MAX_TZ_OFFSET_MINUTES } from '../../api/date-time.js';
 import type { DaemonComponent, DaemonContext } from '../component.js';
 import { deletePersonTemplates } from '../people.js';
@@ -26,6 +27,9 @@ export const EnrollBody = z.strictObject({
   employeeCode: employeeCodeSchema,
   modality,
   position: z.string().min(1).max(32).optional(),
+  /** Several fingers (each its own position), the first being `position`'s. */
+  positions: z.array(z.string().min(1).max(32)).min(1).max(MAX_FINGERS).optional(),
+  fingers: z.number().int().min(1).max(MAX_FINGERS).optional(),
   captures: z.number().int().min(1).max(10).optional(),
   minQuality: z.number().int().min(0).max(100).optional(),
   scanner,
@@ -76,6 +80,8 @@ export class ControlComponent implements DaemonComponent {
               employeeCode: body.employeeCode,
               modality: body.modality,
               position: body.position ?? defaultPosition(body.modality),
+              ...(body.positions !== undefined ? { positions: body.positions } : {}),
+              ...(body.fingers !== undefined ? { fingers: body.fingers } : {}),
               ...(body.captures !== undefined ? { captures: body.captures } : {}),
               ...(body.minQuality !== undefined ? { minQuality: body.minQuality } : {}),
               signal,
@@ -87,7 +93,8 @@ export class ControlComponent implements DaemonComponent {
       )
       .handle(
         'identify',
-        (body, progress, signal) => identifyOnce(rt, body.modality, progress, body.scanner, undefined, signal),
+        (body, progress, signal) =>
+          identifyOnce(rt, body.modality, progress, body.scanner, undefined, signal, secondFingerPolicy(rt.config)),
         IdentifyBody,
       )
       .handle(

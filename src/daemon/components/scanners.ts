@@ -14,6 +14,7 @@ import { moduleTemplatesOf, placeModuleTemplates } from '../../terminal/module-c
 import { PunchStep } from '../../terminal/punch-step.js';
 import { Recognizer } from '../../terminal/recognizer.js';
 import { ScannerWorker } from '../../terminal/scanner-worker.js';
+import { secondFingerPolicy } from '../../terminal/second-finger.js';
 import type { DaemonComponent, DaemonContext } from '../component.js';
 import type { TerminalRuntime } from '../runtime.js';
 
@@ -81,6 +82,7 @@ export class ScannersComponent implements DaemonComponent {
         open: await this.#opener(target),
         recognizer,
         punch,
+        secondFinger: secondFingerPolicy(rt.config),
         // A card reader without a light: the terminal's other scanners show the outcome.
         fallbackFeedback: async (kind) => {
           await Promise.all([...rt.workers.values()].filter((w) => w.key !== key).map((w) => w.feedbackIfAble(kind)));
