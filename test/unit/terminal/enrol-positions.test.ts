@@ -1,5 +1,5 @@
-// Which fingers an enrolment of several takes (enrolPositions in src/terminal/enroller.ts): the
-// named ones first, the usual order after, each finger once, fingers only.
+// Tests: src/terminal/enroller.ts (enrolPositions: which fingers an enrolment of several takes; the named
+// ones first, the usual order after, each finger once, fingers only).
 import { describe, expect, it } from 'vitest';
 import { enrolPositions, FINGER_POSITIONS, MAX_FINGERS } from '../../../src/terminal/enroller.js';
 
