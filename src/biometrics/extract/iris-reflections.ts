@@ -19,7 +19,11 @@ import { boxBlur } from '../image/filters.js';
 /** The p-quantile (0..1) of float gray levels in 0..255, from a 256-bin histogram. */
 export function grayQuantile(f: Float32Array, p: number): number {
   const hist = new Int32Array(256);
-  for (let i = 0; i < f.length; i++) hist[Math.max(0, Math.min(255, Math.round(f[i]!)))]!++;
+  for (let i = 0; i < f.length; i++) {
+    // Math.round clamped to 0..255 (x + 0.5 truncated is the same once clamped).
+    const v = f[i]! + 0.5;
+    hist[v <= 0 ? 0 : v >= 255 ? 255 : v | 0]!++;
+  }
   const target = p * f.length;
   let acc = 0;
   for (let v = 0; v < 256; v++) {
