@@ -47,8 +47,6 @@ export interface ReflectionOptions {
   maxSize?: number;
   /** How much brighter than its surroundings a reflection is, as a fraction of the image's 1–99 % gray range (default 0.25). */
   minContrast?: number;
-  /** The short side the sizes are fractions of (default this image's; a crop passes its whole image's). */
-  shortSide?: number;
 }
 
 const EIGHT = [
@@ -227,7 +225,7 @@ function surrounded(mask: Uint8Array, w: number, h: number, reach: number, dirs:
  * eight round the pupil's centre) stands out only once they are gone.
  */
 export function fillReflections(f: Float32Array, w: number, h: number, opts: ReflectionOptions = {}): Reflections {
-  const short = opts.shortSide ?? Math.min(w, h);
+  const short = Math.min(w, h);
   const r = Math.max(2, Math.round(((opts.maxSize ?? 0.05) * short) / 2));
   const range = Math.max(1, grayQuantile(f, 0.99) - grayQuantile(f, 0.01));
   const minStep = (opts.minContrast ?? 0.25) * range;
