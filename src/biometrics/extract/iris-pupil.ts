@@ -57,9 +57,9 @@ export interface PupilTrace {
   fitError: number;
 }
 
-function percentileOf(v: number[], p: number): number {
+function percentileOf(v: ArrayLike<number>, p: number): number {
   if (!v.length) return NaN;
-  const s = [...v].sort((a, b) => a - b);
+  const s = Float64Array.from(v).sort();
   return s[Math.min(s.length - 1, Math.max(0, Math.floor(p * (s.length - 1))))]!;
 }
 
@@ -252,9 +252,18 @@ function measurePupil(
   const ins: number[] = [];
   const outs: number[] = [];
   const m = Math.max(1, Math.round(0.5 / dr));
-  const prof: number[] = [];
+  const prof = new Float64Array(Math.ceil((1.4 * r + 1e-9) / dr) + 2);
+  let len = 0;
+  const at = (q: number) => Math.max(0, Math.min(len - 1, Math.round((q * r - 0.3 * r) / dr)));
+  const mean = (a: number, b: number) => {
+    const ja = at(a),
+      jb = at(b);
+    let s = 0;
+    for (let j = ja; j <= jb; j++) s += prof[j]!;
+    return s / (jb - ja + 1);
+  };
   for (let k = 0; k < PUPIL_RAYS; k++) {
-    prof.length = 0;
+    len = 0;
     let ok = true;
     for (let q = 0.3 * r; q <= 1.7 * r + 1e-9; q += dr) {
       const x = c.x + q * COS[k]!,
@@ -263,15 +272,9 @@ function measurePupil(
         ok = false;
         break;
       }
-      prof.push(sampleBilinear(p.f, p.w, p.h, x, y));
+      prof[len++] = sampleBilinear(p.f, p.w, p.h, x, y);
     }
     if (!ok) continue;
-    const at = (q: number) => Math.max(0, Math.min(prof.length - 1, Math.round((q * r - 0.3 * r) / dr)));
-    const mean = (a: number, b: number) => {
-      let s = 0;
-      for (let j = at(a); j <= at(b); j++) s += prof[j]!;
-      return s / (at(b) - at(a) + 1);
-    };
     const t = (2 * Math.PI * k) / PUPIL_RAYS;
     const e = 1 + (shape[0] * Math.cos(2 * t) + shape[1] * Math.sin(2 * t)) / r;
     // The boundary on this ray: the steepest rise within 15 % of r of the outline; the step across
@@ -279,7 +282,7 @@ function measurePupil(
 
     let slope = 0,
       where = NaN;
-    for (let j = Math.max(m, at(e - 0.15)); j <= Math.min(prof.length - 1 - m, at(e + 0.15)); j++) {
+    for (let j = Math.max(m, at(e - 0.15)); j <= Math.min(len - 1 - m, at(e + 0.15)); j++) {
       const d = (prof[j + m]! - prof[j - m]!) / (2 * m * dr);
       if (d > slope) {
         slope = d;
@@ -474,16 +477,19 @@ function integral(f: Float32Array, w: number, h: number): Float64Array {
   return s;
 }
 
-/** Mean over the box [x0, x1) × [y0, y1), clipped to the image. */
-function boxMean(s: Float64Array, w: number, h: number, x0: number, y0: number, x1: number, y1: number): number {
-  x0 = Math.max(0, Math.min(w, Math.round(x0)));
-  x1 = Math.max(0, Math.min(w, Math.round(x1)));
-  y0 = Math.max(0, Math.min(h, Math.round(y0)));
-  y1 = Math.max(0, Math.min(h, Math.round(y1)));
-  const n = (x1 - x0) * (y1 - y0);
-  if (n <= 0) return NaN;
-  const W = w + 1;
-  return (s[y1 * W + x1]! - s[y0 * W + x1]! - s[y1 * W + x0]! + s[y0 * W + x0]!) / n;
+/**
+ * Box edges [lo, hi) along one axis for grid positions c = r + g·step, g = 0..n−1: round(c − a)
+ * and round(c + a), clipped to 0..size, the same for every row (or column) of the grid.
+ */
+function boxEdges(n: number, r: number, step: number, a: number, size: number): [Int32Array, Int32Array] {
+  const lo = new Int32Array(n),
+    hi = new Int32Array(n);
+  for (let g = 0; g < n; g++) {
+    const c = r + g * step;
+    lo[g] = Math.max(0, Math.min(size, Math.round(c - a)));
+    hi[g] = Math.max(0, Math.min(size, Math.round(c + a)));
+  }
+  return [lo, hi];
 }
 
 /**
@@ -507,15 +513,32 @@ export function darkBlobs(p: Plane, rMin: number, rMax: number, range: number): 
       inner = new Float32Array(gw * gh);
     const nIn = (2 * a) ** 2,
       nAll = (2 * b) ** 2;
-    for (let gy = 0; gy < gh; gy++)
+    // Box means from the summed-area table, the boxes' edges worked out once per column and row.
+    const [ax0, ax1] = boxEdges(gw, r, step, a, w),
+      [bx0, bx1] = boxEdges(gw, r, step, b, w);
+    const [ay0, ay1] = boxEdges(gh, r, step, a, h),
+      [by0, by1] = boxEdges(gh, r, step, b, h);
+    const W = w + 1;
+    for (let gy = 0; gy < gh; gy++) {
+      const iy0 = ay0[gy]! * W,
+        iy1 = ay1[gy]! * W,
+        jy0 = by0[gy]! * W,
+        jy1 = by1[gy]! * W;
+      const ih = ay1[gy]! - ay0[gy]!,
+        jh = by1[gy]! - by0[gy]!;
       for (let gx = 0; gx < gw; gx++) {
-        const x = r + gx * step,
-          y = r + gy * step;
-        const m = boxMean(s, w, h, x - a, y - a, x + a, y + a);
-        const all = boxMean(s, w, h, x - b, y - b, x + b, y + b);
+        const x0 = ax0[gx]!,
+          x1 = ax1[gx]!,
+          u0 = bx0[gx]!,
+          u1 = bx1[gx]!;
+        const ni = (x1 - x0) * ih,
+          nj = (u1 - u0) * jh;
+        const m = ni > 0 ? (s[iy1 + x1]! - s[iy0 + x1]! - s[iy1 + x0]! + s[iy0 + x0]!) / ni : NaN;
+        const all = nj > 0 ? (s[jy1 + u1]! - s[jy0 + u1]! - s[jy1 + u0]! + s[jy0 + u0]!) / nj : NaN;
         contrast[gy * gw + gx] = (all * nAll - m * nIn) / (nAll - nIn) - m;
         inner[gy * gw + gx] = m;
       }
+    }
     const atScale: Array<Circle & { inner: number }> = [];
     for (let gy = 1; gy < gh - 1; gy++)
       for (let gx = 1; gx < gw - 1; gx++) {

@@ -19,7 +19,11 @@ import { boxBlur } from '../image/filters.js';
 /** The p-quantile (0..1) of float gray levels in 0..255, from a 256-bin histogram. */
 export function grayQuantile(f: Float32Array, p: number): number {
   const hist = new Int32Array(256);
-  for (let i = 0; i < f.length; i++) hist[Math.max(0, Math.min(255, Math.round(f[i]!)))]!++;
+  for (let i = 0; i < f.length; i++) {
+    // Math.round clamped to 0..255 (x + 0.5 truncated is the same once clamped).
+    const v = f[i]! + 0.5;
+    hist[v <= 0 ? 0 : v >= 255 ? 255 : v | 0]!++;
+  }
   const target = p * f.length;
   let acc = 0;
   for (let v = 0; v < 256; v++) {
@@ -43,8 +47,6 @@ export interface ReflectionOptions {
   maxSize?: number;
   /** How much brighter than its surroundings a reflection is, as a fraction of the image's 1–99 % gray range (default 0.25). */
   minContrast?: number;
-  /** The short side the sizes are fractions of (default this image's; a crop passes its whole image's). */
-  shortSide?: number;
 }
 
 const EIGHT = [
@@ -178,6 +180,44 @@ function dilate1(mask: Uint8Array, w: number, h: number): void {
 }
 
 /**
+ * The pixels outside `mask` that see a masked pixel within `reach` steps in at least `dirs` of the
+ * 8 compass directions (a step leaving the image ends that direction). Per direction, one pass in
+ * the order that visits a pixel's neighbour in that direction first, carrying the distance to the
+ * nearest masked pixel along it: O(8 n) whatever the reach.
+ */
+function surrounded(mask: Uint8Array, w: number, h: number, reach: number, dirs: number): Uint8Array {
+  const count = new Uint8Array(w * h);
+  const dist = new Uint16Array(w * h);
+  const far = 0xffff;
+  for (const [dx, dy] of EIGHT) {
+    // Rows from the side the direction points to, so that (x + dx, y + dy) is done before (x, y).
+    const y0 = dy > 0 ? h - 1 : 0,
+      y1 = dy > 0 ? -1 : h,
+      sy = dy > 0 ? -1 : 1;
+    const x0 = dx > 0 ? w - 1 : 0,
+      x1 = dx > 0 ? -1 : w,
+      sx = dx > 0 ? -1 : 1;
+    for (let y = y0; y !== y1; y += sy) {
+      const yy = y + dy;
+      for (let x = x0; x !== x1; x += sx) {
+        const i = y * w + x;
+        const xx = x + dx;
+        let d = far;
+        if (xx >= 0 && yy >= 0 && xx < w && yy < h) {
+          const j = yy * w + xx;
+          d = mask[j] ? 1 : dist[j]! === far ? far : dist[j]! + 1;
+        }
+        dist[i] = d;
+        if (d <= reach && !mask[i]) count[i]!++;
+      }
+    }
+  }
+  const out = new Uint8Array(w * h);
+  for (let i = 0; i < out.length; i++) if (count[i]! >= dirs) out[i] = 1;
+  return out;
+}
+
+/**
  * Finds and fills the specular reflections of a float gray image (0..255): bright spots (see
  * `brightSpots`) grown by their glare (`growSpots`), a pixel's margin, and filled from the border
  * inwards (`inpaint`). Then once more on the filled image, where the first reflections surround
@@ -185,7 +225,7 @@ function dilate1(mask: Uint8Array, w: number, h: number): void {
  * eight round the pupil's centre) stands out only once they are gone.
  */
 export function fillReflections(f: Float32Array, w: number, h: number, opts: ReflectionOptions = {}): Reflections {
-  const short = opts.shortSide ?? Math.min(w, h);
+  const short = Math.min(w, h);
   const r = Math.max(2, Math.round(((opts.maxSize ?? 0.05) * short) / 2));
   const range = Math.max(1, grayQuantile(f, 0.99) - grayQuantile(f, 0.01));
   const minStep = (opts.minContrast ?? 0.25) * range;
@@ -199,25 +239,7 @@ export function fillReflections(f: Float32Array, w: number, h: number, opts: Ref
   const first = inpaint(f, mask, w, h);
   // Where the first mask surrounds a pixel (in at least 5 of 8 directions within the glare
   // distance: the haze between reflections), what still stands out.
-  const near = new Uint8Array(w * h);
-  const reach = Math.ceil(glare);
-  for (let y = 0; y < h; y++)
-    for (let x = 0; x < w; x++) {
-      if (mask[y * w + x]) continue;
-      let dirs = 0;
-      for (const [dx, dy] of EIGHT) {
-        for (let t = 1; t <= reach; t++) {
-          const xx = x + dx * t,
-            yy = y + dy * t;
-          if (xx < 0 || yy < 0 || xx >= w || yy >= h) break;
-          if (mask[yy * w + xx]) {
-            dirs++;
-            break;
-          }
-        }
-      }
-      if (dirs >= 5) near[y * w + x] = 1;
-    }
+  const near = surrounded(mask, w, h, Math.ceil(glare), 5);
   const again = brightSpots(first, w, h, r, 0.5 * minStep, 0, near);
   let more = false;
   for (let i = 0; i < again.length; i++)

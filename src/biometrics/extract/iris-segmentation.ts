@@ -26,7 +26,7 @@ import type { GrayImage } from '../image/gray-image.js';
 import { limbusDistance, type Circle } from './iris-geometry.js';
 import { findLimbus, type Limbus } from './iris-limbus.js';
 import { darkBlobs, houghDarkCircles, tracePupil, type Plane, type PupilTrace } from './iris-pupil.js';
-import { fillReflections, grayQuantile } from './iris-reflections.js';
+import { fillReflections, grayQuantile, inpaint } from './iris-reflections.js';
 
 export type { Circle };
 
@@ -288,7 +288,7 @@ function localizeOnce(img: GrayImage, opts: IrisCheckOptions): IrisLocalization 
   const pupil = pupilTrace.circle;
   const annulus = annulusStats(plane, pupil, limbus.circle);
   // A copy scaled down loses the pupil's outline: traced again on the image itself.
-  const fine = q > 1 ? traceFullScale(img, full(pupil)) : null;
+  const fine = q > 1 ? traceFullScale(img, full(pupil), { mask: refl.mask, w, h, q }) : null;
   if (fine) pupilTrace = { ...pupilTrace, fitted: fine.fitted, fitError: fine.fitError, aspect: fine.aspect };
   const fullPupil = fine ? fine.circle : full(pupil);
   const fullIris = full(limbus.circle);
@@ -410,9 +410,11 @@ function annulusStats(p: Plane, pupil: Circle, iris: Circle): { level: number; s
 
 /**
  * The pupil traced again on the image at its own resolution, in a window of three pupil radii
- * round it (reflections filled in it first), from the circle found on the working copy.
+ * round it, from the circle found on the working copy. The reflections found on the working copy
+ * (each working pixel covers q × q pixels here) are filled in the window first: the same
+ * reflections, not searched for again.
  */
-function traceFullScale(img: GrayImage, c: Circle): PupilTrace | null {
+function traceFullScale(img: GrayImage, c: Circle, found: { mask: Uint8Array; w: number; h: number; q: number }): PupilTrace | null {
   const half = Math.ceil(3 * c.r);
   const x0 = Math.max(0, Math.floor(c.x - half)),
     y0 = Math.max(0, Math.floor(c.y - half)),
@@ -421,10 +423,19 @@ function traceFullScale(img: GrayImage, c: Circle): PupilTrace | null {
   const w = x1 - x0,
     h = y1 - y0;
   if (w < 8 || h < 8) return null;
+  const { q } = found;
   const f = new Float32Array(w * h);
-  for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) f[y * w + x] = img.pixels[(y + y0) * img.width + x + x0]!;
-  const refl = fillReflections(f, w, h, { shortSide: Math.min(img.width, img.height) });
-  const p: Plane = { f: refl.image, w, h, holes: refl.mask };
+  const mask = new Uint8Array(w * h);
+  for (let y = 0; y < h; y++)
+    for (let x = 0; x < w; x++) {
+      f[y * w + x] = img.pixels[(y + y0) * img.width + x + x0]!;
+      // The working pixel that covers this one (the last row and column of a frame whose size is
+      // not a multiple of q: the nearest).
+      const wx = Math.min(found.w - 1, Math.floor((x + x0) / q)),
+        wy = Math.min(found.h - 1, Math.floor((y + y0) / q));
+      mask[y * w + x] = found.mask[wy * found.w + wx]!;
+    }
+  const p: Plane = { f: inpaint(f, mask, w, h), w, h, holes: mask };
   let t = tracePupil(p, { x: c.x - x0, y: c.y - y0, r: c.r });
   for (let i = 0; i < 2; i++) t = tracePupil(p, t.circle);
   if (!(t.fitted > 0) || Math.abs(t.circle.r - c.r) > 0.3 * c.r) return null;

@@ -26,3 +26,25 @@ describe('iris refusal reasons on hard eyes', () => {
     expect(reason(108, { blurred: true })).toBe('blurred');
   });
 });
+
+// A 640×480 frame is searched on a copy half its size; the pupil is then traced again at full
+// resolution with the reflections found on that copy filled in (not searched for again).
+describe('the pupil of a large frame traced at full resolution', () => {
+  it('lands on the rendered pupil with most of its rays on the outline, its reflections found', () => {
+    for (const [eye, sample] of [
+      [1, 2],
+      [3, 1],
+      [6, 2],
+    ] as const) {
+      const img = renderEye(eye, sample);
+      expect(img.width).toBe(640);
+      expect(img.truth.reflections.length).toBeGreaterThan(0);
+      const loc = localizeIris(img);
+      const { pupil } = img.truth;
+      expect(Math.hypot(loc.pupil.x - pupil.x, loc.pupil.y - pupil.y)).toBeLessThan(1.5);
+      expect(Math.abs(loc.pupil.r - pupil.r)).toBeLessThan(1.5);
+      expect(loc.pupilFitted).toBeGreaterThan(0.6);
+      expect(loc.reflections.count).toBeGreaterThan(0);
+    }
+  });
+});
