@@ -136,7 +136,14 @@ export function exactScore(g: Int32Array, base: number, p: PreparedProbe): Exact
   let bestRing = 0;
   const range = (shiftCount - 1) >> 1;
   for (let dr = -RADIAL_SHIFT; dr <= RADIAL_SHIFT; dr++) {
-    // Gallery ring r + dr faces the probe's ring r.
+    // Gallery ring r + dr faces the probe's ring r: the gallery's words moved once per offset.
+    let gw = g,
+      gb = base;
+    if (dr !== 0) {
+      for (let w = 0; w < CODE_WORDS; w++) RING_SHIFTED[w] = ringShift(g[base + w]!, dr);
+      gw = RING_SHIFTED;
+      gb = 0;
+    }
     for (let j = 0; j < shiftCount; j++) {
       const pb = j * CODE_WORDS;
       let d = 0;
@@ -147,12 +154,10 @@ export function exactScore(g: Int32Array, base: number, p: PreparedProbe): Exact
         let accD = 0;
         let accN = 0;
         for (let w = w0; w < w0 + 16; w += 2) {
-          const gm1 = ringShift(g[base + PLANE_WORDS + w]!, dr);
-          const gm2 = ringShift(g[base + PLANE_WORDS + w + 1]!, dr);
-          const m1 = gm1 & probe[pb + PLANE_WORDS + w]!;
-          const m2 = gm2 & probe[pb + PLANE_WORDS + w + 1]!;
-          let x1 = (ringShift(g[base + w]!, dr) ^ probe[pb + w]!) & m1;
-          let x2 = (ringShift(g[base + w + 1]!, dr) ^ probe[pb + w + 1]!) & m2;
+          const m1 = gw[gb + PLANE_WORDS + w]! & probe[pb + PLANE_WORDS + w]!;
+          const m2 = gw[gb + PLANE_WORDS + w + 1]! & probe[pb + PLANE_WORDS + w + 1]!;
+          let x1 = (gw[gb + w]! ^ probe[pb + w]!) & m1;
+          let x2 = (gw[gb + w + 1]! ^ probe[pb + w + 1]!) & m2;
           x1 = x1 - ((x1 >>> 1) & 0x55555555);
           x1 = (x1 & 0x33333333) + ((x1 >>> 2) & 0x33333333);
           x2 = x2 - ((x2 >>> 1) & 0x55555555);
@@ -189,6 +194,9 @@ export function exactScore(g: Int32Array, base: number, p: PreparedProbe): Exact
   if (best > 1) return { hd: 1, hdRaw: 1, bits: bestBits, shift: 0 };
   return { hd: normalizeHd(bestRaw, bestBits), hdRaw: bestRaw, bits: bestBits, shift: bestShift };
 }
+
+/** The gallery's code and mask words moved by a ring offset (one search at a time per thread). */
+const RING_SHIFTED = new Int32Array(CODE_WORDS);
 
 /** A gallery word (two columns) with its rings moved by `dr` (−1, 0 or 1): gallery ring r + dr lands on ring r. */
 function ringShift(w: number, dr: number): number {
