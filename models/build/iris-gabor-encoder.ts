@@ -19,8 +19,8 @@ export const IRIS_GABOR = {
   /** Angular wavelength in strip pixels and the envelope. */
   wavelength: 16,
   sigmaT: 5,
-  sigmaR: 2.5,
-  kh: 9,
+  sigmaR: 1.5,
+  kh: 7,
   kw: 25,
 };
 

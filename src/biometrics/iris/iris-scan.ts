@@ -15,7 +15,7 @@
  * half the sketch (128 bits; unrolled, carry-saving SWAR popcount) and keeps the best
  * max(16·K, n/64) by a histogram cut; stage 1b does the same on the whole sketch for those and
  * keeps the best K (`prefilter`); stage 2 scores the K exactly over all 2048 bits, with masks, at
- * every shift. A candidate's score never depends on the prefilter: it only decides who is scored.
+ * every shift and ring offset (`RADIAL_SHIFT`). A candidate's score never depends on the prefilter: it only decides who is scored.
  *
  * Tested in test/unit/biometrics/iris/iris-match.test.ts (the 1:1 distances over the words it lays
  * out) and test/unit/biometrics/iris/iris-index.test.ts (the 1:N cascade, in-process and in the
@@ -112,7 +112,20 @@ export interface ExactScore {
   shift: number;
 }
 
-/** Exact score of the gallery code at `g[base]` against a prepared probe. */
+/**
+ * Rings tried on each side by the exact score (radial search): the probe's ring r is also
+ * compared with the gallery's ring r ± 1, the rings that fall off either edge left out. A pupil
+ * that dilated between captures or a boundary found a little off moves the iris texture along ρ;
+ * at 8 rings one ring is 11 % of the iris width. The normalization by the bits compared (7/8 of
+ * them at a one-ring offset) keeps a shifted comparison from being favoured for free.
+ */
+export const RADIAL_SHIFT = 1;
+
+/** A column's 16 bits are ring-major (ring r = bits 2r, 2r + 1): the masks that keep a ring shift inside each column. */
+const RING_UP_KEEP = 0x3fff3fff; // after >>> 2: the last ring of each column empties
+const RING_DOWN_KEEP = 0xfffcfffc | 0; // after << 2: the first ring of each column empties
+
+/** Exact score of the gallery code at `g[base]` against a prepared probe, over every column shift and ring offset. */
 export function exactScore(g: Int32Array, base: number, p: PreparedProbe): ExactScore {
   const probe = p.exact;
   const shiftCount = p.shiftCount;
@@ -120,53 +133,74 @@ export function exactScore(g: Int32Array, base: number, p: PreparedProbe): Exact
   let bestRaw = 1;
   let bestBits = 0;
   let bestShift = 0;
+  let bestRing = 0;
   const range = (shiftCount - 1) >> 1;
-  for (let j = 0; j < shiftCount; j++) {
-    const pb = j * CODE_WORDS;
-    let d = 0;
-    let n = 0;
-    // Carry-saving popcount: two words to 4-bit counts, summed into byte counts over 16 words
-    // (at most 8 × 16 = 128 per byte), then folded. Same result as a popcount per word.
-    for (let w0 = 0; w0 < PLANE_WORDS; w0 += 16) {
-      let accD = 0;
-      let accN = 0;
-      for (let w = w0; w < w0 + 16; w += 2) {
-        const m1 = g[base + PLANE_WORDS + w]! & probe[pb + PLANE_WORDS + w]!;
-        const m2 = g[base + PLANE_WORDS + w + 1]! & probe[pb + PLANE_WORDS + w + 1]!;
-        let x1 = (g[base + w]! ^ probe[pb + w]!) & m1;
-        let x2 = (g[base + w + 1]! ^ probe[pb + w + 1]!) & m2;
-        x1 = x1 - ((x1 >>> 1) & 0x55555555);
-        x1 = (x1 & 0x33333333) + ((x1 >>> 2) & 0x33333333);
-        x2 = x2 - ((x2 >>> 1) & 0x55555555);
-        x2 = (x2 & 0x33333333) + ((x2 >>> 2) & 0x33333333);
-        x1 += x2;
-        accD += (x1 & 0x0f0f0f0f) + ((x1 >>> 4) & 0x0f0f0f0f);
-        let y1 = m1 - ((m1 >>> 1) & 0x55555555);
-        y1 = (y1 & 0x33333333) + ((y1 >>> 2) & 0x33333333);
-        let y2 = m2 - ((m2 >>> 1) & 0x55555555);
-        y2 = (y2 & 0x33333333) + ((y2 >>> 2) & 0x33333333);
-        y1 += y2;
-        accN += (y1 & 0x0f0f0f0f) + ((y1 >>> 4) & 0x0f0f0f0f);
-      }
-      accD = (accD & 0x00ff00ff) + ((accD >>> 8) & 0x00ff00ff);
-      d += (accD & 0xffff) + (accD >>> 16);
-      accN = (accN & 0x00ff00ff) + ((accN >>> 8) & 0x00ff00ff);
-      n += (accN & 0xffff) + (accN >>> 16);
+  for (let dr = -RADIAL_SHIFT; dr <= RADIAL_SHIFT; dr++) {
+    // Gallery ring r + dr faces the probe's ring r: the gallery's words moved once per offset.
+    let gw = g,
+      gb = base;
+    if (dr !== 0) {
+      for (let w = 0; w < CODE_WORDS; w++) RING_SHIFTED[w] = ringShift(g[base + w]!, dr);
+      gw = RING_SHIFTED;
+      gb = 0;
     }
-    if (n < MIN_BITS_COMPARED) continue;
-    const raw = d / n;
-    // The shift is chosen on the unclamped value, so two strong matches still rank apart.
-    const hd = normalizeHdRaw(raw, n);
-    // Ties go to the smallest |shift|, so an unrotated pair reports shift 0.
-    if (hd < best || (hd === best && Math.abs(j - range) < Math.abs(bestShift))) {
-      best = hd;
-      bestRaw = raw;
-      bestBits = n;
-      bestShift = j - range;
+    for (let j = 0; j < shiftCount; j++) {
+      const pb = j * CODE_WORDS;
+      let d = 0;
+      let n = 0;
+      // Carry-saving popcount: two words to 4-bit counts, summed into byte counts over 16 words
+      // (at most 8 × 16 = 128 per byte), then folded. Same result as a popcount per word.
+      for (let w0 = 0; w0 < PLANE_WORDS; w0 += 16) {
+        let accD = 0;
+        let accN = 0;
+        for (let w = w0; w < w0 + 16; w += 2) {
+          const m1 = gw[gb + PLANE_WORDS + w]! & probe[pb + PLANE_WORDS + w]!;
+          const m2 = gw[gb + PLANE_WORDS + w + 1]! & probe[pb + PLANE_WORDS + w + 1]!;
+          let x1 = (gw[gb + w]! ^ probe[pb + w]!) & m1;
+          let x2 = (gw[gb + w + 1]! ^ probe[pb + w + 1]!) & m2;
+          x1 = x1 - ((x1 >>> 1) & 0x55555555);
+          x1 = (x1 & 0x33333333) + ((x1 >>> 2) & 0x33333333);
+          x2 = x2 - ((x2 >>> 1) & 0x55555555);
+          x2 = (x2 & 0x33333333) + ((x2 >>> 2) & 0x33333333);
+          x1 += x2;
+          accD += (x1 & 0x0f0f0f0f) + ((x1 >>> 4) & 0x0f0f0f0f);
+          let y1 = m1 - ((m1 >>> 1) & 0x55555555);
+          y1 = (y1 & 0x33333333) + ((y1 >>> 2) & 0x33333333);
+          let y2 = m2 - ((m2 >>> 1) & 0x55555555);
+          y2 = (y2 & 0x33333333) + ((y2 >>> 2) & 0x33333333);
+          y1 += y2;
+          accN += (y1 & 0x0f0f0f0f) + ((y1 >>> 4) & 0x0f0f0f0f);
+        }
+        accD = (accD & 0x00ff00ff) + ((accD >>> 8) & 0x00ff00ff);
+        d += (accD & 0xffff) + (accD >>> 16);
+        accN = (accN & 0x00ff00ff) + ((accN >>> 8) & 0x00ff00ff);
+        n += (accN & 0xffff) + (accN >>> 16);
+      }
+      if (n < MIN_BITS_COMPARED) continue;
+      const raw = d / n;
+      // The shift is chosen on the unclamped value, so two strong matches still rank apart.
+      const hd = normalizeHdRaw(raw, n);
+      // Ties go to the smallest |shift| and ring offset, so an unrotated pair reports shift 0.
+      const s = j - range;
+      if (hd < best || (hd === best && (Math.abs(dr) < Math.abs(bestRing) || (dr === bestRing && Math.abs(s) < Math.abs(bestShift))))) {
+        best = hd;
+        bestRaw = raw;
+        bestBits = n;
+        bestShift = s;
+        bestRing = dr;
+      }
     }
   }
   if (best > 1) return { hd: 1, hdRaw: 1, bits: bestBits, shift: 0 };
   return { hd: normalizeHd(bestRaw, bestBits), hdRaw: bestRaw, bits: bestBits, shift: bestShift };
+}
+
+/** The gallery's code and mask words moved by a ring offset (one search at a time per thread). */
+const RING_SHIFTED = new Int32Array(CODE_WORDS);
+
+/** A gallery word (two columns) with its rings moved by `dr` (−1, 0 or 1): gallery ring r + dr lands on ring r. */
+function ringShift(w: number, dr: number): number {
+  return dr === 0 ? w : dr > 0 ? (w >>> (2 * dr)) & RING_UP_KEEP : (w << (-2 * dr)) & RING_DOWN_KEEP;
 }
 
 /** Orders two exact scores, best first: by reported distance, then by the unclamped one (which differs only at 0 and above 1). */

@@ -33,6 +33,25 @@ describe('iris Hamming distance', () => {
     expect(compareIrisCodes(rotatedIdeal(5, 12), rotatedIdeal(5, 0), { shiftRange: 12 })).toMatchObject({ hdRaw: 0, shift: 12 });
   });
 
+  it('realigns a code whose rings moved by one (a pupil that dilated), over the rings both still hold', () => {
+    const eye = syntheticIrisEye(7);
+    // Ring r of `moved` shows the eye's ring r + dr (the texture moved by one ring), turned by 3 columns.
+    const moved = (dr: number, turn = 3) =>
+      createIrisCode(
+        (ring, angle, k) =>
+          eye.field[(k * IRIS_RINGS + ((ring + dr + IRIS_RINGS) % IRIS_RINGS)) * IRIS_ANGLES + ((angle - turn + 128) % 128)]! > 0,
+      );
+    const original = moved(0, 0);
+    for (const dr of [-1, 1]) {
+      const r = compareIrisCodes(moved(dr), original);
+      // 7 of 8 rings face each other: 7/8 of the bits, all equal.
+      expect(r).toMatchObject({ hdRaw: 0, bits: (2048 * 7) / 8, shift: 3 });
+      expect(r.hd).toBeCloseTo(normalizeHd(0, 1792), 12);
+    }
+    // Two rings away is out of the search: no offset lines every bit up.
+    expect(compareIrisCodes(moved(2), original).hdRaw).toBeGreaterThan(0.1);
+  });
+
   it('is symmetric', () => {
     fc.assert(
       fc.property(fc.integer({ min: 0, max: 500 }), fc.integer({ min: 0, max: 500 }), (a, b) => {
