@@ -1,6 +1,6 @@
 /**
  * `npm run bench:identify -- --gallery DIR --probes DIR [--json] [--dpi N] [--sizes 1000,3000,10000]
- *   [--person REGEX] [--fpir X] [--candidates N] [--limit N] [--daemon]`
+ *   [--person REGEX] [--fpir X] [--candidates N] [--limit N] [--daemon] [--dump FILE] [--fresh]`
  *
  * 1:N identification on real captures, through the terminal's own path. Images are named
  * `<subject>_<impression>.(png|pgm)` (one subject = one finger). Persons are split by a hash of
@@ -33,9 +33,15 @@
  * what the second finger (another finger of the same person) decided; p50/p95 per identification,
  * wall clock and CPU time, and the load average. A probe that fails to extract is counted in
  * `fta` and, as the terminal would see it, in `fnirWithFta`.
+ *
+ * Extraction results are cached between runs (extraction-cache.ts: a temporary folder keyed by the
+ * image's bytes and the pipeline's source; `--fresh` extracts everything again), so a run after the
+ * first measures identification without paying again for thousands of extractions. `--dump FILE`
+ * writes one JSON line per search (the best persons' scores, best first, and which is the probe's
+ * person), to calibrate the decision offline.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -54,6 +60,7 @@ import { TemplateCache, type NewTemplate, type StoredTemplate } from '../../src/
 import { toAgentError } from '../../src/core/errors.js';
 import { impression, impressionTemplate, syntheticFinger } from '../../src/synthetic/finger.js';
 import { fnmrAtFmr, sortedScores } from './error-rates.js';
+import { ExtractionCache, type CachedExtraction } from './extraction-cache.js';
 import { percentile, round } from './proc-sample.js';
 
 const { values } = parseArgs({
@@ -68,16 +75,19 @@ const { values } = parseArgs({
     candidates: { type: 'string' },
     limit: { type: 'string' },
     daemon: { type: 'boolean' },
+    dump: { type: 'string' },
+    fresh: { type: 'boolean' },
   },
   strict: true,
 });
 if (!values.gallery || !values.probes) {
   process.stderr.write(
-    'usage: npm run bench:identify -- --gallery DIR --probes DIR [--json] [--dpi N] [--sizes 1000,3000,10000] [--person REGEX] [--fpir X] [--candidates N] [--limit N] [--daemon]\n',
+    'usage: npm run bench:identify -- --gallery DIR --probes DIR [--json] [--dpi N] [--sizes 1000,3000,10000] [--person REGEX] [--fpir X] [--candidates N] [--limit N] [--daemon] [--dump FILE] [--fresh]\n',
   );
   process.exit(2);
 }
 const log = (m: string) => process.stderr.write(`${m}\n`);
+if (values.dump) writeFileSync(values.dump, '');
 
 const config = ConfigSchema.parse({}).biometrics as { fingerThreshold: number; irisThreshold: number; irisShiftRange: number };
 const policy: FingerDecisionPolicy = {
@@ -148,18 +158,25 @@ const cpuMs = () => {
 };
 const dpiSources: Record<string, number> = {};
 
-async function extract(image: Image): Promise<{ bytes: Uint8Array; quality: number } | { failure: string }> {
+const extractions = values.fresh ? null : new ExtractionCache();
+
+async function extractOnce(image: Image, bytes: Uint8Array): Promise<CachedExtraction> {
   try {
-    const read = decodeImage(readFileSync(image.file));
+    const read = decodeImage(bytes);
     const dpi = dpiFlag ?? read.dpi;
     const r = await extractTemplate({ modality: 'finger', image: read, ...(dpi ? { finger: { dpi } } : {}) });
-    const source = dpiFlag ? 'flag' : read.dpi ? 'image' : (r.dpiSource ?? 'assumed');
-    dpiSources[source] = (dpiSources[source] ?? 0) + 1;
-    return { bytes: r.template, quality: r.quality };
+    return { bytes: r.template, quality: r.quality, dpiSource: dpiFlag ? 'flag' : read.dpi ? 'image' : (r.dpiSource ?? 'assumed') };
   } catch (err) {
     const e = toAgentError(err);
     return { failure: `${e.code}: ${e.message}` };
   }
+}
+
+async function extract(image: Image): Promise<CachedExtraction> {
+  const bytes = readFileSync(image.file);
+  const r = extractions ? await extractions.get(bytes, dpiFlag, () => extractOnce(image, bytes)) : await extractOnce(image, bytes);
+  if (!('failure' in r)) dpiSources[r.dpiSource] = (dpiSources[r.dpiSource] ?? 0) + 1;
+  return r;
 }
 
 // ---- measures ---------------------------------------------------------------------------------
@@ -376,6 +393,7 @@ try {
       const w0 = performance.now();
       const r = identifyPerson(p.template, gallery, policy, {
         ...(candidates ? { candidates } : {}),
+        ...(values.dump ? { keep: 40 } : {}),
         onSearch: (_, compared) => {
           inCandidates = mate !== undefined && compared.some((c) => c.id === mate);
         },
@@ -393,6 +411,18 @@ try {
         daemon = { accepted: d.decision === 'accept', employeeCode: d.employeeCode };
       }
       outcomes.push({ probe: p, r, inCandidates, wallMs, cpuMs: cpu, second, daemon });
+      if (values.dump) {
+        // one row per search, for calibrating the decision offline: the best persons' scores and whether each is the probe's person
+        const row = {
+          n: matcher.index.size,
+          probe: p.image.name,
+          kind: p.kind,
+          half: half(p.image.person),
+          minutiae: p.template.minutiae.length,
+          persons: r.candidates.map((c) => [round(c.score, 2), c.person === p.image.person ? 1 : 0]),
+        };
+        appendFileSync(values.dump, `${JSON.stringify(row)}\n`);
+      }
     }
     const fta = (h?: string) => ({
       mated: ftaList.filter((f) => f.kind === 'mated' && (!h || f.half === h)).length,
@@ -449,6 +479,7 @@ try {
       failures: ftaList.slice(0, 10).map(({ image, reason }) => ({ image, reason })),
     },
     dpi: dpiSources,
+    extractionCache: extractions ? { dir: extractions.dir, hits: extractions.hits, misses: extractions.misses } : 'off (--fresh)',
     split:
       'by person: FNV-1a of the person id; bit 0 chooses the half (tune/test), a third of the persons ((hash >> 1) % 3 = 0) are left out of the gallery',
     padding: `synthetic fingers from src/synthetic/finger.ts (templates, not images; 500 dpi, one finger per person), ${padded} at the largest size`,
