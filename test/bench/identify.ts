@@ -1,6 +1,7 @@
 /**
  * `npm run bench:identify -- --gallery DIR --probes DIR [--json] [--dpi N] [--sizes 1000,3000,10000]
- *   [--person REGEX] [--fpir X] [--candidates N] [--limit N] [--daemon]`
+ *   [--person REGEX] [--fpir X] [--candidates N] [--limit N] [--daemon] [--dump FILE] [--fresh]
+ *   [--same-person A,B,...]`
  *
  * 1:N identification on real captures, through the terminal's own path. Images are named
  * `<subject>_<impression>.(png|pgm)` (one subject = one finger). Persons are split by a hash of
@@ -33,9 +34,18 @@
  * what the second finger (another finger of the same person) decided; p50/p95 per identification,
  * wall clock and CPU time, and the load average. A probe that fails to extract is counted in
  * `fta` and, as the terminal would see it, in `fnirWithFta`.
+ *
+ * Extraction results are cached between runs (extraction-cache.ts: a temporary folder keyed by the
+ * image's bytes and the pipeline's source; `--fresh` extracts everything again), so a run after the
+ * first measures identification without paying again for thousands of extractions. `--dump FILE`
+ * writes one JSON line per search (the best persons' scores, best first, and which is the probe's
+ * person), to calibrate the decision offline. `--same-person A,B,…` (repeatable) counts the ids
+ * as one person, for a dataset that files one person twice: in SOCOFing, person 596's probes score
+ * 100–230 against persons 590 and 598 (other strangers: at most 95; mates: 100 to 1,000), and
+ * 590 lacks the four fingers the data's README left out as byte-identical to another person's.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -54,6 +64,7 @@ import { TemplateCache, type NewTemplate, type StoredTemplate } from '../../src/
 import { toAgentError } from '../../src/core/errors.js';
 import { impression, impressionTemplate, syntheticFinger } from '../../src/synthetic/finger.js';
 import { fnmrAtFmr, sortedScores } from './error-rates.js';
+import { ExtractionCache, type CachedExtraction } from './extraction-cache.js';
 import { percentile, round } from './proc-sample.js';
 
 const { values } = parseArgs({
@@ -68,16 +79,20 @@ const { values } = parseArgs({
     candidates: { type: 'string' },
     limit: { type: 'string' },
     daemon: { type: 'boolean' },
+    dump: { type: 'string' },
+    fresh: { type: 'boolean' },
+    'same-person': { type: 'string', multiple: true },
   },
   strict: true,
 });
 if (!values.gallery || !values.probes) {
   process.stderr.write(
-    'usage: npm run bench:identify -- --gallery DIR --probes DIR [--json] [--dpi N] [--sizes 1000,3000,10000] [--person REGEX] [--fpir X] [--candidates N] [--limit N] [--daemon]\n',
+    'usage: npm run bench:identify -- --gallery DIR --probes DIR [--json] [--dpi N] [--sizes 1000,3000,10000] [--person REGEX] [--fpir X] [--candidates N] [--limit N] [--daemon] [--dump FILE] [--fresh] [--same-person A,B,...]\n',
   );
   process.exit(2);
 }
 const log = (m: string) => process.stderr.write(`${m}\n`);
+if (values.dump) writeFileSync(values.dump, '');
 
 const config = ConfigSchema.parse({}).biometrics as { fingerThreshold: number; irisThreshold: number; irisShiftRange: number };
 const policy: FingerDecisionPolicy = {
@@ -104,14 +119,28 @@ interface Image {
 const SOCOFING = /^(\d+)[MF]([LR])([timrl])$/;
 const FINGERS: Record<string, string> = { t: 'thumb', i: 'index', m: 'middle', r: 'ring', l: 'little' };
 
+/** `--same-person A,B,…`: ids the dataset files one person under (each becomes A). */
+const samePerson = new Map<string, string>();
+for (const group of values['same-person'] ?? []) {
+  const ids = group
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean);
+  for (const id of ids) samePerson.set(id, ids[0]!);
+}
+
 function ownerOfSubject(subject: string, pattern: RegExp | null): { person: string; position: string } {
-  if (pattern) {
-    const m = pattern.exec(subject);
-    return { person: m?.[1] ?? subject, position: subject };
-  }
-  const s = SOCOFING.exec(subject);
-  if (s) return { person: s[1]!, position: `${s[2] === 'L' ? 'left' : 'right'}-${FINGERS[s[3]!]}` };
-  return { person: subject, position: 'finger' };
+  const owner = (): { person: string; position: string } => {
+    if (pattern) {
+      const m = pattern.exec(subject);
+      return { person: m?.[1] ?? subject, position: subject };
+    }
+    const s = SOCOFING.exec(subject);
+    if (s) return { person: s[1]!, position: `${s[2] === 'L' ? 'left' : 'right'}-${FINGERS[s[3]!]}` };
+    return { person: subject, position: 'finger' };
+  };
+  const o = owner();
+  return { ...o, person: samePerson.get(o.person) ?? o.person };
 }
 
 function listImages(dir: string, pattern: RegExp | null): Image[] {
@@ -148,18 +177,25 @@ const cpuMs = () => {
 };
 const dpiSources: Record<string, number> = {};
 
-async function extract(image: Image): Promise<{ bytes: Uint8Array; quality: number } | { failure: string }> {
+const extractions = values.fresh ? null : new ExtractionCache();
+
+async function extractOnce(bytes: Uint8Array): Promise<CachedExtraction> {
   try {
-    const read = decodeImage(readFileSync(image.file));
+    const read = decodeImage(bytes);
     const dpi = dpiFlag ?? read.dpi;
     const r = await extractTemplate({ modality: 'finger', image: read, ...(dpi ? { finger: { dpi } } : {}) });
-    const source = dpiFlag ? 'flag' : read.dpi ? 'image' : (r.dpiSource ?? 'assumed');
-    dpiSources[source] = (dpiSources[source] ?? 0) + 1;
-    return { bytes: r.template, quality: r.quality };
+    return { bytes: r.template, quality: r.quality, dpiSource: dpiFlag ? 'flag' : read.dpi ? 'image' : (r.dpiSource ?? 'assumed') };
   } catch (err) {
     const e = toAgentError(err);
     return { failure: `${e.code}: ${e.message}` };
   }
+}
+
+async function extract(image: Image): Promise<CachedExtraction> {
+  const bytes = readFileSync(image.file);
+  const r = extractions ? await extractions.get(bytes, dpiFlag, () => extractOnce(bytes)) : await extractOnce(bytes);
+  if (!('failure' in r)) dpiSources[r.dpiSource] = (dpiSources[r.dpiSource] ?? 0) + 1;
+  return r;
 }
 
 // ---- measures ---------------------------------------------------------------------------------
@@ -376,6 +412,7 @@ try {
       const w0 = performance.now();
       const r = identifyPerson(p.template, gallery, policy, {
         ...(candidates ? { candidates } : {}),
+        ...(values.dump ? { keep: 40 } : {}),
         onSearch: (_, compared) => {
           inCandidates = mate !== undefined && compared.some((c) => c.id === mate);
         },
@@ -393,6 +430,18 @@ try {
         daemon = { accepted: d.decision === 'accept', employeeCode: d.employeeCode };
       }
       outcomes.push({ probe: p, r, inCandidates, wallMs, cpuMs: cpu, second, daemon });
+      if (values.dump) {
+        // one row per search, for calibrating the decision offline: the best persons' scores and whether each is the probe's person
+        const row = {
+          n: matcher.index.size,
+          probe: p.image.name,
+          kind: p.kind,
+          half: half(p.image.person),
+          minutiae: p.template.minutiae.length,
+          persons: r.candidates.map((c) => [round(c.score, 2), c.person === p.image.person ? 1 : 0]),
+        };
+        appendFileSync(values.dump, `${JSON.stringify(row)}\n`);
+      }
     }
     const fta = (h?: string) => ({
       mated: ftaList.filter((f) => f.kind === 'mated' && (!h || f.half === h)).length,
@@ -449,6 +498,8 @@ try {
       failures: ftaList.slice(0, 10).map(({ image, reason }) => ({ image, reason })),
     },
     dpi: dpiSources,
+    extractionCache: extractions ? { dir: extractions.dir, hits: extractions.hits, misses: extractions.misses } : 'off (--fresh)',
+    samePerson: Object.fromEntries(samePerson),
     split:
       'by person: FNV-1a of the person id; bit 0 chooses the half (tune/test), a third of the persons ((hash >> 1) % 3 = 0) are left out of the gallery',
     padding: `synthetic fingers from src/synthetic/finger.ts (templates, not images; 500 dpi, one finger per person), ${padded} at the largest size`,

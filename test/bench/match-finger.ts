@@ -18,6 +18,7 @@
  * `--calibrate` prints the calibration table (raw score per −10·log10 FMR level) measured on a
  * separate impostor set, for src/biometrics/finger/finger-calibration.ts.
  */
+import { appendFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { pathToFileURL } from 'node:url';
@@ -35,6 +36,10 @@ export interface FingerBenchOptions {
   searches?: number;
   candidates?: number;
   seed?: number;
+  /** Non-mated searches (default `searches`). */
+  nonMated?: number;
+  /** Sees every search: for calibrating the decision offline. */
+  onSearch?: (mated: boolean, r: PersonIdentification) => void;
 }
 
 export interface FingerBenchResult {
@@ -54,6 +59,11 @@ export interface FingerBenchResult {
   identifyCpuP95Ms: number;
   fnirAtFpir1e2: number;
   fnirAtFpir1e2Decision: number;
+  /** Mated searches not accepted as their finger by the configured decision (DEFAULT_FINGER_DECISION). */
+  fnirAtPolicy: number;
+  /** Non-mated searches accepted as someone by the configured decision (its target: DEFAULT_FINGER_DECISION.fpir). */
+  fpirAtPolicy: number;
+  nonMatedSearches: number;
   prefilterRecall: number;
   rank1: number;
   bytesPerTemplate: number;
@@ -113,6 +123,7 @@ export async function benchFinger(options: FingerBenchOptions = {}): Promise<Fin
   const I = options.impressions ?? 4;
   const N = options.indexSize ?? 10_000;
   const S = options.searches ?? 500;
+  const nonMatedSearches = options.nonMated ?? S;
   const seed = options.seed ?? 1;
   const base = seed * 1_000_000;
 
@@ -157,6 +168,8 @@ export async function benchFinger(options: FingerBenchOptions = {}): Promise<Fin
   const mateScores: number[] = [];
   const mateConfidences: number[] = [];
   let rank1 = 0;
+  let matedAccepted = 0;
+  let nonMatedAccepted = 0;
   let recalled = 0;
   const gallery: PersonGallery = { index, ownerOf: (id) => ({ person: id, position: 'finger' }) };
   const search = (probe: FingerTemplate, mate: string | null): PersonIdentification => {
@@ -164,6 +177,7 @@ export async function benchFinger(options: FingerBenchOptions = {}): Promise<Fin
     const t1 = performance.now();
     const r = identifyPerson(probe, gallery, DEFAULT_FINGER_DECISION, {
       ...(options.candidates ? { candidates: options.candidates } : {}),
+      ...(options.onSearch ? { keep: 40 } : {}),
       onSearch: (_, compared) => {
         if (mate !== null && compared.some((c) => c.id === mate)) recalled++;
       },
@@ -171,6 +185,7 @@ export async function benchFinger(options: FingerBenchOptions = {}): Promise<Fin
     latencies.push(performance.now() - t1);
     const c = process.cpuUsage(c1);
     cpuTimes.push((c.user + c.system) / 1000);
+    options.onSearch?.(mate !== null, r);
     return r;
   };
   /** The decision's statistic: its confidence when the best person clears the floor. */
@@ -184,12 +199,14 @@ export async function benchFinger(options: FingerBenchOptions = {}): Promise<Fin
     mateScores.push(m ? m.score : -1);
     const first = r.candidates[0]?.person === mate;
     if (first) rank1++;
+    if (r.decision === 'accept' && r.person === mate) matedAccepted++;
     mateConfidences.push(first ? statistic(r) : -Infinity);
   }
   const nonMatedTop: number[] = [];
   const nonMatedConfidences: number[] = [];
-  for (let s = 0; s < searches; s++) {
+  for (let s = 0; s < nonMatedSearches; s++) {
     const r = search(impressionTemplate(impression(syntheticFinger(base + enrolled + s), 1)), null);
+    if (r.decision === 'accept') nonMatedAccepted++;
     nonMatedTop.push(r.candidates[0]?.score ?? 0);
     nonMatedConfidences.push(statistic(r));
   }
@@ -228,6 +245,9 @@ export async function benchFinger(options: FingerBenchOptions = {}): Promise<Fin
     identifyCpuP95Ms,
     fnirAtFpir1e2: round(fnirAtFpir1e2),
     fnirAtFpir1e2Decision: round(fnirAtFpir1e2Decision),
+    fnirAtPolicy: round(1 - matedAccepted / searches),
+    fpirAtPolicy: round(nonMatedAccepted / nonMatedSearches),
+    nonMatedSearches,
     prefilterRecall: round(recalled / searches),
     rank1: round(rank1 / searches),
     bytesPerTemplate,
@@ -265,6 +285,16 @@ function calibrate(fingers: number): void {
   console.log(JSON.stringify({ impostor: raws.length, CALIBRATION_RAW: raw, CALIBRATION_SCORE: score }));
 }
 
+/** Writes one JSON line per search (mated or not, the best persons' scores, best first) to `file`. */
+function dumpRow(file: string): (mated: boolean, r: PersonIdentification) => void {
+  writeFileSync(file, '');
+  return (mated, r) =>
+    appendFileSync(
+      file,
+      `${JSON.stringify({ n: r.n, mated, persons: r.candidates.map((c) => Number(c.score.toFixed(2))), first: r.candidates[0]?.person ?? null })}\n`,
+    );
+}
+
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const { values } = parseArgs({
     options: {
@@ -273,6 +303,8 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
       fingers: { type: 'string' },
       index: { type: 'string' },
       candidates: { type: 'string' },
+      'non-mated': { type: 'string' },
+      dump: { type: 'string' },
     },
   });
   if (values.calibrate) {
@@ -282,6 +314,8 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
       ...(values.fingers ? { fingers: Number(values.fingers) } : {}),
       ...(values.index ? { indexSize: Number(values.index) } : {}),
       ...(values.candidates ? { candidates: Number(values.candidates) } : {}),
+      ...(values['non-mated'] ? { nonMated: Number(values['non-mated']) } : {}),
+      ...(values.dump ? { onSearch: dumpRow(values.dump) } : {}),
     });
     console.log(values.json ? JSON.stringify(result) : JSON.stringify(result, null, 2));
   }

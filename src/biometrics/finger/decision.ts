@@ -26,6 +26,19 @@
  *
  * When the best person clears the floor but not the confidence or the margin (two persons close,
  * or one weak candidate), the policy can ask for a second finger instead of rejecting.
+ *
+ * Cohort normalisation (`cohortNormalizer`): the calibration is the synthetic set's, and some
+ * probes do not follow it. On small low-resolution captures (SOCOFing, 96×103 at about 190 dpi)
+ * strangers score well above it: the best of 1,000 reached 60–95 for 1 % of strangers, where the
+ * calibration expects 50, so the decision took 1.2–2.6 % of strangers for someone against a target
+ * of 0.1 %. Each search therefore measures its own chance tail on its candidate list: the persons
+ * ranked 3rd to 20th (strangers to the probe, save in a gallery that files one person twice) at
+ * rank k score about a − b·10·log10(k), where a calibrated probe has a = 10·log10(N) and b = 1.
+ * The probe's scores s are mapped onto the calibrated scale by 10·log10(N) + (s − a)/b (b kept in
+ * [1, 4]) and never raised (the smaller of s and the mapped value), before fusion and the decision.
+ * A lone strong mate keeps a high score (its distance above the cohort in the cohort's own units);
+ * a stranger whose whole candidate list sits high or spreads wide loses what the list explains.
+ * Fewer than 8 positive scores among ranks 3–20 (a small gallery) leave the scores as they are.
  */
 
 /** What the terminal's configuration decides. */
@@ -110,4 +123,58 @@ export function decideIdentification(input: DecisionInput, policy: FingerDecisio
     else if (policy.secondFinger && probes < 2) decision = 'ask-second-finger';
   }
   return { decision, confidence, needed, margin, ambiguous };
+}
+
+/** The ranks (by person, best first, 1-based) whose scores measure a search's own chance tail. */
+export const COHORT_RANKS = { from: 3, to: 20 } as const;
+/** Positive scores needed among those ranks to fit the tail (fewer: the scores stay as they are). */
+export const COHORT_MIN_POINTS = 8;
+/** Bounds of the fitted slope b (scores per 10·log10 of rank); 1 is the calibration's own. */
+export const COHORT_SLOPE = { min: 1, max: 4 } as const;
+
+/** A search's chance tail as its candidate list shows it: rank k scores about a − b·10·log10(k). */
+export interface CohortTail {
+  /** Where the tail puts rank 1 (a calibrated probe: 10·log10(N)). */
+  intercept: number;
+  /** Score per 10·log10 of rank, within COHORT_SLOPE. */
+  slope: number;
+}
+
+/**
+ * Fits the chance tail of one search from its persons' scores (best first, one a person); null
+ * when ranks COHORT_RANKS hold fewer than COHORT_MIN_POINTS positive scores. Least squares of score
+ * on 10·log10(rank).
+ */
+export function fitCohortTail(personScores: readonly number[]): CohortTail | null {
+  let count = 0;
+  let sx = 0;
+  let sy = 0;
+  let sxx = 0;
+  let sxy = 0;
+  for (let k = COHORT_RANKS.from; k <= Math.min(COHORT_RANKS.to, personScores.length); k++) {
+    const y = personScores[k - 1]!;
+    if (!(y > 0)) continue;
+    const x = 10 * Math.log10(k);
+    count++;
+    sx += x;
+    sy += y;
+    sxx += x * x;
+    sxy += x * y;
+  }
+  if (count < COHORT_MIN_POINTS) return null;
+  const varX = sxx - (sx * sx) / count;
+  const fitted = varX > 0 ? -(sxy - (sx * sy) / count) / varX : COHORT_SLOPE.min;
+  const slope = Math.min(COHORT_SLOPE.max, Math.max(COHORT_SLOPE.min, fitted));
+  return { intercept: (sy + slope * sx) / count, slope };
+}
+
+/**
+ * The map from one search's scores to the calibrated scale (see the module comment): never raises a
+ * score; the identity when the tail could not be fitted.
+ */
+export function cohortNormalizer(personScores: readonly number[], n: number): (score: number) => number {
+  const tail = fitCohortTail(personScores);
+  if (!tail) return (s) => s;
+  const level = 10 * Math.log10(Math.max(1, n));
+  return (s) => Math.min(s, level + (s - tail.intercept) / tail.slope);
 }

@@ -12,8 +12,13 @@
  * (the same finger presented twice cannot count twice: the second presentation is scored against
  * the person's other fingers), brought back to the scale of one comparison (`fusedToSingle`: the
  * chance tail of a sum of k scores) before the decision.
+ *
+ * Every probe's scores are first put on the calibrated scale by its own search's candidate list
+ * (`cohortNormalizer`, decision.ts): the persons that search ranks 3rd to 20th show how high
+ * strangers score for this probe in this gallery, and the probe's scores (those of its search and
+ * of the completion step alike) are taken relative to that.
  */
-import { decideIdentification, fusedToSingle, type FingerDecision, type FingerDecisionPolicy } from './decision.js';
+import { cohortNormalizer, decideIdentification, fusedToSingle, type FingerDecision, type FingerDecisionPolicy } from './decision.js';
 import type { FingerIndex, IdentifyResult } from './index.js';
 import type { FingerTemplate } from './template.js';
 
@@ -35,9 +40,9 @@ export interface PersonGallery {
 
 export interface PersonCandidate {
   person: string;
-  /** The person's score on the scale of one comparison (fused over the probes when several). */
+  /** The person's score on the scale of one comparison, after each probe's cohort normalisation (fused over the probes when several). */
   score: number;
-  /** Per probe: its best score among this person's templates (0 when none was compared), and that template. */
+  /** Per probe: its best normalised score among this person's templates (0 when none was compared), and that template. */
   probes: Array<{ score: number; templateId: string | null; position: string | null }>;
 }
 
@@ -96,6 +101,7 @@ export function identifyPerson(
   const keep = Math.max(2, options.keep ?? 5);
   const n = gallery.index.size;
   const tallies = new Map<string, Tally>();
+  const normalize: Array<(score: number) => number> = [];
   const tally = (templateId: string, k: number, score: number): void => {
     const owner = gallery.ownerOf(templateId);
     if (!owner) return;
@@ -104,10 +110,11 @@ export function identifyPerson(
       t = { person: owner.person, seen: list.map(() => new Map<string, number>()) };
       tallies.set(owner.person, t);
     }
-    t.seen[k]!.set(templateId, score);
+    t.seen[k]!.set(templateId, normalize[k]!(score));
   };
   const searched = list.map((probe, k) => {
     const found = gallery.index.search(probe, options.candidates === undefined ? {} : { candidates: options.candidates });
+    normalize[k] = cohortNormalizer(personScores(found, gallery), n);
     for (const r of found) tally(r.id, k, r.score);
     options.onSearch?.(k, found);
     return found;
@@ -152,6 +159,17 @@ export function identifyPerson(
     n,
     probes: list.length,
   };
+}
+
+/** One search's persons' best scores, best first (the cohort its normalisation is fitted on). */
+function personScores(found: readonly IdentifyResult[], gallery: PersonGallery): number[] {
+  const best = new Map<string, number>();
+  for (const r of found) {
+    const person = gallery.ownerOf(r.id)?.person;
+    if (person === undefined) continue;
+    if (r.score > (best.get(person) ?? Number.NEGATIVE_INFINITY)) best.set(person, r.score);
+  }
+  return [...best.values()].sort((a, b) => b - a);
 }
 
 /**

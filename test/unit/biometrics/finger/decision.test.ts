@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import {
+  COHORT_SLOPE,
   DEFAULT_FINGER_DECISION,
+  cohortNormalizer,
   decideIdentification,
+  fitCohortTail,
   fusedToSingle,
   identificationConfidence,
 } from '../../../../src/biometrics/finger/decision.js';
@@ -62,5 +65,55 @@ describe('decideIdentification', () => {
   it('the same score that is accepted among 100 templates is not among a million', () => {
     expect(decideIdentification({ first: 55, second: 0, n: 100 }, policy).decision).toBe('accept');
     expect(decideIdentification({ first: 55, second: 0, n: 1_000_000 }, policy).decision).toBe('ask-second-finger');
+  });
+});
+
+/** Persons' scores as a search with chance tail a − b·10·log10(k) shows them, best first (rank 1 and 2 given). */
+const tailOf = (a: number, b: number, first: number, second: number, persons = 40): number[] => [
+  first,
+  second,
+  ...Array.from({ length: persons - 2 }, (_, i) => a - b * 10 * Math.log10(i + 3)),
+];
+
+describe('fitCohortTail', () => {
+  it('reads intercept and slope from ranks 3–20, whatever ranks 1 and 2 score', () => {
+    const tail = fitCohortTail(tailOf(35, 2, 500, 300))!;
+    expect(tail.intercept).toBeCloseTo(35, 6);
+    expect(tail.slope).toBeCloseTo(2, 6);
+  });
+
+  it('keeps the slope within its bounds, and fits nothing on too few positive scores', () => {
+    expect(fitCohortTail(tailOf(30, 0.3, 60, 40))!.slope).toBe(COHORT_SLOPE.min);
+    expect(fitCohortTail(tailOf(150, 5, 200, 120))!.slope).toBe(COHORT_SLOPE.max);
+    expect(fitCohortTail([90, 30, 20, 15, 12, 10])).toBeNull(); // a small gallery: 4 cohort scores
+    expect(fitCohortTail([90, 30, ...Array.from({ length: 18 }, (_, i) => (i < 5 ? 10 - i : 0))])).toBeNull(); // mostly zeros
+  });
+});
+
+describe('cohortNormalizer', () => {
+  it('a search that follows the calibration keeps its scores', () => {
+    const n = 1000;
+    const norm = cohortNormalizer(tailOf(30, 1, 80, 25), n); // rank k at 10·log10(N/k)
+    expect(norm(80)).toBeCloseTo(80, 6);
+    expect(norm(25)).toBeCloseTo(25, 6);
+  });
+
+  it('never raises a score, even when the search scores below the calibration', () => {
+    const norm = cohortNormalizer(tailOf(20, 1, 80, 15), 1000);
+    expect(norm(80)).toBe(80);
+    expect(norm(50)).toBe(50);
+  });
+
+  it('a stranger whose whole list sits high and wide is no longer taken for someone; a mate far above the same list still is', () => {
+    const n = 1000;
+    // SOCOFing's worst stranger (479FLt_CR): 91 first, 49 second, the rest from 43 down
+    const stranger = tailOf(47, 2.5, 91, 49);
+    expect(decideIdentification({ first: 91, second: 49, n }, DEFAULT_FINGER_DECISION).decision).toBe('accept');
+    const norm = cohortNormalizer(stranger, n);
+    const normalized = decideIdentification({ first: norm(91), second: norm(49), n }, DEFAULT_FINGER_DECISION);
+    expect(normalized.decision).not.toBe('accept');
+    // the same list under a mate scoring as SOCOFing's mates do (hundreds)
+    const mate = decideIdentification({ first: norm(300), second: norm(49), n }, DEFAULT_FINGER_DECISION);
+    expect(mate.decision).toBe('accept');
   });
 });

@@ -79,6 +79,21 @@ describe('identifyPerson', () => {
     expect(genuine.score).toBeGreaterThan(DEFAULT_FINGER_DECISION.threshold);
   });
 
+  it('scores are normalised against the own candidate list of the search, never raised, and the mate is still accepted', () => {
+    const big = new FingerIndex();
+    const owners = new PersonDirectory();
+    for (let p = 0; p < 300; p++) {
+      big.add(`b-${p}`, impressionTemplate(impression(syntheticFinger(61_000 + p), 0)));
+      owners.add(`b-${p}`, { person: `B${p}`, position: 'right-index' });
+    }
+    const bigGallery: PersonGallery = { index: big, ownerOf: (id) => owners.ownerOf(id) };
+    const probe = impressionTemplate(impression(syntheticFinger(61_000 + 17), 1));
+    const raw = new Map(big.search(probe).map((r) => [r.id, r.score]));
+    const r = identifyPerson(probe, bigGallery, DEFAULT_FINGER_DECISION, { keep: 20 });
+    expect(r.person).toBe('B17');
+    for (const c of r.candidates) expect(c.score).toBeLessThanOrEqual(raw.get(c.probes[0]!.templateId!)! + 1e-9);
+  });
+
   it('a template without an owner is left out, and no probe is an error', () => {
     index.add('orphan', capture(9, 0, 0));
     try {
