@@ -257,6 +257,8 @@ function localizeOnce(img: GrayImage, opts: IrisCheckOptions): IrisLocalization 
   // side steps up by 2.5 % of the gray range (a dark lash clump or a crypt has none). Where no
   // candidate has one, the same search on the inverted image: an iris brighter than what is round
   // it (a light iris under near infrared, framed by lid shadow and lashes rather than sclera).
+  // There a step down is also the edge of a light iris's own bright inner zone (the collarette), so
+  // the pupil/iris ratio allowed stops at INVERTED_MAX_RATIO.
   const limbusPlane: Plane = { f: gaussianBlur(maskedAsSclera(wk, refl.image), w, h, 1), w, h };
   let pupilTrace: PupilTrace | null = null;
   let limbus: Limbus | null = null;
@@ -265,10 +267,14 @@ function localizeOnce(img: GrayImage, opts: IrisCheckOptions): IrisLocalization 
     for (let i = 0; i < f.length; i++) f[i] = 255 - limbusPlane.f[i]!;
     return { f, w, h };
   };
-  for (const plane of [() => limbusPlane, inverted]) {
+  const passes = [
+    { plane: () => limbusPlane, opts: {} },
+    { plane: inverted, opts: { maxRatio: INVERTED_MAX_RATIO } },
+  ];
+  for (const { plane, opts } of passes) {
     const lp = plane();
     for (const t of candidates.slice(0, 3)) {
-      const l = findLimbus(lp, t.circle);
+      const l = findLimbus(lp, t.circle, opts);
       if (l && l.step >= 0.025 * range) {
         pupilTrace = t;
         limbus = l;
@@ -355,6 +361,15 @@ function localizeOnce(img: GrayImage, opts: IrisCheckOptions): IrisLocalization 
 
 /** Smallest pupil aspect ratio (minor / major axis) accepted by default. */
 const MIN_ASPECT = 0.75;
+
+/**
+ * Largest pupil/iris radius ratio of a limbus found on the inverted image. The collarette of a
+ * light iris (the edge of its bright inner zone, about a third of the way from the pupil to the
+ * limbus) lies at a ratio of 3ρ/(1+2ρ) for a pupil/limbus ratio ρ: above 0.45 for every ρ above
+ * 0.21, so it is not taken for the limbus. Chosen on CASIA-Iris-Interval's tuning half (043L_2 and
+ * 043L_3 were found at 0.56, their other captures at about 0.3).
+ */
+const INVERTED_MAX_RATIO = 0.45;
 
 /** Smallest iris radius accepted by default, px: an iris 80 px across (see IrisCheckOptions). */
 const MIN_IRIS_RADIUS = 40;

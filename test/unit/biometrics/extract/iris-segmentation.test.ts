@@ -48,3 +48,33 @@ describe('the pupil of a large frame traced at full resolution', () => {
     }
   });
 });
+
+// A light iris under near infrared, framed by shadow (the limbus steps down), whose bright inner
+// zone ends in a stronger step down than the limbus (CASIA-Iris-Interval 043L_2 and 043L_3): the
+// search on the inverted image took that zone's edge, at a pupil/iris ratio of 0.55, for the limbus.
+describe('the limbus of a light iris framed by shadow', () => {
+  it('is the iris’s outer edge, not the edge of its bright inner zone', () => {
+    const w = 320,
+      h = 280,
+      cx = 150,
+      cy = 150;
+    const pixels = new Uint8Array(w * h);
+    let seed = 7;
+    const noise = () => {
+      seed = (seed * 1103515245 + 12345) >>> 0;
+      return seed / 2 ** 32 - 0.5;
+    };
+    for (let y = 0; y < h; y++)
+      for (let x = 0; x < w; x++) {
+        const r = Math.hypot(x - cx, y - cy);
+        const edge = (at: number, from: number, to: number) => from + (to - from) / (1 + Math.exp(-(r - at) / 1.5));
+        // Pupil (radius 30), bright inner zone to 60, iris to 105, then shadow.
+        const v = r < 45 ? edge(30, 40, 215) : r < 80 ? edge(60, 215, 180) : edge(105, 180, 160);
+        pixels[y * w + x] = Math.max(0, Math.min(255, Math.round(v + noise() * (r > 32 && r < 105 ? 16 : 5))));
+      }
+    const loc = localizeIris({ width: w, height: h, pixels });
+    expect(Math.hypot(loc.pupil.x - cx, loc.pupil.y - cy)).toBeLessThan(1.5);
+    expect(Math.abs(loc.iris.r - 105)).toBeLessThan(4);
+    expect(Math.hypot(loc.iris.x - cx, loc.iris.y - cy)).toBeLessThan(4);
+  });
+});
