@@ -55,7 +55,7 @@ import { decodeImage } from '../../src/biometrics/image/decode-image.js';
 import { decodeFingerTemplate, encodeIso19794_2 } from '../../src/biometrics/finger/iso19794-2.js';
 import type { FingerTemplate } from '../../src/biometrics/finger/template.js';
 import { DEFAULT_FINGER_DECISION, type FingerDecisionPolicy } from '../../src/biometrics/finger/decision.js';
-import { identifyPerson, type PersonGallery, type PersonIdentification } from '../../src/biometrics/finger/identify-person.js';
+import { identifyAmong, identifyPerson, secondFingerBetween, type PersonGallery, type PersonIdentification } from '../../src/biometrics/finger/identify-person.js';
 import { PersonDirectory } from '../../src/biometrics/finger/person-directory.js';
 import { FingerMatcher } from '../../src/biometrics/matchers/finger-matcher.js';
 import { Identifier } from '../../src/terminal/identifier.js';
@@ -82,12 +82,14 @@ const { values } = parseArgs({
     dump: { type: 'string' },
     fresh: { type: 'boolean' },
     'same-person': { type: 'string', multiple: true },
+    'second-share': { type: 'string' },
+    'second-floor': { type: 'string' },
   },
   strict: true,
 });
 if (!values.gallery || !values.probes) {
   process.stderr.write(
-    'usage: npm run bench:identify -- --gallery DIR --probes DIR [--json] [--dpi N] [--sizes 1000,3000,10000] [--person REGEX] [--fpir X] [--candidates N] [--limit N] [--daemon] [--dump FILE] [--fresh] [--same-person A,B,...]\n',
+    'usage: npm run bench:identify -- --gallery DIR --probes DIR [--json] [--dpi N] [--sizes 1000,3000,10000] [--person REGEX] [--fpir X] [--candidates N] [--limit N] [--daemon] [--dump FILE] [--fresh] [--same-person A,B,...] [--second-share X] [--second-floor X|off]\n',
   );
   process.exit(2);
 }
@@ -99,6 +101,8 @@ const policy: FingerDecisionPolicy = {
   ...DEFAULT_FINGER_DECISION,
   threshold: config.fingerThreshold,
   ...(values.fpir ? { fpir: Number(values.fpir) } : {}),
+  ...(values['second-share'] ? { secondFingerShare: Number(values['second-share']) } : {}),
+  ...(values['second-floor'] ? { secondFingerFloor: values['second-floor'] === 'off' ? undefined : Number(values['second-floor']) } : {}),
 };
 const sizes = (values.sizes ?? '1000,3000,10000').split(',').map(Number);
 const candidates = values.candidates ? Number(values.candidates) : undefined;
@@ -422,7 +426,9 @@ try {
       let second: PersonIdentification | null = null;
       if (r.decision === 'ask-second-finger') {
         const q = companion(p);
-        if (q?.template) second = identifyPerson([p.template, q.template], gallery, policy, candidates ? { candidates } : {});
+        // the daemon's own step (FingerMatcher.decideAmong): both fingers fused among the persons the first one named
+        if (q?.template)
+          second = identifyAmong([p.template, q.template], gallery, secondFingerBetween(r), policy, candidates ? { candidates } : {});
       }
       let daemon: Outcome['daemon'] = null;
       if (values.daemon) {
@@ -439,6 +445,19 @@ try {
           half: half(p.image.person),
           minutiae: p.template.minutiae.length,
           persons: r.candidates.map((c) => [round(c.score, 2), c.person === p.image.person ? 1 : 0]),
+          // the second-finger step: per person among the two, [fused score, second capture's own score, is the probe's person]
+          ...(second
+            ? {
+                second: {
+                  confidence: round(second.confidence, 2),
+                  persons: second.candidates.map((c) => [
+                    round(c.score, 2),
+                    round(c.probes[1]?.score ?? 0, 2),
+                    c.person === p.image.person ? 1 : 0,
+                  ]),
+                },
+              }
+            : {}),
         };
         appendFileSync(values.dump, `${JSON.stringify(row)}\n`);
       }
