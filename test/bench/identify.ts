@@ -31,7 +31,9 @@
  * person first), prefilter recall (the finger's template among those the full matcher compared),
  * FNIR at FPIR 1e-2 and 1e-3 over the decision's confidence (null when too few non-mated probes
  * resolve it), FNIR and FPIR at the configured decision, how often it asked for a second finger and
- * what the second finger (another finger of the same person) decided; p50/p95 per identification,
+ * what the second finger (another finger of the same person) decided on the daemon's own path
+ * (`identifyAmong`, as FingerMatcher.decideAmong calls it: both fingers fused among the two persons
+ * the first named, under the policy's second-finger share and floor); p50/p95 per identification,
  * wall clock and CPU time, and the load average. A probe that fails to extract is counted in
  * `fta` and, as the terminal would see it, in `fnirWithFta`.
  *
@@ -39,7 +41,9 @@
  * image's bytes and the pipeline's source; `--fresh` extracts everything again), so a run after the
  * first measures identification without paying again for thousands of extractions. `--dump FILE`
  * writes one JSON line per search (the best persons' scores, best first, and which is the probe's
- * person), to calibrate the decision offline. `--same-person A,B,…` (repeatable) counts the ids
+ * person; after a second finger, each of the two persons' fused score and the second capture's own
+ * score), to calibrate the decision offline; `--second-share X` and `--second-floor X|off` override
+ * the policy's secondFingerShare and secondFingerFloor. `--same-person A,B,…` (repeatable) counts the ids
  * as one person, for a dataset that files one person twice: in SOCOFing, person 596's probes score
  * 100–230 against persons 590 and 598 (other strangers: at most 95; mates: 100 to 1,000), and
  * 590 lacks the four fingers the data's README left out as byte-identical to another person's.
@@ -55,7 +59,13 @@ import { decodeImage } from '../../src/biometrics/image/decode-image.js';
 import { decodeFingerTemplate, encodeIso19794_2 } from '../../src/biometrics/finger/iso19794-2.js';
 import type { FingerTemplate } from '../../src/biometrics/finger/template.js';
 import { DEFAULT_FINGER_DECISION, type FingerDecisionPolicy } from '../../src/biometrics/finger/decision.js';
-import { identifyAmong, identifyPerson, secondFingerBetween, type PersonGallery, type PersonIdentification } from '../../src/biometrics/finger/identify-person.js';
+import {
+  identifyAmong,
+  identifyPerson,
+  secondFingerBetween,
+  type PersonGallery,
+  type PersonIdentification,
+} from '../../src/biometrics/finger/identify-person.js';
 import { PersonDirectory } from '../../src/biometrics/finger/person-directory.js';
 import { FingerMatcher } from '../../src/biometrics/matchers/finger-matcher.js';
 import { Identifier } from '../../src/terminal/identifier.js';

@@ -1,7 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_FINGER_DECISION } from '../../../../src/biometrics/finger/decision.js';
 import { FingerIndex } from '../../../../src/biometrics/finger/index.js';
-import { capturesAgree, identifyAmong, identifyPerson, secondFingerBetween, type PersonCandidate, type PersonGallery } from '../../../../src/biometrics/finger/identify-person.js';
+import {
+  capturesAgree,
+  identifyAmong,
+  identifyPerson,
+  secondFingerBetween,
+  type PersonCandidate,
+  type PersonGallery,
+} from '../../../../src/biometrics/finger/identify-person.js';
 import { PersonDirectory } from '../../../../src/biometrics/finger/person-directory.js';
 import { impression, impressionTemplate, syntheticFinger } from '../../../../src/synthetic/finger.js';
 
