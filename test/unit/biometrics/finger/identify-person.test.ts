@@ -30,6 +30,18 @@ function gallery(): { g: PersonGallery; index: FingerIndex; directory: PersonDir
   return { g: { index, ownerOf: (id) => directory.ownerOf(id), templatesOf: (p) => directory.templatesOf(p) }, index, directory };
 }
 
+/** Runs `check` while P0's right index is also on file under P1 (a mix-up at enrollment, or twins' worth of likeness). */
+function withSharedFinger(index: FingerIndex, directory: PersonDirectory, check: () => void): void {
+  index.add('dup', capture(0, 0, 0));
+  directory.add('dup', { person: 'P1', position: 'right-index' });
+  try {
+    check();
+  } finally {
+    index.remove('dup');
+    directory.remove('dup');
+  }
+}
+
 describe('identifyPerson', () => {
   const { g, index, directory } = gallery();
 
@@ -54,10 +66,7 @@ describe('identifyPerson', () => {
   });
 
   it('two persons enrolled with the same finger: ambiguous between them, and their other finger settles it', () => {
-    // P0's right index is also on file under P1 (a mix-up at enrollment, or twins' worth of likeness).
-    index.add('dup', capture(0, 0, 0));
-    directory.add('dup', { person: 'P1', position: 'right-index' });
-    try {
+    withSharedFinger(index, directory, () => {
       const one = identifyPerson(capture(0, 0, 1), g, DEFAULT_FINGER_DECISION);
       expect(one.decision).toBe('ask-second-finger');
       expect(one.person).toBeNull();
@@ -68,10 +77,7 @@ describe('identifyPerson', () => {
       expect(two.probes).toBe(2);
       expect(two.candidates[0]!.probes.map((p) => p.position)).toEqual(['right-index', 'left-index']);
       expect(two.candidates[0]!.score).toBeGreaterThan(one.candidates[0]!.score);
-    } finally {
-      index.remove('dup');
-      directory.remove('dup');
-    }
+    });
   });
 
   it('the same finger presented twice counts once: the second presentation finds no other finger of the person', () => {
@@ -128,9 +134,7 @@ describe('the second-finger step (identifyAmong)', () => {
   });
 
   it('the first finger asks for a second between the two close persons, and the second settles it on the daemon’s path', () => {
-    index.add('dup', capture(0, 0, 0));
-    directory.add('dup', { person: 'P1', position: 'right-index' });
-    try {
+    withSharedFinger(index, directory, () => {
       const one = identifyPerson(capture(0, 0, 1), g, DEFAULT_FINGER_DECISION);
       expect(one.decision).toBe('ask-second-finger');
       const between = secondFingerBetween(one);
@@ -144,10 +148,7 @@ describe('the second-finger step (identifyAmong)', () => {
       const stranger = identifyAmong([capture(0, 0, 1), capture(20, 1, 1)], g, between, DEFAULT_FINGER_DECISION);
       expect(stranger.decision).toBe('reject');
       expect(stranger.person).toBeNull();
-    } finally {
-      index.remove('dup');
-      directory.remove('dup');
-    }
+    });
   });
 });
 
