@@ -413,7 +413,7 @@ export class Identifier {
     for (const person of new Set(request.among))
       for (const t of await this.#cache.listTemplateMeta({ employeeCode: person, modality: request.modality }))
         if (this.#owner.has(t.id)) owners.set(t.id, { person, position: t.position ?? t.id });
-    const { templateId, score } = await m.decideAmong(request.templates, owners);
+    const { templateId, score } = await m.decideAmong(request.templates, owners, (id) => this.#ownerOf(id)?.employeeCode ?? null);
     return this.#answer(m, t0, templateId === null ? null : (owners.get(templateId)?.person ?? null), templateId, score);
   }
 

@@ -31,7 +31,9 @@
  * person first), prefilter recall (the finger's template among those the full matcher compared),
  * FNIR at FPIR 1e-2 and 1e-3 over the decision's confidence (null when too few non-mated probes
  * resolve it), FNIR and FPIR at the configured decision, how often it asked for a second finger and
- * what the second finger (another finger of the same person) decided; p50/p95 per identification,
+ * what the second finger (another finger of the same person) decided on the daemon's own path
+ * (`identifyAmong`, as FingerMatcher.decideAmong calls it: both fingers fused among the two persons
+ * the first named, under the policy's second-finger share and floor); p50/p95 per identification,
  * wall clock and CPU time, and the load average. A probe that fails to extract is counted in
  * `fta` and, as the terminal would see it, in `fnirWithFta`.
  *
@@ -39,7 +41,9 @@
  * image's bytes and the pipeline's source; `--fresh` extracts everything again), so a run after the
  * first measures identification without paying again for thousands of extractions. `--dump FILE`
  * writes one JSON line per search (the best persons' scores, best first, and which is the probe's
- * person), to calibrate the decision offline. `--same-person A,B,…` (repeatable) counts the ids
+ * person; after a second finger, each of the two persons' fused score and the second capture's own
+ * score), to calibrate the decision offline; `--second-share X` and `--second-floor X|off` override
+ * the policy's secondFingerShare and secondFingerFloor. `--same-person A,B,…` (repeatable) counts the ids
  * as one person, for a dataset that files one person twice: in SOCOFing, person 596's probes score
  * 100–230 against persons 590 and 598 (other strangers: at most 95; mates: 100 to 1,000), and
  * 590 lacks the four fingers the data's README left out as byte-identical to another person's.
@@ -55,7 +59,13 @@ import { decodeImage } from '../../src/biometrics/image/decode-image.js';
 import { decodeFingerTemplate, encodeIso19794_2 } from '../../src/biometrics/finger/iso19794-2.js';
 import type { FingerTemplate } from '../../src/biometrics/finger/template.js';
 import { DEFAULT_FINGER_DECISION, type FingerDecisionPolicy } from '../../src/biometrics/finger/decision.js';
-import { identifyPerson, type PersonGallery, type PersonIdentification } from '../../src/biometrics/finger/identify-person.js';
+import {
+  identifyAmong,
+  identifyPerson,
+  secondFingerBetween,
+  type PersonGallery,
+  type PersonIdentification,
+} from '../../src/biometrics/finger/identify-person.js';
 import { PersonDirectory } from '../../src/biometrics/finger/person-directory.js';
 import { FingerMatcher } from '../../src/biometrics/matchers/finger-matcher.js';
 import { Identifier } from '../../src/terminal/identifier.js';
@@ -82,12 +92,14 @@ const { values } = parseArgs({
     dump: { type: 'string' },
     fresh: { type: 'boolean' },
     'same-person': { type: 'string', multiple: true },
+    'second-share': { type: 'string' },
+    'second-floor': { type: 'string' },
   },
   strict: true,
 });
 if (!values.gallery || !values.probes) {
   process.stderr.write(
-    'usage: npm run bench:identify -- --gallery DIR --probes DIR [--json] [--dpi N] [--sizes 1000,3000,10000] [--person REGEX] [--fpir X] [--candidates N] [--limit N] [--daemon] [--dump FILE] [--fresh] [--same-person A,B,...]\n',
+    'usage: npm run bench:identify -- --gallery DIR --probes DIR [--json] [--dpi N] [--sizes 1000,3000,10000] [--person REGEX] [--fpir X] [--candidates N] [--limit N] [--daemon] [--dump FILE] [--fresh] [--same-person A,B,...] [--second-share X] [--second-floor X|off]\n',
   );
   process.exit(2);
 }
@@ -99,6 +111,8 @@ const policy: FingerDecisionPolicy = {
   ...DEFAULT_FINGER_DECISION,
   threshold: config.fingerThreshold,
   ...(values.fpir ? { fpir: Number(values.fpir) } : {}),
+  ...(values['second-share'] ? { secondFingerShare: Number(values['second-share']) } : {}),
+  ...(values['second-floor'] ? { secondFingerFloor: values['second-floor'] === 'off' ? undefined : Number(values['second-floor']) } : {}),
 };
 const sizes = (values.sizes ?? '1000,3000,10000').split(',').map(Number);
 const candidates = values.candidates ? Number(values.candidates) : undefined;
@@ -422,7 +436,9 @@ try {
       let second: PersonIdentification | null = null;
       if (r.decision === 'ask-second-finger') {
         const q = companion(p);
-        if (q?.template) second = identifyPerson([p.template, q.template], gallery, policy, candidates ? { candidates } : {});
+        // the daemon's own step (FingerMatcher.decideAmong): both fingers fused among the persons the first one named
+        if (q?.template)
+          second = identifyAmong([p.template, q.template], gallery, secondFingerBetween(r), policy, candidates ? { candidates } : {});
       }
       let daemon: Outcome['daemon'] = null;
       if (values.daemon) {
@@ -439,6 +455,19 @@ try {
           half: half(p.image.person),
           minutiae: p.template.minutiae.length,
           persons: r.candidates.map((c) => [round(c.score, 2), c.person === p.image.person ? 1 : 0]),
+          // the second-finger step: per person among the two, [fused score, second capture's own score, is the probe's person]
+          ...(second
+            ? {
+                second: {
+                  confidence: round(second.confidence, 2),
+                  persons: second.candidates.map((c) => [
+                    round(c.score, 2),
+                    round(c.probes[1]?.score ?? 0, 2),
+                    c.person === p.image.person ? 1 : 0,
+                  ]),
+                },
+              }
+            : {}),
         };
         appendFileSync(values.dump, `${JSON.stringify(row)}\n`);
       }

@@ -51,10 +51,33 @@ export interface FingerDecisionPolicy {
   margin: number;
   /** Ask for a second finger when one finger leaves the best person above the floor but not sure enough. */
   secondFinger: boolean;
+  /**
+   * The share of `fpir` a decision on two or more fingers may spend (default 1): asking for another
+   * finger gives a stranger a second chance, so the fused decision needs −10·log10(fpir · share).
+   */
+  secondFingerShare?: number;
+  /**
+   * Every capture after the first must point, on its own, to the person the fusion accepts: its
+   * score for that person reaches this floor and no other candidate scores higher for it (default: no such rule).
+   */
+  secondFingerFloor?: number;
 }
 
-/** The defaults: FMR 1e-4 per comparison as the floor (the configuration's fingerThreshold), one stranger in 1,000 taken for someone. */
-export const DEFAULT_FINGER_DECISION: FingerDecisionPolicy = { threshold: 40, fpir: 1e-3, margin: 6, secondFinger: true };
+/**
+ * The defaults: FMR 1e-4 per comparison as the floor (the configuration's fingerThreshold), one
+ * stranger in 1,000 taken for someone; half that budget for the decision after a second finger,
+ * whose capture must also clear the same floor of 40 on its own for the accepted person (chosen on
+ * the tune half of SOCOFing, bench:identify: at N = 10,000 strangers accepted after a second finger
+ * went from 2 of 538 to 1, at N = 1,000 from 1 to 0; docs/biometrics.md).
+ */
+export const DEFAULT_FINGER_DECISION: FingerDecisionPolicy = {
+  threshold: 40,
+  fpir: 1e-3,
+  margin: 6,
+  secondFinger: true,
+  secondFingerShare: 0.5,
+  secondFingerFloor: 40,
+};
 
 export type FingerDecision = 'accept' | 'reject' | 'ask-second-finger';
 
@@ -71,7 +94,7 @@ export interface DecisionOutcome {
   decision: FingerDecision;
   /** −10·log10 of the chance that a stranger's search looks like this one (higher is surer). */
   confidence: number;
-  /** The confidence needed: −10·log10(fpir). */
+  /** The confidence needed: −10·log10(fpir), of fpir · secondFingerShare for two or more fingers. */
   needed: number;
   /** S1 − S2 (S1 when there is no second person); null without a first. */
   margin: number | null;
@@ -112,7 +135,7 @@ export function fusedToSingle(sum: number, k: number): number {
 
 /** The decision on one search's two best persons (see the module comment). */
 export function decideIdentification(input: DecisionInput, policy: FingerDecisionPolicy, probes = 1): DecisionOutcome {
-  const needed = -10 * Math.log10(policy.fpir);
+  const needed = -10 * Math.log10(policy.fpir * (probes > 1 ? (policy.secondFingerShare ?? 1) : 1));
   if (input.first === null) return { decision: 'reject', confidence: 0, needed, margin: null, ambiguous: false };
   const confidence = identificationConfidence(input.first, input.second, input.n);
   const margin = input.first - Math.max(0, input.second ?? 0);

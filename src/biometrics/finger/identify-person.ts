@@ -74,6 +74,12 @@ export interface IdentifyPersonOptions {
   keep?: number;
   /** With two or more fingers: persons of each search whose every template the other probes are compared with (default 5). */
   complete?: number;
+  /**
+   * Only these persons can be identified (the second-finger step: the persons the first finger left
+   * close). Every probe is still searched in the whole gallery, whose candidate list normalises its
+   * scores, and compared with every template of these persons (with `templatesOf`).
+   */
+  among?: readonly string[];
   /** Sees every probe's search (the templates the full matcher compared, best first): benchmarks measure the prefilter with it. */
   onSearch?: (probe: number, compared: readonly IdentifyResult[]) => void;
 }
@@ -100,11 +106,12 @@ export function identifyPerson(
   if (list.length === 0) throw new RangeError('identifyPerson needs at least one probe');
   const keep = Math.max(2, options.keep ?? 5);
   const n = gallery.index.size;
+  const among = options.among ? new Set(options.among) : null;
   const tallies = new Map<string, Tally>();
   const normalize: Array<(score: number) => number> = [];
   const tally = (templateId: string, k: number, score: number): void => {
     const owner = gallery.ownerOf(templateId);
-    if (!owner) return;
+    if (!owner || (among && !among.has(owner.person))) return;
     let t = tallies.get(owner.person);
     if (!t) {
       t = { person: owner.person, seen: list.map(() => new Map<string, number>()) };
@@ -119,11 +126,11 @@ export function identifyPerson(
     options.onSearch?.(k, found);
     return found;
   });
-  if (list.length > 1 && gallery.templatesOf) {
-    // Each probe against every template of the best persons the other probes found.
+  if ((list.length > 1 || among) && gallery.templatesOf) {
+    // Each probe against every template of the best persons the other probes found (or of the persons it is limited to).
     const complete = Math.max(1, options.complete ?? 5);
-    const persons = new Set<string>();
-    for (const found of searched) {
+    const persons = new Set<string>(among ?? []);
+    for (const found of among ? [] : searched) {
       const seen = new Set<string>();
       for (const r of found) {
         const owner = gallery.ownerOf(r.id);
@@ -146,9 +153,9 @@ export function identifyPerson(
   const first = ranked[0] ?? null;
   const second = ranked[1] ?? null;
   const outcome = decideIdentification({ first: first?.score ?? null, second: second?.score ?? null, n }, policy, list.length);
-  const accepted = outcome.decision === 'accept' && first !== null;
+  const accepted = outcome.decision === 'accept' && first !== null && capturesAgree(ranked, policy);
   return {
-    decision: outcome.decision,
+    decision: outcome.decision === 'accept' && !accepted ? 'reject' : outcome.decision,
     person: accepted ? first.person : null,
     templateId: accepted ? (first.probes[0]?.templateId ?? first.probes.find((p) => p.templateId)?.templateId ?? null) : null,
     candidates: ranked.slice(0, keep),
@@ -159,6 +166,43 @@ export function identifyPerson(
     n,
     probes: list.length,
   };
+}
+
+/**
+ * The second-finger step, as the daemon takes it (FingerMatcher.decideAmong) and the benchmark
+ * measures it: the first finger and the one asked for, fused by person among `between` only (the
+ * persons the first finger's `secondFingerBetween` named), under the policy's second-finger rules
+ * (secondFingerShare, secondFingerFloor).
+ */
+export function identifyAmong(
+  probes: readonly FingerTemplate[],
+  gallery: PersonGallery,
+  between: readonly string[],
+  policy: FingerDecisionPolicy,
+  options: Omit<IdentifyPersonOptions, 'among'> = {},
+): PersonIdentification {
+  return identifyPerson(probes, gallery, policy, { ...options, among: between });
+}
+
+/** Whom a second finger must separate after 'ask-second-finger': the two close persons, or the best two when the best is not sure enough. */
+export function secondFingerBetween(r: PersonIdentification): string[] {
+  return r.between.length > 0 ? r.between : r.candidates.slice(0, 2).map((c) => c.person);
+}
+
+/**
+ * The second-finger rule (policy.secondFingerFloor): every capture after the first, on its own,
+ * scores the best person at the floor at least and no other candidate higher. True with one capture
+ * or without a floor.
+ */
+export function capturesAgree(ranked: readonly PersonCandidate[], policy: FingerDecisionPolicy): boolean {
+  const floor = policy.secondFingerFloor;
+  const best = ranked[0];
+  if (floor === undefined || !best) return true;
+  for (let k = 1; k < best.probes.length; k++) {
+    const own = best.probes[k]!.score;
+    if (own < floor || ranked.some((c) => c !== best && c.probes[k]!.score > own)) return false;
+  }
+  return true;
 }
 
 /** One search's persons' best scores, best first (the cohort its normalisation is fitted on). */

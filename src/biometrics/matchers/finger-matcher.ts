@@ -5,7 +5,7 @@
  */
 import { AgentError } from '../../core/errors.js';
 import { DEFAULT_FINGER_DECISION, type FingerDecisionPolicy } from '../finger/decision.js';
-import { identifyPerson } from '../finger/identify-person.js';
+import { identifyAmong, identifyPerson, secondFingerBetween } from '../finger/identify-person.js';
 import { FingerIndex } from '../finger/index.js';
 import { decodeFingerTemplate } from '../finger/iso19794-2.js';
 import type { FingerTemplate } from '../finger/template.js';
@@ -79,22 +79,29 @@ export class FingerMatcher implements ModalityMatcher {
     const r = identifyPerson(probe, { index: this.index, ownerOf }, this.policy);
     const score = r.candidates[0]?.score ?? null;
     if (r.decision !== 'ask-second-finger') return { templateId: r.templateId, score };
-    // Whom a second finger must separate: the two close persons, or the best two when the best is not sure enough.
-    const between = r.between.length > 0 ? r.between : r.candidates.slice(0, 2).map((c) => c.person);
-    return { templateId: null, score, between };
+    return { templateId: null, score, between: secondFingerBetween(r) };
   }
 
   async decideAmong(
     templates: readonly unknown[],
     owners: ReadonlyMap<string, { person: string; position: string }>,
+    personOf: (templateId: string) => string | null = () => null,
   ): Promise<{ templateId: string | null; score: number | null }> {
     const probes = templates.map(fingerProbe);
     if (this.index.size === 0 || owners.size === 0) return { templateId: null, score: null };
     const byPerson = new Map<string, string[]>();
     for (const [id, o] of owners) byPerson.set(o.person, [...(byPerson.get(o.person) ?? []), id]);
-    const r = identifyPerson(
+    // Other persons' templates are known by person only: they rank each search's cohort (its normalisation), never a candidate.
+    const ownerOf = (id: string) => {
+      const own = owners.get(id);
+      if (own) return own;
+      const person = personOf(id);
+      return person === null ? null : { person, position: id };
+    };
+    const r = identifyAmong(
       probes,
-      { index: this.index, ownerOf: (id) => owners.get(id) ?? null, templatesOf: (person) => byPerson.get(person) ?? [] },
+      { index: this.index, ownerOf, templatesOf: (person) => byPerson.get(person) ?? [] },
+      [...byPerson.keys()],
       this.policy,
     );
     return { templateId: r.templateId, score: r.candidates[0]?.score ?? null };

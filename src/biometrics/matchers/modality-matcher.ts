@@ -43,10 +43,13 @@ export interface ModalityMatcher {
    * The decision on several captures (fingers: a first one and a second one the terminal asked
    * for), fused by person among the templates of `owners` only (the persons the first capture
    * could not tell apart): the accepted template (null on a reject) and the best person's fused score.
+   * `personOf` names the owner of any other template: the rest of the gallery, against which each
+   * capture's scores are normalised.
    */
   decideAmong?(
     templates: readonly unknown[],
     owners: ReadonlyMap<string, { person: string; position: string }>,
+    personOf?: (templateId: string) => string | null,
   ): Promise<{ templateId: string | null; score: number | null }>;
   close(): Promise<void>;
 }

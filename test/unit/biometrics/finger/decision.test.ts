@@ -62,6 +62,17 @@ describe('decideIdentification', () => {
     expect(decideIdentification({ first: 80, second: 78, n: 10_000 }, { ...policy, secondFinger: false }).decision).toBe('reject');
   });
 
+  it('two fingers spend only their share of the FPIR: the confidence needed rises by −10·log10(share)', () => {
+    const share = { ...policy, secondFingerShare: 0.1 };
+    expect(decideIdentification({ first: 90, second: 20, n: 10_000 }, share).needed).toBeCloseTo(30, 6);
+    expect(decideIdentification({ first: 90, second: 20, n: 10_000 }, share, 2).needed).toBeCloseTo(40, 6);
+    // confidence ≈ 35 with a lone candidate at 73 among 10,000: enough for one finger's 30, not for two fingers' 40
+    const input = { first: 73, second: 0, n: 10_000 };
+    expect(decideIdentification(input, share).decision).toBe('accept');
+    expect(decideIdentification(input, share, 2).decision).toBe('reject');
+    expect(decideIdentification(input, { ...share, secondFingerShare: undefined }, 2).decision).toBe('accept');
+  });
+
   it('the same score that is accepted among 100 templates is not among a million', () => {
     expect(decideIdentification({ first: 55, second: 0, n: 100 }, policy).decision).toBe('accept');
     expect(decideIdentification({ first: 55, second: 0, n: 1_000_000 }, policy).decision).toBe('ask-second-finger');

@@ -1,7 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_FINGER_DECISION } from '../../../../src/biometrics/finger/decision.js';
 import { FingerIndex } from '../../../../src/biometrics/finger/index.js';
-import { identifyPerson, type PersonGallery } from '../../../../src/biometrics/finger/identify-person.js';
+import {
+  capturesAgree,
+  identifyAmong,
+  identifyPerson,
+  secondFingerBetween,
+  type PersonCandidate,
+  type PersonGallery,
+} from '../../../../src/biometrics/finger/identify-person.js';
 import { PersonDirectory } from '../../../../src/biometrics/finger/person-directory.js';
 import { impression, impressionTemplate, syntheticFinger } from '../../../../src/synthetic/finger.js';
 
@@ -21,6 +28,18 @@ function gallery(): { g: PersonGallery; index: FingerIndex; directory: PersonDir
       directory.add(id, { person: `P${p}`, position: POSITIONS[f]! });
     }
   return { g: { index, ownerOf: (id) => directory.ownerOf(id), templatesOf: (p) => directory.templatesOf(p) }, index, directory };
+}
+
+/** Runs `check` while P0's right index is also on file under P1 (a mix-up at enrollment, or twins' worth of likeness). */
+function withSharedFinger(index: FingerIndex, directory: PersonDirectory, check: () => void): void {
+  index.add('dup', capture(0, 0, 0));
+  directory.add('dup', { person: 'P1', position: 'right-index' });
+  try {
+    check();
+  } finally {
+    index.remove('dup');
+    directory.remove('dup');
+  }
 }
 
 describe('identifyPerson', () => {
@@ -47,10 +66,7 @@ describe('identifyPerson', () => {
   });
 
   it('two persons enrolled with the same finger: ambiguous between them, and their other finger settles it', () => {
-    // P0's right index is also on file under P1 (a mix-up at enrollment, or twins' worth of likeness).
-    index.add('dup', capture(0, 0, 0));
-    directory.add('dup', { person: 'P1', position: 'right-index' });
-    try {
+    withSharedFinger(index, directory, () => {
       const one = identifyPerson(capture(0, 0, 1), g, DEFAULT_FINGER_DECISION);
       expect(one.decision).toBe('ask-second-finger');
       expect(one.person).toBeNull();
@@ -61,10 +77,7 @@ describe('identifyPerson', () => {
       expect(two.probes).toBe(2);
       expect(two.candidates[0]!.probes.map((p) => p.position)).toEqual(['right-index', 'left-index']);
       expect(two.candidates[0]!.score).toBeGreaterThan(one.candidates[0]!.score);
-    } finally {
-      index.remove('dup');
-      directory.remove('dup');
-    }
+    });
   });
 
   it('the same finger presented twice counts once: the second presentation finds no other finger of the person', () => {
@@ -104,5 +117,58 @@ describe('identifyPerson', () => {
       index.remove('orphan');
     }
     expect(() => identifyPerson([], g, DEFAULT_FINGER_DECISION)).toThrow(RangeError);
+  });
+});
+
+describe('the second-finger step (identifyAmong)', () => {
+  const { g, index, directory } = gallery();
+
+  it('decides among the named persons only, each capture still normalised by its search in the whole gallery', () => {
+    // P2's fingers, but only P5 and P6 may be named: the fusion finds nobody among them
+    const wrong = identifyAmong([capture(2, 0, 1), capture(2, 1, 1)], g, ['P5', 'P6'], DEFAULT_FINGER_DECISION);
+    expect(wrong.decision).toBe('reject');
+    expect(wrong.candidates.map((c) => c.person).sort()).toEqual(['P5', 'P6']);
+    const right = identifyAmong([capture(2, 0, 1), capture(2, 1, 1)], g, ['P2', 'P6'], DEFAULT_FINGER_DECISION);
+    expect(right).toMatchObject({ decision: 'accept', person: 'P2', probes: 2 });
+    expect(right.needed).toBeCloseTo(-10 * Math.log10(DEFAULT_FINGER_DECISION.fpir * DEFAULT_FINGER_DECISION.secondFingerShare!), 6);
+  });
+
+  it('the first finger asks for a second between the two close persons, and the second settles it on the daemon’s path', () => {
+    withSharedFinger(index, directory, () => {
+      const one = identifyPerson(capture(0, 0, 1), g, DEFAULT_FINGER_DECISION);
+      expect(one.decision).toBe('ask-second-finger');
+      const between = secondFingerBetween(one);
+      expect([...between].sort()).toEqual(['P0', 'P1']);
+      const two = identifyAmong([capture(0, 0, 1), capture(0, 1, 1)], g, between, DEFAULT_FINGER_DECISION);
+      expect(two).toMatchObject({ decision: 'accept', person: 'P0' });
+      // the same first finger, and P1's other finger second: P1
+      const other = identifyAmong([capture(0, 0, 1), capture(1, 1, 1)], g, between, DEFAULT_FINGER_DECISION);
+      expect(other).toMatchObject({ decision: 'accept', person: 'P1' });
+      // a stranger's finger second: the second capture points to neither, so nobody
+      const stranger = identifyAmong([capture(0, 0, 1), capture(20, 1, 1)], g, between, DEFAULT_FINGER_DECISION);
+      expect(stranger.decision).toBe('reject');
+      expect(stranger.person).toBeNull();
+    });
+  });
+});
+
+describe('capturesAgree', () => {
+  const person = (name: string, fused: number, own: number[]): PersonCandidate => ({
+    person: name,
+    score: fused,
+    probes: own.map((score) => ({ score, templateId: null, position: null })),
+  });
+  const floor = { ...DEFAULT_FINGER_DECISION, secondFingerFloor: 20 };
+
+  it('the second capture must reach the floor for the fused best person and score no other person higher', () => {
+    expect(capturesAgree([person('A', 60, [50, 30]), person('B', 50, [50, 10])], floor)).toBe(true);
+    expect(capturesAgree([person('A', 60, [50, 15]), person('B', 50, [50, 10])], floor)).toBe(false);
+    expect(capturesAgree([person('A', 60, [55, 25]), person('B', 50, [20, 30])], floor)).toBe(false);
+  });
+
+  it('one capture, or no floor in the policy, is no constraint', () => {
+    expect(capturesAgree([person('A', 60, [60])], floor)).toBe(true);
+    expect(capturesAgree([person('A', 60, [50, 0]), person('B', 50, [0, 50])], { ...floor, secondFingerFloor: undefined })).toBe(true);
+    expect(capturesAgree([], floor)).toBe(true);
   });
 });
