@@ -171,3 +171,8 @@ export interface Scanner extends TypedEmitter<ScannerEvents> {
    */
   readCredential?(): Promise<BadgeRead>;
 }
+
+/** True when an error code says the scanner itself is gone (unplugged, disconnected, its transport lost), not that one read failed. */
+export function isScannerGone(code: string): boolean {
+  return /DISCONNECT|UNPLUG|TRANSPORT/.test(code);
+}

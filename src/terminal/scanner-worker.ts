@@ -8,7 +8,7 @@
  *
  * The worker never branches on the scanner family: it asks for capabilities.
  */
-import type { BadgeRead, CapturedImage, Feedback, Scanner, ScannerInfo } from '../../drivers/scanner.js';
+import { isScannerGone, type BadgeRead, type CapturedImage, type Feedback, type Scanner, type ScannerInfo } from '../../drivers/scanner.js';
 import { backoffDelay } from '../core/backoff.js';
 import { AgentError, toAgentError } from '../core/errors.js';
 import { TypedEmitter } from '../core/events.js';
@@ -324,7 +324,7 @@ export class ScannerWorker extends TypedEmitter<ScannerWorkerEvents> {
       } catch (err) {
         const e = toAgentError(err, 'AGENT_CAPTURE');
         if (signal.aborted) break;
-        if (/DISCONNECT|UNPLUG|TRANSPORT/.test(e.code)) {
+        if (isScannerGone(e.code)) {
           this.#setStatus('disconnected', e.message);
         } else {
           this.#log.warn({ code: e.code, err: e.message }, 'capture failed');
@@ -397,7 +397,7 @@ export class ScannerWorker extends TypedEmitter<ScannerWorkerEvents> {
       ident = await this.#o.recognizer.recognize(recording, this.#o.key);
     } catch (err) {
       const e = toAgentError(err, 'AGENT_CAPTURE');
-      if (/DISCONNECT|UNPLUG|TRANSPORT/.test(e.code)) throw e;
+      if (isScannerGone(e.code)) throw e;
       if (this.#paused > 0) return null;
       await this.#feedback(scanner, 'try-again');
       this.#log.info({ code: e.code, err: e.message }, 'capture not usable; asked to try again');

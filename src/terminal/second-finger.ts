@@ -11,7 +11,7 @@
  * Tested in test/unit/terminal/second-finger.test.ts and
  * test/integration/several-fingers.test.ts (edge-agent identify in-process; the daemon on a simulated module on a real pty).
  */
-import type { CapturedImage, Feedback, Scanner } from '../../drivers/scanner.js';
+import { isScannerGone, type CapturedImage, type Feedback, type Scanner } from '../../drivers/scanner.js';
 import { toAgentError } from '../core/errors.js';
 import type { Identification } from '../core/identification.js';
 import { monotonicMs } from '../core/time.js';
@@ -110,7 +110,7 @@ export async function runSecondFinger(s: SecondFingerStep): Promise<SecondFinger
       second = await s.extract(await s.scanner.captureImage());
     } catch (err) {
       const e = toAgentError(err, 'AGENT_CAPTURE');
-      if (/DISCONNECT|UNPLUG|TRANSPORT/.test(e.code)) throw e;
+      if (isScannerGone(e.code)) throw e;
       const detail = `the second finger could not be read (${e.code}: ${e.message}): nothing punched`;
       s.progress({ step: 'second-finger', result: 'unusable', message: detail });
       return { identification: null, result: 'unusable', detail };
