@@ -18,10 +18,11 @@
  * Floor compared with: 500 ms for each command on x86 (`ratioToFloor` = median / 500).
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildAgent, ROOT } from './built-agent.js';
+import { arm64Kit } from './arm64-kit.js';
+import { buildAgent } from './built-agent.js';
 import { benchArgs } from './bench-args.js';
 
 const { json, flag } = benchArgs();
@@ -74,19 +75,6 @@ function measure(node: string, entry: string, runs: number): { nodeAlone: Figure
   } finally {
     rmSync(data, { recursive: true, force: true });
   }
-}
-
-function arm64Kit(): { node: string; release: string } | { skipped: string } {
-  if (spawnSync('sh', ['-c', 'command -v qemu-aarch64-static']).status !== 0)
-    return { skipped: 'no qemu-aarch64-static (apt-get install qemu-user-static)' };
-  const cache =
-    process.env.EDGE_RELEASE_CACHE ?? join(process.env.XDG_CACHE_HOME ?? join(process.env.HOME ?? '/root', '.cache'), 'edge-agent-release');
-  const node = join(cache, `arm64-node-${process.versions.node}`, 'node-arm64');
-  if (!existsSync(node)) return { skipped: `no arm64 Node at ${node} (bash .ci/qemu-arm64.sh)` };
-  const stage = join(ROOT, 'dist/release/stage-arm64');
-  const release = existsSync(stage) ? readdirSync(stage).find((d) => d.startsWith('edge-agent-')) : undefined;
-  if (!release) return { skipped: `no arm64 release in ${stage} (npm run release -- --arch arm64)` };
-  return { node, release: join(stage, release) };
 }
 
 const built = buildAgent();
