@@ -3,8 +3,10 @@
  * identifier's 1:N match (src/terminal/identifier.ts) through the recognizer
  * (src/terminal/recognizer.ts) to the scanner worker and on-demand identification.
  *
- * Types only. Tested in test/unit/terminal/identifier.test.ts and
- * test/unit/terminal/recognizer.test.ts (the answers that carry it).
+ * The types, tested in test/unit/terminal/identifier.test.ts and test/unit/terminal/recognizer.test.ts
+ * (the answers that carry it); and how a score reads to a person (`scoreText`, `scoreLabel`), the
+ * one wording of the CLI, the demo and the enrolment's messages, tested in
+ * test/unit/core/identification.test.ts.
  */
 import type { TemplateModality } from './modality.js';
 
@@ -33,4 +35,18 @@ export interface Identification {
    * enough) when the policy asks for a second finger (policy.secondFinger); absent otherwise.
    */
   between?: string[];
+}
+
+/**
+ * A score for a person: a finger score as a whole number (301), an iris distance with two
+ * decimals (0.18). JSON output keeps the exact figure.
+ */
+export function scoreText(score: number | null | undefined, modality: string): string {
+  if (score === null || score === undefined || !Number.isFinite(score)) return 'n/a';
+  return modality === 'iris' ? score.toFixed(2) : String(Math.round(score));
+}
+
+/** "distance 0.18" for an eye (lower is closer), "score 302" for a finger (higher is closer). */
+export function scoreLabel(score: number | null | undefined, modality: string): string {
+  return `${modality === 'iris' ? 'distance' : 'score'} ${scoreText(score, modality)}`;
 }

@@ -6,6 +6,7 @@
  * Tested in test/integration/embedded-default.test.ts (run --embedded: the banner, the demo floor's
  * punches, a clean stop).
  */
+import { scoreLabel } from '../core/identification.js';
 import { createAttendanceClient } from '../daemon/upstreams.js';
 import type { Session } from '../daemon/supervisor.js';
 import { DEMO_EMPLOYEES, startDemoFloor, startEmbeddedParts } from './embedded.js';
@@ -31,7 +32,7 @@ export async function embeddedSession(
           const iris = o.scanner.includes('iris');
           if (o.result === 'punched')
             say(
-              `punch: ${who} checked ${o.direction ?? '?'} by ${iris ? 'iris' : 'finger'} [${o.path} match, ${iris ? `distance ${(o.score ?? 0).toFixed(2)}` : `score ${Math.round(o.score ?? 0)}`}] durable in ${Math.round(o.latencyMs)} ms`,
+              `punch: ${who} checked ${o.direction ?? '?'} by ${iris ? 'iris' : 'finger'} [${o.path} match, ${scoreLabel(o.score, iris ? 'iris' : 'finger')}] durable in ${Math.round(o.latencyMs)} ms`,
             );
           else if (o.result === 'duplicate') say(`punch: ${who} again within the dedupe window: nothing recorded`);
           else say(`capture: ${o.result}${o.detail ? ` (${o.detail})` : ''}`);

@@ -36,6 +36,7 @@ import type { ScannerModality } from '../core/modality.js';
 import type { AttendanceClient } from '../api/client.js';
 import { parseEmployeeCode } from '../api/employee-code.js';
 import { AgentError, toAgentError } from '../core/errors.js';
+import { scoreLabel } from '../core/identification.js';
 import { logger } from '../core/logger.js';
 import type { ModuleSlots } from '../store/module-slots.js';
 import type { NewTemplate, TemplateCache, TemplateFormat } from '../store/template-cache.js';
@@ -450,7 +451,7 @@ async function enrollSteps(
               await scanner.feedback('error').catch(() => undefined);
               throw new AgentError(
                 'ENROLL_DUPLICATE',
-                `this ${modality} is already enrolled to employee ${dup.employeeCode} (score ${dup.score})`,
+                `this ${modality} is already enrolled to employee ${dup.employeeCode} (${scoreLabel(dup.score, modality)})`,
                 { employeeCode, other: dup.employeeCode, score: dup.score },
                 { hint: 'a person is enrolled once: check who is in front of the scanner, or delete the other enrolment first' },
               );

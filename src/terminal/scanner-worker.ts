@@ -377,8 +377,9 @@ export class ScannerWorker extends TypedEmitter<ScannerWorkerEvents> {
    * One press, one sequence: the recognizer reads the card, the module's search or the image and
    * says who it is (capture → extract → identify); the punch step asks the policy, which records
    * the punch in the outbox; then the person gets the feedback (only once the punch is durable).
-   * Null when a session took the scanner while the capture was under way: what was read is
-   * handed to it, nothing is punched and the person is shown nothing here.
+   * Null when a session took the scanner while the capture was under way and the finger or eye is
+   * still there (or the read was a card): what was read is handed to it, nothing is punched and the
+   * person is shown nothing here. A finger or eye gone by then was someone else's press: punched.
    */
   private async handlePresence(scanner: Scanner): Promise<CaptureOutcome | null> {
     const t0 = monotonicMs();
@@ -411,7 +412,12 @@ export class ScannerWorker extends TypedEmitter<ScannerWorkerEvents> {
         detail: `${e.code}: ${e.message}`,
       };
     }
-    if (this.#paused > 0) {
+    // A session took the scanner while this was read. A person still at the scanner is the
+    // session's: the read is handed to it. A finger or an eye already gone was presented by someone
+    // who left before the session asked (the next person's enrolment must not get their image):
+    // the read stays that person's punch, without a second-finger step.
+    const left = this.#paused > 0 && read.image !== undefined && !(await scanner.waitForPresence({ timeoutMs: 0 }).catch(() => true));
+    if (this.#paused > 0 && !left) {
       this.#handed = read;
       this.#log.info(
         { read: read.badge ? 'badge' : read.image ? 'image' : 'presence' },
@@ -419,8 +425,9 @@ export class ScannerWorker extends TypedEmitter<ScannerWorkerEvents> {
       );
       return null;
     }
+    if (left) this.#log.info('the person read had left when a session took the scanner: their read is not handed to it, it is their punch');
     let second: { result: NonNullable<CaptureOutcome['secondFinger']>; detail?: string } | null = null;
-    const between = this.#o.secondFinger ? secondFingerWanted(ident, this.#o.secondFinger) : null;
+    const between = this.#o.secondFinger && !left ? secondFingerWanted(ident, this.#o.secondFinger) : null;
     if (between && ident?.probe && scanner.capabilities.image) {
       // Two people close: another finger decides, among them only (second-finger.ts).
       const recognizer = this.#o.recognizer;

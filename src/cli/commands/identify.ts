@@ -1,24 +1,15 @@
 /**
- * Tested in test/unit/cli/commands/identify.test.ts (the score a person reads),
- * test/integration/identify-template.test.ts, test/integration/agent-enroll.test.ts and
+ * Tested in test/integration/identify-template.test.ts, test/integration/agent-enroll.test.ts and
  * test/integration/several-fingers.test.ts (a second finger asked for, told apart or timed out).
  */
 import type { Command } from 'commander';
 import { action, defineCommand, intFlag, printJson, withJson } from '../command.js';
 import { withCommonOptions, withScannerOptions, type CommonValues, type ScannerValues } from '../common-options.js';
+import { scoreText } from '../../core/identification.js';
 import type { IdentifyOnceResult } from '../../terminal/identify-on-demand.js';
 import { logForPeople } from '../log-options.js';
 
 type Values = CommonValues & ScannerValues & { modality?: string; present?: string; template?: string; json?: boolean };
-
-/**
- * A score for a person: a finger score as a whole number (301), an iris distance with two
- * decimals (0.18). --json keeps the exact figure.
- */
-export function scoreText(score: number | null | undefined, modality: string): string {
-  if (score === null || score === undefined || !Number.isFinite(score)) return 'n/a';
-  return modality === 'iris' ? score.toFixed(2) : String(Math.round(score));
-}
 
 export default function register(program: Command): Command {
   const cmd = defineCommand(program, {

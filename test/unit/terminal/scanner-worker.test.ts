@@ -189,6 +189,24 @@ describe('a session (enroll, identify) takes the scanner from the capture loop',
     expect(captures).toEqual([]);
     await worker.stop();
   });
+
+  it("keeps a read whose finger was lifted before the session took the scanner as that person's punch, and hands the session nothing", async () => {
+    const scanner = new FakeScanner();
+    scanner.imageDelayMs = 400;
+    const { worker, punches } = setup(scanner, { 9: 'E9' });
+    const captures: CaptureOutcome[] = [];
+    worker.on('capture', (c) => captures.push(c));
+    worker.start();
+    await new Promise((r) => setTimeout(r, 60));
+    scanner.present = 9;
+    await new Promise((r) => setTimeout(r, 150)); // the loop is reading the image now
+    scanner.lift(); // the person walks away while the image travels; the next one is enrolled
+    const handed = await worker.withScanner(async (_s, h) => h);
+    expect(handed).toBeNull();
+    expect(punches).toEqual(['E9']);
+    expect(captures).toMatchObject([{ employeeCode: 'E9', result: 'punched' }]);
+    await worker.stop();
+  });
 });
 
 describe('a scanner another process holds', () => {
