@@ -164,16 +164,22 @@ describe('a session (enroll, identify) takes the scanner from the capture loop',
     await worker.stop();
   });
 
-  it('is handed the image the loop had on its way, instead of it becoming a punch', async () => {
+  /** Finger 9 (E9) pressed, and the loop reading its image, which travels for 400 ms (a serial line: seconds). */
+  async function readingAnImage() {
     const scanner = new FakeScanner();
-    scanner.imageDelayMs = 400; // the image travels (a serial line: seconds)
+    scanner.imageDelayMs = 400;
     const { worker, punches } = setup(scanner, { 9: 'E9' });
     const captures: CaptureOutcome[] = [];
     worker.on('capture', (c) => captures.push(c));
     worker.start();
     await new Promise((r) => setTimeout(r, 60));
     scanner.present = 9;
-    await new Promise((r) => setTimeout(r, 150)); // the loop is reading the image now
+    await new Promise((r) => setTimeout(r, 150));
+    return { scanner, worker, punches, captures };
+  }
+
+  it('is handed the image the loop had on its way, instead of it becoming a punch', async () => {
+    const { scanner, worker, punches, captures } = await readingAnImage();
     let captured = 0;
     const original = scanner.captureImage.bind(scanner);
     scanner.captureImage = async () => {
@@ -191,15 +197,7 @@ describe('a session (enroll, identify) takes the scanner from the capture loop',
   });
 
   it("keeps a read whose finger was lifted before the session took the scanner as that person's punch, and hands the session nothing", async () => {
-    const scanner = new FakeScanner();
-    scanner.imageDelayMs = 400;
-    const { worker, punches } = setup(scanner, { 9: 'E9' });
-    const captures: CaptureOutcome[] = [];
-    worker.on('capture', (c) => captures.push(c));
-    worker.start();
-    await new Promise((r) => setTimeout(r, 60));
-    scanner.present = 9;
-    await new Promise((r) => setTimeout(r, 150)); // the loop is reading the image now
+    const { scanner, worker, punches, captures } = await readingAnImage();
     scanner.lift(); // the person walks away while the image travels; the next one is enrolled
     const handed = await worker.withScanner(async (_s, h) => h);
     expect(handed).toBeNull();
