@@ -116,7 +116,8 @@ interface Judged {
  * within the darkest quarter of the gray range), has an edge all round (its 25th-percentile ray
  * steps at least half as much as its median one), stays in the image and is even inside; of those, the darkest,
  * evenest and most clearly bounded (inside level + spread − half the all-round step), and of the
- * ones about as good, the largest (a circle inside the pupil is as dark and even as the pupil).
+ * ones about as good, the largest (a circle inside the pupil is as dark and even as the pupil);
+ * those whose boundary no ray found (specks a few pixels across) after all the others.
  */
 export function pupilCandidates(p: Plane, range: number, black: number): PupilTrace[] {
   const short = Math.min(p.w, p.h);
@@ -164,8 +165,12 @@ export function pupilCandidates(p: Plane, range: number, black: number): PupilTr
             b.trace.inside - a.trace.inside <= 0.5 * (b.trace.outside - b.trace.inside),
         ),
     );
+  // A blob whose boundary could not be traced on any ray (a speck a few pixels across, such as the
+  // dark rim of a reflection inside a dim pupil) has no outline to judge: those with one go first,
+  // so that several specks cannot crowd the pupil out of the six looked at again.
+  const outlined = (list: Judged[]): Judged[] => [...list.filter((j) => j.trace.fitted > 0), ...list.filter((j) => !(j.trace.fitted > 0))];
   const judged: Judged[] = [];
-  for (const j0 of distinct.slice(0, 6)) {
+  for (const j0 of outlined(distinct).slice(0, 6)) {
     // Traced again until it settles; a trace that drifts off a pupil whose edge is broken by
     // reflections and comes out failing the judge falls back to the first trace, which passed.
     let t = j0.trace;
@@ -187,7 +192,7 @@ export function pupilCandidates(p: Plane, range: number, black: number): PupilTr
   const rest = judged.filter((j) => j.key > best + 0.03 * range).sort((a, b) => a.key - b.key);
   // Once settled, several candidates may be the same blob: each once.
   const out: PupilTrace[] = [];
-  for (const j of [...near, ...rest]) {
+  for (const j of outlined([...near, ...rest])) {
     const c = j.trace.circle;
     if (out.some((t) => Math.abs(t.circle.r - c.r) < 0.2 * c.r && (t.circle.x - c.x) ** 2 + (t.circle.y - c.y) ** 2 < (0.3 * c.r) ** 2))
       continue;

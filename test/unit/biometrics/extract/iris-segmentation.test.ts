@@ -78,3 +78,30 @@ describe('the limbus of a light iris framed by shadow', () => {
     expect(Math.hypot(loc.iris.x - cx, loc.iris.y - cy)).toBeLessThan(4);
   });
 });
+
+// A dim pupil (a dark iris, little step from pupil to iris) with a reflection in it, rimmed by a
+// black ring (MMU1 037R_3): the ring's specks are darker and evener than the pupil, but no ray finds
+// their boundary; several of them filled the six candidates looked at again, and one was taken for
+// the pupil.
+describe('the pupil of a dim eye with a dark-rimmed reflection in it', () => {
+  it('is the pupil, not a speck of the reflection’s rim', () => {
+    for (const eye of [1, 2, 3, 4, 5, 6]) {
+      const img = renderEye(eye, 1, { width: 320, height: 240, scale: 1, irisLevel: 75, pupilRatio: 0.45, reflectionInPupil: true });
+      const { pupil } = img.truth;
+      const w = img.width;
+      for (let y = 0; y < img.height; y++)
+        for (let x = 0; x < w; x++)
+          if ((x - pupil.x) ** 2 + (y - pupil.y) ** 2 < (pupil.r - 1) ** 2)
+            img.pixels[y * w + x] = Math.min(255, img.pixels[y * w + x]! + 8);
+      const rf = img.truth.reflections.find((c) => (c.x - pupil.x) ** 2 + (c.y - pupil.y) ** 2 < pupil.r ** 2)!;
+      for (let y = Math.floor(rf.y - rf.r - 3); y <= rf.y + rf.r + 3; y++)
+        for (let x = Math.floor(rf.x - rf.r - 3); x <= rf.x + rf.r + 3; x++) {
+          const d = Math.hypot(x - rf.x, y - rf.y);
+          if (d > rf.r + 0.5 && d <= rf.r + 2.5) img.pixels[y * w + x] = 2;
+        }
+      const loc = localizeIris(img);
+      expect(Math.hypot(loc.pupil.x - pupil.x, loc.pupil.y - pupil.y)).toBeLessThan(1.5);
+      expect(Math.abs(loc.pupil.r - pupil.r)).toBeLessThan(1.5);
+    }
+  });
+});
