@@ -105,3 +105,34 @@ describe('the pupil of a dim eye with a dark-rimmed reflection in it', () => {
     }
   });
 });
+
+// A crescent of light inside the pupil's upper half, brightest at its edge (MMU1 034R_3 and
+// 034L_5): the trace's first rise followed the crescent, and the pupil came out 2-3 px off and
+// 1.4-2 px small.
+describe('the pupil under a crescent of light along its edge', () => {
+  it('is traced on its edge, not on the crescent', () => {
+    for (const [cx, cy, pr] of [
+      [160, 120, 24],
+      [150, 125, 20],
+      [170, 115, 28],
+    ] as const) {
+      const w = 320,
+        h = 240,
+        pixels = new Uint8Array(w * h);
+      for (let y = 0; y < h; y++)
+        for (let x = 0; x < w; x++) {
+          const dx = x - cx,
+            dy = y - cy,
+            d = Math.hypot(dx, dy),
+            a = Math.atan2(dy, dx);
+          let v = d < pr ? 20 : d < 60 ? 110 + 8 * Math.sin(a * 23 + d * 0.7) : 190;
+          if (d < pr && a > -Math.PI * 0.6 && a < Math.PI * 0.05)
+            v += 60 * Math.max(0, (d / pr - 0.4) / 0.6) * Math.sin(Math.max(0, Math.min(Math.PI, (a + Math.PI * 0.6) / 0.65)));
+          pixels[y * w + x] = v + ((x * 7 + y * 13) % 5);
+        }
+      const loc = localizeIris({ width: w, height: h, pixels });
+      expect(Math.hypot(loc.pupil.x - cx, loc.pupil.y - cy)).toBeLessThan(1.2);
+      expect(Math.abs(loc.pupil.r - pr)).toBeLessThan(1);
+    }
+  });
+});
