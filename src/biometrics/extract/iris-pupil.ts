@@ -99,8 +99,10 @@ const inside = (p: Plane, x: number, y: number) => x >= 0 && y >= 0 && x <= p.w 
  * Traces the boundary of the dark blob round `c`: along each ray, between 0.6 r and 1.5 r, the
  * first clear rise above the blob's own level (slope over ±6 % of r); then ρ(θ) fitted with two harmonics by least squares, refitted
  * without the rays it does not explain (lashes merging with the pupil, an eyelid across it).
+ * `rise`: the share of the way from the blob's level to the brightest the ray reaches that counts
+ * as a clear rise (default 0.2).
  */
-export function tracePupil(p: Plane, c: Circle): PupilTrace {
+export function tracePupil(p: Plane, c: Circle, rise = 0.2): PupilTrace {
   const r = Math.max(1.5, c.r);
   const dr = Math.max(0.25, r / 32);
   const m = Math.max(1, Math.round(Math.max(0.06 * r, 0.75) / dr));
@@ -140,14 +142,14 @@ export function tracePupil(p: Plane, c: Circle): PupilTrace {
     inImage++;
     const ja = Math.max(m, Math.round((0.45 * r - r0) / dr)),
       jb = Math.min(n - 1 - m, Math.round((1.5 * r - r0) / dr));
-    // Walking out, the boundary is where the ray first rises clearly above the pupil's level (a
-    // fifth of the way to the brightest it reaches, and four times the pupil's noise), placed at
+    // Walking out, the boundary is where the ray first rises clearly above the pupil's level (by
+    // default a fifth of the way to the brightest it reaches, and four times the pupil's noise), placed at
     // the steepest point within 12 % of r of that crossing. The first rise, not the steepest: a
     // dark iris round the pupil has a second, often steeper, rise at the limbus, and iris texture
     // next to the pupil steps on its own.
     let top = level;
     for (let j = ja; j <= jb; j++) top = Math.max(top, prof[j]!);
-    const crossing = level + Math.max(4 * noise, 0.2 * (top - level));
+    const crossing = level + Math.max(4 * noise, rise * (top - level));
     let j0 = -1;
     for (let j = Math.max(0, ja - m); j <= jb; j++)
       if (prof[j]! >= crossing) {

@@ -78,3 +78,61 @@ describe('the limbus of a light iris framed by shadow', () => {
     expect(Math.hypot(loc.iris.x - cx, loc.iris.y - cy)).toBeLessThan(4);
   });
 });
+
+// A dim pupil (a dark iris, little step from pupil to iris) with a reflection in it, rimmed by a
+// black ring (MMU1 037R_3): the ring's specks are darker and evener than the pupil, but no ray finds
+// their boundary; several of them filled the six candidates looked at again, and one was taken for
+// the pupil.
+describe('the pupil of a dim eye with a dark-rimmed reflection in it', () => {
+  it('is the pupil, not a speck of the reflection’s rim', () => {
+    for (const eye of [1, 2, 3, 4, 5, 6]) {
+      const img = renderEye(eye, 1, { width: 320, height: 240, scale: 1, irisLevel: 75, pupilRatio: 0.45, reflectionInPupil: true });
+      const { pupil } = img.truth;
+      const w = img.width;
+      for (let y = 0; y < img.height; y++)
+        for (let x = 0; x < w; x++)
+          if ((x - pupil.x) ** 2 + (y - pupil.y) ** 2 < (pupil.r - 1) ** 2)
+            img.pixels[y * w + x] = Math.min(255, img.pixels[y * w + x]! + 8);
+      const rf = img.truth.reflections.find((c) => (c.x - pupil.x) ** 2 + (c.y - pupil.y) ** 2 < pupil.r ** 2)!;
+      for (let y = Math.floor(rf.y - rf.r - 3); y <= rf.y + rf.r + 3; y++)
+        for (let x = Math.floor(rf.x - rf.r - 3); x <= rf.x + rf.r + 3; x++) {
+          const d = Math.hypot(x - rf.x, y - rf.y);
+          if (d > rf.r + 0.5 && d <= rf.r + 2.5) img.pixels[y * w + x] = 2;
+        }
+      const loc = localizeIris(img);
+      expect(Math.hypot(loc.pupil.x - pupil.x, loc.pupil.y - pupil.y)).toBeLessThan(1.5);
+      expect(Math.abs(loc.pupil.r - pupil.r)).toBeLessThan(1.5);
+    }
+  });
+});
+
+// A crescent of light inside the pupil's upper half, brightest at its edge (MMU1 034R_3 and
+// 034L_5): the trace's first rise followed the crescent, and the pupil came out 2-3 px off and
+// 1.4-2 px small.
+describe('the pupil under a crescent of light along its edge', () => {
+  it('is traced on its edge, not on the crescent', () => {
+    for (const [cx, cy, pr] of [
+      [160, 120, 24],
+      [150, 125, 20],
+      [170, 115, 28],
+    ] as const) {
+      const w = 320,
+        h = 240,
+        pixels = new Uint8Array(w * h);
+      for (let y = 0; y < h; y++)
+        for (let x = 0; x < w; x++) {
+          const dx = x - cx,
+            dy = y - cy,
+            d = Math.hypot(dx, dy),
+            a = Math.atan2(dy, dx);
+          let v = d < pr ? 20 : d < 60 ? 110 + 8 * Math.sin(a * 23 + d * 0.7) : 190;
+          if (d < pr && a > -Math.PI * 0.6 && a < Math.PI * 0.05)
+            v += 60 * Math.max(0, (d / pr - 0.4) / 0.6) * Math.sin(Math.max(0, Math.min(Math.PI, (a + Math.PI * 0.6) / 0.65)));
+          pixels[y * w + x] = v + ((x * 7 + y * 13) % 5);
+        }
+      const loc = localizeIris({ width: w, height: h, pixels });
+      expect(Math.hypot(loc.pupil.x - cx, loc.pupil.y - cy)).toBeLessThan(1.2);
+      expect(Math.abs(loc.pupil.r - pr)).toBeLessThan(1);
+    }
+  });
+});
