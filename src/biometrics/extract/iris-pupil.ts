@@ -203,7 +203,7 @@ export function tracePupil(p: Plane, c: Circle): PupilTrace {
     fitted = keep.length / PUPIL_RAYS;
     fitError = Math.sqrt(sq / Math.max(1, keep.length)) / Math.max(1e-6, cf[0]!);
   }
-  let circle: Circle = c;
+  let circle: Circle = { x: c.x, y: c.y, r: c.r };
   let aspect = 1;
   // The boundary's ellipse part (second harmonic) about the fitted centre.
   let shape: [number, number] = [0, 0];
@@ -219,19 +219,55 @@ export function tracePupil(p: Plane, c: Circle): PupilTrace {
   // (rays within 30° of straight down). The upper lid and its lashes often cover or merge with the
   // top of the pupil, which would make a round pupil look squashed; a gaze turned away narrows the
   // pupil in width or in depth, top or not.
-  const pts = (pred: (k: number) => boolean) =>
-    keep.filter(pred).map((k) => ({ x: c.x + radii[k]! * COS[k]!, y: c.y + radii[k]! * SIN[k]! }));
-  const left = pts((k) => COS[k]! < -0.94),
-    right = pts((k) => COS[k]! > 0.94),
-    low = pts((k) => SIN[k]! > 0.87);
-  if (left.length >= 2 && right.length >= 2 && low.length >= 2) {
-    const avg = (v: Array<{ x: number; y: number }>, f: (q: { x: number; y: number }) => number) =>
-      v.reduce((a, q) => a + f(q), 0) / v.length;
-    const halfWidth = (avg(right, (q) => q.x) - avg(left, (q) => q.x)) / 2;
-    const depth = avg(low, (q) => q.y) - avg([...left, ...right], (q) => q.y);
+  // (Sums in plain loops, in the order of `keep`: arrays of points, empty on some traces, made V8
+  // drop this function's optimized code again and again.)
+  let nLeft = 0,
+    nRight = 0,
+    nLow = 0,
+    leftX = 0,
+    rightX = 0,
+    lowY = 0,
+    sideY = 0;
+  for (const k of keep) {
+    if (COS[k]! < -0.94) {
+      nLeft++;
+      leftX += c.x + radii[k]! * COS[k]!;
+      sideY += c.y + radii[k]! * SIN[k]!;
+    } else if (COS[k]! > 0.94) {
+      nRight++;
+      rightX += c.x + radii[k]! * COS[k]!;
+    }
+    if (SIN[k]! > 0.87) {
+      nLow++;
+      lowY += c.y + radii[k]! * SIN[k]!;
+    }
+  }
+  if (nLeft >= 2 && nRight >= 2 && nLow >= 2) {
+    // The left ends' heights, then the right ends', summed in that order.
+    for (const k of keep) if (COS[k]! > 0.94) sideY += c.y + radii[k]! * SIN[k]!;
+    const halfWidth = (rightX / nRight - leftX / nLeft) / 2;
+    const depth = lowY / nLow - sideY / (nLeft + nRight);
     if (halfWidth > 0 && depth > 0) aspect = Math.min(halfWidth, depth) / Math.max(halfWidth, depth);
   }
-  return { ...measurePupil(p, circle, shape), aspect, inImage: inImage / PUPIL_RAYS, fitted, fitError };
+  // One object literal, its fields always in this order (not a spread of measurePupil's result,
+  // and never the caller's circle object, whose shape varies): V8 keeps its optimized code for
+  // this function and its callers instead of dropping it again and again on a new object shape.
+  const measured = measurePupil(p, circle, shape);
+  return {
+    circle: measured.circle,
+    aspect,
+    steps: measured.steps,
+    radii: measured.radii,
+    contrast: measured.contrast,
+    edgeAllRound: measured.edgeAllRound,
+    edgeWidth: measured.edgeWidth,
+    inside: measured.inside,
+    spread: measured.spread,
+    outside: measured.outside,
+    inImage: inImage / PUPIL_RAYS,
+    fitted,
+    fitError,
+  };
 }
 
 /**
