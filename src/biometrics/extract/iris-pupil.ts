@@ -432,63 +432,13 @@ export function houghDarkCircles(p: Plane, rMin: number, rMax: number, max = 40)
       uy[e++] = gy[i]! / mag[i]!;
     }
   const found: Array<Circle & { support: number }> = [];
-  let acc = new Float32Array(0),
-    row = new Float32Array(0),
-    box = new Float32Array(0);
-  for (let r = rMin; r <= rMax; r *= 1.12) {
-    const cell = Math.max(1.5, r / 8),
-      inv = 1 / cell;
-    const aw = Math.ceil(w / cell) + 1,
-      ah = Math.ceil(h / cell) + 1;
-    const size = aw * ah;
-    if (acc.length < size) {
-      acc = new Float32Array(size);
-      row = new Float32Array(size);
-      box = new Float32Array(size);
-    } else acc.fill(0, 0, size);
-    for (let e = 0; e < count; e++) {
-      const fx = (ex[e]! - r * ux[e]!) * inv + 0.5,
-        fy = (ey[e]! - r * uy[e]!) * inv + 0.5;
-      if (fx >= 0 && fy >= 0 && fx < aw && fy < ah) acc[(fy | 0) * aw + (fx | 0)]! += 1;
-    }
-    // 3×3 sums, separable.
-    for (let ay = 0; ay < ah; ay++)
-      for (let ax = 1; ax < aw - 1; ax++) {
-        const i = ay * aw + ax;
-        row[i] = acc[i - 1]! + acc[i]! + acc[i + 1]!;
-      }
-    for (let ay = 1; ay < ah - 1; ay++)
-      for (let ax = 1; ax < aw - 1; ax++) {
-        const i = ay * aw + ax;
-        box[i] = row[i - aw]! + row[i]! + row[i + aw]!;
-      }
-    // At least a fifth of the circle (and 8 votes); the best 6 of each radius.
-    const minVotes = Math.max(8, 0.2 * 2 * Math.PI * r);
-    const top: Array<Circle & { support: number }> = [];
-    for (let ay = 2; ay < ah - 2; ay++)
-      for (let ax = 2; ax < aw - 2; ax++) {
-        const i = ay * aw + ax;
-        const v = box[i]!;
-        if (v < minVotes) continue;
-        if (
-          box[i - 1]! > v ||
-          box[i + 1]! > v ||
-          box[i - aw]! > v ||
-          box[i + aw]! > v ||
-          box[i - aw - 1]! > v ||
-          box[i - aw + 1]! > v ||
-          box[i + aw - 1]! > v ||
-          box[i + aw + 1]! > v
-        )
-          continue;
-        const support = v / (2 * Math.PI * r);
-        if (top.length === 6 && support <= top[5]!.support) continue;
-        top.push({ x: ax * cell, y: ay * cell, r, support });
-        top.sort((a, b) => b.support - a.support);
-        if (top.length > 6) top.pop();
-      }
-    found.push(...top);
-  }
+  const edges: Edges = { ex, ey, ux, uy, count };
+  const buf = {
+    acc: new Float32Array(0),
+    row: new Float32Array(0),
+    box: new Float32Array(0),
+  };
+  for (let r = rMin; r <= rMax; r *= 1.12) found.push(...circlesAtRadius(edges, w, h, r, buf));
   found.sort((a, b) => b.support - a.support);
   const picked: Array<Circle & { support: number }> = [];
   for (const c of found) {
@@ -498,6 +448,84 @@ export function houghDarkCircles(p: Plane, rMin: number, rMax: number, max = 40)
     if (picked.length >= max) break;
   }
   return picked;
+}
+
+/** Strong edge pixels: position and unit gradient (towards the brighter side). */
+interface Edges {
+  ex: Float32Array;
+  ey: Float32Array;
+  ux: Float32Array;
+  uy: Float32Array;
+  count: number;
+}
+
+/**
+ * houghDarkCircles at one radius: the edges' votes into cells an eighth of r wide (at least
+ * 1.5 px), their 3×3 sums, and the best six local maxima with at least a fifth of the circle (and
+ * 8 votes). `buf` holds the vote grids from one radius to the next. (A function of its own, so
+ * that V8 optimizes each radius's loops early instead of the whole transform at once.)
+ */
+function circlesAtRadius(
+  edges: Edges,
+  w: number,
+  h: number,
+  r: number,
+  buf: { acc: Float32Array; row: Float32Array; box: Float32Array },
+): Array<Circle & { support: number }> {
+  const { ex, ey, ux, uy, count } = edges;
+  const cell = Math.max(1.5, r / 8),
+    inv = 1 / cell;
+  const aw = Math.ceil(w / cell) + 1,
+    ah = Math.ceil(h / cell) + 1;
+  const size = aw * ah;
+  if (buf.acc.length < size) {
+    buf.acc = new Float32Array(size);
+    buf.row = new Float32Array(size);
+    buf.box = new Float32Array(size);
+  } else buf.acc.fill(0, 0, size);
+  const { acc, row, box } = buf;
+  for (let e = 0; e < count; e++) {
+    const fx = (ex[e]! - r * ux[e]!) * inv + 0.5,
+      fy = (ey[e]! - r * uy[e]!) * inv + 0.5;
+    if (fx >= 0 && fy >= 0 && fx < aw && fy < ah) acc[(fy | 0) * aw + (fx | 0)]! += 1;
+  }
+  // 3×3 sums, separable.
+  for (let ay = 0; ay < ah; ay++)
+    for (let ax = 1; ax < aw - 1; ax++) {
+      const i = ay * aw + ax;
+      row[i] = acc[i - 1]! + acc[i]! + acc[i + 1]!;
+    }
+  for (let ay = 1; ay < ah - 1; ay++)
+    for (let ax = 1; ax < aw - 1; ax++) {
+      const i = ay * aw + ax;
+      box[i] = row[i - aw]! + row[i]! + row[i + aw]!;
+    }
+  // At least a fifth of the circle (and 8 votes); the best 6 of each radius.
+  const minVotes = Math.max(8, 0.2 * 2 * Math.PI * r);
+  const top: Array<Circle & { support: number }> = [];
+  for (let ay = 2; ay < ah - 2; ay++)
+    for (let ax = 2; ax < aw - 2; ax++) {
+      const i = ay * aw + ax;
+      const v = box[i]!;
+      if (v < minVotes) continue;
+      if (
+        box[i - 1]! > v ||
+        box[i + 1]! > v ||
+        box[i - aw]! > v ||
+        box[i + aw]! > v ||
+        box[i - aw - 1]! > v ||
+        box[i - aw + 1]! > v ||
+        box[i + aw - 1]! > v ||
+        box[i + aw + 1]! > v
+      )
+        continue;
+      const support = v / (2 * Math.PI * r);
+      if (top.length === 6 && support <= top[5]!.support) continue;
+      top.push({ x: ax * cell, y: ay * cell, r, support });
+      top.sort((a, b) => b.support - a.support);
+      if (top.length > 6) top.pop();
+    }
+  return top;
 }
 
 /** Summed-area table (w+1)×(h+1). */
@@ -538,64 +566,71 @@ export function darkBlobs(p: Plane, rMin: number, rMax: number, range: number): 
   const { f, w, h } = p;
   const s = integral(f, w, h);
   const out: Circle[] = [];
-  for (let r = rMin; r <= rMax; r *= 1.2) {
-    const a = 0.7 * r,
-      b = 1.5 * r,
-      step = Math.max(1, Math.round(r / 4));
-    const gw = Math.floor((w - 2 * r) / step) + 1,
-      gh = Math.floor((h - 2 * r) / step) + 1;
-    if (gw < 3 || gh < 3) continue;
-    const contrast = new Float32Array(gw * gh),
-      inner = new Float32Array(gw * gh);
-    const nIn = (2 * a) ** 2,
-      nAll = (2 * b) ** 2;
-    // Box means from the summed-area table, the boxes' edges worked out once per column and row.
-    const [ax0, ax1] = boxEdges(gw, r, step, a, w),
-      [bx0, bx1] = boxEdges(gw, r, step, b, w);
-    const [ay0, ay1] = boxEdges(gh, r, step, a, h),
-      [by0, by1] = boxEdges(gh, r, step, b, h);
-    const W = w + 1;
-    for (let gy = 0; gy < gh; gy++) {
-      const iy0 = ay0[gy]! * W,
-        iy1 = ay1[gy]! * W,
-        jy0 = by0[gy]! * W,
-        jy1 = by1[gy]! * W;
-      const ih = ay1[gy]! - ay0[gy]!,
-        jh = by1[gy]! - by0[gy]!;
-      for (let gx = 0; gx < gw; gx++) {
-        const x0 = ax0[gx]!,
-          x1 = ax1[gx]!,
-          u0 = bx0[gx]!,
-          u1 = bx1[gx]!;
-        const ni = (x1 - x0) * ih,
-          nj = (u1 - u0) * jh;
-        const m = ni > 0 ? (s[iy1 + x1]! - s[iy0 + x1]! - s[iy1 + x0]! + s[iy0 + x0]!) / ni : NaN;
-        const all = nj > 0 ? (s[jy1 + u1]! - s[jy0 + u1]! - s[jy1 + u0]! + s[jy0 + u0]!) / nj : NaN;
-        contrast[gy * gw + gx] = (all * nAll - m * nIn) / (nAll - nIn) - m;
-        inner[gy * gw + gx] = m;
-      }
-    }
-    const atScale: Array<Circle & { inner: number }> = [];
-    for (let gy = 1; gy < gh - 1; gy++)
-      for (let gx = 1; gx < gw - 1; gx++) {
-        const i = gy * gw + gx;
-        const c = contrast[i]!;
-        if (c < 0.05 * range) continue;
-        if (
-          contrast[i - 1]! > c ||
-          contrast[i + 1]! > c ||
-          contrast[i - gw]! > c ||
-          contrast[i + gw]! > c ||
-          contrast[i - gw - 1]! > c ||
-          contrast[i - gw + 1]! > c ||
-          contrast[i + gw - 1]! > c ||
-          contrast[i + gw + 1]! > c
-        )
-          continue;
-        atScale.push({ x: r + gx * step, y: r + gy * step, r, inner: inner[i]! });
-      }
-    atScale.sort((q, t) => q.inner - t.inner);
-    for (const c of atScale.slice(0, 3)) out.push({ x: c.x, y: c.y, r: c.r });
-  }
+  for (let r = rMin; r <= rMax; r *= 1.2) blobsAtScale(s, w, h, r, range, out);
   return out;
+}
+
+/**
+ * darkBlobs at one scale (radius r; `s` the summed-area table of a w × h image): the three
+ * darkest of its local contrast maxima added to `out`. (A function of its own, so that V8
+ * optimizes each scale's loops early instead of the whole search at once.)
+ */
+function blobsAtScale(s: Float64Array, w: number, h: number, r: number, range: number, out: Circle[]): void {
+  const a = 0.7 * r,
+    b = 1.5 * r,
+    step = Math.max(1, Math.round(r / 4));
+  const gw = Math.floor((w - 2 * r) / step) + 1,
+    gh = Math.floor((h - 2 * r) / step) + 1;
+  if (gw < 3 || gh < 3) return;
+  const contrast = new Float32Array(gw * gh),
+    inner = new Float32Array(gw * gh);
+  const nIn = (2 * a) ** 2,
+    nAll = (2 * b) ** 2;
+  // Box means from the summed-area table, the boxes' edges worked out once per column and row.
+  const [ax0, ax1] = boxEdges(gw, r, step, a, w),
+    [bx0, bx1] = boxEdges(gw, r, step, b, w);
+  const [ay0, ay1] = boxEdges(gh, r, step, a, h),
+    [by0, by1] = boxEdges(gh, r, step, b, h);
+  const W = w + 1;
+  for (let gy = 0; gy < gh; gy++) {
+    const iy0 = ay0[gy]! * W,
+      iy1 = ay1[gy]! * W,
+      jy0 = by0[gy]! * W,
+      jy1 = by1[gy]! * W;
+    const ih = ay1[gy]! - ay0[gy]!,
+      jh = by1[gy]! - by0[gy]!;
+    for (let gx = 0; gx < gw; gx++) {
+      const x0 = ax0[gx]!,
+        x1 = ax1[gx]!,
+        u0 = bx0[gx]!,
+        u1 = bx1[gx]!;
+      const ni = (x1 - x0) * ih,
+        nj = (u1 - u0) * jh;
+      const m = ni > 0 ? (s[iy1 + x1]! - s[iy0 + x1]! - s[iy1 + x0]! + s[iy0 + x0]!) / ni : NaN;
+      const all = nj > 0 ? (s[jy1 + u1]! - s[jy0 + u1]! - s[jy1 + u0]! + s[jy0 + u0]!) / nj : NaN;
+      contrast[gy * gw + gx] = (all * nAll - m * nIn) / (nAll - nIn) - m;
+      inner[gy * gw + gx] = m;
+    }
+  }
+  const atScale: Array<Circle & { inner: number }> = [];
+  for (let gy = 1; gy < gh - 1; gy++)
+    for (let gx = 1; gx < gw - 1; gx++) {
+      const i = gy * gw + gx;
+      const c = contrast[i]!;
+      if (c < 0.05 * range) continue;
+      if (
+        contrast[i - 1]! > c ||
+        contrast[i + 1]! > c ||
+        contrast[i - gw]! > c ||
+        contrast[i + gw]! > c ||
+        contrast[i - gw - 1]! > c ||
+        contrast[i - gw + 1]! > c ||
+        contrast[i + gw - 1]! > c ||
+        contrast[i + gw + 1]! > c
+      )
+        continue;
+      atScale.push({ x: r + gx * step, y: r + gy * step, r, inner: inner[i]! });
+    }
+  atScale.sort((q, t) => q.inner - t.inner);
+  for (const c of atScale.slice(0, 3)) out.push({ x: c.x, y: c.y, r: c.r });
 }
