@@ -450,6 +450,21 @@ export function houghDarkCircles(p: Plane, rMin: number, rMax: number, max = 40)
   return picked;
 }
 
+/** Whether a[i] is at least each of its 8 neighbours on a grid `stride` wide. */
+function isLocalMax(a: Float32Array, i: number, stride: number): boolean {
+  const v = a[i]!;
+  return !(
+    a[i - 1]! > v ||
+    a[i + 1]! > v ||
+    a[i - stride]! > v ||
+    a[i + stride]! > v ||
+    a[i - stride - 1]! > v ||
+    a[i - stride + 1]! > v ||
+    a[i + stride - 1]! > v ||
+    a[i + stride + 1]! > v
+  );
+}
+
 /** Strong edge pixels: position and unit gradient (towards the brighter side). */
 interface Edges {
   ex: Float32Array;
@@ -508,17 +523,7 @@ function circlesAtRadius(
       const i = ay * aw + ax;
       const v = box[i]!;
       if (v < minVotes) continue;
-      if (
-        box[i - 1]! > v ||
-        box[i + 1]! > v ||
-        box[i - aw]! > v ||
-        box[i + aw]! > v ||
-        box[i - aw - 1]! > v ||
-        box[i - aw + 1]! > v ||
-        box[i + aw - 1]! > v ||
-        box[i + aw + 1]! > v
-      )
-        continue;
+      if (!isLocalMax(box, i, aw)) continue;
       const support = v / (2 * Math.PI * r);
       if (top.length === 6 && support <= top[5]!.support) continue;
       top.push({ x: ax * cell, y: ay * cell, r, support });
@@ -618,17 +623,7 @@ function blobsAtScale(s: Float64Array, w: number, h: number, r: number, range: n
       const i = gy * gw + gx;
       const c = contrast[i]!;
       if (c < 0.05 * range) continue;
-      if (
-        contrast[i - 1]! > c ||
-        contrast[i + 1]! > c ||
-        contrast[i - gw]! > c ||
-        contrast[i + gw]! > c ||
-        contrast[i - gw - 1]! > c ||
-        contrast[i - gw + 1]! > c ||
-        contrast[i + gw - 1]! > c ||
-        contrast[i + gw + 1]! > c
-      )
-        continue;
+      if (!isLocalMax(contrast, i, gw)) continue;
       atScale.push({ x: r + gx * step, y: r + gy * step, r, inner: inner[i]! });
     }
   atScale.sort((q, t) => q.inner - t.inner);
