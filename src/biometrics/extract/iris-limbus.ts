@@ -100,116 +100,22 @@ export function findLimbus(p: Plane, pupil: Circle, opts: LimbusOptions = {}): L
     level[k] = ln ? lv / ln : NaN;
   }
   const g = Math.max(1, 0.025 * rMax);
-  let best: Limbus | null = null;
-  let bestScore = -Infinity;
-  const steps = new Float64Array(PER_SIDE);
-  let sums = new Float64Array(0),
-    valid = new Int32Array(0);
-  /**
-   * The best score at this centre over radii rLo..rHi, sampled every `dr` px on every `every`-th
-   * ray (the best of all kept in `best`).
-   */
-  const cands: Array<Circle & { score: number }> = [];
-  let hereR = 0;
-  const consider = (cx: number, cy: number, rLo: number, rHi: number, dr: number, every: number, collect = false): number => {
-    let here = -Infinity;
-    hereR = 0;
-    let prevScore = -Infinity,
-      prev2Score = -Infinity;
-    const off = Math.sqrt((cx - pupil.x) ** 2 + (cy - pupil.y) ** 2);
-    rLo = Math.max(rLo, rMin, off / maxOffset);
-    rHi = Math.min(rHi, rMax);
-    if (rHi < rLo) return here;
-    // Bands of 10 % of the radius either side: a limbus is a soft edge. The profile starts at 1.2
-    // pupil radii: the iris zone inside a candidate is looked at too.
-    const start = Math.min(1.2 * pupil.r, rLo - (Math.max(2, (0.1 * rLo) / dr) + 2) * dr);
-    const zone0 = Math.max(0, Math.round((1.2 * pupil.r - start) / dr));
-    const n = Math.ceil((rHi + (Math.max(2, (0.1 * rHi) / dr) + 2) * dr - start) / dr) + 1;
-    const stride = n + 1;
-    if (sums.length < rays * stride) {
-      sums = new Float64Array(rays * stride);
-      valid = new Int32Array(rays * stride);
-    }
-    // Per ray: prefix sums of the profile and of the count of samples in the image.
-    for (let k = 0; k < rays; k += every) {
-      const c = RAYS_COS[k]!,
-        s = RAYS_SIN[k]!;
-      let acc = 0,
-        cnt = 0;
-      const o = k * stride;
-      sums[o] = 0;
-      valid[o] = 0;
-      for (let t = 0; t < n; t++) {
-        const r = start + t * dr;
-        const x = cx + r * c,
-          y = cy + r * s;
-        if (x >= 0 && y >= 0 && x <= p.w - 1 && y <= p.h - 1) {
-          acc += sampleBilinear(p.f, p.w, p.h, x, y);
-          cnt++;
-        }
-        sums[o + t + 1] = acc;
-        valid[o + t + 1] = cnt;
-      }
-    }
-    const perSide = Math.ceil(PER_SIDE / every);
-    for (let t = 0; t < n; t++) {
-      const r = start + t * dr;
-      if (r < rLo || r > rHi) continue;
-      const b = Math.max(2, Math.round((0.1 * r) / dr));
-      if (t - b < 0 || t + b > n - 1) continue;
-      let sl = NaN,
-        sr = NaN;
-      for (let sd = 0; sd < 2; sd++) {
-        let m = 0;
-        for (let j = 0; j < PER_SIDE; j += every) {
-          const o = (sd * PER_SIDE + j) * stride;
-          // Bands [t-b, t-1] and [t+1, t+b]; each needs half its samples in the image.
-          const ci = valid[o + t]! - valid[o + t - b]!,
-            co = valid[o + t + b + 1]! - valid[o + t + 1]!;
-          if (2 * ci < b || 2 * co < b || !ci || !co) continue;
-          const inner = (sums[o + t]! - sums[o + t - b]!) / ci,
-            outer = (sums[o + t + b + 1]! - sums[o + t + 1]!) / co;
-          const step = outer - inner;
-          if (step > 0) {
-            // Where the inside band is not iris, the ray says nothing at this radius (an eyelid,
-            // the eye's corner): brighter than the zone inside it (from 1.2 pupil radii) by half
-            // the step or more, it is sclera or skin; darker than the iris next to the pupil by
-            // the step or more, it is the pupil's edge.
-            const cz = valid[o + t - b]! - valid[o + zone0]!;
-            const zone = t - b > zone0 && cz > 0 ? (sums[o + t - b]! - sums[o + zone0]!) / cz : inner;
-            if (inner - zone > step || level[sd * PER_SIDE + j]! - inner > step) continue;
-          }
-          steps[m++] = step;
-        }
-        // A side counts when at least 40 % of its rays see iris inside: its 35th-percentile step
-        // (an edge on most of them, not a few rays' crease or lash).
-        if (m >= 0.4 * perSide) {
-          if (sd === 0) sr = quantileOf(steps, m, 0.35);
-          else sl = quantileOf(steps, m, 0.35);
-        }
-      }
-      // Both sides where both are seen; one side, discounted, where the other is covered or
-      // leaves the image.
-      const score =
-        Number.isNaN(sl) && Number.isNaN(sr) ? -Infinity : Number.isNaN(sl) ? 0.5 * sr : Number.isNaN(sr) ? 0.5 * sl : Math.min(sl, sr);
-      if (collect) {
-        // Local maxima over the radius at this centre, for the support check below.
-        if (prevScore >= prev2Score && prevScore > score && Number.isFinite(prevScore))
-          cands.push({ x: cx, y: cy, r: r - dr, score: prevScore });
-        prev2Score = prevScore;
-        prevScore = score;
-      }
-      if (score > bestScore) {
-        bestScore = score;
-        best = { circle: { x: cx, y: cy, r }, step: score, sides: [sl, sr], support: NaN };
-      }
-      if (score > here) {
-        here = score;
-        hereR = r;
-      }
-    }
-    return here;
+  const st: LimbusSearch = {
+    p,
+    pupil,
+    rMin,
+    rMax,
+    maxOffset,
+    level,
+    steps: new Float64Array(PER_SIDE),
+    sums: new Float64Array(0),
+    valid: new Int32Array(0),
+    best: null,
+    bestScore: -Infinity,
+    cands: [],
+    hereR: 0,
   };
+  const cands = st.cands;
   // Coarse: centres on a grid of 2.5 % of the largest radius, every radius (1 px apart, at least
   // 1/60 of the smallest), every other ray; each centre's local maxima over the radius collected.
   const span = maxOffset * rMax;
@@ -217,8 +123,9 @@ export function findLimbus(p: Plane, pupil: Circle, opts: LimbusOptions = {}): L
   for (let dy = -span; dy <= span + 1e-9; dy += g)
     for (let dx = -span; dx <= span + 1e-9; dx += g) {
       if (dx * dx + dy * dy > span * span) continue;
-      consider(pupil.x + dx, pupil.y + dy, rMin, rMax, coarseDr, 2, true);
+      considerCentre(st, pupil.x + dx, pupil.y + dy, rMin, rMax, coarseDr, 2, true);
     }
+  let best: Limbus | null = st.best;
   if (!best) return null;
   // Of the strongest distinct candidates, the one whose step is also a circle: scored by its step
   // times the share of a whole circle round it that has an edge facing out (the lateral steps of
@@ -249,9 +156,9 @@ export function findLimbus(p: Plane, pupil: Circle, opts: LimbusOptions = {}): L
   const coarse: Circle = (best as Limbus).circle;
   let fine: Limbus = best as Limbus;
   const near = (cx: number, cy: number): number => {
-    const sc = consider(cx, cy, 0.92 * coarse.r, 1.08 * coarse.r, 0.5, 1);
+    const sc = considerCentre(st, cx, cy, 0.92 * coarse.r, 1.08 * coarse.r, 0.5, 1, false);
     if (!(sc > 0)) return -Infinity;
-    const c = { x: cx, y: cy, r: hereR };
+    const c = { x: cx, y: cy, r: st.hereR };
     const support = circleSupport(grad, c);
     const v = sc * (0.15 + support);
     if (v > fineTop) {
@@ -283,6 +190,147 @@ export function findLimbus(p: Plane, pupil: Circle, opts: LimbusOptions = {}): L
   // (a lash clump on skin), not an iris.
   if ((best as Limbus).circle.r < 1.03 * rMin) return null;
   return best;
+}
+
+/** What the limbus search keeps between the centres it tries (see `considerCentre`). */
+interface LimbusSearch {
+  p: Plane;
+  pupil: Circle;
+  rMin: number;
+  rMax: number;
+  maxOffset: number;
+  /** The iris's level per ray direction, next to the pupil. */
+  level: Float64Array;
+  /** Scratch: one side's steps. */
+  steps: Float64Array;
+  /** Scratch: per ray, prefix sums of the profile and of the count of samples in the image. */
+  sums: Float64Array;
+  valid: Int32Array;
+  /** The best candidate of all, and its score. */
+  best: Limbus | null;
+  bestScore: number;
+  /** Local maxima over the radius, per centre (when collected). */
+  cands: Array<Circle & { score: number }>;
+  /** The radius of the best score at the last centre tried. */
+  hereR: number;
+}
+
+/**
+ * The best score at this centre over radii rLo..rHi, sampled every `dr` px on every `every`-th
+ * ray (the best of all kept in `st.best`). A function of its own, not a closure in findLimbus: V8
+ * optimizes it after the first eyes, where a closure created anew on every call was left to the
+ * slower tiers for the first ten or so.
+ */
+function considerCentre(
+  st: LimbusSearch,
+  cx: number,
+  cy: number,
+  rLo: number,
+  rHi: number,
+  dr: number,
+  every: number,
+  collect: boolean,
+): number {
+  const { p, pupil, rMin, rMax, maxOffset, level, steps, cands } = st;
+  const rays = RAYS_COS.length;
+  let here = -Infinity;
+  st.hereR = 0;
+  let prevScore = -Infinity,
+    prev2Score = -Infinity;
+  const off = Math.sqrt((cx - pupil.x) ** 2 + (cy - pupil.y) ** 2);
+  rLo = Math.max(rLo, rMin, off / maxOffset);
+  rHi = Math.min(rHi, rMax);
+  if (rHi < rLo) return here;
+  // Bands of 10 % of the radius either side: a limbus is a soft edge. The profile starts at 1.2
+  // pupil radii: the iris zone inside a candidate is looked at too.
+  const start = Math.min(1.2 * pupil.r, rLo - (Math.max(2, (0.1 * rLo) / dr) + 2) * dr);
+  const zone0 = Math.max(0, Math.round((1.2 * pupil.r - start) / dr));
+  const n = Math.ceil((rHi + (Math.max(2, (0.1 * rHi) / dr) + 2) * dr - start) / dr) + 1;
+  const stride = n + 1;
+  if (st.sums.length < rays * stride) {
+    st.sums = new Float64Array(rays * stride);
+    st.valid = new Int32Array(rays * stride);
+  }
+  const { sums, valid } = st;
+  // Per ray: prefix sums of the profile and of the count of samples in the image.
+  for (let k = 0; k < rays; k += every) {
+    const c = RAYS_COS[k]!,
+      s = RAYS_SIN[k]!;
+    let acc = 0,
+      cnt = 0;
+    const o = k * stride;
+    sums[o] = 0;
+    valid[o] = 0;
+    for (let t = 0; t < n; t++) {
+      const r = start + t * dr;
+      const x = cx + r * c,
+        y = cy + r * s;
+      if (x >= 0 && y >= 0 && x <= p.w - 1 && y <= p.h - 1) {
+        acc += sampleBilinear(p.f, p.w, p.h, x, y);
+        cnt++;
+      }
+      sums[o + t + 1] = acc;
+      valid[o + t + 1] = cnt;
+    }
+  }
+  const perSide = Math.ceil(PER_SIDE / every);
+  for (let t = 0; t < n; t++) {
+    const r = start + t * dr;
+    if (r < rLo || r > rHi) continue;
+    const b = Math.max(2, Math.round((0.1 * r) / dr));
+    if (t - b < 0 || t + b > n - 1) continue;
+    let sl = NaN,
+      sr = NaN;
+    for (let sd = 0; sd < 2; sd++) {
+      let m = 0;
+      for (let j = 0; j < PER_SIDE; j += every) {
+        const o = (sd * PER_SIDE + j) * stride;
+        // Bands [t-b, t-1] and [t+1, t+b]; each needs half its samples in the image.
+        const ci = valid[o + t]! - valid[o + t - b]!,
+          co = valid[o + t + b + 1]! - valid[o + t + 1]!;
+        if (2 * ci < b || 2 * co < b || !ci || !co) continue;
+        const inner = (sums[o + t]! - sums[o + t - b]!) / ci,
+          outer = (sums[o + t + b + 1]! - sums[o + t + 1]!) / co;
+        const step = outer - inner;
+        if (step > 0) {
+          // Where the inside band is not iris, the ray says nothing at this radius (an eyelid,
+          // the eye's corner): brighter than the zone inside it (from 1.2 pupil radii) by half
+          // the step or more, it is sclera or skin; darker than the iris next to the pupil by
+          // the step or more, it is the pupil's edge.
+          const cz = valid[o + t - b]! - valid[o + zone0]!;
+          const zone = t - b > zone0 && cz > 0 ? (sums[o + t - b]! - sums[o + zone0]!) / cz : inner;
+          if (inner - zone > step || level[sd * PER_SIDE + j]! - inner > step) continue;
+        }
+        steps[m++] = step;
+      }
+      // A side counts when at least 40 % of its rays see iris inside: its 35th-percentile step
+      // (an edge on most of them, not a few rays' crease or lash).
+      if (m >= 0.4 * perSide) {
+        if (sd === 0) sr = quantileOf(steps, m, 0.35);
+        else sl = quantileOf(steps, m, 0.35);
+      }
+    }
+    // Both sides where both are seen; one side, discounted, where the other is covered or
+    // leaves the image.
+    const score =
+      Number.isNaN(sl) && Number.isNaN(sr) ? -Infinity : Number.isNaN(sl) ? 0.5 * sr : Number.isNaN(sr) ? 0.5 * sl : Math.min(sl, sr);
+    if (collect) {
+      // Local maxima over the radius at this centre, for the support check below.
+      if (prevScore >= prev2Score && prevScore > score && Number.isFinite(prevScore))
+        cands.push({ x: cx, y: cy, r: r - dr, score: prevScore });
+      prev2Score = prevScore;
+      prevScore = score;
+    }
+    if (score > st.bestScore) {
+      st.bestScore = score;
+      st.best = { circle: { x: cx, y: cy, r }, step: score, sides: [sl, sr], support: NaN };
+    }
+    if (score > here) {
+      here = score;
+      st.hereR = r;
+    }
+  }
+  return here;
 }
 
 interface Gradients {

@@ -205,7 +205,7 @@ export function tracePupil(p: Plane, c: Circle, rise = 0.2): PupilTrace {
     fitted = keep.length / PUPIL_RAYS;
     fitError = Math.sqrt(sq / Math.max(1, keep.length)) / Math.max(1e-6, cf[0]!);
   }
-  let circle: Circle = c;
+  let circle: Circle = { x: c.x, y: c.y, r: c.r };
   let aspect = 1;
   // The boundary's ellipse part (second harmonic) about the fitted centre.
   let shape: [number, number] = [0, 0];
@@ -221,19 +221,55 @@ export function tracePupil(p: Plane, c: Circle, rise = 0.2): PupilTrace {
   // (rays within 30° of straight down). The upper lid and its lashes often cover or merge with the
   // top of the pupil, which would make a round pupil look squashed; a gaze turned away narrows the
   // pupil in width or in depth, top or not.
-  const pts = (pred: (k: number) => boolean) =>
-    keep.filter(pred).map((k) => ({ x: c.x + radii[k]! * COS[k]!, y: c.y + radii[k]! * SIN[k]! }));
-  const left = pts((k) => COS[k]! < -0.94),
-    right = pts((k) => COS[k]! > 0.94),
-    low = pts((k) => SIN[k]! > 0.87);
-  if (left.length >= 2 && right.length >= 2 && low.length >= 2) {
-    const avg = (v: Array<{ x: number; y: number }>, f: (q: { x: number; y: number }) => number) =>
-      v.reduce((a, q) => a + f(q), 0) / v.length;
-    const halfWidth = (avg(right, (q) => q.x) - avg(left, (q) => q.x)) / 2;
-    const depth = avg(low, (q) => q.y) - avg([...left, ...right], (q) => q.y);
+  // (Sums in plain loops, in the order of `keep`: arrays of points, empty on some traces, made V8
+  // drop this function's optimized code again and again.)
+  let nLeft = 0,
+    nRight = 0,
+    nLow = 0,
+    leftX = 0,
+    rightX = 0,
+    lowY = 0,
+    sideY = 0;
+  for (const k of keep) {
+    if (COS[k]! < -0.94) {
+      nLeft++;
+      leftX += c.x + radii[k]! * COS[k]!;
+      sideY += c.y + radii[k]! * SIN[k]!;
+    } else if (COS[k]! > 0.94) {
+      nRight++;
+      rightX += c.x + radii[k]! * COS[k]!;
+    }
+    if (SIN[k]! > 0.87) {
+      nLow++;
+      lowY += c.y + radii[k]! * SIN[k]!;
+    }
+  }
+  if (nLeft >= 2 && nRight >= 2 && nLow >= 2) {
+    // The left ends' heights, then the right ends', summed in that order.
+    for (const k of keep) if (COS[k]! > 0.94) sideY += c.y + radii[k]! * SIN[k]!;
+    const halfWidth = (rightX / nRight - leftX / nLeft) / 2;
+    const depth = lowY / nLow - sideY / (nLeft + nRight);
     if (halfWidth > 0 && depth > 0) aspect = Math.min(halfWidth, depth) / Math.max(halfWidth, depth);
   }
-  return { ...measurePupil(p, circle, shape), aspect, inImage: inImage / PUPIL_RAYS, fitted, fitError };
+  // One object literal, its fields always in this order (not a spread of measurePupil's result,
+  // and never the caller's circle object, whose shape varies): V8 keeps its optimized code for
+  // this function and its callers instead of dropping it again and again on a new object shape.
+  const measured = measurePupil(p, circle, shape);
+  return {
+    circle: measured.circle,
+    aspect,
+    steps: measured.steps,
+    radii: measured.radii,
+    contrast: measured.contrast,
+    edgeAllRound: measured.edgeAllRound,
+    edgeWidth: measured.edgeWidth,
+    inside: measured.inside,
+    spread: measured.spread,
+    outside: measured.outside,
+    inImage: inImage / PUPIL_RAYS,
+    fitted,
+    fitError,
+  };
 }
 
 /**
@@ -398,63 +434,13 @@ export function houghDarkCircles(p: Plane, rMin: number, rMax: number, max = 40)
       uy[e++] = gy[i]! / mag[i]!;
     }
   const found: Array<Circle & { support: number }> = [];
-  let acc = new Float32Array(0),
-    row = new Float32Array(0),
-    box = new Float32Array(0);
-  for (let r = rMin; r <= rMax; r *= 1.12) {
-    const cell = Math.max(1.5, r / 8),
-      inv = 1 / cell;
-    const aw = Math.ceil(w / cell) + 1,
-      ah = Math.ceil(h / cell) + 1;
-    const size = aw * ah;
-    if (acc.length < size) {
-      acc = new Float32Array(size);
-      row = new Float32Array(size);
-      box = new Float32Array(size);
-    } else acc.fill(0, 0, size);
-    for (let e = 0; e < count; e++) {
-      const fx = (ex[e]! - r * ux[e]!) * inv + 0.5,
-        fy = (ey[e]! - r * uy[e]!) * inv + 0.5;
-      if (fx >= 0 && fy >= 0 && fx < aw && fy < ah) acc[(fy | 0) * aw + (fx | 0)]! += 1;
-    }
-    // 3×3 sums, separable.
-    for (let ay = 0; ay < ah; ay++)
-      for (let ax = 1; ax < aw - 1; ax++) {
-        const i = ay * aw + ax;
-        row[i] = acc[i - 1]! + acc[i]! + acc[i + 1]!;
-      }
-    for (let ay = 1; ay < ah - 1; ay++)
-      for (let ax = 1; ax < aw - 1; ax++) {
-        const i = ay * aw + ax;
-        box[i] = row[i - aw]! + row[i]! + row[i + aw]!;
-      }
-    // At least a fifth of the circle (and 8 votes); the best 6 of each radius.
-    const minVotes = Math.max(8, 0.2 * 2 * Math.PI * r);
-    const top: Array<Circle & { support: number }> = [];
-    for (let ay = 2; ay < ah - 2; ay++)
-      for (let ax = 2; ax < aw - 2; ax++) {
-        const i = ay * aw + ax;
-        const v = box[i]!;
-        if (v < minVotes) continue;
-        if (
-          box[i - 1]! > v ||
-          box[i + 1]! > v ||
-          box[i - aw]! > v ||
-          box[i + aw]! > v ||
-          box[i - aw - 1]! > v ||
-          box[i - aw + 1]! > v ||
-          box[i + aw - 1]! > v ||
-          box[i + aw + 1]! > v
-        )
-          continue;
-        const support = v / (2 * Math.PI * r);
-        if (top.length === 6 && support <= top[5]!.support) continue;
-        top.push({ x: ax * cell, y: ay * cell, r, support });
-        top.sort((a, b) => b.support - a.support);
-        if (top.length > 6) top.pop();
-      }
-    found.push(...top);
-  }
+  const edges: Edges = { ex, ey, ux, uy, count };
+  const buf = {
+    acc: new Float32Array(0),
+    row: new Float32Array(0),
+    box: new Float32Array(0),
+  };
+  for (let r = rMin; r <= rMax; r *= 1.12) found.push(...circlesAtRadius(edges, w, h, r, buf));
   found.sort((a, b) => b.support - a.support);
   const picked: Array<Circle & { support: number }> = [];
   for (const c of found) {
@@ -464,6 +450,89 @@ export function houghDarkCircles(p: Plane, rMin: number, rMax: number, max = 40)
     if (picked.length >= max) break;
   }
   return picked;
+}
+
+/** Whether a[i] is at least each of its 8 neighbours on a grid `stride` wide. */
+function isLocalMax(a: Float32Array, i: number, stride: number): boolean {
+  const v = a[i]!;
+  return !(
+    a[i - 1]! > v ||
+    a[i + 1]! > v ||
+    a[i - stride]! > v ||
+    a[i + stride]! > v ||
+    a[i - stride - 1]! > v ||
+    a[i - stride + 1]! > v ||
+    a[i + stride - 1]! > v ||
+    a[i + stride + 1]! > v
+  );
+}
+
+/** Strong edge pixels: position and unit gradient (towards the brighter side). */
+interface Edges {
+  ex: Float32Array;
+  ey: Float32Array;
+  ux: Float32Array;
+  uy: Float32Array;
+  count: number;
+}
+
+/**
+ * houghDarkCircles at one radius: the edges' votes into cells an eighth of r wide (at least
+ * 1.5 px), their 3×3 sums, and the best six local maxima with at least a fifth of the circle (and
+ * 8 votes). `buf` holds the vote grids from one radius to the next. (A function of its own, so
+ * that V8 optimizes each radius's loops early instead of the whole transform at once.)
+ */
+function circlesAtRadius(
+  edges: Edges,
+  w: number,
+  h: number,
+  r: number,
+  buf: { acc: Float32Array; row: Float32Array; box: Float32Array },
+): Array<Circle & { support: number }> {
+  const { ex, ey, ux, uy, count } = edges;
+  const cell = Math.max(1.5, r / 8),
+    inv = 1 / cell;
+  const aw = Math.ceil(w / cell) + 1,
+    ah = Math.ceil(h / cell) + 1;
+  const size = aw * ah;
+  if (buf.acc.length < size) {
+    buf.acc = new Float32Array(size);
+    buf.row = new Float32Array(size);
+    buf.box = new Float32Array(size);
+  } else buf.acc.fill(0, 0, size);
+  const { acc, row, box } = buf;
+  for (let e = 0; e < count; e++) {
+    const fx = (ex[e]! - r * ux[e]!) * inv + 0.5,
+      fy = (ey[e]! - r * uy[e]!) * inv + 0.5;
+    if (fx >= 0 && fy >= 0 && fx < aw && fy < ah) acc[(fy | 0) * aw + (fx | 0)]! += 1;
+  }
+  // 3×3 sums, separable.
+  for (let ay = 0; ay < ah; ay++)
+    for (let ax = 1; ax < aw - 1; ax++) {
+      const i = ay * aw + ax;
+      row[i] = acc[i - 1]! + acc[i]! + acc[i + 1]!;
+    }
+  for (let ay = 1; ay < ah - 1; ay++)
+    for (let ax = 1; ax < aw - 1; ax++) {
+      const i = ay * aw + ax;
+      box[i] = row[i - aw]! + row[i]! + row[i + aw]!;
+    }
+  // At least a fifth of the circle (and 8 votes); the best 6 of each radius.
+  const minVotes = Math.max(8, 0.2 * 2 * Math.PI * r);
+  const top: Array<Circle & { support: number }> = [];
+  for (let ay = 2; ay < ah - 2; ay++)
+    for (let ax = 2; ax < aw - 2; ax++) {
+      const i = ay * aw + ax;
+      const v = box[i]!;
+      if (v < minVotes) continue;
+      if (!isLocalMax(box, i, aw)) continue;
+      const support = v / (2 * Math.PI * r);
+      if (top.length === 6 && support <= top[5]!.support) continue;
+      top.push({ x: ax * cell, y: ay * cell, r, support });
+      top.sort((a, b) => b.support - a.support);
+      if (top.length > 6) top.pop();
+    }
+  return top;
 }
 
 /** Summed-area table (w+1)×(h+1). */
@@ -504,64 +573,61 @@ export function darkBlobs(p: Plane, rMin: number, rMax: number, range: number): 
   const { f, w, h } = p;
   const s = integral(f, w, h);
   const out: Circle[] = [];
-  for (let r = rMin; r <= rMax; r *= 1.2) {
-    const a = 0.7 * r,
-      b = 1.5 * r,
-      step = Math.max(1, Math.round(r / 4));
-    const gw = Math.floor((w - 2 * r) / step) + 1,
-      gh = Math.floor((h - 2 * r) / step) + 1;
-    if (gw < 3 || gh < 3) continue;
-    const contrast = new Float32Array(gw * gh),
-      inner = new Float32Array(gw * gh);
-    const nIn = (2 * a) ** 2,
-      nAll = (2 * b) ** 2;
-    // Box means from the summed-area table, the boxes' edges worked out once per column and row.
-    const [ax0, ax1] = boxEdges(gw, r, step, a, w),
-      [bx0, bx1] = boxEdges(gw, r, step, b, w);
-    const [ay0, ay1] = boxEdges(gh, r, step, a, h),
-      [by0, by1] = boxEdges(gh, r, step, b, h);
-    const W = w + 1;
-    for (let gy = 0; gy < gh; gy++) {
-      const iy0 = ay0[gy]! * W,
-        iy1 = ay1[gy]! * W,
-        jy0 = by0[gy]! * W,
-        jy1 = by1[gy]! * W;
-      const ih = ay1[gy]! - ay0[gy]!,
-        jh = by1[gy]! - by0[gy]!;
-      for (let gx = 0; gx < gw; gx++) {
-        const x0 = ax0[gx]!,
-          x1 = ax1[gx]!,
-          u0 = bx0[gx]!,
-          u1 = bx1[gx]!;
-        const ni = (x1 - x0) * ih,
-          nj = (u1 - u0) * jh;
-        const m = ni > 0 ? (s[iy1 + x1]! - s[iy0 + x1]! - s[iy1 + x0]! + s[iy0 + x0]!) / ni : NaN;
-        const all = nj > 0 ? (s[jy1 + u1]! - s[jy0 + u1]! - s[jy1 + u0]! + s[jy0 + u0]!) / nj : NaN;
-        contrast[gy * gw + gx] = (all * nAll - m * nIn) / (nAll - nIn) - m;
-        inner[gy * gw + gx] = m;
-      }
-    }
-    const atScale: Array<Circle & { inner: number }> = [];
-    for (let gy = 1; gy < gh - 1; gy++)
-      for (let gx = 1; gx < gw - 1; gx++) {
-        const i = gy * gw + gx;
-        const c = contrast[i]!;
-        if (c < 0.05 * range) continue;
-        if (
-          contrast[i - 1]! > c ||
-          contrast[i + 1]! > c ||
-          contrast[i - gw]! > c ||
-          contrast[i + gw]! > c ||
-          contrast[i - gw - 1]! > c ||
-          contrast[i - gw + 1]! > c ||
-          contrast[i + gw - 1]! > c ||
-          contrast[i + gw + 1]! > c
-        )
-          continue;
-        atScale.push({ x: r + gx * step, y: r + gy * step, r, inner: inner[i]! });
-      }
-    atScale.sort((q, t) => q.inner - t.inner);
-    for (const c of atScale.slice(0, 3)) out.push({ x: c.x, y: c.y, r: c.r });
-  }
+  for (let r = rMin; r <= rMax; r *= 1.2) blobsAtScale(s, w, h, r, range, out);
   return out;
+}
+
+/**
+ * darkBlobs at one scale (radius r; `s` the summed-area table of a w × h image): the three
+ * darkest of its local contrast maxima added to `out`. (A function of its own, so that V8
+ * optimizes each scale's loops early instead of the whole search at once.)
+ */
+function blobsAtScale(s: Float64Array, w: number, h: number, r: number, range: number, out: Circle[]): void {
+  const a = 0.7 * r,
+    b = 1.5 * r,
+    step = Math.max(1, Math.round(r / 4));
+  const gw = Math.floor((w - 2 * r) / step) + 1,
+    gh = Math.floor((h - 2 * r) / step) + 1;
+  if (gw < 3 || gh < 3) return;
+  const contrast = new Float32Array(gw * gh),
+    inner = new Float32Array(gw * gh);
+  const nIn = (2 * a) ** 2,
+    nAll = (2 * b) ** 2;
+  // Box means from the summed-area table, the boxes' edges worked out once per column and row.
+  const [ax0, ax1] = boxEdges(gw, r, step, a, w),
+    [bx0, bx1] = boxEdges(gw, r, step, b, w);
+  const [ay0, ay1] = boxEdges(gh, r, step, a, h),
+    [by0, by1] = boxEdges(gh, r, step, b, h);
+  const W = w + 1;
+  for (let gy = 0; gy < gh; gy++) {
+    const iy0 = ay0[gy]! * W,
+      iy1 = ay1[gy]! * W,
+      jy0 = by0[gy]! * W,
+      jy1 = by1[gy]! * W;
+    const ih = ay1[gy]! - ay0[gy]!,
+      jh = by1[gy]! - by0[gy]!;
+    for (let gx = 0; gx < gw; gx++) {
+      const x0 = ax0[gx]!,
+        x1 = ax1[gx]!,
+        u0 = bx0[gx]!,
+        u1 = bx1[gx]!;
+      const ni = (x1 - x0) * ih,
+        nj = (u1 - u0) * jh;
+      const m = ni > 0 ? (s[iy1 + x1]! - s[iy0 + x1]! - s[iy1 + x0]! + s[iy0 + x0]!) / ni : NaN;
+      const all = nj > 0 ? (s[jy1 + u1]! - s[jy0 + u1]! - s[jy1 + u0]! + s[jy0 + u0]!) / nj : NaN;
+      contrast[gy * gw + gx] = (all * nAll - m * nIn) / (nAll - nIn) - m;
+      inner[gy * gw + gx] = m;
+    }
+  }
+  const atScale: Array<Circle & { inner: number }> = [];
+  for (let gy = 1; gy < gh - 1; gy++)
+    for (let gx = 1; gx < gw - 1; gx++) {
+      const i = gy * gw + gx;
+      const c = contrast[i]!;
+      if (c < 0.05 * range) continue;
+      if (!isLocalMax(contrast, i, gw)) continue;
+      atScale.push({ x: r + gx * step, y: r + gy * step, r, inner: inner[i]! });
+    }
+  atScale.sort((q, t) => q.inner - t.inner);
+  for (const c of atScale.slice(0, 3)) out.push({ x: c.x, y: c.y, r: c.r });
 }

@@ -17,12 +17,20 @@ export function boxBlur(src: Float32Array, width: number, height: number, r: num
       acc += src[row + Math.min(width - 1, x + r + 1)]! - src[row + Math.max(0, x - r)]!;
     }
   }
-  for (let x = 0; x < width; x++) {
-    let acc = 0;
-    for (let k = -r; k <= r; k++) acc += tmp[Math.min(height - 1, Math.max(0, k)) * width + x]!;
-    for (let y = 0; y < height; y++) {
-      out[y * width + x] = acc / win;
-      acc += tmp[Math.min(height - 1, y + r + 1) * width + x]! - tmp[Math.max(0, y - r) * width + x]!;
+  // Columns a row at a time (one running sum per column, in the same order as one column at a
+  // time, so the same sums): the image is read along its rows, not across them.
+  const acc = new Float64Array(width);
+  for (let k = -r; k <= r; k++) {
+    const row = Math.min(height - 1, Math.max(0, k)) * width;
+    for (let x = 0; x < width; x++) acc[x]! += tmp[row + x]!;
+  }
+  for (let y = 0; y < height; y++) {
+    const row = y * width,
+      add = Math.min(height - 1, y + r + 1) * width,
+      sub = Math.max(0, y - r) * width;
+    for (let x = 0; x < width; x++) {
+      out[row + x] = acc[x]! / win;
+      acc[x]! += tmp[add + x]! - tmp[sub + x]!;
     }
   }
   return out;
