@@ -10,7 +10,11 @@
 #   4. punch + queue status on a fresh data folder (sqlite3)
 #   5. template extract of fixed synthetic images (onnxruntime): byte-identical to the templates
 #      this machine extracts from the checkout
-#   6. run --embedded until one punch is delivered, then Ctrl-C: exit 0
+#   6. run --embedded until one punch is delivered, then Ctrl-C: exit 0. Its data folder is enrolled
+#      beforehand by this machine's agent from the checkout (the same commit), in the background
+#      while steps 2-5 run under emulation: the demo's twelve enrolments take about 100 s here and
+#      over 5 minutes under qemu-user. The release then starts on a data folder another machine made,
+#      as after a restore. SMOKE_SEED=0 enrols under emulation instead.
 # Prints the seconds each step took.   usage: .ci/smoke-arm64.sh edge-agent-<v>-linux-arm64.tar.gz
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,8 +25,9 @@ node_cmd="${SMOKE_NODE:-$(bash .ci/qemu-arm64.sh)}"
 work="$(mktemp -d "${TMPDIR:-/tmp}/edge-agent-smoke-XXXXXX")"
 embedded_pid=""
 receiver=""
+seed_pid=""
 cleanup() {
-  for pid in $embedded_pid $receiver; do kill -9 "$pid" 2>/dev/null || true; done
+  for pid in $embedded_pid $receiver $seed_pid; do kill -9 "$pid" 2>/dev/null || true; done
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -37,6 +42,13 @@ rel="$(echo "$work"/edge-agent-*)"
 arch="$(node -p "require('$rel/release.json').arch")"
 [ "$("$node_cmd" -p process.arch)" = "$arch" ] || fail "the node given does not run $arch"
 step "unpacked $(basename "$tarball"), SHA256SUMS ok ($arch)"
+
+# Step 6's data folder, enrolled by this machine's agent while the next steps run (see the top).
+if [ "${SMOKE_SEED:-1}" = 1 ]; then
+  # node itself, not npx: Ctrl-C must reach the agent (npm exec does not pass it on)
+  node --import tsx src/cli/main.ts run --embedded --data "$work/embedded" > "$work/seed.log" 2>&1 &
+  seed_pid=$!
+fi
 
 ea() { "$node_cmd" "$rel/dist/src/cli/main.js" "$@"; }
 want="$(node -p "require('$rel/package.json').version")"
@@ -108,6 +120,23 @@ for m in finger:finger.pgm iris:eye.png; do
   cmp "$work/img/$modality.host" "$work/img/$modality.$arch" || fail "the $arch $modality template differs from this machine's"
 done
 step "template extract finger + iris: byte-identical to $(uname -m) ($(stat -c %s "$work/img/finger.$arch") + $(stat -c %s "$work/img/iris.$arch") B)"
+
+if [ -n "$seed_pid" ]; then
+  enrolments="$(npx --no-install tsx -e "import('./src/embedded/embedded.ts').then((m) => console.log(m.DEMO_EMPLOYEES.length * 2))")"
+  done_count() { grep -cE '(enrolled|could not enrol) E[0-9]+' "$work/seed.log" || true; }
+  seed_deadline=$(( $(date +%s) + ${SMOKE_SEED_TIMEOUT:-600} ))
+  until [ "$(done_count)" -ge "$enrolments" ]; do
+    kill -0 "$seed_pid" 2>/dev/null || { cat "$work/seed.log" >&2; fail "the agent enrolling the embedded data folder exited"; }
+    [ "$(date +%s)" -lt "$seed_deadline" ] || { cat "$work/seed.log" >&2; fail "the embedded data folder was not enrolled in ${SMOKE_SEED_TIMEOUT:-600} s"; }
+    sleep 1
+  done
+  kill -INT "$seed_pid"
+  code=0; wait "$seed_pid" || code=$?
+  seed_pid=""
+  [ "$code" = 0 ] || { cat "$work/seed.log" >&2; fail "the agent enrolling the embedded data folder exited $code on Ctrl-C"; }
+  ! grep -q 'could not enrol' "$work/seed.log" || fail "the embedded demo could not enrol everyone: $(grep 'could not enrol' "$work/seed.log")"
+  step "embedded data folder enrolled by $(uname -m)'s agent: $enrolments enrolments"
+fi
 
 # Started directly, not through ea (a function runs in a subshell): $! is then the agent's own
 # process (the wrapper execs qemu, which passes signals on), so Ctrl-C reaches it. With the node

@@ -14,7 +14,8 @@
  * other commands (`queue status --config data/embedded-config.yaml`, `fleet`) can follow along.
  *
  * Tested in test/integration/embedded-default.test.ts (npm start's parts: what is simulated, where
- * each listens, punches in the embedded service, a clean stop on Ctrl-C).
+ * each listens, punches in the embedded service, a clean stop on Ctrl-C) and
+ * test/unit/embedded/embedded.test.ts (the demo people's fingers are told apart).
  */
 import { existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -33,13 +34,20 @@ import type { TerminalRuntime } from '../daemon/runtime.js';
 
 const log = logger('agent:embedded');
 
+/**
+ * The demo's people. Their synthetic fingers are six that no impression of another is taken for
+ * (test/unit/embedded/embedded.test.ts; best impostor score 26.5 over eight impressions each, both
+ * ways): some seeds make near twins (1002 and 1006 score up to 54, 1001 and 1003 up to 42, over the
+ * enrolment's duplicate threshold of 40), and the demo then refused one of them now and then as
+ * already enrolled.
+ */
 export const DEMO_EMPLOYEES = [
   { employeeCode: 'E1001', firstName: 'Ada', lastName: 'Lovelace', finger: 1001, eye: 2001 },
   { employeeCode: 'E1002', firstName: 'Grace', lastName: 'Hopper', finger: 1002, eye: 2002 },
-  { employeeCode: 'E1003', firstName: 'Alan', lastName: 'Turing', finger: 1003, eye: 2003 },
+  { employeeCode: 'E1003', firstName: 'Alan', lastName: 'Turing', finger: 1012, eye: 2003 },
   { employeeCode: 'E1004', firstName: 'Katherine', lastName: 'Johnson', finger: 1004, eye: 2004 },
-  { employeeCode: 'E1005', firstName: 'Edsger', lastName: 'Dijkstra', finger: 1005, eye: 2005 },
-  { employeeCode: 'E1006', firstName: 'Barbara', lastName: 'Liskov', finger: 1006, eye: 2006 },
+  { employeeCode: 'E1005', firstName: 'Edsger', lastName: 'Dijkstra', finger: 1015, eye: 2005 },
+  { employeeCode: 'E1006', firstName: 'Barbara', lastName: 'Liskov', finger: 1016, eye: 2006 },
 ] as const;
 
 export interface EmbeddedParts {
