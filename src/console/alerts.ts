@@ -26,7 +26,7 @@ export class Alerts implements ConsoleFeature {
   readonly name = 'alerts';
   readonly #ctx: ConsoleContext;
   readonly #broker: BrokerLink;
-  /** The alert codes last published per site (`site` → its terminal/code keys). */
+  /** The alerts last published per site (`site` → their terminals, codes, severities and messages). */
   readonly #published = new Map<string, string>();
   /** The payload last published per site, and when it was last published again over another. */
   readonly #payloads = new Map<string, string>();
@@ -70,14 +70,16 @@ export class Alerts implements ConsoleFeature {
     this.publish(now);
   }
 
-  /** Publishes each site whose set of alerts differs from what was last published. */
+  /** Publishes each site whose alerts (codes, severities, messages) differ from what was last published. */
   publish(now: number): void {
     if (!this.#broker.connected) return;
     const { fleet, book } = this.#ctx;
     const sites = new Set(fleet.records().map((r) => r.site));
     for (const site of sites) {
       const alerts = book.forSite(site);
-      const keys = alerts.map((a) => `${a.terminal}/${a.code}`).join(',');
+      // Codes, severities and messages: a terminal degraded for another reason keeps its code, and
+      // its site's document must not go on naming the old reason.
+      const keys = JSON.stringify(alerts.map((a) => [a.terminal, a.code, a.severity, a.message]));
       if (this.#published.get(site) === keys) continue;
       this.#published.set(site, keys);
       const doc = {

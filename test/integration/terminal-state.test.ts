@@ -111,6 +111,9 @@ describe.skipIf(!has('socat'))(`one terminal state in every view (${needs('socat
     };
   }
 
+  /** A reason's pattern, found anywhere in an alert's message (which names the reasons after its own words). */
+  const inMessage = (reason: RegExp) => new RegExp(reason.source.replace(/^\^/, '').replace(/\$$/, ''));
+
   /** Waits until the console shows `state` with a reason matching `reason`, then reads every view. */
   async function settled(state: string, reason: RegExp | null): Promise<Views> {
     return until(
@@ -122,6 +125,10 @@ describe.skipIf(!has('socat'))(`one terminal state in every view (${needs('socat
           (reason === null ? row.reasons.length === 0 : row.reasons.some((r) => reason.test(r))) &&
           v.homeAssistant === state &&
           v.metrics.includes(`edge_agent_terminal_state{site="plant-s",terminal="gate-s",state="${state}"} 1`) &&
+          // The site's alerts document is published as the console judges (on a change, and every 2 s).
+          (reason === null
+            ? !v.published?.alerts.some((a) => a.code === 'TERMINAL_DEGRADED')
+            : v.published?.alerts.some((a) => a.code === 'TERMINAL_DEGRADED' && inMessage(reason).test(a.message)) === true) &&
           (state === 'online' ? v.check.code === 0 : v.check.code === 1);
         return ok ? v : null;
       },

@@ -49,6 +49,29 @@ describe('the alerts feature', () => {
     expect(broker.published).toHaveLength(4);
   });
 
+  it("publishes a site again when an alert's message changes under the same code (a terminal degraded for another reason)", () => {
+    const { ctx, broker, alerts } = setUp();
+    ctx.health.mqttConnected = true;
+    feedTerminal(ctx, 'plant-a', 'gate-1', { state: 'online' });
+    const degraded = (message: string) =>
+      ctx.book.set(
+        'plant-a',
+        'gate-1',
+        [{ code: 'TERMINAL_DEGRADED', severity: 'warning', site: 'plant-a', terminal: 'gate-1', message, hint: 'h' }],
+        Date.now(),
+      );
+    degraded('degraded: scanner r30x:/dev/ttyS0 disconnected');
+    alerts.publish(Date.now());
+    degraded('degraded: outbox full (1 pending and dead): new punches are refused');
+    alerts.publish(Date.now());
+    alerts.publish(Date.now());
+    const messages = docs(broker.published).map((d) => (d.alerts[0] as { message?: string } | undefined)?.message);
+    expect(messages).toEqual([
+      'degraded: scanner r30x:/dev/ttyS0 disconnected',
+      'degraded: outbox full (1 pending and dead): new punches are refused',
+    ]);
+  });
+
   it('publishes nothing without the broker, and tries a failed site again on the next tick', async () => {
     const { ctx, broker, alerts } = setUp();
     feedTerminal(ctx, 'plant-a', 'gate-1', { state: 'lost' });
