@@ -416,16 +416,19 @@ export class ScannerWorker extends TypedEmitter<ScannerWorkerEvents> {
     // session's: the read is handed to it. A finger or an eye already gone was presented by someone
     // who left before the session asked (the next person's enrolment must not get their image):
     // the read stays that person's punch, without a second-finger step.
-    const left = this.#paused > 0 && read.image !== undefined && !(await scanner.waitForPresence({ timeoutMs: 0 }).catch(() => true));
-    if (this.#paused > 0 && !left) {
-      this.#handed = read;
-      this.#log.info(
-        { read: read.badge ? 'badge' : read.image ? 'image' : 'presence' },
-        'capture handed to the session that took the scanner; not a punch',
-      );
-      return null;
+    let left = false;
+    if (this.#paused > 0) {
+      left = read.image !== undefined && !(await scanner.waitForPresence({ timeoutMs: 0 }).catch(() => true));
+      if (!left) {
+        this.#handed = read;
+        this.#log.info(
+          { read: read.badge ? 'badge' : read.image ? 'image' : 'presence' },
+          'capture handed to the session that took the scanner; not a punch',
+        );
+        return null;
+      }
+      this.#log.info('the person read had left when a session took the scanner: their read is not handed to it, it is their punch');
     }
-    if (left) this.#log.info('the person read had left when a session took the scanner: their read is not handed to it, it is their punch');
     let second: { result: NonNullable<CaptureOutcome['secondFinger']>; detail?: string } | null = null;
     const between = this.#o.secondFinger && !left ? secondFingerWanted(ident, this.#o.secondFinger) : null;
     if (between && ident?.probe && scanner.capabilities.image) {

@@ -10,6 +10,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { defaultCacheDir } from '../../.ci/release/native.js';
 import { ROOT } from './built-agent.js';
 
 export interface Arm64Kit {
@@ -23,9 +24,7 @@ export interface Arm64Kit {
 export function arm64Kit(): Arm64Kit | { skipped: string } {
   if (spawnSync('sh', ['-c', 'command -v qemu-aarch64-static']).status !== 0)
     return { skipped: 'no qemu-aarch64-static (apt-get install qemu-user-static)' };
-  const cache =
-    process.env.EDGE_RELEASE_CACHE ?? join(process.env.XDG_CACHE_HOME ?? join(process.env.HOME ?? '/root', '.cache'), 'edge-agent-release');
-  const node = join(cache, `arm64-node-${process.versions.node}`, 'node-arm64');
+  const node = join(defaultCacheDir(), `arm64-node-${process.versions.node}`, 'node-arm64');
   if (!existsSync(node)) return { skipped: `no arm64 Node at ${node} (bash .ci/qemu-arm64.sh)` };
   const stage = join(ROOT, 'dist/release/stage-arm64');
   const release = existsSync(stage) ? readdirSync(stage).find((d) => d.startsWith('edge-agent-')) : undefined;

@@ -306,8 +306,8 @@ function localizeOnce(img: GrayImage, opts: IrisCheckOptions): IrisLocalization 
     limbus.circle.r * q >= (opts.minIrisRadius ?? MIN_IRIS_RADIUS) &&
     (pupilTrace.fitted < RETRACE_FITTED || pupilTrace.fitError > RETRACE_FIT_ERROR)
   ) {
-    let t = tracePupil(plane, pupilTrace.circle, HAZE_RISE);
-    for (let i = 0; i < 2; i++) t = tracePupil(plane, t.circle, HAZE_RISE);
+    let t = pupilTrace;
+    for (let i = 0; i < 3; i++) t = tracePupil(plane, t.circle, HAZE_RISE);
     if (t.fitted >= 0.5 && t.fitError < pupilTrace.fitError && Math.abs(t.circle.r - pupilTrace.circle.r) < 0.3 * pupilTrace.circle.r)
       pupilTrace = t;
   }
