@@ -24,6 +24,10 @@
  * non-matches at the threshold it carries. A real set of good captures has too few errors to show
  * where they come from; this shows whether the quality score points at the captures that cause them.
  *
+ * `--worst N` adds `worst` to every folder and half: its N worst-scoring genuine pairs and N
+ * best-scoring impostor pairs by file name (a refused image shows as `refused`), to see which
+ * captures carry the errors without a debugger.
+ *
  * Resolution: `--dpi N` for the finger folder; without it each image's own resolution (PNG pHYs,
  * PGM comment) is used, and an image without one is taken as 500 dpi and counted in `dpiAssumed`.
  */
@@ -52,12 +56,13 @@ const { values } = parseArgs({
     degrade: { type: 'boolean' },
     half: { type: 'string' },
     'max-impostors': { type: 'string' },
+    worst: { type: 'string' },
   },
   strict: true,
 });
 if (!values.fingers?.length && !values.iris?.length) {
   process.stderr.write(
-    'usage: npm run bench:real -- --fingers DIR [--fingers DIR2] [--dpi N] --iris DIR [--iris DIR2] [--half tune|report] [--max-impostors N] [--degrade] [--json]\n',
+    'usage: npm run bench:real -- --fingers DIR [--fingers DIR2] [--dpi N] --iris DIR [--iris DIR2] [--half tune|report] [--max-impostors N] [--worst N] [--degrade] [--json]\n',
   );
   process.exit(2);
 }
@@ -69,6 +74,11 @@ const onlyHalf = values.half as Half | undefined;
 const maxImpostors = values['max-impostors'] !== undefined ? Number(values['max-impostors']) : 300_000;
 if (!(maxImpostors >= 1000)) {
   process.stderr.write(`--max-impostors ${values['max-impostors']}: give at least 1000\n`);
+  process.exit(2);
+}
+const worstN = values.worst !== undefined ? Number(values.worst) : 0;
+if (!(Number.isInteger(worstN) && worstN >= 0 && worstN <= 1000)) {
+  process.stderr.write(`--worst ${values.worst}: give 0..1000\n`);
   process.exit(2);
 }
 const log = (m: string) => {
@@ -386,6 +396,21 @@ function timing<T>(items: Extracted<T>[]) {
   };
 }
 
+/**
+ * `--worst N`: the N genuine pairs that score worst and the N impostor pairs that score best, by
+ * file name, in the modality's own unit (`sign` -1 turns the negated iris distance back).
+ */
+function worstPairs<T>(items: Extracted<T>[], p: PairScores, n: number, sign: 1 | -1) {
+  const name = (i: number) => basename(items[i]!.sample.file).replace(/\.[^.]+$/, '');
+  const list = (scores: number[], pairs: Array<[number, number]>, worstFirst: (a: number, b: number) => number) =>
+    scores
+      .map((s, k) => ({ s, k }))
+      .sort((x, y) => worstFirst(x.s, y.s))
+      .slice(0, n)
+      .map(({ s, k }) => ({ a: name(pairs[k]![0]), b: name(pairs[k]![1]), score: Number.isFinite(s) ? r4(sign * s) : 'refused' }));
+  return { genuine: list(p.gen, p.genPairs, (x, y) => x - y), impostor: list(p.imp, p.impPairs, (x, y) => y - x) };
+}
+
 function failures<T>(items: Extracted<T>[]) {
   return items.filter((i) => i.failure).map((i) => ({ file: basename(i.sample.file), ...i.failure! }));
 }
@@ -451,6 +476,7 @@ async function fingerBench(dir: string, dpiFlag?: number, degrade = false) {
         subset.filter((i) => i.ok).reduce((s, i) => s + i.ok!.data[i.ok!.offset]!, 0) / Math.max(1, subset.filter((i) => i.ok).length),
       ),
       quality: qualityReport(items, p, r.thresholdAtFmr1e3 ?? threshold),
+      ...(worstN ? { worst: worstPairs(items, p, worstN, 1) } : {}),
       ...(degrade ? { byCapture: byCapture(items, p, threshold) } : {}),
       ratios: {
         eer: r.eer === null ? null : r4(r.eer / FINGER_FLOOR.eer),
@@ -519,6 +545,7 @@ async function irisBench(dir: string) {
         1,
       ),
       quality: qualityReport(items, p, -threshold),
+      ...(worstN ? { worst: worstPairs(items, p, worstN, -1) } : {}),
       ratios: { fta: r4(fta / IRIS_FLOOR.fta), eer: r.eer === null ? null : r4(r.eer / IRIS_FLOOR.eer) },
     };
   };
