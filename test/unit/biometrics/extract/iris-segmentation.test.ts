@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { localizeIris } from '../../../../src/biometrics/extract/iris-segmentation.js';
+import type { Circle } from '../../../../src/biometrics/extract/iris-geometry.js';
+import type { PupilTrace } from '../../../../src/biometrics/extract/iris-pupil.js';
+import { localizeIris, withoutSpecks } from '../../../../src/biometrics/extract/iris-segmentation.js';
 import { renderEye, type EyeRenderOptions } from '../../../../src/synthetic/eye-image.js';
 
 function reason(eye: number, opts: EyeRenderOptions): string {
@@ -134,5 +136,38 @@ describe('the pupil under a crescent of light along its edge', () => {
       expect(Math.hypot(loc.pupil.x - cx, loc.pupil.y - cy)).toBeLessThan(1.2);
       expect(Math.abs(loc.pupil.r - pr)).toBeLessThan(1);
     }
+  });
+});
+
+// CASIA-Iris-Interval 027L_3, an open eye refused as closed: the eye's whole opening, darker than
+// the skin round it, was traced to an outline (the lids on some rays, the iris on others) that
+// explains under a third of its rays, and the pupil inside it, under a fifth of its radius and
+// nearly as dark by its step, was left out as a speck of its unevenness.
+describe('a pupil inside a dark region', () => {
+  const trace = (circle: Circle, inside: number, outside: number, fitted: number): { trace: PupilTrace } => ({
+    trace: {
+      circle,
+      aspect: 1,
+      steps: new Float64Array(0),
+      radii: new Float64Array(0),
+      contrast: outside - inside,
+      edgeAllRound: outside - inside,
+      edgeWidth: 2,
+      inside,
+      spread: 4,
+      outside,
+      inImage: 1,
+      fitted,
+      fitError: 0.02,
+    },
+  });
+  const pupil = trace({ x: 166, y: 180, r: 37 }, 33, 125, 0.73);
+  it('is kept when the region has no outline that explains half of its rays', () => {
+    const region = trace({ x: 136, y: 294, r: 198 }, 81, 250, 0.3);
+    expect(withoutSpecks([region, pupil])).toEqual([region, pupil]);
+  });
+  it('is left out as a speck inside a blob with an outline, nearly as dark (the haze inside a pupil)', () => {
+    const blob = trace({ x: 136, y: 294, r: 198 }, 81, 250, 0.55);
+    expect(withoutSpecks([blob, pupil])).toEqual([blob]);
   });
 });
