@@ -1,6 +1,7 @@
 /**
  * 1:1 iris comparison: fractional Hamming distance over the jointly valid bits, the minimum over
- * column shifts of ±`shiftRange` angular positions and ring offsets of ±`RADIAL_SHIFT`, normalized for the number of bits compared
+ * column shifts of ±`shiftRange` angular positions and ring offsets of ±`RADIAL_SHIFT` (an offset
+ * taken only when it gains more than `RADIAL_SHIFT_COST`), normalized for the number of bits compared
  * (see `normalizeHd` in iris-scan.ts). 0 = identical, about 0.45–0.5 for different eyes.
  */
 import type { IrisCode } from './iris-code.js';

@@ -1,8 +1,22 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { createIrisCode, IRIS_ANGLES, IRIS_RINGS } from '../../../../src/biometrics/iris/iris-code.js';
+import {
+  createIrisCode,
+  getBit,
+  irisBitIndex,
+  IRIS_ANGLES,
+  IRIS_BITS_PER_SAMPLE,
+  IRIS_RINGS,
+  type IrisCode,
+} from '../../../../src/biometrics/iris/iris-code.js';
 import { compareIrisCodes } from '../../../../src/biometrics/iris/iris-match.js';
-import { compareScores, normalizeHd, normalizeHdRaw, HD_NORMALIZATION_BITS } from '../../../../src/biometrics/iris/iris-scan.js';
+import {
+  compareScores,
+  normalizeHd,
+  normalizeHdRaw,
+  HD_NORMALIZATION_BITS,
+  RADIAL_SHIFT_COST,
+} from '../../../../src/biometrics/iris/iris-scan.js';
 import { idealIrisCode, syntheticIrisEye, syntheticIrisSample } from '../../../../src/synthetic/iris-code.js';
 
 /** The ideal code of an eye turned by `rotation` columns (column a + rotation shows eye column a). */
@@ -50,6 +64,30 @@ describe('iris Hamming distance', () => {
     }
     // Two rings away is out of the search: no offset lines every bit up.
     expect(compareIrisCodes(moved(2), original).hdRaw).toBeGreaterThan(0.1);
+  });
+
+  it('takes a ring offset only when it gains more than RADIAL_SHIFT_COST over the rings as they are', () => {
+    const eye = syntheticIrisEye(11),
+      other = syntheticIrisEye(12);
+    // Columns in `movedCols` show the texture one ring further out, the others where it was, and 3
+    // bits in 10 are another eye's: the pair agrees a little better (normalized) at a ring offset.
+    const movedCols = (a: number) => (a * 37) % IRIS_ANGLES < 79;
+    const original = idealIrisCode(eye);
+    const mixed = createIrisCode((ring, angle, k) =>
+      (angle * 53 + ring * 7) % 100 < 30
+        ? other.field[(k * IRIS_RINGS + ring) * IRIS_ANGLES + angle]! > 0
+        : eye.field[(k * IRIS_RINGS + ((ring + (movedCols(angle) ? 1 : 0)) % IRIS_RINGS)) * IRIS_ANGLES + angle]! > 0,
+    );
+    const best = (dr: number) => bestAlignment(mixed, original, dr);
+    const atZero = best(0);
+    const atOffset = Math.min(best(-1).hd, best(1).hd);
+    // The set-up holds: an offset is better, by less than its cost.
+    expect(atOffset).toBeLessThan(atZero.hd);
+    expect(atZero.hd - atOffset).toBeLessThan(RADIAL_SHIFT_COST);
+    const r = compareIrisCodes(mixed, original);
+    expect(atZero.hd).toBeGreaterThan(0.05);
+    expect(r.hd).toBeCloseTo(atZero.hd, 12);
+    expect(r.bits).toBe(2048);
   });
 
   it('is symmetric', () => {
@@ -122,3 +160,24 @@ describe('iris Hamming distance', () => {
     expect(compareScores(same, b)).toBeLessThan(0);
   });
 });
+
+/** Brute-force best normalized distance over column shifts ±8 at one ring offset (gallery ring r + dr faces probe ring r). */
+function bestAlignment(probe: IrisCode, gallery: IrisCode, dr: number): { hd: number; bits: number } {
+  let best = { hd: 2, bits: 0 };
+  for (let s = -8; s <= 8; s++) {
+    let d = 0,
+      n = 0;
+    for (let r = Math.max(0, -dr); r < Math.min(IRIS_RINGS, IRIS_RINGS - dr); r++)
+      for (let a = 0; a < IRIS_ANGLES; a++)
+        for (let k = 0; k < IRIS_BITS_PER_SAMPLE; k++) {
+          const pi = irisBitIndex(r, (a + s + IRIS_ANGLES) % IRIS_ANGLES, k),
+            gi = irisBitIndex(r + dr, a, k);
+          if (!(getBit(probe.mask, pi) && getBit(gallery.mask, gi))) continue;
+          n++;
+          d += getBit(probe.code, pi) ^ getBit(gallery.code, gi);
+        }
+    const hd = normalizeHdRaw(d / n, n);
+    if (hd < best.hd) best = { hd, bits: n };
+  }
+  return best;
+}
