@@ -12,7 +12,7 @@
  * test/unit/biometrics/extract/iris-small-camera.test.ts (the limbus of synthetic eyes of every
  * kind, through the localization).
  */
-import { sampleBilinear } from '../image/filters.js';
+import { sampleBilinear, sobel, type Sobel } from '../image/filters.js';
 import type { Circle } from './iris-geometry.js';
 import type { Plane } from './iris-pupil.js';
 
@@ -72,9 +72,10 @@ function quantileOf(v: Float64Array, n: number, p: number): number {
 /**
  * The limbus round the pupil. Per ray, the step between the bands just outside and just inside a
  * radius; per side, a low quantile over its rays (an eyelid or lashes across some of them do not
- * move it); a candidate scores its weaker side.
+ * move it); a candidate scores its weaker side. `grad`: the plane's edges (limbusEdges), which a
+ * caller trying several pupils on one plane computes once.
  */
-export function findLimbus(p: Plane, pupil: Circle, opts: LimbusOptions = {}): Limbus | null {
+export function findLimbus(p: Plane, pupil: Circle, opts: LimbusOptions = {}, grad: LimbusEdges = limbusEdges(p)): Limbus | null {
   const minRatio = opts.minRatio ?? 0.1,
     maxRatio = opts.maxRatio ?? 0.75,
     maxOffset = opts.maxOffset ?? 0.12;
@@ -137,7 +138,6 @@ export function findLimbus(p: Plane, pupil: Circle, opts: LimbusOptions = {}): L
     if (distinct.some((d) => Math.abs(d.r - c.r) < 0.08 * d.r && (d.x - c.x) ** 2 + (d.y - c.y) ** 2 < (0.1 * d.r) ** 2)) continue;
     distinct.push(c);
   }
-  const grad = gradients(p);
   if (distinct.length) {
     let top = -Infinity;
     for (const c of distinct) {
@@ -333,33 +333,14 @@ function considerCentre(
   return here;
 }
 
-interface Gradients {
-  gx: Float32Array;
-  gy: Float32Array;
-  mag: Float32Array;
-  /** The 80th percentile of the magnitude: an edge. */
+/** An image's Sobel gradients and the 80th percentile of their magnitude (`strong`: an edge). */
+export interface LimbusEdges extends Sobel {
   strong: number;
-  w: number;
-  h: number;
 }
 
-function gradients(p: Plane): Gradients {
-  const { f, w, h } = p;
-  const gx = new Float32Array(w * h),
-    gy = new Float32Array(w * h),
-    mag = new Float32Array(w * h);
-  let max = 0;
-  for (let y = 1; y < h - 1; y++)
-    for (let x = 1; x < w - 1; x++) {
-      const i = y * w + x;
-      const X = f[i - w + 1]! + 2 * f[i + 1]! + f[i + w + 1]! - f[i - w - 1]! - 2 * f[i - 1]! - f[i + w - 1]!;
-      const Y = f[i + w - 1]! + 2 * f[i + w]! + f[i + w + 1]! - f[i - w - 1]! - 2 * f[i - w]! - f[i - w + 1]!;
-      gx[i] = X;
-      gy[i] = Y;
-      const m = Math.sqrt(X * X + Y * Y);
-      mag[i] = m;
-      if (m > max) max = m;
-    }
+/** The edges of a plane for findLimbus: computed once per plane, whatever pupils are tried on it. */
+export function limbusEdges(p: Plane, g: Sobel = sobel(p.f, p.w, p.h)): LimbusEdges {
+  const { mag, max } = g;
   const hist = new Int32Array(256);
   for (let i = 0; i < mag.length; i++) hist[Math.min(255, Math.floor((mag[i]! / (max || 1)) * 256))]!++;
   let strong = max;
@@ -370,7 +351,7 @@ function gradients(p: Plane): Gradients {
       break;
     }
   }
-  return { gx, gy, mag, strong, w, h };
+  return { ...g, strong };
 }
 
 const ROUND = 48;
@@ -381,7 +362,7 @@ const ROUND_SIN = Float64Array.from({ length: ROUND }, (_, k) => Math.sin((2 * M
  * The share of the 48 directions round a circle where, within 3 % of the radius of it, the image
  * has a strong edge facing out (gradient within 35° of the radial direction, bright outside).
  */
-export function circleSupport(g: Gradients, c: Circle): number {
+export function circleSupport(g: LimbusEdges, c: Circle): number {
   const tol = Math.max(1, 0.03 * c.r);
   let hits = 0;
   for (let k = 0; k < ROUND; k++) {

@@ -12,7 +12,7 @@
  * test/unit/biometrics/extract/iris-small-camera.test.ts (pupils of every size, with reflections
  * inside, through the localization).
  */
-import { gaussianBlur, sampleBilinear } from '../image/filters.js';
+import { gaussianBlur, sampleBilinear, sobel, type Sobel } from '../image/filters.js';
 import type { Circle } from './iris-geometry.js';
 
 export const PUPIL_RAYS = 64;
@@ -373,42 +373,31 @@ function measurePupil(
   };
 }
 
+/** The blur before the Hough transform's gradients: half a percent of the short side, at least 1 px. */
+export function houghSigma(p: Plane): number {
+  return Math.max(1, 0.005 * Math.min(p.w, p.h));
+}
+
 /**
  * Centres and radii of dark round blobs: a circular Hough transform on gradient direction. Every
  * strong edge pixel (above the 85th percentile of the gradient magnitude) votes, for every radius,
  * for the point that far from it against its gradient (towards the darker side). Each radius
  * (radii 12 % apart) votes into a grid of cells an eighth of the radius wide (at least 1.5 px), and a centre's score is the votes of
  * the 3×3 cells round it over the circumference: the fraction of a circle that has an edge facing
- * out. Local maxima of every radius, best first.
+ * out. Local maxima of every radius, best first. `grad`: the Sobel gradients of the plane blurred
+ * by houghSigma, when the caller has them.
  */
-export function houghDarkCircles(p: Plane, rMin: number, rMax: number, max = 40): Array<Circle & { support: number }> {
+export function houghDarkCircles(
+  p: Plane,
+  rMin: number,
+  rMax: number,
+  max = 40,
+  grad: Sobel = sobel(gaussianBlur(p.f, p.w, p.h, houghSigma(p)), p.w, p.h),
+): Array<Circle & { support: number }> {
   const { w, h } = p;
-  const s = gaussianBlur(p.f, w, h, Math.max(1, 0.005 * Math.min(w, h)));
   const n = w * h;
-  const gx = new Float32Array(n),
-    gy = new Float32Array(n),
-    mag = new Float32Array(n);
-  let maxMag = 0;
-  for (let y = 1; y < h - 1; y++)
-    for (let x = 1; x < w - 1; x++) {
-      const i = y * w + x;
-      const a = s[i - w - 1]!,
-        b = s[i - w]!,
-        c = s[i - w + 1]!,
-        d = s[i - 1]!,
-        e = s[i + 1]!,
-        f = s[i + w - 1]!,
-        g = s[i + w]!,
-        k = s[i + w + 1]!;
-      const X = c + 2 * e + k - a - 2 * d - f,
-        Y = f + 2 * g + k - a - 2 * b - c;
-      const m = Math.sqrt(X * X + Y * Y);
-      gx[i] = X;
-      gy[i] = Y;
-      mag[i] = m;
-      if (m > maxMag) maxMag = m;
-    }
-  // The 80th percentile of the magnitude from a histogram.
+  const { gx, gy, mag, max: maxMag } = grad;
+  // The 85th percentile of the magnitude from a histogram.
   const hist = new Int32Array(512);
   for (let i = 0; i < n; i++) hist[Math.min(511, Math.floor((mag[i]! / (maxMag || 1)) * 512))]!++;
   let thr = 0;

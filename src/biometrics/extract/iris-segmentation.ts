@@ -21,11 +21,11 @@
  * Too little iris visible after masking (`occluded`) is judged by the pipeline on the code's mask.
  */
 import { AgentError } from '../../core/errors.js';
-import { gaussianBlur, sampleBilinear } from '../image/filters.js';
+import { gaussianBlur, gaussianBoxRadius, sampleBilinear, sobel, type Sobel } from '../image/filters.js';
 import type { GrayImage } from '../image/gray-image.js';
 import { limbusDistance, type Circle } from './iris-geometry.js';
-import { findLimbus, type Limbus } from './iris-limbus.js';
-import { darkBlobs, houghDarkCircles, tracePupil, type Plane, type PupilTrace } from './iris-pupil.js';
+import { findLimbus, limbusEdges, type Limbus } from './iris-limbus.js';
+import { darkBlobs, houghDarkCircles, houghSigma, tracePupil, type Plane, type PupilTrace } from './iris-pupil.js';
 import { fillReflections, grayQuantile, inpaint } from './iris-reflections.js';
 
 export type { Circle };
@@ -140,9 +140,10 @@ export function withoutSpecks<T extends { trace: PupilTrace }>(list: T[]): T[] {
  * steps at least half as much as its median one), stays in the image and is even inside; of those, the darkest,
  * evenest and most clearly bounded (inside level + spread − half the all-round step), and of the
  * ones about as good, the largest (a circle inside the pupil is as dark and even as the pupil);
- * those whose boundary no ray found (specks a few pixels across) after all the others.
+ * those whose boundary no ray found (specks a few pixels across) after all the others. `grad`:
+ * the Hough transform's gradients (houghDarkCircles), when the caller has them.
  */
-export function pupilCandidates(p: Plane, range: number, black: number): PupilTrace[] {
+export function pupilCandidates(p: Plane, range: number, black: number, grad?: Sobel): PupilTrace[] {
   const short = Math.min(p.w, p.h);
   const rMin = Math.max(2.5, 0.012 * short);
   const judge = (t: PupilTrace): Judged | null =>
@@ -156,7 +157,7 @@ export function pupilCandidates(p: Plane, range: number, black: number): PupilTr
       : null;
   // Every candidate traced once; the best six traced again until they settle.
   const first: Judged[] = [];
-  for (const c of [...houghDarkCircles(p, rMin, 0.4 * short, 24), ...darkBlobs(p, rMin, 0.3 * short, range)]) {
+  for (const c of [...houghDarkCircles(p, rMin, 0.4 * short, 24, grad), ...darkBlobs(p, rMin, 0.3 * short, range)]) {
     const j = judge(tracePupil(p, c));
     if (j) first.push(j);
   }
@@ -258,7 +259,14 @@ function localizeOnce(img: GrayImage, opts: IrisCheckOptions): IrisLocalization 
   const refl = fillReflections(wk.f, w, h);
   const plane: Plane = { f: refl.image, w, h, holes: refl.mask };
   const range = Math.max(1, grayQuantile(refl.image, 0.99) - grayQuantile(refl.image, 0.01));
-  const candidates = pupilCandidates(plane, range, grayQuantile(refl.image, 0.01));
+  // The limbus search's plane (see below) and its edges. Where it is the image the Hough transform
+  // blurs, blurred alike (on any working copy under 387 px on its short side), the Hough transform
+  // takes the same gradients instead of computing them again.
+  const scleraAsSeen = maskedAsSclera(wk, refl.image);
+  const limbusPlane: Plane = { f: gaussianBlur(scleraAsSeen, w, h, LIMBUS_SIGMA), w, h };
+  const limbusGrad = sobel(limbusPlane.f, w, h);
+  const sameBlur = scleraAsSeen === refl.image && gaussianBoxRadius(houghSigma(plane)) === gaussianBoxRadius(LIMBUS_SIGMA);
+  const candidates = pupilCandidates(plane, range, grayQuantile(refl.image, 0.01), sameBlur ? limbusGrad : undefined);
   const minAspect = opts.minAspect ?? MIN_ASPECT;
   const full = (c: Circle): Circle => ({ x: (c.x + 0.5) * q - 0.5, y: (c.y + 0.5) * q - 0.5, r: c.r * q });
   // The most pupil-like blob, sharp and large enough to have a shape (2.5 % of the short side),
@@ -273,7 +281,6 @@ function localizeOnce(img: GrayImage, opts: IrisCheckOptions): IrisLocalization 
   // it (a light iris under near infrared, framed by lid shadow and lashes rather than sclera).
   // There a step down is also the edge of a light iris's own bright inner zone (the collarette), so
   // the pupil/iris ratio allowed stops at INVERTED_MAX_RATIO.
-  const limbusPlane: Plane = { f: gaussianBlur(maskedAsSclera(wk, refl.image), w, h, 1), w, h };
   let pupilTrace: PupilTrace | null = null;
   let limbus: Limbus | null = null;
   const inverted = (): Plane => {
@@ -287,8 +294,9 @@ function localizeOnce(img: GrayImage, opts: IrisCheckOptions): IrisLocalization 
   ];
   for (const { plane, opts } of passes) {
     const lp = plane();
+    const edges = limbusEdges(lp, lp === limbusPlane ? limbusGrad : undefined);
     for (const t of candidates.slice(0, 3)) {
-      const l = findLimbus(lp, t.circle, opts);
+      const l = findLimbus(lp, t.circle, opts, edges);
       if (l && l.step >= 0.025 * range) {
         pupilTrace = t;
         limbus = l;
@@ -407,6 +415,9 @@ const HAZE_RISE = 0.35;
  * 030R_4: 17 %).
  */
 const SPECK_HOST_FITTED = 0.5;
+
+/** The blur of the limbus search's plane, px. */
+const LIMBUS_SIGMA = 1;
 
 /** Smallest pupil aspect ratio (minor / major axis) accepted by default. */
 const MIN_ASPECT = 0.75;

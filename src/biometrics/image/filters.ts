@@ -36,12 +36,50 @@ export function boxBlur(src: Float32Array, width: number, height: number, r: num
   return out;
 }
 
+/**
+ * The radius of the three box blurs gaussianBlur makes for sigma (0: none): two sigmas with the
+ * same radius blur alike.
+ */
+export function gaussianBoxRadius(sigma: number): number {
+  if (sigma <= 0.3) return 0;
+  // Three boxes of radius r have variance 3·((2r+1)²−1)/12 = r(r+1).
+  return Math.max(1, Math.round((Math.sqrt(1 + 4 * sigma * sigma) - 1) / 2));
+}
+
 /** Approximate Gaussian blur of standard deviation sigma by three box blurs. */
 export function gaussianBlur(src: Float32Array, width: number, height: number, sigma: number): Float32Array {
-  if (sigma <= 0.3) return src.slice();
-  // Three boxes of radius r have variance 3·((2r+1)²−1)/12 = r(r+1).
-  const r = Math.max(1, Math.round((Math.sqrt(1 + 4 * sigma * sigma) - 1) / 2));
+  const r = gaussianBoxRadius(sigma);
+  if (!r) return src.slice();
   return boxBlur(boxBlur(boxBlur(src, width, height, r), width, height, r), width, height, r);
+}
+
+/** Sobel gradients of a float image (0 on its border), their magnitude and its largest value. */
+export interface Sobel {
+  gx: Float32Array;
+  gy: Float32Array;
+  mag: Float32Array;
+  max: number;
+  w: number;
+  h: number;
+}
+
+export function sobel(f: Float32Array, w: number, h: number): Sobel {
+  const gx = new Float32Array(w * h),
+    gy = new Float32Array(w * h),
+    mag = new Float32Array(w * h);
+  let max = 0;
+  for (let y = 1; y < h - 1; y++)
+    for (let x = 1; x < w - 1; x++) {
+      const i = y * w + x;
+      const X = f[i - w + 1]! + 2 * f[i + 1]! + f[i + w + 1]! - f[i - w - 1]! - 2 * f[i - 1]! - f[i + w - 1]!;
+      const Y = f[i + w - 1]! + 2 * f[i + w]! + f[i + w + 1]! - f[i - w - 1]! - 2 * f[i - w]! - f[i - w + 1]!;
+      gx[i] = X;
+      gy[i] = Y;
+      const m = Math.sqrt(X * X + Y * Y);
+      mag[i] = m;
+      if (m > max) max = m;
+    }
+  return { gx, gy, mag, max, w, h };
 }
 
 /** Bilinear sample of a float image, clamped at the edges. */
