@@ -111,6 +111,26 @@ interface Judged {
 }
 
 /**
+ * Whether blob `a` is a speck of the larger dark blob `b`, the pupil's own unevenness (the haze
+ * round a filled reflection) rather than a pupil: under a fifth of b's radius (a pupil is at least
+ * a tenth of its iris, and that blob would be the iris: far brighter than its pupil), centred
+ * inside b, nearly as dark as b (b's inside is within half of b's own step above a's), and its own
+ * edge steps under half as much as b's: unevenness inside a pupil is a small step in the dark. A
+ * blob whose edge steps at least half as much is a pupil in its own right, however large and
+ * uneven the dark region traced round it (CASIA-Iris-Interval 027L_3: a lid, its lashes and the
+ * iris traced as one blob five pupil radii across, whose inside averages the iris with the lashes,
+ * swallowed the pupil, and the open eye was refused as closed).
+ */
+export function isSpeckOf(a: PupilTrace, b: PupilTrace): boolean {
+  return (
+    a.circle.r < 0.2 * b.circle.r &&
+    (a.circle.x - b.circle.x) ** 2 + (a.circle.y - b.circle.y) ** 2 < b.circle.r ** 2 &&
+    b.inside - a.inside <= 0.5 * (b.outside - b.inside) &&
+    a.contrast < 0.5 * b.contrast
+  );
+}
+
+/**
  * The pupil candidates, most pupil-like first: each Hough and dark-blob candidate traced to its
  * boundary (the best six distinct ones again until they settle), kept when it is dark (its inside
  * within the darkest quarter of the gray range), has an edge all round (its 25th-percentile ray
@@ -151,20 +171,7 @@ export function pupilCandidates(p: Plane, range: number, black: number): PupilTr
       continue;
     distinct.push(j);
   }
-  // A speck inside a larger dark blob that is nearly as dark is the pupil's own unevenness (the
-  // haze round a filled reflection), not a pupil: under a fifth of its radius (a pupil is at least
-  // a tenth of its iris, and that blob would be the iris: far brighter than its pupil).
-  const specks = (list: Judged[]): Judged[] =>
-    list.filter(
-      (a) =>
-        !list.some(
-          (b) =>
-            b !== a &&
-            a.trace.circle.r < 0.2 * b.trace.circle.r &&
-            (a.trace.circle.x - b.trace.circle.x) ** 2 + (a.trace.circle.y - b.trace.circle.y) ** 2 < b.trace.circle.r ** 2 &&
-            b.trace.inside - a.trace.inside <= 0.5 * (b.trace.outside - b.trace.inside),
-        ),
-    );
+  const specks = (list: Judged[]): Judged[] => list.filter((a) => !list.some((b) => b !== a && isSpeckOf(a.trace, b.trace)));
   // A blob whose boundary could not be traced on any ray (a speck a few pixels across, such as the
   // dark rim of a reflection inside a dim pupil) has no outline to judge: those with one go first,
   // so that several specks cannot crowd the pupil out of the six looked at again.

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { localizeIris } from '../../../../src/biometrics/extract/iris-segmentation.js';
+import type { PupilTrace } from '../../../../src/biometrics/extract/iris-pupil.js';
+import { isSpeckOf, localizeIris } from '../../../../src/biometrics/extract/iris-segmentation.js';
 import { renderEye, type EyeRenderOptions } from '../../../../src/synthetic/eye-image.js';
 
 function reason(eye: number, opts: EyeRenderOptions): string {
@@ -134,5 +135,42 @@ describe('the pupil under a crescent of light along its edge', () => {
       expect(Math.hypot(loc.pupil.x - cx, loc.pupil.y - cy)).toBeLessThan(1.2);
       expect(Math.abs(loc.pupil.r - pr)).toBeLessThan(1);
     }
+  });
+});
+
+// A trace with the figures the speck rule reads (the rest neutral).
+function trace(x: number, y: number, r: number, inside: number, contrast: number): PupilTrace {
+  return {
+    circle: { x, y, r },
+    aspect: 1,
+    steps: new Float64Array(0),
+    radii: new Float64Array(0),
+    contrast,
+    edgeAllRound: contrast,
+    edgeWidth: 2,
+    inside,
+    spread: 0,
+    outside: inside + contrast,
+    inImage: 1,
+    fitted: 1,
+    fitError: 0,
+  };
+}
+
+// CASIA-Iris-Interval 027L_3 (an open eye refused as closed): a lid, its lashes and the iris were
+// traced as one dark blob five pupil radii across, whose inside averages the iris with the lashes;
+// the pupil, a fifth of its radius and "nearly as dark" as that average, was dropped as its speck.
+describe('a pupil inside a large uneven dark blob', () => {
+  it('is a pupil, not a speck of the blob, when its own edge steps at least half as much', () => {
+    const pupil = trace(166.5, 180.7, 38.1, 41.4, 91.5);
+    const lidAndIris = trace(136.5, 293.9, 197.9, 81.5, 127.9);
+    expect(isSpeckOf(pupil, lidAndIris)).toBe(false);
+  });
+
+  it('a small faint speck of haze inside a pupil is still the pupil’s own unevenness', () => {
+    const pupil = trace(160, 140, 35, 40, 90);
+    const haze = trace(163, 138, 5, 30, 12);
+    expect(isSpeckOf(haze, pupil)).toBe(true);
+    expect(isSpeckOf(pupil, haze)).toBe(false);
   });
 });
