@@ -19,7 +19,6 @@
  * Tested in test/unit/biometrics/extract/iris-focus.test.ts.
  */
 import type { Circle } from './iris-geometry.js';
-import { limbusDistance } from './iris-geometry.js';
 import type { Plane } from './iris-pupil.js';
 
 /** The band's scale, a fraction of the iris radius (2 px on an iris 100 px in radius). */
@@ -42,25 +41,60 @@ function blur(src: Float32Array, w: number, h: number, sigma: number): Float32Ar
   const r = (k.length - 1) >> 1;
   const tmp = new Float32Array(w * h);
   const out = new Float32Array(w * h);
-  for (let y = 0; y < h; y++)
-    for (let x = 0; x < w; x++) {
-      let s = 0;
-      for (let i = -r; i <= r; i++) s += k[i + r]! * src[y * w + Math.min(w - 1, Math.max(0, x + i))]!;
-      tmp[y * w + x] = s;
+  const line = new Float32Array(Math.max(w, h) + 2 * r);
+  // Each row, then each column, copied into a line padded with its end values, so the inner loop
+  // needs no clamping.
+  for (let y = 0; y < h; y++) {
+    const o = y * w;
+    for (let i = 0; i < r; i++) {
+      line[i] = src[o]!;
+      line[r + w + i] = src[o + w - 1]!;
     }
-  for (let y = 0; y < h; y++)
+    line.set(src.subarray(o, o + w), r);
     for (let x = 0; x < w; x++) {
-      let s = 0;
-      for (let i = -r; i <= r; i++) s += k[i + r]! * tmp[Math.min(h - 1, Math.max(0, y + i)) * w + x]!;
-      out[y * w + x] = s;
+      let acc = 0;
+      for (let i = 0; i <= 2 * r; i++) acc += k[i]! * line[x + i]!;
+      tmp[o + x] = acc;
     }
+  }
+  for (let x = 0; x < w; x++) {
+    for (let i = 0; i < r; i++) {
+      line[i] = tmp[x]!;
+      line[r + h + i] = tmp[(h - 1) * w + x]!;
+    }
+    for (let y = 0; y < h; y++) line[r + y] = tmp[y * w + x]!;
+    for (let y = 0; y < h; y++) {
+      let acc = 0;
+      for (let i = 0; i <= 2 * r; i++) acc += k[i]! * line[y + i]!;
+      out[y * w + x] = acc;
+    }
+  }
   return out;
 }
 
-function median(v: number[]): number {
-  if (!v.length) return NaN;
-  const s = Float64Array.from(v).sort();
-  return s[s.length >> 1]!;
+/** The element at index ⌊n/2⌋ of `v` sorted (Hoare's selection; reorders `v`). */
+function median(v: Float32Array): number {
+  let lo = 0,
+    hi = v.length - 1;
+  const k = v.length >> 1;
+  while (lo < hi) {
+    const pivot = v[(lo + hi) >> 1]!;
+    let i = lo,
+      j = hi;
+    while (i <= j) {
+      while (v[i]! < pivot) i++;
+      while (v[j]! > pivot) j--;
+      if (i <= j) {
+        const t = v[i]!;
+        v[i++] = v[j]!;
+        v[j--] = t;
+      }
+    }
+    if (k <= j) hi = j;
+    else if (k >= i) lo = i;
+    else break;
+  }
+  return v[k]!;
 }
 
 /**
@@ -84,8 +118,13 @@ export function irisFocus(p: Plane, pupil: Circle, iris: Circle): number {
   for (let y = 0; y < h; y++) crop.set(p.f.subarray((y + y0) * p.w + x0, (y + y0) * p.w + x1), y * w);
   const g1 = blur(crop, w, h, sigma),
     g2 = blur(crop, w, h, 2 * sigma);
-  const band: number[] = [],
-    level: number[] = [];
+  const band = new Float32Array(w * h),
+    level = new Float32Array(w * h);
+  let n = 0;
+  // The limbus along the ray through each pixel (limbusDistance with the ray's unit vector).
+  const wx = pupil.x - iris.x,
+    wy = pupil.y - iris.y;
+  const c = wx * wx + wy * wy - iris.r * iris.r;
   for (let y = 0; y < h; y++)
     for (let x = 0; x < w; x++) {
       const X = x + x0,
@@ -93,18 +132,23 @@ export function irisFocus(p: Plane, pupil: Circle, iris: Circle): number {
       const dx = X - pupil.x,
         dy = Y - pupil.y;
       const d = Math.hypot(dx, dy);
-      if (d <= pupil.r) continue;
-      const t = Math.atan2(dy, dx);
-      if (Math.sin(t) < -0.7) continue;
-      const rho = (d - pupil.r) / Math.max(1e-6, limbusDistance(pupil, iris, t) - pupil.r);
+      // Inside the pupil, or in the upper quarter (sin θ under −0.7).
+      if (d <= pupil.r || dy < -0.7 * d) continue;
+      const ux = dx / d,
+        uy = dy / d;
+      const bb = ux * wx + uy * wy;
+      const lim = -bb + Math.sqrt(Math.max(0, bb * bb - c));
+      const rho = (d - pupil.r) / Math.max(1e-6, lim - pupil.r);
       if (rho < 0.2 || rho > 0.8) continue;
       if (p.holes?.[Y * p.w + X]) continue;
       const i = y * w + x;
-      band.push(Math.abs(g1[i]! - g2[i]!));
-      level.push(crop[i]!);
+      band[n] = Math.abs(g1[i]! - g2[i]!);
+      level[n++] = crop[i]!;
     }
-  if (band.length < 50) return NaN;
-  const mid = median(level);
-  const spread = 1.4826 * median(level.map((v) => Math.abs(v - mid)));
-  return spread > 0 ? median(band) / spread : NaN;
+  if (n < 50) return NaN;
+  const lv = level.subarray(0, n);
+  const mid = median(lv);
+  for (let i = 0; i < n; i++) lv[i] = Math.abs(lv[i]! - mid);
+  const spread = 1.4826 * median(lv);
+  return spread > 0 ? median(band.subarray(0, n)) / spread : NaN;
 }
