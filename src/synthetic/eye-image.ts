@@ -31,8 +31,18 @@ export interface EyeRenderOptions {
   offAxis?: boolean;
   /** Far from the camera: an iris under 40 px across... in radius terms about 35 px. */
   tooSmall?: boolean;
-  /** Out of focus (blur sigma 6). */
+  /**
+   * Out of focus: a blur of σ = 12 % of the iris radius, where real irises blurred stop matching
+   * their own siblings (test/bench/iris-focus-calibration.ts; 6 px, 5 % of the radius, which was
+   * used before, still matches).
+   */
   blurred?: boolean;
+  /**
+   * Width in pixels of a soft pupil edge: the pupil's level rises linearly to the iris's over this
+   * distance outside its radius (default 0: a step), as on eyes whose pupil margin is soft while the
+   * iris texture is sharp.
+   */
+  pupilEdge?: number;
   /** Number of specular reflections (default 2). */
   reflections?: number;
   /** Number of eyelashes over the iris (default 24). */
@@ -194,6 +204,7 @@ export function renderEye(eyeSeed: number, sampleSeed: number, opts: EyeRenderOp
           // The deepest crypt is still brighter than the pupil (under near infrared the pupil is
           // the darkest thing in an eye): a soft floor 25 gray levels above it.
           if (v < PUPIL_LEVEL + 40) v = PUPIL_LEVEL + 25 + 15 * Math.exp((v - PUPIL_LEVEL - 40) / 15);
+          if (opts.pupilEdge && d - rp < opts.pupilEdge) v = PUPIL_LEVEL + ((d - rp) / opts.pupilEdge) * (v - PUPIL_LEVEL);
         } else {
           v = 200 - 25 * Math.exp(-(((diC - R) / (0.5 * R)) ** 2));
         }
@@ -257,7 +268,7 @@ export function renderEye(eyeSeed: number, sampleSeed: number, opts: EyeRenderOp
     }
   }
 
-  const sigma = opts.blurred ? 6 : (opts.blur ?? 0.7);
+  const sigma = opts.blurred ? 0.12 * R : (opts.blur ?? 0.7);
   const blurred = gaussianBlur(img, width, height, sigma);
   const noise = opts.noise ?? 3;
   const pixels = new Uint8Array(width * height);

@@ -19,6 +19,8 @@
  * - `grayLevelSpread`: entropy of the image's gray-level histogram in bits (ISO's grey-scale
  *   utilisation: 8 is every level used evenly, under about 6 a dim or saturated capture);
  * - `sharpness`: 0..1 from the width of the pupil's edge relative to the iris radius;
+ * - `focus`: ISO's sharpness read on the iris texture (iris-focus.ts: a band-pass response at a
+ *   scale set by the iris radius over the iris's own contrast), the figure the blur refusal reads;
  * - `marginLeftRight`, `marginTopBottom`: free image round the iris on the tighter side, over the
  *   iris radius (ISO's margin adequacy; below 0 the iris runs off the frame);
  * - `irisDiameterPx`: the iris's diameter in pixels (the code samples 128 positions round it).
@@ -40,6 +42,7 @@ export interface IrisQualityFeatures {
   concentricity: number;
   grayLevelSpread: number;
   sharpness: number;
+  focus: number;
   marginLeftRight: number;
   marginTopBottom: number;
   irisDiameterPx: number;
@@ -83,6 +86,7 @@ export function irisQualityFeatures(
     concentricity: Math.hypot(pupil.x - iris.x, pupil.y - iris.y) / iris.r,
     grayLevelSpread: grayEntropy(img),
     sharpness: loc.sharpness,
+    focus: loc.focus,
     marginLeftRight: Math.min(iris.x - iris.r, img.width - 1 - iris.x - iris.r) / iris.r,
     marginTopBottom: Math.min(iris.y - iris.r, img.height - 1 - iris.y - iris.r) / iris.r,
     irisDiameterPx: 2 * iris.r,

@@ -12,9 +12,11 @@
  *
  * Refusals, each on a measured reason that holds on every camera:
  * - closed: no dark round blob with an edge all round (the eye is shut or not in view);
- * - blurred: the pupil's edge is wide (its equivalent width, step over steepest slope, over 4.5 px
- *   at the working scale and over `maxEdgeWidth` of the iris radius), whatever the contrast;
- *   judged before size and shape, which a blurred edge makes uncertain;
+ * - blurred: the iris texture's focus (iris-focus.ts: a band-pass response at 2 % of the iris
+ *   radius over the iris's own contrast) is under `minFocus`; only where it cannot be measured (an
+ *   iris too small, too little of it in view), the pupil's edge is wide (its equivalent width, step
+ *   over steepest slope, over 4.5 px at the working scale and over `maxEdgeWidth` of the iris
+ *   radius); judged before size and shape, which blur makes uncertain;
  * - too-small: the iris found is under `minIrisRadius` px: too few pixels to sample the code's
  *   128 angular positions (the eye is too far from the camera);
  * - off-axis: the pupil, sharp, is an ellipse (minor over major axis under `minAspect`).
@@ -24,6 +26,7 @@ import { AgentError } from '../../core/errors.js';
 import { gaussianBlur, gaussianBoxRadius, sampleBilinear, sobel, type Sobel } from '../image/filters.js';
 import type { GrayImage } from '../image/gray-image.js';
 import { limbusDistance, type Circle } from './iris-geometry.js';
+import { irisFocus } from './iris-focus.js';
 import { findLimbus, limbusEdges, type Limbus } from './iris-limbus.js';
 import { darkBlobs, houghDarkCircles, houghSigma, tracePupil, type Plane, type PupilTrace } from './iris-pupil.js';
 import { fillReflections, grayQuantile, inpaint } from './iris-reflections.js';
@@ -35,6 +38,11 @@ export interface IrisLocalization {
   iris: Circle;
   /** Pupil edge sharpness 0..1 (1: the edge spreads over at most 4 % of the iris radius, 0: 12 % or more). */
   sharpness: number;
+  /**
+   * Focus of the iris texture (iris-focus.ts): its fine band over its own contrast at a coarser
+   * scale, both relative to the iris radius; NaN when too little iris is in view to measure it.
+   */
+  focus: number;
   /** Pupil aspect ratio (minor / major axis of its boundary), 1 = round. */
   aspect: number;
   /** Mean gray step from pupil to iris. */
@@ -60,8 +68,10 @@ export interface IrisLocalization {
 export interface IrisCheckOptions {
   /** Smallest acceptable iris radius in pixels (default 24: 128 angular positions round the limbus need about 150 px of circumference). */
   minIrisRadius?: number;
-  /** Widest acceptable pupil edge as a fraction of the iris radius (default 0.06: 7 px on an iris 220 px across), when it also spans over 4.5 px at the working scale. */
+  /** Widest acceptable pupil edge as a fraction of the iris radius (default 0.06: 7 px on an iris 220 px across), when it also spans over 4.5 px at the working scale; read only where the iris's focus cannot be measured. */
   maxEdgeWidth?: number;
+  /** Smallest focus of the iris texture (default MIN_FOCUS, see iris-focus.ts); under it the capture is refused as blurred. */
+  minFocus?: number;
   /** Smallest pupil aspect ratio (minor/major axis of its boundary) before the gaze counts as off-axis (default 0.75). */
   minAspect?: number;
 }
@@ -341,7 +351,23 @@ function localizeOnce(img: GrayImage, opts: IrisCheckOptions): IrisLocalization 
   const edgeWidth = (pupilTrace.edgeWidth * q) / irisR;
   const sharpness = Math.max(0, Math.min(1, 1 - (edgeWidth - 0.04) / 0.08));
   const maxWidth = opts.maxEdgeWidth ?? 0.06;
-  if (pupilTrace.edgeWidth > 4.5 && edgeWidth > maxWidth) {
+  // The focus of an iris too small to be coded, or under 25 px in radius on the working copy
+  // (where the filter's 2 % of the radius is under the half pixel a kernel resolves), is not
+  // measured: such an eye is refused as too small below, or found again on a crop at full
+  // resolution (localizeIris), or, where its pupil's edge is wide, refused as blurred.
+  const minR = opts.minIrisRadius ?? MIN_IRIS_RADIUS;
+  const focus = irisR >= minR && limbus.circle.r >= 25 ? irisFocus(plane, pupil, limbus.circle) : Number.NaN;
+  const minFocus = opts.minFocus ?? MIN_FOCUS;
+  if (focus < minFocus) {
+    throw unusable(
+      'blurred',
+      `the eye image is out of focus (the iris texture's focus is ${focus.toFixed(2)}, at least ${minFocus.toFixed(2)})`,
+      { focus, minFocus, edgeWidth, pupil: fullPupil, iris: fullIris },
+      'ask the person to hold still at the focus distance and capture again',
+    );
+  }
+  // The pupil's edge width only where the focus could not be measured (too little iris in view).
+  if (Number.isNaN(focus) && pupilTrace.edgeWidth > 4.5 && edgeWidth > maxWidth) {
     throw unusable(
       'blurred',
       `the eye image is out of focus (the pupil's edge spreads over ${(100 * edgeWidth).toFixed(0)} % of the iris radius, at most ${(100 * maxWidth).toFixed(0)} %)`,
@@ -349,7 +375,6 @@ function localizeOnce(img: GrayImage, opts: IrisCheckOptions): IrisLocalization 
       'ask the person to hold still at the focus distance and capture again',
     );
   }
-  const minR = opts.minIrisRadius ?? MIN_IRIS_RADIUS;
   if (irisR < minR) {
     // A small eye far from the camera still has a round pupil (most of its rays on one outline,
     // within 8 % of its radius) in an iris that stands out of what is round it (its limbus steps
@@ -382,6 +407,7 @@ function localizeOnce(img: GrayImage, opts: IrisCheckOptions): IrisLocalization 
     pupil: fullPupil,
     iris: fullIris,
     sharpness,
+    focus,
     aspect: pupilTrace.aspect,
     pupilContrast: pupilTrace.contrast,
     pupilEvenness: pupilTrace.spread / Math.max(1e-6, pupilTrace.contrast),
@@ -418,6 +444,19 @@ const SPECK_HOST_FITTED = 0.5;
 
 /** The blur of the limbus search's plane, px. */
 const LIMBUS_SIGMA = 1;
+
+/**
+ * Smallest focus of the iris texture accepted by default (iris-focus.ts). Set by
+ * test/bench/iris-focus-calibration.ts on the tune halves of MMU1, CASIA-Iris-Interval, MMU2 and
+ * CASIA-IrisV1 (284 captures that match their siblings), without looking at which real captures it
+ * refuses: each blurred by Gaussians of 2-12 % of its iris radius (its own sensor noise added back),
+ * coded on its own localization and compared with its unblurred siblings. Captures stop matching at
+ * a blur of about 10 % of the iris radius (median; MMU2 7 %), where their focus is 0.05 (median;
+ * quartiles 0.039-0.067); 0.044 is the threshold with the fewest captures wrong over every blur
+ * (matching ones refused plus non-matching ones kept: 501 of 1,988). No unblurred tune capture
+ * is under it (lowest 0.047).
+ */
+const MIN_FOCUS = 0.044;
 
 /** Smallest pupil aspect ratio (minor / major axis) accepted by default. */
 const MIN_ASPECT = 0.75;

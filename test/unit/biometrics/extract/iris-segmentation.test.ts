@@ -25,7 +25,9 @@ describe('iris refusal reasons on hard eyes', () => {
   });
 
   it('a blurred eye is blurred, not off-axis', () => {
-    expect(reason(108, { blurred: true })).toBe('blurred');
+    // Eye 34: blurred by 12 % of its iris radius, eye 108 keeps a focus above the threshold (its
+    // synthetic texture is finer than a real iris's).
+    expect(reason(34, { blurred: true })).toBe('blurred');
   });
 });
 

@@ -1,0 +1,53 @@
+import { describe, expect, it } from 'vitest';
+import { localizeIris } from '../../../../src/biometrics/extract/iris-segmentation.js';
+import type { GrayImage } from '../../../../src/biometrics/image/gray-image.js';
+import { renderEye } from '../../../../src/synthetic/eye-image.js';
+
+function reason(img: GrayImage): string {
+  try {
+    localizeIris(img);
+    return 'accepted';
+  } catch (err) {
+    return (err as { context: { reason: string } }).context.reason;
+  }
+}
+
+const focusOf = (img: GrayImage) => localizeIris(img, { minFocus: Number.NEGATIVE_INFINITY }).focus;
+
+// The blur refusal used the pupil edge's width: an eye whose pupil margin is soft while its iris
+// texture is sharp (MMU1 025L_1) was refused as out of focus. It now reads the iris texture.
+describe('the focus of the iris texture', () => {
+  it('keeps a sharp eye whose pupil edge is soft, and refuses the same eye out of focus', () => {
+    // A pupil edge that ramps over 14 px, 12 % of the iris radius (the old rule refused over 6 %).
+    const soft = renderEye(108, 1, { pupilEdge: 14 });
+    expect(reason(soft)).toBe('accepted');
+    expect(focusOf(soft)).toBeGreaterThan(0.9 * focusOf(renderEye(108, 1)));
+    // Out of focus (12 % of the iris radius): refused, and its focus is far under the sharp eye's.
+    const blurred = renderEye(34, 1, { blurred: true });
+    expect(reason(blurred)).toBe('blurred');
+    expect(focusOf(blurred)).toBeLessThan(0.5 * focusOf(renderEye(34, 1)));
+  });
+
+  it('the refusal says the figure and what to do', () => {
+    try {
+      localizeIris(renderEye(34, 1, { blurred: true }));
+      expect.unreachable('a blurred eye was accepted');
+    } catch (err) {
+      const e = err as { message: string; hint: string; context: { focus: number; minFocus: number } };
+      expect(e.context.focus).toBeLessThan(e.context.minFocus);
+      expect(e.message).toContain(e.context.focus.toFixed(2));
+      expect(e.hint).toMatch(/focus distance/);
+    }
+  });
+
+  it('falls as the blur grows, and does not depend on the gain or on the eye’s size in the frame', () => {
+    const f = [0.7, 2, 4, 7].map((blur) => focusOf(renderEye(31, 1, { blur })));
+    for (let i = 1; i < f.length; i++) expect(f[i]!).toBeLessThan(f[i - 1]!);
+    const img = renderEye(31, 1);
+    const dim: GrayImage = { ...img, pixels: Uint8Array.from(img.pixels, (v) => Math.round(30 + 0.5 * v)) };
+    expect(Math.abs(focusOf(dim) - focusOf(img))).toBeLessThan(0.1 * focusOf(img));
+    // The same eye at two thirds of the size (blur scaled with it): about the same focus.
+    const small = renderEye(31, 1, { scale: 0.67, blur: 0.47 });
+    expect(Math.abs(focusOf(small) - focusOf(img))).toBeLessThan(0.2 * focusOf(img));
+  });
+});
