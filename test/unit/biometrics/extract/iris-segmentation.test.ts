@@ -52,6 +52,19 @@ describe('the pupil of a large frame traced at full resolution', () => {
   });
 });
 
+/** Uniform noise in -0.5..0.5 from a linear congruential generator (the same numbers every run). */
+function uniformNoise(seed: number): () => number {
+  return () => {
+    seed = (seed * 1103515245 + 12345) >>> 0;
+    return seed / 2 ** 32 - 0.5;
+  };
+}
+
+/** At radius r: a soft step (a logistic of 1.5 px) from `from` to `to` at radius `at`. */
+function softEdge(r: number): (at: number, from: number, to: number) => number {
+  return (at, from, to) => from + (to - from) / (1 + Math.exp(-(r - at) / 1.5));
+}
+
 // A light iris under near infrared, framed by shadow (the limbus steps down), whose bright inner
 // zone ends in a stronger step down than the limbus (CASIA-Iris-Interval 043L_2 and 043L_3): the
 // search on the inverted image took that zone's edge, at a pupil/iris ratio of 0.55, for the limbus.
@@ -62,15 +75,11 @@ describe('the limbus of a light iris framed by shadow', () => {
       cx = 150,
       cy = 150;
     const pixels = new Uint8Array(w * h);
-    let seed = 7;
-    const noise = () => {
-      seed = (seed * 1103515245 + 12345) >>> 0;
-      return seed / 2 ** 32 - 0.5;
-    };
+    const noise = uniformNoise(7);
     for (let y = 0; y < h; y++)
       for (let x = 0; x < w; x++) {
         const r = Math.hypot(x - cx, y - cy);
-        const edge = (at: number, from: number, to: number) => from + (to - from) / (1 + Math.exp(-(r - at) / 1.5));
+        const edge = softEdge(r);
         // Pupil (radius 30), bright inner zone to 60, iris to 105, then shadow.
         const v = r < 45 ? edge(30, 40, 215) : r < 80 ? edge(60, 215, 180) : edge(105, 180, 160);
         pixels[y * w + x] = Math.max(0, Math.min(255, Math.round(v + noise() * (r > 32 && r < 105 ? 16 : 5))));
@@ -99,15 +108,11 @@ describe('the limbus of an iris that darkens towards it, under eyelids', () => {
     const errors: number[] = [];
     for (let eye = 1; eye <= 12; eye++) {
       const f = new Float32Array(w * h);
-      let seed = eye;
-      const noise = () => {
-        seed = (seed * 1103515245 + 12345) >>> 0;
-        return seed / 2 ** 32 - 0.5;
-      };
+      const noise = uniformNoise(eye);
       for (let y = 0; y < h; y++)
         for (let x = 0; x < w; x++) {
           const r = Math.hypot(x - cx, y - cy);
-          const edge = (at: number, from: number, to: number) => from + (to - from) / (1 + Math.exp(-(r - at) / 1.5));
+          const edge = softEdge(r);
           const iris = 210 - (40 * Math.min(1, Math.max(0, r - 30))) / (R - 30);
           let v = r < 60 ? edge(30, 20, iris) : edge(R, iris, 230);
           // Eyelids (skin, 250) from 60 px above and below the centre, curving away sideways.
