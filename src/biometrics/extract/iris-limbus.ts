@@ -129,8 +129,9 @@ export function findLimbus(p: Plane, pupil: Circle, opts: LimbusOptions = {}, gr
   let best: Limbus | null = st.best;
   if (!best) return null;
   // Of the strongest distinct candidates, the one whose step is also a circle: scored by its step
-  // times the share of a whole circle round it that has an edge facing out (the lateral steps of
-  // an eye's corners or eyelid creases are strong too, but only the limbus is round).
+  // times how round an edge facing out it has (the share of a whole circle round it with a strong
+  // edge facing out, plus the mean graded outward gradient round it: see circleSupport). The
+  // lateral steps of an eye's corners or eyelid creases are strong too, but only the limbus is round.
   cands.sort((a, b) => b.score - a.score);
   const distinct: Array<Circle & { score: number }> = [];
   for (const c of cands) {
@@ -141,8 +142,8 @@ export function findLimbus(p: Plane, pupil: Circle, opts: LimbusOptions = {}, gr
   if (distinct.length) {
     let top = -Infinity;
     for (const c of distinct) {
-      const support = circleSupport(grad, c);
-      const v = c.score * (0.15 + support);
+      const { support, radial } = circleSupport(grad, c);
+      const v = c.score * (0.15 + support + radial);
       if (v > top) {
         top = v;
         best = { circle: { x: c.x, y: c.y, r: c.r }, step: c.score, sides: [NaN, NaN], support };
@@ -151,16 +152,16 @@ export function findLimbus(p: Plane, pupil: Circle, opts: LimbusOptions = {}, gr
   }
   // Fine: a descent from the chosen centre on every ray, over radii within 8 % of its radius every
   // half pixel, in centre steps of half the coarse grid down to half a pixel, on the same product
-  // of step and roundness (the lateral steps fix the centre's x and the radius; the support round
-  // the circle, the lower arc above all, fixes its y).
+  // of step and roundness (the lateral steps fix the centre's x and the radius; the roundness, the
+  // lower arc above all, fixes its y).
   const coarse: Circle = (best as Limbus).circle;
   let fine: Limbus = best as Limbus;
   const near = (cx: number, cy: number): number => {
     const sc = considerCentre(st, cx, cy, 0.92 * coarse.r, 1.08 * coarse.r, 0.5, 1, false);
     if (!(sc > 0)) return -Infinity;
     const c = { x: cx, y: cy, r: st.hereR };
-    const support = circleSupport(grad, c);
-    const v = sc * (0.15 + support);
+    const { support, radial } = circleSupport(grad, c);
+    const v = sc * (0.15 + support + radial);
     if (v > fineTop) {
       fineTop = v;
       fine = { circle: c, step: sc, sides: [NaN, NaN], support };
@@ -359,26 +360,35 @@ const ROUND_COS = Float64Array.from({ length: ROUND }, (_, k) => Math.cos((2 * M
 const ROUND_SIN = Float64Array.from({ length: ROUND }, (_, k) => Math.sin((2 * Math.PI * k) / ROUND));
 
 /**
- * The share of the 48 directions round a circle where, within 3 % of the radius of it, the image
- * has a strong edge facing out (gradient within 35° of the radial direction, bright outside).
+ * How round an edge facing out a circle has, over the 48 directions round it, each looked at within
+ * 3 % of the radius of the circle. `support`: the share of the directions with a strong edge facing
+ * out (gradient within 35° of the radial direction, bright outside). `radial`: the mean over the
+ * directions of the strongest outward radial gradient there, as a share of a strong edge (0..1; 0
+ * where the image is darker outside). The share alone is flat over centres a few pixels apart (an
+ * iris that darkens towards its limbus leaves few rays to the lateral steps, and the centre's height
+ * then rests on it alone); the graded term still tells them apart.
  */
-export function circleSupport(g: LimbusEdges, c: Circle): number {
+export function circleSupport(g: LimbusEdges, c: Circle): { support: number; radial: number } {
   const tol = Math.max(1, 0.03 * c.r);
-  let hits = 0;
+  let hits = 0,
+    radial = 0;
   for (let k = 0; k < ROUND; k++) {
     const u = ROUND_COS[k]!,
       v = ROUND_SIN[k]!;
+    let hit = false,
+      most = 0;
     for (let d = -tol; d <= tol + 1e-9; d += tol / 2) {
       const x = Math.round(c.x + (c.r + d) * u),
         y = Math.round(c.y + (c.r + d) * v);
       if (x < 1 || y < 1 || x >= g.w - 1 || y >= g.h - 1) continue;
       const i = y * g.w + x;
-      const m = g.mag[i]!;
-      if (m > g.strong && g.gx[i]! * u + g.gy[i]! * v > 0.82 * m) {
-        hits++;
-        break;
-      }
+      const m = g.mag[i]!,
+        out = g.gx[i]! * u + g.gy[i]! * v;
+      if (out > most) most = out;
+      if (!hit && m > g.strong && out > 0.82 * m) hit = true;
     }
+    if (hit) hits++;
+    if (most > 0) radial += Math.min(1, most / g.strong);
   }
-  return hits / ROUND;
+  return { support: hits / ROUND, radial: radial / ROUND };
 }

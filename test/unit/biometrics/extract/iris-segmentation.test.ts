@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Circle } from '../../../../src/biometrics/extract/iris-geometry.js';
+import { findLimbus } from '../../../../src/biometrics/extract/iris-limbus.js';
 import type { PupilTrace } from '../../../../src/biometrics/extract/iris-pupil.js';
 import { localizeIris, withoutSpecks } from '../../../../src/biometrics/extract/iris-segmentation.js';
 import { renderEye, type EyeRenderOptions } from '../../../../src/synthetic/eye-image.js';
@@ -53,6 +54,19 @@ describe('the pupil of a large frame traced at full resolution', () => {
   });
 });
 
+/** Uniform noise in -0.5..0.5 from a linear congruential generator (the same numbers every run). */
+function uniformNoise(seed: number): () => number {
+  return () => {
+    seed = (seed * 1103515245 + 12345) >>> 0;
+    return seed / 2 ** 32 - 0.5;
+  };
+}
+
+/** At radius r: a soft step (a logistic of 1.5 px) from `from` to `to` at radius `at`. */
+function softEdge(r: number): (at: number, from: number, to: number) => number {
+  return (at, from, to) => from + (to - from) / (1 + Math.exp(-(r - at) / 1.5));
+}
+
 // A light iris under near infrared, framed by shadow (the limbus steps down), whose bright inner
 // zone ends in a stronger step down than the limbus (CASIA-Iris-Interval 043L_2 and 043L_3): the
 // search on the inverted image took that zone's edge, at a pupil/iris ratio of 0.55, for the limbus.
@@ -63,15 +77,11 @@ describe('the limbus of a light iris framed by shadow', () => {
       cx = 150,
       cy = 150;
     const pixels = new Uint8Array(w * h);
-    let seed = 7;
-    const noise = () => {
-      seed = (seed * 1103515245 + 12345) >>> 0;
-      return seed / 2 ** 32 - 0.5;
-    };
+    const noise = uniformNoise(7);
     for (let y = 0; y < h; y++)
       for (let x = 0; x < w; x++) {
         const r = Math.hypot(x - cx, y - cy);
-        const edge = (at: number, from: number, to: number) => from + (to - from) / (1 + Math.exp(-(r - at) / 1.5));
+        const edge = softEdge(r);
         // Pupil (radius 30), bright inner zone to 60, iris to 105, then shadow.
         const v = r < 45 ? edge(30, 40, 215) : r < 80 ? edge(60, 215, 180) : edge(105, 180, 160);
         pixels[y * w + x] = Math.max(0, Math.min(255, Math.round(v + noise() * (r > 32 && r < 105 ? 16 : 5))));
@@ -80,6 +90,45 @@ describe('the limbus of a light iris framed by shadow', () => {
     expect(Math.hypot(loc.pupil.x - cx, loc.pupil.y - cy)).toBeLessThan(1.5);
     expect(Math.abs(loc.iris.r - 105)).toBeLessThan(4);
     expect(Math.hypot(loc.iris.x - cx, loc.iris.y - cy)).toBeLessThan(4);
+  });
+});
+
+// An iris that darkens towards its limbus (210 next to the pupil, 170 at the limbus), under eyelids
+// that leave only the lateral sclera (230) bare (CASIA-Iris-Interval 043L and 054L): most rays at
+// the limbus have an inside band darker than the iris next to the pupil by more than the limbus
+// step and say nothing, so the lateral steps fix the radius but hardly the centre's height. The
+// share of the circle with a strong edge facing out is flat over centres a few pixels apart; the
+// graded outward gradient round the whole circle still tells them apart. Before it, 3 of these 12
+// eyes were 5.8-8.6 px off (centre distance plus radius error), 3.2 px on average.
+describe('the limbus of an iris that darkens towards it, under eyelids', () => {
+  it('is centred on the iris, not a few pixels above or below it', () => {
+    const w = 320,
+      h = 280,
+      cx = 160,
+      cy = 140,
+      R = 100;
+    const errors: number[] = [];
+    for (let eye = 1; eye <= 12; eye++) {
+      const f = new Float32Array(w * h);
+      const noise = uniformNoise(eye);
+      for (let y = 0; y < h; y++)
+        for (let x = 0; x < w; x++) {
+          const r = Math.hypot(x - cx, y - cy);
+          const edge = softEdge(r);
+          const iris = 210 - (40 * Math.min(1, Math.max(0, r - 30))) / (R - 30);
+          let v = r < 60 ? edge(30, 20, iris) : edge(R, iris, 230);
+          // Eyelids (skin, 250) from 60 px above and below the centre, curving away sideways.
+          const lid = Math.abs(y - cy) - 60 - 0.002 * (x - cx) ** 2;
+          v += (250 - v) / (1 + Math.exp(-lid / 1.5));
+          f[y * w + x] = Math.max(0, Math.min(255, Math.round(v + noise() * (r > 32 && r < R ? 16 : 5))));
+        }
+      const limbus = findLimbus({ f, w, h }, { x: cx, y: cy, r: 30 });
+      expect(limbus).not.toBeNull();
+      const c = limbus!.circle;
+      errors.push(Math.hypot(c.x - cx, c.y - cy) + Math.abs(c.r - R));
+    }
+    expect(Math.max(...errors)).toBeLessThan(5.5);
+    expect(errors.reduce((a, b) => a + b, 0) / errors.length).toBeLessThan(2.7);
   });
 });
 
