@@ -361,7 +361,7 @@ function localizeOnce(img: GrayImage, opts: IrisCheckOptions): IrisLocalization 
   if (focus < minFocus) {
     throw unusable(
       'blurred',
-      `the eye image is out of focus (the iris texture's focus is ${focus.toFixed(2)}, at least ${minFocus.toFixed(2)})`,
+      `the eye image is out of focus (the iris texture's focus is ${focus.toFixed(3)}, it needs at least ${minFocus.toFixed(3)})`,
       { focus, minFocus, edgeWidth, pupil: fullPupil, iris: fullIris },
       'ask the person to hold still at the focus distance and capture again',
     );
