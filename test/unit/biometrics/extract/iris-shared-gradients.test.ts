@@ -1,6 +1,6 @@
 /**
  * Tests: src/biometrics/extract/iris-limbus.ts and src/biometrics/extract/iris-pupil.ts given the
- * gradients src/biometrics/extract/iris-segmentation.ts computes once per image.
+ * gradients the localisation computes once per image.
  */
 import { describe, expect, it } from 'vitest';
 import { findLimbus, limbusEdges } from '../../../../src/biometrics/extract/iris-limbus.js';
