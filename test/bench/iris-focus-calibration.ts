@@ -21,14 +21,14 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { crc32 } from 'node:zlib';
 import { ConfigSchema } from '../../src/config/config.js';
 import { irisFocus } from '../../src/biometrics/extract/iris-focus.js';
-import { encodeNormalized, extractIris, IRIS_STRIP, normalizeIris } from '../../src/biometrics/extract/iris-pipeline.js';
+import { codeOfResponse, encodeNormalized, extractIris, normalizeIris } from '../../src/biometrics/extract/iris-pipeline.js';
 import type { IrisLocalization } from '../../src/biometrics/extract/iris-segmentation.js';
 import { decodeImage } from '../../src/biometrics/image/decode-image.js';
 import type { GrayImage } from '../../src/biometrics/image/gray-image.js';
-import { createIrisCode, type IrisCode } from '../../src/biometrics/iris/iris-code.js';
+import type { IrisCode } from '../../src/biometrics/iris/iris-code.js';
+import { halvesOf } from './subject-halves.js';
 import { compareIrisCodes } from '../../src/biometrics/iris/iris-match.js';
 
 const { values } = parseArgs({ options: { iris: { type: 'string', multiple: true }, half: { type: 'string', default: 'tune' } } });
@@ -39,23 +39,12 @@ const OFF = { minFocus: Number.NEGATIVE_INFINITY, maxEdgeWidth: Number.POSITIVE_
 /** The code of `img` on a given localization (the pipeline's steps after localizeIris). */
 async function codeOn(img: GrayImage, loc: IrisLocalization): Promise<IrisCode> {
   const { bits, valid } = await encodeNormalized(normalizeIris(img, loc));
-  const { rings, angles } = IRIS_STRIP;
-  return createIrisCode(
-    (ring, angle, k) => bits[k * rings * angles + ring * angles + angle] === 1,
-    (ring, angle) => valid[ring * angles + angle] === 1,
-  );
+  return codeOfResponse(bits, valid);
 }
 
 /** The focus of `img` on a given localization (reflections found on the unblurred image left out). */
 const focusOn = (img: GrayImage, loc: IrisLocalization) =>
   irisFocus({ f: Float32Array.from(img.pixels), w: img.width, h: img.height, holes: loc.reflections.mask }, loc.pupil, loc.iris);
-
-/** The same split as bench:real: subjects ordered by CRC-32 of their id, alternately tune and report. */
-function halfOf(subjects: string[]): Map<string, string> {
-  const key = (id: string) => crc32(Buffer.from(id, 'utf8'));
-  const s = [...subjects].sort((a, b) => key(a) - key(b) || (a < b ? -1 : a > b ? 1 : 0));
-  return new Map(s.map((id, i) => [id, i % 2 === 0 ? 'tune' : 'report']));
-}
 
 /** Sensor noise σ (Immerkær 1996: the mean absolute response of a Laplacian difference mask). */
 function noiseSigma(img: GrayImage): number {
@@ -126,7 +115,7 @@ for (const dir of values.iris ?? []) {
     .filter((f) => /^(.+)_([^_]+)\.png$/i.test(f))
     .sort();
   const subjectOf = (f: string) => f.slice(0, f.lastIndexOf('_'));
-  const half = halfOf([...new Set(files.map(subjectOf))]);
+  const half = halvesOf(files.map(subjectOf));
   const mine = files.filter((f) => half.get(subjectOf(f)) === values.half);
   const base = new Map<string, { code: IrisCode; loc: IrisLocalization }>();
   for (const f of mine) {

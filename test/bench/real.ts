@@ -34,7 +34,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { loadavg } from 'node:os';
-import { crc32 } from 'node:zlib';
 import { parseArgs } from 'node:util';
 import { ConfigSchema } from '../../src/config/config.js';
 import { extractTemplate } from '../../src/biometrics/extract/extract-image.js';
@@ -45,6 +44,7 @@ import { decodeIrisTemplate, type IrisCode } from '../../src/biometrics/iris/iri
 import { compareIrisCodes } from '../../src/biometrics/iris/iris-match.js';
 import { toAgentError } from '../../src/core/errors.js';
 import { DEGRADATIONS, degradeFinger, type Degradation } from '../../src/synthetic/poor-capture.js';
+import { halvesOf, type Half } from './subject-halves.js';
 import { equalErrorRate, fnmrAtFmr, nextUp, quantile, ratesAt, sortedScores } from './error-rates.js';
 
 const { values } = parseArgs({
@@ -97,8 +97,6 @@ interface Sample {
   degrade?: Degradation;
 }
 
-type Half = 'tune' | 'report';
-
 /**
  * `<subject>_<impression>.(png|pgm)`: the subject is everything before the last underscore. A
  * folder without images but with subfolders (SOCOFing's `real/` and `altered-easy/`) is read
@@ -123,22 +121,10 @@ function listSamples(dir: string): Sample[] {
   return out;
 }
 
-/**
- * Each subject's half, deterministic: the subjects ordered by the CRC-32 of their id (then the id)
- * go alternately to `tune` and `report`. By hash rather than by name, so neither half is all left
- * eyes or all of one session; every image of a subject is in the same half.
- */
-function halvesOf(samples: Sample[]): Map<string, Half> {
-  const subjects = [...new Set(samples.map((s) => s.subject))];
-  const key = (id: string) => crc32(Buffer.from(id, 'utf8'));
-  subjects.sort((a, b) => key(a) - key(b) || (a < b ? -1 : a > b ? 1 : 0));
-  return new Map(subjects.map((id, i) => [id, i % 2 === 0 ? 'tune' : 'report']));
-}
-
 /** The samples of a folder, with `--half` applied, and each subject's half. */
 function folderSamples(dir: string): { samples: Sample[]; half: Map<string, Half> } {
   const all = listSamples(dir);
-  const half = halvesOf(all);
+  const half = halvesOf(all.map((s) => s.subject));
   return { samples: onlyHalf ? all.filter((s) => half.get(s.subject) === onlyHalf) : all, half };
 }
 

@@ -163,6 +163,15 @@ export async function encodeNormalized(
   return { bits, valid, validFraction };
 }
 
+/** The iris code of encodeNormalized's bits and valid flags (strip order: k, ring, angle). */
+export function codeOfResponse(bits: Uint8Array, valid: Uint8Array, quality?: number): IrisCode {
+  return createIrisCode(
+    (ring, angle, k) => bits[k * RINGS * ANGLES + ring * ANGLES + angle] === 1,
+    (ring, angle) => valid[ring * ANGLES + angle] === 1,
+    quality,
+  );
+}
+
 export async function extractIris(img: GrayImage, opts: IrisExtractOptions = {}): Promise<IrisExtraction> {
   assertGrayImage(img, 'eye image');
   const t0 = performance.now();
@@ -174,11 +183,7 @@ export async function extractIris(img: GrayImage, opts: IrisExtractOptions = {})
   const t3 = performance.now();
   const qualityFeatures = irisQualityFeatures(img, loc, { visible: n.visible, validFraction });
   const quality = irisQualityScore(qualityFeatures);
-  const code = createIrisCode(
-    (ring, angle, k) => bits[k * RINGS * ANGLES + ring * ANGLES + angle] === 1,
-    (ring, angle) => valid[ring * ANGLES + angle] === 1,
-    quality,
-  );
+  const code = codeOfResponse(bits, valid, quality);
   return {
     code,
     localization: loc,

@@ -193,7 +193,7 @@ export function exactScore(g: Int32Array, base: number, p: PreparedProbe): Exact
       const raw = d / n;
       // The shift is chosen on the unclamped value, so two strong matches still rank apart; a ring
       // offset pays RADIAL_SHIFT_COST to be chosen.
-      const cost = dr === 0 ? normalizeHdRaw(raw, n) : normalizeHdRaw(raw, n) + RADIAL_SHIFT_COST;
+      const cost = normalizeHdRaw(raw, n) + (dr === 0 ? 0 : RADIAL_SHIFT_COST);
       // Ties go to the smallest |shift| and ring offset, so an unrotated pair reports shift 0.
       const s = j - range;
       if (cost < best || (cost === best && (Math.abs(dr) < Math.abs(bestRing) || (dr === bestRing && Math.abs(s) < Math.abs(bestShift))))) {
