@@ -62,6 +62,19 @@ describe('iris pipeline', () => {
     expect(irisQualityScore({ ...f, usableBits: 0.45, usableIrisArea: 0.55 })).toBeLessThan(GATE);
   });
 
+  it('measures the eyelashes the occlusion mask leaves over the iris, and they lower the score', async () => {
+    const clear = await extractIris(renderEye(108, 1, { lashes: 0 }));
+    const lashed = await extractIris(renderEye(108, 1, { lashes: 400 }));
+    // Thin lashes pass the mask's neighbourhood test: the code keeps about as many bits ...
+    expect(Math.abs(lashed.qualityFeatures.usableBits - clear.qualityFeatures.usableBits)).toBeLessThan(0.1);
+    // ... but a tenth of what it reads as iris is lash, against almost none on the clear eye.
+    expect(lashed.qualityFeatures.unmaskedClutter).toBeGreaterThan(0.08);
+    expect(clear.qualityFeatures.unmaskedClutter).toBeLessThan(0.02);
+    expect(irisQualityScore(lashed.qualityFeatures)).toBeLessThan(
+      irisQualityScore({ ...lashed.qualityFeatures, unmaskedClutter: clear.qualityFeatures.unmaskedClutter }),
+    );
+  });
+
   it('the same eye gives close codes, another eye does not (through the template file)', async () => {
     const rt = async (eye: number, sample: number) =>
       decodeIrisTemplate(encodeIrisTemplate((await extractIris(renderEye(eye, sample))).code));
