@@ -34,7 +34,7 @@
  * the tune halves of the four shared real iris folders (test/bench/subject-halves.ts; bench:real's
  * `halves.tune.quality`), where the pupil edge's sharpness, which the score read before, said
  * nothing about the errors: MMU1's false non-matches at 0.32 (034R, whose iris texture is soft,
- * focus 0.05-0.07 against a folder median of 0.10) had none of their captures in the folder's
+ * focus 0.05-0.07 against a median of 0.10) had none of their captures in the half's
  * lowest-quality fifth, MMU2's (s1e02, a lid over half the iris: 52-58 % of the bits usable) none
  * either. With focus and usable bits, all of them have one. The lashes the occlusion mask leaves
  * in (`unmaskedClutter`: 034R's upper lashes cross the iris as a high-contrast comb) take off a
@@ -45,8 +45,8 @@
  * across the folders).
  *
  * Tested in test/unit/biometrics/extract/iris-pipeline.test.ts (the measures of a synthetic eye
- * against its truth, the score falling with one poor measure, and a soft or mostly hidden eye
- * under enrolment's gate while a sharp open one passes).
+ * against its truth, the score falling with one poor measure, a soft or mostly hidden eye under
+ * enrolment's gate while a sharp open one passes, and lashes left unmasked measured and scored).
  */
 import type { GrayImage } from '../image/gray-image.js';
 import { MIN_FOCUS, type IrisLocalization } from './iris-segmentation.js';
