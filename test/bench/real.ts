@@ -16,7 +16,8 @@
  * refusal) and the iris targets (FTA ≤ 5 %, EER ≤ 1 % on each set). `quality` shows whether the
  * quality score predicts the errors: the genuine pairs sorted by the lower quality of their two
  * captures, the false non-matches that involve the lowest-quality fifth of the captures, and the
- * error-versus-reject curve (FNMR after refusing the worst 0/5/10/20 % of captures).
+ * error-versus-reject curve (FNMR after refusing the worst 0/5/10/20 % of captures); in each of
+ * `halves` these read the half's own captures (its lowest fifth, its worst shares).
  *
  * `--degrade` adds `fingerWithPoorCaptures`: the finger folder again with, beside every image, a
  * poor capture of the same finger made from it (faint, smudged, partial or dry in turn, see
@@ -270,10 +271,14 @@ function spearman(x: number[], y: number[]): number {
   return sxx && syy ? sxy / Math.sqrt(sxx * syy) : 0;
 }
 
-/** Does the quality score carry the errors? (see the module comment) */
-function qualityReport<T>(items: Extracted<T>[], p: PairScores, threshold: number) {
+/**
+ * Does the quality score carry the errors? (see the module comment) The lowest fifth and the
+ * rejected shares are quantiles of the captures in `keep` (the folder, or one half of it), so a
+ * half's figures are its own: a quality rule chosen on the tune half is read on the report half.
+ */
+function qualityReport<T>(items: Extracted<T>[], p: PairScores, threshold: number, keep: (i: number) => boolean = () => true) {
   const q = items.map((i) => i.quality);
-  const sortedQ = [...q].sort((a, b) => a - b);
+  const sortedQ = q.filter((_, i) => keep(i)).sort((a, b) => a - b);
   const lowCut = quantile(sortedQ, 0.2);
   const isLow = (i: number) => q[i]! <= lowCut;
   const pairQ = p.genPairs.map(([a, b]) => Math.min(q[a]!, q[b]!));
@@ -461,7 +466,7 @@ async function fingerBench(dir: string, dpiFlag?: number, degrade = false) {
       meanMinutiae: r1(
         subset.filter((i) => i.ok).reduce((s, i) => s + i.ok!.data[i.ok!.offset]!, 0) / Math.max(1, subset.filter((i) => i.ok).length),
       ),
-      quality: qualityReport(items, p, r.thresholdAtFmr1e3 ?? threshold),
+      quality: qualityReport(items, p, r.thresholdAtFmr1e3 ?? threshold, keep),
       ...(worstN ? { worst: worstPairs(items, p, worstN, 1) } : {}),
       ...(degrade ? { byCapture: byCapture(items, p, threshold) } : {}),
       ratios: {
@@ -530,7 +535,7 @@ async function irisBench(dir: string) {
         p.genPairs.map(([a, b]) => rawOf.get(`${a},${b}`) ?? NaN),
         1,
       ),
-      quality: qualityReport(items, p, -threshold),
+      quality: qualityReport(items, p, -threshold, keep),
       ...(worstN ? { worst: worstPairs(items, p, worstN, -1) } : {}),
       ratios: { fta: r4(fta / IRIS_FLOOR.fta), eer: r.eer === null ? null : r4(r.eer / IRIS_FLOOR.eer) },
     };

@@ -15,7 +15,7 @@ import { assertGrayImage, type GrayImage } from '../image/gray-image.js';
 import { createIrisCode, type IrisCode } from '../iris/iris-code.js';
 import { limbusDistance } from './iris-geometry.js';
 import { occlusionMask } from './iris-occlusion.js';
-import { irisQualityFeatures, irisQualityScore, type IrisQualityFeatures } from './iris-quality.js';
+import { irisQualityFeatures, irisQualityScore, unmaskedClutter, type IrisQualityFeatures } from './iris-quality.js';
 import { localizeIris, type IrisCheckOptions, type IrisLocalization } from './iris-segmentation.js';
 import { IRIS_MODEL } from './model-path.js';
 import { getSession, ort } from './onnx-sessions.js';
@@ -181,7 +181,7 @@ export async function extractIris(img: GrayImage, opts: IrisExtractOptions = {})
   const t2 = performance.now();
   const { bits, valid, validFraction } = await encodeNormalized(n, opts);
   const t3 = performance.now();
-  const qualityFeatures = irisQualityFeatures(img, loc, { visible: n.visible, validFraction });
+  const qualityFeatures = irisQualityFeatures(img, loc, { visible: n.visible, validFraction, clutter: unmaskedClutter(n) });
   const quality = irisQualityScore(qualityFeatures);
   const code = codeOfResponse(bits, valid, quality);
   return {

@@ -456,7 +456,7 @@ const LIMBUS_SIGMA = 1;
  * (matching ones refused plus non-matching ones kept: 501 of 1,988). No unblurred tune capture
  * is under it (lowest 0.047).
  */
-const MIN_FOCUS = 0.044;
+export const MIN_FOCUS = 0.044;
 
 /** Smallest pupil aspect ratio (minor / major axis) accepted by default. */
 const MIN_ASPECT = 0.75;
