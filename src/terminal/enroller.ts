@@ -7,8 +7,9 @@
  *     announced first, and every press is prompted ("press 2 of 5: place the same finger
  *     again", "lift your finger"); a press not taken (poor, lifted too soon, pressed before the
  *     lift was seen) is asked again, keeping the presses before it, up to three tries a press
- *     (a finger whose every try is under the quality minimum is enrolled with its best try, its
- *     quality noted: a finger is never refused for quality alone);
+ *     (a finger or an eye whose every try is under the quality minimum is enrolled with its best
+ *     try, its quality noted: neither is refused for quality alone, only a capture that gives no
+ *     template is);
  *     a module enrolment that fails after its tries keeps the captures (the finger is identified
  *     from images) and says so;
  *  3. each capture is checked 1:N: a finger or eye already enrolled to someone else is refused;
@@ -442,8 +443,8 @@ async function enrollSteps(
         while (finger.captures.length < captures) {
           const press = finger.captures.length + 1;
           let reason: string | null = null;
-          // A finger is never refused for quality alone: the best capture under the gate's minimum
-          // over this press's tries is enrolled when no try reaches it, its quality noted.
+          // A finger or an eye is never refused for quality alone: the best capture under the gate's
+          // minimum over this press's tries is enrolled when no try reaches it, its quality noted.
           let bestLow: CapturedTemplate | null = null;
           const take = async (t: CapturedTemplate, attempt: number): Promise<void> => {
             const dup = await identifier.identify({ modality, template: t.data });
@@ -469,7 +470,7 @@ async function enrollSteps(
               ...(low
                 ? {
                     lowQuality: true,
-                    message: `${at(press, presses)} taken with quality ${t.quality} (under ${minQuality}, the best of ${attempt} tries): a finger is not refused for quality alone`,
+                    message: `${at(press, presses)} taken with quality ${t.quality} (under ${minQuality}, the best of ${attempt} tries): ${modality === 'iris' ? 'an eye' : 'a finger'} is not refused for quality alone`,
                   }
                 : {}),
             });
@@ -516,7 +517,7 @@ async function enrollSteps(
               }
             } else if (t && t.quality < minQuality) {
               reason = `quality ${t.quality} is below ${minQuality}`;
-              if (modality === 'finger' && (!bestLow || t.quality > bestLow.quality)) bestLow = t;
+              if (!bestLow || t.quality > bestLow.quality) bestLow = t;
             } else if (t) {
               await take(t, attempt);
               break;

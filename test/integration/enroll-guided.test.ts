@@ -10,7 +10,8 @@
  *    not take are asked again, and the captures taken before are kept;
  *  - presses of different fingers on a GT-521 make the module forget its enrolment: its presses
  *    start again, the captures stay;
- *  - a press that fails every try ends with a clear error, not a hang;
+ *  - a press that fails every try ends with a clear error, not a hang; a finger or an eye under
+ *    the quality minimum on every try is taken with its best try, its quality said;
  *  - a second enrolment on a scanner already enrolling is refused at once; a cancelled one stops
  *    at once and stores nothing;
  *  - without image extraction the module enrols alone, prompted the same way.
@@ -389,6 +390,30 @@ describe('guided enrolment on the iris camera (3 captures, no module)', () => {
     expect(said).toContain('3 captures; look at the camera when asked and look away after each');
     expect(said).toContain('press 2 of 3: look at the camera again');
     expect(said).toContain('look away from the camera');
+    expect(result.templates).toHaveLength(3);
+  }, 90_000);
+
+  it('an eye under the quality minimum on every try is enrolled with its best try, its quality noted, not refused', async () => {
+    const { rt, sim } = await terminal('iris-hid');
+    const p = person(sim, 2002);
+    // A minimum no capture reaches: every press takes its three tries, then the best of them.
+    const result = await run(rt, { employeeCode: 'E7004', modality: 'iris', position: 'right', minQuality: 100 }, p.onProgress);
+    expect(script(p.events).filter((l) => l.startsWith('retry'))).toEqual([
+      'retry 1/3',
+      'retry 1/3',
+      'retry 2/3',
+      'retry 2/3',
+      'retry 3/3',
+      'retry 3/3',
+    ]);
+    const taken = p.events.filter((e) => e.step === 'captured');
+    expect(taken).toHaveLength(3);
+    for (const t of taken) {
+      expect(t).toMatchObject({ lowQuality: true });
+      expect(t.message).toMatch(
+        /^press \d of 3 taken with quality \d+ \(under 100, the best of 3 tries\): an eye is not refused for quality alone$/,
+      );
+    }
     expect(result.templates).toHaveLength(3);
   }, 90_000);
 });
