@@ -233,7 +233,7 @@ const summary = {
   frame: {
     best: bestThreshold(framed, (r) => r.frameFocus),
     bestWhereNotFound: bestThreshold(notFound, (r) => r.frameFocus),
-    unblurredQuartiles: [0, 0.25, 0.5, 0.75].map((p) =>
+    unblurredMinAndQuartiles: [0, 0.25, 0.5, 0.75].map((p) =>
       q(
         rows.filter((r) => r.sigma === 0).map((r) => r.frameFocus),
         p,
