@@ -16,6 +16,10 @@
  * it settles at 1/4 (the ratio of a smooth image) by a blur of 6 % of the iris radius, while real
  * irises still match their siblings up to about 10 %.
  *
+ * frameFocus reads the same kind of band over the whole frame, at a scale tied to the frame's size
+ * and over its own gray range: the figure of an eye too blurred to be found, which has no iris to
+ * read irisFocus on (its floor MIN_FRAME_FOCUS, in iris-segmentation.ts, is read only there).
+ *
  * Tested in test/unit/biometrics/extract/iris-focus.test.ts.
  */
 import type { Circle } from './iris-geometry.js';
