@@ -17,14 +17,20 @@
  * quartiles of their focus; the focus of each capture at the first σ where it no longer matches
  * (quartiles); and the focus threshold that best separates the captures that still match from
  * those that no longer do (fewest of both wrong, over every σ).
+ *
+ * The same for the whole frame's focus (frameFocus, read when an eye cannot be found: `frame` in the
+ * summary), over the blurs above and two heavier ones (16 and 20 % of the iris radius, where eyes stop
+ * being found): the threshold that best separates the blurred frames whose captures still match
+ * from those that no longer do, over every blurred capture and over those the localization no
+ * longer finds (refused as closed or off-axis, the frame's focus not read), with those refusals by σ.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigSchema } from '../../src/config/config.js';
-import { irisFocus } from '../../src/biometrics/extract/iris-focus.js';
+import { frameFocus, irisFocus } from '../../src/biometrics/extract/iris-focus.js';
 import { codeOfResponse, encodeNormalized, extractIris, normalizeIris } from '../../src/biometrics/extract/iris-pipeline.js';
-import type { IrisLocalization } from '../../src/biometrics/extract/iris-segmentation.js';
+import { localizeIris, type IrisLocalization } from '../../src/biometrics/extract/iris-segmentation.js';
 import { decodeImage } from '../../src/biometrics/image/decode-image.js';
 import type { GrayImage } from '../../src/biometrics/image/gray-image.js';
 import type { IrisCode } from '../../src/biometrics/iris/iris-code.js';
@@ -35,6 +41,7 @@ const { values } = parseArgs({ options: { iris: { type: 'string', multiple: true
 const defaults = ConfigSchema.parse({}).biometrics as { irisThreshold: number; irisShiftRange: number };
 const SIGMAS = [0, 0.02, 0.04, 0.06, 0.08, 0.1, 0.12];
 const OFF = { minFocus: Number.NEGATIVE_INFINITY, maxEdgeWidth: Number.POSITIVE_INFINITY };
+const SIGMAS_FRAME = [0.16, 0.2];
 
 /** The code of `img` on a given localization (the pipeline's steps after localizeIris). */
 async function codeOn(img: GrayImage, loc: IrisLocalization): Promise<IrisCode> {
@@ -99,11 +106,24 @@ function gaussian(img: GrayImage, sigma: number, noise: number): GrayImage {
   return { width: w, height: h, pixels: out };
 }
 
+/** Why the blurred image's own localization refuses it ('accepted' when it does not), the frame's focus not read. */
+function localizedAs(img: GrayImage): string {
+  try {
+    localizeIris(img, { minFrameFocus: Number.NEGATIVE_INFINITY });
+    return 'accepted';
+  } catch (err) {
+    return String((err as { context?: { reason?: string } }).context?.reason ?? err);
+  }
+}
+
 interface Row {
   folder: string;
   file: string;
   sigma: number;
   focus: number | null;
+  /** The focus of the whole blurred frame (frameFocus), and why its own localization refuses it (before the frame's focus is read). */
+  frameFocus: number;
+  localized: string;
   medianHd: number | null;
   matches: boolean;
   refused?: string;
@@ -140,10 +160,19 @@ for (const dir of values.iris ?? []) {
     if (m0 === null || m0 >= defaults.irisThreshold) continue;
     const img = decodeImage(readFileSync(join(dir, f)));
     const noise = noiseSigma(img);
-    for (const k of SIGMAS) {
-      const row: Row = { folder: dir.split('/').filter(Boolean).pop()!, file: f, sigma: k, focus: null, medianHd: null, matches: false };
+    for (const k of [...SIGMAS, ...SIGMAS_FRAME]) {
+      const blurred = gaussian(img, k * b.loc.iris.r, noise);
+      const row: Row = {
+        folder: dir.split('/').filter(Boolean).pop()!,
+        file: f,
+        sigma: k,
+        focus: null,
+        frameFocus: frameFocus({ f: Float32Array.from(blurred.pixels), w: blurred.width, h: blurred.height }),
+        localized: localizedAs(blurred),
+        medianHd: null,
+        matches: false,
+      };
       try {
-        const blurred = gaussian(img, k * b.loc.iris.r, noise);
         row.focus = focusOn(blurred, b.loc);
         row.medianHd = k ? medianHd(await codeOn(blurred, b.loc), f) : m0;
         row.matches = row.medianHd !== null && row.medianHd < defaults.irisThreshold;
@@ -171,16 +200,25 @@ const perSigma = SIGMAS.map((k) => {
     focusQuartiles: [q(f, 0.25), q(f, 0.5), q(f, 0.75)],
   };
 });
-// The threshold with the fewest wrong: matching captures refused plus non-matching ones kept.
-const measured = rows.filter((r) => r.focus !== null && Number.isFinite(r.focus));
-const cands = [...new Set(measured.map((r) => r.focus!))].sort((a, b) => a - b);
-let best = { threshold: 0, refusedMatching: 0, keptNotMatching: Infinity };
-for (const t of cands) {
-  const refusedMatching = measured.filter((r) => r.matches && r.focus! < t).length;
-  const keptNotMatching = measured.filter((r) => !r.matches && r.focus! >= t).length;
-  if (refusedMatching + keptNotMatching < best.refusedMatching + best.keptNotMatching)
-    best = { threshold: t, refusedMatching, keptNotMatching };
+/** The threshold on `of` with the fewest wrong: matching captures refused plus non-matching ones kept. */
+function bestThreshold(list: Row[], of: (r: Row) => number) {
+  const cands = [...new Set(list.map(of))].sort((a, b) => a - b);
+  let best = { threshold: 0, refusedMatching: 0, keptNotMatching: Infinity, of: list.length };
+  for (const t of cands) {
+    const refusedMatching = list.filter((r) => r.matches && of(r) < t).length;
+    const keptNotMatching = list.filter((r) => !r.matches && of(r) >= t).length;
+    if (refusedMatching + keptNotMatching < best.refusedMatching + best.keptNotMatching)
+      best = { threshold: t, refusedMatching, keptNotMatching, of: list.length };
+  }
+  best.threshold = Math.round(1e4 * best.threshold) / 1e4;
+  return best;
 }
+// The iris floor on the blurs it was set on (SIGMAS); the frame's floor on every blur, and on the
+// blurred captures whose own localization fails (the only ones it is read on).
+const measured = rows.filter((r) => SIGMAS.includes(r.sigma) && r.focus !== null && Number.isFinite(r.focus));
+const best = bestThreshold(measured, (r) => r.focus!);
+const framed = rows.filter((r) => r.medianHd !== null && Number.isFinite(r.frameFocus));
+const notFound = framed.filter((r) => r.localized === 'closed' || r.localized === 'off-axis');
 // Each capture's focus at the first σ where it no longer matches its siblings.
 const breaking = new Map<string, number>();
 for (const r of [...measured].sort((a, b) => a.sigma - b.sigma))
@@ -192,6 +230,30 @@ const summary = {
   threshold: defaults.irisThreshold,
   perSigma,
   best,
+  frame: {
+    best: bestThreshold(framed, (r) => r.frameFocus),
+    bestWhereNotFound: bestThreshold(notFound, (r) => r.frameFocus),
+    unblurredMinAndQuartiles: [0, 0.25, 0.5, 0.75].map((p) =>
+      q(
+        rows.filter((r) => r.sigma === 0).map((r) => r.frameFocus),
+        p,
+      ),
+    ),
+    notFound: [...SIGMAS, ...SIGMAS_FRAME].map((k) => {
+      const at = notFound.filter((r) => r.sigma === k);
+      const reasons: Record<string, number> = {};
+      for (const r of at) reasons[r.localized] = (reasons[r.localized] ?? 0) + 1;
+      return {
+        sigma: k,
+        reasons,
+        matching: at.filter((r) => r.matches).length,
+        frameFocusMax: q(
+          at.map((r) => r.frameFocus),
+          1,
+        ),
+      };
+    }),
+  },
   matching: measured.filter((r) => r.matches).length,
   notMatching: measured.filter((r) => !r.matches).length,
 };

@@ -16,6 +16,10 @@
  * it settles at 1/4 (the ratio of a smooth image) by a blur of 6 % of the iris radius, while real
  * irises still match their siblings up to about 10 %.
  *
+ * frameFocus reads the same kind of band over the whole frame, at a scale tied to the frame's size
+ * and over its own gray range: the figure of an eye too blurred to be found, which has no iris to
+ * read irisFocus on (its floor MIN_FRAME_FOCUS, in iris-segmentation.ts, is read only there).
+ *
  * Tested in test/unit/biometrics/extract/iris-focus.test.ts.
  */
 import type { Circle } from './iris-geometry.js';
@@ -72,11 +76,10 @@ function blur(src: Float32Array, w: number, h: number, sigma: number): Float32Ar
   return out;
 }
 
-/** The element at index ⌊n/2⌋ of `v` sorted (Hoare's selection; reorders `v`). */
-function median(v: Float32Array): number {
+/** The element at index k of `v` sorted (Hoare's selection; reorders `v`). */
+function select(v: Float32Array, k: number): number {
   let lo = 0,
     hi = v.length - 1;
-  const k = v.length >> 1;
   while (lo < hi) {
     const pivot = v[(lo + hi) >> 1]!;
     let i = lo,
@@ -96,6 +99,9 @@ function median(v: Float32Array): number {
   }
   return v[k]!;
 }
+
+/** The element at index ⌊n/2⌋ of `v` sorted (reorders `v`). */
+const median = (v: Float32Array): number => select(v, v.length >> 1);
 
 /**
  * The focus of the iris between `pupil` and `iris` on plane `p` (reflections filled, `p.holes`
@@ -151,4 +157,29 @@ export function irisFocus(p: Plane, pupil: Circle, iris: Circle): number {
   for (let i = 0; i < n; i++) lv[i] = Math.abs(lv[i]! - mid);
   const spread = 1.4826 * median(lv);
   return spread > 0 ? median(band.subarray(0, n)) / spread : NaN;
+}
+
+/** The frame focus's band scale, a fraction of the frame's short side (2.4 px on a 320 × 240 frame). */
+export const FRAME_FOCUS_SCALE = 0.01;
+
+/**
+ * The focus of a whole frame, read where no iris could be found to read it on: the strongest
+ * band-pass responses of the frame (the 99th percentile of |G(σ) − G(2σ)|, σ = FRAME_FOCUS_SCALE of
+ * its short side) over its own 1–99 % gray range. A sharp frame, eye open or shut, has edges that
+ * answer at that scale (lashes, eyelid margins, the pupil's rim, reflections); defocus spreads
+ * every one of them, and the frame's range stays. Like irisFocus, it moves with neither the gain
+ * nor the frame's size; unlike it, it does not need the iris, so it tells an eye too blurred to
+ * be found from one that is shut or not in view. NaN for a flat frame.
+ */
+export function frameFocus(p: Plane): number {
+  const { f, w, h } = p;
+  if (w < 4 || h < 4) return Number.NaN;
+  const sigma = FRAME_FOCUS_SCALE * Math.min(w, h);
+  const g1 = blur(f, w, h, sigma),
+    g2 = blur(f, w, h, 2 * sigma);
+  const band = new Float32Array(w * h);
+  for (let i = 0; i < band.length; i++) band[i] = Math.abs(g1[i]! - g2[i]!);
+  const gray = Float32Array.from(f);
+  const range = select(gray, Math.floor(0.99 * (gray.length - 1))) - select(gray, Math.floor(0.01 * (gray.length - 1)));
+  return range > 0 ? select(band, Math.floor(0.99 * (band.length - 1))) / range : Number.NaN;
 }

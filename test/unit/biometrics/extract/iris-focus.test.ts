@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { frameFocus } from '../../../../src/biometrics/extract/iris-focus.js';
 import { localizeIris } from '../../../../src/biometrics/extract/iris-segmentation.js';
 import type { GrayImage } from '../../../../src/biometrics/image/gray-image.js';
 import { renderEye } from '../../../../src/synthetic/eye-image.js';
@@ -50,5 +51,67 @@ describe('the focus of the iris texture', () => {
     // The same eye at two thirds of the size (blur scaled with it): about the same focus.
     const small = renderEye(31, 1, { scale: 0.67, blur: 0.47 });
     expect(Math.abs(focusOf(small) - focusOf(img))).toBeLessThan(0.2 * focusOf(img));
+  });
+});
+
+// An eye blurred until it can no longer be found came out as closed or off-axis (blur spreads the
+// pupil's rim and fades the reflections before it takes the texture), and the person was told to
+// open the eye or look at the camera. Where localization fails, the whole frame's focus now speaks.
+describe('the focus of the whole frame', () => {
+  const refusal = (img: GrayImage, opts = {}) => {
+    try {
+      localizeIris(img, opts);
+      return null;
+    } catch (err) {
+      return err as {
+        message: string;
+        hint: string;
+        context: { reason: string; frameFocus?: number; minFrameFocus?: number; seenAs?: string };
+      };
+    }
+  };
+  const blurredBy = (eye: number, share: number) => renderEye(eye, 1, { blur: share * renderEye(eye, 1).truth.iris.r });
+
+  it('refuses an eye too blurred to be found as out of focus, with the frame’s figure and what to do', () => {
+    // Blurred by 12 % of the iris radius, these eyes are not found (as closed, or as off-axis).
+    for (const [eye, seenAs] of [
+      [6, 'closed'],
+      [7, 'closed'],
+      [2, 'off-axis'],
+    ] as const) {
+      const img = blurredBy(eye, 0.12);
+      expect(refusal(img, { minFrameFocus: Number.NEGATIVE_INFINITY })?.context.reason).toBe(seenAs);
+      const e = refusal(img)!;
+      expect(e.context.reason).toBe('blurred');
+      expect(e.context.seenAs).toBe(seenAs);
+      expect(e.context.frameFocus!).toBeLessThan(e.context.minFrameFocus!);
+      expect(e.message).toContain(
+        `the frame's focus is ${e.context.frameFocus!.toFixed(3)}, it needs at least ${e.context.minFrameFocus!.toFixed(3)}`,
+      );
+      expect(e.hint).toMatch(/focus distance/);
+    }
+  });
+
+  it('still refuses a sharp closed eye or a dark disc with no iris as closed, and a sharp off-axis gaze as off-axis', () => {
+    for (const eye of [1, 2, 6, 7, 10, 12, 34]) {
+      expect(refusal(renderEye(eye, 1, { closed: true }))?.context.reason).toBe('closed');
+      expect(refusal(renderEye(eye, 1, { offAxis: true }))?.context.reason).toBe('off-axis');
+    }
+    // No eye: a dark disc on a bright field, nothing round it.
+    const disc = new Uint8Array(640 * 480);
+    for (let i = 0; i < disc.length; i++) disc[i] = Math.hypot((i % 640) - 320, Math.floor(i / 640) - 240) < 60 ? 30 : 170;
+    expect(refusal({ width: 640, height: 480, pixels: disc })?.context.reason).toBe('closed');
+  });
+
+  it('falls as the blur grows, and does not depend on the gain or on the frame’s size', () => {
+    const plane = (img: GrayImage) => ({ f: Float32Array.from(img.pixels), w: img.width, h: img.height });
+    const f = [0.7, 4, 8, 13].map((blur) => frameFocus(plane(renderEye(31, 1, { blur }))));
+    for (let i = 1; i < f.length; i++) expect(f[i]!).toBeLessThan(f[i - 1]!);
+    const img = renderEye(31, 1, { blur: 8 });
+    const dim: GrayImage = { ...img, pixels: Uint8Array.from(img.pixels, (v) => Math.round(30 + 0.5 * v)) };
+    expect(Math.abs(frameFocus(plane(dim)) - frameFocus(plane(img)))).toBeLessThan(0.1 * frameFocus(plane(img)));
+    // The same eye in a frame half the size, its blur halved with it: about the same focus.
+    const small = renderEye(31, 1, { width: 320, height: 240, blur: 4 });
+    expect(Math.abs(frameFocus(plane(small)) - frameFocus(plane(img)))).toBeLessThan(0.2 * frameFocus(plane(img)));
   });
 });
