@@ -96,6 +96,14 @@ function unusable(
 
 const BLUR_HINT = 'ask the person to hold still at the focus distance and capture again';
 
+/**
+ * "0.043, it needs at least 0.044": a figure under its floor, both to 3 decimals, the figure
+ * rounded down so that one just under the floor never reads as equal to it (0.0439 is 0.043).
+ */
+export function shortOf(value: number, floor: number): string {
+  return `${(Math.floor(value * 1000 + 1e-9) / 1000).toFixed(3)}, it needs at least ${floor.toFixed(3)}`;
+}
+
 function blurred(message: string, context: Record<string, unknown>): AgentError {
   return unusable('blurred', `the eye image is out of focus (${message})`, context, BLUR_HINT);
 }
@@ -258,7 +266,7 @@ function blurredFrame(err: unknown, img: GrayImage, opts: IrisCheckOptions): Age
   const focus = frameFocus(downsample(img));
   const minFrameFocus = opts.minFrameFocus ?? MIN_FRAME_FOCUS;
   if (!(focus < minFrameFocus)) return null;
-  return blurred(`no eye can be found in it: the frame's focus is ${focus.toFixed(3)}, it needs at least ${minFrameFocus.toFixed(3)}`, {
+  return blurred(`no eye can be found in it: the frame's focus is ${shortOf(focus, minFrameFocus)}`, {
     ...context,
     frameFocus: focus,
     minFrameFocus,
@@ -405,7 +413,7 @@ function localizeOnce(img: GrayImage, opts: IrisCheckOptions): IrisLocalization 
   const focus = irisR >= minR && limbus.circle.r >= 25 ? irisFocus(plane, pupil, limbus.circle) : Number.NaN;
   const minFocus = opts.minFocus ?? MIN_FOCUS;
   if (focus < minFocus) {
-    throw blurred(`the iris texture's focus is ${focus.toFixed(3)}, it needs at least ${minFocus.toFixed(3)}`, {
+    throw blurred(`the iris texture's focus is ${shortOf(focus, minFocus)}`, {
       focus,
       minFocus,
       edgeWidth,

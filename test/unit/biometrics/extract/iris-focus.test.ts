@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { frameFocus } from '../../../../src/biometrics/extract/iris-focus.js';
-import { localizeIris } from '../../../../src/biometrics/extract/iris-segmentation.js';
+import { localizeIris, shortOf } from '../../../../src/biometrics/extract/iris-segmentation.js';
 import type { GrayImage } from '../../../../src/biometrics/image/gray-image.js';
 import { renderEye } from '../../../../src/synthetic/eye-image.js';
 
@@ -36,10 +36,16 @@ describe('the focus of the iris texture', () => {
     } catch (err) {
       const e = err as { message: string; hint: string; context: { focus: number; minFocus: number } };
       expect(e.context.focus).toBeLessThan(e.context.minFocus);
-      // Three decimals: a capture just under the floor (0.043 against 0.044) must not read as equal to it.
-      expect(e.message).toContain(`focus is ${e.context.focus.toFixed(3)}, it needs at least ${e.context.minFocus.toFixed(3)}`);
+      expect(e.message).toContain(`focus is ${shortOf(e.context.focus, e.context.minFocus)}`);
       expect(e.hint).toMatch(/focus distance/);
     }
+  });
+
+  it('a figure just under its floor never reads as equal to it', () => {
+    // 0.0439 rounded would read "0.044, it needs at least 0.044".
+    expect(shortOf(0.0439, 0.044)).toBe('0.043, it needs at least 0.044');
+    expect(shortOf(0.043, 0.044)).toBe('0.043, it needs at least 0.044');
+    expect(shortOf(0.0125, 0.04)).toBe('0.012, it needs at least 0.040');
   });
 
   it('falls as the blur grows, and does not depend on the gain or on the eye’s size in the frame', () => {
@@ -85,9 +91,7 @@ describe('the focus of the whole frame', () => {
       expect(e.context.reason).toBe('blurred');
       expect(e.context.seenAs).toBe(seenAs);
       expect(e.context.frameFocus!).toBeLessThan(e.context.minFrameFocus!);
-      expect(e.message).toContain(
-        `the frame's focus is ${e.context.frameFocus!.toFixed(3)}, it needs at least ${e.context.minFrameFocus!.toFixed(3)}`,
-      );
+      expect(e.message).toContain(`the frame's focus is ${shortOf(e.context.frameFocus!, e.context.minFrameFocus!)}`);
       expect(e.hint).toMatch(/focus distance/);
     }
   });
