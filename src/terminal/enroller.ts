@@ -470,7 +470,7 @@ async function enrollSteps(
               ...(low
                 ? {
                     lowQuality: true,
-                    message: `${at(press, presses)} taken with quality ${t.quality} (under ${minQuality}, the best of ${attempt} tries): ${modality === 'iris' ? 'an eye' : 'a finger'} is not refused for quality alone`,
+                    message: `${at(press, presses)} taken with quality ${t.quality} (under ${minQuality}, the best of ${attempt} tries): ${say.one} is not refused for quality alone`,
                   }
                 : {}),
             });

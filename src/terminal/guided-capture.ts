@@ -86,6 +86,8 @@ export function promptWords(modality: BiometricModality) {
     lift: finger ? 'lift your finger' : 'look away from the camera',
     liftAfter: finger ? 'lift it' : 'look away',
     stillThere: finger ? 'the finger is still on the sensor: lift it' : 'still in view: look away from the camera',
+    /** What is captured, with its article. */
+    one: finger ? 'a finger' : 'an eye',
   };
 }
 
