@@ -70,6 +70,9 @@ const LIFT_REMINDER_MS = 4000;
 /** Scanners an enrolment is using now: a second one on the same scanner is refused, not queued. */
 const enrolling = new WeakSet<ScannerWorker>();
 
+/** Captures an enrolment takes and stores per finger or eye: identification decides on the best of them. */
+export const ENROLL_CAPTURES = 3;
+
 /** The parts of a running terminal that enrolment and identification use (the daemon's runtime). */
 export interface EnrollTerminal {
   readonly config: { terminal: { id: string; site: string }; biometrics?: { fingerThreshold: number } };
@@ -97,6 +100,7 @@ export interface EnrollRequest {
   fingers?: number;
   /** The finger positions, in the order asked for (the first replaces `position`); missing ones come from FINGER_POSITIONS. */
   positions?: string[];
+  /** Captures taken and stored per finger or eye (default ENROLL_CAPTURES). */
   captures?: number;
   /** Minimum extraction quality (0..100) for a capture to count. */
   minQuality?: number;
@@ -222,7 +226,7 @@ async function enrollSteps(
   };
   const { modality } = req;
   const employeeCode = parseEmployeeCode(req.employeeCode);
-  const captures = req.captures ?? 3;
+  const captures = req.captures ?? ENROLL_CAPTURES;
   const minQuality = req.minQuality ?? 40;
   const timeoutMs = req.presenceTimeoutMs ?? 20_000;
   const positions = enrolPositions(modality, req.positions ?? [req.position], req.fingers);

@@ -19,6 +19,10 @@
  * error-versus-reject curve (FNMR after refusing the worst 0/5/10/20 % of captures); in each of
  * `halves` these read the half's own captures (its lowest fifth, its worst shares).
  *
+ * `asEnrolled` (iris, every folder and half) scores as the terminal decides: each eye's first three
+ * acquired captures are its gallery (an enrolment stores three), its later captures probes scored by
+ * the best of them; see `asEnrolled` below.
+ *
  * `--degrade` adds `fingerWithPoorCaptures`: the finger folder again with, beside every image, a
  * poor capture of the same finger made from it (faint, smudged, partial or dry in turn, see
  * src/synthetic/poor-capture.ts), and `byCapture`: per kind its quality and refusals and the share of the false
@@ -44,6 +48,7 @@ import { FingerProbe, compareProbe, prepareFinger, type PreparedFinger } from '.
 import { decodeIrisTemplate, type IrisCode } from '../../src/biometrics/iris/iris-code.js';
 import { compareIrisCodes } from '../../src/biometrics/iris/iris-match.js';
 import { toAgentError } from '../../src/core/errors.js';
+import { ENROLL_CAPTURES } from '../../src/terminal/enroller.js';
 import { DEGRADATIONS, degradeFinger, type Degradation } from '../../src/synthetic/poor-capture.js';
 import { halvesOf, type Half } from './subject-halves.js';
 import { equalErrorRate, fnmrAtFmr, nextUp, quantile, ratesAt, sortedScores } from './error-rates.js';
@@ -433,6 +438,53 @@ function byHalf<R extends { eer: number | null; fnmrAtFmr1e3: number | null }>(
   return { halves, halfGap: { eer: gap('eer'), fnmrAtFmr1e3: gap('fnmrAtFmr1e3') } };
 }
 
+/**
+ * `asEnrolled`: the terminal's own protocol beside the pair-wise one. An enrolment stores
+ * ENROLL_CAPTURES captures of an eye, asking again for a refused one (src/terminal/enroller.ts), and
+ * an eye is decided by its best-scoring template (src/terminal/identifier.ts). So each eye's first
+ * ENROLL_CAPTURES acquired captures, in impression order, are its gallery; each later capture is a
+ * probe scored by its smallest distance to a gallery: its own eye's (genuine) and every other
+ * eye's (impostor). A refused probe, or a probe of an eye with no acquired capture, is a
+ * non-match. Eyes with no capture past the gallery serve only as impostor galleries.
+ */
+function asEnrolled(items: Extracted<IrisCode>[], keep: (i: number) => boolean, threshold: number) {
+  const eyes = new Map<string, number[]>();
+  items.forEach((it, i) => {
+    if (keep(i)) eyes.set(it.sample.subject, [...(eyes.get(it.sample.subject) ?? []), i]);
+  });
+  const byImpression = (a: number, b: number) =>
+    items[a]!.sample.impression.localeCompare(items[b]!.sample.impression, 'en', { numeric: true });
+  const enrolled = [...eyes].map(([eye, all]) => {
+    const acquired = all.filter((i) => items[i]!.ok).sort(byImpression);
+    const gallery = acquired.slice(0, ENROLL_CAPTURES);
+    const last = gallery.length ? gallery[gallery.length - 1]! : -1;
+    // Probes: every capture after the gallery's last one in impression order (refused ones too).
+    const probes = all.filter((i) => !gallery.includes(i) && (last < 0 || byImpression(i, last) > 0)).sort(byImpression);
+    return { eye, gallery, probes };
+  });
+  const best = (probe: number, gallery: number[]) => {
+    const p = items[probe]!.ok;
+    if (!p || !gallery.length) return -Infinity;
+    return -Math.min(...gallery.map((g) => compareIrisCodes(p, items[g]!.ok!, { shiftRange: defaults.irisShiftRange }).hd));
+  };
+  const p: PairScores = { gen: [], imp: [], genPairs: [], impPairs: [] };
+  for (const e of enrolled)
+    for (const probe of e.probes) {
+      p.gen.push(best(probe, e.gallery));
+      for (const other of enrolled) if (other !== e && other.gallery.length) p.imp.push(best(probe, other.gallery));
+    }
+  const { genuinePairs, impostorPairs, ...r } = rates(p, -threshold);
+  return {
+    galleryCaptures: ENROLL_CAPTURES,
+    eyes: enrolled.length,
+    probes: genuinePairs,
+    impostorComparisons: impostorPairs,
+    ...r,
+    thresholdAtFmr1e2: r.thresholdAtFmr1e2 === null ? null : r4(-r.thresholdAtFmr1e2),
+    thresholdAtFmr1e3: r.thresholdAtFmr1e3 === null ? null : r4(-r.thresholdAtFmr1e3),
+  };
+}
+
 async function fingerBench(dir: string, dpiFlag?: number, degrade = false) {
   const { samples: good, half } = folderSamples(dir);
   // --degrade: beside each image a poor capture of the same finger (src/synthetic/poor-capture.ts), the kinds in turn.
@@ -536,6 +588,7 @@ async function irisBench(dir: string) {
         1,
       ),
       quality: qualityReport(items, p, -threshold, keep),
+      asEnrolled: asEnrolled(items, keep, threshold),
       ...(worstN ? { worst: worstPairs(items, p, worstN, -1) } : {}),
       ratios: { fta: r4(fta / IRIS_FLOOR.fta), eer: r.eer === null ? null : r4(r.eer / IRIS_FLOOR.eer) },
     };
