@@ -34,7 +34,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigSchema } from '../../src/config/config.js';
-import { frameFocus, irisFocusReading } from '../../src/biometrics/extract/iris-focus.js';
+import { frameFocus, irisFocusReading, noiseMask } from '../../src/biometrics/extract/iris-focus.js';
 import { codeOfResponse, encodeNormalized, extractIris, normalizeIris } from '../../src/biometrics/extract/iris-pipeline.js';
 import { localizeIris, MIN_FOCUS, type IrisLocalization } from '../../src/biometrics/extract/iris-segmentation.js';
 import { decodeImage } from '../../src/biometrics/image/decode-image.js';
@@ -60,25 +60,11 @@ async function codeOn(img: GrayImage, loc: IrisLocalization): Promise<IrisCode> 
 const focusOn = (img: GrayImage, loc: IrisLocalization) =>
   irisFocusReading({ f: Float32Array.from(img.pixels), w: img.width, h: img.height, holes: loc.reflections.mask }, loc.pupil, loc.iris);
 
-/** Sensor noise σ (Immerkær 1996: the mean absolute response of a Laplacian difference mask). */
+/** Sensor noise σ (Immerkær 1996: the mean absolute response of his mask over the image, × sqrt(π/2) / 6). */
 function noiseSigma(img: GrayImage): number {
   const { width: w, height: h, pixels: p } = img;
   let s = 0;
-  for (let y = 1; y < h - 1; y++)
-    for (let x = 1; x < w - 1; x++) {
-      const i = y * w + x;
-      s += Math.abs(
-        p[i - w - 1]! -
-          2 * p[i - w]! +
-          p[i - w + 1]! -
-          2 * p[i - 1]! +
-          4 * p[i]! -
-          2 * p[i + 1]! +
-          p[i + w - 1]! -
-          2 * p[i + w]! +
-          p[i + w + 1]!,
-      );
-    }
+  for (let y = 1; y < h - 1; y++) for (let x = 1; x < w - 1; x++) s += Math.abs(noiseMask(p, w, y * w + x));
   return (Math.sqrt(Math.PI / 2) * s) / (6 * (w - 2) * (h - 2));
 }
 

@@ -142,10 +142,11 @@ export function bandNoiseGain(sigma: number): number {
 }
 
 /**
- * Immerkær's noise mask (1996), [1 −2 1; −2 4 −2; 1 −2 1]: blind to any plane and to any linear
- * ramp, it answers white noise of σn with 6σn.
+ * Immerkær's noise mask (1996), [1 −2 1; −2 4 −2; 1 −2 1], at pixel `i` of a plane `w` wide (not
+ * on its border): blind to any plane and to any linear ramp, it answers white noise of σn with a
+ * normal spread of 6σn.
  */
-function noiseMask(f: Float32Array, w: number, i: number): number {
+export function noiseMask(f: ArrayLike<number>, w: number, i: number): number {
   return (
     f[i - w - 1]! -
     2 * f[i - w]! +
