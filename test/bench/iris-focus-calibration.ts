@@ -13,14 +13,20 @@
  *
  *   npx tsx test/bench/iris-focus-calibration.ts --iris DIR [--iris DIR2 ...] [--half tune|report] > out.json
  *
- * The summary (stderr and `summary` in the JSON): per σ, the captures still matching and the
- * quartiles of their focus; the focus of each capture at the first σ where it no longer matches
- * (quartiles); and the focus threshold that best separates the captures that still match from
- * those that no longer do (fewest of both wrong, over every σ).
+ * The summary (stderr and `summary` in the JSON), for irisFocus (`focus`: the band with the sensor
+ * noise's share taken out) and for the measure before the noise was discounted (`uncorrected`: the
+ * band's median magnitude over the contrast), both read on every blur including 16 and 20 % of the
+ * iris radius (where no capture still matches): per σ, the captures still matching and the
+ * quartiles of the focus; the focus of each capture at the first σ where it no longer matches
+ * (quartiles); the focus threshold that best separates the captures that still match from those
+ * that no longer do (fewest of both wrong, over every σ; `bestUpTo12` over 0-12 % only, the blurs
+ * the floor was first set on); and at that threshold (and, for irisFocus, at MIN_FOCUS) how many
+ * captures blurred by 16 and 20 % it keeps and how many blurred by 0-6 % that still match it
+ * refuses. `noiseReadOverAdded`: the noise irisFocus reads on each blurred capture over the noise
+ * added back (quartiles per σ).
  *
  * The same for the whole frame's focus (frameFocus, read when an eye cannot be found: `frame` in the
- * summary), over the blurs above and two heavier ones (16 and 20 % of the iris radius, where eyes stop
- * being found): the threshold that best separates the blurred frames whose captures still match
+ * summary), over the same blurs (eyes stop being found at 16 and 20 % of the iris radius): the threshold that best separates the blurred frames whose captures still match
  * from those that no longer do, over every blurred capture and over those the localization no
  * longer finds (refused as closed or off-axis, the frame's focus not read), with those refusals by σ.
  */
@@ -28,9 +34,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigSchema } from '../../src/config/config.js';
-import { frameFocus, irisFocus } from '../../src/biometrics/extract/iris-focus.js';
+import { frameFocus, irisFocusReading, noiseMask } from '../../src/biometrics/extract/iris-focus.js';
 import { codeOfResponse, encodeNormalized, extractIris, normalizeIris } from '../../src/biometrics/extract/iris-pipeline.js';
-import { localizeIris, type IrisLocalization } from '../../src/biometrics/extract/iris-segmentation.js';
+import { localizeIris, MIN_FOCUS, type IrisLocalization } from '../../src/biometrics/extract/iris-segmentation.js';
 import { decodeImage } from '../../src/biometrics/image/decode-image.js';
 import type { GrayImage } from '../../src/biometrics/image/gray-image.js';
 import type { IrisCode } from '../../src/biometrics/iris/iris-code.js';
@@ -41,7 +47,8 @@ const { values } = parseArgs({ options: { iris: { type: 'string', multiple: true
 const defaults = ConfigSchema.parse({}).biometrics as { irisThreshold: number; irisShiftRange: number };
 const SIGMAS = [0, 0.02, 0.04, 0.06, 0.08, 0.1, 0.12];
 const OFF = { minFocus: Number.NEGATIVE_INFINITY, maxEdgeWidth: Number.POSITIVE_INFINITY };
-const SIGMAS_FRAME = [0.16, 0.2];
+/** Blurs where no capture still matches: what a focus floor must refuse, read by both the iris's focus and the frame's. */
+const SIGMAS_HEAVY = [0.16, 0.2];
 
 /** The code of `img` on a given localization (the pipeline's steps after localizeIris). */
 async function codeOn(img: GrayImage, loc: IrisLocalization): Promise<IrisCode> {
@@ -49,29 +56,15 @@ async function codeOn(img: GrayImage, loc: IrisLocalization): Promise<IrisCode> 
   return codeOfResponse(bits, valid);
 }
 
-/** The focus of `img` on a given localization (reflections found on the unblurred image left out). */
+/** The focus reading of `img` on a given localization (reflections found on the unblurred image left out). */
 const focusOn = (img: GrayImage, loc: IrisLocalization) =>
-  irisFocus({ f: Float32Array.from(img.pixels), w: img.width, h: img.height, holes: loc.reflections.mask }, loc.pupil, loc.iris);
+  irisFocusReading({ f: Float32Array.from(img.pixels), w: img.width, h: img.height, holes: loc.reflections.mask }, loc.pupil, loc.iris);
 
-/** Sensor noise σ (Immerkær 1996: the mean absolute response of a Laplacian difference mask). */
+/** Sensor noise σ (Immerkær 1996: the mean absolute response of his mask over the image, × sqrt(π/2) / 6). */
 function noiseSigma(img: GrayImage): number {
   const { width: w, height: h, pixels: p } = img;
   let s = 0;
-  for (let y = 1; y < h - 1; y++)
-    for (let x = 1; x < w - 1; x++) {
-      const i = y * w + x;
-      s += Math.abs(
-        p[i - w - 1]! -
-          2 * p[i - w]! +
-          p[i - w + 1]! -
-          2 * p[i - 1]! +
-          4 * p[i]! -
-          2 * p[i + 1]! +
-          p[i + w - 1]! -
-          2 * p[i + w]! +
-          p[i + w + 1]!,
-      );
-    }
+  for (let y = 1; y < h - 1; y++) for (let x = 1; x < w - 1; x++) s += Math.abs(noiseMask(p, w, y * w + x));
   return (Math.sqrt(Math.PI / 2) * s) / (6 * (w - 2) * (h - 2));
 }
 
@@ -120,7 +113,13 @@ interface Row {
   folder: string;
   file: string;
   sigma: number;
+  /** irisFocus (the band with the noise's share taken out, over the contrast). */
   focus: number | null;
+  /** The measure before the noise was discounted: the band's median magnitude over the contrast. */
+  focusUncorrected: number | null;
+  /** The sensor noise added back (Immerkær's estimate on the unblurred capture) and the one irisFocus reads on the blurred one. */
+  noiseAdded: number;
+  noiseRead: number | null;
   /** The focus of the whole blurred frame (frameFocus), and why its own localization refuses it (before the frame's focus is read). */
   frameFocus: number;
   localized: string;
@@ -160,20 +159,26 @@ for (const dir of values.iris ?? []) {
     if (m0 === null || m0 >= defaults.irisThreshold) continue;
     const img = decodeImage(readFileSync(join(dir, f)));
     const noise = noiseSigma(img);
-    for (const k of [...SIGMAS, ...SIGMAS_FRAME]) {
+    for (const k of [...SIGMAS, ...SIGMAS_HEAVY]) {
       const blurred = gaussian(img, k * b.loc.iris.r, noise);
       const row: Row = {
         folder: dir.split('/').filter(Boolean).pop()!,
         file: f,
         sigma: k,
         focus: null,
+        focusUncorrected: null,
+        noiseAdded: noise,
+        noiseRead: null,
         frameFocus: frameFocus({ f: Float32Array.from(blurred.pixels), w: blurred.width, h: blurred.height }),
         localized: localizedAs(blurred),
         medianHd: null,
         matches: false,
       };
       try {
-        row.focus = focusOn(blurred, b.loc);
+        const reading = focusOn(blurred, b.loc);
+        row.focus = reading.focus;
+        row.focusUncorrected = reading.bandMedian / reading.spread;
+        row.noiseRead = reading.noise;
         row.medianHd = k ? medianHd(await codeOn(blurred, b.loc), f) : m0;
         row.matches = row.medianHd !== null && row.medianHd < defaults.irisThreshold;
       } catch (err) {
@@ -190,16 +195,6 @@ const q = (v: number[], p: number) => {
   const s = [...v].sort((a, b) => a - b);
   return s.length ? Math.round(1000 * s[Math.floor(p * (s.length - 1))]!) / 1000 : null;
 };
-const perSigma = SIGMAS.map((k) => {
-  const at = rows.filter((r) => r.sigma === k);
-  const f = at.map((r) => r.focus).filter((x): x is number => x !== null && Number.isFinite(x));
-  return {
-    sigma: k,
-    captures: at.length,
-    stillMatching: at.filter((r) => r.matches).length,
-    focusQuartiles: [q(f, 0.25), q(f, 0.5), q(f, 0.75)],
-  };
-});
 /** The threshold on `of` with the fewest wrong: matching captures refused plus non-matching ones kept. */
 function bestThreshold(list: Row[], of: (r: Row) => number) {
   const cands = [...new Set(list.map(of))].sort((a, b) => a - b);
@@ -213,23 +208,66 @@ function bestThreshold(list: Row[], of: (r: Row) => number) {
   best.threshold = Math.round(1e4 * best.threshold) / 1e4;
   return best;
 }
-// The iris floor on the blurs it was set on (SIGMAS); the frame's floor on every blur, and on the
-// blurred captures whose own localization fails (the only ones it is read on).
-const measured = rows.filter((r) => SIGMAS.includes(r.sigma) && r.focus !== null && Number.isFinite(r.focus));
-const best = bestThreshold(measured, (r) => r.focus!);
+// The iris floor on every blur (SIGMAS and SIGMAS_HEAVY, all measured on the unblurred
+// localization); the frame's floor on every blur, and on the blurred captures whose own
+// localization fails (the only ones it is read on).
+const ALL_SIGMAS = [...SIGMAS, ...SIGMAS_HEAVY];
+/** One iris focus measure on every blur: where it separates, and what its best threshold and a given floor call wrong. */
+function judged(of: (r: Row) => number | null, floor?: number) {
+  const measured = rows.filter((r) => Number.isFinite(of(r) ?? Number.NaN));
+  const value = (r: Row) => of(r)!;
+  const best = bestThreshold(measured, value);
+  // At a threshold: the captures blurred by 16-20 % of the iris radius it keeps (none of them
+  // matches), and the captures blurred by 0-6 % that still match and that it refuses.
+  const calls = (t: number) => ({
+    threshold: t,
+    keptAtHeavyBlur: Object.fromEntries(SIGMAS_HEAVY.map((k) => [k, measured.filter((r) => r.sigma === k && value(r) >= t).length])),
+    refusedMatchingAt0to6: measured.filter((r) => r.sigma <= 0.06 && r.matches && value(r) < t).length,
+  });
+  // Each capture's focus at the first σ where it no longer matches its siblings.
+  const breaking = new Map<string, number>();
+  for (const r of [...measured].sort((a, b) => a.sigma - b.sigma))
+    if (!r.matches && !breaking.has(`${r.folder}/${r.file}`)) breaking.set(`${r.folder}/${r.file}`, value(r));
+  const bf = [...breaking.values()];
+  return {
+    best,
+    /** The same criterion over the blurs the floor was first set on (2-12 %). */
+    bestUpTo12: bestThreshold(
+      measured.filter((r) => SIGMAS.includes(r.sigma)),
+      value,
+    ),
+    atBest: calls(best.threshold),
+    ...(floor === undefined ? {} : { atFloor: calls(floor) }),
+    breakingFocusQuartiles: [q(bf, 0.25), q(bf, 0.5), q(bf, 0.75)],
+    perSigma: ALL_SIGMAS.map((k) => {
+      const at = measured.filter((r) => r.sigma === k);
+      const f = at.map(value);
+      return {
+        sigma: k,
+        captures: at.length,
+        stillMatching: at.filter((r) => r.matches).length,
+        focusQuartiles: [q(f, 0.25), q(f, 0.5), q(f, 0.75)],
+      };
+    }),
+    matching: measured.filter((r) => r.matches).length,
+    notMatching: measured.filter((r) => !r.matches).length,
+  };
+}
 const framed = rows.filter((r) => r.medianHd !== null && Number.isFinite(r.frameFocus));
 const notFound = framed.filter((r) => r.localized === 'closed' || r.localized === 'off-axis');
-// Each capture's focus at the first σ where it no longer matches its siblings.
-const breaking = new Map<string, number>();
-for (const r of [...measured].sort((a, b) => a.sigma - b.sigma))
-  if (!r.matches && !breaking.has(`${r.folder}/${r.file}`)) breaking.set(`${r.folder}/${r.file}`, r.focus!);
-const bf = [...breaking.values()];
 const summary = {
-  breakingFocusQuartiles: [q(bf, 0.25), q(bf, 0.5), q(bf, 0.75)],
   half: values.half,
   threshold: defaults.irisThreshold,
-  perSigma,
-  best,
+  /** irisFocus as the product reads it, at its best threshold and at the floor in use (MIN_FOCUS). */
+  focus: judged((r) => r.focus, MIN_FOCUS),
+  /** The measure before the noise was discounted (the band's median magnitude over the contrast). */
+  uncorrected: judged((r) => r.focusUncorrected),
+  /** irisFocus's noise against the noise added back (their ratio's quartiles), per blur. */
+  noiseReadOverAdded: ALL_SIGMAS.map((k) => {
+    const at = rows.filter((r) => r.sigma === k && r.noiseRead !== null && r.noiseAdded > 0);
+    const v = at.map((r) => r.noiseRead! / r.noiseAdded);
+    return { sigma: k, quartiles: [q(v, 0.25), q(v, 0.5), q(v, 0.75)] };
+  }),
   frame: {
     best: bestThreshold(framed, (r) => r.frameFocus),
     bestWhereNotFound: bestThreshold(notFound, (r) => r.frameFocus),
@@ -239,7 +277,7 @@ const summary = {
         p,
       ),
     ),
-    notFound: [...SIGMAS, ...SIGMAS_FRAME].map((k) => {
+    notFound: ALL_SIGMAS.map((k) => {
       const at = notFound.filter((r) => r.sigma === k);
       const reasons: Record<string, number> = {};
       for (const r of at) reasons[r.localized] = (reasons[r.localized] ?? 0) + 1;
@@ -254,8 +292,6 @@ const summary = {
       };
     }),
   },
-  matching: measured.filter((r) => r.matches).length,
-  notMatching: measured.filter((r) => !r.matches).length,
 };
 process.stderr.write(`${JSON.stringify(summary, null, 1)}\n`);
 process.stdout.write(`${JSON.stringify({ summary, rows }, null, 1)}\n`);

@@ -5,11 +5,25 @@
  * response is divided by the iris's own contrast, so neither the eye's size in the frame nor the
  * camera's gain or the iris's pigment moves it.
  *
- * focus = median |G(σ) − G(2σ)| / (1.4826 × MAD of the gray level), over the iris annulus, with
- * σ = FOCUS_SCALE of the iris radius (G: Gaussian blur). Defocus (a Gaussian of growing width)
- * takes that band away while the iris's contrast stays. It does not depend on how soft the pupil's
- * edge is (that edge is left out of the annulus), which the pupil-edge width used before did: a
- * soft pupil margin round a sharp iris was refused as out of focus.
+ * focus = sqrt(max(0, mean B² − (g·σn)²)) / (1.4826 × MAD of the gray level), over the iris
+ * annulus, with B = G(σ) − G(2σ), σ = FOCUS_SCALE of the iris radius (G: Gaussian blur), σn the
+ * sensor noise read on the same annulus and g the band's gain on white noise (bandNoiseGain,
+ * exact from the two kernels). Defocus (a Gaussian of growing width) takes that band away while
+ * the iris's contrast stays. It does not depend on how soft the pupil's edge is (that edge is left
+ * out of the annulus), which the pupil-edge width used before did: a soft pupil margin round a
+ * sharp iris was refused as out of focus.
+ *
+ * The noise's share is taken out because a defocused capture keeps its sensor's noise: once the
+ * texture is gone, the band reads that noise, and the band's median magnitude over the contrast
+ * (the measure before) kept eyes blurred by 16-20 % of their iris radius, which match none of
+ * their siblings, over the floor. Texture and noise add in power, so the noise's power, (g·σn)²,
+ * comes off the band's mean power; the mean power rather than the median magnitude because, on
+ * the tune halves, it also separated better before any noise was taken out. σn is Immerkær's
+ * estimate (1996: the mask [1 −2 1; −2 4 −2; 1 −2 1], blind to planes and ramps, answers noise of
+ * σn with 6σn), read robustly (the median magnitude over the annulus, so that the texture's own
+ * fine edges weigh as little as they can): on the iris itself, where the band is read, at the
+ * iris's own gray level (shot noise grows with it). Every figure is relative to the iris radius or
+ * to the image's own gray levels: nothing is tied to one camera.
  *
  * The scale was chosen, and the threshold set, by test/bench/iris-focus-calibration.ts (see
  * MIN_FOCUS in iris-segmentation.ts). A ratio of two bands (fine over coarse) was tried and left:
@@ -104,12 +118,76 @@ function select(v: Float32Array, k: number): number {
 const median = (v: Float32Array): number => select(v, v.length >> 1);
 
 /**
+ * The gain of the band-pass filter G(σ) − G(2σ) on white noise: the standard deviation of its
+ * response to noise of unit standard deviation, exactly, from the two discrete kernels (a 2-D
+ * kernel K = g₁g₁ᵀ − g₂g₂ᵀ answers white noise of σn with σn × sqrt(ΣK²), and ΣK² = (Σg₁²)² −
+ * 2(Σg₁g₂)² + (Σg₂²)²).
+ */
+export function bandNoiseGain(sigma: number): number {
+  const k1 = kernel(sigma),
+    k2 = kernel(2 * sigma);
+  const r1 = (k1.length - 1) >> 1,
+    r2 = (k2.length - 1) >> 1;
+  let s11 = 0,
+    s22 = 0,
+    s12 = 0;
+  for (let i = -r2; i <= r2; i++) {
+    const a = Math.abs(i) <= r1 ? k1[i + r1]! : 0,
+      b = k2[i + r2]!;
+    s11 += a * a;
+    s22 += b * b;
+    s12 += a * b;
+  }
+  return Math.sqrt(Math.max(0, s11 * s11 - 2 * s12 * s12 + s22 * s22));
+}
+
+/**
+ * Immerkær's noise mask (1996), [1 −2 1; −2 4 −2; 1 −2 1], at pixel `i` of a plane `w` wide (not
+ * on its border): blind to any plane and to any linear ramp, it answers white noise of σn with a
+ * normal spread of 6σn.
+ */
+export function noiseMask(f: ArrayLike<number>, w: number, i: number): number {
+  return (
+    f[i - w - 1]! -
+    2 * f[i - w]! +
+    f[i - w + 1]! -
+    2 * f[i - 1]! +
+    4 * f[i]! -
+    2 * f[i + 1]! +
+    f[i + w - 1]! -
+    2 * f[i + w]! +
+    f[i + w + 1]!
+  );
+}
+
+/** What irisFocus reads on an iris (every figure over the annulus it reads). */
+export interface IrisFocusReading {
+  /** The focus: the band's RMS with the noise's share taken out, over the iris's contrast (NaN when unmeasured). */
+  focus: number;
+  /** The band's RMS and its median absolute value, gray levels. */
+  bandRms: number;
+  bandMedian: number;
+  /** The sensor noise's standard deviation (Immerkær's mask, robustly), gray levels. */
+  noise: number;
+  /** The noise's share of the band's RMS: noise × bandNoiseGain. */
+  bandNoise: number;
+  /** The iris's contrast: 1.4826 × MAD of its gray level. */
+  spread: number;
+}
+
+/**
  * The focus of the iris between `pupil` and `iris` on plane `p` (reflections filled, `p.holes`
  * left out), over the annulus from 20 % to 80 % of the way from the pupil's edge to the limbus
  * (clear of both edges' steps), the upper quarter (eyelid and lashes) left out. NaN when under 50
  * pixels of iris are in view or the iris is flat.
  */
 export function irisFocus(p: Plane, pupil: Circle, iris: Circle): number {
+  return irisFocusReading(p, pupil, iris).focus;
+}
+
+/** irisFocus with the figures it is made of. */
+export function irisFocusReading(p: Plane, pupil: Circle, iris: Circle): IrisFocusReading {
+  const unmeasured = { focus: NaN, bandRms: NaN, bandMedian: NaN, noise: NaN, bandNoise: NaN, spread: NaN };
   const sigma = FOCUS_SCALE * iris.r;
   // The iris's box and a margin for the wider filter.
   const m = Math.ceil(6 * Math.max(0.5, sigma)) + 1;
@@ -119,14 +197,17 @@ export function irisFocus(p: Plane, pupil: Circle, iris: Circle): number {
     y1 = Math.min(p.h, Math.ceil(iris.y + iris.r) + m + 1);
   const w = x1 - x0,
     h = y1 - y0;
-  if (w < 4 || h < 4) return NaN;
+  if (w < 4 || h < 4) return unmeasured;
   const crop = new Float32Array(w * h);
   for (let y = 0; y < h; y++) crop.set(p.f.subarray((y + y0) * p.w + x0, (y + y0) * p.w + x1), y * w);
   const g1 = blur(crop, w, h, sigma),
     g2 = blur(crop, w, h, 2 * sigma);
   const band = new Float32Array(w * h),
-    level = new Float32Array(w * h);
-  let n = 0;
+    level = new Float32Array(w * h),
+    mask = new Float32Array(w * h);
+  let n = 0,
+    nm = 0,
+    power = 0;
   // The limbus along the ray through each pixel (limbusDistance with the ray's unit vector).
   const wx = pupil.x - iris.x,
     wy = pupil.y - iris.y;
@@ -148,15 +229,25 @@ export function irisFocus(p: Plane, pupil: Circle, iris: Circle): number {
       if (rho < 0.2 || rho > 0.8) continue;
       if (p.holes?.[Y * p.w + X]) continue;
       const i = y * w + x;
-      band[n] = Math.abs(g1[i]! - g2[i]!);
+      const b = g1[i]! - g2[i]!;
+      power += b * b;
+      band[n] = Math.abs(b);
       level[n++] = crop[i]!;
+      if (x > 0 && y > 0 && x < w - 1 && y < h - 1) mask[nm++] = Math.abs(noiseMask(crop, w, i));
     }
-  if (n < 50) return NaN;
+  if (n < 50) return unmeasured;
   const lv = level.subarray(0, n);
   const mid = median(lv);
   for (let i = 0; i < n; i++) lv[i] = Math.abs(lv[i]! - mid);
   const spread = 1.4826 * median(lv);
-  return spread > 0 ? median(band.subarray(0, n)) / spread : NaN;
+  const bandRms = Math.sqrt(power / n);
+  // Immerkær's mask answers noise of σn with a normal spread of 6σn, whose median magnitude is
+  // 0.6745 of it; the median (not Immerkær's mean) so that the texture's own edges in the annulus
+  // count as little as they can.
+  const noise = nm ? median(mask.subarray(0, nm)) / (6 * 0.6745) : 0;
+  const bandNoise = noise * bandNoiseGain(sigma);
+  const texture = Math.sqrt(Math.max(0, bandRms * bandRms - bandNoise * bandNoise));
+  return { focus: spread > 0 ? texture / spread : NaN, bandRms, bandMedian: median(band.subarray(0, n)), noise, bandNoise, spread };
 }
 
 /** The frame focus's band scale, a fraction of the frame's short side (2.4 px on a 320 × 240 frame). */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { frameFocus } from '../../../../src/biometrics/extract/iris-focus.js';
-import { localizeIris, shortOf } from '../../../../src/biometrics/extract/iris-segmentation.js';
+import { frameFocus, irisFocus } from '../../../../src/biometrics/extract/iris-focus.js';
+import { localizeIris, MIN_FOCUS, shortOf } from '../../../../src/biometrics/extract/iris-segmentation.js';
 import type { GrayImage } from '../../../../src/biometrics/image/gray-image.js';
 import { renderEye } from '../../../../src/synthetic/eye-image.js';
 
@@ -57,6 +57,45 @@ describe('the focus of the iris texture', () => {
     // The same eye at two thirds of the size (blur scaled with it): about the same focus.
     const small = renderEye(31, 1, { scale: 0.67, blur: 0.47 });
     expect(Math.abs(focusOf(small) - focusOf(img))).toBeLessThan(0.2 * focusOf(img));
+  });
+});
+
+// Once defocus has taken the texture, the band-pass read the sensor noise: an eye blurred by 16-20 %
+// of its iris radius, which matches none of its siblings, stayed over the floor. The noise's share
+// of the band is now taken out.
+describe('the focus of the iris texture under sensor noise', () => {
+  const plane = (img: GrayImage) => ({ f: Float32Array.from(img.pixels), w: img.width, h: img.height });
+  const onTruth = (img: ReturnType<typeof renderEye>) => irisFocus(plane(img), img.truth.pupil, img.truth.iris);
+  const blurredBy = (eye: number, share: number, noise: number) =>
+    renderEye(eye, 1, { noise, blur: share * renderEye(eye, 1).truth.iris.r });
+
+  it('reads a heavily blurred, noisy iris under the floor, and the same iris sharp with the same noise over it', () => {
+    for (const eye of [31, 34, 108]) {
+      // Noise of 10 gray levels: the band's answer to it alone is over the old floor.
+      expect(onTruth(blurredBy(eye, 0.18, 10))).toBeLessThan(MIN_FOCUS);
+      expect(onTruth(renderEye(eye, 1, { noise: 10 }))).toBeGreaterThan(2 * MIN_FOCUS);
+    }
+  });
+
+  it('does not rise with the noise on a texture defocus has taken', () => {
+    for (const eye of [31, 34, 108]) {
+      const quiet = onTruth(blurredBy(eye, 0.18, 3));
+      expect(onTruth(blurredBy(eye, 0.18, 10))).toBeLessThan(1.3 * quiet);
+    }
+  });
+
+  it('refuses such an eye as out of focus, with the figure and what to do', () => {
+    // Blurred by 16 % of its iris radius under noise of 10 gray levels, this eye is still found.
+    try {
+      localizeIris(blurredBy(31, 0.16, 10));
+      expect.unreachable('a blurred eye was accepted');
+    } catch (err) {
+      const e = err as { message: string; hint: string; context: { reason: string; focus: number; minFocus: number } };
+      expect(e.context.reason).toBe('blurred');
+      expect(e.context.focus).toBeLessThan(e.context.minFocus);
+      expect(e.message).toContain(`the iris texture's focus is ${shortOf(e.context.focus, e.context.minFocus)}`);
+      expect(e.hint).toMatch(/focus distance/);
+    }
   });
 });
 

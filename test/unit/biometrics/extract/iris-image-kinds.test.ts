@@ -29,9 +29,15 @@ describe('iris extraction from cropped and masked captures', () => {
   });
 
   // Eye 34: out of focus is now a blur of 12 % of the iris radius (where real irises stop matching
-  // their siblings), at which eye 201, magnified, is no longer localised right.
+  // their siblings), at which eye 201, magnified, is no longer localised right. Magnified, eye 34
+  // reads its focus just at the floor at 12 % (0.0436 under 0.044 with the focus measure before the
+  // sensor noise was discounted, 0.058 over 0.057 with it: the magnified crop's iris is found a
+  // little smaller and reads a lower contrast), so it is blurred by 14 %: between 12 %, where 24
+  // of the tune halves' 284 captures still match their siblings, and 16 %, where none does
+  // (test/bench/iris-focus-calibration.ts).
   it('still refuses a blurred eye when the crop magnifies it', async () => {
-    const k = renderKind(renderEye(34, 1, { blurred: true }), { kind: IrisImageKind.Cropped, width: 640, height: 480 });
+    const eye = renderEye(34, 1, { blur: 0.14 * renderEye(34, 1).truth.iris.r });
+    const k = renderKind(eye, { kind: IrisImageKind.Cropped, width: 640, height: 480 });
     await expect(extractIris({ width: 640, height: 480, pixels: k.pixels })).rejects.toMatchObject({
       code: 'BIOMETRICS_UNUSABLE_CAPTURE',
       context: { reason: 'blurred' },
