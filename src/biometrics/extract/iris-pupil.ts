@@ -425,8 +425,7 @@ export function houghDarkCircles(
   const found: Array<Circle & { support: number }> = [];
   const edges: Edges = { ex, ey, ux, uy, count };
   const buf = {
-    acc: new Float32Array(0),
-    row: new Float32Array(0),
+    acc: new Int32Array(0),
     box: new Float32Array(0),
   };
   for (let r = rMin; r <= rMax; r *= 1.12) found.push(...circlesAtRadius(edges, w, h, r, buf));
@@ -476,7 +475,7 @@ function circlesAtRadius(
   w: number,
   h: number,
   r: number,
-  buf: { acc: Float32Array; row: Float32Array; box: Float32Array },
+  buf: { acc: Int32Array; box: Float32Array },
 ): Array<Circle & { support: number }> {
   const { ex, ey, ux, uy, count } = edges;
   const cell = Math.max(1.5, r / 8),
@@ -485,27 +484,29 @@ function circlesAtRadius(
     ah = Math.ceil(h / cell) + 1;
   const size = aw * ah;
   if (buf.acc.length < size) {
-    buf.acc = new Float32Array(size);
-    buf.row = new Float32Array(size);
+    buf.acc = new Int32Array(size);
     buf.box = new Float32Array(size);
   } else buf.acc.fill(0, 0, size);
-  const { acc, row, box } = buf;
+  const { acc, box } = buf;
   for (let e = 0; e < count; e++) {
     const fx = (ex[e]! - r * ux[e]!) * inv + 0.5,
       fy = (ey[e]! - r * uy[e]!) * inv + 0.5;
-    if (fx >= 0 && fy >= 0 && fx < aw && fy < ah) acc[(fy | 0) * aw + (fx | 0)]! += 1;
+    if (fx >= 0 && fy >= 0 && fx < aw && fy < ah) acc[(fy | 0) * aw + (fx | 0)]!++;
   }
-  // 3×3 sums, separable.
-  for (let ay = 0; ay < ah; ay++)
+  // 3×3 sums in one pass: a running window of three column sums along each row. (Whole votes,
+  // so the sums are exact in any order.)
+  for (let ay = 1; ay < ah - 1; ay++) {
+    const o = ay * aw;
+    let c0 = acc[o - aw]! + acc[o]! + acc[o + aw]!,
+      c1 = acc[o - aw + 1]! + acc[o + 1]! + acc[o + aw + 1]!;
     for (let ax = 1; ax < aw - 1; ax++) {
-      const i = ay * aw + ax;
-      row[i] = acc[i - 1]! + acc[i]! + acc[i + 1]!;
+      const i = o + ax;
+      const c2 = acc[i - aw + 1]! + acc[i + 1]! + acc[i + aw + 1]!;
+      box[i] = c0 + c1 + c2;
+      c0 = c1;
+      c1 = c2;
     }
-  for (let ay = 1; ay < ah - 1; ay++)
-    for (let ax = 1; ax < aw - 1; ax++) {
-      const i = ay * aw + ax;
-      box[i] = row[i - aw]! + row[i]! + row[i + aw]!;
-    }
+  }
   // At least a fifth of the circle (and 8 votes); the best 6 of each radius.
   const minVotes = Math.max(8, 0.2 * 2 * Math.PI * r);
   const top: Array<Circle & { support: number }> = [];
