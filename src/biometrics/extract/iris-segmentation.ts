@@ -32,7 +32,7 @@ import { limbusDistance, type Circle } from './iris-geometry.js';
 import { frameFocus, irisFocus } from './iris-focus.js';
 import { findLimbus, limbusEdges, type Limbus } from './iris-limbus.js';
 import { darkBlobs, houghDarkCircles, houghSigma, tracePupil, type Plane, type PupilTrace } from './iris-pupil.js';
-import { fillReflections, grayQuantile, inpaint } from './iris-reflections.js';
+import { fillReflections, grayQuantiles, inpaint } from './iris-reflections.js';
 
 export type { Circle };
 
@@ -322,7 +322,8 @@ function localizeOnce(img: GrayImage, opts: IrisCheckOptions): IrisLocalization 
   const { w, h, q } = wk;
   const refl = fillReflections(wk.f, w, h);
   const plane: Plane = { f: refl.image, w, h, holes: refl.mask };
-  const range = Math.max(1, grayQuantile(refl.image, 0.99) - grayQuantile(refl.image, 0.01));
+  const quantile = grayQuantiles(refl.image);
+  const range = Math.max(1, quantile(0.99) - quantile(0.01));
   // The limbus search's plane (see below) and its edges. Where it is the image the Hough transform
   // blurs, blurred alike (on any working copy under 387 px on its short side), the Hough transform
   // takes the same gradients instead of computing them again.
@@ -330,7 +331,7 @@ function localizeOnce(img: GrayImage, opts: IrisCheckOptions): IrisLocalization 
   const limbusPlane: Plane = { f: gaussianBlur(scleraAsSeen, w, h, LIMBUS_SIGMA), w, h };
   const limbusGrad = sobel(limbusPlane.f, w, h);
   const sameBlur = scleraAsSeen === refl.image && gaussianBoxRadius(houghSigma(plane)) === gaussianBoxRadius(LIMBUS_SIGMA);
-  const candidates = pupilCandidates(plane, range, grayQuantile(refl.image, 0.01), sameBlur ? limbusGrad : undefined);
+  const candidates = pupilCandidates(plane, range, quantile(0.01), sameBlur ? limbusGrad : undefined);
   const minAspect = opts.minAspect ?? MIN_ASPECT;
   const full = (c: Circle): Circle => ({ x: (c.x + 0.5) * q - 0.5, y: (c.y + 0.5) * q - 0.5, r: c.r * q });
   // The most pupil-like blob, sharp and large enough to have a shape (2.5 % of the short side),
