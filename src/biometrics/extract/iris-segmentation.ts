@@ -26,7 +26,7 @@
  * Too little iris visible after masking (`occluded`) is judged by the pipeline on the code's mask.
  */
 import { AgentError } from '../../core/errors.js';
-import { gaussianBlur, gaussianBoxRadius, sampleBilinear, sobel, type Sobel } from '../image/filters.js';
+import { gaussianBlur, gaussianBoxRadius, sampleInside, sobel, type Sobel } from '../image/filters.js';
 import type { GrayImage } from '../image/gray-image.js';
 import { limbusDistance, type Circle } from './iris-geometry.js';
 import { frameFocus, irisFocus } from './iris-focus.js';
@@ -584,7 +584,7 @@ function annulusStats(p: Plane, pupil: Circle, iris: Circle): { level: number; s
       const d = 1.25 * pupil.r + f * (0.9 * lim - 1.25 * pupil.r);
       const x = pupil.x + d * Math.cos(t),
         y = pupil.y + d * Math.sin(t);
-      if (x >= 0 && y >= 0 && x <= p.w - 1 && y <= p.h - 1) v.push(sampleBilinear(p.f, p.w, p.h, x, y));
+      if (x >= 0 && y >= 0 && x <= p.w - 1 && y <= p.h - 1) v.push(sampleInside(p.f, p.w, p.h, x, y));
     }
   }
   if (!v.length) return { level: NaN, spread: NaN };

@@ -86,12 +86,20 @@ export function sobel(f: Float32Array, w: number, h: number): Sobel {
 export function sampleBilinear(src: Float32Array, width: number, height: number, x: number, y: number): number {
   const fx = Math.min(width - 1, Math.max(0, x)),
     fy = Math.min(height - 1, Math.max(0, y));
-  const x0 = Math.floor(fx),
-    y0 = Math.floor(fy);
-  const x1 = Math.min(width - 1, x0 + 1),
-    y1 = Math.min(height - 1, y0 + 1);
-  const tx = fx - x0,
-    ty = fy - y0;
+  return sampleInside(src, width, height, fx, fy);
+}
+
+/**
+ * sampleBilinear of a point the caller knows to be inside the image (0 ≤ x ≤ width − 1,
+ * 0 ≤ y ≤ height − 1), where clamping changes nothing: the same value without it.
+ */
+export function sampleInside(src: Float32Array, width: number, height: number, x: number, y: number): number {
+  const x0 = Math.floor(x),
+    y0 = Math.floor(y);
+  const x1 = x0 + 1 < width ? x0 + 1 : width - 1,
+    y1 = y0 + 1 < height ? y0 + 1 : height - 1;
+  const tx = x - x0,
+    ty = y - y0;
   const a = src[y0 * width + x0]! * (1 - tx) + src[y0 * width + x1]! * tx;
   const b = src[y1 * width + x0]! * (1 - tx) + src[y1 * width + x1]! * tx;
   return a * (1 - ty) + b * ty;
