@@ -12,7 +12,7 @@
  * test/unit/biometrics/extract/iris-small-camera.test.ts (the limbus of synthetic eyes of every
  * kind, through the localization).
  */
-import { sampleBilinear, sobel, type Sobel } from '../image/filters.js';
+import { sampleInside, sobel, type Sobel } from '../image/filters.js';
 import type { Circle } from './iris-geometry.js';
 import type { Plane } from './iris-pupil.js';
 
@@ -94,7 +94,7 @@ export function findLimbus(p: Plane, pupil: Circle, opts: LimbusOptions = {}, gr
       const x = pupil.x + r * RAYS_COS[k]!,
         y = pupil.y + r * RAYS_SIN[k]!;
       if (x >= 0 && y >= 0 && x <= p.w - 1 && y <= p.h - 1) {
-        lv += sampleBilinear(p.f, p.w, p.h, x, y);
+        lv += sampleInside(p.f, p.w, p.h, x, y);
         ln++;
       }
     }
@@ -267,7 +267,7 @@ function considerCentre(
       const x = cx + r * c,
         y = cy + r * s;
       if (x >= 0 && y >= 0 && x <= p.w - 1 && y <= p.h - 1) {
-        acc += sampleBilinear(p.f, p.w, p.h, x, y);
+        acc += sampleInside(p.f, p.w, p.h, x, y);
         cnt++;
       }
       sums[o + t + 1] = acc;

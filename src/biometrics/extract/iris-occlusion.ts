@@ -44,10 +44,10 @@ export function occlusionMask(strip: Float32Array, rows: number, cols: number, g
   }
   const all: number[] = [];
   if (ref.length < rows * 4) for (let k = 0; k < strip.length; k++) if (!given[k]) all.push(strip[k]!);
-  const sample = ref.length >= rows * 4 ? ref : all;
-  sample.sort((a, b) => a - b);
+  // Sorted as typed arrays (the strip's gray levels are never NaN, so the order is the same).
+  const sample = new Float64Array(ref.length >= rows * 4 ? ref : all).sort();
   const level = sample.length ? sample[sample.length >> 1]! : 0;
-  const dev = sample.map((v) => Math.abs(v - level)).sort((a, b) => a - b);
+  const dev = sample.map((v) => Math.abs(v - level)).sort();
   const spread = Math.max(0.03 * range, dev.length ? 1.4826 * dev[dev.length >> 1]! : 0);
 
   // Neighbourhood means (5×5, circular in θ), over known pixels only.
@@ -60,7 +60,9 @@ export function occlusionMask(strip: Float32Array, rows: number, cols: number, g
         const ii = i + di;
         if (ii < 0 || ii >= rows) continue;
         for (let dj = -2; dj <= 2; dj++) {
-          const k = ii * cols + ((j + dj + cols) % cols);
+          // (j + dj) mod cols, by a comparison rather than a division.
+          const jj = j + dj < 0 ? j + dj + cols : j + dj >= cols ? j + dj - cols : j + dj;
+          const k = ii * cols + jj;
           if (given[k]) continue;
           s += strip[k]!;
           n++;

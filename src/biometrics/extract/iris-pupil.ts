@@ -12,7 +12,7 @@
  * test/unit/biometrics/extract/iris-small-camera.test.ts (pupils of every size, with reflections
  * inside, through the localization).
  */
-import { gaussianBlur, sampleBilinear, sobel, type Sobel } from '../image/filters.js';
+import { gaussianBlur, sampleInside, sobel, type Sobel } from '../image/filters.js';
 import type { Circle } from './iris-geometry.js';
 
 export const PUPIL_RAYS = 64;
@@ -57,10 +57,16 @@ export interface PupilTrace {
   fitError: number;
 }
 
+/** Where percentileOf sorts (grown as needed): a trace reads a dozen percentiles of at most 64 values. */
+let sortScratch = new Float64Array(PUPIL_RAYS);
+
 function percentileOf(v: ArrayLike<number>, p: number): number {
-  if (!v.length) return NaN;
-  const s = Float64Array.from(v).sort();
-  return s[Math.min(s.length - 1, Math.max(0, Math.floor(p * (s.length - 1))))]!;
+  const n = v.length;
+  if (!n) return NaN;
+  if (sortScratch.length < n) sortScratch = new Float64Array(n);
+  for (let i = 0; i < n; i++) sortScratch[i] = v[i]!;
+  const s = sortScratch.subarray(0, n).sort();
+  return s[Math.min(n - 1, Math.max(0, Math.floor(p * (n - 1))))]!;
 }
 
 /** ρ(θ) of harmonic coefficients [r₀, c, d, a, b]. */
@@ -117,7 +123,7 @@ export function tracePupil(p: Plane, c: Circle, rise = 0.2): PupilTrace {
     for (let k = 0; k < PUPIL_RAYS; k += f === 0 ? PUPIL_RAYS : 4) {
       const x = c.x + f * r * COS[k]!,
         y = c.y + f * r * SIN[k]!;
-      if (inside(p, x, y)) near.push(sampleBilinear(p.f, p.w, p.h, x, y));
+      if (inside(p, x, y)) near.push(sampleInside(p.f, p.w, p.h, x, y));
     }
   const level = percentileOf(near, 0.5);
   const noise =
@@ -128,17 +134,13 @@ export function tracePupil(p: Plane, c: Circle, rise = 0.2): PupilTrace {
     );
   let inImage = 0;
   for (let k = 0; k < PUPIL_RAYS; k++) {
-    let ok = true;
-    for (let j = 0; j < n; j++) {
-      const x = c.x + (r0 + j * dr) * COS[k]!,
-        y = c.y + (r0 + j * dr) * SIN[k]!;
-      if (!inside(p, x, y)) {
-        ok = false;
-        break;
-      }
-      prof[j] = sampleBilinear(p.f, p.w, p.h, x, y);
-    }
-    if (!ok) continue;
+    // The ray's samples move monotonically along it (each coordinate is monotonic in j, rounding
+    // included), so it stays in the image when both its ends do.
+    const cs = COS[k]!,
+      sn = SIN[k]!,
+      tEnd = r0 + (n - 1) * dr;
+    if (!inside(p, c.x + r0 * cs, c.y + r0 * sn) || !inside(p, c.x + tEnd * cs, c.y + tEnd * sn)) continue;
+    for (let j = 0; j < n; j++) prof[j] = sampleInside(p.f, p.w, p.h, c.x + (r0 + j * dr) * cs, c.y + (r0 + j * dr) * sn);
     inImage++;
     const ja = Math.max(m, Math.round((0.45 * r - r0) / dr)),
       jb = Math.min(n - 1 - m, Math.round((1.5 * r - r0) / dr));
@@ -310,7 +312,7 @@ function measurePupil(
         ok = false;
         break;
       }
-      prof[len++] = sampleBilinear(p.f, p.w, p.h, x, y);
+      prof[len++] = sampleInside(p.f, p.w, p.h, x, y);
     }
     if (!ok) continue;
     const t = (2 * Math.PI * k) / PUPIL_RAYS;
@@ -338,7 +340,8 @@ function measurePupil(
     ins.push(mean(0, 0.7 * e));
     outs.push(mean(1.15 * e, 1.4 * e));
   }
-  const valid = [...steps].filter(Number.isFinite);
+  const valid: number[] = [];
+  for (let k = 0; k < PUPIL_RAYS; k++) if (Number.isFinite(steps[k]!)) valid.push(steps[k]!);
   const inSorted = percentileOf(ins, 0.5);
   let spread = 0;
   if (ins.length) {
@@ -353,7 +356,7 @@ function measurePupil(
         const x = c.x + q * COS[k]!,
           y = c.y + q * SIN[k]!;
         if (!inside(p, x, y)) continue;
-        const v = sampleBilinear(p.f, p.w, p.h, x, y);
+        const v = sampleInside(p.f, p.w, p.h, x, y);
         s += v;
         sq += v * v;
         cnt++;
@@ -425,8 +428,7 @@ export function houghDarkCircles(
   const found: Array<Circle & { support: number }> = [];
   const edges: Edges = { ex, ey, ux, uy, count };
   const buf = {
-    acc: new Float32Array(0),
-    row: new Float32Array(0),
+    acc: new Int32Array(0),
     box: new Float32Array(0),
   };
   for (let r = rMin; r <= rMax; r *= 1.12) found.push(...circlesAtRadius(edges, w, h, r, buf));
@@ -476,7 +478,7 @@ function circlesAtRadius(
   w: number,
   h: number,
   r: number,
-  buf: { acc: Float32Array; row: Float32Array; box: Float32Array },
+  buf: { acc: Int32Array; box: Float32Array },
 ): Array<Circle & { support: number }> {
   const { ex, ey, ux, uy, count } = edges;
   const cell = Math.max(1.5, r / 8),
@@ -485,27 +487,29 @@ function circlesAtRadius(
     ah = Math.ceil(h / cell) + 1;
   const size = aw * ah;
   if (buf.acc.length < size) {
-    buf.acc = new Float32Array(size);
-    buf.row = new Float32Array(size);
+    buf.acc = new Int32Array(size);
     buf.box = new Float32Array(size);
   } else buf.acc.fill(0, 0, size);
-  const { acc, row, box } = buf;
+  const { acc, box } = buf;
   for (let e = 0; e < count; e++) {
     const fx = (ex[e]! - r * ux[e]!) * inv + 0.5,
       fy = (ey[e]! - r * uy[e]!) * inv + 0.5;
-    if (fx >= 0 && fy >= 0 && fx < aw && fy < ah) acc[(fy | 0) * aw + (fx | 0)]! += 1;
+    if (fx >= 0 && fy >= 0 && fx < aw && fy < ah) acc[(fy | 0) * aw + (fx | 0)]!++;
   }
-  // 3×3 sums, separable.
-  for (let ay = 0; ay < ah; ay++)
+  // 3×3 sums in one pass: a running window of three column sums along each row. (Whole votes,
+  // so the sums are exact in any order.)
+  for (let ay = 1; ay < ah - 1; ay++) {
+    const o = ay * aw;
+    let c0 = acc[o - aw]! + acc[o]! + acc[o + aw]!,
+      c1 = acc[o - aw + 1]! + acc[o + 1]! + acc[o + aw + 1]!;
     for (let ax = 1; ax < aw - 1; ax++) {
-      const i = ay * aw + ax;
-      row[i] = acc[i - 1]! + acc[i]! + acc[i + 1]!;
+      const i = o + ax;
+      const c2 = acc[i - aw + 1]! + acc[i + 1]! + acc[i + aw + 1]!;
+      box[i] = c0 + c1 + c2;
+      c0 = c1;
+      c1 = c2;
     }
-  for (let ay = 1; ay < ah - 1; ay++)
-    for (let ax = 1; ax < aw - 1; ax++) {
-      const i = ay * aw + ax;
-      box[i] = row[i - aw]! + row[i]! + row[i + aw]!;
-    }
+  }
   // At least a fifth of the circle (and 8 votes); the best 6 of each radius.
   const minVotes = Math.max(8, 0.2 * 2 * Math.PI * r);
   const top: Array<Circle & { support: number }> = [];

@@ -16,21 +16,26 @@
  */
 import { boxBlur } from '../image/filters.js';
 
-/** The p-quantile (0..1) of float gray levels in 0..255, from a 256-bin histogram. */
-export function grayQuantile(f: Float32Array, p: number): number {
+/**
+ * The p-quantiles (0..1) of float gray levels in 0..255: one 256-bin histogram, made once, read
+ * for every p asked.
+ */
+export function grayQuantiles(f: Float32Array): (p: number) => number {
   const hist = new Int32Array(256);
   for (let i = 0; i < f.length; i++) {
     // Math.round clamped to 0..255 (x + 0.5 truncated is the same once clamped).
     const v = f[i]! + 0.5;
     hist[v <= 0 ? 0 : v >= 255 ? 255 : v | 0]!++;
   }
-  const target = p * f.length;
-  let acc = 0;
-  for (let v = 0; v < 256; v++) {
-    acc += hist[v]!;
-    if (acc >= target) return v;
-  }
-  return 255;
+  return (p) => {
+    const target = p * f.length;
+    let acc = 0;
+    for (let v = 0; v < 256; v++) {
+      acc += hist[v]!;
+      if (acc >= target) return v;
+    }
+    return 255;
+  };
 }
 
 export interface Reflections {
@@ -183,37 +188,58 @@ function dilate1(mask: Uint8Array, w: number, h: number): void {
  * The pixels outside `mask` that see a masked pixel within `reach` steps in at least `dirs` of the
  * 8 compass directions (a step leaving the image ends that direction). Per direction, one pass in
  * the order that visits a pixel's neighbour in that direction first, carrying the distance to the
- * nearest masked pixel along it: O(8 n) whatever the reach.
+ * nearest masked pixel along it: O(8 n) whatever the reach. Only over the masked pixels' bounding
+ * box grown by `reach` (clipped to the image): a pixel beyond it is more than `reach` steps from
+ * every masked pixel in every direction, and a step out of it ends a direction as leaving the image
+ * does (whatever lies beyond is more than `reach` steps away too), so nothing else changes.
  */
 function surrounded(mask: Uint8Array, w: number, h: number, reach: number, dirs: number): Uint8Array {
-  const count = new Uint8Array(w * h);
-  const dist = new Uint16Array(w * h);
+  const out = new Uint8Array(w * h);
+  let mx0 = w,
+    my0 = h,
+    mx1 = -1,
+    my1 = -1;
+  for (let y = 0; y < h; y++)
+    for (let x = 0; x < w; x++)
+      if (mask[y * w + x]) {
+        if (x < mx0) mx0 = x;
+        if (x > mx1) mx1 = x;
+        if (y < my0) my0 = y;
+        my1 = y;
+      }
+  if (mx1 < 0) return out;
+  const bx = Math.max(0, mx0 - reach),
+    by = Math.max(0, my0 - reach);
+  const bw = Math.min(w - 1, mx1 + reach) - bx + 1,
+    bh = Math.min(h - 1, my1 + reach) - by + 1;
+  const count = new Uint8Array(bw * bh);
+  const dist = new Uint16Array(bw * bh);
   const far = 0xffff;
   for (const [dx, dy] of EIGHT) {
     // Rows from the side the direction points to, so that (x + dx, y + dy) is done before (x, y).
-    const y0 = dy > 0 ? h - 1 : 0,
-      y1 = dy > 0 ? -1 : h,
+    const y0 = dy > 0 ? bh - 1 : 0,
+      y1 = dy > 0 ? -1 : bh,
       sy = dy > 0 ? -1 : 1;
-    const x0 = dx > 0 ? w - 1 : 0,
-      x1 = dx > 0 ? -1 : w,
+    const x0 = dx > 0 ? bw - 1 : 0,
+      x1 = dx > 0 ? -1 : bw,
       sx = dx > 0 ? -1 : 1;
     for (let y = y0; y !== y1; y += sy) {
       const yy = y + dy;
+      const row = (by + y) * w + bx;
       for (let x = x0; x !== x1; x += sx) {
-        const i = y * w + x;
+        const i = y * bw + x;
         const xx = x + dx;
         let d = far;
-        if (xx >= 0 && yy >= 0 && xx < w && yy < h) {
-          const j = yy * w + xx;
-          d = mask[j] ? 1 : dist[j]! === far ? far : dist[j]! + 1;
+        if (xx >= 0 && yy >= 0 && xx < bw && yy < bh) {
+          const j = yy * bw + xx;
+          d = mask[(by + yy) * w + bx + xx] ? 1 : dist[j]! === far ? far : dist[j]! + 1;
         }
         dist[i] = d;
-        if (d <= reach && !mask[i]) count[i]!++;
+        if (d <= reach && !mask[row + x]) count[i]!++;
       }
     }
   }
-  const out = new Uint8Array(w * h);
-  for (let i = 0; i < out.length; i++) if (count[i]! >= dirs) out[i] = 1;
+  for (let y = 0; y < bh; y++) for (let x = 0; x < bw; x++) if (count[y * bw + x]! >= dirs) out[(by + y) * w + bx + x] = 1;
   return out;
 }
 
@@ -227,13 +253,14 @@ function surrounded(mask: Uint8Array, w: number, h: number, reach: number, dirs:
 export function fillReflections(f: Float32Array, w: number, h: number, opts: ReflectionOptions = {}): Reflections {
   const short = Math.min(w, h);
   const r = Math.max(2, Math.round(((opts.maxSize ?? 0.05) * short) / 2));
-  const range = Math.max(1, grayQuantile(f, 0.99) - grayQuantile(f, 0.01));
+  const quantile = grayQuantiles(f);
+  const range = Math.max(1, quantile(0.99) - quantile(0.01));
   const minStep = (opts.minContrast ?? 0.25) * range;
   const glare = Math.max(2, 0.02 * short);
   const mask = new Uint8Array(w * h);
   // A specular reflection is among the brightest 5 % of the image (high-contrast iris texture or
   // skin between lashes is not).
-  const count = growSpots(f, w, h, brightSpots(f, w, h, r, minStep, grayQuantile(f, 0.95)), mask, glare, range);
+  const count = growSpots(f, w, h, brightSpots(f, w, h, r, minStep, quantile(0.95)), mask, glare, range);
   if (!count) return { image: Float32Array.from(f), mask, count };
   dilate1(mask, w, h);
   const first = inpaint(f, mask, w, h);

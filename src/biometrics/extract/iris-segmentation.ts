@@ -27,13 +27,13 @@
  * Too little iris visible after masking (`occluded`) is judged by the pipeline on the code's mask.
  */
 import { AgentError } from '../../core/errors.js';
-import { gaussianBlur, gaussianBoxRadius, sampleBilinear, sobel, type Sobel } from '../image/filters.js';
+import { gaussianBlur, gaussianBoxRadius, sampleInside, sobel, type Sobel } from '../image/filters.js';
 import type { GrayImage } from '../image/gray-image.js';
 import { limbusDistance, type Circle } from './iris-geometry.js';
 import { frameFocus, irisFocus } from './iris-focus.js';
 import { findLimbus, limbusEdges, type Limbus } from './iris-limbus.js';
 import { darkBlobs, houghDarkCircles, houghSigma, tracePupil, type Plane, type PupilTrace } from './iris-pupil.js';
-import { fillReflections, grayQuantile, inpaint } from './iris-reflections.js';
+import { fillReflections, grayQuantiles, inpaint } from './iris-reflections.js';
 
 export type { Circle };
 
@@ -130,7 +130,18 @@ function downsample(img: GrayImage): Work {
   const q = Math.max(1, Math.round(Math.min(W, H) / 240));
   const w = Math.floor(W / q),
     h = Math.floor(H / q);
+  // (Sums of whole gray levels: exact in any order, so the common scales 1 and 2 are written out.)
+  if (q === 1) return { f: new Float32Array(pixels), w, h, q };
   const f = new Float32Array(w * h);
+  if (q === 2) {
+    for (let y = 0; y < h; y++) {
+      const top = 2 * y * W,
+        bottom = top + W;
+      for (let x = 0; x < w; x++)
+        f[y * w + x] = (pixels[top + 2 * x]! + pixels[top + 2 * x + 1]! + pixels[bottom + 2 * x]! + pixels[bottom + 2 * x + 1]!) / 4;
+    }
+    return { f, w, h, q };
+  }
   for (let y = 0; y < h; y++)
     for (let x = 0; x < w; x++) {
       let s = 0;
@@ -324,7 +335,8 @@ function localizeOnce(img: GrayImage, opts: IrisCheckOptions): IrisLocalization 
   const { w, h, q } = wk;
   const refl = fillReflections(wk.f, w, h);
   const plane: Plane = { f: refl.image, w, h, holes: refl.mask };
-  const range = Math.max(1, grayQuantile(refl.image, 0.99) - grayQuantile(refl.image, 0.01));
+  const quantile = grayQuantiles(refl.image);
+  const range = Math.max(1, quantile(0.99) - quantile(0.01));
   // The limbus search's plane (see below) and its edges. Where it is the image the Hough transform
   // blurs, blurred alike (on any working copy under 387 px on its short side), the Hough transform
   // takes the same gradients instead of computing them again.
@@ -332,7 +344,7 @@ function localizeOnce(img: GrayImage, opts: IrisCheckOptions): IrisLocalization 
   const limbusPlane: Plane = { f: gaussianBlur(scleraAsSeen, w, h, LIMBUS_SIGMA), w, h };
   const limbusGrad = sobel(limbusPlane.f, w, h);
   const sameBlur = scleraAsSeen === refl.image && gaussianBoxRadius(houghSigma(plane)) === gaussianBoxRadius(LIMBUS_SIGMA);
-  const candidates = pupilCandidates(plane, range, grayQuantile(refl.image, 0.01), sameBlur ? limbusGrad : undefined);
+  const candidates = pupilCandidates(plane, range, quantile(0.01), sameBlur ? limbusGrad : undefined);
   const minAspect = opts.minAspect ?? MIN_ASPECT;
   const full = (c: Circle): Circle => ({ x: (c.x + 0.5) * q - 0.5, y: (c.y + 0.5) * q - 0.5, r: c.r * q });
   // The most pupil-like blob, sharp and large enough to have a shape (2.5 % of the short side),
@@ -591,7 +603,7 @@ function annulusStats(p: Plane, pupil: Circle, iris: Circle): { level: number; s
       const d = 1.25 * pupil.r + f * (0.9 * lim - 1.25 * pupil.r);
       const x = pupil.x + d * Math.cos(t),
         y = pupil.y + d * Math.sin(t);
-      if (x >= 0 && y >= 0 && x <= p.w - 1 && y <= p.h - 1) v.push(sampleBilinear(p.f, p.w, p.h, x, y));
+      if (x >= 0 && y >= 0 && x <= p.w - 1 && y <= p.h - 1) v.push(sampleInside(p.f, p.w, p.h, x, y));
     }
   }
   if (!v.length) return { level: NaN, spread: NaN };
