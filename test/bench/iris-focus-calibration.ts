@@ -26,8 +26,8 @@
  * added back (quartiles per σ).
  *
  * The same for the whole frame's focus (frameFocus, read when an eye cannot be found: `frame` in the
- * summary), over the same blurs (eyes stop being found at 16 and 20 % of the iris radius): the threshold that best separates the blurred frames whose captures still match
- * from those that no longer do, over every blurred capture and over those the localization no
+ * summary), over the same blurs (eyes stop being found at 16 and 20 % of the iris radius): the
+ * threshold that best separates the blurred frames whose captures still match from those that no longer do, over every blurred capture and over those the localization no
  * longer finds (refused as closed or off-axis, the frame's focus not read), with those refusals by σ.
  */
 import { readdirSync, readFileSync } from 'node:fs';

@@ -438,6 +438,14 @@ function byHalf<R extends { eer: number | null; fnmrAtFmr1e3: number | null }>(
   return { halves, halfGap: { eer: gap('eer'), fnmrAtFmr1e3: gap('fnmrAtFmr1e3') } };
 }
 
+/** The rates' thresholds turned back into iris distances (the rates read the negated distance). */
+function irisThresholds(r: { thresholdAtFmr1e2: number | null; thresholdAtFmr1e3: number | null }) {
+  return {
+    thresholdAtFmr1e2: r.thresholdAtFmr1e2 === null ? null : r4(-r.thresholdAtFmr1e2),
+    thresholdAtFmr1e3: r.thresholdAtFmr1e3 === null ? null : r4(-r.thresholdAtFmr1e3),
+  };
+}
+
 /**
  * `asEnrolled`: the terminal's own protocol beside the pair-wise one. An enrolment stores
  * ENROLL_CAPTURES captures of an eye, asking again for a refused one (src/terminal/enroller.ts), and
@@ -480,8 +488,7 @@ function asEnrolled(items: Extracted<IrisCode>[], keep: (i: number) => boolean, 
     probes: genuinePairs,
     impostorComparisons: impostorPairs,
     ...r,
-    thresholdAtFmr1e2: r.thresholdAtFmr1e2 === null ? null : r4(-r.thresholdAtFmr1e2),
-    thresholdAtFmr1e3: r.thresholdAtFmr1e3 === null ? null : r4(-r.thresholdAtFmr1e3),
+    ...irisThresholds(r),
   };
 }
 
@@ -578,8 +585,7 @@ async function irisBench(dir: string) {
       failures: fails,
       threshold,
       ...r,
-      thresholdAtFmr1e2: r.thresholdAtFmr1e2 === null ? null : r4(-r.thresholdAtFmr1e2),
-      thresholdAtFmr1e3: r.thresholdAtFmr1e3 === null ? null : r4(-r.thresholdAtFmr1e3),
+      ...irisThresholds(r),
       acquiredOnly: { eer: acquired.eer, fnmrAtFmr1e2: acquired.fnmrAtFmr1e2, fnmrAtFmr1e3: acquired.fnmrAtFmr1e3 },
       genuineHd: dist(p.gen),
       impostorHd: dist(p.imp),

@@ -24,7 +24,8 @@
  * - `sharpness`: 0..1 from the width of the pupil's edge relative to the iris radius (the score
  *   reads it only where `focus` could not be measured);
  * - `focus`: ISO's sharpness read on the iris texture (iris-focus.ts: a band-pass response at a
- *   scale set by the iris radius over the iris's own contrast), the figure the blur refusal reads;
+ *   scale set by the iris radius, the sensor noise's share taken out, over the iris's own
+ *   contrast), the figure the blur refusal reads;
  * - `marginLeftRight`, `marginTopBottom`: free image round the iris on the tighter side, over the
  *   iris radius (ISO's margin adequacy; below 0 the iris runs off the frame);
  * - `irisDiameterPx`: the iris's diameter in pixels (the code samples 128 positions round it).
@@ -36,8 +37,9 @@
  * nothing about the errors: MMU1's false non-matches at 0.32 (034R, whose iris texture is soft,
  * focus 0.05-0.07 against a median of 0.10; 0.09-0.16 against 0.20 since the sensor noise is
  * discounted) had none of their captures in the half's lowest-quality fifth, MMU2's (s1e02, a lid
- * over half the iris: 52-58 % of the bits usable) none either. With focus and usable bits, all of them have one. The lashes the occlusion mask leaves
- * in (`unmaskedClutter`: 034R's upper lashes cross the iris as a high-contrast comb) take off a
+ * over half the iris: 52-58 % of the bits usable) none either. With focus and usable bits, all of
+ * MMU2's have one, and 3 of MMU1's 4 (all 4 before the noise was discounted). The lashes the
+ * occlusion mask leaves in (`unmaskedClutter`: 034R's upper lashes cross the iris as a high-contrast comb) take off a
  * little more: on MMU1's tune half, rejecting the lowest-quality tenth then takes FNMR at 0.32
  * from 1.6 % to 0.5 % instead of 1.4 %. Tried there and left out: the share of bits with a small
  * filter response and the visible share of the upper iris (no better than usable bits), the iris

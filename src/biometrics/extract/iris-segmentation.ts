@@ -17,8 +17,7 @@
  *   `minFocus`; only where it cannot be measured (an iris too small, too little of it in view),
  *   the pupil's edge is wide (its equivalent width, step over steepest slope, over 4.5 px at the
  *   working scale and over `maxEdgeWidth` of the iris radius); judged before size and shape,
- *   which blur makes uncertain; and an eye too blurred to be
- *   found at all, about to be refused as closed or off-axis, whose whole frame's focus (frameFocus
+ *   which blur makes uncertain; and an eye too blurred to be found at all, about to be refused as closed or off-axis, whose whole frame's focus (frameFocus
  *   in iris-focus.ts: its strongest band-pass responses at 1 % of its short side over its own gray
  *   range) is under `minFrameFocus` (read only on that path);
  * - too-small: the iris found is under `minIrisRadius` px: too few pixels to sample the code's
@@ -529,9 +528,9 @@ const LIMBUS_SIGMA = 1;
  * blur (matching ones refused plus non-matching ones kept: 441 of 2,556; 139 and 302). It keeps 9
  * of the 284 blurred by 16 % (there the band reads the pupil's and the limbus's blurred steps
  * reaching into the annulus, not the noise) and none blurred by 20 %, and refuses 23 captures
- * blurred by 0-6 % that still match. The measure before the noise was discounted, at its floor of 0.044, called 566 wrong
- * (188 and 378), kept 30 and 6 of them and refused 97. No unblurred tune capture is under it
- * (lowest 0.088).
+ * blurred by 0-6 % that still match. The measure before the noise was discounted, at its floor
+ * of 0.044, called 566 wrong (188 and 378), kept 30 and 6 of them and refused 97. No unblurred
+ * tune capture is under it (lowest 0.088).
  */
 export const MIN_FOCUS = 0.057;
 
