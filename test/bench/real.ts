@@ -21,7 +21,11 @@
  *
  * `asEnrolled` (iris, every folder and half) scores as the terminal decides: each eye's first three
  * acquired captures are its gallery (an enrolment stores three), its later captures probes scored by
- * the best of them; see `asEnrolled` below.
+ * the best of them; see `asEnrolled` below. Its `openSet` searches each probe as the terminal does
+ * (the 1:N decision by the gallery's size, iris-decision.ts, beside the fixed threshold): FNIR with
+ * the probe's eye enrolled, FPIR with it left out. `irisChanceTail` (top level, when the tuning halves
+ * are read) fits the tail of one impostor comparison over every iris folder's tuning half, pooled:
+ * the line iris-decision.ts decides with, printed beside it.
  *
  * `--degrade` adds `fingerWithPoorCaptures`: the finger folder again with, beside every image, a
  * poor capture of the same finger made from it (faint, smudged, partial or dry in turn, see
@@ -46,6 +50,7 @@ import { decodeImage } from '../../src/biometrics/image/decode-image.js';
 import { decodeFingerTemplate } from '../../src/biometrics/finger/iso19794-2.js';
 import { FingerProbe, compareProbe, prepareFinger, type PreparedFinger } from '../../src/biometrics/finger/matcher.js';
 import { decodeIrisTemplate, type IrisCode } from '../../src/biometrics/iris/iris-code.js';
+import { IRIS_CHANCE_TAIL, irisIdentificationThreshold } from '../../src/biometrics/iris/iris-decision.js';
 import { compareIrisCodes } from '../../src/biometrics/iris/iris-match.js';
 import { toAgentError } from '../../src/core/errors.js';
 import { ENROLL_CAPTURES } from '../../src/terminal/enroller.js';
@@ -476,10 +481,27 @@ function asEnrolled(items: Extracted<IrisCode>[], keep: (i: number) => boolean, 
     return -Math.min(...gallery.map((g) => compareIrisCodes(p, items[g]!.ok!, { shiftRange: defaults.irisShiftRange }).hd));
   };
   const p: PairScores = { gen: [], imp: [], genPairs: [], impPairs: [] };
+  // Open set: each probe searched as the terminal searches, its own eye enrolled (it must come out
+  // as that eye) and not enrolled (a stranger: it must come out as nobody).
+  const templates = enrolled.reduce((n, e) => n + e.gallery.length, 0);
+  const searches: { probe: string; own: number; other: number; othersTemplates: number }[] = [];
   for (const e of enrolled)
     for (const probe of e.probes) {
-      p.gen.push(best(probe, e.gallery));
-      for (const other of enrolled) if (other !== e && other.gallery.length) p.imp.push(best(probe, other.gallery));
+      const own = best(probe, e.gallery);
+      p.gen.push(own);
+      let other = -Infinity;
+      for (const o of enrolled)
+        if (o !== e && o.gallery.length) {
+          const s = best(probe, o.gallery);
+          p.imp.push(s);
+          other = Math.max(other, s);
+        }
+      searches.push({
+        probe: basename(items[probe]!.sample.file),
+        own: -own,
+        other: -other,
+        othersTemplates: templates - e.gallery.length,
+      });
     }
   const { genuinePairs, impostorPairs, ...r } = rates(p, -threshold);
   return {
@@ -489,6 +511,46 @@ function asEnrolled(items: Extracted<IrisCode>[], keep: (i: number) => boolean, 
     impostorComparisons: impostorPairs,
     ...r,
     ...irisThresholds(r),
+    openSet: openSet(searches, templates, threshold),
+  };
+}
+
+/**
+ * `asEnrolled.openSet`: the 1:N decision on each probe, at the fixed threshold (`fixed`: the best
+ * template at or under it, whatever the gallery's size) and as the terminal decides (`bySize`:
+ * irisIdentificationThreshold for the gallery's size). FNIR: probes of an enrolled eye not accepted
+ * as that eye (refused, or taken for another); FPIR: the same probes with their own eye left out of
+ * the gallery, taken for somebody. `fnirIfTemplates`: the FNIR these probes would have at the
+ * distance a gallery of 100, 1,000 or 10,000 templates allows.
+ */
+function openSet(searches: { probe: string; own: number; other: number; othersTemplates: number }[], templates: number, threshold: number) {
+  const rule = (limit: (n: number) => number) => {
+    const refused = searches.filter((s) => !(Math.min(s.own, s.other) <= limit(templates) && s.own <= s.other));
+    const strangers = searches.filter((s) => s.other <= limit(s.othersTemplates));
+    const share = (k: number) => (searches.length ? r4(k / searches.length) : null);
+    return {
+      threshold: r4(limit(templates)),
+      fnir: share(refused.length),
+      fpir: share(strangers.length),
+      notAccepted: refused.map((s) => `${s.probe} ${r4(s.own)}`),
+      strangersTaken: strangers.map((s) => `${s.probe} ${r4(s.other)}`),
+    };
+  };
+  // What a larger site's gallery would cost these probes: the FNIR at the distance its size allows
+  // (the probes' own distances from this half's galleries; a larger gallery's strangers are not here).
+  const atSize = Object.fromEntries(
+    [100, 1_000, 10_000].map((n) => {
+      const t = irisIdentificationThreshold(threshold, n);
+      const refused = searches.filter((s) => !(s.own <= t && s.own <= s.other)).length;
+      return [n, { threshold: r4(t), fnir: searches.length ? r4(refused / searches.length) : null }];
+    }),
+  );
+  return {
+    templates,
+    searches: searches.length,
+    fixed: rule(() => threshold),
+    bySize: rule((n) => irisIdentificationThreshold(threshold, n)),
+    fnirIfTemplates: atSize,
   };
 }
 
@@ -550,6 +612,42 @@ async function fingerBench(dir: string, dpiFlag?: number, degrade = false) {
   };
 }
 
+/** Every tuning half's impostor distances, pooled over the iris folders given (irisChanceTail). */
+const tuneImpostorHd: number[] = [];
+
+/**
+ * `irisChanceTail`: the chance tail of one comparison of two different eyes, pooled over the tuning
+ * halves of every iris folder given: log10 of the share at or under a distance, fitted by least
+ * squares as a line in the distance over the tail the pairs can resolve (from FMR 1e-2 down to the
+ * fifth smallest distance), read at the default threshold. IRIS_CHANCE_TAIL in iris-decision.ts
+ * holds the figures the terminal decides with, printed beside it.
+ */
+function chanceTail(hd: number[]) {
+  const s = [...hd].sort((a, b) => a - b);
+  const n = s.length;
+  const points: [number, number][] = [];
+  for (let rank = 5; rank <= 0.01 * n; rank = Math.max(rank + 1, Math.round(rank * 1.25)))
+    points.push([s[rank - 1]!, Math.log10(rank / n)]);
+  if (points.length < 3) return { impostors: n, resolved: false };
+  const mx = points.reduce((a, p) => a + p[0], 0) / points.length;
+  const my = points.reduce((a, p) => a + p[1], 0) / points.length;
+  const slope = points.reduce((a, p) => a + (p[0] - mx) * (p[1] - my), 0) / points.reduce((a, p) => a + (p[0] - mx) ** 2, 0);
+  const at = IRIS_CHANCE_TAIL.hd;
+  return {
+    impostors: n,
+    resolved: true,
+    fittedFrom: {
+      fmr: [r4(10 ** points[0]![1]), r4(10 ** points[points.length - 1]![1])],
+      hd: [r4(points[0]![0]), r4(points[points.length - 1]![0])],
+    },
+    hd: at,
+    log10Fmr: r4(my + slope * (at - mx)),
+    perDecade: r4(slope),
+    measuredFmrAtHd: r4(s.filter((x) => x <= at).length / n),
+    inCode: IRIS_CHANCE_TAIL,
+  };
+}
+
 async function irisBench(dir: string) {
   const { samples, half } = folderSamples(dir);
   log(`iris: ${samples.length} images in ${dir}`);
@@ -562,6 +660,8 @@ async function irisBench(dir: string) {
     return -s.hd;
   });
   const threshold = defaults.irisThreshold;
+  const tune = subsetPairs(all, (i) => half.get(items[i]!.sample.subject) === 'tune');
+  tuneImpostorHd.push(...tune.imp.filter(Number.isFinite).map((x) => -x));
   const dist = (v: number[], sign = -1) => {
     const s = v
       .filter(Number.isFinite)
@@ -634,6 +734,7 @@ if (values.iris?.length) {
   const sets: Record<string, unknown> = {};
   for (const dir of values.iris) sets[basename(resolve(dir))] = await irisBench(dir);
   out.iris = sets;
+  if (!onlyHalf || onlyHalf === 'tune') out.irisChanceTail = chanceTail(tuneImpostorHd);
 }
 out.load = {
   before: loadBefore.map((x) => r1(x * 10) / 10),
