@@ -190,6 +190,12 @@ export const ConfigSchema = z.strictObject({
     .strictObject({
       fingerThreshold: z.number().min(0).default(40),
       irisThreshold: z.number().min(0).max(1).default(0.32),
+      /**
+       * The chance that somebody not enrolled is taken for an enrolled eye, per search: an iris
+       * search accepts its best template only as close as the number of enrolled iris templates
+       * allows for this chance (docs/biometrics.md, "Iris 1:N"), never above irisThreshold.
+       */
+      irisFpir: z.number().gt(0).lt(1).default(1e-3),
       irisShiftRange: z.number().int().min(0).max(32).default(8),
       embedding: z
         .strictObject({

@@ -12,7 +12,8 @@
  *
  * `identify({modality, template})` answers `{employeeCode, modality, score, decision}` with the
  * matcher's own score: for irises the normalized Hamming distance (lower is better, accepted at
- * or below `biometrics.irisThreshold`), for fingers the calibrated score ≈ −10·log10 FMR (higher
+ * or below the distance the gallery's size allows for `biometrics.irisFpir`, never above
+ * `biometrics.irisThreshold`: iris-decision.ts), for fingers the calibrated score ≈ −10·log10 FMR (higher
  * is better; the best person's). Fingers are decided by person (identify-person.ts: at or above
  * `biometrics.fingerThreshold`, and sure enough for the gallery's size and the runner-up), irises
  * by the best template's score. A reject carries no employee.
@@ -50,7 +51,8 @@ export interface IdentifierMetrics {
 }
 
 export interface IdentifierOptions {
-  biometrics: Pick<AgentConfig['biometrics'], 'fingerThreshold' | 'irisThreshold' | 'irisShiftRange'>;
+  biometrics: Pick<AgentConfig['biometrics'], 'fingerThreshold' | 'irisThreshold' | 'irisShiftRange'> &
+    Partial<Pick<AgentConfig['biometrics'], 'irisFpir'>>;
   iris?: Omit<IrisIndexOptions, 'shiftRange'>;
   /** More matchers, or replacements by modality (built in: iris; the agent passes the finger
    * and embedding matchers of src/biometrics/matchers/ and the badge matcher `BadgeMatcher` of
@@ -114,7 +116,11 @@ export class Identifier {
     const matchers = new Map<TemplateModality, ModalityMatcher>();
     matchers.set(
       'iris',
-      new IrisMatcher(options.biometrics.irisThreshold, { ...options.iris, shiftRange: options.biometrics.irisShiftRange }),
+      new IrisMatcher(options.biometrics.irisThreshold, {
+        ...options.iris,
+        shiftRange: options.biometrics.irisShiftRange,
+        ...(options.biometrics.irisFpir !== undefined ? { fpir: options.biometrics.irisFpir } : {}),
+      }),
     );
     for (const m of options.matchers ?? []) matchers.set(m.modality, m);
     const id = new Identifier(cache, [...matchers.values()], options.snapshot ?? null);
@@ -360,14 +366,17 @@ export class Identifier {
     let templateId: string | null;
     let score: number | null;
     let between: string[] | undefined;
+    let needed: number | undefined;
     if (m.decide) ({ templateId, score, between } = await m.decide(request.template, personOf));
     else {
       const best = await m.best(request.template);
       score = best?.score ?? null;
       templateId = best !== null && m.accepts(best.score) ? best.id : null;
+      needed = m.acceptAt;
     }
     const r = this.#answer(m, t0, templateId === null ? null : personOf(templateId), templateId, score);
-    return r.decision === 'reject' && between && between.length > 0 ? { ...r, between } : r;
+    const told = needed === undefined ? r : { ...r, needed };
+    return told.decision === 'reject' && between && between.length > 0 ? { ...told, between } : told;
   }
 
   /** One identification's answer (a reject names nobody), its time counted in the modality's latency. */

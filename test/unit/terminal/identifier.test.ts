@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Identifier } from '../../../src/terminal/identifier.js';
 import { FingerMatcher } from '../../../src/biometrics/matchers/finger-matcher.js';
-import { encodeIrisTemplate } from '../../../src/biometrics/iris/iris-code.js';
+import { decodeIrisTemplate, encodeIrisTemplate, getBit, IRIS_CODE_BITS, setBit } from '../../../src/biometrics/iris/iris-code.js';
 import { encodeIso19794_2 } from '../../../src/biometrics/finger/iso19794-2.js';
 import { impression, impressionTemplate, syntheticFinger } from '../../../src/synthetic/finger.js';
 import { syntheticIrisEye, syntheticIrisSample } from '../../../src/synthetic/iris-code.js';
@@ -73,6 +73,39 @@ describe('Identifier', () => {
     const iris = identifier.metrics().find((m) => m.modality === 'iris');
     expect(iris).toMatchObject({ modality: 'iris', templates: 80, identifications: 4 });
     expect(iris!.p95Ms).toBeGreaterThanOrEqual(iris!.p50Ms!);
+  });
+
+  it('takes a weak capture for its eye only as far as the number of enrolled templates lets a stranger come that close (irisFpir)', async () => {
+    // Enrolment 3's left eye, a scattered third of its bits flipped: a real capture at a bad angle.
+    const enrolled = decodeIrisTemplate(enrollBytes(3, 'left'));
+    const code = enrolled.code.slice();
+    for (let i = 0; i < IRIS_CODE_BITS; i++)
+      if (((Math.imul(i + 1, 2654435761) >>> 0) % 10_000) / 10_000 < 0.36) setBit(code, i, !getBit(code, i));
+    const weak = encodeIrisTemplate({ ...enrolled, code });
+
+    identifier = await Identifier.build(cache, { biometrics });
+    const among80 = await identifier.identify({ modality: 'iris', template: weak });
+    expect(among80.score).toBeGreaterThan(0.28); // 80 templates allow 0.279 at the default irisFpir 1e-3
+    expect(among80.score).toBeLessThanOrEqual(0.32);
+    expect(among80).toMatchObject({ decision: 'reject', employeeCode: null, templateId: null });
+    await identifier.close();
+
+    // A site that accepts a stranger one search in 20 gets it back, at the same 80 templates.
+    identifier = await Identifier.build(cache, { biometrics: { ...biometrics, irisFpir: 0.05 } });
+    expect(await identifier.identify({ modality: 'iris', template: weak })).toMatchObject({
+      decision: 'accept',
+      employeeCode: 'E3',
+      templateId: 't-3-left',
+      score: among80.score,
+    });
+    await identifier.close();
+
+    // And so does the default once the gallery is that one eye: everyone else deleted.
+    for (let emp = 0; emp < 40; emp++)
+      for (const eye of ['left', 'right']) if (emp !== 3 || eye !== 'left') await cache.removeTemplate(`t-${emp}-${eye}`);
+    identifier = await Identifier.build(cache, { biometrics });
+    expect(identifier.size('iris')).toBe(1);
+    expect(await identifier.identify({ modality: 'iris', template: weak })).toMatchObject({ decision: 'accept', employeeCode: 'E3' });
   });
 
   it('follows enrolments and deletions without a rebuild', async () => {
