@@ -35,6 +35,11 @@ export interface Identification {
    * enough) when the policy asks for a second finger (policy.secondFinger); absent otherwise.
    */
   between?: string[];
+  /**
+   * The score the decision needed, where it moves with the gallery's size: for irises the largest
+   * distance accepted with this many templates enrolled (iris-decision.ts); absent otherwise.
+   */
+  needed?: number;
 }
 
 /**

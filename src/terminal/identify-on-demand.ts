@@ -31,6 +31,8 @@ export interface IdentifyOnceResult {
   secondFinger?: SecondFingerOutcome['result'];
   /** Why a second finger did not decide (secondFinger other than accept). */
   detail?: string;
+  /** The score the decision needed, where it moves with the gallery's size (irises: Identification.needed). */
+  needed?: number;
 }
 
 /**
@@ -150,5 +152,13 @@ export async function identifyTemplate(rt: EnrollTerminal, modality: ScannerModa
 /** The identifier's answer as the command shows it, with the person's name from the template cache. */
 async function resultOf(rt: EnrollTerminal, r: Identification, modality: ScannerModality, ms: number): Promise<IdentifyOnceResult> {
   const user = r.employeeCode && rt.cache ? await rt.cache.getUser(r.employeeCode) : null;
-  return { employeeCode: r.employeeCode, name: user?.displayName ?? null, modality, score: r.score, decision: r.decision, ms };
+  return {
+    employeeCode: r.employeeCode,
+    name: user?.displayName ?? null,
+    modality,
+    score: r.score,
+    decision: r.decision,
+    ms,
+    ...(r.needed !== undefined ? { needed: r.needed } : {}),
+  };
 }

@@ -7,6 +7,7 @@ import { existsSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { encodeIrisTemplate } from '../../src/biometrics/iris/iris-code.js';
+import { irisIdentificationThreshold } from '../../src/biometrics/iris/iris-decision.js';
 import { encodeIso19794_2 } from '../../src/biometrics/finger/iso19794-2.js';
 import { callDaemon, controlSocketPath } from '../../src/daemon/control-socket.js';
 import { openAgentDatabase } from '../../src/store/agent-db.js';
@@ -68,12 +69,17 @@ describe('edge-agent identify --template', () => {
     const iris = await runCli(['identify', '--template', join(dir.dataDir, 'probe-iris.bin'), '--json', ...flags], { timeoutMs: 120_000 });
     expect(iris.code, iris.stderr).toBe(0);
     expect(JSON.parse(iris.stdout)).toMatchObject({ employeeCode: 'E7', name: 'Ada Lovelace', modality: 'iris', decision: 'accept' });
+    // Twelve iris templates: a match needs the distance the 1:N decision allows for that many (iris-decision.ts).
+    expect(JSON.parse(iris.stdout).needed).toBeCloseTo(irisIdentificationThreshold(0.32, 12), 12);
+    expect(JSON.parse(iris.stdout).needed).toBeLessThan(0.32);
     // The command built the indexes from the cache and left the encrypted snapshot for the next start.
     expect(statSync(join(dir.dataDir, INDEX_SNAPSHOT_FILE)).mode & 0o777).toBe(0o600);
 
     const stranger = await runCli(['identify', '--template', join(dir.dataDir, 'stranger.bin'), ...flags], { timeoutMs: 120_000 });
     expect(stranger.code).toBe(1);
-    expect(stranger.stdout).toMatch(/not identified: nobody enrolled here matches \(best score [0-9.]+, iris/);
+    expect(stranger.stdout).toMatch(
+      /not identified: nobody enrolled here matches \(best score [0-9.]+; with this many iris templates enrolled a match needs 0\.302 or less \(biometrics\.irisFpir\), iris/,
+    );
 
     const garbage = await runCli(['identify', '--template', join(dir.dataDir, 'garbage.bin'), ...flags], { timeoutMs: 120_000 });
     expect(garbage.code).toBe(1);

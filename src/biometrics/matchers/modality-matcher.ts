@@ -29,6 +29,8 @@ export interface ModalityMatcher {
   /** The best candidate by score (whatever its score), or null when the gallery is empty. */
   best(template: unknown): Promise<{ id: string; score: number } | null>;
   accepts(score: number): boolean;
+  /** The score `accepts` needs at the gallery's present size, when that moves with the size (irises). */
+  readonly acceptAt?: number;
   /**
    * The 1:N decision on persons, when the matcher takes it itself (fingers: identify-person.ts,
    * which weighs the gallery's size and the second-best person): the accepted template (null on

@@ -11,6 +11,14 @@ import { logForPeople } from '../log-options.js';
 
 type Values = CommonValues & ScannerValues & { modality?: string; present?: string; template?: string; json?: boolean };
 
+/** What a match needed, where that moves with how many templates are enrolled (irises). */
+function neededText(r: IdentifyOnceResult): string {
+  if (r.needed === undefined) return '';
+  return r.modality === 'iris'
+    ? `; with this many iris templates enrolled a match needs ${Math.floor(r.needed * 1000) / 1000} or less (biometrics.irisFpir)`
+    : '';
+}
+
 export default function register(program: Command): Command {
   const cmd = defineCommand(program, {
     name: 'identify',
@@ -120,7 +128,7 @@ Exit code 0 when someone was identified, 1 when nobody matched.`,
     else if (r.detail) process.stdout.write(`not identified: ${r.detail} (${r.modality}, ${Math.round(r.ms)} ms)\n`);
     else
       process.stdout.write(
-        `not identified: nobody enrolled here matches (best score ${scoreText(r.score, r.modality)}, ${r.modality}, ${Math.round(r.ms)} ms)\n`,
+        `not identified: nobody enrolled here matches (best score ${scoreText(r.score, r.modality)}${neededText(r)}, ${r.modality}, ${Math.round(r.ms)} ms)\n`,
       );
     return r.decision === 'accept' && r.employeeCode ? 0 : 1;
   });
