@@ -39,6 +39,8 @@ export interface CaptureOutcome {
   path: 'module' | 'host' | null;
   employeeCode: string | null;
   score: number | null;
+  /** What the decision needed, where that moves with the gallery's size (irises: Identification.needed). */
+  needed?: number;
   /** `awaiting`: a first factor taken (policy `both`); `denied`: the policy does not take this kind of read here. */
   result: 'unknown' | 'try-again' | PunchVerdict['result'];
   direction?: 'in' | 'out';
@@ -458,6 +460,7 @@ export class ScannerWorker extends TypedEmitter<ScannerWorkerEvents> {
         path: ident?.path ?? null,
         employeeCode: null,
         score: ident?.score ?? null,
+        ...(ident?.needed !== undefined ? { needed: ident.needed } : {}),
         result: 'unknown',
         latencyMs: monotonicMs() - t0,
         ...(scanner.capabilities.credential ? { detail: 'badge not enrolled' } : {}),

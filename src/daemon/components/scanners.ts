@@ -116,6 +116,7 @@ export class ScannersComponent implements DaemonComponent {
             employeeCode: outcome.employeeCode,
             path: outcome.path,
             score: outcome.score,
+            needed: outcome.needed,
             direction: outcome.direction,
             latencyMs: outcome.latencyMs,
             detail: outcome.detail,

@@ -23,6 +23,8 @@ export interface FakeEngineOptions {
   embedding?: { source: 'finger' | 'iris'; gallery: Record<number, string> };
   /** No extractor (the models did not load). */
   noExtractor?: boolean;
+  /** What every answer says the decision needed (as the iris matcher's, which moves with the gallery's size). */
+  needed?: number;
 }
 
 export interface FakeEngines extends RecognitionEngines {
@@ -33,8 +35,9 @@ export interface FakeEngines extends RecognitionEngines {
 const SCORE_ACCEPT = 55;
 const SCORE_REJECT = 3;
 
-function answer(modality: TemplateModality, code: string | null): Identification {
+function answer(modality: TemplateModality, code: string | null, needed?: number): Identification {
   return {
+    ...(needed !== undefined ? { needed } : {}),
     employeeCode: code,
     modality,
     score: code ? SCORE_ACCEPT : SCORE_REJECT,
@@ -61,7 +64,7 @@ export function fakeEngines(o: FakeEngineOptions): FakeEngines {
       size: (m) => (m === 'embedding' ? Object.keys(o.embedding?.gallery ?? {}).length : Object.keys(o.gallery ?? {}).length),
       identify: async (r) => {
         requests.push(r);
-        return answer(r.modality, lookup(r));
+        return answer(r.modality, lookup(r), o.needed);
       },
     },
     extractor: o.noExtractor

@@ -12,12 +12,14 @@ function nextCapture(worker: ScannerWorker): Promise<CaptureOutcome> {
 }
 
 /** The worker with the real recognizer and punch step over in-memory engines (module slot 1 is E-MODULE) and policy. */
-function setup(scanner: FakeScanner, hostMatches: Record<number, string>) {
+function setup(scanner: FakeScanner, hostMatches: Record<number, string>, needed?: number) {
   const policy = fakePolicy();
   const worker = new ScannerWorker({
     key: 'fake',
     open: async () => scanner,
-    recognizer: new Recognizer(fakeEngines({ gallery: hostMatches, slots: { 1: 'E-MODULE' } })),
+    recognizer: new Recognizer(
+      fakeEngines({ gallery: hostMatches, slots: { 1: 'E-MODULE' }, ...(needed !== undefined ? { needed } : {}) }),
+    ),
     punch: new PunchStep(policy),
     cooldownMs: 10,
     liftTimeoutMs: 2000,
@@ -54,6 +56,16 @@ describe('scanner worker', () => {
     expect(scanner.feedbacks).toContain('accepted');
     expect(scanner.feedbacks).toContain('unknown');
     expect(scanner.feedbacks).toContain('try-again');
+  });
+
+  it('an unknown read says what the match needed, where the matcher moves it with the gallery (irises)', async () => {
+    const scanner = new FakeScanner();
+    const { worker } = setup(scanner, { 9: 'E-HOST' }, 0.279);
+    worker.start();
+    const next = nextCapture(worker);
+    scanner.present = 4;
+    expect(await next).toMatchObject({ result: 'unknown', employeeCode: null, needed: 0.279 });
+    await worker.stop();
   });
 
   it('reads one press once, however long the finger stays', async () => {
