@@ -23,9 +23,9 @@
  * acquired captures are its gallery (an enrolment stores three), its later captures probes scored by
  * the best of them; see `asEnrolled` below. Its `openSet` searches each probe as the terminal does
  * (the 1:N decision by the gallery's size, iris-decision.ts, beside the fixed threshold): FNIR with
- * the probe's eye enrolled, FPIR with it left out. `irisChanceTail` (top level, when the tuning halves
- * are read) fits the tail of one impostor comparison over every iris folder's tuning half, pooled:
- * the line iris-decision.ts decides with, printed beside it.
+ * the probe's eye enrolled, FPIR with it left out. `irisChanceTail` (top level, without `--half`)
+ * fits the tail of one impostor comparison over every iris folder's tuning half, pooled: the line
+ * iris-decision.ts decides with, printed beside it and checked on the reporting halves.
  *
  * `--degrade` adds `fingerWithPoorCaptures`: the finger folder again with, beside every image, a
  * poor capture of the same finger made from it (faint, smudged, partial or dry in turn, see
@@ -50,7 +50,7 @@ import { decodeImage } from '../../src/biometrics/image/decode-image.js';
 import { decodeFingerTemplate } from '../../src/biometrics/finger/iso19794-2.js';
 import { FingerProbe, compareProbe, prepareFinger, type PreparedFinger } from '../../src/biometrics/finger/matcher.js';
 import { decodeIrisTemplate, type IrisCode } from '../../src/biometrics/iris/iris-code.js';
-import { IRIS_CHANCE_TAIL, irisIdentificationThreshold } from '../../src/biometrics/iris/iris-decision.js';
+import { IRIS_CHANCE_TAIL, irisChanceFmr, irisIdentificationThreshold } from '../../src/biometrics/iris/iris-decision.js';
 import { compareIrisCodes } from '../../src/biometrics/iris/iris-match.js';
 import { toAgentError } from '../../src/core/errors.js';
 import { ENROLL_CAPTURES } from '../../src/terminal/enroller.js';
@@ -612,17 +612,20 @@ async function fingerBench(dir: string, dpiFlag?: number, degrade = false) {
   };
 }
 
-/** Every tuning half's impostor distances, pooled over the iris folders given (irisChanceTail). */
+/** Every tuning (reporting) half's impostor distances, pooled over the iris folders given (irisChanceTail). */
 const tuneImpostorHd: number[] = [];
+const reportImpostorHd: number[] = [];
 
 /**
  * `irisChanceTail`: the chance tail of one comparison of two different eyes, pooled over the tuning
  * halves of every iris folder given: log10 of the share at or under a distance, fitted by least
  * squares as a line in the distance over the tail the pairs can resolve (from FMR 1e-2 down to the
  * fifth smallest distance), read at the default threshold. IRIS_CHANCE_TAIL in iris-decision.ts
- * holds the figures the terminal decides with, printed beside it.
+ * holds the figures the terminal decides with, printed beside it. `reportingHalves` checks that
+ * line on the pairs nothing was fitted on: their measured share at or under 0.32, 0.34 and 0.36
+ * beside the line's (irisChanceFmr).
  */
-function chanceTail(hd: number[]) {
+function chanceTail(hd: number[], held: number[]) {
   const s = [...hd].sort((a, b) => a - b);
   const n = s.length;
   const points: [number, number][] = [];
@@ -645,6 +648,14 @@ function chanceTail(hd: number[]) {
     perDecade: r4(slope),
     measuredFmrAtHd: r4(s.filter((x) => x <= at).length / n),
     inCode: IRIS_CHANCE_TAIL,
+    reportingHalves: {
+      impostors: held.length,
+      at: [0.32, 0.34, 0.36].map((t) => ({
+        hd: t,
+        measured: held.length ? Number((held.filter((x) => x <= t).length / held.length).toExponential(2)) : null,
+        line: Number(irisChanceFmr(t).toExponential(2)),
+      })),
+    },
   };
 }
 
@@ -662,6 +673,8 @@ async function irisBench(dir: string) {
   const threshold = defaults.irisThreshold;
   const tune = subsetPairs(all, (i) => half.get(items[i]!.sample.subject) === 'tune');
   tuneImpostorHd.push(...tune.imp.filter(Number.isFinite).map((x) => -x));
+  const report = subsetPairs(all, (i) => half.get(items[i]!.sample.subject) === 'report');
+  reportImpostorHd.push(...report.imp.filter(Number.isFinite).map((x) => -x));
   const dist = (v: number[], sign = -1) => {
     const s = v
       .filter(Number.isFinite)
@@ -734,7 +747,7 @@ if (values.iris?.length) {
   const sets: Record<string, unknown> = {};
   for (const dir of values.iris) sets[basename(resolve(dir))] = await irisBench(dir);
   out.iris = sets;
-  if (!onlyHalf || onlyHalf === 'tune') out.irisChanceTail = chanceTail(tuneImpostorHd);
+  if (!onlyHalf) out.irisChanceTail = chanceTail(tuneImpostorHd, reportImpostorHd);
 }
 out.load = {
   before: loadBefore.map((x) => r1(x * 10) / 10),
