@@ -261,33 +261,17 @@ async function hostPath(service: InProcessService, extractorReady: boolean): Pro
         'no image extractor here (createExtractor of src/terminal/engines.ts returned none: the models did not load): the host path cannot identify',
     };
   const dir = terminalDir();
-  const people = Array.from({ length: 3 }, (_, i) => ({ employeeCode: `H${100 + i}`, fingerId: 8000 + i }));
+  const people = Array.from({ length: 3 }, (_, i) => ({ employeeCode: `H${100 + i}`, id: 8000 + i }));
   // Enrol each person's host template by extracting a first capture of their finger.
-  const extractor = (await createExtractor())!;
   const db = await openAgentDatabase(dir.dataDir);
   const cache = await TemplateCache.open(db, { key: dir.templateKey });
-  const { scanner, simulator } = await createSimulatedScanner('r30x', { images: syntheticImages });
-  await scanner.open();
-  const extractMs: number[] = [];
-  for (const p of people) {
-    simulator.present(p.fingerId);
-    const image = await scanner.captureImage();
-    simulator.lift();
-    const e0 = performance.now();
-    const x = await extractor.extract('finger', image);
-    extractMs.push(performance.now() - e0);
-    await cache.addTemplate({
-      employeeCode: p.employeeCode,
-      modality: 'finger',
-      position: 'right-index',
-      format: x.format,
-      data: x.data,
-      quality: Math.round(x.quality),
-    });
-  }
-  await scanner.close();
-  await simulator.close();
-  await extractor.close();
+  const { extractMs } = await enrolFromSimulator(cache, {
+    family: 'r30x',
+    modality: 'finger',
+    position: 'right-index',
+    captures: 1,
+    people,
+  });
   await db.close();
   const rig = await serialRig();
   const key = `r30x:${rig.pty.a}`;
@@ -297,7 +281,7 @@ async function hostPath(service: InProcessService, extractorReady: boolean): Pro
     const samples: Sample[] = [];
     const bar = progress('host-path punches', { total: HOST_RUNS, unit: 'punches' });
     for (let i = 0; i < HOST_RUNS; i++) {
-      samples.push(await onePunch(t, rig.sim, key, people[i % people.length]!.fingerId, 'host', 30_000));
+      samples.push(await onePunch(t, rig.sim, key, people[i % people.length]!.id, 'host', 30_000));
       bar.update(i + 1);
     }
     bar.finish();
@@ -319,6 +303,54 @@ async function hostPath(service: InProcessService, extractorReady: boolean): Pro
   }
 }
 
+/**
+ * Enrols each person from a simulated scanner of `family` (the scanner's simulator draws the
+ * synthetic finger or eye `id`, impression n at its n-th capture): `captures` captures each,
+ * extracted and stored in the cache at `position`. Returns the capture and extraction times.
+ */
+async function enrolFromSimulator(
+  cache: TemplateCache,
+  o: {
+    family: 'r30x' | 'iris-hid';
+    modality: 'finger' | 'iris';
+    position: string;
+    captures: number;
+    people: Array<{ employeeCode: string; id: number }>;
+  },
+): Promise<{ captureMs: number[]; extractMs: number[] }> {
+  const extractor = (await createExtractor())!;
+  const { scanner, simulator } = await createSimulatedScanner(o.family, { images: syntheticImages });
+  await scanner.open();
+  const captureMs: number[] = [];
+  const extractMs: number[] = [];
+  try {
+    for (const p of o.people)
+      for (let capture = 0; capture < o.captures; capture++) {
+        simulator.present(p.id);
+        const c0 = performance.now();
+        const image = await scanner.captureImage();
+        captureMs.push(performance.now() - c0);
+        simulator.lift();
+        const e0 = performance.now();
+        const x = await extractor.extract(o.modality, image);
+        extractMs.push(performance.now() - e0);
+        await cache.addTemplate({
+          employeeCode: p.employeeCode,
+          modality: o.modality,
+          position: o.position,
+          format: x.format,
+          data: x.data,
+          quality: Math.round(x.quality),
+        });
+      }
+  } finally {
+    await scanner.close();
+    await simulator.close();
+    await extractor.close();
+  }
+  return { captureMs, extractMs };
+}
+
 async function irisPath(service: InProcessService, extractorReady: boolean): Promise<Record<string, unknown>> {
   if (!extractorReady)
     return {
@@ -327,37 +359,17 @@ async function irisPath(service: InProcessService, extractorReady: boolean): Pro
         'no image extractor here (createExtractor of src/terminal/engines.ts returned none: the models did not load): an eye image cannot become an iris code',
     };
   const dir = terminalDir();
-  const people = Array.from({ length: 5 }, (_, i) => ({ employeeCode: `I${100 + i}`, eyeId: 9000 + i }));
-  const extractor = (await createExtractor())!;
+  const people = Array.from({ length: 5 }, (_, i) => ({ employeeCode: `I${100 + i}`, id: 9000 + i }));
   const db = await openAgentDatabase(dir.dataDir);
   const cache = await TemplateCache.open(db, { key: dir.templateKey });
   const t0 = performance.now();
-  const { scanner, simulator } = await createSimulatedScanner('iris-hid', { images: syntheticImages });
-  await scanner.open();
-  const captureMs: number[] = [];
-  const extractMs: number[] = [];
-  for (const p of people)
-    for (let capture = 0; capture < ENROLL_CAPTURES; capture++) {
-      simulator.present(p.eyeId);
-      const c0 = performance.now();
-      const image = await scanner.captureImage();
-      captureMs.push(performance.now() - c0);
-      simulator.lift();
-      const e0 = performance.now();
-      const x = await extractor.extract('iris', image);
-      extractMs.push(performance.now() - e0);
-      await cache.addTemplate({
-        employeeCode: p.employeeCode,
-        modality: 'iris',
-        position: 'right',
-        format: x.format,
-        data: x.data,
-        quality: Math.round(x.quality),
-      });
-    }
-  await scanner.close();
-  await simulator.close();
-  await extractor.close();
+  const { captureMs, extractMs } = await enrolFromSimulator(cache, {
+    family: 'iris-hid',
+    modality: 'iris',
+    position: 'right',
+    captures: ENROLL_CAPTURES,
+    people,
+  });
   // The rest of the gallery: synthetic iris codes of other eyes, in batches of 1000.
   const fill = IRIS_N - people.length * ENROLL_CAPTURES;
   for (let start = 0; start < fill; start += 1000) {
@@ -388,7 +400,7 @@ async function irisPath(service: InProcessService, extractorReady: boolean): Pro
     const shown: Array<{ eye: number; impression: number }> = [];
     const impressions = new Map<number, number>();
     for (let i = 0; i < IRIS_RUNS; i++) {
-      const eye = people[i % people.length]!.eyeId;
+      const eye = people[i % people.length]!.id;
       samples.push(await onePunch(t, sim, key, eye, 'host', 15_000));
       // The simulated camera renders impression n of the eye at its n-th capture.
       impressions.set(eye, (impressions.get(eye) ?? 0) + 1);

@@ -524,8 +524,10 @@ function asEnrolled(items: Extracted<IrisCode>[], keep: (i: number) => boolean, 
  * distance a gallery of 100, 1,000 or 10,000 templates allows.
  */
 function openSet(searches: { probe: string; own: number; other: number; othersTemplates: number }[], templates: number, threshold: number) {
+  // Not accepted as its own eye at distance t: too far, or another eye closer.
+  const notAccepted = (s: { own: number; other: number }, t: number) => !(s.own <= t && s.own <= s.other);
   const rule = (limit: (n: number) => number) => {
-    const refused = searches.filter((s) => !(Math.min(s.own, s.other) <= limit(templates) && s.own <= s.other));
+    const refused = searches.filter((s) => notAccepted(s, limit(templates)));
     const strangers = searches.filter((s) => s.other <= limit(s.othersTemplates));
     const share = (k: number) => (searches.length ? r4(k / searches.length) : null);
     return {
@@ -541,7 +543,7 @@ function openSet(searches: { probe: string; own: number; other: number; othersTe
   const atSize = Object.fromEntries(
     [100, 1_000, 10_000].map((n) => {
       const t = irisIdentificationThreshold(threshold, n);
-      const refused = searches.filter((s) => !(s.own <= t && s.own <= s.other)).length;
+      const refused = searches.filter((s) => notAccepted(s, t)).length;
       return [n, { threshold: r4(t), fnir: searches.length ? r4(refused / searches.length) : null }];
     }),
   );
@@ -612,9 +614,8 @@ async function fingerBench(dir: string, dpiFlag?: number, degrade = false) {
   };
 }
 
-/** Every tuning (reporting) half's impostor distances, pooled over the iris folders given (irisChanceTail). */
-const tuneImpostorHd: number[] = [];
-const reportImpostorHd: number[] = [];
+/** Each half's impostor distances, pooled over the iris folders given (irisChanceTail). */
+type ImpostorPool = Record<Half, number[]>;
 
 /**
  * `irisChanceTail`: the chance tail of one comparison of two different eyes, pooled over the tuning
@@ -659,7 +660,7 @@ function chanceTail(hd: number[], held: number[]) {
   };
 }
 
-async function irisBench(dir: string) {
+async function irisBench(dir: string, pool: ImpostorPool) {
   const { samples, half } = folderSamples(dir);
   log(`iris: ${samples.length} images in ${dir}`);
   const { items } = await extractAll<IrisCode>(samples, 'iris', decodeIrisTemplate);
@@ -671,10 +672,12 @@ async function irisBench(dir: string) {
     return -s.hd;
   });
   const threshold = defaults.irisThreshold;
-  const tune = subsetPairs(all, (i) => half.get(items[i]!.sample.subject) === 'tune');
-  tuneImpostorHd.push(...tune.imp.filter(Number.isFinite).map((x) => -x));
-  const report = subsetPairs(all, (i) => half.get(items[i]!.sample.subject) === 'report');
-  reportImpostorHd.push(...report.imp.filter(Number.isFinite).map((x) => -x));
+  for (const h of ['tune', 'report'] as const)
+    pool[h].push(
+      ...subsetPairs(all, (i) => half.get(items[i]!.sample.subject) === h)
+        .imp.filter(Number.isFinite)
+        .map((x) => -x),
+    );
   const dist = (v: number[], sign = -1) => {
     const s = v
       .filter(Number.isFinite)
@@ -745,9 +748,10 @@ if (values.fingers?.length) {
 }
 if (values.iris?.length) {
   const sets: Record<string, unknown> = {};
-  for (const dir of values.iris) sets[basename(resolve(dir))] = await irisBench(dir);
+  const pool: ImpostorPool = { tune: [], report: [] };
+  for (const dir of values.iris) sets[basename(resolve(dir))] = await irisBench(dir, pool);
   out.iris = sets;
-  if (!onlyHalf) out.irisChanceTail = chanceTail(tuneImpostorHd, reportImpostorHd);
+  if (!onlyHalf) out.irisChanceTail = chanceTail(pool.tune, pool.report);
 }
 out.load = {
   before: loadBefore.map((x) => r1(x * 10) / 10),

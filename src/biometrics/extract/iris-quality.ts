@@ -39,7 +39,8 @@
  * discounted) had none of their captures in the half's lowest-quality fifth, MMU2's (s1e02, a lid
  * over half the iris: 52-58 % of the bits usable) none either. With focus and usable bits, all of
  * MMU2's have one, and 3 of MMU1's 4 (all 4 before the noise was discounted). The lashes the
- * occlusion mask leaves in (`unmaskedClutter`: 034R's upper lashes cross the iris as a high-contrast comb) take off a
+ * occlusion mask leaves in (`unmaskedClutter`: 034R's upper lashes cross the iris as a
+ * high-contrast comb) take off a
  * little more: on MMU1's tune half, rejecting the lowest-quality tenth then takes FNMR at 0.32
  * from 1.6 % to 0.5 % instead of 1.4 %. Tried there and left out: the share of bits with a small
  * filter response and the visible share of the upper iris (no better than usable bits), the iris

@@ -17,9 +17,10 @@
  *   `minFocus`; only where it cannot be measured (an iris too small, too little of it in view),
  *   the pupil's edge is wide (its equivalent width, step over steepest slope, over 4.5 px at the
  *   working scale and over `maxEdgeWidth` of the iris radius); judged before size and shape,
- *   which blur makes uncertain; and an eye too blurred to be found at all, about to be refused as closed or off-axis, whose whole frame's focus (frameFocus
- *   in iris-focus.ts: its strongest band-pass responses at 1 % of its short side over its own gray
- *   range) is under `minFrameFocus` (read only on that path);
+ *   which blur makes uncertain; and an eye too blurred to be found at all, about to be refused
+ *   as closed or off-axis, whose whole frame's focus (frameFocus in iris-focus.ts: its strongest
+ *   band-pass responses at 1 % of its short side over its own gray range) is under
+ *   `minFrameFocus` (read only on that path);
  * - too-small: the iris found is under `minIrisRadius` px: too few pixels to sample the code's
  *   128 angular positions (the eye is too far from the camera);
  * - off-axis: the pupil, sharp, is an ellipse (minor over major axis under `minAspect`).
