@@ -287,13 +287,42 @@ function blurredFrame(err: unknown, img: GrayImage, opts: IrisCheckOptions): Age
   });
 }
 
-/** localizeIris without the frame's focus (see the module comment). */
+/**
+ * localizeIris without the frame's focus (see the module comment). An eye refused as closed or
+ * off-axis is looked for once more with reflections up to twice as wide (REFLECTION_SIZES): an eye
+ * that fills the frame (a camera's crop round the iris) has its illuminators' reflections magnified
+ * with it, past the 5 % of the short side the first search fills. A reflection left unfilled on the
+ * pupil's rim bites into the pupil's outline, which then reads as an ellipse, or as no round pupil
+ * at all. The second search keeps its answer only when it finds the eye; otherwise the first
+ * refusal stands. An eye the first search finds is never looked for again, so nothing changes for
+ * it and it costs nothing more.
+ */
 function localizeEye(img: GrayImage, opts: IrisCheckOptions): IrisLocalization {
+  try {
+    return localizeEyeWith(img, opts, REFLECTION_SIZES[0]);
+  } catch (err) {
+    const reason = err instanceof AgentError ? (err.context as { reason?: string }).reason : undefined;
+    if (reason !== 'closed' && reason !== 'off-axis') throw err;
+    try {
+      return localizeEyeWith(img, opts, REFLECTION_SIZES[1]);
+    } catch {
+      throw err;
+    }
+  }
+}
+
+/**
+ * The widest reflection filled, as a fraction of the working copy's short side: the first search's
+ * (fillReflections' default), then the second's for an eye that fills the frame.
+ */
+const REFLECTION_SIZES = [0.05, 0.1] as const;
+
+function localizeEyeWith(img: GrayImage, opts: IrisCheckOptions, reflectionSize: number): IrisLocalization {
   const minR = opts.minIrisRadius ?? MIN_IRIS_RADIUS;
   const q = Math.max(1, Math.round(Math.min(img.width, img.height) / 240));
   const minAspect = opts.minAspect ?? MIN_ASPECT;
   // Sizes are judged below when the working copy is scaled down.
-  const loc = localizeOnce(img, q > 1 ? { ...opts, minIrisRadius: 0 } : opts);
+  const loc = localizeOnce(img, q > 1 ? { ...opts, minIrisRadius: 0 } : opts, reflectionSize);
   // A small eye in a large frame is found on a copy where its pupil is a few pixels across: found
   // again on a crop of the eye at the image's own resolution, where its outline can be judged.
   if (q > 1 && loc.iris.r < 2 * minR) {
@@ -308,7 +337,7 @@ function localizeEye(img: GrayImage, opts: IrisCheckOptions): IrisLocalization {
     try {
       // The shape of a pupil a few pixels across says little: an eye too small is refused as such
       // (or as closed when its pupil is not round), and the gaze judged only on one large enough.
-      const again = localizeOnce({ width: x1 - x0, height: y1 - y0, pixels: crop }, { ...opts, minAspect: 0 });
+      const again = localizeOnce({ width: x1 - x0, height: y1 - y0, pixels: crop }, { ...opts, minAspect: 0 }, reflectionSize);
       const result = { ...again, pupil: shift(again.pupil), iris: shift(again.iris) };
       if (result.aspect < minAspect) throw offAxis(result.aspect, minAspect, result.pupil, result.iris);
       return result;
@@ -330,10 +359,10 @@ function localizeEye(img: GrayImage, opts: IrisCheckOptions): IrisLocalization {
 }
 
 /** Localization on a working copy of about 240 px on its short side (see the module comment). */
-function localizeOnce(img: GrayImage, opts: IrisCheckOptions): IrisLocalization {
+function localizeOnce(img: GrayImage, opts: IrisCheckOptions, reflectionSize: number): IrisLocalization {
   const wk = downsample(img);
   const { w, h, q } = wk;
-  const refl = fillReflections(wk.f, w, h);
+  const refl = fillReflections(wk.f, w, h, { maxSize: reflectionSize });
   const plane: Plane = { f: refl.image, w, h, holes: refl.mask };
   const quantile = grayQuantiles(refl.image);
   const range = Math.max(1, quantile(0.99) - quantile(0.01));

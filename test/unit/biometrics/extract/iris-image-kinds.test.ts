@@ -28,6 +28,26 @@ describe('iris extraction from cropped and masked captures', () => {
     }
   });
 
+  // The crop magnifies the illuminators' reflections with the eye (on these eyes to 28-33 px across
+  // at 640×480, past the 5 % of the short side the first reflection search fills). Before: left
+  // unfilled on the pupil's rim, they bit into its outline, and these eyes were refused as looking
+  // away (pupil aspect 0.59-0.72) or as closed, where the VGA capture of the same eye was found.
+  it('finds an eye whose reflections the crop magnified past the first search', async () => {
+    for (const [eye, impression, other] of [
+      [32, 1, 2],
+      [38, 2, 1],
+      [39, 1, 2],
+      [42, 1, 2],
+    ] as const) {
+      const reference = (await extractIris(renderEye(eye, other))).code;
+      const k = renderKind(renderEye(eye, impression), { kind: IrisImageKind.Cropped, width: 640, height: 480 });
+      const r = await extractIris({ width: 640, height: 480, pixels: k.pixels });
+      expect(Math.abs(r.localization.iris.r - k.r)).toBeLessThan(6);
+      expect(r.localization.aspect).toBeGreaterThan(0.75);
+      expect(compareIrisCodes(reference, r.code).hdRaw).toBeLessThan(0.25);
+    }
+  });
+
   // Eye 34: out of focus is now a blur of 12 % of the iris radius (where real irises stop matching
   // their siblings), at which eye 201, magnified, is no longer localised right. Magnified, eye 34
   // reads its focus just at the floor at 12 % (0.0436 under 0.044 with the focus measure before the
