@@ -212,20 +212,42 @@ export class IrisHidDriver {
       let nextSeq = 0;
       let resends = 0;
       let timer: NodeJS.Timeout | undefined;
-      const arm = (ms: number, stage: string) => {
-        clearTimeout(timer);
-        timer = setTimeout(
-          () =>
-            finish(
-              new AgentError(
-                'DRIVER_TIMEOUT',
-                `iris camera: no ${stage} within ${ms} ms`,
-                { family: 'iris-hid', stage, ms, path: this.transport.path },
-                { hint: 'The camera stopped sending; check the USB cable and power, then unplug and replug it.', retryable: true },
-              ),
-            ),
-          ms,
+      // What is awaited now, and by when. A chunk only moves the deadline (`progress`): the one timer
+      // is set again when it fires early, not cleared and made anew for each of a frame's ~5,200
+      // chunks, which cost more than the reassembly itself.
+      let stage = '';
+      let dueSeq = -1; // the chunk awaited, when `stage` is a chunk's (its name made only if it times out)
+      let waitMs = 0;
+      let deadline = 0;
+      const expire = () => {
+        const left = deadline - performance.now();
+        if (left > 0) {
+          timer = setTimeout(expire, left);
+          return;
+        }
+        if (dueSeq >= 0) stage = `result chunk ${dueSeq}`;
+        finish(
+          new AgentError(
+            'DRIVER_TIMEOUT',
+            `iris camera: no ${stage} within ${waitMs} ms`,
+            { family: 'iris-hid', stage, ms: waitMs, path: this.transport.path },
+            { hint: 'The camera stopped sending; check the USB cable and power, then unplug and replug it.', retryable: true },
+          ),
         );
+      };
+      const arm = (ms: number, what: string) => {
+        clearTimeout(timer);
+        stage = what;
+        dueSeq = -1;
+        waitMs = ms;
+        deadline = performance.now() + ms;
+        timer = setTimeout(expire, ms);
+      };
+      /** The next chunk is due within `timeoutMs` of this one (the timer already runs). */
+      const progress = (seq: number) => {
+        dueSeq = seq;
+        waitMs = this.timeoutMs;
+        deadline = performance.now() + this.timeoutMs;
       };
       const finish = (err: Error | null, result?: IrisResult) => {
         clearTimeout(timer);
@@ -291,7 +313,8 @@ export class IrisHidDriver {
           payload.copy(buf, seq * CHUNK_PAYLOAD);
           filled = Math.min(total, (seq + 1) * CHUNK_PAYLOAD);
           nextSeq = seq + 1;
-          arm(this.timeoutMs, `result chunk ${nextSeq}`);
+          if (seq === 0) arm(this.timeoutMs, `result chunk ${nextSeq}`);
+          else progress(nextSeq);
           if (filled < total) return;
           try {
             finish(null, decodeResult(buf.subarray(0, total)));

@@ -312,7 +312,7 @@ export function encodeChunk(seq: number, flags: number, payload: Uint8Array): Bu
   b[1] = InputType.ResultChunk;
   b.writeUInt16LE(seq & 0xffff, 2);
   b[4] = flags;
-  Buffer.from(payload).copy(b, 5);
+  b.set(payload.subarray(0, CHUNK_PAYLOAD), 5);
   return b;
 }
 

@@ -132,7 +132,7 @@ export class IrisHidSimulator extends SimulatorBase {
   #outbox: Buffer[] = [];
   #origin = 0;
   #sentInRun = 0;
-  #timer: NodeJS.Timeout | undefined;
+  #timer: NodeJS.Timeout | NodeJS.Immediate | undefined;
   #bootedAt = performance.now();
 
   constructor(options: IrisHidSimulatorOptions) {
@@ -414,16 +414,22 @@ export class IrisHidSimulator extends SimulatorBase {
 
   #clearOutbox(): void {
     this.#outbox = [];
-    if (this.#timer) clearTimeout(this.#timer);
+    if (this.#timer) {
+      clearTimeout(this.#timer as NodeJS.Timeout);
+      clearImmediate(this.#timer as NodeJS.Immediate);
+    }
     this.#timer = undefined;
   }
 
   #schedule(delay: number): void {
     if (this.#timer || this.faults.stall || this.#outbox.length === 0) return;
-    this.#timer = setTimeout(() => {
+    const pump = () => {
       this.#timer = undefined;
       this.#pump();
-    }, delay);
+    };
+    // Unpaced, the next batch goes out as soon as the event loop has turned once: a timer of 0 ms
+    // waits at least 1 ms, some 20 ms a 640×480 frame that no camera would take.
+    this.#timer = delay === 0 && !this.pace ? setImmediate(pump) : setTimeout(pump, delay);
   }
 
   #pump(): void {

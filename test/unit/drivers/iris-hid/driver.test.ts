@@ -229,8 +229,24 @@ describe('iris HID driver against the simulator', () => {
     simulator.present(2);
     setTimeout(() => simulator.setFault('stall', true), 60);
     const t0 = Date.now();
-    await expect(driver.capture()).rejects.toMatchObject({ code: 'DRIVER_TIMEOUT', retryable: true });
+    await expect(driver.capture()).rejects.toMatchObject({
+      code: 'DRIVER_TIMEOUT',
+      retryable: true,
+      message: expect.stringMatching(/^iris camera: no result chunk \d+ within 150 ms$/),
+      context: { stage: expect.stringMatching(/^result chunk \d+$/), ms: 150 },
+    });
     expect(Date.now() - t0).toBeLessThan(1000);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(60 + 150 - 5);
+  });
+
+  // The gap allowed is between two chunks, not over the whole result: each chunk moves the deadline.
+  it('takes a result that lasts far longer than the gap allowed, chunk after chunk', async () => {
+    const { driver, simulator } = await setup({ pace: true }, { timeoutMs: 100 });
+    simulator.present(2);
+    const t0 = Date.now();
+    const r = await driver.capture({ kind: 3, width: 320, height: 240 });
+    expect(r.pixels.length).toBe(320 * 240);
+    expect(Date.now() - t0).toBeGreaterThan(500); // about 1,300 reports at 1 ms
   });
 
   it('fails with TRANSPORT_DISCONNECTED at once when unplugged in the middle of a result', async () => {
