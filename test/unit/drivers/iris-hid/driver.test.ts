@@ -225,28 +225,38 @@ describe('iris HID driver against the simulator', () => {
   });
 
   it('times out fast when the camera stalls in the middle of a result', async () => {
-    const { driver, simulator } = await setup({ pace: true }, { timeoutMs: 150 });
+    const { driver, simulator, transport } = await setup({ pace: true }, { timeoutMs: 150 });
     simulator.present(2);
-    setTimeout(() => simulator.setFault('stall', true), 60);
-    const t0 = Date.now();
+    let lastReportAt = 0;
+    transport.on('data', () => {
+      lastReportAt = Date.now();
+    });
+    // The stall once the result is flowing (a few dozen reports out), however slow the machine.
+    const watch = setInterval(() => {
+      if (simulator.reportsSent < 30) return;
+      simulator.setFault('stall', true);
+      clearInterval(watch);
+    }, 2);
     await expect(driver.capture()).rejects.toMatchObject({
       code: 'DRIVER_TIMEOUT',
       retryable: true,
       message: expect.stringMatching(/^iris camera: no result chunk \d+ within 150 ms$/),
       context: { stage: expect.stringMatching(/^result chunk \d+$/), ms: 150 },
     });
-    expect(Date.now() - t0).toBeLessThan(1000);
-    expect(Date.now() - t0).toBeGreaterThanOrEqual(60 + 150 - 5);
+    clearInterval(watch);
+    // The full gap after the last report, and not much more.
+    expect(Date.now() - lastReportAt).toBeGreaterThanOrEqual(150 - 2);
+    expect(Date.now() - lastReportAt).toBeLessThan(1000);
   });
 
   // The gap allowed is between two chunks, not over the whole result: each chunk moves the deadline.
   it('takes a result that lasts far longer than the gap allowed, chunk after chunk', async () => {
-    const { driver, simulator } = await setup({ pace: true }, { timeoutMs: 100 });
+    const { driver, simulator } = await setup({ pace: true }, { timeoutMs: 400 });
     simulator.present(2);
     const t0 = Date.now();
     const r = await driver.capture({ kind: 3, width: 320, height: 240 });
     expect(r.pixels.length).toBe(320 * 240);
-    expect(Date.now() - t0).toBeGreaterThan(500); // about 1,300 reports at 1 ms
+    expect(Date.now() - t0).toBeGreaterThan(1200); // about 1,300 reports at 1 ms: three times the gap
   });
 
   it('fails with TRANSPORT_DISCONNECTED at once when unplugged in the middle of a result', async () => {
