@@ -47,8 +47,11 @@ export interface Reflections {
   count: number;
 }
 
+/** The widest reflection filled by default, as a fraction of the image's short side. */
+export const REFLECTION_MAX_SIZE = 0.05;
+
 export interface ReflectionOptions {
-  /** Widest reflection as a fraction of the image's short side (default 0.05: a square of 0.05 + 1 px). */
+  /** Widest reflection as a fraction of the image's short side (default REFLECTION_MAX_SIZE: a square of 0.05 + 1 px). */
   maxSize?: number;
   /** How much brighter than its surroundings a reflection is, as a fraction of the image's 1–99 % gray range (default 0.25). */
   minContrast?: number;
@@ -252,7 +255,7 @@ function surrounded(mask: Uint8Array, w: number, h: number, reach: number, dirs:
  */
 export function fillReflections(f: Float32Array, w: number, h: number, opts: ReflectionOptions = {}): Reflections {
   const short = Math.min(w, h);
-  const r = Math.max(2, Math.round(((opts.maxSize ?? 0.05) * short) / 2));
+  const r = Math.max(2, Math.round(((opts.maxSize ?? REFLECTION_MAX_SIZE) * short) / 2));
   const quantile = grayQuantiles(f);
   const range = Math.max(1, quantile(0.99) - quantile(0.01));
   const minStep = (opts.minContrast ?? 0.25) * range;

@@ -33,7 +33,7 @@ import { limbusDistance, type Circle } from './iris-geometry.js';
 import { frameFocus, irisFocus } from './iris-focus.js';
 import { findLimbus, limbusEdges, type Limbus } from './iris-limbus.js';
 import { darkBlobs, houghDarkCircles, houghSigma, tracePupil, type Plane, type PupilTrace } from './iris-pupil.js';
-import { fillReflections, grayQuantiles, inpaint } from './iris-reflections.js';
+import { fillReflections, grayQuantiles, inpaint, REFLECTION_MAX_SIZE } from './iris-reflections.js';
 
 export type { Circle };
 
@@ -273,9 +273,8 @@ export function localizeIris(img: GrayImage, opts: IrisCheckOptions = {}): IrisL
  * or look at the camera. Read only on that path: an eye that is found costs nothing more.
  */
 function blurredFrame(err: unknown, img: GrayImage, opts: IrisCheckOptions): AgentError | null {
-  if (!(err instanceof AgentError) || err.code !== 'BIOMETRICS_UNUSABLE_CAPTURE') return null;
+  if (!eyeNotFound(err)) return null;
   const { reason, ...context } = err.context as { reason?: string };
-  if (reason !== 'closed' && reason !== 'off-axis') return null;
   const focus = frameFocus(downsample(img));
   const minFrameFocus = opts.minFrameFocus ?? MIN_FRAME_FOCUS;
   if (!(focus < minFrameFocus)) return null;
@@ -301,8 +300,7 @@ function localizeEye(img: GrayImage, opts: IrisCheckOptions): IrisLocalization {
   try {
     return localizeEyeWith(img, opts, REFLECTION_SIZES[0]);
   } catch (err) {
-    const reason = err instanceof AgentError ? (err.context as { reason?: string }).reason : undefined;
-    if (reason !== 'closed' && reason !== 'off-axis') throw err;
+    if (!eyeNotFound(err)) throw err;
     try {
       return localizeEyeWith(img, opts, REFLECTION_SIZES[1]);
     } catch {
@@ -315,7 +313,14 @@ function localizeEye(img: GrayImage, opts: IrisCheckOptions): IrisLocalization {
  * The widest reflection filled, as a fraction of the working copy's short side: the first search's
  * (fillReflections' default), then the second's for an eye that fills the frame.
  */
-const REFLECTION_SIZES = [0.05, 0.1] as const;
+const REFLECTION_SIZES = [REFLECTION_MAX_SIZE, 2 * REFLECTION_MAX_SIZE] as const;
+
+/** A refusal that says no eye was found: closed (no round pupil in an iris) or off-axis. */
+function eyeNotFound(err: unknown): err is AgentError {
+  if (!(err instanceof AgentError) || err.code !== 'BIOMETRICS_UNUSABLE_CAPTURE') return false;
+  const { reason } = err.context as { reason?: string };
+  return reason === 'closed' || reason === 'off-axis';
+}
 
 function localizeEyeWith(img: GrayImage, opts: IrisCheckOptions, reflectionSize: number): IrisLocalization {
   const minR = opts.minIrisRadius ?? MIN_IRIS_RADIUS;
