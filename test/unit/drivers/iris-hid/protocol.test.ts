@@ -5,6 +5,9 @@ import {
   CHUNK_FLAG_FIRST,
   CHUNK_FLAG_LAST,
   CHUNK_PAYLOAD,
+  chunkFlags,
+  chunkSeq,
+  copyChunkPayload,
   decodeChunk,
   decodeCommand,
   decodeDeviceInfo,
@@ -83,6 +86,23 @@ describe('iris HID protocol', () => {
         expect(reports.length).toBe(Math.ceil(msg.length / CHUNK_PAYLOAD));
       }),
       { numRuns: 150 },
+    );
+  });
+
+  it('reads a chunk in place as decodeChunk does, whatever the report, short ones included', () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ minLength: 5, maxLength: 80 }), fc.nat(3 * CHUNK_PAYLOAD), (bytes, offset) => {
+        const body = Buffer.from(bytes);
+        const c = decodeChunk(body);
+        expect(chunkSeq(body)).toBe(c.seq);
+        expect(chunkFlags(body)).toBe(c.flags);
+        const target = new Uint8Array(offset + CHUNK_PAYLOAD + 8).fill(0xee);
+        expect(copyChunkPayload(body, target, offset)).toBe(c.payload.length);
+        const expected = new Uint8Array(target.length).fill(0xee);
+        expected.set(c.payload, offset);
+        expect(target).toEqual(expected);
+      }),
+      { numRuns: 300 },
     );
   });
 
