@@ -14,6 +14,7 @@ import {
   decodeResult,
   encodeCaptureParams,
   decodeCaptureParams,
+  encodeChunk,
   encodeCommand,
   encodeDeviceInfo,
   encodeResult,
@@ -77,6 +78,10 @@ describe('iris HID protocol', () => {
         const msg = encodeResult(r);
         const reports = chunkResult(msg);
         expect(reports.every((x) => x.length === REPORT_SIZE && x[0] === 0x10 && x[1] === 0x02)).toBe(true);
+        // Byte for byte what encodeChunk makes of each slice of the message.
+        const flagsOf = (i: number) => (i === 0 ? CHUNK_FLAG_FIRST : 0) | (i === reports.length - 1 ? CHUNK_FLAG_LAST : 0);
+        const oneByOne = reports.map((_, i) => encodeChunk(i, flagsOf(i), msg.subarray(i * CHUNK_PAYLOAD, (i + 1) * CHUNK_PAYLOAD)));
+        expect(Buffer.concat(reports).equals(Buffer.concat(oneByOne))).toBe(true);
         const chunks = reports.map((x) => decodeChunk(x.subarray(1)));
         expect(chunks.map((c) => c.seq)).toEqual(chunks.map((_, i) => i));
         expect(chunks[0]!.flags & CHUNK_FLAG_FIRST).toBeTruthy();
