@@ -76,6 +76,23 @@ const PUPIL_LEVEL = 22;
 const TEX_R = 48;
 const TEX_T = 512;
 
+/**
+ * The textures of the eyes drawn last, most recent last. A texture is its eye's alone (seeded by
+ * the eye, not the sample) and takes longer to make than the rest of a 640×480 picture together
+ * (1.7 million cosines): a simulator shows the same few eyes again and again. Read only.
+ */
+const textures = new Map<number, Float32Array>();
+const TEXTURES_KEPT = 32;
+
+function eyeTexture(eyeSeed: number): Float32Array {
+  let tex = textures.get(eyeSeed);
+  if (tex) textures.delete(eyeSeed);
+  else tex = irisTexture(eyeSeed);
+  textures.set(eyeSeed, tex);
+  if (textures.size > TEXTURES_KEPT) textures.delete(textures.keys().next().value!);
+  return tex;
+}
+
 /** The eye's own iris texture on a TEX_R × TEX_T rubber-sheet grid, zero mean, unit variance. */
 function irisTexture(eyeSeed: number): Float32Array {
   const rnd = new SeededRandom(mixSeed(0x1415, eyeSeed));
@@ -147,7 +164,7 @@ export function renderEye(eyeSeed: number, sampleSeed: number, opts: EyeRenderOp
     height = opts.height ?? 480;
   const eye = new SeededRandom(mixSeed(0xe7e, eyeSeed));
   const smp = new SeededRandom(mixSeed(0x5a3, eyeSeed, sampleSeed));
-  const tex = irisTexture(eyeSeed);
+  const tex = eyeTexture(eyeSeed);
 
   // Per eye: size, pupil ratio and offset, iris brightness and contrast.
   const baseR = eye.range(100, 118);
