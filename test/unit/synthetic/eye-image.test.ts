@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { renderEye } from '../../../src/synthetic/eye-image.js';
+import { hypot, renderEye } from '../../../src/synthetic/eye-image.js';
 
 /** The first 16 hex digits of the SHA-256 of an image's pixels. */
 function digest(img: { pixels: Uint8Array }): string {
@@ -50,5 +51,16 @@ describe('synthetic eye image', () => {
     expect(seen()).toEqual(expected);
     for (let eye = 100; eye < 140; eye++) renderEye(eye, 1, { width: 64, height: 48 });
     expect(seen()).toEqual(expected);
+  });
+
+  it('measures distances as Math.hypot does, to the last bit', () => {
+    fc.assert(
+      fc.property(fc.double(), fc.double(), (a, b) => {
+        expect(Object.is(hypot(a, b), Math.hypot(a, b))).toBe(true);
+      }),
+      { numRuns: 20_000 },
+    );
+    // The renderer's own range: pixel offsets from a centre with a fractional part.
+    for (let y = -240.3; y < 240; y += 1.7) for (let x = -320.6; x < 320; x += 0.9) expect(hypot(x, y) === Math.hypot(x, y)).toBe(true);
   });
 });
