@@ -3,19 +3,13 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { IrisHidDriver, IrisStatusError } from '../../../../drivers/iris-hid/driver.js';
 import { IrisHidSimulator } from '../../../../drivers/iris-hid/simulator.js';
 import { irisCommandName, IrisCommands } from '../../../../drivers/iris-hid/commands.js';
-import {
-  chunkResult,
-  decodeCommand,
-  encodeReply,
-  encodeResult,
-  MASK_VALUE,
-  type IrisResult,
-} from '../../../../drivers/iris-hid/protocol.js';
+import { decodeCommand, encodeReply, MASK_VALUE, type IrisResult } from '../../../../drivers/iris-hid/protocol.js';
 import { seededRandom } from '../../../../drivers/simulator/images.js';
 import { HidTransport } from '../../../../drivers/transport/hid-transport.js';
 import type { ReportTransport, TransportEvents } from '../../../../drivers/transport/transport.js';
 import type { AgentError } from '../../../../src/core/errors.js';
 import { TypedEmitter } from '../../../../src/core/events.js';
+import { croppedResult, resultBodies } from '../../../helpers/iris-result.js';
 import { testEye } from './eye.fixture.js';
 
 const cleanup: Array<() => Promise<void>> = [];
@@ -329,19 +323,10 @@ class HandFedCamera extends TypedEmitter<TransportEvents> implements ReportTrans
 /** A 320×240 cropped result of capture `tag` whose pixels take every byte value (a misplaced byte shows). */
 function handFedResult(tag: number, seed = 1): IrisResult {
   const rnd = seededRandom(seed);
-  return {
+  return croppedResult(
     tag,
-    kind: 3,
-    quality: 90,
-    width: 320,
-    height: 240,
-    pupilX: 160,
-    pupilY: 120,
-    irisRadius: 100,
-    flags: 1,
-    captureMs: 42,
-    pixels: Uint8Array.from({ length: 320 * 240 }, () => Math.floor(rnd() * 256)),
-  };
+    Uint8Array.from({ length: 320 * 240 }, () => Math.floor(rnd() * 256)),
+  );
 }
 
 /** `r` is the result `expected(r.tag)`, every pixel included. */
@@ -360,11 +345,6 @@ function flipped(report: Buffer, at: number): Buffer {
   return b;
 }
 
-/** The input reports (without report id) of `r`, as the camera sends them. */
-function reportsOf(r: IrisResult): Buffer[] {
-  return chunkResult(encodeResult(r)).map((c) => c.subarray(1));
-}
-
 describe('iris HID driver reassembling a result the test sends chunk by chunk', () => {
   const cropped = { kind: 3, width: 320, height: 240 } as const;
 
@@ -377,9 +357,9 @@ describe('iris HID driver reassembling a result the test sends chunk by chunk', 
   it('returns the result byte for byte, the last chunk padded, short reports of other captures skipped', async () => {
     const camera = new HandFedCamera((tag) => [
       // Left over from an abandoned transfer: a chunk in the middle, and a short first chunk of another tag.
-      ...reportsOf(handFedResult((tag + 1) & 0xff)).slice(5, 7),
-      reportsOf(handFedResult((tag + 1) & 0xff))[0]!.subarray(0, 12),
-      ...reportsOf(handFedResult(tag, tag)),
+      ...resultBodies(handFedResult((tag + 1) & 0xff)).slice(5, 7),
+      resultBodies(handFedResult((tag + 1) & 0xff))[0]!.subarray(0, 12),
+      ...resultBodies(handFedResult(tag, tag)),
     ]);
     const d = driverOn(camera, 0);
     for (let i = 0; i < 3; i++) sameResult(await d.capture(cropped), (tag) => handFedResult(tag, tag));
@@ -389,7 +369,7 @@ describe('iris HID driver reassembling a result the test sends chunk by chunk', 
 
   it('refuses chunks out of order with DRIVER_SEQUENCE naming both, then stops the camera', async () => {
     const camera = new HandFedCamera((tag) => {
-      const reports = reportsOf(handFedResult(tag));
+      const reports = resultBodies(handFedResult(tag));
       [reports[3], reports[4]] = [reports[4]!, reports[3]!];
       return reports;
     });
@@ -407,7 +387,7 @@ describe('iris HID driver reassembling a result the test sends chunk by chunk', 
   it('refuses a result with one byte changed with DRIVER_CHECKSUM, and one cut short the same way', async () => {
     for (const damage of [(b: Buffer) => flipped(b, 30), (b: Buffer) => b.subarray(0, 20)]) {
       const camera = new HandFedCamera((tag) => {
-        const reports = reportsOf(handFedResult(tag));
+        const reports = resultBodies(handFedResult(tag));
         reports[700] = damage(reports[700]!);
         return reports;
       });
@@ -423,7 +403,7 @@ describe('iris HID driver reassembling a result the test sends chunk by chunk', 
 
   it('asks again after a gap and a bad CRC-32, and keeps the good copy byte for byte', async () => {
     const camera = new HandFedCamera((tag, copy) => {
-      const reports = reportsOf(handFedResult(tag, 9));
+      const reports = resultBodies(handFedResult(tag, 9));
       if (copy === 0) reports.splice(600, 1); // a lost report
       if (copy === 1) reports[1000] = flipped(reports[1000]!, 10); // a damaged one
       return reports;
