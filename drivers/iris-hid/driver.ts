@@ -23,7 +23,9 @@ import {
   ALLOWED_KINDS,
   CHUNK_FLAG_FIRST,
   CHUNK_PAYLOAD,
-  decodeChunk,
+  chunkFlags,
+  chunkSeq,
+  copyChunkPayload,
   decodeReply,
   decodeResult,
   encodeCommand,
@@ -74,7 +76,8 @@ interface ReplyWaiter {
 interface Transfer {
   tag: number;
   onReply(r: IrisReply): void;
-  onChunk(seq: number, flags: number, payload: Buffer): void;
+  /** One RESULT_CHUNK input report (without its id, at least 5 bytes), read in place. */
+  onChunk(body: Buffer): void;
   fail(e: Error): void;
 }
 
@@ -282,11 +285,13 @@ export class IrisHidDriver {
           if (r.command === IrisCommands.StartCapture.command && r.tag === tag && r.status !== IrisStatus.Ok)
             finish(new IrisStatusError(r.status, 'StartCapture'));
         },
-        onChunk: (seq, flags, payload) => {
+        onChunk: (body) => {
+          const seq = chunkSeq(body);
           if (buf === null) {
-            // Skip what is left of an abandoned transfer until a first chunk starts again.
-            if (seq !== 0 || !(flags & CHUNK_FLAG_FIRST) || payload[5] !== tag) return;
-            const header = readResultHeader(payload);
+            // Skip what is left of an abandoned transfer until a first chunk starts again (the tag is
+            // byte 5 of the result message, so byte 4 + 5 of the chunk).
+            if (seq !== 0 || !(chunkFlags(body) & CHUNK_FLAG_FIRST) || body[4 + 5] !== tag) return;
+            const header = readResultHeader(body.subarray(4, 4 + CHUNK_PAYLOAD));
             if (header === null) return;
             if (header.kind !== req.kind || header.width !== req.width || header.height !== req.height) {
               return finish(
@@ -310,7 +315,8 @@ export class IrisHidDriver {
               ),
             );
           }
-          payload.copy(buf, seq * CHUNK_PAYLOAD);
+          // In place: the buffer was sized from the header for every chunk (seq < its chunk count here).
+          copyChunkPayload(body, buf, seq * CHUNK_PAYLOAD);
           filled = Math.min(total, (seq + 1) * CHUNK_PAYLOAD);
           nextSeq = seq + 1;
           if (seq === 0) arm(this.timeoutMs, `result chunk ${nextSeq}`);
@@ -366,9 +372,6 @@ export class IrisHidDriver {
       this.#transfer?.onReply(reply);
       return;
     }
-    if (body[0] === InputType.ResultChunk && this.#transfer) {
-      const c = decodeChunk(body);
-      this.#transfer.onChunk(c.seq, c.flags, c.payload);
-    }
+    if (body[0] === InputType.ResultChunk && this.#transfer) this.#transfer.onChunk(body);
   }
 }

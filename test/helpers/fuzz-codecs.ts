@@ -71,6 +71,7 @@ import { MAX_QUEUED, type BadgeReader } from '../../drivers/badge/reader.js';
 import { BadgeSerialReader } from '../../drivers/badge/serial-reader.js';
 import { disconnectedError } from '../../drivers/transport/errors.js';
 import type { ReportTransport, TransportEvents } from '../../drivers/transport/transport.js';
+import { croppedResult, resultBodies } from './iris-result.js';
 
 // ---- what a run looks like -------------------------------------------------------------------
 
@@ -508,21 +509,12 @@ class FuzzHid extends TypedEmitter<TransportEvents> implements ReportTransport {
 
 const CAPTURE = { kind: 3, width: 320, height: 240, timeoutMs: 60_000, minQuality: 0 };
 /** The input reports (without report id) of one 320×240 result of capture tag 0. */
-const RESULT_CHUNKS = chunkResult(
-  encodeResult({
-    tag: 0,
-    kind: 3,
-    quality: 90,
-    width: 320,
-    height: 240,
-    pupilX: 160,
-    pupilY: 120,
-    irisRadius: 60,
-    flags: 1,
-    captureMs: 5,
-    pixels: Uint8Array.from({ length: 320 * 240 }, (_, i) => i & 0xff),
-  }),
-).map((r) => r.subarray(1));
+const RESULT_CHUNKS = resultBodies(
+  croppedResult(
+    0,
+    Uint8Array.from({ length: 320 * 240 }, (_, i) => i & 0xff),
+  ),
+);
 
 /** A first chunk whose header announces any size: the structure a length-field bug hides in. */
 const firstChunkAnnouncing = fc

@@ -2,8 +2,14 @@ import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { IrisHidDriver, IrisStatusError } from '../../../../drivers/iris-hid/driver.js';
 import { IrisHidSimulator } from '../../../../drivers/iris-hid/simulator.js';
-import { MASK_VALUE } from '../../../../drivers/iris-hid/protocol.js';
+import { irisCommandName, IrisCommands } from '../../../../drivers/iris-hid/commands.js';
+import { decodeCommand, encodeReply, MASK_VALUE, type IrisResult } from '../../../../drivers/iris-hid/protocol.js';
+import { seededRandom } from '../../../../drivers/simulator/images.js';
 import { HidTransport } from '../../../../drivers/transport/hid-transport.js';
+import type { ReportTransport, TransportEvents } from '../../../../drivers/transport/transport.js';
+import type { AgentError } from '../../../../src/core/errors.js';
+import { TypedEmitter } from '../../../../src/core/events.js';
+import { croppedResult, resultBodies } from '../../../helpers/iris-result.js';
 import { testEye } from './eye.fixture.js';
 
 const cleanup: Array<() => Promise<void>> = [];
@@ -279,5 +285,142 @@ describe('iris HID driver against the simulator', () => {
     const reports = Math.ceil((32 + 320 * 240 + 4) / 59);
     expect(r.pixels.length).toBe(320 * 240);
     expect(ms).toBeGreaterThanOrEqual(reports * 0.95);
+  });
+});
+
+/**
+ * A camera the test speaks for: every command is answered OK, and each START_CAPTURE or
+ * RESEND_RESULT hands its tag and the copy's number (0 for the first) to `send`, which returns the
+ * input reports (without report id) to deliver for it, a batch a turn of the event loop. As the
+ * protocol says, a later command stops a copy still being sent.
+ */
+class HandFedCamera extends TypedEmitter<TransportEvents> implements ReportTransport {
+  readonly kind = 'hid' as const;
+  readonly path = 'hand-fed:iris';
+  readonly isOpen = true;
+  commands: string[] = [];
+  #copies = 0;
+  #sending = 0;
+
+  constructor(private readonly send: (tag: number, copy: number) => Buffer[]) {
+    super();
+  }
+
+  async open(): Promise<void> {}
+  async close(): Promise<void> {}
+  async sendFeatureReport(): Promise<void> {}
+  async getFeatureReport(_id: number, length: number): Promise<Buffer> {
+    return Buffer.alloc(length);
+  }
+  async write(data: Uint8Array): Promise<void> {
+    const cmd = decodeCommand(Buffer.from(data));
+    this.commands.push(irisCommandName(cmd.command));
+    const sending = ++this.#sending;
+    setImmediate(() => {
+      this.emit('data', encodeReply({ command: cmd.command, tag: cmd.tag, status: 0, detail: Buffer.alloc(0) }).subarray(1));
+      if (cmd.command !== IrisCommands.StartCapture.command && cmd.command !== IrisCommands.ResendResult.command) return;
+      const reports = this.send(cmd.tag, this.#copies++);
+      const pump = (from: number) => {
+        if (sending !== this.#sending) return;
+        for (const r of reports.slice(from, from + 200)) this.emit('data', r);
+        if (from + 200 < reports.length) setImmediate(() => pump(from + 200));
+      };
+      setImmediate(() => pump(0));
+    });
+  }
+}
+
+/** A 320×240 cropped result of capture `tag` whose pixels take every byte value (a misplaced byte shows). */
+function handFedResult(tag: number, seed = 1): IrisResult {
+  const rnd = seededRandom(seed);
+  return croppedResult(
+    tag,
+    Uint8Array.from({ length: 320 * 240 }, () => Math.floor(rnd() * 256)),
+  );
+}
+
+/** `r` is the result `expected(r.tag)`, every pixel included. */
+function sameResult(r: IrisResult, expected: (tag: number) => IrisResult): void {
+  const { pixels, ...fields } = expected(r.tag);
+  expect({ ...r, pixels: undefined }).toEqual({ ...fields, pixels: undefined });
+  // Buffer.compare: toEqual walks 76,800 elements for seconds.
+  expect(r.pixels).toBeInstanceOf(Uint8Array);
+  expect(Buffer.compare(r.pixels, pixels)).toBe(0);
+}
+
+/** A copy of `report` with byte `at` inverted. */
+function flipped(report: Buffer, at: number): Buffer {
+  const b = Buffer.from(report);
+  b[at]! ^= 0xff;
+  return b;
+}
+
+describe('iris HID driver reassembling a result the test sends chunk by chunk', () => {
+  const cropped = { kind: 3, width: 320, height: 240 } as const;
+
+  function driverOn(camera: HandFedCamera, retries: number): IrisHidDriver {
+    const d = new IrisHidDriver(camera, { timeoutMs: 300, retries });
+    cleanup.push(async () => d.detach());
+    return d;
+  }
+
+  it('returns the result byte for byte, the last chunk padded, short reports of other captures skipped', async () => {
+    const camera = new HandFedCamera((tag) => [
+      // Left over from an abandoned transfer: a chunk in the middle, and a short first chunk of another tag.
+      ...resultBodies(handFedResult((tag + 1) & 0xff)).slice(5, 7),
+      resultBodies(handFedResult((tag + 1) & 0xff))[0]!.subarray(0, 12),
+      ...resultBodies(handFedResult(tag, tag)),
+    ]);
+    const d = driverOn(camera, 0);
+    for (let i = 0; i < 3; i++) sameResult(await d.capture(cropped), (tag) => handFedResult(tag, tag));
+    expect(d.resends).toBe(0);
+    expect(camera.commands).toEqual(['StartCapture', 'StartCapture', 'StartCapture']);
+  });
+
+  it('refuses chunks out of order with DRIVER_SEQUENCE naming both, then stops the camera', async () => {
+    const camera = new HandFedCamera((tag) => {
+      const reports = resultBodies(handFedResult(tag));
+      [reports[3], reports[4]] = [reports[4]!, reports[3]!];
+      return reports;
+    });
+    const d = driverOn(camera, 0);
+    await expect(d.capture(cropped)).rejects.toMatchObject({
+      code: 'DRIVER_SEQUENCE',
+      message: 'iris result chunk 4 came where 3 was due',
+      retryable: true,
+      context: { family: 'iris-hid', expected: 3, got: 4 },
+    });
+    await new Promise((r) => setTimeout(r, 20));
+    expect(camera.commands).toEqual(['StartCapture', 'StopCapture']);
+  });
+
+  it('refuses a result with one byte changed with DRIVER_CHECKSUM, and one cut short the same way', async () => {
+    for (const damage of [(b: Buffer) => flipped(b, 30), (b: Buffer) => b.subarray(0, 20)]) {
+      const camera = new HandFedCamera((tag) => {
+        const reports = resultBodies(handFedResult(tag));
+        reports[700] = damage(reports[700]!);
+        return reports;
+      });
+      const err = (await driverOn(camera, 0)
+        .capture(cropped)
+        .catch((e: unknown) => e)) as AgentError;
+      expect(err).toMatchObject({ code: 'DRIVER_CHECKSUM', retryable: true });
+      expect(err.message).toMatch(/^iris result with a bad CRC-32 \(expected 0x[0-9a-f]+, got 0x[0-9a-f]+\)$/);
+      await new Promise((r) => setTimeout(r, 20));
+      expect(camera.commands).toEqual(['StartCapture', 'StopCapture']);
+    }
+  });
+
+  it('asks again after a gap and a bad CRC-32, and keeps the good copy byte for byte', async () => {
+    const camera = new HandFedCamera((tag, copy) => {
+      const reports = resultBodies(handFedResult(tag, 9));
+      if (copy === 0) reports.splice(600, 1); // a lost report
+      if (copy === 1) reports[1000] = flipped(reports[1000]!, 10); // a damaged one
+      return reports;
+    });
+    const d = driverOn(camera, 2);
+    sameResult(await d.capture(cropped), (tag) => handFedResult(tag, 9));
+    expect(d.resends).toBe(2);
+    expect(camera.commands).toEqual(['StartCapture', 'ResendResult', 'ResendResult']);
   });
 });

@@ -5,12 +5,16 @@ import {
   CHUNK_FLAG_FIRST,
   CHUNK_FLAG_LAST,
   CHUNK_PAYLOAD,
+  chunkFlags,
+  chunkSeq,
+  copyChunkPayload,
   decodeChunk,
   decodeCommand,
   decodeDeviceInfo,
   decodeResult,
   encodeCaptureParams,
   decodeCaptureParams,
+  encodeChunk,
   encodeCommand,
   encodeDeviceInfo,
   encodeResult,
@@ -74,6 +78,10 @@ describe('iris HID protocol', () => {
         const msg = encodeResult(r);
         const reports = chunkResult(msg);
         expect(reports.every((x) => x.length === REPORT_SIZE && x[0] === 0x10 && x[1] === 0x02)).toBe(true);
+        // Byte for byte what encodeChunk makes of each slice of the message.
+        const flagsOf = (i: number) => (i === 0 ? CHUNK_FLAG_FIRST : 0) | (i === reports.length - 1 ? CHUNK_FLAG_LAST : 0);
+        const oneByOne = reports.map((_, i) => encodeChunk(i, flagsOf(i), msg.subarray(i * CHUNK_PAYLOAD, (i + 1) * CHUNK_PAYLOAD)));
+        expect(Buffer.concat(reports).equals(Buffer.concat(oneByOne))).toBe(true);
         const chunks = reports.map((x) => decodeChunk(x.subarray(1)));
         expect(chunks.map((c) => c.seq)).toEqual(chunks.map((_, i) => i));
         expect(chunks[0]!.flags & CHUNK_FLAG_FIRST).toBeTruthy();
@@ -83,6 +91,23 @@ describe('iris HID protocol', () => {
         expect(reports.length).toBe(Math.ceil(msg.length / CHUNK_PAYLOAD));
       }),
       { numRuns: 150 },
+    );
+  });
+
+  it('reads a chunk in place as decodeChunk does, whatever the report, short ones included', () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ minLength: 5, maxLength: 80 }), fc.nat(3 * CHUNK_PAYLOAD), (bytes, offset) => {
+        const body = Buffer.from(bytes);
+        const c = decodeChunk(body);
+        expect(chunkSeq(body)).toBe(c.seq);
+        expect(chunkFlags(body)).toBe(c.flags);
+        const target = new Uint8Array(offset + CHUNK_PAYLOAD + 8).fill(0xee);
+        expect(copyChunkPayload(body, target, offset)).toBe(c.payload.length);
+        const expected = new Uint8Array(target.length).fill(0xee);
+        expected.set(c.payload, offset);
+        expect(target).toEqual(expected);
+      }),
+      { numRuns: 300 },
     );
   });
 
