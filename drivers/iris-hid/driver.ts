@@ -26,6 +26,7 @@ import {
   chunkFlags,
   chunkSeq,
   copyChunkPayload,
+  decodeChunk,
   decodeReply,
   decodeResult,
   encodeCommand,
@@ -289,9 +290,11 @@ export class IrisHidDriver {
           const seq = chunkSeq(body);
           if (buf === null) {
             // Skip what is left of an abandoned transfer until a first chunk starts again (the tag is
-            // byte 5 of the result message, so byte 4 + 5 of the chunk).
-            if (seq !== 0 || !(chunkFlags(body) & CHUNK_FLAG_FIRST) || body[4 + 5] !== tag) return;
-            const header = readResultHeader(body.subarray(4, 4 + CHUNK_PAYLOAD));
+            // byte 5 of the result message). Decoded whole: once a transfer.
+            if (seq !== 0 || !(chunkFlags(body) & CHUNK_FLAG_FIRST)) return;
+            const first = decodeChunk(body).payload;
+            if (first[5] !== tag) return;
+            const header = readResultHeader(first);
             if (header === null) return;
             if (header.kind !== req.kind || header.width !== req.width || header.height !== req.height) {
               return finish(

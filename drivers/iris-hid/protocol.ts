@@ -322,10 +322,13 @@ function writeChunkHeader(b: Buffer, at: number, seq: number, flags: number): vo
   b[at + 4] = flags;
 }
 
+/** Where the payload starts in a chunk WITHOUT its report id byte (type, seq, flags before it). */
+const CHUNK_PAYLOAD_AT = 4;
+
 /** Decodes a chunk WITHOUT its report id byte (as the transport delivers it). */
 export function decodeChunk(body: Buffer): IrisChunk {
   if (body.length < 5) throw badReport('RESULT_CHUNK', body);
-  return { seq: chunkSeq(body), flags: body[3]!, payload: body.subarray(4, 4 + CHUNK_PAYLOAD) };
+  return { seq: chunkSeq(body), flags: chunkFlags(body), payload: body.subarray(CHUNK_PAYLOAD_AT, CHUNK_PAYLOAD_AT + CHUNK_PAYLOAD) };
 }
 
 // A receiver reassembling a result reads each of its ~5,200 chunks in place with these three
@@ -348,7 +351,7 @@ export function chunkFlags(body: Uint8Array): number {
  * CHUNK_PAYLOAD bytes. Returns the bytes copied.
  */
 export function copyChunkPayload(body: Buffer, target: Uint8Array, offset: number): number {
-  return body.copy(target, offset, 4, 4 + CHUNK_PAYLOAD);
+  return body.copy(target, offset, CHUNK_PAYLOAD_AT, CHUNK_PAYLOAD_AT + CHUNK_PAYLOAD);
 }
 
 // ------------------------------------------------------------------ result message
